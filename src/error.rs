@@ -1,0 +1,170 @@
+//! Errors with source locations.
+//!
+//! Compile-time problems are [`Error`]s: a [`ErrorKind`], a [`Span`] into the source, a message and,
+//! where we know one, a hint saying what to write instead. Displaying an `Error` prints the offending
+//! line with `^^^` under the span, in the style of rustc and regex-syntax. Run-time failures inside a
+//! compiled filter (an index out of range, the minimum of an empty array) are [`RuntimeError`]s; they
+//! carry the span of the expression that failed.
+
+use std::fmt;
+
+/// A position in the source: byte offset plus 1-based line and column (columns count characters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Position {
+    pub offset: usize,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A half-open byte range of the source, `start..end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: Position,
+    pub end: Position,
+}
+
+impl Span {
+    pub fn new(start: Position, end: Position) -> Span {
+        Span { start, end }
+    }
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        let start = if other.start.offset < self.start.offset { other.start } else { self.start };
+        let end = if other.end.offset > self.end.offset { other.end } else { self.end };
+        Span { start, end }
+    }
+}
+
+/// What went wrong, coarsely; the message says exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The text is not Python: a bad token, unbalanced brackets, wrong indentation.
+    Syntax,
+    /// Valid Python that ndjit does not compile (`try`, `print`, strings, classes ...).
+    Unsupported,
+    /// A name that is neither a parameter, a local, a bound value nor a known function.
+    UnknownName,
+    /// A known function called with the wrong number or kind of arguments.
+    Arity,
+    /// A value of the wrong type: an array where a number is needed, a float index ...
+    Type,
+    /// A nesting, size or IR-node limit was exceeded.
+    Limit,
+    /// Bound values that do not fit the compiled filter.
+    Binding,
+    /// The code generator failed (a bug in ndjit: please report it).
+    Codegen,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Syntax => "syntax error",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::UnknownName => "unknown name",
+            ErrorKind::Arity => "wrong arguments",
+            ErrorKind::Type => "type error",
+            ErrorKind::Limit => "limit exceeded",
+            ErrorKind::Binding => "binding error",
+            ErrorKind::Codegen => "internal compiler error",
+        }
+    }
+}
+
+/// A compile-time error, with everything needed to show the user where and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub span: Span,
+    pub message: String,
+    /// What to write instead, when there is an obvious alternative.
+    pub hint: Option<String>,
+    /// The whole source, kept so that `Display` can quote the offending line.
+    source: std::sync::Arc<str>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, span: Span, message: impl Into<String>) -> Error {
+        Error { kind, span, message: message.into(), hint: None, source: "".into() }
+    }
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Error {
+        self.hint = Some(hint.into());
+        self
+    }
+    /// Attach the source text so that the error can be rendered with a caret.
+    pub(crate) fn with_source(mut self, source: &std::sync::Arc<str>) -> Error {
+        self.source = source.clone();
+        self
+    }
+    /// 1-based line of the start of the span.
+    pub fn line(&self) -> u32 {
+        self.span.start.line
+    }
+    /// 1-based column (in characters) of the start of the span.
+    pub fn column(&self) -> u32 {
+        self.span.start.column
+    }
+    /// The source line with a caret line under the span, or `None` if no source is attached.
+    pub fn snippet(&self) -> Option<String> {
+        snippet(&self.source, self.span)
+    }
+}
+
+/// Renders `line_text\n   ^^^` for a span (the caret covers the span's part of its first line).
+pub(crate) fn snippet(source: &str, span: Span) -> Option<String> {
+    if source.is_empty() || span.start.line == 0 {
+        return None;
+    }
+    let text = source.lines().nth(span.start.line as usize - 1)?;
+    let pad = span.start.column.saturating_sub(1) as usize;
+    let width = if span.end.line == span.start.line {
+        (span.end.column.saturating_sub(span.start.column) as usize).max(1)
+    } else {
+        text.chars().count().saturating_sub(pad).max(1)
+    };
+    let gutter = format!("{}", span.start.line);
+    Some(format!(
+        "{gutter} | {text}\n{} | {}{}",
+        " ".repeat(gutter.len()),
+        " ".repeat(pad),
+        "^".repeat(width)
+    ))
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at {}:{}: {}", self.kind.as_str(), self.line(), self.column(), self.message)?;
+        if let Some(snippet) = self.snippet() {
+            write!(f, "\n{snippet}")?;
+        }
+        if let Some(hint) = &self.hint {
+            write!(f, "\nhelp: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A failure while a compiled filter ran, e.g. `index 9 is out of bounds for size 9`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimeError {
+    pub message: String,
+    pub span: Span,
+    /// The source line with a caret under the failing expression.
+    pub snippet: Option<String>,
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (at {}:{})", self.message, self.span.start.line, self.span.start.column)?;
+        if let Some(s) = &self.snippet {
+            write!(f, "\n{s}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,305 @@
+//! The public face of the core: compile filter source once, call it many times.
+
+use crate::bind::{Bindings, Layout, Slot, Value};
+use crate::error::{snippet, Error, ErrorKind, Result, RuntimeError, Span};
+use crate::ir::Func;
+use crate::jit::{self, FilterFn, JitCode, JitOptions};
+use crate::runtime::{ArrayRef, RawContext};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// A compiled filter: native code for
+/// `int f(double *buffer, intptr_t filter_size, double *return_value, void *user_data)` plus the
+/// bound values it reads.
+///
+/// Cloning is cheap and shares the code. A `Filter` is `Send + Sync`; its callback may be called
+/// from many threads at once.
+///
+/// ```
+/// use ndjit::{Bindings, Filter};
+/// let f = Filter::compile("max(x) - min(x)", &Bindings::new())?;
+/// assert_eq!(f.call(&[3.0, 1.0, 2.0])?, 2.0);
+///
+/// let mut b = Bindings::new();
+/// b.set_float("t", 0.5);
+/// let above = Filter::compile("def f(v):\n    return np.count_nonzero(v > t)", &b)?;
+/// assert_eq!(above.call(&[0.1, 0.7, 0.9])?, 2.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Filter {
+    compiled: Arc<Compiled>,
+    ctx: Arc<Context>,
+}
+
+struct Compiled {
+    source: Arc<str>,
+    general: Func,
+    specialized: Option<Func>,
+    layout: Layout,
+    jit: JitCode,
+}
+
+/// The bound values a call reads, behind the [`RawContext`] that `user_data` points at.
+struct Context {
+    raw: RawContext,
+    _floats: Box<[f64]>,
+    _ints: Box<[i64]>,
+    _arrays: Vec<Box<[f64]>>,
+    _refs: Box<[ArrayRef]>,
+    values: Vec<(String, Value)>,
+}
+
+impl Context {
+    fn new(layout: &Layout, values: Vec<(String, Value)>) -> Context {
+        let mut floats = vec![0.0; layout.floats as usize].into_boxed_slice();
+        let mut ints = vec![0i64; layout.ints as usize].into_boxed_slice();
+        let mut arrays: Vec<Box<[f64]>> = vec![Box::new([]); layout.arrays as usize];
+        for (name, v) in &values {
+            match (layout.slot(name), v) {
+                (Some(Slot::Float(k)), Value::Float(x)) => floats[k as usize] = *x,
+                (Some(Slot::Float(k)), Value::Int(x)) => floats[k as usize] = *x as f64,
+                (Some(Slot::Int(k)), Value::Int(x)) => ints[k as usize] = *x,
+                (Some(Slot::Array(k)), Value::Array(a)) => arrays[k as usize] = a.clone().into_boxed_slice(),
+                _ => {}
+            }
+        }
+        let refs: Box<[ArrayRef]> = arrays.iter().map(|a| ArrayRef { ptr: a.as_ptr(), len: a.len() as i64 }).collect();
+        let raw = RawContext::new(floats.as_ptr(), ints.as_ptr(), refs.as_ptr());
+        Context { raw, _floats: floats, _ints: ints, _arrays: arrays, _refs: refs, values }
+    }
+
+    /// A fresh context over the same (immutable) values, for one call.
+    fn scratch_raw(&self) -> RawContext {
+        RawContext::new(self.raw.scalars, self.raw.ints, self.raw.arrays)
+    }
+}
+
+/// Options for [`Filter::builder`].
+pub struct FilterBuilder {
+    source: String,
+    bindings: Bindings,
+    filter_size: Option<usize>,
+    inspect: bool,
+}
+
+impl FilterBuilder {
+    /// The bound values (copied).
+    pub fn bindings(mut self, b: &Bindings) -> Self {
+        self.bindings = b.clone();
+        self
+    }
+    /// Also compile a version specialised to this `filter_size` (straight-line code, constant
+    /// indices folded); calls with another size use the general version.
+    pub fn filter_size(mut self, n: usize) -> Self {
+        self.filter_size = Some(n);
+        self
+    }
+    /// Keep the Cranelift IR and disassembly text for [`Filter::clif_text`] / [`Filter::disasm`].
+    pub fn inspect(mut self, yes: bool) -> Self {
+        self.inspect = yes;
+        self
+    }
+    pub fn compile(self) -> Result<Filter> {
+        let source: Arc<str> = self.source.into();
+        let attach = |e: Error| e.with_source(&source);
+        let program = crate::syntax::parse(&source).map_err(attach)?;
+        let general = crate::lower::lower(&program, &self.bindings, None).map_err(attach)?;
+        let specialized = match self.filter_size {
+            Some(n) => Some(crate::lower::lower(&program, &self.bindings, Some(n)).map_err(attach)?.func),
+            None => None,
+        };
+        let opts = JitOptions { clif_text: self.inspect, disasm: self.inspect };
+        let jit = jit::compile(&general.func, specialized.as_ref(), &opts).map_err(attach)?;
+        let values = general
+            .layout
+            .entries
+            .iter()
+            .map(|(name, _)| (name.clone(), self.bindings.get(name).cloned().unwrap_or_else(|| default_of(&program, name))))
+            .collect();
+        let ctx = Arc::new(Context::new(&general.layout, values));
+        Ok(Filter { compiled: Arc::new(Compiled { source, general: general.func, specialized, layout: general.layout, jit }), ctx })
+    }
+}
+
+/// The default value of a parameter (the lowering has already checked it is a constant).
+fn default_of(program: &crate::syntax::Program, name: &str) -> Value {
+    use crate::syntax::ast::{ExprKind, UnaryOp};
+    let p = program.function.params.iter().find(|p| p.name == name);
+    let num = |e: &crate::syntax::ast::Expr| match &e.kind {
+        ExprKind::Int(v) => Some(*v as f64),
+        ExprKind::Float(v) => Some(*v),
+        ExprKind::Unary(UnaryOp::Neg, i) => match i.kind {
+            ExprKind::Int(v) => Some(-(v as f64)),
+            ExprKind::Float(v) => Some(-v),
+            _ => None,
+        },
+        _ => None,
+    };
+    match p.and_then(|p| p.default.as_ref()) {
+        Some(d) => match &d.kind {
+            ExprKind::Int(v) => Value::Int(*v),
+            ExprKind::Bool(v) => Value::Int(*v as i64),
+            ExprKind::Unary(UnaryOp::Neg, i) if matches!(i.kind, ExprKind::Int(_)) => Value::Int(-(num(i).unwrap() as i64)),
+            ExprKind::Tuple(items) | ExprKind::List(items) => Value::Array(items.iter().filter_map(num).collect()),
+            _ => Value::Float(num(d).unwrap_or(0.0)),
+        },
+        None => Value::Float(0.0),
+    }
+}
+
+impl Filter {
+    /// Compiles filter source: an expression over `x` (`"max(x) - min(x)"`), a `lambda`, or a
+    /// `def` whose first parameter is the neighbourhood. Names the source reads that are not
+    /// locals, parameters with defaults, `np`/`math` or builtins must be in `bindings`.
+    pub fn compile(source: &str, bindings: &Bindings) -> Result<Filter> {
+        Filter::builder(source).bindings(bindings).compile()
+    }
+
+    /// A builder for the less common options (specialisation, introspection).
+    pub fn builder(source: &str) -> FilterBuilder {
+        FilterBuilder { source: source.to_string(), bindings: Bindings::new(), filter_size: None, inspect: false }
+    }
+
+    /// Runs the compiled code on one neighbourhood.
+    pub fn call(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
+        let raw = self.ctx.scratch_raw();
+        let mut out = 0.0;
+        // SAFETY: the pointers are valid for the call; compiled code never writes to the buffer
+        // (the IR has no stores to it), so handing out a `*mut` to shared data is sound.
+        let ok = unsafe {
+            (self.compiled.jit.entry())(
+                buffer.as_ptr() as *mut f64,
+                buffer.len() as isize,
+                &mut out,
+                &raw as *const RawContext as *mut c_void,
+            )
+        };
+        if ok == 1 {
+            Ok(out)
+        } else {
+            Err(self.runtime_error(&raw))
+        }
+    }
+
+    /// Runs the reference interpreter on one neighbourhood: the same result as [`Filter::call`],
+    /// bit for bit, computed by walking the IR (for debugging and testing).
+    pub fn interpret(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
+        let raw = self.ctx.scratch_raw();
+        crate::interp::run(self.ir_for(buffer.len()), &raw, buffer).map_err(|_| self.runtime_error(&raw))
+    }
+
+    fn ir_for(&self, n: usize) -> &Func {
+        match &self.compiled.specialized {
+            Some(f) if f.filter_size == Some(n) => f,
+            _ => &self.compiled.general,
+        }
+    }
+
+    fn runtime_error(&self, raw: &RawContext) -> RuntimeError {
+        let Some(fail) = raw.failure() else {
+            return RuntimeError { message: "the filter failed without recording why".into(), span: Span::default(), snippet: None };
+        };
+        let site = &self.compiled.general.errors[fail.site as usize];
+        let message = site.message.replace("{a}", &fail.a.to_string()).replace("{b}", &fail.b.to_string());
+        RuntimeError { message, span: site.span, snippet: snippet(&self.compiled.source, site.span) }
+    }
+
+    /// The first run-time failure recorded by calls through [`Filter::callback`] with
+    /// [`Filter::user_data`]; once set, the callback returns 0 at once until [`Filter::reset`].
+    pub fn failure(&self) -> Option<RuntimeError> {
+        self.ctx.raw.failure().map(|_| self.runtime_error(&self.ctx.raw))
+    }
+
+    /// Clears a recorded failure so that the callback runs again.
+    pub fn reset(&self) {
+        self.ctx.raw.reset()
+    }
+
+    /// The raw C-ABI callback. Pass [`Filter::user_data`] (or another context of this filter) as
+    /// its last argument.
+    pub fn callback(&self) -> FilterFn {
+        self.compiled.jit.entry()
+    }
+
+    /// The `user_data` pointer for [`Filter::callback`]. Valid while this `Filter` (or a clone)
+    /// is alive. Calls through it share one failure slot.
+    pub fn user_data(&self) -> *mut c_void {
+        &self.ctx.raw as *const RawContext as *mut c_void
+    }
+
+    /// The same code with other bound values, without recompiling. Names not given keep their
+    /// current values; a value of the wrong kind (an array for a number) is an error.
+    pub fn with_bindings(&self, bindings: &Bindings) -> Result<Filter> {
+        let mut values = self.ctx.values.clone();
+        for (name, v) in bindings.iter() {
+            let Some(slot) = self.compiled.layout.slot(name) else { continue };
+            let ok = matches!(
+                (slot, v),
+                (Slot::Float(_), Value::Float(_) | Value::Int(_)) | (Slot::Int(_), Value::Int(_)) | (Slot::Array(_), Value::Array(_))
+            );
+            if !ok {
+                let want = match slot {
+                    Slot::Float(_) => "a float",
+                    Slot::Int(_) => "an int",
+                    Slot::Array(_) => "an array",
+                };
+                return Err(Error::new(
+                    ErrorKind::Binding,
+                    Span::default(),
+                    format!("`{name}` was compiled as {want}, but {} was given", v.kind()),
+                )
+                .hint("recompile the filter to change the kind of a bound value"));
+            }
+            if let Some(entry) = values.iter_mut().find(|(n, _)| n == name) {
+                entry.1 = v.clone();
+            }
+        }
+        Ok(Filter { compiled: self.compiled.clone(), ctx: Arc::new(Context::new(&self.compiled.layout, values)) })
+    }
+
+    /// The names of the bound values the filter reads, and their current values.
+    pub fn bound_values(&self) -> &[(String, Value)] {
+        &self.ctx.values
+    }
+
+    pub fn source(&self) -> &str {
+        &self.compiled.source
+    }
+
+    /// The filter size the specialised version was compiled for, if any.
+    pub fn filter_size(&self) -> Option<usize> {
+        self.compiled.specialized.as_ref().and_then(|f| f.filter_size)
+    }
+
+    /// The IR (general, then specialised if present) as text.
+    pub fn ir_text(&self) -> String {
+        let mut s = self.compiled.general.to_string();
+        if let Some(sp) = &self.compiled.specialized {
+            s.push('\n');
+            s.push_str(&sp.to_string());
+        }
+        s
+    }
+
+    /// The IR of the general version.
+    pub fn ir(&self) -> &Func {
+        &self.compiled.general
+    }
+
+    /// Cranelift IR text, when built with [`FilterBuilder::inspect`].
+    pub fn clif_text(&self) -> Option<&str> {
+        self.compiled.jit.clif()
+    }
+
+    /// Native disassembly, when built with [`FilterBuilder::inspect`].
+    pub fn disasm(&self) -> Option<&str> {
+        self.compiled.jit.disasm()
+    }
+}
+
+impl std::fmt::Debug for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter").field("source", &self.source()).field("bound", &self.ctx.values).finish()
+    }
+}

@@ -1,0 +1,428 @@
+//! The one IR that every backend lowers.
+//!
+//! A filter is a [`Func`]: typed scalar variables, array slots, and a structured body of [`Stmt`]s.
+//!
+//! **Two invariants make every backend simple:**
+//! - [`Expr`] is *pure and total*. Evaluating an expression never fails, never traps and never reads
+//!   outside an array: every load's index has been proved in range, either by a dominating
+//!   [`Stmt::Check`] or by the loop bounds of the [`Stmt::Reduce`]/[`Stmt::Fill`] it sits in.
+//!   So a backend may evaluate any expression eagerly (as `Select` does) without guards.
+//! - All partiality lives in statements. [`Stmt::Check`] fails the call with a recorded error.
+//!
+//! Floating-point semantics are NumPy float64's and are defined here, once: see [`BinOp`],
+//! [`ReduceOp`] and [`crate::math`]. The interpreter ([`crate::interp`]) is the executable
+//! definition; the Cranelift and PTX backends must agree with it bit for bit.
+
+pub mod eval;
+pub mod fold;
+pub mod print;
+
+use crate::error::Span;
+use crate::math::MathFn;
+
+/// Scalar types. Array elements have one of these types too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ty {
+    Bool,
+    I64,
+    F64,
+}
+
+impl Ty {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Bool => "bool",
+            Ty::I64 => "int",
+            Ty::F64 => "float",
+        }
+    }
+}
+
+/// A scalar local variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+/// An array slot: the input buffer, a bound array, or a scratch array the function fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Arr(pub u32);
+
+/// The slot of the input buffer: always `Arr(0)`.
+pub const BUFFER: Arr = Arr(0);
+
+/// Where an array's memory comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrKind {
+    /// The `double *buffer` argument; its length is `filter_size`.
+    Buffer,
+    /// The `i`-th bound array of the [`crate::Layout`], read from `user_data`.
+    Bound(u32),
+    /// Scratch storage written by [`Stmt::Fill`]; 8 bytes per element, elements of type `elem`.
+    /// Its length is set by the last `Fill`.
+    Scratch { elem: Ty },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrDecl {
+    pub kind: ArrKind,
+    pub name: String,
+}
+
+impl ArrDecl {
+    pub fn elem(&self) -> Ty {
+        match self.kind {
+            ArrKind::Scratch { elem } => elem,
+            _ => Ty::F64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    pub ty: Ty,
+    /// The user's name, or a `%tN` temporary name.
+    pub name: String,
+}
+
+/// A scalar expression. Pure and total (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    F64(f64),
+    I64(i64),
+    Bool(bool),
+    Var(Var),
+    /// The `i`-th bound scalar (f64) of the layout.
+    Param(u32),
+    /// The `i`-th bound integer (i64) of the layout.
+    IntParam(u32),
+    /// The length of an array, as i64.
+    Len(Arr),
+    /// Element `index` (i64, proved in range) of an array.
+    Load(Arr, Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// Comparison of two operands of the same type, giving Bool. IEEE: any comparison with NaN is
+    /// false except `Ne`.
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    /// `if c { a } else { b }`, both sides evaluated.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A math function of f64 arguments returning f64, see [`MathFn`].
+    Call(MathFn, Vec<Expr>),
+    /// Conversion to the given type, see [`Expr::ty`] for the operand type. Semantics:
+    /// f64→i64 truncates toward zero and saturates (NaN → 0); i64→f64 rounds to nearest;
+    /// anything→bool is `!= 0` (NaN is true); bool→number is 0 or 1.
+    Cast(Ty, Box<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// Negation (f64: flips the sign bit; i64: wrapping).
+    Neg,
+    /// Boolean not.
+    Not,
+    /// Bitwise not of an i64.
+    BitNot,
+    /// |x| (f64 clears the sign bit; i64 wrapping).
+    Abs,
+    /// IEEE operations on f64, correctly rounded: every backend has an instruction for them.
+    Sqrt,
+    Floor,
+    Ceil,
+    Trunc,
+    /// Round half to even (`np.round`, Python's `round`).
+    RoundEven,
+    IsNan,
+    IsInf,
+    IsFinite,
+}
+
+/// Binary operators. Both operands have the same type (the lowering inserts casts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// IEEE add/sub/mul/div on f64 (never fused); wrapping on i64. `Div` is f64 only.
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// Python floor division and modulo on i64: floor semantics, the divisor proved non-zero,
+    /// `i64::MIN // -1` wraps. (On f64 they are [`MathFn::FloorDiv`] and [`MathFn::Remainder`].)
+    FloorDiv,
+    Mod,
+    /// NumPy `minimum`/`maximum`: NaN if either operand is NaN, else the smaller/larger
+    /// (`a <= b ? a : b` for min once NaN is excluded, so the first operand wins ties).
+    Min,
+    Max,
+    /// Python's builtin `min(a, b)` / `max(a, b)` on two numbers: `b < a ? b : a` (and
+    /// `b > a ? b : a`), so the result on NaN depends on argument order exactly as in CPython.
+    PyMin,
+    PyMax,
+    /// `math.copysign`, `math.atan2`-style two-argument IEEE ops live in [`MathFn`]; these are
+    /// the bitwise ops on bool and i64.
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+/// Explicit reductions over `len` elements `elem(i)`, `i = 0..len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// f64 sum in NumPy's pairwise order (see [`crate::runtime::pairwise_sum`]): sequential
+    /// below 8 elements, eight interleaved partial sums up to 128, halves above. Empty: 0.0.
+    Sum,
+    /// i64 wrapping sum, in order. Empty: 0.
+    SumInt,
+    /// f64 product, in order. Empty: 1.0.
+    Prod,
+    /// NumPy min/max: NaN if any element is NaN. Empty: the statement's `on_empty` check fails.
+    Min,
+    Max,
+    /// CPython's builtin `min(iterable)`/`max(iterable)`: `acc = e0; for v: if v < acc: acc = v`
+    /// (`>` for max), so a NaN is kept only when it comes first. Empty: `on_empty` fails.
+    PyMin,
+    PyMax,
+    /// Index of the first minimum/maximum (the first NaN if there is one), as i64.
+    ArgMin,
+    ArgMax,
+    /// Bool reductions; empty: false / true.
+    Any,
+    All,
+    /// Number of true elements (i64).
+    Count,
+}
+
+impl ReduceOp {
+    /// The type of `elem` the op consumes and the type of its result.
+    pub fn types(self) -> (Ty, Ty) {
+        match self {
+            ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => (Ty::F64, Ty::F64),
+            ReduceOp::SumInt => (Ty::I64, Ty::I64),
+            ReduceOp::ArgMin | ReduceOp::ArgMax => (Ty::F64, Ty::I64),
+            ReduceOp::Any | ReduceOp::All => (Ty::Bool, Ty::Bool),
+            ReduceOp::Count => (Ty::Bool, Ty::I64),
+        }
+    }
+    /// Whether an empty input has no result (the statement then needs an `on_empty` error).
+    pub fn needs_nonempty(self) -> bool {
+        matches!(self, ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax | ReduceOp::ArgMin | ReduceOp::ArgMax)
+    }
+}
+
+/// Operations on a whole scratch array, implemented by shared runtime routines
+/// ([`crate::runtime`]) that every backend calls, so they agree by construction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayOp {
+    /// Sort ascending, NaN last (NumPy's order).
+    Sort,
+}
+
+/// Functions of a sorted f64 array computed by shared runtime routines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortedStat {
+    /// NumPy median: NaN if empty or if any NaN, else the middle or the mean of the two middles.
+    Median,
+    /// NumPy linear-method quantile at `q` in [0, 1]: NaN if empty or if any NaN.
+    Quantile,
+}
+
+/// An index into [`Func::errors`]: the message and location of one possible run-time failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ErrorId(pub u32);
+
+/// A possible run-time failure. The message may contain `{a}` and `{b}`, replaced by the two
+/// i64 detail values the check passes (e.g. the index and the size).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorSite {
+    pub message: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Assign(Var, Expr),
+    /// `arr[index] = value` on a scratch array, index proved in range.
+    Store(Arr, Expr, Expr),
+    If(Expr, Vec<Stmt>, Vec<Stmt>),
+    /// Runs `body` then `latch` forever; `Break` leaves, `Continue` jumps to `latch`.
+    Loop { body: Vec<Stmt>, latch: Vec<Stmt> },
+    Break,
+    Continue,
+    /// If `cond` is false: record error `err` with details `a`, `b` (i64) and return failure.
+    Check { cond: Expr, err: ErrorId, a: Expr, b: Expr },
+    /// Store the f64 result and return success.
+    Return(Expr),
+    /// `dst = op(elem(i) for i in 0..len)` where `index` is bound to i inside `elem`.
+    /// `on_empty` is required exactly when `op.needs_nonempty()`.
+    Reduce { dst: Var, op: ReduceOp, len: Expr, index: Var, elem: Expr, on_empty: Option<ErrorId> },
+    /// Materialise `elem(i)` for `i in 0..len` into scratch array `dst`, keeping only the elements
+    /// for which `keep(i)` is true (when given). Sets `dst`'s length to the number kept.
+    Fill { dst: Arr, len: Expr, index: Var, elem: Expr, keep: Option<Expr> },
+    /// An in-place whole-array operation on a scratch array.
+    ArrayOp(ArrayOp, Arr),
+    /// `dst = stat(arr)` for a sorted f64 scratch array; `q` is the quantile (ignored for median).
+    Sorted { dst: Var, stat: SortedStat, arr: Arr, q: Expr },
+}
+
+/// What the lowering produced for one filter program: the body and its declarations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    pub vars: Vec<VarDecl>,
+    pub arrays: Vec<ArrDecl>,
+    pub body: Vec<Stmt>,
+    pub errors: Vec<ErrorSite>,
+    /// `Some(n)` when compiled for a known `filter_size`: `Len(BUFFER)` has been replaced by `n`.
+    pub filter_size: Option<usize>,
+}
+
+impl Func {
+    pub fn var_ty(&self, v: Var) -> Ty {
+        self.vars[v.0 as usize].ty
+    }
+}
+
+impl Expr {
+    /// The type of an expression, given the function's declarations.
+    pub fn ty(&self, f: &Func) -> Ty {
+        match self {
+            Expr::F64(_) | Expr::Param(_) => Ty::F64,
+            Expr::I64(_) | Expr::Len(_) | Expr::IntParam(_) => Ty::I64,
+            Expr::Bool(_) | Expr::Cmp(..) => Ty::Bool,
+            Expr::Var(v) => f.var_ty(*v),
+            Expr::Load(a, _) => f.arrays[a.0 as usize].elem(),
+            Expr::Unary(op, e) => match op {
+                UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite => Ty::Bool,
+                _ => e.ty(f),
+            },
+            Expr::Binary(_, a, _) => a.ty(f),
+            Expr::Select(_, a, _) => a.ty(f),
+            Expr::Call(..) => Ty::F64,
+            Expr::Cast(t, _) => *t,
+        }
+    }
+
+    pub fn boxed(self) -> Box<Expr> {
+        Box::new(self)
+    }
+
+    /// Calls `f` on every direct sub-expression.
+    pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
+        match self {
+            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Var(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => {}
+            Expr::Load(_, i) | Expr::Unary(_, i) | Expr::Cast(_, i) => f(i),
+            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
+                f(a);
+                f(b)
+            }
+            Expr::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b)
+            }
+            Expr::Call(_, args) => args.iter().for_each(f),
+        }
+    }
+
+    /// Number of nodes in the tree (used to enforce the IR size limit).
+    pub fn size(&self) -> usize {
+        let mut n = 1;
+        self.for_each_child(|c| n += c.size());
+        n
+    }
+
+    /// Whether `v` occurs in the expression.
+    pub fn uses_var(&self, v: Var) -> bool {
+        if let Expr::Var(w) = self {
+            return *w == v;
+        }
+        let mut found = false;
+        self.for_each_child(|c| found |= c.uses_var(v));
+        found
+    }
+
+    /// Whether the expression calls a transcendental [`MathFn`] (GPU results may then differ from
+    /// the CPU's within ulp bounds instead of bit for bit).
+    pub fn has_call(&self) -> bool {
+        if let Expr::Call(..) = self {
+            return true;
+        }
+        let mut found = false;
+        self.for_each_child(|c| found |= c.has_call());
+        found
+    }
+}
+
+/// Calls `f` on every expression directly held by a statement (not recursing into nested blocks).
+pub fn stmt_exprs<'a>(s: &'a Stmt, mut f: impl FnMut(&'a Expr)) {
+    match s {
+        Stmt::Assign(_, e) | Stmt::Return(e) => f(e),
+        Stmt::Store(_, i, v) => {
+            f(i);
+            f(v)
+        }
+        Stmt::If(c, _, _) => f(c),
+        Stmt::Check { cond, a, b, .. } => {
+            f(cond);
+            f(a);
+            f(b)
+        }
+        Stmt::Reduce { len, elem, .. } => {
+            f(len);
+            f(elem)
+        }
+        Stmt::Fill { len, elem, keep, .. } => {
+            f(len);
+            f(elem);
+            if let Some(k) = keep {
+                f(k)
+            }
+        }
+        Stmt::Sorted { q, .. } => f(q),
+        Stmt::Loop { .. } | Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) => {}
+    }
+}
+
+/// Calls `f` on every nested block of a statement.
+pub fn stmt_blocks<'a>(s: &'a Stmt, mut f: impl FnMut(&'a [Stmt])) {
+    match s {
+        Stmt::If(_, a, b) => {
+            f(a);
+            f(b)
+        }
+        Stmt::Loop { body, latch } => {
+            f(body);
+            f(latch)
+        }
+        _ => {}
+    }
+}
+
+/// Total number of expression nodes and statements in a block.
+pub fn block_size(stmts: &[Stmt]) -> usize {
+    let mut n = 0;
+    for s in stmts {
+        n += 1;
+        stmt_exprs(s, |e| n += e.size());
+        stmt_blocks(s, |b| n += block_size(b));
+    }
+    n
+}
+
+/// Whether any statement in the block (recursively) calls a transcendental math function.
+pub fn block_has_call(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| {
+        let mut found = false;
+        stmt_exprs(s, |e| found |= e.has_call());
+        stmt_blocks(s, |b| found |= block_has_call(b));
+        found
+    })
+}

@@ -1,0 +1,91 @@
+//! The functions compiled code calls: the runtime routines of [`crate::runtime`], the integer
+//! division shims and the math shims of [`crate::math`], with their C signatures.
+//!
+//! The interpreter calls the very same `extern "C"` functions, so whatever they compute, the JIT
+//! computes too. Every symbol named here is registered on the `JITBuilder` from
+//! [`crate::runtime::symbols`] (an unresolved import would panic at finalize).
+
+use crate::math::MathFn;
+use cranelift_codegen::ir::{types, AbiParam, Signature, Type};
+use cranelift_codegen::isa::CallConv;
+
+/// One imported function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Callee {
+    /// `ndjit_rt_fail(ctx, site: u32, a: i64, b: i64)`: records a failure in the context.
+    Fail,
+    /// `ndjit_rt_scratch(slot: u32, n: i64) -> *mut u64`: per-thread scratch memory, null on failure.
+    Scratch,
+    /// `ndjit_rt_sort(ptr, n)`: sorts f64 in place, NaN last.
+    Sort,
+    /// `ndjit_rt_median(ptr, n) -> f64` of a sorted array.
+    Median,
+    /// `ndjit_rt_quantile(ptr, n, q) -> f64` of a sorted array.
+    Quantile,
+    /// Python's `//` on i64 (Cranelift's `sdiv` would trap on a zero divisor and on `MIN / -1`).
+    IFloorDiv,
+    /// Python's `%` on i64.
+    IMod,
+    /// A math function of f64 arguments.
+    Math(MathFn),
+}
+
+impl Callee {
+    pub(super) fn symbol(self) -> &'static str {
+        match self {
+            Callee::Fail => "ndjit_rt_fail",
+            Callee::Scratch => "ndjit_rt_scratch",
+            Callee::Sort => "ndjit_rt_sort",
+            Callee::Median => "ndjit_rt_median",
+            Callee::Quantile => "ndjit_rt_quantile",
+            Callee::IFloorDiv => "ndjit_ifloordiv",
+            Callee::IMod => "ndjit_imod",
+            Callee::Math(f) => f.symbol(),
+        }
+    }
+
+    /// The C signature, with `ptr` the pointer type (compiled code only targets 64-bit hosts, so
+    /// `i64` and `intptr_t` coincide with it).
+    pub(super) fn signature(self, call_conv: CallConv, ptr: Type) -> Signature {
+        use types::{F64, I32, I64};
+        let (params, returns): (&[Type], &[Type]) = match self {
+            Callee::Fail => (&[ptr, I32, I64, I64], &[]),
+            Callee::Scratch => (&[I32, I64], &[ptr]),
+            Callee::Sort => (&[ptr, I64], &[]),
+            Callee::Median => (&[ptr, I64], &[F64]),
+            Callee::Quantile => (&[ptr, I64, F64], &[F64]),
+            Callee::IFloorDiv | Callee::IMod => (&[I64, I64], &[I64]),
+            Callee::Math(f) if f.arity() == 1 => (&[F64], &[F64]),
+            Callee::Math(_) => (&[F64, F64], &[F64]),
+        };
+        let mut sig = Signature::new(call_conv);
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.returns.extend(returns.iter().map(|&t| AbiParam::new(t)));
+        sig
+    }
+}
+
+/// Rounding routines Cranelift calls by their libm names when the host lacks the instructions
+/// (x86-64 without SSE4.1 lowers `floor`/`ceil`/`trunc`/`nearest` to libcalls). Registering our own
+/// keeps the results independent of the platform's C library and makes finalize never depend on
+/// `dlsym` finding them.
+pub(super) fn libcall_shims() -> [(&'static str, *const u8); 4] {
+    extern "C" fn floor(x: f64) -> f64 {
+        x.floor()
+    }
+    extern "C" fn ceil(x: f64) -> f64 {
+        x.ceil()
+    }
+    extern "C" fn trunc(x: f64) -> f64 {
+        x.trunc()
+    }
+    extern "C" fn nearbyint(x: f64) -> f64 {
+        x.round_ties_even()
+    }
+    [
+        ("floor", floor as *const u8),
+        ("ceil", ceil as *const u8),
+        ("trunc", trunc as *const u8),
+        ("nearbyint", nearbyint as *const u8),
+    ]
+}

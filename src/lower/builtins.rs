@@ -1,0 +1,1107 @@
+//! The functions, methods and constants a filter can use, and how each lowers.
+//!
+//! Functions are named `np.*`, `math.*` or `builtin.*`; NumPy aliases (`amax`, `absolute`,
+//! `arcsin`/`asin` ...) resolve to one canonical name here, so each operation has one lowering.
+
+use super::expr::{bin, cmp, convert, un};
+use super::value::{ArrayVal, Value};
+use super::{not, Translator};
+use crate::error::{Error, ErrorKind, Result, Span};
+use crate::ir::{ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp};
+use crate::math::MathFn;
+use crate::syntax::ast;
+
+/// Builtins visible without import (numpy and math are too, as `np`, `numpy` and `math`).
+pub(crate) fn global(name: &str) -> Option<Value> {
+    Some(match name {
+        "np" | "numpy" => Value::Module("np"),
+        "math" => Value::Module("math"),
+        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int" | "bool" | "pow" => {
+            Value::Function(canonical("builtin", name)?)
+        }
+        "range" | "enumerate" | "zip" => Value::Function(canonical("builtin", name)?),
+        _ => return None,
+    })
+}
+
+/// `np.<name>` / `math.<name>`: a constant or a function.
+pub(crate) fn module_attr(module: &str, name: &str) -> Option<Value> {
+    let c = |v: f64| Some(Value::Scalar(Expr::F64(v), Ty::F64));
+    match (module, name) {
+        (_, "pi") => c(std::f64::consts::PI),
+        (_, "e") => c(std::f64::consts::E),
+        (_, "inf") | ("np", "Inf" | "PINF" | "infty") => c(f64::INFINITY),
+        (_, "nan") | ("np", "NaN" | "NAN") => c(f64::NAN),
+        ("math", "tau") => c(std::f64::consts::TAU),
+        ("np", "NINF") => c(f64::NEG_INFINITY),
+        ("np", "newaxis") => None,
+        _ => canonical(module, name).map(Value::Function),
+    }
+}
+
+/// Resolves aliases to one canonical function name.
+fn canonical(module: &str, name: &str) -> Option<&'static str> {
+    let np = module == "np";
+    let math = module == "math";
+    let builtin = module == "builtin";
+    Some(match name {
+        // element-wise math
+        "sqrt" if np || math => if np { "np.sqrt" } else { "math.sqrt" },
+        "exp" | "expm1" | "log" | "log2" | "log10" | "log1p" | "sin" | "cos" | "tan" | "sinh" | "cosh" | "tanh" | "cbrt"
+        | "exp2" | "floor" | "ceil" | "trunc" | "isnan" | "isinf" | "isfinite" | "copysign" | "fmod" | "hypot"
+        | "degrees" | "radians" | "fabs"
+            if np || math =>
+        {
+            return intern(module, name)
+        }
+        "arcsin" | "asin" if np || math => if np { "np.arcsin" } else { "math.arcsin" },
+        "arccos" | "acos" if np || math => if np { "np.arccos" } else { "math.arccos" },
+        "arctan" | "atan" if np || math => if np { "np.arctan" } else { "math.arctan" },
+        "arcsinh" | "asinh" if np || math => if np { "np.arcsinh" } else { "math.arcsinh" },
+        "arccosh" | "acosh" if np || math => if np { "np.arccosh" } else { "math.arccosh" },
+        "arctanh" | "atanh" if np || math => if np { "np.arctanh" } else { "math.arctanh" },
+        "arctan2" | "atan2" if np || math => if np { "np.arctan2" } else { "math.arctan2" },
+        "pow" if math => "math.power",
+        "power" if np => "np.power",
+        "rad2deg" if np => "np.degrees",
+        "deg2rad" if np => "np.radians",
+        "abs" | "absolute" if np => "np.abs",
+        "rint" | "round" | "around" if np => "np.round",
+        "fix" if np => "np.trunc",
+        "sign" | "square" | "negative" | "reciprocal" | "minimum" | "maximum" | "fmin" | "fmax" | "where" | "clip"
+        | "logical_and" | "logical_or" | "logical_not" | "logical_xor" | "add" | "subtract" | "multiply"
+        | "floor_divide" | "delete" | "concatenate" | "sort" | "dot" | "average" | "diff" | "flip"
+            if np =>
+        {
+            return intern(module, name)
+        }
+        "divide" | "true_divide" if np => "np.divide",
+        "mod" | "remainder" if np => "np.remainder",
+        "array" | "asarray" | "asanyarray" | "ravel" if np => "np.array",
+        "float64" | "double" | "float32" | "single" | "float_" if np => "builtin.float",
+        "int64" | "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32" | "uint64" if np => "builtin.int",
+        "bool_" if np => "builtin.bool",
+        // reductions
+        "sum" | "nansum" | "prod" | "nanprod" | "mean" | "nanmean" | "var" | "nanvar" | "std" | "nanstd" | "nanmin"
+        | "nanmax" | "ptp" | "median" | "nanmedian" | "percentile" | "nanpercentile" | "quantile" | "nanquantile"
+        | "any" | "all" | "count_nonzero" | "argmin" | "argmax" | "size"
+            if np =>
+        {
+            return intern(module, name)
+        }
+        "min" | "amin" if np => "np.min",
+        "max" | "amax" if np => "np.max",
+        // builtins
+        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int" | "bool" | "pow" | "range"
+        | "enumerate" | "zip"
+            if builtin =>
+        {
+            return intern(module, name)
+        }
+        _ => return None,
+    })
+}
+
+/// Returns the `'static` spelling of `module.name` from the table of every known function.
+fn intern(module: &str, name: &str) -> Option<&'static str> {
+    const NAMES: &[&str] = &[
+        "np.exp", "np.expm1", "np.log", "np.log2", "np.log10", "np.log1p", "np.sin", "np.cos", "np.tan", "np.sinh",
+        "np.cosh", "np.tanh", "np.cbrt", "np.exp2", "np.floor", "np.ceil", "np.trunc", "np.isnan", "np.isinf",
+        "np.isfinite", "np.copysign", "np.fmod", "np.hypot", "np.degrees", "np.radians", "np.fabs", "math.exp",
+        "math.expm1", "math.log", "math.log2", "math.log10", "math.log1p", "math.sin", "math.cos", "math.tan",
+        "math.sinh", "math.cosh", "math.tanh", "math.cbrt", "math.exp2", "math.floor", "math.ceil", "math.trunc",
+        "math.isnan", "math.isinf", "math.isfinite", "math.copysign", "math.fmod", "math.hypot", "math.degrees",
+        "math.radians", "math.fabs", "np.sign", "np.square", "np.negative", "np.reciprocal", "np.minimum",
+        "np.maximum", "np.fmin", "np.fmax", "np.where", "np.clip", "np.logical_and", "np.logical_or",
+        "np.logical_not", "np.logical_xor", "np.add", "np.subtract", "np.multiply", "np.floor_divide", "np.delete",
+        "np.concatenate", "np.sort", "np.dot", "np.average", "np.diff", "np.flip", "np.sum", "np.nansum", "np.prod",
+        "np.nanprod", "np.mean", "np.nanmean", "np.var", "np.nanvar", "np.std", "np.nanstd", "np.nanmin", "np.nanmax",
+        "np.ptp", "np.median", "np.nanmedian", "np.percentile", "np.nanpercentile", "np.quantile", "np.nanquantile",
+        "np.any", "np.all", "np.count_nonzero", "np.argmin", "np.argmax", "np.size", "builtin.len", "builtin.abs",
+        "builtin.min", "builtin.max", "builtin.sum", "builtin.any", "builtin.all", "builtin.round", "builtin.float",
+        "builtin.int", "builtin.bool", "builtin.pow", "builtin.range", "builtin.enumerate", "builtin.zip",
+    ];
+    NAMES.iter().find(|n| n.split_once('.') == Some((module, name))).copied()
+}
+
+/// `base.attr`.
+pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span) -> Result<Value> {
+    match base {
+        Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
+            let full = if m == "np" { "numpy" } else { "math" };
+            t.err(ErrorKind::UnknownName, span, format!("`{full}.{attr}` is not supported in filters"))
+                .hint("see the list of supported functions in the ndjit documentation")
+        }),
+        Value::Array(a) => match attr {
+            "size" => Ok(Value::Scalar(a.len, Ty::I64)),
+            "shape" => Ok(Value::Tuple(vec![Value::Scalar(a.len, Ty::I64)])),
+            "ndim" => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
+            "T" | "flat" => Ok(Value::Array(a)),
+            _ => Ok(Value::Method(Box::new(Value::Array(a)), attr.to_string())),
+        },
+        Value::Scalar(e, ty) => match attr {
+            "real" => Ok(Value::Scalar(e, ty)),
+            "imag" => Ok(Value::Scalar(Expr::F64(0.0), Ty::F64)),
+            _ => Ok(Value::Method(Box::new(Value::Scalar(e, ty)), attr.to_string())),
+        },
+        other => Err(t.err(ErrorKind::Type, span, format!("{} has no attribute `{attr}`", other.describe()))),
+    }
+}
+
+/// Arguments of one call, with helpers that produce precise errors.
+struct Args<'x> {
+    name: String,
+    pos: Vec<(Value, Span)>,
+    kw: Vec<(String, Value, Span)>,
+    span: Span,
+    _p: std::marker::PhantomData<&'x ()>,
+}
+
+impl Args<'_> {
+    fn arity(&self, t: &Translator, min: usize, max: usize) -> Result<()> {
+        let n = self.pos.len();
+        if n < min || n > max {
+            let want = if min == max { format!("{min}") } else { format!("{min} to {max}") };
+            return Err(t.err(ErrorKind::Arity, self.span, format!("{}() takes {want} positional arguments but {n} were given", self.name)));
+        }
+        Ok(())
+    }
+    /// Takes a keyword argument; every keyword must be taken or [`Args::done`] rejects it.
+    fn kw(&mut self, name: &str) -> Option<(Value, Span)> {
+        let i = self.kw.iter().position(|(n, _, _)| n == name)?;
+        let (_, v, s) = self.kw.remove(i);
+        Some((v, s))
+    }
+    fn done(&self, t: &Translator) -> Result<()> {
+        if let Some((n, v, s)) = self.kw.first() {
+            let msg = match (n.as_str(), v) {
+                ("axis", Value::None) => return Ok(()),
+                ("axis", _) => "the buffer is 1-D: axis must be None or 0".to_string(),
+                _ => format!("{}() got an unsupported keyword argument `{n}`", self.name),
+            };
+            return Err(t.err(ErrorKind::Arity, *s, msg));
+        }
+        Ok(())
+    }
+    fn take(&mut self) -> (Value, Span) {
+        self.pos.remove(0)
+    }
+}
+
+/// `f(args...)`.
+pub(crate) fn call(t: &mut Translator, f: Value, args: &[ast::Expr], keywords: &[ast::Keyword], span: Span, fspan: Span) -> Result<Value> {
+    let mut pos = Vec::new();
+    let mut kw = Vec::new();
+    let (name, receiver) = match f {
+        Value::Function(n) => (n, None),
+        Value::Method(recv, m) => {
+            let Some(n) = method_name(&m) else {
+                return Err(t
+                    .err(ErrorKind::UnknownName, fspan, format!("`.{m}()` is not supported in filters"))
+                    .hint("supported methods: sum mean var std min max prod any all argmin argmax astype copy round clip item"));
+            };
+            (n, Some(*recv))
+        }
+        other => return Err(t.err(ErrorKind::Type, fspan, format!("{} is not callable", other.describe()))),
+    };
+    if name == "builtin.range" || name == "builtin.enumerate" || name == "builtin.zip" {
+        return Err(t
+            .err(ErrorKind::Unsupported, span, format!("{}() can only be used as the iterable of a for loop", &name[8..]))
+            .hint("write `for i in range(n):`"));
+    }
+    if let Some(r) = receiver {
+        pos.push((r, fspan));
+    }
+    for a in args {
+        pos.push((t.expr(a)?, a.span));
+    }
+    for k in keywords {
+        kw.push((k.name.clone(), t.expr(&k.value)?, k.span));
+    }
+    let display = name.replace("builtin.", "").replace("np.", "np.");
+    let mut a = Args { name: display, pos, kw, span, _p: std::marker::PhantomData };
+    let v = lower_call(t, name, &mut a)?;
+    a.done(t)?;
+    Ok(v)
+}
+
+/// Methods of arrays and scalars, mapped to the function that implements them.
+fn method_name(m: &str) -> Option<&'static str> {
+    Some(match m {
+        "sum" => "np.sum",
+        "mean" => "np.mean",
+        "var" => "np.var",
+        "std" => "np.std",
+        "min" => "np.min",
+        "max" => "np.max",
+        "prod" => "np.prod",
+        "any" => "np.any",
+        "all" => "np.all",
+        "argmin" => "np.argmin",
+        "argmax" => "np.argmax",
+        "round" => "np.round",
+        "clip" => "np.clip",
+        "astype" => "method.astype",
+        "copy" | "flatten" | "ravel" => "np.array",
+        "item" => "method.item",
+        "is_integer" => "method.is_integer",
+        _ => return None,
+    })
+}
+
+fn unary_math(name: &str) -> Option<(Option<MathFn>, Option<UnOp>)> {
+    let base = name.split_once('.').map(|(_, n)| n).unwrap_or(name);
+    Some(match base {
+        "sqrt" => (None, Some(UnOp::Sqrt)),
+        "floor" => (None, Some(UnOp::Floor)),
+        "ceil" => (None, Some(UnOp::Ceil)),
+        "trunc" => (None, Some(UnOp::Trunc)),
+        "fabs" | "abs" => (None, Some(UnOp::Abs)),
+        "exp" => (Some(MathFn::Exp), None),
+        "exp2" => (Some(MathFn::Exp2), None),
+        "expm1" => (Some(MathFn::Expm1), None),
+        "log" => (Some(MathFn::Log), None),
+        "log2" => (Some(MathFn::Log2), None),
+        "log10" => (Some(MathFn::Log10), None),
+        "log1p" => (Some(MathFn::Log1p), None),
+        "sin" => (Some(MathFn::Sin), None),
+        "cos" => (Some(MathFn::Cos), None),
+        "tan" => (Some(MathFn::Tan), None),
+        "arcsin" => (Some(MathFn::Asin), None),
+        "arccos" => (Some(MathFn::Acos), None),
+        "arctan" => (Some(MathFn::Atan), None),
+        "sinh" => (Some(MathFn::Sinh), None),
+        "cosh" => (Some(MathFn::Cosh), None),
+        "tanh" => (Some(MathFn::Tanh), None),
+        "arcsinh" => (Some(MathFn::Asinh), None),
+        "arccosh" => (Some(MathFn::Acosh), None),
+        "arctanh" => (Some(MathFn::Atanh), None),
+        "cbrt" => (Some(MathFn::Cbrt), None),
+        _ => return None,
+    })
+}
+
+fn binary_math(base: &str) -> Option<MathFn> {
+    Some(match base {
+        "arctan2" => MathFn::Atan2,
+        "hypot" => MathFn::Hypot,
+        "power" | "pow" => MathFn::Pow,
+        "copysign" => MathFn::CopySign,
+        "fmod" => MathFn::Fmod,
+        _ => return None,
+    })
+}
+
+fn apply_unary(e: Expr, f: (Option<MathFn>, Option<UnOp>)) -> Expr {
+    match f {
+        (Some(m), _) => Expr::Call(m, vec![e]),
+        (None, Some(op)) => un(op, e),
+        _ => unreachable!(),
+    }
+}
+
+fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Value> {
+    let (module, base) = name.split_once('.').unwrap();
+    let span = a.span;
+
+    // math.*: scalars only, with CPython's domain and range errors.
+    if module == "math" {
+        return math_call(t, base, a);
+    }
+
+    if let Some(f) = unary_math(name).filter(|_| module == "np" || base == "abs") {
+        a.arity(t, 1, 1)?;
+        let (v, s) = a.take();
+        if base == "abs" {
+            // abs keeps integers integral.
+            return t.elementwise(vec![v], s, &mut |_, ops, _| {
+                let (e, ty) = ops.into_iter().next().unwrap();
+                let ty2 = ty.max(Ty::I64);
+                Ok((un(UnOp::Abs, convert(e, ty, ty2)), ty2))
+            });
+        }
+        return t.elementwise(vec![v], s, &mut |_, ops, _| {
+            let (e, ty) = ops.into_iter().next().unwrap();
+            Ok((apply_unary(convert(e, ty, Ty::F64), f), Ty::F64))
+        });
+    }
+    if module == "np" {
+        if let Some(m) = binary_math(base) {
+            a.arity(t, 2, 2)?;
+            let (x, _) = a.take();
+            let (y, _) = a.take();
+            return t.elementwise(vec![x, y], span, &mut |t, ops, _| {
+                let mut it = ops.into_iter();
+                let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
+                if m == MathFn::Pow {
+                    let v = t.binary(ast::BinOp::Pow, Value::Scalar(x, tx), Value::Scalar(y, ty), span)?;
+                    let (e, ty) = t.scalar(v, span, "a power")?;
+                    return Ok((e, ty));
+                }
+                Ok((Expr::Call(m, vec![convert(x, tx, Ty::F64), convert(y, ty, Ty::F64)]), Ty::F64))
+            });
+        }
+    }
+
+    match name {
+        "np.isnan" | "np.isinf" | "np.isfinite" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            let op = match base {
+                "isnan" => UnOp::IsNan,
+                "isinf" => UnOp::IsInf,
+                _ => UnOp::IsFinite,
+            };
+            t.elementwise(vec![v], s, &mut |_, ops, _| {
+                let (e, ty) = ops.into_iter().next().unwrap();
+                Ok((un(op, convert(e, ty, Ty::F64)), Ty::Bool))
+            })
+        }
+        "np.sign" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            t.elementwise(vec![v], s, &mut |t, ops, _| {
+                let (e, ty) = ops.into_iter().next().unwrap();
+                let x = t.stable(convert(e, ty, Ty::F64), Ty::F64);
+                let pos = cmp(CmpOp::Gt, x.clone(), Expr::F64(0.0));
+                let neg = cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0));
+                let inner = Expr::Select(neg.boxed(), Expr::F64(-1.0).boxed(), Expr::Select(pos.boxed(), Expr::F64(1.0).boxed(), x.clone().boxed()).boxed());
+                // NaN stays NaN; zeros stay as they are.
+                Ok((inner, Ty::F64))
+            })
+        }
+        "np.square" | "np.negative" | "np.reciprocal" | "np.degrees" | "np.radians" | "np.logical_not" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            t.elementwise(vec![v], s, &mut |t, ops, _| {
+                let (e, ty) = ops.into_iter().next().unwrap();
+                Ok(match base {
+                    "square" => {
+                        let ty2 = ty.max(Ty::I64);
+                        let x = t.stable(convert(e, ty, ty2), ty2);
+                        (bin(BinOp::Mul, x.clone(), x), ty2)
+                    }
+                    "negative" => {
+                        let ty2 = ty.max(Ty::I64);
+                        (un(UnOp::Neg, convert(e, ty, ty2)), ty2)
+                    }
+                    "reciprocal" => (bin(BinOp::Div, Expr::F64(1.0), convert(e, ty, Ty::F64)), Ty::F64),
+                    "degrees" => (bin(BinOp::Mul, convert(e, ty, Ty::F64), Expr::F64(180.0 / std::f64::consts::PI)), Ty::F64),
+                    "radians" => (bin(BinOp::Mul, convert(e, ty, Ty::F64), Expr::F64(std::f64::consts::PI / 180.0)), Ty::F64),
+                    _ => (not(convert(e, ty, Ty::Bool)), Ty::Bool),
+                })
+            })
+        }
+        "np.round" => {
+            a.arity(t, 1, 2)?;
+            let (v, s) = a.take();
+            let decimals = match a.pos.pop().or_else(|| a.kw("decimals")) {
+                Some((d, ds)) => {
+                    let e = t.int(d, ds, "decimals")?;
+                    match crate::ir::fold::const_expr(&e) {
+                        Some(k) => k.i(),
+                        None => return Err(t.err(ErrorKind::Unsupported, ds, "decimals must be a constant")),
+                    }
+                }
+                None => 0,
+            };
+            t.elementwise(vec![v], s, &mut |_, ops, _| {
+                let (e, ty) = ops.into_iter().next().unwrap();
+                if ty != Ty::F64 && decimals >= 0 {
+                    return Ok((e, ty));
+                }
+                Ok((round_decimals(convert(e, ty, Ty::F64), decimals), Ty::F64))
+            })
+        }
+        "np.minimum" | "np.maximum" | "np.fmin" | "np.fmax" | "np.add" | "np.subtract" | "np.multiply" | "np.divide"
+        | "np.remainder" | "np.floor_divide" | "np.logical_and" | "np.logical_or" | "np.logical_xor" => {
+            a.arity(t, 2, 2)?;
+            let (x, _) = a.take();
+            let (y, _) = a.take();
+            let op = match base {
+                "add" => Some(ast::BinOp::Add),
+                "subtract" => Some(ast::BinOp::Sub),
+                "multiply" => Some(ast::BinOp::Mul),
+                "divide" => Some(ast::BinOp::Div),
+                "remainder" => Some(ast::BinOp::Mod),
+                "floor_divide" => Some(ast::BinOp::FloorDiv),
+                _ => None,
+            };
+            if let Some(op) = op {
+                return t.binary(op, x, y, span);
+            }
+            t.elementwise(vec![x, y], span, &mut |t, ops, _| {
+                let mut it = ops.into_iter();
+                let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
+                if base.starts_with("logical") {
+                    let o = match base {
+                        "logical_and" => BinOp::And,
+                        "logical_or" => BinOp::Or,
+                        _ => BinOp::Xor,
+                    };
+                    return Ok((bin(o, convert(x, tx, Ty::Bool), convert(y, ty, Ty::Bool)), Ty::Bool));
+                }
+                let tt = tx.max(ty).max(Ty::I64);
+                let (x, y) = (convert(x, tx, tt), convert(y, ty, tt));
+                Ok(match base {
+                    "minimum" => (bin(BinOp::Min, x, y), tt),
+                    "maximum" => (bin(BinOp::Max, x, y), tt),
+                    _ if tt != Ty::F64 => (bin(if base == "fmin" { BinOp::Min } else { BinOp::Max }, x, y), tt),
+                    _ => {
+                        // fmin/fmax ignore a NaN operand: pick the other one.
+                        let (x, y) = (t.stable(x, tt), t.stable(y, tt));
+                        let m = bin(if base == "fmin" { BinOp::Min } else { BinOp::Max }, x.clone(), y.clone());
+                        let xn = un(UnOp::IsNan, x.clone());
+                        let yn = un(UnOp::IsNan, y.clone());
+                        (Expr::Select(xn.boxed(), y.boxed(), Expr::Select(yn.boxed(), x.boxed(), m.boxed()).boxed()), tt)
+                    }
+                })
+            })
+        }
+        "np.where" => {
+            if a.pos.len() != 3 {
+                return Err(t
+                    .err(ErrorKind::Arity, span, "np.where() needs three arguments in a filter")
+                    .hint("np.where(cond, a, b); for the indices of a mask use np.count_nonzero or a loop"));
+            }
+            let (c, _) = a.take();
+            let (x, _) = a.take();
+            let (y, _) = a.take();
+            t.elementwise(vec![c, x, y], span, &mut |_, ops, _| {
+                let mut it = ops.into_iter();
+                let ((c, tc), (x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+                let tt = tx.max(ty);
+                Ok((Expr::Select(convert(c, tc, Ty::Bool).boxed(), convert(x, tx, tt).boxed(), convert(y, ty, tt).boxed()), tt))
+            })
+        }
+        "np.clip" => {
+            a.arity(t, 1, 3)?;
+            let (x, _) = a.take();
+            let lo = if a.pos.is_empty() { a.kw("a_min").or(a.kw("min")) } else { Some(a.take()) };
+            let hi = if a.pos.is_empty() { a.kw("a_max").or(a.kw("max")) } else { Some(a.take()) };
+            let (Some((lo, _)), Some((hi, _))) = (lo, hi) else {
+                return Err(t.err(ErrorKind::Arity, span, "clip() needs a lower and an upper bound"));
+            };
+            let mut vals = vec![x];
+            let (has_lo, has_hi) = (!matches!(lo, Value::None), !matches!(hi, Value::None));
+            if has_lo {
+                vals.push(lo);
+            }
+            if has_hi {
+                vals.push(hi);
+            }
+            t.elementwise(vals, span, &mut |_, ops, _| {
+                let tt = ops.iter().map(|o| o.1).max().unwrap().max(Ty::I64);
+                let mut it = ops.into_iter();
+                let (x, tx) = it.next().unwrap();
+                let mut e = convert(x, tx, tt);
+                if has_lo {
+                    let (l, tl) = it.next().unwrap();
+                    e = bin(BinOp::Max, e, convert(l, tl, tt));
+                }
+                if has_hi {
+                    let (h, th) = it.next().unwrap();
+                    e = bin(BinOp::Min, e, convert(h, th, tt));
+                }
+                Ok((e, tt))
+            })
+        }
+        "np.array" => {
+            a.arity(t, 1, 1)?;
+            let dtype = a.kw("dtype");
+            let (v, s) = a.take();
+            let arr = t.to_array(v, s)?;
+            match dtype {
+                None => Ok(Value::Array(arr)),
+                Some((d, ds)) => astype(t, arr, d, ds),
+            }
+        }
+        "method.astype" => {
+            a.arity(t, 2, 2)?;
+            let (v, s) = a.take();
+            let (d, ds) = a.take();
+            match v {
+                Value::Scalar(e, ty) => {
+                    let arr = ArrayVal { len: Expr::I64(1), ty, index: t.temp(Ty::I64), elem: e };
+                    match astype(t, arr, d, ds)? {
+                        Value::Array(r) => Ok(Value::Scalar(r.elem, r.ty)),
+                        other => Ok(other),
+                    }
+                }
+                v => {
+                    let arr = t.to_array(v, s)?;
+                    astype(t, arr, d, ds)
+                }
+            }
+        }
+        "method.item" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            match v {
+                Value::Scalar(..) => Ok(v),
+                v => {
+                    let arr = t.to_array(v, s)?;
+                    t.check(cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)), "can only convert an array of size 1 to a Python scalar (size {a})", span, arr.len.clone(), Expr::I64(0));
+                    Ok(Value::Scalar(arr.at(Expr::I64(0)), arr.ty))
+                }
+            }
+        }
+        "method.is_integer" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            let x = t.float(v, s, "the receiver")?;
+            let x = t.stable(x, Ty::F64);
+            Ok(Value::Scalar(cmp(CmpOp::Eq, un(UnOp::Floor, x.clone()), x), Ty::Bool))
+        }
+        "np.delete" => {
+            a.arity(t, 2, 2)?;
+            let (v, s) = a.take();
+            let (i, is) = a.take();
+            let arr = t.to_array(v, s)?;
+            let i = t.int(i, is, "the index to delete")?;
+            let i = t.checked_index(i, arr.len.clone(), is);
+            let index = t.temp(Ty::I64);
+            let k = Expr::Var(index);
+            let src = Expr::Select(cmp(CmpOp::Ge, k.clone(), i).boxed(), bin(BinOp::Add, k.clone(), Expr::I64(1)).boxed(), k.boxed());
+            Ok(Value::Array(ArrayVal { len: bin(BinOp::Sub, arr.len.clone(), Expr::I64(1)), ty: arr.ty, index, elem: arr.at(src) }))
+        }
+        "np.concatenate" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            let Value::Tuple(parts) = v else {
+                return Err(t.err(ErrorKind::Type, s, "np.concatenate() takes a tuple of arrays").hint("np.concatenate((a, b))"));
+            };
+            let mut arrays = Vec::new();
+            for p in parts {
+                let p = match p {
+                    Value::Scalar(..) => return Err(t.err(ErrorKind::Type, s, "np.concatenate() needs arrays, not numbers").hint("wrap numbers in a tuple: (v,)")),
+                    p => t.to_array(p, s)?,
+                };
+                arrays.push(p);
+            }
+            let Some(mut acc) = arrays.first().cloned() else {
+                return Err(t.err(ErrorKind::Arity, s, "need at least one array to concatenate"));
+            };
+            for next in &arrays[1..] {
+                acc = concat2(t, &acc, next);
+            }
+            Ok(Value::Array(acc))
+        }
+        "np.sort" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            let arr = t.to_array(v, s)?;
+            let arr = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::F64), ty: Ty::F64, ..arr };
+            let m = t.materialize(&arr, None);
+            let slot = m.slot().unwrap();
+            t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
+            Ok(Value::Array(m))
+        }
+        "np.flip" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            let arr = t.to_array(v, s)?;
+            let len = t.stable(arr.len.clone(), Ty::I64);
+            let index = t.temp(Ty::I64);
+            let src = bin(BinOp::Sub, bin(BinOp::Sub, len.clone(), Expr::I64(1)), Expr::Var(index));
+            Ok(Value::Array(ArrayVal { len, ty: arr.ty, index, elem: arr.at(src) }))
+        }
+        "np.diff" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            let arr = t.to_array(v, s)?;
+            let len = t.stable(arr.len.clone(), Ty::I64);
+            let index = t.temp(Ty::I64);
+            let k = Expr::Var(index);
+            let tt = arr.ty.max(Ty::I64);
+            let elem = bin(BinOp::Sub, convert(arr.at(bin(BinOp::Add, k.clone(), Expr::I64(1))), arr.ty, tt), convert(arr.at(k), arr.ty, tt));
+            Ok(Value::Array(ArrayVal { len: bin(BinOp::Max, bin(BinOp::Sub, len, Expr::I64(1)), Expr::I64(0)), ty: tt, index, elem }))
+        }
+        "np.dot" => {
+            a.arity(t, 2, 2)?;
+            let (x, _) = a.take();
+            let (y, _) = a.take();
+            let p = t.binary(ast::BinOp::Mul, x, y, span)?;
+            reduction(t, "sum", p, span, a)
+        }
+        "np.average" => {
+            a.arity(t, 1, 1)?;
+            let (x, xs) = a.take();
+            match a.kw("weights") {
+                None => reduction(t, "mean", x, xs, a),
+                Some((w, _)) => {
+                    let xw = t.binary(ast::BinOp::Mul, x, w.clone(), span)?;
+                    let num = reduction(t, "sum", xw, span, a)?;
+                    let den = reduction(t, "sum", w, span, a)?;
+                    t.binary(ast::BinOp::Div, num, den, span)
+                }
+            }
+        }
+        "np.size" | "builtin.len" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            match v {
+                Value::Tuple(items) => Ok(Value::Scalar(Expr::I64(items.len() as i64), Ty::I64)),
+                Value::Scalar(..) if name == "np.size" => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
+                v => {
+                    let arr = t.to_array(v, s).map_err(|e| e.hint("len() needs an array"))?;
+                    Ok(Value::Scalar(arr.len, Ty::I64))
+                }
+            }
+        }
+        "builtin.abs" => unreachable!("handled with the unary math functions"),
+        "builtin.float" | "builtin.int" | "builtin.bool" => cast_call(t, base, a),
+        "builtin.round" => {
+            a.arity(t, 1, 2)?;
+            let (v, s) = a.take();
+            let (x, tx) = t.scalar(v, s, "round()'s argument")?;
+            if let Some((d, ds)) = a.pos.pop().or_else(|| a.kw("ndigits")) {
+                let e = t.int(d, ds, "ndigits")?;
+                let Some(k) = crate::ir::fold::const_expr(&e) else {
+                    return Err(t.err(ErrorKind::Unsupported, ds, "ndigits must be a constant"));
+                };
+                if tx != Ty::F64 {
+                    return Ok(Value::Scalar(x, tx));
+                }
+                return Ok(Value::Scalar(round_decimals(x, k.i()), Ty::F64));
+            }
+            if tx != Ty::F64 {
+                return Ok(Value::Scalar(convert(x, tx, Ty::I64), Ty::I64));
+            }
+            // round(float) is an int: NaN and infinity cannot be converted.
+            let x = t.stable(x, Ty::F64);
+            t.check(un(UnOp::IsFinite, x.clone()), "cannot convert float NaN or infinity to integer", span, Expr::I64(0), Expr::I64(0));
+            Ok(Value::Scalar(Expr::Cast(Ty::I64, un(UnOp::RoundEven, x).boxed()), Ty::I64))
+        }
+        "builtin.pow" => {
+            a.arity(t, 2, 2)?;
+            let (x, _) = a.take();
+            let (y, _) = a.take();
+            t.binary(ast::BinOp::Pow, x, y, span)
+        }
+        "builtin.min" | "builtin.max" => builtin_min_max(t, base, a),
+        "builtin.sum" => {
+            a.arity(t, 1, 2)?;
+            let (v, s) = a.take();
+            let start = a.pos.pop().or_else(|| a.kw("start"));
+            let total = reduction(t, "sum", v, s, a)?;
+            match start {
+                Some((st, _)) => t.binary(ast::BinOp::Add, st, total, span),
+                None => Ok(total),
+            }
+        }
+        "builtin.any" | "builtin.all" => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            reduction(t, base, v, s, a)
+        }
+        _ if module == "np" => {
+            a.arity(t, 1, 2)?;
+            let (v, s) = a.take();
+            reduction(t, base, v, s, a)
+        }
+        _ => Err(t.err(ErrorKind::UnknownName, span, format!("`{name}` cannot be called here"))),
+    }
+}
+
+/// np.round(x, decimals): NumPy multiplies by 10**d, rounds half to even, and divides back.
+fn round_decimals(x: Expr, decimals: i64) -> Expr {
+    if decimals == 0 {
+        return un(UnOp::RoundEven, x);
+    }
+    if decimals > 0 {
+        let s = 10f64.powi(decimals as i32);
+        bin(BinOp::Div, un(UnOp::RoundEven, bin(BinOp::Mul, x, Expr::F64(s))), Expr::F64(s))
+    } else {
+        let s = 10f64.powi(-decimals as i32);
+        bin(BinOp::Mul, un(UnOp::RoundEven, bin(BinOp::Div, x, Expr::F64(s))), Expr::F64(s))
+    }
+}
+
+/// Two arrays joined: materialised, each part copied under a guard so no load is out of range.
+fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVal {
+    let ty = a.ty.max(b.ty);
+    let la = t.stable(a.len.clone(), Ty::I64);
+    let lb = t.stable(b.len.clone(), Ty::I64);
+    let slot = t.new_array(crate::ir::ArrKind::Scratch { elem: ty }, "%concat");
+    let index = t.temp(Ty::I64);
+    let k = Expr::Var(index);
+    let fill = |elem: Expr, len: Expr| Stmt::Fill { dst: slot, len, index, elem, keep: None };
+    let only_a = fill(convert(a.at(k.clone()), a.ty, ty), la.clone());
+    let only_b = fill(convert(b.at(k.clone()), b.ty, ty), lb.clone());
+    // With both parts non-empty, clamped indices keep both loads in range.
+    let ka = bin(BinOp::Min, k.clone(), bin(BinOp::Sub, la.clone(), Expr::I64(1)));
+    let kb = bin(BinOp::Max, bin(BinOp::Sub, k.clone(), la.clone()), Expr::I64(0));
+    let both = Expr::Select(
+        cmp(CmpOp::Lt, k.clone(), la.clone()).boxed(),
+        convert(a.at(ka), a.ty, ty).boxed(),
+        convert(b.at(kb), b.ty, ty).boxed(),
+    );
+    let joined = fill(both, bin(BinOp::Add, la.clone(), lb.clone()));
+    let a_empty = cmp(CmpOp::Eq, la, Expr::I64(0));
+    let b_empty = cmp(CmpOp::Eq, lb, Expr::I64(0));
+    t.emit(Stmt::If(a_empty, vec![only_b], vec![Stmt::If(b_empty, vec![only_a], vec![joined])]));
+    t.view(slot)
+}
+
+fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value> {
+    let ty = match &d {
+        Value::Function("builtin.int") => Ty::I64,
+        Value::Function("builtin.float") => Ty::F64,
+        Value::Function("builtin.bool") => Ty::Bool,
+        Value::Str(s) if s.starts_with("int") || s.starts_with("uint") => Ty::I64,
+        Value::Str(s) if s.starts_with("float") || s == "f8" || s == "d" => Ty::F64,
+        Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
+        _ => return Err(t.err(ErrorKind::Type, ds, "astype() supports int, float and bool")),
+    };
+    Ok(Value::Array(ArrayVal { elem: convert(arr.elem.clone(), arr.ty, ty), ty, ..arr }))
+}
+
+/// float(x), int(x), bool(x) on numbers, and float('nan')-style literals.
+fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
+    a.arity(t, 0, 1)?;
+    if a.pos.is_empty() {
+        return Ok(match base {
+            "float" => Value::Scalar(Expr::F64(0.0), Ty::F64),
+            "int" => Value::Scalar(Expr::I64(0), Ty::I64),
+            _ => Value::Scalar(Expr::Bool(false), Ty::Bool),
+        });
+    }
+    let (v, s) = a.take();
+    if let Value::Str(text) = &v {
+        let parsed = match text.trim().to_ascii_lowercase().as_str() {
+            "nan" | "+nan" | "-nan" => Some(f64::NAN),
+            "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
+            "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+            other => other.parse::<f64>().ok(),
+        };
+        return match (base, parsed) {
+            ("float", Some(x)) => Ok(Value::Scalar(Expr::F64(x), Ty::F64)),
+            _ => Err(t.err(ErrorKind::Unsupported, s, "strings are not supported").hint("float('nan') and float('inf') are; otherwise write the number")),
+        };
+    }
+    let what = format!("{base}()'s argument");
+    let (e, ty) = match v {
+        Value::Array(arr) => {
+            // float(arr) works in NumPy for one-element arrays.
+            t.check(cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)), "only arrays of size 1 can be converted to Python scalars (size {a})", s, arr.len.clone(), Expr::I64(0));
+            (arr.at(Expr::I64(0)), arr.ty)
+        }
+        v => t.scalar(v, s, &what)?,
+    };
+    Ok(match base {
+        "float" => Value::Scalar(convert(e, ty, Ty::F64), Ty::F64),
+        "bool" => Value::Scalar(convert(e, ty, Ty::Bool), Ty::Bool),
+        _ => {
+            if ty == Ty::F64 {
+                let x = t.stable(e, Ty::F64);
+                t.check(un(UnOp::IsFinite, x.clone()), "cannot convert float NaN or infinity to integer", s, Expr::I64(0), Expr::I64(0));
+                Value::Scalar(Expr::Cast(Ty::I64, x.boxed()), Ty::I64)
+            } else {
+                Value::Scalar(convert(e, ty, Ty::I64), Ty::I64)
+            }
+        }
+    })
+}
+
+/// math.* functions: scalars only, with CPython's errors (`math.sqrt(-1)` raises).
+fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    let mut xs = Vec::new();
+    for (v, s) in std::mem::take(&mut a.pos) {
+        if matches!(v, Value::Array(_)) {
+            return Err(t
+                .err(ErrorKind::Type, s, format!("math.{base}() takes a number, not an array"))
+                .hint(format!("use np.{base}() for arrays")));
+        }
+        xs.push(t.scalar(v, s, "an argument")?);
+    }
+    let arity = match base {
+        "arctan2" | "hypot" | "power" | "copysign" | "fmod" => 2..=2,
+        "log" => 1..=2,
+        _ => 1..=1,
+    };
+    if !arity.contains(&xs.len()) {
+        return Err(t.err(ErrorKind::Arity, span, format!("math.{base}() takes {} arguments but {} were given", arity.start(), xs.len())));
+    }
+    let fx: Vec<Expr> = xs.iter().map(|(e, ty)| convert(e.clone(), *ty, Ty::F64)).collect::<Vec<_>>();
+    let fx: Vec<Expr> = fx.into_iter().map(|e| t.stable(e, Ty::F64)).collect();
+    let result = match base {
+        "isnan" => return Ok(Value::Scalar(un(UnOp::IsNan, fx[0].clone()), Ty::Bool)),
+        "isinf" => return Ok(Value::Scalar(un(UnOp::IsInf, fx[0].clone()), Ty::Bool)),
+        "isfinite" => return Ok(Value::Scalar(un(UnOp::IsFinite, fx[0].clone()), Ty::Bool)),
+        "degrees" => return Ok(Value::Scalar(bin(BinOp::Mul, fx[0].clone(), Expr::F64(180.0 / std::f64::consts::PI)), Ty::F64)),
+        "radians" => return Ok(Value::Scalar(bin(BinOp::Mul, fx[0].clone(), Expr::F64(std::f64::consts::PI / 180.0)), Ty::F64)),
+        "floor" | "ceil" | "trunc" => {
+            if xs[0].1 != Ty::F64 {
+                return Ok(Value::Scalar(convert(xs[0].0.clone(), xs[0].1, Ty::I64), Ty::I64));
+            }
+            let op = match base {
+                "floor" => UnOp::Floor,
+                "ceil" => UnOp::Ceil,
+                _ => UnOp::Trunc,
+            };
+            t.check(un(UnOp::IsFinite, fx[0].clone()), "cannot convert float NaN or infinity to integer", span, Expr::I64(0), Expr::I64(0));
+            return Ok(Value::Scalar(Expr::Cast(Ty::I64, un(op, fx[0].clone()).boxed()), Ty::I64));
+        }
+        "log" if fx.len() == 2 => bin(BinOp::Div, Expr::Call(MathFn::Log, vec![fx[0].clone()]), Expr::Call(MathFn::Log, vec![fx[1].clone()])),
+        _ => match (unary_math(base), binary_math(base)) {
+            (Some(f), _) => apply_unary(fx[0].clone(), f),
+            (_, Some(m)) => Expr::Call(m, fx.clone()),
+            _ => return Err(t.err(ErrorKind::UnknownName, span, format!("math.{base} is not supported"))),
+        },
+    };
+    let r = t.stable(result, Ty::F64);
+    // CPython: a NaN result from non-NaN input is a domain error; an infinite result from finite
+    // input is a range error for the functions that can overflow and a domain error otherwise.
+    let any_nan = fx.iter().map(|x| un(UnOp::IsNan, x.clone())).reduce(|p, q| bin(BinOp::Or, p, q)).unwrap();
+    let all_finite = fx.iter().map(|x| un(UnOp::IsFinite, x.clone())).reduce(|p, q| bin(BinOp::And, p, q)).unwrap();
+    let bad_nan = bin(BinOp::And, un(UnOp::IsNan, r.clone()), not(any_nan));
+    t.check(not(bad_nan), "math domain error", span, Expr::I64(0), Expr::I64(0));
+    if base != "fabs" && base != "copysign" && base != "hypot" {
+        let overflow = matches!(base, "exp" | "exp2" | "expm1" | "cosh" | "sinh" | "power");
+        let bad_inf = bin(BinOp::And, un(UnOp::IsInf, r.clone()), all_finite);
+        t.check(not(bad_inf), if overflow { "math range error" } else { "math domain error" }, span, Expr::I64(0), Expr::I64(0));
+    }
+    Ok(Value::Scalar(r, Ty::F64))
+}
+
+/// Python's min()/max(): over one iterable, CPython's left-to-right comparison (so NaN handling
+/// depends on position); over several numbers, the same rule pairwise.
+fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    if a.pos.is_empty() {
+        return Err(t.err(ErrorKind::Arity, span, format!("{base}() expected at least 1 argument, got 0")));
+    }
+    let op = if base == "min" { BinOp::PyMin } else { BinOp::PyMax };
+    if a.pos.len() == 1 {
+        let (v, s) = a.take();
+        let arr = t.to_array(v, s)?;
+        return py_fold(t, op, &arr, span, base).map(|(e, ty)| Value::Scalar(e, ty));
+    }
+    let mut acc: Option<(Expr, Ty)> = None;
+    for (v, s) in std::mem::take(&mut a.pos) {
+        let (e, ty) = t.scalar(v, s, &format!("an argument of {base}()"))?;
+        acc = Some(match acc {
+            None => (e, ty),
+            Some((p, pt)) => {
+                let tt = pt.max(ty);
+                (bin(op, convert(p, pt, tt), convert(e, ty, tt)), tt)
+            }
+        });
+    }
+    Ok(acc.map(|(e, ty)| Value::Scalar(e, ty)).unwrap())
+}
+
+/// CPython's `min(iterable)`: `acc = x0; for v in rest: if v < acc: acc = v`.
+fn py_fold(t: &mut Translator, op: BinOp, arr: &ArrayVal, span: Span, base: &str) -> Result<(Expr, Ty)> {
+    let len = t.stable(arr.len.clone(), Ty::I64);
+    t.check(cmp(CmpOp::Gt, len.clone(), Expr::I64(0)), &format!("{base}() arg is an empty sequence"), span, Expr::I64(0), Expr::I64(0));
+    if arr.ty == Ty::F64 {
+        let red = if op == BinOp::PyMin { ReduceOp::PyMin } else { ReduceOp::PyMax };
+        let e = t.reduce(red, arr, span, Some(&format!("{base}() arg is an empty sequence")))?;
+        return Ok((e, Ty::F64));
+    }
+    let ints = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::I64), ty: Ty::I64, ..arr.clone() };
+    // Integers have no NaN, so the builtin is a plain min/max (exact in f64 below 2**53).
+    let as_f = ArrayVal { elem: convert(ints.elem.clone(), Ty::I64, Ty::F64), ty: Ty::F64, ..ints };
+    let red = if op == BinOp::PyMin { ReduceOp::Min } else { ReduceOp::Max };
+    let e = t.reduce(red, &as_f, span, Some(&format!("{base}() arg is an empty sequence")))?;
+    Ok((Expr::Cast(Ty::I64, e.boxed()), Ty::I64))
+}
+
+/// NumPy reductions by name, on an array (or a number, as a one-element array).
+fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    let arr = match v {
+        Value::Scalar(e, ty) => ArrayVal { len: Expr::I64(1), ty, index: t.temp(Ty::I64), elem: e },
+        v => t.to_array(v, s)?,
+    };
+    if let Some((k, ks)) = a.kw("keepdims").or(a.kw("out")).or(a.kw("where")) {
+        let _ = k;
+        return Err(t.err(ErrorKind::Unsupported, ks, "keepdims=, out= and where= are not supported in filters"));
+    }
+    if let Some((d, ds)) = a.kw("dtype") {
+        let _ = (d, ds);
+    }
+    let n = t.stable(arr.len.clone(), Ty::I64);
+    let nf = || convert(n.clone(), Ty::I64, Ty::F64);
+    let f64_arr = |arr: &ArrayVal| ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::F64), ty: Ty::F64, ..arr.clone() };
+    let is_nan = |arr: &ArrayVal| un(UnOp::IsNan, convert(arr.elem.clone(), arr.ty, Ty::F64));
+    let nan_to = |arr: &ArrayVal, v: f64| ArrayVal {
+        elem: Expr::Select(is_nan(arr).boxed(), Expr::F64(v).boxed(), convert(arr.elem.clone(), arr.ty, Ty::F64).boxed()),
+        ty: Ty::F64,
+        ..arr.clone()
+    };
+    let ddof = |t: &mut Translator, a: &mut Args| -> Result<Expr> {
+        match a.pos.pop().or_else(|| a.kw("ddof")) {
+            Some((d, ds)) => {
+                let (e, ty) = t.scalar(d, ds, "ddof")?;
+                Ok(convert(e, ty, Ty::F64))
+            }
+            None => Ok(Expr::F64(0.0)),
+        }
+    };
+    let f = |e: Expr| Ok(Value::Scalar(e, Ty::F64));
+    let empty_msg = |op: &str| format!("zero-size array to reduction operation {op} which has no identity");
+    match base {
+        "sum" | "nansum" => {
+            if arr.ty != Ty::F64 {
+                let ints = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::I64), ty: Ty::I64, ..arr };
+                return Ok(Value::Scalar(t.reduce(ReduceOp::SumInt, &ints, span, None)?, Ty::I64));
+            }
+            let src = if base == "nansum" { nan_to(&arr, 0.0) } else { arr };
+            f(t.reduce(ReduceOp::Sum, &src, span, None)?)
+        }
+        "prod" | "nanprod" => {
+            let src = if base == "nanprod" { nan_to(&arr, 1.0) } else { f64_arr(&arr) };
+            f(t.reduce(ReduceOp::Prod, &src, span, None)?)
+        }
+        "mean" => {
+            let s = t.reduce(ReduceOp::Sum, &f64_arr(&arr), span, None)?;
+            f(bin(BinOp::Div, s, nf()))
+        }
+        "nanmean" => {
+            let s = t.reduce(ReduceOp::Sum, &nan_to(&arr, 0.0), span, None)?;
+            let c = count_valid(t, &arr, span)?;
+            f(bin(BinOp::Div, s, convert(c, Ty::I64, Ty::F64)))
+        }
+        "var" | "std" => {
+            let ddof = ddof(t, a)?;
+            let x = f64_arr(&arr);
+            let s = t.reduce(ReduceOp::Sum, &x, span, None)?;
+            let mean = t.stable(bin(BinOp::Div, s, nf()), Ty::F64);
+            let d = t.temp(Ty::F64);
+            let _ = d;
+            let dev = bin(BinOp::Sub, x.elem.clone(), mean);
+            let sq = ArrayVal { elem: sq_expr(t, dev, &x), ..x.clone() };
+            let ss = t.reduce(ReduceOp::Sum, &sq, span, None)?;
+            let denom = bin(BinOp::Max, bin(BinOp::Sub, nf(), ddof), Expr::F64(0.0));
+            let var = bin(BinOp::Div, ss, denom);
+            f(if base == "std" { un(UnOp::Sqrt, var) } else { var })
+        }
+        "nanvar" | "nanstd" => {
+            let ddof = ddof(t, a)?;
+            let cnt = count_valid(t, &arr, span)?;
+            let cnt = convert(cnt, Ty::I64, Ty::F64);
+            let s = t.reduce(ReduceOp::Sum, &nan_to(&arr, 0.0), span, None)?;
+            let avg = t.stable(bin(BinOp::Div, s, cnt.clone()), Ty::F64);
+            let x = f64_arr(&arr);
+            let dev = bin(BinOp::Sub, x.elem.clone(), avg);
+            let sq = sq_expr(t, dev, &x);
+            let sq = ArrayVal { elem: Expr::Select(is_nan(&arr).boxed(), Expr::F64(0.0).boxed(), sq.boxed()), ..x.clone() };
+            let ss = t.reduce(ReduceOp::Sum, &sq, span, None)?;
+            let dof = t.stable(bin(BinOp::Sub, cnt, ddof), Ty::F64);
+            let var = Expr::Select(
+                cmp(CmpOp::Le, dof.clone(), Expr::F64(0.0)).boxed(),
+                Expr::F64(f64::NAN).boxed(),
+                bin(BinOp::Div, ss, dof).boxed(),
+            );
+            f(if base == "nanstd" { un(UnOp::Sqrt, var) } else { var })
+        }
+        "min" | "max" => {
+            let op = if base == "min" { ReduceOp::Min } else { ReduceOp::Max };
+            let e = t.reduce(op, &f64_arr(&arr), span, Some(&empty_msg(if base == "min" { "minimum" } else { "maximum" })))?;
+            Ok(if arr.ty == Ty::F64 { Value::Scalar(e, Ty::F64) } else { Value::Scalar(Expr::Cast(arr.ty.max(Ty::I64), e.boxed()), arr.ty.max(Ty::I64)) })
+        }
+        "nanmin" | "nanmax" => {
+            // fmin.reduce: NaN only when every element is NaN.
+            let op = if base == "nanmin" { ReduceOp::Min } else { ReduceOp::Max };
+            let fill = if base == "nanmin" { f64::INFINITY } else { f64::NEG_INFINITY };
+            let r = t.reduce(op, &nan_to(&arr, fill), span, Some(&empty_msg(if base == "nanmin" { "fmin" } else { "fmax" })))?;
+            let r = match r {
+                Expr::Var(v) => v,
+                _ => unreachable!(),
+            };
+            let (_, check) = t.nested(|t| {
+                let c = count_valid(t, &arr, span)?;
+                t.emit(Stmt::If(cmp(CmpOp::Eq, c, Expr::I64(0)), vec![Stmt::Assign(r, Expr::F64(f64::NAN))], vec![]));
+                Ok(())
+            })?;
+            t.emit(Stmt::If(cmp(CmpOp::Eq, Expr::Var(r), Expr::F64(fill)), check, vec![]));
+            f(Expr::Var(r))
+        }
+        "ptp" => {
+            let x = f64_arr(&arr);
+            let hi = t.reduce(ReduceOp::Max, &x, span, Some(&empty_msg("maximum")))?;
+            let lo = t.reduce(ReduceOp::Min, &x, span, Some(&empty_msg("minimum")))?;
+            f(bin(BinOp::Sub, hi, lo))
+        }
+        "median" | "nanmedian" => {
+            let keep = if base == "nanmedian" { Some(not(is_nan(&arr))) } else { None };
+            let sorted = sorted_copy(t, &arr, keep);
+            let dst = t.temp(Ty::F64);
+            t.emit(Stmt::Sorted { dst, stat: SortedStat::Median, arr: sorted, q: Expr::F64(0.0) });
+            f(Expr::Var(dst))
+        }
+        "percentile" | "nanpercentile" | "quantile" | "nanquantile" => {
+            let Some((q, qs)) = a.pos.pop().or_else(|| a.kw("q")) else {
+                return Err(t.err(ErrorKind::Arity, span, format!("{base}() needs q")));
+            };
+            if let Some((m, ms)) = a.kw("method").or(a.kw("interpolation")) {
+                if !matches!(&m, Value::Str(s) if s == "linear") {
+                    return Err(t.err(ErrorKind::Unsupported, ms, "only the default 'linear' method is supported"));
+                }
+            }
+            let (qe, qt) = match q {
+                Value::Scalar(e, ty) => (e, ty),
+                _ => return Err(t.err(ErrorKind::Unsupported, qs, "q must be one number in a filter").hint("compute one percentile per filter")),
+            };
+            let is_pct = base.ends_with("percentile");
+            let q = t.stable(convert(qe, qt, Ty::F64), Ty::F64);
+            let (hi, msg) = if is_pct { (100.0, "Percentiles must be in the range [0, 100]") } else { (1.0, "Quantiles must be in the range [0, 1]") };
+            let ok = bin(BinOp::And, cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)), cmp(CmpOp::Le, q.clone(), Expr::F64(hi)));
+            t.check(ok, msg, qs, Expr::I64(0), Expr::I64(0));
+            let nan_variant = base.starts_with("nan");
+            if !nan_variant {
+                t.check(cmp(CmpOp::Gt, n.clone(), Expr::I64(0)), "index -1 is out of bounds for axis 0 with size 0", span, Expr::I64(0), Expr::I64(0));
+            }
+            let keep = if nan_variant { Some(not(is_nan(&arr))) } else { None };
+            let sorted = sorted_copy(t, &arr, keep);
+            let qf = if is_pct { bin(BinOp::Div, q, Expr::F64(100.0)) } else { q };
+            let dst = t.temp(Ty::F64);
+            t.emit(Stmt::Sorted { dst, stat: SortedStat::Quantile, arr: sorted, q: qf });
+            f(Expr::Var(dst))
+        }
+        "any" | "all" => {
+            let b = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::Bool), ty: Ty::Bool, ..arr };
+            let op = if base == "any" { ReduceOp::Any } else { ReduceOp::All };
+            Ok(Value::Scalar(t.reduce(op, &b, span, None)?, Ty::Bool))
+        }
+        "count_nonzero" => {
+            let b = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::Bool), ty: Ty::Bool, ..arr };
+            Ok(Value::Scalar(t.reduce(ReduceOp::Count, &b, span, None)?, Ty::I64))
+        }
+        "argmin" | "argmax" => {
+            let op = if base == "argmin" { ReduceOp::ArgMin } else { ReduceOp::ArgMax };
+            let msg = format!("attempt to get {base} of an empty sequence");
+            Ok(Value::Scalar(t.reduce(op, &f64_arr(&arr), span, Some(&msg))?, Ty::I64))
+        }
+        _ => Err(t.err(ErrorKind::UnknownName, span, format!("np.{base} is not supported in filters"))),
+    }
+}
+
+/// `d * d` for a deviation, keeping `d` computed once per element.
+fn sq_expr(_t: &mut Translator, dev: Expr, _x: &ArrayVal) -> Expr {
+    bin(BinOp::Mul, dev.clone(), dev)
+}
+
+/// The number of non-NaN elements.
+fn count_valid(t: &mut Translator, arr: &ArrayVal, span: Span) -> Result<Expr> {
+    let valid = ArrayVal { elem: not(un(UnOp::IsNan, convert(arr.elem.clone(), arr.ty, Ty::F64))), ty: Ty::Bool, ..arr.clone() };
+    t.reduce(ReduceOp::Count, &valid, span, None)
+}
+
+/// A sorted f64 copy (of the elements where `keep` holds).
+fn sorted_copy(t: &mut Translator, arr: &ArrayVal, keep: Option<Expr>) -> crate::ir::Arr {
+    let x = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::F64), ty: Ty::F64, ..arr.clone() };
+    let m = t.materialize(&x, keep);
+    let slot = m.slot().unwrap();
+    t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
+    slot
+}
+
+#[allow(dead_code)]
+fn unsupported(t: &Translator, span: Span, what: &str) -> Error {
+    t.err(ErrorKind::Unsupported, span, what.to_string())
+}

@@ -1,0 +1,672 @@
+//! Lowering of expressions: operators, comparisons, indexing, and the array algebra.
+
+use super::builtins;
+use super::value::{ArrayVal, Value};
+use super::{not, Iterable, Translator};
+use crate::error::{ErrorKind, Result, Span};
+use crate::ir::{self, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
+use crate::math::MathFn;
+use crate::syntax::ast::{self, ExprKind};
+
+/// Converts a scalar expression between types (Python's implicit promotions).
+pub(crate) fn convert(e: Expr, from: Ty, to: Ty) -> Expr {
+    if from == to {
+        e
+    } else {
+        Expr::Cast(to, e.boxed())
+    }
+}
+
+pub(crate) fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
+    Expr::Binary(op, a.boxed(), b.boxed())
+}
+
+pub(crate) fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
+    Expr::Cmp(op, a.boxed(), b.boxed())
+}
+
+pub(crate) fn un(op: UnOp, a: Expr) -> Expr {
+    Expr::Unary(op, a.boxed())
+}
+
+impl Translator<'_> {
+    pub(crate) fn expr(&mut self, e: &ast::Expr) -> Result<Value> {
+        crate::with_stack(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> Result<Value> {
+        Ok(match &e.kind {
+            ExprKind::Name(n) => self.read_name(n, e.span)?,
+            ExprKind::Int(v) => Value::Scalar(Expr::I64(*v), Ty::I64),
+            ExprKind::Float(v) => Value::Scalar(Expr::F64(*v), Ty::F64),
+            ExprKind::Bool(v) => Value::Scalar(Expr::Bool(*v), Ty::Bool),
+            ExprKind::None => Value::None,
+            ExprKind::Ellipsis => Value::Ellipsis,
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                Value::Tuple(items.iter().map(|i| self.expr(i)).collect::<Result<_>>()?)
+            }
+            ExprKind::Unary(op, x) => {
+                let v = self.expr(x)?;
+                self.unary(*op, v, e.span)?
+            }
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                self.binary(*op, a, b, e.span)?
+            }
+            ExprKind::BoolOp(op, items) => self.bool_op(*op, items)?,
+            ExprKind::Compare(first, rest) => self.compare(first, rest, e.span)?,
+            ExprKind::IfExp { test, body, orelse } => self.if_exp(test, body, orelse, e.span)?,
+            ExprKind::Call { func, args, keywords } => {
+                let f = self.expr(func)?;
+                builtins::call(self, f, args, keywords, e.span, func.span)?
+            }
+            ExprKind::Attribute(base, attr) => {
+                let b = self.expr(base)?;
+                builtins::attribute(self, b, attr, e.span)?
+            }
+            ExprKind::Subscript(base, index) => {
+                let b = self.expr(base)?;
+                self.subscript(b, index, e.span)?
+            }
+            ExprKind::Slice(..) => return Err(self.err(ErrorKind::Syntax, e.span, "a slice is only valid inside [ ]")),
+            ExprKind::Lambda(_) => {
+                return Err(self
+                    .err(ErrorKind::Unsupported, e.span, "nested functions and lambdas are not supported")
+                    .hint("inline the expression"))
+            }
+            ExprKind::Unsupported(what) => {
+                return Err(self.err(ErrorKind::Unsupported, e.span, format!("{what} are not supported")))
+            }
+        })
+    }
+
+    /// Requires a number; `what` names the value in the error.
+    pub(crate) fn scalar(&mut self, v: Value, span: Span, what: &str) -> Result<(Expr, Ty)> {
+        match v {
+            Value::Scalar(e, t) => Ok((e, t)),
+            Value::Array(_) => Err(self
+                .err(ErrorKind::Type, span, format!("{what} must be a number, but this is an array"))
+                .hint("reduce it first, e.g. np.sum(...), np.mean(...) or x[i]")),
+            other => Err(self.err(ErrorKind::Type, span, format!("{what} must be a number, not {}", other.describe()))),
+        }
+    }
+
+    /// A float-valued scalar.
+    pub(crate) fn float(&mut self, v: Value, span: Span, what: &str) -> Result<Expr> {
+        let (e, t) = self.scalar(v, span, what)?;
+        Ok(convert(e, t, Ty::F64))
+    }
+
+    /// An integer-valued scalar (bools count as ints, floats are an error).
+    pub(crate) fn int(&mut self, v: Value, span: Span, what: &str) -> Result<Expr> {
+        let (e, t) = self.scalar(v, span, what)?;
+        if t == Ty::F64 {
+            return Err(self.err(ErrorKind::Type, span, format!("{what} must be an integer, not a float")).hint("use int(...)"));
+        }
+        Ok(convert(e, t, Ty::I64))
+    }
+
+    /// Python truthiness of a condition.
+    pub(crate) fn truth(&mut self, v: Value, span: Span) -> Result<Expr> {
+        match v {
+            Value::Scalar(e, t) => Ok(convert(e, t, Ty::Bool)),
+            Value::None => Ok(Expr::Bool(false)),
+            Value::Tuple(items) => Ok(Expr::Bool(!items.is_empty())),
+            Value::Array(_) => Err(self
+                .err(ErrorKind::Type, span, "the truth value of an array with more than one element is ambiguous")
+                .hint("use .any() or .all(), or test len(...)")),
+            other => Err(self.err(ErrorKind::Type, span, format!("cannot use {} as a condition", other.describe()))),
+        }
+    }
+
+    /// Converts tuples/lists of numbers into arrays; arrays pass through.
+    pub(crate) fn to_array(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
+        match v {
+            Value::Array(a) => Ok(a),
+            Value::Tuple(items) => {
+                let mut elems = Vec::new();
+                let mut ty = Ty::Bool;
+                for it in items {
+                    let (e, t) = self.scalar(it, span, "an element of an array literal")?;
+                    let e = self.stable(e, t);
+                    ty = ty.max(t);
+                    elems.push((e, t));
+                }
+                let index = self.temp(Ty::I64);
+                // elem(i) = i == 0 ? e0 : i == 1 ? e1 : ... (pure, so it can stay lazy)
+                let mut elem = match elems.last() {
+                    Some((e, t)) => convert(e.clone(), *t, ty),
+                    None => Expr::F64(0.0),
+                };
+                for (k, (e, t)) in elems.iter().enumerate().rev().skip(1) {
+                    elem = Expr::Select(
+                        cmp(CmpOp::Eq, Expr::Var(index), Expr::I64(k as i64)).boxed(),
+                        convert(e.clone(), *t, ty).boxed(),
+                        elem.boxed(),
+                    );
+                }
+                let ty = if elems.is_empty() { Ty::F64 } else { ty };
+                Ok(ArrayVal { len: Expr::I64(elems.len() as i64), ty, index, elem })
+            }
+            other => Err(self.err(ErrorKind::Type, span, format!("expected an array, got {}", other.describe()))),
+        }
+    }
+
+    /// Applies a scalar function element-wise when any operand is an array, checking lengths.
+    pub(crate) fn elementwise(
+        &mut self,
+        args: Vec<Value>,
+        span: Span,
+        f: &mut dyn FnMut(&mut Self, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)>,
+    ) -> Result<Value> {
+        let any_array = args.iter().any(|a| matches!(a, Value::Array(_)));
+        if !any_array {
+            let mut scalars = Vec::new();
+            for a in args {
+                scalars.push(self.scalar(a, span, "an operand")?);
+            }
+            let (e, t) = f(self, scalars, false)?;
+            return Ok(Value::Scalar(e, t));
+        }
+        let mut len: Option<Expr> = None;
+        let index = self.temp(Ty::I64);
+        let mut elems = Vec::new();
+        for a in args {
+            match a {
+                Value::Array(arr) => {
+                    match &len {
+                        None => len = Some(arr.len.clone()),
+                        Some(l) if *l == arr.len => {}
+                        Some(l) => {
+                            let (l, m) = (l.clone(), arr.len.clone());
+                            self.check(
+                                cmp(CmpOp::Eq, l.clone(), m.clone()),
+                                "operands could not be broadcast together with shapes ({a},) ({b},)",
+                                span,
+                                l,
+                                m,
+                            );
+                        }
+                    }
+                    elems.push((arr.at(Expr::Var(index)), arr.ty));
+                }
+                Value::Tuple(_) => {
+                    let arr = self.to_array(a, span)?;
+                    elems.push((arr.at(Expr::Var(index)), arr.ty));
+                    if len.is_none() {
+                        len = Some(arr.len);
+                    }
+                }
+                other => {
+                    let (e, t) = self.scalar(other, span, "an operand")?;
+                    let e = self.stable(e, t);
+                    elems.push((e, t));
+                }
+            }
+        }
+        self.in_elementwise += 1;
+        let r = f(self, elems, true);
+        self.in_elementwise -= 1;
+        let (elem, ty) = r?;
+        Ok(Value::Array(ArrayVal { len: len.unwrap(), ty, index, elem }))
+    }
+
+    pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
+        self.elementwise(vec![v], span, &mut |t, a, _| {
+            let (e, ty) = a.into_iter().next().unwrap();
+            Ok(match op {
+                ast::UnaryOp::Pos => (e, if ty == Ty::Bool { Ty::I64 } else { ty }).pipe(|(e, t2)| (convert(e, ty, t2), t2)),
+                ast::UnaryOp::Neg => {
+                    let t2 = ty.max(Ty::I64);
+                    (un(UnOp::Neg, convert(e, ty, t2)), t2)
+                }
+                ast::UnaryOp::Not => (un(UnOp::Not, convert(e, ty, Ty::Bool)), Ty::Bool),
+                ast::UnaryOp::Invert => match ty {
+                    Ty::Bool => (un(UnOp::Not, e), Ty::Bool),
+                    Ty::I64 => (un(UnOp::BitNot, e), Ty::I64),
+                    Ty::F64 => {
+                        return Err(t
+                            .err(ErrorKind::Type, span, "bad operand type for unary ~: 'float'")
+                            .hint("~ inverts masks and integers; use `not` or 1 - x"))
+                    }
+                },
+            })
+        })
+    }
+
+    /// Arithmetic and bitwise operators with Python/NumPy promotion, element-wise on arrays.
+    pub(crate) fn binary(&mut self, op: ast::BinOp, a: Value, b: Value, span: Span) -> Result<Value> {
+        if op == ast::BinOp::MatMul {
+            return Err(self.err(ErrorKind::Unsupported, span, "the @ operator is not supported").hint("use np.dot(a, b)"));
+        }
+        if let (Value::Tuple(_), Value::Tuple(_)) = (&a, &b) {
+            return Err(self.err(ErrorKind::Unsupported, span, "operators on tuples are not supported"));
+        }
+        self.elementwise(vec![a, b], span, &mut |t, ops, elementwise| {
+            let mut it = ops.into_iter();
+            let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
+            t.scalar_binary(op, x, tx, y, ty, elementwise, span)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scalar_binary(&mut self, op: ast::BinOp, x: Expr, tx: Ty, y: Expr, ty: Ty, elementwise: bool, span: Span) -> Result<(Expr, Ty)> {
+        use ast::BinOp as B;
+        let num = tx.max(ty).max(Ty::I64);
+        let f = |e: Expr, t: Ty| convert(e, t, Ty::F64);
+        Ok(match op {
+            B::Add | B::Sub | B::Mul => {
+                let o = match op {
+                    B::Add => BinOp::Add,
+                    B::Sub => BinOp::Sub,
+                    _ => BinOp::Mul,
+                };
+                (bin(o, convert(x, tx, num), convert(y, ty, num)), num)
+            }
+            B::Div => (bin(BinOp::Div, f(x, tx), f(y, ty)), Ty::F64),
+            B::FloorDiv | B::Mod if num == Ty::I64 => {
+                let (x, y) = (convert(x, tx, Ty::I64), convert(y, ty, Ty::I64));
+                let o = if op == B::FloorDiv { BinOp::FloorDiv } else { BinOp::Mod };
+                if elementwise {
+                    // NumPy integer arrays give 0 for a zero divisor.
+                    let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
+                    let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
+                    (Expr::Select(zero.boxed(), Expr::I64(0).boxed(), bin(o, x, safe).boxed()), Ty::I64)
+                } else {
+                    let y = self.stable(y, Ty::I64);
+                    self.check(cmp(CmpOp::Ne, y.clone(), Expr::I64(0)), "integer division or modulo by zero", span, Expr::I64(0), Expr::I64(0));
+                    (bin(o, x, y), Ty::I64)
+                }
+            }
+            B::FloorDiv => (Expr::Call(MathFn::FloorDiv, vec![f(x, tx), f(y, ty)]), Ty::F64),
+            B::Mod => (Expr::Call(MathFn::Remainder, vec![f(x, tx), f(y, ty)]), Ty::F64),
+            B::Pow => self.power(x, tx, y, ty),
+            B::BitAnd | B::BitOr | B::BitXor => {
+                let o = match op {
+                    B::BitAnd => BinOp::And,
+                    B::BitOr => BinOp::Or,
+                    _ => BinOp::Xor,
+                };
+                if tx == Ty::F64 || ty == Ty::F64 {
+                    return Err(self
+                        .err(ErrorKind::Type, span, "bitwise operators need booleans or integers, not floats")
+                        .hint("combine conditions with & and | on masks, e.g. (x > a) & (x < b)"));
+                }
+                let t = tx.max(ty);
+                (bin(o, convert(x, tx, t), convert(y, ty, t)), t)
+            }
+            B::LShift | B::RShift => {
+                if tx == Ty::F64 || ty == Ty::F64 {
+                    return Err(self.err(ErrorKind::Type, span, "shifts need integers, not floats"));
+                }
+                let o = if op == B::LShift { BinOp::Shl } else { BinOp::Shr };
+                (bin(o, convert(x, tx, Ty::I64), convert(y, ty, Ty::I64)), Ty::I64)
+            }
+            B::MatMul => unreachable!(),
+        })
+    }
+
+    /// `x ** y`: integer powers by repeated multiplication; `x ** 2` is `x * x` (what NumPy
+    /// computes for arrays, and bit-identical to a correctly rounded pow); otherwise C `pow`.
+    fn power(&mut self, x: Expr, tx: Ty, y: Expr, ty: Ty) -> (Expr, Ty) {
+        let c = crate::ir::fold::const_expr(&y);
+        if tx != Ty::F64 && ty != Ty::F64 {
+            if let Some(k) = c.map(|v| v.i()) {
+                if (0..=16).contains(&k) {
+                    let x = self.stable(convert(x, tx, Ty::I64), Ty::I64);
+                    let mut e = Expr::I64(1);
+                    for _ in 0..k {
+                        e = if e == Expr::I64(1) { x.clone() } else { bin(BinOp::Mul, e, x.clone()) };
+                    }
+                    return (e, Ty::I64);
+                }
+            }
+        }
+        let x = convert(x, tx, Ty::F64);
+        if c.map(|v| v.f()) == Some(2.0) {
+            let x = self.stable(x, Ty::F64);
+            return (bin(BinOp::Mul, x.clone(), x), Ty::F64);
+        }
+        (Expr::Call(MathFn::Pow, vec![x, convert(y, ty, Ty::F64)]), Ty::F64)
+    }
+
+    /// `a and b` / `a or b`, short-circuiting: `b` is only evaluated when needed.
+    fn bool_op(&mut self, op: ast::BoolOp, items: &[ast::Expr]) -> Result<Value> {
+        let first = self.expr(&items[0])?;
+        let (mut acc, mut ty) = self.scalar(first, items[0].span, "an operand of and/or")?;
+        for item in &items[1..] {
+            let ((rhs, rty), stmts) = self.nested(|t| {
+                let v = t.expr(item)?;
+                t.scalar(v, item.span, "an operand of and/or")
+            })?;
+            let joined = ty.max(rty);
+            let a = self.stable(convert(acc, ty, joined), joined);
+            let cond = convert(a.clone(), joined, Ty::Bool);
+            let b = convert(rhs, rty, joined);
+            // `a and b` is `b if a else a`; `a or b` is `a if a else b`.
+            let (when_true, when_false) = match op {
+                ast::BoolOp::And => (b, a),
+                ast::BoolOp::Or => (a, b),
+            };
+            acc = if stmts.is_empty() {
+                Expr::Select(cond.boxed(), when_true.boxed(), when_false.boxed())
+            } else {
+                let r = self.temp(joined);
+                let (mut then, mut els) = (vec![], vec![]);
+                let target = if op == ast::BoolOp::And { &mut then } else { &mut els };
+                target.extend(stmts);
+                then.push(Stmt::Assign(r, when_true));
+                els.push(Stmt::Assign(r, when_false));
+                self.emit(Stmt::If(cond, then, els));
+                Expr::Var(r)
+            };
+            ty = joined;
+        }
+        Ok(Value::Scalar(acc, ty))
+    }
+
+    /// `a if test else b`: a select when both sides are pure, else an `if` statement.
+    fn if_exp(&mut self, test: &ast::Expr, body: &ast::Expr, orelse: &ast::Expr, span: Span) -> Result<Value> {
+        let c = self.expr(test)?;
+        let c = self.truth(c, test.span)?;
+        let c = self.stable(c, Ty::Bool);
+        let (a, sa) = self.nested(|t| t.expr(body))?;
+        let (b, sb) = self.nested(|t| t.expr(orelse))?;
+        let (a, ta) = self.scalar(a, body.span, "a branch of a conditional expression")?;
+        let (b, tb) = self.scalar(b, orelse.span, "a branch of a conditional expression")?;
+        let _ = span;
+        let ty = ta.max(tb);
+        let (a, b) = (convert(a, ta, ty), convert(b, tb, ty));
+        if sa.is_empty() && sb.is_empty() {
+            return Ok(Value::Scalar(Expr::Select(c.boxed(), a.boxed(), b.boxed()), ty));
+        }
+        let r = self.temp(ty);
+        let (mut then, mut els) = (sa, sb);
+        then.push(Stmt::Assign(r, a));
+        els.push(Stmt::Assign(r, b));
+        self.emit(Stmt::If(c, then, els));
+        Ok(Value::Scalar(Expr::Var(r), ty))
+    }
+
+    /// Comparisons, chained as Python does (`a < b <= c` is `a < b and b <= c`, `b` evaluated
+    /// once); on arrays they give masks.
+    fn compare(&mut self, first: &ast::Expr, rest: &[(ast::CmpOp, ast::Expr)], span: Span) -> Result<Value> {
+        let mut lhs = self.expr(first)?;
+        let mut result: Option<Value> = None;
+        for (k, (op, e)) in rest.iter().enumerate() {
+            let rhs = self.expr(e)?;
+            let rhs = if k + 1 < rest.len() { self.stabilize(rhs) } else { rhs };
+            let r = self.compare_one(*op, lhs, rhs.clone(), e.span)?;
+            result = Some(match result {
+                None => r,
+                Some(prev) => {
+                    if matches!(prev, Value::Array(_)) || matches!(r, Value::Array(_)) {
+                        return Err(self
+                            .err(ErrorKind::Type, span, "chained comparisons of arrays are ambiguous")
+                            .hint("write (a < x) & (x < b)"));
+                    }
+                    let p = self.truth(prev, span)?;
+                    let q = self.truth(r, span)?;
+                    Value::Scalar(bin(BinOp::And, p, q), Ty::Bool)
+                }
+            });
+            lhs = rhs;
+        }
+        Ok(result.unwrap())
+    }
+
+    fn compare_one(&mut self, op: ast::CmpOp, a: Value, b: Value, span: Span) -> Result<Value> {
+        use ast::CmpOp as C;
+        let o = match op {
+            C::Lt => CmpOp::Lt,
+            C::Le => CmpOp::Le,
+            C::Gt => CmpOp::Gt,
+            C::Ge => CmpOp::Ge,
+            C::Eq => CmpOp::Eq,
+            C::Ne => CmpOp::Ne,
+            C::In | C::NotIn => {
+                // `v in arr`: any element equal.
+                let arr = self.to_array(b, span)?;
+                let (v, vt) = self.scalar(a, span, "the left side of `in`")?;
+                let t = vt.max(arr.ty).max(Ty::I64);
+                let v = self.stable(convert(v, vt, t), t);
+                let eq = ArrayVal { elem: cmp(CmpOp::Eq, convert(arr.elem.clone(), arr.ty, t), v), ty: Ty::Bool, ..arr };
+                let any = self.reduce(ReduceOp::Any, &eq, span, None)?;
+                return Ok(Value::Scalar(if op == C::In { any } else { not(any) }, Ty::Bool));
+            }
+            C::Is | C::IsNot => {
+                let same = match (&a, &b) {
+                    (Value::None, Value::None) => true,
+                    (Value::None, _) | (_, Value::None) => false,
+                    _ => {
+                        return Err(self
+                            .err(ErrorKind::Unsupported, span, "`is` only compares with None in filters")
+                            .hint("use == to compare numbers"))
+                    }
+                };
+                return Ok(Value::Scalar(Expr::Bool(same == (op == C::Is)), Ty::Bool));
+            }
+        };
+        self.elementwise(vec![a, b], span, &mut |_, ops, _| {
+            let mut it = ops.into_iter();
+            let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
+            let t = tx.max(ty);
+            Ok((cmp(o, convert(x, tx, t), convert(y, ty, t)), Ty::Bool))
+        })
+    }
+
+    // ---- indexing ---------------------------------------------------------------------------
+
+    fn subscript(&mut self, base: Value, index: &ast::Expr, span: Span) -> Result<Value> {
+        match base {
+            Value::Array(arr) => self.index_array(arr, index, span),
+            Value::Tuple(items) => {
+                let v = self.expr(index)?;
+                let i = self.int(v, index.span, "a tuple index")?;
+                match crate::ir::fold::const_expr(&i) {
+                    Some(ir::eval::Val::I(k)) => {
+                        let n = items.len() as i64;
+                        let k2 = if k < 0 { k + n } else { k };
+                        if !(0..n).contains(&k2) {
+                            return Err(self.err(ErrorKind::Type, index.span, format!("tuple index {k} out of range")));
+                        }
+                        Ok(items[k2 as usize].clone())
+                    }
+                    _ => {
+                        let arr = self.to_array(Value::Tuple(items), span)?;
+                        self.index_array(arr, index, span)
+                    }
+                }
+            }
+            other => Err(self.err(ErrorKind::Type, span, format!("{} cannot be indexed", other.describe()))),
+        }
+    }
+
+    fn index_array(&mut self, arr: ArrayVal, index: &ast::Expr, _span: Span) -> Result<Value> {
+        match &index.kind {
+            ExprKind::Slice(lo, hi, step) => return self.slice(arr, lo.as_deref(), hi.as_deref(), step.as_deref(), index.span),
+            ExprKind::Tuple(items) => {
+                return Err(self
+                    .err(ErrorKind::Type, index.span, format!("too many indices: the buffer is 1-D, but {} were given", items.len()))
+                    .hint("scipy passes the footprint flattened in row-major order: use x[i * ncols + j]"))
+            }
+            ExprKind::Ellipsis => return Ok(Value::Array(arr)),
+            _ => {}
+        }
+        let iv = self.expr(index)?;
+        match iv {
+            Value::Array(mask) if mask.ty == Ty::Bool => {
+                let (n, m) = (arr.len.clone(), mask.len.clone());
+                if n != m {
+                    self.check(
+                        cmp(CmpOp::Eq, n.clone(), m.clone()),
+                        "boolean index did not match indexed array along axis 0; size of axis is {a} but size of corresponding boolean axis is {b}",
+                        index.span,
+                        n,
+                        m,
+                    );
+                }
+                let keep = mask.at(Expr::Var(arr.index));
+                Ok(Value::Array(self.materialize(&arr, Some(keep))))
+            }
+            Value::Array(_) | Value::Tuple(_) => Err(self
+                .err(ErrorKind::Unsupported, index.span, "indexing with an integer array is not supported")
+                .hint("use a boolean mask, a slice or a loop")),
+            v => {
+                let (i, t) = self.scalar(v, index.span, "an index")?;
+                if t == Ty::F64 {
+                    return Err(self
+                        .err(ErrorKind::Type, index.span, "array indices must be integers, not float")
+                        .hint("use // for integer division, or int(...)"));
+                }
+                let i = self.checked_index(convert(i, t, Ty::I64), arr.len.clone(), index.span);
+                Ok(Value::Scalar(arr.at(i), arr.ty))
+            }
+        }
+    }
+
+    /// `a[lo:hi:step]` with Python's clamping; `step` must be a constant.
+    fn slice(&mut self, arr: ArrayVal, lo: Option<&ast::Expr>, hi: Option<&ast::Expr>, step: Option<&ast::Expr>, span: Span) -> Result<Value> {
+        let step = match step {
+            None => 1,
+            Some(s) => {
+                let v = self.expr(s)?;
+                let e = self.int(v, s.span, "a slice step")?;
+                match crate::ir::fold::const_expr(&e) {
+                    Some(v) if v.i() != 0 => v.i(),
+                    Some(_) => return Err(self.err(ErrorKind::Type, s.span, "slice step cannot be zero")),
+                    None => return Err(self.err(ErrorKind::Unsupported, s.span, "the slice step must be a constant")),
+                }
+            }
+        };
+        let len = self.stable(arr.len.clone(), Ty::I64);
+        let (lower, upper) = if step > 0 { (Expr::I64(0), len.clone()) } else { (Expr::I64(-1), bin(BinOp::Sub, len.clone(), Expr::I64(1))) };
+        let bound = |t: &mut Self, e: Option<&ast::Expr>, default: Expr| -> Result<Expr> {
+            let Some(e) = e else { return Ok(default) };
+            let v = t.expr(e)?;
+            if matches!(v, Value::None) {
+                return Ok(default);
+            }
+            let i = t.int(v, e.span, "a slice bound")?;
+            let i = t.stable(i, Ty::I64);
+            // i < 0 ? max(i + len, lower) : min(i, upper)
+            let neg = bin(BinOp::Max, bin(BinOp::Add, i.clone(), len.clone()), lower.clone());
+            let pos = bin(BinOp::Min, i.clone(), upper.clone());
+            Ok(t.stable(Expr::Select(cmp(CmpOp::Lt, i, Expr::I64(0)).boxed(), neg.boxed(), pos.boxed()), Ty::I64))
+        };
+        let start = bound(self, lo, if step > 0 { lower.clone() } else { upper.clone() })?;
+        let stop = bound(self, hi, if step > 0 { upper.clone() } else { lower.clone() })?;
+        // Python's slice length: (stop - start - 1) // step + 1 when non-empty.
+        let n = if step > 0 {
+            let d = bin(BinOp::Sub, stop.clone(), start.clone());
+            Expr::Select(
+                cmp(CmpOp::Gt, d.clone(), Expr::I64(0)).boxed(),
+                bin(BinOp::Add, bin(BinOp::FloorDiv, bin(BinOp::Sub, d, Expr::I64(1)), Expr::I64(step)), Expr::I64(1)).boxed(),
+                Expr::I64(0).boxed(),
+            )
+        } else {
+            let d = bin(BinOp::Sub, start.clone(), stop.clone());
+            Expr::Select(
+                cmp(CmpOp::Gt, d.clone(), Expr::I64(0)).boxed(),
+                bin(BinOp::Add, bin(BinOp::FloorDiv, bin(BinOp::Sub, d, Expr::I64(1)), Expr::I64(-step)), Expr::I64(1)).boxed(),
+                Expr::I64(0).boxed(),
+            )
+        };
+        let n = self.stable(n, Ty::I64);
+        let _ = span;
+        let index = self.temp(Ty::I64);
+        let at = bin(BinOp::Add, start, bin(BinOp::Mul, Expr::Var(index), Expr::I64(step)));
+        Ok(Value::Array(ArrayVal { len: n, ty: arr.ty, index, elem: arr.at(at) }))
+    }
+
+    // ---- reductions and loops ---------------------------------------------------------------
+
+    /// Emits a reduction into a temporary; `empty` is the error when the array is empty (for ops
+    /// that need one).
+    pub(crate) fn reduce(&mut self, op: ReduceOp, arr: &ArrayVal, span: Span, empty: Option<&str>) -> Result<Expr> {
+        let (ein, eout) = op.types();
+        let dst = self.temp(eout);
+        let on_empty = if op.needs_nonempty() {
+            Some(self.site(empty.unwrap_or("zero-size array to reduction operation which has no identity"), span))
+        } else {
+            None
+        };
+        let elem = convert(arr.elem.clone(), arr.ty, ein);
+        self.emit(Stmt::Reduce { dst, op, len: arr.len.clone(), index: arr.index, elem, on_empty });
+        Ok(Expr::Var(dst))
+    }
+
+    /// What a `for` loop iterates, materialised if the body could change what it reads.
+    pub(crate) fn iterable(&mut self, iter: &ast::Expr, body: &[ast::Stmt]) -> Result<Iterable> {
+        let mut assigned = std::collections::HashSet::new();
+        super::collect_locals(body, &mut assigned);
+        let reads_assigned = |t: &Self, e: &Expr| {
+            assigned.iter().any(|n| match t.declared.get(n) {
+                Some(super::Local::Scalar(v, _)) => e.uses_var(*v),
+                Some(super::Local::Array(a, _)) => super::expr_reads_array(e, *a),
+                None => false,
+            })
+        };
+        let fix = |t: &mut Self, a: ArrayVal| -> ArrayVal {
+            if a.slot().is_some() && !reads_assigned(t, &a.elem) && !reads_assigned(t, &a.len) {
+                a
+            } else if reads_assigned(t, &a.elem) || reads_assigned(t, &a.len) {
+                t.materialize(&a, None)
+            } else {
+                a
+            }
+        };
+        if let ExprKind::Call { func, args, keywords } = &iter.kind {
+            if let ExprKind::Name(n) = &func.kind {
+                if (n == "enumerate" || n == "zip") && !self.locals.contains(n) {
+                    if n == "enumerate" {
+                        if args.is_empty() || args.len() > 2 || !keywords.iter().all(|k| k.name == "start") {
+                            return Err(self.err(ErrorKind::Arity, iter.span, "enumerate() takes an array and an optional start"));
+                        }
+                        let v = self.expr(&args[0])?;
+                        let a = self.to_array(v, args[0].span)?;
+                        let a = fix(self, a);
+                        let start_e = args.get(1).or(keywords.first().map(|k| &k.value));
+                        let start = match start_e {
+                            Some(s) => {
+                                let v = self.expr(s)?;
+                                let e = self.int(v, s.span, "enumerate's start")?;
+                                self.stable(e, Ty::I64)
+                            }
+                            None => Expr::I64(0),
+                        };
+                        return Ok(Iterable::Enumerate(a, start));
+                    }
+                    let mut arrs = Vec::new();
+                    for a in args {
+                        let v = self.expr(a)?;
+                        let arr = self.to_array(v, a.span)?;
+                        arrs.push(fix(self, arr));
+                    }
+                    if arrs.is_empty() {
+                        return Err(self.err(ErrorKind::Arity, iter.span, "zip() needs at least one array"));
+                    }
+                    let mut len = arrs[0].len.clone();
+                    for a in &arrs[1..] {
+                        len = bin(BinOp::Min, len, a.len.clone());
+                    }
+                    let len = self.stable(len, Ty::I64);
+                    return Ok(Iterable::Zip(arrs, len));
+                }
+            }
+        }
+        let v = self.expr(iter)?;
+        let a = self.to_array(v, iter.span).map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
+        Ok(Iterable::Array(fix(self, a)))
+    }
+}
+
+/// A tiny combinator for readability in match arms.
+trait Pipe: Sized {
+    fn pipe<R>(self, f: impl FnOnce(Self) -> R) -> R {
+        f(self)
+    }
+}
+impl<T> Pipe for T {}

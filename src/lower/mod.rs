@@ -1,0 +1,834 @@
+//! Lowering: AST to IR, with name resolution, type inference and every check a user can get wrong.
+//!
+//! The translator walks a function once, in program order, emitting IR statements into the current
+//! block. Variable types are inferred by running it to a fixed point: a pass that finds a variable
+//! needing a wider type (an `int` counter later assigned a float) records the wider type and the
+//! pass is repeated; each pass is microseconds and two suffice in practice.
+
+mod builtins;
+mod expr;
+mod value;
+
+use crate::bind::{Bindings, Layout, Slot, Value as Bound};
+use crate::error::{Error, ErrorKind, Result, Span};
+use crate::ir::{self, ArrDecl, ArrKind, Arr, ErrorId, ErrorSite, Expr, Func, Stmt, Ty, Var, VarDecl, BUFFER};
+use crate::syntax::ast::{self, ExprKind, StmtKind};
+use crate::syntax::Program;
+use std::collections::{HashMap, HashSet};
+pub(crate) use value::{ArrayVal, Value};
+
+/// The most IR nodes a lowered filter may have.
+pub const MAX_IR_NODES: usize = 200_000;
+
+/// Error sites every function reserves, in this order (backends rely on the numbers).
+pub const SITE_BAD_ARGS: ErrorId = ErrorId(0);
+pub const SITE_NO_SCRATCH: ErrorId = ErrorId(1);
+
+/// The inferred type of a local name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NameTy {
+    Scalar(Ty),
+    Array(Ty),
+}
+
+/// A declared local.
+#[derive(Clone, Copy, Debug)]
+enum Local {
+    Scalar(Var, Ty),
+    Array(Arr, Ty),
+}
+
+struct LoopCtx {
+    /// Set when the loop has an `else:` clause: `break` must record that it broke.
+    broke: Option<Var>,
+}
+
+/// The result of lowering: the IR and the bound-value layout it reads.
+pub struct Lowered {
+    pub func: Func,
+    pub layout: Layout,
+}
+
+/// Lowers a parsed program. `filter_size` specialises `len(buffer)` to a constant.
+pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>) -> Result<Lowered> {
+    let mut hints: HashMap<String, NameTy> = HashMap::new();
+    for _ in 0..8 {
+        let mut t = Translator::new(program, bindings, filter_size, &hints);
+        t.function()?;
+        if !t.changed {
+            let size = ir::block_size(&t.block);
+            if size > MAX_IR_NODES {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    program.function.span,
+                    format!("the filter lowers to {size} IR nodes; the limit is {MAX_IR_NODES}"),
+                )
+                .hint("simplify the filter or split long expressions"));
+            }
+            let mut func = t.func;
+            func.body = t.block;
+            crate::ir::fold::fold(&mut func);
+            return Ok(Lowered { func, layout: t.layout });
+        }
+        hints = t.hints;
+    }
+    Err(Error::new(ErrorKind::Type, program.function.span, "could not infer the types of the local variables")
+        .hint("give each variable one kind of value (number or array)"))
+}
+
+pub(crate) struct Translator<'a> {
+    program: &'a Program,
+    bindings: &'a Bindings,
+    filter_size: Option<usize>,
+    pub(crate) func: Func,
+    /// The statement list being emitted into.
+    pub(crate) block: Vec<Stmt>,
+    /// Names assigned anywhere in the function: Python makes them local.
+    locals: HashSet<String>,
+    declared: HashMap<String, Local>,
+    hints: HashMap<String, NameTy>,
+    /// Set when this pass learned a wider type: the pass must be repeated.
+    changed: bool,
+    layout: Layout,
+    /// Names bound to the buffer, the parameters and the module aliases.
+    names: HashMap<String, Value>,
+    loops: Vec<LoopCtx>,
+    /// Interned error messages: one site per (message, span).
+    sites: HashMap<(String, Span), ErrorId>,
+    /// Non-zero while an element-wise function is being lowered: its expressions depend on the
+    /// element index, so they must stay expressions and never be hoisted into statements.
+    in_elementwise: u32,
+}
+
+impl<'a> Translator<'a> {
+    fn new(program: &'a Program, bindings: &'a Bindings, filter_size: Option<usize>, hints: &HashMap<String, NameTy>) -> Self {
+        let mut t = Translator {
+            program,
+            bindings,
+            filter_size,
+            func: Func { vars: Vec::new(), arrays: Vec::new(), body: Vec::new(), errors: Vec::new(), filter_size },
+            block: Vec::new(),
+            locals: HashSet::new(),
+            declared: HashMap::new(),
+            hints: hints.clone(),
+            changed: false,
+            layout: Layout::default(),
+            names: HashMap::new(),
+            loops: Vec::new(),
+            sites: HashMap::new(),
+            in_elementwise: 0,
+        };
+        let span = program.function.span;
+        t.site(SITE_BAD_ARGS_MSG, span);
+        t.site("out of memory for {a} elements of scratch space", span);
+        t
+    }
+
+    // ---- declarations -----------------------------------------------------------------------
+
+    pub(crate) fn err(&self, kind: ErrorKind, span: Span, msg: impl Into<String>) -> Error {
+        Error::new(kind, span, msg)
+    }
+
+    /// The error site for a message at a span (deduplicated).
+    pub(crate) fn site(&mut self, message: &str, span: Span) -> ErrorId {
+        let key = (message.to_string(), span);
+        if let Some(id) = self.sites.get(&key) {
+            return *id;
+        }
+        let id = ErrorId(self.func.errors.len() as u32);
+        self.func.errors.push(ErrorSite { message: message.to_string(), span });
+        self.sites.insert(key, id);
+        id
+    }
+
+    pub(crate) fn new_var(&mut self, ty: Ty, name: &str) -> Var {
+        self.func.vars.push(VarDecl { ty, name: name.to_string() });
+        Var(self.func.vars.len() as u32 - 1)
+    }
+
+    pub(crate) fn temp(&mut self, ty: Ty) -> Var {
+        let n = self.func.vars.len();
+        self.new_var(ty, &format!("%t{n}"))
+    }
+
+    pub(crate) fn new_array(&mut self, kind: ArrKind, name: &str) -> Arr {
+        self.func.arrays.push(ArrDecl { kind, name: name.to_string() });
+        Arr(self.func.arrays.len() as u32 - 1)
+    }
+
+    /// The length of an array slot; the buffer's is a constant when specialised.
+    pub(crate) fn slot_len(&self, a: Arr) -> Expr {
+        match (a, self.filter_size) {
+            (BUFFER, Some(n)) => Expr::I64(n as i64),
+            _ => Expr::Len(a),
+        }
+    }
+
+    /// A plain view `a[i]` of an array slot.
+    pub(crate) fn view(&mut self, a: Arr) -> ArrayVal {
+        let index = self.temp(Ty::I64);
+        let ty = self.func.arrays[a.0 as usize].elem();
+        ArrayVal { len: self.slot_len(a), ty, index, elem: Expr::Load(a, Expr::Var(index).boxed()) }
+    }
+
+    pub(crate) fn emit(&mut self, s: Stmt) {
+        self.block.push(s);
+    }
+
+    /// Lowers `f` into a fresh block and returns it, restoring the current one.
+    pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(T, Vec<Stmt>)> {
+        let saved = std::mem::take(&mut self.block);
+        let r = f(self);
+        let inner = std::mem::replace(&mut self.block, saved);
+        Ok((r?, inner))
+    }
+
+    /// Emits `check(cond)` failing with `message` (which may use `{a}`/`{b}`).
+    pub(crate) fn check(&mut self, cond: Expr, message: &str, span: Span, a: Expr, b: Expr) {
+        let err = self.site(message, span);
+        self.emit(Stmt::Check { cond, err, a, b });
+    }
+
+    // ---- the function -----------------------------------------------------------------------
+
+    fn function(&mut self) -> Result<()> {
+        let f = &self.program.function;
+        for (module, alias) in &self.program.imports {
+            self.import(module, alias, f.span)?;
+        }
+        let Some(first) = f.params.first() else {
+            return Err(self.err(ErrorKind::Arity, f.span, "the filter function takes no parameters")
+                .hint("the first parameter receives the neighbourhood, e.g. `def f(x): ...`"));
+        };
+        self.func.arrays.push(ArrDecl { kind: ArrKind::Buffer, name: first.name.clone() });
+        let buffer = self.view(BUFFER);
+        self.names.insert(first.name.clone(), Value::Array(buffer));
+        for p in &f.params[1..] {
+            let v = self.param(p)?;
+            self.names.insert(p.name.clone(), v);
+        }
+        collect_locals(&f.body, &mut self.locals);
+        for p in &f.params {
+            self.locals.remove(&p.name);
+            if assigned_in(&f.body, &p.name) {
+                return Err(self
+                    .err(ErrorKind::Unsupported, p.span, format!("parameter `{}` is assigned to in the body", p.name))
+                    .hint(format!("assign to a new local variable instead of `{}`", p.name)));
+            }
+        }
+        let body = f.body.clone();
+        self.stmts(&body)?;
+        let end = self.site("the filter returned None: every path must return a number", f.span);
+        self.emit(Stmt::Check { cond: Expr::Bool(false), err: end, a: Expr::I64(0), b: Expr::I64(0) });
+        Ok(())
+    }
+
+    /// A parameter after the buffer: a bound value by name, else its default (bound too, so that
+    /// it can be rebound without recompiling).
+    fn param(&mut self, p: &ast::Param) -> Result<Value> {
+        let value = match self.bindings.get(&p.name) {
+            Some(v) => v.clone(),
+            None => match &p.default {
+                Some(d) => self.constant(d)?,
+                None => {
+                    return Err(self
+                        .err(ErrorKind::Binding, p.span, format!("parameter `{}` has no value", p.name))
+                        .hint("bind it (extra_arguments / extra_keywords), or give it a default"))
+                }
+            },
+        };
+        Ok(self.bound(&p.name, &value))
+    }
+
+    /// Registers a bound value in the layout and returns how the code reads it.
+    fn bound(&mut self, name: &str, value: &Bound) -> Value {
+        match self.layout.add(name, value) {
+            Slot::Float(k) => Value::Scalar(Expr::Param(k), Ty::F64),
+            Slot::Int(k) => Value::Scalar(Expr::IntParam(k), Ty::I64),
+            Slot::Array(k) => {
+                let a = self.new_array(ArrKind::Bound(k), name);
+                Value::Array(self.view(a))
+            }
+        }
+    }
+
+    /// A default value: a number literal (possibly negated) or a tuple/list of them.
+    fn constant(&self, e: &ast::Expr) -> Result<Bound> {
+        let num = |e: &ast::Expr| -> Option<f64> {
+            match &e.kind {
+                ExprKind::Int(v) => Some(*v as f64),
+                ExprKind::Float(v) => Some(*v),
+                ExprKind::Unary(ast::UnaryOp::Neg, inner) => match inner.kind {
+                    ExprKind::Int(v) => Some(-(v as f64)),
+                    ExprKind::Float(v) => Some(-v),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        match &e.kind {
+            ExprKind::Int(v) => Ok(Bound::Int(*v)),
+            ExprKind::Bool(v) => Ok(Bound::Int(*v as i64)),
+            ExprKind::Unary(ast::UnaryOp::Neg, inner) if matches!(inner.kind, ExprKind::Int(_)) => {
+                let ExprKind::Int(v) = inner.kind else { unreachable!() };
+                Ok(Bound::Int(-v))
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter().map(|i| num(i).ok_or(())).collect::<std::result::Result<Vec<_>, _>>().map(Bound::Array).map_err(|_| {
+                    self.err(ErrorKind::Unsupported, e.span, "default values must be numbers or tuples of numbers")
+                })
+            }
+            _ => num(e).map(Bound::Float).ok_or_else(|| {
+                self.err(ErrorKind::Unsupported, e.span, "default values must be numbers or tuples of numbers")
+                    .hint("bind the value instead (extra_keywords)")
+            }),
+        }
+    }
+
+    fn import(&mut self, module: &str, alias: &str, span: Span) -> Result<()> {
+        let v = match module {
+            "numpy" => Value::Module("np"),
+            "math" => Value::Module("math"),
+            _ => match module.split_once('.') {
+                Some(("numpy" | "math", name)) => {
+                    let m = if module.starts_with("numpy") { "np" } else { "math" };
+                    match builtins::module_attr(m, name) {
+                        Some(v) => v,
+                        None => return Err(self.err(ErrorKind::UnknownName, span, format!("`{module}` is not supported"))),
+                    }
+                }
+                _ => {
+                    return Err(self
+                        .err(ErrorKind::Unsupported, span, format!("module `{module}` is not available in filters"))
+                        .hint("only numpy and math can be used"))
+                }
+            },
+        };
+        self.names.insert(alias.to_string(), v);
+        Ok(())
+    }
+
+    // ---- names ------------------------------------------------------------------------------
+
+    pub(crate) fn read_name(&mut self, name: &str, span: Span) -> Result<Value> {
+        if self.locals.contains(name) {
+            if let Some(local) = self.declared.get(name).copied() {
+                return Ok(self.local_value(local));
+            }
+            // Read before its first assignment in program order: legal in a loop (set on an earlier
+            // iteration). Declare it with the type learned so far, or ask for another pass.
+            return match self.hints.get(name).copied() {
+                Some(t) => {
+                    let local = self.declare(name, t);
+                    Ok(self.local_value(local))
+                }
+                None => {
+                    self.changed = true;
+                    Ok(Value::Scalar(Expr::F64(0.0), Ty::F64))
+                }
+            };
+        }
+        if let Some(v) = self.names.get(name) {
+            return Ok(v.clone());
+        }
+        if let Some(b) = self.bindings.get(name) {
+            let b = b.clone();
+            let v = self.bound(name, &b);
+            self.names.insert(name.to_string(), v.clone());
+            return Ok(v);
+        }
+        if let Some(v) = builtins::global(name) {
+            return Ok(v);
+        }
+        let hint = match name {
+            "print" => "remove the print call; use Filter::interpret or ndjit's debug mode to inspect values".to_string(),
+            _ => "bind it as a value (extra_arguments, extra_keywords or a closure), or check the spelling".to_string(),
+        };
+        Err(self.err(ErrorKind::UnknownName, span, format!("name `{name}` is not defined")).hint(hint))
+    }
+
+    fn local_value(&mut self, local: Local) -> Value {
+        match local {
+            Local::Scalar(v, ty) => Value::Scalar(Expr::Var(v), ty),
+            Local::Array(a, _) => Value::Array(self.view(a)),
+        }
+    }
+
+    fn declare(&mut self, name: &str, t: NameTy) -> Local {
+        let local = match t {
+            NameTy::Scalar(ty) => Local::Scalar(self.new_var(ty, name), ty),
+            NameTy::Array(ty) => Local::Array(self.new_array(ArrKind::Scratch { elem: ty }, name), ty),
+        };
+        self.declared.insert(name.to_string(), local);
+        local
+    }
+
+    /// Records that `name` holds a value of type `t`; widens the hint (and asks for another pass)
+    /// when needed. Returns the declared local.
+    fn local_for(&mut self, name: &str, t: NameTy, span: Span) -> Result<Local> {
+        let joined = match (self.hints.get(name).copied(), t) {
+            (None, t) => t,
+            (Some(NameTy::Scalar(a)), NameTy::Scalar(b)) => NameTy::Scalar(a.max(b)),
+            (Some(NameTy::Array(a)), NameTy::Array(b)) => NameTy::Array(a.max(b)),
+            (Some(old), new) => {
+                let what = |t: NameTy| if matches!(t, NameTy::Array(_)) { "an array" } else { "a number" };
+                return Err(self
+                    .err(ErrorKind::Type, span, format!("`{name}` holds {} here but {} elsewhere", what(new), what(old)))
+                    .hint("use a different variable name for each"));
+            }
+        };
+        if self.hints.get(name) != Some(&joined) {
+            self.hints.insert(name.to_string(), joined);
+        }
+        match self.declared.get(name).copied() {
+            Some(local) => {
+                let have = match local {
+                    Local::Scalar(_, ty) => NameTy::Scalar(ty),
+                    Local::Array(_, ty) => NameTy::Array(ty),
+                };
+                if have != joined {
+                    self.changed = true; // declared narrower earlier in this pass
+                }
+                Ok(local)
+            }
+            None => Ok(self.declare(name, joined)),
+        }
+    }
+
+    /// `name = value`.
+    fn assign_name(&mut self, name: &str, value: Value, span: Span) -> Result<()> {
+        if !self.locals.contains(name) {
+            return Err(self.err(ErrorKind::Unsupported, span, format!("cannot assign to `{name}`")));
+        }
+        match value {
+            Value::Scalar(e, ty) => {
+                let Local::Scalar(var, vty) = self.local_for(name, NameTy::Scalar(ty), span)? else { unreachable!() };
+                let e = expr::convert(e, ty, vty);
+                self.emit(Stmt::Assign(var, e));
+            }
+            Value::Array(arr) => {
+                let Local::Array(slot, ety) = self.local_for(name, NameTy::Array(arr.ty), span)? else { unreachable!() };
+                // Materialise through a temporary when the value reads the slot it overwrites.
+                let arr = if expr_reads_array(&arr.elem, slot) || expr_reads_array(&arr.len, slot) {
+                    self.materialize(&arr, None)
+                } else {
+                    arr
+                };
+                let elem = expr::convert(arr.elem, arr.ty, ety);
+                self.emit(Stmt::Fill { dst: slot, len: arr.len, index: arr.index, elem, keep: None });
+            }
+            other => {
+                return Err(self
+                    .err(ErrorKind::Type, span, format!("cannot assign {} to a variable", other.describe()))
+                    .hint("variables hold numbers or arrays"))
+            }
+        }
+        Ok(())
+    }
+
+    /// Materialises an array into a fresh scratch slot (keeping elements where `keep` holds).
+    pub(crate) fn materialize(&mut self, arr: &ArrayVal, keep: Option<Expr>) -> ArrayVal {
+        let slot = self.new_array(ArrKind::Scratch { elem: arr.ty }, "%tmp");
+        self.emit(Stmt::Fill { dst: slot, len: arr.len.clone(), index: arr.index, elem: arr.elem.clone(), keep });
+        self.view(slot)
+    }
+
+    // ---- statements -------------------------------------------------------------------------
+
+    fn stmts(&mut self, stmts: &[ast::Stmt]) -> Result<()> {
+        for s in stmts {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn block_of(&mut self, stmts: &[ast::Stmt]) -> Result<Vec<Stmt>> {
+        Ok(self.nested(|t| t.stmts(stmts))?.1)
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Result<()> {
+        crate::with_stack(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&mut self, s: &ast::Stmt) -> Result<()> {
+        match &s.kind {
+            StmtKind::Expr(e) => match &e.kind {
+                ExprKind::Str(_) => {} // docstring
+                ExprKind::Lambda(f) if f.name.is_some() => {
+                    return Err(self
+                        .err(ErrorKind::Unsupported, s.span, "nested function definitions are not supported")
+                        .hint("inline the helper's body into the filter"))
+                }
+                _ => {
+                    self.expr(e)?;
+                }
+            },
+            StmtKind::Assign { targets, value } => {
+                let v = self.expr(value)?;
+                // Evaluate once; assigning the same value to several targets reads it again.
+                let v = self.stabilize(v);
+                for t in targets {
+                    self.assign(t, v.clone())?;
+                }
+            }
+            StmtKind::AugAssign { target, op, value } => {
+                let current = self.expr(target)?;
+                let rhs = self.expr(value)?;
+                let v = self.binary(*op, current, rhs, s.span)?;
+                self.assign(target, v)?;
+            }
+            StmtKind::If { test, body, orelse } => {
+                let c = self.expr(test)?;
+                let c = self.truth(c, test.span)?;
+                let then = self.block_of(body)?;
+                let els = self.block_of(orelse)?;
+                self.emit(Stmt::If(c, then, els));
+            }
+            StmtKind::While { test, body, orelse } => {
+                let broke = self.loop_flag(orelse);
+                let (cond, cond_stmts) = self.nested(|t| {
+                    let c = t.expr(test)?;
+                    t.truth(c, test.span)
+                })?;
+                self.loops.push(LoopCtx { broke });
+                let inner = self.block_of(body);
+                self.loops.pop();
+                let mut loop_body = cond_stmts;
+                loop_body.push(Stmt::If(not(cond), vec![Stmt::Break], vec![]));
+                loop_body.extend(inner?);
+                self.emit(Stmt::Loop { body: loop_body, latch: vec![] });
+                self.loop_else(broke, orelse)?;
+            }
+            StmtKind::For { target, iter, body, orelse } => self.for_loop(target, iter, body, orelse, s.span)?,
+            StmtKind::Return(value) => {
+                let Some(value) = value else {
+                    return Err(self.err(ErrorKind::Type, s.span, "a filter must return a number, not None")
+                        .hint("return np.nan to mark a missing value"));
+                };
+                let v = self.expr(value)?;
+                let e = self.scalar(v, value.span, "the return value")?;
+                self.emit(Stmt::Return(expr::convert(e.0, e.1, Ty::F64)));
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let Some(ctx) = self.loops.last() else {
+                    let what = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
+                    return Err(self.err(ErrorKind::Syntax, s.span, format!("'{what}' outside loop")));
+                };
+                if matches!(s.kind, StmtKind::Break) {
+                    if let Some(flag) = ctx.broke {
+                        self.emit(Stmt::Assign(flag, Expr::Bool(true)));
+                    }
+                    self.emit(Stmt::Break);
+                } else {
+                    self.emit(Stmt::Continue);
+                }
+            }
+            StmtKind::Pass => {}
+            StmtKind::Import(names) => {
+                for (m, a) in names {
+                    self.import(m, a, s.span)?;
+                }
+            }
+            StmtKind::Unsupported(what) => {
+                return Err(self.err(ErrorKind::Unsupported, s.span, format!("`{what}` is not supported")))
+            }
+        }
+        Ok(())
+    }
+
+    /// For loops with an `else:` clause get a flag that `break` sets.
+    fn loop_flag(&mut self, orelse: &[ast::Stmt]) -> Option<Var> {
+        if orelse.is_empty() {
+            return None;
+        }
+        let v = self.temp(Ty::Bool);
+        self.emit(Stmt::Assign(v, Expr::Bool(false)));
+        Some(v)
+    }
+
+    fn loop_else(&mut self, broke: Option<Var>, orelse: &[ast::Stmt]) -> Result<()> {
+        if let Some(flag) = broke {
+            let els = self.block_of(orelse)?;
+            self.emit(Stmt::If(Expr::Var(flag), vec![], els));
+        }
+        Ok(())
+    }
+
+    /// Stores a scalar in a temporary unless it is already a constant or a variable, so that
+    /// using it several times does not repeat work.
+    pub(crate) fn stabilize(&mut self, v: Value) -> Value {
+        match v {
+            Value::Scalar(e, ty) => Value::Scalar(self.stable(e, ty), ty),
+            Value::Tuple(items) => Value::Tuple(items.into_iter().map(|i| self.stabilize(i)).collect()),
+            other => other,
+        }
+    }
+
+    pub(crate) fn stable(&mut self, e: Expr, ty: Ty) -> Expr {
+        if self.in_elementwise > 0 {
+            return e; // pure, so repeating it is correct; the backends share common subexpressions
+        }
+        match e {
+            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => e,
+            Expr::Var(v) if !self.func.vars[v.0 as usize].name.starts_with('%') => {
+                // A user variable may be reassigned before the use: copy it.
+                let t = self.temp(ty);
+                self.emit(Stmt::Assign(t, e));
+                Expr::Var(t)
+            }
+            Expr::Var(_) => e,
+            e => {
+                let t = self.temp(ty);
+                self.emit(Stmt::Assign(t, e));
+                Expr::Var(t)
+            }
+        }
+    }
+
+    /// Assigns to a target: a name, a tuple of targets, or an element of a local array.
+    fn assign(&mut self, target: &ast::Expr, value: Value) -> Result<()> {
+        match &target.kind {
+            ExprKind::Name(n) => self.assign_name(n, value, target.span),
+            ExprKind::Tuple(ts) | ExprKind::List(ts) => {
+                let items = match value {
+                    Value::Tuple(items) => items,
+                    Value::Array(a) => {
+                        // `a, b = arr` unpacks a short array: its length must match.
+                        let n = ts.len() as i64;
+                        self.check(
+                            Expr::Cmp(ir::CmpOp::Eq, a.len.clone().boxed(), Expr::I64(n).boxed()),
+                            "cannot unpack an array of {a} values into {b} names",
+                            target.span,
+                            a.len.clone(),
+                            Expr::I64(n),
+                        );
+                        (0..n).map(|i| Value::Scalar(a.at(Expr::I64(i)), a.ty)).collect()
+                    }
+                    other => {
+                        return Err(self.err(ErrorKind::Type, target.span, format!("cannot unpack {}", other.describe())))
+                    }
+                };
+                if items.len() != ts.len() {
+                    return Err(self.err(
+                        ErrorKind::Type,
+                        target.span,
+                        format!("cannot unpack {} values into {} names", items.len(), ts.len()),
+                    ));
+                }
+                // Python evaluates the whole right side before assigning: `a, b = b, a` swaps.
+                let items: Vec<Value> = items.into_iter().map(|v| self.stabilize(v)).collect();
+                for (t, v) in ts.iter().zip(items) {
+                    self.assign(t, v)?;
+                }
+                Ok(())
+            }
+            ExprKind::Subscript(base, index) => self.assign_element(base, index, value, target.span),
+            ExprKind::Attribute(..) => Err(self
+                .err(ErrorKind::Unsupported, target.span, "assigning to attributes is not supported")
+                .hint("use a local variable")),
+            _ => Err(self.err(ErrorKind::Syntax, target.span, "cannot assign to this expression")),
+        }
+    }
+
+    /// `arr[i] = v` for a local (scratch) array.
+    fn assign_element(&mut self, base: &ast::Expr, index: &ast::Expr, value: Value, span: Span) -> Result<()> {
+        let ExprKind::Name(name) = &base.kind else {
+            return Err(self.err(ErrorKind::Unsupported, span, "only elements of local arrays can be assigned"));
+        };
+        let Some(Local::Array(slot, ety)) = self.declared.get(name).copied() else {
+            return Err(self
+                .err(ErrorKind::Unsupported, base.span, format!("`{name}` is read-only in a filter"))
+                .hint("copy it first, e.g. `y = x * 1.0`, then assign elements of the copy"));
+        };
+        let iv = self.expr(index)?;
+        let (i, ity) = self.scalar(iv, index.span, "an index")?;
+        if ity == Ty::F64 {
+            return Err(self.err(ErrorKind::Type, index.span, "array indices must be integers").hint("use int(...)"));
+        }
+        let i = self.checked_index(i, Expr::Len(slot), index.span);
+        let (v, vty) = self.scalar(value, span, "an array element")?;
+        self.emit(Stmt::Store(slot, i, expr::convert(v, vty, ety)));
+        Ok(())
+    }
+
+    /// Normalises a possibly negative index and checks it against `len`; returns the checked index.
+    pub(crate) fn checked_index(&mut self, i: Expr, len: Expr, span: Span) -> Expr {
+        use ir::{BinOp, CmpOp};
+        let i = self.stable(expr::convert(i.clone(), Ty::Bool.max(Ty::I64), Ty::I64), Ty::I64);
+        let idx = match i {
+            Expr::I64(v) if v >= 0 => Expr::I64(v),
+            _ => Expr::Select(
+                Expr::Cmp(CmpOp::Lt, i.clone().boxed(), Expr::I64(0).boxed()).boxed(),
+                Expr::Binary(BinOp::Add, i.clone().boxed(), len.clone().boxed()).boxed(),
+                i.clone().boxed(),
+            ),
+        };
+        let idx = self.stable(idx, Ty::I64);
+        let ok = Expr::Binary(
+            BinOp::And,
+            Expr::Cmp(CmpOp::Ge, idx.clone().boxed(), Expr::I64(0).boxed()).boxed(),
+            Expr::Cmp(CmpOp::Lt, idx.clone().boxed(), len.clone().boxed()).boxed(),
+        );
+        self.check(ok, "index {a} is out of bounds for axis 0 with size {b}", span, i, len);
+        idx
+    }
+
+    fn for_loop(&mut self, target: &ast::Expr, iter: &ast::Expr, body: &[ast::Stmt], orelse: &[ast::Stmt], span: Span) -> Result<()> {
+        use ir::{BinOp, CmpOp};
+        let broke = self.loop_flag(orelse);
+        // `range(...)` loops count directly; everything else iterates an array by index.
+        let (start, stop, step, item): (Expr, Expr, i64, Box<dyn Fn(Expr) -> Value>) = match self.range_args(iter)? {
+            Some((a, b, s)) => (a, b, s, Box::new(|i| Value::Scalar(i, Ty::I64))),
+            None => {
+                let seq = self.iterable(iter, body)?;
+                let len = self.stable(seq.len(), Ty::I64);
+                (Expr::I64(0), len, 1, Box::new(move |i| seq.item(i)))
+            }
+        };
+        let counter = self.temp(Ty::I64);
+        self.emit(Stmt::Assign(counter, start));
+        let stop = self.stable(stop, Ty::I64);
+        let more = Expr::Cmp(if step > 0 { CmpOp::Lt } else { CmpOp::Gt }, Expr::Var(counter).boxed(), stop.boxed());
+        let (_, mut loop_body) = self.nested(|t| {
+            t.emit(Stmt::If(not(more), vec![Stmt::Break], vec![]));
+            let v = item(Expr::Var(counter));
+            t.assign(target, v)
+        })?;
+        self.loops.push(LoopCtx { broke });
+        let inner = self.block_of(body);
+        self.loops.pop();
+        loop_body.extend(inner?);
+        let latch = vec![Stmt::Assign(counter, Expr::Binary(BinOp::Add, Expr::Var(counter).boxed(), Expr::I64(step).boxed()))];
+        self.emit(Stmt::Loop { body: loop_body, latch });
+        let _ = span;
+        self.loop_else(broke, orelse)
+    }
+
+    /// `range(stop)`, `range(start, stop)` or `range(start, stop, step)` with a constant step.
+    fn range_args(&mut self, iter: &ast::Expr) -> Result<Option<(Expr, Expr, i64)>> {
+        let ExprKind::Call { func, args, keywords } = &iter.kind else { return Ok(None) };
+        let is_range = matches!(&func.kind, ExprKind::Name(n) if n == "range" && !self.locals.contains(n) && !self.names.contains_key(n));
+        if !is_range {
+            return Ok(None);
+        }
+        if !keywords.is_empty() || args.is_empty() || args.len() > 3 {
+            return Err(self.err(ErrorKind::Arity, iter.span, "range() takes 1 to 3 positional arguments"));
+        }
+        let mut ints = Vec::new();
+        for a in args {
+            let v = self.expr(a)?;
+            let (e, ty) = self.scalar(v, a.span, "a range() argument")?;
+            if ty == Ty::F64 {
+                return Err(self
+                    .err(ErrorKind::Type, a.span, "range() arguments must be integers, not float")
+                    .hint("wrap it in int(...)"));
+            }
+            ints.push(expr::convert(e, ty, Ty::I64));
+        }
+        let step = if args.len() == 3 {
+            match crate::ir::fold::const_expr(&ints[2]) {
+                Some(crate::ir::eval::Val::I(0)) => {
+                    return Err(self.err(ErrorKind::Type, args[2].span, "range() arg 3 must not be zero"))
+                }
+                Some(crate::ir::eval::Val::I(s)) => s,
+                _ => {
+                    return Err(self
+                        .err(ErrorKind::Unsupported, args[2].span, "the step of range() must be a constant")
+                        .hint("use a while loop for a variable step"))
+                }
+            }
+        } else {
+            1
+        };
+        Ok(Some(match ints.len() {
+            1 => (Expr::I64(0), ints.pop().unwrap(), 1),
+            _ => {
+                let b = ints.remove(1);
+                (ints.remove(0), b, step)
+            }
+        }))
+    }
+}
+
+const SITE_BAD_ARGS_MSG: &str = "invalid arguments: NULL buffer or return_value, or negative filter_size ({a})";
+
+pub(crate) fn not(e: Expr) -> Expr {
+    Expr::Unary(ir::UnOp::Not, e.boxed())
+}
+
+/// Whether an expression loads from array `a`.
+fn expr_reads_array(e: &Expr, a: Arr) -> bool {
+    match e {
+        Expr::Load(b, _) | Expr::Len(b) if *b == a => true,
+        _ => {
+            let mut found = false;
+            e.for_each_child(|c| found |= expr_reads_array(c, a));
+            found
+        }
+    }
+}
+
+/// Python's rule: a name assigned anywhere in the function body is local to it.
+fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
+    fn targets(e: &ast::Expr, out: &mut HashSet<String>) {
+        match &e.kind {
+            ExprKind::Name(n) => {
+                out.insert(n.clone());
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| targets(i, out)),
+            _ => {}
+        }
+    }
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { targets: ts, .. } => ts.iter().for_each(|t| targets(t, out)),
+            StmtKind::AugAssign { target, .. } => targets(target, out),
+            StmtKind::For { target, body, orelse, .. } => {
+                targets(target, out);
+                collect_locals(body, out);
+                collect_locals(orelse, out);
+            }
+            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                collect_locals(body, out);
+                collect_locals(orelse, out);
+            }
+            StmtKind::Import(names) => names.iter().for_each(|(_, a)| {
+                out.remove(a);
+            }),
+            _ => {}
+        }
+    }
+}
+
+fn assigned_in(stmts: &[ast::Stmt], name: &str) -> bool {
+    let mut s = HashSet::new();
+    collect_locals(stmts, &mut s);
+    s.contains(name)
+}
+
+/// What a `for` loop iterates: element `i` of one or more arrays.
+pub(crate) enum Iterable {
+    Array(ArrayVal),
+    Enumerate(ArrayVal, Expr),
+    Zip(Vec<ArrayVal>, Expr),
+}
+
+impl Iterable {
+    fn len(&self) -> Expr {
+        match self {
+            Iterable::Array(a) | Iterable::Enumerate(a, _) => a.len.clone(),
+            Iterable::Zip(_, len) => len.clone(),
+        }
+    }
+    fn item(&self, i: Expr) -> Value {
+        match self {
+            Iterable::Array(a) => Value::Scalar(a.at(i), a.ty),
+            Iterable::Enumerate(a, start) => Value::Tuple(vec![
+                Value::Scalar(Expr::Binary(ir::BinOp::Add, start.clone().boxed(), i.clone().boxed()), Ty::I64),
+                Value::Scalar(a.at(i), a.ty),
+            ]),
+            Iterable::Zip(arrs, _) => Value::Tuple(arrs.iter().map(|a| Value::Scalar(a.at(i.clone()), a.ty)).collect()),
+        }
+    }
+}

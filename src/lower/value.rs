@@ -1,0 +1,90 @@
+//! What an AST expression lowers to before it becomes IR: a scalar, a lazy array, a tuple, or a
+//! name that only makes sense in a call (`np`, `np.sum`, `x.mean`).
+
+use crate::ir::{Arr, Expr, Ty, Var};
+
+/// A builtin function or method, resolved by name (see `builtins.rs`).
+pub type Builtin = &'static str;
+
+/// An array as the lowering sees it: `len` elements `elem(i)`, computed on demand.
+///
+/// Element-wise operations compose `elem` expressions, so `np.sum(np.abs(x - c) * w)` becomes
+/// one reduction over a fused expression, with no temporary array. Only operations that need
+/// their input all at once (masks, sorting, concatenation, assignment to a name) materialise
+/// into a scratch array with [`crate::ir::Stmt::Fill`].
+#[derive(Clone, Debug)]
+pub struct ArrayVal {
+    pub len: Expr,
+    pub ty: Ty,
+    /// The variable `elem` uses as the element index.
+    pub index: Var,
+    pub elem: Expr,
+}
+
+impl ArrayVal {
+    /// The array slot this is a plain view of, if `elem` is exactly `arr[index]`.
+    pub fn slot(&self) -> Option<Arr> {
+        match &self.elem {
+            Expr::Load(a, i) if **i == Expr::Var(self.index) => Some(*a),
+            _ => None,
+        }
+    }
+
+    /// The element expression at another index expression.
+    pub fn at(&self, index: Expr) -> Expr {
+        subst(&self.elem, self.index, &index)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Scalar(Expr, Ty),
+    Array(ArrayVal),
+    Tuple(Vec<Value>),
+    /// `np`/`numpy` or `math`.
+    Module(&'static str),
+    /// A function value, e.g. `np.median` or `len`.
+    Function(Builtin),
+    /// A method bound to its receiver, e.g. `x.sum`.
+    Method(Box<Value>, String),
+    /// `x.shape`: a tuple of one length, kept apart so that `.shape[0]` works.
+    None,
+    Ellipsis,
+    Str(String),
+}
+
+impl Value {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Value::Scalar(_, Ty::F64) => "a float",
+            Value::Scalar(_, Ty::I64) => "an int",
+            Value::Scalar(_, Ty::Bool) => "a bool",
+            Value::Array(_) => "an array",
+            Value::Tuple(_) => "a tuple",
+            Value::Module(_) => "a module",
+            Value::Function(_) | Value::Method(..) => "a function",
+            Value::None => "None",
+            Value::Ellipsis => "Ellipsis",
+            Value::Str(_) => "a string",
+        }
+    }
+}
+
+/// Replaces every occurrence of `from` in `e` by `to`.
+pub fn subst(e: &Expr, from: Var, to: &Expr) -> Expr {
+    crate::with_stack(|| subst_inner(e, from, to))
+}
+
+fn subst_inner(e: &Expr, from: Var, to: &Expr) -> Expr {
+    match e {
+        Expr::Var(v) if *v == from => to.clone(),
+        Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Var(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => e.clone(),
+        Expr::Load(a, i) => Expr::Load(*a, subst(i, from, to).boxed()),
+        Expr::Unary(op, x) => Expr::Unary(*op, subst(x, from, to).boxed()),
+        Expr::Cast(t, x) => Expr::Cast(*t, subst(x, from, to).boxed()),
+        Expr::Binary(op, a, b) => Expr::Binary(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed()),
+        Expr::Cmp(op, a, b) => Expr::Cmp(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed()),
+        Expr::Select(c, a, b) => Expr::Select(subst(c, from, to).boxed(), subst(a, from, to).boxed(), subst(b, from, to).boxed()),
+        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| subst(a, from, to)).collect()),
+    }
+}

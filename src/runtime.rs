@@ -1,0 +1,318 @@
+//! What compiled code needs at run time: the `user_data` context layout and the shared routines.
+//!
+//! The context is `#[repr(C)]` and compiled code reads only its first fields, at the offsets
+//! exported below. Every routine here is `extern "C"`, never panics, and is called by *both* the
+//! interpreter and the JIT, so that sorting, medians and quantiles agree by construction.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+/// An array handed to compiled code: pointer and length.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ArrayRef {
+    pub ptr: *const f64,
+    pub len: i64,
+}
+
+/// The first record of a failure: which [`crate::ir::ErrorSite`] and its two detail values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub site: u32,
+    pub a: i64,
+    pub b: i64,
+}
+
+/// What `user_data` points at. Compiled code reads `failed`, `scalars`, `ints` and `arrays`; the
+/// rest is Rust's. The bound values are immutable while calls run, so one context may be shared by
+/// many threads; the failure slot is written once, under a lock.
+#[repr(C)]
+pub struct RawContext {
+    /// Non-zero once a call failed: every later call returns 0 at once (scipy keeps calling after
+    /// a failure, GUIDE §1), until [`RawContext::reset`].
+    pub failed: AtomicU32,
+    _pad: u32,
+    pub scalars: *const f64,
+    pub ints: *const i64,
+    pub arrays: *const ArrayRef,
+    failure: Mutex<Option<Failure>>,
+}
+
+pub const OFFSET_FAILED: i32 = std::mem::offset_of!(RawContext, failed) as i32;
+pub const OFFSET_SCALARS: i32 = std::mem::offset_of!(RawContext, scalars) as i32;
+pub const OFFSET_INTS: i32 = std::mem::offset_of!(RawContext, ints) as i32;
+pub const OFFSET_ARRAYS: i32 = std::mem::offset_of!(RawContext, arrays) as i32;
+
+// SAFETY: the pointers refer to data owned next to the context (see `crate::filter::Context`) that
+// is never written while calls may run; the mutable parts are an atomic and a mutex.
+unsafe impl Send for RawContext {}
+unsafe impl Sync for RawContext {}
+
+impl RawContext {
+    pub(crate) fn new(scalars: *const f64, ints: *const i64, arrays: *const ArrayRef) -> RawContext {
+        RawContext { failed: AtomicU32::new(0), _pad: 0, scalars, ints, arrays, failure: Mutex::new(None) }
+    }
+    /// The first failure recorded since the last reset.
+    pub fn failure(&self) -> Option<Failure> {
+        if self.failed.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        *self.failure.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// Clears the failed flag so that calls run again.
+    pub fn reset(&self) {
+        *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.failed.store(0, Ordering::Release);
+    }
+    pub(crate) fn record(&self, f: Failure) {
+        let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(f);
+        }
+        self.failed.store(1, Ordering::Release);
+    }
+}
+
+/// Called by compiled code when a [`crate::ir::Stmt::Check`] fails.
+///
+/// # Safety
+/// `ctx` must be null or point to a live [`RawContext`].
+pub unsafe extern "C" fn ndjit_rt_fail(ctx: *const RawContext, site: u32, a: i64, b: i64) {
+    if let Some(ctx) = unsafe { ctx.as_ref() } {
+        ctx.record(Failure { site, a, b });
+    }
+}
+
+thread_local! {
+    /// Per-thread scratch arenas, one per scratch slot. Thread-local storage keeps compiled code
+    /// reentrant: concurrent calls on one context never share scratch.
+    static SCRATCH: RefCell<Vec<Vec<u64>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Returns room for `n` 8-byte elements for scratch slot `slot` on this thread, or null if the
+/// request is absurd. The memory stays valid until the next request for the same slot.
+pub extern "C" fn ndjit_rt_scratch(slot: u32, n: i64) -> *mut u64 {
+    if !(0..=1 << 32).contains(&n) {
+        return std::ptr::null_mut();
+    }
+    SCRATCH.with(|s| {
+        let Ok(mut arenas) = s.try_borrow_mut() else { return std::ptr::null_mut() };
+        let slot = slot as usize;
+        if arenas.len() <= slot {
+            arenas.resize_with(slot + 1, Vec::new);
+        }
+        let v = &mut arenas[slot];
+        if v.len() < n as usize {
+            v.resize(n as usize, 0);
+        }
+        v.as_mut_ptr()
+    })
+}
+
+/// NumPy's sort order: ascending, NaN last.
+fn numpy_order(a: &f64, b: &f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (false, false) => a.partial_cmp(b).unwrap(),
+        (a_nan, b_nan) => a_nan.cmp(&b_nan),
+    }
+}
+
+/// Sorts `n` f64 values in place, NaN last. Insertion sort for the small sizes filters use,
+/// the standard library's unstable sort above.
+///
+/// # Safety
+/// `ptr` must point to `n` writable f64 values.
+pub unsafe extern "C" fn ndjit_rt_sort(ptr: *mut f64, n: i64) {
+    if ptr.is_null() || n <= 1 {
+        return;
+    }
+    let s = unsafe { std::slice::from_raw_parts_mut(ptr, n as usize) };
+    if s.len() <= 32 {
+        for i in 1..s.len() {
+            let v = s[i];
+            let mut j = i;
+            while j > 0 && numpy_order(&s[j - 1], &v) == std::cmp::Ordering::Greater {
+                s[j] = s[j - 1];
+                j -= 1;
+            }
+            s[j] = v;
+        }
+    } else {
+        s.sort_unstable_by(numpy_order);
+    }
+}
+
+/// NumPy `median` of a sorted array: NaN when empty or when it holds a NaN (sorted last);
+/// the middle element, or the mean of the two middle ones.
+///
+/// # Safety
+/// `ptr` must point to `n` readable f64 values sorted by [`ndjit_rt_sort`].
+pub unsafe extern "C" fn ndjit_rt_median(ptr: *const f64, n: i64) -> f64 {
+    if ptr.is_null() || n <= 0 {
+        return f64::NAN;
+    }
+    let s = unsafe { std::slice::from_raw_parts(ptr, n as usize) };
+    let n = s.len();
+    if s[n - 1].is_nan() {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        // np.mean of the two middle values: (0.0 + a + b) / 2.
+        (0.0 + s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// NumPy's default (linear) quantile of a sorted array at `q` in [0, 1]: NaN when empty or when
+/// it holds a NaN. Follows `numpy.lib._function_base_impl._lerp` exactly.
+///
+/// # Safety
+/// As [`ndjit_rt_median`].
+pub unsafe extern "C" fn ndjit_rt_quantile(ptr: *const f64, n: i64, q: f64) -> f64 {
+    if ptr.is_null() || n <= 0 {
+        return f64::NAN;
+    }
+    let s = unsafe { std::slice::from_raw_parts(ptr, n as usize) };
+    let n = s.len();
+    if s[n - 1].is_nan() || q.is_nan() {
+        return f64::NAN;
+    }
+    let virtual_index = (n as f64 - 1.0) * q;
+    let (prev, next) = if virtual_index >= (n - 1) as f64 {
+        (n - 1, n - 1)
+    } else if virtual_index < 0.0 {
+        (0, 0)
+    } else {
+        let p = virtual_index.floor() as usize;
+        (p, p + 1)
+    };
+    let gamma = virtual_index - virtual_index.floor().clamp(0.0, (n - 1) as f64);
+    let (a, b) = (s[prev], s[next]);
+    let diff = b - a;
+    if gamma >= 0.5 {
+        b - diff * (1.0 - gamma)
+    } else {
+        a + diff * gamma
+    }
+}
+
+/// NumPy's pairwise summation of one block of at most 128 values (`pairwise_sum` in NumPy's
+/// `loops_utils.h`): sequential from -0.0 below 8 values, else eight interleaved partial sums
+/// combined as `((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))`, then the tail in order.
+pub fn pairwise_block(b: &[f64]) -> f64 {
+    let n = b.len();
+    if n < 8 {
+        return b.iter().fold(-0.0, |acc, v| acc + v);
+    }
+    let mut r = [0.0; 8];
+    r.copy_from_slice(&b[..8]);
+    let mut i = 8;
+    while i < n - n % 8 {
+        for k in 0..8 {
+            r[k] += b[i + k];
+        }
+        i += 8;
+    }
+    let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for v in &b[i..] {
+        res += v;
+    }
+    res
+}
+
+/// Block length of [`pairwise_sum`] (NumPy's `PW_BLOCKSIZE`).
+pub const SUM_BLOCK: usize = 128;
+
+/// The IR's `Sum`: `0.0 + pairwise_block(x)` for up to 128 values, which is bit for bit
+/// `np.sum`; above that, block sums of 128 consecutive values added in order (NumPy halves
+/// recursively instead; the difference is a rounding-order one, ~1e-16 relative).
+pub fn pairwise_sum(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for block in x.chunks(SUM_BLOCK) {
+        total += pairwise_block(block);
+    }
+    total
+}
+
+/// Runtime symbols the JIT links against, with their addresses.
+pub fn symbols() -> Vec<(&'static str, *const u8)> {
+    let mut v: Vec<(&'static str, *const u8)> = vec![
+        ("ndjit_rt_fail", ndjit_rt_fail as *const u8),
+        ("ndjit_rt_scratch", ndjit_rt_scratch as *const u8),
+        ("ndjit_rt_sort", ndjit_rt_sort as *const u8),
+        ("ndjit_rt_median", ndjit_rt_median as *const u8),
+        ("ndjit_rt_quantile", ndjit_rt_quantile as *const u8),
+        ("ndjit_ifloordiv", crate::math::ndjit_ifloordiv as *const u8),
+        ("ndjit_imod", crate::math::ndjit_imod as *const u8),
+    ];
+    for f in crate::math::MathFn::ALL {
+        v.push((f.symbol(), f.address() as *const u8));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+        unsafe { ndjit_rt_sort(v.as_mut_ptr(), v.len() as i64) };
+        v
+    }
+
+    #[test]
+    fn sort_puts_nan_last() {
+        let v = sorted(vec![3.0, f64::NAN, -1.0, 2.0]);
+        assert_eq!(&v[..3], &[-1.0, 2.0, 3.0]);
+        assert!(v[3].is_nan());
+        let big: Vec<f64> = (0..100).rev().map(|i| i as f64).collect();
+        assert_eq!(sorted(big), (0..100).map(|i| i as f64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn median_and_quantile_follow_numpy() {
+        let m = |v: Vec<f64>| unsafe { ndjit_rt_median(sorted(v).as_ptr(), 4.min(9) as i64 * 0 + 0) };
+        assert!(m(vec![1.0]).is_nan()); // n = 0 passed: empty gives NaN
+        let v = sorted(vec![4.0, 1.0, 3.0, 2.0]);
+        assert_eq!(unsafe { ndjit_rt_median(v.as_ptr(), 4) }, 2.5);
+        assert_eq!(unsafe { ndjit_rt_median(v.as_ptr(), 3) }, 2.0);
+        // np.percentile([1, 2, 3, 4], 90) == 3.7 (computed as 4 - 1 * (1 - 0.7)).
+        assert_eq!(unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 0.9) }, 4.0 - 1.0 * (1.0 - (3.0f64 * 0.9 - 2.0)));
+        assert_eq!(unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 1.0) }, 4.0);
+        assert_eq!(unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 0.0) }, 1.0);
+        let with_nan = sorted(vec![1.0, f64::NAN]);
+        assert!(unsafe { ndjit_rt_median(with_nan.as_ptr(), 2) }.is_nan());
+    }
+
+    #[test]
+    fn pairwise_matches_numpy_structure() {
+        let x: Vec<f64> = (0..9).map(|i| 0.1 * i as f64).collect();
+        let r: Vec<f64> = (0..8).map(|k| x[k]).collect();
+        let expect = 0.0 + ((((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))) + x[8]);
+        assert_eq!(pairwise_sum(&x).to_bits(), expect.to_bits());
+        assert_eq!(pairwise_sum(&[-0.0]).to_bits(), 0.0f64.to_bits());
+        assert_eq!(pairwise_sum(&[]), 0.0);
+    }
+
+    #[test]
+    fn failures_record_the_first_only() {
+        let c = RawContext::new(std::ptr::null(), std::ptr::null(), std::ptr::null());
+        assert_eq!(c.failure(), None);
+        unsafe { ndjit_rt_fail(&c, 3, 1, 2) };
+        unsafe { ndjit_rt_fail(&c, 4, 0, 0) };
+        assert_eq!(c.failure(), Some(Failure { site: 3, a: 1, b: 2 }));
+        c.reset();
+        assert_eq!(c.failure(), None);
+        unsafe { ndjit_rt_fail(std::ptr::null(), 0, 0, 0) }; // null is ignored, not a crash
+    }
+
+    #[test]
+    fn scratch_is_per_slot_and_refuses_absurd_sizes() {
+        let a = ndjit_rt_scratch(0, 4);
+        let b = ndjit_rt_scratch(1, 4);
+        assert!(!a.is_null() && !b.is_null() && a != b);
+        assert!(ndjit_rt_scratch(0, -1).is_null());
+    }
+}

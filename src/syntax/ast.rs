@@ -1,0 +1,140 @@
+//! The abstract syntax tree of the accepted Python subset.
+//!
+//! It stays close to Python's own `ast` module so that the parser is a plain transcription of the
+//! grammar; deciding what is *supported* is the lowering's job, where the error can say why.
+
+use crate::error::Span;
+
+/// A whole program: either a bare expression over `x`, a `lambda`, or a `def`.
+#[derive(Clone, Debug)]
+pub enum Program {
+    Expr(Expr),
+    Function(Function),
+}
+
+/// A `def` or a `lambda` (whose body is a single `return`).
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: Option<String>,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    Expr(Expr),
+    /// `a = b = value` has two targets.
+    Assign { targets: Vec<Expr>, value: Expr },
+    AugAssign { target: Expr, op: BinOp, value: Expr },
+    If { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    For { target: Expr, iter: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    While { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    Return(Option<Expr>),
+    Break,
+    Continue,
+    Pass,
+    /// `import numpy as np` / `from math import sqrt`: (module, alias) pairs, checked by the lowering.
+    Import(Vec<(String, String)>),
+    /// A statement Python has and ndjit does not compile; the string names it (`try`, `with` ...).
+    Unsupported(&'static str),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Name(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    None,
+    Str(String),
+    Ellipsis,
+    Tuple(Vec<Expr>),
+    List(Vec<Expr>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `a and b and c` / `a or b`.
+    BoolOp(BoolOp, Vec<Expr>),
+    /// `a < b <= c`: the first operand, then (operator, operand) pairs.
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    IfExp { test: Box<Expr>, body: Box<Expr>, orelse: Box<Expr> },
+    Call { func: Box<Expr>, args: Vec<Expr>, keywords: Vec<Keyword> },
+    Attribute(Box<Expr>, String),
+    Subscript(Box<Expr>, Box<Expr>),
+    /// `a:b:c` inside a subscript.
+    Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
+    Lambda(Box<Function>),
+    /// Valid Python that the subset does not include (dicts, sets, comprehensions, f-strings ...).
+    Unsupported(&'static str),
+}
+
+#[derive(Clone, Debug)]
+pub struct Keyword {
+    pub name: String,
+    pub value: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Pos,
+    Not,
+    Invert,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    MatMul,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LShift,
+    RShift,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    In,
+    NotIn,
+    Is,
+    IsNot,
+}

@@ -1,0 +1,356 @@
+//! Tokenizer: source text to a flat list of tokens, with Python's INDENT/DEDENT/NEWLINE structure.
+//!
+//! Newlines inside brackets and after a backslash are joined as Python does; comments and blank
+//! lines vanish. Strings are lexed only so that docstrings can be skipped and string use can get a
+//! precise "not supported" error.
+
+use crate::error::{Error, ErrorKind, Position, Result, Span};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok {
+    Name(String),
+    Int(i64),
+    Float(f64),
+    /// A string literal's raw text between the quotes (escapes are not processed).
+    Str(String),
+    /// An operator or delimiter, e.g. `"**="`, `"("`.
+    Op(&'static str),
+    Newline,
+    Indent,
+    Dedent,
+    Eof,
+}
+
+#[derive(Clone, Debug)]
+pub struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+/// Longest operators first so that the first match is the longest.
+const OPS: &[&str] = &[
+    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+=", "-=",
+    "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~",
+    "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=",
+];
+
+struct Lexer<'s> {
+    src: &'s str,
+    pos: Position,
+    tokens: Vec<Token>,
+    indents: Vec<u32>,
+    /// Bracket depth: newlines inside brackets do not end a logical line.
+    depth: u32,
+}
+
+pub fn tokenize(src: &str) -> Result<Vec<Token>> {
+    let mut lx = Lexer {
+        src,
+        pos: Position { offset: 0, line: 1, column: 1 },
+        tokens: Vec::new(),
+        indents: vec![0],
+        depth: 0,
+    };
+    lx.run()?;
+    Ok(lx.tokens)
+}
+
+impl<'s> Lexer<'s> {
+    fn peek(&self) -> Option<char> {
+        self.src[self.pos.offset..].chars().next()
+    }
+    fn peek2(&self) -> Option<char> {
+        self.src[self.pos.offset..].chars().nth(1)
+    }
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos.offset += c.len_utf8();
+        if c == '\n' {
+            self.pos.line += 1;
+            self.pos.column = 1;
+        } else {
+            self.pos.column += 1;
+        }
+        Some(c)
+    }
+    fn push(&mut self, tok: Tok, start: Position) {
+        self.tokens.push(Token { tok, span: Span::new(start, self.pos) });
+    }
+    fn error(&self, start: Position, msg: impl Into<String>) -> Error {
+        let end = Position { offset: self.pos.offset.max(start.offset + 1), line: start.line, column: start.column + 1 };
+        Error::new(ErrorKind::Syntax, Span::new(start, if self.pos.line == start.line && self.pos.offset > start.offset { self.pos } else { end }), msg)
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut at_line_start = true;
+        loop {
+            if at_line_start && self.depth == 0 {
+                if !self.indentation()? {
+                    continue; // blank or comment-only line
+                }
+                at_line_start = false;
+            }
+            let start = self.pos;
+            let Some(c) = self.peek() else { break };
+            match c {
+                ' ' | '\t' | '\x0c' | '\r' => {
+                    self.bump();
+                }
+                '#' => {
+                    while !matches!(self.peek(), None | Some('\n')) {
+                        self.bump();
+                    }
+                }
+                '\\' if self.peek2() == Some('\n') => {
+                    self.bump();
+                    self.bump();
+                }
+                '\n' => {
+                    self.bump();
+                    if self.depth == 0 {
+                        self.push(Tok::Newline, start);
+                        at_line_start = true;
+                    }
+                }
+                '0'..='9' => self.number()?,
+                '.' if self.peek2().is_some_and(|d| d.is_ascii_digit()) => self.number()?,
+                '"' | '\'' => self.string()?,
+                c if c == '_' || c.is_alphabetic() => {
+                    while self.peek().is_some_and(|c| c == '_' || c.is_alphanumeric()) {
+                        self.bump();
+                    }
+                    let word = &self.src[start.offset..self.pos.offset];
+                    // String prefixes: r"..", b'..', f"..", rb"..".
+                    if word.len() <= 2
+                        && word.chars().all(|c| "rRbBuUfF".contains(c))
+                        && matches!(self.peek(), Some('"' | '\''))
+                    {
+                        self.string_from(start)?;
+                    } else {
+                        self.push(Tok::Name(word.to_string()), start);
+                    }
+                }
+                _ => {
+                    let rest = &self.src[self.pos.offset..];
+                    let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) else {
+                        self.bump();
+                        return Err(self.error(start, format!("unexpected character {c:?}")));
+                    };
+                    for _ in 0..op.len() {
+                        self.bump();
+                    }
+                    match *op {
+                        "(" | "[" | "{" => self.depth += 1,
+                        ")" | "]" | "}" => self.depth = self.depth.saturating_sub(1),
+                        _ => {}
+                    }
+                    self.push(Tok::Op(op), start);
+                }
+            }
+        }
+        let end = self.pos;
+        if !matches!(self.tokens.last().map(|t| &t.tok), None | Some(Tok::Newline)) {
+            self.push(Tok::Newline, end);
+        }
+        while self.indents.len() > 1 {
+            self.indents.pop();
+            self.push(Tok::Dedent, end);
+        }
+        self.push(Tok::Eof, end);
+        Ok(())
+    }
+
+    /// Measures the indentation of a new line. Returns false for blank and comment-only lines.
+    fn indentation(&mut self) -> Result<bool> {
+        let start = self.pos;
+        let mut width = 0u32;
+        while let Some(c) = self.peek() {
+            match c {
+                ' ' => width += 1,
+                '\t' => width = (width / 8 + 1) * 8,
+                '\x0c' | '\r' => {}
+                _ => break,
+            }
+            self.bump();
+        }
+        match self.peek() {
+            None => return Ok(true),
+            Some('\n') => {
+                self.bump();
+                return Ok(false);
+            }
+            Some('#') => {
+                while !matches!(self.peek(), None | Some('\n')) {
+                    self.bump();
+                }
+                self.bump();
+                return Ok(false);
+            }
+            _ => {}
+        }
+        let top = *self.indents.last().unwrap();
+        if width > top {
+            self.indents.push(width);
+            self.push(Tok::Indent, start);
+        } else {
+            while width < *self.indents.last().unwrap() {
+                self.indents.pop();
+                self.push(Tok::Dedent, self.pos);
+            }
+            if width != *self.indents.last().unwrap() {
+                return Err(self.error(self.pos, "unindent does not match any outer indentation level"));
+            }
+        }
+        Ok(true)
+    }
+
+    fn number(&mut self) -> Result<()> {
+        let start = self.pos;
+        let rest = &self.src[start.offset..];
+        let radix = match rest.get(..2) {
+            Some("0x" | "0X") => 16,
+            Some("0o" | "0O") => 8,
+            Some("0b" | "0B") => 2,
+            _ => 10,
+        };
+        if radix != 10 {
+            self.bump();
+            self.bump();
+            while self.peek().is_some_and(|c| c == '_' || c.is_ascii_alphanumeric()) {
+                self.bump();
+            }
+            let digits: String = self.src[start.offset + 2..self.pos.offset].chars().filter(|&c| c != '_').collect();
+            let v = i64::from_str_radix(&digits, radix).map_err(|_| self.error(start, "invalid or too large integer literal"))?;
+            self.push(Tok::Int(v), start);
+            return Ok(());
+        }
+        let mut is_float = false;
+        while let Some(c) = self.peek() {
+            if c.is_ascii_digit() || c == '_' {
+                self.bump();
+            } else if c == '.' && !is_float {
+                is_float = true;
+                self.bump();
+            } else if c == 'e' || c == 'E' {
+                is_float = true;
+                self.bump();
+                if matches!(self.peek(), Some('+' | '-')) {
+                    self.bump();
+                }
+            } else {
+                break;
+            }
+        }
+        if matches!(self.peek(), Some('j' | 'J')) {
+            self.bump();
+            return Err(self.error(start, "complex numbers are not supported"));
+        }
+        if self.peek().is_some_and(|c| c.is_alphabetic() || c == '_') {
+            return Err(self.error(start, "invalid number literal"));
+        }
+        let text: String = self.src[start.offset..self.pos.offset].chars().filter(|&c| c != '_').collect();
+        if is_float {
+            let v: f64 = text.parse().map_err(|_| self.error(start, "invalid float literal"))?;
+            self.push(Tok::Float(v), start);
+        } else {
+            match text.parse::<i64>() {
+                Ok(v) => self.push(Tok::Int(v), start),
+                Err(_) => {
+                    return Err(self
+                        .error(start, "integer literal does not fit in 64 bits")
+                        .hint("write it as a float, e.g. 1e20"))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn string(&mut self) -> Result<()> {
+        let start = self.pos;
+        self.string_from(start)
+    }
+
+    /// Lexes a string literal whose prefix (if any) is already consumed; `start` is the prefix start.
+    fn string_from(&mut self, start: Position) -> Result<()> {
+        let quote = self.bump().unwrap();
+        let triple = self.peek() == Some(quote) && self.peek2() == Some(quote);
+        if triple {
+            self.bump();
+            self.bump();
+        }
+        let body_start = self.pos.offset;
+        loop {
+            match self.bump() {
+                None => return Err(self.error(start, "unterminated string literal")),
+                Some('\\') => {
+                    self.bump();
+                }
+                Some('\n') if !triple => return Err(self.error(start, "unterminated string literal")),
+                Some(c) if c == quote => {
+                    if !triple {
+                        break;
+                    }
+                    if self.peek() == Some(quote) && self.peek2() == Some(quote) {
+                        self.bump();
+                        self.bump();
+                        break;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        let body_end = self.pos.offset - if triple { 3 } else { 1 };
+        let text = self.src[body_start..body_end.max(body_start)].to_string();
+        self.push(Tok::Str(text), start);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(src: &str) -> Vec<Tok> {
+        tokenize(src).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn indentation_and_newlines() {
+        let t = toks("def f(x):\n    if x:\n        return 1\n    return 2\n");
+        let indents = t.iter().filter(|t| **t == Tok::Indent).count();
+        let dedents = t.iter().filter(|t| **t == Tok::Dedent).count();
+        assert_eq!((indents, dedents), (2, 2));
+        assert_eq!(t.last(), Some(&Tok::Eof));
+    }
+
+    #[test]
+    fn brackets_join_lines_and_comments_vanish() {
+        let t = toks("f(1,\n  2)  # comment\n\n# only a comment\ny");
+        assert_eq!(t.iter().filter(|t| **t == Tok::Newline).count(), 2);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(toks("1_000 0x1f 2.5e-3 .5 3.")[..5], [Tok::Int(1000), Tok::Int(31), Tok::Float(2.5e-3), Tok::Float(0.5), Tok::Float(3.0)]);
+    }
+
+    #[test]
+    fn longest_operator_wins() {
+        assert_eq!(toks("a **= b")[1], Tok::Op("**="));
+        assert_eq!(toks("a // b")[1], Tok::Op("//"));
+    }
+
+    #[test]
+    fn bad_dedent_is_an_error_with_position() {
+        let e = tokenize("if x:\n    y\n  z\n").unwrap_err();
+        assert_eq!((e.kind, e.line()), (ErrorKind::Syntax, 3));
+    }
+
+    #[test]
+    fn errors() {
+        assert!(tokenize("a $ b").is_err());
+        assert!(tokenize("'abc").is_err());
+        assert!(tokenize("3j").is_err());
+        assert!(tokenize("99999999999999999999").is_err());
+    }
+}

@@ -1,0 +1,159 @@
+//! Every rejected program gets a clear error with its kind and position. Each row below is a
+//! program a user could plausibly write, the error kind, the 1-based line and column where the
+//! caret must point, and a fragment the message must contain.
+
+use ndjit::{Bindings, ErrorKind as K, Filter};
+
+#[rustfmt::skip]
+const CASES: &[(&str, K, u32, u32, &str)] = &[
+    // --- syntax --------------------------------------------------------------------------------
+    ("max(x) -", K::Syntax, 1, 9, "expected an expression"),
+    ("def f(x):\nreturn x[0]", K::Syntax, 2, 1, "expected an indented block"),
+    ("def f(x):\n    if x[0] > 0\n        return 1.0\n    return 0.0", K::Syntax, 2, 16, "expected ':'"),
+    ("def f(x):\n    y = (x[0] + 1\n    return y", K::Syntax, 3, 5, "expected ')'"),
+    ("x[0] $ 2", K::Syntax, 1, 6, "unexpected character"),
+    ("def f(x):\n    s = 'abc\n    return 1.0", K::Syntax, 2, 9, "unterminated string"),
+    ("def f(x):\n        a = 1\n    return a", K::Syntax, 3, 5, "unindent does not match"),
+    ("", K::Syntax, 1, 1, "empty filter source"),
+    ("def f(x):\n    return x[0]\ndef g(x):\n    return x[1]", K::Syntax, 3, 1, "single expression, lambda or def"),
+    ("x[0] + 3j", K::Syntax, 1, 8, "complex numbers are not supported"),
+    ("99999999999999999999 + x[0]", K::Syntax, 1, 1, "does not fit in 64 bits"),
+    ("def f(x):\n    break", K::Syntax, 2, 5, "'break' outside loop"),
+    ("def f(x):\n    continue", K::Syntax, 2, 5, "'continue' outside loop"),
+    ("np.sum(x=1, 2)", K::Syntax, 1, 13, "positional argument follows keyword"),
+    ("lambda x: x[0] if x[1] > 0", K::Syntax, 1, 27, "expected 'else'"),
+    ("def f(x):\n    return x[0]\n  y = 1", K::Syntax, 3, 3, "unindent does not match"),
+    // --- unsupported constructs -----------------------------------------------------------------
+    ("def f(x):\n    try:\n        return x[0]\n    except:\n        return 0.0", K::Unsupported, 2, 5, "`try` statements are not supported"),
+    ("def f(x):\n    with open('f') as g:\n        pass\n    return 0.0", K::Unsupported, 2, 5, "`with` statements"),
+    ("def f(x):\n    class A:\n        pass\n    return 0.0", K::Unsupported, 2, 5, "`class` statements"),
+    ("def f(x):\n    raise ValueError('no')", K::Unsupported, 2, 5, "`raise` statements"),
+    ("def f(x):\n    assert len(x) == 9\n    return x[0]", K::Unsupported, 2, 5, "`assert` statements"),
+    ("def f(x):\n    global g\n    return x[0]", K::Unsupported, 2, 5, "`global` statements"),
+    ("def f(x):\n    del x\n    return 0.0", K::Unsupported, 2, 5, "`del` statements"),
+    ("def f(x):\n    yield x[0]", K::Unsupported, 2, 5, "`yield` statements"),
+    ("np.sum([v * 2 for v in x])", K::Unsupported, 1, 15, "list comprehensions"),
+    ("sum(v * 2 for v in x)", K::Unsupported, 1, 11, "generator expressions"),
+    ("{'a': 1}", K::Unsupported, 1, 1, "dict and set literals"),
+    ("def f(x):\n    if (n := len(x)) > 3:\n        return 1.0\n    return 0.0", K::Unsupported, 2, 11, "assignment expressions"),
+    ("def f(x, *args):\n    return x[0]", K::Unsupported, 1, 10, "variadic parameters"),
+    ("np.sum(*x)", K::Unsupported, 1, 8, "argument unpacking"),
+    ("def f(x):\n    def g(v):\n        return v\n    return g(x[0])", K::Unsupported, 2, 5, "nested function definitions"),
+    ("def f(x):\n    g = lambda v: v\n    return 0.0", K::Unsupported, 2, 9, "lambdas are not supported"),
+    ("x @ x", K::Unsupported, 1, 1, "the @ operator"),
+    ("def f(x):\n    x.flags = 1\n    return 0.0", K::Unsupported, 2, 5, "assigning to attributes"),
+    ("def f(x):\n    x[0] = 1.0\n    return x[0]", K::Unsupported, 2, 5, "read-only"),
+    ("def f(x):\n    x = x * 2\n    return x[0]", K::Unsupported, 1, 7, "is assigned to in the body"),
+    ("def f(x):\n    import os\n    return 0.0", K::Unsupported, 2, 5, "module `os`"),
+    ("'abc' + 'd'", K::Type, 1, 1, "must be a number, not a string"),
+    ("float('abc')", K::Unsupported, 1, 7, "strings are not supported"),
+    ("x[[0, 1]].sum()", K::Unsupported, 1, 3, "integer array"),
+    ("np.percentile(x, (10, 90))", K::Unsupported, 1, 18, "q must be one number"),
+    ("np.median(x, keepdims=True)", K::Unsupported, 1, 14, "keepdims"),
+    ("def f(x):\n    for i in range(0, len(x), int(x[0])):\n        pass\n    return 0.0", K::Unsupported, 2, 31, "step of range() must be a constant"),
+    ("x[::int(x[0])].sum()", K::Unsupported, 1, 5, "slice step must be a constant"),
+    ("np.sort(x)[0] if x.tolist() else 0.0", K::UnknownName, 1, 18, "`.tolist()` is not supported"),
+    ("np.linalg.norm(x)", K::UnknownName, 1, 1, "`numpy.linalg` is not supported"),
+    ("np.where(x > 0)", K::Arity, 1, 1, "np.where() needs three arguments"),
+    // --- names ----------------------------------------------------------------------------------
+    ("max(x) - threshold", K::UnknownName, 1, 10, "name `threshold` is not defined"),
+    ("def f(x):\n    print(x)\n    return 0.0", K::UnknownName, 2, 5, "name `print` is not defined"),
+    ("def f(x, k):\n    return x[k]", K::Binding, 1, 10, "parameter `k` has no value"),
+    ("np.foo(x)", K::UnknownName, 1, 1, "`numpy.foo` is not supported"),
+    ("math.gamma(x[0])", K::UnknownName, 1, 1, "`math.gamma` is not supported"),
+    ("x.frobnicate()", K::UnknownName, 1, 1, "`.frobnicate()` is not supported"),
+    ("scipy.stats.mode(x)", K::UnknownName, 1, 1, "name `scipy` is not defined"),
+    ("def f():\n    return 1.0", K::Arity, 1, 1, "takes no parameters"),
+    // --- arity and types ------------------------------------------------------------------------
+    ("len(x, x)", K::Arity, 1, 1, "takes 1 positional arguments but 2 were given"),
+    ("np.sqrt()", K::Arity, 1, 1, "takes 1 positional arguments but 0 were given"),
+    ("math.atan2(x[0])", K::Arity, 1, 1, "math.arctan2() takes 2 arguments"),
+    ("np.mean(x, axis=1)", K::Arity, 1, 12, "axis must be None or 0"),
+    ("np.std(x, bias=True)", K::Arity, 1, 11, "unsupported keyword argument `bias`"),
+    ("math.sqrt(x)", K::Type, 1, 11, "math.sqrt() takes a number, not an array"),
+    ("x", K::Type, 1, 1, "the return value must be a number, but this is an array"),
+    ("x - 1", K::Type, 1, 1, "the return value must be a number"),
+    ("def f(x):\n    return", K::Type, 2, 5, "must return a number, not None"),
+    ("x[1.5]", K::Type, 1, 3, "array indices must be integers, not float"),
+    ("x[len(x) / 2]", K::Type, 1, 3, "array indices must be integers"),
+    ("x[1, 1]", K::Type, 1, 3, "too many indices"),
+    ("1.0 if x else 0.0", K::Type, 1, 8, "truth value of an array"),
+    ("def f(x):\n    while x > 0:\n        return 1.0\n    return 0.0", K::Type, 2, 11, "truth value of an array"),
+    ("x[0] & 1.5", K::Type, 1, 1, "bitwise operators need booleans or integers"),
+    ("~x[0]", K::Type, 1, 1, "bad operand type for unary ~"),
+    ("def f(x):\n    for i in range(1.5):\n        pass\n    return 0.0", K::Type, 2, 20, "range() arguments must be integers"),
+    ("def f(x):\n    a = x[0]\n    a = x\n    return 0.0", K::Type, 3, 5, "holds an array here but a number elsewhere"),
+    ("def f(x):\n    a, b = x[0], x[1], x[2]\n    return a", K::Type, 2, 5, "cannot unpack 3 values into 2 names"),
+    ("x[0] < x < x[2]", K::Type, 1, 1, "chained comparisons of arrays"),
+    ("x[0] is 1.0", K::Unsupported, 1, 9, "`is` only compares with None"),
+    ("len(3.0)", K::Type, 1, 5, "expected an array, got a float"),
+    ("np.concatenate(x, x)", K::Arity, 1, 1, "takes 1 positional arguments"),
+    ("np.concatenate((x[0], x))", K::Type, 1, 16, "needs arrays, not numbers"),
+    ("x[::0].sum()", K::Type, 1, 5, "slice step cannot be zero"),
+    ("def f(x):\n    for i in range(0, 9, 0):\n        pass\n    return 0.0", K::Type, 2, 26, "must not be zero"),
+    ("def f(x, w=np.ones(3)):\n    return x[0]", K::Unsupported, 1, 12, "default values must be numbers"),
+    ("range(3)", K::Unsupported, 1, 1, "can only be used as the iterable of a for loop"),
+    ("x.astype(str)", K::UnknownName, 1, 10, "name `str` is not defined"),
+];
+
+#[test]
+fn every_bad_program_gets_kind_position_and_message() {
+    assert!(CASES.len() >= 60, "the brief asks for at least 60 error cases");
+    let mut failures = Vec::new();
+    for (src, kind, line, col, fragment) in CASES {
+        match Filter::compile(src, &Bindings::new()) {
+            Ok(_) => failures.push(format!("{src:?}: compiled, expected {kind:?}")),
+            Err(e) => {
+                let shown = e.to_string();
+                if e.kind != *kind || e.line() != *line || e.column() != *col || !shown.contains(fragment) {
+                    failures.push(format!(
+                        "{src:?}: expected {kind:?} at {line}:{col} containing {fragment:?}\n   got {:?} at {}:{}: {shown}",
+                        e.kind,
+                        e.line(),
+                        e.column()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} cases wrong:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+}
+
+#[test]
+fn errors_show_the_line_and_a_caret_under_the_span() {
+    let e = Filter::compile("def f(x):\n    return np.mean(x) + undefined_name\n", &Bindings::new()).unwrap_err();
+    let shown = e.to_string();
+    assert!(shown.contains("2 |     return np.mean(x) + undefined_name"), "{shown}");
+    let caret_line = shown.lines().find(|l| l.contains('^')).unwrap();
+    assert_eq!(caret_line.find('^').unwrap() - caret_line.find('|').unwrap() - 2, 24, "{shown}");
+    assert_eq!(caret_line.matches('^').count(), "undefined_name".len());
+    assert!(shown.contains("help:"), "a hint says what to do instead: {shown}");
+}
+
+#[test]
+fn limits_give_errors_not_stack_overflows() {
+    let deep = format!("{}x[0]{}", "(".repeat(5000), ")".repeat(5000));
+    assert_eq!(Filter::compile(&deep, &Bindings::new()).unwrap_err().kind, K::Limit);
+    let long_chain = vec!["x[0]"; 5000].join(" + ");
+    assert_eq!(Filter::compile(&long_chain, &Bindings::new()).unwrap_err().kind, K::Limit);
+    let huge = format!("x[0] + {}", "0".repeat(70_000));
+    assert_eq!(Filter::compile(&huge, &Bindings::new()).unwrap_err().kind, K::Limit);
+    let mut nested = String::from("def f(x):\n");
+    for d in 0..120 {
+        nested.push_str(&format!("{}if x[0] > {d}:\n", "    ".repeat(d + 1)));
+    }
+    nested.push_str(&format!("{}return 1.0\n    return 0.0\n", "    ".repeat(121)));
+    assert_eq!(Filter::compile(&nested, &Bindings::new()).unwrap_err().kind, K::Limit);
+}
+
+#[test]
+fn binding_errors() {
+    let mut b = Bindings::new();
+    b.set_array("w", vec![1.0, 2.0]);
+    let f = Filter::compile("np.sum(x * w)", &b).unwrap();
+    let mut wrong = Bindings::new();
+    wrong.set_float("w", 1.0);
+    let e = f.with_bindings(&wrong).unwrap_err();
+    assert_eq!(e.kind, K::Binding);
+    assert!(e.to_string().contains("`w` was compiled as an array"), "{e}");
+}
