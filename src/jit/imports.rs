@@ -28,6 +28,9 @@ pub(super) enum Callee {
     IMod,
     /// A math function of f64 arguments.
     Math(MathFn),
+    /// [`pairwise_sum`] below: `runtime::pairwise_sum` for sums whose length is only known at
+    /// run time.
+    PairwiseSum,
 }
 
 impl Callee {
@@ -41,6 +44,7 @@ impl Callee {
             Callee::IFloorDiv => "ndjit_ifloordiv",
             Callee::IMod => "ndjit_imod",
             Callee::Math(f) => f.symbol(),
+            Callee::PairwiseSum => PAIRWISE_SUM,
         }
     }
 
@@ -55,6 +59,7 @@ impl Callee {
             Callee::Median => (&[ptr, I64], &[F64]),
             Callee::Quantile => (&[ptr, I64, F64], &[F64]),
             Callee::IFloorDiv | Callee::IMod => (&[I64, I64], &[I64]),
+            Callee::PairwiseSum => (&[ptr, I64], &[F64]),
             Callee::Math(f) if f.arity() == 1 => (&[F64], &[F64]),
             Callee::Math(_) => (&[F64, F64], &[F64]),
         };
@@ -63,6 +68,27 @@ impl Callee {
         sig.returns.extend(returns.iter().map(|&t| AbiParam::new(t)));
         sig
     }
+}
+
+const PAIRWISE_SUM: &str = "ndjit_jit_pairwise_sum";
+
+/// [`crate::runtime::pairwise_sum`] of the `n` values at `ptr`: the IR's `Sum`, exactly. An
+/// unrolled sum is emitted inline; a sum of run-time length calls this (one copy of the routine
+/// both engines share, instead of three nested loops that cost more to compile than they gain).
+///
+/// # Safety
+/// `ptr` must point to `n` readable f64 values, or `n` must be at most 0.
+unsafe extern "C" fn pairwise_sum(ptr: *const f64, n: i64) -> f64 {
+    if ptr.is_null() || n <= 0 {
+        return crate::runtime::pairwise_sum(&[]);
+    }
+    // SAFETY: per the contract above.
+    crate::runtime::pairwise_sum(unsafe { std::slice::from_raw_parts(ptr, n as usize) })
+}
+
+/// Routines of the JIT itself, registered next to [`crate::runtime::symbols`].
+pub(super) fn jit_symbols() -> [(&'static str, *const u8); 1] {
+    [(PAIRWISE_SUM, pairwise_sum as *const u8)]
 }
 
 /// Rounding routines Cranelift calls by their libm names when the host lacks the instructions

@@ -155,6 +155,7 @@ impl Jit {
         // Every runtime and math routine the IR can call: an unresolved import panics at
         // finalize, so all are registered whether used or not.
         builder.symbols(crate::runtime::symbols());
+        builder.symbols(imports::jit_symbols());
         builder.symbols(imports::libcall_shims());
         let module = JITModule::new(builder);
         let (ctx, builder_ctx) = match SPARE.with(Cell::take) {

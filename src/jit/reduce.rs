@@ -3,11 +3,13 @@
 //! Cranelift has no unroller, and over the 9 or 25 values of a filter a loop costs about three
 //! times straight-line code. So when `len` is a constant (always, in a Func specialised for the
 //! filter size) and small, the loop is fully unrolled with the index bound to a constant, which
-//! turns `x[i]` into loads at fixed offsets. Otherwise a rotated counted loop is emitted.
+//! turns `x[i]` into loads at fixed offsets. Otherwise a rotated counted loop is emitted, except
+//! for `Sum`, which then calls the runtime's own pairwise summation.
 
+use super::imports::Callee;
 use super::translate::{codegen_error, Opnd, Result, Translator};
 use crate::ir::eval::Val;
-use crate::ir::{Arr, ErrorId, Expr, ReduceOp, Ty, Var};
+use crate::ir::{Arr, ArrKind, ErrorId, Expr, ReduceOp, Ty, Var};
 use crate::runtime::SUM_BLOCK;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, StackSlotData, StackSlotKind, Value};
@@ -228,7 +230,7 @@ impl Translator<'_> {
 
     fn reduce_loop(&mut self, op: ReduceOp, n: Value, index: Var, elem: &Expr, elem_ty: Ty) -> Result<Value> {
         if op == ReduceOp::Sum {
-            return self.sum_loop(n, index, elem);
+            return self.sum_dynamic(n, index, elem);
         }
         let (acc_var, arg_var) = (self.b.declare_var(super::translate::clif_ty(fold_ty(op))), self.b.declare_var(types::I64));
         // Min/Max/ArgMin/ArgMax start from element 0 (the length was checked non-zero); the
@@ -373,54 +375,51 @@ impl Translator<'_> {
         ins(self, ab, cd)
     }
 
-    /// `runtime::pairwise_sum` as loops: for each block of up to 128 elements, eight partial
-    /// sums over the first `len & !7` elements, combined as a tree, then the tail in order.
-    /// Starting the partial sums at -0.0 makes the first round equal to taking the first eight
-    /// elements, and makes a block shorter than 8 exactly the runtime's sequential sum from -0.0.
-    fn sum_loop(&mut self, n: Value, index: Var, elem: &Expr) -> Result<Value> {
-        let total = self.b.declare_var(types::F64);
-        let zero_f = self.value(Opnd::Const(Val::F(0.0)));
-        self.b.def_var(total, zero_f);
-        let zero = self.zero(Ty::I64);
-        self.counted_loop(zero, n, SUM_BLOCK as i64, |t, start| {
-            let rest = t.b.ins().isub(n, start);
-            let block = t.b.ins().iconst(types::I64, SUM_BLOCK as i64);
-            let len = t.b.ins().smin(rest, block);
-            let end = t.b.ins().iadd(start, len);
-            let len8 = t.b.ins().band_imm_s(len, !7);
-            let end8 = t.b.ins().iadd(start, len8);
-            let neg_zero = t.value(Opnd::Const(Val::F(-0.0)));
-            let r: Vec<_> = (0..8).map(|_| t.b.declare_var(types::F64)).collect();
-            for &var in &r {
-                t.b.def_var(var, neg_zero);
+    /// `runtime::pairwise_sum` of a run-time number of elements, through the runtime routine
+    /// itself: directly on the array when the element is a plain `a[i]` of f64, else on the
+    /// elements materialised in a runtime scratch slot (failing with site 1 if it is refused).
+    fn sum_dynamic(&mut self, n: Value, index: Var, elem: &Expr) -> Result<Value> {
+        let ptr = match self.plain_f64_array(elem, index)? {
+            Some(base) => {
+                // The interpreter leaves the index at its last value.
+                let var = self.vars[index.0 as usize];
+                let (old, last) = (self.b.use_var(var), self.b.ins().iadd_imm_s(n, -1));
+                let nonempty = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, n, 0);
+                let after = self.b.ins().select(nonempty, last, old);
+                self.b.def_var(var, after);
+                base
             }
-            t.counted_loop(start, end8, 8, |t, i| {
-                for (k, &var) in r.iter().enumerate() {
-                    let ik = t.b.ins().iadd_imm_s(i, k as i64);
-                    let v = t.elem_at(index, Index::Dyn(ik), elem, Ty::F64)?;
-                    let acc = t.b.use_var(var);
-                    let acc = t.b.ins().fadd(acc, v);
-                    t.b.def_var(var, acc);
-                }
-                Ok(())
-            })?;
-            let partial: Vec<Value> = r.iter().map(|&var| t.b.use_var(var)).collect();
-            let res = t.b.declare_var(types::F64);
-            let tree = t.pairwise_tree(&partial);
-            t.b.def_var(res, tree);
-            t.counted_loop(end8, end, 1, |t, i| {
-                let v = t.elem_at(index, Index::Dyn(i), elem, Ty::F64)?;
-                let acc = t.b.use_var(res);
-                let acc = t.b.ins().fadd(acc, v);
-                t.b.def_var(res, acc);
-                Ok(())
-            })?;
-            let (acc, block_sum) = (t.b.use_var(total), t.b.use_var(res));
-            let acc = t.b.ins().fadd(acc, block_sum);
-            t.b.def_var(total, acc);
-            Ok(())
-        })?;
-        Ok(self.b.use_var(total))
+            None => {
+                let slot = self.sum_slot;
+                let ptr = self.runtime_scratch(slot, n)?;
+                let zero = self.zero(Ty::I64);
+                self.counted_loop(zero, n, 1, |t, i| {
+                    let v = t.elem_at(index, Index::Dyn(i), elem, Ty::F64)?;
+                    let (addr, offset) = t.elem_addr(ptr, Opnd::Dyn(i, Ty::I64));
+                    t.store_bits(Opnd::Dyn(v, Ty::F64), addr, offset);
+                    Ok(())
+                })?;
+                ptr
+            }
+        };
+        self.call(Callee::PairwiseSum, &[ptr, n])?.ok_or_else(|| codegen_error("sum routine without result"))
+    }
+
+    /// The base address of `a` when `elem` is `a[index]` for an f64 array `a`.
+    fn plain_f64_array(&mut self, elem: &Expr, index: Var) -> Result<Option<Value>> {
+        let Expr::Load(a, i) = elem else { return Ok(None) };
+        if **i != Expr::Var(index) {
+            return Ok(None);
+        }
+        Ok(match self.arr_kind(*a)? {
+            ArrKind::Buffer => Some(self.buffer),
+            ArrKind::Bound(k) => Some(self.bound_array(*k)?.0),
+            ArrKind::Scratch { elem: Ty::F64 } => {
+                let vars = self.scratch_vars(*a)?;
+                Some(self.b.use_var(vars.ptr))
+            }
+            ArrKind::Scratch { .. } => None,
+        })
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -441,9 +440,14 @@ impl Translator<'_> {
             }
         }
         let n = self.value(n);
-        let slot = self.b.ins().iconst(types::I32, i64::from(dst.0 as i32));
-        let ptr = self.call(super::imports::Callee::Scratch, &[slot, n])?
-            .ok_or_else(|| codegen_error("scratch routine without result"))?;
+        self.runtime_scratch(dst.0, n)
+    }
+
+    /// `n` elements of the thread's runtime scratch slot `slot`.
+    fn runtime_scratch(&mut self, slot: u32, n: Value) -> Result<Value> {
+        // The slot is a u32 passed in an i32 register; the bits are what matter.
+        let slot = self.b.ins().iconst(types::I32, i64::from(slot as i32));
+        let ptr = self.call(Callee::Scratch, &[slot, n])?.ok_or_else(|| codegen_error("scratch routine without result"))?;
         // Site 1 is reserved by the lowering for "out of scratch memory"; a = the size asked for.
         self.branch_to_fail(ptr, 1, |t| Ok((n, t.zero(Ty::I64))), false)?;
         Ok(ptr)

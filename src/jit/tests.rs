@@ -252,6 +252,10 @@ fn every_reduction_dynamic_and_unrolled() {
         if op == ReduceOp::Sum {
             // Finite values, where every rounding shows.
             check_sizes(&g, &Bound::none(), &[8, 9, 16, 17, 128, 129, 256], SUM_LENS, 10, false, "finite sum");
+            // An element that is not a plain load is materialised before summing.
+            let scaled = bin(BinOp::Mul, x(v(1)), f(0.3));
+            let g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, op, len(BUFFER), 1, scaled), ret(v(0))]);
+            check_sizes(&g, &Bound::none(), &[9, 200, 300], SUM_LENS, 10, false, "scaled sum");
         }
     }
 }
@@ -692,8 +696,113 @@ fn compiled_code_is_shareable_across_threads() {
 #[test]
 #[ignore]
 fn zz_show() {
-    let g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Min, len(BUFFER), 1, x(v(1))), ret(v(0))]);
-    let spec = specialise(&g, 9);
-    let code = compile(&g, Some(&spec), &JitOptions { clif_text: true, disasm: true }).unwrap();
+    let g = func(&[Ty::F64, Ty::I64], &[ArrKind::Bound(0)], vec![
+        Stmt::Check { cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)), err: E_CHECK, a: len(Arr(1)), b: len(BUFFER) },
+        reduce(0, ReduceOp::Sum, len(BUFFER), 1, bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1)))), ret(v(0))]);
+    let code = compile(&g, None, &JitOptions { clif_text: true, disasm: true }).unwrap();
     println!("{}\n{}", code.clif().unwrap(), code.disasm().unwrap());
+}
+
+#[test]
+#[ignore]
+fn zz_perf() {
+    use std::hint::black_box;
+    use std::time::Instant;
+    let min_g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Min, len(BUFFER), 1, x(v(1))), ret(v(0))]);
+    let sum_g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Sum, len(BUFFER), 1, x(v(1))), ret(v(0))]);
+    let med_g = func(&[Ty::F64, Ty::I64], &[ArrKind::Scratch { elem: Ty::F64 }], vec![
+        Stmt::Fill { dst: Arr(1), len: len(BUFFER), index: Var(1), elem: x(v(1)), keep: None },
+        Stmt::ArrayOp(ArrayOp::Sort, Arr(1)),
+        Stmt::Sorted { dst: Var(0), stat: SortedStat::Median, arr: Arr(1), q: f(0.0) },
+        ret(v(0)),
+    ]);
+    let w_g = func(&[Ty::F64, Ty::I64], &[ArrKind::Bound(0)], vec![
+        Stmt::Check { cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)), err: E_CHECK, a: len(Arr(1)), b: len(BUFFER) },
+        reduce(0, ReduceOp::Sum, len(BUFFER), 1, bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1)))), ret(v(0))]);
+    for (name, g) in [("min", &min_g), ("sum", &sum_g), ("median", &med_g), ("wsum", &w_g)] {
+        for n in [9usize, 25] {
+            let spec = specialise(g, n);
+            let t = Instant::now();
+            let reps = 300;
+            for _ in 0..reps {
+                black_box(jit(g, Some(&spec)));
+            }
+            let ct = t.elapsed().as_secs_f64() / reps as f64;
+            let code = jit(g, Some(&spec));
+            let plain = jit(g, None);
+            let w: Vec<f64> = (0..n).map(|i| i as f64 * 0.1).collect();
+            let bound = Bound::new(vec![], vec![], vec![w.clone()]);
+            let ctx = bound.context();
+            let mut rng = Rng(1);
+            let bufs: Vec<Vec<f64>> = (0..1024).map(|_| (0..n).map(|_| (rng.next() as f64 / u64::MAX as f64 - 0.5) * 200.0).collect()).collect();
+            let calls = 2_000_000;
+            let time = |c: &JitCode| {
+                let t = Instant::now();
+                let mut acc = 0.0;
+                for k in 0..calls {
+                    let b = &bufs[k & 1023];
+                    acc += call(c, black_box(b), &ctx).1;
+                }
+                black_box(acc);
+                t.elapsed().as_secs_f64() / calls as f64 * 1e9
+            };
+            let (ts, tg) = (time(&code), time(&plain));
+            let t = Instant::now();
+            let mut acc = 0.0;
+            let mut scratch = vec![0.0; n];
+            for k in 0..calls {
+                let b = black_box(&bufs[k & 1023]);
+                acc += match name {
+                    "min" => b.iter().copied().fold(b[0], crate::math::fmin),
+                    "sum" => crate::runtime::pairwise_sum(b),
+                    "median" => { scratch.copy_from_slice(b); unsafe { crate::runtime::ndjit_rt_sort(scratch.as_mut_ptr(), n as i64); crate::runtime::ndjit_rt_median(scratch.as_ptr(), n as i64) } }
+                    _ => crate::runtime::pairwise_sum(&b.iter().zip(&w).map(|(a, c)| a * c).collect::<Vec<_>>()),
+                };
+            }
+            black_box(acc);
+            let tr = t.elapsed().as_secs_f64() / calls as f64 * 1e9;
+            println!("{name:7} n={n:3}: compile {:7.1} us | call spec {ts:6.2} ns, general {tg:6.2} ns, rust {tr:6.2} ns", ct * 1e6);
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn zz_breakdown() {
+    use std::time::Instant;
+    let w_g = func(&[Ty::F64, Ty::I64], &[ArrKind::Bound(0)], vec![
+        Stmt::Check { cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)), err: E_CHECK, a: len(Arr(1)), b: len(BUFFER) },
+        reduce(0, ReduceOp::Sum, len(BUFFER), 1, bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1)))), ret(v(0))]);
+    let min_g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Min, len(BUFFER), 1, x(v(1))), ret(v(0))]);
+    for (name, g) in [("wsum", &w_g), ("min", &min_g)] {
+        for spec in [None, Some(specialise(g, 9)), Some(specialise(g, 25))] {
+            let (mut t_new, mut t_tr, mut t_def, mut t_fin) = (0.0, 0.0, 0.0, 0.0);
+            let _ = cranelift_codegen::timing::take_current();
+            let reps = 300;
+            for _ in 0..reps {
+                let t0 = Instant::now();
+                let mut j = super::Jit::new().unwrap();
+                let t1 = Instant::now();
+                let sig = super::translate::entry_signature(&j.module);
+                let id = cranelift_module::Module::declare_anonymous_function(&mut j.module, &sig).unwrap();
+                cranelift_module::Module::clear_context(&j.module, &mut j.ctx);
+                j.ctx.func.signature = sig;
+                super::translate::translate(&mut j.module, &mut j.ctx.func, &mut j.builder_ctx, g, spec.as_ref()).unwrap();
+                let t2 = Instant::now();
+                cranelift_module::Module::define_function(&mut j.module, id, &mut j.ctx).unwrap();
+                cranelift_module::Module::clear_context(&j.module, &mut j.ctx);
+                let t3 = Instant::now();
+                let code = j.finish(super::Defined { id, clif: None, disasm: None }).unwrap();
+                drop(code);
+                let t4 = Instant::now();
+                t_new += (t1 - t0).as_secs_f64();
+                t_tr += (t2 - t1).as_secs_f64();
+                t_def += (t3 - t2).as_secs_f64();
+                t_fin += (t4 - t3).as_secs_f64();
+            }
+            let us = |t: f64| t / reps as f64 * 1e6;
+            println!("{}", cranelift_codegen::timing::take_current());
+            println!("{name} spec={:?}: new {:.1} translate {:.1} cranelift {:.1} finalize+drop {:.1} us", spec.as_ref().map(|s| s.filter_size), us(t_new), us(t_tr), us(t_def), us(t_fin));
+        }
+    }
 }

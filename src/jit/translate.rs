@@ -120,6 +120,9 @@ pub(super) struct Translator<'a> {
     pub(super) stack_slots: BTreeMap<u32, (StackSlot, u32)>,
     /// Bytes of stack used by those slots so far.
     pub(super) stack_bytes: u32,
+    /// The runtime scratch slot for materialising the elements of a run-time-length sum: one
+    /// past the arrays of both bodies, so it is never an array's.
+    pub(super) sum_slot: u32,
 
     // Per-body state, reset by `begin_body`.
     /// The IR function being translated.
@@ -174,6 +177,7 @@ pub(super) fn translate<'a>(
         ret0,
         stack_slots: BTreeMap::new(),
         stack_bytes: 0,
+        sum_slot: general.arrays.len().max(specialized.map_or(0, |s| s.arrays.len())).try_into().map_err(|_| codegen_error("too many arrays"))?,
         func: general,
         vars: Vec::new(),
         consts: Vec::new(),

@@ -62,7 +62,7 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
         "arctanh" | "atanh" if np || math => if np { "np.arctanh" } else { "math.arctanh" },
         "arctan2" | "atan2" if np || math => if np { "np.arctan2" } else { "math.arctan2" },
         "pow" if math => "math.power",
-        "power" if np => "np.power",
+        "power" | "pow" if np => "np.power",
         "rad2deg" if np => "np.degrees",
         "deg2rad" if np => "np.radians",
         "abs" | "absolute" if np => "np.abs",
@@ -78,9 +78,9 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
         "divide" | "true_divide" if np => "np.divide",
         "mod" | "remainder" if np => "np.remainder",
         "array" | "asarray" | "asanyarray" | "ravel" if np => "np.array",
-        "float64" | "double" | "float32" | "single" | "float_" if np => "builtin.float",
-        "int64" | "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32" | "uint64" if np => "builtin.int",
-        "bool_" if np => "builtin.bool",
+        "float64" | "double" | "float32" | "single" | "float_" if np => "np.float64",
+        "int64" | "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32" | "uint64" if np => "np.int64",
+        "bool_" if np => "np.bool_",
         // reductions
         "sum" | "nansum" | "prod" | "nanprod" | "mean" | "nanmean" | "var" | "nanvar" | "std" | "nanstd" | "nanmin"
         | "nanmax" | "ptp" | "median" | "nanmedian" | "percentile" | "nanpercentile" | "quantile" | "nanquantile"
@@ -119,7 +119,7 @@ fn intern(module: &str, name: &str) -> Option<&'static str> {
         "np.ptp", "np.median", "np.nanmedian", "np.percentile", "np.nanpercentile", "np.quantile", "np.nanquantile",
         "np.any", "np.all", "np.count_nonzero", "np.argmin", "np.argmax", "np.size", "builtin.len", "builtin.abs",
         "builtin.min", "builtin.max", "builtin.sum", "builtin.any", "builtin.all", "builtin.round", "builtin.float",
-        "builtin.int", "builtin.bool", "builtin.pow", "builtin.range", "builtin.enumerate", "builtin.zip",
+        "builtin.int", "builtin.bool", "builtin.pow", "builtin.range", "builtin.enumerate", "builtin.zip", "np.float64", "np.int64", "np.bool_",
     ];
     NAMES.iter().find(|n| n.split_once('.') == Some((module, name))).copied()
 }
@@ -209,6 +209,7 @@ pub(crate) fn call(t: &mut Translator, f: Value, args: &[ast::Expr], keywords: &
             .err(ErrorKind::Unsupported, span, format!("{}() can only be used as the iterable of a for loop", &name[8..]))
             .hint("write `for i in range(n):`"));
     }
+    let receiver_was_array = matches!(receiver, Some(Value::Array(_)));
     if let Some(r) = receiver {
         pos.push((r, fspan));
     }
@@ -222,7 +223,16 @@ pub(crate) fn call(t: &mut Translator, f: Value, args: &[ast::Expr], keywords: &
     let mut a = Args { name: display, pos, kw, span, _p: std::marker::PhantomData };
     let v = lower_call(t, name, &mut a)?;
     a.done(t)?;
-    Ok(v)
+    // NumPy functions and array methods return NumPy scalars; math.*, float(), int(), round()
+    // and len() return Python numbers (see provenance.rs).
+    use super::provenance::Prov;
+    let python = name.starts_with("math.") || matches!(name, "builtin.float" | "builtin.int" | "builtin.round" | "builtin.len" | "builtin.bool");
+    let numpy = name.starts_with("np.") || name.starts_with("method.") || receiver_was_array;
+    Ok(match v {
+        Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
+        Value::Scalar(e, ty) if numpy => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
+        v => v,
+    })
 }
 
 /// Methods of arrays and scalars, mapped to the function that implements them.
@@ -651,6 +661,10 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         }
         "builtin.abs" => unreachable!("handled with the unary math functions"),
         "builtin.float" | "builtin.int" | "builtin.bool" => cast_call(t, base, a),
+        // NumPy scalar constructors: the same conversions, but the result is a NumPy scalar.
+        "np.float64" => cast_call(t, "float", a),
+        "np.int64" => cast_call(t, "int", a),
+        "np.bool_" => cast_call(t, "bool", a),
         "builtin.round" => {
             a.arity(t, 1, 2)?;
             let (v, s) = a.take();

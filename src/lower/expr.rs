@@ -170,39 +170,48 @@ impl Translator<'_> {
             let (e, t) = f(self, scalars, false)?;
             return Ok(Value::Scalar(e, t));
         }
-        let mut len: Option<Expr> = None;
+        // NumPy broadcasting of 1-D operands: equal lengths, or a length-1 operand repeated.
         let index = self.temp(Ty::I64);
-        let mut elems = Vec::new();
+        let mut arrays = Vec::new();
+        let mut operands = Vec::new();
         for a in args {
             match a {
-                Value::Array(arr) => {
-                    match &len {
-                        None => len = Some(arr.len.clone()),
-                        Some(l) if *l == arr.len => {}
-                        Some(l) => {
-                            let (l, m) = (l.clone(), arr.len.clone());
-                            self.check(
-                                cmp(CmpOp::Eq, l.clone(), m.clone()),
-                                "operands could not be broadcast together with shapes ({a},) ({b},)",
-                                span,
-                                l,
-                                m,
-                            );
-                        }
-                    }
-                    elems.push((arr.at(Expr::Var(index)), arr.ty));
-                }
-                Value::Tuple(_) => {
+                Value::Array(_) | Value::Tuple(_) => {
                     let arr = self.to_array(a, span)?;
-                    elems.push((arr.at(Expr::Var(index)), arr.ty));
-                    if len.is_none() {
-                        len = Some(arr.len);
-                    }
+                    operands.push(None);
+                    arrays.push(arr);
                 }
                 other => {
                     let (e, t) = self.scalar(other, span, "an operand")?;
-                    let e = self.stable(e, t);
-                    elems.push((e, t));
+                    operands.push(Some((self.stable(e, t), t)));
+                }
+            }
+        }
+        let mut len = arrays[0].len.clone();
+        for arr in &arrays[1..] {
+            if arr.len == len {
+                continue;
+            }
+            let (l, m) = (self.stable(len, Ty::I64), self.stable(arr.len.clone(), Ty::I64));
+            let one = |e: &Expr| cmp(CmpOp::Eq, e.clone(), Expr::I64(1));
+            let ok = bin(BinOp::Or, cmp(CmpOp::Eq, l.clone(), m.clone()), bin(BinOp::Or, one(&l), one(&m)));
+            self.check(ok, "operands could not be broadcast together with shapes ({a},) ({b},)", span, l.clone(), m.clone());
+            len = self.stable(Expr::Select(one(&l).boxed(), m.boxed(), l.boxed()), Ty::I64);
+        }
+        let mut elems = Vec::new();
+        let mut arrays = arrays.into_iter();
+        for op in operands {
+            match op {
+                Some(scalar) => elems.push(scalar),
+                None => {
+                    let arr = arrays.next().unwrap();
+                    // A length-1 operand is read at 0 (NumPy's stride-0 broadcast).
+                    let i = if arr.len == len {
+                        Expr::Var(index)
+                    } else {
+                        Expr::Select(cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)).boxed(), Expr::I64(0).boxed(), Expr::Var(index).boxed())
+                    };
+                    elems.push((arr.at(i), arr.ty));
                 }
             }
         }
@@ -210,7 +219,7 @@ impl Translator<'_> {
         let r = f(self, elems, true);
         self.in_elementwise -= 1;
         let (elem, ty) = r?;
-        Ok(Value::Array(ArrayVal { len: len.unwrap(), ty, index, elem }))
+        Ok(Value::Array(ArrayVal { len, ty, index, elem }))
     }
 
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
@@ -265,12 +274,19 @@ impl Translator<'_> {
                 };
                 (bin(o, convert(x, tx, num), convert(y, ty, num)), num)
             }
-            B::Div => (bin(BinOp::Div, f(x, tx), f(y, ty)), Ty::F64),
+            B::Div => {
+                if !elementwise {
+                    let msg = if tx.max(ty) == Ty::F64 { "float division by zero" } else { "division by zero" };
+                    self.python_zero_check(&x, &y, ty, msg, span);
+                }
+                (bin(BinOp::Div, f(x, tx), f(y, ty)), Ty::F64)
+            }
             B::FloorDiv | B::Mod if num == Ty::I64 => {
                 let (x, y) = (convert(x, tx, Ty::I64), convert(y, ty, Ty::I64));
                 let o = if op == B::FloorDiv { BinOp::FloorDiv } else { BinOp::Mod };
-                if elementwise {
-                    // NumPy integer arrays give 0 for a zero divisor.
+                let py = !elementwise && self.prov(&x) == super::provenance::Prov::Py && self.prov(&y) == super::provenance::Prov::Py;
+                if !py {
+                    // NumPy integers give 0 for a zero divisor (with a warning); Python ints raise.
                     let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
                     let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
                     (Expr::Select(zero.boxed(), Expr::I64(0).boxed(), bin(o, x, safe).boxed()), Ty::I64)
@@ -280,8 +296,14 @@ impl Translator<'_> {
                     (bin(o, x, y), Ty::I64)
                 }
             }
-            B::FloorDiv => (Expr::Call(MathFn::FloorDiv, vec![f(x, tx), f(y, ty)]), Ty::F64),
-            B::Mod => (Expr::Call(MathFn::Remainder, vec![f(x, tx), f(y, ty)]), Ty::F64),
+            B::FloorDiv | B::Mod => {
+                if !elementwise {
+                    let msg = if op == B::FloorDiv { "float floor division by zero" } else { "float modulo by zero" };
+                    self.python_zero_check(&x, &y, ty, msg, span);
+                }
+                let m = if op == B::FloorDiv { MathFn::FloorDiv } else { MathFn::Remainder };
+                (Expr::Call(m, vec![f(x, tx), f(y, ty)]), Ty::F64)
+            }
             B::Pow => self.power(x, tx, y, ty),
             B::BitAnd | B::BitOr | B::BitXor => {
                 let o = match op {
@@ -306,6 +328,24 @@ impl Translator<'_> {
             }
             B::MatMul => unreachable!(),
         })
+    }
+
+    /// Python raises `ZeroDivisionError` when both operands are Python numbers and the divisor is
+    /// zero; NumPy scalars give inf/nan. Emits the check when it can matter.
+    fn python_zero_check(&mut self, x: &Expr, y: &Expr, ty: Ty, msg: &str, span: Span) {
+        use super::provenance::Prov;
+        let both = Prov::both(self.prov(x), self.prov(y));
+        if both == Prov::Np {
+            return;
+        }
+        let zero = if ty == Ty::F64 { Expr::F64(0.0) } else { Expr::I64(0) };
+        let y = convert(y.clone(), ty, ty.max(Ty::I64));
+        let nonzero = cmp(CmpOp::Ne, y, zero);
+        let ok = match both {
+            Prov::Py => nonzero,
+            flag => bin(BinOp::Or, not(flag.flag()), nonzero),
+        };
+        self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
     }
 
     /// `x ** y`: integer powers by repeated multiplication; `x ** 2` is `x * x` (what NumPy

@@ -7,6 +7,7 @@
 
 mod builtins;
 mod expr;
+mod provenance;
 mod value;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};
@@ -31,6 +32,9 @@ enum NameTy {
     Array(Ty),
 }
 
+/// What a lowering pass learned for the next one: variable types and provenance.
+type Learned = (HashMap<String, NameTy>, HashMap<String, provenance::ProvHint>);
+
 /// A declared local.
 #[derive(Clone, Copy, Debug)]
 enum Local {
@@ -51,9 +55,9 @@ pub struct Lowered {
 
 /// Lowers a parsed program. `filter_size` specialises `len(buffer)` to a constant.
 pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>) -> Result<Lowered> {
-    let mut hints: HashMap<String, NameTy> = HashMap::new();
+    let mut learned: Learned = (HashMap::new(), HashMap::new());
     for _ in 0..8 {
-        let mut t = Translator::new(program, bindings, filter_size, &hints);
+        let mut t = Translator::new(program, bindings, filter_size, &learned);
         t.function()?;
         if !t.changed {
             let size = ir::block_size(&t.block);
@@ -70,7 +74,7 @@ pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>)
             crate::ir::fold::fold(&mut func);
             return Ok(Lowered { func, layout: t.layout });
         }
-        hints = t.hints;
+        learned = (t.hints, t.prov_hints);
     }
     Err(Error::new(ErrorKind::Type, program.function.span, "could not infer the types of the local variables")
         .hint("give each variable one kind of value (number or array)"))
@@ -98,10 +102,13 @@ pub(crate) struct Translator<'a> {
     /// Non-zero while an element-wise function is being lowered: its expressions depend on the
     /// element index, so they must stay expressions and never be hoisted into statements.
     in_elementwise: u32,
+    /// Which scalars are plain Python numbers (see `provenance.rs`); absent means NumPy.
+    pub(crate) var_prov: HashMap<Var, provenance::Prov>,
+    pub(crate) prov_hints: HashMap<String, provenance::ProvHint>,
 }
 
 impl<'a> Translator<'a> {
-    fn new(program: &'a Program, bindings: &'a Bindings, filter_size: Option<usize>, hints: &HashMap<String, NameTy>) -> Self {
+    fn new(program: &'a Program, bindings: &'a Bindings, filter_size: Option<usize>, passes: &Learned) -> Self {
         let mut t = Translator {
             program,
             bindings,
@@ -110,13 +117,15 @@ impl<'a> Translator<'a> {
             block: Vec::new(),
             locals: HashSet::new(),
             declared: HashMap::new(),
-            hints: hints.clone(),
+            hints: passes.0.clone(),
             changed: false,
             layout: Layout::default(),
             names: HashMap::new(),
             loops: Vec::new(),
             sites: HashMap::new(),
             in_elementwise: 0,
+            var_prov: HashMap::new(),
+            prov_hints: passes.1.clone(),
         };
         let span = program.function.span;
         t.site(SITE_BAD_ARGS_MSG, span);
@@ -357,7 +366,11 @@ impl<'a> Translator<'a> {
 
     fn declare(&mut self, name: &str, t: NameTy) -> Local {
         let local = match t {
-            NameTy::Scalar(ty) => Local::Scalar(self.new_var(ty, name), ty),
+            NameTy::Scalar(ty) => {
+                let v = self.new_var(ty, name);
+                self.declare_prov(name, v);
+                Local::Scalar(v, ty)
+            }
             NameTy::Array(ty) => Local::Array(self.new_array(ArrKind::Scratch { elem: ty }, name), ty),
         };
         self.declared.insert(name.to_string(), local);
@@ -404,8 +417,10 @@ impl<'a> Translator<'a> {
         match value {
             Value::Scalar(e, ty) => {
                 let Local::Scalar(var, vty) = self.local_for(name, NameTy::Scalar(ty), span)? else { unreachable!() };
+                let p = self.prov(&e);
                 let e = expr::convert(e, ty, vty);
                 self.emit(Stmt::Assign(var, e));
+                self.assign_prov(name, var, p);
             }
             Value::Array(arr) => {
                 let Local::Array(slot, ety) = self.local_for(name, NameTy::Array(arr.ty), span)? else { unreachable!() };
@@ -572,15 +587,30 @@ impl<'a> Translator<'a> {
         match e {
             Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => e,
             Expr::Var(v) if !self.func.vars[v.0 as usize].name.starts_with('%') => {
-                // A user variable may be reassigned before the use: copy it.
+                // A user variable may be reassigned before the use: copy it (and its provenance,
+                // which may be a shadow flag that is reassigned too).
+                let p = self.prov(&e);
                 let t = self.temp(ty);
                 self.emit(Stmt::Assign(t, e));
+                let p = match p {
+                    provenance::Prov::Dyn(flag) => {
+                        let f = self.temp(Ty::Bool);
+                        self.emit(Stmt::Assign(f, flag));
+                        provenance::Prov::Dyn(Expr::Var(f))
+                    }
+                    p => p,
+                };
+                self.var_prov.insert(t, p);
                 Expr::Var(t)
             }
             Expr::Var(_) => e,
             e => {
+                let p = self.prov(&e);
                 let t = self.temp(ty);
                 self.emit(Stmt::Assign(t, e));
+                if p != provenance::Prov::Np {
+                    self.var_prov.insert(t, p);
+                }
                 Expr::Var(t)
             }
         }
@@ -688,6 +718,7 @@ impl<'a> Translator<'a> {
         };
         let counter = self.temp(Ty::I64);
         self.emit(Stmt::Assign(counter, start));
+        self.var_prov.insert(counter, provenance::Prov::Py);
         let stop = self.stable(stop, Ty::I64);
         let more = Expr::Cmp(if step > 0 { CmpOp::Lt } else { CmpOp::Gt }, Expr::Var(counter).boxed(), stop.boxed());
         let (_, mut loop_body) = self.nested(|t| {

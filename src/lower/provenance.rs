@@ -1,0 +1,123 @@
+//! Python numbers versus NumPy scalars.
+//!
+//! Inside a callback, buffer elements and NumPy results are `np.float64`/`np.int64`, for which
+//! `1.0 / 0` is `inf` (with a warning); but plain Python numbers (literals, `len()`, loop counters,
+//! `float()`, `math.*` results) raise `ZeroDivisionError`. A loop such as
+//! `total = 0.0; n = 0; for v in x: ...; return total / n` raises under scipy exactly when no element
+//! was added, because `total` is then still a Python float. To match, each scalar's provenance is
+//! known statically where possible; a variable assigned both kinds gets a boolean shadow variable
+//! that records, at run time, whether it currently holds a Python number.
+
+use super::Translator;
+use crate::ir::{BinOp, Expr, Ty, UnOp, Var};
+
+/// Whether a scalar is a plain Python number.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Prov {
+    Py,
+    Np,
+    /// Known at run time: the expression is true for a Python number.
+    Dyn(Expr),
+}
+
+/// What the assignments to a name have stored so far (kept across type-inference passes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProvHint {
+    Py,
+    Np,
+    Mixed,
+}
+
+impl Prov {
+    fn hint(&self) -> ProvHint {
+        match self {
+            Prov::Py => ProvHint::Py,
+            Prov::Np => ProvHint::Np,
+            Prov::Dyn(_) => ProvHint::Mixed,
+        }
+    }
+    /// The run-time flag "is a Python number".
+    pub(crate) fn flag(&self) -> Expr {
+        match self {
+            Prov::Py => Expr::Bool(true),
+            Prov::Np => Expr::Bool(false),
+            Prov::Dyn(e) => e.clone(),
+        }
+    }
+    /// Both operands Python numbers (the only case in which Python's own arithmetic runs).
+    pub(crate) fn both(a: Prov, b: Prov) -> Prov {
+        match (a, b) {
+            (Prov::Np, _) | (_, Prov::Np) => Prov::Np,
+            (Prov::Py, Prov::Py) => Prov::Py,
+            (a, b) => Prov::Dyn(Expr::Binary(BinOp::And, a.flag().boxed(), b.flag().boxed())),
+        }
+    }
+}
+
+impl Translator<'_> {
+    /// The provenance of a lowered scalar expression. When unsure it answers NumPy, whose
+    /// arithmetic never raises: a wrong guess can only miss an error, never invent one.
+    pub(crate) fn prov(&self, e: &Expr) -> Prov {
+        match e {
+            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => Prov::Py,
+            Expr::Load(..) | Expr::Call(..) => Prov::Np,
+            Expr::Var(v) => self.var_prov.get(v).cloned().unwrap_or(Prov::Np),
+            Expr::Unary(UnOp::Neg | UnOp::Abs | UnOp::Not | UnOp::BitNot, x) | Expr::Cast(_, x) => self.prov(x),
+            Expr::Unary(..) => Prov::Np,
+            Expr::Cmp(..) => Prov::Py,
+            Expr::Binary(_, a, b) => Prov::both(self.prov(a), self.prov(b)),
+            Expr::Select(c, a, b) => match (self.prov(a), self.prov(b)) {
+                (pa, pb) if pa == pb => pa,
+                (pa, pb) => Prov::Dyn(Expr::Select(c.clone(), pa.flag().boxed(), pb.flag().boxed())),
+            },
+        }
+    }
+
+    /// Gives a scalar result a known provenance (e.g. `np.sqrt(2.0)` is NumPy, `math.sqrt(x[0])`
+    /// is Python), through a temporary when its expression says otherwise.
+    pub(crate) fn with_prov(&mut self, e: Expr, ty: Ty, p: Prov) -> Expr {
+        if self.prov(&e) == p || self.in_elementwise > 0 {
+            return e;
+        }
+        let t = self.temp(ty);
+        self.emit(crate::ir::Stmt::Assign(t, e));
+        self.var_prov.insert(t, p);
+        Expr::Var(t)
+    }
+
+    /// Records the provenance of an assignment to a user variable, and keeps its shadow flag.
+    pub(crate) fn assign_prov(&mut self, name: &str, var: Var, p: Prov) {
+        let seen = self.prov_hints.get(name).copied();
+        let joined = match seen {
+            None => p.hint(),
+            Some(h) if h == p.hint() => h,
+            Some(_) => ProvHint::Mixed,
+        };
+        if seen != Some(joined) {
+            self.prov_hints.insert(name.to_string(), joined);
+            if joined == ProvHint::Mixed || seen.is_some() {
+                self.changed = true; // the variable needs (or has changed) its shadow
+            }
+        }
+        match self.var_prov.get(&var).cloned() {
+            Some(Prov::Dyn(Expr::Var(shadow))) => self.emit(crate::ir::Stmt::Assign(shadow, p.flag())),
+            _ => {
+                self.var_prov.insert(var, p);
+            }
+        }
+    }
+
+    /// Declares the provenance of a new user variable from what earlier passes learned.
+    pub(crate) fn declare_prov(&mut self, name: &str, var: Var) {
+        match self.prov_hints.get(name) {
+            Some(ProvHint::Mixed) => {
+                let shadow = self.new_var(Ty::Bool, &format!("{name}.is_python"));
+                self.var_prov.insert(var, Prov::Dyn(Expr::Var(shadow)));
+            }
+            Some(ProvHint::Py) => {
+                self.var_prov.insert(var, Prov::Py);
+            }
+            _ => {}
+        }
+    }
+}
