@@ -287,6 +287,16 @@ impl Filter {
         &self.compiled.general
     }
 
+    /// The IR of the version specialised to [`Filter::filter_size`], if one was compiled.
+    pub fn specialized_ir(&self) -> Option<&Func> {
+        self.compiled.specialized.as_ref()
+    }
+
+    /// The layout of the bound values: which name lives in which slot of the context.
+    pub fn layout(&self) -> &Layout {
+        &self.compiled.layout
+    }
+
     /// Cranelift IR text, when built with [`FilterBuilder::inspect`].
     pub fn clif_text(&self) -> Option<&str> {
         self.compiled.jit.clif()

@@ -1,0 +1,1 @@
+//! C ABI for ndjit (placeholder until the C ABI issue lands).

@@ -1,0 +1,1 @@
+//! GPU backend for ndjit (placeholder until the GPU issue lands).

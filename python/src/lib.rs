@@ -1,0 +1,1 @@
+//! Python bindings (placeholder until the Python issue lands).
