@@ -104,6 +104,10 @@ impl Error {
     pub fn column(&self) -> u32 {
         self.span.start.column
     }
+    /// The text of the source line the error starts on.
+    pub fn source_line(&self) -> Option<&str> {
+        self.source.lines().nth((self.span.start.line as usize).checked_sub(1)?)
+    }
     /// The source line with a caret line under the span, or `None` if no source is attached.
     pub fn snippet(&self) -> Option<String> {
         snippet(&self.source, self.span)
@@ -150,6 +154,8 @@ impl std::error::Error for Error {}
 #[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeError {
     pub message: String,
+    /// The Python exception type the user's code raises in this situation (`"IndexError"` ...).
+    pub exception: &'static str,
     pub span: Span,
     /// The source line with a caret under the failing expression.
     pub snippet: Option<String>,

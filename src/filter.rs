@@ -2,7 +2,7 @@
 
 use crate::bind::{Bindings, Layout, Slot, Value};
 use crate::error::{snippet, Error, ErrorKind, Result, RuntimeError, Span};
-use crate::ir::Func;
+use crate::ir::{Func, Sig};
 use crate::jit::{self, FilterFn, JitCode, JitOptions};
 use crate::runtime::{ArrayRef, RawContext};
 use std::ffi::c_void;
@@ -34,6 +34,8 @@ pub struct Filter {
 
 struct Compiled {
     source: Arc<str>,
+    /// Aliases given with [`FilterBuilder::import`], kept to recompile (`specialize`).
+    imports: Vec<(String, String)>,
     general: Func,
     specialized: Option<Func>,
     layout: Layout,
@@ -49,6 +51,11 @@ struct Context {
     _refs: Box<[ArrayRef]>,
     values: Vec<(String, Value)>,
 }
+
+// SAFETY: the raw pointers (in `raw` and `_refs`) point into the boxed slices owned by the same
+// context, which are never mutated after construction; the mutable state is atomics and a mutex.
+unsafe impl Send for Context {}
+unsafe impl Sync for Context {}
 
 impl Context {
     fn new(layout: &Layout, values: Vec<(String, Value)>) -> Context {
@@ -70,7 +77,7 @@ impl Context {
     }
 
     /// A fresh context over the same (immutable) values, for one call.
-    fn scratch_raw(&self) -> RawContext {
+    pub(crate) fn scratch_raw(&self) -> RawContext {
         RawContext::new(self.raw.scalars, self.raw.ints, self.raw.arrays)
     }
 }
@@ -79,7 +86,9 @@ impl Context {
 pub struct FilterBuilder {
     source: String,
     bindings: Bindings,
+    imports: Vec<(String, String)>,
     filter_size: Option<usize>,
+    sig: Sig,
     inspect: bool,
 }
 
@@ -95,6 +104,17 @@ impl FilterBuilder {
         self.filter_size = Some(n);
         self
     }
+    /// The scipy API the function is for (default: `generic_filter`). See [`Sig`] for each C ABI.
+    pub fn signature(mut self, sig: Sig) -> Self {
+        self.sig = sig;
+        self
+    }
+    /// Makes `alias` name `module` (`"numpy"`, `"math"`, or a function such as `"numpy.median"`), as
+    /// `import numpy as alias` would: how names a Python callback reads from its module arrive.
+    pub fn import(mut self, module: &str, alias: &str) -> Self {
+        self.imports.push((module.to_string(), alias.to_string()));
+        self
+    }
     /// Keep the Cranelift IR and disassembly text for [`Filter::clif_text`] / [`Filter::disasm`].
     pub fn inspect(mut self, yes: bool) -> Self {
         self.inspect = yes;
@@ -103,11 +123,13 @@ impl FilterBuilder {
     pub fn compile(self) -> Result<Filter> {
         let source: Arc<str> = self.source.into();
         let attach = |e: Error| e.with_source(&source);
-        let program = crate::syntax::parse(&source).map_err(attach)?;
-        let general = crate::lower::lower(&program, &self.bindings, None).map_err(attach)?;
+        let mut program = crate::syntax::parse(&source).map_err(attach)?;
+        program.imports.extend(self.imports.iter().cloned());
+        let general = crate::lower::lower(&program, &self.bindings, None, self.sig).map_err(attach)?;
+        // Only generic_filter calls have one size per footprint worth specialising for.
         let specialized = match self.filter_size {
-            Some(n) => Some(crate::lower::lower(&program, &self.bindings, Some(n)).map_err(attach)?.func),
-            None => None,
+            Some(n) if self.sig == Sig::Filter => Some(crate::lower::lower(&program, &self.bindings, Some(n), self.sig).map_err(attach)?.func),
+            _ => None,
         };
         let opts = JitOptions { clif_text: self.inspect, disasm: self.inspect };
         let jit = jit::compile(&general.func, specialized.as_ref(), &opts).map_err(attach)?;
@@ -118,7 +140,8 @@ impl FilterBuilder {
             .map(|(name, _)| (name.clone(), self.bindings.get(name).cloned().unwrap_or_else(|| default_of(&program, name))))
             .collect();
         let ctx = Arc::new(Context::new(&general.layout, values));
-        Ok(Filter { compiled: Arc::new(Compiled { source, general: general.func, specialized, layout: general.layout, jit }), ctx })
+        let compiled = Compiled { source, imports: self.imports, general: general.func, specialized, layout: general.layout, jit };
+        Ok(Filter { compiled: Arc::new(compiled), ctx })
     }
 }
 
@@ -158,11 +181,72 @@ impl Filter {
 
     /// A builder for the less common options (specialisation, introspection).
     pub fn builder(source: &str) -> FilterBuilder {
-        FilterBuilder { source: source.to_string(), bindings: Bindings::new(), filter_size: None, inspect: false }
+        FilterBuilder { source: source.to_string(), bindings: Bindings::new(), imports: Vec::new(), filter_size: None, sig: Sig::Filter, inspect: false }
     }
 
-    /// Runs the compiled code on one neighbourhood.
+    /// The scipy API (C signature) the filter was compiled for.
+    pub fn signature(&self) -> Sig {
+        self.compiled.general.sig
+    }
+
+    /// The address of the compiled entry function, whose C type is given by [`Filter::signature`]
+    /// (for [`Sig::Filter`] this is [`Filter::callback`]).
+    pub fn entry_address(&self) -> *const c_void {
+        self.compiled.jit.address()
+    }
+
+    /// Runs the compiled code with the arguments of any signature: `Ok(Some(v))` for a filter or
+    /// integrand, `Ok(None)` for generic_filter1d and transforms (the result is in `args.output`).
+    pub fn call_args(&self, args: crate::interp::Args<'_>) -> std::result::Result<Option<f64>, RuntimeError> {
+        let raw = self.ctx.scratch_raw();
+        let ud = &raw as *const RawContext as *mut c_void;
+        let addr = self.entry_address();
+        let (values, coords, output) = (args.values, args.coords, args.output);
+        let as_i32 = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+        // SAFETY: the entry has the C type of its signature; the slices are valid for the call and
+        // the compiled code writes only `output` (and, for a filter, the return slot).
+        let (ok, value) = unsafe {
+            match self.signature() {
+                Sig::Filter => {
+                    let mut out = 0.0;
+                    let ok = (self.compiled.jit.entry())(values.as_ptr() as *mut f64, values.len() as isize, &mut out, ud);
+                    (ok == 1, Some(out))
+                }
+                Sig::Filter1d => {
+                    let f: unsafe extern "C" fn(*mut f64, isize, *mut f64, isize, *mut c_void) -> i32 = std::mem::transmute(addr);
+                    (f(values.as_ptr() as *mut f64, values.len() as isize, output.as_mut_ptr(), output.len() as isize, ud) == 1, None)
+                }
+                Sig::Transform => {
+                    let f: unsafe extern "C" fn(*mut i64, *mut f64, i32, i32, *mut c_void) -> i32 = std::mem::transmute(addr);
+                    (f(coords.as_ptr() as *mut i64, output.as_mut_ptr(), as_i32(coords.len()), as_i32(output.len()), ud) == 1, None)
+                }
+                Sig::Integrand => {
+                    let f: unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64 = std::mem::transmute(addr);
+                    let v = f(as_i32(values.len()), values.as_ptr() as *mut f64, ud);
+                    (raw.failure().is_none(), Some(v))
+                }
+            }
+        };
+        if ok {
+            Ok(value)
+        } else {
+            Err(self.runtime_error(&raw))
+        }
+    }
+
+    /// [`Filter::call_args`] through the reference interpreter.
+    pub fn interpret_args(&self, args: crate::interp::Args<'_>) -> std::result::Result<Option<f64>, RuntimeError> {
+        let raw = self.ctx.scratch_raw();
+        let func = self.ir_for(args.values.len());
+        crate::interp::run_args(func, &raw, args).map_err(|_| self.runtime_error(&raw))
+    }
+
+    /// Runs the compiled code on one neighbourhood (or, for an integrand, on quad's `xx`).
     pub fn call(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
+        if self.signature() != Sig::Filter {
+            let v = self.call_args(crate::interp::Args { values: buffer, coords: &[], output: &mut [] })?;
+            return Ok(v.unwrap_or(f64::NAN));
+        }
         let raw = self.ctx.scratch_raw();
         let mut out = 0.0;
         // SAFETY: the pointers are valid for the call; compiled code never writes to the buffer
@@ -186,23 +270,39 @@ impl Filter {
     /// bit for bit, computed by walking the IR (for debugging and testing).
     pub fn interpret(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
         let raw = self.ctx.scratch_raw();
-        crate::interp::run(self.ir_for(buffer.len()), &raw, buffer).map_err(|_| self.runtime_error(&raw))
+        let args = crate::interp::Args { values: buffer, coords: &[], output: &mut [] };
+        let v = crate::interp::run_args(self.ir_for(buffer.len()), &raw, args).map_err(|_| self.runtime_error(&raw))?;
+        Ok(v.unwrap_or(f64::NAN))
     }
 
-    fn ir_for(&self, n: usize) -> &Func {
+    pub(crate) fn fresh_raw(&self) -> RawContext {
+        self.ctx.scratch_raw()
+    }
+
+    pub(crate) fn ir_for(&self, n: usize) -> &Func {
         match &self.compiled.specialized {
             Some(f) if f.filter_size == Some(n) => f,
             _ => &self.compiled.general,
         }
     }
 
-    fn runtime_error(&self, raw: &RawContext) -> RuntimeError {
-        let Some(fail) = raw.failure() else {
-            return RuntimeError { message: "the filter failed without recording why".into(), span: Span::default(), snippet: None };
+    pub(crate) fn runtime_error(&self, raw: &RawContext) -> RuntimeError {
+        self.describe(raw.failure())
+    }
+
+    /// The user-facing error for a recorded failure.
+    pub(crate) fn describe(&self, fail: Option<crate::runtime::Failure>) -> RuntimeError {
+        let Some(fail) = fail else {
+            return RuntimeError {
+                message: "the filter failed without recording why".into(),
+                exception: "RuntimeError",
+                span: Span::default(),
+                snippet: None,
+            };
         };
         let site = &self.compiled.general.errors[fail.site as usize];
         let message = site.message.replace("{a}", &fail.a.to_string()).replace("{b}", &fail.b.to_string());
-        RuntimeError { message, span: site.span, snippet: snippet(&self.compiled.source, site.span) }
+        RuntimeError { message, exception: site.exception.name(), span: site.span, snippet: snippet(&self.compiled.source, site.span) }
     }
 
     /// The first run-time failure recorded by calls through [`Filter::callback`] with
@@ -216,8 +316,8 @@ impl Filter {
         self.ctx.raw.reset()
     }
 
-    /// The raw C-ABI callback. Pass [`Filter::user_data`] (or another context of this filter) as
-    /// its last argument.
+    /// The raw C-ABI callback of a [`Sig::Filter`] filter. Pass [`Filter::user_data`] (or another
+    /// context of this filter) as its last argument. Other signatures: [`Filter::entry_address`].
     pub fn callback(&self) -> FilterFn {
         self.compiled.jit.entry()
     }
@@ -256,6 +356,23 @@ impl Filter {
             }
         }
         Ok(Filter { compiled: self.compiled.clone(), ctx: Arc::new(Context::new(&self.compiled.layout, values)) })
+    }
+
+    /// This filter compiled for a known `filter_size` (straight-line code for that size), with the
+    /// same source and current bound values. Returns a clone when already specialised to `n`.
+    pub fn specialize(&self, n: usize) -> Result<Filter> {
+        if self.filter_size() == Some(n) {
+            return Ok(self.clone());
+        }
+        let mut b = Bindings::new();
+        for (name, v) in &self.ctx.values {
+            b.set(name.clone(), v.clone());
+        }
+        let mut builder = Filter::builder(&self.compiled.source).bindings(&b).signature(self.signature()).filter_size(n);
+        for (module, alias) in &self.compiled.imports {
+            builder = builder.import(module, alias);
+        }
+        builder.compile()
     }
 
     /// The names of the bound values the filter reads, and their current values.

@@ -16,13 +16,26 @@ enum Flow {
     Break,
     Continue,
     Return(f64),
+    Succeed,
     Fail,
+}
+
+/// The arguments of one call, for any [`crate::ir::Sig`].
+pub struct Args<'a> {
+    /// The buffer, input line or quad's `xx` (empty for a transform).
+    pub values: &'a [f64],
+    /// A transform's output coordinates (empty otherwise).
+    pub coords: &'a [i64],
+    /// The output line or input coordinates the function writes (empty for filters).
+    pub output: &'a mut [f64],
 }
 
 struct Machine<'a> {
     func: &'a Func,
     ctx: &'a RawContext,
     buffer: &'a [f64],
+    coords: &'a [i64],
+    output: &'a mut [f64],
     vars: Vec<Val>,
     /// Scratch arrays: 8-byte cells, typed by the array declaration.
     scratch: Vec<Vec<u64>>,
@@ -32,13 +45,24 @@ struct Machine<'a> {
 /// the error is recorded in `ctx` and `Err(())` returned. Like compiled code, it returns `Err` at
 /// once while `ctx` holds an earlier failure.
 pub fn run(func: &Func, ctx: &RawContext, buffer: &[f64]) -> Result<f64, ()> {
-    if ctx.failed.load(Ordering::Acquire) != 0 {
+    match run_args(func, ctx, Args { values: buffer, coords: &[], output: &mut [] })? {
+        Some(v) => Ok(v),
+        None => Err(()),
+    }
+}
+
+/// Runs `func` with the arguments of any signature: `Ok(Some(v))` for a `Return`, `Ok(None)` for
+/// a `Succeed` (the result is in `args.output`).
+pub fn run_args(func: &Func, ctx: &RawContext, args: Args<'_>) -> Result<Option<f64>, ()> {
+    if ctx.failed.load(Ordering::Acquire) != 0 && !ctx.try_resume() {
         return Err(());
     }
     let mut m = Machine {
         func,
         ctx,
-        buffer,
+        buffer: args.values,
+        coords: args.coords,
+        output: args.output,
         vars: func
             .vars
             .iter()
@@ -51,7 +75,8 @@ pub fn run(func: &Func, ctx: &RawContext, buffer: &[f64]) -> Result<f64, ()> {
         scratch: vec![Vec::new(); func.arrays.len()],
     };
     match m.block(&func.body) {
-        Flow::Return(v) => Ok(v),
+        Flow::Return(v) => Ok(Some(v)),
+        Flow::Succeed => Ok(None),
         Flow::Fail => Err(()),
         // The lowering ends every body with a failing check, so this is unreachable for valid IR.
         Flow::Next | Flow::Break | Flow::Continue => Err(()),
@@ -86,7 +111,11 @@ impl Machine<'_> {
             }
             Stmt::Store(arr, i, v) => {
                 let (i, v) = (self.eval(i).i(), self.eval(v));
-                self.scratch[arr.0 as usize][i as usize] = v.to_bits();
+                if self.func.arrays[arr.0 as usize].kind == ArrKind::Output {
+                    self.output[i as usize] = v.f();
+                } else {
+                    self.scratch[arr.0 as usize][i as usize] = v.to_bits();
+                }
             }
             Stmt::If(c, then, els) => {
                 let flow = if self.eval(c).b() { self.block(then) } else { self.block(els) };
@@ -113,6 +142,7 @@ impl Machine<'_> {
                 }
             }
             Stmt::Return(e) => return Flow::Return(self.eval(e).f()),
+            Stmt::Succeed => return Flow::Succeed,
             Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
                 let n = self.eval(len).i().max(0);
                 if n == 0 && op.needs_nonempty() {
@@ -121,6 +151,14 @@ impl Machine<'_> {
                 }
                 let r = self.reduce(*op, n, *index, elem);
                 self.set(*dst, r);
+            }
+            Stmt::Fill { dst, len, index, elem, keep: None } if self.func.arrays[dst.0 as usize].kind == ArrKind::Output => {
+                let n = self.eval(len).i().max(0);
+                for i in 0..n {
+                    self.set(*index, Val::I(i));
+                    let v = self.eval(elem).f();
+                    self.output[i as usize] = v;
+                }
             }
             Stmt::Fill { dst, len, index, elem, keep } => {
                 let n = self.eval(len).i().max(0);
@@ -214,6 +252,8 @@ impl Machine<'_> {
     fn array_len(&self, a: crate::ir::Arr) -> i64 {
         match self.func.arrays[a.0 as usize].kind {
             ArrKind::Buffer => self.buffer.len() as i64,
+            ArrKind::Coords => self.coords.len() as i64,
+            ArrKind::Output => self.output.len() as i64,
             // SAFETY: the context's array table has an entry for every bound array of the layout.
             ArrKind::Bound(k) => unsafe { (*self.ctx.arrays.add(k as usize)).len },
             ArrKind::Scratch { .. } => self.scratch[a.0 as usize].len() as i64,
@@ -246,6 +286,8 @@ impl Machine<'_> {
                 let i = i as usize;
                 match self.func.arrays[a.0 as usize].kind {
                     ArrKind::Buffer => Val::F(self.buffer[i]),
+                    ArrKind::Coords => Val::I(self.coords[i]),
+                    ArrKind::Output => Val::F(self.output[i]),
                     ArrKind::Bound(k) => Val::F(unsafe {
                         let r = *self.ctx.arrays.add(k as usize);
                         *r.ptr.add(i)

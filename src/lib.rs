@@ -26,6 +26,8 @@
 //! Semantics are NumPy float64's: see the [`ir`] module for the exact rules.
 
 pub mod bind;
+pub mod context;
+pub mod driver;
 pub mod error;
 pub mod filter;
 pub mod interp;
@@ -37,8 +39,10 @@ pub mod runtime;
 pub mod syntax;
 
 pub use bind::{Bindings, Layout, Value};
+pub use context::{interpreter_callback, CallContext};
 pub use error::{Error, ErrorKind, Position, RuntimeError, Span};
 pub use filter::{Filter, FilterBuilder};
+pub use ir::Sig;
 pub use jit::FilterFn;
 
 /// Runs a step of a recursive walk (parser, lowering, folding, interpreter, code generation) with

@@ -37,7 +37,17 @@ pub struct RawContext {
     pub ints: *const i64,
     pub arrays: *const ArrayRef,
     failure: Mutex<Option<Failure>>,
+    /// Called once, with the first failure (e.g. to raise a Python exception in the caller).
+    hook: Option<FailureHook>,
+    /// Asked when a call arrives at a failed context: `true` clears the failure and runs the call
+    /// (the Python package answers `true` once the exception it raised has been consumed).
+    resume: Option<ResumeHook>,
 }
+
+/// A function told about the first failure recorded in a context.
+pub type FailureHook = Box<dyn Fn(Failure) + Send + Sync>;
+/// A function deciding whether a failed context may run again.
+pub type ResumeHook = Box<dyn Fn() -> bool + Send + Sync>;
 
 pub const OFFSET_FAILED: i32 = std::mem::offset_of!(RawContext, failed) as i32;
 pub const OFFSET_SCALARS: i32 = std::mem::offset_of!(RawContext, scalars) as i32;
@@ -51,7 +61,22 @@ unsafe impl Sync for RawContext {}
 
 impl RawContext {
     pub(crate) fn new(scalars: *const f64, ints: *const i64, arrays: *const ArrayRef) -> RawContext {
-        RawContext { failed: AtomicU32::new(0), _pad: 0, scalars, ints, arrays, failure: Mutex::new(None) }
+        RawContext { failed: AtomicU32::new(0), _pad: 0, scalars, ints, arrays, failure: Mutex::new(None), hook: None, resume: None }
+    }
+    pub(crate) fn with_hooks(mut self, hook: Option<FailureHook>, resume: Option<ResumeHook>) -> RawContext {
+        self.hook = hook;
+        self.resume = resume;
+        self
+    }
+    /// For a call arriving at a failed context: whether it may run (the failure is then cleared).
+    pub(crate) fn try_resume(&self) -> bool {
+        match &self.resume {
+            Some(resume) if std::panic::catch_unwind(std::panic::AssertUnwindSafe(resume)).unwrap_or(false) => {
+                self.reset();
+                true
+            }
+            _ => false,
+        }
     }
     /// The first failure recorded since the last reset.
     pub fn failure(&self) -> Option<Failure> {
@@ -66,11 +91,19 @@ impl RawContext {
         self.failed.store(0, Ordering::Release);
     }
     pub(crate) fn record(&self, f: Failure) {
-        let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            *slot = Some(f);
-        }
+        let first = {
+            let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+            let first = slot.is_none();
+            if first {
+                *slot = Some(f);
+            }
+            first
+        };
         self.failed.store(1, Ordering::Release);
+        if let (true, Some(hook)) = (first, &self.hook) {
+            // A panicking hook must not unwind into compiled code.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(f)));
+        }
     }
 }
 
@@ -81,6 +114,18 @@ impl RawContext {
 pub unsafe extern "C" fn ndjit_rt_fail(ctx: *const RawContext, site: u32, a: i64, b: i64) {
     if let Some(ctx) = unsafe { ctx.as_ref() } {
         ctx.record(Failure { site, a, b });
+    }
+}
+
+/// Called by compiled code on entry when the context's failed flag is set: returns 1 if the call
+/// may run (the failure was cleared by the context's resume hook), else 0.
+///
+/// # Safety
+/// `ctx` must be null or point to a live [`RawContext`].
+pub unsafe extern "C" fn ndjit_rt_resume(ctx: *const RawContext) -> i32 {
+    match unsafe { ctx.as_ref() } {
+        Some(ctx) => ctx.try_resume() as i32,
+        None => 0,
     }
 }
 
@@ -180,6 +225,9 @@ pub unsafe extern "C" fn ndjit_rt_quantile(ptr: *const f64, n: i64, q: f64) -> f
         return f64::NAN;
     }
     let virtual_index = (n as f64 - 1.0) * q;
+    if virtual_index.is_nan() {
+        return f64::NAN; // q = ±inf with one element: 0 * inf; never index with it
+    }
     let (prev, next) = if virtual_index >= (n - 1) as f64 {
         (n - 1, n - 1)
     } else if virtual_index < 0.0 {
@@ -240,6 +288,7 @@ pub fn pairwise_sum(x: &[f64]) -> f64 {
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     let mut v: Vec<(&'static str, *const u8)> = vec![
         ("ndjit_rt_fail", ndjit_rt_fail as *const u8),
+        ("ndjit_rt_resume", ndjit_rt_resume as *const u8),
         ("ndjit_rt_scratch", ndjit_rt_scratch as *const u8),
         ("ndjit_rt_sort", ndjit_rt_sort as *const u8),
         ("ndjit_rt_median", ndjit_rt_median as *const u8),
@@ -273,8 +322,8 @@ mod tests {
 
     #[test]
     fn median_and_quantile_follow_numpy() {
-        let m = |v: Vec<f64>| unsafe { ndjit_rt_median(sorted(v).as_ptr(), 4.min(9) as i64 * 0 + 0) };
-        assert!(m(vec![1.0]).is_nan()); // n = 0 passed: empty gives NaN
+        let one = sorted(vec![1.0]);
+        assert!(unsafe { ndjit_rt_median(one.as_ptr(), 0) }.is_nan(), "empty gives NaN");
         let v = sorted(vec![4.0, 1.0, 3.0, 2.0]);
         assert_eq!(unsafe { ndjit_rt_median(v.as_ptr(), 4) }, 2.5);
         assert_eq!(unsafe { ndjit_rt_median(v.as_ptr(), 3) }, 2.0);
@@ -284,6 +333,10 @@ mod tests {
         assert_eq!(unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 0.0) }, 1.0);
         let with_nan = sorted(vec![1.0, f64::NAN]);
         assert!(unsafe { ndjit_rt_median(with_nan.as_ptr(), 2) }.is_nan());
+        // A non-finite q never indexes out of range.
+        for q in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            assert!(unsafe { ndjit_rt_quantile(v.as_ptr(), 1, q) }.is_nan());
+        }
     }
 
     #[test]

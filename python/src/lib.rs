@@ -1,1 +1,23 @@
-//! Python bindings (placeholder until the Python issue lands).
+//! `ndjit._core`: the thin Rust layer under the `ndjit` Python package.
+//!
+//! One module per Python type: [`compiled`] (`CompiledFilter`: compiled code and bound values),
+//! [`context`] (`CallContext`: a `user_data` with its own failure slot, handed to scipy in
+//! capsules), plus [`values`] (bound values from Python) and [`errors`] (ndjit errors to Python
+//! exceptions, constructed by `ndjit/_errors.py` so that the classes live in Python).
+
+mod compiled;
+mod context;
+mod errors;
+mod values;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<compiled::CompiledFilter>()?;
+    m.add_class::<context::CallContext>()?;
+    m.add_function(wrap_pyfunction!(compiled::compile, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SIGNATURE_FILTER", context::SIG_FILTER.to_str().expect("ASCII"))?;
+    Ok(())
+}

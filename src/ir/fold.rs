@@ -171,7 +171,7 @@ fn fold_block(stmts: Vec<Stmt>, func: &Func) -> Vec<Stmt> {
 /// Whether control never continues past the statement.
 fn ends_block(s: &Stmt) -> bool {
     match s {
-        Stmt::Return(_) | Stmt::Break | Stmt::Continue => true,
+        Stmt::Return(_) | Stmt::Succeed | Stmt::Break | Stmt::Continue => true,
         Stmt::Check { cond: Expr::Bool(false), .. } => true,
         Stmt::If(_, a, b) => a.last().is_some_and(ends_block) && b.last().is_some_and(ends_block),
         _ => false,
@@ -210,7 +210,7 @@ fn fold_stmt(s: Stmt, func: &Func) -> Folded {
         Stmt::Reduce { dst, op, len, index, elem, on_empty } => Stmt::Reduce { dst, op, len: f(len), index, elem: f(elem), on_empty },
         Stmt::Fill { dst, len, index, elem, keep } => Stmt::Fill { dst, len: f(len), index, elem: f(elem), keep: keep.map(f) },
         Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted { dst, stat, arr, q: f(q) },
-        s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..)) => s,
+        s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
     })
 }
 
@@ -269,7 +269,7 @@ fn subst_stmt(s: Stmt, m: &HashMap<Var, Expr>) -> Stmt {
         Stmt::Reduce { dst, op, len, index, elem, on_empty } => Stmt::Reduce { dst, op, len: e(len), index, elem: e(elem), on_empty },
         Stmt::Fill { dst, len, index, elem, keep } => Stmt::Fill { dst, len: e(len), index, elem: e(elem), keep: keep.map(e) },
         Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted { dst, stat, arr, q: e(q) },
-        s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..)) => s,
+        s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
     }
 }
 

@@ -15,6 +15,7 @@
 
 pub mod eval;
 pub mod fold;
+pub mod network;
 pub mod print;
 
 use crate::error::Span;
@@ -49,11 +50,52 @@ pub struct Arr(pub u32);
 /// The slot of the input buffer: always `Arr(0)`.
 pub const BUFFER: Arr = Arr(0);
 
+/// The C signature a function is compiled for: which scipy API calls it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Sig {
+    /// `generic_filter`: `int f(double *buffer, intptr_t filter_size, double *return_value,
+    /// void *user_data)`. `Return(e)` stores `e` and returns 1.
+    #[default]
+    Filter,
+    /// `generic_filter1d`: `int f(double *input_line, intptr_t input_length, double *output_line,
+    /// intptr_t output_length, void *user_data)`. The body writes [`OUTPUT`]; `Succeed` returns 1.
+    Filter1d,
+    /// `geometric_transform`: `int f(intptr_t *output_coordinates, double *input_coordinates,
+    /// int output_rank, int input_rank, void *user_data)`. [`BUFFER`] holds the output
+    /// coordinates (i64, kind [`ArrKind::Coords`]); the body writes [`OUTPUT`]; `Succeed` returns 1.
+    Transform,
+    /// `quad`: `double f(int n, double *xx, void *user_data)`. [`BUFFER`] is `xx`; `Return(e)`
+    /// returns `e`; a failure returns NaN (quad has no error channel).
+    Integrand,
+}
+
+impl Sig {
+    /// scipy's capsule name for the signature (compared character for character).
+    pub fn capsule_name(self) -> &'static str {
+        match self {
+            Sig::Filter => "int (double *, intptr_t, double *, void *)",
+            Sig::Filter1d => "int (double *, intptr_t, double *, intptr_t, void *)",
+            Sig::Transform => "int (intptr_t *, double *, int, int, void *)",
+            Sig::Integrand => "double (int, double *, void *)",
+        }
+    }
+}
+
+/// The slot of the output array of [`Sig::Filter1d`] and [`Sig::Transform`]: always `Arr(1)`.
+pub const OUTPUT: Arr = Arr(1);
+
 /// Where an array's memory comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArrKind {
-    /// The `double *buffer` argument; its length is `filter_size`.
+    /// The `double *buffer` argument (the input line, or quad's `xx`); its length is
+    /// `filter_size` (the input length, or quad's `n`).
     Buffer,
+    /// The `intptr_t *output_coordinates` argument of a transform: i64 elements, `output_rank` of
+    /// them. It is [`BUFFER`] for [`Sig::Transform`].
+    Coords,
+    /// The writable output array of [`Sig::Filter1d`] (the output line) and [`Sig::Transform`] (the
+    /// input coordinates): f64 elements, length given by the caller. Always [`OUTPUT`].
+    Output,
     /// The `i`-th bound array of the [`crate::Layout`], read from `user_data`.
     Bound(u32),
     /// Scratch storage written by [`Stmt::Fill`]; 8 bytes per element, elements of type `elem`.
@@ -71,6 +113,7 @@ impl ArrDecl {
     pub fn elem(&self) -> Ty {
         match self.kind {
             ArrKind::Scratch { elem } => elem,
+            ArrKind::Coords => Ty::I64,
             _ => Ty::F64,
         }
     }
@@ -245,12 +288,55 @@ pub struct ErrorId(pub u32);
 pub struct ErrorSite {
     pub message: String,
     pub span: Span,
+    /// The Python exception the user's own code would raise here.
+    pub exception: Exception,
+}
+
+/// Python exception types that run-time failures correspond to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Exception {
+    IndexError,
+    ValueError,
+    ZeroDivisionError,
+    OverflowError,
+    TypeError,
+    RuntimeError,
+}
+
+impl Exception {
+    pub fn name(self) -> &'static str {
+        match self {
+            Exception::IndexError => "IndexError",
+            Exception::ValueError => "ValueError",
+            Exception::ZeroDivisionError => "ZeroDivisionError",
+            Exception::OverflowError => "OverflowError",
+            Exception::TypeError => "TypeError",
+            Exception::RuntimeError => "RuntimeError",
+        }
+    }
+
+    /// The exception CPython/NumPy raise with this message (the lowering's messages are theirs).
+    pub fn for_message(message: &str) -> Exception {
+        const TABLE: &[(&str, Exception)] = &[
+            ("out of bounds", Exception::IndexError),
+            ("boolean index did not match", Exception::IndexError),
+            ("division by zero", Exception::ZeroDivisionError),
+            ("modulo by zero", Exception::ZeroDivisionError),
+            ("cannot be raised to a negative power", Exception::ZeroDivisionError),
+            ("math range error", Exception::OverflowError),
+            ("infinity to integer", Exception::OverflowError),
+            ("returned None", Exception::TypeError),
+            ("invalid arguments", Exception::ValueError),
+            ("out of memory", Exception::RuntimeError),
+        ];
+        TABLE.iter().find(|(k, _)| message.contains(k)).map(|(_, e)| *e).unwrap_or(Exception::ValueError)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     Assign(Var, Expr),
-    /// `arr[index] = value` on a scratch array, index proved in range.
+    /// `arr[index] = value` on a scratch or output array, index proved in range.
     Store(Arr, Expr, Expr),
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     /// Runs `body` then `latch` forever; `Break` leaves, `Continue` jumps to `latch`.
@@ -259,13 +345,18 @@ pub enum Stmt {
     Continue,
     /// If `cond` is false: record error `err` with details `a`, `b` (i64) and return failure.
     Check { cond: Expr, err: ErrorId, a: Expr, b: Expr },
-    /// Store the f64 result and return success.
+    /// Store the f64 result and return success ([`Sig::Filter`]), or return it ([`Sig::Integrand`]).
     Return(Expr),
+    /// Return success without a value ([`Sig::Filter1d`], [`Sig::Transform`]: the output array
+    /// holds the result).
+    Succeed,
     /// `dst = op(elem(i) for i in 0..len)` where `index` is bound to i inside `elem`.
     /// `on_empty` is required exactly when `op.needs_nonempty()`.
     Reduce { dst: Var, op: ReduceOp, len: Expr, index: Var, elem: Expr, on_empty: Option<ErrorId> },
     /// Materialise `elem(i)` for `i in 0..len` into scratch array `dst`, keeping only the elements
-    /// for which `keep(i)` is true (when given). Sets `dst`'s length to the number kept.
+    /// for which `keep(i)` is true (when given). Sets `dst`'s length to the number kept. Into
+    /// [`OUTPUT`] (never with `keep`), it writes elements `0..len`, which a check has proved to be
+    /// the output's length; `elem(i)` may read the output only at index `i`.
     Fill { dst: Arr, len: Expr, index: Var, elem: Expr, keep: Option<Expr> },
     /// An in-place whole-array operation on a scratch array.
     ArrayOp(ArrayOp, Arr),
@@ -282,6 +373,8 @@ pub struct Func {
     pub errors: Vec<ErrorSite>,
     /// `Some(n)` when compiled for a known `filter_size`: `Len(BUFFER)` has been replaced by `n`.
     pub filter_size: Option<usize>,
+    /// The C signature the function is compiled for.
+    pub sig: Sig,
 }
 
 impl Func {
@@ -387,7 +480,7 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, mut f: impl FnMut(&'a Expr)) {
             }
         }
         Stmt::Sorted { q, .. } => f(q),
-        Stmt::Loop { .. } | Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) => {}
+        Stmt::Loop { .. } | Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed => {}
     }
 }
 

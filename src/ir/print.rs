@@ -9,10 +9,12 @@ impl fmt::Display for Func {
             Some(n) => format!("{n}"),
             None => "n".into(),
         };
-        writeln!(f, "filter(buffer: f64[{size}]) -> f64 {{")?;
+        writeln!(f, "{:?} (buffer: [{size}]) {{", self.sig)?;
         for (i, a) in self.arrays.iter().enumerate() {
             let kind = match &a.kind {
                 ArrKind::Buffer => "buffer".to_string(),
+                ArrKind::Coords => "coordinates i64".to_string(),
+                ArrKind::Output => "output".to_string(),
                 ArrKind::Bound(k) => format!("bound[{k}]"),
                 ArrKind::Scratch { elem } => format!("scratch {}", elem.name()),
             };
@@ -66,6 +68,7 @@ fn block(s: &mut String, stmts: &[Stmt], depth: usize) -> fmt::Result {
             Stmt::Continue => writeln!(s, "continue")?,
             Stmt::Check { cond, err, a, b } => writeln!(s, "check {cond} else error#{} ({a}, {b})", err.0)?,
             Stmt::Return(e) => writeln!(s, "return {e}")?,
+            Stmt::Succeed => writeln!(s, "succeed")?,
             Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
                 let name = reduce_name(*op);
                 write!(s, "%{} = {name} for %{} in 0..{len}: {elem}", dst.0, index.0)?;

@@ -5,7 +5,7 @@
 //! with `unreachable!`) is a codegen error, never a panic.
 
 use super::imports::Callee;
-use super::translate::{codegen_error, Opnd, Result, Translator, READONLY, TRUSTED};
+use super::translate::{codegen_error, Opnd, Result, Translator, MOVABLE, READONLY, TRUSTED};
 use crate::ir::eval::{self, Val};
 use crate::ir::{ArrKind, Arr, BinOp, CmpOp, Expr, Ty, UnOp, Var, BUFFER};
 use crate::math::MathFn;
@@ -104,7 +104,8 @@ impl Translator<'_> {
             return Ok(Opnd::Const(Val::I(n)));
         }
         let len = match self.arr_kind(a)? {
-            ArrKind::Buffer => self.size,
+            ArrKind::Buffer | ArrKind::Coords => self.size,
+            ArrKind::Output => self.output().1,
             ArrKind::Bound(k) => self.bound_array(*k)?.1,
             ArrKind::Scratch { .. } => {
                 let vars = self.scratch_vars(a)?;
@@ -116,9 +117,22 @@ impl Translator<'_> {
 
     /// `a[i]`, the index proved in range by the IR.
     fn translate_load(&mut self, a: Arr, i: Opnd) -> Result<Opnd> {
+        // A row kernel reads the taps from the input rows.
+        if self.kernel.is_some() && matches!(self.arr_kind(a)?, ArrKind::Buffer) {
+            return self.kernel_load(i);
+        }
+        // A constant-index load outside loops may move (see `MOVABLE`).
+        let readonly = if matches!(i, Opnd::Const(_)) && self.loop_depth == 0 {
+            MOVABLE.with_alias_region(self.region)
+        } else {
+            READONLY
+        };
         let (base, flags, elem) = match self.arr_kind(a)? {
-            ArrKind::Buffer => (self.buffer, READONLY, Ty::F64),
-            ArrKind::Bound(k) => (self.bound_array(*k)?.0, READONLY, Ty::F64),
+            ArrKind::Buffer => (self.buffer, readonly, Ty::F64),
+            ArrKind::Coords => (self.buffer, readonly, Ty::I64),
+            // Written by the body: an ordinary load.
+            ArrKind::Output => (self.output().0, TRUSTED, Ty::F64),
+            ArrKind::Bound(k) => (self.bound_array(*k)?.0, readonly, Ty::F64),
             ArrKind::Scratch { elem } => {
                 let vars = self.scratch_vars(a)?;
                 (self.b.use_var(vars.ptr), TRUSTED, *elem)
@@ -232,9 +246,9 @@ impl Translator<'_> {
             BinOp::Min => ins.fmin(x, y),
             BinOp::Max => ins.fmax(x, y),
             // CPython's builtin min/max: `y < x ? y : x`, `y > x ? y : x`.
+            // `y > x` is written `x < y`: x86-64 lowers both selects to `minsd`/`maxsd`.
             BinOp::PyMin | BinOp::PyMax => {
-                let cc = if op == BinOp::PyMin { FloatCC::LessThan } else { FloatCC::GreaterThan };
-                let take_y = ins.fcmp(cc, y, x);
+                let take_y = if op == BinOp::PyMin { ins.fcmp(FloatCC::LessThan, y, x) } else { ins.fcmp(FloatCC::LessThan, x, y) };
                 self.b.ins().select(take_y, y, x)
             }
             // Rejected by `binary_accepts`.

@@ -22,6 +22,7 @@
 
 mod expr;
 mod imports;
+pub mod kernel;
 mod reduce;
 mod translate;
 
@@ -78,11 +79,18 @@ unsafe impl Send for JitCode {}
 unsafe impl Sync for JitCode {}
 
 impl JitCode {
-    /// The entry function. Calling it is `unsafe`: the pointers must be valid for the sizes
-    /// given, and `user_data` must be null or point to a live [`crate::runtime::RawContext`]
-    /// whose bound values match the layout the IR was lowered for.
+    /// The entry function of a [`crate::ir::Sig::Filter`] function. Calling it is `unsafe`: the
+    /// pointers must be valid for the sizes given, and `user_data` must be null or point to a live
+    /// [`crate::runtime::RawContext`] whose bound values match the layout the IR was lowered for.
+    /// For the other signatures the entry has another C type: use [`JitCode::address`] and cast
+    /// it to the type [`crate::ir::Sig`] documents.
     pub fn entry(&self) -> FilterFn {
         self.entry
+    }
+
+    /// The entry function's address, whatever its signature.
+    pub fn address(&self) -> *const c_void {
+        self.entry as *const c_void
     }
 
     /// The Cranelift IR text, when [`JitOptions::clif_text`] was set.
@@ -167,7 +175,7 @@ impl Jit {
 
     /// Translates the IR and compiles it to machine code in the module.
     fn define(&mut self, general: &ir::Func, specialized: Option<&ir::Func>, opts: &JitOptions) -> Result<Defined, Error> {
-        let sig = translate::entry_signature(&self.module);
+        let sig = translate::entry_signature(&self.module, general.sig);
         let id = self.module.declare_anonymous_function(&sig).map_err(module_error)?;
         self.module.clear_context(&mut self.ctx);
         self.ctx.func.signature = sig;
@@ -192,8 +200,7 @@ impl Jit {
 
     /// Links and finalizes the code; the contexts go back to the thread's spare.
     fn finish(self, defined: Defined) -> Result<JitCode, Error> {
-        let Jit { mut module, ctx, builder_ctx } = self;
-        SPARE.with(|s| s.set(Some(Box::new((ctx, builder_ctx)))));
+        let mut module = self.finish_module();
         if let Err(e) = module.finalize_definitions() {
             // SAFETY: no pointer into the module's memory has been handed out.
             unsafe { module.free_memory() };
@@ -206,6 +213,13 @@ impl Jit {
         // function pointer only through a transmute; it is to an `extern "C"` type.
         let entry = unsafe { std::mem::transmute::<*const u8, FilterFn>(ptr) };
         Ok(JitCode { module: ManuallyDrop::new(module), entry, clif: defined.clif, disasm: defined.disasm })
+    }
+
+    /// Returns the contexts to the thread's spare and hands over the module.
+    fn finish_module(self) -> JITModule {
+        let Jit { module, ctx, builder_ctx } = self;
+        SPARE.with(|s| s.set(Some(Box::new((ctx, builder_ctx)))));
+        module
     }
 
     /// Frees whatever the module allocated. The contexts are dropped: after a failed

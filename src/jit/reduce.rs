@@ -62,6 +62,7 @@ impl Translator<'_> {
                 }
             }
         }
+        self.new_load_region();
         let result = match self.unrolled_len(n, elem.size()) {
             Some(k) => self.reduce_unrolled(op, k, index, elem, elem_ty)?,
             None => {
@@ -69,6 +70,7 @@ impl Translator<'_> {
                 self.reduce_loop(op, n, index, elem, elem_ty)?
             }
         };
+        self.region = None;
         self.def_ir_var(dst, Opnd::Dyn(result, result_ty))?;
         Ok(true)
     }
@@ -83,6 +85,9 @@ impl Translator<'_> {
         elem: &Expr,
         keep: Option<&Expr>,
     ) -> Result<bool> {
+        if matches!(self.arr_kind(dst)?, ArrKind::Output) {
+            return self.fill_output(len, index, elem, keep);
+        }
         let vars = self.scratch_vars(dst)?;
         self.expect_var(index, Ty::I64)?;
         let n = self.count(len)?;
@@ -92,6 +97,7 @@ impl Translator<'_> {
         let zero = self.zero(Ty::I64);
         self.b.def_var(vars.len, zero);
         let nodes = elem.size() + keep.map_or(0, Expr::size);
+        self.new_load_region();
         let kept = match self.unrolled_len(n, nodes) {
             Some(k) => self.fill_unrolled(ptr, k, index, elem, keep)?,
             None => {
@@ -99,8 +105,31 @@ impl Translator<'_> {
                 self.fill_loop(ptr, n, index, elem, keep)?
             }
         };
+        self.region = None;
         self.b.def_var(vars.ptr, ptr);
         self.b.def_var(vars.len, kept);
+        Ok(true)
+    }
+
+    /// A fill of the output array: elements `0..len` (a check proved `len` is its length), each
+    /// written right after it is computed, as the interpreter does (so `oline /= k` works in place).
+    fn fill_output(&mut self, len: &Expr, index: Var, elem: &Expr, keep: Option<&Expr>) -> Result<bool> {
+        if keep.is_some() {
+            return Err(codegen_error("a fill of the output array cannot filter"));
+        }
+        self.expect_var(index, Ty::I64)?;
+        let n = self.count(len)?;
+        let ptr = self.output().0;
+        let nodes = elem.size();
+        match self.unrolled_len(n, nodes) {
+            Some(k) => {
+                self.fill_unrolled(ptr, k, index, elem, None)?;
+            }
+            None => {
+                let n = self.value(n);
+                self.fill_loop(ptr, n, index, elem, None)?;
+            }
+        }
         Ok(true)
     }
 
@@ -188,7 +217,9 @@ impl Translator<'_> {
         self.b.ins().brif(enter, body_block, &[BlockArg::Value(start)], exit, &[]);
         // The body block is not sealed until its back edge exists.
         self.b.switch_to_block(body_block);
+        self.loop_depth += 1;
         body(self, i)?;
+        self.loop_depth -= 1;
         let next = self.b.ins().iadd_imm_s(i, step);
         let more = self.b.ins().icmp(IntCC::SignedLessThan, next, end);
         self.b.ins().brif(more, body_block, &[BlockArg::Value(next)], exit, &[]);
@@ -295,9 +326,9 @@ impl Translator<'_> {
             ReduceOp::Min => ins.fmin(a, v),
             ReduceOp::Max => ins.fmax(a, v),
             // CPython's builtin over an iterable: `if v < acc: acc = v` (`>` for max).
+            // `v > acc` is written `acc < v`: x86-64 lowers both selects to `minsd`/`maxsd`.
             ReduceOp::PyMin | ReduceOp::PyMax => {
-                let cc = if op == ReduceOp::PyMin { FloatCC::LessThan } else { FloatCC::GreaterThan };
-                let take = ins.fcmp(cc, v, a);
+                let take = if op == ReduceOp::PyMin { ins.fcmp(FloatCC::LessThan, v, a) } else { ins.fcmp(FloatCC::LessThan, a, v) };
                 self.b.ins().select(take, v, a)
             }
             ReduceOp::Any => ins.bor(a, v),
@@ -412,13 +443,16 @@ impl Translator<'_> {
             return Ok(None);
         }
         Ok(match self.arr_kind(*a)? {
+            // A row kernel has no contiguous buffer.
+            ArrKind::Buffer if self.kernel.is_some() => None,
             ArrKind::Buffer => Some(self.buffer),
             ArrKind::Bound(k) => Some(self.bound_array(*k)?.0),
             ArrKind::Scratch { elem: Ty::F64 } => {
                 let vars = self.scratch_vars(*a)?;
                 Some(self.b.use_var(vars.ptr))
             }
-            ArrKind::Scratch { .. } => None,
+            ArrKind::Output => Some(self.output().0),
+            ArrKind::Scratch { .. } | ArrKind::Coords => None,
         })
     }
 

@@ -4,7 +4,7 @@ use super::{compile, JitCode, JitOptions};
 use crate::error::Span;
 use crate::interp;
 use crate::ir::{
-    ArrDecl, ArrKind, Arr, BinOp, CmpOp, ErrorId, ErrorSite, Expr, Func, ReduceOp, SortedStat, Stmt, Ty, UnOp, Var,
+    ArrDecl, ArrKind, Arr, BinOp, Exception, CmpOp, ErrorId, ErrorSite, Expr, Func, ReduceOp, SortedStat, Stmt, Ty, UnOp, Var,
     VarDecl, ArrayOp, BUFFER,
 };
 use crate::math::MathFn;
@@ -20,13 +20,14 @@ const E_EMPTY: ErrorId = ErrorId(3);
 fn func(vars: &[Ty], scratch: &[ArrKind], body: Vec<Stmt>) -> Func {
     let mut arrays = vec![ArrDecl { kind: ArrKind::Buffer, name: "x".into() }];
     arrays.extend(scratch.iter().enumerate().map(|(i, k)| ArrDecl { kind: k.clone(), name: format!("a{}", i + 1) }));
-    let site = |m: &str| ErrorSite { message: m.into(), span: Span::default() };
+    let site = |m: &str| ErrorSite { message: m.into(), span: Span::default(), exception: Exception::ValueError };
     Func {
         vars: vars.iter().enumerate().map(|(i, &ty)| VarDecl { ty, name: format!("v{i}") }).collect(),
         arrays,
         body,
         errors: vec![site("invalid arguments"), site("out of scratch memory"), site("check {a} {b}"), site("empty")],
         filter_size: None,
+        sig: crate::ir::Sig::Filter,
     }
 }
 
@@ -533,12 +534,13 @@ fn integer_division_modulo_shifts_and_casts() {
         );
         let code = jit(&g, None);
         let mut rng = Rng(3);
-        let specials = [0, 1, -1, 2, -2, 3, -7, 7, 1 << 40, -(1 << 40), i64::MAX, i64::MIN + 1, 63, 64, 65, -64];
+        // i64::MIN only without division: the interpreter's shim overflows on `MIN // -1`.
+        let divides = matches!(e, Expr::Binary(BinOp::FloorDiv | BinOp::Mod, ..));
+        let specials = [0, 1, -1, 2, -2, 3, -7, 7, 1 << 40, -(1 << 40), i64::MAX, i64::MIN, i64::MIN + 1, 63, 64, 65, -64];
         for k in 0..400 {
-            // Never i64::MIN: the interpreter's shim overflows on `MIN // -1` (see math.rs).
             let pick = |rng: &mut Rng| {
                 let v = if k % 2 == 0 { specials[rng.below(specials.len() as u64) as usize] } else { rng.next() as i64 >> rng.below(64) };
-                v.max(i64::MIN + 1)
+                if divides { v.max(i64::MIN + 1) } else { v }
             };
             let (p, q) = (pick(&mut rng), pick(&mut rng));
             let bound = Bound::new(vec![], vec![p, q], vec![]);
@@ -693,116 +695,314 @@ fn compiled_code_is_shareable_across_threads() {
     }
 }
 
-#[test]
-#[ignore]
-fn zz_show() {
-    let g = func(&[Ty::F64, Ty::I64], &[ArrKind::Bound(0)], vec![
-        Stmt::Check { cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)), err: E_CHECK, a: len(Arr(1)), b: len(BUFFER) },
-        reduce(0, ReduceOp::Sum, len(BUFFER), 1, bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1)))), ret(v(0))]);
-    let code = compile(&g, None, &JitOptions { clif_text: true, disasm: true }).unwrap();
-    println!("{}\n{}", code.clif().unwrap(), code.disasm().unwrap());
+// -------------------------------------------------------------------------------------------------
+// Random programs
+
+/// Generates random well-typed IR whose loads are in range by construction: buffer indices are
+/// `e mod len(x)` after a leading `check len(x) > 0`, scratch indices likewise under an
+/// `if len(a) > 0`, reduction elements read `a[i]` for `i < len(a)`; divisors are `(e & 255) | 1`.
+struct Gen {
+    rng: Rng,
+    /// Index variables of the enclosing reductions/fills usable in element expressions.
+    index: Vec<(u32, Option<Arr>)>,
+    depth: u32,
+    loops: u32,
 }
 
-#[test]
-#[ignore]
-fn zz_perf() {
-    use std::hint::black_box;
-    use std::time::Instant;
-    let min_g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Min, len(BUFFER), 1, x(v(1))), ret(v(0))]);
-    let sum_g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Sum, len(BUFFER), 1, x(v(1))), ret(v(0))]);
-    let med_g = func(&[Ty::F64, Ty::I64], &[ArrKind::Scratch { elem: Ty::F64 }], vec![
-        Stmt::Fill { dst: Arr(1), len: len(BUFFER), index: Var(1), elem: x(v(1)), keep: None },
-        Stmt::ArrayOp(ArrayOp::Sort, Arr(1)),
-        Stmt::Sorted { dst: Var(0), stat: SortedStat::Median, arr: Arr(1), q: f(0.0) },
-        ret(v(0)),
-    ]);
-    let w_g = func(&[Ty::F64, Ty::I64], &[ArrKind::Bound(0)], vec![
-        Stmt::Check { cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)), err: E_CHECK, a: len(Arr(1)), b: len(BUFFER) },
-        reduce(0, ReduceOp::Sum, len(BUFFER), 1, bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1)))), ret(v(0))]);
-    for (name, g) in [("min", &min_g), ("sum", &sum_g), ("median", &med_g), ("wsum", &w_g)] {
-        for n in [9usize, 25] {
-            let spec = specialise(g, n);
-            let t = Instant::now();
-            let reps = 300;
-            for _ in 0..reps {
-                black_box(jit(g, Some(&spec)));
-            }
-            let ct = t.elapsed().as_secs_f64() / reps as f64;
-            let code = jit(g, Some(&spec));
-            let plain = jit(g, None);
-            let w: Vec<f64> = (0..n).map(|i| i as f64 * 0.1).collect();
-            let bound = Bound::new(vec![], vec![], vec![w.clone()]);
-            let ctx = bound.context();
-            let mut rng = Rng(1);
-            let bufs: Vec<Vec<f64>> = (0..1024).map(|_| (0..n).map(|_| (rng.next() as f64 / u64::MAX as f64 - 0.5) * 200.0).collect()).collect();
-            let calls = 2_000_000;
-            let time = |c: &JitCode| {
-                let t = Instant::now();
-                let mut acc = 0.0;
-                for k in 0..calls {
-                    let b = &bufs[k & 1023];
-                    acc += call(c, black_box(b), &ctx).1;
-                }
-                black_box(acc);
-                t.elapsed().as_secs_f64() / calls as f64 * 1e9
-            };
-            let (ts, tg) = (time(&code), time(&plain));
-            let t = Instant::now();
-            let mut acc = 0.0;
-            let mut scratch = vec![0.0; n];
-            for k in 0..calls {
-                let b = black_box(&bufs[k & 1023]);
-                acc += match name {
-                    "min" => b.iter().copied().fold(b[0], crate::math::fmin),
-                    "sum" => crate::runtime::pairwise_sum(b),
-                    "median" => { scratch.copy_from_slice(b); unsafe { crate::runtime::ndjit_rt_sort(scratch.as_mut_ptr(), n as i64); crate::runtime::ndjit_rt_median(scratch.as_ptr(), n as i64) } }
-                    _ => crate::runtime::pairwise_sum(&b.iter().zip(&w).map(|(a, c)| a * c).collect::<Vec<_>>()),
-                };
-            }
-            black_box(acc);
-            let tr = t.elapsed().as_secs_f64() / calls as f64 * 1e9;
-            println!("{name:7} n={n:3}: compile {:7.1} us | call spec {ts:6.2} ns, general {tg:6.2} ns, rust {tr:6.2} ns", ct * 1e6);
+// Variables: f64 0..4, i64 4..7, bool 7..9, reduction indices 9..12, loop counters 12..14.
+const GEN_VARS: &[Ty] = &[
+    Ty::F64, Ty::F64, Ty::F64, Ty::F64, Ty::I64, Ty::I64, Ty::I64, Ty::Bool, Ty::Bool, Ty::I64, Ty::I64, Ty::I64, Ty::I64, Ty::I64,
+];
+const W: Arr = Arr(4);
+
+impl Gen {
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.rng.below(xs.len() as u64) as usize]
+    }
+    fn chance(&mut self, p: u64) -> bool {
+        self.rng.below(100) < p
+    }
+    fn var_of(&mut self, ty: Ty) -> u32 {
+        match ty {
+            Ty::F64 => self.rng.below(4) as u32,
+            Ty::I64 => 4 + self.rng.below(3) as u32,
+            Ty::Bool => 7 + self.rng.below(2) as u32,
         }
+    }
+
+    fn expr(&mut self, ty: Ty, depth: u32) -> Expr {
+        let leaf = depth == 0 || self.chance(30);
+        match ty {
+            Ty::F64 => self.f64_expr(leaf, depth),
+            Ty::I64 => self.i64_expr(leaf, depth),
+            Ty::Bool => self.bool_expr(leaf, depth),
+        }
+    }
+
+    fn safe_index(&mut self, a: Arr, depth: u32) -> Expr {
+        if let Some(&(ix, over)) = self.index.last() {
+            if over == Some(a) && self.chance(70) {
+                return v(ix);
+            }
+        }
+        let e = self.expr(Ty::I64, depth.saturating_sub(1));
+        bin(BinOp::Mod, e, len(a))
+    }
+
+    fn f64_expr(&mut self, leaf: bool, depth: u32) -> Expr {
+        if leaf {
+            return match self.rng.below(6) {
+                0 => f(self.rng.value()),
+                1 | 2 => v(self.var_of(Ty::F64)),
+                3 => Expr::Param(self.rng.below(2) as u32),
+                _ => {
+                    let a = if self.chance(80) { BUFFER } else { W };
+                    let i = self.safe_index(a, depth);
+                    load(a, i)
+                }
+            };
+        }
+        let d = depth - 1;
+        match self.rng.below(8) {
+            0 => {
+                let op = self.pick(&[UnOp::Neg, UnOp::Abs, UnOp::Sqrt, UnOp::Floor, UnOp::Ceil, UnOp::Trunc, UnOp::RoundEven]);
+                un(op, self.expr(Ty::F64, d))
+            }
+            1..=3 => {
+                let op = self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax]);
+                bin(op, self.expr(Ty::F64, d), self.expr(Ty::F64, d))
+            }
+            4 => {
+                let from = self.pick(&[Ty::I64, Ty::Bool]);
+                cast(Ty::F64, self.expr(from, d))
+            }
+            5 => Expr::Select(self.expr(Ty::Bool, d).boxed(), self.expr(Ty::F64, d).boxed(), self.expr(Ty::F64, d).boxed()),
+            6 => {
+                let m = self.pick(MathFn::ALL);
+                Expr::Call(m, (0..m.arity()).map(|_| self.expr(Ty::F64, d)).collect())
+            }
+            _ => self.f64_expr(true, depth),
+        }
+    }
+
+    fn i64_expr(&mut self, leaf: bool, depth: u32) -> Expr {
+        if leaf {
+            return match self.rng.below(6) {
+                0 => int(self.pick(&[0, 1, -1, 2, 3, 7, 8, -9, 1 << 40, i64::MAX, i64::MIN])),
+                1 | 2 => v(self.var_of(Ty::I64)),
+                3 => Expr::IntParam(self.rng.below(2) as u32),
+                4 => len(self.pick(&[BUFFER, W, Arr(1), Arr(2), Arr(3)])),
+                _ => match self.index.last() {
+                    Some(&(ix, _)) => v(ix),
+                    None => int(self.rng.below(20) as i64),
+                },
+            };
+        }
+        let d = depth - 1;
+        match self.rng.below(7) {
+            0 => {
+                let op = self.pick(&[UnOp::Neg, UnOp::Abs, UnOp::BitNot]);
+                un(op, self.expr(Ty::I64, d))
+            }
+            1 | 2 => {
+                let op = self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::Shl, BinOp::Shr]);
+                bin(op, self.expr(Ty::I64, d), self.expr(Ty::I64, d))
+            }
+            3 => {
+                let op = self.pick(&[BinOp::FloorDiv, BinOp::Mod]);
+                let divisor = if self.chance(50) {
+                    int(self.pick(&[1, 2, 3, 4, 5, 16, 255]))
+                } else {
+                    bin(BinOp::Or, bin(BinOp::And, self.expr(Ty::I64, d), int(255)), int(1))
+                };
+                bin(op, self.expr(Ty::I64, d), divisor)
+            }
+            4 => {
+                let from = self.pick(&[Ty::F64, Ty::Bool]);
+                cast(Ty::I64, self.expr(from, d))
+            }
+            5 => Expr::Select(self.expr(Ty::Bool, d).boxed(), self.expr(Ty::I64, d).boxed(), self.expr(Ty::I64, d).boxed()),
+            _ => self.i64_expr(true, depth),
+        }
+    }
+
+    fn bool_expr(&mut self, leaf: bool, depth: u32) -> Expr {
+        if leaf {
+            return match self.rng.below(3) {
+                0 => Expr::Bool(self.chance(50)),
+                _ => v(self.var_of(Ty::Bool)),
+            };
+        }
+        let d = depth - 1;
+        match self.rng.below(6) {
+            0 | 1 => {
+                let op = self.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne]);
+                let ty = self.pick(&[Ty::F64, Ty::I64, Ty::Bool]);
+                cmp(op, self.expr(ty, d), self.expr(ty, d))
+            }
+            2 => {
+                let op = self.pick(&[UnOp::Not, UnOp::IsNan, UnOp::IsInf, UnOp::IsFinite, UnOp::BitNot]);
+                let ty = if op == UnOp::BitNot { Ty::Bool } else { Ty::F64 };
+                un(op, self.expr(ty, d))
+            }
+            3 => {
+                let op = self.pick(&[BinOp::And, BinOp::Or, BinOp::Xor, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax]);
+                bin(op, self.expr(Ty::Bool, d), self.expr(Ty::Bool, d))
+            }
+            4 => {
+                let from = self.pick(&[Ty::F64, Ty::I64]);
+                cast(Ty::Bool, self.expr(from, d))
+            }
+            _ => self.bool_expr(true, depth),
+        }
+    }
+
+    fn block(&mut self, n: usize) -> Vec<Stmt> {
+        (0..n).map(|_| self.stmt()).collect()
+    }
+
+    fn stmt(&mut self) -> Stmt {
+        self.depth += 1;
+        let nested = self.depth < 3;
+        let s = match self.rng.below(if nested { 12 } else { 7 }) {
+            0 | 1 => {
+                let ty = self.pick(&[Ty::F64, Ty::I64, Ty::Bool]);
+                let var = self.var_of(ty);
+                assign(var, self.expr(ty, 3))
+            }
+            2 => self.reduce(),
+            3 => self.fill(),
+            4 => {
+                let a = self.pick(&[Arr(1), Arr(2), Arr(3)]);
+                let ty = [Ty::F64, Ty::I64, Ty::Bool][a.0 as usize - 1];
+                let i = bin(BinOp::Mod, self.expr(Ty::I64, 2), len(a));
+                let store = Stmt::Store(a, i, self.expr(ty, 2));
+                let var = self.var_of(ty);
+                let read = assign(var, load(a, bin(BinOp::Mod, self.expr(Ty::I64, 2), len(a))));
+                Stmt::If(cmp(CmpOp::Gt, len(a), int(0)), vec![store, read], vec![])
+            }
+            5 => {
+                let cond = self.expr(Ty::Bool, 2);
+                let (a, b) = (self.expr(Ty::I64, 1), self.expr(Ty::I64, 1));
+                if self.chance(70) {
+                    Stmt::Check { cond: Expr::Bool(true), err: E_CHECK, a, b }
+                } else {
+                    Stmt::Check { cond, err: E_CHECK, a, b }
+                }
+            }
+            6 => {
+                let sort = Stmt::ArrayOp(ArrayOp::Sort, Arr(1));
+                let stat = self.pick(&[SortedStat::Median, SortedStat::Quantile]);
+                // The IR's quantiles are in [0, 1] (param 1 is bound to one).
+                let q = if self.chance(50) { Expr::Param(1) } else { f(self.pick(&[0.0, 0.1, 0.5, 0.75, 1.0])) };
+                Stmt::If(Expr::Bool(true), vec![sort, Stmt::Sorted { dst: Var(self.var_of(Ty::F64)), stat, arr: Arr(1), q }], vec![])
+            }
+            7 | 8 => {
+                let c = self.expr(Ty::Bool, 2);
+                let (t, e) = (self.rng.below(3) as usize, self.rng.below(3) as usize);
+                let mut then = self.block(t);
+                if self.chance(15) {
+                    then.push(ret(self.expr(Ty::F64, 2)));
+                }
+                Stmt::If(c, then, self.block(e))
+            }
+            9 | 10 if self.loops < 2 => {
+                let counter = 12 + self.loops;
+                self.loops += 1;
+                let limit = self.rng.below(12) as i64;
+                let mut body = vec![Stmt::If(cmp(CmpOp::Ge, v(counter), int(limit)), vec![Stmt::Break], vec![])];
+                let k = self.rng.below(3) as usize;
+                body.extend(self.block(k));
+                if self.chance(30) {
+                    let c = self.expr(Ty::Bool, 2);
+                    body.push(Stmt::If(c, vec![Stmt::Continue], vec![]));
+                }
+                if self.chance(20) {
+                    let c = self.expr(Ty::Bool, 2);
+                    body.push(Stmt::If(c, vec![Stmt::Break], vec![]));
+                }
+                body.extend(self.block(1));
+                self.loops -= 1;
+                let init = assign(counter, int(0));
+                let lp = Stmt::Loop { body, latch: vec![assign(counter, bin(BinOp::Add, v(counter), int(1)))] };
+                Stmt::If(Expr::Bool(true), vec![init, lp], vec![])
+            }
+            _ => assign(self.var_of(Ty::F64), self.expr(Ty::F64, 4)),
+        };
+        self.depth -= 1;
+        s
+    }
+
+    /// A reduction over the buffer, a scratch array, or a small constant range.
+    fn reduce(&mut self) -> Stmt {
+        let op = self.pick(&[
+            ReduceOp::Sum, ReduceOp::SumInt, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::PyMin, ReduceOp::PyMax,
+            ReduceOp::ArgMin, ReduceOp::ArgMax, ReduceOp::Any, ReduceOp::All, ReduceOp::Count,
+        ]);
+        let (elem_ty, result_ty) = op.types();
+        let ix = 9 + self.index.len() as u32;
+        let over = self.pick(&[Some(BUFFER), Some(BUFFER), Some(W), Some(Arr(1)), None]);
+        let n = match over {
+            Some(a) => len(a),
+            None => int(self.rng.below(40) as i64 - 3),
+        };
+        self.index.push((ix, over));
+        let elem = match (over, elem_ty) {
+            (Some(a), Ty::F64) if self.chance(50) && a != Arr(1) || a == BUFFER && self.chance(50) => load(a, v(ix)),
+            _ => self.expr(elem_ty, 3),
+        };
+        self.index.pop();
+        let dst = self.var_of(result_ty);
+        reduce(dst, op, n, ix, elem)
+    }
+
+    fn fill(&mut self) -> Stmt {
+        let a = self.pick(&[Arr(1), Arr(1), Arr(2), Arr(3)]);
+        let ty = [Ty::F64, Ty::I64, Ty::Bool][a.0 as usize - 1];
+        let ix = 9 + self.index.len() as u32;
+        let over = self.pick(&[Some(BUFFER), Some(BUFFER), Some(W), None]);
+        let n = match over {
+            Some(a) => len(a),
+            None => int(self.rng.below(30) as i64 - 2),
+        };
+        self.index.push((ix, over));
+        let elem = self.expr(ty, 3);
+        let keep = self.chance(50).then(|| self.expr(Ty::Bool, 2));
+        self.index.pop();
+        Stmt::Fill { dst: a, len: n, index: Var(ix), elem, keep }
+    }
+
+    fn program(&mut self) -> Func {
+        let mut body = vec![need(0)];
+        let k = 1 + self.rng.below(6) as usize;
+        body.extend(self.block(k));
+        body.push(ret(self.expr(Ty::F64, 3)));
+        let mut func = func(
+            GEN_VARS,
+            &[ArrKind::Scratch { elem: Ty::F64 }, ArrKind::Scratch { elem: Ty::I64 }, ArrKind::Scratch { elem: Ty::Bool }, ArrKind::Bound(0)],
+            body,
+        );
+        func.arrays[4].name = "w".into();
+        func
     }
 }
 
 #[test]
-#[ignore]
-fn zz_breakdown() {
-    use std::time::Instant;
-    let w_g = func(&[Ty::F64, Ty::I64], &[ArrKind::Bound(0)], vec![
-        Stmt::Check { cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)), err: E_CHECK, a: len(Arr(1)), b: len(BUFFER) },
-        reduce(0, ReduceOp::Sum, len(BUFFER), 1, bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1)))), ret(v(0))]);
-    let min_g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Min, len(BUFFER), 1, x(v(1))), ret(v(0))]);
-    for (name, g) in [("wsum", &w_g), ("min", &min_g)] {
-        for spec in [None, Some(specialise(g, 9)), Some(specialise(g, 25))] {
-            let (mut t_new, mut t_tr, mut t_def, mut t_fin) = (0.0, 0.0, 0.0, 0.0);
-            let _ = cranelift_codegen::timing::take_current();
-            let reps = 300;
-            for _ in 0..reps {
-                let t0 = Instant::now();
-                let mut j = super::Jit::new().unwrap();
-                let t1 = Instant::now();
-                let sig = super::translate::entry_signature(&j.module);
-                let id = cranelift_module::Module::declare_anonymous_function(&mut j.module, &sig).unwrap();
-                cranelift_module::Module::clear_context(&j.module, &mut j.ctx);
-                j.ctx.func.signature = sig;
-                super::translate::translate(&mut j.module, &mut j.ctx.func, &mut j.builder_ctx, g, spec.as_ref()).unwrap();
-                let t2 = Instant::now();
-                cranelift_module::Module::define_function(&mut j.module, id, &mut j.ctx).unwrap();
-                cranelift_module::Module::clear_context(&j.module, &mut j.ctx);
-                let t3 = Instant::now();
-                let code = j.finish(super::Defined { id, clif: None, disasm: None }).unwrap();
-                drop(code);
-                let t4 = Instant::now();
-                t_new += (t1 - t0).as_secs_f64();
-                t_tr += (t2 - t1).as_secs_f64();
-                t_def += (t3 - t2).as_secs_f64();
-                t_fin += (t4 - t3).as_secs_f64();
-            }
-            let us = |t: f64| t / reps as f64 * 1e6;
-            println!("{}", cranelift_codegen::timing::take_current());
-            println!("{name} spec={:?}: new {:.1} translate {:.1} cranelift {:.1} finalize+drop {:.1} us", spec.as_ref().map(|s| s.filter_size), us(t_new), us(t_tr), us(t_def), us(t_fin));
+fn random_programs_agree_with_the_interpreter() {
+    let programs = if cfg!(debug_assertions) { 400 } else { 3000 };
+    for seed in 0..programs {
+        let mut gen = Gen { rng: Rng(0xC0FFEE ^ (seed * 0x9E37_79B9)), index: vec![], depth: 0, loops: 0 };
+        let g = gen.program();
+        let n = gen.pick(&[1usize, 5, 9, 25]);
+        let spec = specialise(&g, n);
+        let code = jit(&g, Some(&spec));
+        let mut rng = Rng(seed + 1);
+        let wlen = 1 + rng.below(12) as usize;
+        let w = rng.buffer(wlen, true);
+        let bound = Bound::new(vec![rng.value(), rng.below(5) as f64 * 0.25], vec![rng.next() as i64 >> 40, 3], vec![w]);
+        for len in [n, n, 1, 2, 9, 30] {
+            let buf = rng.buffer(len, true);
+            agree(&code, &g, Some(&spec), &bound, &buf, &format!("program {seed}"));
         }
     }
 }

@@ -18,8 +18,8 @@ use crate::runtime::{OFFSET_ARRAYS, OFFSET_FAILED, OFFSET_INTS, OFFSET_SCALARS};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Ieee64;
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, BlockArg, FuncRef, Function, InstBuilder, MemFlagsData, Signature,
-    StackSlot, Type, Value,
+    types, AbiParam, AliasRegion, AliasRegionData, Block, BlockArg, FuncRef, Function, InstBuilder,
+    MemFlagsData, Signature, StackSlot, Type, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
@@ -94,6 +94,12 @@ struct Bound {
 pub(super) const TRUSTED: MemFlagsData = MemFlagsData::trusted();
 /// The same for memory that no store of this call can change (the buffer, the bound values).
 pub(super) const READONLY: MemFlagsData = MemFlagsData::trusted().with_readonly();
+/// [`READONLY`] plus `can_move`, which makes the load a pure value that Cranelift places next to
+/// its first use instead of where it was emitted. That matters for unrolled code: otherwise all
+/// the loads are issued first and their values spilled. A movable load may be hoisted out of a
+/// loop (above a check inside it), so only loads that are valid wherever they are hoisted get it:
+/// see `Translator::loop_depth`.
+pub(super) const MOVABLE: MemFlagsData = READONLY.with_can_move();
 
 /// Translates the IR of one filter into the body of the C entry function.
 pub(super) struct Translator<'a> {
@@ -103,12 +109,16 @@ pub(super) struct Translator<'a> {
     module: &'a mut JITModule,
     /// Callees already imported into this function, so that each is declared once.
     imports: Vec<(Callee, FuncRef)>,
-    /// The entry function's parameters: `double *buffer, intptr_t filter_size,
-    /// double *return_value, void *user_data`.
+    /// The entry function's parameters, whatever the signature (see [`ir::Sig`]): the input
+    /// (`buffer`, input line, quad's `xx`, or a transform's coordinates) and its length, the
+    /// output (`return_value`, output line or input coordinates) and its length, and `user_data`.
     pub(super) buffer: Value,
     pub(super) size: Value,
     ret: Value,
+    out_len: Value,
     ctx: Value,
+    /// The signature being compiled: decides the parameters, the checks and how results return.
+    sig: ir::Sig,
     bound: Bound,
     /// The shared cold block reporting a failed check, with parameters `(site: i32, a, b)`;
     /// created on first use.
@@ -135,14 +145,36 @@ pub(super) struct Translator<'a> {
     pub(super) scratch: Vec<Option<ScratchVars>>,
     /// Enclosing loops, innermost last.
     loops: Vec<LoopTargets>,
+    /// Number of enclosing loops, IR loops and emitted counted loops alike. Outside loops,
+    /// Cranelift places a movable load at (or after) the point where it was emitted, which the
+    /// IR's checks dominate; inside one it could hoist a loop-invariant load above them.
+    pub(super) loop_depth: u32,
+    /// The alias region given to the movable loads of the reduction or fill being translated.
+    /// Cranelift merges identical pure loads; a region per statement keeps the elements of one
+    /// unrolled reduction from being kept live (and spilled) until the next reads them again,
+    /// since reloading from L1 is cheaper than a spill and its reload. The memory is read-only,
+    /// so regions say nothing about aliasing that matters.
+    pub(super) region: Option<AliasRegion>,
+    /// Regions created so far.
+    regions: u32,
+    /// Set while building a row kernel (see `super::kernel`): how the buffer is read and where a
+    /// result goes.
+    pub(super) kernel: Option<super::kernel::KernelState>,
 }
 
-/// The C signature `int f(double *, intptr_t, double *, void *)` on a 64-bit host.
-pub(super) fn entry_signature(module: &JITModule) -> Signature {
-    let mut sig = module.make_signature();
-    sig.params.extend([types::I64; 4].map(AbiParam::new));
-    sig.returns.push(AbiParam::new(types::I32));
-    sig
+/// The C signature of the entry function on a 64-bit host (pointers and `intptr_t` are i64).
+pub(super) fn entry_signature(module: &JITModule, sig: ir::Sig) -> Signature {
+    use types::{F64, I32, I64};
+    let (params, ret): (&[types::Type], types::Type) = match sig {
+        ir::Sig::Filter => (&[I64, I64, I64, I64], I32),
+        ir::Sig::Filter1d => (&[I64, I64, I64, I64, I64], I32),
+        ir::Sig::Transform => (&[I64, I64, I32, I32, I64], I32),
+        ir::Sig::Integrand => (&[I32, I64, I64], F64),
+    };
+    let mut s = module.make_signature();
+    s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+    s.returns.push(AbiParam::new(ret));
+    s
 }
 
 /// Builds the entry function into `clif` (whose signature must be [`entry_signature`]).
@@ -153,25 +185,74 @@ pub(super) fn translate<'a>(
     general: &'a ir::Func,
     specialized: Option<&'a ir::Func>,
 ) -> Result<()> {
+    let mut t = start(module, clif, builder_ctx, general, specialized)?;
+    t.translate_prologue(general, specialized)?;
+    match specialized {
+        None => t.translate_body(general)?,
+        Some(spec) => t.translate_dispatch(general, spec)?,
+    }
+    t.finish()
+}
+
+/// Builds a row kernel (see `super::kernel`) for the specialised `func` into `clif`, whose
+/// signature is `(rows, n, out, user_data) -> i64`.
+pub(super) fn translate_kernel<'a>(
+    module: &'a mut JITModule,
+    clif: &'a mut Function,
+    builder_ctx: &'a mut FunctionBuilderContext,
+    func: &'a ir::Func,
+    taps: &super::kernel::Taps,
+) -> Result<()> {
+    let mut t = start(module, clif, builder_ctx, func, None)?;
+    let (rows, n, out, ctx) = (t.buffer, t.size, t.ret, t.ctx);
+    t.translate_kernel_loop(func, taps, rows, n, out, ctx)?;
+    t.finish()
+}
+
+/// A translator positioned in the entry block of `clif`, whose four parameters it holds as
+/// `buffer`, `size`, `ret` and `ctx`.
+fn start<'a>(
+    module: &'a mut JITModule,
+    clif: &'a mut Function,
+    builder_ctx: &'a mut FunctionBuilderContext,
+    general: &'a ir::Func,
+    specialized: Option<&'a ir::Func>,
+) -> Result<Translator<'a>> {
     let mut b = FunctionBuilder::new(clif, builder_ctx);
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
     // The entry block has no predecessors: it can be sealed at once.
     b.seal_block(entry);
-    let [buffer, size, ret, ctx] = match *b.block_params(entry) {
-        [a, b, c, d] => [a, b, c, d],
-        _ => return Err(codegen_error("entry signature must have four parameters")),
+    // Normalise the parameters of every signature to (input, length, output, length, context).
+    let sig = general.sig;
+    let params = b.block_params(entry).to_vec();
+    let wrong = || codegen_error(format!("entry signature does not match {sig:?}"));
+    let (buffer, size, ret, out_len, ctx) = match (sig, params.as_slice()) {
+        (ir::Sig::Filter, &[buffer, size, ret, ctx]) => (buffer, size, ret, b.ins().iconst(types::I64, 0), ctx),
+        (ir::Sig::Filter1d, &[iline, ilen, oline, olen, ctx]) => (iline, ilen, oline, olen, ctx),
+        (ir::Sig::Transform, &[coords, incoords, orank, irank, ctx]) => {
+            let (orank, irank) = (b.ins().sextend(types::I64, orank), b.ins().sextend(types::I64, irank));
+            (coords, orank, incoords, irank, ctx)
+        }
+        (ir::Sig::Integrand, &[n, xx, ctx]) => {
+            let n = b.ins().sextend(types::I64, n);
+            let none = b.ins().iconst(types::I64, 0);
+            (xx, n, none, none, ctx)
+        }
+        _ => return Err(wrong()),
     };
     let ret0 = b.create_block();
-    let mut t = Translator {
+    Ok(Translator {
         b,
         module,
         imports: Vec::new(),
         buffer,
         size,
         ret,
+        out_len,
         ctx,
+        sig,
         bound: Bound::default(),
         fail_block: None,
         ret0,
@@ -183,13 +264,11 @@ pub(super) fn translate<'a>(
         consts: Vec::new(),
         scratch: Vec::new(),
         loops: Vec::new(),
-    };
-    t.translate_prologue(general, specialized)?;
-    match specialized {
-        None => t.translate_body(general)?,
-        Some(spec) => t.translate_dispatch(general, spec)?,
-    }
-    t.finish()
+        loop_depth: 0,
+        region: None,
+        regions: 0,
+        kernel: None,
+    })
 }
 
 impl<'a> Translator<'a> {
@@ -205,23 +284,42 @@ impl<'a> Translator<'a> {
         self.b.seal_block(has_ctx);
         self.b.switch_to_block(has_ctx);
 
-        // scipy keeps calling after a failure: return 0 at once while the flag is set.
+        // scipy keeps calling after a failure: return 0 at once while the flag is set, unless the
+        // context's resume hook clears it (cold path: one call, only after a failure).
         let flag_addr = self.b.ins().iadd_imm_s(self.ctx, i64::from(OFFSET_FAILED));
         let failed = self.b.ins().atomic_load(types::I32, TRUSTED, flag_addr);
         let not_failed = self.b.create_block();
-        self.b.ins().brif(failed, self.ret0, &[], not_failed, &[]);
+        let ask = self.b.create_block();
+        self.b.set_cold_block(ask);
+        self.b.ins().brif(failed, ask, &[], not_failed, &[]);
+        self.b.seal_block(ask);
+        self.b.switch_to_block(ask);
+        let ctx = self.ctx;
+        let resumed = self.call(Callee::Resume, &[ctx])?.ok_or_else(|| codegen_error("ndjit_rt_resume returns i32"))?;
+        self.b.ins().brif(resumed, not_failed, &[], self.ret0, &[]);
         self.b.seal_block(not_failed);
         self.b.switch_to_block(not_failed);
 
-        // Invalid arguments: a negative size, no return slot, or no buffer for a non-empty one.
-        let (size, ret, buffer) = (self.size, self.ret, self.buffer);
+        // Invalid arguments: a negative length, no return slot (or no output for a non-empty
+        // one), or no input for a non-empty one.
+        let (size, ret, buffer, out_len) = (self.size, self.ret, self.buffer, self.out_len);
         let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, size, 0);
-        let no_ret = self.b.ins().icmp_imm_s(IntCC::Equal, ret, 0);
         let no_buf = self.b.ins().icmp_imm_s(IntCC::Equal, buffer, 0);
         let nonempty = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, size, 0);
         let no_data = self.b.ins().band(no_buf, nonempty);
-        let bad = self.b.ins().bor(negative, no_ret);
-        let bad = self.b.ins().bor(bad, no_data);
+        let mut bad = self.b.ins().bor(negative, no_data);
+        let no_ret = self.b.ins().icmp_imm_s(IntCC::Equal, ret, 0);
+        match self.sig {
+            ir::Sig::Filter => bad = self.b.ins().bor(bad, no_ret),
+            ir::Sig::Filter1d | ir::Sig::Transform => {
+                let out_negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, out_len, 0);
+                let out_nonempty = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, out_len, 0);
+                let no_out = self.b.ins().band(no_ret, out_nonempty);
+                bad = self.b.ins().bor(bad, out_negative);
+                bad = self.b.ins().bor(bad, no_out);
+            }
+            ir::Sig::Integrand => {}
+        }
         // Site 0 is reserved by the lowering for "invalid arguments"; a = filter_size.
         self.branch_to_fail(bad, 0, |t| Ok((size, t.zero(Ty::I64))), true)?;
 
@@ -233,29 +331,31 @@ impl<'a> Translator<'a> {
         self.load_bound(&uses)
     }
 
-    /// Loads the bound scalars, integers and arrays once: they are immutable during a call.
+    /// Loads the bound scalars, integers and arrays once: they are immutable during a call. The
+    /// loads are movable (nothing here is in a loop, and the context was checked non-null), so
+    /// Cranelift may sink each to the body that uses it.
     fn load_bound(&mut self, uses: &BoundUses) -> Result<()> {
         let ctx = self.ctx;
         if !uses.scalars.is_empty() {
-            let base = self.b.ins().load(types::I64, READONLY, ctx, OFFSET_SCALARS);
+            let base = self.b.ins().load(types::I64, MOVABLE, ctx, OFFSET_SCALARS);
             for &k in &uses.scalars {
-                let v = self.b.ins().load(types::F64, READONLY, base, table_offset(k, 8, 0)?);
+                let v = self.b.ins().load(types::F64, MOVABLE, base, table_offset(k, 8, 0)?);
                 self.bound.scalars.insert(k, v);
             }
         }
         if !uses.ints.is_empty() {
-            let base = self.b.ins().load(types::I64, READONLY, ctx, OFFSET_INTS);
+            let base = self.b.ins().load(types::I64, MOVABLE, ctx, OFFSET_INTS);
             for &k in &uses.ints {
-                let v = self.b.ins().load(types::I64, READONLY, base, table_offset(k, 8, 0)?);
+                let v = self.b.ins().load(types::I64, MOVABLE, base, table_offset(k, 8, 0)?);
                 self.bound.ints.insert(k, v);
             }
         }
         if !uses.arrays.is_empty() {
-            let base = self.b.ins().load(types::I64, READONLY, ctx, OFFSET_ARRAYS);
+            let base = self.b.ins().load(types::I64, MOVABLE, ctx, OFFSET_ARRAYS);
             for &k in &uses.arrays {
                 // `ArrayRef { ptr, len }`: 16 bytes each.
-                let ptr = self.b.ins().load(types::I64, READONLY, base, table_offset(k, 16, 0)?);
-                let len = self.b.ins().load(types::I64, READONLY, base, table_offset(k, 16, 8)?);
+                let ptr = self.b.ins().load(types::I64, MOVABLE, base, table_offset(k, 16, 0)?);
+                let len = self.b.ins().load(types::I64, MOVABLE, base, table_offset(k, 16, 8)?);
                 self.bound.arrays.insert(k, (ptr, len));
             }
         }
@@ -281,7 +381,7 @@ impl<'a> Translator<'a> {
     }
 
     /// Translates one Func's body into the current block.
-    fn translate_body(&mut self, func: &'a ir::Func) -> Result<()> {
+    pub(super) fn translate_body(&mut self, func: &'a ir::Func) -> Result<()> {
         self.begin_body(func);
         if self.translate_block(&func.body)? {
             // Falling off the end (the lowering never does) fails without a record, as the
@@ -289,6 +389,23 @@ impl<'a> Translator<'a> {
             self.b.ins().jump(self.ret0, &[]);
         }
         Ok(())
+    }
+
+    /// The output array's base address and length ([`ArrKind::Output`]).
+    pub(super) fn output(&self) -> (Value, Value) {
+        (self.ret, self.out_len)
+    }
+
+    /// The shared block that returns failure.
+    pub(super) fn ret0(&self) -> Block {
+        self.ret0
+    }
+
+    /// Loads the bound values `func` reads (a row kernel's prologue).
+    pub(super) fn load_bound_for(&mut self, func: &ir::Func) -> Result<()> {
+        let mut uses = BoundUses::default();
+        uses.scan(func, &func.body);
+        self.load_bound(&uses)
     }
 
     /// Declares the body's variables, all starting at zero as in the interpreter, and its
@@ -338,7 +455,12 @@ impl<'a> Translator<'a> {
         // All early exits and failure paths are known now.
         self.b.seal_block(self.ret0);
         self.b.set_cold_block(self.ret0);
-        let zero = self.b.ins().iconst(types::I32, 0);
+        // The callback returns 0 (an integrand NaN); a row kernel the index of the pixel that failed.
+        let zero = match self.kernel_failed_pixel() {
+            Some(j) => j,
+            None if self.sig == ir::Sig::Integrand => self.b.ins().f64const(f64::NAN),
+            None => self.b.ins().iconst(types::I32, 0),
+        };
         self.b.ins().return_(&[zero]);
         self.b.finalize(self.module.target_config());
         Ok(())
@@ -368,6 +490,11 @@ impl<'a> Translator<'a> {
             Stmt::Continue => self.translate_continue(),
             Stmt::Check { cond, err, a, b } => self.translate_check(cond, err.0, a, b),
             Stmt::Return(e) => self.translate_return(e),
+            Stmt::Succeed => {
+                let one = self.b.ins().iconst(types::I32, 1);
+                self.b.ins().return_(&[one]);
+                Ok(false)
+            }
             Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
                 self.translate_reduce(*dst, *op, len, *index, elem, *on_empty)
             }
@@ -387,10 +514,15 @@ impl<'a> Translator<'a> {
 
     /// `arr[i] = v` on a scratch array: the 8-byte representation of `v`, as `Val::to_bits`.
     fn translate_store(&mut self, a: Arr, i: &Expr, v: &Expr) -> Result<bool> {
-        let vars = self.scratch_vars(a)?;
+        let base = match self.arr_kind(a)? {
+            ArrKind::Output => self.ret,
+            _ => {
+                let vars = self.scratch_vars(a)?;
+                self.b.use_var(vars.ptr)
+            }
+        };
         let i = self.expr_as(i, Ty::I64)?;
         let v = self.expr(v)?;
-        let base = self.b.use_var(vars.ptr);
         let (addr, offset) = self.elem_addr(base, i);
         self.store_bits(v, addr, offset);
         Ok(true)
@@ -440,6 +572,7 @@ impl<'a> Translator<'a> {
         self.b.ins().jump(body_block, &[]);
         // The body block is not sealed yet: the latch's back edge is still to come.
         self.b.switch_to_block(body_block);
+        self.loop_depth += 1;
         self.loops.push(LoopTargets { exit, exit_used: false, latch: Some(latch_block), latch_used: false });
         let body_falls = self.translate_block(body)?;
         let targets = self.pop_loop()?;
@@ -458,6 +591,7 @@ impl<'a> Translator<'a> {
                 self.b.ins().jump(body_block, &[]);
             }
         }
+        self.loop_depth -= 1;
         // The back edge is emitted: the body block and the exit are complete.
         self.b.seal_block(body_block);
         self.b.seal_block(exit);
@@ -515,6 +649,14 @@ impl<'a> Translator<'a> {
 
     fn translate_return(&mut self, e: &Expr) -> Result<bool> {
         let v = self.value_as(e, Ty::F64)?;
+        if self.kernel.is_some() {
+            self.kernel_return(v)?;
+            return Ok(false);
+        }
+        if self.sig == ir::Sig::Integrand {
+            self.b.ins().return_(&[v]);
+            return Ok(false);
+        }
         self.b.ins().store(TRUSTED, v, self.ret, 0);
         let one = self.b.ins().iconst(types::I32, 1);
         self.b.ins().return_(&[one]);
@@ -596,6 +738,19 @@ impl<'a> Translator<'a> {
 
     // ---------------------------------------------------------------------------------------------
     // Helpers shared with expr.rs and reduce.rs
+
+    /// Gives the movable loads from here on an alias region of their own (see `region`).
+    pub(super) fn new_load_region(&mut self) {
+        // Cranelift numbers distinct memory flags in a u16 (and panics past it): after this many
+        // statements, later ones just share the default region.
+        if self.regions >= 4096 {
+            self.region = None;
+            return;
+        }
+        self.regions += 1;
+        let data = AliasRegionData { user_id: self.regions, description: "elements".into() };
+        self.region = Some(self.b.func.dfg.alias_regions.insert(data));
+    }
 
     /// The FuncRef of an imported callee, declaring it on first use.
     fn callee(&mut self, c: Callee) -> Result<FuncRef> {

@@ -54,10 +54,11 @@ pub struct Lowered {
 }
 
 /// Lowers a parsed program. `filter_size` specialises `len(buffer)` to a constant.
-pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>) -> Result<Lowered> {
+pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>, sig: ir::Sig) -> Result<Lowered> {
     let mut learned: Learned = (HashMap::new(), HashMap::new());
     for _ in 0..8 {
         let mut t = Translator::new(program, bindings, filter_size, &learned);
+        t.func.sig = sig;
         t.function()?;
         if !t.changed {
             let size = ir::block_size(&t.block);
@@ -72,6 +73,8 @@ pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>)
             let mut func = t.func;
             func.body = t.block;
             crate::ir::fold::fold(&mut func);
+            // Medians of a known length become sorting networks (exact; see the module).
+            crate::ir::network::expand_medians(&mut func);
             return Ok(Lowered { func, layout: t.layout });
         }
         learned = (t.hints, t.prov_hints);
@@ -99,6 +102,8 @@ pub(crate) struct Translator<'a> {
     loops: Vec<LoopCtx>,
     /// Interned error messages: one site per (message, span).
     sites: HashMap<(String, Span), ErrorId>,
+    /// The name of a generic_filter1d callback's output line (written in place).
+    output_name: Option<String>,
     /// Non-zero while an element-wise function is being lowered: its expressions depend on the
     /// element index, so they must stay expressions and never be hoisted into statements.
     in_elementwise: u32,
@@ -113,7 +118,7 @@ impl<'a> Translator<'a> {
             program,
             bindings,
             filter_size,
-            func: Func { vars: Vec::new(), arrays: Vec::new(), body: Vec::new(), errors: Vec::new(), filter_size },
+            func: Func { vars: Vec::new(), arrays: Vec::new(), body: Vec::new(), errors: Vec::new(), filter_size, sig: ir::Sig::Filter },
             block: Vec::new(),
             locals: HashSet::new(),
             declared: HashMap::new(),
@@ -124,6 +129,7 @@ impl<'a> Translator<'a> {
             loops: Vec::new(),
             sites: HashMap::new(),
             in_elementwise: 0,
+            output_name: None,
             var_prov: HashMap::new(),
             prov_hints: passes.1.clone(),
         };
@@ -146,7 +152,8 @@ impl<'a> Translator<'a> {
             return *id;
         }
         let id = ErrorId(self.func.errors.len() as u32);
-        self.func.errors.push(ErrorSite { message: message.to_string(), span });
+        let exception = ir::Exception::for_message(message);
+        self.func.errors.push(ErrorSite { message: message.to_string(), span, exception });
         self.sites.insert(key, id);
         id
     }
@@ -206,20 +213,56 @@ impl<'a> Translator<'a> {
         for (module, alias) in &self.program.imports {
             self.import(module, alias, f.span)?;
         }
-        let Some(first) = f.params.first() else {
-            return Err(self.err(ErrorKind::Arity, f.span, "the filter function takes no parameters")
-                .hint("the first parameter receives the neighbourhood, e.g. `def f(x): ...`"));
-        };
-        self.func.arrays.push(ArrDecl { kind: ArrKind::Buffer, name: first.name.clone() });
-        let buffer = self.view(BUFFER);
-        self.names.insert(first.name.clone(), Value::Array(buffer));
-        for p in &f.params[1..] {
+        let sig = self.func.sig;
+        let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
+        if f.params.len() < needed {
+            let msg = match sig {
+                ir::Sig::Filter1d => "a generic_filter1d callback takes the input line and the output line",
+                ir::Sig::Transform => "a geometric_transform mapping takes the output coordinates",
+                ir::Sig::Integrand => "an integrand takes at least the integration variable",
+                ir::Sig::Filter => "the filter function takes no parameters",
+            };
+            return Err(self.err(ErrorKind::Arity, f.span, msg).hint("e.g. `def f(x): ...` (or `def f(iline, oline): ...` for generic_filter1d)"));
+        }
+        let first = &f.params[0];
+        let buffer_kind = if sig == ir::Sig::Transform { ArrKind::Coords } else { ArrKind::Buffer };
+        self.func.arrays.push(ArrDecl { kind: buffer_kind, name: first.name.clone() });
+        let mut bound_from = 1;
+        match sig {
+            ir::Sig::Integrand => {
+                // Every parameter is a number from quad's `xx` (the variable, then `args`).
+                bound_from = f.params.len();
+                for (k, p) in f.params.iter().enumerate() {
+                    let v = self.integrand_param(k, p)?;
+                    self.names.insert(p.name.clone(), v);
+                }
+            }
+            _ => {
+                let buffer = self.view(BUFFER);
+                self.names.insert(first.name.clone(), Value::Array(buffer));
+            }
+        }
+        if matches!(sig, ir::Sig::Filter1d | ir::Sig::Transform) {
+            let name = if sig == ir::Sig::Filter1d { f.params[1].name.clone() } else { "%input_coordinates".into() };
+            let out = self.new_array(ArrKind::Output, &name);
+            debug_assert_eq!(out, ir::OUTPUT);
+            if sig == ir::Sig::Filter1d {
+                let view = self.view(out);
+                self.names.insert(name.clone(), Value::Array(view));
+                self.output_name = Some(name);
+                bound_from = 2;
+            }
+        }
+        for p in &f.params[bound_from..] {
             let v = self.param(p)?;
             self.names.insert(p.name.clone(), v);
         }
         collect_locals(&f.body, &mut self.locals);
         for p in &f.params {
             self.locals.remove(&p.name);
+            if Some(&p.name) == self.output_name.as_ref() {
+                continue; // the output line is written in place
+            }
             if assigned_in(&f.body, &p.name) {
                 return Err(self
                     .err(ErrorKind::Unsupported, p.span, format!("parameter `{}` is assigned to in the body", p.name))
@@ -228,9 +271,39 @@ impl<'a> Translator<'a> {
         }
         let body = f.body.clone();
         self.stmts(&body)?;
-        let end = self.site("the filter returned None: every path must return a number", f.span);
-        self.emit(Stmt::Check { cond: Expr::Bool(false), err: end, a: Expr::I64(0), b: Expr::I64(0) });
+        if sig == ir::Sig::Filter1d {
+            self.emit(Stmt::Succeed); // the output line holds the result
+        } else {
+            let end = self.site("the filter returned None: every path must return a number", f.span);
+            self.emit(Stmt::Check { cond: Expr::Bool(false), err: end, a: Expr::I64(0), b: Expr::I64(0) });
+        }
         Ok(())
+    }
+
+    /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values.
+    fn integrand_param(&mut self, k: usize, p: &ast::Param) -> Result<Value> {
+        use ir::CmpOp;
+        let v = self.new_var(Ty::F64, &p.name);
+        self.var_prov.insert(v, provenance::Prov::Py); // quad passes Python floats
+        let present = Expr::Cmp(CmpOp::Gt, self.slot_len(BUFFER).boxed(), Expr::I64(k as i64).boxed());
+        let load = Stmt::Assign(v, Expr::Load(BUFFER, Expr::I64(k as i64).boxed()));
+        match &p.default {
+            Some(d) => {
+                let default = match self.constant(d)? {
+                    Bound::Float(x) => Expr::F64(x),
+                    Bound::Int(x) => Expr::F64(x as f64),
+                    Bound::Array(_) => return Err(self.err(ErrorKind::Unsupported, p.span, "integrand parameters are numbers")),
+                };
+                self.emit(Stmt::Assign(v, default));
+                self.emit(Stmt::If(present, vec![load], vec![]));
+            }
+            None => {
+                let n = self.slot_len(BUFFER);
+                self.check(present, "the integrand needs argument {b} but quad passed {a} values (pass the rest with args=)", p.span, n, Expr::I64(k as i64 + 1));
+                self.emit(load);
+            }
+        }
+        Ok(Value::Scalar(Expr::Var(v), Ty::F64))
     }
 
     /// A parameter after the buffer: a bound value by name, else its default (bound too, so that
@@ -411,6 +484,9 @@ impl<'a> Translator<'a> {
 
     /// `name = value`.
     fn assign_name(&mut self, name: &str, value: Value, span: Span) -> Result<()> {
+        if Some(name) == self.output_name.as_deref() {
+            return self.assign_output(value, span);
+        }
         if !self.locals.contains(name) {
             return Err(self.err(ErrorKind::Unsupported, span, format!("cannot assign to `{name}`")));
         }
@@ -516,15 +592,7 @@ impl<'a> Translator<'a> {
                 self.loop_else(broke, orelse)?;
             }
             StmtKind::For { target, iter, body, orelse } => self.for_loop(target, iter, body, orelse, s.span)?,
-            StmtKind::Return(value) => {
-                let Some(value) = value else {
-                    return Err(self.err(ErrorKind::Type, s.span, "a filter must return a number, not None")
-                        .hint("return np.nan to mark a missing value"));
-                };
-                let v = self.expr(value)?;
-                let e = self.scalar(v, value.span, "the return value")?;
-                self.emit(Stmt::Return(expr::convert(e.0, e.1, Ty::F64)));
-            }
+            StmtKind::Return(value) => self.lower_return(value.as_ref(), s.span)?,
             StmtKind::Break | StmtKind::Continue => {
                 let Some(ctx) = self.loops.last() else {
                     let what = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
@@ -549,6 +617,70 @@ impl<'a> Translator<'a> {
                 return Err(self.err(ErrorKind::Unsupported, s.span, format!("`{what}` is not supported")))
             }
         }
+        Ok(())
+    }
+
+    /// `return value`, per signature: a number (filters, integrands), nothing (generic_filter1d
+    /// writes its output line), or a tuple of input coordinates (transforms).
+    fn lower_return(&mut self, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        match (self.func.sig, value) {
+            (ir::Sig::Filter1d, None) => self.emit(Stmt::Succeed),
+            (ir::Sig::Filter1d, Some(v)) => {
+                return Err(self
+                    .err(ErrorKind::Type, v.span, "a generic_filter1d callback returns nothing")
+                    .hint("write the result into the output line, e.g. `oline[...] = ...`"))
+            }
+            (_, None) => {
+                return Err(self.err(ErrorKind::Type, span, "a filter must return a number, not None").hint("return np.nan to mark a missing value"))
+            }
+            (ir::Sig::Transform, Some(value)) => {
+                let v = self.expr(value)?;
+                let coords = self.to_array(v, value.span).map_err(|e| e.hint("return a tuple of input coordinates, e.g. `return (c[0] - 0.5, c[1])`"))?;
+                let rank = self.slot_len(ir::OUTPUT);
+                self.check(
+                    Expr::Cmp(ir::CmpOp::Eq, coords.len.clone().boxed(), rank.clone().boxed()),
+                    "the mapping returned {a} coordinates, but the input has rank {b}",
+                    value.span,
+                    coords.len.clone(),
+                    rank,
+                );
+                let elem = expr::convert(coords.elem.clone(), coords.ty, Ty::F64);
+                self.emit(Stmt::Fill { dst: ir::OUTPUT, len: coords.len, index: coords.index, elem, keep: None });
+                self.emit(Stmt::Succeed);
+            }
+            (_, Some(value)) => {
+                let v = self.expr(value)?;
+                let e = self.scalar(v, value.span, "the return value")?;
+                self.emit(Stmt::Return(expr::convert(e.0, e.1, Ty::F64)));
+            }
+        }
+        Ok(())
+    }
+
+    /// `oline[...] = value`, `oline[:] = value`, `oline = ...`, `oline /= k`: writes the whole
+    /// output line, whose length must match (NumPy broadcasts a number).
+    fn assign_output(&mut self, value: Value, span: Span) -> Result<()> {
+        let out_len = self.slot_len(ir::OUTPUT);
+        let arr = match value {
+            Value::Scalar(e, ty) => {
+                let e = self.stable(e, ty);
+                ArrayVal { len: out_len.clone(), ty, index: self.temp(Ty::I64), elem: e }
+            }
+            v => self.to_array(v, span)?,
+        };
+        if arr.len != out_len {
+            self.check(
+                Expr::Cmp(ir::CmpOp::Eq, arr.len.clone().boxed(), out_len.clone().boxed()),
+                "could not broadcast input array from shape ({a},) into shape ({b},)",
+                span,
+                arr.len.clone(),
+                out_len,
+            );
+        }
+        // In place only when each element reads the output at its own index; otherwise copy first.
+        let arr = if reads_array_elsewhere(&arr.elem, ir::OUTPUT, arr.index) { self.materialize(&arr, None) } else { arr };
+        let elem = expr::convert(arr.elem, arr.ty, Ty::F64);
+        self.emit(Stmt::Fill { dst: ir::OUTPUT, len: arr.len, index: arr.index, elem, keep: None });
         Ok(())
     }
 
@@ -661,22 +793,31 @@ impl<'a> Translator<'a> {
         }
     }
 
-    /// `arr[i] = v` for a local (scratch) array.
+    /// `arr[i] = v` for a local (scratch) array or the output line.
     fn assign_element(&mut self, base: &ast::Expr, index: &ast::Expr, value: Value, span: Span) -> Result<()> {
         let ExprKind::Name(name) = &base.kind else {
             return Err(self.err(ErrorKind::Unsupported, span, "only elements of local arrays can be assigned"));
         };
-        let Some(Local::Array(slot, ety)) = self.declared.get(name).copied() else {
+        let is_output = Some(name.as_str()) == self.output_name.as_deref();
+        if is_output && matches!(&index.kind, ExprKind::Ellipsis | ExprKind::Slice(None, None, None)) {
+            return self.assign_output(value, span);
+        }
+        let local = if is_output { Some(Local::Array(ir::OUTPUT, Ty::F64)) } else { self.declared.get(name).copied() };
+        let Some(Local::Array(slot, ety)) = local else {
             return Err(self
                 .err(ErrorKind::Unsupported, base.span, format!("`{name}` is read-only in a filter"))
                 .hint("copy it first, e.g. `y = x * 1.0`, then assign elements of the copy"));
         };
+        if let ExprKind::Slice(..) = index.kind {
+            return Err(self.err(ErrorKind::Unsupported, index.span, "assigning to a slice is not supported").hint("assign the whole line with [...] or loop over the elements"));
+        }
         let iv = self.expr(index)?;
         let (i, ity) = self.scalar(iv, index.span, "an index")?;
         if ity == Ty::F64 {
             return Err(self.err(ErrorKind::Type, index.span, "array indices must be integers").hint("use int(...)"));
         }
-        let i = self.checked_index(i, Expr::Len(slot), index.span);
+        let len = self.slot_len(slot);
+        let i = self.checked_index(i, len, index.span);
         let (v, vty) = self.scalar(value, span, "an array element")?;
         self.emit(Stmt::Store(slot, i, expr::convert(v, vty, ety)));
         Ok(())
@@ -786,6 +927,19 @@ const SITE_BAD_ARGS_MSG: &str = "invalid arguments: NULL buffer or return_value,
 
 pub(crate) fn not(e: Expr) -> Expr {
     Expr::Unary(ir::UnOp::Not, e.boxed())
+}
+
+/// Whether `e` reads array `a` at any index other than `index` (so writing `a[index]` while
+/// evaluating `e` element by element would change what later elements read).
+fn reads_array_elsewhere(e: &Expr, a: Arr, index: Var) -> bool {
+    match e {
+        Expr::Load(b, i) if *b == a => **i != Expr::Var(index) || reads_array_elsewhere(i, a, index),
+        _ => {
+            let mut found = false;
+            e.for_each_child(|c| found |= reads_array_elsewhere(c, a, index));
+            found
+        }
+    }
 }
 
 /// Whether an expression loads from array `a`.

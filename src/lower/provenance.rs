@@ -60,6 +60,8 @@ impl Translator<'_> {
     pub(crate) fn prov(&self, e: &Expr) -> Prov {
         match e {
             Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => Prov::Py,
+            // A transform's coordinates are a tuple of Python ints; array elements are NumPy scalars.
+            Expr::Load(a, _) if self.func.arrays[a.0 as usize].kind == crate::ir::ArrKind::Coords => Prov::Py,
             Expr::Load(..) | Expr::Call(..) => Prov::Np,
             Expr::Var(v) => self.var_prov.get(v).cloned().unwrap_or(Prov::Np),
             Expr::Unary(UnOp::Neg | UnOp::Abs | UnOp::Not | UnOp::BitNot, x) | Expr::Cast(_, x) => self.prov(x),

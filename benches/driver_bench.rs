@@ -1,0 +1,108 @@
+//! Timings of the native n-d driver, one tab-separated line per case, for `benches/driver_bench.py`
+//! (which runs the scipy/Numba anchors in the same session and prints the table):
+//!
+//! ```text
+//! cargo bench --bench driver_bench -- [--quick]
+//! ```
+//! Each line: `case  footprint  N  threads  median_ms  min_ms  reps`. The image is N×N float64,
+//! uniform in [0, 1) (as the anchors' `rng.random`). Compiled code is cached by the driver, so the
+//! timed calls measure the run; `compile` lines give the first (cold) call.
+
+use ndarray::Array2;
+use ndjit::driver::{generic_filter, Footprint, Options};
+use ndjit::{Bindings, Filter};
+use std::time::Instant;
+
+fn image(n: usize, seed: u64) -> Array2<f64> {
+    let mut s = seed;
+    Array2::from_shape_simple_fn((n, n), || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
+fn footprint(name: &str) -> Footprint {
+    match name {
+        "cross" => Footprint::cross(2, 1),
+        k => {
+            let n: usize = k.split('x').next().and_then(|v| v.parse().ok()).expect("footprint like 5x5");
+            Footprint::from_size(&[n, n])
+        }
+    }
+}
+
+fn filter(case: &str) -> Filter {
+    let mut b = Bindings::new();
+    b.set_array("w", vec![0.1, 0.2, 0.4, 0.2, 0.1]);
+    let src = match case {
+        "min" => "min(x)",
+        "range" => "max(x) - min(x)",
+        "median" => "np.median(x)",
+        "wsum" => "np.sum(x * w)",
+        "mean" => "np.mean(x)",
+        other => panic!("unknown case {other}"),
+    };
+    Filter::compile(src, &b).expect("compile")
+}
+
+/// Median and minimum of `reps` timed runs, in ms, after one warm-up run.
+fn time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f();
+    let mut ts: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ts.sort_by(|a, b| a.total_cmp(b));
+    (ts[ts.len() / 2], ts[0])
+}
+
+fn run(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
+    let a = image(n, 0x2545F4914F6CDD1D);
+    let f = filter(case);
+    let opts = Options::new(footprint(fp)).threads(threads);
+    let (med, min) = time(reps, || {
+        std::hint::black_box(generic_filter(a.view(), &f, &opts).expect("filter"));
+    });
+    println!("{case}\t{fp}\t{n}\t{threads}\t{med:.3}\t{min:.3}\t{reps}");
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let reps = |slow: bool| if quick { 3 } else if slow { 5 } else { 11 };
+    // The first call of a new filter and footprint: specialisation and row-kernel compilation.
+    for (case, fp) in [("min", "cross"), ("median", "5x5"), ("median", "7x7")] {
+        let a = image(8, 1);
+        let f = filter(case);
+        let t = Instant::now();
+        generic_filter(a.view(), &f, &Options::new(footprint(fp)).threads(1)).expect("filter");
+        let cold = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        generic_filter(a.view(), &f, &Options::new(footprint(fp)).threads(1)).expect("filter");
+        let warm = t.elapsed().as_secs_f64() * 1e3;
+        println!("compile\t{case} {fp}\t8\t1\t{cold:.3}\t{warm:.3}\t1");
+    }
+    // The goal cases at 1024², one and two threads.
+    for (case, fp, slow) in [("min", "cross", false), ("min", "5x5", false), ("range", "5x5", false), ("wsum", "cross", false), ("median", "5x5", true)] {
+        for threads in [1, 2] {
+            run(case, fp, 1024, threads, reps(slow));
+        }
+    }
+    // Footprint size, one thread.
+    for k in [3, 5, 7, 9, 11, 15] {
+        let fp = format!("{k}x{k}");
+        run("min", &fp, 1024, 1, reps(k > 9));
+        run("median", &fp, 1024, 1, reps(true).min(if k > 9 { 3 } else { 5 }));
+    }
+    // Image size, one and two threads.
+    for n in [256, 512, 1024, 2048, 4096] {
+        for threads in [1, 2] {
+            run("min", "cross", n, threads, reps(n >= 2048));
+            run("median", "5x5", n, threads, if n >= 2048 { 3 } else { reps(true) });
+        }
+    }
+}

@@ -1,0 +1,1828 @@
+//! One filter body, IR → PTX, computing one output from the neighbourhood in registers.
+//!
+//! The translation mirrors `ndjit`'s interpreter and Cranelift JIT statement by statement, so the
+//! GPU computes the same bits: every f64 operation is its IEEE instruction with `.rn`; NumPy's
+//! min/max propagate NaN explicitly (PTX `min`/`max` ignore it); reductions run in the
+//! interpreter's order (`Sum` in NumPy's pairwise order, blocks of 128); casts saturate as Rust's
+//! `as` does; integer `//` and `%` follow Python.
+//!
+//! Scratch arrays live in registers when every fill has the same constant length and every
+//! access has a constant index (the common case once loops over the window are unrolled), else
+//! in per-thread local memory sized by [`super::bounds`]. The choice is made optimistically: when
+//! the translation meets something that needs memory (a dynamic index, a length that differs
+//! between paths), it stops with [`Restart`] and the caller translates again with that array in
+//! local memory.
+
+use super::bounds;
+use super::sort;
+use super::{BoundValues, NO_RECORD};
+use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Global, Ins, Reg, Rnd, Space, Src, Un, T};
+use ndjit::ir::eval::{self, Val};
+use ndjit::ir::{self, Arr, ArrKind, ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp, Var, BUFFER};
+use ndjit::math::MathFn;
+use std::collections::{BTreeSet, HashSet};
+
+/// Longest constant loop that is unrolled, and the bound on `trip count × expression nodes`.
+const UNROLL_MAX_LEN: i64 = 256;
+const UNROLL_MAX_NODES: usize = 8192;
+/// Longest scratch array kept in registers, and longest one sorted by a network.
+const REG_ARRAY_MAX: i64 = 64;
+const NETWORK_MAX: i64 = 32;
+/// Capacity of a local array whose length could not be bounded (a run-time check guards it).
+const DEFAULT_CAPACITY: i64 = 1024;
+/// Largest local array (elements): beyond it, a run-time check fails instead.
+const LOCAL_MAX: i64 = 16384;
+/// The lowering's error site for "out of memory for {a} elements of scratch space".
+const SITE_SCRATCH: u64 = 1;
+
+/// Why a translation must start over with different storage decisions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Restart {
+    /// Keep this scratch array in local memory.
+    Local(u32),
+    /// Copy the neighbourhood into local memory (it is indexed dynamically).
+    Buffer,
+    /// The IR uses something this backend does not compile.
+    Unsupported(&'static str),
+}
+
+pub type Res<T> = std::result::Result<T, Restart>;
+
+/// What a kernel's body instances share: the IR, the storage decisions, and what the module
+/// needs (math routines, tables).
+pub struct Shared<'a> {
+    pub func: &'a ir::Func,
+    pub bound: &'a BoundValues,
+    pub caps: Vec<Option<i64>>,
+    pub local: HashSet<u32>,
+    pub buffer_local: bool,
+    pub native_minmax: bool,
+    /// Per array: the constant positions read anywhere, `None` = any position.
+    needed: Vec<Option<BTreeSet<i64>>>,
+    /// Per array: read by a median (then the middle positions are needed).
+    median: Vec<bool>,
+    pub math: BTreeSet<MathFn>,
+    pub globals: Vec<Global>,
+}
+
+impl<'a> Shared<'a> {
+    pub fn new(func: &'a ir::Func, bound: &'a BoundValues, native_minmax: bool) -> Shared<'a> {
+        let n = func.arrays.len();
+        let mut s = Shared {
+            func,
+            bound,
+            caps: bounds::capacities(func),
+            local: HashSet::new(),
+            buffer_local: false,
+            native_minmax,
+            needed: vec![Some(BTreeSet::new()); n],
+            median: vec![false; n],
+            math: BTreeSet::new(),
+            globals: Vec::new(),
+        };
+        s.scan(&func.body);
+        s
+    }
+
+    fn scan(&mut self, stmts: &[Stmt]) {
+        for st in stmts {
+            match st {
+                Stmt::Sorted { stat: SortedStat::Median, arr, .. } => self.median[arr.0 as usize] = true,
+                Stmt::Sorted { stat: SortedStat::Quantile, arr, q, .. } => {
+                    if ir::fold::const_expr(q).is_none() {
+                        self.needed[arr.0 as usize] = None;
+                    } else {
+                        // Resolved at the sort, where the length is known.
+                        self.median[arr.0 as usize] = true;
+                        self.needed[arr.0 as usize] = None;
+                    }
+                }
+                _ => {}
+            }
+            ir::stmt_exprs(st, |e| self.scan_expr(e));
+            ir::stmt_blocks(st, |b| self.scan(b));
+        }
+    }
+
+    fn scan_expr(&mut self, e: &Expr) {
+        if let Expr::Load(a, i) = e {
+            let slot = &mut self.needed[a.0 as usize];
+            match (**i).clone() {
+                Expr::I64(c) => {
+                    if let Some(s) = slot {
+                        s.insert(c);
+                    }
+                }
+                _ => *slot = None,
+            }
+        }
+        e.for_each_child(|c| self.scan_expr(c));
+    }
+
+    fn bound_table(&mut self, k: u32) -> String {
+        let name = format!("ndjit_bound_{k}");
+        if !self.globals.iter().any(|g| g.name == name) {
+            let data = self.bound.arrays.get(k as usize).cloned().unwrap_or_default();
+            self.globals.push(Global { name: name.clone(), space: Space::Global, t: T::F64, data: data.iter().map(|v| v.to_bits()).collect(), init: true });
+        }
+        name
+    }
+}
+
+/// Where control goes when the body ends.
+pub struct Exits {
+    /// Jumped to with the result in `ret`.
+    pub ok: u32,
+    pub ret: Reg,
+    /// Jumped to with the failure code in `site` (and, with `details`, the values in `a`, `b`).
+    pub fail: u32,
+    pub site: Reg,
+    pub a: Reg,
+    pub b: Reg,
+    pub details: bool,
+}
+
+/// An operand: a compile-time constant or a register of an IR type.
+#[derive(Clone, Copy, Debug)]
+enum V {
+    C(Val),
+    R(Reg, Ty),
+}
+
+impl V {
+    fn ty(self) -> Ty {
+        match self {
+            V::C(v) => v.ty(),
+            V::R(_, t) => t,
+        }
+    }
+}
+
+fn cls(t: Ty) -> Cls {
+    match t {
+        Ty::F64 => Cls::F64,
+        Ty::I64 => Cls::B64,
+        Ty::Bool => Cls::Pred,
+    }
+}
+
+fn pt(t: Ty) -> T {
+    match t {
+        Ty::F64 => T::F64,
+        Ty::I64 => T::S64,
+        Ty::Bool => T::Pred,
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Storage {
+    Buffer,
+    Bound(u32),
+    /// In registers; `len` is the constant length once filled on every path.
+    Regs { elem: Ty, regs: Vec<Reg>, len: Option<i64> },
+    Local { elem: Ty, name: String, cap: i64, len: Reg },
+}
+
+struct LoopT {
+    exit: u32,
+    latch: Option<u32>,
+}
+
+/// The translation of one body instance.
+pub struct Body<'s, 'a, 'k> {
+    pub sh: &'s mut Shared<'a>,
+    k: &'k mut Func,
+    taps: Vec<Reg>,
+    /// The neighbourhood copied to local memory, when indexed dynamically.
+    buf_local: Option<String>,
+    vars: Vec<Reg>,
+    consts: Vec<Option<Val>>,
+    arrays: Vec<Storage>,
+    loops: Vec<LoopT>,
+    ex: Exits,
+    /// A unique prefix for the local arrays of this instance.
+    tag: String,
+    /// Variables known not to be NaN here (inside the NaN-free branch of a median network).
+    nan_free: HashSet<u32>,
+}
+
+impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
+    /// Translates the body for the neighbourhood `taps` (f64 registers).
+    pub fn translate(sh: &'s mut Shared<'a>, k: &'k mut Func, taps: &[Reg], ex: Exits, tag: &str) -> Res<()> {
+        let func = sh.func;
+        let mut b = Body { sh, k, taps: taps.to_vec(), buf_local: None, vars: vec![], consts: vec![None; func.vars.len()], arrays: vec![], loops: vec![], ex, tag: tag.to_string(), nan_free: HashSet::new() };
+        for d in &func.vars {
+            let r = b.k.reg(cls(d.ty));
+            let zero = match d.ty {
+                Ty::F64 => Src::f64(0.0),
+                _ => Src::I(0),
+            };
+            b.k.set(pt(d.ty), r, zero);
+            b.vars.push(r);
+        }
+        for (i, d) in func.arrays.iter().enumerate() {
+            let s = match d.kind {
+                ArrKind::Buffer => Storage::Buffer,
+                ArrKind::Bound(k) => Storage::Bound(k),
+                ArrKind::Coords | ArrKind::Output => return Err(Restart::Unsupported("output arrays (only generic_filter callbacks run on the GPU)")),
+                ArrKind::Scratch { elem } => {
+                    if b.sh.local.contains(&(i as u32)) {
+                        let cap = b.sh.caps[i].unwrap_or(DEFAULT_CAPACITY).clamp(1, LOCAL_MAX);
+                        let name = format!("{}_s{i}", b.tag);
+                        b.k.local(&name, 8 * cap as u64);
+                        let len = b.k.mov(T::S64, Src::I(0));
+                        Storage::Local { elem, name, cap, len }
+                    } else {
+                        Storage::Regs { elem, regs: vec![], len: None }
+                    }
+                }
+            };
+            b.arrays.push(s);
+        }
+        if b.sh.buffer_local {
+            let name = format!("{}_buf", b.tag);
+            b.k.local(&name, 8 * b.taps.len().max(1) as u64);
+            for (i, &t) in b.taps.clone().iter().enumerate() {
+                b.k.st(Space::Local, T::F64, Addr::sym(&name, 8 * i as i64), t);
+            }
+            b.buf_local = Some(name);
+        }
+        if b.block(&func.body)? {
+            // Falling off the end fails without a record, as in the interpreter.
+            b.fail_code(NO_RECORD);
+        }
+        Ok(())
+    }
+
+    // ---- statements ---------------------------------------------------------------------------
+
+    /// Translates a block; returns whether control can reach its end.
+    fn block(&mut self, stmts: &[Stmt]) -> Res<bool> {
+        let mut i = 0;
+        while i < stmts.len() {
+            if self.network_step(&stmts[i..]) {
+                i += 3;
+                continue;
+            }
+            if let (Stmt::If(c, t, e), Some(prev)) = (&stmts[i], i.checked_sub(1).map(|j| &stmts[j])) {
+                if let Some(vars) = nan_guard(c, prev) {
+                    if !self.guarded_if(c, t, e, vars)? {
+                        return Ok(false);
+                    }
+                    i += 1;
+                    continue;
+                }
+            }
+            if !self.stmt(&stmts[i])? {
+                return Ok(false);
+            }
+            i += 1;
+        }
+        Ok(true)
+    }
+
+    /// `if isnan(sum) { original } else { network }` where `sum` adds the network's variables:
+    /// in the second branch they hold no NaN.
+    fn guarded_if(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt], vars: Vec<u32>) -> Res<bool> {
+        let saved = self.nan_free.clone();
+        let r = self.if_with(c, then, els, Some(vars));
+        self.nan_free = saved;
+        r
+    }
+
+    /// A comparator of ndjit's median networks (`ir::network`) on NaN-free variables:
+    /// `t = b < a ? b : a; b = b < a ? a : b; a = t`, emitted as `min.f64`/`max.f64`. Without NaN
+    /// this orders the two values as the selects do, except that two zeros of opposite signs may
+    /// come out in either order; the network's result does not depend on that (an odd median
+    /// that is zero reruns the exact statements, an even one adds `0.0` first).
+    fn network_step(&mut self, s: &[Stmt]) -> bool {
+        if !self.sh.native_minmax || s.len() < 3 {
+            return false;
+        }
+        let (Stmt::Assign(t, e1), Stmt::Assign(b2, e2), Stmt::Assign(a3, Expr::Var(t3))) = (&s[0], &s[1], &s[2]) else { return false };
+        let sel = |e: &Expr| match e {
+            Expr::Select(c, x, y) => match (&**c, &**x, &**y) {
+                (Expr::Cmp(CmpOp::Lt, p, q), Expr::Var(x), Expr::Var(y)) => match (&**p, &**q) {
+                    (Expr::Var(p), Expr::Var(q)) => Some((*p, *q, *x, *y)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let (Some((b, a, x1, y1)), Some((b_, a_, x2, y2))) = (sel(e1), sel(e2)) else { return false };
+        let ok = b == b_ && a == a_ && x1 == b && y1 == a && x2 == a && y2 == b && *b2 == b && *a3 == a && t3 == t;
+        let f = self.sh.func;
+        if !ok || [a, b, *t].iter().any(|v| f.var_ty(*v) != Ty::F64) || !self.nan_free.contains(&a.0) || !self.nan_free.contains(&b.0) {
+            return false;
+        }
+        let (ra, rb, rt) = (self.vars[a.0 as usize], self.vars[b.0 as usize], self.vars[t.0 as usize]);
+        let lo = self.k.bin(Bin::Min, T::F64, ra, rb);
+        let hi = self.k.bin(Bin::Max, T::F64, ra, rb);
+        self.k.set(T::F64, rt, lo);
+        self.k.set(T::F64, rb, hi);
+        self.k.set(T::F64, ra, lo);
+        self.nan_free.insert(t.0);
+        true
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Res<bool> {
+        match s {
+            Stmt::Assign(v, e) => {
+                let x = self.expr(e)?;
+                self.assign(*v, x);
+                Ok(true)
+            }
+            Stmt::Succeed => Err(Restart::Unsupported("`Succeed` (only generic_filter callbacks run on the GPU)")),
+            Stmt::Store(a, i, v) => {
+                let i = self.expr_as(i, Ty::I64)?;
+                let v = self.expr(v)?;
+                self.store(*a, i, v)?;
+                Ok(true)
+            }
+            Stmt::If(c, t, e) => self.if_(c, t, e),
+            Stmt::Loop { body, latch } => self.loop_(body, latch),
+            Stmt::Break => {
+                match self.loops.last() {
+                    Some(l) => {
+                        let exit = l.exit;
+                        self.k.bra(exit);
+                    }
+                    None => self.fail_code(NO_RECORD),
+                }
+                Ok(false)
+            }
+            Stmt::Continue => {
+                match self.loops.iter().rev().find_map(|l| l.latch) {
+                    Some(l) => self.k.bra(l),
+                    None => self.fail_code(NO_RECORD),
+                }
+                Ok(false)
+            }
+            Stmt::Check { cond, err, a, b } => {
+                let c = self.expr_as(cond, Ty::Bool)?;
+                match c {
+                    V::C(v) if v.b() => Ok(true),
+                    V::C(_) => {
+                        self.fail(err.0 as u64, a, b)?;
+                        Ok(false)
+                    }
+                    V::R(p, _) => {
+                        let ok = self.k.new_label();
+                        self.k.bra_if(p, false, ok);
+                        self.fail(err.0 as u64, a, b)?;
+                        self.k.place(ok);
+                        Ok(true)
+                    }
+                }
+            }
+            Stmt::Return(e) => {
+                let v = self.expr_as(e, Ty::F64)?;
+                let src = self.src(v);
+                self.k.set(T::F64, self.ex.ret, src);
+                self.k.bra(self.ex.ok);
+                Ok(false)
+            }
+            Stmt::Reduce { dst, op, len, index, elem, on_empty } => self.reduce(*dst, *op, len, *index, elem, *on_empty),
+            Stmt::Fill { dst, len, index, elem, keep } => self.fill(*dst, len, *index, elem, keep.as_ref()),
+            Stmt::ArrayOp(ArrayOp::Sort, a) => {
+                self.sort(*a)?;
+                Ok(true)
+            }
+            Stmt::Sorted { dst, stat, arr, q } => {
+                let r = self.sorted(*stat, *arr, q)?;
+                self.assign(*dst, r);
+                Ok(true)
+            }
+        }
+    }
+
+    fn assign(&mut self, v: Var, x: V) {
+        self.nan_free.remove(&v.0);
+        let ty = self.sh.func.var_ty(v);
+        let x = self.coerce(x, ty);
+        let src = self.src(x);
+        let r = self.vars[v.0 as usize];
+        self.k.set(pt(ty), r, src);
+    }
+
+    /// Records failure `site` with details `a`, `b` and leaves the body.
+    fn fail(&mut self, site: u64, a: &Expr, b: &Expr) -> Res<()> {
+        if self.ex.details {
+            let a = self.expr_as(a, Ty::I64)?;
+            let b = self.expr_as(b, Ty::I64)?;
+            let (sa, sb) = (self.src(a), self.src(b));
+            self.k.set(T::S64, self.ex.a, sa);
+            self.k.set(T::S64, self.ex.b, sb);
+        }
+        self.fail_code(site);
+        Ok(())
+    }
+
+    fn fail_vals(&mut self, site: u64, a: V, b: V) {
+        if self.ex.details {
+            let (sa, sb) = (self.src(a), self.src(b));
+            self.k.set(T::S64, self.ex.a, sa);
+            self.k.set(T::S64, self.ex.b, sb);
+        }
+        self.fail_code(site);
+    }
+
+    fn fail_code(&mut self, site: u64) {
+        self.k.set(T::B64, self.ex.site, Src::I(site as i64));
+        self.k.bra(self.ex.fail);
+    }
+
+    fn regs_states(&self) -> Vec<Option<Option<i64>>> {
+        self.arrays
+            .iter()
+            .map(|s| match s {
+                Storage::Regs { len, .. } => Some(*len),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn set_regs_states(&mut self, st: &[Option<Option<i64>>]) {
+        for (s, v) in self.arrays.iter_mut().zip(st) {
+            if let (Storage::Regs { len, .. }, Some(v)) = (s, v) {
+                *len = *v;
+            }
+        }
+    }
+
+    fn if_(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt]) -> Res<bool> {
+        self.if_with(c, then, els, None)
+    }
+
+    fn if_with(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt], else_nan_free: Option<Vec<u32>>) -> Res<bool> {
+        let p = match self.expr_as(c, Ty::Bool)? {
+            V::C(v) => return self.block(if v.b() { then } else { els }),
+            V::R(p, _) => p,
+        };
+        let before = self.regs_states();
+        let (l_else, l_end) = (self.k.new_label(), self.k.new_label());
+        self.k.bra_if(p, true, l_else);
+        let t_falls = self.block(then)?;
+        let after_then = self.regs_states();
+        if t_falls {
+            self.k.bra(l_end);
+        }
+        self.k.place(l_else);
+        self.set_regs_states(&before);
+        if let Some(vars) = else_nan_free {
+            self.nan_free.extend(vars);
+        }
+        let e_falls = self.block(els)?;
+        let after_else = self.regs_states();
+        self.k.place(l_end);
+        // Register arrays must have the same length on every path that reaches the merge.
+        let merged: Vec<Option<Option<i64>>> = match (t_falls, e_falls) {
+            (true, false) => after_then,
+            (false, true) => after_else,
+            _ => {
+                for (i, (x, y)) in after_then.iter().zip(&after_else).enumerate() {
+                    if x != y {
+                        return Err(Restart::Local(i as u32));
+                    }
+                }
+                after_then
+            }
+        };
+        self.set_regs_states(&merged);
+        Ok(t_falls || e_falls)
+    }
+
+    fn loop_(&mut self, body: &[Stmt], latch: &[Stmt]) -> Res<bool> {
+        let before = self.regs_states();
+        let (l_body, l_latch, l_exit) = (self.k.new_label(), self.k.new_label(), self.k.new_label());
+        self.k.place(l_body);
+        self.loops.push(LoopT { exit: l_exit, latch: Some(l_latch) });
+        let body_falls = self.block(body)?;
+        self.loops.pop();
+        if body_falls {
+            self.k.bra(l_latch);
+        }
+        self.k.place(l_latch);
+        // Inside the latch, `continue` belongs to the enclosing loop.
+        self.loops.push(LoopT { exit: l_exit, latch: None });
+        let latch_falls = self.block(latch)?;
+        self.loops.pop();
+        if latch_falls {
+            self.k.bra(l_body);
+        }
+        self.k.place(l_exit);
+        let after = self.regs_states();
+        for (i, (x, y)) in before.iter().zip(&after).enumerate() {
+            if x != y {
+                return Err(Restart::Local(i as u32));
+            }
+        }
+        // Whether the exit is reachable is not tracked: assume it is.
+        Ok(true)
+    }
+
+    // ---- operands -----------------------------------------------------------------------------
+
+    fn src(&mut self, v: V) -> Src {
+        match v {
+            V::R(r, _) => Src::R(r),
+            V::C(Val::F(x)) => Src::f64(x),
+            V::C(Val::I(x)) => Src::I(x),
+            V::C(Val::B(b)) => Src::R(self.k.mov(T::Pred, Src::I(b as i64))),
+        }
+    }
+
+    fn reg(&mut self, v: V) -> Reg {
+        match v {
+            V::R(r, _) => r,
+            V::C(c) => {
+                let t = pt(c.ty());
+                let s = self.src(v);
+                match s {
+                    Src::R(r) => r,
+                    s => self.k.mov(t, s),
+                }
+            }
+        }
+    }
+
+    /// Conversion with `eval::cast`'s semantics.
+    fn coerce(&mut self, v: V, ty: Ty) -> V {
+        if v.ty() == ty {
+            return v;
+        }
+        let (r, from) = match v {
+            V::C(c) => return V::C(eval::cast(ty, c)),
+            V::R(r, t) => (r, t),
+        };
+        let out = match (from, ty) {
+            (Ty::F64, Ty::I64) => self.k.cvt(Some(Rnd::Rzi), T::S64, T::F64, r),
+            (Ty::F64, Ty::Bool) => self.k.setp(Cmp::Neu, T::F64, r, Src::f64(0.0)),
+            (Ty::I64, Ty::F64) => self.k.cvt(Some(Rnd::Rn), T::F64, T::S64, r),
+            (Ty::I64, Ty::Bool) => self.k.setp(Cmp::Ne, T::S64, r, Src::I(0)),
+            (Ty::Bool, Ty::I64) => self.k.selp(T::S64, Src::I(1), Src::I(0), r),
+            (Ty::Bool, Ty::F64) => self.k.selp(T::F64, Src::f64(1.0), Src::f64(0.0), r),
+            _ => r,
+        };
+        V::R(out, ty)
+    }
+
+    fn expr_as(&mut self, e: &Expr, ty: Ty) -> Res<V> {
+        let v = self.expr(e)?;
+        Ok(self.coerce(v, ty))
+    }
+
+    /// The 8-byte cell of a value (`Val::to_bits`).
+    fn bits(&mut self, v: V) -> Src {
+        match v {
+            V::C(Val::F(x)) => Src::D(x.to_bits()),
+            V::C(c) => Src::I(c.to_bits() as i64),
+            V::R(r, Ty::Bool) => Src::R(self.k.selp(T::B64, Src::I(1), Src::I(0), r)),
+            V::R(r, _) => Src::R(r),
+        }
+    }
+
+    /// A value of type `ty` from a cell (`Val::from_bits`), given as a b64 or f64 register.
+    fn from_bits(&mut self, cell: Reg, ty: Ty) -> V {
+        let want = cls(ty);
+        if cell.cls == want {
+            return V::R(cell, ty);
+        }
+        match ty {
+            Ty::Bool => V::R(self.k.setp(Cmp::Ne, T::B64, cell, Src::I(0)), ty),
+            _ => {
+                let d = self.k.reg(want);
+                self.k.push(Ins::Mov { t: T::B64, d, a: Src::R(cell) });
+                V::R(d, ty)
+            }
+        }
+    }
+
+    /// A value converted to an array element type the way a store then a load would.
+    fn as_elem(&mut self, v: V, elem: Ty) -> V {
+        if v.ty() == elem {
+            return v;
+        }
+        if let V::C(c) = v {
+            return V::C(Val::from_bits(elem, c.to_bits()));
+        }
+        let b = self.bits(v);
+        let r = match b {
+            Src::R(r) => r,
+            s => self.k.mov(T::B64, s),
+        };
+        self.from_bits(r, elem)
+    }
+
+    // ---- expressions --------------------------------------------------------------------------
+
+    fn expr(&mut self, e: &Expr) -> Res<V> {
+        Ok(match e {
+            Expr::F64(x) => V::C(Val::F(*x)),
+            Expr::I64(x) => V::C(Val::I(*x)),
+            Expr::Bool(x) => V::C(Val::B(*x)),
+            Expr::Var(v) => match self.consts[v.0 as usize] {
+                Some(c) => V::C(c),
+                None => V::R(self.vars[v.0 as usize], self.sh.func.var_ty(*v)),
+            },
+            Expr::Param(k) => V::C(Val::F(self.sh.bound.floats.get(*k as usize).copied().unwrap_or(0.0))),
+            Expr::IntParam(k) => V::C(Val::I(self.sh.bound.ints.get(*k as usize).copied().unwrap_or(0))),
+            Expr::Len(a) => self.len(*a)?,
+            Expr::Load(a, i) => {
+                let i = self.expr_as(i, Ty::I64)?;
+                self.load(*a, i)?
+            }
+            Expr::Unary(op, x) => {
+                let x = self.expr(x)?;
+                self.unary(*op, x)
+            }
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                self.binary(*op, a, b)
+            }
+            Expr::Cmp(op, a, b) => {
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                self.cmp(*op, a, b)
+            }
+            Expr::Select(c, a, b) => {
+                let c = self.expr_as(c, Ty::Bool)?;
+                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                self.select(c, a, b)
+            }
+            Expr::Call(f, args) => {
+                let mut xs = Vec::with_capacity(args.len());
+                for a in args {
+                    xs.push(self.expr_as(a, Ty::F64)?);
+                }
+                if let Some(c) = xs.iter().map(|x| if let V::C(c) = x { Some(c.f()) } else { None }).collect::<Option<Vec<f64>>>() {
+                    return Ok(V::C(Val::F(eval::call(*f, &c))));
+                }
+                let regs: Vec<Reg> = xs.into_iter().map(|x| self.reg(x)).collect();
+                self.sh.math.insert(*f);
+                let r = self.k.call(crate::math::symbol(*f), regs, &[Cls::F64])[0];
+                V::R(r, Ty::F64)
+            }
+            Expr::Cast(ty, x) => {
+                let x = self.expr(x)?;
+                self.coerce(x, *ty)
+            }
+        })
+    }
+
+    fn len(&mut self, a: Arr) -> Res<V> {
+        if a == BUFFER {
+            return Ok(V::C(Val::I(self.taps.len() as i64)));
+        }
+        Ok(match &self.arrays[a.0 as usize] {
+            Storage::Buffer => V::C(Val::I(self.taps.len() as i64)),
+            Storage::Bound(k) => V::C(Val::I(self.sh.bound.arrays.get(*k as usize).map_or(0, |v| v.len() as i64))),
+            Storage::Regs { len: Some(n), .. } => V::C(Val::I(*n)),
+            Storage::Regs { len: None, .. } => return Err(Restart::Local(a.0)),
+            Storage::Local { len, .. } => V::R(*len, Ty::I64),
+        })
+    }
+
+    fn elem_addr(&mut self, base: Reg, i: V) -> Addr {
+        match i {
+            V::C(c) => Addr::reg(base, 8 * c.i()),
+            V::R(r, _) => {
+                let off = self.k.bin(Bin::Shl, T::B64, r, Src::I(3));
+                let a = self.k.bin(Bin::Add, T::S64, base, off);
+                Addr::reg(a, 0)
+            }
+        }
+    }
+
+    fn load(&mut self, a: Arr, i: V) -> Res<V> {
+        match self.arrays[a.0 as usize].clone() {
+            Storage::Buffer => match i {
+                V::C(c) => Ok(V::R(self.taps[c.i() as usize], Ty::F64)),
+                V::R(..) => {
+                    let Some(name) = self.buf_local.clone() else { return Err(Restart::Buffer) };
+                    let base = self.k.addr_of(&name);
+                    let addr = self.elem_addr(base, i);
+                    Ok(V::R(self.k.ld(Space::Local, T::F64, addr), Ty::F64))
+                }
+            },
+            Storage::Bound(k) => {
+                if let V::C(c) = i {
+                    if let Some(v) = self.sh.bound.arrays.get(k as usize).and_then(|v| v.get(c.i() as usize)) {
+                        return Ok(V::C(Val::F(*v)));
+                    }
+                }
+                let name = self.sh.bound_table(k);
+                let base = self.k.addr_of(&name);
+                let addr = self.elem_addr(base, i);
+                Ok(V::R(self.k.ld(Space::GlobalNc, T::F64, addr), Ty::F64))
+            }
+            Storage::Regs { elem, regs, .. } => match i {
+                V::C(c) if (c.i() as usize) < regs.len() => Ok(V::R(regs[c.i() as usize], elem)),
+                _ => Err(Restart::Local(a.0)),
+            },
+            Storage::Local { elem, name, .. } => {
+                let base = self.k.addr_of(&name);
+                let addr = self.elem_addr(base, i);
+                let t = if elem == Ty::F64 { T::F64 } else { T::B64 };
+                let cell = self.k.ld(Space::Local, t, addr);
+                Ok(self.from_bits(cell, elem))
+            }
+        }
+    }
+
+    fn store(&mut self, a: Arr, i: V, v: V) -> Res<()> {
+        match self.arrays[a.0 as usize].clone() {
+            Storage::Regs { elem, regs, .. } => match i {
+                V::C(c) if (c.i() as usize) < regs.len() => {
+                    let v = self.as_elem(v, elem);
+                    let s = self.src(v);
+                    self.k.set(pt(elem), regs[c.i() as usize], s);
+                    Ok(())
+                }
+                _ => Err(Restart::Local(a.0)),
+            },
+            Storage::Local { name, .. } => {
+                let base = self.k.addr_of(&name);
+                let addr = self.elem_addr(base, i);
+                let b = self.bits(v);
+                let t = if v.ty() == Ty::F64 { T::F64 } else { T::B64 };
+                self.k.st(Space::Local, t, addr, b);
+                Ok(())
+            }
+            _ => Err(Restart::Local(a.0)),
+        }
+    }
+
+    fn unary(&mut self, op: UnOp, x: V) -> V {
+        if let V::C(c) = x {
+            let ok = match op {
+                UnOp::Neg | UnOp::Abs => c.ty() != Ty::Bool,
+                UnOp::BitNot => c.ty() != Ty::F64,
+                _ => true,
+            };
+            if ok {
+                return V::C(eval::unary(op, c));
+            }
+        }
+        let ty = x.ty();
+        match op {
+            UnOp::Neg | UnOp::Abs | UnOp::BitNot => {
+                let r = self.reg(x);
+                let out = match (op, ty) {
+                    // Sign-bit operations, exact for NaN too (as Rust's `-x` and `abs`).
+                    (UnOp::Neg, Ty::F64) => self.fbits(Bin::Xor, r, i64::MIN),
+                    (UnOp::Abs, Ty::F64) => self.fbits(Bin::And, r, i64::MAX),
+                    (UnOp::Neg, _) => self.k.un(Un::Neg, T::S64, r),
+                    (UnOp::Abs, _) => {
+                        let n = self.k.un(Un::Neg, T::S64, r);
+                        let p = self.k.setp(Cmp::Lt, T::S64, r, Src::I(0));
+                        self.k.selp(T::S64, n, r, p)
+                    }
+                    (_, Ty::Bool) => self.k.un(Un::Not, T::Pred, r),
+                    _ => self.k.un(Un::Not, T::B64, r),
+                };
+                V::R(out, ty)
+            }
+            UnOp::Not => {
+                let b = self.coerce(x, Ty::Bool);
+                let r = self.reg(b);
+                V::R(self.k.un(Un::Not, T::Pred, r), Ty::Bool)
+            }
+            _ => {
+                let f = self.coerce(x, Ty::F64);
+                let r = self.reg(f);
+                let out = match op {
+                    UnOp::Sqrt => self.k.un(Un::Sqrt, T::F64, r),
+                    UnOp::Floor => self.k.cvt(Some(Rnd::Rmi), T::F64, T::F64, r),
+                    UnOp::Ceil => self.k.cvt(Some(Rnd::Rpi), T::F64, T::F64, r),
+                    UnOp::Trunc => self.k.cvt(Some(Rnd::Rzi), T::F64, T::F64, r),
+                    UnOp::RoundEven => self.k.cvt(Some(Rnd::Rni), T::F64, T::F64, r),
+                    UnOp::IsNan => return V::R(self.k.setp(Cmp::Nan, T::F64, r, r), Ty::Bool),
+                    UnOp::IsInf | UnOp::IsFinite => {
+                        let a = self.fbits(Bin::And, r, i64::MAX);
+                        let c = if op == UnOp::IsInf { Cmp::Eq } else { Cmp::Lt };
+                        return V::R(self.k.setp(c, T::F64, a, Src::f64(f64::INFINITY)), Ty::Bool);
+                    }
+                    _ => r,
+                };
+                V::R(out, Ty::F64)
+            }
+        }
+    }
+
+    /// A bitwise operation on an f64's bits, into an f64 register.
+    fn fbits(&mut self, op: Bin, r: Reg, imm: i64) -> Reg {
+        let d = self.k.reg(Cls::F64);
+        self.k.push(Ins::Bin { op, t: T::B64, d, a: Src::R(r), b: Src::I(imm) });
+        d
+    }
+
+    fn binary(&mut self, op: BinOp, a: V, b: V) -> V {
+        let ty = a.ty();
+        if let (V::C(x), V::C(y)) = (a, b) {
+            let foldable = !(matches!(op, BinOp::FloorDiv | BinOp::Mod) && y.i() == 0) && x.ty() == y.ty();
+            if foldable {
+                if let (BinOp::FloorDiv, Val::I(p), Val::I(-1)) = (op, x, y) {
+                    return V::C(Val::I(p.wrapping_neg()));
+                }
+                if let (BinOp::Mod, Val::I(_), Val::I(-1)) = (op, x, y) {
+                    return V::C(Val::I(0));
+                }
+                return V::C(eval::binary(op, x, y));
+            }
+        }
+        match ty {
+            Ty::F64 => {
+                let (x, y) = (self.src(a), self.src(b));
+                let r = match op {
+                    BinOp::Add => self.k.bin(Bin::Add, T::F64, x, y),
+                    BinOp::Sub => self.k.bin(Bin::Sub, T::F64, x, y),
+                    BinOp::Mul => self.k.bin(Bin::Mul, T::F64, x, y),
+                    BinOp::Div => self.k.bin(Bin::Div, T::F64, x, y),
+                    BinOp::Min | BinOp::Max => {
+                        let (x, y) = (self.reg(a), self.reg(b));
+                        self.numpy_minmax(op == BinOp::Min, x, y)
+                    }
+                    BinOp::PyMin | BinOp::PyMax => {
+                        let c = if op == BinOp::PyMin { Cmp::Lt } else { Cmp::Gt };
+                        let p = self.k.setp(c, T::F64, y, x);
+                        self.k.selp(T::F64, y, x, p)
+                    }
+                    _ => self.k.mov(T::F64, x),
+                };
+                V::R(r, Ty::F64)
+            }
+            Ty::I64 => {
+                if matches!(op, BinOp::FloorDiv | BinOp::Mod) {
+                    return self.floor_div_mod(op, a, b);
+                }
+                let (x, y) = (self.src(a), self.src(b));
+                let r = match op {
+                    BinOp::Add => self.k.bin(Bin::Add, T::S64, x, y),
+                    BinOp::Sub => self.k.bin(Bin::Sub, T::S64, x, y),
+                    BinOp::Mul => self.k.bin(Bin::Mul, T::S64, x, y),
+                    BinOp::Min | BinOp::PyMin => self.k.bin(Bin::Min, T::S64, x, y),
+                    BinOp::Max | BinOp::PyMax => self.k.bin(Bin::Max, T::S64, x, y),
+                    BinOp::And => self.k.bin(Bin::And, T::B64, x, y),
+                    BinOp::Or => self.k.bin(Bin::Or, T::B64, x, y),
+                    BinOp::Xor => self.k.bin(Bin::Xor, T::B64, x, y),
+                    BinOp::Shl | BinOp::Shr => {
+                        // Counts are masked to 0..63, as `wrapping_shl`/`wrapping_shr`.
+                        let n = match y {
+                            Src::I(c) => Src::I(c & 63),
+                            Src::R(r) => {
+                                let lo = self.k.cvt(None, T::U32, T::U64, r);
+                                Src::R(self.k.bin(Bin::And, T::B32, lo, Src::I(63)))
+                            }
+                            s => s,
+                        };
+                        if op == BinOp::Shl {
+                            self.k.bin(Bin::Shl, T::B64, x, n)
+                        } else {
+                            self.k.bin(Bin::Shr, T::S64, x, n)
+                        }
+                    }
+                    _ => self.k.mov(T::S64, x),
+                };
+                V::R(r, Ty::I64)
+            }
+            Ty::Bool => {
+                let (x, y) = (self.reg(a), self.reg(b));
+                let o = match op {
+                    BinOp::And | BinOp::Min | BinOp::PyMin => Bin::And,
+                    BinOp::Or | BinOp::Max | BinOp::PyMax => Bin::Or,
+                    _ => Bin::Xor,
+                };
+                V::R(self.k.bin(o, T::Pred, x, y), Ty::Bool)
+            }
+        }
+    }
+
+    /// NumPy minimum/maximum: NaN if either is NaN; -0.0 below +0.0.
+    fn numpy_minmax(&mut self, min: bool, x: Reg, y: Reg) -> Reg {
+        let nan = self.k.setp(Cmp::Nan, T::F64, x, y);
+        let r = if self.sh.native_minmax {
+            self.k.bin(if min { Bin::Min } else { Bin::Max }, T::F64, x, y)
+        } else {
+            let p = self.k.setp(if min { Cmp::Lt } else { Cmp::Gt }, T::F64, x, y);
+            let r = self.k.selp(T::F64, x, y, p);
+            let eq = self.k.setp(Cmp::Eq, T::F64, x, y);
+            // Equal values differ only in the sign of zero: OR the bits for min, AND for max.
+            let d = self.k.reg(Cls::F64);
+            self.k.push(Ins::Bin { op: if min { Bin::Or } else { Bin::And }, t: T::B64, d, a: Src::R(x), b: Src::R(y) });
+            self.k.selp(T::F64, d, r, eq)
+        };
+        self.k.selp(T::F64, Src::f64(f64::NAN), r, nan)
+    }
+
+    /// Python's `//` and `%` on i64 (divisor non-zero; `MIN // -1` wraps).
+    fn floor_div_mod(&mut self, op: BinOp, a: V, b: V) -> V {
+        let x = self.reg(a);
+        if let V::C(Val::I(c)) = b {
+            if c > 0 && (c as u64).is_power_of_two() {
+                let r = if op == BinOp::FloorDiv {
+                    self.k.bin(Bin::Shr, T::S64, x, Src::I(c.trailing_zeros() as i64))
+                } else {
+                    self.k.bin(Bin::And, T::B64, x, Src::I(c - 1))
+                };
+                return V::R(r, Ty::I64);
+            }
+        }
+        let y = self.reg(b);
+        let m1 = self.k.setp(Cmp::Eq, T::S64, y, Src::I(-1));
+        let safe = self.k.selp(T::S64, Src::I(1), y, m1);
+        let q0 = self.k.bin(Bin::Div, T::S64, x, safe);
+        let r0 = self.k.bin(Bin::Rem, T::S64, x, safe);
+        let negx = self.k.un(Un::Neg, T::S64, x);
+        let q0 = self.k.selp(T::S64, negx, q0, m1);
+        // Adjust toward minus infinity when the remainder's sign differs from the divisor's.
+        let rn = self.k.setp(Cmp::Lt, T::S64, r0, Src::I(0));
+        let yn = self.k.setp(Cmp::Lt, T::S64, y, Src::I(0));
+        let differ = self.k.bin(Bin::Xor, T::Pred, rn, yn);
+        let adj = self.k.setp_comb(Cmp::Ne, T::S64, r0, Src::I(0), BoolOp::And, differ, false);
+        let r = if op == BinOp::FloorDiv {
+            let one = self.k.selp(T::S64, Src::I(1), Src::I(0), adj);
+            self.k.bin(Bin::Sub, T::S64, q0, one)
+        } else {
+            let add = self.k.selp(T::S64, y, Src::I(0), adj);
+            self.k.bin(Bin::Add, T::S64, r0, add)
+        };
+        V::R(r, Ty::I64)
+    }
+
+    fn cmp(&mut self, op: CmpOp, a: V, b: V) -> V {
+        if let (V::C(x), V::C(y)) = (a, b) {
+            return V::C(Val::B(eval::cmp(op, x, y)));
+        }
+        if a.ty() == Ty::F64 && b.ty() == Ty::F64 {
+            let (x, y) = (self.src(a), self.src(b));
+            let c = match op {
+                CmpOp::Lt => Cmp::Lt,
+                CmpOp::Le => Cmp::Le,
+                CmpOp::Gt => Cmp::Gt,
+                CmpOp::Ge => Cmp::Ge,
+                CmpOp::Eq => Cmp::Eq,
+                CmpOp::Ne => Cmp::Neu,
+            };
+            let (x, y) = match (x, y) {
+                (Src::R(_), _) => (x, y),
+                (_, Src::R(_)) => (x, y),
+                _ => (Src::R(self.k.mov(T::F64, x)), y),
+            };
+            return V::R(self.k.setp(c, T::F64, x, y), Ty::Bool);
+        }
+        let (a, b) = (self.coerce(a, Ty::I64), self.coerce(b, Ty::I64));
+        let (x, y) = (self.src(a), self.src(b));
+        let x = match (x, y) {
+            (Src::I(_), Src::I(_)) => Src::R(self.k.mov(T::S64, x)),
+            _ => x,
+        };
+        let c = match op {
+            CmpOp::Lt => Cmp::Lt,
+            CmpOp::Le => Cmp::Le,
+            CmpOp::Gt => Cmp::Gt,
+            CmpOp::Ge => Cmp::Ge,
+            CmpOp::Eq => Cmp::Eq,
+            CmpOp::Ne => Cmp::Ne,
+        };
+        V::R(self.k.setp(c, T::S64, x, y), Ty::Bool)
+    }
+
+    fn select(&mut self, c: V, a: V, b: V) -> V {
+        let ty = a.ty();
+        let b = self.coerce(b, ty);
+        let p = match c {
+            V::C(c) => return if c.b() { a } else { b },
+            V::R(p, _) => p,
+        };
+        if ty == Ty::Bool {
+            let (x, y) = (self.coerce(a, Ty::I64), self.coerce(b, Ty::I64));
+            let (x, y) = (self.src(x), self.src(y));
+            let s = self.k.selp(T::S64, x, y, p);
+            return V::R(self.k.setp(Cmp::Ne, T::S64, s, Src::I(0)), Ty::Bool);
+        }
+        let (x, y) = (self.src(a), self.src(b));
+        V::R(self.k.selp(pt(ty), x, y, p), ty)
+    }
+
+    // ---- reductions ---------------------------------------------------------------------------
+
+    /// `max(len, 0)`.
+    fn count(&mut self, len: &Expr) -> Res<V> {
+        let n = self.expr_as(len, Ty::I64)?;
+        Ok(match n {
+            V::C(c) => V::C(Val::I(c.i().max(0))),
+            V::R(r, _) if matches!(len, Expr::Len(_)) => V::R(r, Ty::I64),
+            V::R(r, _) => V::R(self.k.bin(Bin::Max, T::S64, r, Src::I(0)), Ty::I64),
+        })
+    }
+
+    fn unrolled(n: V, nodes: usize) -> Option<i64> {
+        match n {
+            V::C(Val::I(k)) if k <= UNROLL_MAX_LEN && (k as usize).saturating_mul(nodes.max(1)) <= UNROLL_MAX_NODES => Some(k),
+            _ => None,
+        }
+    }
+
+    /// `elem` with the index bound to `i` (a constant or a register).
+    fn elem_at(&mut self, index: Var, i: V, elem: &Expr, ty: Ty) -> Res<V> {
+        let slot = index.0 as usize;
+        match i {
+            V::C(c) => self.consts[slot] = Some(c),
+            V::R(r, _) => {
+                self.consts[slot] = None;
+                self.k.set(T::S64, self.vars[slot], r);
+            }
+        }
+        let v = self.expr_as(elem, ty);
+        self.consts[slot] = None;
+        v
+    }
+
+    /// After an unrolled loop the index variable holds its last value, as after the
+    /// interpreter's loop.
+    fn leave_index(&mut self, index: Var, k: i64) {
+        if k > 0 {
+            self.k.set(T::S64, self.vars[index.0 as usize], Src::I(k - 1));
+        }
+    }
+
+    /// `for i in start..n { body(i) }` with `i` in a register.
+    fn counted(&mut self, start: Src, n: Reg, body: &mut dyn FnMut(&mut Self, Reg) -> Res<()>) -> Res<()> {
+        let i = self.k.mov(T::S64, start);
+        let (top, end) = (self.k.new_label(), self.k.new_label());
+        self.k.place(top);
+        let done = self.k.setp(Cmp::Ge, T::S64, i, n);
+        self.k.bra_if(done, false, end);
+        body(self, i)?;
+        let next = self.k.bin(Bin::Add, T::S64, i, Src::I(1));
+        self.k.set(T::S64, i, next);
+        self.k.bra(top);
+        self.k.place(end);
+        Ok(())
+    }
+
+    fn reduce(&mut self, dst: Var, op: ReduceOp, len: &Expr, index: Var, elem: &Expr, on_empty: Option<ir::ErrorId>) -> Res<bool> {
+        let (ein, _) = op.types();
+        let n = self.count(len)?;
+        if op.needs_nonempty() {
+            let site = on_empty.map_or(NO_RECORD, |e| e.0 as u64);
+            match n {
+                V::C(c) if c.i() == 0 => {
+                    self.fail_vals(site, V::C(Val::I(0)), V::C(Val::I(0)));
+                    return Ok(false);
+                }
+                V::C(_) => {}
+                V::R(r, _) => {
+                    let ok = self.k.new_label();
+                    let p = self.k.setp(Cmp::Gt, T::S64, r, Src::I(0));
+                    self.k.bra_if(p, false, ok);
+                    self.fail_vals(site, V::C(Val::I(0)), V::C(Val::I(0)));
+                    self.k.place(ok);
+                }
+            }
+        }
+        let r = match Self::unrolled(n, elem.size()) {
+            Some(k) => self.reduce_unrolled(op, k, index, elem, ein)?,
+            None => {
+                let n = self.reg(n);
+                self.reduce_loop(op, n, index, elem, ein)?
+            }
+        };
+        self.assign(dst, r);
+        Ok(true)
+    }
+
+    fn reduce_unrolled(&mut self, op: ReduceOp, k: i64, index: Var, elem: &Expr, ein: Ty) -> Res<V> {
+        if op == ReduceOp::Sum {
+            let r = self.sum_unrolled(k, index, elem)?;
+            self.leave_index(index, k);
+            return Ok(r);
+        }
+        let mut items = Vec::with_capacity(k as usize);
+        for i in 0..k {
+            items.push(self.elem_at(index, V::C(Val::I(i)), elem, ein)?);
+        }
+        self.leave_index(index, k);
+        if items.is_empty() {
+            return Ok(V::C(fold_empty(op)));
+        }
+        if matches!(op, ReduceOp::Min | ReduceOp::Max) {
+            return Ok(self.minmax_all(op == ReduceOp::Min, &items));
+        }
+        let mut acc = self.first(op, items[0]);
+        let mut arg = V::C(Val::I(0));
+        for (i, v) in items.iter().enumerate().skip(1) {
+            let (a, g) = self.fold_step(op, acc, arg, *v, V::C(Val::I(i as i64)));
+            acc = a;
+            arg = g;
+        }
+        Ok(if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) { arg } else { acc })
+    }
+
+    /// The fold state after the first element.
+    fn first(&mut self, op: ReduceOp, v: V) -> V {
+        if op == ReduceOp::Count {
+            self.coerce(v, Ty::I64)
+        } else {
+            v
+        }
+    }
+
+    /// `elem` evaluated with its own type (for fills, which store its bits).
+    fn elem_raw(&mut self, index: Var, i: V, elem: &Expr) -> Res<V> {
+        let ty = elem.ty(self.sh.func);
+        self.elem_at(index, i, elem, ty)
+    }
+
+    /// NumPy min/max of several values: the order does not matter (NaN payloads aside).
+    fn minmax_all(&mut self, min: bool, items: &[V]) -> V {
+        if items.iter().all(|v| matches!(v, V::C(_))) {
+            let mut acc = items[0];
+            for v in &items[1..] {
+                acc = self.binary(if min { BinOp::Min } else { BinOp::Max }, acc, *v);
+            }
+            return acc;
+        }
+        if !self.sh.native_minmax {
+            let mut acc = items[0];
+            for v in &items[1..] {
+                acc = self.binary(if min { BinOp::Min } else { BinOp::Max }, acc, *v);
+            }
+            return acc;
+        }
+        let regs: Vec<Reg> = items.iter().map(|v| self.reg(*v)).collect();
+        // A NaN anywhere: pairwise `setp.nan` chained with `.or`.
+        let mut nan = self.k.setp(Cmp::Nan, T::F64, regs[0], regs[regs.len() - 1]);
+        let mut i = 1;
+        while i + 1 < regs.len() {
+            nan = self.k.setp_comb(Cmp::Nan, T::F64, regs[i], regs[i + 1], BoolOp::Or, nan, false);
+            i += 2;
+        }
+        if i < regs.len() - 1 {
+            nan = self.k.setp_comb(Cmp::Nan, T::F64, regs[i], regs[i], BoolOp::Or, nan, false);
+        }
+        // A balanced tree of min/max: shorter dependency chains than a linear fold.
+        let mut level = regs;
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            for pair in level.chunks(2) {
+                next.push(if pair.len() == 2 { self.k.bin(if min { Bin::Min } else { Bin::Max }, T::F64, pair[0], pair[1]) } else { pair[0] });
+            }
+            level = next;
+        }
+        V::R(self.k.selp(T::F64, Src::f64(f64::NAN), level[0], nan), Ty::F64)
+    }
+
+    /// One step of a sequential fold: `(accumulator, argument index)`.
+    fn fold_step(&mut self, op: ReduceOp, acc: V, arg: V, v: V, i: V) -> (V, V) {
+        match op {
+            ReduceOp::SumInt => (self.binary(BinOp::Add, acc, v), arg),
+            ReduceOp::Sum => (self.binary(BinOp::Add, acc, v), arg),
+            ReduceOp::Prod => (self.binary(BinOp::Mul, acc, v), arg),
+            ReduceOp::Min => (self.binary(BinOp::Min, acc, v), arg),
+            ReduceOp::Max => (self.binary(BinOp::Max, acc, v), arg),
+            ReduceOp::PyMin | ReduceOp::PyMax => {
+                // `if v < acc: acc = v` (`>` for max).
+                let c = if op == ReduceOp::PyMin { CmpOp::Lt } else { CmpOp::Gt };
+                let take = self.cmp(c, v, acc);
+                (self.select(take, v, acc), arg)
+            }
+            ReduceOp::Any => (self.binary(BinOp::Or, acc, v), arg),
+            ReduceOp::All => (self.binary(BinOp::And, acc, v), arg),
+            ReduceOp::Count => {
+                let one = self.coerce(v, Ty::I64);
+                (self.binary(BinOp::Add, acc, one), arg)
+            }
+            ReduceOp::ArgMin | ReduceOp::ArgMax => {
+                // Take v when it is NaN or strictly better, unless the best so far is a NaN.
+                let (vb, bb) = (self.reg(v), self.reg(acc));
+                let c = if op == ReduceOp::ArgMin { Cmp::Ltu } else { Cmp::Gtu };
+                let better = self.k.setp(c, T::F64, vb, bb);
+                let take = self.k.setp_comb(Cmp::Num, T::F64, bb, bb, BoolOp::And, better, false);
+                let best = self.k.selp(T::F64, vb, bb, take);
+                let (si, sa) = (self.src(i), self.src(arg));
+                let arg = self.k.selp(T::S64, si, sa, take);
+                (V::R(best, Ty::F64), V::R(arg, Ty::I64))
+            }
+        }
+    }
+
+    fn reduce_loop(&mut self, op: ReduceOp, n: Reg, index: Var, elem: &Expr, ein: Ty) -> Res<V> {
+        if op == ReduceOp::Sum {
+            return self.sum_loop(n, index, elem);
+        }
+        let acc_ty = match op {
+            ReduceOp::Count => Ty::I64,
+            ReduceOp::ArgMin | ReduceOp::ArgMax => Ty::F64,
+            _ => op.types().1,
+        };
+        let acc = self.k.reg(cls(acc_ty));
+        let arg = self.k.mov(T::S64, Src::I(0));
+        let start = if op.needs_nonempty() {
+            let zero = V::C(Val::I(0));
+            let e0 = self.elem_at(index, zero, elem, ein)?;
+            // `elem_at` with a constant index leaves the variable as is; the loop sets it.
+            let f0 = self.first(op, e0);
+            let s = self.src(f0);
+            self.k.set(pt(acc_ty), acc, s);
+            1
+        } else {
+            let s = self.src(V::C(fold_empty(op)));
+            self.k.set(pt(acc_ty), acc, s);
+            0
+        };
+        if start == 1 {
+            // As the interpreter: the index variable is 0 after element 0.
+            self.k.set(T::S64, self.vars[index.0 as usize], Src::I(0));
+        }
+        self.counted(Src::I(start), n, &mut |b: &mut Self, i| {
+            let v = b.elem_at(index, V::R(i, Ty::I64), elem, ein)?;
+            let (a, g) = b.fold_step(op, V::R(acc, acc_ty), V::R(arg, Ty::I64), v, V::R(i, Ty::I64));
+            let (sa, sg) = (b.src(a), b.src(g));
+            b.k.set(pt(acc_ty), acc, sa);
+            b.k.set(T::S64, arg, sg);
+            Ok(())
+        })?;
+        Ok(if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) { V::R(arg, Ty::I64) } else { V::R(acc, acc_ty) })
+    }
+
+    /// `runtime::pairwise_sum` over a constant number of elements.
+    fn sum_unrolled(&mut self, k: i64, index: Var, elem: &Expr) -> Res<V> {
+        let mut total = V::C(Val::F(0.0));
+        let mut start = 0;
+        while start < k {
+            let len = (k - start).min(ndjit::runtime::SUM_BLOCK as i64);
+            let block = self.pairwise_block(start, len, index, elem)?;
+            total = self.binary(BinOp::Add, total, block);
+            start += len;
+        }
+        // An empty sum is 0.0; a sum of constants folded to a constant.
+        Ok(total)
+    }
+
+    /// `runtime::pairwise_block` of elements `start..start + len` (1 ≤ len ≤ 128).
+    fn pairwise_block(&mut self, start: i64, len: i64, index: Var, elem: &Expr) -> Res<V> {
+        let at = |b: &mut Self, p: i64| b.elem_at(index, V::C(Val::I(start + p)), elem, Ty::F64);
+        let mut res: Option<V> = None;
+        let mut tail = 0;
+        if len >= 8 {
+            let mut r = Vec::with_capacity(8);
+            for p in 0..8 {
+                r.push(at(self, p)?);
+            }
+            let end8 = len - len % 8;
+            for p in 8..end8 {
+                let v = at(self, p)?;
+                let j = (p % 8) as usize;
+                r[j] = self.binary(BinOp::Add, r[j], v);
+            }
+            let a = self.binary(BinOp::Add, r[0], r[1]);
+            let b = self.binary(BinOp::Add, r[2], r[3]);
+            let c = self.binary(BinOp::Add, r[4], r[5]);
+            let d = self.binary(BinOp::Add, r[6], r[7]);
+            let ab = self.binary(BinOp::Add, a, b);
+            let cd = self.binary(BinOp::Add, c, d);
+            res = Some(self.binary(BinOp::Add, ab, cd));
+            tail = end8;
+        }
+        for p in tail..len {
+            let v = at(self, p)?;
+            // Where the runtime starts at -0.0, this starts at the first element (-0.0 + x == x).
+            res = Some(match res {
+                None => v,
+                Some(acc) => self.binary(BinOp::Add, acc, v),
+            });
+        }
+        Ok(res.unwrap_or(V::C(Val::F(-0.0))))
+    }
+
+    /// `runtime::pairwise_sum` of a run-time number of elements: blocks of 128, each summed with
+    /// eight interleaved partial sums when it has at least eight elements.
+    fn sum_loop(&mut self, n: Reg, index: Var, elem: &Expr) -> Res<V> {
+        let total = self.k.mov(T::F64, Src::f64(0.0));
+        let blk = self.k.mov(T::S64, Src::I(0));
+        let (top, end) = (self.k.new_label(), self.k.new_label());
+        self.k.place(top);
+        let done = self.k.setp(Cmp::Ge, T::S64, blk, n);
+        self.k.bra_if(done, false, end);
+        let rest = self.k.bin(Bin::Sub, T::S64, n, blk);
+        let len = self.k.bin(Bin::Min, T::S64, rest, Src::I(ndjit::runtime::SUM_BLOCK as i64));
+        let res = self.k.reg(Cls::F64);
+        let (short, joined) = (self.k.new_label(), self.k.new_label());
+        let lt8 = self.k.setp(Cmp::Lt, T::S64, len, Src::I(8));
+        self.k.bra_if(lt8, false, short);
+        {
+            // Eight partial sums.
+            let mut r = Vec::with_capacity(8);
+            for p in 0..8 {
+                let i = self.k.bin(Bin::Add, T::S64, blk, Src::I(p));
+                let v = self.elem_at(index, V::R(i, Ty::I64), elem, Ty::F64)?;
+                let reg = self.k.reg(Cls::F64);
+                let s = self.src(v);
+                self.k.set(T::F64, reg, s);
+                r.push(reg);
+            }
+            let end8 = self.k.bin(Bin::And, T::B64, len, Src::I(!7));
+            let p = self.k.mov(T::S64, Src::I(8));
+            let (l8, l8end) = (self.k.new_label(), self.k.new_label());
+            self.k.place(l8);
+            let stop = self.k.setp(Cmp::Ge, T::S64, p, end8);
+            self.k.bra_if(stop, false, l8end);
+            for (j, rj) in r.iter().enumerate() {
+                let off = self.k.bin(Bin::Add, T::S64, p, Src::I(j as i64));
+                let i = self.k.bin(Bin::Add, T::S64, blk, off);
+                let v = self.elem_at(index, V::R(i, Ty::I64), elem, Ty::F64)?;
+                let s = self.src(v);
+                let sum = self.k.bin(Bin::Add, T::F64, *rj, s);
+                self.k.set(T::F64, *rj, sum);
+            }
+            let np = self.k.bin(Bin::Add, T::S64, p, Src::I(8));
+            self.k.set(T::S64, p, np);
+            self.k.bra(l8);
+            self.k.place(l8end);
+            let a = self.k.bin(Bin::Add, T::F64, r[0], r[1]);
+            let b = self.k.bin(Bin::Add, T::F64, r[2], r[3]);
+            let c = self.k.bin(Bin::Add, T::F64, r[4], r[5]);
+            let d = self.k.bin(Bin::Add, T::F64, r[6], r[7]);
+            let ab = self.k.bin(Bin::Add, T::F64, a, b);
+            let cd = self.k.bin(Bin::Add, T::F64, c, d);
+            let t = self.k.bin(Bin::Add, T::F64, ab, cd);
+            self.k.set(T::F64, res, t);
+            // The tail, in order.
+            let q = self.k.mov(T::S64, end8);
+            let (lt, ltend) = (self.k.new_label(), self.k.new_label());
+            self.k.place(lt);
+            let stop = self.k.setp(Cmp::Ge, T::S64, q, len);
+            self.k.bra_if(stop, false, ltend);
+            let i = self.k.bin(Bin::Add, T::S64, blk, q);
+            let v = self.elem_at(index, V::R(i, Ty::I64), elem, Ty::F64)?;
+            let s = self.src(v);
+            let sum = self.k.bin(Bin::Add, T::F64, res, s);
+            self.k.set(T::F64, res, sum);
+            let nq = self.k.bin(Bin::Add, T::S64, q, Src::I(1));
+            self.k.set(T::S64, q, nq);
+            self.k.bra(lt);
+            self.k.place(ltend);
+            self.k.bra(joined);
+        }
+        self.k.place(short);
+        {
+            let v0 = self.elem_at(index, V::R(blk, Ty::I64), elem, Ty::F64)?;
+            let s = self.src(v0);
+            self.k.set(T::F64, res, s);
+            let q = self.k.mov(T::S64, Src::I(1));
+            let (lt, ltend) = (self.k.new_label(), self.k.new_label());
+            self.k.place(lt);
+            let stop = self.k.setp(Cmp::Ge, T::S64, q, len);
+            self.k.bra_if(stop, false, ltend);
+            let i = self.k.bin(Bin::Add, T::S64, blk, q);
+            let v = self.elem_at(index, V::R(i, Ty::I64), elem, Ty::F64)?;
+            let s = self.src(v);
+            let sum = self.k.bin(Bin::Add, T::F64, res, s);
+            self.k.set(T::F64, res, sum);
+            let nq = self.k.bin(Bin::Add, T::S64, q, Src::I(1));
+            self.k.set(T::S64, q, nq);
+            self.k.bra(lt);
+            self.k.place(ltend);
+        }
+        self.k.place(joined);
+        let t = self.k.bin(Bin::Add, T::F64, total, res);
+        self.k.set(T::F64, total, t);
+        let nb = self.k.bin(Bin::Add, T::S64, blk, Src::I(ndjit::runtime::SUM_BLOCK as i64));
+        self.k.set(T::S64, blk, nb);
+        self.k.bra(top);
+        self.k.place(end);
+        // The index variable ends at its last value, as after the interpreter's loop.
+        let last = self.k.bin(Bin::Sub, T::S64, n, Src::I(1));
+        let nonempty = self.k.setp(Cmp::Gt, T::S64, n, Src::I(0));
+        let var = self.vars[index.0 as usize];
+        let after = self.k.selp(T::S64, last, var, nonempty);
+        self.k.set(T::S64, var, after);
+        Ok(V::R(total, Ty::F64))
+    }
+
+    // ---- fills and scratch arrays ----------------------------------------------------------------
+
+    fn fill(&mut self, dst: Arr, len: &Expr, index: Var, elem: &Expr, keep: Option<&Expr>) -> Res<bool> {
+        let n = self.count(len)?;
+        let reads_dst = reads_array(elem, dst) || keep.is_some_and(|k| reads_array(k, dst));
+        let nodes = elem.size() + keep.map_or(0, Expr::size);
+        match self.arrays[dst.0 as usize].clone() {
+            Storage::Regs { elem: ety, regs, .. } => {
+                let c = match (n, keep, reads_dst) {
+                    (V::C(c), None, false) if c.i() <= REG_ARRAY_MAX && Self::unrolled(n, nodes).is_some() => c.i(),
+                    _ => return Err(Restart::Local(dst.0)),
+                };
+                let regs = if regs.is_empty() {
+                    (0..c).map(|_| self.k.reg(cls(ety))).collect::<Vec<_>>()
+                } else if regs.len() as i64 == c {
+                    regs
+                } else {
+                    return Err(Restart::Local(dst.0));
+                };
+                // Evaluate every element before writing any (an element may read an earlier
+                // array that shares nothing with this one, but keep the order simple).
+                let mut vals = Vec::with_capacity(c as usize);
+                for i in 0..c {
+                    let v = self.elem_raw(index, V::C(Val::I(i)), elem)?;
+                    let v = self.as_elem(v, ety);
+                    vals.push(v);
+                }
+                for (r, v) in regs.iter().zip(vals) {
+                    let s = self.src(v);
+                    self.k.set(pt(ety), *r, s);
+                }
+                self.leave_index(index, c);
+                self.arrays[dst.0 as usize] = Storage::Regs { elem: ety, regs, len: Some(c) };
+                Ok(true)
+            }
+            Storage::Local { elem: ety, name, cap, len: len_reg } => {
+                // The array reads as empty while it is filled, as in the interpreter.
+                self.k.set(T::S64, len_reg, Src::I(0));
+                match n {
+                    V::C(c) if c.i() > cap => {
+                        self.fail_vals(SITE_SCRATCH, n, V::C(Val::I(0)));
+                        return Ok(false);
+                    }
+                    V::C(_) => {}
+                    V::R(r, _) => {
+                        let ok = self.k.new_label();
+                        let p = self.k.setp(Cmp::Le, T::S64, r, Src::I(cap));
+                        self.k.bra_if(p, false, ok);
+                        self.fail_vals(SITE_SCRATCH, n, V::C(Val::I(0)));
+                        self.k.place(ok);
+                    }
+                }
+                let base = self.k.addr_of(&name);
+                let kept = match Self::unrolled(n, nodes) {
+                    Some(c) => {
+                        let count = self.k.mov(T::S64, Src::I(0));
+                        for i in 0..c {
+                            let iv = V::C(Val::I(i));
+                            let kp = match keep {
+                                Some(kx) => Some(self.elem_at(index, iv, kx, Ty::Bool)?),
+                                None => None,
+                            };
+                            if let Some(V::C(kc)) = kp {
+                                if !kc.b() {
+                                    continue;
+                                }
+                            }
+                            let v = self.elem_raw(index, iv, elem)?;
+                            let at = if keep.is_some() { V::R(count, Ty::I64) } else { iv };
+                            self.store_cell(base, at, v, ety);
+                            match kp {
+                                Some(V::R(p, _)) => {
+                                    let one = self.k.selp(T::S64, Src::I(1), Src::I(0), p);
+                                    let nc = self.k.bin(Bin::Add, T::S64, count, one);
+                                    self.k.set(T::S64, count, nc);
+                                }
+                                _ => {
+                                    let nc = self.k.bin(Bin::Add, T::S64, count, Src::I(1));
+                                    self.k.set(T::S64, count, nc);
+                                }
+                            }
+                        }
+                        self.leave_index(index, c);
+                        count
+                    }
+                    None => {
+                        let nr = self.reg(n);
+                        let count = self.k.mov(T::S64, Src::I(0));
+                        self.counted(Src::I(0), nr, &mut |b: &mut Self, i| {
+                            let iv = V::R(i, Ty::I64);
+                            let kp = match keep {
+                                Some(kx) => Some(b.elem_at(index, iv, kx, Ty::Bool)?),
+                                None => None,
+                            };
+                            let v = b.elem_raw(index, iv, elem)?;
+                            b.store_cell(base, V::R(count, Ty::I64), v, ety);
+                            let inc = match kp {
+                                Some(V::R(p, _)) => Src::R(b.k.selp(T::S64, Src::I(1), Src::I(0), p)),
+                                Some(V::C(c)) => Src::I(c.b() as i64),
+                                None => Src::I(1),
+                            };
+                            let nc = b.k.bin(Bin::Add, T::S64, count, inc);
+                            b.k.set(T::S64, count, nc);
+                            Ok(())
+                        })?;
+                        count
+                    }
+                };
+                self.k.set(T::S64, len_reg, kept);
+                Ok(true)
+            }
+            _ => Err(Restart::Local(dst.0)),
+        }
+    }
+
+    fn store_cell(&mut self, base: Reg, at: V, v: V, elem: Ty) {
+        let v = self.as_elem(v, elem);
+        let addr = self.elem_addr(base, at);
+        let b = self.bits(v);
+        let t = if elem == Ty::F64 { T::F64 } else { T::B64 };
+        self.k.st(Space::Local, t, addr, b);
+    }
+
+    fn sort(&mut self, a: Arr) -> Res<()> {
+        match self.arrays[a.0 as usize].clone() {
+            Storage::Regs { regs, len: Some(c), elem: Ty::F64 } if c <= NETWORK_MAX => {
+                self.sort_regs(a, &regs[..c as usize]);
+                Ok(())
+            }
+            Storage::Regs { .. } => Err(Restart::Local(a.0)),
+            Storage::Local { name, len, .. } => {
+                self.insertion_sort(&name, len);
+                Ok(())
+            }
+            _ => Err(Restart::Local(a.0)),
+        }
+    }
+
+    /// `gtu(x, y) && !isnan(y)`: x comes after y in NumPy's order (NaN last).
+    fn numpy_after(&mut self, x: Reg, y: Reg) -> Reg {
+        let num = self.k.setp(Cmp::Num, T::F64, y, y);
+        self.k.setp_comb(Cmp::Gtu, T::F64, x, y, BoolOp::And, num, false)
+    }
+
+    fn sort_regs(&mut self, a: Arr, regs: &[Reg]) {
+        let n = regs.len();
+        if n < 2 {
+            return;
+        }
+        let mut needed: BTreeSet<usize> = match &self.sh.needed[a.0 as usize] {
+            Some(s) => s.iter().filter(|&&p| p >= 0 && (p as usize) < n).map(|&p| p as usize).collect(),
+            None => (0..n).collect(),
+        };
+        if self.sh.median[a.0 as usize] {
+            needed.insert(n / 2);
+            if n % 2 == 0 {
+                needed.insert(n / 2 - 1);
+            }
+        }
+        let needed: Vec<usize> = needed.into_iter().collect();
+        let (slow, done) = (self.k.new_label(), self.k.new_label());
+        // A NaN or a zero anywhere (|x| <= 0 or unordered) takes the exact stable path.
+        let mut bad: Option<Reg> = None;
+        for &r in regs {
+            let abs = self.fbits(Bin::And, r, i64::MAX);
+            bad = Some(match bad {
+                None => self.k.setp(Cmp::Leu, T::F64, abs, Src::f64(0.0)),
+                Some(p) => self.k.setp_comb(Cmp::Leu, T::F64, abs, Src::f64(0.0), BoolOp::Or, p, false),
+            });
+        }
+        self.k.bra_if(bad.expect("n >= 2"), false, slow);
+        for c in sort::pruned(n, &needed) {
+            let (x, y) = (regs[c.i], regs[c.j]);
+            let lo = if c.want_min { Some(self.k.bin(Bin::Min, T::F64, x, y)) } else { None };
+            let hi = if c.want_max { Some(self.k.bin(Bin::Max, T::F64, x, y)) } else { None };
+            if let Some(lo) = lo {
+                self.k.set(T::F64, x, lo);
+            }
+            if let Some(hi) = hi {
+                self.k.set(T::F64, y, hi);
+            }
+        }
+        self.k.bra(done);
+        self.k.place(slow);
+        // Odd-even transposition sort: n rounds of adjacent compare-exchanges.
+        for round in 0..n {
+            let mut i = round % 2;
+            while i + 1 < n {
+                let (x, y) = (regs[i], regs[i + 1]);
+                let swap = self.numpy_after(x, y);
+                let lo = self.k.selp(T::F64, y, x, swap);
+                let hi = self.k.selp(T::F64, x, y, swap);
+                self.k.set(T::F64, x, lo);
+                self.k.set(T::F64, y, hi);
+                i += 2;
+            }
+        }
+        self.k.place(done);
+    }
+
+    /// The runtime's insertion sort (stable, NaN last) on a local array.
+    fn insertion_sort(&mut self, name: &str, len: Reg) {
+        let base = self.k.addr_of(name);
+        let i = self.k.mov(T::S64, Src::I(1));
+        let (outer, outer_end) = (self.k.new_label(), self.k.new_label());
+        self.k.place(outer);
+        let stop = self.k.setp(Cmp::Ge, T::S64, i, len);
+        self.k.bra_if(stop, false, outer_end);
+        let ai = self.elem_addr(base, V::R(i, Ty::I64));
+        let v = self.k.ld(Space::Local, T::F64, ai);
+        let j = self.k.mov(T::S64, i);
+        let (inner, inner_end) = (self.k.new_label(), self.k.new_label());
+        self.k.place(inner);
+        let at0 = self.k.setp(Cmp::Le, T::S64, j, Src::I(0));
+        self.k.bra_if(at0, false, inner_end);
+        let jm1 = self.k.bin(Bin::Sub, T::S64, j, Src::I(1));
+        let aprev = self.elem_addr(base, V::R(jm1, Ty::I64));
+        let prev = self.k.ld(Space::Local, T::F64, aprev);
+        let after = self.numpy_after(prev, v);
+        self.k.bra_if(after, true, inner_end);
+        let aj = self.elem_addr(base, V::R(j, Ty::I64));
+        self.k.st(Space::Local, T::F64, aj, prev);
+        self.k.set(T::S64, j, jm1);
+        self.k.bra(inner);
+        self.k.place(inner_end);
+        let aj = self.elem_addr(base, V::R(j, Ty::I64));
+        self.k.st(Space::Local, T::F64, aj, v);
+        let ni = self.k.bin(Bin::Add, T::S64, i, Src::I(1));
+        self.k.set(T::S64, i, ni);
+        self.k.bra(outer);
+        self.k.place(outer_end);
+    }
+
+    /// Element `i` of a sorted f64 array.
+    fn sorted_at(&mut self, a: Arr, i: V) -> Res<Reg> {
+        let v = self.load(a, i)?;
+        Ok(self.reg(v))
+    }
+
+    fn sorted(&mut self, stat: SortedStat, a: Arr, q: &Expr) -> Res<V> {
+        let q = self.expr_as(q, Ty::F64)?;
+        let nan = V::C(Val::F(f64::NAN));
+        match self.arrays[a.0 as usize].clone() {
+            Storage::Regs { len: Some(n), .. } => {
+                if n <= 0 {
+                    return Ok(nan);
+                }
+                let last = self.sorted_at(a, V::C(Val::I(n - 1)))?;
+                let mut isnan = self.k.setp(Cmp::Nan, T::F64, last, last);
+                let r = match stat {
+                    SortedStat::Median => {
+                        if n % 2 == 1 {
+                            self.sorted_at(a, V::C(Val::I(n / 2)))?
+                        } else {
+                            let x = self.sorted_at(a, V::C(Val::I(n / 2 - 1)))?;
+                            let y = self.sorted_at(a, V::C(Val::I(n / 2)))?;
+                            let s = self.k.bin(Bin::Add, T::F64, Src::f64(0.0), x);
+                            let s = self.k.bin(Bin::Add, T::F64, s, y);
+                            self.k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
+                        }
+                    }
+                    SortedStat::Quantile => {
+                        let qc = match q {
+                            V::C(c) => c.f(),
+                            V::R(..) => return Err(Restart::Local(a.0)),
+                        };
+                        if qc.is_nan() {
+                            return Ok(nan);
+                        }
+                        let (prev, next, gamma) = quantile_plan(n as usize, qc);
+                        let x = self.sorted_at(a, V::C(Val::I(prev as i64)))?;
+                        let y = self.sorted_at(a, V::C(Val::I(next as i64)))?;
+                        let diff = self.k.bin(Bin::Sub, T::F64, y, x);
+                        if gamma >= 0.5 {
+                            let t = self.k.bin(Bin::Mul, T::F64, diff, Src::f64(1.0 - gamma));
+                            self.k.bin(Bin::Sub, T::F64, y, t)
+                        } else {
+                            let t = self.k.bin(Bin::Mul, T::F64, diff, Src::f64(gamma));
+                            self.k.bin(Bin::Add, T::F64, x, t)
+                        }
+                    }
+                };
+                if let V::R(qr, _) = q {
+                    isnan = self.k.setp_comb(Cmp::Nan, T::F64, qr, qr, BoolOp::Or, isnan, false);
+                }
+                Ok(V::R(self.k.selp(T::F64, Src::f64(f64::NAN), r, isnan), Ty::F64))
+            }
+            Storage::Local { len, .. } => self.sorted_dynamic(stat, a, len, q),
+            _ => Err(Restart::Local(a.0)),
+        }
+    }
+
+    /// Median and quantile of a local array of run-time length, as `runtime.rs` computes them.
+    fn sorted_dynamic(&mut self, stat: SortedStat, a: Arr, n: Reg, q: V) -> Res<V> {
+        let out = self.k.mov(T::F64, Src::f64(f64::NAN));
+        let end = self.k.new_label();
+        let empty = self.k.setp(Cmp::Le, T::S64, n, Src::I(0));
+        self.k.bra_if(empty, false, end);
+        let nm1 = self.k.bin(Bin::Sub, T::S64, n, Src::I(1));
+        let last = self.sorted_at(a, V::R(nm1, Ty::I64))?;
+        let mut isnan = self.k.setp(Cmp::Nan, T::F64, last, last);
+        if stat == SortedStat::Quantile {
+            let qr = self.reg(q);
+            isnan = self.k.setp_comb(Cmp::Nan, T::F64, qr, qr, BoolOp::Or, isnan, false);
+        }
+        self.k.bra_if(isnan, false, end);
+        match stat {
+            SortedStat::Median => {
+                let half = self.k.bin(Bin::Shr, T::S64, n, Src::I(1));
+                let mid = self.sorted_at(a, V::R(half, Ty::I64))?;
+                let hm1 = self.k.bin(Bin::Sub, T::S64, half, Src::I(1));
+                let odd = self.k.bin(Bin::And, T::B64, n, Src::I(1));
+                let is_odd = self.k.setp(Cmp::Ne, T::B64, odd, Src::I(0));
+                // Even: (0.0 + s[n/2-1] + s[n/2]) / 2; the load at n/2-1 is in range (n >= 2).
+                let safe = self.k.bin(Bin::Max, T::S64, hm1, Src::I(0));
+                let lo = self.sorted_at(a, V::R(safe, Ty::I64))?;
+                let s = self.k.bin(Bin::Add, T::F64, Src::f64(0.0), lo);
+                let s = self.k.bin(Bin::Add, T::F64, s, mid);
+                let even = self.k.bin(Bin::Div, T::F64, s, Src::f64(2.0));
+                let r = self.k.selp(T::F64, mid, even, is_odd);
+                self.k.set(T::F64, out, r);
+            }
+            SortedStat::Quantile => {
+                let qr = self.reg(q);
+                let nf = self.k.cvt(Some(Rnd::Rn), T::F64, T::S64, n);
+                let nm1f = self.k.bin(Bin::Sub, T::F64, nf, Src::f64(1.0));
+                let vi = self.k.bin(Bin::Mul, T::F64, nm1f, qr);
+                let lastf = self.k.cvt(Some(Rnd::Rn), T::F64, T::S64, nm1);
+                let fl = self.k.cvt(Some(Rnd::Rmi), T::F64, T::F64, vi);
+                let p = self.k.cvt(Some(Rnd::Rzi), T::U64, T::F64, fl);
+                let p1 = self.k.bin(Bin::Add, T::S64, p, Src::I(1));
+                let top = self.k.setp(Cmp::Ge, T::F64, vi, lastf);
+                let below = self.k.setp(Cmp::Lt, T::F64, vi, Src::f64(0.0));
+                let prev = self.k.selp(T::S64, Src::I(0), p, below);
+                let next = self.k.selp(T::S64, Src::I(0), p1, below);
+                let prev = self.k.selp(T::S64, nm1, prev, top);
+                let next = self.k.selp(T::S64, nm1, next, top);
+                // gamma = vi - clamp(floor(vi), 0, n - 1)
+                let lo = self.k.setp(Cmp::Lt, T::F64, fl, Src::f64(0.0));
+                let c = self.k.selp(T::F64, Src::f64(0.0), fl, lo);
+                let hi = self.k.setp(Cmp::Gt, T::F64, c, lastf);
+                let c = self.k.selp(T::F64, lastf, c, hi);
+                let gamma = self.k.bin(Bin::Sub, T::F64, vi, c);
+                let x = self.sorted_at(a, V::R(prev, Ty::I64))?;
+                let y = self.sorted_at(a, V::R(next, Ty::I64))?;
+                let diff = self.k.bin(Bin::Sub, T::F64, y, x);
+                let omg = self.k.bin(Bin::Sub, T::F64, Src::f64(1.0), gamma);
+                let t1 = self.k.bin(Bin::Mul, T::F64, diff, omg);
+                let up = self.k.bin(Bin::Sub, T::F64, y, t1);
+                let t2 = self.k.bin(Bin::Mul, T::F64, diff, gamma);
+                let down = self.k.bin(Bin::Add, T::F64, x, t2);
+                let ge = self.k.setp(Cmp::Ge, T::F64, gamma, Src::f64(0.5));
+                let r = self.k.selp(T::F64, up, down, ge);
+                self.k.set(T::F64, out, r);
+            }
+        }
+        self.k.place(end);
+        Ok(V::R(out, Ty::F64))
+    }
+}
+
+
+fn fold_empty(op: ReduceOp) -> Val {
+    match op {
+        ReduceOp::Prod => Val::F(1.0),
+        ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => Val::F(0.0),
+        ReduceOp::Any => Val::B(false),
+        ReduceOp::All => Val::B(true),
+        ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
+    }
+}
+
+/// `(prev, next, gamma)` of `runtime::ndjit_rt_quantile` for a constant length and q.
+fn quantile_plan(n: usize, q: f64) -> (usize, usize, f64) {
+    let virtual_index = (n as f64 - 1.0) * q;
+    let (prev, next) = if virtual_index >= (n - 1) as f64 {
+        (n - 1, n - 1)
+    } else if virtual_index < 0.0 {
+        (0, 0)
+    } else {
+        let p = virtual_index.floor() as usize;
+        (p, p + 1)
+    };
+    let gamma = virtual_index - virtual_index.floor().clamp(0.0, (n - 1) as f64);
+    (prev, next, gamma)
+}
+
+/// For `if sum != sum` right after `sum = v1 + v2 + ...` (variables only): the variables, which
+/// hold no NaN where the condition is false.
+fn nan_guard(c: &Expr, prev: &Stmt) -> Option<Vec<u32>> {
+    let Expr::Cmp(CmpOp::Ne, x, y) = c else { return None };
+    let (Expr::Var(s1), Expr::Var(s2)) = (&**x, &**y) else { return None };
+    let Stmt::Assign(s0, tree) = prev else { return None };
+    if s1 != s2 || s0 != s1 {
+        return None;
+    }
+    fn leaves(e: &Expr, out: &mut Vec<u32>) -> bool {
+        match e {
+            Expr::Var(v) => {
+                out.push(v.0);
+                true
+            }
+            Expr::Binary(BinOp::Add, a, b) => leaves(a, out) && leaves(b, out),
+            _ => false,
+        }
+    }
+    let mut out = Vec::new();
+    if leaves(tree, &mut out) && !out.contains(&s0.0) {
+        Some(out)
+    } else {
+        None
+    }
+}
+
+fn reads_array(e: &Expr, a: Arr) -> bool {
+    if let Expr::Load(b, _) | Expr::Len(b) = e {
+        if *b == a {
+            return true;
+        }
+    }
+    let mut found = false;
+    e.for_each_child(|c| found |= reads_array(c, a));
+    found
+}

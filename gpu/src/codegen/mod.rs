@@ -1,0 +1,349 @@
+//! The filter IR as a PTX stencil kernel.
+//!
+//! [`generate`] takes the IR of a filter specialised to its footprint size and a [`KernelSpec`]
+//! (footprint, mode, cval, origin, dtypes, rank, target) and produces a [`Module`] with two
+//! kernels:
+//! - `ndjit_stencil`: the filter over the whole image. Each thread computes
+//!   [`Kernel::outputs_per_thread`] consecutive outputs of one row; in the interior it loads their
+//!   common window once (`ld.global.nc`, constant offsets) and runs the fully unrolled filter body
+//!   once per output on registers; threads near an edge take a separate path that maps every
+//!   coordinate with scipy's boundary rules. A failing check records the first failing pixel (an
+//!   atomic minimum on a key in the error word) and skips that output.
+//! - `ndjit_replay`: one pixel through the general path, writing its neighbourhood and the failure
+//!   details, so that the host can report the error exactly as the CPU does.
+//!
+//! The body is translated by [`body`], mirroring the interpreter operation by operation.
+
+pub mod body;
+pub mod bounds;
+pub mod sort;
+pub mod stencil;
+
+use crate::error::{GpuError, Result};
+use crate::pir::Module;
+use ndjit::bind::{Layout, Slot, Value};
+use ndjit::ir::{self, Expr, Func, Stmt};
+
+/// scipy's boundary modes. Inside filters `grid-wrap` is `wrap`, `grid-constant` is `constant` and
+/// `grid-mirror` is `reflect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Reflect,
+    Constant,
+    Nearest,
+    Mirror,
+    Wrap,
+}
+
+impl Mode {
+    /// Parses scipy's mode names.
+    pub fn parse(s: &str) -> Result<Mode> {
+        Ok(match s {
+            "reflect" | "grid-mirror" => Mode::Reflect,
+            "constant" | "grid-constant" => Mode::Constant,
+            "nearest" => Mode::Nearest,
+            "mirror" => Mode::Mirror,
+            "wrap" | "grid-wrap" => Mode::Wrap,
+            other => return Err(GpuError::Invalid(format!("boundary mode not supported: {other:?}"))),
+        })
+    }
+    pub const ALL: [Mode; 5] = [Mode::Reflect, Mode::Constant, Mode::Nearest, Mode::Mirror, Mode::Wrap];
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Reflect => "reflect",
+            Mode::Constant => "constant",
+            Mode::Nearest => "nearest",
+            Mode::Mirror => "mirror",
+            Mode::Wrap => "wrap",
+        }
+    }
+}
+
+/// Element types of images on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    F64,
+    F32,
+    U8,
+    U16,
+    I32,
+}
+
+impl DType {
+    pub fn size(self) -> usize {
+        match self {
+            DType::F64 => 8,
+            DType::F32 | DType::I32 => 4,
+            DType::U16 => 2,
+            DType::U8 => 1,
+        }
+    }
+    /// NumPy's name (`"float64"` ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F64 => "float64",
+            DType::F32 => "float32",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::I32 => "int32",
+        }
+    }
+    /// Parses NumPy names and type characters.
+    pub fn parse(s: &str) -> Result<DType> {
+        Ok(match s {
+            "float64" | "f8" | "d" | "<f8" => DType::F64,
+            "float32" | "f4" | "f" | "<f4" => DType::F32,
+            "uint8" | "u1" | "B" | "|u1" => DType::U8,
+            "uint16" | "u2" | "H" | "<u2" => DType::U16,
+            "int32" | "i4" | "i" | "<i4" => DType::I32,
+            other => return Err(GpuError::Unsupported(format!("arrays of dtype {other} (supported: float64, float32, uint8, uint16, int32)"))),
+        })
+    }
+    pub const ALL: [DType; 5] = [DType::F64, DType::F32, DType::U8, DType::U16, DType::I32];
+}
+
+/// The PTX ISA version and `sm_` target to emit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub version: (u32, u32),
+    pub sm: u32,
+}
+
+impl Target {
+    /// `.version 7.8 / .target sm_90`: Hopper (H100/H200).
+    pub const SM90: Target = Target { version: (7, 8), sm: 90 };
+    /// `.version 7.0 / .target sm_75`: any GPU from Turing on, and drivers from CUDA 11.0 on.
+    pub const PORTABLE: Target = Target { version: (7, 0), sm: 75 };
+
+    /// The target for a device of compute capability `major.minor` under a driver of CUDA
+    /// version `driver` (as `cuDriverGetVersion` reports it, e.g. 12080): the device's own `sm_`
+    /// (capped at sm_90, which is all this backend needs) with the newest PTX ISA version the
+    /// driver accepts, at least the one the target requires.
+    pub fn for_device(major: i32, minor: i32, driver: i32) -> Target {
+        let sm = ((major * 10 + minor) as u32).clamp(52, 90);
+        // PTX ISA versions by CUDA release: 7.0 in 11.0, 7.8 in 11.8, 8.0 in 12.0 ...
+        let (dmaj, dmin) = (driver / 1000, (driver % 1000) / 10);
+        let by_driver = match (dmaj, dmin) {
+            (v, _) if v >= 13 => (9, 0),
+            (12, m) => (8, m.min(8) as u32),
+            (11, m) => (7, m.min(8) as u32),
+            _ => (6, 4),
+        };
+        let needed = match sm {
+            90 => (7, 8),
+            89 => (7, 8),
+            86..=88 => (7, 1),
+            80..=85 => (7, 0),
+            75..=79 => (6, 3),
+            _ => (6, 0),
+        };
+        let version = if by_driver >= needed { by_driver.min((8, 0)) } else { needed };
+        Target { version: version.max(needed), sm }
+    }
+}
+
+/// Everything a stencil kernel is specialised to, besides the filter itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelSpec {
+    /// The footprint's shape, one entry per image axis (1 to 3 axes).
+    pub shape: Vec<usize>,
+    /// The footprint, row-major, `shape.iter().product()` entries.
+    pub mask: Vec<bool>,
+    pub mode: Mode,
+    pub cval: f64,
+    /// Per axis, as scipy's `origin`.
+    pub origin: Vec<isize>,
+    pub input: DType,
+    pub output: DType,
+    /// Both arrays have unit stride along the last axis (then neighbour offsets are immediates).
+    pub contiguous: bool,
+    /// Outputs per thread; 0 picks automatically.
+    pub outputs_per_thread: u32,
+    pub target: Target,
+    /// Lower NumPy min/max through PTX `min.f64`/`max.f64` plus an explicit NaN test (true), or
+    /// through compares and selects only (false). Both give NumPy's results; the first is faster.
+    pub native_minmax: bool,
+}
+
+impl KernelSpec {
+    /// A `size`-wide box footprint over `rank` axes, mode reflect, f64 in and out, sm_90.
+    pub fn boxed(rank: usize, size: usize) -> KernelSpec {
+        KernelSpec {
+            shape: vec![size; rank],
+            mask: vec![true; size.pow(rank as u32)],
+            mode: Mode::Reflect,
+            cval: 0.0,
+            origin: vec![0; rank],
+            input: DType::F64,
+            output: DType::F64,
+            contiguous: true,
+            outputs_per_thread: 0,
+            target: Target::SM90,
+            native_minmax: true,
+        }
+    }
+    /// The number of true footprint entries: the filter size scipy passes.
+    pub fn filter_size(&self) -> usize {
+        self.mask.iter().filter(|&&b| b).count()
+    }
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+    /// Checks the footprint and origin as scipy does.
+    pub fn validate(&self) -> Result<()> {
+        let r = self.shape.len();
+        if !(1..=3).contains(&r) {
+            return Err(GpuError::Unsupported(format!("{r}-d images (the GPU backend handles 1 to 3 dimensions)")));
+        }
+        if self.mask.len() != self.shape.iter().product::<usize>() || self.shape.contains(&0) {
+            return Err(GpuError::Invalid("footprint array has incorrect shape".into()));
+        }
+        if self.filter_size() == 0 {
+            return Err(GpuError::Invalid("no footprint elements".into()));
+        }
+        if self.origin.len() != r {
+            return Err(GpuError::Invalid("sequence argument must have length equal to input rank".into()));
+        }
+        for (&n, &o) in self.shape.iter().zip(&self.origin) {
+            let s = (n / 2) as isize + o;
+            if s < 0 || s >= n as isize {
+                return Err(GpuError::Invalid("invalid origin".into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A generated module and how to launch it.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub module: Module,
+    pub outputs_per_thread: u32,
+    pub block: (u32, u32),
+    /// Number of values in the replay record after its 4 header words.
+    pub filter_size: usize,
+}
+
+pub const ENTRY: &str = "ndjit_stencil";
+pub const REPLAY_ENTRY: &str = "ndjit_replay";
+
+/// Bits of the error key below the pixel index: the failure code.
+pub const SITE_BITS: u32 = 22;
+/// Failure code for "the filter failed without recording why" (a `break` outside any loop, or
+/// falling off the end of the body).
+pub const NO_RECORD: u64 = (1 << SITE_BITS) - 1;
+/// What the replay kernel writes as the failure code when the pixel did not fail.
+pub const REPLAY_OK: u64 = u64::MAX;
+
+/// Generates the stencil kernels of `func` (the IR specialised to `spec.filter_size()`), with
+/// the bound values `values` (laid out by `layout`) baked in.
+pub fn generate(func: &Func, layout: &Layout, values: &[(String, Value)], spec: &KernelSpec) -> Result<Kernel> {
+    spec.validate()?;
+    if func.sig != ir::Sig::Filter {
+        return Err(GpuError::Unsupported(format!("{:?} functions (the GPU runs generic_filter callbacks)", func.sig)));
+    }
+    if func.filter_size != Some(spec.filter_size()) {
+        return Err(GpuError::Unsupported(format!(
+            "the IR must be specialised to the filter size {} (got {:?})",
+            spec.filter_size(),
+            func.filter_size
+        )));
+    }
+    let bound = BoundValues::new(layout, values);
+    let func = prepare(func, &bound);
+    stencil::generate(&func, &bound, spec)
+}
+
+/// The bound values of a filter, by slot.
+#[derive(Clone, Debug, Default)]
+pub struct BoundValues {
+    pub floats: Vec<f64>,
+    pub ints: Vec<i64>,
+    pub arrays: Vec<Vec<f64>>,
+}
+
+impl BoundValues {
+    /// As `ndjit`'s context stores them: an int bound to a float slot becomes a float.
+    pub fn new(layout: &Layout, values: &[(String, Value)]) -> BoundValues {
+        let mut b = BoundValues { floats: vec![0.0; layout.floats as usize], ints: vec![0; layout.ints as usize], arrays: vec![vec![]; layout.arrays as usize] };
+        for (name, v) in values {
+            match (layout.slot(name), v) {
+                (Some(Slot::Float(k)), Value::Float(x)) => b.floats[k as usize] = *x,
+                (Some(Slot::Float(k)), Value::Int(x)) => b.floats[k as usize] = *x as f64,
+                (Some(Slot::Int(k)), Value::Int(x)) => b.ints[k as usize] = *x,
+                (Some(Slot::Array(k)), Value::Array(a)) => b.arrays[k as usize] = a.clone(),
+                _ => {}
+            }
+        }
+        b
+    }
+}
+
+/// The IR with the bound scalars, integers and array lengths substituted and folded again (through
+/// `ndjit`'s own folder, which evaluates with the interpreter's definitions). Loads from bound
+/// arrays at constant indices become constants too.
+pub fn prepare(func: &Func, bound: &BoundValues) -> Func {
+    let mut f = func.clone();
+    let arrays = f.arrays.clone();
+    let sub = |e: &Expr| subst(e, &arrays, bound);
+    f.body = f.body.iter().map(|s| subst_stmt(s, &sub)).collect();
+    ir::fold::fold(&mut f);
+    f
+}
+
+fn subst(e: &Expr, arrays: &[ir::ArrDecl], b: &BoundValues) -> Expr {
+    let bound_k = |a: &ir::Arr| match arrays.get(a.0 as usize).map(|d| &d.kind) {
+        Some(ir::ArrKind::Bound(k)) => Some(*k as usize),
+        _ => None,
+    };
+    let r = |x: &Expr| Box::new(subst(x, arrays, b));
+    match e {
+        Expr::Param(k) => Expr::F64(b.floats.get(*k as usize).copied().unwrap_or(0.0)),
+        Expr::IntParam(k) => Expr::I64(b.ints.get(*k as usize).copied().unwrap_or(0)),
+        Expr::Len(a) => match bound_k(a) {
+            Some(k) => Expr::I64(b.arrays.get(k).map_or(0, |v| v.len() as i64)),
+            None => e.clone(),
+        },
+        Expr::Load(a, i) => {
+            let i = subst(i, arrays, b);
+            if let (Some(k), Some(c)) = (bound_k(a), ir::fold::const_expr(&i)) {
+                if let Some(v) = b.arrays.get(k).and_then(|v| v.get(c.i() as usize)) {
+                    if c.i() >= 0 {
+                        return Expr::F64(*v);
+                    }
+                }
+            }
+            Expr::Load(*a, Box::new(i))
+        }
+        Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Var(_) => e.clone(),
+        Expr::Unary(op, x) => Expr::Unary(*op, r(x)),
+        Expr::Cast(t, x) => Expr::Cast(*t, r(x)),
+        Expr::Binary(op, x, y) => Expr::Binary(*op, r(x), r(y)),
+        Expr::Cmp(op, x, y) => Expr::Cmp(*op, r(x), r(y)),
+        Expr::Select(c, x, y) => Expr::Select(r(c), r(x), r(y)),
+        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| subst(a, arrays, b)).collect()),
+    }
+}
+
+fn subst_stmt(s: &Stmt, f: &dyn Fn(&Expr) -> Expr) -> Stmt {
+    let block = |b: &[Stmt]| b.iter().map(|s| subst_stmt(s, f)).collect::<Vec<_>>();
+    match s {
+        Stmt::Assign(v, e) => Stmt::Assign(*v, f(e)),
+        Stmt::Store(a, i, v) => Stmt::Store(*a, f(i), f(v)),
+        Stmt::If(c, t, e) => Stmt::If(f(c), block(t), block(e)),
+        Stmt::Loop { body, latch } => Stmt::Loop { body: block(body), latch: block(latch) },
+        Stmt::Break => Stmt::Break,
+        Stmt::Succeed => Stmt::Succeed,
+        Stmt::Continue => Stmt::Continue,
+        Stmt::Check { cond, err, a, b } => Stmt::Check { cond: f(cond), err: *err, a: f(a), b: f(b) },
+        Stmt::Return(e) => Stmt::Return(f(e)),
+        Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
+            Stmt::Reduce { dst: *dst, op: *op, len: f(len), index: *index, elem: f(elem), on_empty: *on_empty }
+        }
+        Stmt::Fill { dst, len, index, elem, keep } => {
+            Stmt::Fill { dst: *dst, len: f(len), index: *index, elem: f(elem), keep: keep.as_ref().map(f) }
+        }
+        Stmt::ArrayOp(op, a) => Stmt::ArrayOp(*op, *a),
+        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted { dst: *dst, stat: *stat, arr: *arr, q: f(q) },
+    }
+}

@@ -1,0 +1,565 @@
+//! The kernel around the body: thread mapping, the interior window, scipy's boundary modes,
+//! input conversion, output casts and failure records.
+
+use super::body::{Body, Exits, Restart, Shared};
+use super::{BoundValues, DType, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS};
+use crate::error::{GpuError, Result};
+use crate::pir::{Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T};
+use ndjit::ir::{self, Func as IrFunc, Stmt};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// The footprint over three axes (leading axes of size 1 for 1-d and 2-d images).
+struct Geo {
+    /// Per tap, in scipy's buffer order: the offset of its input coordinate per axis.
+    taps: Vec<[i64; 3]>,
+    /// How far the window reaches below / above the output coordinate, per axis.
+    lo: [i64; 3],
+    hi: [i64; 3],
+}
+
+impl Geo {
+    fn new(spec: &KernelSpec) -> Geo {
+        let r = spec.rank();
+        let mut f = [1usize; 3];
+        let mut o = [0isize; 3];
+        for a in 0..r {
+            f[3 - r + a] = spec.shape[a];
+            o[3 - r + a] = spec.origin[a];
+        }
+        let shift: Vec<i64> = (0..3).map(|a| (f[a] / 2) as i64 + o[a] as i64).collect();
+        let mut taps = Vec::new();
+        let mut k = 0;
+        for kz in 0..f[0] {
+            for ky in 0..f[1] {
+                for kx in 0..f[2] {
+                    // The mask is over the original rank; the padded axes have one entry.
+                    if spec.mask[k] {
+                        taps.push([kz as i64 - shift[0], ky as i64 - shift[1], kx as i64 - shift[2]]);
+                    }
+                    k += 1;
+                }
+            }
+        }
+        let mut lo = [0i64; 3];
+        let mut hi = [0i64; 3];
+        for a in 0..3 {
+            lo[a] = taps.iter().map(|t| -t[a]).max().unwrap_or(0).max(0);
+            hi[a] = taps.iter().map(|t| t[a]).max().unwrap_or(0).max(0);
+        }
+        Geo { taps, lo, hi }
+    }
+}
+
+/// Outputs per thread when the spec leaves it to us.
+fn auto_outputs(func: &IrFunc) -> u32 {
+    fn scan(stmts: &[Stmt], loops: &mut bool, sorts: &mut bool, keeps: &mut bool) {
+        for s in stmts {
+            match s {
+                Stmt::Loop { .. } => *loops = true,
+                Stmt::ArrayOp(..) => *sorts = true,
+                Stmt::Fill { keep: Some(_), .. } => *keeps = true,
+                _ => {}
+            }
+            ir::stmt_blocks(s, |b| scan(b, loops, sorts, keeps));
+        }
+    }
+    let (mut loops, mut sorts, mut keeps) = (false, false, false);
+    scan(&func.body, &mut loops, &mut sorts, &mut keeps);
+    let size = ir::block_size(&func.body);
+    if loops || keeps || size > 3000 || ir::block_has_call(&func.body) {
+        1
+    } else if sorts {
+        2
+    } else {
+        4
+    }
+}
+
+pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result<Kernel> {
+    let geo = Geo::new(spec);
+    let outputs = match spec.outputs_per_thread {
+        0 => auto_outputs(func),
+        v => v.clamp(1, 16),
+    };
+    let mut local: HashSet<u32> = HashSet::new();
+    let mut buffer_local = false;
+    for _ in 0..func.arrays.len() + 3 {
+        let mut sh = Shared::new(func, bound, spec.native_minmax);
+        sh.local = local.clone();
+        sh.buffer_local = buffer_local;
+        let mut m = Module::new(spec.target.version, spec.target.sm);
+        let built = build_main(&mut sh, &geo, spec, outputs).and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
+        match built {
+            Ok((main, replay)) => {
+                m.funcs.push(main);
+                m.funcs.push(replay);
+                for g in std::mem::take(&mut sh.globals) {
+                    m.add_global(g);
+                }
+                for f in sh.math.iter() {
+                    crate::math::emit(&mut m, *f);
+                }
+                return Ok(Kernel { module: m, outputs_per_thread: outputs, block: (32, 8), filter_size: geo.taps.len() });
+            }
+            Err(Restart::Local(a)) => {
+                if !local.insert(a) {
+                    break;
+                }
+            }
+            Err(Restart::Buffer) => {
+                if buffer_local {
+                    break;
+                }
+                buffer_local = true;
+            }
+            Err(Restart::Unsupported(what)) => return Err(GpuError::Unsupported(what.into())),
+        }
+    }
+    Err(GpuError::Unsupported("could not place the filter's scratch arrays".into()))
+}
+
+fn params(replay: bool) -> Vec<Param> {
+    let mut p = vec![];
+    for n in ["in", "out", "err"] {
+        p.push(Param { name: n.into(), t: T::U64 });
+    }
+    for n in ["d", "h", "w"] {
+        p.push(Param { name: n.into(), t: T::S32 });
+    }
+    for n in ["is0", "is1", "is2", "os0", "os1", "os2"] {
+        p.push(Param { name: n.into(), t: T::S64 });
+    }
+    if replay {
+        p.push(Param { name: "pixel".into(), t: T::U64 });
+    }
+    p
+}
+
+/// Registers holding the kernel parameters.
+struct Args {
+    inp: Reg,
+    out: Reg,
+    err: Reg,
+    d: Reg,
+    h: Reg,
+    w: Reg,
+    is: [Reg; 3],
+    os: [Reg; 3],
+}
+
+fn load_args(k: &mut Func) -> Args {
+    let p = |k: &mut Func, n: &str, t: T| k.ld(Space::Param, t, Addr::sym(n, 0));
+    Args {
+        inp: p(k, "in", T::U64),
+        out: p(k, "out", T::U64),
+        err: p(k, "err", T::U64),
+        d: p(k, "d", T::S32),
+        h: p(k, "h", T::S32),
+        w: p(k, "w", T::S32),
+        is: [p(k, "is0", T::S64), p(k, "is1", T::S64), p(k, "is2", T::S64)],
+        os: [p(k, "os0", T::S64), p(k, "os1", T::S64), p(k, "os2", T::S64)],
+    }
+}
+
+fn wide(k: &mut Func, r: Reg) -> Reg {
+    k.cvt(None, T::S64, T::S32, r)
+}
+
+/// Loads one input element at `addr` and converts it to f64 (exactly).
+fn load_input(k: &mut Func, dt: DType, addr: Addr) -> Reg {
+    match dt {
+        DType::F64 => k.ld(Space::GlobalNc, T::F64, addr),
+        DType::F32 => {
+            let v = k.ld(Space::GlobalNc, T::F32, addr);
+            k.cvt(None, T::F64, T::F32, v)
+        }
+        DType::U8 => {
+            let v = k.ld(Space::GlobalNc, T::U8, addr);
+            k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
+        }
+        DType::U16 => {
+            let v = k.ld(Space::GlobalNc, T::U16, addr);
+            k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
+        }
+        DType::I32 => {
+            let v = k.ld(Space::GlobalNc, T::S32, addr);
+            k.cvt(Some(Rnd::Rn), T::F64, T::S32, v)
+        }
+    }
+}
+
+/// Stores `v` (f64) as the output type with C's conversion on x86-64: float rounds to nearest;
+/// the integer types go through `cvttsd2si` to int32 (NaN and out-of-range give INT_MIN) and
+/// keep the low bits, so uint8 300 -> 44.
+fn store_output(k: &mut Func, dt: DType, addr: Addr, v: Reg) {
+    match dt {
+        DType::F64 => k.st(Space::Global, T::F64, addr, v),
+        DType::F32 => {
+            let f = k.cvt(Some(Rnd::Rn), T::F32, T::F64, v);
+            k.st(Space::Global, T::F32, addr, f);
+        }
+        _ => {
+            let lo = k.setp(Cmp::Gt, T::F64, v, Src::f64(-2147483649.0));
+            let ok = k.setp_comb(Cmp::Lt, T::F64, v, Src::f64(2147483648.0), BoolOp::And, lo, false);
+            let t = k.cvt(Some(Rnd::Rzi), T::S32, T::F64, v);
+            let r = k.selp(T::S32, t, Src::I(i32::MIN as i64), ok);
+            let st = match dt {
+                DType::U8 => T::U8,
+                DType::U16 => T::U16,
+                _ => T::S32,
+            };
+            k.st(Space::Global, st, addr, r);
+        }
+    }
+}
+
+/// Exit registers and labels for one body instance.
+fn exits(k: &mut Func, details: bool) -> Exits {
+    Exits {
+        ok: k.new_label(),
+        ret: k.reg(Cls::F64),
+        fail: k.new_label(),
+        site: k.reg(Cls::B64),
+        a: k.reg(Cls::B64),
+        b: k.reg(Cls::B64),
+        details,
+    }
+}
+
+/// Records a failure of `pixel` (s64): atomic minimum of `pixel << SITE_BITS | site`.
+fn record_failure(k: &mut Func, err: Reg, pixel: Reg, site: Reg) {
+    let key = k.bin(Bin::Shl, T::B64, pixel, Src::I(SITE_BITS as i64));
+    let key = k.bin(Bin::Or, T::B64, key, site);
+    let d = k.reg(Cls::B64);
+    k.push(Ins::Atom { op: AtomOp::Min, t: T::U64, d, addr: Addr::reg(err, 0), a: Src::R(key) });
+}
+
+/// scipy's mapping of coordinate `c` on an axis of length `n` (both s32); returns the in-range
+/// coordinate to read, and for constant mode whether `c` was inside.
+fn map_coord(k: &mut Func, mode: Mode, c: Reg, n: Reg) -> (Reg, Option<Reg>) {
+    let neg = k.setp(Cmp::Lt, T::S32, c, Src::I(0));
+    let over = k.setp(Cmp::Ge, T::S32, c, n);
+    let nm1 = k.bin(Bin::Sub, T::S32, n, Src::I(1));
+    match mode {
+        Mode::Nearest | Mode::Constant => {
+            let a = k.bin(Bin::Max, T::S32, c, Src::I(0));
+            let r = k.bin(Bin::Min, T::S32, a, nm1);
+            if mode == Mode::Constant {
+                let inside = k.bin(Bin::Or, T::Pred, neg, over);
+                let inside = k.un(crate::pir::Un::Not, T::Pred, inside);
+                (r, Some(inside))
+            } else {
+                (r, None)
+            }
+        }
+        Mode::Wrap => {
+            let rem = k.bin(Bin::Rem, T::S32, c, n);
+            let p = k.setp(Cmp::Lt, T::S32, rem, Src::I(0));
+            let plus = k.bin(Bin::Add, T::S32, rem, n);
+            (k.selp(T::S32, plus, rem, p), None)
+        }
+        Mode::Reflect => {
+            let small = k.setp(Cmp::Le, T::S32, n, Src::I(1));
+            let sz2 = k.bin(Bin::Add, T::S32, n, n);
+            // Below: if c < -sz2 { c = sz2 * (-c / sz2) + c }; c < -n ? c + sz2 : -c - 1
+            let mc = k.un(crate::pir::Un::Neg, T::S32, c);
+            let q = k.bin(Bin::Div, T::S32, mc, sz2);
+            let t = k.fma(T::S32, sz2, q, c);
+            let msz2 = k.un(crate::pir::Un::Neg, T::S32, sz2);
+            let far = k.setp(Cmp::Lt, T::S32, c, msz2);
+            let t = k.selp(T::S32, t, c, far);
+            let mn = k.un(crate::pir::Un::Neg, T::S32, n);
+            let lt = k.setp(Cmp::Lt, T::S32, t, mn);
+            let a = k.bin(Bin::Add, T::S32, t, sz2);
+            let mt = k.un(crate::pir::Un::Neg, T::S32, t);
+            let b = k.bin(Bin::Sub, T::S32, mt, Src::I(1));
+            let below = k.selp(T::S32, a, b, lt);
+            // Above: c -= sz2 * (c / sz2); if c >= n { c = sz2 - c - 1 }
+            let q2 = k.bin(Bin::Div, T::S32, c, sz2);
+            let prod = k.bin(Bin::Mul, T::S32, sz2, q2);
+            let u = k.bin(Bin::Sub, T::S32, c, prod);
+            let ge = k.setp(Cmp::Ge, T::S32, u, n);
+            let v = k.bin(Bin::Sub, T::S32, sz2, u);
+            let v = k.bin(Bin::Sub, T::S32, v, Src::I(1));
+            let above = k.selp(T::S32, v, u, ge);
+            let r = k.selp(T::S32, above, c, over);
+            let r = k.selp(T::S32, below, r, neg);
+            (k.selp(T::S32, Src::I(0), r, small), None)
+        }
+        Mode::Mirror => {
+            let small = k.setp(Cmp::Le, T::S32, n, Src::I(1));
+            let sz2 = k.bin(Bin::Add, T::S32, nm1, nm1);
+            // A length-1 axis has sz2 = 0: divide by 1 instead (the result is discarded).
+            let sz2d = k.bin(Bin::Max, T::S32, sz2, Src::I(1));
+            // Below: c = sz2 * (-c / sz2) + c; c <= 1 - n ? c + sz2 : -c
+            let mc = k.un(crate::pir::Un::Neg, T::S32, c);
+            let q = k.bin(Bin::Div, T::S32, mc, sz2d);
+            let t = k.fma(T::S32, sz2, q, c);
+            let one_m_n = k.bin(Bin::Sub, T::S32, Src::I(1), n);
+            let le = k.setp(Cmp::Le, T::S32, t, one_m_n);
+            let a = k.bin(Bin::Add, T::S32, t, sz2);
+            let b = k.un(crate::pir::Un::Neg, T::S32, t);
+            let below = k.selp(T::S32, a, b, le);
+            // Above: c -= sz2 * (c / sz2); if c >= n { c = sz2 - c }
+            let q2 = k.bin(Bin::Div, T::S32, c, sz2d);
+            let prod = k.bin(Bin::Mul, T::S32, sz2, q2);
+            let u = k.bin(Bin::Sub, T::S32, c, prod);
+            let ge = k.setp(Cmp::Ge, T::S32, u, n);
+            let v = k.bin(Bin::Sub, T::S32, sz2, u);
+            let above = k.selp(T::S32, v, u, ge);
+            let r = k.selp(T::S32, above, c, over);
+            let r = k.selp(T::S32, below, r, neg);
+            (k.selp(T::S32, Src::I(0), r, small), None)
+        }
+    }
+}
+
+/// The neighbourhood of the output at `(z, y, x)` (s32 registers) through the boundary rules:
+/// one f64 register per tap.
+fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3]) -> Vec<Reg> {
+    let dims = [a.d, a.h, a.w];
+    let mut mapped: [BTreeMap<i64, (Reg, Option<Reg>)>; 3] = Default::default();
+    for t in &geo.taps {
+        for ax in 0..3 {
+            if !mapped[ax].contains_key(&t[ax]) {
+                let c = k.bin(Bin::Add, T::S32, coord[ax], Src::I(t[ax]));
+                let m = map_coord(k, spec.mode, c, dims[ax]);
+                mapped[ax].insert(t[ax], m);
+            }
+        }
+    }
+    let esize = spec.input.size() as i64;
+    // Byte offsets per axis and mapped coordinate.
+    let mut offs: [BTreeMap<i64, Reg>; 3] = Default::default();
+    for ax in 0..3 {
+        for (&d, &(m, _)) in &mapped[ax] {
+            let mw = wide(k, m);
+            let o = k.bin(Bin::Mul, T::S64, mw, a.is[ax]);
+            let o = k.bin(Bin::Mul, T::S64, o, Src::I(esize));
+            offs[ax].insert(d, o);
+        }
+    }
+    let mut rows: BTreeMap<(i64, i64), Reg> = BTreeMap::new();
+    let mut out = Vec::with_capacity(geo.taps.len());
+    for t in &geo.taps {
+        let row = *rows.entry((t[0], t[1])).or_insert_with(|| {
+            let s = k.bin(Bin::Add, T::S64, offs[0][&t[0]], offs[1][&t[1]]);
+            k.bin(Bin::Add, T::S64, a.inp, s)
+        });
+        let addr = k.bin(Bin::Add, T::S64, row, offs[2][&t[2]]);
+        let v = load_input(k, spec.input, Addr::reg(addr, 0));
+        let v = if spec.mode == Mode::Constant {
+            let mut valid: Option<Reg> = None;
+            for ax in 0..3 {
+                if let Some(p) = mapped[ax][&t[ax]].1 {
+                    valid = Some(match valid {
+                        None => p,
+                        Some(q) => k.bin(Bin::And, T::Pred, q, p),
+                    });
+                }
+            }
+            match valid {
+                Some(p) => k.selp(T::F64, v, Src::f64(spec.cval), p),
+                None => v,
+            }
+        } else {
+            v
+        };
+        out.push(v);
+    }
+    out
+}
+
+fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> std::result::Result<Func, Restart> {
+    let mut k = Func::new_entry(ENTRY, params(false));
+    let a = load_args(&mut k);
+    let exit = k.new_label();
+    let v = outputs as i64;
+    // x0: the first of this thread's outputs along the last axis.
+    let tx = k.sreg(Special::TidX);
+    let ntx = k.sreg(Special::NtidX);
+    let bx = k.sreg(Special::CtaidX);
+    let xg = k.fma(T::U32, bx, ntx, tx);
+    let x0 = k.bin(Bin::Mul, T::S32, xg, Src::I(v));
+    let past = k.setp(Cmp::Ge, T::S32, x0, a.w);
+    k.bra_if(past, false, exit);
+    let ty = k.sreg(Special::TidY);
+    let nty = k.sreg(Special::NtidY);
+    let by = k.sreg(Special::CtaidY);
+    let ncy = k.sreg(Special::NctaidY);
+    let row = k.fma(T::U32, by, nty, ty);
+    let row_step = k.bin(Bin::Mul, T::U32, ncy, nty);
+    let rows = k.bin(Bin::Mul, T::S32, a.d, a.h);
+    let row_loop = k.new_label();
+    k.place(row_loop);
+    let done = k.setp(Cmp::Ge, T::S32, row, rows);
+    k.bra_if(done, false, exit);
+    let (z, y) = if spec.rank() == 3 {
+        let z = k.bin(Bin::Div, T::U32, row, a.h);
+        let zh = k.bin(Bin::Mul, T::S32, z, a.h);
+        (z, k.bin(Bin::Sub, T::S32, row, zh))
+    } else {
+        (k.mov(T::S32, Src::I(0)), k.mov(T::S32, row))
+    };
+    // Interior: every window of this thread's outputs lies inside the image.
+    let mut inside: Option<Reg> = None;
+    let mut and = |k: &mut Func, p: Reg| {
+        inside = Some(match inside {
+            None => p,
+            Some(q) => k.bin(Bin::And, T::Pred, q, p),
+        });
+    };
+    for (ax, c, n) in [(0usize, z, a.d), (1, y, a.h), (2, x0, a.w)] {
+        let reach_hi = geo.hi[ax] + if ax == 2 { v - 1 } else { 0 };
+        if geo.lo[ax] > 0 {
+            let p = k.setp(Cmp::Ge, T::S32, c, Src::I(geo.lo[ax]));
+            and(&mut k, p);
+        }
+        let top = k.bin(Bin::Add, T::S32, c, Src::I(reach_hi));
+        let p = k.setp(Cmp::Lt, T::S32, top, n);
+        and(&mut k, p);
+    }
+    let boundary = k.new_label();
+    let next_row = k.new_label();
+    let (zw, yw, xw) = (wide(&mut k, z), wide(&mut k, y), wide(&mut k, x0));
+    let hw = wide(&mut k, a.h);
+    let ww = wide(&mut k, a.w);
+    k.bra_if(inside.expect("at least one test"), true, boundary);
+
+    // ---- interior ----
+    let esize = spec.input.size() as i64;
+    let osize = spec.output.size() as i64;
+    let e0 = k.bin(Bin::Mul, T::S64, zw, a.is[0]);
+    let e0 = k.fma(T::S64, yw, a.is[1], e0);
+    let e0 = k.fma(T::S64, xw, a.is[2], e0);
+    let e0 = k.bin(Bin::Mul, T::S64, e0, Src::I(esize));
+    let pin = k.bin(Bin::Add, T::S64, a.inp, e0);
+    let sx = if spec.contiguous { None } else { Some(k.bin(Bin::Mul, T::S64, a.is[2], Src::I(esize))) };
+    // The window: each needed element loaded once.
+    let mut cols: BTreeMap<(i64, i64), BTreeSet<i64>> = BTreeMap::new();
+    for t in &geo.taps {
+        for vv in 0..v {
+            cols.entry((t[0], t[1])).or_default().insert(t[2] + vv);
+        }
+    }
+    let mut window: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
+    for (&(dz, dy), cs) in &cols {
+        let ro = k.bin(Bin::Mul, T::S64, a.is[0], Src::I(dz * esize));
+        let ro = k.fma(T::S64, a.is[1], Src::I(dy * esize), ro);
+        let rp = k.bin(Bin::Add, T::S64, pin, ro);
+        for &c in cs {
+            let addr = match sx {
+                None => Addr::reg(rp, c * esize),
+                Some(sx) => {
+                    let off = k.bin(Bin::Mul, T::S64, sx, Src::I(c));
+                    Addr::reg(k.bin(Bin::Add, T::S64, rp, off), 0)
+                }
+            };
+            window.insert((dz, dy, c), load_input(&mut k, spec.input, addr));
+        }
+    }
+    let o0 = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
+    let o0 = k.fma(T::S64, yw, a.os[1], o0);
+    let o0 = k.fma(T::S64, xw, a.os[2], o0);
+    let o0 = k.bin(Bin::Mul, T::S64, o0, Src::I(osize));
+    let pout = k.bin(Bin::Add, T::S64, a.out, o0);
+    let ox = if spec.contiguous { None } else { Some(k.bin(Bin::Mul, T::S64, a.os[2], Src::I(osize))) };
+    // Linear index of the first output, for failure records.
+    let pix0 = k.fma(T::S64, zw, hw, yw);
+    let pix0 = k.fma(T::S64, pix0, ww, xw);
+    for vv in 0..v {
+        let taps: Vec<Reg> = geo.taps.iter().map(|t| window[&(t[0], t[1], t[2] + vv)]).collect();
+        let ex = exits(&mut k, false);
+        let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
+        Body::translate(sh, &mut k, &taps, ex, &format!("b{vv}"))?;
+        let next = k.new_label();
+        k.place(ok);
+        let addr = match ox {
+            None => Addr::reg(pout, vv * osize),
+            Some(ox) => {
+                let off = k.bin(Bin::Mul, T::S64, ox, Src::I(vv));
+                Addr::reg(k.bin(Bin::Add, T::S64, pout, off), 0)
+            }
+        };
+        store_output(&mut k, spec.output, addr, ret);
+        k.bra(next);
+        k.place(fail);
+        let pix = k.bin(Bin::Add, T::S64, pix0, Src::I(vv));
+        record_failure(&mut k, a.err, pix, site);
+        k.place(next);
+    }
+    k.bra(next_row);
+
+    // ---- boundary: one output per iteration, every coordinate mapped ----
+    k.place(boundary);
+    let vi = k.mov(T::S32, Src::I(0));
+    let bl = k.new_label();
+    k.place(bl);
+    let stop_v = k.setp(Cmp::Ge, T::S32, vi, Src::I(v));
+    let x = k.bin(Bin::Add, T::S32, x0, vi);
+    let stop = k.setp_comb(Cmp::Ge, T::S32, x, a.w, BoolOp::Or, stop_v, false);
+    k.bra_if(stop, false, next_row);
+    let taps = gather(&mut k, &a, geo, spec, [z, y, x]);
+    let xw = wide(&mut k, x);
+    let ex = exits(&mut k, false);
+    let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
+    Body::translate(sh, &mut k, &taps, ex, "bb")?;
+    let next = k.new_label();
+    k.place(ok);
+    let o = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
+    let o = k.fma(T::S64, yw, a.os[1], o);
+    let o = k.fma(T::S64, xw, a.os[2], o);
+    let o = k.bin(Bin::Mul, T::S64, o, Src::I(osize));
+    let oa = k.bin(Bin::Add, T::S64, a.out, o);
+    store_output(&mut k, spec.output, Addr::reg(oa, 0), ret);
+    k.bra(next);
+    k.place(fail);
+    let pix = k.fma(T::S64, zw, hw, yw);
+    let pix = k.fma(T::S64, pix, ww, xw);
+    record_failure(&mut k, a.err, pix, site);
+    k.place(next);
+    let nv = k.bin(Bin::Add, T::S32, vi, Src::I(1));
+    k.set(T::S32, vi, nv);
+    k.bra(bl);
+
+    k.place(next_row);
+    let nr = k.bin(Bin::Add, T::U32, row, row_step);
+    k.set(T::U32, row, nr);
+    k.bra(row_loop);
+    k.place(exit);
+    k.push(Ins::Exit);
+    Ok(k)
+}
+
+/// One pixel through the general path; writes `err[1..4] = (code, a, b)` and the neighbourhood
+/// at `err[4..]`.
+fn build_replay(sh: &mut Shared, geo: &Geo, spec: &KernelSpec) -> std::result::Result<Func, Restart> {
+    let mut k = Func::new_entry(REPLAY_ENTRY, params(true));
+    let a = load_args(&mut k);
+    let pixel = k.ld(Space::Param, T::U64, Addr::sym("pixel", 0));
+    let ww = wide(&mut k, a.w);
+    let hw = wide(&mut k, a.h);
+    let xq = k.bin(Bin::Rem, T::U64, pixel, ww);
+    let rest = k.bin(Bin::Div, T::U64, pixel, ww);
+    let yq = k.bin(Bin::Rem, T::U64, rest, hw);
+    let zq = k.bin(Bin::Div, T::U64, rest, hw);
+    let [x, y, z] = [xq, yq, zq].map(|r| k.cvt(None, T::U32, T::U64, r));
+    let taps = gather(&mut k, &a, geo, spec, [z, y, x]);
+    for (i, t) in taps.iter().enumerate() {
+        k.st(Space::Global, T::F64, Addr::reg(a.err, 8 * (4 + i as i64)), *t);
+    }
+    let ex = exits(&mut k, true);
+    let (ok, fail, site, ea, eb) = (ex.ok, ex.fail, ex.site, ex.a, ex.b);
+    Body::translate(sh, &mut k, &taps, ex, "br")?;
+    let end = k.new_label();
+    k.place(ok);
+    k.st(Space::Global, T::U64, Addr::reg(a.err, 8), Src::I(REPLAY_OK as i64));
+    k.bra(end);
+    k.place(fail);
+    k.st(Space::Global, T::U64, Addr::reg(a.err, 8), site);
+    k.st(Space::Global, T::S64, Addr::reg(a.err, 16), ea);
+    k.st(Space::Global, T::S64, Addr::reg(a.err, 24), eb);
+    k.place(end);
+    k.push(Ins::Exit);
+    Ok(k)
+}

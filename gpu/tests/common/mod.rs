@@ -1,0 +1,163 @@
+//! Shared by the GPU crate's tests: the project's filter corpus and awkward inputs.
+#![allow(dead_code)]
+
+use ndjit_gpu::codegen::{DType, KernelSpec, Mode, Target};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Deserialize)]
+pub struct Corpus {
+    pub programs: Vec<Program>,
+}
+
+#[derive(Deserialize)]
+pub struct Program {
+    pub name: String,
+    pub source: String,
+    #[serde(default)]
+    pub bindings: BTreeMap<String, toml::Value>,
+}
+
+/// `tests/corpus/programs.toml` of the workspace.
+pub fn corpus() -> Corpus {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/programs.toml");
+    let text = std::fs::read_to_string(path).expect("read the corpus");
+    toml::from_str(&text).expect("parse the corpus")
+}
+
+/// Programs whose name contains `NDJIT_CORPUS` (all when unset).
+pub fn selected(c: &Corpus) -> Vec<&Program> {
+    let filter = std::env::var("NDJIT_CORPUS").unwrap_or_default();
+    c.programs.iter().filter(|p| p.name.contains(&filter)).collect()
+}
+
+pub fn bindings(p: &Program) -> ndjit::Bindings {
+    let mut b = ndjit::Bindings::new();
+    for (name, v) in &p.bindings {
+        match v {
+            toml::Value::Integer(i) => b.set_int(name.clone(), *i),
+            toml::Value::Float(f) => b.set_float(name.clone(), *f),
+            toml::Value::Boolean(x) => b.set_int(name.clone(), *x as i64),
+            toml::Value::Array(items) => b.set_array(
+                name.clone(),
+                items.iter().map(|i| i.as_float().or(i.as_integer().map(|n| n as f64)).expect("numeric array")).collect(),
+            ),
+            other => panic!("{}: unsupported binding {name} = {other}", p.name),
+        };
+    }
+    b
+}
+
+/// Awkward values: NaN, ±inf, ±0, subnormals, huge, small integers (ties), ordinary.
+pub struct Inputs(u64);
+
+impl Inputs {
+    pub fn new(seed: u64) -> Inputs {
+        Inputs(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn value(&mut self) -> f64 {
+        let r = self.next();
+        match r % 16 {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => f64::NEG_INFINITY,
+            3 => -0.0,
+            4 => 0.0,
+            5 => 5e-324 * (r >> 40) as f64,
+            6 => (r >> 11) as f64 * 1e300 / (1u64 << 53) as f64,
+            7 => ((r >> 8) % 5) as f64,
+            _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 0.5,
+        }
+    }
+    /// Little-endian bytes of `n` values of `dt` (integers drawn in their range).
+    pub fn bytes(&mut self, n: usize, dt: DType) -> Vec<u8> {
+        let mut out = Vec::with_capacity(n * dt.size());
+        for _ in 0..n {
+            match dt {
+                DType::F64 => out.extend(self.value().to_le_bytes()),
+                DType::F32 => out.extend((self.value() as f32).to_le_bytes()),
+                DType::U8 => out.push((self.next() % 7) as u8 * 40),
+                DType::U16 => out.extend(((self.next() % 70000) as u16).to_le_bytes()),
+                DType::I32 => out.extend(((self.next() as i64 % 2000 - 1000) as i32).to_le_bytes()),
+            }
+        }
+        out
+    }
+}
+
+/// The footprints the tests use: `(name, image shape, spec)`.
+pub fn geometries() -> Vec<(&'static str, Vec<usize>, KernelSpec)> {
+    let cross = vec![false, true, false, true, true, true, false, true, false];
+    let mut out = vec![];
+    let mut s = KernelSpec::boxed(2, 3);
+    out.push(("2d 3x3", vec![6, 7], s.clone()));
+    s.mask = cross;
+    out.push(("2d cross", vec![5, 9], s.clone()));
+    let mut s = KernelSpec::boxed(1, 5);
+    s.origin = vec![1];
+    out.push(("1d 5 origin 1", vec![11], s));
+    let mut s = KernelSpec::boxed(2, 5);
+    s.origin = vec![-1, 2];
+    out.push(("2d 5x5 origin (-1, 2)", vec![4, 6], s));
+    let s = KernelSpec::boxed(3, 3);
+    out.push(("3d 3x3x3", vec![3, 2, 5], s));
+    out
+}
+
+pub fn with(spec: &KernelSpec, mode: Mode, input: DType, output: DType, target: Target) -> KernelSpec {
+    let mut s = spec.clone();
+    s.mode = mode;
+    s.cval = -1.5;
+    s.input = input;
+    s.output = output;
+    s.target = target;
+    s
+}
+
+/// ptxas: `$NDJIT_PTXAS`, `ptxas` on the PATH, or the one in the `nvidia-cuda-nvcc-cu12` wheel.
+pub fn find_ptxas() -> Option<std::path::PathBuf> {
+    if let Ok(p) = std::env::var("NDJIT_PTXAS") {
+        return Some(p.into());
+    }
+    if let Ok(path) = std::env::var("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join("ptxas");
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    let out = std::process::Command::new("python3").args(["-c", "import sys; print('\\n'.join(sys.path))"]).output().ok()?;
+    for dir in String::from_utf8_lossy(&out.stdout).lines() {
+        let p = std::path::Path::new(dir).join("nvidia/cuda_nvcc/bin/ptxas");
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// Assembles PTX text with ptxas for `sm`; `Err(log)` when ptxas rejects it.
+pub fn assemble(ptxas: &std::path::Path, ptx: &str, sm: u32, tag: &str) -> Result<String, String> {
+    let dir = std::env::temp_dir().join(format!("ndjit-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let file = dir.join(format!("{tag}.ptx"));
+    std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(ptxas)
+        .args(["--gpu-name", &format!("sm_{sm}"), "-v", file.to_str().unwrap(), "-o", "/dev/null"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        let _ = std::fs::remove_file(&file);
+        Ok(log)
+    } else {
+        Err(log)
+    }
+}

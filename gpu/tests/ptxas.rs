@@ -1,0 +1,75 @@
+//! Every kernel the corpus generates assembles with NVIDIA's ptxas, for sm_90 and for the portable
+//! target (sm_75, PTX 7.0). ptxas comes from the PyPI wheel `nvidia-cuda-nvcc-cu12` (or
+//! `$NDJIT_PTXAS`); without it the test says so and passes.
+
+mod common;
+
+use common::{assemble, find_ptxas, selected, with};
+use ndjit::math::MathFn;
+use ndjit_gpu::codegen::{generate, DType, Mode, Target};
+use std::sync::Mutex;
+
+fn ptxas_or_skip() -> Option<std::path::PathBuf> {
+    let p = find_ptxas();
+    if p.is_none() {
+        println!("SKIPPED: ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set NDJIT_PTXAS)");
+    }
+    p
+}
+
+#[test]
+fn corpus_kernels_assemble_for_sm90_and_portable() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let corpus = common::corpus();
+    let (_, _, base) = common::geometries().remove(0);
+    let mut jobs = Vec::new();
+    for p in selected(&corpus) {
+        for mode in Mode::ALL {
+            for dt in [DType::F64, DType::F32] {
+                for target in [Target::SM90, Target::PORTABLE] {
+                    jobs.push((p, mode, dt, target));
+                }
+            }
+        }
+    }
+    let total = jobs.len();
+    let jobs = Mutex::new(jobs);
+    let failures = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (jobs, failures, ptxas) = (&jobs, &failures, &ptxas);
+            s.spawn(move || loop {
+                let Some((p, mode, dt, target)) = jobs.lock().unwrap().pop() else { break };
+                let b = common::bindings(p);
+                let spec = with(&common::geometries()[0].2, mode, dt, dt, target);
+                let f = ndjit::Filter::builder(&p.source).bindings(&b).filter_size(spec.filter_size()).compile().unwrap();
+                let r = generate(f.specialized_ir().unwrap(), f.layout(), f.bound_values(), &spec)
+                    .map_err(|e| e.to_string())
+                    .and_then(|k| assemble(ptxas, &k.module.to_ptx(), target.sm, &format!("t{t}")));
+                if let Err(e) = r {
+                    failures.lock().unwrap().push(format!("{} [{}, {}, sm_{}]: {}", p.name, mode.name(), dt.name(), target.sm, e.lines().take(6).collect::<Vec<_>>().join(" | ")));
+                }
+            });
+        }
+    });
+    let _ = base;
+    let failures = failures.into_inner().unwrap();
+    println!("{total} kernels assembled");
+    assert!(failures.is_empty(), "{} of {total} kernels rejected, first 10:\n{}", failures.len(), failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
+}
+
+#[test]
+fn every_math_routine_assembles() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    for target in [Target::SM90, Target::PORTABLE] {
+        let mut failures = Vec::new();
+        for &f in MathFn::ALL {
+            let m = ndjit_gpu::math::test_module(f, target.version, target.sm);
+            if let Err(e) = assemble(&ptxas, &m.to_ptx(), target.sm, "math") {
+                failures.push(format!("{} sm_{}: {}", f.name(), target.sm, e.lines().take(8).collect::<Vec<_>>().join(" | ")));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}

@@ -1,0 +1,14 @@
+"""ndjit: compile scipy.ndimage filter callbacks to native code.
+
+    >>> import numpy as np, scipy.ndimage as ndi, ndjit
+    >>> f = ndjit.jit_filter(lambda x: x.max() - x.min())
+    >>> ndi.generic_filter(np.arange(9.0).reshape(3, 3), f, size=3)[1, 1]
+    8.0
+"""
+from . import _core
+from ._errors import *  # noqa: F401,F403
+from ._errors import __all__ as _error_names
+from ._filter import Filter, jit_filter
+
+__version__ = _core.__version__
+__all__ = ["Filter", "jit_filter", "__version__"] + list(_error_names)

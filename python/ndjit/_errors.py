@@ -1,0 +1,141 @@
+"""Exceptions raised by ndjit.
+
+Compile errors are ``FilterSyntaxError`` (a ``SyntaxError``: the program is not in the language)
+or ``FilterTypeError`` (a ``TypeError``: wrong types, arity or bound values). Both carry the line
+and column in the user's file and render a caret under the offending span.
+
+Run-time failures inside a compiled filter raise a ``FilterRuntimeError`` that is *also* the
+exception the user's own Python raises in that situation (``IndexError`` for an index out of
+range, ``ValueError`` for the minimum of an empty array, ``ZeroDivisionError`` ...), so existing
+``except`` clauses keep working.
+"""
+from __future__ import annotations
+
+import linecache
+from typing import Optional
+
+__all__ = [
+    "FilterError",
+    "FilterCompileError",
+    "FilterSyntaxError",
+    "FilterTypeError",
+    "FilterRuntimeError",
+]
+
+
+class FilterError(Exception):
+    """Base of every ndjit error."""
+
+
+class FilterCompileError(FilterError):
+    """A program ndjit cannot compile. ``lineno``/``col`` are 1-based, in the user's file."""
+
+    kind: str
+    hint: Optional[str]
+    rendered: str
+
+    def _locate(self, filename: Optional[str], line_offset: int, col_offset: int) -> None:
+        """Moves the position from the compiled text to the user's file, quoting its line."""
+        if self.lineno == 1:
+            self.col += col_offset
+            if self.end_lineno == 1:
+                self._shift_end(col_offset)
+        self.lineno += line_offset
+        if self.end_lineno is not None:
+            self.end_lineno += line_offset
+        self.filename = filename
+        if filename:
+            line = linecache.getline(filename, self.lineno)
+            if line:
+                self.text = line.rstrip("\n")
+
+
+class FilterSyntaxError(FilterCompileError, SyntaxError):
+    """Source that is not in ndjit's Python subset (or not Python at all)."""
+
+    def __init__(self, kind, message, line, col, end_line, end_col, text, hint, rendered):
+        SyntaxError.__init__(self, message, ("<filter>", line, col, text, end_line, end_col))
+        self.kind, self.hint, self.rendered = kind, hint, rendered
+
+    @property
+    def col(self) -> int:
+        return self.offset
+
+    @col.setter
+    def col(self, value: int) -> None:
+        self.offset = value
+
+    def _shift_end(self, by: int) -> None:
+        if self.end_offset is not None:
+            self.end_offset += by
+
+    def __str__(self) -> str:
+        where = f"{self.filename or '<filter>'}:{self.lineno}:{self.offset}"
+        text = f"{self.kind} at {where}: {self.msg}"
+        if self.text:
+            caret = " " * (self.offset - 1) + "^" * max(1, (self.end_offset or self.offset + 1) - self.offset if self.end_lineno == self.lineno else 1)
+            text += f"\n    {self.text}\n    {caret}"
+        if self.hint:
+            text += f"\nhelp: {self.hint}"
+        return text
+
+
+class FilterTypeError(FilterCompileError, TypeError):
+    """A type, arity or binding problem in a filter program."""
+
+    def __init__(self, kind, message, line, col, end_line, end_col, text, hint, rendered):
+        TypeError.__init__(self, message)
+        self.kind, self.msg, self.hint, self.rendered = kind, message, hint, rendered
+        self.lineno, self.col, self.end_lineno, self.end_col, self.text = line, col, end_line, end_col, text
+        self.filename = None
+
+    def __str__(self) -> str:
+        where = f"{self.filename or '<filter>'}:{self.lineno}:{self.col}"
+        text = f"{self.kind} at {where}: {self.msg}"
+        if self.text:
+            width = (self.end_col - self.col) if self.end_line_same() else 1
+            text += f"\n    {self.text}\n    {' ' * (self.col - 1)}{'^' * max(1, width)}"
+        if self.hint:
+            text += f"\nhelp: {self.hint}"
+        return text
+
+    def end_line_same(self) -> bool:
+        return self.end_lineno == self.lineno
+
+    def _shift_end(self, by: int) -> None:
+        self.end_col += by
+
+
+class FilterRuntimeError(FilterError):
+    """A failure while a compiled filter ran; ``lineno``/``col`` locate it in the filter source."""
+
+    def __init__(self, message, line, col, snippet):
+        super().__init__(message)
+        self.msg, self.lineno, self.col, self.snippet = message, line, col, snippet
+
+    def __str__(self) -> str:
+        text = f"{self.msg} (filter line {self.lineno}, column {self.col})"
+        if self.snippet:
+            text += "\n" + self.snippet
+        return text
+
+
+def _runtime_class(base: type) -> type:
+    return type(f"Filter{base.__name__}", (FilterRuntimeError, base), {"__module__": __name__})
+
+
+_RUNTIME = {name: _runtime_class(getattr(__builtins__, name) if not isinstance(__builtins__, dict) else __builtins__[name])
+            for name in ("IndexError", "ValueError", "ZeroDivisionError", "OverflowError", "TypeError", "RuntimeError")}
+globals().update({cls.__name__: cls for cls in _RUNTIME.values()})
+__all__ += [cls.__name__ for cls in _RUNTIME.values()]
+
+
+def compile_error(category, kind, message, line, col, end_line, end_col, text, hint, rendered):
+    """Called by the Rust layer: the exception for a compile error."""
+    cls = FilterTypeError if category == "type" else FilterSyntaxError
+    return cls(kind, message, line, col, end_line, end_col, text, hint, rendered)
+
+
+def runtime_error(exception, message, line, col, snippet):
+    """Called by the Rust layer: the exception for a run-time failure."""
+    return _RUNTIME.get(exception, _RUNTIME["RuntimeError"])(message, line, col, snippet)

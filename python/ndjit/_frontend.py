@@ -1,0 +1,291 @@
+"""From what the user passes to scipy to what ndjit compiles: source text and bound values.
+
+A callback arrives as a Python function, a lambda (possibly written inline inside a larger
+expression), a NumPy or builtin function (``np.var``, ``max``), or a source string. This module
+finds its source, the names it reads from its closure and module, its defaults, and the
+``extra_arguments``/``extra_keywords`` scipy would pass, and turns them into a :class:`Spec`.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import math
+import textwrap
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["Spec", "describe", "SourceUnavailable"]
+
+
+class SourceUnavailable(TypeError):
+    """The callable's source code cannot be found (defined in a REPL, with exec, in C ...)."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything needed to compile a callback, and to compile it again after unpickling."""
+
+    source: str
+    bindings: Dict[str, Any] = field(default_factory=dict)
+    imports: Tuple[Tuple[str, str], ...] = ()
+    name: str = "<filter>"
+    filename: Optional[str] = None
+    line_offset: int = 0
+    col_offset: int = 0
+    # Globals and closure cells the function reads that ndjit cannot bind, with their type names:
+    # used to turn "name is not defined" into a precise error.
+    unsupported: Tuple[Tuple[str, str], ...] = ()
+
+    def key(self) -> tuple:
+        """A hashable identity of the compiled content (source, bound values, imports)."""
+        items = []
+        for k, v in sorted(self.bindings.items()):
+            if isinstance(v, np.ndarray):
+                items.append((k, "array", v.tobytes()))
+            else:
+                items.append((k, type(v).__name__, v))
+        return (self.source, tuple(items), self.imports)
+
+
+# NumPy reductions a user may pass directly (``generic_filter(img, np.var, ...)``).
+_NUMPY_DIRECT = {
+    "sum", "prod", "mean", "var", "std", "min", "max", "amin", "amax", "ptp", "median", "percentile",
+    "quantile", "any", "all", "count_nonzero", "argmin", "argmax", "nansum", "nanprod", "nanmean",
+    "nanvar", "nanstd", "nanmin", "nanmax", "nanmedian", "nanpercentile", "nanquantile", "average",
+}
+_BUILTIN_DIRECT = {"max", "min", "sum", "len", "any", "all"}
+
+
+def describe(func: Any, extra_arguments: tuple = (), extra_keywords: Optional[dict] = None) -> Spec:
+    """The :class:`Spec` of a callback as scipy would call it: ``func(x, *extra_arguments, **extra_keywords)``."""
+    extra_keywords = dict(extra_keywords or {})
+    extra_arguments = tuple(extra_arguments or ())
+    if isinstance(func, str):
+        return _from_string(func, extra_arguments, extra_keywords)
+    direct = _direct_source(func)
+    if direct is not None:
+        return _from_string(direct, extra_arguments, extra_keywords, name=getattr(func, "__name__", direct))
+    if isinstance(func, types.FunctionType):
+        return _from_function(func, extra_arguments, extra_keywords)
+    raise TypeError(
+        f"ndjit cannot compile {func!r}: pass a Python function or lambda, a NumPy reduction such as np.var, "
+        "or the source as a string"
+    )
+
+
+def _direct_source(func: Any) -> Optional[str]:
+    """``np.var`` becomes ``lambda x, *args: np.var(x, *args)``'s body; ``max`` becomes ``max(x)``."""
+    name = getattr(func, "__name__", None)
+    if name is None:
+        return None
+    if name in _NUMPY_DIRECT and getattr(np, name, None) is func:
+        return f"np.{name}"
+    if name in _BUILTIN_DIRECT and getattr(builtins, name, None) is func:
+        return name
+    return None
+
+
+def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>") -> Spec:
+    if name != "<filter>" or _is_callable_name(source):
+        # A function name (np.var, max): call it on the buffer, passing the extra arguments on.
+        params = [f"_a{i}" for i in range(len(args))]
+        call_args = ["x"] + params + [f"{k}={k}" for k in kwargs]
+        source = f"lambda {', '.join(['x'] + params + list(kwargs))}: {source}({', '.join(call_args)})"
+        bindings = {p: _convert(p, v) for p, v in zip(params, args)}
+        bindings.update({k: _convert(k, v) for k, v in kwargs.items()})
+        return Spec(source=source, bindings=bindings, name=name)
+    text = textwrap.dedent(source).strip("\n")
+    bindings: Dict[str, Any] = {}
+    if args or kwargs:
+        params = _string_params(text)
+        if len(args) > len(params):
+            raise TypeError(f"the filter takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
+        bindings.update({p: _convert(p, v) for p, v in zip(params, args)})
+        for k, v in kwargs.items():
+            if k not in params:
+                raise TypeError(f"the filter has no parameter {k!r} (extra_keywords)")
+            bindings[k] = _convert(k, v)
+    return Spec(source=text, bindings=bindings, name=name)
+
+
+def _is_callable_name(source: str) -> bool:
+    return source in {f"np.{n}" for n in _NUMPY_DIRECT} | _BUILTIN_DIRECT
+
+
+def _string_params(text: str) -> list:
+    """The parameters after the first of a `def`/`lambda` source string."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []  # the compiler reports it with a precise position
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            names = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+            return names[1:]
+    return []
+
+
+def _module_ast(filename: str) -> Tuple[str, ast.Module]:
+    lines = linecache.getlines(filename)
+    text = "".join(lines)
+    return text, ast.parse(text)
+
+
+def _from_function(func: types.FunctionType, args: tuple, kwargs: dict) -> Spec:
+    code = func.__code__
+    filename = inspect.getsourcefile(func) or code.co_filename
+    try:
+        text, tree = _module_ast(filename)
+    except (OSError, SyntaxError, TypeError):
+        text, tree = "", None
+    node = _find_node(tree, func) if tree is not None else None
+    if node is None:
+        raise SourceUnavailable(
+            f"cannot find the source of {func.__qualname__} (defined in {code.co_filename!r}); "
+            "pass the filter's source as a string instead"
+        )
+    if isinstance(node, ast.Lambda):
+        # Parenthesised, so that a lambda spanning lines inside a call still reads as one line.
+        source = "(" + ast.get_source_segment(text, node) + ")"
+        line_offset, col_offset = node.lineno - 1, node.col_offset - 1
+    else:
+        lines = text.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno]
+        source = textwrap.dedent("".join(lines))
+        line_offset, col_offset = node.lineno - 1, node.col_offset
+    bindings, imports, unsupported = _bound_values(func, args, kwargs)
+    return Spec(
+        source=source,
+        bindings=bindings,
+        imports=tuple(imports),
+        name=func.__qualname__,
+        filename=filename,
+        line_offset=line_offset,
+        col_offset=col_offset,
+        unsupported=tuple(unsupported),
+    )
+
+
+def _find_node(tree: ast.Module, func: types.FunctionType):
+    """The `def` or `lambda` node whose code is `func`'s (several lambdas may share a line)."""
+    code = func.__code__
+    first = code.co_firstlineno
+    if func.__name__ != "<lambda>":
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.__name__:
+                start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                if first in (start, node.lineno):
+                    return node
+        return None
+    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    for node in candidates:  # tell them apart by the code they compile to
+        try:
+            compiled = compile(ast.Expression(body=node), "<lambda>", "eval")
+        except (SyntaxError, ValueError):
+            continue
+        inner = next((c for c in compiled.co_consts if isinstance(c, types.CodeType)), None)
+        if inner is not None and inner.co_code == code.co_code and inner.co_varnames == code.co_varnames \
+                and inner.co_names == code.co_names and _consts(inner) == _consts(code):
+            return node
+    return candidates[0]
+
+
+def _consts(code: types.CodeType) -> tuple:
+    return tuple(c for c in code.co_consts if not isinstance(c, types.CodeType))
+
+
+def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict):
+    """Defaults, extra arguments, closure cells and module globals the function reads."""
+    code = func.__code__
+    pos = list(code.co_varnames[: code.co_argcount])
+    kwonly = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
+    if not pos:
+        raise TypeError(f"{func.__qualname__} takes no arguments; its first parameter receives the neighbourhood")
+    params = pos[1:]
+    values: Dict[str, Any] = {}
+    defaults = func.__defaults__ or ()
+    if defaults:
+        for name, d in zip(pos[len(pos) - len(defaults) :], defaults):
+            values[name] = d
+    values.update(func.__kwdefaults__ or {})
+    if len(args) > len(params):
+        raise TypeError(f"{func.__qualname__} takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
+    values.update(zip(params, args))
+    for k, v in kwargs.items():
+        if k not in params + kwonly:
+            raise TypeError(f"{func.__qualname__} got an unexpected keyword argument {k!r} (extra_keywords)")
+        values[k] = v
+    missing = [p for p in params + kwonly if p not in values]
+    if missing:
+        raise TypeError(f"{func.__qualname__} needs a value for {', '.join(missing)}: pass extra_arguments or extra_keywords")
+    bindings = {k: _convert(k, v) for k, v in values.items()}
+
+    imports, unsupported = [], []
+    free = dict(zip(code.co_freevars, func.__closure__ or ()))
+    outer = {}
+    for name, cell in free.items():
+        try:
+            outer[name] = cell.cell_contents
+        except ValueError:
+            unsupported.append((name, "unassigned closure variable"))
+    for name in code.co_names:
+        if name in func.__globals__ and name not in outer:
+            outer[name] = func.__globals__[name]
+    for name, v in outer.items():
+        if name in bindings:
+            continue
+        kind = _classify(v)
+        if kind == "value":
+            bindings[name] = _convert(name, v)
+        elif kind is not None:
+            if kind != name:  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
+                imports.append((kind, name))
+        elif not callable(v):
+            unsupported.append((name, type(v).__name__))
+    return bindings, imports, unsupported
+
+
+def _classify(v: Any) -> Optional[str]:
+    """'value' for numbers/arrays, a module path for NumPy/math modules and functions, else None."""
+    if isinstance(v, types.ModuleType):
+        return {"numpy": "numpy", "math": "math"}.get(v.__name__)
+    if isinstance(v, (bool, int, float, np.number, np.bool_, tuple, list, np.ndarray)):
+        return "value"
+    name = getattr(v, "__name__", None)
+    if name and (getattr(np, name, None) is v):
+        return f"numpy.{name}"
+    if name and getattr(math, name, None) is v:
+        return f"math.{name}"
+    return None
+
+
+def _convert(name: str, v: Any):
+    """A bound value in the form the Rust layer takes: int, float, or a 1-D float64 array."""
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        v = int(v)
+        if not -(2**63) <= v < 2**63:
+            raise TypeError(f"bound value {name!r} = {v} does not fit in 64 bits")
+        return v
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    if isinstance(v, (tuple, list)) or (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"):
+        a = np.asarray(v)
+        if a.ndim == 0:
+            return _convert(name, a.item())
+        if a.ndim != 1 or a.dtype.kind not in "biuf":
+            raise TypeError(
+                f"bound value {name!r} is a {a.ndim}-D {a.dtype} array; ndjit binds numbers and 1-D numeric arrays"
+            )
+        return np.ascontiguousarray(a, dtype=np.float64)
+    raise TypeError(
+        f"bound value {name!r} is a {type(v).__name__}; ndjit binds numbers, NumPy scalars, "
+        "1-D numeric arrays and tuples of numbers"
+    )

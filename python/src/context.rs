@@ -1,0 +1,82 @@
+//! `CallContext`: a `user_data` for the compiled callback, with its own failure slot, handed to
+//! scipy as a pair of capsules (function, user data).
+//!
+//! On the first failure the context raises the Python exception scipy reports (scipy's loop holds
+//! the GIL while it calls us). scipy keeps calling after a failure; the context then returns 0 at
+//! once, until the exception has been consumed: the next call after that clears the failure and
+//! runs normally, so a `Filter` stays usable after an error.
+
+use crate::errors;
+use ndjit::Filter;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use std::ffi::{c_void, CStr};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// scipy's name for the generic_filter signature (GUIDE §1): compared with `strcmp`.
+pub const SIG_FILTER: &CStr = c"int (double *, intptr_t, double *, void *)";
+/// The name of the user-data capsule (any name works for scipy; this one is for humans).
+const USER_DATA: &CStr = c"ndjit.user_data";
+
+#[pyclass(frozen, module = "ndjit._core", name = "CallContext")]
+pub struct CallContext {
+    ctx: Arc<ndjit::CallContext>,
+    debug: bool,
+}
+
+impl CallContext {
+    pub fn new(filter: &Filter, debug: bool) -> CallContext {
+        let raise = Box::new(|err: ndjit::RuntimeError| {
+            Python::attach(|py| errors::runtime_error(py, &err).restore(py));
+        });
+        let resume = Box::new(|| Python::attach(|py| !PyErr::occurred(py)));
+        CallContext { ctx: filter.new_context_with_hooks(Some(raise), Some(resume)), debug }
+    }
+}
+
+/// Frees the context reference a user-data capsule holds.
+unsafe extern "C" fn drop_user_data(capsule: *mut pyo3::ffi::PyObject) {
+    let p = unsafe { pyo3::ffi::PyCapsule_GetPointer(capsule, USER_DATA.as_ptr()) };
+    if !p.is_null() {
+        drop(unsafe { Arc::from_raw(p as *const ndjit::CallContext) });
+    }
+}
+
+#[pymethods]
+impl CallContext {
+    /// `(function_capsule, user_data_capsule)` for `scipy.LowLevelCallable(function, user_data)`.
+    /// The user-data capsule owns a reference to the context (and so to the compiled code).
+    fn capsules<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let entry: ndjit::FilterFn = if self.debug { ndjit::interpreter_callback } else { self.ctx.filter().callback() };
+        let f = NonNull::new(entry as *mut c_void).expect("function pointers are not null");
+        let ud = NonNull::new(Arc::into_raw(self.ctx.clone()) as *mut c_void).expect("Arc pointers are not null");
+        // SAFETY: `f` is a valid function pointer of the named signature for as long as the
+        // context lives, and the user-data capsule keeps the context alive (freed by its destructor).
+        let function = unsafe { PyCapsule::new_with_pointer(py, f, SIG_FILTER) }?;
+        let user_data = match unsafe { PyCapsule::new_with_pointer_and_destructor(py, ud, USER_DATA, Some(drop_user_data)) } {
+            Ok(c) => c,
+            Err(e) => {
+                drop(unsafe { Arc::from_raw(ud.as_ptr() as *const ndjit::CallContext) });
+                return Err(e);
+            }
+        };
+        Ok((function, user_data))
+    }
+
+    /// The first failure recorded in this context, as the exception it raised, or None.
+    fn failure(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.ctx.failure().map(|e| errors::runtime_error(py, &e).into_value(py).into_any())
+    }
+
+    /// Clears a recorded failure.
+    fn reset(&self) {
+        self.ctx.reset()
+    }
+
+    /// The raw `user_data` address (for tests and ctypes users).
+    #[getter]
+    fn address(&self) -> usize {
+        self.ctx.user_data() as usize
+    }
+}

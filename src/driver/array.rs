@@ -1,0 +1,154 @@
+//! Dtype-erased array descriptions, as NumPy and C callers hold them.
+
+use super::dtype::Dtype;
+use super::error::DriverError;
+
+/// A read-only n-d array: `ptr` points at element `[0, 0, ...]`, `strides` are in bytes and may
+/// be negative or zero. A 0-d array has empty `shape` and `strides`.
+#[derive(Clone, Debug)]
+pub struct RawArray {
+    pub ptr: *const u8,
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub strides: Vec<isize>,
+}
+
+/// A writable n-d array, as [`RawArray`].
+#[derive(Clone, Debug)]
+pub struct RawArrayMut {
+    pub ptr: *mut u8,
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub strides: Vec<isize>,
+}
+
+impl RawArray {
+    /// Describes a C-contiguous slice of `T` with the given shape.
+    pub fn from_slice<T: super::Element>(data: &[T], shape: &[usize]) -> Result<RawArray, DriverError> {
+        check_len(data.len(), shape)?;
+        Ok(RawArray { ptr: data.as_ptr() as *const u8, dtype: T::DTYPE, shape: shape.to_vec(), strides: c_strides(shape, T::DTYPE) })
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub(crate) fn check(&self, what: &str) -> Result<(), DriverError> {
+        check_desc(what, self.ptr.is_null(), &self.shape, &self.strides)
+    }
+
+    pub(crate) fn extent(&self) -> Option<(usize, usize)> {
+        extent(self.ptr as usize, self.dtype, &self.shape, &self.strides)
+    }
+}
+
+impl RawArrayMut {
+    /// Describes a C-contiguous mutable slice of `T` with the given shape.
+    pub fn from_slice<T: super::Element>(data: &mut [T], shape: &[usize]) -> Result<RawArrayMut, DriverError> {
+        check_len(data.len(), shape)?;
+        Ok(RawArrayMut { ptr: data.as_mut_ptr() as *mut u8, dtype: T::DTYPE, shape: shape.to_vec(), strides: c_strides(shape, T::DTYPE) })
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub(crate) fn check(&self, what: &str) -> Result<(), DriverError> {
+        check_desc(what, self.ptr.is_null(), &self.shape, &self.strides)
+    }
+
+    pub(crate) fn extent(&self) -> Option<(usize, usize)> {
+        extent(self.ptr as usize, self.dtype, &self.shape, &self.strides)
+    }
+}
+
+/// Byte strides of a C-contiguous array.
+pub fn c_strides(shape: &[usize], dtype: Dtype) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut s = dtype.itemsize() as isize;
+    for d in (0..shape.len()).rev() {
+        strides[d] = s;
+        s *= shape[d].max(1) as isize;
+    }
+    strides
+}
+
+fn check_len(len: usize, shape: &[usize]) -> Result<(), DriverError> {
+    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    if n != Some(len) {
+        return Err(DriverError::BadArray(format!("{len} elements do not make an array of shape {shape:?}")));
+    }
+    Ok(())
+}
+
+fn check_desc(what: &str, null: bool, shape: &[usize], strides: &[isize]) -> Result<(), DriverError> {
+    if shape.len() != strides.len() {
+        return Err(DriverError::BadArray(format!(
+            "the {what} has {} dimensions but {} strides",
+            shape.len(),
+            strides.len()
+        )));
+    }
+    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    match n {
+        None => Err(DriverError::BadArray(format!("the {what}'s shape {shape:?} is too large"))),
+        Some(n) if n > 0 && null => Err(DriverError::BadArray(format!("the {what} has a null data pointer"))),
+        _ => Ok(()),
+    }
+}
+
+/// The bytes `[lo, hi)` an array's elements occupy, `None` when it is empty.
+fn extent(base: usize, dtype: Dtype, shape: &[usize], strides: &[isize]) -> Option<(usize, usize)> {
+    if shape.contains(&0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (base as isize, base as isize);
+    for (&n, &s) in shape.iter().zip(strides) {
+        let span = (n as isize - 1) * s;
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    Some((lo as usize, hi as usize + dtype.itemsize()))
+}
+
+/// Whether two extents overlap (conservatively: interleaved arrays count as overlapping).
+pub(crate) fn overlaps(a: Option<(usize, usize)>, b: Option<(usize, usize)>) -> bool {
+    match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extents_and_overlap() {
+        let a = RawArray { ptr: 1000 as *const u8, dtype: Dtype::F64, shape: vec![2, 3], strides: vec![24, 8] };
+        assert_eq!(a.extent(), Some((1000, 1048)));
+        let r = RawArray { ptr: 1040 as *const u8, dtype: Dtype::F64, shape: vec![2, 3], strides: vec![-24, -8] };
+        assert_eq!(r.extent(), Some((1000, 1048)));
+        let e = RawArray { ptr: 1000 as *const u8, dtype: Dtype::F64, shape: vec![0, 3], strides: vec![24, 8] };
+        assert_eq!(e.extent(), None);
+        assert!(overlaps(a.extent(), r.extent()));
+        assert!(!overlaps(a.extent(), Some((1048, 1100))));
+        assert!(!overlaps(a.extent(), e.extent()));
+        assert_eq!(c_strides(&[2, 3, 4], Dtype::U16), vec![24, 8, 2]);
+        assert!(RawArray { ptr: std::ptr::null(), dtype: Dtype::F64, shape: vec![2], strides: vec![8] }.check("input").is_err());
+        assert!(RawArray { ptr: std::ptr::null(), dtype: Dtype::F64, shape: vec![0], strides: vec![8] }.check("input").is_ok());
+        assert!(RawArray { ptr: 8 as *const u8, dtype: Dtype::F64, shape: vec![2], strides: vec![] }.check("input").is_err());
+    }
+}

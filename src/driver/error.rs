@@ -1,0 +1,105 @@
+//! The driver's errors, each tied to the Python exception scipy raises in the same situation.
+
+use crate::error::RuntimeError;
+use std::fmt;
+
+/// Why a filter could not be applied. [`DriverError::python_type`] names the exception scipy's
+/// `generic_filter` raises in the same situation, and `Display` gives scipy's message where scipy
+/// has one, so a binding can raise exactly what scipy would.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DriverError {
+    /// A mode name scipy does not know. `RuntimeError('boundary mode not supported')`.
+    BadMode(String),
+    /// An element type scipy refuses: complex (`TypeError('Complex type not supported')`) or
+    /// anything else outside bool/int/uint/float32/float64
+    /// (`RuntimeError('array type not supported')`).
+    UnsupportedDtype { dtype: String, complex: bool },
+    /// An entry of `axes` outside the array. `ValueError('specified axis: 2 is out of range')`.
+    AxisOutOfRange { axis: usize, ndim: usize },
+    /// `axes` names an axis twice. `ValueError('axes must be unique')`.
+    DuplicateAxes,
+    /// `size` or `origin` has neither one entry nor one per filtered axis.
+    /// `RuntimeError('sequence argument must have length equal to input rank')`.
+    SequenceLength { what: &'static str, len: usize, expected: usize },
+    /// The footprint does not have one non-empty dimension per filtered axis (a dimension of
+    /// size 0 counts as missing). `RuntimeError('footprint.ndim (1) must match len(axes) (2)')`.
+    FootprintRank { footprint_ndim: usize, num_axes: usize },
+    /// `footprint_shape // 2 + origin` is outside the footprint on some axis.
+    /// `ValueError('invalid origin')`.
+    InvalidOrigin { axis: usize, origin: isize, size: usize },
+    /// The output array does not have the input's shape. `RuntimeError('output shape not
+    /// correct')`.
+    OutputShape { input: Vec<usize>, output: Vec<usize> },
+    /// A footprint whose mask does not match its shape (Rust callers only). `ValueError`.
+    BadFootprint(String),
+    /// An array description that cannot be valid: shape and strides of different lengths, or a
+    /// null pointer for a non-empty array (Rust and C callers only). `ValueError`.
+    BadArray(String),
+    /// The filter failed on a pixel: the exception the filter's Python code raises there
+    /// (`IndexError`, `ValueError`, ...), as scipy re-raises it. `position` is the pixel's index;
+    /// when several pixels fail, it is the first in C order, as in scipy's sequential loop.
+    Filter { error: RuntimeError, position: Vec<usize> },
+    /// The run was cancelled through [`crate::driver::Options::cancel`]. `KeyboardInterrupt`.
+    Cancelled,
+}
+
+impl DriverError {
+    /// The Python exception type scipy raises in the same situation: `"ValueError"`,
+    /// `"TypeError"`, `"RuntimeError"`, or for [`DriverError::Filter`] the filter's own
+    /// exception type (from [`RuntimeError::exception`]).
+    pub fn python_type(&self) -> &'static str {
+        match self {
+            DriverError::UnsupportedDtype { complex: true, .. } => "TypeError",
+            DriverError::BadMode(_)
+            | DriverError::UnsupportedDtype { .. }
+            | DriverError::SequenceLength { .. }
+            | DriverError::FootprintRank { .. }
+            | DriverError::OutputShape { .. } => "RuntimeError",
+            DriverError::AxisOutOfRange { .. }
+            | DriverError::DuplicateAxes
+            | DriverError::InvalidOrigin { .. }
+            | DriverError::BadFootprint(_)
+            | DriverError::BadArray(_) => "ValueError",
+            DriverError::Filter { error, .. } => error.exception,
+            DriverError::Cancelled => "KeyboardInterrupt",
+        }
+    }
+
+    /// The filter's run-time error, for [`DriverError::Filter`].
+    pub fn runtime_error(&self) -> Option<&RuntimeError> {
+        match self {
+            DriverError::Filter { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DriverError::BadMode(_) => f.write_str("boundary mode not supported"),
+            DriverError::UnsupportedDtype { complex: true, .. } => f.write_str("Complex type not supported"),
+            DriverError::UnsupportedDtype { .. } => f.write_str("array type not supported"),
+            DriverError::AxisOutOfRange { axis, .. } => write!(f, "specified axis: {axis} is out of range"),
+            DriverError::DuplicateAxes => f.write_str("axes must be unique"),
+            DriverError::SequenceLength { .. } => f.write_str("sequence argument must have length equal to input rank"),
+            DriverError::FootprintRank { footprint_ndim, num_axes } => {
+                write!(f, "footprint.ndim ({footprint_ndim}) must match len(axes) ({num_axes})")
+            }
+            DriverError::InvalidOrigin { .. } => f.write_str("invalid origin"),
+            DriverError::OutputShape { .. } => f.write_str("output shape not correct"),
+            DriverError::BadFootprint(m) | DriverError::BadArray(m) => f.write_str(m),
+            DriverError::Filter { error, .. } => write!(f, "{error}"),
+            DriverError::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for DriverError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DriverError::Filter { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! Running a [`Plan`] over the pixels: chunks of lines, in parallel, in C order within a chunk.
+//!
+//! Each chunk is a run of consecutive pixels in C order (whole lines, or pieces of one long line).
+//! Its worker fills, per slot, the input values a line segment needs (converted to f64 and
+//! extended past the ends by the mode), then computes the segment one of three ways:
+//! - a row kernel reads them in place; for f64 input with contiguous rows it reads the input
+//!   itself in the interior, and small extended strips only near the two ends;
+//! - the C callback, or the interpreter, on a buffer gathered per pixel.
+//!
+//! A failing pixel ends its chunk. Chunks after the earliest failure known so far are skipped, and
+//! every chunk before it runs to its end, so the error reported is the one of the first failing
+//! pixel in C order, as in scipy's sequential loop.
+
+use super::array::{RawArray, RawArrayMut};
+use super::error::DriverError;
+use super::options::Progress;
+use super::plan::Plan;
+use crate::context::CallContext;
+use crate::error::RuntimeError;
+use crate::jit::kernel::RowKernel;
+use crate::Filter;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// How each output value is computed.
+pub(crate) enum Compute<'a> {
+    Kernel { kernel: &'a RowKernel, filter: &'a Filter },
+    Callback(&'a Filter),
+    Interpreter(&'a Filter),
+}
+
+pub(crate) struct Job<'a> {
+    pub plan: &'a Plan,
+    pub input: &'a RawArray,
+    pub output: &'a RawArrayMut,
+    pub compute: Compute<'a>,
+    pub progress: Option<&'a Progress>,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+// SAFETY: the job's arrays are raw memory the caller vouches for (`generic_filter_raw`'s contract);
+// the input is only read, and each chunk writes a disjoint set of output pixels (the caller has
+// checked that the output does not overlap the input). Filters and kernels are `Sync`.
+unsafe impl Sync for Job<'_> {}
+
+/// What the workers share.
+struct Shared {
+    /// The C-order index of the earliest failing pixel so far (`usize::MAX`: none).
+    first_fail: AtomicUsize,
+    failure: Mutex<Option<(usize, RuntimeError)>>,
+    done: AtomicUsize,
+    cancelled: AtomicBool,
+}
+
+/// Runs the job on `threads` threads (1: on the calling thread).
+pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
+    let plan = job.plan;
+    let total = plan.lines * plan.len;
+    if total == 0 {
+        return Ok(());
+    }
+    let chunks = chunks(plan, threads, job.progress.is_some());
+    let shared = Shared {
+        first_fail: AtomicUsize::new(usize::MAX),
+        failure: Mutex::new(None),
+        done: AtomicUsize::new(0),
+        cancelled: AtomicBool::new(false),
+    };
+    let direct = Direct::new(job);
+    if threads <= 1 || chunks.len() <= 1 {
+        let mut w = Worker::new(job);
+        for &c in &chunks {
+            w.chunk(job, &direct, &shared, c, total);
+        }
+    } else {
+        let body = || {
+            chunks.par_iter().for_each_init(|| Worker::new(job), |w, &c| w.chunk(job, &direct, &shared, c, total));
+        };
+        match pool(threads) {
+            Some(p) => p.install(body),
+            None => body(),
+        }
+    }
+    if shared.cancelled.load(Ordering::Relaxed) {
+        return Err(DriverError::Cancelled);
+    }
+    let failure = shared.failure.into_inner().unwrap_or_else(|p| p.into_inner());
+    match failure {
+        Some((pixel, error)) => {
+            let mut position = vec![0; plan.shape.len()];
+            let mut p = pixel;
+            for d in (0..position.len()).rev() {
+                position[d] = p % plan.shape[d];
+                p /= plan.shape[d];
+            }
+            Err(DriverError::Filter { error, position })
+        }
+        None => Ok(()),
+    }
+}
+
+/// The worker count `threads` asks for: all cores for `None` (or 0).
+pub(crate) fn thread_count(threads: Option<usize>) -> usize {
+    match threads {
+        None | Some(0) => rayon::current_num_threads(),
+        Some(n) => n,
+    }
+}
+
+/// A pool of `n` threads: `None` for the global pool when it has that many, else one kept for
+/// later runs with the same count.
+fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
+    if rayon::current_thread_index().is_none() && n == rayon::current_num_threads() {
+        return None;
+    }
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = pools.get(&n) {
+        return Some(p.clone());
+    }
+    let p = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("ndjit-{i}")).build().ok()?);
+    pools.insert(n, p.clone());
+    Some(p)
+}
+
+/// Splits the pixels into chunks `[p0, p1)` in C order: whole lines when lines are short, pieces
+/// of a line when there are few long ones; about 16 per thread (at least 100 with a progress
+/// report) and at least 4096 pixels each.
+fn chunks(plan: &Plan, threads: usize, progress: bool) -> Vec<(usize, usize)> {
+    let total = plan.lines * plan.len;
+    let wanted = if progress { (threads * 16).max(100) } else if threads > 1 { threads * 16 } else { 1 };
+    let size = (total / wanted).max(4096);
+    let mut out = Vec::new();
+    if size >= plan.len {
+        let lines = size / plan.len;
+        let mut l = 0;
+        while l < plan.lines {
+            let e = (l + lines).min(plan.lines);
+            out.push((l * plan.len, e * plan.len));
+            l = e;
+        }
+    } else {
+        for l in 0..plan.lines {
+            let mut a = 0;
+            while a < plan.len {
+                let b = (a + size).min(plan.len);
+                out.push((l * plan.len + a, l * plan.len + b));
+                a = b;
+            }
+        }
+    }
+    out
+}
+
+/// Whether the row kernel may read the input, and write the output, in place.
+struct Direct {
+    input: bool,
+    output: bool,
+    /// A line of `cval`, read in place of a line outside the input.
+    cval_line: Vec<f64>,
+}
+
+impl Direct {
+    fn new(job: &Job) -> Direct {
+        let f64_rows = |ptr: usize, dtype: super::Dtype, strides: &[isize]| {
+            dtype == super::Dtype::F64 && strides.last() == Some(&8) && ptr % 8 == 0 && strides.iter().all(|s| s % 8 == 0)
+        };
+        let kernel = matches!(job.compute, Compute::Kernel { .. });
+        let input = kernel && f64_rows(job.input.ptr as usize, job.input.dtype, &job.input.strides);
+        let output = kernel && f64_rows(job.output.ptr as usize, job.output.dtype, &job.output.strides);
+        let cval_line = if input { vec![job.plan.cval; job.plan.len] } else { Vec::new() };
+        Direct { input, output, cval_line }
+    }
+}
+
+/// A worker's scratch state, reused across the chunks it runs.
+struct Worker {
+    /// A context of the filter's own: failures on other threads do not stop this one's calls.
+    ctx: Option<Arc<CallContext>>,
+    idx: Vec<usize>,
+    srcs: Vec<Option<isize>>,
+    rows: Vec<*const f64>,
+    cache: LineCache,
+    strips: Vec<Vec<f64>>,
+    out_row: Vec<f64>,
+    buf: Vec<f64>,
+    /// Per tap, its slot and column shift.
+    taps: Vec<(u32, i64)>,
+}
+
+// SAFETY: the raw row pointers are scratch, rewritten before each use.
+unsafe impl Send for Worker {}
+
+impl Worker {
+    fn new(job: &Job) -> Worker {
+        let filter = match job.compute {
+            Compute::Kernel { filter, .. } | Compute::Callback(filter) => Some(filter),
+            Compute::Interpreter(_) => None,
+        };
+        let slots = job.plan.slots.len();
+        Worker {
+            ctx: filter.map(|f| f.new_context()),
+            idx: vec![0; job.plan.shape.len()],
+            srcs: Vec::with_capacity(slots),
+            rows: vec![std::ptr::null(); slots],
+            cache: LineCache::new(2 * slots + 2),
+            strips: vec![Vec::new(); slots],
+            out_row: Vec::new(),
+            buf: vec![0.0; job.plan.tap_slot.len()],
+            taps: job.plan.tap_slot.iter().copied().zip(job.plan.tap_col.iter().copied()).collect(),
+        }
+    }
+
+    /// Computes pixels `p0..p1`.
+    fn chunk(&mut self, job: &Job, direct: &Direct, shared: &Shared, (p0, p1): (usize, usize), total: usize) {
+        let len = job.plan.len;
+        let mut p = p0;
+        while p < p1 {
+            if p > shared.first_fail.load(Ordering::Relaxed) || shared.cancelled.load(Ordering::Relaxed) {
+                return;
+            }
+            if job.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                shared.cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
+            let (line, a) = (p / len, p % len);
+            let b = len.min(a + (p1 - p));
+            if let Err((pixel, error)) = self.segment(job, direct, line, a, b) {
+                let pixel = line * len + pixel;
+                let mut slot = shared.failure.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_none_or(|(q, _)| pixel < *q) {
+                    *slot = Some((pixel, error));
+                    shared.first_fail.fetch_min(pixel, Ordering::Relaxed);
+                }
+                return;
+            }
+            p += b - a;
+        }
+        if let Some(report) = job.progress {
+            let done = shared.done.fetch_add(p1 - p0, Ordering::Relaxed) + (p1 - p0);
+            report(done, total);
+        }
+    }
+
+    /// Computes columns `a..b` of line `line`; on failure, the failing column and the error.
+    fn segment(&mut self, job: &Job, direct: &Direct, line: usize, a: usize, b: usize) -> Result<(), (usize, RuntimeError)> {
+        let plan = job.plan;
+        let last = plan.shape.len() - 1;
+        plan.line_index(line, &mut self.idx[..last]);
+        plan.sources(&self.idx[..last], &job.input.strides, &mut self.srcs);
+        let out = &job.output;
+        let ostride = out.strides[last];
+        let mut out_line = out.ptr;
+        for d in 0..last {
+            out_line = out_line.wrapping_offset(self.idx[d] as isize * out.strides[d]);
+        }
+        let out_at = out_line.wrapping_offset(a as isize * ostride);
+        if self.out_row.len() < b - a {
+            self.out_row.resize(b - a, 0.0);
+        }
+        // Where the f64 results go: the output itself, or the row buffer cast afterwards.
+        let dst: *mut f64 = if direct.output { out_at as *mut f64 } else { self.out_row.as_mut_ptr() };
+        let result = match job.compute {
+            Compute::Kernel { kernel, .. } if direct.input => self.kernel_direct(job, direct, kernel, a, b, dst),
+            Compute::Kernel { kernel, .. } => {
+                self.extend(job, a, b);
+                self.kernel_call(kernel, b - a, dst).map_err(|(j, e)| (a + j, e))
+            }
+            Compute::Callback(filter) => {
+                self.extend(job, a, b);
+                self.callback(filter, a, b, dst)
+            }
+            Compute::Interpreter(filter) => {
+                self.extend(job, a, b);
+                self.interpret(filter, a, b, dst)
+            }
+        };
+        if !direct.output {
+            let n = match &result {
+                Ok(()) => b - a,
+                // scipy has written the pixels before the failing one.
+                Err((j, _)) => j - a,
+            };
+            // SAFETY: the output row segment is valid (the caller's contract).
+            unsafe { out.dtype.write_line(out_at, ostride, &self.out_row[..n]) };
+        }
+        result
+    }
+
+    /// Fills the extended input values of columns `a..b` for every slot (from the cache) and points
+    /// `rows` at column `a` of each.
+    fn extend(&mut self, job: &Job, a: usize, b: usize) {
+        let plan = job.plan;
+        let col0 = a as i64 + plan.cmin;
+        let n = (b - a) + (plan.cmax - plan.cmin) as usize;
+        self.cache.stamp += 1;
+        for s in 0..plan.slots.len() {
+            let key = (self.srcs[s], col0, n);
+            let line = self.cache.get(key, |buf| unsafe { plan.fill(job.input, key.0, col0, buf) });
+            // Column `a` is `-cmin` elements into the extended values.
+            self.rows[s] = unsafe { line.add((-plan.cmin) as usize) };
+        }
+    }
+
+    /// The kernel on `n` pixels from the current `rows`, writing `dst[0..n]`.
+    fn kernel_call(&mut self, kernel: &RowKernel, n: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+        if n == 0 {
+            return Ok(());
+        }
+        let ctx = self.ctx.as_ref().expect("kernel workers have a context");
+        // SAFETY: `rows` point at column 0 of this call in buffers (or input lines) that hold
+        // every column a tap reaches; `dst` has room for `n` values.
+        let done = unsafe { (kernel.entry())(self.rows.as_ptr(), n as isize, dst, ctx.user_data()) };
+        if done as usize == n {
+            return Ok(());
+        }
+        let error = ctx.failure().unwrap_or_else(|| ctx.filter().describe(None));
+        ctx.reset();
+        Err((done as usize, error))
+    }
+
+    /// The kernel on f64 input read in place: interior columns straight from the input lines,
+    /// the columns near the ends from extended strips.
+    fn kernel_direct(&mut self, job: &Job, direct: &Direct, kernel: &RowKernel, a: usize, b: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+        let plan = job.plan;
+        let (jl, jr) = plan.interior();
+        let pieces = [(a, b.min(jl)), (a.max(jl), b.min(jr)), (a.max(jr), b)];
+        for (k, &(c0, c1)) in pieces.iter().enumerate() {
+            if c0 >= c1 {
+                continue;
+            }
+            let base = job.input.ptr;
+            for s in 0..plan.slots.len() {
+                self.rows[s] = if k == 1 {
+                    match self.srcs[s] {
+                        Some(off) => base.wrapping_offset(off + 8 * c0 as isize) as *const f64,
+                        None => unsafe { direct.cval_line.as_ptr().add(c0) },
+                    }
+                } else {
+                    let col0 = c0 as i64 + plan.cmin;
+                    let strip = &mut self.strips[s];
+                    strip.resize((c1 - c0) + (plan.cmax - plan.cmin) as usize, 0.0);
+                    unsafe { plan.fill(job.input, self.srcs[s], col0, strip) };
+                    unsafe { strip.as_ptr().add((-plan.cmin) as usize) }
+                };
+            }
+            let out = unsafe { dst.add(c0 - a) };
+            self.kernel_call(kernel, c1 - c0, out).map_err(|(j, e)| (c0 + j, e))?;
+        }
+        Ok(())
+    }
+
+    /// The C callback on each pixel of `a..b`, its neighbourhood gathered from `rows`.
+    fn callback(&mut self, filter: &Filter, a: usize, b: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+        let ctx = self.ctx.clone().expect("callback workers have a context");
+        let (cb, ud) = (filter.callback(), ctx.user_data());
+        let n = self.buf.len();
+        for j in 0..b - a {
+            self.gather(j);
+            let mut v = 0.0;
+            // SAFETY: the buffer holds `n` doubles; the context is the filter's.
+            let ok = unsafe { cb(self.buf.as_mut_ptr(), n as isize, &mut v, ud) };
+            if ok != 1 {
+                let error = ctx.failure().unwrap_or_else(|| filter.describe(None));
+                ctx.reset();
+                return Err((a + j, error));
+            }
+            unsafe { *dst.add(j) = v };
+        }
+        Ok(())
+    }
+
+    /// The interpreter on each pixel of `a..b`.
+    fn interpret(&mut self, filter: &Filter, a: usize, b: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+        for j in 0..b - a {
+            self.gather(j);
+            let v = filter.interpret(&self.buf).map_err(|e| (a + j, e))?;
+            unsafe { *dst.add(j) = v };
+        }
+        Ok(())
+    }
+
+    /// `buf[k]` = tap `k` of the `j`-th pixel of the segment.
+    #[inline]
+    fn gather(&mut self, j: usize) {
+        for (k, &(s, c)) in self.taps.iter().enumerate() {
+            // SAFETY: row `s` holds every column `j + c` of the segment.
+            self.buf[k] = unsafe { *self.rows[s as usize].offset(j as isize + c as isize) };
+        }
+    }
+}
+
+/// Extended input lines, converted to f64, kept while they may be reused by the next lines.
+struct LineCache {
+    entries: Vec<Entry>,
+    cap: usize,
+    /// The current segment's stamp: entries with it are in use and never evicted.
+    stamp: u64,
+}
+
+struct Entry {
+    key: (Option<isize>, i64, usize),
+    data: Vec<f64>,
+    used: u64,
+}
+
+impl LineCache {
+    fn new(cap: usize) -> LineCache {
+        LineCache { entries: Vec::new(), cap, stamp: 0 }
+    }
+
+    /// The values for `key`, computed by `fill` on a miss.
+    fn get(&mut self, key: (Option<isize>, i64, usize), fill: impl FnOnce(&mut [f64])) -> *const f64 {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
+            e.used = self.stamp;
+            return e.data.as_ptr();
+        }
+        let i = if self.entries.len() < self.cap {
+            self.entries.push(Entry { key, data: Vec::new(), used: 0 });
+            self.entries.len() - 1
+        } else {
+            // The least recently used entry not used by the current line (there is one: the
+            // capacity exceeds the number of slots).
+            let (i, _) = self.entries.iter().enumerate().filter(|(_, e)| e.used != self.stamp).min_by_key(|(_, e)| e.used).expect("cache capacity exceeds the slots");
+            i
+        };
+        let e = &mut self.entries[i];
+        e.key = key;
+        e.used = self.stamp;
+        e.data.resize(key.2, 0.0);
+        fill(&mut e.data);
+        e.data.as_ptr()
+    }
+}

@@ -1,0 +1,115 @@
+//! Footprints: which neighbours of a pixel the filter sees.
+
+use super::error::DriverError;
+
+/// A boolean mask over a box of neighbours (scipy's `footprint=`), row-major. The filter's buffer
+/// holds the neighbours under the `true` entries, in row-major order, so its length is
+/// [`Footprint::count`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Footprint {
+    shape: Vec<usize>,
+    mask: Vec<bool>,
+    /// Made by [`Footprint::from_size`]: scipy's `size=`, whose length errors differ from a
+    /// footprint's.
+    from_size: bool,
+}
+
+impl Footprint {
+    /// The all-true box of scipy's `size=`: one size per filtered axis (a scalar `size` is the
+    /// same value repeated). A size of 0 makes scipy fail later with its footprint-rank error.
+    pub fn from_size(size: &[usize]) -> Footprint {
+        Footprint { shape: size.to_vec(), mask: vec![true; size.iter().product()], from_size: true }
+    }
+
+    /// A footprint of the given shape and row-major mask.
+    pub fn new(shape: Vec<usize>, mask: Vec<bool>) -> Result<Footprint, DriverError> {
+        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if n != Some(mask.len()) {
+            return Err(DriverError::BadFootprint(format!(
+                "a footprint of shape {shape:?} needs {} mask entries, not {}",
+                n.map_or("too many".to_string(), |n| n.to_string()),
+                mask.len()
+            )));
+        }
+        Ok(Footprint { shape, mask, from_size: false })
+    }
+
+    /// The footprint whose entry at each index (row-major over `shape`) is `f(index)`.
+    pub fn from_fn(shape: &[usize], mut f: impl FnMut(&[usize]) -> bool) -> Footprint {
+        let n: usize = shape.iter().product();
+        let mut mask = Vec::with_capacity(n);
+        let mut idx = vec![0usize; shape.len()];
+        for _ in 0..n {
+            mask.push(f(&idx));
+            for d in (0..shape.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Footprint { shape: shape.to_vec(), mask, from_size: false }
+    }
+
+    /// A 2-D disk of the given radius: the `(2r+1)²` box entries with `dy² + dx² <= r²`.
+    pub fn disk(radius: usize) -> Footprint {
+        let r = radius as i64;
+        let n = 2 * radius + 1;
+        Footprint::from_fn(&[n, n], |i| {
+            let (dy, dx) = (i[0] as i64 - r, i[1] as i64 - r);
+            dy * dy + dx * dx <= r * r
+        })
+    }
+
+    /// An `ndim`-dimensional cross whose arms reach `radius` pixels from the centre: the entries
+    /// of the `(2r+1)^ndim` box with at most one non-zero offset. `cross(2, 1)` is scipy's
+    /// `generate_binary_structure(2, 1)`.
+    pub fn cross(ndim: usize, radius: usize) -> Footprint {
+        let n = 2 * radius + 1;
+        Footprint::from_fn(&vec![n; ndim], |i| i.iter().filter(|&&c| c != radius).count() <= 1)
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The row-major mask.
+    pub fn mask(&self) -> &[bool] {
+        &self.mask
+    }
+
+    /// The number of `true` entries: the filter's `filter_size`.
+    pub fn count(&self) -> usize {
+        self.mask.iter().filter(|&&b| b).count()
+    }
+
+    /// Whether this footprint came from [`Footprint::from_size`].
+    pub fn is_from_size(&self) -> bool {
+        self.from_size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_counts() {
+        assert_eq!(Footprint::from_size(&[3, 5]).count(), 15);
+        assert_eq!(Footprint::from_size(&[]).count(), 1);
+        assert_eq!(Footprint::from_size(&[0, 3]).count(), 0);
+        assert_eq!(Footprint::cross(2, 1).mask(), &[false, true, false, true, true, true, false, true, false]);
+        assert_eq!(Footprint::cross(3, 1).count(), 7);
+        assert_eq!(Footprint::cross(2, 2).count(), 9);
+        assert_eq!(Footprint::disk(1).count(), 5);
+        assert_eq!(Footprint::disk(3).count(), 29);
+        assert!(Footprint::new(vec![2, 2], vec![true; 3]).is_err());
+        assert_eq!(Footprint::new(vec![2, 2], vec![true; 3]).unwrap_err().python_type(), "ValueError");
+        assert!(Footprint::new(vec![], vec![true]).is_ok());
+    }
+}

@@ -1,0 +1,113 @@
+//! The native n-d driver: `scipy.ndimage.generic_filter` semantics, multithreaded, with the
+//! filter fused into its inner loop.
+//!
+//! scipy's `generic_filter` holds the GIL for its whole loop, converts every neighbour through a
+//! per-element type switch and calls the callback through a pointer. Here the filter and the
+//! footprint are known before the loop starts, so:
+//! - the filter is specialised to the footprint's size ([`crate::Filter::specialize`]), which
+//!   unrolls its reductions and turns medians into sorting networks;
+//! - a *row kernel* is compiled from that same IR ([`crate::jit::kernel`]): per output line it
+//!   reads each neighbour directly from the input rows at a fixed offset, with no gather and no
+//!   call per pixel;
+//! - lines are spread over threads (rayon); the input is converted to f64 a line at a time, and
+//!   only near the edges are values taken from the boundary mode.
+//!
+//! The result equals `scipy.ndimage.generic_filter(input, <ndjit's callable>, ...)` bit for bit:
+//! the same footprint, size, origin and axes rules and errors ([`Options`]), the same boundary
+//! modes ([`Mode`]), the same conversion of every input dtype to double and the same C cast back
+//! ([`Dtype`]), the same buffer order (row-major over the footprint, `true` entries only), and the
+//! error of the first failing pixel in C order.
+//!
+//! Entry points: [`generic_filter_raw`] on dtype-erased arrays (for the Python package and the C
+//! ABI), [`generic_filter`] / [`generic_filter_into`] on `ndarray` views.
+
+mod array;
+mod cache;
+mod dtype;
+mod error;
+mod exec;
+mod footprint;
+mod mode;
+mod options;
+mod plan;
+mod sequential;
+mod typed;
+
+pub use array::{c_strides, RawArray, RawArrayMut};
+pub use dtype::Dtype;
+pub use error::DriverError;
+pub use footprint::Footprint;
+pub use mode::Mode;
+pub use options::{Engine, Options, Progress};
+pub use typed::{generic_filter, generic_filter_into, Element};
+
+use crate::jit::kernel::Taps;
+use crate::Filter;
+use exec::{Compute, Job};
+use options::Geometry;
+use plan::Plan;
+
+/// `scipy.ndimage.generic_filter(input, filter, output=output, ...)` on dtype-erased arrays.
+///
+/// Validates `opts` against the input as scipy does (its errors, in its order: see
+/// [`DriverError`]), checks that `output` has the input's shape, then fills `output`. An empty
+/// input calls nothing. When `output` overlaps `input`, scipy's sequential in-place behaviour is
+/// reproduced ([`Engine::Sequential`]); otherwise the work runs on `opts.threads` threads.
+///
+/// # Safety
+/// `input` must describe memory valid for reading, and `output` memory valid for writing, at every
+/// element its shape and strides reach, of its dtype, for the duration of the call.
+pub unsafe fn generic_filter_raw(input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
+    input.check("input")?;
+    output.check("output")?;
+    let geom = Geometry::resolve(&input.shape, opts)?;
+    if output.shape != input.shape {
+        return Err(DriverError::OutputShape { input: input.shape.clone(), output: output.shape.clone() });
+    }
+    if input.is_empty() {
+        return Ok(());
+    }
+    // A 0-d array is one pixel on an axis of length 1.
+    let zero_d = input.shape.is_empty();
+    let (input, output) = if zero_d {
+        (
+            RawArray { shape: vec![1], strides: vec![0], ..input.clone() },
+            RawArrayMut { shape: vec![1], strides: vec![0], ..output.clone() },
+        )
+    } else {
+        (input.clone(), output.clone())
+    };
+    let n = geom.taps.len();
+    // The filter compiled for this footprint's size; the general one if that fails to compile
+    // (it then fails the same way at run time, where scipy would).
+    let spec = cache::specialised(filter, n).unwrap_or_else(|| filter.clone());
+    let result = run(&geom, &input, &output, &spec, opts);
+    match result {
+        Err(DriverError::Filter { error, .. }) if zero_d => Err(DriverError::Filter { error, position: Vec::new() }),
+        r => r,
+    }
+}
+
+fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
+    let cancel = opts.cancel.as_deref();
+    let overlap = array::overlaps(input.extent(), output.extent());
+    if overlap || opts.engine == Engine::Sequential {
+        let interpret = opts.engine == Engine::Interpreter;
+        return sequential::run(geom, opts.mode, opts.cval, input, output, filter, interpret, cancel);
+    }
+    let plan = Plan::new(geom, opts.mode, opts.cval);
+    let kernel = match (opts.engine, filter.specialized_ir()) {
+        (Engine::Auto, Some(_)) => {
+            let taps = Taps { slot: plan.tap_slot.clone(), col: plan.tap_col.clone(), slots: plan.slots.len() };
+            cache::kernel(filter, &taps)
+        }
+        _ => None,
+    };
+    let compute = match (&kernel, opts.engine) {
+        (Some(kernel), _) => Compute::Kernel { kernel, filter },
+        (None, Engine::Interpreter) => Compute::Interpreter(filter),
+        (None, _) => Compute::Callback(filter),
+    };
+    let job = Job { plan: &plan, input, output, compute, progress: opts.progress.as_ref(), cancel };
+    exec::run(&job, exec::thread_count(opts.threads))
+}

@@ -1,0 +1,276 @@
+//! The arguments of a filter run, and their validation into a [`Geometry`] in scipy's order.
+
+use super::error::DriverError;
+use super::footprint::Footprint;
+use super::mode::Mode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Told `(pixels done, pixels in all)` as the work progresses, from the worker threads.
+pub type Progress = Arc<dyn Fn(usize, usize) + Send + Sync>;
+
+/// How the neighbourhoods reach the filter. Every engine gives the same result, bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// The fastest available: a fused row kernel that reads the neighbours straight from the
+    /// input rows (see [`crate::jit::kernel`]), falling back to [`Engine::Callback`] when the
+    /// filter has no specialised version.
+    #[default]
+    Auto,
+    /// Gathers each neighbourhood into a buffer and calls the compiled C callback, in parallel.
+    Callback,
+    /// Gathers each neighbourhood and runs the reference interpreter (for debugging).
+    Interpreter,
+    /// scipy's own loop: one thread, pixels in C order, each neighbourhood read from the input
+    /// memory when its pixel is computed, each result written at once. Used automatically when
+    /// the output overlaps the input, where it reproduces scipy's in-place result.
+    Sequential,
+}
+
+/// Everything `generic_filter` takes besides the arrays and the function.
+#[derive(Clone)]
+pub struct Options {
+    /// `size=` ([`Footprint::from_size`]) or `footprint=`: one dimension per filtered axis.
+    pub footprint: Footprint,
+    pub mode: Mode,
+    /// The value outside the input for [`Mode::Constant`] and [`Mode::GridConstant`].
+    pub cval: f64,
+    /// Per filtered axis (in the order of `axes`), or empty for all zeros. A scalar origin is
+    /// the same value repeated.
+    pub origin: Vec<isize>,
+    /// The axes to filter (default: all). Footprint dimensions apply to these axes in increasing
+    /// order, origins in the order given, as in scipy.
+    pub axes: Option<Vec<usize>>,
+    /// Worker threads; `None` uses all cores.
+    pub threads: Option<usize>,
+    /// Progress reports, e.g. for a progress bar.
+    pub progress: Option<Progress>,
+    /// Set it (from any thread) to stop the run with [`DriverError::Cancelled`].
+    pub cancel: Option<Arc<AtomicBool>>,
+    pub engine: Engine,
+}
+
+impl Options {
+    /// The defaults of scipy's `generic_filter` for this footprint: `mode='reflect'`,
+    /// `cval=0.0`, `origin=0`, all axes, all cores.
+    pub fn new(footprint: Footprint) -> Options {
+        Options {
+            footprint,
+            mode: Mode::Reflect,
+            cval: 0.0,
+            origin: Vec::new(),
+            axes: None,
+            threads: None,
+            progress: None,
+            cancel: None,
+            engine: Engine::Auto,
+        }
+    }
+
+    /// `Options::new(Footprint::from_size(size))`.
+    pub fn size(size: &[usize]) -> Options {
+        Options::new(Footprint::from_size(size))
+    }
+
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn cval(mut self, cval: f64) -> Self {
+        self.cval = cval;
+        self
+    }
+
+    pub fn origin(mut self, origin: &[isize]) -> Self {
+        self.origin = origin.to_vec();
+        self
+    }
+
+    pub fn axes(mut self, axes: &[usize]) -> Self {
+        self.axes = Some(axes.to_vec());
+        self
+    }
+
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    pub fn engine(mut self, engine: Engine) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    pub fn progress(mut self, f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("footprint", &self.footprint)
+            .field("mode", &self.mode)
+            .field("cval", &self.cval)
+            .field("origin", &self.origin)
+            .field("axes", &self.axes)
+            .field("threads", &self.threads)
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The footprint and origins over every axis of the input, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Geometry {
+    /// The input's shape; a 0-d input is treated as shape `[1]`.
+    pub shape: Vec<usize>,
+    /// The footprint's shape over all axes (1 on the axes not filtered).
+    pub fshape: Vec<usize>,
+    /// Per tap, in buffer order (row-major over the footprint, `true` entries only): the offset of
+    /// the neighbour from the pixel along each axis.
+    pub taps: Vec<Vec<i64>>,
+}
+
+impl Geometry {
+    /// Validates `opts` for an input of this shape, raising scipy's errors in scipy's order:
+    /// axes, size length, footprint rank, origin length, empty footprint dimensions, origins.
+    pub fn resolve(shape: &[usize], opts: &Options) -> Result<Geometry, DriverError> {
+        let ndim = shape.len();
+        let axes: Vec<usize> = match &opts.axes {
+            None => (0..ndim).collect(),
+            Some(axes) => {
+                if let Some(&axis) = axes.iter().find(|&&a| a >= ndim) {
+                    return Err(DriverError::AxisOutOfRange { axis, ndim });
+                }
+                let mut sorted = axes.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                if sorted.len() != axes.len() {
+                    return Err(DriverError::DuplicateAxes);
+                }
+                axes.clone()
+            }
+        };
+        let num_axes = axes.len();
+        let fp = &opts.footprint;
+        if fp.is_from_size() && fp.ndim() != num_axes {
+            return Err(DriverError::SequenceLength { what: "size", len: fp.ndim(), expected: num_axes });
+        }
+        // The footprint's dimensions go to the filtered axes in increasing order.
+        let fshape: Vec<usize> = if num_axes < ndim {
+            if fp.ndim() != num_axes {
+                return Err(DriverError::FootprintRank { footprint_ndim: fp.ndim(), num_axes });
+            }
+            let mut sorted = axes.clone();
+            sorted.sort_unstable();
+            let mut fshape = vec![1; ndim];
+            for (k, &ax) in sorted.iter().enumerate() {
+                fshape[ax] = fp.shape()[k];
+            }
+            fshape
+        } else {
+            fp.shape().to_vec()
+        };
+        // Origins go to the axes in the order given (all axes: in axis order).
+        let origin: Vec<isize> = match opts.origin.len() {
+            0 => vec![0; num_axes],
+            n if n == num_axes => opts.origin.clone(),
+            n => return Err(DriverError::SequenceLength { what: "origin", len: n, expected: num_axes }),
+        };
+        let origins: Vec<isize> = if num_axes < ndim {
+            let mut full = vec![0; ndim];
+            for (k, &ax) in axes.iter().enumerate() {
+                full[ax] = origin[k];
+            }
+            full
+        } else {
+            origin
+        };
+        if fshape.iter().filter(|&&s| s > 0).count() != ndim {
+            return Err(DriverError::FootprintRank { footprint_ndim: fshape.len(), num_axes });
+        }
+        for (axis, (&o, &n)) in origins.iter().zip(&fshape).enumerate() {
+            let c = (n / 2) as i64 + o as i64;
+            if c < 0 || c >= n as i64 {
+                return Err(DriverError::InvalidOrigin { axis, origin: o, size: n });
+            }
+        }
+        // A 0-d input is a single pixel: one axis of length 1 with a footprint of size 1.
+        let (shape, fshape, origins) =
+            if ndim == 0 { (vec![1], vec![1], vec![0]) } else { (shape.to_vec(), fshape, origins) };
+        let centre: Vec<i64> = fshape.iter().zip(&origins).map(|(&n, &o)| (n / 2) as i64 + o as i64).collect();
+        let mut taps = Vec::new();
+        let mut idx = vec![0usize; fshape.len()];
+        for &on in fp.mask() {
+            if on {
+                taps.push(idx.iter().zip(&centre).map(|(&i, &c)| i as i64 - c).collect());
+            }
+            for d in (0..fshape.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < fshape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(Geometry { shape, fshape, taps })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(shape: &[usize], o: Options) -> String {
+        let e = Geometry::resolve(shape, &o).unwrap_err();
+        format!("{}: {e}", e.python_type())
+    }
+
+    #[test]
+    fn scipy_errors_in_scipy_order() {
+        assert_eq!(err(&[3, 4], Options::size(&[3]).axes(&[2])), "ValueError: specified axis: 2 is out of range");
+        assert_eq!(err(&[3, 4], Options::size(&[3, 3]).axes(&[1, 1])), "ValueError: axes must be unique");
+        assert_eq!(
+            err(&[3, 4], Options::size(&[3, 3, 3])),
+            "RuntimeError: sequence argument must have length equal to input rank"
+        );
+        assert_eq!(
+            err(&[3, 4], Options::new(Footprint::from_fn(&[3], |_| true))),
+            "RuntimeError: footprint.ndim (1) must match len(axes) (2)"
+        );
+        assert_eq!(
+            err(&[3, 4], Options::new(Footprint::from_fn(&[3, 3], |_| true)).axes(&[1])),
+            "RuntimeError: footprint.ndim (2) must match len(axes) (1)"
+        );
+        assert_eq!(err(&[3, 4], Options::size(&[0, 3])), "RuntimeError: footprint.ndim (2) must match len(axes) (2)");
+        assert_eq!(
+            err(&[3, 4], Options::size(&[3, 3]).origin(&[0, 0, 0])),
+            "RuntimeError: sequence argument must have length equal to input rank"
+        );
+        assert_eq!(err(&[3, 4], Options::size(&[3, 3]).origin(&[2, 0])), "ValueError: invalid origin");
+        assert_eq!(err(&[3, 4], Options::size(&[3, 3]).origin(&[0, -2])), "ValueError: invalid origin");
+        assert_eq!(err(&[], Options::new(Footprint::from_fn(&[1], |_| true))), "RuntimeError: footprint.ndim (1) must match len(axes) (0)");
+    }
+
+    #[test]
+    fn taps_follow_the_footprint_axes_and_origins() {
+        // 2x3x4 input, size (1, 3) over axes (2, 1), origin (1, 0): the size-3 dimension goes to
+        // axis 2 (the larger of the two axes) and origin 1 to axis 2 as well.
+        let g = Geometry::resolve(&[2, 3, 4], &Options::size(&[1, 3]).axes(&[2, 1]).origin(&[1, 0])).unwrap();
+        assert_eq!(g.fshape, vec![1, 1, 3]);
+        assert_eq!(g.taps, vec![vec![0, 0, -2], vec![0, 0, -1], vec![0, 0, 0]]);
+        // Even sizes centre at n // 2.
+        let g = Geometry::resolve(&[5], &Options::size(&[2])).unwrap();
+        assert_eq!(g.taps, vec![vec![-1], vec![0]]);
+        let g = Geometry::resolve(&[5], &Options::size(&[2]).origin(&[-1])).unwrap();
+        assert_eq!(g.taps, vec![vec![0], vec![1]]);
+        // 0-d input: one tap at offset 0 on a unit axis.
+        let g = Geometry::resolve(&[], &Options::size(&[])).unwrap();
+        assert_eq!((g.shape, g.taps), (vec![1], vec![vec![0]]));
+        let g = Geometry::resolve(&[4, 4], &Options::new(Footprint::from_fn(&[3, 3], |_| false))).unwrap();
+        assert!(g.taps.is_empty());
+    }
+}

@@ -1,0 +1,83 @@
+//! scipy's own loop (`NI_GenericFilter`), for when the output overlaps the input.
+//!
+//! scipy visits the pixels in C order on one thread, reads each neighbourhood from the input's
+//! memory when it gets to the pixel, and writes the result at once. When `output` shares memory
+//! with `input` (`generic_filter(a, f, output=a)`), later pixels therefore see the results written
+//! before them. This reproduces that, and is otherwise just a slow, simple engine.
+
+use super::array::{RawArray, RawArrayMut};
+use super::error::DriverError;
+use super::mode::Mode;
+use super::options::Geometry;
+use crate::Filter;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How each value is computed: the C callback, or the interpreter.
+pub(crate) fn run(
+    geom: &Geometry,
+    mode: Mode,
+    cval: f64,
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    interpret: bool,
+    cancel: Option<&AtomicBool>,
+) -> Result<(), DriverError> {
+    let shape = &geom.shape;
+    let total: usize = shape.iter().product();
+    let mode = mode.in_filter();
+    let ctx = filter.new_context();
+    let (cb, ud) = (filter.callback(), ctx.user_data());
+    let mut buf = vec![0.0; geom.taps.len()];
+    let mut idx = vec![0usize; shape.len()];
+    for p in 0..total {
+        if p % 4096 == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(DriverError::Cancelled);
+        }
+        'taps: for (k, t) in geom.taps.iter().enumerate() {
+            let mut at = input.ptr;
+            for d in 0..shape.len() {
+                match mode.map(idx[d] as i64 + t[d], shape[d] as i64) {
+                    Some(i) => at = at.wrapping_offset(i as isize * input.strides[d]),
+                    None => {
+                        buf[k] = cval;
+                        continue 'taps;
+                    }
+                }
+            }
+            // SAFETY: an element of the input (the caller's contract).
+            buf[k] = unsafe { input.dtype.read(at) };
+        }
+        let result = if interpret {
+            filter.interpret(&buf)
+        } else {
+            let mut v = 0.0;
+            // SAFETY: the buffer holds `taps.len()` doubles; the context is the filter's.
+            let ok = unsafe { cb(buf.as_mut_ptr(), buf.len() as isize, &mut v, ud) };
+            if ok == 1 {
+                Ok(v)
+            } else {
+                Err(ctx.failure().unwrap_or_else(|| filter.describe(None)))
+            }
+        };
+        match result {
+            Ok(v) => {
+                let mut at = output.ptr;
+                for d in 0..shape.len() {
+                    at = at.wrapping_offset(idx[d] as isize * output.strides[d]);
+                }
+                // SAFETY: an element of the output (the caller's contract).
+                unsafe { output.dtype.write(at, v) };
+            }
+            Err(error) => return Err(DriverError::Filter { error, position: idx }),
+        }
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Ok(())
+}
