@@ -51,7 +51,8 @@ fn grey_and_rgb_pngs_are_filtered_per_channel() {
     // 8-bit RGB: each channel on its own (axes 0 and 1), with a disk and a constant border.
     let rgb: Vec<u8> = pixels(h, w, 3, 255).into_iter().map(|v| v as u8).collect();
     image::RgbImage::from_raw(w as u32, h as u32, rgb.clone()).unwrap().save(d.join("c.png")).unwrap();
-    let args = ["filter", s(&d.join("c.png")), s(&d.join("c_out.png")), "-e", "max(x) - min(x)", "--footprint", "disk:2", "--mode", "constant", "--cval", "9", "-j", "2"];
+    let (c_in, c_out) = (d.join("c.png"), d.join("c_out.png"));
+    let args = ["filter", s(&c_in), s(&c_out), "-e", "max(x) - min(x)", "--footprint", "disk:2", "--mode", "constant", "--cval", "9", "-j", "2"];
     let o = ndjit(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = image::open(d.join("c_out.png")).unwrap();
@@ -159,6 +160,7 @@ fn bad_input_gives_clear_errors_and_no_output() {
     let e = stderr(&o);
     assert!(e.contains("undefined_name") && e.contains('^'), "{e}");
     // Bad options.
+    let ok = d.join("ok.png");
     for args in [
         vec!["--size", "3", "--mode", "sideways"],
         vec![],
@@ -167,7 +169,7 @@ fn bad_input_gives_clear_errors_and_no_output() {
         vec!["--size", "3", "--origin", "2"],
         vec!["--size", "3", "--dtype", "float16"],
     ] {
-        let mut all = vec!["filter", s(&d.join("ok.png")), s(&out), "-e", "np.mean(x)"];
+        let mut all = vec!["filter", s(&ok), s(&out), "-e", "np.mean(x)"];
         all.extend(args.iter().copied());
         let o = ndjit(&all);
         assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));

@@ -493,7 +493,7 @@ ndjit_bindings *ndjit_bindings_new(void);
 
 /**
  * Frees a bindings object. NULL is allowed and does nothing. Filters compiled with it are not
- * affected (they hold copies).
+ * affected (they hold copies). Needs exclusive access: no other thread may be using `bindings`.
  *
  * # Safety
  * `bindings` is NULL or a live object from `ndjit_bindings_new`, not used after this call.
@@ -502,6 +502,8 @@ void ndjit_bindings_free(ndjit_bindings *bindings);
 
 /**
  * Binds `name` to the number `value` (a Python float). Replaces any earlier value of `name`.
+ * `name` is copied. Needs exclusive access to `bindings` (like every setter): no other thread
+ * may use the same object meanwhile.
  *
  * Returns `NDJIT_ERR_NULL` if `bindings` or `name` is NULL, `NDJIT_ERR_UTF8` if `name` is not
  * UTF-8, `NDJIT_ERR_INVALID_ARGUMENT` if it is not a Python identifier.
@@ -606,7 +608,7 @@ ndjit_callback ndjit_filter_callback(const ndjit_filter *filter);
  *
  * It carries the bound values and one failure slot, shared by every call made with it (the
  * calls themselves may run concurrently). Use `ndjit_context_new` for contexts with failure
- * slots of their own. Valid while `filter` is alive; do not free it.
+ * slots of their own. Valid while `filter` is alive; do not free it. Thread-safe.
  *
  * # Safety
  * `filter` is NULL or a live filter.
@@ -698,7 +700,7 @@ ndjit_status ndjit_context_new(const ndjit_filter *filter,
 
 /**
  * Frees a context. NULL is allowed and does nothing. Its `user_data` must not be used after
- * this (and no call using it may still be running).
+ * this, and no call using it may still be running on any thread (exclusive access).
  *
  * # Safety
  * `context` is NULL or a live context, not used after this call.
@@ -750,7 +752,8 @@ ndjit_status ndjit_context_reset(const ndjit_context *context);
 ndjit_options *ndjit_options_new(void);
 
 /**
- * Frees options. NULL is allowed and does nothing.
+ * Frees options. NULL is allowed and does nothing. Needs exclusive access: no other thread may be
+ * using `options` (a run that started with them must have returned).
  *
  * # Safety
  * `options` is NULL or a live object from `ndjit_options_new`, not used after this call.
@@ -760,6 +763,10 @@ void ndjit_options_free(ndjit_options *options);
 /**
  * A footprint that is a full box (scipy's `size=`): `ndim` extents, one per filtered axis
  * (one per image axis unless axes are set). The filter's `filter_size` is their product.
+ * Replaces an earlier footprint. `size` is copied.
+ *
+ * Like every `ndjit_options_set_*`, this needs exclusive access to `options`: no other thread
+ * may use the same options (for example in `ndjit_generic_filter`) meanwhile.
  *
  * Errors: `NDJIT_ERR_NULL` (`options`, or `size` with `ndim > 0`), `NDJIT_ERR_INVALID_ARGUMENT`
  * (negative `ndim` or extent, `ndim > NDJIT_MAX_DIMS`). An extent of 0 is accepted here and

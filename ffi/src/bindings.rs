@@ -25,7 +25,7 @@ pub extern "C" fn ndjit_bindings_new() -> *mut ndjit_bindings {
 }
 
 /// Frees a bindings object. NULL is allowed and does nothing. Filters compiled with it are not
-/// affected (they hold copies).
+/// affected (they hold copies). Needs exclusive access: no other thread may be using `bindings`.
 ///
 /// # Safety
 /// `bindings` is NULL or a live object from `ndjit_bindings_new`, not used after this call.
@@ -58,6 +58,8 @@ unsafe fn set(
 }
 
 /// Binds `name` to the number `value` (a Python float). Replaces any earlier value of `name`.
+/// `name` is copied. Needs exclusive access to `bindings` (like every setter): no other thread
+/// may use the same object meanwhile.
 ///
 /// Returns `NDJIT_ERR_NULL` if `bindings` or `name` is NULL, `NDJIT_ERR_UTF8` if `name` is not
 /// UTF-8, `NDJIT_ERR_INVALID_ARGUMENT` if it is not a Python identifier.

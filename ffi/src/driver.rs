@@ -261,7 +261,8 @@ pub extern "C" fn ndjit_options_new() -> *mut ndjit_options {
     })
 }
 
-/// Frees options. NULL is allowed and does nothing.
+/// Frees options. NULL is allowed and does nothing. Needs exclusive access: no other thread may be
+/// using `options` (a run that started with them must have returned).
 ///
 /// # Safety
 /// `options` is NULL or a live object from `ndjit_options_new`, not used after this call.
@@ -287,6 +288,10 @@ unsafe fn set(options: *mut ndjit_options, error: *mut *mut ndjit_error, f: impl
 
 /// A footprint that is a full box (scipy's `size=`): `ndim` extents, one per filtered axis
 /// (one per image axis unless axes are set). The filter's `filter_size` is their product.
+/// Replaces an earlier footprint. `size` is copied.
+///
+/// Like every `ndjit_options_set_*`, this needs exclusive access to `options`: no other thread
+/// may use the same options (for example in `ndjit_generic_filter`) meanwhile.
 ///
 /// Errors: `NDJIT_ERR_NULL` (`options`, or `size` with `ndim > 0`), `NDJIT_ERR_INVALID_ARGUMENT`
 /// (negative `ndim` or extent, `ndim > NDJIT_MAX_DIMS`). An extent of 0 is accepted here and

@@ -134,7 +134,7 @@ pub unsafe extern "C" fn ndjit_filter_callback(filter: *const ndjit_filter) -> n
 ///
 /// It carries the bound values and one failure slot, shared by every call made with it (the
 /// calls themselves may run concurrently). Use `ndjit_context_new` for contexts with failure
-/// slots of their own. Valid while `filter` is alive; do not free it.
+/// slots of their own. Valid while `filter` is alive; do not free it. Thread-safe.
 ///
 /// # Safety
 /// `filter` is NULL or a live filter.
@@ -268,7 +268,7 @@ pub unsafe extern "C" fn ndjit_context_new(
 }
 
 /// Frees a context. NULL is allowed and does nothing. Its `user_data` must not be used after
-/// this (and no call using it may still be running).
+/// this, and no call using it may still be running on any thread (exclusive access).
 ///
 /// # Safety
 /// `context` is NULL or a live context, not used after this call.

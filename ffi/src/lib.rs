@@ -23,6 +23,7 @@
 
 #![allow(non_camel_case_types)]
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
 // In the header's order: cbindgen emits functions in the order it parses these modules.
 pub mod version;

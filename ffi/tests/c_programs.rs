@@ -28,6 +28,7 @@ fn built() -> &'static Path {
             let static_ex1 = out.join("ex1_callback-static");
             run_ok(
                 Command::new("make")
+                    .arg("-B") // relink: the library may have changed, the sources not
                     .arg("-C")
                     .arg(&examples)
                     .arg(format!("OUT={}", out.display()))
@@ -239,6 +240,8 @@ fn memcheck(program: &Path) -> Option<Result<(), String>> {
             "--leak-check=full",
             "--errors-for-leak-kinds=definite,possible",
             "--show-leak-kinds=definite,possible",
+            // Deep enough that suppressions can see the library's entry point in every stack.
+            "--num-callers=64",
         ])
         .arg(format!("--suppressions={}", ffi_dir().join("examples/valgrind.supp").display()))
         .arg(program)

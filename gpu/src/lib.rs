@@ -1,10 +1,40 @@
-//! GPU backend for ndjit.
+//! # ndjit-gpu: ndjit filters as CUDA stencil kernels
+//!
+//! The same IR that ndjit's CPU JIT compiles is lowered here to PTX text (by Rust code, no NVRTC,
+//! no toolkit) and run through the CUDA driver with scipy's `generic_filter` semantics: every
+//! boundary mode and origin, any footprint, 1-d to 3-d images, float64/float32/uint8/uint16/int32
+//! inputs converted to double and outputs cast as C does.
+//!
+//! ```no_run
+//! use ndjit_gpu::{Footprint, Gpu, GpuFilter, Mode, Options};
+//! let gpu = Gpu::get(0)?;                      // GpuError::NoDevice without a GPU
+//! let f = GpuFilter::compile("np.median(x)", &ndjit::Bindings::new())?;
+//! let image = ndarray::Array2::<f64>::from_shape_fn((512, 512), |(i, j)| ((i * j) % 17) as f64);
+//! let opts = Options::new(Footprint::size(&[5, 5])).mode(Mode::Nearest);
+//! let out: ndarray::ArrayD<f64> = f.run(&gpu, image.view().into_dyn(), &opts)?;
+//! # Ok::<(), ndjit_gpu::GpuError>(())
+//! ```
+//!
+//! Layers, bottom up:
+//! - [`pir`]: a PTX-level IR, its printer and a CPU emulator of it;
+//! - [`math`]: the f64 math routines written in PTX (bit-identical to the CPU's `libm`);
+//! - [`codegen`]: filter IR → stencil kernel ([`codegen::generate`]);
+//! - [`plan`], [`runtime`]: launching through cudarc's driver API;
+//! - [`filter`]: the API on host `ndarray`s and device memory;
+//! - [`reference`], [`emulate`]: scipy's loop on the CPU, and kernels run in the emulator.
+
 pub mod codegen;
+pub mod emulate;
 pub mod error;
+pub mod filter;
 pub mod math;
 pub mod pir;
-
-pub use error::{GpuError, Result};
-pub mod emulate;
 pub mod plan;
 pub mod reference;
+pub mod runtime;
+
+pub use codegen::{DType, KernelSpec, Mode, Target};
+pub use error::{GpuError, Result};
+pub use filter::{DeviceArray, Element, Footprint, GpuFilter, Options, Pending};
+pub use plan::ArrayDesc;
+pub use runtime::Gpu;

@@ -12,7 +12,7 @@ from . import _core
 from ._errors import FilterCompileError, FilterTypeError
 from ._frontend import Spec, _convert, describe
 
-__all__ = ["Filter", "jit_filter"]
+__all__ = ["Filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"]
 
 _CACHE_SIZE = 256
 _cache: "OrderedDict[tuple, _core.CompiledFilter]" = OrderedDict()
@@ -27,7 +27,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
         _cache.move_to_end(key)
         return hit
     try:
-        compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect)
+        compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
     except FilterCompileError as e:
         e._locate(spec.filename, spec.line_offset, spec.col_offset)
         for name, type_name in spec.unsupported:
@@ -45,7 +45,9 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
 
 
 class Filter(LowLevelCallable):
-    """A compiled filter for ``scipy.ndimage.generic_filter``.
+    """A compiled callback: for ``scipy.ndimage.generic_filter`` (from :func:`jit_filter`),
+    ``generic_filter1d`` (:func:`jit_filter1d`), ``geometric_transform`` (:func:`jit_transform`) or
+    ``scipy.integrate.quad`` (:func:`jit_integrand`); ``kind`` says which.
 
     It is a ``scipy.LowLevelCallable``, so ``generic_filter(image, f, size=3)`` calls native code.
     The compiled code lives as long as any callable built from it. Filters pickle to their source
@@ -63,14 +65,44 @@ class Filter(LowLevelCallable):
         self._filter_size, self._debug = filter_size, debug
         return self
 
-    # --- evaluation ------------------------------------------------------------------------
-    def evaluate(self, values) -> float:
-        """Runs the compiled filter once on a neighbourhood (any array-like, flattened)."""
-        return self._compiled.call(np.ascontiguousarray(values, dtype=np.float64).ravel())
+    @property
+    def kind(self) -> str:
+        """``"filter"``, ``"filter1d"``, ``"transform"`` or ``"integrand"``."""
+        return self._spec.signature
 
-    def interpret(self, values) -> float:
-        """Runs the reference interpreter once: the same result as :meth:`evaluate`, bit for bit."""
-        return self._compiled.interpret(np.ascontiguousarray(values, dtype=np.float64).ravel())
+    # --- evaluation ------------------------------------------------------------------------
+    def evaluate(self, *args):
+        """Runs the compiled code once, with the arguments scipy would pass:
+
+        - filter: ``evaluate(values)`` (any array-like, flattened) → float
+        - filter1d: ``evaluate(input_line, output_length)`` → the output line
+        - transform: ``evaluate(output_coordinates, input_rank=None)`` → input coordinates (tuple)
+        - integrand: ``evaluate(x, *args)`` → float
+        """
+        return self._run(args, interpret=False)
+
+    def interpret(self, *args):
+        """As :meth:`evaluate`, through the reference interpreter (bit-identical, for debugging)."""
+        return self._run(args, interpret=True)
+
+    def _run(self, args, interpret: bool):
+        kind = self._spec.signature
+        empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
+        as_f = lambda v: np.ascontiguousarray(v, dtype=np.float64).ravel()  # noqa: E731
+        if kind == "filter":
+            (values,) = args
+            if interpret:
+                return self._compiled.interpret(as_f(values))
+            return self._compiled.call(as_f(values))
+        if kind == "integrand":
+            value, _ = self._compiled.call_args(as_f(args), empty_i, 0, interpret)
+            return value
+        if kind == "filter1d":
+            line, out_len = args
+            return self._compiled.call_args(as_f(line), empty_i, int(out_len), interpret)[1]
+        coords = np.ascontiguousarray(args[0], dtype=np.int64).ravel()
+        rank = int(args[1]) if len(args) > 1 and args[1] is not None else len(coords)
+        return tuple(self._compiled.call_args(empty_f, coords, rank, interpret)[1])
 
     def debug(self) -> "Filter":
         """The same filter whose callback runs the reference interpreter (slow, for debugging)."""
@@ -138,6 +170,45 @@ def _rebuild(spec_fields: dict, filter_size: Optional[int], debug: bool) -> Filt
     return Filter(spec, _compile(spec, filter_size), filter_size=filter_size, debug=debug)
 
 
+def _jit(signature: str, func: Any, extra_arguments: tuple, extra_keywords: Optional[dict],
+         filter_size: Optional[int] = None, debug: bool = False) -> Filter:
+    spec = describe(func, extra_arguments, extra_keywords, signature)
+    return Filter(spec, _compile(spec, filter_size), filter_size=filter_size, debug=debug)
+
+
+def _decorating(maker):
+    """Lets a maker be used as ``@maker``, ``@maker(...)`` or ``maker(func, ...)``."""
+    @functools.wraps(maker)
+    def wrapper(func: Any = None, **kwargs):
+        if func is None:
+            return functools.partial(maker, **kwargs)
+        return maker(func, **kwargs)
+    return wrapper
+
+
+@_decorating
+def jit_filter1d(func: Any, *, extra_arguments: tuple = (), extra_keywords: Optional[dict] = None) -> Filter:
+    """Compiles a ``generic_filter1d`` callback ``f(input_line, output_line, ...)`` that writes the
+    output line in place (``oline[...] = ...`` or a loop over ``range(len(oline))``)."""
+    return _jit("filter1d", func, extra_arguments, extra_keywords)
+
+
+@_decorating
+def jit_transform(func: Any, *, extra_arguments: tuple = (), extra_keywords: Optional[dict] = None) -> Filter:
+    """Compiles a ``geometric_transform`` mapping from an output-coordinate tuple to an
+    input-coordinate tuple."""
+    return _jit("transform", func, extra_arguments, extra_keywords)
+
+
+@_decorating
+def jit_integrand(func: Any) -> Filter:
+    """Compiles an integrand ``f(x, *args)`` for ``scipy.integrate.quad``/``dblquad``/``nquad``;
+    ``quad(ndjit.jit_integrand(f), a, b, args=(p, q))`` passes ``args`` through as scipy does.
+    quad has no error channel: a run-time error makes the integrand return NaN and is kept in
+    :meth:`Filter.failure`."""
+    return _jit("integrand", func, (), None)
+
+
 def jit_filter(func: Any = None, *, extra_arguments: tuple = (), extra_keywords: Optional[dict] = None,
                filter_size: Optional[int] = None, debug: bool = False):
     """Compiles a ``generic_filter`` callback into an :class:`ndjit.Filter`.
@@ -152,5 +223,4 @@ def jit_filter(func: Any = None, *, extra_arguments: tuple = (), extra_keywords:
     if func is None:
         return functools.partial(jit_filter, extra_arguments=extra_arguments, extra_keywords=extra_keywords,
                                  filter_size=filter_size, debug=debug)
-    spec = describe(func, extra_arguments, extra_keywords)
-    return Filter(spec, _compile(spec, filter_size), filter_size=filter_size, debug=debug)
+    return _jit("filter", func, extra_arguments, extra_keywords, filter_size, debug)

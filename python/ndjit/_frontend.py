@@ -31,6 +31,8 @@ class Spec:
     """Everything needed to compile a callback, and to compile it again after unpickling."""
 
     source: str
+    # Which scipy API calls it: "filter", "filter1d", "transform" or "integrand".
+    signature: str = "filter"
     bindings: Dict[str, Any] = field(default_factory=dict)
     imports: Tuple[Tuple[str, str], ...] = ()
     name: str = "<filter>"
@@ -49,7 +51,7 @@ class Spec:
                 items.append((k, "array", v.tobytes()))
             else:
                 items.append((k, type(v).__name__, v))
-        return (self.source, tuple(items), self.imports)
+        return (self.source, self.signature, tuple(items), self.imports)
 
 
 # NumPy reductions a user may pass directly (``generic_filter(img, np.var, ...)``).
@@ -61,17 +63,26 @@ _NUMPY_DIRECT = {
 _BUILTIN_DIRECT = {"max", "min", "sum", "len", "any", "all"}
 
 
-def describe(func: Any, extra_arguments: tuple = (), extra_keywords: Optional[dict] = None) -> Spec:
+# How many leading parameters scipy fills per call (the rest are bound values): the buffer; the
+# input and output lines; the output coordinates; or, for quad, every parameter (from `xx`).
+_INPUTS = {"filter": 1, "filter1d": 2, "transform": 1, "integrand": None}
+
+
+def describe(func: Any, extra_arguments: tuple = (), extra_keywords: Optional[dict] = None,
+             signature: str = "filter") -> Spec:
     """The :class:`Spec` of a callback as scipy would call it: ``func(x, *extra_arguments, **extra_keywords)``."""
     extra_keywords = dict(extra_keywords or {})
     extra_arguments = tuple(extra_arguments or ())
     if isinstance(func, str):
-        return _from_string(func, extra_arguments, extra_keywords)
-    direct = _direct_source(func)
-    if direct is not None:
-        return _from_string(direct, extra_arguments, extra_keywords, name=getattr(func, "__name__", direct))
-    if isinstance(func, types.FunctionType):
-        return _from_function(func, extra_arguments, extra_keywords)
+        spec = _from_string(func, extra_arguments, extra_keywords, inputs=_INPUTS[signature])
+    elif (direct := _direct_source(func)) is not None and signature == "filter":
+        spec = _from_string(direct, extra_arguments, extra_keywords, name=getattr(func, "__name__", direct))
+    elif isinstance(func, types.FunctionType):
+        spec = _from_function(func, extra_arguments, extra_keywords, inputs=_INPUTS[signature])
+    else:
+        spec = None
+    if spec is not None:
+        return Spec(**{**spec.__dict__, "signature": signature})
     raise TypeError(
         f"ndjit cannot compile {func!r}: pass a Python function or lambda, a NumPy reduction such as np.var, "
         "or the source as a string"
@@ -90,7 +101,7 @@ def _direct_source(func: Any) -> Optional[str]:
     return None
 
 
-def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>") -> Spec:
+def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>", inputs: Optional[int] = 1) -> Spec:
     if name != "<filter>" or _is_callable_name(source):
         # A function name (np.var, max): call it on the buffer, passing the extra arguments on.
         params = [f"_a{i}" for i in range(len(args))]
@@ -102,7 +113,9 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>")
     text = textwrap.dedent(source).strip("\n")
     bindings: Dict[str, Any] = {}
     if args or kwargs:
-        params = _string_params(text)
+        if inputs is None:
+            raise TypeError("an integrand's extra arguments come from quad(..., args=...), not extra_arguments")
+        params = _string_params(text)[inputs - 1 :]
         if len(args) > len(params):
             raise TypeError(f"the filter takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
         bindings.update({p: _convert(p, v) for p, v in zip(params, args)})
@@ -136,7 +149,7 @@ def _module_ast(filename: str) -> Tuple[str, ast.Module]:
     return text, ast.parse(text)
 
 
-def _from_function(func: types.FunctionType, args: tuple, kwargs: dict) -> Spec:
+def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Spec:
     code = func.__code__
     filename = inspect.getsourcefile(func) or code.co_filename
     try:
@@ -157,7 +170,7 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict) -> Spec:
         lines = text.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno]
         source = textwrap.dedent("".join(lines))
         line_offset, col_offset = node.lineno - 1, node.col_offset
-    bindings, imports, unsupported = _bound_values(func, args, kwargs)
+    bindings, imports, unsupported = _bound_values(func, args, kwargs, inputs)
     return Spec(
         source=source,
         bindings=bindings,
@@ -200,19 +213,26 @@ def _consts(code: types.CodeType) -> tuple:
     return tuple(c for c in code.co_consts if not isinstance(c, types.CodeType))
 
 
-def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict):
+def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1):
     """Defaults, extra arguments, closure cells and module globals the function reads."""
     code = func.__code__
     pos = list(code.co_varnames[: code.co_argcount])
     kwonly = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
     if not pos:
         raise TypeError(f"{func.__qualname__} takes no arguments; its first parameter receives the neighbourhood")
-    params = pos[1:]
+    if inputs is None:  # an integrand: quad passes every parameter (defaults are in the source)
+        if args or kwargs:
+            raise TypeError("an integrand's extra arguments come from quad(..., args=...), not extra_arguments")
+        inputs = len(pos)
+    if len(pos) < inputs:
+        raise TypeError(f"{func.__qualname__} must take {inputs} leading parameters for this scipy function")
+    params = pos[inputs:]
     values: Dict[str, Any] = {}
     defaults = func.__defaults__ or ()
     if defaults:
         for name, d in zip(pos[len(pos) - len(defaults) :], defaults):
-            values[name] = d
+            if name in params:
+                values[name] = d
     values.update(func.__kwdefaults__ or {})
     if len(args) > len(params):
         raise TypeError(f"{func.__qualname__} takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")

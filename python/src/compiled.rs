@@ -1,8 +1,9 @@
 //! `CompiledFilter`: compiled code plus the bound values it reads.
 
 use crate::{context::CallContext, errors, values};
-use ndjit::Filter;
-use numpy::PyReadonlyArray1;
+use ndjit::{Filter, Sig};
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -14,7 +15,7 @@ pub struct CompiledFilter {
 /// Compiles filter source. `imports` maps names to modules or functions (`{"xp": "numpy"}`),
 /// the way the callback's module globals do. The GIL is released while compiling.
 #[pyfunction]
-#[pyo3(signature = (source, bindings=None, imports=None, filter_size=None, inspect=false))]
+#[pyo3(signature = (source, bindings=None, imports=None, filter_size=None, inspect=false, signature="filter"))]
 pub fn compile(
     py: Python<'_>,
     source: String,
@@ -22,11 +23,13 @@ pub fn compile(
     imports: Option<Vec<(String, String)>>,
     filter_size: Option<usize>,
     inspect: bool,
+    signature: &str,
 ) -> PyResult<CompiledFilter> {
+    let sig = parse_sig(signature)?;
     let b = values::from_dict(bindings)?;
     let imports = imports.unwrap_or_default();
     let built = py.detach(move || {
-        let mut builder = Filter::builder(&source).bindings(&b).inspect(inspect);
+        let mut builder = Filter::builder(&source).bindings(&b).inspect(inspect).signature(sig);
         for (module, alias) in &imports {
             builder = builder.import(module, alias);
         }
@@ -38,8 +41,43 @@ pub fn compile(
     built.map(|filter| CompiledFilter { filter }).map_err(|e| errors::compile_error(py, &e))
 }
 
+/// The scipy API names the Python layer uses for each signature.
+pub fn parse_sig(name: &str) -> PyResult<Sig> {
+    Ok(match name {
+        "filter" => Sig::Filter,
+        "filter1d" => Sig::Filter1d,
+        "transform" => Sig::Transform,
+        "integrand" => Sig::Integrand,
+        other => return Err(PyValueError::new_err(format!("unknown signature {other:?}; expected filter, filter1d, transform or integrand"))),
+    })
+}
+
 #[pymethods]
 impl CompiledFilter {
+    /// Runs the compiled code with the arguments of any signature: `values` (the buffer, input
+    /// line or quad's `xx`), `coords` (a transform's output coordinates) and the length of the
+    /// output to fill. Returns `(value or None, output array)`.
+    #[pyo3(signature = (values, coords, out_len, interpret=false))]
+    fn call_args<'py>(
+        &self,
+        py: Python<'py>,
+        values: PyReadonlyArray1<'_, f64>,
+        coords: PyReadonlyArray1<'_, i64>,
+        out_len: usize,
+        interpret: bool,
+    ) -> PyResult<(Option<f64>, Bound<'py, PyArray1<f64>>)> {
+        let mut output = vec![0.0; out_len];
+        let args = ndjit::interp::Args { values: values.as_slice()?, coords: coords.as_slice()?, output: &mut output };
+        let r = if interpret { self.filter.interpret_args(args) } else { self.filter.call_args(args) };
+        let v = r.map_err(|e| errors::runtime_error(py, &e))?;
+        Ok((v, PyArray1::from_vec(py, output)))
+    }
+
+    #[getter]
+    fn signature(&self) -> &'static str {
+        self.filter.signature().capsule_name()
+    }
+
     /// Runs the compiled code once on a 1-D float64 array.
     fn call(&self, py: Python<'_>, values: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
         let v = values.as_slice()?;
@@ -60,7 +98,7 @@ impl CompiledFilter {
 
     /// A new `user_data` context; `debug=True` makes its capsule run the reference interpreter.
     #[pyo3(signature = (debug=false))]
-    fn new_context(&self, debug: bool) -> CallContext {
+    fn new_context(&self, debug: bool) -> PyResult<CallContext> {
         CallContext::new(&self.filter, debug)
     }
 

@@ -16,6 +16,16 @@ use std::sync::Arc;
 
 /// scipy's name for the generic_filter signature (GUIDE §1): compared with `strcmp`.
 pub const SIG_FILTER: &CStr = c"int (double *, intptr_t, double *, void *)";
+
+/// The capsule name scipy accepts for each signature (character for character).
+fn capsule_name(sig: ndjit::Sig) -> &'static CStr {
+    match sig {
+        ndjit::Sig::Filter => SIG_FILTER,
+        ndjit::Sig::Filter1d => c"int (double *, intptr_t, double *, intptr_t, void *)",
+        ndjit::Sig::Transform => c"int (intptr_t *, double *, int, int, void *)",
+        ndjit::Sig::Integrand => c"double (int, double *, void *)",
+    }
+}
 /// The name of the user-data capsule (any name works for scipy; this one is for humans).
 const USER_DATA: &CStr = c"ndjit.user_data";
 
@@ -26,12 +36,15 @@ pub struct CallContext {
 }
 
 impl CallContext {
-    pub fn new(filter: &Filter, debug: bool) -> CallContext {
+    pub fn new(filter: &Filter, debug: bool) -> PyResult<CallContext> {
+        if debug && filter.signature() != ndjit::Sig::Filter {
+            return Err(pyo3::exceptions::PyValueError::new_err("the interpreter callback (debug mode) exists for generic_filter only"));
+        }
         let raise = Box::new(|err: ndjit::RuntimeError| {
             Python::attach(|py| errors::runtime_error(py, &err).restore(py));
         });
         let resume = Box::new(|| Python::attach(|py| !PyErr::occurred(py)));
-        CallContext { ctx: filter.new_context_with_hooks(Some(raise), Some(resume)), debug }
+        Ok(CallContext { ctx: filter.new_context_with_hooks(Some(raise), Some(resume)), debug })
     }
 }
 
@@ -48,12 +61,13 @@ impl CallContext {
     /// `(function_capsule, user_data_capsule)` for `scipy.LowLevelCallable(function, user_data)`.
     /// The user-data capsule owns a reference to the context (and so to the compiled code).
     fn capsules<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
-        let entry: ndjit::FilterFn = if self.debug { ndjit::interpreter_callback } else { self.ctx.filter().callback() };
+        let filter = self.ctx.filter();
+        let entry = if self.debug { ndjit::interpreter_callback as *const c_void } else { filter.entry_address() };
         let f = NonNull::new(entry as *mut c_void).expect("function pointers are not null");
         let ud = NonNull::new(Arc::into_raw(self.ctx.clone()) as *mut c_void).expect("Arc pointers are not null");
         // SAFETY: `f` is a valid function pointer of the named signature for as long as the
         // context lives, and the user-data capsule keeps the context alive (freed by its destructor).
-        let function = unsafe { PyCapsule::new_with_pointer(py, f, SIG_FILTER) }?;
+        let function = unsafe { PyCapsule::new_with_pointer(py, f, capsule_name(filter.signature())) }?;
         let user_data = match unsafe { PyCapsule::new_with_pointer_and_destructor(py, ud, USER_DATA, Some(drop_user_data)) } {
             Ok(c) => c,
             Err(e) => {

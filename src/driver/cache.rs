@@ -4,8 +4,7 @@
 //! geometry, about a millisecond of compilation each. Both are kept, keyed by what determines
 //! them, so that repeated runs (a Python loop over images, say) pay once:
 //! - a specialisation by the filter's source, bound values and size;
-//! - a kernel by the specialised IR itself and the taps. (A kernel reads the bound values from
-//!   the context it is given, so filters that differ only in their values share it.)
+//! - a kernel by the same and the taps.
 //!
 //! Each cache holds a bounded number of entries and drops the least recently used.
 
@@ -56,16 +55,7 @@ pub(crate) fn specialised(filter: &Filter, n: usize) -> Option<Filter> {
         return Some(filter.clone());
     }
     static CACHE: OnceLock<Mutex<Lru<String, Filter>>> = OnceLock::new();
-    // The values by their bits: `{:?}` would not tell NaN payloads apart.
-    let mut key = format!("{n}\u{0}{}", filter.source());
-    for (name, v) in filter.bound_values() {
-        let bits: Vec<u64> = match v {
-            Value::Float(x) => vec![x.to_bits()],
-            Value::Int(i) => vec![*i as u64, 1],
-            Value::Array(a) => a.iter().map(|x| x.to_bits()).chain([2]).collect(),
-        };
-        key.push_str(&format!("\u{0}{name}={bits:?}"));
-    }
+    let key = filter_key(filter, n);
     let cache = CACHE.get_or_init(|| Mutex::new(Lru::new(SPECIALISED)));
     if let Some(f) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Some(f);
@@ -75,11 +65,26 @@ pub(crate) fn specialised(filter: &Filter, n: usize) -> Option<Filter> {
     Some(f)
 }
 
+/// What determines a filter's specialised IR: its source, bound values and size.
+fn filter_key(filter: &Filter, n: usize) -> String {
+    let mut key = format!("{n}\u{0}{}", filter.source());
+    for (name, v) in filter.bound_values() {
+        // The values by their bits: `{:?}` would not tell NaN payloads apart.
+        let bits: Vec<u64> = match v {
+            Value::Float(x) => vec![x.to_bits()],
+            Value::Int(i) => vec![*i as u64, 1],
+            Value::Array(a) => a.iter().map(|x| x.to_bits()).chain([2]).collect(),
+        };
+        key.push_str(&format!("\u{0}{name}={bits:?}"));
+    }
+    key
+}
+
 /// A row kernel of the specialised `filter` for `taps`; `None` if it cannot be compiled.
 pub(crate) fn kernel(filter: &Filter, taps: &Taps) -> Option<Arc<RowKernel>> {
     let ir = filter.specialized_ir()?;
     static CACHE: OnceLock<Mutex<Lru<(String, Taps), Arc<RowKernel>>>> = OnceLock::new();
-    let key = (format!("{ir:?}"), taps.clone());
+    let key = (filter_key(filter, taps.slot.len()), taps.clone());
     let cache = CACHE.get_or_init(|| Mutex::new(Lru::new(KERNELS)));
     if let Some(k) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
         return Some(k);

@@ -44,9 +44,26 @@ fn raw_mut<B: Element, D: Dimension>(a: &mut ArrayViewMut<B, D>) -> RawArrayMut 
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn generic_filter<A: Element, D: Dimension>(input: ArrayView<A, D>, filter: &Filter, opts: &Options) -> Result<Array<A, D>, DriverError> {
-    let mut out = Array::from_elem(input.raw_dim(), A::default());
-    generic_filter_into(input, out.view_mut(), filter, opts)?;
-    Ok(out)
+    if A::DTYPE == Dtype::Bool {
+        let mut out = Array::from_elem(input.raw_dim(), A::default());
+        generic_filter_into(input, out.view_mut(), filter, opts)?;
+        return Ok(out);
+    }
+    // Uninitialised: the workers write (and first touch, in parallel) every element.
+    let mut out = Array::<A, D>::uninit(input.raw_dim());
+    let size = std::mem::size_of::<A>() as isize;
+    let raw_out = RawArrayMut {
+        ptr: out.as_mut_ptr() as *mut u8,
+        dtype: A::DTYPE,
+        shape: out.shape().to_vec(),
+        strides: out.strides().iter().map(|s| s * size).collect(),
+    };
+    // SAFETY: `out` is ours and has the input's shape; on success every element has been
+    // written (an empty array has none), so it is initialised.
+    unsafe {
+        super::generic_filter_raw(&raw(&input), &raw_out, filter, opts)?;
+        Ok(out.assume_init())
+    }
 }
 
 /// `scipy.ndimage.generic_filter(input, filter, output=output, ...)`: the results cast to the

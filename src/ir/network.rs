@@ -236,6 +236,33 @@ mod tests {
 
 #[cfg(test)]
 mod lowering_tests {
+    /// The network gives the runtime sort's median bit for bit, zeros of both signs and NaN
+    /// included, in the interpreter and in compiled code.
+    #[test]
+    fn network_medians_equal_the_runtime_median_bit_for_bit() {
+        let general = crate::Filter::compile("np.median(x)", &crate::Bindings::new()).unwrap();
+        let pool = [-0.0, 0.0, 0.0, -0.0, 1.0, -1.0, 2.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 3.0, -0.0];
+        let mut state = 0x9E3779B97F4A7C15u64;
+        for n in 2..=super::MAX_NETWORK_LEN {
+            let sized = crate::Filter::builder("np.median(x)").filter_size(n).compile().unwrap();
+            assert!(sized.specialized_ir().unwrap().to_string().contains("%net0"));
+            for _ in 0..200 {
+                let buf: Vec<f64> = (0..n)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        pool[(state % pool.len() as u64) as usize]
+                    })
+                    .collect();
+                let want = general.interpret(&buf).unwrap();
+                for got in [sized.interpret(&buf).unwrap(), sized.call(&buf).unwrap()] {
+                    assert!(want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan()), "n={n} {buf:?}: {want} vs {got}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn median_of_a_known_length_becomes_a_network() {
         let f = crate::Filter::builder("np.median(x)").filter_size(25).compile().unwrap();

@@ -155,6 +155,8 @@ pub(super) struct KernelState {
     latch: Block,
     /// The taps' addresses for pixel 0, for loads at a run-time index.
     table: Option<StackSlot>,
+    /// Where `kernel_barrier` stores.
+    sink: Option<StackSlot>,
 }
 
 impl<'a> Translator<'a> {
@@ -166,7 +168,7 @@ impl<'a> Translator<'a> {
         self.b.def_var(j8, zero);
         // The fail path returns `j8 >> 3`, so the state exists before the first branch to it.
         let latch = self.b.create_block();
-        self.kernel = Some(KernelState { bases: Vec::new(), taps: Vec::new(), j8, out, latch, table: None });
+        self.kernel = Some(KernelState { bases: Vec::new(), taps: Vec::new(), j8, out, latch, table: None, sink: None });
 
         // No context: nowhere to record a failure.
         let has_ctx = self.b.create_block();
@@ -263,6 +265,27 @@ impl<'a> Translator<'a> {
         self.b.ins().store(TRUSTED, v, addr, 0);
         self.b.ins().jump(latch, &[]);
         Ok(())
+    }
+
+    /// Makes Cranelift compute a fold's running state here, in program order. Its elaborator
+    /// places a pure value at its first use, operands first; for a fold whose step reads the new
+    /// element before the accumulator (`minsd`'s operand order), that would load every element
+    /// of the fold before the first step and spill them. A store of the state (to a scratch slot
+    /// nothing reads) is a use in program order. One store per 8 elements costs little.
+    pub(super) fn kernel_barrier(&mut self, acc: Value, arg: Value) -> (Value, Value) {
+        let slot = match self.kernel.as_ref().and_then(|k| k.sink) {
+            Some(s) => s,
+            None => {
+                let s = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+                if let Some(k) = self.kernel.as_mut() {
+                    k.sink = Some(s);
+                }
+                s
+            }
+        };
+        let ty = self.b.func.dfg.value_type(acc);
+        self.b.ins().stack_store(ty, acc, slot, 0);
+        (acc, arg)
     }
 
     /// What a failed row kernel returns: the current pixel's index.

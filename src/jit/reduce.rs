@@ -251,6 +251,10 @@ impl Translator<'_> {
                     self.fold_step(op, acc, v, i)
                 }
             });
+            // Row kernels: keep the loads of a long fold from all being issued first.
+            if let (Some((r, arg)), true) = (acc, self.kernel.is_some() && i % 8 == 7 && i + 1 < k) {
+                acc = Some(self.kernel_barrier(r, arg));
+            }
         }
         self.leave_index(index, k);
         Ok(match acc {

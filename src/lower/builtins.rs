@@ -70,7 +70,8 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
         "fix" if np => "np.trunc",
         "sign" | "square" | "negative" | "reciprocal" | "minimum" | "maximum" | "fmin" | "fmax" | "where" | "clip"
         | "logical_and" | "logical_or" | "logical_not" | "logical_xor" | "add" | "subtract" | "multiply"
-        | "floor_divide" | "delete" | "concatenate" | "sort" | "dot" | "average" | "diff" | "flip"
+        | "floor_divide" | "delete" | "concatenate" | "sort" | "dot" | "average" | "diff" | "flip" | "bincount"
+        | "histogram" | "reshape"
             if np =>
         {
             return intern(module, name)
@@ -119,7 +120,7 @@ fn intern(module: &str, name: &str) -> Option<&'static str> {
         "np.ptp", "np.median", "np.nanmedian", "np.percentile", "np.nanpercentile", "np.quantile", "np.nanquantile",
         "np.any", "np.all", "np.count_nonzero", "np.argmin", "np.argmax", "np.size", "builtin.len", "builtin.abs",
         "builtin.min", "builtin.max", "builtin.sum", "builtin.any", "builtin.all", "builtin.round", "builtin.float",
-        "builtin.int", "builtin.bool", "builtin.pow", "builtin.range", "builtin.enumerate", "builtin.zip", "np.float64", "np.int64", "np.bool_",
+        "builtin.int", "builtin.bool", "builtin.pow", "builtin.range", "builtin.enumerate", "builtin.zip", "np.float64", "np.int64", "np.bool_", "np.bincount", "np.histogram", "np.reshape",
     ];
     NAMES.iter().find(|n| n.split_once('.') == Some((module, name))).copied()
 }
@@ -132,6 +133,24 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
             t.err(ErrorKind::UnknownName, span, format!("`{full}.{attr}` is not supported in filters"))
                 .hint("see the list of supported functions in the ndjit documentation")
         }),
+        Value::Matrix(a, cols) => {
+            let rows = bin(BinOp::FloorDiv, a.len.clone(), bin(BinOp::Max, cols.clone(), Expr::I64(1)));
+            match attr {
+                "size" => Ok(Value::Scalar(a.len, Ty::I64)),
+                "shape" => Ok(Value::Tuple(vec![Value::Scalar(rows, Ty::I64), Value::Scalar(cols, Ty::I64)])),
+                "ndim" => Ok(Value::Scalar(Expr::I64(2), Ty::I64)),
+                "T" => {
+                    // Transposed view: element k of the result is (k % rows, k // rows) of the input.
+                    let rows = t.stable(rows, Ty::I64);
+                    let index = t.temp(Ty::I64);
+                    let k = Expr::Var(index);
+                    let safe_rows = bin(BinOp::Max, rows.clone(), Expr::I64(1));
+                    let src = bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::Mod, k.clone(), safe_rows.clone()), cols), bin(BinOp::FloorDiv, k, safe_rows));
+                    Ok(Value::Matrix(ArrayVal { len: a.len.clone(), ty: a.ty, index, elem: a.at(src) }, rows))
+                }
+                _ => Ok(Value::Method(Box::new(Value::Array(a)), attr.to_string())),
+            }
+        }
         Value::Array(a) => match attr {
             "size" => Ok(Value::Scalar(a.len, Ty::I64)),
             "shape" => Ok(Value::Tuple(vec![Value::Scalar(a.len, Ty::I64)])),
@@ -209,7 +228,7 @@ pub(crate) fn call(t: &mut Translator, f: Value, args: &[ast::Expr], keywords: &
             .err(ErrorKind::Unsupported, span, format!("{}() can only be used as the iterable of a for loop", &name[8..]))
             .hint("write `for i in range(n):`"));
     }
-    let receiver_was_array = matches!(receiver, Some(Value::Array(_)));
+    let receiver_was_array = matches!(receiver, Some(Value::Array(_) | Value::Matrix(..)));
     if let Some(r) = receiver {
         pos.push((r, fspan));
     }
@@ -255,6 +274,7 @@ fn method_name(m: &str) -> Option<&'static str> {
         "copy" | "flatten" | "ravel" => "np.array",
         "item" => "method.item",
         "is_integer" => "method.is_integer",
+        "reshape" => "method.reshape",
         _ => return None,
     })
 }
@@ -544,6 +564,23 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 }
             }
         }
+        "method.reshape" | "np.reshape" => {
+            if a.pos.len() < 2 {
+                return Err(t.err(ErrorKind::Arity, span, "reshape() needs the new shape"));
+            }
+            let (v, s) = a.take();
+            let arr = t.to_array(v, s)?;
+            let dims: Vec<(Value, Span)> = match a.pos.len() {
+                1 => match a.take() {
+                    (Value::Tuple(items), ds) => items.into_iter().map(|i| (i, ds)).collect(),
+                    one => vec![one],
+                },
+                _ => std::mem::take(&mut a.pos),
+            };
+            reshape(t, arr, dims, span)
+        }
+        "np.bincount" => bincount(t, a),
+        "np.histogram" => histogram(t, a),
         "method.item" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
@@ -716,6 +753,227 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         }
         _ => Err(t.err(ErrorKind::UnknownName, span, format!("`{name}` cannot be called here"))),
     }
+}
+
+/// `reshape(r, c)` (one of them may be -1) to a 2-D array, or `reshape(n)`/`reshape(-1)` to 1-D.
+fn reshape(t: &mut Translator, arr: ArrayVal, dims: Vec<(Value, Span)>, span: Span) -> Result<Value> {
+    let mut ds = Vec::new();
+    for (d, s) in dims {
+        let e = t.int(d, s, "a dimension")?;
+        match crate::ir::fold::const_expr(&e) {
+            Some(v) => ds.push(v.i()),
+            None => return Err(t.err(ErrorKind::Unsupported, s, "reshape dimensions must be constants")),
+        }
+    }
+    let len = t.stable(arr.len.clone(), Ty::I64);
+    let msg = format!("cannot reshape array of size {{a}} into shape ({})", ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
+    match ds.as_slice() {
+        [n] => {
+            if *n >= 0 {
+                t.check(cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)), &msg, span, len, Expr::I64(0));
+            }
+            Ok(Value::Array(arr))
+        }
+        [r, c] if *r >= 0 && *c >= 0 => {
+            t.check(cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)), &msg, span, len, Expr::I64(0));
+            Ok(Value::Matrix(arr, Expr::I64(*c)))
+        }
+        [-1, c] if *c > 0 => {
+            t.check(cmp(CmpOp::Eq, bin(BinOp::Mod, len.clone(), Expr::I64(*c)), Expr::I64(0)), &msg, span, len, Expr::I64(0));
+            Ok(Value::Matrix(arr, Expr::I64(*c)))
+        }
+        [r, -1] if *r > 0 => {
+            t.check(cmp(CmpOp::Eq, bin(BinOp::Mod, len.clone(), Expr::I64(*r)), Expr::I64(0)), &msg, span, len.clone(), Expr::I64(0));
+            let cols = t.stable(bin(BinOp::FloorDiv, len, Expr::I64(*r)), Ty::I64);
+            Ok(Value::Matrix(arr, cols))
+        }
+        _ => Err(t.err(ErrorKind::Unsupported, span, "filters reshape to 1-D or 2-D arrays").hint("e.g. w.reshape(3, 3)")),
+    }
+}
+
+/// Emits `for i in 0..n: body(i)` as an IR loop over a fresh counter.
+fn counted_loop(t: &mut Translator, n: Expr, body: impl FnOnce(&mut Translator, Expr) -> Result<()>) -> Result<()> {
+    let i = t.temp(Ty::I64);
+    t.emit(Stmt::Assign(i, Expr::I64(0)));
+    let ((), mut stmts) = t.nested(|t| {
+        t.emit(Stmt::If(not(cmp(CmpOp::Lt, Expr::Var(i), n)), vec![Stmt::Break], vec![]));
+        body(t, Expr::Var(i))
+    })?;
+    let latch = vec![Stmt::Assign(i, bin(BinOp::Add, Expr::Var(i), Expr::I64(1)))];
+    t.emit(Stmt::Loop { body: std::mem::take(&mut stmts), latch });
+    Ok(())
+}
+
+/// A zeroed scratch array of `len` elements.
+fn zeros(t: &mut Translator, len: Expr, ty: Ty, name: &str) -> crate::ir::Arr {
+    let slot = t.new_array(crate::ir::ArrKind::Scratch { elem: ty }, name);
+    let index = t.temp(Ty::I64);
+    let zero = match ty {
+        Ty::F64 => Expr::F64(0.0),
+        Ty::I64 => Expr::I64(0),
+        Ty::Bool => Expr::Bool(false),
+    };
+    t.emit(Stmt::Fill { dst: slot, len, index, elem: zero, keep: None });
+    slot
+}
+
+/// `np.bincount(x, weights=None, minlength=0)`: counts of each non-negative integer value.
+fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    a.arity(t, 1, 2)?;
+    let (v, s) = a.take();
+    let weights = a.pos.pop().or_else(|| a.kw("weights"));
+    let minlength = match a.kw("minlength") {
+        Some((m, ms)) => {
+            let e = t.int(m, ms, "minlength")?;
+            t.stable(e, Ty::I64)
+        }
+        None => Expr::I64(0),
+    };
+    let arr = t.to_array(v, s)?;
+    if arr.ty == Ty::F64 {
+        return Err(t
+            .err(ErrorKind::Type, s, "np.bincount() needs integers: cannot cast array data from float64 to int64")
+            .hint("convert first, e.g. np.bincount(x.astype(int))"));
+    }
+    let ints = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::I64), ty: Ty::I64, ..arr };
+    let vals = t.materialize(&ints, None);
+    let vslot = vals.slot().unwrap();
+    let n = t.stable(vals.len.clone(), Ty::I64);
+    let nonneg = ArrayVal { elem: cmp(CmpOp::Ge, vals.elem.clone(), Expr::I64(0)), ty: Ty::Bool, ..vals.clone() };
+    let ok = t.reduce(ReduceOp::All, &nonneg, span, None)?;
+    t.check(ok, "'list' argument must have no negative elements", span, Expr::I64(0), Expr::I64(0));
+    let w = match weights {
+        Some((w, ws)) => {
+            let w = t.to_array(w, ws)?;
+            t.check(cmp(CmpOp::Eq, w.len.clone(), n.clone()), "The weights and list don't have the same length.", ws, Expr::I64(0), Expr::I64(0));
+            Some(ArrayVal { elem: convert(w.elem.clone(), w.ty, Ty::F64), ty: Ty::F64, ..w })
+        }
+        None => None,
+    };
+    // Length: max(max(x) + 1, minlength), with max() of an empty array taken as -1.
+    let top = t.temp(Ty::I64);
+    t.emit(Stmt::Assign(top, Expr::I64(-1)));
+    let ((), find) = t.nested(|t| {
+        let as_f = ArrayVal { elem: convert(vals.elem.clone(), Ty::I64, Ty::F64), ty: Ty::F64, ..vals.clone() };
+        let m = t.reduce(ReduceOp::Max, &as_f, span, None)?;
+        t.emit(Stmt::Assign(top, Expr::Cast(Ty::I64, m.boxed())));
+        Ok(())
+    })?;
+    t.emit(Stmt::If(cmp(CmpOp::Gt, n.clone(), Expr::I64(0)), find, vec![]));
+    let len = t.stable(bin(BinOp::Max, bin(BinOp::Add, Expr::Var(top), Expr::I64(1)), minlength), Ty::I64);
+    let ty = if w.is_some() { Ty::F64 } else { Ty::I64 };
+    let counts = zeros(t, len, ty, "%bincount");
+    counted_loop(t, n, |t, i| {
+        // The index is in 0..=max(x) < len: in range by construction.
+        let k = t.stable(Expr::Load(vslot, i.clone().boxed()), Ty::I64);
+        let add = match &w {
+            Some(w) => w.at(i),
+            None => Expr::I64(1),
+        };
+        t.emit(Stmt::Store(counts, k.clone(), bin(BinOp::Add, Expr::Load(counts, k.boxed()), add)));
+        Ok(())
+    })?;
+    Ok(Value::Array(t.view(counts)))
+}
+
+/// `np.histogram(a, bins=10, range=None)` with equal-width bins: NumPy's algorithm, including
+/// its corrections at the bin edges. Returns `(hist, bin_edges)`.
+fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    a.arity(t, 1, 2)?;
+    let (v, s) = a.take();
+    let bins = match a.pos.pop().or_else(|| a.kw("bins")) {
+        Some((b, bs)) => {
+            let e = t.int(b, bs, "bins").map_err(|e| e.hint("only a number of equal-width bins is supported"))?;
+            match crate::ir::fold::const_expr(&e) {
+                Some(k) if k.i() > 0 => k.i(),
+                Some(_) => return Err(t.err(ErrorKind::Type, bs, "`bins` must be positive, when an integer")),
+                None => return Err(t.err(ErrorKind::Unsupported, bs, "`bins` must be a constant")),
+            }
+        }
+        None => 10,
+    };
+    for unsupported in ["weights", "density"] {
+        if let Some((w, ws)) = a.kw(unsupported) {
+            if !matches!(w, Value::None) {
+                return Err(t.err(ErrorKind::Unsupported, ws, format!("np.histogram's `{unsupported}` is not supported in filters")));
+            }
+        }
+    }
+    let x = t.to_array(v, s)?;
+    let x = ArrayVal { elem: convert(x.elem.clone(), x.ty, Ty::F64), ty: Ty::F64, ..x };
+    let x = if x.slot().is_some() { x } else { t.materialize(&x, None) };
+    let n = t.stable(x.len.clone(), Ty::I64);
+    let (lo, hi) = (t.temp(Ty::F64), t.temp(Ty::F64));
+    match a.kw("range") {
+        Some((Value::Tuple(r), rs)) if r.len() == 2 => {
+            let mut r = r.into_iter();
+            let l = t.float(r.next().unwrap(), rs, "the range")?;
+            let h = t.float(r.next().unwrap(), rs, "the range")?;
+            t.emit(Stmt::Assign(lo, l));
+            t.emit(Stmt::Assign(hi, h));
+            t.check(cmp(CmpOp::Le, Expr::Var(lo), Expr::Var(hi)), "max must be larger than min in range parameter.", rs, Expr::I64(0), Expr::I64(0));
+            let finite = bin(BinOp::And, un(UnOp::IsFinite, Expr::Var(lo)), un(UnOp::IsFinite, Expr::Var(hi)));
+            t.check(finite, "supplied range of [lo, hi] is not finite", rs, Expr::I64(0), Expr::I64(0));
+        }
+        Some((Value::None, _)) | None => {
+            t.emit(Stmt::Assign(lo, Expr::F64(0.0)));
+            t.emit(Stmt::Assign(hi, Expr::F64(1.0)));
+            let ((), auto) = t.nested(|t| {
+                let l = t.reduce(ReduceOp::Min, &x, span, None)?;
+                let h = t.reduce(ReduceOp::Max, &x, span, None)?;
+                t.emit(Stmt::Assign(lo, l));
+                t.emit(Stmt::Assign(hi, h));
+                let finite = bin(BinOp::And, un(UnOp::IsFinite, Expr::Var(lo)), un(UnOp::IsFinite, Expr::Var(hi)));
+                t.check(finite, "autodetected range of [min, max] is not finite", span, Expr::I64(0), Expr::I64(0));
+                Ok(())
+            })?;
+            t.emit(Stmt::If(cmp(CmpOp::Gt, n.clone(), Expr::I64(0)), auto, vec![]));
+        }
+        Some((_, rs)) => return Err(t.err(ErrorKind::Type, rs, "range must be a (min, max) tuple")),
+    }
+    // Equal edges are widened by 0.5 on each side, as NumPy does.
+    let same = cmp(CmpOp::Eq, Expr::Var(lo), Expr::Var(hi));
+    t.emit(Stmt::If(
+        same,
+        vec![Stmt::Assign(lo, bin(BinOp::Sub, Expr::Var(lo), Expr::F64(0.5))), Stmt::Assign(hi, bin(BinOp::Add, Expr::Var(hi), Expr::F64(0.5)))],
+        vec![],
+    ));
+    // np.linspace(lo, hi, bins + 1): k * step + lo, and exactly hi at the end.
+    let step = t.stable(bin(BinOp::Div, bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo)), Expr::F64(bins as f64)), Ty::F64);
+    let edge = |k: Expr| {
+        Expr::Select(
+            cmp(CmpOp::Eq, k.clone(), Expr::I64(bins)).boxed(),
+            Expr::Var(hi).boxed(),
+            bin(BinOp::Add, bin(BinOp::Mul, Expr::Cast(Ty::F64, k.boxed()), step.clone()), Expr::Var(lo)).boxed(),
+        )
+    };
+    let counts = zeros(t, Expr::I64(bins), Ty::I64, "%histogram");
+    counted_loop(t, n, |t, i| {
+        let v = t.stable(x.at(i), Ty::F64);
+        let inside = bin(BinOp::And, cmp(CmpOp::Ge, v.clone(), Expr::Var(lo)), cmp(CmpOp::Le, v.clone(), Expr::Var(hi)));
+        let ((), count) = t.nested(|t| {
+            // f = ((v - lo) / (hi - lo)) * bins, truncated; the top edge belongs to the last bin.
+            let f = bin(BinOp::Mul, bin(BinOp::Div, bin(BinOp::Sub, v.clone(), Expr::Var(lo)), bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo))), Expr::F64(bins as f64));
+            let k = t.temp(Ty::I64);
+            t.emit(Stmt::Assign(k, bin(BinOp::Min, Expr::Cast(Ty::I64, f.boxed()), Expr::I64(bins - 1))));
+            let kv = Expr::Var(k);
+            // NumPy's corrections for values within an ulp of an edge.
+            t.emit(Stmt::If(cmp(CmpOp::Lt, v.clone(), edge(kv.clone())), vec![Stmt::Assign(k, bin(BinOp::Sub, kv.clone(), Expr::I64(1)))], vec![]));
+            let up = bin(BinOp::And, cmp(CmpOp::Ge, v.clone(), edge(bin(BinOp::Add, kv.clone(), Expr::I64(1)))), cmp(CmpOp::Ne, kv.clone(), Expr::I64(bins - 1)));
+            t.emit(Stmt::If(up, vec![Stmt::Assign(k, bin(BinOp::Add, kv.clone(), Expr::I64(1)))], vec![]));
+            let k = bin(BinOp::Max, bin(BinOp::Min, kv, Expr::I64(bins - 1)), Expr::I64(0));
+            let k = t.stable(k, Ty::I64);
+            t.emit(Stmt::Store(counts, k.clone(), bin(BinOp::Add, Expr::Load(counts, k.boxed()), Expr::I64(1))));
+            Ok(())
+        })?;
+        t.emit(Stmt::If(inside, count, vec![]));
+        Ok(())
+    })?;
+    let index = t.temp(Ty::I64);
+    let edges = ArrayVal { len: Expr::I64(bins + 1), ty: Ty::F64, index, elem: edge(Expr::Var(index)) };
+    Ok(Value::Tuple(vec![Value::Array(t.view(counts)), Value::Array(edges)]))
 }
 
 /// np.round(x, decimals): NumPy multiplies by 10**d, rounds half to even, and divides back.

@@ -124,7 +124,7 @@ impl Translator<'_> {
     /// Converts tuples/lists of numbers into arrays; arrays pass through.
     pub(crate) fn to_array(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
         match v {
-            Value::Array(a) => Ok(a),
+            Value::Array(a) | Value::Matrix(a, _) => Ok(a),
             Value::Tuple(items) => {
                 let mut elems = Vec::new();
                 let mut ty = Ty::Bool;
@@ -161,6 +161,14 @@ impl Translator<'_> {
         span: Span,
         f: &mut dyn FnMut(&mut Self, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)>,
     ) -> Result<Value> {
+        // A 2-D operand: compute on the flat elements, and the result keeps the shape.
+        if let Some(cols) = args.iter().find_map(|a| if let Value::Matrix(_, c) = a { Some(c.clone()) } else { None }) {
+            let flat = args.into_iter().map(|a| if let Value::Matrix(arr, _) = a { Value::Array(arr) } else { a }).collect();
+            return match self.elementwise(flat, span, f)? {
+                Value::Array(r) => Ok(Value::Matrix(r, cols)),
+                other => Ok(other),
+            };
+        }
         let any_array = args.iter().any(|a| matches!(a, Value::Array(_)));
         if !any_array {
             let mut scalars = Vec::new();
@@ -502,6 +510,7 @@ impl Translator<'_> {
     fn subscript(&mut self, base: Value, index: &ast::Expr, span: Span) -> Result<Value> {
         match base {
             Value::Array(arr) => self.index_array(arr, index, span),
+            Value::Matrix(arr, cols) => self.index_matrix(arr, cols, index, span),
             Value::Tuple(items) => {
                 let v = self.expr(index)?;
                 let i = self.int(v, index.span, "a tuple index")?;
@@ -521,6 +530,46 @@ impl Translator<'_> {
                 }
             }
             other => Err(self.err(ErrorKind::Type, span, format!("{} cannot be indexed", other.describe()))),
+        }
+    }
+
+    /// `z[i, j]`, `z[i]` (a row), `z[:, j]` (a column) of a 2-D array.
+    fn index_matrix(&mut self, arr: ArrayVal, cols: Expr, index: &ast::Expr, span: Span) -> Result<Value> {
+        let rows = self.stable(bin(BinOp::FloorDiv, arr.len.clone(), Expr::Select(cmp(CmpOp::Eq, cols.clone(), Expr::I64(0)).boxed(), Expr::I64(1).boxed(), cols.clone().boxed())), Ty::I64);
+        let (first, second) = match &index.kind {
+            ExprKind::Tuple(items) if items.len() == 2 => (&items[0], Some(&items[1])),
+            ExprKind::Tuple(items) => {
+                return Err(self.err(ErrorKind::Type, index.span, format!("too many indices: the array is 2-D, but {} were given", items.len())))
+            }
+            _ => (index, None),
+        };
+        let full = |e: &ast::Expr| matches!(e.kind, ExprKind::Slice(None, None, None));
+        let axis_index = |t: &mut Self, e: &ast::Expr, n: Expr| -> Result<Expr> {
+            let v = t.expr(e)?;
+            let i = t.int(v, e.span, "an index")?;
+            Ok(t.checked_index(i, n, e.span))
+        };
+        match second {
+            None if !matches!(first.kind, ExprKind::Slice(..)) => {
+                let i = axis_index(self, first, rows)?;
+                let index = self.temp(Ty::I64);
+                let at = bin(BinOp::Add, bin(BinOp::Mul, i, cols.clone()), Expr::Var(index));
+                Ok(Value::Array(ArrayVal { len: cols, ty: arr.ty, index, elem: arr.at(at) }))
+            }
+            Some(j) if !matches!(first.kind, ExprKind::Slice(..)) && !matches!(j.kind, ExprKind::Slice(..)) => {
+                let i = axis_index(self, first, rows)?;
+                let j = axis_index(self, j, cols.clone())?;
+                Ok(Value::Scalar(arr.at(bin(BinOp::Add, bin(BinOp::Mul, i, cols), j)), arr.ty))
+            }
+            Some(j) if full(first) && !matches!(j.kind, ExprKind::Slice(..)) => {
+                let j = axis_index(self, j, cols.clone())?;
+                let index = self.temp(Ty::I64);
+                let at = bin(BinOp::Add, bin(BinOp::Mul, Expr::Var(index), cols), j);
+                Ok(Value::Array(ArrayVal { len: rows, ty: arr.ty, index, elem: arr.at(at) }))
+            }
+            _ => Err(self
+                .err(ErrorKind::Unsupported, span, "only z[i, j], z[i] and z[:, j] index a 2-D array in filters")
+                .hint("index elements or whole rows and columns")),
         }
     }
 

@@ -102,6 +102,8 @@ pub(crate) struct Translator<'a> {
     loops: Vec<LoopCtx>,
     /// Interned error messages: one site per (message, span).
     sites: HashMap<(String, Span), ErrorId>,
+    /// The column counts of local arrays that hold 2-D values (`z = w.reshape(3, 3)`).
+    matrix_cols: HashMap<Arr, Expr>,
     /// The name of a generic_filter1d callback's output line (written in place).
     output_name: Option<String>,
     /// Non-zero while an element-wise function is being lowered: its expressions depend on the
@@ -130,6 +132,7 @@ impl<'a> Translator<'a> {
             sites: HashMap::new(),
             in_elementwise: 0,
             output_name: None,
+            matrix_cols: HashMap::new(),
             var_prov: HashMap::new(),
             prov_hints: passes.1.clone(),
         };
@@ -433,7 +436,13 @@ impl<'a> Translator<'a> {
     fn local_value(&mut self, local: Local) -> Value {
         match local {
             Local::Scalar(v, ty) => Value::Scalar(Expr::Var(v), ty),
-            Local::Array(a, _) => Value::Array(self.view(a)),
+            Local::Array(a, _) => {
+                let view = self.view(a);
+                match self.matrix_cols.get(&a) {
+                    Some(cols) => Value::Matrix(view, cols.clone()),
+                    None => Value::Array(view),
+                }
+            }
         }
     }
 
@@ -490,6 +499,16 @@ impl<'a> Translator<'a> {
         if !self.locals.contains(name) {
             return Err(self.err(ErrorKind::Unsupported, span, format!("cannot assign to `{name}`")));
         }
+        let value = match value {
+            Value::Matrix(arr, cols) => {
+                // A 2-D value: stored flat, its column count remembered with the slot.
+                let Local::Array(slot, _) = self.local_for(name, NameTy::Array(arr.ty), span)? else { unreachable!() };
+                let cols = self.stable(cols, Ty::I64);
+                self.matrix_cols.insert(slot, cols);
+                Value::Array(arr)
+            }
+            v => v,
+        };
         match value {
             Value::Scalar(e, ty) => {
                 let Local::Scalar(var, vty) = self.local_for(name, NameTy::Scalar(ty), span)? else { unreachable!() };

@@ -40,6 +40,8 @@ impl ArrayVal {
 pub enum Value {
     Scalar(Expr, Ty),
     Array(ArrayVal),
+    /// A 2-D array from `reshape`: its elements in row-major order, and the number of columns.
+    Matrix(ArrayVal, Expr),
     Tuple(Vec<Value>),
     /// `np`/`numpy` or `math`.
     Module(&'static str),
@@ -60,6 +62,7 @@ impl Value {
             Value::Scalar(_, Ty::I64) => "an int",
             Value::Scalar(_, Ty::Bool) => "a bool",
             Value::Array(_) => "an array",
+            Value::Matrix(..) => "a 2-D array",
             Value::Tuple(_) => "a tuple",
             Value::Module(_) => "a module",
             Value::Function(_) | Value::Method(..) => "a function",

@@ -1,0 +1,291 @@
+//! The CUDA side, through cudarc's driver API: device discovery, module loading with ptxas's
+//! error log, device memory, launches, streams and events.
+//!
+//! libcuda is loaded at run time (cudarc's `dynamic-loading`): a machine without the NVIDIA driver
+//! gets [`GpuError::NoDevice`] from [`Gpu::get`], never a panic, and nothing else in ndjit changes.
+
+use crate::codegen::Target;
+use crate::error::{GpuError, Result};
+use crate::plan::PVal;
+use cudarc::driver::result;
+use cudarc::driver::sys;
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, Mutex, OnceLock};
+
+fn driver(call: &'static str) -> impl Fn(result::DriverError) -> GpuError {
+    move |e| GpuError::Driver { call, code: format!("{e:?}") }
+}
+
+/// One CUDA device: its context, a stream, and the modules loaded on it.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    capability: (i32, i32),
+    driver_version: i32,
+    target: Target,
+    /// Loaded modules by PTX text: compiling PTX is the expensive part of a first call.
+    modules: Mutex<HashMap<Arc<str>, Arc<Module>>>,
+}
+
+static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
+
+impl Gpu {
+    /// The device `ordinal` (shared by every caller in the process).
+    pub fn get(ordinal: usize) -> Result<Arc<Gpu>> {
+        let map = DEVICES.get_or_init(|| Mutex::new(HashMap::new()));
+        let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(g) = map.get(&ordinal) {
+            return Ok(g.clone());
+        }
+        let g = Arc::new(Gpu::open(ordinal)?);
+        map.insert(ordinal, g.clone());
+        Ok(g)
+    }
+
+    /// Whether a CUDA device can be used, with the reason when not.
+    pub fn available() -> Result<()> {
+        Gpu::get(0).map(|_| ())
+    }
+
+    fn open(ordinal: usize) -> Result<Gpu> {
+        // cudarc panics on its first call when libcuda cannot be loaded: look first.
+        // SAFETY: only tries to dlopen the library.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(GpuError::NoDevice("the NVIDIA driver library (libcuda.so) is not installed".into()));
+        }
+        let n = CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("the CUDA driver could not be initialised ({e:?})")))?;
+        if n <= 0 {
+            return Err(GpuError::NoDevice("the CUDA driver reports no GPU".into()));
+        }
+        if ordinal >= n as usize {
+            return Err(GpuError::NoDevice(format!("device {ordinal} requested, the driver reports {n}")));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| GpuError::NoDevice(format!("cannot create a context on device {ordinal} ({e:?})")))?;
+        // This crate orders its own work on its streams; cudarc's per-buffer events are not needed.
+        // SAFETY: no cudarc buffers are shared across streams by this crate.
+        unsafe { ctx.disable_event_tracking() };
+        let capability = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
+        let mut driver_version = 0;
+        // SAFETY: writes one int.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result().map_err(driver("cuDriverGetVersion"))?;
+        let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
+        let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
+        let target = Target::for_device(capability.0, capability.1, driver_version);
+        Ok(Gpu { ctx, stream, name, capability, driver_version, target, modules: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.capability
+    }
+    /// The driver's CUDA version, as `cuDriverGetVersion` reports it (12080 for 12.8).
+    pub fn driver_version(&self) -> i32 {
+        self.driver_version
+    }
+    /// The PTX target this device gets.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+    /// This device's stream (kernels and copies of this crate run on it unless told otherwise).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub fn cu_stream(&self) -> sys::CUstream {
+        self.stream.cu_stream()
+    }
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub(crate) fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))
+    }
+
+    /// Loads `ptx` (cached by text). A rejected module reports ptxas's own log.
+    pub fn load(&self, ptx: &str) -> Result<Arc<Module>> {
+        let mut cache = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = cache.get(ptx) {
+            return Ok(m.clone());
+        }
+        self.bind()?;
+        let m = Arc::new(Module::load(self.ctx.clone(), ptx)?);
+        cache.insert(ptx.into(), m.clone());
+        Ok(m)
+    }
+
+    /// Device memory of `bytes` bytes (uninitialised).
+    pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer> {
+        self.bind()?;
+        // SAFETY: plain allocation; freed by DeviceBuffer's Drop.
+        let ptr = if bytes == 0 { 0 } else { unsafe { result::malloc_sync(bytes) }.map_err(driver("cuMemAlloc"))? };
+        Ok(DeviceBuffer { ctx: self.ctx.clone(), ptr, bytes })
+    }
+
+    /// Blocks until the work queued on `stream` is done.
+    pub fn synchronize(&self, stream: sys::CUstream) -> Result<()> {
+        self.bind()?;
+        // SAFETY: a valid (or null, the legacy default) stream.
+        unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"))
+    }
+
+    /// A timing event.
+    pub fn event(&self) -> Result<CudaEvent> {
+        self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"))
+    }
+
+    /// Launches `f` with `params` on `stream`.
+    ///
+    /// # Safety
+    /// The parameters must match the kernel's, and every pointer among them must be valid for
+    /// what the kernel accesses.
+    pub unsafe fn launch(&self, f: sys::CUfunction, grid: (u32, u32), block: (u32, u32), params: &[PVal], stream: sys::CUstream) -> Result<()> {
+        self.bind()?;
+        let mut slots: Vec<u64> = params.iter().map(|p| p.bits()).collect();
+        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        // SAFETY: the caller's contract; each parameter points at an 8-byte little-endian slot,
+        // whose first 4 bytes are the value of a 32-bit parameter.
+        unsafe { result::launch_kernel(f, (grid.0, grid.1, 1), (block.0, block.1, 1), 0, stream, &mut ptrs) }.map_err(driver("cuLaunchKernel"))
+    }
+
+    /// Copies host bytes to device memory (asynchronously on `stream`; the host memory must stay
+    /// alive until the stream reaches the copy).
+    ///
+    /// # Safety
+    /// `dst` must be valid for `src.len()` bytes.
+    pub unsafe fn upload(&self, dst: u64, src: &[u8], stream: sys::CUstream) -> Result<()> {
+        self.bind()?;
+        unsafe { result::memcpy_htod_async(dst, src, stream) }.map_err(driver("cuMemcpyHtoDAsync"))
+    }
+
+    /// Copies device memory to host bytes and waits for it.
+    ///
+    /// # Safety
+    /// `src` must be valid for `dst.len()` bytes.
+    pub unsafe fn download(&self, dst: &mut [u8], src: u64, stream: sys::CUstream) -> Result<()> {
+        self.bind()?;
+        unsafe { result::memcpy_dtoh_async(dst, src, stream) }.map_err(driver("cuMemcpyDtoHAsync"))?;
+        self.synchronize(stream)
+    }
+
+    /// # Safety
+    /// `dst` must be valid for `bytes` bytes.
+    pub unsafe fn memset(&self, dst: u64, value: u8, bytes: usize, stream: sys::CUstream) -> Result<()> {
+        self.bind()?;
+        unsafe { result::memset_d8_async(dst, value, bytes, stream) }.map_err(driver("cuMemsetD8Async"))
+    }
+
+    /// # Safety
+    /// Both ranges must be valid for `bytes` bytes.
+    pub unsafe fn copy(&self, dst: u64, src: u64, bytes: usize, stream: sys::CUstream) -> Result<()> {
+        self.bind()?;
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, stream) }.map_err(driver("cuMemcpyDtoDAsync"))
+    }
+}
+
+/// A loaded module with its two kernels.
+pub struct Module {
+    ctx: Arc<CudaContext>,
+    module: sys::CUmodule,
+    pub stencil: sys::CUfunction,
+    pub replay: sys::CUfunction,
+    /// Registers per thread and local memory per thread of the stencil kernel (ptxas's choice).
+    pub registers: i32,
+    pub local_bytes: i32,
+}
+
+// SAFETY: CUmodule/CUfunction handles are usable from any thread of the process once the context
+// is bound; this type only reads them.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Module {
+    fn load(ctx: Arc<CudaContext>, ptx: &str) -> Result<Module> {
+        let text = CString::new(ptx).map_err(|_| GpuError::Unsupported("PTX text with a NUL byte".into()))?;
+        let mut error_log = vec![0u8; 1 << 16];
+        let mut info_log = vec![0u8; 1 << 12];
+        let mut options = [
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER,
+            sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut values = [
+            error_log.as_mut_ptr() as *mut c_void,
+            error_log.len() as *mut c_void,
+            info_log.as_mut_ptr() as *mut c_void,
+            info_log.len() as *mut c_void,
+        ];
+        let mut module = std::ptr::null_mut();
+        // SAFETY: the option arrays have matching lengths; the log buffers outlive the call and
+        // their sizes are passed by value in the pointer-sized slots, as the driver API wants.
+        let r = unsafe {
+            sys::cuModuleLoadDataEx(&mut module, text.as_ptr() as *const c_void, options.len() as u32, options.as_mut_ptr(), values.as_mut_ptr())
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            let log = String::from_utf8_lossy(&error_log[..error_log.iter().position(|&b| b == 0).unwrap_or(0)]).into_owned();
+            let log = if log.trim().is_empty() { format!("{:?} (the driver gave no log)", result::DriverError(r)) } else { log };
+            return Err(GpuError::PtxLoad { log });
+        }
+        let get = |name: &str| -> Result<sys::CUfunction> {
+            let c = CString::new(name).expect("no NUL");
+            let mut f = std::ptr::null_mut();
+            // SAFETY: a loaded module and a NUL-terminated name.
+            unsafe { sys::cuModuleGetFunction(&mut f, module, c.as_ptr()) }.result().map_err(driver("cuModuleGetFunction"))?;
+            Ok(f)
+        };
+        let stencil = get(crate::codegen::ENTRY)?;
+        let replay = get(crate::codegen::REPLAY_ENTRY)?;
+        let attr = |a: sys::CUfunction_attribute| {
+            let mut v = 0;
+            // SAFETY: reads one attribute of a valid function.
+            let _ = unsafe { sys::cuFuncGetAttribute(&mut v, a, stencil) };
+            v
+        };
+        let registers = attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS);
+        let local_bytes = attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+        Ok(Module { ctx, module, stencil, replay, registers, local_bytes })
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: the module was loaded by us and is unloaded once.
+        let _ = unsafe { sys::cuModuleUnload(self.module) };
+    }
+}
+
+/// Owned device memory.
+pub struct DeviceBuffer {
+    ctx: Arc<CudaContext>,
+    ptr: u64,
+    bytes: usize,
+}
+
+// SAFETY: a device address; the memory is only touched through the driver.
+unsafe impl Send for DeviceBuffer {}
+unsafe impl Sync for DeviceBuffer {}
+
+impl DeviceBuffer {
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if self.ptr != 0 {
+            let _ = self.ctx.bind_to_thread();
+            // SAFETY: allocated by `Gpu::alloc`, freed once.
+            let _ = unsafe { result::free_sync(self.ptr) };
+        }
+    }
+}

@@ -1,0 +1,71 @@
+"""``ndjit.generic_filter``: scipy's ``generic_filter``, run by ndjit's native multithreaded driver.
+
+Arguments are interpreted by scipy's own helpers (size/footprint, axes, origins, output), so every
+check, warning and error is scipy's, in scipy's order. The filtering itself runs in Rust with the
+GIL released, on all cores by default, and gives the same array as
+``scipy.ndimage.generic_filter(input, ndjit.jit_filter(function), ...)``, bit for bit.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from scipy import LowLevelCallable
+from scipy.ndimage import _filters as _scipy_filters
+from scipy.ndimage import _ni_support
+
+from . import _core
+from ._filter import Filter, jit_filter
+
+__all__ = ["generic_filter"]
+
+
+def _as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[dict]) -> Filter:
+    if isinstance(function, Filter):
+        if function.kind != "filter":
+            raise TypeError(f"generic_filter needs a generic_filter callback, not a {function.kind} one")
+        if extra_arguments or extra_keywords:
+            raise TypeError("this ndjit.Filter is compiled already: bind values with f.bind(...) or jit_filter(..., extra_arguments=...)")
+        return function
+    if isinstance(function, LowLevelCallable):
+        raise TypeError("ndjit.generic_filter runs ndjit filters; this LowLevelCallable was not made by ndjit "
+                        "(pass the Python function instead, or use scipy.ndimage.generic_filter)")
+    return jit_filter(function, extra_arguments=extra_arguments, extra_keywords=extra_keywords)
+
+
+def generic_filter(input, function, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
+                   extra_arguments=(), extra_keywords=None, *, axes=None, workers: Optional[int] = None):
+    """A drop-in for ``scipy.ndimage.generic_filter`` that runs natively on ``workers`` threads
+    (``None``: all cores). ``function`` is an :class:`ndjit.Filter` or anything
+    :func:`ndjit.jit_filter` accepts (compiled on the fly, cached)."""
+    if (size is not None) and (footprint is not None):
+        import warnings
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=2)
+    input = np.asarray(input)
+    if np.iscomplexobj(input):
+        raise TypeError("Complex type not supported")
+    axes = _ni_support._check_axes(axes, input.ndim)
+    num_axes = len(axes)
+    if footprint is None:
+        if size is None:
+            raise RuntimeError("no footprint or filter size provided")
+        sizes = _ni_support._normalize_sequence(size, num_axes)
+        footprint = np.ones(sizes, dtype=bool)
+    else:
+        footprint = np.asarray(footprint, dtype=bool)
+    footprint = _scipy_filters._expand_footprint(input.ndim, axes, footprint)
+    origins = _scipy_filters._expand_origin(input.ndim, axes, origin)
+    fshape = [ii for ii in footprint.shape if ii > 0]
+    if len(fshape) != input.ndim:
+        raise RuntimeError(f"footprint.ndim ({footprint.ndim}) must match len(axes) ({num_axes})")
+    for o, lenf in zip(origins, fshape):
+        if (lenf // 2 + o < 0) or (lenf // 2 + o >= lenf):
+            raise ValueError("invalid origin")
+    footprint = np.ascontiguousarray(footprint)
+    output = _ni_support._get_output(output, input)
+    _ni_support._extend_mode_to_code(mode)  # scipy's error for an unknown mode
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    _core.generic_filter(input, output, f._compiled, footprint, mode, float(cval), [int(o) for o in origins], workers)
+    return output

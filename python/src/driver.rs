@@ -1,0 +1,85 @@
+//! `ndjit._core.generic_filter`: the native n-d driver on NumPy arrays, with the GIL released.
+//! Argument handling (footprint, origins, output allocation) is done in `ndjit/_driver.py`
+//! exactly as scipy does it; this layer only describes the arrays to the driver.
+
+use crate::{compiled::CompiledFilter, errors};
+use ndjit::driver::{self, DriverError, Dtype, Footprint, Options, RawArray, RawArrayMut};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+/// Describes a NumPy array: data pointer, dtype, shape and byte strides.
+fn describe(a: &Bound<'_, PyUntypedArray>) -> Result<(*mut u8, Dtype, Vec<usize>, Vec<isize>), DriverError> {
+    let dtype = a.dtype();
+    let kind = dtype.kind() as char;
+    let itemsize = dtype.itemsize();
+    let dt = if dtype.is_native_byteorder() != Some(false) {
+        Dtype::from_kind(kind, itemsize)?
+    } else {
+        return Err(DriverError::UnsupportedDtype { dtype: format!("{kind}{itemsize} (non-native byte order)"), complex: kind == 'c' });
+    };
+    // SAFETY: a live ndarray's data pointer; the driver reads/writes only within shape × strides.
+    let ptr = unsafe { (*a.as_array_ptr()).fields.data as *mut u8 };
+    Ok((ptr, dt, a.shape().to_vec(), a.strides().to_vec()))
+}
+
+/// The exception scipy would raise for a driver error.
+pub fn driver_error(py: Python<'_>, e: DriverError) -> PyErr {
+    if let Some(rt) = e.runtime_error() {
+        return errors::runtime_error(py, rt);
+    }
+    let msg = e.to_string();
+    match e.python_type() {
+        "TypeError" => PyTypeError::new_err(msg),
+        "ValueError" => PyValueError::new_err(msg),
+        "KeyboardInterrupt" => pyo3::exceptions::PyKeyboardInterrupt::new_err(msg),
+        _ => PyRuntimeError::new_err(msg),
+    }
+}
+
+/// Filters `input` into `output` (same shape, any supported dtypes) with an expanded n-d
+/// `footprint` (bool, one dimension per input axis) and per-axis `origins`.
+#[pyfunction]
+#[pyo3(signature = (input, output, compiled, footprint, mode, cval, origins, threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn generic_filter(
+    py: Python<'_>,
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
+    compiled: &CompiledFilter,
+    footprint: numpy::PyReadonlyArrayDyn<'_, bool>,
+    mode: &str,
+    cval: f64,
+    origins: Vec<isize>,
+    threads: Option<usize>,
+) -> PyResult<()> {
+    // NPY_ARRAY_WRITEABLE = 0x0400.
+    // SAFETY: reading the flags of a live array.
+    if unsafe { (*output.as_array_ptr()).fields.flags } & 0x0400 == 0 {
+        return Err(PyValueError::new_err("output array is read-only"));
+    }
+    let run = || -> Result<(RawArray, RawArrayMut, Options), DriverError> {
+        let (ip, idt, ishape, istrides) = describe(input)?;
+        let (op, odt, oshape, ostrides) = describe(output)?;
+        let fp = Footprint::new(footprint.shape().to_vec(), footprint.as_array().iter().copied().collect())?;
+        let mut opts = Options::new(fp).mode(mode.parse()?).cval(cval).origin(&origins);
+        opts.threads = threads;
+        let i = RawArray { ptr: ip as *const u8, dtype: idt, shape: ishape, strides: istrides };
+        let o = RawArrayMut { ptr: op, dtype: odt, shape: oshape, strides: ostrides };
+        Ok((i, o, opts))
+    };
+    let (i, o, opts) = run().map_err(|e| driver_error(py, e))?;
+    let filter = compiled.filter.clone();
+    // Raw pointers are not Send; the arrays stay alive (borrowed above) while the GIL is released.
+    let (i, o) = (SendPtr(i), SendPtr(o));
+    let r = py.detach(move || {
+        let (i, o) = (i, o);
+        // SAFETY: the arrays describe live NumPy memory of their dtype, shape and strides.
+        unsafe { driver::generic_filter_raw(&i.0, &o.0, &filter, &opts) }
+    });
+    r.map_err(|e| driver_error(py, e))
+}
+
+/// Moves array descriptions into the GIL-free closure (the memory is kept alive by the caller).
+struct SendPtr<T>(T);
+unsafe impl<T> Send for SendPtr<T> {}
