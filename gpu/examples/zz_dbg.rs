@@ -1,19 +1,14 @@
 use ndjit_gpu::codegen::*;
-use ndjit_gpu::plan::ArrayDesc;
 fn main() {
-    let src = "def g(cells):\n    alive = int(cells[4])\n    return alive\n";
-    let f = ndjit::Filter::builder(src).filter_size(9).compile().unwrap();
-    let ir = f.specialized_ir().unwrap();
-    let mut spec = KernelSpec::boxed(2, 3);
-    spec.mode = Mode::Constant;
-    spec.outputs_per_thread = 1;
-    let k = generate(ir, f.layout(), f.bound_values(), &spec).unwrap();
-    let shape = [2usize, 3];
-    let vals: Vec<f64> = vec![1.0, f64::NAN, 2.0, 3.0, 4.0, 5.0];
-    let input: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let d = ArrayDesc::contiguous(DType::F64, &shape);
-    let r = ndjit_gpu::emulate::run(&k, &f, &input, &d, &d, 0xA5).unwrap();
-    println!("{:?}", r.error.map(|e| e.to_string()));
-    println!("{:?}", ndjit_gpu::reference::to_f64(&r.output, DType::F64));
-    if std::env::args().nth(1).is_some() { println!("{}", k.module.to_ptx()); }
+    let src = std::env::args().nth(1).unwrap();
+    let size: usize = std::env::args().nth(2).map(|s| s.parse().unwrap()).unwrap_or(3);
+    let v: u32 = std::env::args().nth(3).map(|s| s.parse().unwrap()).unwrap_or(0);
+    let mut spec = KernelSpec::boxed(2, size);
+    spec.outputs_per_thread = v;
+    let f = ndjit::Filter::builder(&src).filter_size(spec.filter_size()).compile().unwrap();
+    let t = std::time::Instant::now();
+    let k = generate(f.specialized_ir().unwrap(), f.layout(), f.bound_values(), &spec).unwrap();
+    let ptx = k.module.to_ptx();
+    eprintln!("codegen {:?}, V={}, {} lines", t.elapsed(), k.outputs_per_thread, ptx.lines().count());
+    print!("{ptx}");
 }

@@ -207,11 +207,36 @@ impl Pending {
         let mut rec = vec![0u8; self.err_bytes];
         // SAFETY: the replay kernel takes the same arrays plus the pixel; it writes the record.
         unsafe {
-            self.gpu.launch(self.module.replay, (1, 1), (1, 1), &params, self.stream)?;
+            self.gpu.launch(self.module.replay(), (1, 1), (1, 1), &params, self.stream)?;
             self.gpu.download(&mut rec, self.err.ptr(), self.stream)?;
         }
         let words: Vec<u64> = rec.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
         Err(plan::failure(&self.filter, &self.geometry, self.rank, pixel, &words))
+    }
+}
+
+/// A kernel loaded for one GPU and one pair of array descriptors: repeated launches on reusable
+/// buffers with no per-call work besides the launch itself (what the benchmarks time).
+pub struct Prepared {
+    pub module: Arc<Module>,
+    pub kernel: Arc<Kernel>,
+    pub geometry: Geometry,
+    pub grid: (u32, u32),
+    pub block: (u32, u32),
+}
+
+impl Prepared {
+    /// Queues one run. `err` must hold [`Prepared::err_bytes`] bytes set to 0xFF.
+    ///
+    /// # Safety
+    /// The pointers must be valid device memory for the prepared descriptors, and must not
+    /// overlap.
+    pub unsafe fn launch(&self, gpu: &Gpu, input: u64, output: u64, err: u64, stream: CUstream) -> Result<()> {
+        let params = plan::params(&self.geometry, input, output, err, None);
+        unsafe { gpu.launch(self.module.stencil(), self.grid, self.block, &params, stream) }
+    }
+    pub fn err_bytes(&self) -> usize {
+        plan::err_bytes(&self.kernel)
     }
 }
 
@@ -265,6 +290,17 @@ impl GpuFilter {
         Ok(self.kernel(&spec)?.module.to_ptx())
     }
 
+    /// Generates and loads the kernel for these arrays on `gpu`.
+    pub fn prepare(&self, gpu: &Gpu, in_desc: &ArrayDesc, out_desc: &ArrayDesc, opts: &Options) -> Result<Prepared> {
+        let g = Geometry::new(in_desc, out_desc)?;
+        let spec = opts.spec(in_desc.shape.len(), in_desc.dtype, out_desc.dtype, g.contiguous(), gpu.target())?;
+        let kernel = self.kernel(&spec)?;
+        let module = gpu.load(&kernel.module.to_ptx())?;
+        let block = plan::block(&g);
+        let grid = plan::grid(&g, kernel.outputs_per_thread, block);
+        Ok(Prepared { module, kernel, geometry: g, grid, block })
+    }
+
     /// Starts the filter on device arrays: `input` and `output` are device pointers to arrays
     /// described by the descriptors (strides in bytes), on `stream` (`None`: the device's own).
     /// Returns when the work is queued; [`Pending::finish`] waits and reports failures.
@@ -302,7 +338,7 @@ impl GpuFilter {
             let grid = plan::grid(&g, kernel.outputs_per_thread, block);
             let params = plan::params(&g, input, output, err.ptr(), None);
             // SAFETY: the parameters are the kernel's, the pointers the caller's.
-            unsafe { gpu.launch(module.stencil, grid, block, &params, stream)? };
+            unsafe { gpu.launch(module.stencil(), grid, block, &params, stream)? };
         }
         let filter = self.sized(spec.filter_size())?;
         Ok(Pending { gpu: gpu.clone(), module, err, err_bytes, geometry: g, rank: in_desc.shape.len(), filter, params: (input, output), stream, _copy: keep })

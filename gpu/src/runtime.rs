@@ -26,7 +26,7 @@ pub struct Gpu {
     capability: (i32, i32),
     driver_version: i32,
     target: Target,
-    /// Loaded modules by PTX text: compiling PTX is the expensive part of a first call.
+    /// Loaded stencil modules by PTX text: compiling PTX is the expensive part of a first call.
     modules: Mutex<HashMap<Arc<str>, Arc<Module>>>,
 }
 
@@ -106,16 +106,26 @@ impl Gpu {
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))
     }
 
-    /// Loads `ptx` (cached by text). A rejected module reports ptxas's own log.
+    /// Loads a stencil module (entries `ndjit_stencil` and `ndjit_replay`), cached by its text.
+    /// A rejected module reports ptxas's own log.
     pub fn load(&self, ptx: &str) -> Result<Arc<Module>> {
-        let mut cache = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = cache.get(ptx) {
+        if let Some(m) = self.modules.lock().unwrap_or_else(|p| p.into_inner()).get(ptx) {
             return Ok(m.clone());
         }
+        // Compile outside the lock: loads of different modules proceed in parallel.
+        let m = Arc::new(self.load_entries(ptx, &[crate::codegen::ENTRY, crate::codegen::REPLAY_ENTRY])?);
+        Ok(self.modules.lock().unwrap_or_else(|p| p.into_inner()).entry(ptx.into()).or_insert(m).clone())
+    }
+
+    /// Loads any module and looks up the named kernels (not cached).
+    pub fn load_entries(&self, ptx: &str, entries: &[&str]) -> Result<Module> {
         self.bind()?;
-        let m = Arc::new(Module::load(self.ctx.clone(), ptx)?);
-        cache.insert(ptx.into(), m.clone());
-        Ok(m)
+        Module::load(self.ctx.clone(), ptx, entries)
+    }
+
+    /// A new stream on this device.
+    pub fn new_stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx.new_stream().map_err(driver("cuStreamCreate"))
     }
 
     /// Device memory of `bytes` bytes (uninitialised).
@@ -187,13 +197,12 @@ impl Gpu {
     }
 }
 
-/// A loaded module with its two kernels.
+/// A loaded module and its kernels.
 pub struct Module {
     ctx: Arc<CudaContext>,
     module: sys::CUmodule,
-    pub stencil: sys::CUfunction,
-    pub replay: sys::CUfunction,
-    /// Registers per thread and local memory per thread of the stencil kernel (ptxas's choice).
+    functions: Vec<(String, sys::CUfunction)>,
+    /// Registers per thread and local memory per thread of the first kernel (ptxas's choice).
     pub registers: i32,
     pub local_bytes: i32,
 }
@@ -204,7 +213,18 @@ unsafe impl Send for Module {}
 unsafe impl Sync for Module {}
 
 impl Module {
-    fn load(ctx: Arc<CudaContext>, ptx: &str) -> Result<Module> {
+    /// The kernel `name` (one of those named at load time).
+    pub fn function(&self, name: &str) -> sys::CUfunction {
+        self.functions.iter().find(|(n, _)| n == name).map(|(_, f)| *f).expect("a kernel named at load time")
+    }
+    pub fn stencil(&self) -> sys::CUfunction {
+        self.function(crate::codegen::ENTRY)
+    }
+    pub fn replay(&self) -> sys::CUfunction {
+        self.function(crate::codegen::REPLAY_ENTRY)
+    }
+
+    fn load(ctx: Arc<CudaContext>, ptx: &str, entries: &[&str]) -> Result<Module> {
         let text = CString::new(ptx).map_err(|_| GpuError::Unsupported("PTX text with a NUL byte".into()))?;
         let mut error_log = vec![0u8; 1 << 16];
         let mut info_log = vec![0u8; 1 << 12];
@@ -238,17 +258,29 @@ impl Module {
             unsafe { sys::cuModuleGetFunction(&mut f, module, c.as_ptr()) }.result().map_err(driver("cuModuleGetFunction"))?;
             Ok(f)
         };
-        let stencil = get(crate::codegen::ENTRY)?;
-        let replay = get(crate::codegen::REPLAY_ENTRY)?;
+        let mut functions = Vec::new();
+        for e in entries {
+            match get(e) {
+                Ok(f) => functions.push((e.to_string(), f)),
+                Err(err) => {
+                    // SAFETY: loaded above, unloaded once.
+                    let _ = unsafe { sys::cuModuleUnload(module) };
+                    return Err(err);
+                }
+            }
+        }
+        let first = functions.first().map(|(_, f)| *f);
         let attr = |a: sys::CUfunction_attribute| {
             let mut v = 0;
-            // SAFETY: reads one attribute of a valid function.
-            let _ = unsafe { sys::cuFuncGetAttribute(&mut v, a, stencil) };
+            if let Some(f) = first {
+                // SAFETY: reads one attribute of a valid function.
+                let _ = unsafe { sys::cuFuncGetAttribute(&mut v, a, f) };
+            }
             v
         };
         let registers = attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS);
         let local_bytes = attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-        Ok(Module { ctx, module, stencil, replay, registers, local_bytes })
+        Ok(Module { ctx, module, functions, registers, local_bytes })
     }
 }
 

@@ -61,7 +61,8 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     for o, lenf in zip(origins, fshape):
         if (lenf // 2 + o < 0) or (lenf // 2 + o >= lenf):
             raise ValueError("invalid origin")
-    footprint = np.ascontiguousarray(footprint)
+    if not footprint.flags.contiguous:
+        footprint = footprint.copy()  # as scipy does (np.ascontiguousarray would make 0-d 1-d)
     output = _ni_support._get_output(output, input)
     _ni_support._extend_mode_to_code(mode)  # scipy's error for an unknown mode
     if workers is not None and workers < 1:

@@ -34,12 +34,13 @@ class FilterCompileError(FilterError):
     hint: Optional[str]
     rendered: str
 
-    def _locate(self, filename: Optional[str], line_offset: int, col_offset: int) -> None:
-        """Moves the position from the compiled text to the user's file, quoting its line."""
-        if self.lineno == 1:
-            self.col += col_offset
-            if self.end_lineno == 1:
-                self._shift_end(col_offset)
+    def _locate(self, filename: Optional[str], line_offset: int, col_offset: int, indent: int = 0) -> None:
+        """Moves the position from the compiled text to the user's file, quoting its line:
+        `col_offset` shifts the first line, `indent` every line."""
+        first = col_offset if self.lineno == 1 else 0
+        self.col += first + indent
+        if self.end_lineno == self.lineno:
+            self._shift_end(first + indent)
         self.lineno += line_offset
         if self.end_lineno is not None:
             self.end_lineno += line_offset
@@ -120,14 +121,23 @@ class FilterRuntimeError(FilterError):
         return text
 
 
-def _runtime_class(base: type) -> type:
-    return type(f"Filter{base.__name__}", (FilterRuntimeError, base), {"__module__": __name__})
+import builtins as _builtins
 
-
-_RUNTIME = {name: _runtime_class(getattr(__builtins__, name) if not isinstance(__builtins__, dict) else __builtins__[name])
-            for name in ("IndexError", "ValueError", "ZeroDivisionError", "OverflowError", "TypeError", "RuntimeError")}
+# Run-time failures, each also the built-in exception the user's Python raises in that situation.
+_RUNTIME_NAMES = {
+    "IndexError": "FilterIndexError",
+    "ValueError": "FilterValueError",
+    "ZeroDivisionError": "FilterZeroDivisionError",
+    "OverflowError": "FilterOverflowError",
+    "TypeError": "FilterReturnTypeError",  # a path that returns None
+    "RuntimeError": "FilterInternalError",
+}
+_RUNTIME = {
+    base: type(name, (FilterRuntimeError, getattr(_builtins, base)), {"__module__": __name__})
+    for base, name in _RUNTIME_NAMES.items()
+}
 globals().update({cls.__name__: cls for cls in _RUNTIME.values()})
-__all__ += [cls.__name__ for cls in _RUNTIME.values()]
+__all__ += list(_RUNTIME_NAMES.values())
 
 
 def compile_error(category, kind, message, line, col, end_line, end_col, text, hint, rendered):

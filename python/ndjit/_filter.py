@@ -29,7 +29,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     try:
         compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
     except FilterCompileError as e:
-        e._locate(spec.filename, spec.line_offset, spec.col_offset)
+        e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
         for name, type_name in spec.unsupported:
             if e.kind == "unknown name" and f"`{name}`" in e.msg:
                 raise FilterTypeError(

@@ -38,7 +38,10 @@ class Spec:
     name: str = "<filter>"
     filename: Optional[str] = None
     line_offset: int = 0
+    # Added to columns on the first line (a lambda taken from the middle of a line) ...
     col_offset: int = 0
+    # ... and to columns on every line (the indentation a `def` was dedented by).
+    indent: int = 0
     # Globals and closure cells the function reads that ndjit cannot bind, with their type names:
     # used to turn "name is not defined" into a precise error.
     unsupported: Tuple[Tuple[str, str], ...] = ()
@@ -169,7 +172,7 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
     else:
         lines = text.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno]
         source = textwrap.dedent("".join(lines))
-        line_offset, col_offset = node.lineno - 1, node.col_offset
+        line_offset, col_offset = node.lineno - 1, 0
     bindings, imports, unsupported = _bound_values(func, args, kwargs, inputs)
     return Spec(
         source=source,
@@ -179,6 +182,7 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
         filename=filename,
         line_offset=line_offset,
         col_offset=col_offset,
+        indent=0 if isinstance(node, ast.Lambda) else node.col_offset,
         unsupported=tuple(unsupported),
     )
 

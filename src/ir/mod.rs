@@ -325,6 +325,7 @@ impl Exception {
             ("cannot be raised to a negative power", Exception::ZeroDivisionError),
             ("math range error", Exception::OverflowError),
             ("infinity to integer", Exception::OverflowError),
+            ("NaN to integer", Exception::ValueError),
             ("returned None", Exception::TypeError),
             ("invalid arguments", Exception::ValueError),
             ("out of memory", Exception::RuntimeError),

@@ -721,7 +721,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             }
             // round(float) is an int: NaN and infinity cannot be converted.
             let x = t.stable(x, Ty::F64);
-            t.check(un(UnOp::IsFinite, x.clone()), "cannot convert float NaN or infinity to integer", span, Expr::I64(0), Expr::I64(0));
+            int_checks(t, &x, span);
             Ok(Value::Scalar(Expr::Cast(Ty::I64, un(UnOp::RoundEven, x).boxed()), Ty::I64))
         }
         "builtin.pow" => {
@@ -1029,6 +1029,12 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
     Ok(Value::Array(ArrayVal { elem: convert(arr.elem.clone(), arr.ty, ty), ty, ..arr }))
 }
 
+/// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
+fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
+    t.check(not(un(UnOp::IsNan, x.clone())), "cannot convert float NaN to integer", span, Expr::I64(0), Expr::I64(0));
+    t.check(not(un(UnOp::IsInf, x.clone())), "cannot convert float infinity to integer", span, Expr::I64(0), Expr::I64(0));
+}
+
 /// float(x), int(x), bool(x) on numbers, and float('nan')-style literals.
 fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
     a.arity(t, 0, 1)?;
@@ -1067,7 +1073,7 @@ fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         _ => {
             if ty == Ty::F64 {
                 let x = t.stable(e, Ty::F64);
-                t.check(un(UnOp::IsFinite, x.clone()), "cannot convert float NaN or infinity to integer", s, Expr::I64(0), Expr::I64(0));
+                int_checks(t, &x, s);
                 Value::Scalar(Expr::Cast(Ty::I64, x.boxed()), Ty::I64)
             } else {
                 Value::Scalar(convert(e, ty, Ty::I64), Ty::I64)
@@ -1113,7 +1119,7 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
                 "ceil" => UnOp::Ceil,
                 _ => UnOp::Trunc,
             };
-            t.check(un(UnOp::IsFinite, fx[0].clone()), "cannot convert float NaN or infinity to integer", span, Expr::I64(0), Expr::I64(0));
+            int_checks(t, &fx[0], span);
             return Ok(Value::Scalar(Expr::Cast(Ty::I64, un(op, fx[0].clone()).boxed()), Ty::I64));
         }
         "log" if fx.len() == 2 => bin(BinOp::Div, Expr::Call(MathFn::Log, vec![fx[0].clone()]), Expr::Call(MathFn::Log, vec![fx[1].clone()])),

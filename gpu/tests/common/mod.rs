@@ -20,7 +20,7 @@ pub struct Program {
 
 /// `tests/corpus/programs.toml` of the workspace.
 pub fn corpus() -> Corpus {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/programs.toml");
+    let path = std::env::var("NDJIT_CORPUS_PATH").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/programs.toml").to_string());
     let text = std::fs::read_to_string(path).expect("read the corpus");
     toml::from_str(&text).expect("parse the corpus")
 }

@@ -1,0 +1,178 @@
+//! GPU stencil benchmarks (prints `SKIPPED` without a CUDA device): 8192² images, CUDA events
+//! around each launch, medians of 20 runs after warm-up; the copy floor measured in the same run;
+//! and the first-call latency (compile + codegen + module load + run on 1024²).
+//!
+//! `cargo bench -p ndjit-gpu --bench gpu_stencil` (set `CUDA_CACHE_DISABLE=1` so that the driver
+//! compiles the PTX on the first call instead of reading its disk cache).
+
+use ndjit_gpu::{ArrayDesc, DType, Footprint, Gpu, GpuFilter, Mode, Options};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Median ms of `reps` timed runs of `f` (after 3 warm-ups), each between two events.
+fn time(gpu: &Gpu, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        f();
+    }
+    gpu.synchronize(gpu.cu_stream()).unwrap();
+    let (a, b) = (gpu.event().unwrap(), gpu.event().unwrap());
+    let mut ts = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        a.record(gpu.stream()).unwrap();
+        f();
+        b.record(gpu.stream()).unwrap();
+        ts.push(a.elapsed_ms(&b).unwrap() as f64);
+    }
+    median(ts)
+}
+
+struct Bufs {
+    input: ndjit_gpu::runtime::DeviceBuffer,
+    output: ndjit_gpu::runtime::DeviceBuffer,
+    err: ndjit_gpu::runtime::DeviceBuffer,
+}
+
+fn bufs(gpu: &Arc<Gpu>, n: usize, dt: DType, seed: u64) -> Bufs {
+    let bytes = n * n * dt.size();
+    let input = gpu.alloc(bytes).unwrap();
+    let mut s = seed | 1;
+    let mut host = Vec::with_capacity(bytes);
+    for _ in 0..n * n {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+        match dt {
+            DType::F64 => host.extend(u.to_le_bytes()),
+            DType::F32 => host.extend((u as f32).to_le_bytes()),
+            _ => unreachable!(),
+        }
+    }
+    unsafe {
+        gpu.upload(input.ptr(), &host, gpu.cu_stream()).unwrap();
+    }
+    gpu.synchronize(gpu.cu_stream()).unwrap();
+    Bufs { input, output: gpu.alloc(bytes).unwrap(), err: gpu.alloc(1 << 12).unwrap() }
+}
+
+fn main() {
+    // `cargo test --benches` passes `--bench`-less flags; a bare run or `--bench` runs everything.
+    let gpu = match Gpu::get(0) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("SKIPPED: the GPU benchmarks need a CUDA GPU ({e})");
+            return;
+        }
+    };
+    let n: usize = std::env::var("NDJIT_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(8192);
+    let reps = 20;
+    println!("device: {}, {n}x{n}, medians of {reps} event-timed runs", gpu.name());
+    let f64b = bufs(&gpu, n, DType::F64, 7);
+    let f32b = bufs(&gpu, n, DType::F32, 9);
+    let copy = |b: &Bufs, dt: DType| {
+        let bytes = n * n * dt.size();
+        time(&gpu, reps, || unsafe { gpu.copy(b.output.ptr(), b.input.ptr(), bytes, gpu.cu_stream()).unwrap() })
+    };
+    let copy64 = copy(&f64b, DType::F64);
+    let copy32 = copy(&f32b, DType::F32);
+    let gbs = |dt: DType, ms: f64| 2.0 * (n * n * dt.size()) as f64 / ms / 1e6;
+    println!("copy floor: f64 {copy64:.3} ms ({:.0} GB/s), f32 {copy32:.3} ms ({:.0} GB/s)", gbs(DType::F64, copy64), gbs(DType::F32, copy32));
+
+    struct Case {
+        name: &'static str,
+        src: &'static str,
+        fp: Footprint,
+        dt: DType,
+        goal: f64,
+        cupy: &'static str,
+    }
+    let cases = [
+        Case { name: "min, cross f64", src: "np.min(x)", fp: Footprint::cross(), dt: DType::F64, goal: 0.33, cupy: "1.14 (minimum_filter 1.06)" },
+        Case { name: "min, 5x5 f64", src: "np.min(x)", fp: Footprint::size(&[5, 5]), dt: DType::F64, goal: 0.50, cupy: "3.96" },
+        Case { name: "median, 5x5 f64", src: "np.median(x)", fp: Footprint::size(&[5, 5]), dt: DType::F64, goal: 2.0, cupy: "median_filter 13.7" },
+        Case { name: "min, cross f32", src: "np.min(x)", fp: Footprint::cross(), dt: DType::F32, goal: 0.20, cupy: "0.97" },
+        Case { name: "builtin min, cross f64", src: "min(x)", fp: Footprint::cross(), dt: DType::F64, goal: f64::NAN, cupy: "" },
+        Case { name: "sum, 3x3 f64", src: "np.sum(x)", fp: Footprint::size(&[3, 3]), dt: DType::F64, goal: f64::NAN, cupy: "" },
+        Case { name: "identity x[0] f64", src: "x[0]", fp: Footprint::size(&[1, 1]), dt: DType::F64, goal: f64::NAN, cupy: "" },
+    ];
+    let mut rows = Vec::new();
+    let variants: Vec<u32> = std::env::var("NDJIT_BENCH_V").ok().map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect()).unwrap_or(vec![0, 1, 2, 4, 8]);
+    for c in &cases {
+        let f = GpuFilter::compile(c.src, &ndjit::Bindings::new()).unwrap();
+        let b = if c.dt == DType::F64 { &f64b } else { &f32b };
+        let desc = ArrayDesc::contiguous(c.dt, &[n, n]);
+        let mut results = Vec::new();
+        for &v in &variants {
+            let mut opts = Options::new(c.fp.clone()).mode(Mode::Reflect);
+            opts.outputs_per_thread = v;
+            let p = match f.prepare(&gpu, &desc, &desc, &opts) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("{} V={v}: {e}", c.name);
+                    continue;
+                }
+            };
+            unsafe { gpu.memset(b.err.ptr(), 0xff, p.err_bytes(), gpu.cu_stream()).unwrap() };
+            let ms = time(&gpu, reps, || unsafe { p.launch(&gpu, b.input.ptr(), b.output.ptr(), b.err.ptr(), gpu.cu_stream()).unwrap() });
+            println!(
+                "  {:<24} V={} ({} used): {ms:.3} ms, {} regs, {} B local",
+                c.name,
+                v,
+                p.kernel.outputs_per_thread,
+                p.module.registers,
+                p.module.local_bytes
+            );
+            results.push((v, p.kernel.outputs_per_thread, ms));
+        }
+        let auto = results.iter().find(|r| r.0 == 0).map(|r| r.2).unwrap_or(f64::NAN);
+        let best = results.iter().cloned().fold((0, 0, f64::INFINITY), |a, r| if r.2 < a.2 { r } else { a });
+        let floor = if c.dt == DType::F64 { copy64 } else { copy32 };
+        rows.push((c.name, auto, best, floor, c.goal, c.cupy));
+    }
+
+    // First call: a filter never seen before, compiled, generated, loaded and run on 1024².
+    let m = 1024;
+    let small = bufs(&gpu, m, DType::F64, 3);
+    let desc = ArrayDesc::contiguous(DType::F64, &[m, m]);
+    let mut firsts = Vec::new();
+    for k in 0..3 {
+        let src = format!("np.min(x) + {}.{k}5", 17 + k);
+        let t0 = Instant::now();
+        let f = GpuFilter::compile(&src, &ndjit::Bindings::new()).unwrap();
+        let t_compile = t0.elapsed();
+        let opts = Options::new(Footprint::cross());
+        let spec = opts.spec(2, DType::F64, DType::F64, true, gpu.target()).unwrap();
+        let kernel = f.kernel(&spec).unwrap();
+        let ptx = kernel.module.to_ptx();
+        let t_codegen = t0.elapsed();
+        let _module = gpu.load(&ptx).unwrap();
+        let t_load = t0.elapsed();
+        unsafe { f.run_raw(&gpu, small.input.ptr(), &desc, small.output.ptr(), &desc, &opts, None).unwrap() };
+        let t_run = t0.elapsed();
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "  first call {k}: compile {:.1} ms, + specialise & codegen {:.1} ms, + module load {:.1} ms, + run & sync {:.1} ms = {:.1} ms ({} PTX lines)",
+            ms(t_compile),
+            ms(t_codegen - t_compile),
+            ms(t_load - t_codegen),
+            ms(t_run - t_load),
+            ms(t_run),
+            ptx.lines().count()
+        );
+        firsts.push(ms(t_run));
+    }
+
+    println!("\n== ndjit-gpu on {} ({n}x{n}; ms, medians) ==", gpu.name());
+    println!("| filter | ndjit auto | ndjit best (V) | goal | copy floor | % of copy bw (best) | CuPy (GUIDE) |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, auto, best, floor, goal, cupy) in rows {
+        let goal = if goal.is_nan() { "".to_string() } else { format!("≤ {goal:.2}") };
+        println!("| {name} | {auto:.3} | {:.3} ({}) | {goal} | {floor:.3} | {:.0}% | {cupy} |", best.2, best.1, 100.0 * floor / best.2);
+    }
+    println!("| first call 1024² (compile+codegen+load+run) | {:.1} ms median of {:?} | | ≤ 50 ms | | | 1100-1600 ms |", median(firsts.clone()), firsts.iter().map(|v| (v * 10.0).round() / 10.0).collect::<Vec<_>>());
+}

@@ -1,0 +1,89 @@
+"""Compile errors carry the user's file, line, column and a caret; run-time errors raise the
+exception the user's Python would raise, with the location, and leave the Filter usable."""
+import os
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import ndjit
+
+
+def test_syntax_error_points_into_the_users_file():
+    def bad(x):
+        return x.max() - undefined_thing  # noqa: F821
+
+    with pytest.raises(ndjit.FilterSyntaxError) as info:
+        ndjit.jit_filter(bad)
+    e = info.value
+    assert isinstance(e, SyntaxError)
+    assert e.filename == os.path.abspath(__file__)
+    assert e.lineno == bad.__code__.co_firstlineno + 1
+    assert e.text.strip() == "return x.max() - undefined_thing  # noqa: F821"
+    assert e.text[e.offset - 1 :].startswith("undefined_thing")
+    assert "name `undefined_thing` is not defined" in str(e) and "^^^^" in str(e)
+
+
+def test_inline_lambda_error_column():
+    with pytest.raises(ndjit.FilterSyntaxError) as info:
+        ndjit.jit_filter(lambda v: v.max() + nope)  # noqa: F821
+    e = info.value
+    assert e.text[e.offset - 1 :].startswith("nope")
+
+
+def test_type_errors_are_type_errors():
+    with pytest.raises(ndjit.FilterTypeError) as info:
+        ndjit.jit_filter("x[1.5]")
+    assert isinstance(info.value, TypeError)
+    assert (info.value.lineno, info.value.col) == (1, 3)
+    with pytest.raises(TypeError, match="must be a number, but this is an array"):
+        ndjit.jit_filter("x - 1")
+
+
+@pytest.mark.parametrize("src,exc,msg", [
+    ("x[12]", IndexError, "index 12 is out of bounds for axis 0 with size 9"),
+    ("np.min(x[x > 2])", ValueError, "zero-size array to reduction operation minimum"),
+    ("def f(x):\n    n = 0\n    return 1.0 / n", ZeroDivisionError, "float division by zero"),
+    ("math.log(x[0] - 1)", ValueError, "math domain error"),
+    ("int(x[0] / 0)", OverflowError, "cannot convert float infinity to integer"),
+])
+def test_runtime_errors_raise_pythons_exception_through_scipy(src, exc, msg):
+    img = np.random.default_rng(0).random((8, 8))
+    f = ndjit.jit_filter(src)
+    with pytest.raises(exc, match=msg) as info:
+        ndi.generic_filter(img, f, size=3)
+    assert isinstance(info.value, ndjit.FilterRuntimeError)
+    assert info.value.lineno >= 1 and info.value.snippet and "^" in info.value.snippet
+    # The filter stays usable after the exception was consumed.
+    with pytest.raises(exc):
+        ndi.generic_filter(img, f, size=3)
+
+
+def test_scipy_stops_working_after_the_first_failure():
+    """scipy keeps calling after a failure; the callback returns at once (and records only the first)."""
+    img = np.zeros((300, 300))
+    img[0, 0] = 1.0
+    f = ndjit.jit_filter("def f(x):\n    if x[4] == 1.0:\n        return x[100]\n    return np.median(x)")
+    with pytest.raises(IndexError):
+        ndi.generic_filter(img, f, size=3)
+    assert "index 100" in str(f.failure())
+    f.reset()
+    assert f.failure() is None
+
+
+def test_debug_mode_runs_the_interpreter_with_the_same_results():
+    img = np.random.default_rng(3).random((9, 9))
+    f = ndjit.jit_filter("np.std(x) / (np.mean(x) + 1)")
+    a = ndi.generic_filter(img, f, size=3)
+    b = ndi.generic_filter(img, f.debug(), size=3)
+    assert np.array_equal(a, b)
+    with pytest.raises(IndexError):
+        ndi.generic_filter(img, ndjit.jit_filter("x[9]").debug(), size=3)
+
+
+def test_nothing_a_user_passes_crashes():
+    f = ndjit.jit_filter("np.median(x)")
+    for bad in ([], [np.nan], [np.inf, -np.inf], np.arange(10_000.0)):
+        f.evaluate(bad)
+    with pytest.raises(IndexError):
+        ndjit.jit_filter("x[0]").evaluate([])

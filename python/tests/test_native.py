@@ -1,0 +1,130 @@
+"""ndjit.generic_filter is scipy.ndimage.generic_filter, bit for bit, given ndjit's own callable:
+a randomised sweep over modes, origins, footprints, dtypes, shapes, strides, output dtypes and axes,
+plus scipy's errors with scipy's exception types."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import ndjit
+
+MODES = ["reflect", "constant", "nearest", "mirror", "wrap", "grid-mirror", "grid-constant", "grid-wrap"]
+DTYPES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float32", "float64"]
+FILTERS = [ndjit.jit_filter(s) for s in ["np.mean(x) * 3.7 - 1.1", "np.median(x)", "max(x) - x[0] if len(x) else -1.0",
+                                          "np.sum(x * x) / (len(x) + 0.5)"]]
+
+
+def _random_case(rng):
+    ndim = int(rng.integers(0, 5))
+    shape = tuple(int(s) for s in rng.integers(0, 7, ndim)) if rng.random() < 0.2 else tuple(int(s) for s in rng.integers(1, 9, ndim))
+    dtype = DTYPES[rng.integers(len(DTYPES))]
+    scale = 300 if dtype not in ("bool", "float32", "float64") else 1
+    data = (rng.random(shape) * scale * (1 if dtype.startswith("u") or dtype == "bool" else rng.choice([-1, 1]))).astype(dtype) if ndim else np.array(rng.random() * scale).astype(dtype)
+    if ndim and rng.random() < 0.4:  # non-contiguous / negative-stride views
+        big = np.concatenate([data, data], axis=0)
+        data = big[::-2] if rng.random() < 0.5 else big[::2]
+    axes = None
+    nax = max(ndim, 1) if ndim else 0
+    if ndim >= 2 and rng.random() < 0.3:
+        axes = tuple(int(a) for a in rng.choice(ndim, size=int(rng.integers(1, ndim + 1)), replace=False))
+        nax = len(axes)
+    fshape = tuple(int(s) for s in rng.integers(1, 4, nax))
+    footprint = rng.random(fshape) < 0.7 if nax else None
+    origin = [int(rng.integers(-(s // 2), s - s // 2)) for s in fshape] if nax and rng.random() < 0.5 else 0
+    out_dtype = DTYPES[rng.integers(len(DTYPES))] if rng.random() < 0.3 else None
+    return data, footprint, fshape, origin, axes, out_dtype
+
+
+@pytest.mark.parametrize("seed", range(160))
+def test_random_sweep_is_bit_identical_to_scipy(seed):
+    rng = np.random.default_rng(seed)
+    data, footprint, fshape, origin, axes, out_dtype = _random_case(rng)
+    mode = MODES[seed % len(MODES)]
+    f = FILTERS[seed % len(FILTERS)]
+    kw = dict(mode=mode, cval=float(rng.normal() * 5), origin=origin)
+    if axes is not None:
+        kw["axes"] = axes
+    if footprint is None:
+        kw["size"] = 1
+    else:
+        kw["footprint"] = footprint
+    if out_dtype is not None:
+        kw["output"] = np.dtype(out_dtype)
+
+    def run(fn):
+        with np.errstate(all="ignore"):
+            try:
+                return fn(data, f, **kw), None
+            except Exception as e:
+                return None, e
+
+    want, werr = run(ndi.generic_filter)
+    got, gerr = run(ndjit.generic_filter)
+    if werr is not None:
+        assert type(gerr) is type(werr) or isinstance(gerr, type(werr)), (werr, gerr)
+        return
+    assert gerr is None, gerr
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), "not bit-identical"
+
+
+@pytest.mark.parametrize("mode,dtype", list(itertools.product(MODES, DTYPES)))
+def test_every_mode_and_dtype(mode, dtype):
+    rng = np.random.default_rng(7)
+    data = (rng.random((9, 8)) * 200).astype(dtype)
+    f = FILTERS[1]
+    for origin in (0, -1, 1):
+        want = ndi.generic_filter(data, f, size=3, mode=mode, cval=3.5, origin=origin)
+        got = ndjit.generic_filter(data, f, size=3, mode=mode, cval=3.5, origin=origin)
+        assert got.tobytes() == want.tobytes()
+
+
+def test_output_cast_is_scipys_c_cast():
+    data = np.array([[300.0, -1.0, np.nan]])
+    f = ndjit.jit_filter("x[0]")
+    for out in ("uint8", "int32", "int8", "uint16"):
+        want = ndi.generic_filter(data, f, size=1, output=np.dtype(out))
+        got = ndjit.generic_filter(data, f, size=1, output=np.dtype(out))
+        assert got.tobytes() == want.tobytes(), out
+
+
+@pytest.mark.parametrize("kwargs,exc", [
+    (dict(size=3, origin=2), ValueError),
+    (dict(), RuntimeError),
+    (dict(size=3, mode="bogus"), RuntimeError),
+    (dict(footprint=np.ones((3, 3, 3), bool)), RuntimeError),
+    (dict(size=3, output=np.zeros((2, 2))), RuntimeError),
+])
+def test_scipys_errors(kwargs, exc):
+    data = np.zeros((5, 5))
+    with pytest.raises(exc):
+        ndi.generic_filter(data, FILTERS[0], **kwargs)
+    with pytest.raises(exc):
+        ndjit.generic_filter(data, FILTERS[0], **kwargs)
+
+
+def test_input_dtypes_scipy_rejects():
+    with pytest.raises(TypeError):
+        ndjit.generic_filter(np.zeros((3, 3), complex), FILTERS[0], size=3)
+    with pytest.raises(RuntimeError):
+        ndjit.generic_filter(np.zeros((3, 3), np.float16), FILTERS[0], size=3)
+
+
+def test_run_time_errors_and_foreign_callables():
+    with pytest.raises(IndexError, match="index 20 is out of bounds"):
+        ndjit.generic_filter(np.zeros((4, 4)), "x[20]", size=3)
+    from scipy import LowLevelCallable
+    import ctypes
+    CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_void_p)
+    llc = LowLevelCallable(CB(lambda *a: 1), signature="int (double *, intptr_t, double *, void *)")
+    with pytest.raises(TypeError, match="not made by ndjit"):
+        ndjit.generic_filter(np.zeros((4, 4)), llc, size=3)
+
+
+def test_in_place_output_matches_scipy():
+    data = np.random.default_rng(1).random((10, 10))
+    a, b = data.copy(), data.copy()
+    ndi.generic_filter(a, FILTERS[0], size=3, output=a)
+    ndjit.generic_filter(b, FILTERS[0], size=3, output=b)
+    assert a.tobytes() == b.tobytes()

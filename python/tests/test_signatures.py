@@ -1,0 +1,73 @@
+"""generic_filter1d, geometric_transform and quad callables, as scipy's own C-API tests use them."""
+import math
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+from scipy import integrate
+
+import ndjit
+from conftest import assert_same
+
+
+def filter1d(input_line, output_line, filter_size):
+    for i in range(output_line.size):
+        output_line[i] = 0
+        for j in range(filter_size):
+            output_line[i] += input_line[i + j]
+    output_line /= filter_size
+
+
+def moving_average(iline, oline):
+    oline[...] = (iline[:-2] + iline[1:-1] + iline[2:]) / 3.0
+
+
+def transform(output_coordinates, shift):
+    return output_coordinates[0] - shift, output_coordinates[1] - shift
+
+
+def test_generic_filter1d_like_scipys_c_api_test():
+    im = np.tile(np.hstack((np.zeros(10), np.ones(10))), (10, 1))
+    f = ndjit.jit_filter1d(filter1d, extra_arguments=(3,))
+    assert f.signature == "int (double *, intptr_t, double *, intptr_t, void *)"
+    res = ndi.generic_filter1d(im, f, 3)
+    std = ndi.generic_filter1d(im, filter1d, 3, extra_arguments=(3,))
+    assert_same(res, std)
+    g = ndjit.jit_filter1d(moving_average)
+    assert_same(ndi.generic_filter1d(im, g, 3, mode="nearest"), ndi.generic_filter1d(im, moving_average, 3, mode="nearest"))
+    assert np.allclose(g.evaluate([3.0, 6.0, 9.0, 12.0], 2), [6.0, 9.0])
+
+
+def test_geometric_transform_like_scipys_c_api_test():
+    im = np.arange(12).reshape(4, 3).astype(np.float64)
+    f = ndjit.jit_transform(transform, extra_arguments=(0.5,))
+    assert f.signature == "int (intptr_t *, double *, int, int, void *)"
+    assert_same(ndi.geometric_transform(im, f), ndi.geometric_transform(im, transform, extra_arguments=(0.5,)))
+    assert f.evaluate([3, 2]) == (2.5, 1.5)
+    with pytest.raises(ValueError, match="returned 2 coordinates, but the input has rank 3"):
+        ndi.geometric_transform(np.zeros((2, 2, 2)), f)
+
+
+def test_quad_passes_args_through():
+    def damped(x, a, b):
+        return math.exp(-a * x) * math.cos(b * x)
+
+    f = ndjit.jit_integrand(damped)
+    assert f.signature == "double (int, double *, void *)"
+    got = integrate.quad(f, 0.0, 10.0, args=(0.5, 3.0))[0]
+    want = integrate.quad(damped, 0.0, 10.0, args=(0.5, 3.0))[0]
+    assert abs(got - want) <= 1e-12 * max(1, abs(want))
+    g = ndjit.jit_integrand(lambda x: math.exp(-x * x))
+    assert abs(integrate.quad(g, 0, 3)[0] - integrate.quad(lambda x: math.exp(-x * x), 0, 3)[0]) < 1e-14
+    h = ndjit.jit_integrand("lambda x, y: x * y")
+    assert abs(integrate.dblquad(h, 0, 1, 0, 2)[0] - 1.0) < 1e-12
+    assert f.evaluate(0.5, 2.0, 3.0) == math.exp(-1.0) * math.cos(1.5)
+
+
+def test_wrong_signature_is_refused_by_scipy():
+    with pytest.raises(ValueError, match="signature"):
+        ndi.generic_filter(np.zeros((3, 3)), ndjit.jit_transform(transform, extra_arguments=(0.5,)), size=3)
+    with pytest.raises(TypeError, match="returns nothing"):
+        ndjit.jit_filter1d("def f(a, o):\n    return 1.0")
+    with pytest.raises(ValueError, match="debug mode"):
+        ndjit.jit_filter1d(moving_average).debug()

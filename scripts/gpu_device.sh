@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The GPU round trip: build the GPU test and benchmark binaries here, carry them to the device
+# machine, run them there.
+#
+#   bash scripts/gpu_device.sh build   # here: builds into .device/ (git-ignored, carried)
+#   bash scripts/gpu_device.sh run     # on the device, with .device carried:
+#                                      #   device tool: command "bash scripts/gpu_device.sh run",
+#                                      #   carry [".device"]
+#
+# `run` writes logs to $OUT (the device tool's output folder) and prints the summaries last.
+# Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api and NDJIT_SKIP=bench,cupy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+case "${1:-}" in
+build)
+    mkdir -p .device
+    # .device/ must be ignored by git (the device tool carries ignored paths only when named).
+    exclude=$(git rev-parse --git-path info/exclude 2>/dev/null || true)
+    if [ -n "$exclude" ] && ! grep -qx '/.device/' "$exclude" 2>/dev/null; then
+        mkdir -p "$(dirname "$exclude")" && echo '/.device/' >>"$exclude"
+    fi
+    rm -f .device/device .device/gpu_stencil
+    list() { python3 -c '
+import json, sys
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in sys.argv[1:]:
+        print(m["target"]["name"], m["executable"])' "$@"; }
+    cargo test -p ndjit-gpu --release --no-run --message-format=json 2>/dev/null | list device >.device/bins
+    cargo bench -p ndjit-gpu --no-run --message-format=json 2>/dev/null | list gpu_stencil >>.device/bins
+    while read -r name path; do cp "$path" ".device/$name"; done <.device/bins
+    cp tests/corpus/programs.toml .device/programs.toml
+    for f in ../shared/bench/gpu_anchor.py shared/bench/gpu_anchor.py /work/shared/bench/gpu_anchor.py; do
+        if [ -f "$f" ]; then cp "$f" .device/gpu_anchor.py; break; fi
+    done
+    # The binaries must run under the device image's glibc: show the newest version they need.
+    for b in .device/device .device/gpu_stencil; do
+        echo "$b needs $(objdump -T "$b" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -V | tail -1)"
+    done
+    ls -la .device
+    ;;
+run)
+    out=${OUT:-/tmp/ndjit-out}
+    mkdir -p "$out"
+    export NDJIT_CORPUS_PATH=.device/programs.toml NDJIT_OUT="$out"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv || true
+    status=0
+    timeout "${NDJIT_DEVICE_TIMEOUT:-400}" .device/device 2>&1 | tee "$out/device.log" || status=$?
+    case ",${NDJIT_SKIP:-}," in *,bench,*) ;; *)
+        CUDA_CACHE_DISABLE=1 timeout "${NDJIT_BENCH_TIMEOUT:-200}" .device/gpu_stencil 2>&1 | tee "$out/bench.log" || status=$? ;;
+    esac
+    case ",${NDJIT_SKIP:-}," in *,cupy,*) ;; *)
+        if [ -f .device/gpu_anchor.py ]; then
+            PYTHONUNBUFFERED=1 timeout "${NDJIT_CUPY_TIMEOUT:-200}" python3 .device/gpu_anchor.py 2>&1 | tee "$out/cupy.log" || true
+        fi ;;
+    esac
+    echo
+    echo "== summaries =="
+    sed -n '/== device summary ==/,$p' "$out/device.log" 2>/dev/null || true
+    sed -n '/== ndjit-gpu on/,$p' "$out/bench.log" 2>/dev/null || true
+    grep -E "copy|minimum_filter|median_filter|RawKernel|first call" "$out/cupy.log" 2>/dev/null || true
+    exit $status
+    ;;
+*)
+    echo "usage: $0 build|run" >&2
+    exit 2
+    ;;
+esac
