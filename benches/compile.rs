@@ -14,14 +14,12 @@
 //! `NDJIT_COMPILE_ROUNDS=n` changes the number of rounds (default 30). Under `cargo test --benches`
 //! (no `--bench` argument) part 1 does one round.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use ndjit::{Bindings, Filter};
-use serde::Deserialize;
 
 const ROUNDS: usize = 30;
 /// The window size used for the specialised compile (a 3x3 footprint).
@@ -35,61 +33,13 @@ const REPRESENTATIVE: &[(&str, &str)] = &[
     ("nan_spread", "NaN-aware (`np.isnan(w).all()`, nanmax - nanmin)"),
 ];
 
-#[derive(Deserialize)]
-struct Corpus {
-    programs: Vec<Program>,
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
 
-#[derive(Deserialize)]
-struct Program {
-    name: String,
-    source: String,
-    #[serde(default)]
-    bindings: BTreeMap<String, toml::Value>,
-}
+use common::{bindings, panic_text};
 
-fn load_corpus() -> Vec<Program> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/programs.toml");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    let corpus: Corpus = toml::from_str(&text).unwrap_or_else(|e| panic!("parsing {path}: {e}"));
-    corpus.programs
-}
-
-fn bindings(p: &Program) -> Result<Bindings, String> {
-    let mut b = Bindings::new();
-    for (name, value) in &p.bindings {
-        match value {
-            toml::Value::Float(v) => {
-                b.set_float(name.as_str(), *v);
-            }
-            toml::Value::Integer(v) => {
-                b.set_int(name.as_str(), *v);
-            }
-            toml::Value::Array(items) => {
-                let mut vals = Vec::with_capacity(items.len());
-                for item in items {
-                    match item {
-                        toml::Value::Float(v) => vals.push(*v),
-                        toml::Value::Integer(v) => vals.push(*v as f64),
-                        other => return Err(format!("binding `{name}`: array element {other:?} is not a number")),
-                    }
-                }
-                b.set_array(name.as_str(), vals);
-            }
-            other => return Err(format!("binding `{name}`: {other:?} is not a float, int or list of floats")),
-        }
-    }
-    Ok(b)
-}
-
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
+fn load_corpus() -> Vec<common::Program> {
+    common::corpus().programs
 }
 
 /// Source to a callable function pointer; `None` means general, `Some(n)` adds `filter_size(n)`.

@@ -2,8 +2,8 @@
 
     python3 benches/driver_bench.py [--quick]
 
-Runs `cargo bench --bench driver_bench` (ndjit::driver on N×N float64, one and two threads) and, in
-this process, the anchors of /work/shared/bench: scipy.ndimage.generic_filter with a Numba cfunc
+Runs the `driver_bench` bench binary (ndjit::driver on N×N float64, one and two threads) for each
+case right before, in this process, the anchors of /work/shared/bench: scipy.ndimage.generic_filter with a Numba cfunc
 LowLevelCallable, scipy's built-in filters (grey_erosion, minimum_filter, uniform_filter,
 correlate, median_filter) and scipy.ndimage.vectorized_filter (SciPy >= 1.16). Prints medians in ms
 and ratios (anchor time / ndjit one-thread time: above 1 means ndjit is faster). Needs
@@ -22,19 +22,32 @@ from scipy import ndimage as ndi
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def ndjit_timings(quick):
-    cmd = ["cargo", "bench", "--quiet", "--bench", "driver_bench", "--"] + (["--quick"] if quick else [])
-    out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    t, compile_ms = {}, {}
-    for line in out.splitlines():
-        f = line.split("\t")
-        if len(f) != 7:
-            continue
-        if f[0] == "compile":
-            compile_ms[f[1]] = (float(f[4]), float(f[5]))
-        else:
-            t[(f[0], f[1], int(f[2]), int(f[3]))] = float(f[4])
-    return t, compile_ms
+class Ndjit:
+    """The Rust bench binary, run per case right before that case's anchors, so that both see the
+    same machine load."""
+
+    def __init__(self, quick):
+        self.quick = quick
+        out = subprocess.run(["cargo", "bench", "--bench", "driver_bench", "--no-run"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stderr
+        exe = [l.split("(")[-1].rstrip(")") for l in out.splitlines() if "driver_bench" in l and "Executable" in l]
+        if not exe:
+            sys.exit("could not find the driver_bench executable in cargo's output:\n" + out)
+        self.exe = os.path.join(ROOT, exe[-1]) if not os.path.isabs(exe[-1]) else exe[-1]
+
+    def run(self, only):
+        args = [self.exe, "--only", only] + (["--quick"] if self.quick else [])
+        out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+        t, compile_ms = {}, {}
+        for line in out.splitlines():
+            f = line.split("\t")
+            if len(f) != 7:
+                continue
+            if f[0] == "compile":
+                compile_ms[f[1]] = (float(f[4]), float(f[5]))
+            else:
+                t[(f[0], f[1], int(f[2]), int(f[3]))] = float(f[4])
+        return t, compile_ms
 
 
 def numba_anchors():
@@ -130,7 +143,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = ap.parse_args()
     reps = 3 if args.quick else 7
-    ours, compile_ms = ndjit_timings(args.quick)
+    ndjit = Ndjit(args.quick)
+    ours, compile_ms = {}, {}
     cf = numba_anchors()
     rng = np.random.default_rng(0)
     img = rng.random((1024, 1024))
@@ -152,6 +166,7 @@ def main():
     rows = []
     for case, fp, bname, builtin, vec in cases:
         slow = case == "median"
+        ours.update(ndjit.run(f"{case} {fp} 1024")[0])
         one, two = ours.get((case, fp, 1024, 1)), ours.get((case, fp, 1024, 2))
         nb = tm(lambda: ndi.generic_filter(img, cf[case], footprint=fp_of(fp)), 3 if slow else reps)
         bt = tm(builtin, 3 if slow else reps)
@@ -163,6 +178,8 @@ def main():
     rows = []
     for k in [3, 5, 7, 9, 11, 15]:
         fp = f"{k}x{k}"
+        ours.update(ndjit.run(f"min {fp} 1024")[0])
+        ours.update(ndjit.run(f"median {fp} 1024")[0])
         mn, md = ours.get(("min", fp, 1024, 1)), ours.get(("median", fp, 1024, 1))
         mf = tm(lambda: ndi.minimum_filter(img, size=k), reps)
         mdf = tm(lambda: ndi.median_filter(img, size=k), 1 if k > 7 else 3)
@@ -173,6 +190,8 @@ def main():
     rows = []
     for n in [256, 512, 1024, 2048, 4096]:
         im = rng.random((n, n))
+        ours.update(ndjit.run(f"min cross {n}")[0])
+        ours.update(ndjit.run(f"median 5x5 {n}")[0])
         ge = tm(lambda: ndi.grey_erosion(im, footprint=CROSS), 3 if n >= 2048 else reps)
         mdf = tm(lambda: ndi.median_filter(im, size=5), 1 if n >= 2048 else 3)
         g = lambda c, f, t: ours.get((c, f, n, t))
@@ -182,6 +201,7 @@ def main():
     print("Image size, ms\n")
     table(["image", "min cross 1 thr", "2 thr", "grey_erosion (ratio)", "median 5×5 1 thr", "2 thr", "median_filter (ratio)", "min cross ns/px"], rows)
 
+    compile_ms = ndjit.run("compile")[1]
     print("First call (specialisation + row-kernel compilation, on an 8×8 image) / later calls, ms: " +
           ", ".join(f"{k} {v[0]:.2f} / {v[1]:.3f}" for k, v in compile_ms.items()))
 

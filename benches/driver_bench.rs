@@ -61,9 +61,13 @@ fn time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
     (ts[ts.len() / 2], ts[0])
 }
 
+/// The `--only` argument, if given.
+fn only() -> Option<String> {
+    std::env::args().skip_while(|a| a != "--only").nth(1)
+}
+
 fn run(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
-    let only: Vec<String> = std::env::args().skip_while(|a| a != "--only").skip(1).take(1).collect();
-    if only.first().is_some_and(|o| !format!("{case} {fp} {n}").contains(o.as_str())) {
+    if only().is_some_and(|o| !format!("{case} {fp} {n}").contains(o.as_str())) {
         return;
     }
     let a = image(n, 0x2545F4914F6CDD1D);
@@ -79,7 +83,8 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let reps = |slow: bool| if quick { 3 } else if slow { 5 } else { 11 };
     // The first call of a new filter and footprint: specialisation and row-kernel compilation.
-    for (case, fp) in [("min", "cross"), ("median", "5x5"), ("median", "7x7")] {
+    let compile_cases = if only().is_none_or(|o| o == "compile") { 5 } else { 0 };
+    for (case, fp) in [("min", "cross"), ("median", "5x5"), ("median", "7x7"), ("median", "9x9"), ("median", "11x11")].into_iter().take(compile_cases) {
         let a = image(8, 1);
         let f = filter(case);
         let t = Instant::now();

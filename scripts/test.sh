@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Runs every test of the project (the README's test command).
+# Runs every test of the project (the README's test command). Needs Rust 1.95 and Python >= 3.9;
+# .ci/run installs the rest (valgrind, pkg-config, ptxas) first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
-# Rust: unit, integration (corpus, differential, property, error) and doc tests, in release
-# mode so that the differential and property tests run many cases quickly.
-cargo test --release --workspace
+# Rust: the core (unit, corpus, differential, property, error, semantics, signatures, driver and CLI
+# tests, doc tests), the C ABI (C examples built with cc, run under valgrind when installed, the
+# library loaded with libloading) and the GPU crate (PTX checked with ptxas when installed; tests
+# that need a GPU skip and say so). The Python extension is tested through pytest below.
+cargo test --release --workspace --exclude ndjit-python
+command -v valgrind >/dev/null || echo "valgrind not installed: the C examples ran without memcheck"
 
-# The corpus expectations are reproducible from NumPy (skipped when NumPy is missing).
-if python3 -c "import numpy" 2>/dev/null; then
-    python3 tests/corpus/generate.py --check
-else
-    echo "numpy not installed: skipping the corpus regeneration check"
-fi
+# The Python package, built and installed into a fresh virtual environment exactly as a user would
+# (pip install ./python), then its pytest suite (which includes ../shared's acceptance corpus when
+# that folder is present).
+VENV=${NDJIT_TEST_VENV:-.venv}
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install -q --disable-pip-version-check numpy scipy pytest cloudpickle
+"$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./python
+"$VENV/bin/python" tests/corpus/generate.py --check
+"$VENV/bin/python" -m pytest -q python/tests

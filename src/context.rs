@@ -8,7 +8,8 @@ use crate::error::RuntimeError;
 use crate::filter::Filter;
 use crate::runtime::RawContext;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A `user_data` context of its own for a [`Filter`]'s callback.
 ///
@@ -27,12 +28,30 @@ pub struct CallContext {
     /// First, so that `user_data` points at it: compiled code reads its fields at fixed offsets.
     raw: RawContext,
     filter: Filter,
+    adaptive: Adaptive,
+}
+
+/// The state behind [`adaptive_callback`]: the entry to call, and the specialised filter that
+/// owns it once compiled.
+struct Adaptive {
+    /// The current entry function (a `FilterFn`): the general one, then the specialised one.
+    entry: AtomicPtr<c_void>,
+    /// 0: not specialised yet; 1: specialising or done (never specialised twice).
+    state: AtomicU8,
+    /// Keeps the specialised code alive as long as the context.
+    specialized: Mutex<Option<Filter>>,
+}
+
+impl Adaptive {
+    fn new(filter: &Filter) -> Adaptive {
+        Adaptive { entry: AtomicPtr::new(filter.callback() as *mut c_void), state: AtomicU8::new(0), specialized: Mutex::new(None) }
+    }
 }
 
 impl Filter {
     /// A new context with its own failure slot.
     pub fn new_context(&self) -> Arc<CallContext> {
-        Arc::new(CallContext { raw: self.fresh_raw(), filter: self.clone() })
+        Arc::new(CallContext { raw: self.fresh_raw(), filter: self.clone(), adaptive: Adaptive::new(self) })
     }
 
     /// A new context with hooks: `on_failure` is called with the first failure recorded in it, on
@@ -47,7 +66,7 @@ impl Filter {
         let f = self.clone();
         let hook = on_failure.map(|h| Box::new(move |fail| h(f.describe(Some(fail)))) as crate::runtime::FailureHook);
         let raw = self.fresh_raw().with_hooks(hook, resume);
-        Arc::new(CallContext { raw, filter: self.clone() })
+        Arc::new(CallContext { raw, filter: self.clone(), adaptive: Adaptive::new(self) })
     }
 }
 
@@ -67,6 +86,46 @@ impl CallContext {
     pub fn filter(&self) -> &Filter {
         &self.filter
     }
+
+    /// Compiles the version specialised to `n` (once per context) and makes it the entry of
+    /// [`adaptive_callback`]. Failing to specialise just keeps the general entry.
+    fn specialize_for(&self, n: isize) {
+        let a = &self.adaptive;
+        if a.state.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            return; // another call is specialising or has: keep using the current entry
+        }
+        let Ok(n) = usize::try_from(n) else { return };
+        if self.filter.signature() != crate::Sig::Filter || n > 4096 || self.filter.filter_size() == Some(n) {
+            return;
+        }
+        if let Ok(spec) = self.filter.specialize(n) {
+            let entry = spec.callback() as *mut c_void;
+            // Own the code before publishing its address.
+            *a.specialized.lock().unwrap_or_else(|p| p.into_inner()) = Some(spec);
+            a.entry.store(entry, Ordering::Release);
+        }
+    }
+}
+
+/// A generic_filter callback that **specialises itself**: its first call compiles the filter for
+/// that call's `filter_size` (straight-line code for the footprint, about a millisecond, once) and
+/// every later call runs that version. scipy calls a callback with one size for a whole image, so
+/// `generic_filter(img, f, size=3)` gets the specialised speed without the caller naming the size.
+/// The specialised code still dispatches on the size, so any size stays correct, and results are
+/// bit-identical either way. Its `user_data` must be a [`CallContext`].
+///
+/// # Safety
+/// As the filter's own callback; `user_data` must be null or point to a live [`CallContext`].
+pub unsafe extern "C" fn adaptive_callback(buffer: *mut f64, filter_size: isize, return_value: *mut f64, user_data: *mut c_void) -> i32 {
+    let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else { return 0 };
+    if ctx.adaptive.state.load(Ordering::Relaxed) == 0 {
+        ctx.specialize_for(filter_size);
+    }
+    let entry = ctx.adaptive.entry.load(Ordering::Acquire);
+    // SAFETY: `entry` is the general callback or a specialised one owned by `ctx`; both take the
+    // context's layout, which is the same (same source and bound values).
+    let f: crate::FilterFn = unsafe { std::mem::transmute::<*mut c_void, crate::FilterFn>(entry) };
+    unsafe { f(buffer, filter_size, return_value, user_data) }
 }
 
 /// A C-ABI callback with the generic_filter signature that runs the **reference interpreter**

@@ -39,7 +39,7 @@ pub mod runtime;
 pub mod syntax;
 
 pub use bind::{Bindings, Layout, Value};
-pub use context::{interpreter_callback, CallContext};
+pub use context::{adaptive_callback, interpreter_callback, CallContext};
 pub use error::{Error, ErrorKind, Position, RuntimeError, Span};
 pub use filter::{Filter, FilterBuilder};
 pub use ir::Sig;

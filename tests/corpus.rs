@@ -12,48 +12,12 @@
 //! Run one program (substring match on the name) with `NDJIT_CORPUS=median cargo test --test corpus`.
 //! Regenerate the expectations with `python3 tests/corpus/generate.py`.
 
-use std::collections::{BTreeMap, HashMap};
+mod common;
+
+use common::{bindings, panic_text, Expect, Program};
+use std::collections::HashMap;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct Corpus {
-    programs: Vec<Program>,
-}
-
-#[derive(Deserialize)]
-struct Program {
-    name: String,
-    source: String,
-    #[serde(default)]
-    bindings: BTreeMap<String, toml::Value>,
-    #[serde(default)]
-    cases: Vec<Case>,
-}
-
-#[derive(Deserialize)]
-struct Case {
-    input: Vec<f64>,
-    expect: Expect,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(untagged)]
-enum Expect {
-    Value(f64),
-    Text(String),
-}
-
-impl fmt::Display for Expect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Expect::Value(v) => write!(f, "{v:?}"),
-            Expect::Text(s) => write!(f, "{s}"),
-        }
-    }
-}
 
 /// What one call produced.
 enum Outcome {
@@ -74,16 +38,6 @@ impl fmt::Display for Outcome {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
-}
-
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
 }
 
 fn outcome(r: std::thread::Result<Result<f64, ndjit::RuntimeError>>) -> Outcome {
@@ -115,33 +69,6 @@ fn matches_numpy(got: &Outcome, want: &Expect) -> bool {
         (Outcome::Error(_), Expect::Text(t)) => t == "error",
         _ => false,
     }
-}
-
-fn bindings(p: &Program) -> Result<ndjit::Bindings, String> {
-    let mut b = ndjit::Bindings::new();
-    for (name, value) in &p.bindings {
-        match value {
-            toml::Value::Float(v) => {
-                let _ = b.set_float(name.as_str(), *v);
-            }
-            toml::Value::Integer(v) => {
-                let _ = b.set_int(name.as_str(), *v);
-            }
-            toml::Value::Array(items) => {
-                let mut vals: Vec<f64> = Vec::with_capacity(items.len());
-                for item in items {
-                    match item {
-                        toml::Value::Float(v) => vals.push(*v),
-                        toml::Value::Integer(v) => vals.push(*v as f64),
-                        other => return Err(format!("binding `{name}`: array element {other:?} is not a number")),
-                    }
-                }
-                let _ = b.set_array(name.as_str(), vals);
-            }
-            other => return Err(format!("binding `{name}`: {other:?} is not a float, int or list of floats")),
-        }
-    }
-    Ok(b)
 }
 
 fn compile_plain(p: &Program, b: &ndjit::Bindings) -> Result<ndjit::Filter, String> {
@@ -192,9 +119,7 @@ fn show_input(v: &[f64]) -> String {
 
 #[test]
 fn corpus_matches_numpy() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/programs.toml");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    let corpus: Corpus = toml::from_str(&text).unwrap_or_else(|e| panic!("parsing {path}: {e}"));
+    let corpus = common::corpus();
     let only = std::env::var("NDJIT_CORPUS").ok().filter(|s| !s.is_empty());
 
     // ndjit panics are caught and reported as failures; keep their default messages out of the way.

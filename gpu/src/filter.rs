@@ -175,7 +175,7 @@ impl DeviceArray {
 /// A filter launched and not yet waited for (see [`GpuFilter::launch`]).
 pub struct Pending {
     gpu: Arc<Gpu>,
-    module: Arc<Module>,
+    kernel: Arc<Kernel>,
     err: DeviceBuffer,
     err_bytes: usize,
     geometry: Geometry,
@@ -205,9 +205,10 @@ impl Pending {
         let Some((pixel, _)) = plan::decode_key(u64::from_le_bytes(key)) else { return Ok(()) };
         let params = plan::params(&self.geometry, self.params.0, self.params.1, self.err.ptr(), Some(pixel));
         let mut rec = vec![0u8; self.err_bytes];
+        let replay = self.gpu.load(&self.kernel.replay.to_ptx(), codegen::REPLAY_ENTRY)?;
         // SAFETY: the replay kernel takes the same arrays plus the pixel; it writes the record.
         unsafe {
-            self.gpu.launch(self.module.replay(), (1, 1), (1, 1), &params, self.stream)?;
+            self.gpu.launch(replay.function(codegen::REPLAY_ENTRY), (1, 1), (1, 1), &params, self.stream)?;
             self.gpu.download(&mut rec, self.err.ptr(), self.stream)?;
         }
         let words: Vec<u64> = rec.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
@@ -233,7 +234,7 @@ impl Prepared {
     /// overlap.
     pub unsafe fn launch(&self, gpu: &Gpu, input: u64, output: u64, err: u64, stream: CUstream) -> Result<()> {
         let params = plan::params(&self.geometry, input, output, err, None);
-        unsafe { gpu.launch(self.module.stencil(), self.grid, self.block, &params, stream) }
+        unsafe { gpu.launch(self.module.function(codegen::ENTRY), self.grid, self.block, &params, stream) }
     }
     pub fn err_bytes(&self) -> usize {
         plan::err_bytes(&self.kernel)
@@ -295,7 +296,7 @@ impl GpuFilter {
         let g = Geometry::new(in_desc, out_desc)?;
         let spec = opts.spec(in_desc.shape.len(), in_desc.dtype, out_desc.dtype, g.contiguous(), gpu.target())?;
         let kernel = self.kernel(&spec)?;
-        let module = gpu.load(&kernel.module.to_ptx())?;
+        let module = gpu.load(&kernel.module.to_ptx(), codegen::ENTRY)?;
         let block = plan::block(&g);
         let grid = plan::grid(&g, kernel.outputs_per_thread, block);
         Ok(Prepared { module, kernel, geometry: g, grid, block })
@@ -313,7 +314,7 @@ impl GpuFilter {
         let g = Geometry::new(in_desc, out_desc)?;
         let spec = opts.spec(in_desc.shape.len(), in_desc.dtype, out_desc.dtype, g.contiguous(), gpu.target())?;
         let kernel = self.kernel(&spec)?;
-        let module = gpu.load(&kernel.module.to_ptx())?;
+        let module = gpu.load(&kernel.module.to_ptx(), codegen::ENTRY)?;
         let err_bytes = plan::err_bytes(&kernel);
         let err = gpu.alloc(err_bytes)?;
         // SAFETY: our own buffer.
@@ -338,10 +339,11 @@ impl GpuFilter {
             let grid = plan::grid(&g, kernel.outputs_per_thread, block);
             let params = plan::params(&g, input, output, err.ptr(), None);
             // SAFETY: the parameters are the kernel's, the pointers the caller's.
-            unsafe { gpu.launch(module.stencil(), grid, block, &params, stream)? };
+            unsafe { gpu.launch(module.function(codegen::ENTRY), grid, block, &params, stream)? };
         }
         let filter = self.sized(spec.filter_size())?;
-        Ok(Pending { gpu: gpu.clone(), module, err, err_bytes, geometry: g, rank: in_desc.shape.len(), filter, params: (input, output), stream, _copy: keep })
+        drop(module);
+        Ok(Pending { gpu: gpu.clone(), kernel, err, err_bytes, geometry: g, rank: in_desc.shape.len(), filter, params: (input, output), stream, _copy: keep })
     }
 
     /// Runs the filter on device arrays and waits (zero-copy).

@@ -106,14 +106,14 @@ impl Gpu {
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))
     }
 
-    /// Loads a stencil module (entries `ndjit_stencil` and `ndjit_replay`), cached by its text.
+    /// Loads a module with kernel `entry` (`ndjit_stencil` or `ndjit_replay`), cached by its text.
     /// A rejected module reports ptxas's own log.
-    pub fn load(&self, ptx: &str) -> Result<Arc<Module>> {
+    pub fn load(&self, ptx: &str, entry: &str) -> Result<Arc<Module>> {
         if let Some(m) = self.modules.lock().unwrap_or_else(|p| p.into_inner()).get(ptx) {
             return Ok(m.clone());
         }
         // Compile outside the lock: loads of different modules proceed in parallel.
-        let m = Arc::new(self.load_entries(ptx, &[crate::codegen::ENTRY, crate::codegen::REPLAY_ENTRY])?);
+        let m = Arc::new(self.load_entries(ptx, &[entry])?);
         Ok(self.modules.lock().unwrap_or_else(|p| p.into_inner()).entry(ptx.into()).or_insert(m).clone())
     }
 
@@ -216,12 +216,6 @@ impl Module {
     /// The kernel `name` (one of those named at load time).
     pub fn function(&self, name: &str) -> sys::CUfunction {
         self.functions.iter().find(|(n, _)| n == name).map(|(_, f)| *f).expect("a kernel named at load time")
-    }
-    pub fn stencil(&self) -> sys::CUfunction {
-        self.function(crate::codegen::ENTRY)
-    }
-    pub fn replay(&self) -> sys::CUfunction {
-        self.function(crate::codegen::REPLAY_ENTRY)
     }
 
     fn load(ctx: Arc<CudaContext>, ptx: &str, entries: &[&str]) -> Result<Module> {

@@ -62,7 +62,12 @@ impl CallContext {
     /// The user-data capsule owns a reference to the context (and so to the compiled code).
     fn capsules<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let filter = self.ctx.filter();
-        let entry = if self.debug { ndjit::interpreter_callback as *const c_void } else { filter.entry_address() };
+        let entry = match (self.debug, filter.signature()) {
+            (true, _) => ndjit::interpreter_callback as *const c_void,
+            // scipy calls with one size per image: specialise on the first call.
+            (false, ndjit::Sig::Filter) if filter.filter_size().is_none() => ndjit::adaptive_callback as *const c_void,
+            _ => filter.entry_address(),
+        };
         let f = NonNull::new(entry as *mut c_void).expect("function pointers are not null");
         let ud = NonNull::new(Arc::into_raw(self.ctx.clone()) as *mut c_void).expect("Arc pointers are not null");
         // SAFETY: `f` is a valid function pointer of the named signature for as long as the

@@ -83,7 +83,8 @@ fn filter_key(filter: &Filter, n: usize) -> String {
 /// A row kernel of the specialised `filter` for `taps`; `None` if it cannot be compiled.
 pub(crate) fn kernel(filter: &Filter, taps: &Taps) -> Option<Arc<RowKernel>> {
     let ir = filter.specialized_ir()?;
-    static CACHE: OnceLock<Mutex<Lru<(String, Taps), Arc<RowKernel>>>> = OnceLock::new();
+    type Kernels = Mutex<Lru<(String, Taps), Arc<RowKernel>>>;
+    static CACHE: OnceLock<Kernels> = OnceLock::new();
     let key = (filter_key(filter, taps.slot.len()), taps.clone());
     let cache = CACHE.get_or_init(|| Mutex::new(Lru::new(KERNELS)));
     if let Some(k) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {

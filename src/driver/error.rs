@@ -39,6 +39,14 @@ pub enum DriverError {
     /// (`IndexError`, `ValueError`, ...), as scipy re-raises it. `position` is the pixel's index;
     /// when several pixels fail, it is the first in C order, as in scipy's sequential loop.
     Filter { error: RuntimeError, position: Vec<usize> },
+    /// A filter compiled for another scipy signature (a `generic_filter1d` callback passed to
+    /// `generic_filter`, say). scipy: `ValueError` (no matching LowLevelCallable signature).
+    WrongSignature { expected: &'static str, found: &'static str },
+    /// `generic_filter1d` with `filter_size < 1`. `RuntimeError('invalid filter size')`.
+    InvalidFilterSize,
+    /// `generic_filter1d`'s `axis` outside the array. NumPy's `AxisError` (a `ValueError` and an
+    /// `IndexError`): `axis 2 is out of bounds for array of dimension 2`.
+    AxisError { axis: isize, ndim: usize },
     /// The run was cancelled through [`crate::driver::Options::cancel`]. `KeyboardInterrupt`.
     Cancelled,
 }
@@ -54,12 +62,15 @@ impl DriverError {
             | DriverError::UnsupportedDtype { .. }
             | DriverError::SequenceLength { .. }
             | DriverError::FootprintRank { .. }
-            | DriverError::OutputShape { .. } => "RuntimeError",
+            | DriverError::OutputShape { .. }
+            | DriverError::InvalidFilterSize => "RuntimeError",
+            DriverError::AxisError { .. } => "AxisError",
             DriverError::AxisOutOfRange { .. }
             | DriverError::DuplicateAxes
             | DriverError::InvalidOrigin { .. }
             | DriverError::BadFootprint(_)
-            | DriverError::BadArray(_) => "ValueError",
+            | DriverError::BadArray(_)
+            | DriverError::WrongSignature { .. } => "ValueError",
             DriverError::Filter { error, .. } => error.exception,
             DriverError::Cancelled => "KeyboardInterrupt",
         }
@@ -90,6 +101,11 @@ impl fmt::Display for DriverError {
             DriverError::OutputShape { .. } => f.write_str("output shape not correct"),
             DriverError::BadFootprint(m) | DriverError::BadArray(m) => f.write_str(m),
             DriverError::Filter { error, .. } => write!(f, "{error}"),
+            DriverError::WrongSignature { expected, found } => {
+                write!(f, "the filter was compiled for the signature \"{found}\", but this function calls \"{expected}\"")
+            }
+            DriverError::InvalidFilterSize => f.write_str("invalid filter size"),
+            DriverError::AxisError { axis, ndim } => write!(f, "axis {axis} is out of bounds for array of dimension {ndim}"),
             DriverError::Cancelled => f.write_str("cancelled"),
         }
     }

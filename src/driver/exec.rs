@@ -111,7 +111,7 @@ pub(crate) fn thread_count(threads: Option<usize>) -> usize {
 
 /// A pool of `n` threads: `None` for the global pool when it has that many, else one kept for
 /// later runs with the same count.
-fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
+pub(crate) fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
     if rayon::current_thread_index().is_none() && n == rayon::current_num_threads() {
         return None;
     }
@@ -165,7 +165,7 @@ struct Direct {
 impl Direct {
     fn new(job: &Job) -> Direct {
         let f64_rows = |ptr: usize, dtype: super::Dtype, strides: &[isize]| {
-            dtype == super::Dtype::F64 && strides.last() == Some(&8) && ptr % 8 == 0 && strides.iter().all(|s| s % 8 == 0)
+            dtype == super::Dtype::F64 && strides.last() == Some(&8) && ptr.is_multiple_of(8) && strides.iter().all(|s| s % 8 == 0)
         };
         let kernel = matches!(job.compute, Compute::Kernel { .. });
         let input = kernel && f64_rows(job.input.ptr as usize, job.input.dtype, &job.input.strides);

@@ -19,13 +19,15 @@
 //! error of the first failing pixel in C order.
 //!
 //! Entry points: [`generic_filter_raw`] on dtype-erased arrays (for the Python package and the C
-//! ABI), [`generic_filter`] / [`generic_filter_into`] on `ndarray` views.
+//! ABI), [`generic_filter`] / [`generic_filter_into`] on `ndarray` views, and
+//! [`generic_filter1d_raw`] for callbacks of `generic_filter1d`'s signature.
 
 mod array;
 mod cache;
 mod dtype;
 mod error;
 mod exec;
+mod filter1d;
 mod footprint;
 mod mode;
 mod options;
@@ -36,6 +38,7 @@ mod typed;
 pub use array::{c_strides, RawArray, RawArrayMut};
 pub use dtype::Dtype;
 pub use error::DriverError;
+pub use filter1d::{generic_filter1d_raw, Filter1dOptions};
 pub use footprint::Footprint;
 pub use mode::Mode;
 pub use options::{Engine, Options, Progress};
@@ -60,6 +63,9 @@ use plan::Plan;
 pub unsafe fn generic_filter_raw(input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
     input.check("input")?;
     output.check("output")?;
+    if filter.signature() != crate::Sig::Filter {
+        return Err(DriverError::WrongSignature { expected: crate::Sig::Filter.capsule_name(), found: filter.signature().capsule_name() });
+    }
     let geom = Geometry::resolve(&input.shape, opts)?;
     if output.shape != input.shape {
         return Err(DriverError::OutputShape { input: input.shape.clone(), output: output.shape.clone() });
@@ -92,8 +98,7 @@ fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filter: &Filter,
     let cancel = opts.cancel.as_deref();
     let overlap = array::overlaps(input.extent(), output.extent());
     if overlap || opts.engine == Engine::Sequential {
-        let interpret = opts.engine == Engine::Interpreter;
-        return sequential::run(geom, opts.mode, opts.cval, input, output, filter, interpret, cancel);
+        return sequential::run(geom, input, output, filter, opts);
     }
     let plan = Plan::new(geom, opts.mode, opts.cval);
     let kernel = match (opts.engine, filter.specialized_ir()) {

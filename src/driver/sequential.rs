@@ -7,25 +7,17 @@
 
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
-use super::mode::Mode;
-use super::options::Geometry;
+use super::options::{Engine, Geometry, Options};
 use crate::Filter;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// How each value is computed: the C callback, or the interpreter.
-pub(crate) fn run(
-    geom: &Geometry,
-    mode: Mode,
-    cval: f64,
-    input: &RawArray,
-    output: &RawArrayMut,
-    filter: &Filter,
-    interpret: bool,
-    cancel: Option<&AtomicBool>,
-) -> Result<(), DriverError> {
+/// Each value is computed by the C callback, or by the interpreter for [`Engine::Interpreter`].
+pub(crate) fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
     let shape = &geom.shape;
     let total: usize = shape.iter().product();
-    let mode = mode.in_filter();
+    let (mode, cval) = (opts.mode.in_filter(), opts.cval);
+    let interpret = opts.engine == Engine::Interpreter;
+    let cancel: Option<&AtomicBool> = opts.cancel.as_deref();
     let ctx = filter.new_context();
     let (cb, ud) = (filter.callback(), ctx.user_data());
     let mut buf = vec![0.0; geom.taps.len()];
@@ -63,8 +55,8 @@ pub(crate) fn run(
         match result {
             Ok(v) => {
                 let mut at = output.ptr;
-                for d in 0..shape.len() {
-                    at = at.wrapping_offset(idx[d] as isize * output.strides[d]);
+                for (&i, &s) in idx.iter().zip(&output.strides) {
+                    at = at.wrapping_offset(i as isize * s);
                 }
                 // SAFETY: an element of the output (the caller's contract).
                 unsafe { output.dtype.write(at, v) };

@@ -13,14 +13,178 @@ use std::collections::HashMap;
 pub fn fold(func: &mut Func) {
     let mut body = std::mem::take(&mut func.body);
     for _ in 0..3 {
-        body = fold_block(body, func);
+        body = fold_block(body);
         let consts = single_constants(&body);
         if consts.is_empty() {
             break;
         }
         body = body.into_iter().map(|s| subst_stmt(s, &consts)).collect();
     }
-    func.body = fold_block(body, func);
+    func.body = fold_block(body);
+    let body = std::mem::take(&mut func.body);
+    let body = if_convert_block(body, func);
+    func.body = unroll_block(body);
+}
+
+/// The most iterations, and expression nodes in total, a counted loop may unroll into.
+const UNROLL_TRIPS: i64 = 64;
+const UNROLL_NODES: usize = 4096;
+
+/// Unrolls counted loops with a constant trip count (what a `for` over the buffer or a
+/// `range(n)` becomes once the filter size is known): Cranelift has no unroller, and a loop over
+/// five elements costs more in its own bookkeeping than in its body. The loop must have the shape
+/// the lowering gives `for`: `i = a; loop { if !(i < b) { break }; rest } latch { i = i + s }` with
+/// constant `a`, `b`, `s > 0`, and `rest` neither breaking nor continuing it.
+fn unroll_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
+    let mut out: Vec<Stmt> = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        let s = match s {
+            Stmt::If(c, a, b) => Stmt::If(c, unroll_block(a), unroll_block(b)),
+            Stmt::Loop { body, latch } => Stmt::Loop { body: unroll_block(body), latch: unroll_block(latch) },
+            s => s,
+        };
+        if let Stmt::Loop { body, latch } = &s {
+            if let Some(Stmt::Assign(i, Expr::I64(start))) = out.last() {
+                if let Some(unrolled) = unroll(*i, *start, body, latch) {
+                    out.extend(unrolled);
+                    continue;
+                }
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+fn unroll(i: Var, start: i64, body: &[Stmt], latch: &[Stmt]) -> Option<Vec<Stmt>> {
+    let [Stmt::Assign(j, Expr::Binary(BinOp::Add, counter, step))] = latch else { return None };
+    let (Expr::Var(k), Expr::I64(step)) = (&**counter, &**step) else { return None };
+    if *j != i || *k != i || *step <= 0 {
+        return None;
+    }
+    let (Stmt::If(Expr::Unary(UnOp::Not, cond), exit, none), rest) = body.split_first()? else { return None };
+    let (Expr::Cmp(CmpOp::Lt, a, b), [Stmt::Break], []) = (&**cond, exit.as_slice(), none.as_slice()) else { return None };
+    let (Expr::Var(v), Expr::I64(stop)) = (&**a, &**b) else { return None };
+    if *v != i || rest.iter().any(|s| leaves_loop(s) || assigns(s, i)) {
+        return None;
+    }
+    let trips = if *stop > start { (stop - start + step - 1) / step } else { 0 };
+    if trips > UNROLL_TRIPS || trips as usize * super::block_size(rest) > UNROLL_NODES {
+        return None;
+    }
+    let mut out = Vec::new();
+    for t in 0..trips {
+        out.push(Stmt::Assign(i, Expr::I64(start + t * step)));
+        let at: HashMap<Var, Expr> = [(i, Expr::I64(start + t * step))].into_iter().collect();
+        out.extend(rest.iter().cloned().map(|s| subst_stmt(s, &at)));
+    }
+    out.push(Stmt::Assign(i, Expr::I64(start + trips * step)));
+    Some(fold_block(out))
+}
+
+/// Whether a statement breaks out of or continues the loop it is in.
+fn leaves_loop(s: &Stmt) -> bool {
+    match s {
+        Stmt::Break | Stmt::Continue => true,
+        Stmt::If(_, a, b) => a.iter().any(leaves_loop) || b.iter().any(leaves_loop),
+        _ => false, // a nested loop's break and continue are its own
+    }
+}
+
+fn assigns(s: &Stmt, v: Var) -> bool {
+    match s {
+        Stmt::Assign(w, _) | Stmt::Reduce { dst: w, .. } | Stmt::Sorted { dst: w, .. } => *w == v,
+        Stmt::If(_, a, b) => a.iter().any(|s| assigns(s, v)) || b.iter().any(|s| assigns(s, v)),
+        Stmt::Loop { body, latch } => body.iter().chain(latch).any(|s| assigns(s, v)),
+        _ => false,
+    }
+}
+
+/// The most expression nodes a branch may hold and still be if-converted: both sides are then
+/// always evaluated, which pays only while they are cheap.
+const IF_CONVERT_NODES: usize = 24;
+
+/// If-conversion: `if c { a = e1 } else { b = e2 }` made only of assignments becomes
+/// `a = select(c, e1', a); b = select(c, b, e2')`. A data-dependent branch (`if v < best: best = v`)
+/// costs a misprediction on every other element; a select never does. This is always sound
+/// here because expressions are total (module docs): evaluating a branch's expressions when the
+/// branch is not taken cannot fail or read outside an array. Checks, stores, loops and calls stay
+/// branches.
+fn if_convert_block(stmts: Vec<Stmt>, func: &mut Func) -> Vec<Stmt> {
+    let mut out = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        match s {
+            Stmt::If(c, then, els) => {
+                let then = if_convert_block(then, func);
+                let els = if_convert_block(els, func);
+                match (branch_values(&then), branch_values(&els)) {
+                    (Some(tv), Some(ev)) if cheap(&tv) && cheap(&ev) => out.extend(selects(c, tv, ev, func)),
+                    _ => out.push(Stmt::If(c, then, els)),
+                }
+            }
+            Stmt::Loop { body, latch } => {
+                let body = if_convert_block(body, func);
+                let latch = if_convert_block(latch, func);
+                out.push(Stmt::Loop { body, latch });
+            }
+            s => out.push(s),
+        }
+    }
+    out
+}
+
+/// The values a branch of plain assignments leaves in each variable, in terms of the state
+/// before it (later assignments see earlier ones substituted); `None` if it does anything else.
+fn branch_values(stmts: &[Stmt]) -> Option<Vec<(Var, Expr)>> {
+    let mut vals: Vec<(Var, Expr)> = Vec::new();
+    for s in stmts {
+        let Stmt::Assign(v, e) = s else { return None };
+        if e.has_call() {
+            return None; // a math call is too expensive to run speculatively
+        }
+        let current: HashMap<Var, Expr> = vals.iter().cloned().collect();
+        let e = subst_expr(e.clone(), &current);
+        match vals.iter_mut().find(|(w, _)| w == v) {
+            Some(slot) => slot.1 = e,
+            None => vals.push((*v, e)),
+        }
+    }
+    Some(vals)
+}
+
+fn cheap(vals: &[(Var, Expr)]) -> bool {
+    vals.len() <= 4 && vals.iter().map(|(_, e)| e.size()).sum::<usize>() <= IF_CONVERT_NODES
+}
+
+/// Every variable either branch assigns gets `select(c, then_value, else_value)`, computed into
+/// temporaries first so that each select reads the state from before the `if`.
+fn selects(c: Expr, then: Vec<(Var, Expr)>, els: Vec<(Var, Expr)>, func: &mut Func) -> Vec<Stmt> {
+    let mut order: Vec<Var> = then.iter().map(|(v, _)| *v).collect();
+    for (v, _) in &els {
+        if !order.contains(v) {
+            order.push(*v);
+        }
+    }
+    let value = |side: &[(Var, Expr)], v: Var| side.iter().find(|(w, _)| *w == v).map(|(_, e)| e.clone()).unwrap_or(Expr::Var(v));
+    let mut out = Vec::new();
+    let cond = if order.len() > 1 && !matches!(c, Expr::Var(_)) {
+        let t = super::Var(func.vars.len() as u32);
+        func.vars.push(super::VarDecl { ty: super::Ty::Bool, name: format!("%c{}", t.0) });
+        out.push(Stmt::Assign(t, c));
+        Expr::Var(t)
+    } else {
+        c
+    };
+    let mut temps = Vec::new();
+    for v in &order {
+        let sel = fold_expr(Expr::Select(cond.clone().boxed(), value(&then, *v).boxed(), value(&els, *v).boxed()));
+        let t = super::Var(func.vars.len() as u32);
+        func.vars.push(super::VarDecl { ty: func.var_ty(*v), name: format!("%s{}", t.0) });
+        out.push(Stmt::Assign(t, sel));
+        temps.push((*v, t));
+    }
+    out.extend(temps.into_iter().map(|(v, t)| Stmt::Assign(v, Expr::Var(t))));
+    out
 }
 
 /// The value of an expression if it folds to a constant.
@@ -137,10 +301,10 @@ fn simplify_binary(op: BinOp, a: Expr, b: Expr, cb: Option<Val>) -> Expr {
     }
 }
 
-fn fold_block(stmts: Vec<Stmt>, func: &Func) -> Vec<Stmt> {
+fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
     let mut out = Vec::with_capacity(stmts.len());
     for s in stmts {
-        let s = fold_stmt(s, func);
+        let s = fold_stmt(s);
         match s {
             Folded::None => {}
             Folded::One(s) => {
@@ -184,21 +348,21 @@ enum Folded {
     Many(Vec<Stmt>),
 }
 
-fn fold_stmt(s: Stmt, func: &Func) -> Folded {
+fn fold_stmt(s: Stmt) -> Folded {
     let f = fold_expr;
     Folded::One(match s {
         Stmt::Assign(v, e) => Stmt::Assign(v, f(e)),
         Stmt::Store(a, i, v) => Stmt::Store(a, f(i), f(v)),
         Stmt::If(c, a, b) => {
             let c = f(c);
-            let (a, b) = (fold_block(a, func), fold_block(b, func));
+            let (a, b) = (fold_block(a), fold_block(b));
             match as_const(&c) {
                 Some(v) => return Folded::Many(if v.b() { a } else { b }),
                 None if a.is_empty() && b.is_empty() => return Folded::None,
                 None => Stmt::If(c, a, b),
             }
         }
-        Stmt::Loop { body, latch } => Stmt::Loop { body: fold_block(body, func), latch: fold_block(latch, func) },
+        Stmt::Loop { body, latch } => Stmt::Loop { body: fold_block(body), latch: fold_block(latch) },
         Stmt::Check { cond, err, a, b } => {
             let cond = f(cond);
             if as_const(&cond) == Some(Val::B(true)) {

@@ -233,8 +233,17 @@ impl<'a> Translator<'a> {
         let mut bound_from = 1;
         match sig {
             ir::Sig::Integrand => {
-                // Every parameter is a number from quad's `xx` (the variable, then `args`).
+                // Every parameter is a number from quad's `xx` (the variable, then `args`); quad
+                // always passes the variable, and every load below relies on that check.
                 bound_from = f.params.len();
+                let n = self.slot_len(BUFFER);
+                self.check(
+                    Expr::Cmp(ir::CmpOp::Gt, n.clone().boxed(), Expr::I64(0).boxed()),
+                    "the integrand needs argument 1 but quad passed {a} values",
+                    first.span,
+                    n,
+                    Expr::I64(0),
+                );
                 for (k, p) in f.params.iter().enumerate() {
                     let v = self.integrand_param(k, p)?;
                     self.names.insert(p.name.clone(), v);
@@ -297,8 +306,11 @@ impl<'a> Translator<'a> {
                     Bound::Int(x) => Expr::F64(x as f64),
                     Bound::Array(_) => return Err(self.err(ErrorKind::Unsupported, p.span, "integrand parameters are numbers")),
                 };
-                self.emit(Stmt::Assign(v, default));
-                self.emit(Stmt::If(present, vec![load], vec![]));
+                // Total without relying on a branch (expressions must be): the index is clamped
+                // into 0..len, which the check above made non-empty.
+                let index = Expr::Select(present.clone().boxed(), Expr::I64(k as i64).boxed(), Expr::I64(0).boxed());
+                let value = Expr::Select(present.boxed(), Expr::Load(BUFFER, index.boxed()).boxed(), default.boxed());
+                self.emit(Stmt::Assign(v, value));
             }
             None => {
                 let n = self.slot_len(BUFFER);

@@ -39,22 +39,42 @@ pub fn corpus() -> Corpus {
     toml::from_str(&text).expect("parse the corpus")
 }
 
+impl std::fmt::Display for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expect::Value(v) => write!(f, "{v:?}"),
+            Expect::Text(s) => write!(f, "{s}"),
+        }
+    }
+}
+
 /// A program's bindings as ndjit values (TOML integers are ints, floats floats, lists arrays).
-pub fn bindings(p: &Program) -> ndjit::Bindings {
+pub fn bindings(p: &Program) -> Result<ndjit::Bindings, String> {
     let mut b = ndjit::Bindings::new();
     for (name, v) in &p.bindings {
         match v {
             toml::Value::Integer(i) => b.set_int(name.clone(), *i),
             toml::Value::Float(f) => b.set_float(name.clone(), *f),
             toml::Value::Boolean(x) => b.set_int(name.clone(), *x as i64),
-            toml::Value::Array(items) => b.set_array(
-                name.clone(),
-                items.iter().map(|i| i.as_float().or(i.as_integer().map(|n| n as f64)).expect("numeric array")).collect(),
-            ),
-            other => panic!("{}: unsupported binding {name} = {other}", p.name),
+            toml::Value::Array(items) => {
+                let vals: Option<Vec<f64>> = items.iter().map(|i| i.as_float().or(i.as_integer().map(|n| n as f64))).collect();
+                b.set_array(name.clone(), vals.ok_or_else(|| format!("binding `{name}`: array elements must be numbers"))?)
+            }
+            other => return Err(format!("binding `{name}`: {other:?} is not a float, int or list of floats")),
         };
     }
-    b
+    Ok(b)
+}
+
+/// The message of a caught panic.
+pub fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
 }
 
 /// Results are equal bit for bit (any NaN equals any NaN), or both failed with the same message.

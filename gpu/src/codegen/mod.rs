@@ -217,7 +217,10 @@ impl KernelSpec {
 /// A generated module and how to launch it.
 #[derive(Clone, Debug)]
 pub struct Kernel {
+    /// The stencil kernel `ndjit_stencil`.
     pub module: Module,
+    /// `ndjit_replay`, loaded only when a pixel fails.
+    pub replay: Module,
     pub outputs_per_thread: u32,
     pub block: (u32, u32),
     /// Number of values in the replay record after its 4 header words.

@@ -87,19 +87,26 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         let mut sh = Shared::new(func, bound, spec.native_minmax);
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
-        let mut m = Module::new(spec.target.version, spec.target.sm);
         let built = build_main(&mut sh, &geo, spec, outputs).and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
         match built {
             Ok((main, replay)) => {
-                m.funcs.push(main);
-                m.funcs.push(replay);
-                for g in std::mem::take(&mut sh.globals) {
-                    m.add_global(g);
-                }
-                for f in sh.math.iter() {
-                    crate::math::emit(&mut m, *f);
-                }
-                return Ok(Kernel { module: m, outputs_per_thread: outputs, block: (32, 8), filter_size: geo.taps.len() });
+                // Two modules: the replay kernel is only compiled when a pixel fails.
+                let mut modules = [(main, Module::new(spec.target.version, spec.target.sm)), (replay, Module::new(spec.target.version, spec.target.sm))].map(|(f, mut m)| {
+                    m.funcs.push(f);
+                    for g in &sh.globals {
+                        m.add_global(g.clone());
+                    }
+                    for f in sh.math.iter() {
+                        crate::math::emit(&mut m, *f);
+                    }
+                    if geo.taps.iter().any(|t| t.iter().any(|&d| d != 0)) {
+                        define_map(&mut m, spec.mode);
+                    }
+                    m
+                });
+                let replay = std::mem::replace(&mut modules[1], Module::new(spec.target.version, spec.target.sm));
+                let main = std::mem::replace(&mut modules[0], Module::new(spec.target.version, spec.target.sm));
+                return Ok(Kernel { module: main, replay, outputs_per_thread: outputs, block: (32, 8), filter_size: geo.taps.len() });
             }
             Err(Restart::Local(a)) => {
                 if !local.insert(a) {
@@ -314,6 +321,26 @@ fn map_coord(k: &mut Func, mode: Mode, c: Reg, n: Reg) -> (Reg, Option<Reg>) {
     }
 }
 
+/// The name of the coordinate-mapping device function.
+const MAP_FN: &str = "ndjit_map_coord";
+
+/// Defines `ndjit_map_coord(c, n) -> (coordinate, inside)` for `mode` (a function, so that the
+/// boundary path calls one copy of the division-heavy mapping instead of inlining it per offset).
+fn define_map(m: &mut Module, mode: Mode) {
+    if m.has_func(MAP_FN) {
+        return;
+    }
+    let mut f = Func::new_func(MAP_FN, &[Cls::B32, Cls::B32], &[Cls::B32, Cls::B32]);
+    let (c, n) = (f.args[0], f.args[1]);
+    let (r, inside) = map_coord(&mut f, mode, c, n);
+    let ins = match inside {
+        Some(p) => f.selp(T::S32, Src::I(1), Src::I(0), p),
+        None => f.mov(T::S32, Src::I(1)),
+    };
+    f.push(Ins::Ret(vec![r, ins]));
+    m.funcs.push(f);
+}
+
 /// The neighbourhood of the output at `(z, y, x)` (s32 registers) through the boundary rules:
 /// one f64 register per tap.
 fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3]) -> Vec<Reg> {
@@ -322,8 +349,15 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
     for t in &geo.taps {
         for ax in 0..3 {
             if !mapped[ax].contains_key(&t[ax]) {
-                let c = k.bin(Bin::Add, T::S32, coord[ax], Src::I(t[ax]));
-                let m = map_coord(k, spec.mode, c, dims[ax]);
+                // The output's own coordinate is always inside.
+                let m = if t[ax] == 0 {
+                    (coord[ax], None)
+                } else {
+                    let c = k.bin(Bin::Add, T::S32, coord[ax], Src::I(t[ax]));
+                    let r = k.call(MAP_FN, vec![c, dims[ax]], &[Cls::B32, Cls::B32]);
+                    let inside = if spec.mode == Mode::Constant { Some(k.setp(Cmp::Ne, T::S32, r[1], Src::I(0))) } else { None };
+                    (r[0], inside)
+                };
                 mapped[ax].insert(t[ax], m);
             }
         }

@@ -1,0 +1,177 @@
+//! `scipy.ndimage.generic_filter1d`: a callback of the 1-D signature
+//! `int f(double *input_line, intptr_t input_length, double *output_line, intptr_t output_length,
+//! void *user_data)` over every line of an array along one axis.
+//!
+//! As scipy's `NI_GenericFilter1D`: each input line is converted to double and extended by
+//! `filter_size // 2 + origin` values before it and `filter_size - filter_size // 2 - 1 - origin`
+//! after it (`NI_ExtendLine`'s boundary modes, which agree with the n-d filters' mapping), the
+//! callback fills the output line, and that line is cast to the output's type. Lines run in
+//! parallel; a failure reports the first failing line in C order.
+
+use super::array::{RawArray, RawArrayMut};
+use super::error::DriverError;
+use super::exec;
+use super::mode::Mode;
+use super::options::{Geometry, Options, Progress};
+use super::plan::Plan;
+use super::Footprint;
+use crate::error::RuntimeError;
+use crate::{Filter, Sig};
+use rayon::prelude::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The 1-D callback's C type.
+type Filter1dFn = unsafe extern "C" fn(*mut f64, isize, *mut f64, isize, *mut c_void) -> i32;
+
+/// The arguments of `generic_filter1d` besides the arrays and the function.
+#[derive(Clone)]
+pub struct Filter1dOptions {
+    pub filter_size: usize,
+    /// The axis along which lines run; negative counts from the end, as in NumPy.
+    pub axis: isize,
+    pub mode: Mode,
+    pub cval: f64,
+    pub origin: isize,
+    /// Worker threads; `None` uses all cores.
+    pub threads: Option<usize>,
+    pub progress: Option<Progress>,
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Filter1dOptions {
+    /// scipy's defaults: `axis=-1`, `mode='reflect'`, `cval=0.0`, `origin=0`, all cores.
+    pub fn new(filter_size: usize) -> Filter1dOptions {
+        Filter1dOptions { filter_size, axis: -1, mode: Mode::Reflect, cval: 0.0, origin: 0, threads: None, progress: None, cancel: None }
+    }
+}
+
+/// `scipy.ndimage.generic_filter1d(input, filter, filter_size, axis, output, mode, cval, origin)`
+/// for a filter compiled with [`Sig::Filter1d`]. scipy's checks, in its order: the output's
+/// shape, `filter_size >= 1` (`RuntimeError('invalid filter size')`), the axis (NumPy's
+/// `AxisError`), the origin (`ValueError('invalid origin')`).
+///
+/// # Safety
+/// As [`super::generic_filter_raw`].
+pub unsafe fn generic_filter1d_raw(input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Filter1dOptions) -> Result<(), DriverError> {
+    input.check("input")?;
+    output.check("output")?;
+    if filter.signature() != Sig::Filter1d {
+        return Err(DriverError::WrongSignature { expected: Sig::Filter1d.capsule_name(), found: filter.signature().capsule_name() });
+    }
+    if output.shape != input.shape {
+        return Err(DriverError::OutputShape { input: input.shape.clone(), output: output.shape.clone() });
+    }
+    let n = opts.filter_size;
+    if n < 1 {
+        return Err(DriverError::InvalidFilterSize);
+    }
+    let ndim = input.shape.len() as isize;
+    let axis = if opts.axis < 0 { opts.axis + ndim } else { opts.axis };
+    if !(0..ndim).contains(&axis) {
+        return Err(DriverError::AxisError { axis: opts.axis, ndim: ndim as usize });
+    }
+    let axis = axis as usize;
+    let (size1, origin) = ((n / 2) as i64, opts.origin as i64);
+    if size1 + origin < 0 || size1 + origin >= n as i64 {
+        return Err(DriverError::InvalidOrigin { axis, origin: opts.origin, size: n });
+    }
+    if input.is_empty() {
+        return Ok(());
+    }
+    // The axis last: then lines are rows, in scipy's order.
+    let last = |mut v: Vec<isize>| {
+        let a = v.remove(axis);
+        v.push(a);
+        v
+    };
+    let mut shape = input.shape.clone();
+    let len = shape.remove(axis);
+    shape.push(len);
+    let input = RawArray { shape: shape.clone(), strides: last(input.strides.clone()), ..input.clone() };
+    let output = RawArrayMut { shape: shape.clone(), strides: last(output.strides.clone()), ..output.clone() };
+    // The extension is the n-d filters' mapping along the line (NI_ExtendLine agrees with it).
+    let fp = Footprint::from_size(&vec![1; shape.len()]);
+    let plan = Plan::new(&Geometry::resolve(&shape, &Options::new(fp)).map_err(|_| DriverError::InvalidFilterSize)?, opts.mode, opts.cval);
+    let before = size1 + origin;
+    let ext_len = len + n - 1;
+    let lines = plan.lines;
+    let threads = exec::thread_count(opts.threads);
+    let per = (lines / (threads * 16).max(1)).max(1);
+    let chunks: Vec<(usize, usize)> = (0..lines).step_by(per).map(|l| (l, (l + per).min(lines))).collect();
+    let first_fail = AtomicUsize::new(usize::MAX);
+    let failure: Mutex<Option<(usize, RuntimeError)>> = Mutex::new(None);
+    let (done, cancelled) = (AtomicUsize::new(0), AtomicBool::new(false));
+    // SAFETY: the entry of a `Sig::Filter1d` filter has this C type.
+    let f: Filter1dFn = unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(filter.entry_address()) };
+    struct Shared<'a>(&'a RawArray, &'a RawArrayMut);
+    // SAFETY: as for the n-d driver: the input is read, each line of the output written by one task.
+    unsafe impl Sync for Shared<'_> {}
+    let arrays = Shared(&input, &output);
+    let work = |(l0, l1): (usize, usize), ctx: &crate::CallContext, ext: &mut Vec<f64>, out: &mut Vec<f64>| {
+        // The whole `Shared` (which is Sync), not its fields, is captured.
+        let shared = &arrays;
+        let (input, output) = (shared.0, shared.1);
+        let mut idx = vec![0usize; shape.len() - 1];
+        for l in l0..l1 {
+            if l > first_fail.load(Ordering::Relaxed) || cancelled.load(Ordering::Relaxed) {
+                return;
+            }
+            if opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
+            plan.line_index(l, &mut idx);
+            let src: isize = idx.iter().zip(&input.strides).map(|(&i, &s)| i as isize * s).sum();
+            let dst: isize = idx.iter().zip(&output.strides).map(|(&i, &s)| i as isize * s).sum();
+            ext.resize(ext_len, 0.0);
+            out.resize(len, 0.0);
+            // SAFETY: the line lies in the input; the buffers have the lengths passed.
+            unsafe { plan.fill(input, Some(src), -before, ext) };
+            let ok = unsafe { f(ext.as_mut_ptr(), ext_len as isize, out.as_mut_ptr(), len as isize, ctx.user_data()) };
+            if ok != 1 {
+                let error = ctx.failure().unwrap_or_else(|| filter.describe(None));
+                ctx.reset();
+                let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_none_or(|(q, _)| l < *q) {
+                    *slot = Some((l, error));
+                    first_fail.fetch_min(l, Ordering::Relaxed);
+                }
+                return;
+            }
+            let stride = *output.strides.last().unwrap_or(&0);
+            unsafe { output.dtype.write_line(output.ptr.wrapping_offset(dst), stride, out) };
+        }
+        if let Some(p) = &opts.progress {
+            let d = done.fetch_add((l1 - l0) * len, Ordering::Relaxed) + (l1 - l0) * len;
+            p(d, lines * len);
+        }
+    };
+    let init = || (filter.new_context(), Vec::new(), Vec::new());
+    if threads <= 1 || chunks.len() <= 1 {
+        let (ctx, mut e, mut o) = init();
+        for &c in &chunks {
+            work(c, &ctx, &mut e, &mut o);
+        }
+    } else {
+        let body = || chunks.par_iter().for_each_init(init, |(ctx, e, o), &c| work(c, ctx, e, o));
+        match exec::pool(threads) {
+            Some(p) => p.install(body),
+            None => body(),
+        }
+    }
+    if cancelled.load(Ordering::Relaxed) {
+        return Err(DriverError::Cancelled);
+    }
+    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some((line, error)) => {
+            // The line's position, with the filtered axis at 0.
+            let mut idx = vec![0usize; shape.len() - 1];
+            plan.line_index(line, &mut idx);
+            idx.insert(axis, 0);
+            Err(DriverError::Filter { error, position: idx })
+        }
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,55 @@
+//! The IR passes that make user loops fast: if-conversion and unrolling of counted loops. They
+//! must fire where they pay and must not change a single result.
+
+mod common;
+
+use common::{same, Inputs};
+use ndjit::{Bindings, Filter};
+
+const LOOP_MIN: &str = "def f(values):\n    result = np.inf\n    for v in values:\n        if v < result:\n            result = v\n    return result";
+
+#[test]
+fn a_data_dependent_branch_becomes_a_select_and_the_loop_unrolls() {
+    let f = Filter::builder(LOOP_MIN).filter_size(5).compile().unwrap();
+    let spec = f.specialized_ir().unwrap().to_string();
+    assert!(!spec.contains("loop") && !spec.contains("if "), "specialised IR still branches:\n{spec}");
+    assert!(spec.contains("select("), "{spec}");
+    // The general version keeps its loop (the trip count is not known) but loses the branch.
+    let general = f.ir().to_string();
+    assert!(general.contains("loop") && !general.contains("if Lt"), "{general}");
+}
+
+#[test]
+fn passes_keep_results_bit_identical() {
+    let sources = [
+        LOOP_MIN,
+        "def f(v):\n    lo = np.inf\n    hi = -np.inf\n    for a in v:\n        if a < lo:\n            lo = a\n        if a > hi:\n            hi = a\n    return hi - lo",
+        "def f(v):\n    s = 0.0\n    n = 0\n    for a in v:\n        if not np.isnan(a):\n            s += a\n            n += 1\n    return s / n if n else np.nan",
+        "def f(v):\n    t = 0.0\n    for i in range(0, len(v), 2):\n        t = t * 0.5 + v[i]\n    return t",
+        "def f(v):\n    best = 0\n    for i, a in enumerate(v):\n        if a > v[best]:\n            best = i\n        elif a == v[best]:\n            best = best\n    return best",
+    ];
+    for src in sources {
+        for n in [1usize, 5, 9, 25] {
+            let plain = Filter::compile(src, &Bindings::new()).unwrap();
+            let sized = Filter::builder(src).filter_size(n).compile().unwrap();
+            let mut gen = Inputs::new(n as u64 + src.len() as u64);
+            for _ in 0..200 {
+                let buf = gen.buffer(n);
+                let reference = plain.interpret(&buf);
+                for got in [plain.call(&buf), sized.call(&buf), sized.interpret(&buf)] {
+                    assert!(same(&reference, &got), "{src}\n{buf:?}: {reference:?} vs {got:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn branches_with_checks_or_calls_stay_branches() {
+    // The index check must stay under its condition; a transcendental call is not speculated.
+    let f = Filter::compile("def f(v):\n    r = 0.0\n    if len(v) > 3:\n        r = v[3]\n    if v[0] > 0:\n        r = np.exp(v[0])\n    return r", &Bindings::new()).unwrap();
+    let ir = f.ir().to_string();
+    assert_eq!(ir.matches("if ").count(), 2, "{ir}");
+    assert_eq!(f.call(&[1.0, 2.0]).unwrap(), ndjit::math::MathFn::Exp.eval(&[1.0]));
+    assert_eq!(f.call(&[-1.0, 2.0, 3.0, 4.0]).unwrap(), 4.0);
+}
