@@ -396,6 +396,18 @@ fn engines_and_thread_counts_agree_on_a_large_image() {
 }
 
 #[test]
+fn footprints_too_large_to_unroll_read_their_taps_through_the_table() {
+    // 289 taps: reductions become loops, whose loads use run-time tap indices.
+    let a = image(40, 70);
+    for src in ["min(x)", "np.sum(x * 0.5) - x[len(x) // 3]", "def f(v):\n    s = 0.0\n    for i in range(len(v)):\n        s = s * 0.5 + v[i]\n    return s"] {
+        let f = Filter::compile(src, &Bindings::new()).unwrap();
+        let o = Options::size(&[17, 17]).mode(Mode::Wrap);
+        let fast = generic_filter(a.view(), &f, &o).unwrap();
+        assert_same(&fast, &generic_filter(a.view(), &f, &o.clone().engine(Engine::Callback)).unwrap());
+    }
+}
+
+#[test]
 fn non_contiguous_and_reversed_f64_views_match_contiguous_copies() {
     let big = image(64, 90);
     let f = Filter::compile("x[0] - 2 * x[len(x) - 1] + np.median(x)", &Bindings::new()).unwrap();
@@ -637,6 +649,20 @@ fn bound_values_reach_the_row_kernel() {
     short.set_float("scale", 1.0);
     let g = Filter::compile("np.sum(x * w) * scale", &short).unwrap();
     assert_eq!(generic_filter(a.view(), &g, &o).unwrap_err().python_type(), "ValueError");
+    // The compiled code the driver keeps between runs is keyed by the values too: the same source
+    // with other values (compiled anew, or rebound) gives their results.
+    let k = |v: f64| {
+        let mut b = Bindings::new();
+        b.set_float("k", v);
+        b
+    };
+    let two = Filter::compile("np.median(x) * k", &k(2.0)).unwrap();
+    let three = Filter::compile("np.median(x) * k", &k(3.0)).unwrap();
+    let rebound = two.with_bindings(&k(5.0)).unwrap();
+    let m = generic_filter(a.view(), &Filter::compile("np.median(x)", &Bindings::new()).unwrap(), &o).unwrap();
+    for (f, scale) in [(&two, 2.0), (&three, 3.0), (&rebound, 5.0), (&two, 2.0)] {
+        assert_same(&generic_filter(a.view(), f, &o).unwrap(), &m.mapv(|v| v * scale));
+    }
 }
 
 // -------------------------------------------------------------------------------------------------

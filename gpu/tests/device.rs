@@ -295,7 +295,7 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
     let corpus = common::corpus();
     let programs = common::selected(&corpus);
     // Larger images than the emulator's, so that interior and boundary paths both run a lot.
-    let sizes: Vec<Vec<usize>> = vec![vec![37, 70], vec![41, 53], vec![29, 31], vec![301], vec![7, 9, 11]];
+    let sizes: Vec<Vec<usize>> = vec![vec![37, 70], vec![41, 53], vec![301], vec![29, 31], vec![7, 9, 11]];
     // Phase 1: every program in every mode (2-d 3x3, float64); then other dtypes and a strided
     // input; then the 1-d, cross, 5x5-with-origin and 3-d footprints. Jobs run in that order
     // until the time budget (NDJIT_CORPUS_BUDGET seconds, default 300) is spent.

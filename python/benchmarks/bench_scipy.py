@@ -108,6 +108,9 @@ def numba_llc(func):
     return LowLevelCallable(wrapped.ctypes)
 
 
+_keep_alive = []
+
+
 def symjit_wsum():
     try:
         import sympy as sp
@@ -116,8 +119,12 @@ def symjit_wsum():
         return None, None
     xs = sp.symbols("x0:5")
     t = time.perf_counter()
-    f = symjit.compile_func(list(xs), [sum(float(w) * x for w, x in zip(W5, xs))]).callable_filter()
-    return f, 1e3 * (time.perf_counter() - t)
+    compiled = symjit.compile_func(list(xs), [sum(float(w) * x for w, x in zip(W5, xs))])
+    f = compiled.callable_filter()
+    elapsed = 1e3 * (time.perf_counter() - t)
+    # SymJit's callable does not keep its code alive: the compiled object must outlive it.
+    _keep_alive.append(compiled)
+    return f, elapsed
 
 
 def fmt(v):

@@ -3,7 +3,7 @@
 //! A run needs the filter compiled for its footprint's size and a row kernel for its footprint's
 //! geometry, about a millisecond of compilation each. Both are kept, keyed by what determines
 //! them, so that repeated runs (a Python loop over images, say) pay once:
-//! - a specialisation by the filter's source, bound values and size;
+//! - a specialisation by the filter's source, general IR, bound values and size;
 //! - a kernel by the same and the taps.
 //!
 //! Each cache holds a bounded number of entries and drops the least recently used.
@@ -65,9 +65,10 @@ pub(crate) fn specialised(filter: &Filter, n: usize) -> Option<Filter> {
     Some(f)
 }
 
-/// What determines a filter's specialised IR: its source, bound values and size.
+/// What determines a filter's specialised IR: its source, its general IR (which reflects the
+/// imports and the signature it was compiled with), its bound values and the size.
 fn filter_key(filter: &Filter, n: usize) -> String {
-    let mut key = format!("{n}\u{0}{}", filter.source());
+    let mut key = format!("{n}\u{0}{}\u{0}{:?}", filter.source(), filter.ir());
     for (name, v) in filter.bound_values() {
         // The values by their bits: `{:?}` would not tell NaN payloads apart.
         let bits: Vec<u64> = match v {

@@ -23,7 +23,76 @@ pub fn fold(func: &mut Func) {
     func.body = fold_block(body);
     let body = std::mem::take(&mut func.body);
     let body = if_convert_block(body, func);
-    func.body = unroll_block(body);
+    let mut body = unroll_block(body);
+    remove_dead_assignments(&mut body);
+    func.body = body;
+}
+
+/// Drops assignments whose value can never matter: temporaries the passes above left behind,
+/// provenance flags no division consults, even when a variable feeds only its own next value
+/// (`flag = select(c, false, flag)` in a loop). A variable is live when a statement other than an
+/// assignment reads it (a return, a check, a condition, a reduction ...), or when an assignment to
+/// a live variable does; expressions are pure, so every other assignment can go. This keeps each
+/// compare with a single use, which lets backends fold `select(a < b, a, b)` into one min.
+fn remove_dead_assignments(body: &mut Vec<Stmt>) {
+    let mut live = std::collections::HashSet::new();
+    let mut defs: HashMap<Var, Vec<Expr>> = HashMap::new();
+    collect_uses(body, &mut live, &mut defs);
+    let mut work: Vec<Var> = live.iter().copied().collect();
+    while let Some(v) = work.pop() {
+        for e in defs.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
+            vars_in(e, &mut |w| {
+                if live.insert(w) {
+                    work.push(w);
+                }
+            });
+        }
+    }
+    drop_unread(body, &live);
+}
+
+fn vars_in(e: &Expr, f: &mut dyn FnMut(Var)) {
+    if let Expr::Var(v) = e {
+        f(*v);
+    }
+    e.for_each_child(|c| vars_in(c, f));
+}
+
+/// Roots (variables read by statements other than assignments) and each variable's assigned
+/// expressions.
+fn collect_uses(stmts: &[Stmt], live: &mut std::collections::HashSet<Var>, defs: &mut HashMap<Var, Vec<Expr>>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign(v, e) => defs.entry(*v).or_default().push(e.clone()),
+            s => super::stmt_exprs(s, |e| {
+                vars_in(e, &mut |v| {
+                    live.insert(v);
+                })
+            }),
+        }
+        stmt_blocks(s, |b| collect_uses(b, live, defs));
+    }
+}
+
+/// Removes the unread assignments; returns whether it removed any.
+fn drop_unread(stmts: &mut Vec<Stmt>, read: &std::collections::HashSet<Var>) -> bool {
+    let before = stmts.len();
+    stmts.retain(|s| !matches!(s, Stmt::Assign(v, _) if !read.contains(v)));
+    let mut changed = stmts.len() != before;
+    for s in stmts.iter_mut() {
+        match s {
+            Stmt::If(_, a, b) => {
+                changed |= drop_unread(a, read);
+                changed |= drop_unread(b, read);
+            }
+            Stmt::Loop { body, latch } => {
+                changed |= drop_unread(body, read);
+                changed |= drop_unread(latch, read);
+            }
+            _ => {}
+        }
+    }
+    changed
 }
 
 /// The most iterations, and expression nodes in total, a counted loop may unroll into.
@@ -251,7 +320,13 @@ fn fold_inner(e: Expr) -> Expr {
             if a == b && !is_float(&a) {
                 return Expr::Bool(matches!(op, CmpOp::Eq | CmpOp::Le | CmpOp::Ge));
             }
-            Expr::Cmp(op, a.boxed(), b.boxed())
+            // One spelling for each order (`a > b` is `b < a`, for NaN too), so that backends see
+            // `select(b < a, a, b)` as the max it is.
+            match op {
+                CmpOp::Gt => Expr::Cmp(CmpOp::Lt, b.boxed(), a.boxed()),
+                CmpOp::Ge => Expr::Cmp(CmpOp::Le, b.boxed(), a.boxed()),
+                _ => Expr::Cmp(op, a.boxed(), b.boxed()),
+            }
         }
         Expr::Select(c, a, b) => {
             let (c, a, b) = (fold_expr(*c), fold_expr(*a), fold_expr(*b));

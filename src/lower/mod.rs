@@ -588,8 +588,10 @@ impl<'a> Translator<'a> {
             },
             StmtKind::Assign { targets, value } => {
                 let v = self.expr(value)?;
-                // Evaluate once; assigning the same value to several targets reads it again.
-                let v = self.stabilize(v);
+                // Evaluate once when several targets (or a tuple) read the value again; a single
+                // name is assigned the expression itself.
+                let single_name = targets.len() == 1 && matches!(targets[0].kind, ExprKind::Name(_));
+                let v = if single_name { v } else { self.stabilize(v) };
                 for t in targets {
                     self.assign(t, v.clone())?;
                 }

@@ -557,7 +557,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             V::R(r, t) => (r, t),
         };
         let out = match (from, ty) {
-            (Ty::F64, Ty::I64) => self.k.cvt(Some(Rnd::Rzi), T::S64, T::F64, r),
+            // PTX saturates like Rust's `as`, but gives i64::MIN for NaN where Rust gives 0.
+            (Ty::F64, Ty::I64) => {
+                let t = self.k.cvt(Some(Rnd::Rzi), T::S64, T::F64, r);
+                let nan = self.k.setp(Cmp::Nan, T::F64, r, r);
+                self.k.selp(T::S64, Src::I(0), t, nan)
+            }
             (Ty::F64, Ty::Bool) => self.k.setp(Cmp::Neu, T::F64, r, Src::f64(0.0)),
             (Ty::I64, Ty::F64) => self.k.cvt(Some(Rnd::Rn), T::F64, T::S64, r),
             (Ty::I64, Ty::Bool) => self.k.setp(Cmp::Ne, T::S64, r, Src::I(0)),

@@ -215,7 +215,8 @@ impl F {
     pub fn fma(self, b: impl Fv, c: impl Fv) -> F {
         F(emit(|f| f.fma(T::F64, self.0, b.src(), c.src())))
     }
-    /// `x as i32`: truncation, saturating, NaN to 0 (Rust's and PTX's `cvt.rzi` agree).
+    /// `x as i32` for a non-NaN x: truncation, saturating (NaN would give i32::MIN, not Rust's 0;
+    /// the algorithms here convert only numbers).
     pub fn to_i(self) -> I {
         I(emit(|f| f.cvt(Some(Rnd::Rzi), T::S32, T::F64, self.0)))
     }

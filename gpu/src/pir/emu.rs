@@ -556,8 +556,10 @@ fn cvt(rnd: Option<Rnd>, dt: T, st: T, x: u64) -> Result<u64> {
             // Float to integer: round, then saturate; NaN gives 0.
             let v = round(rnd.unwrap_or(Rnd::Rzi), v);
             let bits = dt.bits();
+            // As the hardware does (seen on sm_90): NaN gives the most negative value of a signed
+            // type, 0 for an unsigned one; other values saturate.
             let r = if v.is_nan() {
-                0u64
+                if dt.is_signed() { 1u64 << (bits - 1) } else { 0 }
             } else if dt.is_signed() {
                 let (lo, hi) = (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1) - 1.0);
                 let c = v.clamp(lo, hi);
