@@ -26,8 +26,11 @@ class Ndjit:
     """The Rust bench binary, run per case right before that case's anchors, so that both see the
     same machine load."""
 
-    def __init__(self, quick):
+    def __init__(self, quick, exe=None):
         self.quick = quick
+        if exe:
+            self.exe = exe
+            return
         out = subprocess.run(["cargo", "bench", "--bench", "driver_bench", "--no-run"], cwd=ROOT, check=True,
                              capture_output=True, text=True).stderr
         exe = [l.split("(")[-1].rstrip(")") for l in out.splitlines() if "driver_bench" in l and "Executable" in l]
@@ -141,11 +144,16 @@ def table(header, rows):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--exe", help="a prebuilt driver_bench binary (where cargo is not available)")
     args = ap.parse_args()
     reps = 3 if args.quick else 7
-    ndjit = Ndjit(args.quick)
+    ndjit = Ndjit(args.quick, args.exe)
     ours, compile_ms = {}, {}
-    cf = numba_anchors()
+    try:
+        cf = numba_anchors()
+    except ImportError:
+        print("(numba is not installed: no generic_filter + Numba column)\n")
+        cf = None
     rng = np.random.default_rng(0)
     img = rng.random((1024, 1024))
     w = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
@@ -168,7 +176,7 @@ def main():
         slow = case == "median"
         ours.update(ndjit.run(f"{case} {fp} 1024")[0])
         one, two = ours.get((case, fp, 1024, 1)), ours.get((case, fp, 1024, 2))
-        nb = tm(lambda: ndi.generic_filter(img, cf[case], footprint=fp_of(fp)), 3 if slow else reps)
+        nb = tm(lambda: ndi.generic_filter(img, cf[case], footprint=fp_of(fp)), 3 if slow else reps) if cf else None
         bt = tm(builtin, 3 if slow else reps)
         vt = tm(vec, 3 if slow else reps) if (vf is not None and vec is not None) else None
         rows.append([f"`{names[case]}` {fp}", fmt(one), fmt(two), ratio(one, two), fmt(nb), ratio(nb, one), f"{bname} {fmt(bt)}", ratio(bt, one), fmt(vt), ratio(vt, one)])

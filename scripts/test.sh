@@ -21,3 +21,5 @@ VENV=${NDJIT_TEST_VENV:-.venv}
 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./python
 "$VENV/bin/python" tests/corpus/generate.py --check
 "$VENV/bin/python" -m pytest -q python/tests
+# The driver's own harness: the ndjit CLI (built by cargo test above) against scipy, byte for byte.
+"$VENV/bin/python" tests/driver_scipy.py --cases 400

@@ -8,8 +8,8 @@
 from . import _core
 from ._errors import *  # noqa: F401,F403
 from ._errors import __all__ as _error_names
-from ._driver import generic_filter
+from ._driver import generic_filter, generic_filter1d
 from ._filter import Filter, jit_filter, jit_filter1d, jit_integrand, jit_transform
 
 __version__ = _core.__version__
-__all__ = ["Filter", "generic_filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand", "__version__"] + list(_error_names)
+__all__ = ["Filter", "generic_filter", "generic_filter1d", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand", "__version__"] + list(_error_names)

@@ -14,10 +14,15 @@ from scipy import LowLevelCallable
 from scipy.ndimage import _filters as _scipy_filters
 from scipy.ndimage import _ni_support
 
-from . import _core
-from ._filter import Filter, jit_filter
+try:  # NumPy >= 2
+    from numpy.lib.array_utils import normalize_axis_index
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
 
-__all__ = ["generic_filter"]
+from . import _core
+from ._filter import Filter, jit_filter, jit_filter1d
+
+__all__ = ["generic_filter", "generic_filter1d"]
 
 
 def _as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[dict]) -> Filter:
@@ -69,4 +74,32 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
         raise ValueError(f"workers must be at least 1, got {workers}")
     f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
     _core.generic_filter(input, output, f._compiled, footprint, mode, float(cval), [int(o) for o in origins], workers)
+    return output
+
+
+def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+                     extra_arguments=(), extra_keywords=None, *, workers: Optional[int] = None):
+    """A drop-in for ``scipy.ndimage.generic_filter1d`` run by ndjit's native driver: ``function``
+    is an :class:`ndjit.Filter` from :func:`ndjit.jit_filter1d` or anything it accepts."""
+    input = np.asarray(input)
+    if np.iscomplexobj(input):
+        raise TypeError("Complex type not supported")
+    output = _ni_support._get_output(output, input)
+    if filter_size < 1:
+        raise RuntimeError("invalid filter size")
+    axis = normalize_axis_index(axis, input.ndim)
+    if (filter_size // 2 + origin < 0) or (filter_size // 2 + origin >= filter_size):
+        raise ValueError("invalid origin")
+    _ni_support._extend_mode_to_code(mode)
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if isinstance(function, Filter):
+        if function.kind != "filter1d":
+            raise TypeError(f"generic_filter1d needs a generic_filter1d callback, not a {function.kind} one")
+        if extra_arguments or extra_keywords:
+            raise TypeError("this ndjit.Filter is compiled already: bind values with f.bind(...)")
+        f = function
+    else:
+        f = jit_filter1d(function, extra_arguments=tuple(extra_arguments or ()), extra_keywords=extra_keywords)
+    _core.generic_filter1d(input, output, f._compiled, int(filter_size), int(axis), mode, float(cval), int(origin), workers)
     return output

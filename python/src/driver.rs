@@ -83,3 +83,52 @@ pub fn generic_filter(
 /// Moves array descriptions into the GIL-free closure (the memory is kept alive by the caller).
 struct SendPtr<T>(T);
 unsafe impl<T> Send for SendPtr<T> {}
+
+/// `generic_filter1d` on NumPy arrays: `compiled` has the generic_filter1d signature; argument
+/// checks were done in `ndjit/_driver.py` as scipy does them.
+#[pyfunction]
+#[pyo3(signature = (input, output, compiled, filter_size, axis, mode, cval, origin, threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn generic_filter1d(
+    py: Python<'_>,
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
+    compiled: &CompiledFilter,
+    filter_size: usize,
+    axis: isize,
+    mode: &str,
+    cval: f64,
+    origin: isize,
+    threads: Option<usize>,
+) -> PyResult<()> {
+    // SAFETY: reading the flags of a live array (NPY_ARRAY_WRITEABLE = 0x0400).
+    if unsafe { (*output.as_array_ptr()).fields.flags } & 0x0400 == 0 {
+        return Err(PyValueError::new_err("output array is read-only"));
+    }
+    let prepared = || -> Result<(RawArray, RawArrayMut, driver::Filter1dOptions), DriverError> {
+        let (ip, idt, ishape, istrides) = describe(input)?;
+        let (op, odt, oshape, ostrides) = describe(output)?;
+        let opts = driver::Filter1dOptions {
+            filter_size,
+            axis,
+            mode: mode.parse()?,
+            cval,
+            origin,
+            threads,
+            progress: None,
+            cancel: None,
+        };
+        let i = RawArray { ptr: ip as *const u8, dtype: idt, shape: ishape, strides: istrides };
+        let o = RawArrayMut { ptr: op, dtype: odt, shape: oshape, strides: ostrides };
+        Ok((i, o, opts))
+    };
+    let (i, o, opts) = prepared().map_err(|e| driver_error(py, e))?;
+    let filter = compiled.filter.clone();
+    let (i, o) = (SendPtr(i), SendPtr(o));
+    let r = py.detach(move || {
+        let (i, o) = (i, o);
+        // SAFETY: as in `generic_filter`.
+        unsafe { driver::generic_filter1d_raw(&i.0, &o.0, &filter, &opts) }
+    });
+    r.map_err(|e| driver_error(py, e))
+}

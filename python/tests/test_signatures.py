@@ -71,3 +71,18 @@ def test_wrong_signature_is_refused_by_scipy():
         ndjit.jit_filter1d("def f(a, o):\n    return 1.0")
     with pytest.raises(ValueError, match="debug mode"):
         ndjit.jit_filter1d(moving_average).debug()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "nearest", "constant", "wrap", "mirror"])
+def test_native_generic_filter1d_matches_scipy(mode):
+    im = np.random.default_rng(2).random((7, 30)).astype(np.float32)
+    f = ndjit.jit_filter1d(moving_average)
+    for axis in (-1, 0):
+        for origin in (0, 1):
+            want = ndi.generic_filter1d(im, f, 3, axis=axis, mode=mode, cval=0.5, origin=origin)
+            got = ndjit.generic_filter1d(im, moving_average, 3, axis=axis, mode=mode, cval=0.5, origin=origin)
+            assert got.tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match="invalid origin"):
+        ndjit.generic_filter1d(im, f, 3, origin=2)
+    with pytest.raises(TypeError, match="needs a generic_filter1d callback"):
+        ndjit.generic_filter1d(im, ndjit.jit_filter("x[0]"), 3)
