@@ -100,6 +100,14 @@ impl FilterBuilder {
     }
     /// Also compile a version specialised to this `filter_size` (straight-line code, constant
     /// indices folded); calls with another size use the general version.
+    ///
+    /// ```
+    /// let f = ndjit::Filter::builder("x[len(x) // 2] - np.mean(x)").filter_size(9).compile()?;
+    /// assert_eq!(f.filter_size(), Some(9));
+    /// assert_eq!(f.call(&[0.0, 0.0, 0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 0.0])?, 8.0);
+    /// assert_eq!(f.call(&[1.0, 2.0, 3.0])?, 0.0); // any other size still works
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn filter_size(mut self, n: usize) -> Self {
         self.filter_size = Some(n);
         self
@@ -242,6 +250,14 @@ impl Filter {
     }
 
     /// Runs the compiled code on one neighbourhood (or, for an integrand, on quad's `xx`).
+    ///
+    /// ```
+    /// let f = ndjit::Filter::compile("x[4]", &ndjit::Bindings::new())?;
+    /// let err = f.call(&[1.0, 2.0]).unwrap_err();
+    /// assert_eq!(err.message, "index 4 is out of bounds for axis 0 with size 2");
+    /// assert_eq!(err.exception, "IndexError");
+    /// # Ok::<(), ndjit::Error>(())
+    /// ```
     pub fn call(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
         if self.signature() != Sig::Filter {
             let v = self.call_args(crate::interp::Args { values: buffer, coords: &[], output: &mut [] })?;
@@ -268,6 +284,13 @@ impl Filter {
 
     /// Runs the reference interpreter on one neighbourhood: the same result as [`Filter::call`],
     /// bit for bit, computed by walking the IR (for debugging and testing).
+    ///
+    /// ```
+    /// let f = ndjit::Filter::compile("np.std(x, ddof=1)", &ndjit::Bindings::new())?;
+    /// let v = [0.1, 0.7, 0.2];
+    /// assert_eq!(f.interpret(&v)?.to_bits(), f.call(&v)?.to_bits());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn interpret(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
         let raw = self.ctx.scratch_raw();
         let args = crate::interp::Args { values: buffer, coords: &[], output: &mut [] };
@@ -318,6 +341,16 @@ impl Filter {
 
     /// The raw C-ABI callback of a [`Sig::Filter`] filter. Pass [`Filter::user_data`] (or another
     /// context of this filter) as its last argument. Other signatures: [`Filter::entry_address`].
+    ///
+    /// ```
+    /// let f = ndjit::Filter::compile("max(x) - min(x)", &ndjit::Bindings::new())?;
+    /// let (cb, ud) = (f.callback(), f.user_data());
+    /// let mut buf = [3.0, 1.0, 2.0];
+    /// let mut out = 0.0;
+    /// assert_eq!(unsafe { cb(buf.as_mut_ptr(), 3, &mut out, ud) }, 1);
+    /// assert_eq!(out, 2.0);
+    /// # Ok::<(), ndjit::Error>(())
+    /// ```
     pub fn callback(&self) -> FilterFn {
         self.compiled.jit.entry()
     }
@@ -330,6 +363,16 @@ impl Filter {
 
     /// The same code with other bound values, without recompiling. Names not given keep their
     /// current values; a value of the wrong kind (an array for a number) is an error.
+    ///
+    /// ```
+    /// let mut b = ndjit::Bindings::new();
+    /// b.set_float("gain", 2.0);
+    /// let f = ndjit::Filter::compile("gain * np.mean(x)", &b)?;
+    /// b.set_float("gain", 10.0);
+    /// let g = f.with_bindings(&b)?;
+    /// assert_eq!((f.call(&[1.0, 3.0])?, g.call(&[1.0, 3.0])?), (4.0, 20.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_bindings(&self, bindings: &Bindings) -> Result<Filter> {
         let mut values = self.ctx.values.clone();
         for (name, v) in bindings.iter() {
@@ -390,6 +433,12 @@ impl Filter {
     }
 
     /// The IR (general, then specialised if present) as text.
+    ///
+    /// ```
+    /// let f = ndjit::Filter::compile("np.sum(x * 2.0)", &ndjit::Bindings::new())?;
+    /// assert!(f.ir_text().contains("sum for"));
+    /// # Ok::<(), ndjit::Error>(())
+    /// ```
     pub fn ir_text(&self) -> String {
         let mut s = self.compiled.general.to_string();
         if let Some(sp) = &self.compiled.specialized {
