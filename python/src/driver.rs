@@ -23,6 +23,24 @@ fn describe(a: &Bound<'_, PyUntypedArray>) -> Result<(*mut u8, Dtype, Vec<usize>
     Ok((ptr, dt, a.shape().to_vec(), a.strides().to_vec()))
 }
 
+/// The input and a writable output, described for the driver.
+fn arrays(input: &Bound<'_, PyUntypedArray>, output: &Bound<'_, PyUntypedArray>) -> Result<(RawArray, RawArrayMut), DriverError> {
+    let (ip, idt, ishape, istrides) = describe(input)?;
+    let (op, odt, oshape, ostrides) = describe(output)?;
+    Ok((
+        RawArray { ptr: ip as *const u8, dtype: idt, shape: ishape, strides: istrides },
+        RawArrayMut { ptr: op, dtype: odt, shape: oshape, strides: ostrides },
+    ))
+}
+
+fn check_writeable(output: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
+    // SAFETY: reading the flags of a live array (NPY_ARRAY_WRITEABLE = 0x0400).
+    if unsafe { (*output.as_array_ptr()).fields.flags } & 0x0400 == 0 {
+        return Err(PyValueError::new_err("output array is read-only"));
+    }
+    Ok(())
+}
+
 /// The exception scipy would raise for a driver error.
 pub fn driver_error(py: Python<'_>, e: DriverError) -> PyErr {
     if let Some(rt) = e.runtime_error() {
@@ -53,19 +71,12 @@ pub fn generic_filter(
     origins: Vec<isize>,
     threads: Option<usize>,
 ) -> PyResult<()> {
-    // NPY_ARRAY_WRITEABLE = 0x0400.
-    // SAFETY: reading the flags of a live array.
-    if unsafe { (*output.as_array_ptr()).fields.flags } & 0x0400 == 0 {
-        return Err(PyValueError::new_err("output array is read-only"));
-    }
+    check_writeable(output)?;
     let run = || -> Result<(RawArray, RawArrayMut, Options), DriverError> {
-        let (ip, idt, ishape, istrides) = describe(input)?;
-        let (op, odt, oshape, ostrides) = describe(output)?;
+        let (i, o) = arrays(input, output)?;
         let fp = Footprint::new(footprint.shape().to_vec(), footprint.as_array().iter().copied().collect())?;
         let mut opts = Options::new(fp).mode(mode.parse()?).cval(cval).origin(&origins);
         opts.threads = threads;
-        let i = RawArray { ptr: ip as *const u8, dtype: idt, shape: ishape, strides: istrides };
-        let o = RawArrayMut { ptr: op, dtype: odt, shape: oshape, strides: ostrides };
         Ok((i, o, opts))
     };
     let (i, o, opts) = run().map_err(|e| driver_error(py, e))?;
@@ -101,13 +112,9 @@ pub fn generic_filter1d(
     origin: isize,
     threads: Option<usize>,
 ) -> PyResult<()> {
-    // SAFETY: reading the flags of a live array (NPY_ARRAY_WRITEABLE = 0x0400).
-    if unsafe { (*output.as_array_ptr()).fields.flags } & 0x0400 == 0 {
-        return Err(PyValueError::new_err("output array is read-only"));
-    }
+    check_writeable(output)?;
     let prepared = || -> Result<(RawArray, RawArrayMut, driver::Filter1dOptions), DriverError> {
-        let (ip, idt, ishape, istrides) = describe(input)?;
-        let (op, odt, oshape, ostrides) = describe(output)?;
+        let (i, o) = arrays(input, output)?;
         let opts = driver::Filter1dOptions {
             filter_size,
             axis,
@@ -118,8 +125,6 @@ pub fn generic_filter1d(
             progress: None,
             cancel: None,
         };
-        let i = RawArray { ptr: ip as *const u8, dtype: idt, shape: ishape, strides: istrides };
-        let o = RawArrayMut { ptr: op, dtype: odt, shape: oshape, strides: ostrides };
         Ok((i, o, opts))
     };
     let (i, o, opts) = prepared().map_err(|e| driver_error(py, e))?;
