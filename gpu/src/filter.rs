@@ -50,11 +50,13 @@ pub struct Options {
     pub origin: Vec<isize>,
     /// Outputs per thread (0: chosen from the filter).
     pub outputs_per_thread: u32,
+    /// How median networks compare (a tuning knob; both are exact).
+    pub network: crate::codegen::body::NetworkStyle,
 }
 
 impl Options {
     pub fn new(footprint: Footprint) -> Options {
-        Options { footprint, mode: Mode::Reflect, cval: 0.0, origin: vec![], outputs_per_thread: 0 }
+        Options { footprint, mode: Mode::Reflect, cval: 0.0, origin: vec![], outputs_per_thread: 0, network: crate::codegen::body::NetworkStyle::Select }
     }
     pub fn mode(mut self, m: Mode) -> Options {
         self.mode = m;
@@ -87,6 +89,7 @@ impl Options {
             outputs_per_thread: self.outputs_per_thread,
             target,
             native_minmax: true,
+            network: self.network,
         };
         spec.validate()?;
         Ok(spec)

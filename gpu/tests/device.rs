@@ -224,7 +224,7 @@ fn corpus_case(gpu: &Arc<Gpu>, stream: cudarc::driver::sys::CUstream, p: &common
     let f = ndjit::Filter::compile(&p.source, &b).map_err(|e| format!("compile: {e}"))?;
     let has_call = f.specialize(spec.filter_size()).ok().and_then(|s| s.specialized_ir().map(|ir| ndjit::ir::block_has_call(&ir.body))).unwrap_or(true);
     let gf = GpuFilter::new(&f);
-    let opts = Options { footprint: Footprint { shape: spec.shape.clone(), mask: spec.mask.clone() }, mode: spec.mode, cval: spec.cval, origin: spec.origin.clone(), outputs_per_thread: 0 };
+    let opts = Options { footprint: Footprint { shape: spec.shape.clone(), mask: spec.mask.clone() }, mode: spec.mode, cval: spec.cval, origin: spec.origin.clone(), outputs_per_thread: 0, network: spec.network };
     let n: usize = shape.iter().product();
     let input = Inputs::new(seed).bytes(n, spec.input);
     let es = spec.input.size();

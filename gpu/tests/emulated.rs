@@ -93,7 +93,7 @@ fn corpus_programs_match_the_cpu_in_the_emulator() {
 }
 
 #[test]
-fn both_min_max_lowerings_agree() {
+fn lowering_variants_agree() {
     let corpus = common::corpus();
     let (gname, shape, base) = geometries().remove(0);
     let mut failures = Vec::new();
@@ -102,6 +102,22 @@ fn both_min_max_lowerings_agree() {
         spec.native_minmax = false;
         if let Err(e) = check(p, &shape, &spec, 99) {
             failures.push(format!("{} [{gname}, exact min/max]: {e}", p.name));
+        }
+        let mut spec = with(&base, Mode::Nearest, DType::F64, DType::F64, Target::SM90);
+        spec.network = ndjit_gpu::codegen::body::NetworkStyle::IntKey;
+        for seed in [3, 4] {
+            if let Err(e) = check(p, &shape, &spec, seed) {
+                failures.push(format!("{} [{gname}, integer-key networks]: {e}", p.name));
+            }
+        }
+        // Medians of 25: networks with their exact fallback, both comparator styles.
+        let (_, shape5, base5) = geometries().remove(3);
+        for style in [ndjit_gpu::codegen::body::NetworkStyle::Select, ndjit_gpu::codegen::body::NetworkStyle::IntKey] {
+            let mut spec = with(&base5, Mode::Mirror, DType::F64, DType::F64, Target::SM90);
+            spec.network = style;
+            if let Err(e) = check(p, &shape5, &spec, 11) {
+                failures.push(format!("{} [5x5, {style:?}]: {e}", p.name));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

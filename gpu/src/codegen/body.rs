@@ -35,6 +35,15 @@ const LOCAL_MAX: i64 = 16384;
 /// The lowering's error site for "out of memory for {a} elements of scratch space".
 const SITE_SCRATCH: u64 = 1;
 
+/// How the comparators of ndjit's median networks are emitted (see `Body::network_step`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NetworkStyle {
+    /// `setp.lt.f64` and two `selp.f64`.
+    Select,
+    /// Integer keys compared with `setp.lt.s64` (inside the NaN-free branch).
+    IntKey,
+}
+
 /// Why a translation must start over with different storage decisions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Restart {
@@ -57,6 +66,7 @@ pub struct Shared<'a> {
     pub local: HashSet<u32>,
     pub buffer_local: bool,
     pub native_minmax: bool,
+    pub network: NetworkStyle,
     /// Per array: the constant positions read anywhere, `None` = any position.
     needed: Vec<Option<BTreeSet<i64>>>,
     /// Per array: read by a median (then the middle positions are needed).
@@ -75,6 +85,7 @@ impl<'a> Shared<'a> {
             local: HashSet::new(),
             buffer_local: false,
             native_minmax,
+            network: NetworkStyle::Select,
             needed: vec![Some(BTreeSet::new()); n],
             median: vec![false; n],
             math: BTreeSet::new(),
@@ -204,13 +215,25 @@ pub struct Body<'s, 'a, 'k> {
     tag: String,
     /// Variables known not to be NaN here (inside the NaN-free branch of a median network).
     nan_free: HashSet<u32>,
+    /// Each tap's position in the thread's window (interior instances).
+    window: Option<Vec<[i64; 3]>>,
+    /// Variables currently held as integer keys (see [`NetworkStyle::IntKey`]).
+    keys: std::collections::BTreeMap<u32, Reg>,
 }
 
 impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// Translates the body for the neighbourhood `taps` (f64 registers).
     pub fn translate(sh: &'s mut Shared<'a>, k: &'k mut Func, taps: &[Reg], ex: Exits, tag: &str) -> Res<()> {
+        Self::translate_at(sh, k, taps, None, ex, tag)
+    }
+
+    /// As [`Body::translate`], with each tap's position in the thread's window when the taps are
+    /// window registers shared with other outputs (min/max reductions are then grouped by window
+    /// column, so that ptxas can share the work between adjacent outputs).
+    pub fn translate_at(sh: &'s mut Shared<'a>, k: &'k mut Func, taps: &[Reg], window: Option<&[[i64; 3]]>, ex: Exits, tag: &str) -> Res<()> {
         let func = sh.func;
-        let mut b = Body { sh, k, taps: taps.to_vec(), buf_local: None, vars: vec![], consts: vec![None; func.vars.len()], arrays: vec![], loops: vec![], ex, tag: tag.to_string(), nan_free: HashSet::new() };
+        let mut b = Body {
+            window: window.map(|w| w.to_vec()), sh, k, taps: taps.to_vec(), buf_local: None, vars: vec![], consts: vec![None; func.vars.len()], arrays: vec![], loops: vec![], ex, tag: tag.to_string(), nan_free: HashSet::new(), keys: Default::default() };
         for d in &func.vars {
             let r = b.k.reg(cls(d.ty));
             let zero = match d.ty {
@@ -273,11 +296,15 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                     continue;
                 }
             }
+            if !matches!(stmts[i], Stmt::Assign(..)) {
+                self.flush_keys();
+            }
             if !self.stmt(&stmts[i])? {
                 return Ok(false);
             }
             i += 1;
         }
+        self.flush_keys();
         Ok(true)
     }
 
@@ -285,18 +312,23 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// in the second branch they hold no NaN.
     fn guarded_if(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt], vars: Vec<u32>) -> Res<bool> {
         let saved = self.nan_free.clone();
+        self.flush_keys();
         let r = self.if_with(c, then, els, Some(vars));
+        self.flush_keys();
         self.nan_free = saved;
         r
     }
 
-    /// A comparator of ndjit's median networks (`ir::network`) on NaN-free variables:
-    /// `t = b < a ? b : a; b = b < a ? a : b; a = t`, emitted as `min.f64`/`max.f64`. Without NaN
-    /// this orders the two values as the selects do, except that two zeros of opposite signs may
-    /// come out in either order; the network's result does not depend on that (an odd median
-    /// that is zero reruns the exact statements, an even one adds `0.0` first).
+    /// A comparator of ndjit's median networks (`ir::network`):
+    /// `t = b < a ? b : a; b = b < a ? a : b; a = t`. With [`NetworkStyle::Select`] it is one
+    /// compare and two selects (the IR's own semantics, exact for any input). With
+    /// [`NetworkStyle::IntKey`], inside the NaN-free branch only, the variables are kept as
+    /// order-preserving integer keys (`bits ^ ((bits >> 63) >>> 1)`) and compared as integers:
+    /// without NaN that orders them as the selects do, except that two zeros of opposite signs may
+    /// swap, which the network's result does not see (an odd median that is zero reruns the
+    /// exact statements; an even one adds `0.0` first).
     fn network_step(&mut self, s: &[Stmt]) -> bool {
-        if !self.sh.native_minmax || s.len() < 3 {
+        if s.len() < 3 {
             return false;
         }
         let (Stmt::Assign(t, e1), Stmt::Assign(b2, e2), Stmt::Assign(a3, Expr::Var(t3))) = (&s[0], &s[1], &s[2]) else { return false };
@@ -311,19 +343,78 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             _ => None,
         };
         let (Some((b, a, x1, y1)), Some((b_, a_, x2, y2))) = (sel(e1), sel(e2)) else { return false };
-        let ok = b == b_ && a == a_ && x1 == b && y1 == a && x2 == a && y2 == b && *b2 == b && *a3 == a && t3 == t;
+        let ok = b == b_ && a == a_ && x1 == b && y1 == a && x2 == a && y2 == b && *b2 == b && *a3 == a && t3 == t && a != b && *t != a && *t != b;
         let f = self.sh.func;
-        if !ok || [a, b, *t].iter().any(|v| f.var_ty(*v) != Ty::F64) || !self.nan_free.contains(&a.0) || !self.nan_free.contains(&b.0) {
+        if !ok || [a, b, *t].iter().any(|v| f.var_ty(*v) != Ty::F64) {
             return false;
         }
-        let (ra, rb, rt) = (self.vars[a.0 as usize], self.vars[b.0 as usize], self.vars[t.0 as usize]);
-        let lo = self.k.bin(Bin::Min, T::F64, ra, rb);
-        let hi = self.k.bin(Bin::Max, T::F64, ra, rb);
+        let int_keys = self.sh.network == NetworkStyle::IntKey && self.nan_free.contains(&a.0) && self.nan_free.contains(&b.0);
+        if int_keys {
+            let (ka, kb) = (self.key_of(a.0), self.key_of(b.0));
+            let p = self.k.setp(Cmp::Lt, T::S64, kb, ka);
+            let lo = self.k.selp(T::B64, kb, ka, p);
+            let hi = self.k.selp(T::B64, ka, kb, p);
+            for (v, k) in [(t.0, lo), (b.0, hi), (a.0, lo)] {
+                self.keys.insert(v, k);
+                self.nan_free.insert(v);
+            }
+            return true;
+        }
+        let (ra, rb, rt) = (self.var_f64(a.0), self.var_f64(b.0), self.vars[t.0 as usize]);
+        for v in [a.0, b.0, t.0] {
+            self.keys.remove(&v);
+        }
+        let p = self.k.setp(Cmp::Lt, T::F64, rb, ra);
+        let lo = self.k.selp(T::F64, rb, ra, p);
+        let hi = self.k.selp(T::F64, ra, rb, p);
         self.k.set(T::F64, rt, lo);
         self.k.set(T::F64, rb, hi);
         self.k.set(T::F64, ra, lo);
-        self.nan_free.insert(t.0);
+        if self.nan_free.contains(&a.0) && self.nan_free.contains(&b.0) {
+            self.nan_free.insert(t.0);
+        } else {
+            self.nan_free.remove(&t.0);
+        }
         true
+    }
+
+    /// The integer key of f64 variable `v` (made from its register when it is not a key yet).
+    fn key_of(&mut self, v: u32) -> Reg {
+        if let Some(&k) = self.keys.get(&v) {
+            return k;
+        }
+        let r = self.vars[v as usize];
+        let k = self.int_key(r);
+        self.keys.insert(v, k);
+        k
+    }
+
+    /// `bits ^ ((bits >> 63) >>> 1)`: signed order of the keys = order of the (non-NaN) values;
+    /// the same formula maps a key back.
+    fn int_key(&mut self, r: Reg) -> Reg {
+        let bits = self.k.reg(Cls::B64);
+        self.k.push(Ins::Mov { t: T::B64, d: bits, a: Src::R(r) });
+        let m = self.k.bin(Bin::Shr, T::S64, bits, Src::I(63));
+        let m = self.k.bin(Bin::Shr, T::U64, m, Src::I(1));
+        self.k.bin(Bin::Xor, T::B64, bits, m)
+    }
+
+    /// The f64 register of variable `v`, written back from its key first if it is held as one.
+    fn var_f64(&mut self, v: u32) -> Reg {
+        let r = self.vars[v as usize];
+        if let Some(k) = self.keys.remove(&v) {
+            let bits = self.int_key(k);
+            self.k.push(Ins::Mov { t: T::B64, d: r, a: Src::R(bits) });
+        }
+        r
+    }
+
+    /// Writes every variable held as a key back to its register (before control flow).
+    fn flush_keys(&mut self) {
+        let vars: Vec<u32> = self.keys.keys().copied().collect();
+        for v in vars {
+            self.var_f64(v);
+        }
     }
 
     fn stmt(&mut self, s: &Stmt) -> Res<bool> {
@@ -399,6 +490,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     fn assign(&mut self, v: Var, x: V) {
         self.nan_free.remove(&v.0);
+        self.keys.remove(&v.0);
         let ty = self.sh.func.var_ty(v);
         let x = self.coerce(x, ty);
         let src = self.src(x);
@@ -629,7 +721,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Expr::Bool(x) => V::C(Val::B(*x)),
             Expr::Var(v) => match self.consts[v.0 as usize] {
                 Some(c) => V::C(c),
-                None => V::R(self.vars[v.0 as usize], self.sh.func.var_ty(*v)),
+                None => V::R(self.var_f64(v.0), self.sh.func.var_ty(*v)),
             },
             Expr::Param(k) => V::C(Val::F(self.sh.bound.floats.get(*k as usize).copied().unwrap_or(0.0))),
             Expr::IntParam(k) => V::C(Val::I(self.sh.bound.ints.get(*k as usize).copied().unwrap_or(0))),
@@ -1113,6 +1205,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             return Ok(V::C(fold_empty(op)));
         }
         if matches!(op, ReduceOp::Min | ReduceOp::Max) {
+            if let Some(groups) = self.window_groups(k, index, elem) {
+                return Ok(self.minmax_grouped(op == ReduceOp::Min, &items, &groups));
+            }
             return Ok(self.minmax_all(op == ReduceOp::Min, &items));
         }
         let mut acc = self.first(op, items[0]);
@@ -1138,6 +1233,58 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     fn elem_raw(&mut self, index: Var, i: V, elem: &Expr) -> Res<V> {
         let ty = elem.ty(self.sh.func);
         self.elem_at(index, i, elem, ty)
+    }
+
+    /// For a reduction whose elements are the taps `x[i]`, `i = 0..k` (all of them, in order):
+    /// the element indices grouped by window column, columns and rows in window order.
+    fn window_groups(&self, k: i64, index: Var, elem: &Expr) -> Option<Vec<Vec<usize>>> {
+        let w = self.window.as_ref()?;
+        if k as usize != w.len() || !self.sh.native_minmax {
+            return None;
+        }
+        match elem {
+            Expr::Load(a, i) if *a == BUFFER && **i == Expr::Var(index) => {}
+            _ => return None,
+        }
+        let mut by_col: std::collections::BTreeMap<(i64, i64), Vec<(i64, i64, usize)>> = Default::default();
+        for (i, p) in w.iter().enumerate() {
+            // Column = (dz, x); rows (dy) inside.
+            by_col.entry((p[0], p[2])).or_default().push((p[1], 0, i));
+        }
+        Some(by_col.into_values().map(|mut g| {
+            g.sort();
+            g.into_iter().map(|(_, _, i)| i).collect()
+        }).collect())
+    }
+
+    /// NumPy min/max of the taps, folded column by column in window order: identical instruction
+    /// sequences for the columns adjacent outputs share, which ptxas then computes once.
+    fn minmax_grouped(&mut self, min: bool, items: &[V], groups: &[Vec<usize>]) -> V {
+        let op = if min { Bin::Min } else { Bin::Max };
+        let regs: Vec<Reg> = items.iter().map(|v| self.reg(*v)).collect();
+        let mut partial = Vec::with_capacity(groups.len());
+        let mut nans = Vec::with_capacity(groups.len());
+        for g in groups {
+            let mut acc = regs[g[0]];
+            for &i in &g[1..] {
+                acc = self.k.bin(op, T::F64, acc, regs[i]);
+            }
+            partial.push(acc);
+            let mut p = self.k.setp(Cmp::Nan, T::F64, regs[g[0]], regs[*g.last().unwrap()]);
+            let mut j = 1;
+            while j + 1 < g.len() {
+                p = self.k.setp_comb(Cmp::Nan, T::F64, regs[g[j]], regs[g[j + 1]], BoolOp::Or, p, false);
+                j += 2;
+            }
+            nans.push(p);
+        }
+        let mut acc = partial[0];
+        let mut nan = nans[0];
+        for (p, n) in partial[1..].iter().zip(&nans[1..]) {
+            acc = self.k.bin(op, T::F64, acc, *p);
+            nan = self.k.bin(Bin::Or, T::Pred, nan, *n);
+        }
+        V::R(self.k.selp(T::F64, Src::f64(f64::NAN), acc, nan), Ty::F64)
     }
 
     /// NumPy min/max of several values: the order does not matter (NaN payloads aside).

@@ -163,6 +163,8 @@ pub struct KernelSpec {
     /// Lower NumPy min/max through PTX `min.f64`/`max.f64` plus an explicit NaN test (true), or
     /// through compares and selects only (false). Both give NumPy's results; the first is faster.
     pub native_minmax: bool,
+    /// How median networks compare (measured choices; both exact).
+    pub network: body::NetworkStyle,
 }
 
 impl KernelSpec {
@@ -180,6 +182,7 @@ impl KernelSpec {
             outputs_per_thread: 0,
             target: Target::SM90,
             native_minmax: true,
+            network: body::NetworkStyle::Select,
         }
     }
     /// The number of true footprint entries: the filter size scipy passes.
@@ -282,15 +285,15 @@ impl BoundValues {
     }
 }
 
-/// The IR with the bound scalars, integers and array lengths substituted and folded again (through
-/// `ndjit`'s own folder, which evaluates with the interpreter's definitions). Loads from bound
-/// arrays at constant indices become constants too.
+/// The IR with the bound scalars, integers and array lengths substituted: constants that the
+/// translation folds (through `ndjit::ir::eval`, the interpreter's definitions). Loads from bound
+/// arrays at constant indices become constants too. (`ndjit::ir::fold` is not run again: the IR
+/// is folded already, and refolding the expanded median networks takes exponential time.)
 pub fn prepare(func: &Func, bound: &BoundValues) -> Func {
     let mut f = func.clone();
     let arrays = f.arrays.clone();
     let sub = |e: &Expr| subst(e, &arrays, bound);
     f.body = f.body.iter().map(|s| subst_stmt(s, &sub)).collect();
-    ir::fold::fold(&mut f);
     f
 }
 

@@ -50,8 +50,10 @@ impl Geo {
     }
 }
 
-/// Outputs per thread when the spec leaves it to us.
-fn auto_outputs(func: &IrFunc) -> u32 {
+/// Outputs per thread when the spec leaves it to us. Measured on an H200 (8192², see the
+/// benchmark): each thread should cover 16 bytes of a row (two f64, four f32), which the
+/// vector loads then read in one instruction; more outputs per thread lose coalescing.
+fn auto_outputs(func: &IrFunc, input: DType) -> u32 {
     fn scan(stmts: &[Stmt], loops: &mut bool, sorts: &mut bool, keeps: &mut bool) {
         for s in stmts {
             match s {
@@ -66,25 +68,30 @@ fn auto_outputs(func: &IrFunc) -> u32 {
     let (mut loops, mut sorts, mut keeps) = (false, false, false);
     scan(&func.body, &mut loops, &mut sorts, &mut keeps);
     let size = ir::block_size(&func.body);
+    let per16 = match input {
+        DType::F64 => 2,
+        _ => 4,
+    };
     if loops || keeps || size > 3000 || ir::block_has_call(&func.body) {
         1
-    } else if sorts {
+    } else if sorts || size > 600 {
         2
     } else {
-        4
+        per16
     }
 }
 
 pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result<Kernel> {
     let geo = Geo::new(spec);
     let outputs = match spec.outputs_per_thread {
-        0 => auto_outputs(func),
+        0 => auto_outputs(func, spec.input),
         v => v.clamp(1, 16),
     };
     let mut local: HashSet<u32> = HashSet::new();
     let mut buffer_local = false;
     for _ in 0..func.arrays.len() + 3 {
         let mut sh = Shared::new(func, bound, spec.native_minmax);
+        sh.network = spec.network;
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
         let built = build_main(&mut sh, &geo, spec, outputs).and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
@@ -443,8 +450,37 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
             Some(q) => k.bin(Bin::And, T::Pred, q, p),
         });
     };
+    // Vector loads: whole 16-byte chunks of each window row, when the rows are 16-byte aligned
+    // (a property of the whole launch: a uniform branch). Vector stores likewise.
+    let esize_v = spec.input.size() as i64;
+    let osize_v = spec.output.size() as i64;
+    let vw = 16 / esize_v;
+    let aligned = |k: &mut Func, base: Reg, strides: &[Reg], size: i64| -> Reg {
+        let m = k.bin(Bin::And, T::B64, base, Src::I(15));
+        let mut p = k.setp(Cmp::Eq, T::B64, m, Src::I(0));
+        for &st in strides {
+            let bytes = k.bin(Bin::Mul, T::S64, st, Src::I(size));
+            let m = k.bin(Bin::And, T::B64, bytes, Src::I(15));
+            p = k.setp_comb(Cmp::Eq, T::B64, m, Src::I(0), BoolOp::And, p, false);
+        }
+        p
+    };
+    let vec_in = if spec.contiguous && (esize_v == 8 || esize_v == 4) && v % vw == 0 {
+        Some((vw, aligned(&mut k, a.inp, &[a.is[0], a.is[1]], esize_v)))
+    } else {
+        None
+    };
+    let vec_out = if spec.contiguous && matches!(spec.output, DType::F64 | DType::F32) && v * osize_v == 16 {
+        Some(aligned(&mut k, a.out, &[a.os[0], a.os[1]], osize_v))
+    } else {
+        None
+    };
     for (ax, c, n) in [(0usize, z, a.d), (1, y, a.h), (2, x0, a.w)] {
-        let reach_hi = geo.hi[ax] + if ax == 2 { v - 1 } else { 0 };
+        let mut reach_hi = geo.hi[ax] + if ax == 2 { v - 1 } else { 0 };
+        if ax == 2 && vec_in.is_some() {
+            // The last vector chunk must end inside the row too.
+            reach_hi = ((reach_hi).div_euclid(vw) + 1) * vw - 1;
+        }
         if geo.lo[ax] > 0 {
             let p = k.setp(Cmp::Ge, T::S32, c, Src::I(geo.lo[ax]));
             and(&mut k, p);
@@ -469,7 +505,7 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
     let e0 = k.bin(Bin::Mul, T::S64, e0, Src::I(esize));
     let pin = k.bin(Bin::Add, T::S64, a.inp, e0);
     let sx = if spec.contiguous { None } else { Some(k.bin(Bin::Mul, T::S64, a.is[2], Src::I(esize))) };
-    // The window: each needed element loaded once.
+    // The window: each needed element loaded once, into registers shared by both load paths.
     let mut cols: BTreeMap<(i64, i64), BTreeSet<i64>> = BTreeMap::new();
     for t in &geo.taps {
         for vv in 0..v {
@@ -478,10 +514,43 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
     }
     let mut window: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
     for (&(dz, dy), cs) in &cols {
+        for &c in cs {
+            window.insert((dz, dy, c), k.reg(Cls::F64));
+        }
+    }
+    let mut rows: Vec<((i64, i64), Reg)> = Vec::new();
+    for &(dz, dy) in cols.keys() {
         let ro = k.bin(Bin::Mul, T::S64, a.is[0], Src::I(dz * esize));
         let ro = k.fma(T::S64, a.is[1], Src::I(dy * esize), ro);
-        let rp = k.bin(Bin::Add, T::S64, pin, ro);
-        for &c in cs {
+        rows.push(((dz, dy), k.bin(Bin::Add, T::S64, pin, ro)));
+    }
+    let join = k.new_label();
+    if let Some((vw, vec_ok)) = vec_in {
+        // 16-byte vector loads of whole aligned chunks.
+        let scalar = k.new_label();
+        k.bra_if(vec_ok, true, scalar);
+        for &((dz, dy), rp) in &rows {
+            let chunks: BTreeSet<i64> = cols[&(dz, dy)].iter().map(|c| c.div_euclid(vw)).collect();
+            for q in chunks {
+                let t = if esize == 8 { T::F64 } else { T::F32 };
+                let parts: Vec<Reg> = (0..vw).map(|_| k.reg(t.cls())).collect();
+                k.push(Ins::LdV { sp: Space::GlobalNc, t, d: parts.clone(), addr: Addr::reg(rp, q * 16) });
+                for (j, r) in parts.iter().enumerate() {
+                    if let Some(w) = window.get(&(dz, dy, q * vw + j as i64)) {
+                        if esize == 8 {
+                            k.set(T::F64, *w, *r);
+                        } else {
+                            k.push(Ins::Cvt { rnd: None, dt: T::F64, st: T::F32, d: *w, a: Src::R(*r) });
+                        }
+                    }
+                }
+            }
+        }
+        k.bra(join);
+        k.place(scalar);
+    }
+    for &((dz, dy), rp) in &rows {
+        for &c in &cols[&(dz, dy)] {
             let addr = match sx {
                 None => Addr::reg(rp, c * esize),
                 Some(sx) => {
@@ -489,9 +558,11 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
                     Addr::reg(k.bin(Bin::Add, T::S64, rp, off), 0)
                 }
             };
-            window.insert((dz, dy, c), load_input(&mut k, spec.input, addr));
+            let val = load_input(&mut k, spec.input, addr);
+            k.set(T::F64, window[&(dz, dy, c)], val);
         }
     }
+    k.place(join);
     let o0 = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
     let o0 = k.fma(T::S64, yw, a.os[1], o0);
     let o0 = k.fma(T::S64, xw, a.os[2], o0);
@@ -501,26 +572,46 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
     // Linear index of the first output, for failure records.
     let pix0 = k.fma(T::S64, zw, hw, yw);
     let pix0 = k.fma(T::S64, pix0, ww, xw);
+    let mut results = Vec::new();
     for vv in 0..v {
         let taps: Vec<Reg> = geo.taps.iter().map(|t| window[&(t[0], t[1], t[2] + vv)]).collect();
+        let cols: Vec<[i64; 3]> = geo.taps.iter().map(|t| [t[0], t[1], t[2] + vv]).collect();
         let ex = exits(&mut k, false);
         let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
-        Body::translate(sh, &mut k, &taps, ex, &format!("b{vv}"))?;
+        Body::translate_at(sh, &mut k, &taps, Some(&cols), ex, &format!("b{vv}"))?;
         let next = k.new_label();
         k.place(ok);
-        let addr = match ox {
-            None => Addr::reg(pout, vv * osize),
-            Some(ox) => {
-                let off = k.bin(Bin::Mul, T::S64, ox, Src::I(vv));
-                Addr::reg(k.bin(Bin::Add, T::S64, pout, off), 0)
-            }
-        };
-        store_output(&mut k, spec.output, addr, ret);
+        if vec_out.is_none() {
+            let addr = match ox {
+                None => Addr::reg(pout, vv * osize),
+                Some(ox) => {
+                    let off = k.bin(Bin::Mul, T::S64, ox, Src::I(vv));
+                    Addr::reg(k.bin(Bin::Add, T::S64, pout, off), 0)
+                }
+            };
+            store_output(&mut k, spec.output, addr, ret);
+        }
         k.bra(next);
         k.place(fail);
         let pix = k.bin(Bin::Add, T::S64, pix0, Src::I(vv));
         record_failure(&mut k, a.err, pix, site);
         k.place(next);
+        results.push(ret);
+    }
+    if let Some(vec_ok) = vec_out {
+        // One 16-byte store of all outputs when aligned (a failed output's element is then
+        // written with an unspecified value; the call reports the failure).
+        let (scalar, done) = (k.new_label(), k.new_label());
+        k.bra_if(vec_ok, true, scalar);
+        let t = if osize == 8 { T::F64 } else { T::F32 };
+        let vals: Vec<Reg> = if osize == 8 { results.clone() } else { results.iter().map(|r| k.cvt(Some(Rnd::Rn), T::F32, T::F64, *r)).collect() };
+        k.push(Ins::StV { sp: Space::Global, t, addr: Addr::reg(pout, 0), a: vals });
+        k.bra(done);
+        k.place(scalar);
+        for (vv, r) in results.iter().enumerate() {
+            store_output(&mut k, spec.output, Addr::reg(pout, vv as i64 * osize), *r);
+        }
+        k.place(done);
     }
     k.bra(next_row);
 

@@ -230,6 +230,28 @@ impl<'m> Emu<'m> {
                     let v = extend(*t, v);
                     regs[d.id as usize] = fit(d.cls, v);
                 }
+                Ins::LdV { sp, t, d, addr } => {
+                    let at = self.address(regs, locals, frame, *sp, addr)?;
+                    let size = (t.bits() / 8) as u64;
+                    if at % (size * d.len() as u64) != 0 {
+                        return Err(format!("misaligned vector load at {at:#x}"));
+                    }
+                    for (k, r) in d.iter().enumerate() {
+                        let v = self.load(*sp, at + k as u64 * size, *t)?;
+                        regs[r.id as usize] = fit(r.cls, extend(*t, v));
+                    }
+                }
+                Ins::StV { sp, t, addr, a } => {
+                    let at = self.address(regs, locals, frame, *sp, addr)?;
+                    let size = (t.bits() / 8) as u64;
+                    if at % (size * a.len() as u64) != 0 {
+                        return Err(format!("misaligned vector store at {at:#x}"));
+                    }
+                    for (k, r) in a.iter().enumerate() {
+                        let v = regs[r.id as usize];
+                        self.store(*sp, at + k as u64 * size, *t, v)?;
+                    }
+                }
                 Ins::St { sp, t, addr, a } => {
                     let at = self.address(regs, locals, frame, *sp, addr)?;
                     let v = get(regs, *a, *t);

@@ -264,6 +264,10 @@ pub enum Ins {
     Unpack { lo: Reg, hi: Reg, a: Reg },
     Ld { sp: Space, t: T, d: Reg, addr: Addr },
     St { sp: Space, t: T, addr: Addr, a: Src },
+    /// Vector load/store (`.v2`/`.v4`) of consecutive elements; the address must be aligned to
+    /// the vector's size.
+    LdV { sp: Space, t: T, d: Vec<Reg>, addr: Addr },
+    StV { sp: Space, t: T, addr: Addr, a: Vec<Reg> },
     Atom { op: AtomOp, t: T, d: Reg, addr: Addr, a: Src },
     /// `[@[!]p] bra L`.
     Bra { target: u32, pred: Option<(Reg, bool)> },

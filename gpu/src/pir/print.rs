@@ -332,6 +332,14 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
         Ins::Ld { sp, t, d, addr: a } => {
             let _ = writeln!(s, "    ld.{}.{} {}, {};", space(*sp), t.name(), r(*d), addr(a));
         }
+        Ins::LdV { sp, t, d, addr: a } => {
+            let regs: Vec<String> = d.iter().map(|r| reg(*r)).collect();
+            let _ = writeln!(s, "    ld.{}.v{}.{} {{{}}}, {};", space(*sp), d.len(), t.name(), regs.join(", "), addr(a));
+        }
+        Ins::StV { sp, t, addr: a, a: v } => {
+            let regs: Vec<String> = v.iter().map(|r| reg(*r)).collect();
+            let _ = writeln!(s, "    st.{}.v{}.{} {}, {{{}}};", space(*sp), v.len(), t.name(), addr(a), regs.join(", "));
+        }
         Ins::St { sp, t, addr: a, a: v } => {
             let _ = writeln!(s, "    st.{}.{} {}, {};", space(*sp), t.name(), addr(a), src(*v, *t));
         }

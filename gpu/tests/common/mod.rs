@@ -96,7 +96,7 @@ pub fn geometries() -> Vec<(&'static str, Vec<usize>, KernelSpec)> {
     let cross = vec![false, true, false, true, true, true, false, true, false];
     let mut out = vec![];
     let mut s = KernelSpec::boxed(2, 3);
-    out.push(("2d 3x3", vec![6, 7], s.clone()));
+    out.push(("2d 3x3", vec![6, 8], s.clone()));
     s.mask = cross;
     out.push(("2d cross", vec![5, 9], s.clone()));
     let mut s = KernelSpec::boxed(1, 5);
