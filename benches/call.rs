@@ -72,7 +72,11 @@ unsafe extern "C" fn rust_median(buf: *mut f64, n: isize, out: *mut f64, _ud: *m
     let mut v = x.to_vec();
     v.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     let k = v.len();
-    *out = if k % 2 == 1 { v[k / 2] } else { 0.5 * (v[k / 2 - 1] + v[k / 2]) };
+    *out = if k % 2 == 1 {
+        v[k / 2]
+    } else {
+        0.5 * (v[k / 2 - 1] + v[k / 2])
+    };
     1
 }
 
@@ -80,10 +84,14 @@ unsafe extern "C" fn rust_median(buf: *mut f64, n: isize, out: *mut f64, _ud: *m
 
 /// Deterministic pseudo-random values in [-1, 1) (no NaNs).
 fn input(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         })
         .collect()
@@ -119,7 +127,11 @@ fn targets(kernel: &str, n: usize) -> Vec<Target> {
     }
     let src = source(kernel);
     let general = Filter::compile(src, &b).unwrap_or_else(|e| panic!("compiling `{src}`: {e}"));
-    let special = Filter::builder(src).bindings(&b).filter_size(n).compile().unwrap_or_else(|e| panic!("compiling `{src}` (n={n}): {e}"));
+    let special = Filter::builder(src)
+        .bindings(&b)
+        .filter_size(n)
+        .compile()
+        .unwrap_or_else(|e| panic!("compiling `{src}` (n={n}): {e}"));
     let (rf, wbox): (FilterFn, Option<Box<Vec<f64>>>) = match kernel {
         "min" => (rust_min, None),
         "range" => (rust_range, None),
@@ -127,11 +139,31 @@ fn targets(kernel: &str, n: usize) -> Vec<Target> {
         "median" => (rust_median, None),
         _ => unreachable!(),
     };
-    let rud = wbox.as_ref().map_or(std::ptr::null_mut(), |w| &**w as *const Vec<f64> as *mut c_void);
+    let rud = wbox.as_ref().map_or(std::ptr::null_mut(), |w| {
+        &**w as *const Vec<f64> as *mut c_void
+    });
     vec![
-        Target { label: "jit_general", f: general.callback(), ud: general.user_data(), _filter: Some(general), _weights: None },
-        Target { label: "jit_specialised", f: special.callback(), ud: special.user_data(), _filter: Some(special), _weights: None },
-        Target { label: "rust", f: rf, ud: rud, _filter: None, _weights: wbox },
+        Target {
+            label: "jit_general",
+            f: general.callback(),
+            ud: general.user_data(),
+            _filter: Some(general),
+            _weights: None,
+        },
+        Target {
+            label: "jit_specialised",
+            f: special.callback(),
+            ud: special.user_data(),
+            _filter: Some(special),
+            _weights: None,
+        },
+        Target {
+            label: "rust",
+            f: rf,
+            ud: rud,
+            _filter: None,
+            _weights: wbox,
+        },
     ]
 }
 
@@ -140,7 +172,14 @@ fn call(f: FilterFn, buf: &mut [f64], ud: *mut c_void) -> f64 {
     let mut out = 0.0;
     // SAFETY: `buf` is valid for `buf.len()` values; `ud` is the matching user_data, kept alive
     // by the `Target`.
-    let rc = unsafe { black_box(f)(black_box(buf.as_mut_ptr()), black_box(buf.len() as isize), &mut out, black_box(ud)) };
+    let rc = unsafe {
+        black_box(f)(
+            black_box(buf.as_mut_ptr()),
+            black_box(buf.len() as isize),
+            &mut out,
+            black_box(ud),
+        )
+    };
     debug_assert_eq!(rc, 1);
     black_box(rc);
     black_box(out)
@@ -158,7 +197,12 @@ fn check(kernel: &str, n: usize, ts: &[Target], buf: &mut [f64]) {
         })
         .collect();
     for (t, v) in ts.iter().zip(&vals) {
-        assert!((v - vals[2]).abs() <= 1e-12 * vals[2].abs().max(1.0), "call/{kernel}/{n}/{}: {v} != rust {}", t.label, vals[2]);
+        assert!(
+            (v - vals[2]).abs() <= 1e-12 * vals[2].abs().max(1.0),
+            "call/{kernel}/{n}/{}: {v} != rust {}",
+            t.label,
+            vals[2]
+        );
     }
 }
 
@@ -189,8 +233,13 @@ fn ns_per_call(t: &Target, buf: &mut [f64]) -> f64 {
 
 fn summary_table() {
     println!();
-    println!("== ndjit per-call cost through the C function pointer (ns/call, median of 31 batches) ==");
-    println!("{:<14} {:>13} {:>16} {:>10} {:>13} {:>16}", "group", "jit_general", "jit_specialised", "rust", "general/rust", "specialised/rust");
+    println!(
+        "== ndjit per-call cost through the C function pointer (ns/call, median of 31 batches) =="
+    );
+    println!(
+        "{:<14} {:>13} {:>16} {:>10} {:>13} {:>16}",
+        "group", "jit_general", "jit_specialised", "rust", "general/rust", "specialised/rust"
+    );
     for kernel in KERNELS {
         for n in SIZES {
             let ts = targets(kernel, n);

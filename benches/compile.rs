@@ -30,7 +30,10 @@ const REPRESENTATIVE: &[(&str, &str)] = &[
     ("builtin_max_minus_min", "one-liner `max(x) - min(x)`"),
     ("kahan_mean", "`def` with a loop"),
     ("median_expr", "`np.median(x)`"),
-    ("nan_spread", "NaN-aware (`np.isnan(w).all()`, nanmax - nanmin)"),
+    (
+        "nan_spread",
+        "NaN-aware (`np.isnan(w).all()`, nanmax - nanmin)",
+    ),
 ];
 
 #[path = "../tests/common/mod.rs"]
@@ -67,8 +70,14 @@ fn timed_compile(src: &str, b: &Bindings, size: Option<usize>) -> Result<Duratio
             drop(f);
             Ok(dt)
         }
-        Ok((_, Err(e))) => Err(format!("compile error: {}", e.to_string().lines().next().unwrap_or(""))),
-        Err(p) => Err(format!("compile PANIC: {}", panic_text(p).lines().next().unwrap_or(""))),
+        Ok((_, Err(e))) => Err(format!(
+            "compile error: {}",
+            e.to_string().lines().next().unwrap_or("")
+        )),
+        Err(p) => Err(format!(
+            "compile PANIC: {}",
+            panic_text(p).lines().next().unwrap_or("")
+        )),
     }
 }
 
@@ -109,18 +118,36 @@ fn corpus_summary(rounds: usize) {
     if let Some(p) = programs.first() {
         if let Ok(b) = bindings(p) {
             if let Ok(dt) = timed_compile(&p.source, &b, None) {
-                println!("first compile in the process (cold, `{}`): {:.1} µs", p.name, us(dt));
+                println!(
+                    "first compile in the process (cold, `{}`): {:.1} µs",
+                    p.name,
+                    us(dt)
+                );
             }
         }
     }
 
     let sizes: [(&str, Option<usize>); 2] = [("general", None), ("filter_size(9)", Some(SIZE))];
-    let mut cols: Vec<Column> = sizes.iter().map(|(t, _)| Column { title: t, medians: Vec::new() }).collect();
+    let mut cols: Vec<Column> = sizes
+        .iter()
+        .map(|(t, _)| Column {
+            title: t,
+            medians: Vec::new(),
+        })
+        .collect();
     let mut failures: Vec<(String, &str, String)> = Vec::new();
-    let width = programs.iter().map(|p| p.name.len()).max().unwrap_or(10).max(7);
+    let width = programs
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(10)
+        .max(7);
 
     println!();
-    println!("{:<width$}  {:>14}  {:>14}", "program", "general µs", "size=9 µs");
+    println!(
+        "{:<width$}  {:>14}  {:>14}",
+        "program", "general µs", "size=9 µs"
+    );
     for p in &programs {
         let b = match bindings(p) {
             Ok(b) => b,
@@ -159,8 +186,13 @@ fn corpus_summary(rounds: usize) {
     }
 
     println!();
-    println!("-- summary over programs (each value is that program's median of {rounds} compiles) --");
-    println!("{:<16} {:>9} {:>12} {:>10} {:>10} {:>10} {:>14}", "variant", "programs", "median µs", "p90 µs", "max µs", "mean µs", "<= 1 ms");
+    println!(
+        "-- summary over programs (each value is that program's median of {rounds} compiles) --"
+    );
+    println!(
+        "{:<16} {:>9} {:>12} {:>10} {:>10} {:>10} {:>14}",
+        "variant", "programs", "median µs", "p90 µs", "max µs", "mean µs", "<= 1 ms"
+    );
     for c in &mut cols {
         if c.medians.is_empty() {
             println!("{:<16} {:>9}", c.title, 0);

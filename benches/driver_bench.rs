@@ -27,7 +27,11 @@ fn footprint(name: &str) -> Footprint {
     match name {
         "cross" => Footprint::cross(2, 1),
         k => {
-            let n: usize = k.split('x').next().and_then(|v| v.parse().ok()).expect("footprint like 5x5");
+            let n: usize = k
+                .split('x')
+                .next()
+                .and_then(|v| v.parse().ok())
+                .expect("footprint like 5x5");
             Footprint::from_size(&[n, n])
         }
     }
@@ -81,10 +85,31 @@ fn run(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let reps = |slow: bool| if quick { 3 } else if slow { 5 } else { 11 };
+    let reps = |slow: bool| {
+        if quick {
+            3
+        } else if slow {
+            5
+        } else {
+            11
+        }
+    };
     // The first call of a new filter and footprint: specialisation and row-kernel compilation.
-    let compile_cases = if only().is_none_or(|o| o == "compile") { 5 } else { 0 };
-    for (case, fp) in [("min", "cross"), ("median", "5x5"), ("median", "7x7"), ("median", "9x9"), ("median", "11x11")].into_iter().take(compile_cases) {
+    let compile_cases = if only().is_none_or(|o| o == "compile") {
+        5
+    } else {
+        0
+    };
+    for (case, fp) in [
+        ("min", "cross"),
+        ("median", "5x5"),
+        ("median", "7x7"),
+        ("median", "9x9"),
+        ("median", "11x11"),
+    ]
+    .into_iter()
+    .take(compile_cases)
+    {
         let a = image(8, 1);
         let f = filter(case);
         let t = Instant::now();
@@ -96,7 +121,14 @@ fn main() {
         println!("compile\t{case} {fp}\t8\t1\t{cold:.3}\t{warm:.3}\t1");
     }
     // The goal cases at 1024², one and two threads.
-    let goals = [("min", "cross", false), ("min", "5x5", false), ("range", "5x5", false), ("wsum", "cross", false), ("mean", "5x5", false), ("median", "5x5", true)];
+    let goals = [
+        ("min", "cross", false),
+        ("min", "5x5", false),
+        ("range", "5x5", false),
+        ("wsum", "cross", false),
+        ("mean", "5x5", false),
+        ("median", "5x5", true),
+    ];
     for (case, fp, slow) in goals {
         for threads in [1, 2] {
             run(case, fp, 1024, threads, reps(slow));
@@ -106,13 +138,25 @@ fn main() {
     for k in [3, 5, 7, 9, 11, 15] {
         let fp = format!("{k}x{k}");
         run("min", &fp, 1024, 1, reps(k > 9));
-        run("median", &fp, 1024, 1, reps(true).min(if k > 9 { 3 } else { 5 }));
+        run(
+            "median",
+            &fp,
+            1024,
+            1,
+            reps(true).min(if k > 9 { 3 } else { 5 }),
+        );
     }
     // Image size, one and two threads.
     for n in [256, 512, 1024, 2048, 4096] {
         for threads in [1, 2] {
             run("min", "cross", n, threads, reps(n >= 2048));
-            run("median", "5x5", n, threads, if n >= 2048 { 3 } else { reps(true) });
+            run(
+                "median",
+                "5x5",
+                n,
+                threads,
+                if n >= 2048 { 3 } else { reps(true) },
+            );
         }
     }
 }

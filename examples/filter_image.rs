@@ -32,7 +32,9 @@ fn read_pgm(path: &str) -> Result<(usize, usize, Vec<u8>), Box<dyn Error>> {
         return Err(format!("{path}: only 8-bit binary PGM (P5, maxval 255) is supported").into());
     }
     let (w, h): (usize, usize) = (fields[1].parse()?, fields[2].parse()?);
-    let data = bytes.get(i + 1..i + 1 + w * h).ok_or(format!("{path}: truncated pixel data"))?;
+    let data = bytes
+        .get(i + 1..i + 1 + w * h)
+        .ok_or(format!("{path}: truncated pixel data"))?;
     Ok((w, h, data.to_vec()))
 }
 
@@ -57,7 +59,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     let image: Vec<f64> = pixels.iter().map(|&p| p as f64 / 255.0).collect();
 
     let t = Instant::now();
-    let filter = match Filter::builder(&args[3]).bindings(&Bindings::new()).filter_size(size * size).compile() {
+    let filter = match Filter::builder(&args[3])
+        .bindings(&Bindings::new())
+        .filter_size(size * size)
+        .compile()
+    {
         Ok(f) => f,
         Err(e) => {
             eprintln!("{e}");
@@ -75,7 +81,8 @@ fn main() -> Result<(), Box<dyn Error>> {
             let mut k = 0;
             for dy in -r..=r {
                 for dx in -r..=r {
-                    window[k] = image[reflect(y + dy, h as isize) * w + reflect(x + dx, w as isize)];
+                    window[k] =
+                        image[reflect(y + dy, h as isize) * w + reflect(x + dx, w as isize)];
                     k += 1;
                 }
             }
@@ -84,7 +91,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let run = t.elapsed();
 
-    let (lo, hi) = out.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = out
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
     let scale = if hi > lo { 255.0 / (hi - lo) } else { 0.0 };
     let mut bytes = format!("P5\n{w} {h}\n255\n").into_bytes();
     bytes.extend(out.iter().map(|v| ((v - lo) * scale).round() as u8));

@@ -88,7 +88,10 @@ pub struct Layout {
 
 impl Layout {
     pub fn slot(&self, name: &str) -> Option<Slot> {
-        self.entries.iter().find(|(n, _)| n == name).map(|(_, s)| *s)
+        self.entries
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s)
     }
     /// Adds `name` with the kind of `value` and returns its slot (the existing one if present).
     pub(crate) fn add(&mut self, name: &str, value: &Value) -> Slot {

@@ -44,14 +44,22 @@ struct Adaptive {
 
 impl Adaptive {
     fn new(filter: &Filter) -> Adaptive {
-        Adaptive { entry: AtomicPtr::new(filter.callback() as *mut c_void), state: AtomicU8::new(0), specialized: Mutex::new(None) }
+        Adaptive {
+            entry: AtomicPtr::new(filter.callback() as *mut c_void),
+            state: AtomicU8::new(0),
+            specialized: Mutex::new(None),
+        }
     }
 }
 
 impl Filter {
     /// A new context with its own failure slot.
     pub fn new_context(&self) -> Arc<CallContext> {
-        Arc::new(CallContext { raw: self.fresh_raw(), filter: self.clone(), adaptive: Adaptive::new(self) })
+        Arc::new(CallContext {
+            raw: self.fresh_raw(),
+            filter: self.clone(),
+            adaptive: Adaptive::new(self),
+        })
     }
 
     /// A new context with hooks: `on_failure` is called with the first failure recorded in it, on
@@ -64,9 +72,15 @@ impl Filter {
         resume: Option<Box<dyn Fn() -> bool + Send + Sync>>,
     ) -> Arc<CallContext> {
         let f = self.clone();
-        let hook = on_failure.map(|h| Box::new(move |fail| h(f.describe(Some(fail)))) as crate::runtime::FailureHook);
+        let hook = on_failure.map(|h| {
+            Box::new(move |fail| h(f.describe(Some(fail)))) as crate::runtime::FailureHook
+        });
         let raw = self.fresh_raw().with_hooks(hook, resume);
-        Arc::new(CallContext { raw, filter: self.clone(), adaptive: Adaptive::new(self) })
+        Arc::new(CallContext {
+            raw,
+            filter: self.clone(),
+            adaptive: Adaptive::new(self),
+        })
     }
 }
 
@@ -91,11 +105,17 @@ impl CallContext {
     /// [`adaptive_callback`]. Failing to specialise just keeps the general entry.
     fn specialize_for(&self, n: isize) {
         let a = &self.adaptive;
-        if a.state.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if a.state
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             return; // another call is specialising or has: keep using the current entry
         }
         let Ok(n) = usize::try_from(n) else { return };
-        if self.filter.signature() != crate::Sig::Filter || n > 4096 || self.filter.filter_size() == Some(n) {
+        if self.filter.signature() != crate::Sig::Filter
+            || n > 4096
+            || self.filter.filter_size() == Some(n)
+        {
             return;
         }
         if let Ok(spec) = self.filter.specialize(n) {
@@ -116,8 +136,15 @@ impl CallContext {
 ///
 /// # Safety
 /// As the filter's own callback; `user_data` must be null or point to a live [`CallContext`].
-pub unsafe extern "C" fn adaptive_callback(buffer: *mut f64, filter_size: isize, return_value: *mut f64, user_data: *mut c_void) -> i32 {
-    let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else { return 0 };
+pub unsafe extern "C" fn adaptive_callback(
+    buffer: *mut f64,
+    filter_size: isize,
+    return_value: *mut f64,
+    user_data: *mut c_void,
+) -> i32 {
+    let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else {
+        return 0;
+    };
     if ctx.adaptive.state.load(Ordering::Relaxed) == 0 {
         ctx.specialize_for(filter_size);
     }
@@ -134,15 +161,28 @@ pub unsafe extern "C" fn adaptive_callback(buffer: *mut f64, filter_size: isize,
 /// # Safety
 /// `user_data` must point to a live [`CallContext`]; `buffer` to `filter_size` doubles and
 /// `return_value` to one writable double (both are checked for NULL).
-pub unsafe extern "C" fn interpreter_callback(buffer: *mut f64, filter_size: isize, return_value: *mut f64, user_data: *mut c_void) -> i32 {
-    let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else { return 0 };
+pub unsafe extern "C" fn interpreter_callback(
+    buffer: *mut f64,
+    filter_size: isize,
+    return_value: *mut f64,
+    user_data: *mut c_void,
+) -> i32 {
+    let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else {
+        return 0;
+    };
     if buffer.is_null() && filter_size > 0 || return_value.is_null() || filter_size < 0 {
         unsafe { crate::runtime::ndjit_rt_fail(&ctx.raw, 0, filter_size as i64, 0) };
         return 0;
     }
-    let values: &[f64] = if filter_size == 0 { &[] } else { unsafe { std::slice::from_raw_parts(buffer, filter_size as usize) } };
+    let values: &[f64] = if filter_size == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(buffer, filter_size as usize) }
+    };
     let func = ctx.filter.ir_for(values.len());
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::interp::run(func, &ctx.raw, values))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::interp::run(func, &ctx.raw, values)
+    })) {
         Ok(Ok(v)) => {
             unsafe { *return_value = v };
             1

@@ -29,8 +29,16 @@ impl Span {
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        let start = if other.start.offset < self.start.offset { other.start } else { self.start };
-        let end = if other.end.offset > self.end.offset { other.end } else { self.end };
+        let start = if other.start.offset < self.start.offset {
+            other.start
+        } else {
+            self.start
+        };
+        let end = if other.end.offset > self.end.offset {
+            other.end
+        } else {
+            self.end
+        };
         Span { start, end }
     }
 }
@@ -85,7 +93,13 @@ pub struct Error {
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, span: Span, message: impl Into<String>) -> Error {
-        Error { kind, span, message: message.into(), hint: None, source: "".into() }
+        Error {
+            kind,
+            span,
+            message: message.into(),
+            hint: None,
+            source: "".into(),
+        }
     }
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Error {
         self.hint = Some(hint.into());
@@ -106,7 +120,9 @@ impl Error {
     }
     /// The text of the source line the error starts on.
     pub fn source_line(&self) -> Option<&str> {
-        self.source.lines().nth((self.span.start.line as usize).checked_sub(1)?)
+        self.source
+            .lines()
+            .nth((self.span.start.line as usize).checked_sub(1)?)
     }
     /// The source line with a caret line under the span, or `None` if no source is attached.
     pub fn snippet(&self) -> Option<String> {
@@ -137,7 +153,14 @@ pub(crate) fn snippet(source: &str, span: Span) -> Option<String> {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at {}:{}: {}", self.kind.as_str(), self.line(), self.column(), self.message)?;
+        write!(
+            f,
+            "{} at {}:{}: {}",
+            self.kind.as_str(),
+            self.line(),
+            self.column(),
+            self.message
+        )?;
         if let Some(snippet) = self.snippet() {
             write!(f, "\n{snippet}")?;
         }
@@ -163,7 +186,11 @@ pub struct RuntimeError {
 
 impl fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (at {}:{})", self.message, self.span.start.line, self.span.start.column)?;
+        write!(
+            f,
+            "{} (at {}:{})",
+            self.message, self.span.start.line, self.span.start.column
+        )?;
         if let Some(s) = &self.snippet {
             write!(f, "\n{s}")?;
         }

@@ -67,13 +67,28 @@ impl Context {
                 (Some(Slot::Float(k)), Value::Float(x)) => floats[k as usize] = *x,
                 (Some(Slot::Float(k)), Value::Int(x)) => floats[k as usize] = *x as f64,
                 (Some(Slot::Int(k)), Value::Int(x)) => ints[k as usize] = *x,
-                (Some(Slot::Array(k)), Value::Array(a)) => arrays[k as usize] = a.clone().into_boxed_slice(),
+                (Some(Slot::Array(k)), Value::Array(a)) => {
+                    arrays[k as usize] = a.clone().into_boxed_slice()
+                }
                 _ => {}
             }
         }
-        let refs: Box<[ArrayRef]> = arrays.iter().map(|a| ArrayRef { ptr: a.as_ptr(), len: a.len() as i64 }).collect();
+        let refs: Box<[ArrayRef]> = arrays
+            .iter()
+            .map(|a| ArrayRef {
+                ptr: a.as_ptr(),
+                len: a.len() as i64,
+            })
+            .collect();
         let raw = RawContext::new(floats.as_ptr(), ints.as_ptr(), refs.as_ptr());
-        Context { raw, _floats: floats, _ints: ints, _arrays: arrays, _refs: refs, values }
+        Context {
+            raw,
+            _floats: floats,
+            _ints: ints,
+            _arrays: arrays,
+            _refs: refs,
+            values,
+        }
     }
 
     /// A fresh context over the same (immutable) values, for one call.
@@ -133,23 +148,49 @@ impl FilterBuilder {
         let attach = |e: Error| e.with_source(&source);
         let mut program = crate::syntax::parse(&source).map_err(attach)?;
         program.imports.extend(self.imports.iter().cloned());
-        let general = crate::lower::lower(&program, &self.bindings, None, self.sig).map_err(attach)?;
+        let general =
+            crate::lower::lower(&program, &self.bindings, None, self.sig).map_err(attach)?;
         // Only generic_filter calls have one size per footprint worth specialising for.
         let specialized = match self.filter_size {
-            Some(n) if self.sig == Sig::Filter => Some(crate::lower::lower(&program, &self.bindings, Some(n), self.sig).map_err(attach)?.func),
+            Some(n) if self.sig == Sig::Filter => Some(
+                crate::lower::lower(&program, &self.bindings, Some(n), self.sig)
+                    .map_err(attach)?
+                    .func,
+            ),
             _ => None,
         };
-        let opts = JitOptions { clif_text: self.inspect, disasm: self.inspect };
+        let opts = JitOptions {
+            clif_text: self.inspect,
+            disasm: self.inspect,
+        };
         let jit = jit::compile(&general.func, specialized.as_ref(), &opts).map_err(attach)?;
         let values = general
             .layout
             .entries
             .iter()
-            .map(|(name, _)| (name.clone(), self.bindings.get(name).cloned().unwrap_or_else(|| default_of(&program, name))))
+            .map(|(name, _)| {
+                (
+                    name.clone(),
+                    self.bindings
+                        .get(name)
+                        .cloned()
+                        .unwrap_or_else(|| default_of(&program, name)),
+                )
+            })
             .collect();
         let ctx = Arc::new(Context::new(&general.layout, values));
-        let compiled = Compiled { source, imports: self.imports, general: general.func, specialized, layout: general.layout, jit };
-        Ok(Filter { compiled: Arc::new(compiled), ctx })
+        let compiled = Compiled {
+            source,
+            imports: self.imports,
+            general: general.func,
+            specialized,
+            layout: general.layout,
+            jit,
+        };
+        Ok(Filter {
+            compiled: Arc::new(compiled),
+            ctx,
+        })
     }
 }
 
@@ -171,8 +212,12 @@ fn default_of(program: &crate::syntax::Program, name: &str) -> Value {
         Some(d) => match &d.kind {
             ExprKind::Int(v) => Value::Int(*v),
             ExprKind::Bool(v) => Value::Int(*v as i64),
-            ExprKind::Unary(UnaryOp::Neg, i) if matches!(i.kind, ExprKind::Int(_)) => Value::Int(-(num(i).unwrap() as i64)),
-            ExprKind::Tuple(items) | ExprKind::List(items) => Value::Array(items.iter().filter_map(num).collect()),
+            ExprKind::Unary(UnaryOp::Neg, i) if matches!(i.kind, ExprKind::Int(_)) => {
+                Value::Int(-(num(i).unwrap() as i64))
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                Value::Array(items.iter().filter_map(num).collect())
+            }
             _ => Value::Float(num(d).unwrap_or(0.0)),
         },
         None => Value::Float(0.0),
@@ -189,7 +234,14 @@ impl Filter {
 
     /// A builder for the less common options (specialisation, introspection).
     pub fn builder(source: &str) -> FilterBuilder {
-        FilterBuilder { source: source.to_string(), bindings: Bindings::new(), imports: Vec::new(), filter_size: None, sig: Sig::Filter, inspect: false }
+        FilterBuilder {
+            source: source.to_string(),
+            bindings: Bindings::new(),
+            imports: Vec::new(),
+            filter_size: None,
+            sig: Sig::Filter,
+            inspect: false,
+        }
     }
 
     /// The scipy API (C signature) the filter was compiled for.
@@ -205,7 +257,10 @@ impl Filter {
 
     /// Runs the compiled code with the arguments of any signature: `Ok(Some(v))` for a filter or
     /// integrand, `Ok(None)` for generic_filter1d and transforms (the result is in `args.output`).
-    pub fn call_args(&self, args: crate::interp::Args<'_>) -> std::result::Result<Option<f64>, RuntimeError> {
+    pub fn call_args(
+        &self,
+        args: crate::interp::Args<'_>,
+    ) -> std::result::Result<Option<f64>, RuntimeError> {
         let raw = self.ctx.scratch_raw();
         let ud = &raw as *const RawContext as *mut c_void;
         let addr = self.entry_address();
@@ -217,19 +272,50 @@ impl Filter {
             match self.signature() {
                 Sig::Filter => {
                     let mut out = 0.0;
-                    let ok = (self.compiled.jit.entry())(values.as_ptr() as *mut f64, values.len() as isize, &mut out, ud);
+                    let ok = (self.compiled.jit.entry())(
+                        values.as_ptr() as *mut f64,
+                        values.len() as isize,
+                        &mut out,
+                        ud,
+                    );
                     (ok == 1, Some(out))
                 }
                 Sig::Filter1d => {
-                    let f: unsafe extern "C" fn(*mut f64, isize, *mut f64, isize, *mut c_void) -> i32 = std::mem::transmute(addr);
-                    (f(values.as_ptr() as *mut f64, values.len() as isize, output.as_mut_ptr(), output.len() as isize, ud) == 1, None)
+                    let f: unsafe extern "C" fn(
+                        *mut f64,
+                        isize,
+                        *mut f64,
+                        isize,
+                        *mut c_void,
+                    ) -> i32 = std::mem::transmute(addr);
+                    (
+                        f(
+                            values.as_ptr() as *mut f64,
+                            values.len() as isize,
+                            output.as_mut_ptr(),
+                            output.len() as isize,
+                            ud,
+                        ) == 1,
+                        None,
+                    )
                 }
                 Sig::Transform => {
-                    let f: unsafe extern "C" fn(*mut i64, *mut f64, i32, i32, *mut c_void) -> i32 = std::mem::transmute(addr);
-                    (f(coords.as_ptr() as *mut i64, output.as_mut_ptr(), as_i32(coords.len()), as_i32(output.len()), ud) == 1, None)
+                    let f: unsafe extern "C" fn(*mut i64, *mut f64, i32, i32, *mut c_void) -> i32 =
+                        std::mem::transmute(addr);
+                    (
+                        f(
+                            coords.as_ptr() as *mut i64,
+                            output.as_mut_ptr(),
+                            as_i32(coords.len()),
+                            as_i32(output.len()),
+                            ud,
+                        ) == 1,
+                        None,
+                    )
                 }
                 Sig::Integrand => {
-                    let f: unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64 = std::mem::transmute(addr);
+                    let f: unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64 =
+                        std::mem::transmute(addr);
                     let v = f(as_i32(values.len()), values.as_ptr() as *mut f64, ud);
                     (raw.failure().is_none(), Some(v))
                 }
@@ -243,7 +329,10 @@ impl Filter {
     }
 
     /// [`Filter::call_args`] through the reference interpreter.
-    pub fn interpret_args(&self, args: crate::interp::Args<'_>) -> std::result::Result<Option<f64>, RuntimeError> {
+    pub fn interpret_args(
+        &self,
+        args: crate::interp::Args<'_>,
+    ) -> std::result::Result<Option<f64>, RuntimeError> {
         let raw = self.ctx.scratch_raw();
         let func = self.ir_for(args.values.len());
         crate::interp::run_args(func, &raw, args).map_err(|_| self.runtime_error(&raw))
@@ -260,7 +349,11 @@ impl Filter {
     /// ```
     pub fn call(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
         if self.signature() != Sig::Filter {
-            let v = self.call_args(crate::interp::Args { values: buffer, coords: &[], output: &mut [] })?;
+            let v = self.call_args(crate::interp::Args {
+                values: buffer,
+                coords: &[],
+                output: &mut [],
+            })?;
             return Ok(v.unwrap_or(f64::NAN));
         }
         let raw = self.ctx.scratch_raw();
@@ -293,8 +386,13 @@ impl Filter {
     /// ```
     pub fn interpret(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
         let raw = self.ctx.scratch_raw();
-        let args = crate::interp::Args { values: buffer, coords: &[], output: &mut [] };
-        let v = crate::interp::run_args(self.ir_for(buffer.len()), &raw, args).map_err(|_| self.runtime_error(&raw))?;
+        let args = crate::interp::Args {
+            values: buffer,
+            coords: &[],
+            output: &mut [],
+        };
+        let v = crate::interp::run_args(self.ir_for(buffer.len()), &raw, args)
+            .map_err(|_| self.runtime_error(&raw))?;
         Ok(v.unwrap_or(f64::NAN))
     }
 
@@ -324,14 +422,25 @@ impl Filter {
             };
         };
         let site = &self.compiled.general.errors[fail.site as usize];
-        let message = site.message.replace("{a}", &fail.a.to_string()).replace("{b}", &fail.b.to_string());
-        RuntimeError { message, exception: site.exception.name(), span: site.span, snippet: snippet(&self.compiled.source, site.span) }
+        let message = site
+            .message
+            .replace("{a}", &fail.a.to_string())
+            .replace("{b}", &fail.b.to_string());
+        RuntimeError {
+            message,
+            exception: site.exception.name(),
+            span: site.span,
+            snippet: snippet(&self.compiled.source, site.span),
+        }
     }
 
     /// The first run-time failure recorded by calls through [`Filter::callback`] with
     /// [`Filter::user_data`]; once set, the callback returns 0 at once until [`Filter::reset`].
     pub fn failure(&self) -> Option<RuntimeError> {
-        self.ctx.raw.failure().map(|_| self.runtime_error(&self.ctx.raw))
+        self.ctx
+            .raw
+            .failure()
+            .map(|_| self.runtime_error(&self.ctx.raw))
     }
 
     /// Clears a recorded failure so that the callback runs again.
@@ -376,10 +485,14 @@ impl Filter {
     pub fn with_bindings(&self, bindings: &Bindings) -> Result<Filter> {
         let mut values = self.ctx.values.clone();
         for (name, v) in bindings.iter() {
-            let Some(slot) = self.compiled.layout.slot(name) else { continue };
+            let Some(slot) = self.compiled.layout.slot(name) else {
+                continue;
+            };
             let ok = matches!(
                 (slot, v),
-                (Slot::Float(_), Value::Float(_) | Value::Int(_)) | (Slot::Int(_), Value::Int(_)) | (Slot::Array(_), Value::Array(_))
+                (Slot::Float(_), Value::Float(_) | Value::Int(_))
+                    | (Slot::Int(_), Value::Int(_))
+                    | (Slot::Array(_), Value::Array(_))
             );
             if !ok {
                 let want = match slot {
@@ -390,7 +503,10 @@ impl Filter {
                 return Err(Error::new(
                     ErrorKind::Binding,
                     Span::default(),
-                    format!("`{name}` was compiled as {want}, but {} was given", v.kind()),
+                    format!(
+                        "`{name}` was compiled as {want}, but {} was given",
+                        v.kind()
+                    ),
                 )
                 .hint("recompile the filter to change the kind of a bound value"));
             }
@@ -398,7 +514,10 @@ impl Filter {
                 entry.1 = v.clone();
             }
         }
-        Ok(Filter { compiled: self.compiled.clone(), ctx: Arc::new(Context::new(&self.compiled.layout, values)) })
+        Ok(Filter {
+            compiled: self.compiled.clone(),
+            ctx: Arc::new(Context::new(&self.compiled.layout, values)),
+        })
     }
 
     /// This filter compiled for a known `filter_size` (straight-line code for that size), with the
@@ -411,7 +530,10 @@ impl Filter {
         for (name, v) in &self.ctx.values {
             b.set(name.clone(), v.clone());
         }
-        let mut builder = Filter::builder(&self.compiled.source).bindings(&b).signature(self.signature()).filter_size(n);
+        let mut builder = Filter::builder(&self.compiled.source)
+            .bindings(&b)
+            .signature(self.signature())
+            .filter_size(n);
         for (module, alias) in &self.compiled.imports {
             builder = builder.import(module, alias);
         }
@@ -429,7 +551,10 @@ impl Filter {
 
     /// The filter size the specialised version was compiled for, if any.
     pub fn filter_size(&self) -> Option<usize> {
-        self.compiled.specialized.as_ref().and_then(|f| f.filter_size)
+        self.compiled
+            .specialized
+            .as_ref()
+            .and_then(|f| f.filter_size)
     }
 
     /// The IR (general, then specialised if present) as text.
@@ -476,6 +601,9 @@ impl Filter {
 
 impl std::fmt::Debug for Filter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Filter").field("source", &self.source()).field("bound", &self.ctx.values).finish()
+        f.debug_struct("Filter")
+            .field("source", &self.source())
+            .field("bound", &self.ctx.values)
+            .finish()
     }
 }

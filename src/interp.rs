@@ -45,7 +45,15 @@ struct Machine<'a> {
 /// the error is recorded in `ctx` and `Err(())` returned. Like compiled code, it returns `Err` at
 /// once while `ctx` holds an earlier failure.
 pub fn run(func: &Func, ctx: &RawContext, buffer: &[f64]) -> Result<f64, ()> {
-    match run_args(func, ctx, Args { values: buffer, coords: &[], output: &mut [] })? {
+    match run_args(
+        func,
+        ctx,
+        Args {
+            values: buffer,
+            coords: &[],
+            output: &mut [],
+        },
+    )? {
         Some(v) => Ok(v),
         None => Err(()),
     }
@@ -118,7 +126,11 @@ impl Machine<'_> {
                 }
             }
             Stmt::If(c, then, els) => {
-                let flow = if self.eval(c).b() { self.block(then) } else { self.block(els) };
+                let flow = if self.eval(c).b() {
+                    self.block(then)
+                } else {
+                    self.block(els)
+                };
                 return flow;
             }
             Stmt::Loop { body, latch } => loop {
@@ -143,7 +155,14 @@ impl Machine<'_> {
             }
             Stmt::Return(e) => return Flow::Return(self.eval(e).f()),
             Stmt::Succeed => return Flow::Succeed,
-            Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
+            Stmt::Reduce {
+                dst,
+                op,
+                len,
+                index,
+                elem,
+                on_empty,
+            } => {
                 let n = self.eval(len).i().max(0);
                 if n == 0 && op.needs_nonempty() {
                     let site = on_empty.expect("validated IR: on_empty present").0;
@@ -152,7 +171,13 @@ impl Machine<'_> {
                 let r = self.reduce(*op, n, *index, elem);
                 self.set(*dst, r);
             }
-            Stmt::Fill { dst, len, index, elem, keep: None } if self.func.arrays[dst.0 as usize].kind == ArrKind::Output => {
+            Stmt::Fill {
+                dst,
+                len,
+                index,
+                elem,
+                keep: None,
+            } if self.func.arrays[dst.0 as usize].kind == ArrKind::Output => {
                 let n = self.eval(len).i().max(0);
                 for i in 0..n {
                     self.set(*index, Val::I(i));
@@ -160,7 +185,13 @@ impl Machine<'_> {
                     self.output[i as usize] = v;
                 }
             }
-            Stmt::Fill { dst, len, index, elem, keep } => {
+            Stmt::Fill {
+                dst,
+                len,
+                index,
+                elem,
+                keep,
+            } => {
                 let n = self.eval(len).i().max(0);
                 let mut out = std::mem::take(&mut self.scratch[dst.0 as usize]);
                 out.clear();
@@ -204,13 +235,19 @@ impl Machine<'_> {
                 let xs: Vec<f64> = (0..n).map(|i| at(self, i).f()).collect();
                 Val::F(runtime::pairwise_sum(&xs))
             }
-            ReduceOp::SumInt => Val::I((0..n).fold(0i64, |acc, i| acc.wrapping_add(at(self, i).i()))),
+            ReduceOp::SumInt => {
+                Val::I((0..n).fold(0i64, |acc, i| acc.wrapping_add(at(self, i).i())))
+            }
             ReduceOp::Prod => Val::F((0..n).fold(1.0, |acc, i| acc * at(self, i).f())),
             ReduceOp::Min | ReduceOp::Max => {
                 let mut acc = at(self, 0).f();
                 for i in 1..n {
                     let v = at(self, i).f();
-                    acc = if op == ReduceOp::Min { fmin(acc, v) } else { fmax(acc, v) };
+                    acc = if op == ReduceOp::Min {
+                        fmin(acc, v)
+                    } else {
+                        fmax(acc, v)
+                    };
                 }
                 Val::F(acc)
             }
@@ -235,7 +272,9 @@ impl Machine<'_> {
                             arg = i;
                             break;
                         }
-                        if (op == ReduceOp::ArgMin && v < best) || (op == ReduceOp::ArgMax && v > best) {
+                        if (op == ReduceOp::ArgMin && v < best)
+                            || (op == ReduceOp::ArgMax && v > best)
+                        {
                             best = v;
                             arg = i;
                         }
@@ -282,7 +321,10 @@ impl Machine<'_> {
                 let len = self.array_len(*a);
                 // The IR guarantees the index is in range; a violation is an ndjit bug, and the
                 // interpreter, being the debugging engine, says so loudly instead of reading past.
-                assert!((0..len).contains(&i), "IR invariant broken: load index {i} outside 0..{len}");
+                assert!(
+                    (0..len).contains(&i),
+                    "IR invariant broken: load index {i} outside 0..{len}"
+                );
                 let i = i as usize;
                 match self.func.arrays[a.0 as usize].kind {
                     ArrKind::Buffer => Val::F(self.buffer[i]),
@@ -292,7 +334,9 @@ impl Machine<'_> {
                         let r = *self.ctx.arrays.add(k as usize);
                         *r.ptr.add(i)
                     }),
-                    ArrKind::Scratch { elem } => Val::from_bits(elem, self.scratch[a.0 as usize][i]),
+                    ArrKind::Scratch { elem } => {
+                        Val::from_bits(elem, self.scratch[a.0 as usize][i])
+                    }
                 }
             }
             Expr::Unary(op, x) => {

@@ -135,7 +135,11 @@ pub fn fmin(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else if a == b {
-        if a.is_sign_negative() { a } else { b }
+        if a.is_sign_negative() {
+            a
+        } else {
+            b
+        }
     } else if a < b {
         a
     } else {
@@ -148,7 +152,11 @@ pub fn fmax(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else if a == b {
-        if a.is_sign_negative() { b } else { a }
+        if a.is_sign_negative() {
+            b
+        } else {
+            a
+        }
     } else if a > b {
         a
     } else {
@@ -191,12 +199,21 @@ mod tests {
             for args in [[0.5, 0.25], [-3.0, 2.0], [1e300, -0.0]] {
                 let via_address = unsafe {
                     match f.arity() {
-                        1 => std::mem::transmute::<*const c_void, extern "C" fn(f64) -> f64>(f.address())(args[0]),
-                        _ => std::mem::transmute::<*const c_void, extern "C" fn(f64, f64) -> f64>(f.address())(args[0], args[1]),
+                        1 => std::mem::transmute::<*const c_void, extern "C" fn(f64) -> f64>(
+                            f.address(),
+                        )(args[0]),
+                        _ => std::mem::transmute::<*const c_void, extern "C" fn(f64, f64) -> f64>(
+                            f.address(),
+                        )(args[0], args[1]),
                     }
                 };
                 let direct = f.eval(&args[..f.arity()]);
-                assert!(direct.to_bits() == via_address.to_bits() || (direct.is_nan() && via_address.is_nan()), "{}", f.name());
+                assert!(
+                    direct.to_bits() == via_address.to_bits()
+                        || (direct.is_nan() && via_address.is_nan()),
+                    "{}",
+                    f.name()
+                );
             }
         }
         assert_eq!(MathFn::Pow.eval(&[2.0, 10.0]), 1024.0);

@@ -60,10 +60,27 @@ unsafe impl Send for RawContext {}
 unsafe impl Sync for RawContext {}
 
 impl RawContext {
-    pub(crate) fn new(scalars: *const f64, ints: *const i64, arrays: *const ArrayRef) -> RawContext {
-        RawContext { failed: AtomicU32::new(0), _pad: 0, scalars, ints, arrays, failure: Mutex::new(None), hook: None, resume: None }
+    pub(crate) fn new(
+        scalars: *const f64,
+        ints: *const i64,
+        arrays: *const ArrayRef,
+    ) -> RawContext {
+        RawContext {
+            failed: AtomicU32::new(0),
+            _pad: 0,
+            scalars,
+            ints,
+            arrays,
+            failure: Mutex::new(None),
+            hook: None,
+            resume: None,
+        }
     }
-    pub(crate) fn with_hooks(mut self, hook: Option<FailureHook>, resume: Option<ResumeHook>) -> RawContext {
+    pub(crate) fn with_hooks(
+        mut self,
+        hook: Option<FailureHook>,
+        resume: Option<ResumeHook>,
+    ) -> RawContext {
         self.hook = hook;
         self.resume = resume;
         self
@@ -71,7 +88,10 @@ impl RawContext {
     /// For a call arriving at a failed context: whether it may run (the failure is then cleared).
     pub(crate) fn try_resume(&self) -> bool {
         match &self.resume {
-            Some(resume) if std::panic::catch_unwind(std::panic::AssertUnwindSafe(resume)).unwrap_or(false) => {
+            Some(resume)
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(resume))
+                    .unwrap_or(false) =>
+            {
                 self.reset();
                 true
             }
@@ -142,7 +162,9 @@ pub extern "C" fn ndjit_rt_scratch(slot: u32, n: i64) -> *mut u64 {
         return std::ptr::null_mut();
     }
     SCRATCH.with(|s| {
-        let Ok(mut arenas) = s.try_borrow_mut() else { return std::ptr::null_mut() };
+        let Ok(mut arenas) = s.try_borrow_mut() else {
+            return std::ptr::null_mut();
+        };
         let slot = slot as usize;
         if arenas.len() <= slot {
             arenas.resize_with(slot + 1, Vec::new);
@@ -323,12 +345,18 @@ mod tests {
     #[test]
     fn median_and_quantile_follow_numpy() {
         let one = sorted(vec![1.0]);
-        assert!(unsafe { ndjit_rt_median(one.as_ptr(), 0) }.is_nan(), "empty gives NaN");
+        assert!(
+            unsafe { ndjit_rt_median(one.as_ptr(), 0) }.is_nan(),
+            "empty gives NaN"
+        );
         let v = sorted(vec![4.0, 1.0, 3.0, 2.0]);
         assert_eq!(unsafe { ndjit_rt_median(v.as_ptr(), 4) }, 2.5);
         assert_eq!(unsafe { ndjit_rt_median(v.as_ptr(), 3) }, 2.0);
         // np.percentile([1, 2, 3, 4], 90) == 3.7 (computed as 4 - 1 * (1 - 0.7)).
-        assert_eq!(unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 0.9) }, 4.0 - 1.0 * (1.0 - (3.0f64 * 0.9 - 2.0)));
+        assert_eq!(
+            unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 0.9) },
+            4.0 - 1.0 * (1.0 - (3.0f64 * 0.9 - 2.0))
+        );
         assert_eq!(unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 1.0) }, 4.0);
         assert_eq!(unsafe { ndjit_rt_quantile(v.as_ptr(), 4, 0.0) }, 1.0);
         let with_nan = sorted(vec![1.0, f64::NAN]);
@@ -343,7 +371,8 @@ mod tests {
     fn pairwise_matches_numpy_structure() {
         let x: Vec<f64> = (0..9).map(|i| 0.1 * i as f64).collect();
         let r: Vec<f64> = (0..8).map(|k| x[k]).collect();
-        let expect = 0.0 + ((((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))) + x[8]);
+        let expect =
+            0.0 + ((((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))) + x[8]);
         assert_eq!(pairwise_sum(&x).to_bits(), expect.to_bits());
         assert_eq!(pairwise_sum(&[-0.0]).to_bits(), 0.0f64.to_bits());
         assert_eq!(pairwise_sum(&[]), 0.0);
@@ -355,7 +384,14 @@ mod tests {
         assert_eq!(c.failure(), None);
         unsafe { ndjit_rt_fail(&c, 3, 1, 2) };
         unsafe { ndjit_rt_fail(&c, 4, 0, 0) };
-        assert_eq!(c.failure(), Some(Failure { site: 3, a: 1, b: 2 }));
+        assert_eq!(
+            c.failure(),
+            Some(Failure {
+                site: 3,
+                a: 1,
+                b: 2
+            })
+        );
         c.reset();
         assert_eq!(c.failure(), None);
         unsafe { ndjit_rt_fail(std::ptr::null(), 0, 0, 0) }; // null is ignored, not a crash

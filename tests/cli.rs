@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn ndjit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ndjit")).args(args).output().expect("run ndjit")
+    Command::new(env!("CARGO_BIN_EXE_ndjit"))
+        .args(args)
+        .output()
+        .expect("run ndjit")
 }
 
 fn dir(name: &str) -> PathBuf {
@@ -27,7 +30,9 @@ fn stderr(o: &Output) -> String {
 }
 
 fn pixels(h: usize, w: usize, c: usize, max: u32) -> Vec<u32> {
-    (0..h * w * c).map(|i| ((i as u32).wrapping_mul(2654435761) >> 7) % (max + 1)).collect()
+    (0..h * w * c)
+        .map(|i| ((i as u32).wrapping_mul(2654435761) >> 7) % (max + 1))
+        .collect()
 }
 
 /// The driver's own result, which the binary must reproduce.
@@ -42,77 +47,228 @@ fn grey_and_rgb_pngs_are_filtered_per_channel() {
     // 8-bit grey.
     let (h, w) = (37, 53);
     let grey: Vec<u8> = pixels(h, w, 1, 255).into_iter().map(|v| v as u8).collect();
-    image::GrayImage::from_raw(w as u32, h as u32, grey.clone()).unwrap().save(d.join("g.png")).unwrap();
-    let o = ndjit(&["filter", s(&d.join("g.png")), s(&d.join("g_out.png")), "-e", "np.median(x)", "--size", "3", "-q"]);
+    image::GrayImage::from_raw(w as u32, h as u32, grey.clone())
+        .unwrap()
+        .save(d.join("g.png"))
+        .unwrap();
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("g.png")),
+        s(&d.join("g_out.png")),
+        "-e",
+        "np.median(x)",
+        "--size",
+        "3",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let got = image::open(d.join("g_out.png")).unwrap().into_luma8().into_raw();
+    let got = image::open(d.join("g_out.png"))
+        .unwrap()
+        .into_luma8()
+        .into_raw();
     let a = ArrayD::from_shape_vec(IxDyn(&[h, w]), grey).unwrap();
-    assert_eq!(got, expected(&a, "np.median(x)", &Options::size(&[3, 3])).into_raw_vec_and_offset().0);
+    assert_eq!(
+        got,
+        expected(&a, "np.median(x)", &Options::size(&[3, 3]))
+            .into_raw_vec_and_offset()
+            .0
+    );
     // 8-bit RGB: each channel on its own (axes 0 and 1), with a disk and a constant border.
     let rgb: Vec<u8> = pixels(h, w, 3, 255).into_iter().map(|v| v as u8).collect();
-    image::RgbImage::from_raw(w as u32, h as u32, rgb.clone()).unwrap().save(d.join("c.png")).unwrap();
+    image::RgbImage::from_raw(w as u32, h as u32, rgb.clone())
+        .unwrap()
+        .save(d.join("c.png"))
+        .unwrap();
     let (c_in, c_out) = (d.join("c.png"), d.join("c_out.png"));
-    let args = ["filter", s(&c_in), s(&c_out), "-e", "max(x) - min(x)", "--footprint", "disk:2", "--mode", "constant", "--cval", "9", "-j", "2"];
+    let args = [
+        "filter",
+        s(&c_in),
+        s(&c_out),
+        "-e",
+        "max(x) - min(x)",
+        "--footprint",
+        "disk:2",
+        "--mode",
+        "constant",
+        "--cval",
+        "9",
+        "-j",
+        "2",
+    ];
     let o = ndjit(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = image::open(d.join("c_out.png")).unwrap();
-    assert!(matches!(got, image::DynamicImage::ImageRgb8(_)), "the pixel type is kept");
+    assert!(
+        matches!(got, image::DynamicImage::ImageRgb8(_)),
+        "the pixel type is kept"
+    );
     let a = ArrayD::from_shape_vec(IxDyn(&[h, w, 3]), rgb).unwrap();
-    let opts = Options::new(Footprint::disk(2)).mode(Mode::Constant).cval(9.0).axes(&[0, 1]);
-    assert_eq!(got.into_rgb8().into_raw(), expected(&a, "max(x) - min(x)", &opts).into_raw_vec_and_offset().0);
+    let opts = Options::new(Footprint::disk(2))
+        .mode(Mode::Constant)
+        .cval(9.0)
+        .axes(&[0, 1]);
+    assert_eq!(
+        got.into_rgb8().into_raw(),
+        expected(&a, "max(x) - min(x)", &opts)
+            .into_raw_vec_and_offset()
+            .0
+    );
 }
 
 #[test]
 fn sixteen_bit_tiffs_keep_their_type() {
     let d = dir("tiff");
     let (h, w) = (20, 31);
-    let grey: Vec<u16> = pixels(h, w, 1, 65535).into_iter().map(|v| v as u16).collect();
-    image::ImageBuffer::<image::Luma<u16>, _>::from_raw(w as u32, h as u32, grey.clone()).unwrap().save(d.join("g.tif")).unwrap();
+    let grey: Vec<u16> = pixels(h, w, 1, 65535)
+        .into_iter()
+        .map(|v| v as u16)
+        .collect();
+    image::ImageBuffer::<image::Luma<u16>, _>::from_raw(w as u32, h as u32, grey.clone())
+        .unwrap()
+        .save(d.join("g.tif"))
+        .unwrap();
     let src = "np.mean(x) * 1.5";
-    let o = ndjit(&["filter", s(&d.join("g.tif")), s(&d.join("g_out.tiff")), "-e", src, "--footprint", "cross:2", "--mode", "mirror"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("g.tif")),
+        s(&d.join("g_out.tiff")),
+        "-e",
+        src,
+        "--footprint",
+        "cross:2",
+        "--mode",
+        "mirror",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = image::open(d.join("g_out.tiff")).unwrap();
     assert!(matches!(got, image::DynamicImage::ImageLuma16(_)));
     let a = ArrayD::from_shape_vec(IxDyn(&[h, w]), grey).unwrap();
     // 1.5 × the mean overflows uint16 in places: scipy's C cast wraps, and so does the output.
-    let want = expected(&a, src, &Options::new(Footprint::cross(2, 2)).mode(Mode::Mirror));
-    assert_eq!(got.into_luma16().into_raw(), want.into_raw_vec_and_offset().0);
+    let want = expected(
+        &a,
+        src,
+        &Options::new(Footprint::cross(2, 2)).mode(Mode::Mirror),
+    );
+    assert_eq!(
+        got.into_luma16().into_raw(),
+        want.into_raw_vec_and_offset().0
+    );
     // RGBA, 16 bits.
-    let rgba: Vec<u16> = pixels(h, w, 4, 65535).into_iter().map(|v| v as u16).collect();
-    image::ImageBuffer::<image::Rgba<u16>, _>::from_raw(w as u32, h as u32, rgba.clone()).unwrap().save(d.join("c.tif")).unwrap();
-    let o = ndjit(&["filter", s(&d.join("c.tif")), s(&d.join("c_out.tif")), "-e", "np.median(x)", "--size", "3,5", "--origin", "0,1"]);
+    let rgba: Vec<u16> = pixels(h, w, 4, 65535)
+        .into_iter()
+        .map(|v| v as u16)
+        .collect();
+    image::ImageBuffer::<image::Rgba<u16>, _>::from_raw(w as u32, h as u32, rgba.clone())
+        .unwrap()
+        .save(d.join("c.tif"))
+        .unwrap();
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("c.tif")),
+        s(&d.join("c_out.tif")),
+        "-e",
+        "np.median(x)",
+        "--size",
+        "3,5",
+        "--origin",
+        "0,1",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let a = ArrayD::from_shape_vec(IxDyn(&[h, w, 4]), rgba).unwrap();
-    let want = expected(&a, "np.median(x)", &Options::size(&[3, 5]).axes(&[0, 1]).origin(&[0, 1]));
-    assert_eq!(image::open(d.join("c_out.tif")).unwrap().into_rgba16().into_raw(), want.into_raw_vec_and_offset().0);
+    let want = expected(
+        &a,
+        "np.median(x)",
+        &Options::size(&[3, 5]).axes(&[0, 1]).origin(&[0, 1]),
+    );
+    assert_eq!(
+        image::open(d.join("c_out.tif"))
+            .unwrap()
+            .into_rgba16()
+            .into_raw(),
+        want.into_raw_vec_and_offset().0
+    );
 }
 
 #[test]
 fn npy_arrays_of_any_dtype_and_rank() {
     let d = dir("npy");
-    let a = ArrayD::from_shape_fn(IxDyn(&[5, 6, 7]), |i| (i[0] * 100 + i[1] * 10 + i[2]) as f64 * 0.5);
-    a.write_npy(std::fs::File::create(d.join("a.npy")).unwrap()).unwrap();
-    let o = ndjit(&["filter", s(&d.join("a.npy")), s(&d.join("b.npy")), "-e", "x[0] - x[len(x) - 1]", "--footprint", "cross", "--mode", "wrap"]);
+    let a = ArrayD::from_shape_fn(IxDyn(&[5, 6, 7]), |i| {
+        (i[0] * 100 + i[1] * 10 + i[2]) as f64 * 0.5
+    });
+    a.write_npy(std::fs::File::create(d.join("a.npy")).unwrap())
+        .unwrap();
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("a.npy")),
+        s(&d.join("b.npy")),
+        "-e",
+        "x[0] - x[len(x) - 1]",
+        "--footprint",
+        "cross",
+        "--mode",
+        "wrap",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = ArrayD::<f64>::read_npy(std::fs::File::open(d.join("b.npy")).unwrap()).unwrap();
-    assert_eq!(got, expected(&a, "x[0] - x[len(x) - 1]", &Options::new(Footprint::cross(3, 1)).mode(Mode::Wrap)));
+    assert_eq!(
+        got,
+        expected(
+            &a,
+            "x[0] - x[len(x) - 1]",
+            &Options::new(Footprint::cross(3, 1)).mode(Mode::Wrap)
+        )
+    );
     // A footprint from a file, axes, an output dtype.
     let fp = ArrayD::from_shape_vec(IxDyn(&[2, 3]), vec![1u8, 0, 2, 0, 1, 0]).unwrap();
-    fp.write_npy(std::fs::File::create(d.join("fp.npy")).unwrap()).unwrap();
-    let o = ndjit(&["filter", s(&d.join("a.npy")), s(&d.join("c.npy")), "-e", "np.sum(x)", "--footprint", s(&d.join("fp.npy")), "--axes", "2,0", "--dtype", "int16"]);
+    fp.write_npy(std::fs::File::create(d.join("fp.npy")).unwrap())
+        .unwrap();
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("a.npy")),
+        s(&d.join("c.npy")),
+        "-e",
+        "np.sum(x)",
+        "--footprint",
+        s(&d.join("fp.npy")),
+        "--axes",
+        "2,0",
+        "--dtype",
+        "int16",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let got = ArrayD::<i16>::read_npy(std::fs::File::open(d.join("c.npy")).unwrap()).unwrap();
     let f = Filter::compile("np.sum(x)", &Bindings::new()).unwrap();
     let mut want = ArrayD::<i16>::zeros(IxDyn(&[5, 6, 7]));
     let fp = Footprint::new(vec![2, 3], vec![true, false, true, false, true, false]).unwrap();
-    ndjit::driver::generic_filter_into(a.view(), want.view_mut(), &f, &Options::new(fp).axes(&[2, 0])).unwrap();
+    ndjit::driver::generic_filter_into(
+        a.view(),
+        want.view_mut(),
+        &f,
+        &Options::new(fp).axes(&[2, 0]),
+    )
+    .unwrap();
     assert_eq!(got, want);
     // uint8 in, uint8 out (the C cast wraps 300 to 44).
     let u = ArrayD::from_shape_vec(IxDyn(&[3]), vec![100u8, 100, 100]).unwrap();
-    u.write_npy(std::fs::File::create(d.join("u.npy")).unwrap()).unwrap();
-    let o = ndjit(&["filter", s(&d.join("u.npy")), s(&d.join("v.npy")), "-e", "np.sum(x)", "--size", "3"]);
+    u.write_npy(std::fs::File::create(d.join("u.npy")).unwrap())
+        .unwrap();
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("u.npy")),
+        s(&d.join("v.npy")),
+        "-e",
+        "np.sum(x)",
+        "--size",
+        "3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(ArrayD::<u8>::read_npy(std::fs::File::open(d.join("v.npy")).unwrap()).unwrap().into_raw_vec_and_offset().0, vec![44, 44, 44]);
+    assert_eq!(
+        ArrayD::<u8>::read_npy(std::fs::File::open(d.join("v.npy")).unwrap())
+            .unwrap()
+            .into_raw_vec_and_offset()
+            .0,
+        vec![44, 44, 44]
+    );
 }
 
 #[test]
@@ -124,16 +280,44 @@ fn bad_input_gives_clear_errors_and_no_output() {
     let code = |o: &Output| o.status.code().unwrap();
 
     // Missing input file.
-    let o = ndjit(&["filter", s(&d.join("missing.png")), s(&out), "-e", "np.mean(x)", "--size", "3"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("missing.png")),
+        s(&out),
+        "-e",
+        "np.mean(x)",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot read") && stderr(&o).contains("missing.png"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot read") && stderr(&o).contains("missing.png"),
+        "{}",
+        stderr(&o)
+    );
     // Not an image.
     std::fs::write(d.join("text.png"), b"this is not a png").unwrap();
-    let o = ndjit(&["filter", s(&d.join("text.png")), s(&out), "-e", "np.mean(x)", "--size", "3"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("text.png")),
+        s(&out),
+        "-e",
+        "np.mean(x)",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     // A corrupt .npy.
     std::fs::write(d.join("bad.npy"), b"\x93NUMPY garbage").unwrap();
-    let o = ndjit(&["filter", s(&d.join("bad.npy")), s(&d.join("o.npy")), "-e", "np.mean(x)", "--size", "3"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("bad.npy")),
+        s(&d.join("o.npy")),
+        "-e",
+        "np.mean(x)",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     // An unsupported element type (complex128), hand-written.
     let header = "{'descr': '<c16', 'fortran_order': False, 'shape': (2,), }";
@@ -146,16 +330,50 @@ fn bad_input_gives_clear_errors_and_no_output() {
     bytes.push(b'\n');
     bytes.extend_from_slice(&[0u8; 32]);
     std::fs::write(d.join("complex.npy"), bytes).unwrap();
-    let o = ndjit(&["filter", s(&d.join("complex.npy")), s(&d.join("o.npy")), "-e", "np.mean(x)", "--size", "3"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("complex.npy")),
+        s(&d.join("o.npy")),
+        "-e",
+        "np.mean(x)",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
-    assert!(stderr(&o).contains("unsupported element type"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unsupported element type"),
+        "{}",
+        stderr(&o)
+    );
     // An array the output format cannot hold: float64 into a PNG.
-    ArrayD::<f64>::zeros(IxDyn(&[4, 4])).write_npy(std::fs::File::create(d.join("f.npy")).unwrap()).unwrap();
-    let o = ndjit(&["filter", s(&d.join("f.npy")), s(&out), "-e", "np.mean(x)", "--size", "3"]);
+    ArrayD::<f64>::zeros(IxDyn(&[4, 4]))
+        .write_npy(std::fs::File::create(d.join("f.npy")).unwrap())
+        .unwrap();
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("f.npy")),
+        s(&out),
+        "-e",
+        "np.mean(x)",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot store a float64 array"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot store a float64 array"),
+        "{}",
+        stderr(&o)
+    );
     // A bad expression shows the caret display of ndjit's errors.
-    let o = ndjit(&["filter", s(&d.join("ok.png")), s(&out), "-e", "np.mean(x) + undefined_name", "--size", "3"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("ok.png")),
+        s(&out),
+        "-e",
+        "np.mean(x) + undefined_name",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 2);
     let e = stderr(&o);
     assert!(e.contains("undefined_name") && e.contains('^'), "{e}");
@@ -178,17 +396,47 @@ fn bad_input_gives_clear_errors_and_no_output() {
     assert!(!out.exists());
     // A run-time failure leaves an existing output untouched, and no temporary files.
     std::fs::write(&out, b"precious").unwrap();
-    let o = ndjit(&["filter", s(&d.join("ok.png")), s(&out), "-e", "x[100]", "--size", "3"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("ok.png")),
+        s(&out),
+        "-e",
+        "x[100]",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 4, "{}", stderr(&o));
     assert!(stderr(&o).contains("IndexError"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&out).unwrap(), b"precious");
     // An output directory that does not exist.
-    let o = ndjit(&["filter", s(&d.join("ok.png")), s(&d.join("no/such/dir/o.png")), "-e", "np.mean(x)", "--size", "3"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("ok.png")),
+        s(&d.join("no/such/dir/o.png")),
+        "-e",
+        "np.mean(x)",
+        "--size",
+        "3",
+    ]);
     assert_eq!(code(&o), 3, "{}", stderr(&o));
-    let leftovers: Vec<_> = std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with(".ndjit")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".ndjit"))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // Both a size and a footprint: scipy's warning, and the footprint wins.
-    let o = ndjit(&["filter", s(&d.join("ok.png")), s(&d.join("w.png")), "-e", "np.mean(x)", "--size", "5", "--footprint", "cross"]);
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("ok.png")),
+        s(&d.join("w.png")),
+        "-e",
+        "np.mean(x)",
+        "--size",
+        "5",
+        "--footprint",
+        "cross",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("ignoring size because footprint is set"));
 }
@@ -197,7 +445,16 @@ fn bad_input_gives_clear_errors_and_no_output() {
 fn the_bundled_sample_image_filters() {
     let d = dir("sample");
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample.png");
-    let o = ndjit(&["filter", s(&sample), s(&d.join("out.png")), "-e", "np.median(x)", "--size", "5", "-q"]);
+    let o = ndjit(&[
+        "filter",
+        s(&sample),
+        s(&d.join("out.png")),
+        "-e",
+        "np.median(x)",
+        "--size",
+        "5",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = image::open(d.join("out.png")).unwrap();
     assert_eq!((out.width(), out.height()), (256, 256));

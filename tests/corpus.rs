@@ -51,7 +51,9 @@ fn outcome(r: std::thread::Result<Result<f64, ndjit::RuntimeError>>) -> Outcome 
 /// Rule 1: the JIT and the interpreter agree exactly.
 fn same_bits(a: &Outcome, b: &Outcome) -> bool {
     match (a, b) {
-        (Outcome::Value(x), Outcome::Value(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (Outcome::Value(x), Outcome::Value(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
         (Outcome::Error(_), Outcome::Error(_)) => true,
         _ => false,
     }
@@ -72,7 +74,9 @@ fn matches_numpy(got: &Outcome, want: &Expect) -> bool {
 }
 
 fn compile_plain(p: &Program, b: &ndjit::Bindings) -> Result<ndjit::Filter, String> {
-    match catch_unwind(AssertUnwindSafe(|| ndjit::Filter::compile(p.source.as_str(), b))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        ndjit::Filter::compile(p.source.as_str(), b)
+    })) {
         Ok(Ok(f)) => Ok(f),
         Ok(Err(e)) => Err(format!("compile error: {e}")),
         Err(payload) => Err(format!("compile PANIC: {}", panic_text(payload))),
@@ -81,7 +85,10 @@ fn compile_plain(p: &Program, b: &ndjit::Bindings) -> Result<ndjit::Filter, Stri
 
 fn compile_sized(p: &Program, b: &ndjit::Bindings, n: usize) -> Result<ndjit::Filter, String> {
     let r = catch_unwind(AssertUnwindSafe(|| {
-        ndjit::Filter::builder(p.source.as_str()).bindings(b).filter_size(n).compile()
+        ndjit::Filter::builder(p.source.as_str())
+            .bindings(b)
+            .filter_size(n)
+            .compile()
     }));
     match r {
         Ok(Ok(f)) => Ok(f),
@@ -128,7 +135,8 @@ fn corpus_matches_numpy() {
 
     let mut failures: Vec<String> = Vec::new();
     let mut failed_programs: Vec<&str> = Vec::new();
-    let (mut n_programs, mut n_cases, mut n_checks, mut n_refused) = (0usize, 0usize, 0usize, 0usize);
+    let (mut n_programs, mut n_cases, mut n_checks, mut n_refused) =
+        (0usize, 0usize, 0usize, 0usize);
 
     for p in &corpus.programs {
         if let Some(only) = &only {
@@ -157,12 +165,21 @@ fn corpus_matches_numpy() {
 
         // Not knowing the window size.
         match compile_plain(p, &b) {
-            Err(e) => failures.push(format!("{}: {} ({} cases not run)", p.name, first_line(&e), p.cases.len())),
+            Err(e) => failures.push(format!(
+                "{}: {} ({} cases not run)",
+                p.name,
+                first_line(&e),
+                p.cases.len()
+            )),
             Ok(mut f) => {
                 for (i, c) in p.cases.iter().enumerate() {
                     n_checks += 1;
                     if let Some(what) = check_case(&mut f, &c.input, &c.expect) {
-                        failures.push(format!("{} case {i} input {}: {what}", p.name, show_input(&c.input)));
+                        failures.push(format!(
+                            "{} case {i} input {}: {what}",
+                            p.name,
+                            show_input(&c.input)
+                        ));
                     }
                 }
             }
@@ -196,7 +213,11 @@ fn corpus_matches_numpy() {
             if let Ok(f) = entry {
                 n_checks += 1;
                 if let Some(what) = check_case(f, &c.input, &c.expect) {
-                    failures.push(format!("{} [filter_size={n}] case {i} input {}: {what}", p.name, show_input(&c.input)));
+                    failures.push(format!(
+                        "{} [filter_size={n}] case {i} input {}: {what}",
+                        p.name,
+                        show_input(&c.input)
+                    ));
                 }
             }
         }
@@ -206,7 +227,10 @@ fn corpus_matches_numpy() {
     }
 
     std::panic::set_hook(default_hook);
-    assert!(n_programs > 0, "no corpus program matched NDJIT_CORPUS={only:?}");
+    assert!(
+        n_programs > 0,
+        "no corpus program matched NDJIT_CORPUS={only:?}"
+    );
     eprintln!(
         "corpus: {n_programs} programs, {n_cases} cases, {n_checks} checks, {n_refused} sized compiles refused \
          (accepted: NumPy raises for every case of that size), {} failures",

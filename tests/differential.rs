@@ -18,22 +18,43 @@ fn corpus_programs_agree_on_random_inputs() {
         let b = common::bindings(p).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         let general = Filter::compile(&p.source, &b).unwrap_or_else(|e| panic!("{}: {e}", p.name));
         for &n in SIZES {
-            let sized = Filter::builder(&p.source).bindings(&b).filter_size(n).compile().unwrap();
+            let sized = Filter::builder(&p.source)
+                .bindings(&b)
+                .filter_size(n)
+                .compile()
+                .unwrap();
             let mut gen = Inputs::new(n as u64 * 7919 + p.name.len() as u64);
             for _ in 0..40 {
                 let buf = gen.buffer(n);
                 let reference = general.interpret(&buf);
-                for (what, got) in [("jit", general.call(&buf)), ("sized jit", sized.call(&buf)), ("sized interpreter", sized.interpret(&buf))] {
+                for (what, got) in [
+                    ("jit", general.call(&buf)),
+                    ("sized jit", sized.call(&buf)),
+                    ("sized interpreter", sized.interpret(&buf)),
+                ] {
                     checked += 1;
                     if !same(&reference, &got) {
-                        failures.push(format!("{} [{what}] on {buf:?}: interpreter {reference:?}, got {got:?}", p.name));
+                        failures.push(format!(
+                            "{} [{what}] on {buf:?}: interpreter {reference:?}, got {got:?}",
+                            p.name
+                        ));
                     }
                 }
             }
         }
     }
     assert!(checked > 10_000, "only {checked} comparisons");
-    assert!(failures.is_empty(), "{} disagreements, first 20:\n{}", failures.len(), failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} disagreements, first 20:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 /// Random well-typed filter programs, built from the constructs callbacks use.
@@ -44,8 +65,17 @@ mod gen {
     pub fn scalar(depth: u32) -> BoxedStrategy<String> {
         let leaf = prop_oneof![
             (-9i64..9).prop_map(|k| format!("x[{k}]")),
-            prop_oneof![Just("0.5"), Just("2.0"), Just("-1.25"), Just("0.0"), Just("np.nan"), Just("np.inf"), Just("t"), Just("3")]
-                .prop_map(String::from),
+            prop_oneof![
+                Just("0.5"),
+                Just("2.0"),
+                Just("-1.25"),
+                Just("0.0"),
+                Just("np.nan"),
+                Just("np.inf"),
+                Just("t"),
+                Just("3")
+            ]
+            .prop_map(String::from),
             Just("x[len(x) // 2]".to_string()),
         ];
         if depth == 0 {
@@ -75,7 +105,12 @@ mod gen {
 
     /// Array-valued expressions.
     pub fn array(depth: u32) -> BoxedStrategy<String> {
-        let leaf = prop_oneof![Just("x".to_string()), Just("w".to_string()), Just("x[1:-1]".to_string()), Just("x[::-2]".to_string())];
+        let leaf = prop_oneof![
+            Just("x".to_string()),
+            Just("w".to_string()),
+            Just("x[1:-1]".to_string()),
+            Just("x[::-2]".to_string())
+        ];
         if depth == 0 {
             return leaf.boxed();
         }
@@ -142,7 +177,11 @@ fn failed_state_sticks_until_reset_through_the_raw_callback() {
     let mut out = 0.0;
     unsafe {
         assert_eq!(cb(short.as_mut_ptr(), 2, &mut out, ud), 0);
-        assert_eq!(cb(long.as_mut_ptr(), 6, &mut out, ud), 0, "a failed context refuses later calls");
+        assert_eq!(
+            cb(long.as_mut_ptr(), 6, &mut out, ud),
+            0,
+            "a failed context refuses later calls"
+        );
     }
     let e = f.failure().expect("the failure is recorded");
     assert_eq!(e.message, "index 5 is out of bounds for axis 0 with size 2");
@@ -153,8 +192,16 @@ fn failed_state_sticks_until_reset_through_the_raw_callback() {
     }
     assert_eq!(out, 5.0);
     unsafe {
-        assert_eq!(cb(std::ptr::null_mut(), 6, &mut out, ud), 0, "NULL buffer is refused");
-        assert_eq!(cb(long.as_mut_ptr(), 6, &mut out, std::ptr::null_mut()), 0, "NULL user_data is refused");
+        assert_eq!(
+            cb(std::ptr::null_mut(), 6, &mut out, ud),
+            0,
+            "NULL buffer is refused"
+        );
+        assert_eq!(
+            cb(long.as_mut_ptr(), 6, &mut out, std::ptr::null_mut()),
+            0,
+            "NULL user_data is refused"
+        );
     }
     assert!(f.failure().unwrap().message.contains("NULL"));
 }
@@ -170,7 +217,11 @@ fn rebinding_changes_values_without_recompiling() {
     let g = f.with_bindings(&nb).unwrap();
     assert_eq!(g.callback() as usize, f.callback() as usize, "same code");
     assert_eq!(g.call(&[1.0, 1.0, 1.0]).unwrap(), 10.5);
-    assert_eq!(f.call(&[1.0, 1.0, 1.0]).unwrap(), 6.5, "the original keeps its values");
+    assert_eq!(
+        f.call(&[1.0, 1.0, 1.0]).unwrap(),
+        6.5,
+        "the original keeps its values"
+    );
     let e = g.call(&[1.0, 1.0]).unwrap_err();
     assert!(e.message.contains("could not be broadcast"), "{e}");
 }
@@ -185,16 +236,27 @@ fn concurrent_calls_on_one_context() {
                 let cb: ndjit::FilterFn = unsafe { std::mem::transmute(cb) };
                 let mut gen = Inputs::new(t);
                 for _ in 0..2000 {
-                    let mut buf: Vec<f64> = gen.buffer(9).iter().map(|v| if v.is_finite() { v.abs() % 1.0 } else { 0.5 }).collect();
+                    let mut buf: Vec<f64> = gen
+                        .buffer(9)
+                        .iter()
+                        .map(|v| if v.is_finite() { v.abs() % 1.0 } else { 0.5 })
+                        .collect();
                     buf[0] = 0.75; // never empty after the mask
                     let expect = {
                         let mut k: Vec<f64> = buf.iter().copied().filter(|&v| v > 0.25).collect();
                         k.sort_by(|a, b| a.partial_cmp(b).unwrap());
                         let m = k.len();
-                        if m % 2 == 1 { k[m / 2] } else { (k[m / 2 - 1] + k[m / 2]) / 2.0 }
+                        if m % 2 == 1 {
+                            k[m / 2]
+                        } else {
+                            (k[m / 2 - 1] + k[m / 2]) / 2.0
+                        }
                     };
                     let mut out = 0.0;
-                    assert_eq!(unsafe { cb(buf.as_mut_ptr(), 9, &mut out, ud as *mut _) }, 1);
+                    assert_eq!(
+                        unsafe { cb(buf.as_mut_ptr(), 9, &mut out, ud as *mut _) },
+                        1
+                    );
                     assert_eq!(out, expect);
                 }
             });
@@ -204,7 +266,11 @@ fn concurrent_calls_on_one_context() {
 
 #[test]
 fn the_adaptive_callback_specialises_without_changing_results() {
-    let f = Filter::compile("np.median(x) - np.mean(x[x > 0.2]) if len(x) > 3 else np.sum(x)", &Bindings::new()).unwrap();
+    let f = Filter::compile(
+        "np.median(x) - np.mean(x[x > 0.2]) if len(x) > 3 else np.sum(x)",
+        &Bindings::new(),
+    )
+    .unwrap();
     let ctx = f.new_context();
     let mut gen = Inputs::new(99);
     // The first call specialises for 9; later calls of every size must still match the interpreter.
@@ -213,8 +279,14 @@ fn the_adaptive_callback_specialises_without_changing_results() {
             let mut buf = gen.buffer(n);
             let expect = f.interpret(&buf);
             let mut out = 0.0;
-            let ok = unsafe { ndjit::adaptive_callback(buf.as_mut_ptr(), n as isize, &mut out, ctx.user_data()) };
-            let got = if ok == 1 { Ok(out) } else { Err(ctx.failure().unwrap()) };
+            let ok = unsafe {
+                ndjit::adaptive_callback(buf.as_mut_ptr(), n as isize, &mut out, ctx.user_data())
+            };
+            let got = if ok == 1 {
+                Ok(out)
+            } else {
+                Err(ctx.failure().unwrap())
+            };
             ctx.reset();
             assert!(same(&expect, &got), "n={n} {buf:?}: {expect:?} vs {got:?}");
         }

@@ -4,7 +4,10 @@
 //! every error path is exercised.
 
 use ndarray::{ArrayD, Dimension, IxDyn, SliceInfoElem};
-use ndjit::driver::{self, generic_filter, generic_filter_into, generic_filter_raw, DriverError, Dtype, Engine, Footprint, Mode, Options, RawArray, RawArrayMut};
+use ndjit::driver::{
+    self, generic_filter, generic_filter_into, generic_filter_raw, DriverError, Dtype, Engine,
+    Footprint, Mode, Options, RawArray, RawArrayMut,
+};
 use ndjit::{Bindings, Filter};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -54,21 +57,42 @@ impl Buf {
         unsafe { (self.data.as_ptr() as *const u8).offset(self.offset) }
     }
     fn raw(&self) -> RawArray {
-        RawArray { ptr: self.base(), dtype: self.dtype, shape: self.shape.clone(), strides: self.strides.clone() }
+        RawArray {
+            ptr: self.base(),
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+        }
     }
     fn raw_mut(&mut self) -> RawArrayMut {
         let ptr = unsafe { (self.data.as_mut_ptr() as *mut u8).offset(self.offset) };
-        RawArrayMut { ptr, dtype: self.dtype, shape: self.shape.clone(), strides: self.strides.clone() }
+        RawArrayMut {
+            ptr,
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+        }
     }
     fn addr(&self, idx: &[usize]) -> isize {
-        self.offset + idx.iter().zip(&self.strides).map(|(&i, &s)| i as isize * s).sum::<isize>()
+        self.offset
+            + idx
+                .iter()
+                .zip(&self.strides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum::<isize>()
     }
     fn get(&self, idx: &[usize]) -> f64 {
-        unsafe { self.dtype.read((self.data.as_ptr() as *const u8).offset(self.addr(idx))) }
+        unsafe {
+            self.dtype
+                .read((self.data.as_ptr() as *const u8).offset(self.addr(idx)))
+        }
     }
     fn set(&mut self, idx: &[usize], v: f64) {
         let a = self.addr(idx);
-        unsafe { self.dtype.write((self.data.as_mut_ptr() as *mut u8).offset(a), v) }
+        unsafe {
+            self.dtype
+                .write((self.data.as_mut_ptr() as *mut u8).offset(a), v)
+        }
     }
     /// The element bytes in C order (what a comparison looks at), every NaN made the same
     /// (the interpreter and the JIT may differ in NaN payloads).
@@ -81,7 +105,9 @@ impl Buf {
             if is_float && self.get(&idx).is_nan() {
                 out.extend(std::iter::repeat_n(0xAA, self.dtype.itemsize()));
             } else {
-                out.extend_from_slice(unsafe { std::slice::from_raw_parts(p, self.dtype.itemsize()) });
+                out.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(p, self.dtype.itemsize())
+                });
             }
         }
         out
@@ -124,7 +150,9 @@ fn reference_taps(ndim: usize, opts: &Options) -> Option<Vec<Vec<i64>>> {
         let ax = if axes.len() == ndim { k } else { ax };
         origin[ax] = opts.origin.get(k).copied().unwrap_or(0) as i64;
     }
-    if (0..ndim).any(|d| fshape[d] as i64 / 2 + origin[d] < 0 || fshape[d] as i64 / 2 + origin[d] >= fshape[d] as i64) {
+    if (0..ndim).any(|d| {
+        fshape[d] as i64 / 2 + origin[d] < 0 || fshape[d] as i64 / 2 + origin[d] >= fshape[d] as i64
+    }) {
         return None;
     }
     let mut taps = Vec::new();
@@ -137,14 +165,23 @@ fn reference_taps(ndim: usize, opts: &Options) -> Option<Vec<Vec<i64>>> {
         for (k, &ax) in sorted.iter().enumerate() {
             t[ax] = fidx[k] as i64;
         }
-        taps.push((0..ndim).map(|d| t[d] - (fshape[d] / 2) as i64 - origin[d]).collect());
+        taps.push(
+            (0..ndim)
+                .map(|d| t[d] - (fshape[d] / 2) as i64 - origin[d])
+                .collect(),
+        );
     }
     Some(taps)
 }
 
 /// scipy's loop: Ok(output bytes) or Err(position of the first failing pixel, or None for an
 /// invalid origin).
-fn reference(input: &Buf, out_dtype: Dtype, filter: &Filter, opts: &Options) -> Result<Vec<u8>, Option<Vec<usize>>> {
+fn reference(
+    input: &Buf,
+    out_dtype: Dtype,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<Vec<u8>, Option<Vec<usize>>> {
     let ndim = input.shape.len();
     let taps = reference_taps(ndim, opts).ok_or(None)?;
     let mut out = c_buf(out_dtype, &input.shape);
@@ -174,7 +211,13 @@ fn reference(input: &Buf, out_dtype: Dtype, filter: &Filter, opts: &Options) -> 
 fn c_buf(dtype: Dtype, shape: &[usize]) -> Buf {
     let n: usize = shape.iter().product();
     let words = (n * dtype.itemsize()).div_ceil(8) + 1;
-    Buf { data: vec![0; words], dtype, shape: shape.to_vec(), strides: driver::c_strides(shape, dtype), offset: 0 }
+    Buf {
+        data: vec![0; words],
+        dtype,
+        shape: shape.to_vec(),
+        strides: driver::c_strides(shape, dtype),
+        offset: 0,
+    }
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -222,7 +265,9 @@ fn value(rng: &mut Rng, dtype: Dtype) -> f64 {
 fn random_array(rng: &mut Rng, dtype: Dtype, shape: &[usize]) -> Buf {
     let ndim = shape.len();
     let size = dtype.itemsize() as isize;
-    let steps: Vec<isize> = (0..ndim).map(|_| if rng.chance(0.3) { 2 } else { 1 }).collect();
+    let steps: Vec<isize> = (0..ndim)
+        .map(|_| if rng.chance(0.3) { 2 } else { 1 })
+        .collect();
     let reversed: Vec<bool> = (0..ndim).map(|_| rng.chance(0.3)).collect();
     let mut order: Vec<usize> = (0..ndim).collect();
     if rng.chance(0.3) {
@@ -236,14 +281,24 @@ fn random_array(rng: &mut Rng, dtype: Dtype, shape: &[usize]) -> Buf {
         s *= (shape[d].max(1) as isize) * steps[d];
     }
     let bytes = s.max(size) as usize + 8;
-    let mut offset = if rng.chance(0.3) && dtype.itemsize() < 8 { dtype.itemsize() as isize } else { 0 };
+    let mut offset = if rng.chance(0.3) && dtype.itemsize() < 8 {
+        dtype.itemsize() as isize
+    } else {
+        0
+    };
     for d in 0..ndim {
         if reversed[d] && shape[d] > 0 {
             offset += (shape[d] as isize - 1) * strides[d];
             strides[d] = -strides[d];
         }
     }
-    let mut b = Buf { data: vec![0; bytes.div_ceil(8) + 2], dtype, shape: shape.to_vec(), strides, offset };
+    let mut b = Buf {
+        data: vec![0; bytes.div_ceil(8) + 2],
+        dtype,
+        shape: shape.to_vec(),
+        strides,
+        offset,
+    };
     for idx in indices(shape) {
         let v = value(rng, dtype);
         b.set(&idx, v);
@@ -275,7 +330,9 @@ fn random_options(rng: &mut Rng, ndim: usize) -> Options {
         None
     };
     let nax = axes.as_ref().map_or(ndim, |a| a.len());
-    let fshape: Vec<usize> = (0..nax).map(|_| 1 + rng.below(if ndim > 2 { 3 } else { 5 })).collect();
+    let fshape: Vec<usize> = (0..nax)
+        .map(|_| 1 + rng.below(if ndim > 2 { 3 } else { 5 }))
+        .collect();
     let footprint = match rng.below(4) {
         0 => Footprint::from_size(&fshape),
         1 => Footprint::from_fn(&fshape, |_| false),
@@ -291,33 +348,73 @@ fn random_options(rng: &mut Rng, ndim: usize) -> Options {
         }
     };
     let origin: Vec<isize> = if rng.chance(0.5) {
-        fshape.iter().map(|&n| rng.below(n) as isize - (n / 2) as isize).collect()
+        fshape
+            .iter()
+            .map(|&n| rng.below(n) as isize - (n / 2) as isize)
+            .collect()
     } else {
         Vec::new()
     };
     let mode = Mode::ALL[rng.below(8)];
-    let engine = [Engine::Auto, Engine::Auto, Engine::Callback, Engine::Interpreter, Engine::Sequential][rng.below(5)];
-    Options { footprint, mode, cval: [0.0, -1.5, f64::NAN, 300.0][rng.below(4)], origin, axes, threads: Some(1 + rng.below(2)), progress: None, cancel: None, engine }
+    let engine = [
+        Engine::Auto,
+        Engine::Auto,
+        Engine::Callback,
+        Engine::Interpreter,
+        Engine::Sequential,
+    ][rng.below(5)];
+    Options {
+        footprint,
+        mode,
+        cval: [0.0, -1.5, f64::NAN, 300.0][rng.below(4)],
+        origin,
+        axes,
+        threads: Some(1 + rng.below(2)),
+        progress: None,
+        cancel: None,
+        engine,
+    }
 }
 
 /// Compares the driver with the reference on `cases` random cases.
 fn sweep(seed: u64, cases: usize, max_ndim: usize, max_len: usize) {
     let mut rng = Rng(seed);
-    let filters: Vec<Filter> = SOURCES.iter().map(|s| Filter::compile(s, &Bindings::new()).unwrap()).collect();
+    let filters: Vec<Filter> = SOURCES
+        .iter()
+        .map(|s| Filter::compile(s, &Bindings::new()).unwrap())
+        .collect();
     let mut failures = Vec::new();
     let (mut ok, mut errs) = (0, 0);
     for case in 0..cases {
         let ndim = rng.below(max_ndim + 1);
-        let shape: Vec<usize> = (0..ndim).map(|_| if rng.chance(0.08) { 0 } else if rng.chance(0.2) { 1 } else { 1 + rng.below(max_len) }).collect();
+        let shape: Vec<usize> = (0..ndim)
+            .map(|_| {
+                if rng.chance(0.08) {
+                    0
+                } else if rng.chance(0.2) {
+                    1
+                } else {
+                    1 + rng.below(max_len)
+                }
+            })
+            .collect();
         let din = Dtype::ALL[rng.below(11)];
-        let dout = if rng.chance(0.5) { din } else { Dtype::ALL[rng.below(11)] };
+        let dout = if rng.chance(0.5) {
+            din
+        } else {
+            Dtype::ALL[rng.below(11)]
+        };
         let input = random_array(&mut rng, din, &shape);
         let mut output = random_array(&mut rng, dout, &shape);
         let opts = random_options(&mut rng, ndim);
         let f = rng.below(filters.len());
         let expect = reference(&input, dout, &filters[f], &opts);
-        let got = unsafe { generic_filter_raw(&input.raw(), &output.raw_mut(), &filters[f], &opts) };
-        let what = format!("case {case}: {:?} {din}->{dout} shape {shape:?} strides {:?} {opts:?}", SOURCES[f], input.strides);
+        let got =
+            unsafe { generic_filter_raw(&input.raw(), &output.raw_mut(), &filters[f], &opts) };
+        let what = format!(
+            "case {case}: {:?} {din}->{dout} shape {shape:?} strides {:?} {opts:?}",
+            SOURCES[f], input.strides
+        );
         match (expect, got) {
             (Ok(e), Ok(())) => {
                 ok += 1;
@@ -335,7 +432,17 @@ fn sweep(seed: u64, cases: usize, max_ndim: usize, max_len: usize) {
             (e, g) => failures.push(format!("{what}: expected {:?}, got {g:?}", e.map(|_| ()))),
         }
     }
-    assert!(failures.is_empty(), "{} of {cases} cases differ, first 10:\n{}", failures.len(), failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases differ, first 10:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert!(ok > cases / 2 && errs > 0, "{ok} successes, {errs} errors");
 }
 
@@ -354,12 +461,17 @@ fn random_long_lines_match_the_reference_byte_for_byte() {
 // Larger arrays: threads, chunks, the in-place kernel
 
 fn image(h: usize, w: usize) -> ArrayD<f64> {
-    ArrayD::from_shape_fn(IxDyn(&[h, w]), |i| (((i[0] * 131 + i[1] * 71) % 257) as f64 - 128.0) * 0.25)
+    ArrayD::from_shape_fn(IxDyn(&[h, w]), |i| {
+        (((i[0] * 131 + i[1] * 71) % 257) as f64 - 128.0) * 0.25
+    })
 }
 
 fn assert_same(a: &ArrayD<f64>, b: &ArrayD<f64>) {
     assert_eq!(a.shape(), b.shape());
-    let diff = a.iter().zip(b.iter()).position(|(x, y)| x.to_bits() != y.to_bits());
+    let diff = a
+        .iter()
+        .zip(b.iter())
+        .position(|(x, y)| x.to_bits() != y.to_bits());
     assert!(diff.is_none(), "first difference at flat index {diff:?}");
 }
 
@@ -376,15 +488,32 @@ fn engines_and_thread_counts_agree_on_a_large_image() {
         let f = Filter::compile(src, &Bindings::new()).unwrap();
         for mode in [Mode::Reflect, Mode::Constant, Mode::Wrap] {
             let base = Options::new(fp.clone()).mode(mode).cval(-7.0);
-            let expected = generic_filter(a.view(), &f, &base.clone().engine(Engine::Callback).threads(1)).unwrap();
-            for (engine, threads) in [(Engine::Auto, 1), (Engine::Auto, 2), (Engine::Auto, 3), (Engine::Callback, 2)] {
-                let r = generic_filter(a.view(), &f, &base.clone().engine(engine).threads(threads)).unwrap();
+            let expected = generic_filter(
+                a.view(),
+                &f,
+                &base.clone().engine(Engine::Callback).threads(1),
+            )
+            .unwrap();
+            for (engine, threads) in [
+                (Engine::Auto, 1),
+                (Engine::Auto, 2),
+                (Engine::Auto, 3),
+                (Engine::Callback, 2),
+            ] {
+                let r = generic_filter(a.view(), &f, &base.clone().engine(engine).threads(threads))
+                    .unwrap();
                 assert_same(&r, &expected);
             }
             // The reference implementation, on a corner.
             let corner = a.slice(ndarray::s![..20, ..23]).to_owned().into_dyn();
             let got = generic_filter(corner.view(), &f, &base).unwrap();
-            let mut buf = Buf { data: vec![0; 20 * 23 + 1], dtype: Dtype::F64, shape: vec![20, 23], strides: vec![23 * 8, 8], offset: 0 };
+            let mut buf = Buf {
+                data: vec![0; 20 * 23 + 1],
+                dtype: Dtype::F64,
+                shape: vec![20, 23],
+                strides: vec![23 * 8, 8],
+                offset: 0,
+            };
             for idx in indices(&[20, 23]) {
                 buf.set(&idx, corner[&idx[..]]);
             }
@@ -413,17 +542,48 @@ fn non_contiguous_and_reversed_f64_views_match_contiguous_copies() {
     let f = Filter::compile("x[0] - 2 * x[len(x) - 1] + np.median(x)", &Bindings::new()).unwrap();
     let opts = Options::size(&[3, 5]).mode(Mode::Mirror);
     let slices: [&[SliceInfoElem]; 4] = [
-        &[(..).into(), SliceInfoElem::Slice { start: 0, end: None, step: 2 }],
-        &[SliceInfoElem::Slice { start: 0, end: None, step: -1 }, (..).into()],
-        &[SliceInfoElem::Slice { start: 1, end: Some(-1), step: 3 }, SliceInfoElem::Slice { start: 0, end: None, step: -2 }],
+        &[
+            (..).into(),
+            SliceInfoElem::Slice {
+                start: 0,
+                end: None,
+                step: 2,
+            },
+        ],
+        &[
+            SliceInfoElem::Slice {
+                start: 0,
+                end: None,
+                step: -1,
+            },
+            (..).into(),
+        ],
+        &[
+            SliceInfoElem::Slice {
+                start: 1,
+                end: Some(-1),
+                step: 3,
+            },
+            SliceInfoElem::Slice {
+                start: 0,
+                end: None,
+                step: -2,
+            },
+        ],
         &[(..).into(), (..).into()],
     ];
     for s in slices {
         let view = big.slice(s);
         let copy = view.to_owned();
-        assert_same(&generic_filter(view.view(), &f, &opts).unwrap(), &generic_filter(copy.view(), &f, &opts).unwrap());
+        assert_same(
+            &generic_filter(view.view(), &f, &opts).unwrap(),
+            &generic_filter(copy.view(), &f, &opts).unwrap(),
+        );
         let t = view.t();
-        assert_same(&generic_filter(t.view(), &f, &opts).unwrap(), &generic_filter(t.to_owned().view(), &f, &opts).unwrap());
+        assert_same(
+            &generic_filter(t.view(), &f, &opts).unwrap(),
+            &generic_filter(t.to_owned().view(), &f, &opts).unwrap(),
+        );
     }
 }
 
@@ -437,22 +597,44 @@ fn the_buffer_is_row_major_over_the_true_entries() {
     let a = ArrayD::from_shape_fn(IxDyn(&[3, 3]), |i| (i[0] * 3 + i[1]) as f64);
     // Footprint [[1, 0, 1], [0, 1, 0]] at the centre pixel (1, 1): origin row offset -1 (3//2 rows... 2 rows: centre row 1).
     let fp = Footprint::new(vec![2, 3], vec![true, false, true, false, true, false]).unwrap();
-    let r = generic_filter(a.view(), &f, &Options::new(fp).mode(Mode::Constant).cval(0.0)).unwrap();
+    let r = generic_filter(
+        a.view(),
+        &f,
+        &Options::new(fp).mode(Mode::Constant).cval(0.0),
+    )
+    .unwrap();
     // Centre (1, 1) with a 2x3 footprint centred at (1, 1) of the footprint: rows 0..2 -> image rows 0..2,
     // entries (0,0) (0,2) (1,1) -> a[0,0]=0, a[0,2]=2, a[1,1]=4.
     assert_eq!(r[[1, 1]], 0.0 + 2.0 * 10.0 + 4.0 * 100.0);
-    assert_eq!(Footprint::new(vec![2, 3], vec![true, false, true, false, true, false]).unwrap().count(), 3);
+    assert_eq!(
+        Footprint::new(vec![2, 3], vec![true, false, true, false, true, false])
+            .unwrap()
+            .count(),
+        3
+    );
 }
 
 #[test]
 fn length_one_axes_read_index_zero_in_reflect_mirror_and_wrap() {
     let f = Filter::compile("np.sum(x)", &Bindings::new()).unwrap();
     let a = ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![1.0, 2.0, 3.0]).unwrap();
-    for mode in [Mode::Reflect, Mode::Mirror, Mode::Wrap, Mode::GridMirror, Mode::GridWrap, Mode::Nearest] {
+    for mode in [
+        Mode::Reflect,
+        Mode::Mirror,
+        Mode::Wrap,
+        Mode::GridMirror,
+        Mode::GridWrap,
+        Mode::Nearest,
+    ] {
         let r = generic_filter(a.view(), &f, &Options::size(&[3, 1]).mode(mode)).unwrap();
         assert_eq!(r.as_slice().unwrap(), &[3.0, 6.0, 9.0], "{mode}");
     }
-    let r = generic_filter(a.view(), &f, &Options::size(&[3, 1]).mode(Mode::Constant).cval(1.0)).unwrap();
+    let r = generic_filter(
+        a.view(),
+        &f,
+        &Options::size(&[3, 1]).mode(Mode::Constant).cval(1.0),
+    )
+    .unwrap();
     assert_eq!(r.as_slice().unwrap(), &[3.0, 4.0, 5.0]);
 }
 
@@ -460,17 +642,35 @@ fn length_one_axes_read_index_zero_in_reflect_mirror_and_wrap() {
 fn grid_modes_are_their_filter_aliases() {
     let f = Filter::compile("x[0] * 100 + x[len(x) - 1]", &Bindings::new()).unwrap();
     let a = ArrayD::from_shape_fn(IxDyn(&[7]), |i| i[0] as f64);
-    for (grid, plain) in [(Mode::GridMirror, Mode::Reflect), (Mode::GridWrap, Mode::Wrap), (Mode::GridConstant, Mode::Constant)] {
+    for (grid, plain) in [
+        (Mode::GridMirror, Mode::Reflect),
+        (Mode::GridWrap, Mode::Wrap),
+        (Mode::GridConstant, Mode::Constant),
+    ] {
         let o = Options::size(&[5]).cval(-1.0);
-        assert_same(&generic_filter(a.view(), &f, &o.clone().mode(grid)).unwrap(), &generic_filter(a.view(), &f, &o.mode(plain)).unwrap());
+        assert_same(
+            &generic_filter(a.view(), &f, &o.clone().mode(grid)).unwrap(),
+            &generic_filter(a.view(), &f, &o.mode(plain)).unwrap(),
+        );
     }
     // scipy 1.17: generic_filter(arange(7.), lambda x: x[0]*100 + x[-1], size=5, mode=...).
-    let r = |m: Mode| generic_filter(a.view(), &f, &Options::size(&[5]).mode(m).cval(-1.0)).unwrap().into_raw_vec_and_offset().0;
+    let r = |m: Mode| {
+        generic_filter(a.view(), &f, &Options::size(&[5]).mode(m).cval(-1.0))
+            .unwrap()
+            .into_raw_vec_and_offset()
+            .0
+    };
     assert_eq!(r(Mode::Reflect), vec![102., 3., 4., 105., 206., 306., 405.]);
-    assert_eq!(r(Mode::Mirror), vec![202., 103., 4., 105., 206., 305., 404.]);
+    assert_eq!(
+        r(Mode::Mirror),
+        vec![202., 103., 4., 105., 206., 305., 404.]
+    );
     assert_eq!(r(Mode::Wrap), vec![502., 603., 4., 105., 206., 300., 401.]);
     assert_eq!(r(Mode::Nearest), vec![2., 3., 4., 105., 206., 306., 406.]);
-    assert_eq!(r(Mode::Constant), vec![-98., -97., 4., 105., 206., 299., 399.]);
+    assert_eq!(
+        r(Mode::Constant),
+        vec![-98., -97., 4., 105., 206., 299., 399.]
+    );
 }
 
 #[test]
@@ -486,8 +686,21 @@ fn outputs_use_scipys_c_cast() {
     assert_eq!(i32s.as_slice().unwrap(), &[300, -1, i32::MIN, 2]);
     // A bool output through the raw API holds scipy's bytes; through ndarray, valid bools.
     let mut bytes = vec![9u8; 4];
-    let out = RawArrayMut { ptr: bytes.as_mut_ptr(), dtype: Dtype::Bool, shape: vec![4], strides: vec![1] };
-    unsafe { generic_filter_raw(&RawArray::from_slice(a.as_slice().unwrap(), &[4]).unwrap(), &out, &f, &o).unwrap() };
+    let out = RawArrayMut {
+        ptr: bytes.as_mut_ptr(),
+        dtype: Dtype::Bool,
+        shape: vec![4],
+        strides: vec![1],
+    };
+    unsafe {
+        generic_filter_raw(
+            &RawArray::from_slice(a.as_slice().unwrap(), &[4]).unwrap(),
+            &out,
+            &f,
+            &o,
+        )
+        .unwrap()
+    };
     assert_eq!(bytes, [44, 255, 0, 2]);
     let mut bools = ArrayD::<bool>::from_elem(IxDyn(&[4]), false);
     generic_filter_into(a.view(), bools.view_mut(), &f, &o).unwrap();
@@ -495,26 +708,52 @@ fn outputs_use_scipys_c_cast() {
     // Inputs of every type convert to double; the output keeps the input's type.
     let b = ArrayD::from_shape_vec(IxDyn(&[3]), vec![true, false, true]).unwrap();
     let s = Filter::compile("np.sum(x)", &Bindings::new()).unwrap();
-    assert_eq!(generic_filter(b.view(), &s, &Options::size(&[3])).unwrap().as_slice().unwrap(), &[true, true, true]);
+    assert_eq!(
+        generic_filter(b.view(), &s, &Options::size(&[3]))
+            .unwrap()
+            .as_slice()
+            .unwrap(),
+        &[true, true, true]
+    );
     let u = ArrayD::from_shape_vec(IxDyn(&[3]), vec![200u8, 100, 50]).unwrap();
-    assert_eq!(generic_filter(u.view(), &s, &Options::size(&[3])).unwrap().as_slice().unwrap(), &[(500 % 256) as u8, 94, 200]);
+    assert_eq!(
+        generic_filter(u.view(), &s, &Options::size(&[3]))
+            .unwrap()
+            .as_slice()
+            .unwrap(),
+        &[(500 % 256) as u8, 94, 200]
+    );
 }
 
 #[test]
 fn zero_d_and_empty_inputs() {
     let f = Filter::compile("x[0] * 2", &Bindings::new()).unwrap();
     let a = ArrayD::from_elem(IxDyn(&[]), 5.0);
-    assert_eq!(generic_filter(a.view(), &f, &Options::size(&[])).unwrap()[[]], 10.0);
+    assert_eq!(
+        generic_filter(a.view(), &f, &Options::size(&[])).unwrap()[[]],
+        10.0
+    );
     let fp = Footprint::new(vec![], vec![true]).unwrap();
-    assert_eq!(generic_filter(a.view(), &f, &Options::new(fp)).unwrap()[[]], 10.0);
+    assert_eq!(
+        generic_filter(a.view(), &f, &Options::new(fp)).unwrap()[[]],
+        10.0
+    );
     // An empty footprint on a 0-d input: the filter sees no values.
     let n = Filter::compile("len(x) + 1.0", &Bindings::new()).unwrap();
     let fp = Footprint::new(vec![], vec![false]).unwrap();
-    assert_eq!(generic_filter(a.view(), &n, &Options::new(fp)).unwrap()[[]], 1.0);
+    assert_eq!(
+        generic_filter(a.view(), &n, &Options::new(fp)).unwrap()[[]],
+        1.0
+    );
     // Empty arrays call nothing, even a filter that always fails.
     let fails = Filter::compile("x[100]", &Bindings::new()).unwrap();
     let e = ArrayD::<f64>::zeros(IxDyn(&[0, 3]));
-    assert_eq!(generic_filter(e.view(), &fails, &Options::size(&[5, 5]).origin(&[2, 2])).unwrap().shape(), &[0, 3]);
+    assert_eq!(
+        generic_filter(e.view(), &fails, &Options::size(&[5, 5]).origin(&[2, 2]))
+            .unwrap()
+            .shape(),
+        &[0, 3]
+    );
     // ... but a 0-d failure reports an empty position.
     match generic_filter(a.view(), &fails, &Options::size(&[])) {
         Err(DriverError::Filter { position, error }) => {
@@ -538,46 +777,126 @@ fn every_validation_error_has_scipys_type_and_message() {
     let f = Filter::compile("np.sum(x)", &Bindings::new()).unwrap();
     let a = image(3, 4);
     let run = |o: Options| err_of(generic_filter(a.view(), &f, &o));
-    assert_eq!(run(Options::size(&[3]).axes(&[2])), "ValueError: specified axis: 2 is out of range");
-    assert_eq!(run(Options::size(&[3, 3]).axes(&[0, 0])), "ValueError: axes must be unique");
-    assert_eq!(run(Options::size(&[3, 3, 3])), "RuntimeError: sequence argument must have length equal to input rank");
-    assert_eq!(run(Options::size(&[3, 3]).origin(&[1])), "RuntimeError: sequence argument must have length equal to input rank");
-    assert_eq!(run(Options::new(Footprint::from_fn(&[3], |_| true))), "RuntimeError: footprint.ndim (1) must match len(axes) (2)");
-    assert_eq!(run(Options::size(&[3, 0])), "RuntimeError: footprint.ndim (2) must match len(axes) (2)");
-    assert_eq!(run(Options::size(&[3, 3]).origin(&[0, 2])), "ValueError: invalid origin");
-    assert_eq!(run(Options::size(&[2, 3]).origin(&[-2, 0])), "ValueError: invalid origin");
-    assert_eq!("wrap ".parse::<Mode>().unwrap_err().python_type(), "RuntimeError");
-    assert_eq!(Footprint::new(vec![3, 3], vec![true; 8]).unwrap_err().python_type(), "ValueError");
-    assert_eq!(Dtype::from_kind('c', 16).unwrap_err().to_string(), "Complex type not supported");
-    assert_eq!(Dtype::from_kind('c', 16).unwrap_err().python_type(), "TypeError");
-    assert_eq!(Dtype::from_kind('f', 2).unwrap_err().python_type(), "RuntimeError");
+    assert_eq!(
+        run(Options::size(&[3]).axes(&[2])),
+        "ValueError: specified axis: 2 is out of range"
+    );
+    assert_eq!(
+        run(Options::size(&[3, 3]).axes(&[0, 0])),
+        "ValueError: axes must be unique"
+    );
+    assert_eq!(
+        run(Options::size(&[3, 3, 3])),
+        "RuntimeError: sequence argument must have length equal to input rank"
+    );
+    assert_eq!(
+        run(Options::size(&[3, 3]).origin(&[1])),
+        "RuntimeError: sequence argument must have length equal to input rank"
+    );
+    assert_eq!(
+        run(Options::new(Footprint::from_fn(&[3], |_| true))),
+        "RuntimeError: footprint.ndim (1) must match len(axes) (2)"
+    );
+    assert_eq!(
+        run(Options::size(&[3, 0])),
+        "RuntimeError: footprint.ndim (2) must match len(axes) (2)"
+    );
+    assert_eq!(
+        run(Options::size(&[3, 3]).origin(&[0, 2])),
+        "ValueError: invalid origin"
+    );
+    assert_eq!(
+        run(Options::size(&[2, 3]).origin(&[-2, 0])),
+        "ValueError: invalid origin"
+    );
+    assert_eq!(
+        "wrap ".parse::<Mode>().unwrap_err().python_type(),
+        "RuntimeError"
+    );
+    assert_eq!(
+        Footprint::new(vec![3, 3], vec![true; 8])
+            .unwrap_err()
+            .python_type(),
+        "ValueError"
+    );
+    assert_eq!(
+        Dtype::from_kind('c', 16).unwrap_err().to_string(),
+        "Complex type not supported"
+    );
+    assert_eq!(
+        Dtype::from_kind('c', 16).unwrap_err().python_type(),
+        "TypeError"
+    );
+    assert_eq!(
+        Dtype::from_kind('f', 2).unwrap_err().python_type(),
+        "RuntimeError"
+    );
     // Output shape.
     let mut out = ArrayD::<f64>::zeros(IxDyn(&[4, 3]));
     let e = generic_filter_into(a.view(), out.view_mut(), &f, &Options::size(&[3, 3])).unwrap_err();
-    assert_eq!((e.python_type(), e.to_string().as_str()), ("RuntimeError", "output shape not correct"));
+    assert_eq!(
+        (e.python_type(), e.to_string().as_str()),
+        ("RuntimeError", "output shape not correct")
+    );
     let mut bools = ArrayD::<bool>::from_elem(IxDyn(&[4, 3]), false);
-    assert!(matches!(generic_filter_into(a.view(), bools.view_mut(), &f, &Options::size(&[3, 3])), Err(DriverError::OutputShape { .. })));
+    assert!(matches!(
+        generic_filter_into(a.view(), bools.view_mut(), &f, &Options::size(&[3, 3])),
+        Err(DriverError::OutputShape { .. })
+    ));
     // Malformed raw arrays.
     let data = [1.0f64; 4];
     let good = RawArray::from_slice(&data, &[4]).unwrap();
     let mut o = [0.0f64; 4];
     let out = RawArrayMut::from_slice(&mut o, &[4]).unwrap();
-    let bad_strides = RawArray { strides: vec![], ..good.clone() };
-    assert_eq!(unsafe { generic_filter_raw(&bad_strides, &out, &f, &Options::size(&[1])) }.unwrap_err().python_type(), "ValueError");
-    let null = RawArray { ptr: std::ptr::null(), ..good.clone() };
-    assert!(matches!(unsafe { generic_filter_raw(&null, &out, &f, &Options::size(&[1])) }, Err(DriverError::BadArray(_))));
+    let bad_strides = RawArray {
+        strides: vec![],
+        ..good.clone()
+    };
+    assert_eq!(
+        unsafe { generic_filter_raw(&bad_strides, &out, &f, &Options::size(&[1])) }
+            .unwrap_err()
+            .python_type(),
+        "ValueError"
+    );
+    let null = RawArray {
+        ptr: std::ptr::null(),
+        ..good.clone()
+    };
+    assert!(matches!(
+        unsafe { generic_filter_raw(&null, &out, &f, &Options::size(&[1])) },
+        Err(DriverError::BadArray(_))
+    ));
     assert!(RawArray::from_slice(&data, &[3]).is_err());
 }
 
 #[test]
 fn the_reported_failure_is_the_first_in_c_order_whatever_the_threads() {
     // Fails (IndexError) where the centre is at least 50, which happens in many places.
-    let f = Filter::compile("x[len(x) // 2] if x[len(x) // 2] < 50 else x[100]", &Bindings::new()).unwrap();
-    let a = ArrayD::from_shape_fn(IxDyn(&[200, 300]), |i| if (i[0] * 7 + i[1] * 13) % 1009 == 0 && i[0] > 60 { 99.0 } else { 1.0 });
+    let f = Filter::compile(
+        "x[len(x) // 2] if x[len(x) // 2] < 50 else x[100]",
+        &Bindings::new(),
+    )
+    .unwrap();
+    let a = ArrayD::from_shape_fn(IxDyn(&[200, 300]), |i| {
+        if (i[0] * 7 + i[1] * 13) % 1009 == 0 && i[0] > 60 {
+            99.0
+        } else {
+            1.0
+        }
+    });
     let first = a.indexed_iter().find(|(_, &v)| v >= 50.0).unwrap().0;
     for threads in [1, 2, 4] {
-        for engine in [Engine::Auto, Engine::Callback, Engine::Interpreter, Engine::Sequential] {
-            match generic_filter(a.view(), &f, &Options::size(&[3, 3]).threads(threads).engine(engine)) {
+        for engine in [
+            Engine::Auto,
+            Engine::Callback,
+            Engine::Interpreter,
+            Engine::Sequential,
+        ] {
+            match generic_filter(
+                a.view(),
+                &f,
+                &Options::size(&[3, 3]).threads(threads).engine(engine),
+            ) {
                 Err(DriverError::Filter { error, position }) => {
                     assert_eq!(position, first.slice().to_vec(), "{engine:?} x{threads}");
                     assert_eq!(error.exception, "IndexError");
@@ -589,7 +908,12 @@ fn the_reported_failure_is_the_first_in_c_order_whatever_the_threads() {
     }
     // A reduction of an empty footprint fails with NumPy's ValueError.
     let m = Filter::compile("max(x)", &Bindings::new()).unwrap();
-    let e = generic_filter(a.view(), &m, &Options::new(Footprint::from_fn(&[3, 3], |_| false))).unwrap_err();
+    let e = generic_filter(
+        a.view(),
+        &m,
+        &Options::new(Footprint::from_fn(&[3, 3], |_| false)),
+    )
+    .unwrap_err();
     assert_eq!(e.python_type(), "ValueError");
     assert_eq!(e.runtime_error().map(|r| r.exception), Some("ValueError"));
 }
@@ -604,7 +928,12 @@ fn an_output_overlapping_the_input_sees_earlier_results_as_in_scipy() {
     let f = Filter::compile("x.sum()", &Bindings::new()).unwrap();
     let mut b: Vec<f64> = (0..10).map(f64::from).collect();
     let out = RawArrayMut::from_slice(&mut b, &[10]).unwrap();
-    let inp = RawArray { ptr: out.ptr, dtype: out.dtype, shape: out.shape.clone(), strides: out.strides.clone() };
+    let inp = RawArray {
+        ptr: out.ptr,
+        dtype: out.dtype,
+        shape: out.shape.clone(),
+        strides: out.strides.clone(),
+    };
     unsafe { generic_filter_raw(&inp, &out, &f, &Options::size(&[3])).unwrap() };
     assert_eq!(b, vec![1., 4., 9., 16., 25., 36., 49., 64., 81., 99.]);
 }
@@ -616,11 +945,13 @@ fn progress_is_reported_and_runs_can_be_cancelled() {
     let calls = Arc::new(AtomicUsize::new(0));
     let last = Arc::new(AtomicUsize::new(0));
     let (c, l) = (calls.clone(), last.clone());
-    let opts = Options::size(&[3, 3]).threads(2).progress(move |done, total| {
-        assert_eq!(total, 160_000);
-        c.fetch_add(1, Ordering::Relaxed);
-        l.fetch_max(done, Ordering::Relaxed);
-    });
+    let opts = Options::size(&[3, 3])
+        .threads(2)
+        .progress(move |done, total| {
+            assert_eq!(total, 160_000);
+            c.fetch_add(1, Ordering::Relaxed);
+            l.fetch_max(done, Ordering::Relaxed);
+        });
     generic_filter(a.view(), &f, &opts).unwrap();
     assert!(calls.load(Ordering::Relaxed) >= 10);
     assert_eq!(last.load(Ordering::Relaxed), 160_000);
@@ -648,7 +979,10 @@ fn bound_values_reach_the_row_kernel() {
     short.set_array("w", vec![1.0, 2.0]);
     short.set_float("scale", 1.0);
     let g = Filter::compile("np.sum(x * w) * scale", &short).unwrap();
-    assert_eq!(generic_filter(a.view(), &g, &o).unwrap_err().python_type(), "ValueError");
+    assert_eq!(
+        generic_filter(a.view(), &g, &o).unwrap_err().python_type(),
+        "ValueError"
+    );
     // The compiled code the driver keeps between runs is keyed by the values too: the same source
     // with other values (compiled anew, or rebound) gives their results.
     let k = |v: f64| {
@@ -659,9 +993,17 @@ fn bound_values_reach_the_row_kernel() {
     let two = Filter::compile("np.median(x) * k", &k(2.0)).unwrap();
     let three = Filter::compile("np.median(x) * k", &k(3.0)).unwrap();
     let rebound = two.with_bindings(&k(5.0)).unwrap();
-    let m = generic_filter(a.view(), &Filter::compile("np.median(x)", &Bindings::new()).unwrap(), &o).unwrap();
+    let m = generic_filter(
+        a.view(),
+        &Filter::compile("np.median(x)", &Bindings::new()).unwrap(),
+        &o,
+    )
+    .unwrap();
     for (f, scale) in [(&two, 2.0), (&three, 3.0), (&rebound, 5.0), (&two, 2.0)] {
-        assert_same(&generic_filter(a.view(), f, &o).unwrap(), &m.mapv(|v| v * scale));
+        assert_same(
+            &generic_filter(a.view(), f, &o).unwrap(),
+            &m.mapv(|v| v * scale),
+        );
     }
 }
 
@@ -675,13 +1017,25 @@ mod filter1d {
     use ndjit::Sig;
 
     fn compile1d(src: &str) -> Filter {
-        Filter::builder(src).signature(Sig::Filter1d).compile().unwrap()
+        Filter::builder(src)
+            .signature(Sig::Filter1d)
+            .compile()
+            .unwrap()
     }
 
     /// scipy's loop: each line extended by literal reflections, the callback, the cast.
-    fn reference(input: &Buf, out_dtype: Dtype, f: &Filter, o: &Filter1dOptions) -> Result<Vec<u8>, Vec<usize>> {
+    fn reference(
+        input: &Buf,
+        out_dtype: Dtype,
+        f: &Filter,
+        o: &Filter1dOptions,
+    ) -> Result<Vec<u8>, Vec<usize>> {
         let ndim = input.shape.len();
-        let axis = if o.axis < 0 { (o.axis + ndim as isize) as usize } else { o.axis as usize };
+        let axis = if o.axis < 0 {
+            (o.axis + ndim as isize) as usize
+        } else {
+            o.axis as usize
+        };
         let n = input.shape[axis];
         let before = (o.filter_size / 2) as i64 + o.origin as i64;
         let mut out = c_buf(out_dtype, &input.shape);
@@ -700,7 +1054,13 @@ mod filter1d {
                 })
                 .collect();
             let mut line = vec![0.0; n];
-            if f.call_args(Args { values: &ext, coords: &[], output: &mut line }).is_err() {
+            if f.call_args(Args {
+                values: &ext,
+                coords: &[],
+                output: &mut line,
+            })
+            .is_err()
+            {
                 return Err(idx);
             }
             for (i, v) in line.into_iter().enumerate() {
@@ -718,9 +1078,15 @@ mod filter1d {
         let mut rng = Rng(0xA076_1D64_78BD_642F);
         for case in 0..400 {
             let ndim = 1 + rng.below(3);
-            let shape: Vec<usize> = (0..ndim).map(|_| if rng.chance(0.1) { 1 } else { 1 + rng.below(9) }).collect();
+            let shape: Vec<usize> = (0..ndim)
+                .map(|_| if rng.chance(0.1) { 1 } else { 1 + rng.below(9) })
+                .collect();
             let din = Dtype::ALL[rng.below(11)];
-            let dout = if rng.chance(0.5) { din } else { Dtype::ALL[rng.below(11)] };
+            let dout = if rng.chance(0.5) {
+                din
+            } else {
+                Dtype::ALL[rng.below(11)]
+            };
             let input = random_array(&mut rng, din, &shape);
             let mut output = random_array(&mut rng, dout, &shape);
             let size = 1 + rng.below(6);
@@ -732,7 +1098,14 @@ mod filter1d {
             o.threads = Some(1 + rng.below(2));
             let want = reference(&input, dout, &f, &o).unwrap();
             unsafe { generic_filter1d_raw(&input.raw(), &output.raw_mut(), &f, &o) }.unwrap();
-            assert_eq!(output.bytes(), want, "case {case}: {din}->{dout} {shape:?} size {size} axis {} origin {} {}", o.axis, o.origin, o.mode);
+            assert_eq!(
+                output.bytes(),
+                want,
+                "case {case}: {din}->{dout} {shape:?} size {size} axis {} origin {} {}",
+                o.axis,
+                o.origin,
+                o.mode
+            );
         }
     }
 
@@ -744,33 +1117,93 @@ mod filter1d {
         let data: Vec<f64> = (0..5).map(f64::from).collect();
         let input = RawArray::from_slice(&data, &[5]).unwrap();
         let mut out = vec![0.0; 5];
-        let o = |size: usize, origin: isize| Filter1dOptions { origin, ..Filter1dOptions::new(size) };
-        unsafe { generic_filter1d_raw(&input, &RawArrayMut::from_slice(&mut out, &[5]).unwrap(), &copy, &o(4, -1)) }.unwrap();
+        let o = |size: usize, origin: isize| Filter1dOptions {
+            origin,
+            ..Filter1dOptions::new(size)
+        };
+        unsafe {
+            generic_filter1d_raw(
+                &input,
+                &RawArrayMut::from_slice(&mut out, &[5]).unwrap(),
+                &copy,
+                &o(4, -1),
+            )
+        }
+        .unwrap();
         assert_eq!(out, vec![0.0, 0.0, 1.0, 2.0, 3.0]);
         let tail = compile1d("def f(a, o):\n    o[...] = a[len(a) - len(o):]");
-        unsafe { generic_filter1d_raw(&input, &RawArrayMut::from_slice(&mut out, &[5]).unwrap(), &tail, &o(4, -2)) }.unwrap();
+        unsafe {
+            generic_filter1d_raw(
+                &input,
+                &RawArrayMut::from_slice(&mut out, &[5]).unwrap(),
+                &tail,
+                &o(4, -2),
+            )
+        }
+        .unwrap();
         assert_eq!(out, vec![3.0, 4.0, 4.0, 3.0, 2.0]);
         let run = |f: &Filter, opts: &Filter1dOptions, shape: &[usize]| {
             let mut out = [0.0; 5];
-            let e = unsafe { generic_filter1d_raw(&input, &RawArrayMut::from_slice(&mut out[..shape.iter().product()], shape).unwrap(), f, opts) }.unwrap_err();
+            let e = unsafe {
+                generic_filter1d_raw(
+                    &input,
+                    &RawArrayMut::from_slice(&mut out[..shape.iter().product()], shape).unwrap(),
+                    f,
+                    opts,
+                )
+            }
+            .unwrap_err();
             format!("{}: {e}", e.python_type())
         };
-        assert_eq!(run(&copy, &o(0, 0), &[5]), "RuntimeError: invalid filter size");
-        assert_eq!(run(&copy, &Filter1dOptions { axis: 1, ..o(3, 0) }, &[5]), "AxisError: axis 1 is out of bounds for array of dimension 1");
+        assert_eq!(
+            run(&copy, &o(0, 0), &[5]),
+            "RuntimeError: invalid filter size"
+        );
+        assert_eq!(
+            run(&copy, &Filter1dOptions { axis: 1, ..o(3, 0) }, &[5]),
+            "AxisError: axis 1 is out of bounds for array of dimension 1"
+        );
         assert_eq!(run(&copy, &o(3, 2), &[5]), "ValueError: invalid origin");
-        assert_eq!(run(&copy, &o(3, 0), &[4]), "RuntimeError: output shape not correct");
+        assert_eq!(
+            run(&copy, &o(3, 0), &[4]),
+            "RuntimeError: output shape not correct"
+        );
         let nd = Filter::compile("np.mean(x)", &Bindings::new()).unwrap();
-        assert!(run(&nd, &o(3, 0), &[5]).starts_with("ValueError: the filter was compiled for the signature"));
+        assert!(run(&nd, &o(3, 0), &[5])
+            .starts_with("ValueError: the filter was compiled for the signature"));
         // ... and a 1-D callback given to generic_filter.
-        let e = generic_filter(ArrayD::from_elem(IxDyn(&[3]), 1.0).view(), &copy, &Options::size(&[3])).unwrap_err();
+        let e = generic_filter(
+            ArrayD::from_elem(IxDyn(&[3]), 1.0).view(),
+            &copy,
+            &Options::size(&[3]),
+        )
+        .unwrap_err();
         assert!(matches!(e, DriverError::WrongSignature { .. }));
         // The first failing line in C order, whatever the threads.
         let picky = compile1d("def f(a, o):\n    o[...] = a[1:len(o) + 1]\n    if a[1] > 40:\n        o[len(o)] = 0.0");
-        let big: Vec<f64> = (0..60 * 50).map(|i| if i / 50 >= 17 && (i / 50) % 5 == 2 { 41.0 } else { 1.0 }).collect();
+        let big: Vec<f64> = (0..60 * 50)
+            .map(|i| {
+                if i / 50 >= 17 && (i / 50) % 5 == 2 {
+                    41.0
+                } else {
+                    1.0
+                }
+            })
+            .collect();
         let mut out = vec![0.0; 60 * 50];
         for threads in [1, 2, 3] {
-            let opts = Filter1dOptions { threads: Some(threads), ..o(3, 0) };
-            match unsafe { generic_filter1d_raw(&RawArray::from_slice(&big, &[60, 50]).unwrap(), &RawArrayMut::from_slice(&mut out, &[60, 50]).unwrap(), &picky, &opts) } {
+            let opts = Filter1dOptions {
+                threads: Some(threads),
+                ..o(3, 0)
+            };
+            match unsafe {
+                generic_filter1d_raw(
+                    &RawArray::from_slice(&big, &[60, 50]).unwrap(),
+                    &RawArrayMut::from_slice(&mut out, &[60, 50]).unwrap(),
+                    &picky,
+                    &opts,
+                )
+            } {
                 Err(DriverError::Filter { error, position }) => {
                     assert_eq!(position, vec![17, 0]);
                     assert_eq!(error.exception, "IndexError");

@@ -98,14 +98,21 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
 
 #[test]
 fn every_bad_program_gets_kind_position_and_message() {
-    assert!(CASES.len() >= 60, "the brief asks for at least 60 error cases");
+    assert!(
+        CASES.len() >= 60,
+        "the brief asks for at least 60 error cases"
+    );
     let mut failures = Vec::new();
     for (src, kind, line, col, fragment) in CASES {
         match Filter::compile(src, &Bindings::new()) {
             Ok(_) => failures.push(format!("{src:?}: compiled, expected {kind:?}")),
             Err(e) => {
                 let shown = e.to_string();
-                if e.kind != *kind || e.line() != *line || e.column() != *col || !shown.contains(fragment) {
+                if e.kind != *kind
+                    || e.line() != *line
+                    || e.column() != *col
+                    || !shown.contains(fragment)
+                {
                     failures.push(format!(
                         "{src:?}: expected {kind:?} at {line}:{col} containing {fragment:?}\n   got {:?} at {}:{}: {shown}",
                         e.kind,
@@ -116,34 +123,71 @@ fn every_bad_program_gets_kind_position_and_message() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases wrong:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases wrong:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn errors_show_the_line_and_a_caret_under_the_span() {
-    let e = Filter::compile("def f(x):\n    return np.mean(x) + undefined_name\n", &Bindings::new()).unwrap_err();
+    let e = Filter::compile(
+        "def f(x):\n    return np.mean(x) + undefined_name\n",
+        &Bindings::new(),
+    )
+    .unwrap_err();
     let shown = e.to_string();
-    assert!(shown.contains("2 |     return np.mean(x) + undefined_name"), "{shown}");
+    assert!(
+        shown.contains("2 |     return np.mean(x) + undefined_name"),
+        "{shown}"
+    );
     let caret_line = shown.lines().find(|l| l.contains('^')).unwrap();
-    assert_eq!(caret_line.find('^').unwrap() - caret_line.find('|').unwrap() - 2, 24, "{shown}");
+    assert_eq!(
+        caret_line.find('^').unwrap() - caret_line.find('|').unwrap() - 2,
+        24,
+        "{shown}"
+    );
     assert_eq!(caret_line.matches('^').count(), "undefined_name".len());
-    assert!(shown.contains("help:"), "a hint says what to do instead: {shown}");
+    assert!(
+        shown.contains("help:"),
+        "a hint says what to do instead: {shown}"
+    );
 }
 
 #[test]
 fn limits_give_errors_not_stack_overflows() {
     let deep = format!("{}x[0]{}", "(".repeat(5000), ")".repeat(5000));
-    assert_eq!(Filter::compile(&deep, &Bindings::new()).unwrap_err().kind, K::Limit);
+    assert_eq!(
+        Filter::compile(&deep, &Bindings::new()).unwrap_err().kind,
+        K::Limit
+    );
     let long_chain = vec!["x[0]"; 5000].join(" + ");
-    assert_eq!(Filter::compile(&long_chain, &Bindings::new()).unwrap_err().kind, K::Limit);
+    assert_eq!(
+        Filter::compile(&long_chain, &Bindings::new())
+            .unwrap_err()
+            .kind,
+        K::Limit
+    );
     let huge = format!("x[0] + {}", "0".repeat(70_000));
-    assert_eq!(Filter::compile(&huge, &Bindings::new()).unwrap_err().kind, K::Limit);
+    assert_eq!(
+        Filter::compile(&huge, &Bindings::new()).unwrap_err().kind,
+        K::Limit
+    );
     let mut nested = String::from("def f(x):\n");
     for d in 0..120 {
         nested.push_str(&format!("{}if x[0] > {d}:\n", "    ".repeat(d + 1)));
     }
-    nested.push_str(&format!("{}return 1.0\n    return 0.0\n", "    ".repeat(121)));
-    assert_eq!(Filter::compile(&nested, &Bindings::new()).unwrap_err().kind, K::Limit);
+    nested.push_str(&format!(
+        "{}return 1.0\n    return 0.0\n",
+        "    ".repeat(121)
+    ));
+    assert_eq!(
+        Filter::compile(&nested, &Bindings::new()).unwrap_err().kind,
+        K::Limit
+    );
 }
 
 #[test]
@@ -155,5 +199,8 @@ fn binding_errors() {
     wrong.set_float("w", 1.0);
     let e = f.with_bindings(&wrong).unwrap_err();
     assert_eq!(e.kind, K::Binding);
-    assert!(e.to_string().contains("`w` was compiled as an array"), "{e}");
+    assert!(
+        e.to_string().contains("`w` was compiled as an array"),
+        "{e}"
+    );
 }

@@ -12,11 +12,17 @@ const LOOP_MIN: &str = "def f(values):\n    result = np.inf\n    for v in values
 fn a_data_dependent_branch_becomes_a_select_and_the_loop_unrolls() {
     let f = Filter::builder(LOOP_MIN).filter_size(5).compile().unwrap();
     let spec = f.specialized_ir().unwrap().to_string();
-    assert!(!spec.contains("loop") && !spec.contains("if "), "specialised IR still branches:\n{spec}");
+    assert!(
+        !spec.contains("loop") && !spec.contains("if "),
+        "specialised IR still branches:\n{spec}"
+    );
     assert!(spec.contains("select("), "{spec}");
     // The general version keeps its loop (the trip count is not known) but loses the branch.
     let general = f.ir().to_string();
-    assert!(general.contains("loop") && !general.contains("if Lt"), "{general}");
+    assert!(
+        general.contains("loop") && !general.contains("if Lt"),
+        "{general}"
+    );
 }
 
 #[test]
@@ -37,7 +43,10 @@ fn passes_keep_results_bit_identical() {
                 let buf = gen.buffer(n);
                 let reference = plain.interpret(&buf);
                 for got in [plain.call(&buf), sized.call(&buf), sized.interpret(&buf)] {
-                    assert!(same(&reference, &got), "{src}\n{buf:?}: {reference:?} vs {got:?}");
+                    assert!(
+                        same(&reference, &got),
+                        "{src}\n{buf:?}: {reference:?} vs {got:?}"
+                    );
                 }
             }
         }
@@ -50,6 +59,9 @@ fn branches_with_checks_or_calls_stay_branches() {
     let f = Filter::compile("def f(v):\n    r = 0.0\n    if len(v) > 3:\n        r = v[3]\n    if v[0] > 0:\n        r = np.exp(v[0])\n    return r", &Bindings::new()).unwrap();
     let ir = f.ir().to_string();
     assert_eq!(ir.matches("if ").count(), 2, "{ir}");
-    assert_eq!(f.call(&[1.0, 2.0]).unwrap(), ndjit::math::MathFn::Exp.eval(&[1.0]));
+    assert_eq!(
+        f.call(&[1.0, 2.0]).unwrap(),
+        ndjit::math::MathFn::Exp.eval(&[1.0])
+    );
     assert_eq!(f.call(&[-1.0, 2.0, 3.0, 4.0]).unwrap(), 4.0);
 }

@@ -14,14 +14,26 @@ fn run(src: &str, x: &[f64]) -> Result<f64, String> {
 fn python_numbers_raise_on_division_by_zero_numpy_scalars_do_not() {
     let unguarded = "def f(v):\n    t = 0.0\n    n = 0\n    for a in v:\n        if a > 0:\n            t += a\n            n += 1\n    return t / n";
     assert_eq!(run(unguarded, &[1.0, -1.0, 3.0]), Ok(2.0));
-    assert_eq!(run(unguarded, &[-1.0, -2.0]), Err("float division by zero".into()));
+    assert_eq!(
+        run(unguarded, &[-1.0, -2.0]),
+        Err("float division by zero".into())
+    );
     // A buffer element is an np.float64: dividing it by zero gives inf, as NumPy does.
     assert_eq!(run("x[0] / 0", &[1.0]), Ok(f64::INFINITY));
     assert_eq!(run("np.float64(1.0) / 0", &[1.0]), Ok(f64::INFINITY));
     // Python numbers: len() and literals.
-    assert_eq!(run("1.0 / (len(x) - 2)", &[1.0, 2.0]), Err("float division by zero".into()));
-    assert_eq!(run("len(x) // (len(x) - 2)", &[1.0, 2.0]), Err("integer division or modulo by zero".into()));
-    assert_eq!(run("float(x[0]) % 0.0", &[1.0]), Err("float modulo by zero".into()));
+    assert_eq!(
+        run("1.0 / (len(x) - 2)", &[1.0, 2.0]),
+        Err("float division by zero".into())
+    );
+    assert_eq!(
+        run("len(x) // (len(x) - 2)", &[1.0, 2.0]),
+        Err("integer division or modulo by zero".into())
+    );
+    assert_eq!(
+        run("float(x[0]) % 0.0", &[1.0]),
+        Err("float modulo by zero".into())
+    );
     // NumPy integers give 0 for a zero divisor.
     assert_eq!(run("np.count_nonzero(x) // 0", &[1.0]), Ok(0.0));
     assert!(run("np.count_nonzero(x) / x.size", &[]).unwrap().is_nan());
@@ -37,8 +49,13 @@ fn builtin_min_max_follow_cpython_numpy_propagates() {
     assert!(run("np.min(x)", &nan_later).unwrap().is_nan());
     assert_eq!(run("np.nanmin(x)", &nan_later), Ok(1.0));
     assert!(run("np.nanmax(x)", &[f64::NAN, f64::NAN]).unwrap().is_nan());
-    assert_eq!(run("min(x)", &[]), Err("min() arg is an empty sequence".into()));
-    assert!(run("np.min(x)", &[]).unwrap_err().contains("zero-size array"));
+    assert_eq!(
+        run("min(x)", &[]),
+        Err("min() arg is an empty sequence".into())
+    );
+    assert!(run("np.min(x)", &[])
+        .unwrap_err()
+        .contains("zero-size array"));
 }
 
 #[test]
@@ -56,7 +73,10 @@ fn sums_are_numpys_pairwise_sums() {
     expect += x[24];
     expect += 0.0;
     assert_eq!(run("np.sum(x)", &x).unwrap().to_bits(), expect.to_bits());
-    assert_eq!(run("np.mean(x)", &x).unwrap().to_bits(), (expect / 25.0).to_bits());
+    assert_eq!(
+        run("np.mean(x)", &x).unwrap().to_bits(),
+        (expect / 25.0).to_bits()
+    );
 }
 
 #[test]
@@ -67,10 +87,19 @@ fn rounding_floor_division_and_casts() {
     assert_eq!(run("x[0] // 2", &[-7.0]), Ok(-4.0));
     assert_eq!(run("x[0] % 2", &[-7.0]), Ok(1.0));
     assert_eq!(run("int(x[0])", &[-2.7]), Ok(-2.0));
-    assert_eq!(run("int(x[0])", &[f64::NAN]), Err("cannot convert float NaN to integer".into()));
-    assert_eq!(run("math.sqrt(x[0])", &[-1.0]), Err("math domain error".into()));
+    assert_eq!(
+        run("int(x[0])", &[f64::NAN]),
+        Err("cannot convert float NaN to integer".into())
+    );
+    assert_eq!(
+        run("math.sqrt(x[0])", &[-1.0]),
+        Err("math domain error".into())
+    );
     assert!(run("np.sqrt(x[0])", &[-1.0]).unwrap().is_nan());
-    assert_eq!(run("math.exp(x[0])", &[1000.0]), Err("math range error".into()));
+    assert_eq!(
+        run("math.exp(x[0])", &[1000.0]),
+        Err("math range error".into())
+    );
 }
 
 #[test]
@@ -84,7 +113,16 @@ fn median_percentile_and_masks() {
     assert_eq!(run("np.sum(x[::-1][:2])", &x), Ok(6.0));
     assert_eq!(run("np.concatenate((x[:1], x[3:])).sum()", &x), Ok(7.0));
     assert_eq!(run("np.delete(x, -1).max()", &x), Ok(5.0));
-    assert_eq!(run("x[9]", &x), Err("index 9 is out of bounds for axis 0 with size 4".into()));
-    assert_eq!(run("x[-5]", &x), Err("index -5 is out of bounds for axis 0 with size 4".into()));
-    assert_eq!(run("np.percentile(x, 101)", &x), Err("Percentiles must be in the range [0, 100]".into()));
+    assert_eq!(
+        run("x[9]", &x),
+        Err("index 9 is out of bounds for axis 0 with size 4".into())
+    );
+    assert_eq!(
+        run("x[-5]", &x),
+        Err("index -5 is out of bounds for axis 0 with size 4".into())
+    );
+    assert_eq!(
+        run("np.percentile(x, 101)", &x),
+        Err("Percentiles must be in the range [0, 100]".into())
+    );
 }

@@ -5,24 +5,52 @@ use ndjit::interp::Args;
 use ndjit::{Bindings, Filter, Sig};
 
 fn compile(src: &str, sig: Sig, b: &Bindings) -> Filter {
-    Filter::builder(src).bindings(b).signature(sig).compile().unwrap_or_else(|e| panic!("{e}"))
+    Filter::builder(src)
+        .bindings(b)
+        .signature(sig)
+        .compile()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs both engines; returns (result, output) and asserts they agree bit for bit.
-fn both(f: &Filter, values: &[f64], coords: &[i64], out_len: usize) -> (Result<Option<f64>, String>, Vec<f64>) {
+fn both(
+    f: &Filter,
+    values: &[f64],
+    coords: &[i64],
+    out_len: usize,
+) -> (Result<Option<f64>, String>, Vec<f64>) {
     let mut o1 = vec![-7.0; out_len];
     let mut o2 = vec![-7.0; out_len];
-    let r1 = f.call_args(Args { values, coords, output: &mut o1 }).map_err(|e| e.message);
-    let r2 = f.interpret_args(Args { values, coords, output: &mut o2 }).map_err(|e| e.message);
+    let r1 = f
+        .call_args(Args {
+            values,
+            coords,
+            output: &mut o1,
+        })
+        .map_err(|e| e.message);
+    let r2 = f
+        .interpret_args(Args {
+            values,
+            coords,
+            output: &mut o2,
+        })
+        .map_err(|e| e.message);
     assert_eq!(format!("{r1:?}"), format!("{r2:?}"), "{}", f.source());
-    assert_eq!(o1.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), o2.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    assert_eq!(
+        o1.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        o2.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
     (r1, o1)
 }
 
 #[test]
 fn filter1d_writes_the_output_line() {
     let b = Bindings::new();
-    let mean3 = compile("def f(iline, oline):\n    oline[...] = (iline[:-2] + iline[1:-1] + iline[2:]) / 3.0", Sig::Filter1d, &b);
+    let mean3 = compile(
+        "def f(iline, oline):\n    oline[...] = (iline[:-2] + iline[1:-1] + iline[2:]) / 3.0",
+        Sig::Filter1d,
+        &b,
+    );
     let (r, out) = both(&mean3, &[3.0, 6.0, 9.0, 12.0, 15.0], &[], 3);
     assert_eq!(r, Ok(None));
     assert_eq!(out, vec![6.0, 9.0, 12.0]);
@@ -38,22 +66,41 @@ fn filter1d_writes_the_output_line() {
     assert_eq!(out, vec![6.0, 9.0, 12.0]);
     // A mismatched assignment and an out-of-range store are run-time errors, not corruption.
     let (r, _) = both(&mean3, &[1.0, 2.0, 3.0], &[], 3);
-    assert_eq!(r, Err("could not broadcast input array from shape (1,) into shape (3,)".into()));
+    assert_eq!(
+        r,
+        Err("could not broadcast input array from shape (1,) into shape (3,)".into())
+    );
     let bad_store = compile("def f(a, o):\n    o[len(o)] = 1.0", Sig::Filter1d, &b);
-    assert!(both(&bad_store, &[1.0], &[], 2).0.unwrap_err().contains("out of bounds"));
+    assert!(both(&bad_store, &[1.0], &[], 2)
+        .0
+        .unwrap_err()
+        .contains("out of bounds"));
     // Scalars broadcast over the line; an in-place reversal reads a copy.
     let fill = compile("def f(a, o):\n    o[...] = a[0]", Sig::Filter1d, &b);
     assert_eq!(both(&fill, &[2.5, 0.0], &[], 3).1, vec![2.5; 3]);
-    let rev = compile("def f(a, o):\n    for i in range(len(o)):\n        o[i] = i\n    o[...] = o[::-1]", Sig::Filter1d, &b);
+    let rev = compile(
+        "def f(a, o):\n    for i in range(len(o)):\n        o[i] = i\n    o[...] = o[::-1]",
+        Sig::Filter1d,
+        &b,
+    );
     assert_eq!(both(&rev, &[0.0], &[], 4).1, vec![3.0, 2.0, 1.0, 0.0]);
 }
 
 #[test]
 fn filter1d_rejects_a_return_value() {
-    let e = Filter::builder("def f(a, o):\n    return 1.0").signature(Sig::Filter1d).compile().unwrap_err();
+    let e = Filter::builder("def f(a, o):\n    return 1.0")
+        .signature(Sig::Filter1d)
+        .compile()
+        .unwrap_err();
     assert!(e.to_string().contains("returns nothing"), "{e}");
-    let e = Filter::builder("def f(a):\n    pass").signature(Sig::Filter1d).compile().unwrap_err();
-    assert!(e.to_string().contains("input line and the output line"), "{e}");
+    let e = Filter::builder("def f(a):\n    pass")
+        .signature(Sig::Filter1d)
+        .compile()
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("input line and the output line"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -66,29 +113,60 @@ fn transforms_map_output_to_input_coordinates() {
     assert_eq!(out, vec![2.5, 6.5]);
     // Rank mismatch: the mapping returns two coordinates for a 3-D input.
     let (r, _) = both(&f, &[], &[3, 7], 3);
-    assert_eq!(r, Err("the mapping returned 2 coordinates, but the input has rank 3".into()));
-    let swap = compile("lambda c: (c[1], c[0] * 2)", Sig::Transform, &Bindings::new());
+    assert_eq!(
+        r,
+        Err("the mapping returned 2 coordinates, but the input has rank 3".into())
+    );
+    let swap = compile(
+        "lambda c: (c[1], c[0] * 2)",
+        Sig::Transform,
+        &Bindings::new(),
+    );
     assert_eq!(both(&swap, &[], &[4, 9], 2).1, vec![9.0, 8.0]);
     // Coordinates are Python ints: dividing one by zero raises, as CPython does.
-    let div = compile("lambda c: (c[0] / c[1], 0.0)", Sig::Transform, &Bindings::new());
-    assert_eq!(both(&div, &[], &[1, 0], 2).0, Err("division by zero".into()));
+    let div = compile(
+        "lambda c: (c[0] / c[1], 0.0)",
+        Sig::Transform,
+        &Bindings::new(),
+    );
+    assert_eq!(
+        both(&div, &[], &[1, 0], 2).0,
+        Err("division by zero".into())
+    );
 }
 
 #[test]
 fn integrands_read_quads_arguments() {
-    let f = compile("def f(x, a, b):\n    return math.exp(-a * x) * math.cos(b * x)", Sig::Integrand, &Bindings::new());
+    let f = compile(
+        "def f(x, a, b):\n    return math.exp(-a * x) * math.cos(b * x)",
+        Sig::Integrand,
+        &Bindings::new(),
+    );
     let (r, _) = both(&f, &[0.5, 2.0, 3.0], &[], 0);
     assert_eq!(r, Ok(Some((-1.0f64).exp() * 1.5f64.cos())));
-    assert_eq!(f.call(&[0.5, 2.0, 3.0]).unwrap(), (-1.0f64).exp() * 1.5f64.cos());
+    assert_eq!(
+        f.call(&[0.5, 2.0, 3.0]).unwrap(),
+        (-1.0f64).exp() * 1.5f64.cos()
+    );
     // Too few values from quad: an error (the raw callback returns NaN).
     let (r, _) = both(&f, &[0.5], &[], 0);
-    assert!(r.unwrap_err().contains("needs argument 2 but quad passed 1"));
+    assert!(r
+        .unwrap_err()
+        .contains("needs argument 2 but quad passed 1"));
     // Defaults fill in what quad does not pass.
-    let g = compile("def g(x, k=2.0):\n    return x ** k", Sig::Integrand, &Bindings::new());
+    let g = compile(
+        "def g(x, k=2.0):\n    return x ** k",
+        Sig::Integrand,
+        &Bindings::new(),
+    );
     assert_eq!(both(&g, &[3.0], &[], 0).0, Ok(Some(9.0)));
     assert_eq!(both(&g, &[3.0, 3.0], &[], 0).0, Ok(Some(27.0)));
-    let raw: unsafe extern "C" fn(i32, *mut f64, *mut std::ffi::c_void) -> f64 = unsafe { std::mem::transmute(g.entry_address()) };
+    let raw: unsafe extern "C" fn(i32, *mut f64, *mut std::ffi::c_void) -> f64 =
+        unsafe { std::mem::transmute(g.entry_address()) };
     let mut xx = [2.0, 10.0];
     assert_eq!(unsafe { raw(2, xx.as_mut_ptr(), g.user_data()) }, 1024.0);
-    assert!(unsafe { raw(-1, xx.as_mut_ptr(), g.user_data()) }.is_nan(), "a negative count is refused");
+    assert!(
+        unsafe { raw(-1, xx.as_mut_ptr(), g.user_data()) }.is_nan(),
+        "a negative count is refused"
+    );
 }

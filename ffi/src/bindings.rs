@@ -21,7 +21,11 @@ pub struct ndjit_bindings {
 /// `ndjit_bindings_free`. Returns NULL only on an internal error. Thread-safe.
 #[no_mangle]
 pub extern "C" fn ndjit_bindings_new() -> *mut ndjit_bindings {
-    guard_value(std::ptr::null_mut(), || Box::into_raw(Box::new(ndjit_bindings { inner: ndjit_core::Bindings::new() })))
+    guard_value(std::ptr::null_mut(), || {
+        Box::into_raw(Box::new(ndjit_bindings {
+            inner: ndjit_core::Bindings::new(),
+        }))
+    })
 }
 
 /// Frees a bindings object. NULL is allowed and does nothing. Filters compiled with it are not
@@ -75,7 +79,11 @@ pub unsafe extern "C" fn ndjit_bindings_set_double(
     error: *mut *mut ndjit_error,
 ) -> ndjit_status {
     // SAFETY: forwarded contract.
-    unsafe { set(bindings, name, error, || Ok(ndjit_core::Value::Float(value))) }
+    unsafe {
+        set(bindings, name, error, || {
+            Ok(ndjit_core::Value::Float(value))
+        })
+    }
 }
 
 /// Binds `name` to the integer `value` (a Python int). Bind integers that the source uses as
@@ -115,7 +123,13 @@ pub unsafe extern "C" fn ndjit_bindings_set_array(
     error: *mut *mut ndjit_error,
 ) -> ndjit_status {
     // SAFETY: forwarded contract.
-    unsafe { set(bindings, name, error, || Ok(ndjit_core::Value::Array(slice_arg(values, len, "values", "len")?.to_vec()))) }
+    unsafe {
+        set(bindings, name, error, || {
+            Ok(ndjit_core::Value::Array(
+                slice_arg(values, len, "values", "len")?.to_vec(),
+            ))
+        })
+    }
 }
 
 /// The bindings behind an optional handle (NULL means none).

@@ -3,7 +3,9 @@
 use crate::args::{count, handle, slice_arg};
 use crate::error::{guard, guard_value, ndjit_error, ndjit_status, Failure, Result};
 use crate::filter::ndjit_filter;
-use ndjit_core::driver::{DriverError, Dtype, Engine, Footprint, Mode, Options, RawArray, RawArrayMut};
+use ndjit_core::driver::{
+    DriverError, Dtype, Engine, Footprint, Mode, Options, RawArray, RawArrayMut,
+};
 use std::ffi::c_void;
 
 /// The element type of an array (`ndjit_array.dtype`): one of the `NDJIT_BOOL` ...
@@ -68,7 +70,13 @@ fn dtype_of(code: ndjit_dtype, what: &str) -> Result<Dtype> {
         NDJIT_INT64 => Dtype::I64,
         NDJIT_FLOAT32 => Dtype::F32,
         NDJIT_FLOAT64 => Dtype::F64,
-        _ => return Err(Failure::unknown_enum(what, code, "NDJIT_BOOL .. NDJIT_FLOAT64 (0 .. 10)")),
+        _ => {
+            return Err(Failure::unknown_enum(
+                what,
+                code,
+                "NDJIT_BOOL .. NDJIT_FLOAT64 (0 .. 10)",
+            ))
+        }
     })
 }
 
@@ -82,7 +90,13 @@ fn mode_of(code: ndjit_mode) -> Result<Mode> {
         NDJIT_MODE_GRID_MIRROR => Mode::GridMirror,
         NDJIT_MODE_GRID_CONSTANT => Mode::GridConstant,
         NDJIT_MODE_GRID_WRAP => Mode::GridWrap,
-        _ => return Err(Failure::unknown_enum("mode", code, "the NDJIT_MODE_* constants (0 .. 7)")),
+        _ => {
+            return Err(Failure::unknown_enum(
+                "mode",
+                code,
+                "the NDJIT_MODE_* constants (0 .. 7)",
+            ))
+        }
     })
 }
 
@@ -132,8 +146,13 @@ impl Checked {
     /// Byte extent along each axis with more than one element, sorted by |stride|: `(|stride|,
     /// len)`.
     fn spans(&self) -> Vec<(usize, usize)> {
-        let mut v: Vec<(usize, usize)> =
-            self.shape.iter().zip(&self.strides).filter(|(&n, _)| n > 1).map(|(&n, &s)| (s.unsigned_abs(), n)).collect();
+        let mut v: Vec<(usize, usize)> = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .filter(|(&n, _)| n > 1)
+            .map(|(&n, &s)| (s.unsigned_abs(), n))
+            .collect();
         v.sort_unstable();
         v
     }
@@ -161,16 +180,29 @@ unsafe fn check(a: &ndjit_array, what: &str) -> Result<Checked> {
     let item = dtype.itemsize();
     let ndim = count(a.ndim, &format!("{what}.ndim"))?;
     if ndim > NDJIT_MAX_DIMS as usize {
-        return Err(Failure::invalid(format!("`{what}.ndim` is {ndim}, more than NDJIT_MAX_DIMS ({NDJIT_MAX_DIMS})")));
+        return Err(Failure::invalid(format!(
+            "`{what}.ndim` is {ndim}, more than NDJIT_MAX_DIMS ({NDJIT_MAX_DIMS})"
+        )));
     }
     // SAFETY: forwarded contract.
-    let shape_in = unsafe { slice_arg(a.shape, a.ndim, &format!("{what}.shape"), &format!("{what}.ndim")) }?;
+    let shape_in = unsafe {
+        slice_arg(
+            a.shape,
+            a.ndim,
+            &format!("{what}.shape"),
+            &format!("{what}.ndim"),
+        )
+    }?;
     let mut shape = Vec::with_capacity(ndim);
     for (k, &n) in shape_in.iter().enumerate() {
         shape.push(count(n, &format!("{what}.shape[{k}]"))?);
     }
     let elements = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
-    let too_big = || Failure::shape(format!("`{what}` has more elements than fit in memory (shape {shape:?})"));
+    let too_big = || {
+        Failure::shape(format!(
+            "`{what}` has more elements than fit in memory (shape {shape:?})"
+        ))
+    };
     let elements = elements.ok_or_else(too_big)?;
     let strides = if a.strides.is_null() {
         // C order: the last axis is contiguous.
@@ -178,22 +210,44 @@ unsafe fn check(a: &ndjit_array, what: &str) -> Result<Checked> {
         let mut step: isize = item as isize;
         for k in (0..ndim).rev() {
             strides[k] = step;
-            step = step.checked_mul(shape[k].max(1) as isize).ok_or_else(too_big)?;
+            step = step
+                .checked_mul(shape[k].max(1) as isize)
+                .ok_or_else(too_big)?;
         }
         strides
     } else {
         // SAFETY: forwarded contract.
-        unsafe { slice_arg(a.strides, a.ndim, &format!("{what}.strides"), &format!("{what}.ndim")) }?.to_vec()
+        unsafe {
+            slice_arg(
+                a.strides,
+                a.ndim,
+                &format!("{what}.strides"),
+                &format!("{what}.ndim"),
+            )
+        }?
+        .to_vec()
     };
     let nbytes = count(a.nbytes, &format!("{what}.nbytes"))?;
     let offset = count(a.offset, &format!("{what}.offset"))?;
     if offset > nbytes {
-        return Err(Failure::shape(format!("`{what}.offset` ({offset}) is past the end of the block (`{what}.nbytes` = {nbytes})")));
+        return Err(Failure::shape(format!(
+            "`{what}.offset` ({offset}) is past the end of the block (`{what}.nbytes` = {nbytes})"
+        )));
     }
     if elements == 0 {
         // Nothing is read or written; the driver still wants a non-NULL, well-formed pointer.
-        let origin = if a.data.is_null() { std::ptr::NonNull::<u64>::dangling().as_ptr().cast() } else { a.data.cast() };
-        return Ok(Checked { origin, dtype, shape, strides, empty: true });
+        let origin = if a.data.is_null() {
+            std::ptr::NonNull::<u64>::dangling().as_ptr().cast()
+        } else {
+            a.data.cast()
+        };
+        return Ok(Checked {
+            origin,
+            dtype,
+            shape,
+            strides,
+            empty: true,
+        });
     }
     if a.data.is_null() {
         return Err(Failure::null(&format!("{what}.data")));
@@ -216,11 +270,19 @@ unsafe fn check(a: &ndjit_array, what: &str) -> Result<Checked> {
         )));
     }
     if (a.data as usize).checked_add(nbytes).is_none() {
-        return Err(Failure::shape(format!("`{what}.data` + `{what}.nbytes` wraps around the address space")));
+        return Err(Failure::shape(format!(
+            "`{what}.data` + `{what}.nbytes` wraps around the address space"
+        )));
     }
     // SAFETY: `offset <= nbytes` and the block is one allocation per the caller's promise.
     let origin = unsafe { a.data.cast::<u8>().add(offset) };
-    Ok(Checked { origin, dtype, shape, strides, empty: false })
+    Ok(Checked {
+        origin,
+        dtype,
+        shape,
+        strides,
+        empty: false,
+    })
 }
 
 /// The options of a driver run (scipy's `generic_filter` keywords besides the arrays and the
@@ -278,7 +340,11 @@ pub unsafe extern "C" fn ndjit_options_free(options: *mut ndjit_options) {
 ///
 /// # Safety
 /// `options` is NULL or live and not in use elsewhere; `error` NULL or writable.
-unsafe fn set(options: *mut ndjit_options, error: *mut *mut ndjit_error, f: impl FnOnce(&mut ndjit_options) -> Result<()>) -> ndjit_status {
+unsafe fn set(
+    options: *mut ndjit_options,
+    error: *mut *mut ndjit_error,
+    f: impl FnOnce(&mut ndjit_options) -> Result<()>,
+) -> ndjit_status {
     guard(error, || {
         // SAFETY: forwarded contract.
         let o = unsafe { options.as_mut() }.ok_or_else(|| Failure::null("options"))?;
@@ -325,9 +391,15 @@ unsafe fn extents(p: *const isize, ndim: isize, what: &str) -> Result<Vec<usize>
     // SAFETY: forwarded contract.
     let v = unsafe { slice_arg(p, ndim, what, "ndim") }?;
     if v.len() > NDJIT_MAX_DIMS as usize {
-        return Err(Failure::invalid(format!("`ndim` is {}, more than NDJIT_MAX_DIMS ({NDJIT_MAX_DIMS})", v.len())));
+        return Err(Failure::invalid(format!(
+            "`ndim` is {}, more than NDJIT_MAX_DIMS ({NDJIT_MAX_DIMS})",
+            v.len()
+        )));
     }
-    v.iter().enumerate().map(|(k, &n)| count(n, &format!("{what}[{k}]"))).collect()
+    v.iter()
+        .enumerate()
+        .map(|(k, &n)| count(n, &format!("{what}[{k}]")))
+        .collect()
 }
 
 /// A footprint of any shape (scipy's `footprint=`): `ndim` extents in `shape` and a row-major
@@ -358,12 +430,15 @@ pub unsafe extern "C" fn ndjit_options_set_footprint(
                 .iter()
                 .try_fold(1usize, |a, &d| a.checked_mul(d))
                 .filter(|&n| n <= isize::MAX as usize)
-                .ok_or_else(|| Failure::invalid(format!("a footprint of shape {shape:?} is too large")))?;
+                .ok_or_else(|| {
+                    Failure::invalid(format!("a footprint of shape {shape:?} is too large"))
+                })?;
             if mask.is_null() {
                 return Err(Failure::null("mask"));
             }
             let mask = slice_arg(mask, n as isize, "mask", "the product of the extents")?;
-            let fp = Footprint::new(shape, mask.iter().map(|&b| b != 0).collect()).map_err(|e| driver_failure(&e))?;
+            let fp = Footprint::new(shape, mask.iter().map(|&b| b != 0).collect())
+                .map_err(|e| driver_failure(&e))?;
             o.footprint = Some(fp);
             Ok(())
         })
@@ -376,7 +451,11 @@ pub unsafe extern "C" fn ndjit_options_set_footprint(
 /// # Safety
 /// `options` is NULL or live options not in use by another thread; `error` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn ndjit_options_set_mode(options: *mut ndjit_options, mode: ndjit_mode, error: *mut *mut ndjit_error) -> ndjit_status {
+pub unsafe extern "C" fn ndjit_options_set_mode(
+    options: *mut ndjit_options,
+    mode: ndjit_mode,
+    error: *mut *mut ndjit_error,
+) -> ndjit_status {
     // SAFETY: forwarded contracts.
     unsafe {
         set(options, error, |o| {
@@ -392,7 +471,11 @@ pub unsafe extern "C" fn ndjit_options_set_mode(options: *mut ndjit_options, mod
 /// # Safety
 /// `options` is NULL or live options not in use by another thread; `error` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn ndjit_options_set_cval(options: *mut ndjit_options, cval: f64, error: *mut *mut ndjit_error) -> ndjit_status {
+pub unsafe extern "C" fn ndjit_options_set_cval(
+    options: *mut ndjit_options,
+    cval: f64,
+    error: *mut *mut ndjit_error,
+) -> ndjit_status {
     // SAFETY: forwarded contracts.
     unsafe {
         set(options, error, |o| {
@@ -440,7 +523,12 @@ pub unsafe extern "C" fn ndjit_options_set_origin(
 /// `options` is NULL or live options not in use by another thread; `axes` is NULL or points to
 /// `n` readable values; `error` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn ndjit_options_set_axes(options: *mut ndjit_options, axes: *const isize, n: isize, error: *mut *mut ndjit_error) -> ndjit_status {
+pub unsafe extern "C" fn ndjit_options_set_axes(
+    options: *mut ndjit_options,
+    axes: *const isize,
+    n: isize,
+    error: *mut *mut ndjit_error,
+) -> ndjit_status {
     // SAFETY: forwarded contracts.
     unsafe {
         set(options, error, |o| {
@@ -449,7 +537,10 @@ pub unsafe extern "C" fn ndjit_options_set_axes(options: *mut ndjit_options, axe
             } else {
                 let v = slice_arg(axes, n, "axes", "n")?;
                 if v.len() > NDJIT_MAX_DIMS as usize {
-                    return Err(Failure::invalid(format!("`n` is {}, more than NDJIT_MAX_DIMS ({NDJIT_MAX_DIMS})", v.len())));
+                    return Err(Failure::invalid(format!(
+                        "`n` is {}, more than NDJIT_MAX_DIMS ({NDJIT_MAX_DIMS})",
+                        v.len()
+                    )));
                 }
                 Some(v.to_vec())
             };
@@ -464,7 +555,11 @@ pub unsafe extern "C" fn ndjit_options_set_axes(options: *mut ndjit_options, axe
 /// # Safety
 /// `options` is NULL or live options not in use by another thread; `error` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn ndjit_options_set_threads(options: *mut ndjit_options, threads: isize, error: *mut *mut ndjit_error) -> ndjit_status {
+pub unsafe extern "C" fn ndjit_options_set_threads(
+    options: *mut ndjit_options,
+    threads: isize,
+    error: *mut *mut ndjit_error,
+) -> ndjit_status {
     // SAFETY: forwarded contracts.
     unsafe {
         set(options, error, |o| {
@@ -482,7 +577,10 @@ fn driver_failure(e: &DriverError) -> Failure {
         let mut f = Failure::runtime(error);
         let at = format!(" at pixel {position:?}");
         f.message.push_str(&at);
-        let mut text = format!("{}: {} (at {}:{}){at}", error.exception, error.message, f.line, f.column);
+        let mut text = format!(
+            "{}: {} (at {}:{}){at}",
+            error.exception, error.message, f.line, f.column
+        );
         if let Some(s) = &error.snippet {
             text.push('\n');
             text.push_str(s);
@@ -492,7 +590,9 @@ fn driver_failure(e: &DriverError) -> Failure {
     }
     let status = match e {
         DriverError::BadMode(_) | DriverError::UnsupportedDtype { .. } => NDJIT_ERR_UNKNOWN_ENUM,
-        DriverError::AxisOutOfRange { .. } | DriverError::DuplicateAxes => NDJIT_ERR_INVALID_ARGUMENT,
+        DriverError::AxisOutOfRange { .. } | DriverError::DuplicateAxes => {
+            NDJIT_ERR_INVALID_ARGUMENT
+        }
         DriverError::SequenceLength { .. }
         | DriverError::FootprintRank { .. }
         | DriverError::InvalidOrigin { .. }
@@ -551,12 +651,16 @@ pub unsafe extern "C" fn ndjit_generic_filter(
         let inp = unsafe { check(input, "input") }?;
         let out = unsafe { check(output, "output") }?;
         if inp.shape != out.shape {
-            return Err(Failure::shape(format!("`output` has shape {:?}, but `input` has shape {:?}", out.shape, inp.shape)));
+            return Err(Failure::shape(format!(
+                "`output` has shape {:?}, but `input` has shape {:?}",
+                out.shape, inp.shape
+            )));
         }
-        let footprint = options
-            .footprint
-            .clone()
-            .ok_or_else(|| Failure::invalid("no footprint: call ndjit_options_set_size or ndjit_options_set_footprint first"))?;
+        let footprint = options.footprint.clone().ok_or_else(|| {
+            Failure::invalid(
+                "no footprint: call ndjit_options_set_size or ndjit_options_set_footprint first",
+            )
+        })?;
         let ndim = inp.shape.len() as isize;
         let axes = match &options.axes {
             None => None,
@@ -582,11 +686,22 @@ pub unsafe extern "C" fn ndjit_generic_filter(
             // order, as scipy does.
             opts.engine = Engine::Sequential;
         }
-        let raw_in = RawArray { ptr: inp.origin, dtype: inp.dtype, shape: inp.shape.clone(), strides: inp.strides.clone() };
-        let raw_out = RawArrayMut { ptr: out.origin, dtype: out.dtype, shape: out.shape.clone(), strides: out.strides.clone() };
+        let raw_in = RawArray {
+            ptr: inp.origin,
+            dtype: inp.dtype,
+            shape: inp.shape.clone(),
+            strides: inp.strides.clone(),
+        };
+        let raw_out = RawArrayMut {
+            ptr: out.origin,
+            dtype: out.dtype,
+            shape: out.shape.clone(),
+            strides: out.strides.clone(),
+        };
         // SAFETY: every element of both arrays lies inside a block the caller vouches for
         // (checked above); the driver handles overlap between input and output.
-        unsafe { ndjit_core::driver::generic_filter_raw(&raw_in, &raw_out, &filter.inner, &opts) }.map_err(|e| driver_failure(&e))
+        unsafe { ndjit_core::driver::generic_filter_raw(&raw_in, &raw_out, &filter.inner, &opts) }
+            .map_err(|e| driver_failure(&e))
     })
 }
 
@@ -594,7 +709,14 @@ pub unsafe extern "C" fn ndjit_generic_filter(
 mod tests {
     use super::*;
 
-    fn arr(data: *mut c_void, nbytes: isize, offset: isize, dtype: ndjit_dtype, shape: &[isize], strides: Option<&[isize]>) -> ndjit_array {
+    fn arr(
+        data: *mut c_void,
+        nbytes: isize,
+        offset: isize,
+        dtype: ndjit_dtype,
+        shape: &[isize],
+        strides: Option<&[isize]>,
+    ) -> ndjit_array {
         ndjit_array {
             data,
             nbytes,
@@ -614,22 +736,82 @@ mod tests {
         let c = unsafe { check(&arr(p, 48, 0, NDJIT_FLOAT64, &[2, 3], None), "a") }.unwrap();
         assert_eq!(c.strides, vec![24, 8]);
         assert!(c.elements_disjoint());
-        assert_eq!(unsafe { check(&arr(p, 47, 0, NDJIT_FLOAT64, &[2, 3], None), "a") }.err().unwrap().status, ndjit_status::NDJIT_ERR_SHAPE);
+        assert_eq!(
+            unsafe { check(&arr(p, 47, 0, NDJIT_FLOAT64, &[2, 3], None), "a") }
+                .err()
+                .unwrap()
+                .status,
+            ndjit_status::NDJIT_ERR_SHAPE
+        );
         // Flipped rows: element 0 at byte 24, stride -24.
-        assert!(unsafe { check(&arr(p, 48, 24, NDJIT_FLOAT64, &[2, 3], Some(&[-24, 8])), "a") }.is_ok());
-        assert!(unsafe { check(&arr(p, 48, 16, NDJIT_FLOAT64, &[2, 3], Some(&[-24, 8])), "a") }.is_err());
+        assert!(unsafe {
+            check(
+                &arr(p, 48, 24, NDJIT_FLOAT64, &[2, 3], Some(&[-24, 8])),
+                "a",
+            )
+        }
+        .is_ok());
+        assert!(unsafe {
+            check(
+                &arr(p, 48, 16, NDJIT_FLOAT64, &[2, 3], Some(&[-24, 8])),
+                "a",
+            )
+        }
+        .is_err());
         // Zero strides: allowed for reading, not disjoint for writing.
-        let z = unsafe { check(&arr(p, 8, 0, NDJIT_FLOAT64, &[2, 3], Some(&[0, 0])), "a") }.unwrap();
+        let z =
+            unsafe { check(&arr(p, 8, 0, NDJIT_FLOAT64, &[2, 3], Some(&[0, 0])), "a") }.unwrap();
         assert!(!z.elements_disjoint());
         // Overlapping rows.
-        let o = unsafe { check(&arr(p, 48, 0, NDJIT_FLOAT64, &[2, 3], Some(&[8, 8])), "a") }.unwrap();
+        let o =
+            unsafe { check(&arr(p, 48, 0, NDJIT_FLOAT64, &[2, 3], Some(&[8, 8])), "a") }.unwrap();
         assert!(!o.elements_disjoint());
         // Empty arrays need no memory.
-        assert!(unsafe { check(&arr(std::ptr::null_mut(), 0, 0, NDJIT_UINT8, &[0, 5], None), "a") }.unwrap().empty);
+        assert!(
+            unsafe {
+                check(
+                    &arr(std::ptr::null_mut(), 0, 0, NDJIT_UINT8, &[0, 5], None),
+                    "a",
+                )
+            }
+            .unwrap()
+            .empty
+        );
         // Huge strides do not overflow.
-        assert!(unsafe { check(&arr(p, 48, 0, NDJIT_FLOAT64, &[2, 2], Some(&[isize::MAX, isize::MIN])), "a") }.is_err());
-        assert_eq!(unsafe { check(&arr(p, 48, 0, 11, &[2, 3], None), "a") }.err().unwrap().status, ndjit_status::NDJIT_ERR_UNKNOWN_ENUM);
-        assert_eq!(unsafe { check(&arr(p, 48, 0, NDJIT_UINT8, &[-1, 3], None), "a") }.err().unwrap().status, ndjit_status::NDJIT_ERR_INVALID_ARGUMENT);
-        assert_eq!(unsafe { check(&arr(p, 48, 49, NDJIT_UINT8, &[1], None), "a") }.err().unwrap().status, ndjit_status::NDJIT_ERR_SHAPE);
+        assert!(unsafe {
+            check(
+                &arr(
+                    p,
+                    48,
+                    0,
+                    NDJIT_FLOAT64,
+                    &[2, 2],
+                    Some(&[isize::MAX, isize::MIN]),
+                ),
+                "a",
+            )
+        }
+        .is_err());
+        assert_eq!(
+            unsafe { check(&arr(p, 48, 0, 11, &[2, 3], None), "a") }
+                .err()
+                .unwrap()
+                .status,
+            ndjit_status::NDJIT_ERR_UNKNOWN_ENUM
+        );
+        assert_eq!(
+            unsafe { check(&arr(p, 48, 0, NDJIT_UINT8, &[-1, 3], None), "a") }
+                .err()
+                .unwrap()
+                .status,
+            ndjit_status::NDJIT_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            unsafe { check(&arr(p, 48, 49, NDJIT_UINT8, &[1], None), "a") }
+                .err()
+                .unwrap()
+                .status,
+            ndjit_status::NDJIT_ERR_SHAPE
+        );
     }
 }

@@ -123,7 +123,14 @@ pub(crate) type Result<T, E = Failure> = std::result::Result<T, E>;
 
 impl Failure {
     pub fn new(status: ndjit_status, message: impl Into<String>) -> Failure {
-        Failure { status, kind: status.describe().to_string(), message: message.into(), text: None, line: 0, column: 0 }
+        Failure {
+            status,
+            kind: status.describe().to_string(),
+            message: message.into(),
+            text: None,
+            line: 0,
+            column: 0,
+        }
     }
     pub fn null(what: &str) -> Failure {
         Failure::new(ndjit_status::NDJIT_ERR_NULL, format!("`{what}` is NULL"))
@@ -135,7 +142,10 @@ impl Failure {
         Failure::new(ndjit_status::NDJIT_ERR_SHAPE, message)
     }
     pub fn unknown_enum(what: &str, value: i32, known: &str) -> Failure {
-        Failure::new(ndjit_status::NDJIT_ERR_UNKNOWN_ENUM, format!("`{what}` is {value}, which is not one of {known}"))
+        Failure::new(
+            ndjit_status::NDJIT_ERR_UNKNOWN_ENUM,
+            format!("`{what}` is {value}, which is not one of {known}"),
+        )
     }
 
     /// A compile-time error of the core, with its location and caret rendering.
@@ -149,7 +159,14 @@ impl Failure {
             Some(h) => format!("{} (help: {h})", e.message),
             None => e.message.clone(),
         };
-        Failure { status, kind: e.kind.as_str().to_string(), message, text: Some(e.to_string()), line: e.line(), column: e.column() }
+        Failure {
+            status,
+            kind: e.kind.as_str().to_string(),
+            message,
+            text: Some(e.to_string()),
+            line: e.line(),
+            column: e.column(),
+        }
     }
 
     /// A run-time failure of a filter, with the location of the failing expression.
@@ -165,7 +182,9 @@ impl Failure {
     }
 
     fn into_raw(self) -> *mut ndjit_error {
-        let text = self.text.unwrap_or_else(|| format!("{}: {}", self.kind, self.message));
+        let text = self
+            .text
+            .unwrap_or_else(|| format!("{}: {}", self.kind, self.message));
         Box::into_raw(Box::new(ndjit_error {
             status: self.status,
             kind: c_string(self.kind),
@@ -191,7 +210,14 @@ fn c_string(s: String) -> CString {
 fn report(result: Result<()>, error: *mut *mut ndjit_error) -> ndjit_status {
     let (status, obj) = match result {
         Ok(()) => (ndjit_status::NDJIT_OK, std::ptr::null_mut()),
-        Err(f) => (f.status, if error.is_null() { std::ptr::null_mut() } else { f.into_raw() }),
+        Err(f) => (
+            f.status,
+            if error.is_null() {
+                std::ptr::null_mut()
+            } else {
+                f.into_raw()
+            },
+        ),
     };
     if !error.is_null() {
         // SAFETY: the caller promises that a non-NULL `error` points to writable storage for
@@ -203,11 +229,16 @@ fn report(result: Result<()>, error: *mut *mut ndjit_error) -> ndjit_status {
 
 /// The edge of every fallible entry point: runs `body`, turns a panic into
 /// `NDJIT_ERR_INTERNAL`, and reports through `error`.
-pub(crate) fn guard(error: *mut *mut ndjit_error, body: impl FnOnce() -> Result<()>) -> ndjit_status {
-    let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| Err(panic_failure(payload)));
+pub(crate) fn guard(
+    error: *mut *mut ndjit_error,
+    body: impl FnOnce() -> Result<()>,
+) -> ndjit_status {
+    let result =
+        catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| Err(panic_failure(payload)));
     // `report` itself allocates; should that panic (it cannot, short of a bug), the error is lost
     // but the status still reaches the caller.
-    catch_unwind(AssertUnwindSafe(|| report(result, error))).unwrap_or(ndjit_status::NDJIT_ERR_INTERNAL)
+    catch_unwind(AssertUnwindSafe(|| report(result, error)))
+        .unwrap_or(ndjit_status::NDJIT_ERR_INTERNAL)
 }
 
 /// The edge of entry points that return a value rather than a status: a panic gives `fallback`.
@@ -223,7 +254,10 @@ fn panic_failure(payload: Box<dyn std::any::Any + Send>) -> Failure {
         .unwrap_or_else(|| "a panic".to_string());
     // Dropping the payload could itself panic (a payload with a panicking Drop); forget it.
     std::mem::forget(payload);
-    Failure::new(ndjit_status::NDJIT_ERR_INTERNAL, format!("ndjit panicked: {what} (this is a bug in ndjit; please report it)"))
+    Failure::new(
+        ndjit_status::NDJIT_ERR_INTERNAL,
+        format!("ndjit panicked: {what} (this is a bug in ndjit; please report it)"),
+    )
 }
 
 /// Reads an error object, or `None` for NULL.

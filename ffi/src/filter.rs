@@ -24,8 +24,14 @@ use std::sync::Arc;
 /// The function is reentrant: any number of threads may call it at once, with the same or with
 /// different contexts. It is valid while the filter it came from, or any filter or context
 /// sharing its code (`ndjit_filter_with_bindings`, `ndjit_context_new`), is alive.
-pub type ndjit_callback =
-    Option<unsafe extern "C" fn(buffer: *mut f64, filter_size: isize, return_value: *mut f64, user_data: *mut c_void) -> c_int>;
+pub type ndjit_callback = Option<
+    unsafe extern "C" fn(
+        buffer: *mut f64,
+        filter_size: isize,
+        return_value: *mut f64,
+        user_data: *mut c_void,
+    ) -> c_int,
+>;
 
 /// A compiled filter: native code plus the bound values it reads.
 ///
@@ -219,11 +225,16 @@ pub unsafe extern "C" fn ndjit_filter_with_bindings(
 /// # Safety
 /// `filter` is NULL or a live filter; `error` is NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn ndjit_filter_failure(filter: *const ndjit_filter, error: *mut *mut ndjit_error) -> ndjit_status {
+pub unsafe extern "C" fn ndjit_filter_failure(
+    filter: *const ndjit_filter,
+    error: *mut *mut ndjit_error,
+) -> ndjit_status {
     guard(error, || {
         // SAFETY: forwarded contract.
         let f = unsafe { handle(filter, "filter") }?;
-        f.inner.failure().map_or(Ok(()), |e| Err(Failure::runtime(&e)))
+        f.inner
+            .failure()
+            .map_or(Ok(()), |e| Err(Failure::runtime(&e)))
     })
 }
 
@@ -262,7 +273,9 @@ pub unsafe extern "C" fn ndjit_context_new(
         // SAFETY: forwarded contracts.
         let out = unsafe { out_arg(out, "out") }?;
         let f = unsafe { handle(filter, "filter") }?;
-        *out = boxed(ndjit_context { inner: f.inner.new_context() });
+        *out = boxed(ndjit_context {
+            inner: f.inner.new_context(),
+        });
         Ok(())
     })
 }
@@ -310,11 +323,16 @@ pub unsafe extern "C" fn ndjit_context_callback(context: *const ndjit_context) -
 /// # Safety
 /// `context` is NULL or a live context; `error` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn ndjit_context_failure(context: *const ndjit_context, error: *mut *mut ndjit_error) -> ndjit_status {
+pub unsafe extern "C" fn ndjit_context_failure(
+    context: *const ndjit_context,
+    error: *mut *mut ndjit_error,
+) -> ndjit_status {
     guard(error, || {
         // SAFETY: forwarded contract.
         let c = unsafe { handle(context, "context") }?;
-        c.inner.failure().map_or(Ok(()), |e| Err(Failure::runtime(&e)))
+        c.inner
+            .failure()
+            .map_or(Ok(()), |e| Err(Failure::runtime(&e)))
     })
 }
 

@@ -26,12 +26,12 @@
 #![warn(missing_docs)]
 
 // In the header's order: cbindgen emits functions in the order it parses these modules.
-pub mod version;
-pub mod error;
-pub mod bindings;
-pub mod filter;
-pub mod driver;
 mod args;
+pub mod bindings;
+pub mod driver;
+pub mod error;
+pub mod filter;
+pub mod version;
 
 pub use bindings::ndjit_bindings;
 pub use driver::{ndjit_array, ndjit_dtype, ndjit_mode, ndjit_options};

@@ -31,8 +31,18 @@ mod tests {
 
     #[test]
     fn constants_match_the_package_version() {
-        let parts: Vec<u32> = env!("CARGO_PKG_VERSION").split('.').map(|p| p.parse().unwrap()).collect();
-        assert_eq!(parts, [NDJIT_VERSION_MAJOR, NDJIT_VERSION_MINOR, NDJIT_VERSION_PATCH]);
+        let parts: Vec<u32> = env!("CARGO_PKG_VERSION")
+            .split('.')
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                NDJIT_VERSION_MAJOR,
+                NDJIT_VERSION_MINOR,
+                NDJIT_VERSION_PATCH
+            ]
+        );
         let s = unsafe { std::ffi::CStr::from_ptr(ndjit_version()) };
         assert_eq!(s.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
     }

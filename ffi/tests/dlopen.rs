@@ -60,8 +60,10 @@ struct Api {
     bindings_free: unsafe extern "C" fn(Handle),
     bindings_set_double: unsafe extern "C" fn(Handle, *const c_char, f64, *mut ErrorPtr) -> c_int,
     bindings_set_int: unsafe extern "C" fn(Handle, *const c_char, i64, *mut ErrorPtr) -> c_int,
-    bindings_set_array: unsafe extern "C" fn(Handle, *const c_char, *const f64, isize, *mut ErrorPtr) -> c_int,
-    filter_compile: unsafe extern "C" fn(*const c_char, Handle, isize, *mut Handle, *mut ErrorPtr) -> c_int,
+    bindings_set_array:
+        unsafe extern "C" fn(Handle, *const c_char, *const f64, isize, *mut ErrorPtr) -> c_int,
+    filter_compile:
+        unsafe extern "C" fn(*const c_char, Handle, isize, *mut Handle, *mut ErrorPtr) -> c_int,
     filter_free: unsafe extern "C" fn(Handle),
     filter_callback: unsafe extern "C" fn(Handle) -> Callback,
     filter_user_data: unsafe extern "C" fn(Handle) -> *mut c_void,
@@ -78,13 +80,15 @@ struct Api {
     options_new: unsafe extern "C" fn() -> Handle,
     options_free: unsafe extern "C" fn(Handle),
     options_set_size: unsafe extern "C" fn(Handle, *const isize, isize, *mut ErrorPtr) -> c_int,
-    options_set_footprint: unsafe extern "C" fn(Handle, *const isize, isize, *const u8, *mut ErrorPtr) -> c_int,
+    options_set_footprint:
+        unsafe extern "C" fn(Handle, *const isize, isize, *const u8, *mut ErrorPtr) -> c_int,
     options_set_mode: unsafe extern "C" fn(Handle, i32, *mut ErrorPtr) -> c_int,
     options_set_cval: unsafe extern "C" fn(Handle, f64, *mut ErrorPtr) -> c_int,
     options_set_origin: unsafe extern "C" fn(Handle, *const isize, isize, *mut ErrorPtr) -> c_int,
     options_set_axes: unsafe extern "C" fn(Handle, *const isize, isize, *mut ErrorPtr) -> c_int,
     options_set_threads: unsafe extern "C" fn(Handle, isize, *mut ErrorPtr) -> c_int,
-    generic_filter: unsafe extern "C" fn(Handle, *const CArray, *const CArray, Handle, *mut ErrorPtr) -> c_int,
+    generic_filter:
+        unsafe extern "C" fn(Handle, *const CArray, *const CArray, Handle, *mut ErrorPtr) -> c_int,
 }
 
 fn api() -> &'static Api {
@@ -146,7 +150,10 @@ fn api() -> &'static Api {
 fn text(p: *const c_char) -> String {
     assert!(!p.is_null(), "the library returned a NULL string");
     // SAFETY: the library returns NUL-terminated strings.
-    unsafe { CStr::from_ptr(p) }.to_str().expect("UTF-8").to_string()
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .expect("UTF-8")
+        .to_string()
 }
 
 fn c(s: &str) -> CString {
@@ -208,7 +215,9 @@ impl Bound {
             let r = match v {
                 Val::F(x) => call(|e| unsafe { (a.bindings_set_double)(b, n.as_ptr(), *x, e) }),
                 Val::I(x) => call(|e| unsafe { (a.bindings_set_int)(b, n.as_ptr(), *x, e) }),
-                Val::A(x) => call(|e| unsafe { (a.bindings_set_array)(b, n.as_ptr(), x.as_ptr(), x.len() as isize, e) }),
+                Val::A(x) => call(|e| unsafe {
+                    (a.bindings_set_array)(b, n.as_ptr(), x.as_ptr(), x.len() as isize, e)
+                }),
             };
             r.unwrap();
         }
@@ -246,7 +255,15 @@ impl CFilter {
         let a = api();
         let s = c(src);
         let mut f: Handle = 0x1 as Handle;
-        let r = call(|e| unsafe { (a.filter_compile)(s.as_ptr(), bindings.map_or(null_mut(), |b| b.0), filter_size, &mut f, e) });
+        let r = call(|e| unsafe {
+            (a.filter_compile)(
+                s.as_ptr(),
+                bindings.map_or(null_mut(), |b| b.0),
+                filter_size,
+                &mut f,
+                e,
+            )
+        });
         match r {
             Ok(()) => {
                 assert!(!f.is_null());
@@ -260,7 +277,10 @@ impl CFilter {
     }
     fn call(&self, buf: &[f64]) -> Result<f64, CError> {
         let mut out = f64::from_bits(0x7ff8_dead_beef_0000);
-        call(|e| unsafe { (api().filter_call)(self.0, buf.as_ptr(), buf.len() as isize, &mut out, e) }).map(|()| out)
+        call(|e| unsafe {
+            (api().filter_call)(self.0, buf.as_ptr(), buf.len() as isize, &mut out, e)
+        })
+        .map(|()| out)
     }
 }
 impl Drop for CFilter {
@@ -270,7 +290,10 @@ impl Drop for CFilter {
 }
 
 fn same(what: &str, got: f64, want: f64) {
-    assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{what}: got {got:?}, want {want:?}");
+    assert!(
+        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+        "{what}: got {got:?}, want {want:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,13 +307,21 @@ fn every_function_in_the_header_is_exported() {
         // Declarations look like `ndjit_status ndjit_filter_compile(const char *source,`.
         let Some(open) = line.find('(') else { continue };
         let head = &line[..open];
-        if line.starts_with(' ') || line.starts_with('*') || line.starts_with('/') || line.starts_with("typedef") {
+        if line.starts_with(' ')
+            || line.starts_with('*')
+            || line.starts_with('/')
+            || line.starts_with("typedef")
+        {
             continue;
         }
         let name = head.rsplit([' ', '*']).next().unwrap();
         if name.starts_with("ndjit_") {
-            let sym: Result<libloading::Symbol<'_, unsafe extern "C" fn()>, _> = unsafe { lib.get(name) };
-            assert!(sym.is_ok(), "{name} is declared in ndjit.h but not exported by libndjit.so");
+            let sym: Result<libloading::Symbol<'_, unsafe extern "C" fn()>, _> =
+                unsafe { lib.get(name) };
+            assert!(
+                sym.is_ok(),
+                "{name} is declared in ndjit.h but not exported by libndjit.so"
+            );
             n += 1;
         }
     }
@@ -301,26 +332,46 @@ fn every_function_in_the_header_is_exported() {
 fn version_and_status_names() {
     let a = api();
     assert_eq!(text(unsafe { (a.version)() }), env!("CARGO_PKG_VERSION"));
-    let parts: Vec<u32> = env!("CARGO_PKG_VERSION").split('.').map(|p| p.parse().unwrap()).collect();
-    assert_eq!(unsafe { (a.version_number)() }, parts[0] * 10000 + parts[1] * 100 + parts[2]);
-    let names: Vec<String> = (0..10).map(|s| text(unsafe { (a.status_name)(s) })).collect();
+    let parts: Vec<u32> = env!("CARGO_PKG_VERSION")
+        .split('.')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(
+        unsafe { (a.version_number)() },
+        parts[0] * 10000 + parts[1] * 100 + parts[2]
+    );
+    let names: Vec<String> = (0..10)
+        .map(|s| text(unsafe { (a.status_name)(s) }))
+        .collect();
     assert_eq!(names[0], "NDJIT_OK");
     assert_eq!(names[NDJIT_ERR_SHAPE as usize], "NDJIT_ERR_SHAPE");
     assert_eq!(names[9], "NDJIT_ERR_INTERNAL");
     assert_eq!(text(unsafe { (a.status_name)(10) }), "NDJIT_UNKNOWN_STATUS");
-    assert_eq!(text(unsafe { (a.status_name)(c_int::MIN) }), "NDJIT_UNKNOWN_STATUS");
+    assert_eq!(
+        text(unsafe { (a.status_name)(c_int::MIN) }),
+        "NDJIT_UNKNOWN_STATUS"
+    );
 }
 
 #[test]
 fn compile_call_callback_and_rebind() {
     let a = api();
-    let values = [("w", Val::A(vec![1.0, -2.0, 0.5])), ("t", Val::F(0.25)), ("k", Val::I(2))];
+    let values = [
+        ("w", Val::A(vec![1.0, -2.0, 0.5])),
+        ("t", Val::F(0.25)),
+        ("k", Val::I(2)),
+    ];
     let src = "def f(v):\n    return np.sum(v * w) + t * v[k] if v[0] < 10 else np.nan";
     let bound = Bound::new(&values);
     let f = CFilter::compile(src, Some(&bound), 3).unwrap();
     drop(bound); // the filter holds copies
     let core = Filter::compile(src, &core_bindings(&values)).unwrap();
-    let bufs = [[1.0, 2.0, 3.0], [0.5, -1.5, 1e300], [11.0, 0.0, 0.0], [f64::NAN, 1.0, 2.0]];
+    let bufs = [
+        [1.0, 2.0, 3.0],
+        [0.5, -1.5, 1e300],
+        [11.0, 0.0, 0.0],
+        [f64::NAN, 1.0, 2.0],
+    ];
     let cb = unsafe { (a.filter_callback)(f.0) }.expect("a callback");
     let ud = unsafe { (a.filter_user_data)(f.0) };
     assert!(!ud.is_null());
@@ -335,10 +386,17 @@ fn compile_call_callback_and_rebind() {
     // Other sizes go through the general code: here `v * w` no longer broadcasts.
     let e = f.call(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap_err();
     let want = core.call(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap_err();
-    assert_eq!((e.kind.as_str(), e.message.as_str(), e.line, e.column), (want.exception, want.message.as_str(), 2, 19));
+    assert_eq!(
+        (e.kind.as_str(), e.message.as_str(), e.line, e.column),
+        (want.exception, want.message.as_str(), 2, 19)
+    );
 
     // Rebinding: new values, same code; the original is unchanged.
-    let new_values = [("t", Val::F(-4.0)), ("w", Val::A(vec![0.0, 0.0, 1.0])), ("unused", Val::F(1.0))];
+    let new_values = [
+        ("t", Val::F(-4.0)),
+        ("w", Val::A(vec![0.0, 0.0, 1.0])),
+        ("unused", Val::F(1.0)),
+    ];
     let nb = Bound::new(&new_values);
     let mut g: Handle = null_mut();
     call(|e| unsafe { (a.filter_with_bindings)(f.0, nb.0, &mut g, e) }).unwrap();
@@ -358,7 +416,10 @@ fn compile_call_callback_and_rebind() {
     let mut h: Handle = 0x1 as Handle;
     let e = call(|e| unsafe { (a.filter_with_bindings)(f.0, wrong.0, &mut h, e) }).unwrap_err();
     assert!(h.is_null());
-    assert_eq!((e.status, e.kind.as_str()), (NDJIT_ERR_BINDING, "binding error"));
+    assert_eq!(
+        (e.status, e.kind.as_str()),
+        (NDJIT_ERR_BINDING, "binding error")
+    );
     assert!(e.message.contains("`k` was compiled as an int"), "{e:?}");
 }
 
@@ -377,7 +438,9 @@ fn compile_errors_carry_position_and_caret_text() {
         "",
     ];
     for src in cases {
-        let e = CFilter::compile(src, Some(&bound), 0).err().unwrap_or_else(|| panic!("{src:?} compiled"));
+        let e = CFilter::compile(src, Some(&bound), 0)
+            .err()
+            .unwrap_or_else(|| panic!("{src:?} compiled"));
         let want = Filter::compile(src, &core_bindings(&[("w", Val::A(vec![1.0]))])).unwrap_err();
         assert_eq!(e.status, NDJIT_ERR_COMPILE, "{src:?}: {e:?}");
         assert_eq!((e.line, e.column), (want.line(), want.column()), "{src:?}");
@@ -396,14 +459,27 @@ fn runtime_errors_and_failure_slots() {
     let src = "def f(v):\n    m = np.min(v[v > 0])\n    return v[4] / m";
     let f = CFilter::compile(src, None, 0).unwrap();
     let core = Filter::compile(src, &Bindings::new()).unwrap();
-    for buf in [&[1.0, 2.0][..], &[-1.0, -2.0, -3.0, -4.0, -5.0][..], &[][..]] {
+    for buf in [
+        &[1.0, 2.0][..],
+        &[-1.0, -2.0, -3.0, -4.0, -5.0][..],
+        &[][..],
+    ] {
         let e = f.call(buf).unwrap_err();
         let want = core.call(buf).unwrap_err();
         assert_eq!(e.status, NDJIT_ERR_RUNTIME);
-        assert_eq!((e.line, e.column), (want.span.start.line, want.span.start.column), "{buf:?}");
+        assert_eq!(
+            (e.line, e.column),
+            (want.span.start.line, want.span.start.column),
+            "{buf:?}"
+        );
         assert_eq!(e.kind, want.exception);
         assert_eq!(e.message, want.message);
-        assert!(e.text.starts_with(&format!("{}: {}", want.exception, want.message)), "{}", e.text);
+        assert!(
+            e.text
+                .starts_with(&format!("{}: {}", want.exception, want.message)),
+            "{}",
+            e.text
+        );
     }
     // The callback records failures in its context; ndjit_filter_call does not touch them.
     let cb = unsafe { (a.filter_callback)(f.0) }.unwrap();
@@ -412,10 +488,17 @@ fn runtime_errors_and_failure_slots() {
     let mut short = [1.0, 2.0];
     let mut fine = [1.0, 2.0, 3.0, 4.0, 5.0];
     assert_eq!(unsafe { cb(short.as_mut_ptr(), 2, &mut out, ud) }, 0);
-    assert_eq!(unsafe { cb(fine.as_mut_ptr(), 5, &mut out, ud) }, 0, "a failed context stops calls");
+    assert_eq!(
+        unsafe { cb(fine.as_mut_ptr(), 5, &mut out, ud) },
+        0,
+        "a failed context stops calls"
+    );
     assert!(f.call(&fine).is_ok());
     let e = call(|e| unsafe { (a.filter_failure)(f.0, e) }).unwrap_err();
-    assert_eq!((e.status, e.kind.as_str()), (NDJIT_ERR_RUNTIME, "IndexError"));
+    assert_eq!(
+        (e.status, e.kind.as_str()),
+        (NDJIT_ERR_RUNTIME, "IndexError")
+    );
     assert_eq!(unsafe { (a.filter_reset)(f.0) }, NDJIT_OK);
     call(|e| unsafe { (a.filter_failure)(f.0, e) }).unwrap();
     assert_eq!(unsafe { cb(fine.as_mut_ptr(), 5, &mut out, ud) }, 1);
@@ -437,8 +520,13 @@ fn contexts_on_many_threads() {
         .collect();
     let cb = unsafe { (a.context_callback)(contexts[0]) }.unwrap();
     drop(f); // contexts keep the code alive
-    let data: Vec<f64> = (0..2000).map(|i| ((i * 7_919) % 1_009) as f64 * 0.37 - 100.0).collect();
-    let ptrs: Vec<usize> = contexts.iter().map(|&c| unsafe { (a.context_user_data)(c) } as usize).collect();
+    let data: Vec<f64> = (0..2000)
+        .map(|i| ((i * 7_919) % 1_009) as f64 * 0.37 - 100.0)
+        .collect();
+    let ptrs: Vec<usize> = contexts
+        .iter()
+        .map(|&c| unsafe { (a.context_user_data)(c) } as usize)
+        .collect();
     let results: Vec<(Vec<f64>, usize)> = std::thread::scope(|s| {
         let handles: Vec<_> = ptrs
             .iter()
@@ -472,7 +560,9 @@ fn contexts_on_many_threads() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let want: Vec<f64> = (0..data.len() - 9).map(|i| core.call(&data[i..i + 9]).unwrap()).collect();
+    let want: Vec<f64> = (0..data.len() - 9)
+        .map(|i| core.call(&data[i..i + 9]).unwrap())
+        .collect();
     for (t, (out, failed)) in results.iter().enumerate() {
         assert_eq!(out.len(), want.len(), "thread {t}");
         for (k, (&g, &w)) in out.iter().zip(&want).enumerate() {
@@ -482,7 +572,10 @@ fn contexts_on_many_threads() {
         let r = call(|e| unsafe { (a.context_failure)(contexts[t], e) });
         if t % 2 == 1 {
             let e = r.unwrap_err();
-            assert_eq!((e.status, e.kind.as_str()), (NDJIT_ERR_RUNTIME, "IndexError"));
+            assert_eq!(
+                (e.status, e.kind.as_str()),
+                (NDJIT_ERR_RUNTIME, "IndexError")
+            );
             assert_eq!(unsafe { (a.context_reset)(contexts[t]) }, NDJIT_OK);
             call(|e| unsafe { (a.context_failure)(contexts[t], e) }).unwrap();
         } else {
@@ -580,7 +673,9 @@ impl Run<'_> {
     fn input(&self) -> Vec<u8> {
         let n: usize = self.shape.iter().product();
         let total = n * 4 + 8;
-        let values: Vec<f64> = (0..total).map(|i| ((i * 2_654_435_761usize) % 613) as f64 * 0.75 - 120.0).collect();
+        let values: Vec<f64> = (0..total)
+            .map(|i| ((i * 2_654_435_761usize) % 613) as f64 * 0.75 - 120.0)
+            .collect();
         encode(self.in_dtype.1, &values)
     }
 
@@ -590,7 +685,10 @@ impl Run<'_> {
         let mut inbuf = self.input();
         let item_out = self.out_dtype.1.itemsize();
         let n: usize = self.shape.iter().product();
-        let (strides, offset) = self.view.clone().unwrap_or_else(|| (driver::c_strides(&self.shape, self.in_dtype.1), 0));
+        let (strides, offset) = self
+            .view
+            .clone()
+            .unwrap_or_else(|| (driver::c_strides(&self.shape, self.in_dtype.1), 0));
         let shape_c: Vec<isize> = self.shape.iter().map(|&s| s as isize).collect();
 
         // C ABI.
@@ -598,17 +696,33 @@ impl Run<'_> {
         let o = unsafe { (a.options_new)() };
         let fshape: Vec<isize> = self.footprint.0.iter().map(|&s| s as isize).collect();
         match &self.footprint.1 {
-            None => call(|e| unsafe { (a.options_set_size)(o, fshape.as_ptr(), fshape.len() as isize, e) }).unwrap(),
+            None => call(|e| unsafe {
+                (a.options_set_size)(o, fshape.as_ptr(), fshape.len() as isize, e)
+            })
+            .unwrap(),
             Some(mask) => {
                 let m: Vec<u8> = mask.iter().map(|&b| b as u8 * 3).collect(); // any non-zero byte is true
-                call(|e| unsafe { (a.options_set_footprint)(o, fshape.as_ptr(), fshape.len() as isize, m.as_ptr(), e) }).unwrap()
+                call(|e| unsafe {
+                    (a.options_set_footprint)(
+                        o,
+                        fshape.as_ptr(),
+                        fshape.len() as isize,
+                        m.as_ptr(),
+                        e,
+                    )
+                })
+                .unwrap()
             }
         }
         call(|e| unsafe { (a.options_set_mode)(o, self.mode.0, e) }).unwrap();
         call(|e| unsafe { (a.options_set_cval)(o, self.cval, e) }).unwrap();
-        call(|e| unsafe { (a.options_set_origin)(o, self.origin.as_ptr(), self.origin.len() as isize, e) }).unwrap();
+        call(|e| unsafe {
+            (a.options_set_origin)(o, self.origin.as_ptr(), self.origin.len() as isize, e)
+        })
+        .unwrap();
         if let Some(axes) = &self.axes {
-            call(|e| unsafe { (a.options_set_axes)(o, axes.as_ptr(), axes.len() as isize, e) }).unwrap();
+            call(|e| unsafe { (a.options_set_axes)(o, axes.as_ptr(), axes.len() as isize, e) })
+                .unwrap();
         }
         call(|e| unsafe { (a.options_set_threads)(o, self.threads as isize, e) }).unwrap();
         let mut c_out = vec![0xA5u8; n * item_out];
@@ -619,7 +733,11 @@ impl Run<'_> {
             dtype: self.in_dtype.0,
             ndim: shape_c.len() as isize,
             shape: shape_c.as_ptr(),
-            strides: if self.view.is_some() { strides.as_ptr() } else { null() },
+            strides: if self.view.is_some() {
+                strides.as_ptr()
+            } else {
+                null()
+            },
         };
         let cout = CArray {
             data: c_out.as_mut_ptr().cast(),
@@ -640,16 +758,33 @@ impl Run<'_> {
             Some(mask) => Footprint::new(self.footprint.0.clone(), mask.clone()).unwrap(),
         };
         let ndim = self.shape.len() as isize;
-        let mut opts = Options::new(fp).mode(self.mode.1).cval(self.cval).origin(&self.origin);
+        let mut opts = Options::new(fp)
+            .mode(self.mode.1)
+            .cval(self.cval)
+            .origin(&self.origin);
         if let Some(axes) = &self.axes {
-            let axes: Vec<usize> = axes.iter().map(|&x| if x < 0 { (x + ndim) as usize } else { x as usize }).collect();
+            let axes: Vec<usize> = axes
+                .iter()
+                .map(|&x| {
+                    if x < 0 {
+                        (x + ndim) as usize
+                    } else {
+                        x as usize
+                    }
+                })
+                .collect();
             opts = opts.axes(&axes);
         }
         if self.threads > 0 {
             opts = opts.threads(self.threads);
         }
         let mut r_out = vec![0xA5u8; n * item_out];
-        let rin = RawArray { ptr: unsafe { inbuf.as_ptr().offset(offset) }, dtype: self.in_dtype.1, shape: self.shape.clone(), strides };
+        let rin = RawArray {
+            ptr: unsafe { inbuf.as_ptr().offset(offset) },
+            dtype: self.in_dtype.1,
+            shape: self.shape.clone(),
+            strides,
+        };
         let rout = RawArrayMut {
             ptr: r_out.as_mut_ptr(),
             dtype: self.out_dtype.1,
@@ -660,7 +795,10 @@ impl Run<'_> {
         match (&r, &rr) {
             (Ok(()), Ok(())) => {}
             (Err(e), Err(de)) => match de.runtime_error() {
-                Some(re) => assert!(e.status == NDJIT_ERR_RUNTIME && e.message.starts_with(&re.message), "{e:?} vs {de}"),
+                Some(re) => assert!(
+                    e.status == NDJIT_ERR_RUNTIME && e.message.starts_with(&re.message),
+                    "{e:?} vs {de}"
+                ),
                 None => assert_eq!(e.message, de.to_string()),
             },
             _ => panic!("C ABI gave {r:?}, Rust driver gave {rr:?}"),
@@ -706,7 +844,12 @@ fn driver_matches_rust_for_footprints_origins_axes_and_views() {
     let src = "np.max(x) - np.min(x) + len(x) * 0.001";
     // A masked footprint with an origin.
     let mut run = Run::new(src, &[8, 6]);
-    run.footprint = (vec![3, 4], Some(vec![true, false, true, false, true, true, false, true, false, false, true, true]));
+    run.footprint = (
+        vec![3, 4],
+        Some(vec![
+            true, false, true, false, true, true, false, true, false, false, true, true,
+        ]),
+    );
     run.origin = vec![1, -2];
     run.mode = MODES[4];
     run.check("mask + origin");
@@ -752,13 +895,19 @@ fn driver_errors_match_rust() {
     run.in_dtype = DTYPES[1];
     let (c, _) = run.both();
     let e = c.unwrap_err();
-    assert_eq!((e.status, e.kind.as_str()), (NDJIT_ERR_RUNTIME, "IndexError"));
+    assert_eq!(
+        (e.status, e.kind.as_str()),
+        (NDJIT_ERR_RUNTIME, "IndexError")
+    );
     assert!(e.message.contains(" at pixel ["), "{e:?}");
     // An invalid origin.
     let mut run = Run::new("x[0]", &[6, 7]);
     run.origin = vec![2, 0];
     let e = run.both().0.unwrap_err();
-    assert_eq!((e.status, e.kind.as_str(), e.message.as_str()), (NDJIT_ERR_SHAPE, "ValueError", "invalid origin"));
+    assert_eq!(
+        (e.status, e.kind.as_str(), e.message.as_str()),
+        (NDJIT_ERR_SHAPE, "ValueError", "invalid origin")
+    );
 }
 
 #[test]
@@ -775,15 +924,36 @@ fn driver_in_place_matches_rust_in_place() {
     let size = [3isize, 3];
     call(|e| unsafe { (a.options_set_size)(o, size.as_ptr(), 2, e) }).unwrap();
     let shape_c = [5isize, 6];
-    let arr = CArray { data: c_buf.as_mut_ptr().cast(), nbytes: 240, offset: 0, dtype: 10, ndim: 2, shape: shape_c.as_ptr(), strides: null() };
+    let arr = CArray {
+        data: c_buf.as_mut_ptr().cast(),
+        nbytes: 240,
+        offset: 0,
+        dtype: 10,
+        ndim: 2,
+        shape: shape_c.as_ptr(),
+        strides: null(),
+    };
     call(|e| unsafe { (a.generic_filter)(f.0, &arr, &arr, o, e) }).unwrap();
     unsafe { (a.options_free)(o) };
     let core = Filter::compile(src, &Bindings::new()).unwrap();
     let p = r_buf.as_mut_ptr();
-    let rin = RawArray { ptr: p as *const u8, dtype: Dtype::F64, shape: shape.to_vec(), strides: vec![48, 8] };
-    let rout = RawArrayMut { ptr: p as *mut u8, dtype: Dtype::F64, shape: shape.to_vec(), strides: vec![48, 8] };
+    let rin = RawArray {
+        ptr: p as *const u8,
+        dtype: Dtype::F64,
+        shape: shape.to_vec(),
+        strides: vec![48, 8],
+    };
+    let rout = RawArrayMut {
+        ptr: p as *mut u8,
+        dtype: Dtype::F64,
+        shape: shape.to_vec(),
+        strides: vec![48, 8],
+    };
     unsafe { driver::generic_filter_raw(&rin, &rout, &core, &Options::size(&[3, 3])) }.unwrap();
-    assert_eq!(c_buf.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), r_buf.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    assert_eq!(
+        c_buf.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        r_buf.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
     assert_ne!(c_buf, vals);
 }
 
@@ -799,27 +969,40 @@ fn bad_pointers_and_sizes() {
     let mut out = 0.0;
     let e = call(|e| unsafe { (a.filter_call)(f.0, misaligned, 2, &mut out, e) }).unwrap_err();
     assert_eq!(e.status, NDJIT_ERR_INVALID_ARGUMENT, "{e:?}");
-    let e = call(|e| unsafe { (a.filter_call)(f.0, storage.as_ptr(), isize::MAX, &mut out, e) }).unwrap_err();
+    let e = call(|e| unsafe { (a.filter_call)(f.0, storage.as_ptr(), isize::MAX, &mut out, e) })
+        .unwrap_err();
     assert_eq!(e.status, NDJIT_ERR_INVALID_ARGUMENT, "{e:?}");
     let b = Bound::new(&[]);
     let name = c("w");
-    let e = call(|e| unsafe { (a.bindings_set_array)(b.0, name.as_ptr(), misaligned, 2, e) }).unwrap_err();
+    let e = call(|e| unsafe { (a.bindings_set_array)(b.0, name.as_ptr(), misaligned, 2, e) })
+        .unwrap_err();
     assert_eq!(e.status, NDJIT_ERR_INVALID_ARGUMENT);
     let bad = b"x[0] \xe2\x28\xa1\0";
     let mut h: Handle = null_mut();
-    let e = call(|e| unsafe { (a.filter_compile)(bad.as_ptr().cast(), null_mut(), 0, &mut h, e) }).unwrap_err();
+    let e = call(|e| unsafe { (a.filter_compile)(bad.as_ptr().cast(), null_mut(), 0, &mut h, e) })
+        .unwrap_err();
     assert_eq!(e.status, NDJIT_ERR_UTF8);
     assert!(e.message.contains("offset 5"), "{e:?}");
     // A NUL-free message survives an embedded newline in the source.
-    assert_eq!(CFilter::compile("x[0] +\n", None, 0).err().unwrap().status, NDJIT_ERR_COMPILE);
+    assert_eq!(
+        CFilter::compile("x[0] +\n", None, 0).err().unwrap().status,
+        NDJIT_ERR_COMPILE
+    );
     // Status-only calls (error pointer NULL).
-    assert_eq!(unsafe { (a.filter_call)(null_mut(), null(), 0, &mut out, null_mut()) }, NDJIT_ERR_NULL);
+    assert_eq!(
+        unsafe { (a.filter_call)(null_mut(), null(), 0, &mut out, null_mut()) },
+        NDJIT_ERR_NULL
+    );
     // Options: every setter refuses NULL options and keeps going.
     let o = unsafe { (a.options_new)() };
-    assert_eq!(unsafe { (a.options_set_mode)(o, 8, null_mut()) }, NDJIT_ERR_UNKNOWN_ENUM);
+    assert_eq!(
+        unsafe { (a.options_set_mode)(o, 8, null_mut()) },
+        NDJIT_ERR_UNKNOWN_ENUM
+    );
     let huge = [isize::MAX, isize::MAX];
     let mask = [1u8; 4];
-    let e = call(|e| unsafe { (a.options_set_footprint)(o, huge.as_ptr(), 2, mask.as_ptr(), e) }).unwrap_err();
+    let e = call(|e| unsafe { (a.options_set_footprint)(o, huge.as_ptr(), 2, mask.as_ptr(), e) })
+        .unwrap_err();
     assert_eq!(e.status, NDJIT_ERR_INVALID_ARGUMENT);
     let too_many = [1isize; 65];
     let e = call(|e| unsafe { (a.options_set_axes)(o, too_many.as_ptr(), 65, e) }).unwrap_err();
@@ -829,7 +1012,15 @@ fn bad_pointers_and_sizes() {
     call(|e| unsafe { (a.options_set_size)(o, size.as_ptr(), 1, e) }).unwrap();
     let shape = [isize::MAX, 4];
     let mut byte = [0u8; 8];
-    let arr = CArray { data: byte.as_mut_ptr().cast(), nbytes: 8, offset: 0, dtype: 1, ndim: 2, shape: shape.as_ptr(), strides: null() };
+    let arr = CArray {
+        data: byte.as_mut_ptr().cast(),
+        nbytes: 8,
+        offset: 0,
+        dtype: 1,
+        ndim: 2,
+        shape: shape.as_ptr(),
+        strides: null(),
+    };
     let e = call(|e| unsafe { (a.generic_filter)(f.0, &arr, &arr, o, e) }).unwrap_err();
     assert_eq!(e.status, NDJIT_ERR_SHAPE, "{e:?}");
     unsafe { (a.options_free)(o) };

@@ -5,7 +5,8 @@ use std::path::Path;
 
 fn generate() -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("read cbindgen.toml");
+    let config =
+        cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("read cbindgen.toml");
     // `with_src` parses the crate from its root file (following `mod` items) without running
     // `cargo metadata`, so the test needs no cargo lock and no network.
     let bindings = cbindgen::Builder::new()
@@ -30,7 +31,11 @@ fn committed_header_is_up_to_date() {
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     if committed != fresh {
-        let first = committed.lines().zip(fresh.lines()).position(|(a, b)| a != b).unwrap_or(committed.lines().count().min(fresh.lines().count()));
+        let first = committed
+            .lines()
+            .zip(fresh.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(committed.lines().count().min(fresh.lines().count()));
         panic!(
             "{} is stale (first difference at line {}).\nRegenerate it with: NDJIT_BLESS=1 cargo test -p ndjit-ffi --test header",
             path.display(),
@@ -52,13 +57,27 @@ fn header_declares_every_exported_function() {
         while let Some(line) = lines.next() {
             if line.trim() == "#[no_mangle]" {
                 let sig = lines.next().unwrap();
-                let name = sig.split("fn ").nth(1).unwrap().split('(').next().unwrap().to_string();
+                let name = sig
+                    .split("fn ")
+                    .nth(1)
+                    .unwrap()
+                    .split('(')
+                    .next()
+                    .unwrap()
+                    .to_string();
                 names.push(name);
             }
         }
     }
-    assert!(names.len() > 30, "found only {} exported functions", names.len());
+    assert!(
+        names.len() > 30,
+        "found only {} exported functions",
+        names.len()
+    );
     for name in &names {
-        assert!(header.contains(&format!("{name}(")), "{name} is missing from the header");
+        assert!(
+            header.contains(&format!("{name}(")),
+            "{name} is missing from the header"
+        );
     }
 }

@@ -58,7 +58,11 @@ fn bufs(gpu: &Arc<Gpu>, n: usize, dt: DType, seed: u64) -> Bufs {
         gpu.upload(input.ptr(), &host, gpu.cu_stream()).unwrap();
     }
     gpu.synchronize(gpu.cu_stream()).unwrap();
-    Bufs { input, output: gpu.alloc(bytes).unwrap(), err: gpu.alloc(1 << 12).unwrap() }
+    Bufs {
+        input,
+        output: gpu.alloc(bytes).unwrap(),
+        err: gpu.alloc(1 << 12).unwrap(),
+    }
 }
 
 fn main() {
@@ -70,19 +74,32 @@ fn main() {
             return;
         }
     };
-    let n: usize = std::env::var("NDJIT_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(8192);
+    let n: usize = std::env::var("NDJIT_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8192);
     let reps = 20;
-    println!("device: {}, {n}x{n}, medians of {reps} event-timed runs", gpu.name());
+    println!(
+        "device: {}, {n}x{n}, medians of {reps} event-timed runs",
+        gpu.name()
+    );
     let f64b = bufs(&gpu, n, DType::F64, 7);
     let f32b = bufs(&gpu, n, DType::F32, 9);
     let copy = |b: &Bufs, dt: DType| {
         let bytes = n * n * dt.size();
-        time(&gpu, reps, || unsafe { gpu.copy(b.output.ptr(), b.input.ptr(), bytes, gpu.cu_stream()).unwrap() })
+        time(&gpu, reps, || unsafe {
+            gpu.copy(b.output.ptr(), b.input.ptr(), bytes, gpu.cu_stream())
+                .unwrap()
+        })
     };
     let copy64 = copy(&f64b, DType::F64);
     let copy32 = copy(&f32b, DType::F32);
     let gbs = |dt: DType, ms: f64| 2.0 * (n * n * dt.size()) as f64 / ms / 1e6;
-    println!("copy floor: f64 {copy64:.3} ms ({:.0} GB/s), f32 {copy32:.3} ms ({:.0} GB/s)", gbs(DType::F64, copy64), gbs(DType::F32, copy32));
+    println!(
+        "copy floor: f64 {copy64:.3} ms ({:.0} GB/s), f32 {copy32:.3} ms ({:.0} GB/s)",
+        gbs(DType::F64, copy64),
+        gbs(DType::F32, copy32)
+    );
 
     struct Case {
         name: &'static str,
@@ -93,23 +110,82 @@ fn main() {
         cupy: &'static str,
     }
     let cases = [
-        Case { name: "min, cross f64", src: "np.min(x)", fp: Footprint::cross(), dt: DType::F64, goal: 0.33, cupy: "1.14 (minimum_filter 1.06)" },
-        Case { name: "min, 5x5 f64", src: "np.min(x)", fp: Footprint::size(&[5, 5]), dt: DType::F64, goal: 0.50, cupy: "3.96" },
-        Case { name: "median, 5x5 f64", src: "np.median(x)", fp: Footprint::size(&[5, 5]), dt: DType::F64, goal: 2.0, cupy: "median_filter 13.7" },
-        Case { name: "min, cross f32", src: "np.min(x)", fp: Footprint::cross(), dt: DType::F32, goal: 0.20, cupy: "0.97" },
-        Case { name: "builtin min, cross f64", src: "min(x)", fp: Footprint::cross(), dt: DType::F64, goal: f64::NAN, cupy: "" },
-        Case { name: "sum, 3x3 f64", src: "np.sum(x)", fp: Footprint::size(&[3, 3]), dt: DType::F64, goal: f64::NAN, cupy: "" },
-        Case { name: "identity x[0] f64", src: "x[0]", fp: Footprint::size(&[1, 1]), dt: DType::F64, goal: f64::NAN, cupy: "" },
+        Case {
+            name: "min, cross f64",
+            src: "np.min(x)",
+            fp: Footprint::cross(),
+            dt: DType::F64,
+            goal: 0.33,
+            cupy: "1.14 (minimum_filter 1.06)",
+        },
+        Case {
+            name: "min, 5x5 f64",
+            src: "np.min(x)",
+            fp: Footprint::size(&[5, 5]),
+            dt: DType::F64,
+            goal: 0.50,
+            cupy: "3.96",
+        },
+        Case {
+            name: "median, 5x5 f64",
+            src: "np.median(x)",
+            fp: Footprint::size(&[5, 5]),
+            dt: DType::F64,
+            goal: 2.0,
+            cupy: "median_filter 13.7",
+        },
+        Case {
+            name: "min, cross f32",
+            src: "np.min(x)",
+            fp: Footprint::cross(),
+            dt: DType::F32,
+            goal: 0.20,
+            cupy: "0.97",
+        },
+        Case {
+            name: "builtin min, cross f64",
+            src: "min(x)",
+            fp: Footprint::cross(),
+            dt: DType::F64,
+            goal: f64::NAN,
+            cupy: "",
+        },
+        Case {
+            name: "sum, 3x3 f64",
+            src: "np.sum(x)",
+            fp: Footprint::size(&[3, 3]),
+            dt: DType::F64,
+            goal: f64::NAN,
+            cupy: "",
+        },
+        Case {
+            name: "identity x[0] f64",
+            src: "x[0]",
+            fp: Footprint::size(&[1, 1]),
+            dt: DType::F64,
+            goal: f64::NAN,
+            cupy: "",
+        },
     ];
     let mut rows = Vec::new();
-    let variants: Vec<u32> = std::env::var("NDJIT_BENCH_V").ok().map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect()).unwrap_or(vec![0, 1, 2, 4]);
+    let variants: Vec<u32> = std::env::var("NDJIT_BENCH_V")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or(vec![0, 1, 2, 4]);
     for c in &cases {
         let f = GpuFilter::compile(c.src, &ndjit::Bindings::new()).unwrap();
         let b = if c.dt == DType::F64 { &f64b } else { &f32b };
         let desc = ArrayDesc::contiguous(c.dt, &[n, n]);
         let mut results = Vec::new();
-        let styles: &[NetworkStyle] = if c.src.contains("median") { &[NetworkStyle::Select, NetworkStyle::IntKey] } else { &[NetworkStyle::Select] };
-        for (&v, &style) in variants.iter().flat_map(|v| styles.iter().map(move |s| (v, s))) {
+        let styles: &[NetworkStyle] = if c.src.contains("median") {
+            &[NetworkStyle::Select, NetworkStyle::IntKey]
+        } else {
+            &[NetworkStyle::Select]
+        };
+        for (&v, &style) in variants
+            .iter()
+            .flat_map(|v| styles.iter().map(move |s| (v, s)))
+        {
             let mut opts = Options::new(c.fp.clone()).mode(Mode::Reflect);
             opts.outputs_per_thread = v;
             opts.network = style;
@@ -120,23 +196,46 @@ fn main() {
                     continue;
                 }
             };
-            unsafe { gpu.memset(b.err.ptr(), 0xff, p.err_bytes(), gpu.cu_stream()).unwrap() };
-            let ms = time(&gpu, reps, || unsafe { p.launch(&gpu, b.input.ptr(), b.output.ptr(), b.err.ptr(), gpu.cu_stream()).unwrap() });
+            unsafe {
+                gpu.memset(b.err.ptr(), 0xff, p.err_bytes(), gpu.cu_stream())
+                    .unwrap()
+            };
+            let ms = time(&gpu, reps, || unsafe {
+                p.launch(
+                    &gpu,
+                    b.input.ptr(),
+                    b.output.ptr(),
+                    b.err.ptr(),
+                    gpu.cu_stream(),
+                )
+                .unwrap()
+            });
             println!(
                 "  {:<24} {style:?} V={} ({} used): {ms:.3} ms, {} regs, {} B local",
-                c.name,
-                v,
-                p.kernel.outputs_per_thread,
-                p.module.registers,
-                p.module.local_bytes
+                c.name, v, p.kernel.outputs_per_thread, p.module.registers, p.module.local_bytes
             );
-            if style == NetworkStyle::Select || ms < results.iter().filter(|r: &&(u32, u32, f64)| r.0 == v).map(|r| r.2).fold(f64::INFINITY, f64::min) {
+            if style == NetworkStyle::Select
+                || ms
+                    < results
+                        .iter()
+                        .filter(|r: &&(u32, u32, f64)| r.0 == v)
+                        .map(|r| r.2)
+                        .fold(f64::INFINITY, f64::min)
+            {
                 results.retain(|r: &(u32, u32, f64)| r.0 != v);
                 results.push((v, p.kernel.outputs_per_thread, ms));
             }
         }
-        let auto = results.iter().find(|r| r.0 == 0).map(|r| r.2).unwrap_or(f64::NAN);
-        let best = results.iter().cloned().fold((0, 0, f64::INFINITY), |a, r| if r.2 < a.2 { r } else { a });
+        let auto = results
+            .iter()
+            .find(|r| r.0 == 0)
+            .map(|r| r.2)
+            .unwrap_or(f64::NAN);
+        let best =
+            results
+                .iter()
+                .cloned()
+                .fold((0, 0, f64::INFINITY), |a, r| if r.2 < a.2 { r } else { a });
         let floor = if c.dt == DType::F64 { copy64 } else { copy32 };
         rows.push((c.name, auto, best, floor, c.goal, c.cupy));
     }
@@ -152,13 +251,26 @@ fn main() {
         let f = GpuFilter::compile(&src, &ndjit::Bindings::new()).unwrap();
         let t_compile = t0.elapsed();
         let opts = Options::new(Footprint::cross());
-        let spec = opts.spec(2, DType::F64, DType::F64, true, gpu.target()).unwrap();
+        let spec = opts
+            .spec(2, DType::F64, DType::F64, true, gpu.target())
+            .unwrap();
         let kernel = f.kernel(&spec).unwrap();
         let ptx = kernel.module.to_ptx();
         let t_codegen = t0.elapsed();
         let _module = gpu.load(&ptx, ndjit_gpu::codegen::ENTRY).unwrap();
         let t_load = t0.elapsed();
-        unsafe { f.run_raw(&gpu, small.input.ptr(), &desc, small.output.ptr(), &desc, &opts, None).unwrap() };
+        unsafe {
+            f.run_raw(
+                &gpu,
+                small.input.ptr(),
+                &desc,
+                small.output.ptr(),
+                &desc,
+                &opts,
+                None,
+            )
+            .unwrap()
+        };
         let t_run = t0.elapsed();
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         println!(
@@ -177,8 +289,17 @@ fn main() {
     println!("| filter | ndjit auto | ndjit best (V) | goal | copy floor | % of copy bw (best) | CuPy (GUIDE) |");
     println!("|---|---|---|---|---|---|---|");
     for (name, auto, best, floor, goal, cupy) in rows {
-        let goal = if goal.is_nan() { "".to_string() } else { format!("≤ {goal:.2}") };
-        println!("| {name} | {auto:.3} | {:.3} ({}) | {goal} | {floor:.3} | {:.0}% | {cupy} |", best.2, best.1, 100.0 * floor / best.2);
+        let goal = if goal.is_nan() {
+            "".to_string()
+        } else {
+            format!("≤ {goal:.2}")
+        };
+        println!(
+            "| {name} | {auto:.3} | {:.3} ({}) | {goal} | {floor:.3} | {:.0}% | {cupy} |",
+            best.2,
+            best.1,
+            100.0 * floor / best.2
+        );
     }
     println!("| first call 1024² (compile+codegen+load+run) | {:.1} ms median of {:?} | | ≤ 50 ms | | | 1100-1600 ms |", median(firsts.clone()), firsts.iter().map(|v| (v * 10.0).round() / 10.0).collect::<Vec<_>>());
 }

@@ -25,6 +25,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The output of one filter is the input of the next; the buffers are reused.
     range.run_device(&gpu, &smooth, &mut edges, &opts)?;
     let host = edges.to_host::<f32>(&gpu)?;
-    println!("range of the 5x5 mean, row 512: {:?}", &host.as_slice().unwrap()[512 * 1024..512 * 1024 + 6]);
+    println!(
+        "range of the 5x5 mean, row 512: {:?}",
+        &host.as_slice().unwrap()[512 * 1024..512 * 1024 + 6]
+    );
     Ok(())
 }

@@ -5,10 +5,23 @@
 use ndjit_gpu::{DType, Footprint, GpuFilter, Options, Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let f = GpuFilter::compile("np.sum(x * w)", ndjit::Bindings::new().set_array("w", vec![0.25, 0.5, 0.25]))?;
-    let ptx = f.ptx(&Options::new(Footprint::size(&[3])), 1, DType::F32, DType::F32, Target::SM90)?;
+    let f = GpuFilter::compile(
+        "np.sum(x * w)",
+        ndjit::Bindings::new().set_array("w", vec![0.25, 0.5, 0.25]),
+    )?;
+    let ptx = f.ptx(
+        &Options::new(Footprint::size(&[3])),
+        1,
+        DType::F32,
+        DType::F32,
+        Target::SM90,
+    )?;
     // The weights are baked in as immediates; every add and multiply carries `.rn`.
-    for line in ptx.lines().filter(|l| l.contains("mul.rn.f64") || l.contains("add.rn.f64")).take(6) {
+    for line in ptx
+        .lines()
+        .filter(|l| l.contains("mul.rn.f64") || l.contains("add.rn.f64"))
+        .take(6)
+    {
         println!("{line}");
     }
     println!("... {} lines in all", ptx.lines().count());

@@ -18,12 +18,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(e) => return Err(e.into()),
     };
     // `int()` of a NaN raises in Python; the GPU records the first failing pixel.
-    let f = GpuFilter::compile("def f(x):\n    return int(x[4]) % 7", &ndjit::Bindings::new())?;
+    let f = GpuFilter::compile(
+        "def f(x):\n    return int(x[4]) % 7",
+        &ndjit::Bindings::new(),
+    )?;
     let mut image = Array2::<f64>::from_elem((64, 64), 3.0);
     image[[40, 7]] = f64::NAN;
     image[[50, 2]] = f64::NAN;
-    match f.run::<f64, f64>(&gpu, image.view().into_dyn(), &Options::new(Footprint::size(&[3, 3]))) {
-        Err(GpuError::Filter { pixel, error }) => println!("failed at {pixel:?}: {}", error.message),
+    match f.run::<f64, f64>(
+        &gpu,
+        image.view().into_dyn(),
+        &Options::new(Footprint::size(&[3, 3])),
+    ) {
+        Err(GpuError::Filter { pixel, error }) => {
+            println!("failed at {pixel:?}: {}", error.message)
+        }
         other => println!("unexpected: {:?}", other.map(|_| ())),
     }
     Ok(())

@@ -31,6 +31,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         prepared.launch(&gpu, input.ptr(), output.ptr(), err.ptr(), s)?;
         stop.record(&stream)?;
     }
-    println!("3x3 median of {n}x{n} f64: {:.3} ms ({} registers per thread)", start.elapsed_ms(&stop)?, prepared.module.registers);
+    println!(
+        "3x3 median of {n}x{n} f64: {:.3} ms ({} registers per thread)",
+        start.elapsed_ms(&stop)?,
+        prepared.module.registers
+    );
     Ok(())
 }

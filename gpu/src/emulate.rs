@@ -16,7 +16,14 @@ pub struct Emulated {
 /// Runs `kernel` on a C-contiguous `input` image (little-endian bytes of `input_desc.dtype`),
 /// producing an array described by `output_desc` (C-contiguous). `poison` fills the output first
 /// so that unwritten elements show.
-pub fn run(kernel: &Kernel, filter: &ndjit::Filter, input: &[u8], input_desc: &ArrayDesc, output_desc: &ArrayDesc, poison: u8) -> Result<Emulated> {
+pub fn run(
+    kernel: &Kernel,
+    filter: &ndjit::Filter,
+    input: &[u8],
+    input_desc: &ArrayDesc,
+    output_desc: &ArrayDesc,
+    poison: u8,
+) -> Result<Emulated> {
     let g = Geometry::new(input_desc, output_desc)?;
     let mut emu = Emu::new(&kernel.module);
     let mut remu = Emu::new(&kernel.replay);
@@ -31,9 +38,13 @@ pub fn run(kernel: &Kernel, filter: &ndjit::Filter, input: &[u8], input_desc: &A
     emu.write(err_addr, &vec![0xff; err_len]);
     let block = plan::block(&g);
     let grid = plan::grid(&g, kernel.outputs_per_thread, block);
-    let params: Vec<u64> = plan::params(&g, in_addr, out_addr, err_addr, None).iter().map(|p| p.bits()).collect();
+    let params: Vec<u64> = plan::params(&g, in_addr, out_addr, err_addr, None)
+        .iter()
+        .map(|p| p.bits())
+        .collect();
     if g.pixels() > 0 {
-        emu.launch(ENTRY, grid, block, &params).map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
+        emu.launch(ENTRY, grid, block, &params)
+            .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
     }
     let key = u64::from_le_bytes(emu.read(err_addr, 8).try_into().unwrap());
     let error = match plan::decode_key(key) {
@@ -43,11 +54,28 @@ pub fn run(kernel: &Kernel, filter: &ndjit::Filter, input: &[u8], input_desc: &A
             let rin = remu.alloc(input.len() as u64);
             remu.write(rin, input);
             let rerr = remu.alloc(err_len as u64);
-            let params: Vec<u64> = plan::params(&g, rin, 0, rerr, Some(pixel)).iter().map(|p| p.bits()).collect();
-            remu.launch(REPLAY_ENTRY, (1, 1), (1, 1), &params).map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
-            let rec: Vec<u64> = remu.read(rerr, err_len).chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
-            Some(plan::failure(filter, &g, input_desc.shape.len(), pixel, &rec))
+            let params: Vec<u64> = plan::params(&g, rin, 0, rerr, Some(pixel))
+                .iter()
+                .map(|p| p.bits())
+                .collect();
+            remu.launch(REPLAY_ENTRY, (1, 1), (1, 1), &params)
+                .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
+            let rec: Vec<u64> = remu
+                .read(rerr, err_len)
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            Some(plan::failure(
+                filter,
+                &g,
+                input_desc.shape.len(),
+                pixel,
+                &rec,
+            ))
         }
     };
-    Ok(Emulated { output: emu.read(out_addr, out_len).to_vec(), error })
+    Ok(Emulated {
+        output: emu.read(out_addr, out_len).to_vec(),
+        error,
+    })
 }

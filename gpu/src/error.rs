@@ -21,7 +21,10 @@ pub enum GpuError {
     Compile(ndjit::Error),
     /// The filter failed while running, at `pixel` (the first failing pixel in C order): the
     /// same error the CPU raises for that neighbourhood.
-    Filter { pixel: Vec<usize>, error: Box<ndjit::RuntimeError> },
+    Filter {
+        pixel: Vec<usize>,
+        error: Box<ndjit::RuntimeError>,
+    },
     /// The filter failed at `pixel`, but replaying that neighbourhood on the CPU did not fail
     /// (possible only through a last-bit difference in a transcendental function); `message`
     /// is the error site's message with its details.
@@ -33,12 +36,16 @@ impl fmt::Display for GpuError {
         match self {
             GpuError::NoDevice(why) => write!(f, "no CUDA device: {why}"),
             GpuError::Driver { call, code } => write!(f, "CUDA driver call {call} failed: {code}"),
-            GpuError::PtxLoad { log } => write!(f, "the CUDA driver rejected the generated PTX:\n{log}"),
+            GpuError::PtxLoad { log } => {
+                write!(f, "the CUDA driver rejected the generated PTX:\n{log}")
+            }
             GpuError::Invalid(m) => write!(f, "{m}"),
             GpuError::Unsupported(m) => write!(f, "not supported on the GPU: {m}"),
             GpuError::Compile(e) => write!(f, "{e}"),
             GpuError::Filter { pixel, error } => write!(f, "{error} (at pixel {pixel:?})"),
-            GpuError::FilterGpuOnly { pixel, message } => write!(f, "{message} (at pixel {pixel:?})"),
+            GpuError::FilterGpuOnly { pixel, message } => {
+                write!(f, "{message} (at pixel {pixel:?})")
+            }
         }
     }
 }

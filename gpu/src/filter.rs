@@ -22,17 +22,28 @@ pub struct Footprint {
 impl Footprint {
     /// A full box (scipy's `size=`).
     pub fn size(shape: &[usize]) -> Footprint {
-        Footprint { shape: shape.to_vec(), mask: vec![true; shape.iter().product()] }
+        Footprint {
+            shape: shape.to_vec(),
+            mask: vec![true; shape.iter().product()],
+        }
     }
     pub fn from_mask(shape: &[usize], mask: &[bool]) -> Result<Footprint> {
         if mask.len() != shape.iter().product::<usize>() {
-            return Err(GpuError::Invalid("footprint array has incorrect shape".into()));
+            return Err(GpuError::Invalid(
+                "footprint array has incorrect shape".into(),
+            ));
         }
-        Ok(Footprint { shape: shape.to_vec(), mask: mask.to_vec() })
+        Ok(Footprint {
+            shape: shape.to_vec(),
+            mask: mask.to_vec(),
+        })
     }
     /// The 3×3 cross (`generate_binary_structure(2, 1)`).
     pub fn cross() -> Footprint {
-        Footprint { shape: vec![3, 3], mask: vec![false, true, false, true, true, true, false, true, false] }
+        Footprint {
+            shape: vec![3, 3],
+            mask: vec![false, true, false, true, true, true, false, true, false],
+        }
     }
     /// The number of true entries: the `filter_size` the filter is called with.
     pub fn count(&self) -> usize {
@@ -56,7 +67,14 @@ pub struct Options {
 
 impl Options {
     pub fn new(footprint: Footprint) -> Options {
-        Options { footprint, mode: Mode::Reflect, cval: 0.0, origin: vec![], outputs_per_thread: 0, network: crate::codegen::body::NetworkStyle::Select }
+        Options {
+            footprint,
+            mode: Mode::Reflect,
+            cval: 0.0,
+            origin: vec![],
+            outputs_per_thread: 0,
+            network: crate::codegen::body::NetworkStyle::Select,
+        }
     }
     pub fn mode(mut self, m: Mode) -> Options {
         self.mode = m;
@@ -72,11 +90,24 @@ impl Options {
     }
 
     /// The kernel spec for images of `rank` axes.
-    pub fn spec(&self, rank: usize, input: DType, output: DType, contiguous: bool, target: Target) -> Result<KernelSpec> {
+    pub fn spec(
+        &self,
+        rank: usize,
+        input: DType,
+        output: DType,
+        contiguous: bool,
+        target: Target,
+    ) -> Result<KernelSpec> {
         if self.footprint.shape.len() != rank {
-            return Err(GpuError::Invalid("footprint array has incorrect shape".into()));
+            return Err(GpuError::Invalid(
+                "footprint array has incorrect shape".into(),
+            ));
         }
-        let origin = if self.origin.is_empty() { vec![0; rank] } else { self.origin.clone() };
+        let origin = if self.origin.is_empty() {
+            vec![0; rank]
+        } else {
+            self.origin.clone()
+        };
         let spec = KernelSpec {
             shape: self.footprint.shape.clone(),
             mask: self.footprint.mask.clone(),
@@ -136,7 +167,10 @@ impl DeviceArray {
     /// Uninitialised, C-contiguous.
     pub fn new(gpu: &Gpu, dtype: DType, shape: &[usize]) -> Result<DeviceArray> {
         let desc = ArrayDesc::contiguous(dtype, shape);
-        Ok(DeviceArray { buf: gpu.alloc(desc.len() * dtype.size())?, desc })
+        Ok(DeviceArray {
+            buf: gpu.alloc(desc.len() * dtype.size())?,
+            desc,
+        })
     }
     /// A copy of a host array.
     pub fn from_host<T: Element>(gpu: &Gpu, a: ArrayViewD<'_, T>) -> Result<DeviceArray> {
@@ -147,7 +181,9 @@ impl DeviceArray {
     /// Copies a host array of the same shape and type in (and waits).
     pub fn upload<T: Element>(&mut self, gpu: &Gpu, a: ArrayViewD<'_, T>) -> Result<()> {
         if T::DTYPE != self.desc.dtype || a.shape() != self.desc.shape.as_slice() {
-            return Err(GpuError::Invalid("upload: the host array's type or shape differs".into()));
+            return Err(GpuError::Invalid(
+                "upload: the host array's type or shape differs".into(),
+            ));
         }
         let c = a.as_standard_layout();
         let s = c.as_slice().expect("standard layout");
@@ -160,7 +196,10 @@ impl DeviceArray {
     /// A host copy.
     pub fn to_host<T: Element>(&self, gpu: &Gpu) -> Result<ArrayD<T>> {
         if T::DTYPE != self.desc.dtype {
-            return Err(GpuError::Invalid(format!("to_host: the array holds {}", self.desc.dtype.name())));
+            return Err(GpuError::Invalid(format!(
+                "to_host: the array holds {}",
+                self.desc.dtype.name()
+            )));
         }
         let mut v = vec![T::default(); self.desc.len()];
         // SAFETY: the buffer holds exactly this many bytes.
@@ -205,17 +244,42 @@ impl Pending {
         let mut key = [0u8; 8];
         // SAFETY: the error buffer holds at least 8 bytes.
         unsafe { self.gpu.download(&mut key, self.err.ptr(), self.stream)? };
-        let Some((pixel, _)) = plan::decode_key(u64::from_le_bytes(key)) else { return Ok(()) };
-        let params = plan::params(&self.geometry, self.params.0, self.params.1, self.err.ptr(), Some(pixel));
+        let Some((pixel, _)) = plan::decode_key(u64::from_le_bytes(key)) else {
+            return Ok(());
+        };
+        let params = plan::params(
+            &self.geometry,
+            self.params.0,
+            self.params.1,
+            self.err.ptr(),
+            Some(pixel),
+        );
         let mut rec = vec![0u8; self.err_bytes];
-        let replay = self.gpu.load(&self.kernel.replay.to_ptx(), codegen::REPLAY_ENTRY)?;
+        let replay = self
+            .gpu
+            .load(&self.kernel.replay.to_ptx(), codegen::REPLAY_ENTRY)?;
         // SAFETY: the replay kernel takes the same arrays plus the pixel; it writes the record.
         unsafe {
-            self.gpu.launch(replay.function(codegen::REPLAY_ENTRY), (1, 1), (1, 1), &params, self.stream)?;
+            self.gpu.launch(
+                replay.function(codegen::REPLAY_ENTRY),
+                (1, 1),
+                (1, 1),
+                &params,
+                self.stream,
+            )?;
             self.gpu.download(&mut rec, self.err.ptr(), self.stream)?;
         }
-        let words: Vec<u64> = rec.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
-        Err(plan::failure(&self.filter, &self.geometry, self.rank, pixel, &words))
+        let words: Vec<u64> = rec
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        Err(plan::failure(
+            &self.filter,
+            &self.geometry,
+            self.rank,
+            pixel,
+            &words,
+        ))
     }
 }
 
@@ -235,9 +299,24 @@ impl Prepared {
     /// # Safety
     /// The pointers must be valid device memory for the prepared descriptors, and must not
     /// overlap.
-    pub unsafe fn launch(&self, gpu: &Gpu, input: u64, output: u64, err: u64, stream: CUstream) -> Result<()> {
+    pub unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        input: u64,
+        output: u64,
+        err: u64,
+        stream: CUstream,
+    ) -> Result<()> {
         let params = plan::params(&self.geometry, input, output, err, None);
-        unsafe { gpu.launch(self.module.function(codegen::ENTRY), self.grid, self.block, &params, stream) }
+        unsafe {
+            gpu.launch(
+                self.module.function(codegen::ENTRY),
+                self.grid,
+                self.block,
+                &params,
+                stream,
+            )
+        }
     }
     pub fn err_bytes(&self) -> usize {
         plan::err_bytes(&self.kernel)
@@ -255,7 +334,11 @@ pub struct GpuFilter {
 
 impl GpuFilter {
     pub fn new(filter: &ndjit::Filter) -> GpuFilter {
-        GpuFilter { filter: filter.clone(), sized: Mutex::new(HashMap::new()), kernels: Mutex::new(HashMap::new()) }
+        GpuFilter {
+            filter: filter.clone(),
+            sized: Mutex::new(HashMap::new()),
+            kernels: Mutex::new(HashMap::new()),
+        }
     }
     /// Compiles filter source (see [`ndjit::Filter::compile`]).
     pub fn compile(source: &str, bindings: &ndjit::Bindings) -> Result<GpuFilter> {
@@ -278,31 +361,66 @@ impl GpuFilter {
     /// The kernel for `spec` (generated once).
     pub fn kernel(&self, spec: &KernelSpec) -> Result<Arc<Kernel>> {
         let key = format!("{spec:?}|{:016x}", spec.cval.to_bits());
-        if let Some(k) = self.kernels.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        if let Some(k) = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
             return Ok(k.clone());
         }
         let f = self.sized(spec.filter_size())?;
-        let ir = f.specialized_ir().ok_or_else(|| GpuError::Unsupported("the filter has no specialised IR".into()))?;
+        let ir = f
+            .specialized_ir()
+            .ok_or_else(|| GpuError::Unsupported("the filter has no specialised IR".into()))?;
         let k = Arc::new(codegen::generate(ir, f.layout(), f.bound_values(), spec)?);
-        self.kernels.lock().unwrap_or_else(|p| p.into_inner()).insert(key, k.clone());
+        self.kernels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, k.clone());
         Ok(k)
     }
 
     /// The PTX of the kernel for images of `rank` axes (what `inspect_ptx` shows).
-    pub fn ptx(&self, opts: &Options, rank: usize, input: DType, output: DType, target: Target) -> Result<String> {
+    pub fn ptx(
+        &self,
+        opts: &Options,
+        rank: usize,
+        input: DType,
+        output: DType,
+        target: Target,
+    ) -> Result<String> {
         let spec = opts.spec(rank, input, output, true, target)?;
         Ok(self.kernel(&spec)?.module.to_ptx())
     }
 
     /// Generates and loads the kernel for these arrays on `gpu`.
-    pub fn prepare(&self, gpu: &Gpu, in_desc: &ArrayDesc, out_desc: &ArrayDesc, opts: &Options) -> Result<Prepared> {
+    pub fn prepare(
+        &self,
+        gpu: &Gpu,
+        in_desc: &ArrayDesc,
+        out_desc: &ArrayDesc,
+        opts: &Options,
+    ) -> Result<Prepared> {
         let g = Geometry::new(in_desc, out_desc)?;
-        let spec = opts.spec(in_desc.shape.len(), in_desc.dtype, out_desc.dtype, g.contiguous(), gpu.target())?;
+        let spec = opts.spec(
+            in_desc.shape.len(),
+            in_desc.dtype,
+            out_desc.dtype,
+            g.contiguous(),
+            gpu.target(),
+        )?;
         let kernel = self.kernel(&spec)?;
         let module = gpu.load(&kernel.module.to_ptx(), codegen::ENTRY)?;
         let block = plan::block(&g);
         let grid = plan::grid(&g, kernel.outputs_per_thread, block);
-        Ok(Prepared { module, kernel, geometry: g, grid, block })
+        Ok(Prepared {
+            module,
+            kernel,
+            geometry: g,
+            grid,
+            block,
+        })
     }
 
     /// Starts the filter on device arrays: `input` and `output` are device pointers to arrays
@@ -312,10 +430,25 @@ impl GpuFilter {
     /// # Safety
     /// The pointers must address device memory of this GPU covering the described arrays, and
     /// must stay valid until the work is done. The arrays may overlap (the input is then copied).
-    pub unsafe fn launch(&self, gpu: &Arc<Gpu>, input: u64, in_desc: &ArrayDesc, output: u64, out_desc: &ArrayDesc, opts: &Options, stream: Option<CUstream>) -> Result<Pending> {
+    pub unsafe fn launch(
+        &self,
+        gpu: &Arc<Gpu>,
+        input: u64,
+        in_desc: &ArrayDesc,
+        output: u64,
+        out_desc: &ArrayDesc,
+        opts: &Options,
+        stream: Option<CUstream>,
+    ) -> Result<Pending> {
         let stream = stream.unwrap_or_else(|| gpu.cu_stream());
         let g = Geometry::new(in_desc, out_desc)?;
-        let spec = opts.spec(in_desc.shape.len(), in_desc.dtype, out_desc.dtype, g.contiguous(), gpu.target())?;
+        let spec = opts.spec(
+            in_desc.shape.len(),
+            in_desc.dtype,
+            out_desc.dtype,
+            g.contiguous(),
+            gpu.target(),
+        )?;
         let kernel = self.kernel(&spec)?;
         let module = gpu.load(&kernel.module.to_ptx(), codegen::ENTRY)?;
         let err_bytes = plan::err_bytes(&kernel);
@@ -342,18 +475,46 @@ impl GpuFilter {
             let grid = plan::grid(&g, kernel.outputs_per_thread, block);
             let params = plan::params(&g, input, output, err.ptr(), None);
             // SAFETY: the parameters are the kernel's, the pointers the caller's.
-            unsafe { gpu.launch(module.function(codegen::ENTRY), grid, block, &params, stream)? };
+            unsafe {
+                gpu.launch(
+                    module.function(codegen::ENTRY),
+                    grid,
+                    block,
+                    &params,
+                    stream,
+                )?
+            };
         }
         let filter = self.sized(spec.filter_size())?;
         drop(module);
-        Ok(Pending { gpu: gpu.clone(), kernel, err, err_bytes, geometry: g, rank: in_desc.shape.len(), filter, params: (input, output), stream, _copy: keep })
+        Ok(Pending {
+            gpu: gpu.clone(),
+            kernel,
+            err,
+            err_bytes,
+            geometry: g,
+            rank: in_desc.shape.len(),
+            filter,
+            params: (input, output),
+            stream,
+            _copy: keep,
+        })
     }
 
     /// Runs the filter on device arrays and waits (zero-copy).
     ///
     /// # Safety
     /// As [`GpuFilter::launch`].
-    pub unsafe fn run_raw(&self, gpu: &Arc<Gpu>, input: u64, in_desc: &ArrayDesc, output: u64, out_desc: &ArrayDesc, opts: &Options, stream: Option<CUstream>) -> Result<()> {
+    pub unsafe fn run_raw(
+        &self,
+        gpu: &Arc<Gpu>,
+        input: u64,
+        in_desc: &ArrayDesc,
+        output: u64,
+        out_desc: &ArrayDesc,
+        opts: &Options,
+        stream: Option<CUstream>,
+    ) -> Result<()> {
         unsafe { self.launch(gpu, input, in_desc, output, out_desc, opts, stream)? }.finish()
     }
 
@@ -362,7 +523,15 @@ impl GpuFilter {
     ///
     /// # Safety
     /// The pointers must be valid for the described arrays.
-    pub unsafe fn run_host_raw(&self, gpu: &Arc<Gpu>, input: *const u8, in_desc: &ArrayDesc, output: *mut u8, out_desc: &ArrayDesc, opts: &Options) -> Result<()> {
+    pub unsafe fn run_host_raw(
+        &self,
+        gpu: &Arc<Gpu>,
+        input: *const u8,
+        in_desc: &ArrayDesc,
+        output: *mut u8,
+        out_desc: &ArrayDesc,
+        opts: &Options,
+    ) -> Result<()> {
         let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
         let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
         // SAFETY: the caller's contract.
@@ -383,7 +552,12 @@ impl GpuFilter {
     }
 
     /// Runs the filter on a host array; the output has type `B` (scipy's `output=` dtype).
-    pub fn run<A: Element, B: Element>(&self, gpu: &Arc<Gpu>, input: ArrayViewD<'_, A>, opts: &Options) -> Result<ArrayD<B>> {
+    pub fn run<A: Element, B: Element>(
+        &self,
+        gpu: &Arc<Gpu>,
+        input: ArrayViewD<'_, A>,
+        opts: &Options,
+    ) -> Result<ArrayD<B>> {
         let d_in = DeviceArray::from_host(gpu, input.view())?;
         let mut d_out = DeviceArray::new(gpu, B::DTYPE, input.shape())?;
         self.run_device(gpu, &d_in, &mut d_out, opts)?;
@@ -391,9 +565,25 @@ impl GpuFilter {
     }
 
     /// Runs the filter from one device array into another and waits.
-    pub fn run_device(&self, gpu: &Arc<Gpu>, input: &DeviceArray, output: &mut DeviceArray, opts: &Options) -> Result<()> {
+    pub fn run_device(
+        &self,
+        gpu: &Arc<Gpu>,
+        input: &DeviceArray,
+        output: &mut DeviceArray,
+        opts: &Options,
+    ) -> Result<()> {
         // SAFETY: both arrays are ours, allocated on this GPU with their descriptors.
-        unsafe { self.run_raw(gpu, input.ptr(), input.desc(), output.ptr(), output.desc(), opts, None) }
+        unsafe {
+            self.run_raw(
+                gpu,
+                input.ptr(),
+                input.desc(),
+                output.ptr(),
+                output.desc(),
+                opts,
+                None,
+            )
+        }
     }
 }
 
@@ -407,7 +597,11 @@ unsafe fn gather_bytes(base: *const u8, d: &ArrayDesc) -> Vec<u8> {
     let n = d.len();
     let mut idx = vec![0usize; d.shape.len()];
     for _ in 0..n {
-        let off: isize = idx.iter().zip(&d.strides).map(|(&i, &s)| i as isize * s).sum();
+        let off: isize = idx
+            .iter()
+            .zip(&d.strides)
+            .map(|(&i, &s)| i as isize * s)
+            .sum();
         // SAFETY: the caller's contract.
         out.extend_from_slice(unsafe { std::slice::from_raw_parts(base.offset(off), es) });
         for a in (0..idx.len()).rev() {
@@ -429,7 +623,11 @@ unsafe fn scatter_bytes(src: &[u8], base: *mut u8, d: &ArrayDesc) {
     let es = d.dtype.size();
     let mut idx = vec![0usize; d.shape.len()];
     for k in 0..d.len() {
-        let off: isize = idx.iter().zip(&d.strides).map(|(&i, &s)| i as isize * s).sum();
+        let off: isize = idx
+            .iter()
+            .zip(&d.strides)
+            .map(|(&i, &s)| i as isize * s)
+            .sum();
         // SAFETY: the caller's contract.
         unsafe { std::ptr::copy_nonoverlapping(src[k * es..].as_ptr(), base.offset(off), es) };
         for a in (0..idx.len()).rev() {

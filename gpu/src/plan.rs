@@ -21,7 +21,11 @@ impl ArrayDesc {
             strides[a] = s;
             s *= shape[a].max(1) as isize;
         }
-        ArrayDesc { dtype, shape: shape.to_vec(), strides }
+        ArrayDesc {
+            dtype,
+            shape: shape.to_vec(),
+            strides,
+        }
     }
     pub fn len(&self) -> usize {
         self.shape.iter().product()
@@ -34,7 +38,15 @@ impl ArrayDesc {
         let sz = self.dtype.size() as isize;
         self.strides
             .iter()
-            .map(|&s| if s % sz == 0 { Ok((s / sz) as i64) } else { Err(GpuError::Unsupported("arrays whose strides are not multiples of the element size".into())) })
+            .map(|&s| {
+                if s % sz == 0 {
+                    Ok((s / sz) as i64)
+                } else {
+                    Err(GpuError::Unsupported(
+                        "arrays whose strides are not multiples of the element size".into(),
+                    ))
+                }
+            })
             .collect()
     }
     /// The byte span `[lo, hi)` the array covers relative to its base pointer.
@@ -84,24 +96,39 @@ pub struct Geometry {
 impl Geometry {
     pub fn new(input: &ArrayDesc, output: &ArrayDesc) -> Result<Geometry> {
         if input.shape != output.shape {
-            return Err(GpuError::Invalid(format!("output shape {:?} does not match input shape {:?}", output.shape, input.shape)));
+            return Err(GpuError::Invalid(format!(
+                "output shape {:?} does not match input shape {:?}",
+                output.shape, input.shape
+            )));
         }
         let r = input.shape.len();
         if !(1..=3).contains(&r) {
-            return Err(GpuError::Unsupported(format!("{r}-d images (the GPU backend handles 1 to 3 dimensions)")));
+            return Err(GpuError::Unsupported(format!(
+                "{r}-d images (the GPU backend handles 1 to 3 dimensions)"
+            )));
         }
         let (is, os) = (input.elem_strides()?, output.elem_strides()?);
-        let mut g = Geometry { shape: [1; 3], in_strides: [0; 3], out_strides: [0; 3] };
+        let mut g = Geometry {
+            shape: [1; 3],
+            in_strides: [0; 3],
+            out_strides: [0; 3],
+        };
         for a in 0..r {
             g.shape[3 - r + a] = input.shape[a];
             g.in_strides[3 - r + a] = is[a];
             g.out_strides[3 - r + a] = os[a];
         }
-        if g.shape.iter().any(|&n| n > i32::MAX as usize) || (g.shape[0] as u64 * g.shape[1] as u64) > i32::MAX as u64 {
-            return Err(GpuError::Unsupported("images with more than 2^31 rows or columns".into()));
+        if g.shape.iter().any(|&n| n > i32::MAX as usize)
+            || (g.shape[0] as u64 * g.shape[1] as u64) > i32::MAX as u64
+        {
+            return Err(GpuError::Unsupported(
+                "images with more than 2^31 rows or columns".into(),
+            ));
         }
         if g.shape.iter().product::<usize>() as u64 >= 1u64 << (64 - SITE_BITS) {
-            return Err(GpuError::Unsupported("images of more than 2^42 elements".into()));
+            return Err(GpuError::Unsupported(
+                "images of more than 2^42 elements".into(),
+            ));
         }
         Ok(g)
     }
@@ -116,7 +143,11 @@ impl Geometry {
     pub fn unravel(&self, p: u64, rank: usize) -> Vec<usize> {
         let w = self.shape[2] as u64;
         let h = self.shape[1] as u64;
-        let c = [(p / w / h) as usize, ((p / w) % h) as usize, (p % w) as usize];
+        let c = [
+            (p / w / h) as usize,
+            ((p / w) % h) as usize,
+            (p % w) as usize,
+        ];
         c[3 - rank..].to_vec()
     }
 }
@@ -166,20 +197,35 @@ pub fn decode_key(key: u64) -> Option<(u64, u64)> {
 }
 
 /// Turns a replay record into the error the CPU would raise for that neighbourhood.
-pub fn failure(filter: &ndjit::Filter, g: &Geometry, rank: usize, pixel: u64, record: &[u64]) -> GpuError {
+pub fn failure(
+    filter: &ndjit::Filter,
+    g: &Geometry,
+    rank: usize,
+    pixel: u64,
+    record: &[u64],
+) -> GpuError {
     let coords = g.unravel(pixel, rank);
     let taps: Vec<f64> = record[4..].iter().map(|&b| f64::from_bits(b)).collect();
     if let Err(e) = filter.call(&taps) {
-        return GpuError::Filter { pixel: coords, error: Box::new(e) };
+        return GpuError::Filter {
+            pixel: coords,
+            error: Box::new(e),
+        };
     }
     let code = record[1];
     let message = if code == NO_RECORD || code == crate::codegen::REPLAY_OK {
         "the filter failed without recording why".to_string()
     } else {
         match filter.ir().errors.get(code as usize) {
-            Some(site) => site.message.replace("{a}", &(record[2] as i64).to_string()).replace("{b}", &(record[3] as i64).to_string()),
+            Some(site) => site
+                .message
+                .replace("{a}", &(record[2] as i64).to_string())
+                .replace("{b}", &(record[3] as i64).to_string()),
             None => format!("the filter failed (error site {code})"),
         }
     };
-    GpuError::FilterGpuOnly { pixel: coords, message }
+    GpuError::FilterGpuOnly {
+        pixel: coords,
+        message,
+    }
 }

@@ -108,7 +108,12 @@ pub fn gather(input: &[f64], shape: &[usize], spec: &KernelSpec, pixel: &[usize]
 }
 
 /// Runs `filter` over every pixel (C order); per pixel, the result or the error.
-pub fn generic_filter(filter: &ndjit::Filter, input: &[f64], shape: &[usize], spec: &KernelSpec) -> Vec<std::result::Result<f64, ndjit::RuntimeError>> {
+pub fn generic_filter(
+    filter: &ndjit::Filter,
+    input: &[f64],
+    shape: &[usize],
+    spec: &KernelSpec,
+) -> Vec<std::result::Result<f64, ndjit::RuntimeError>> {
     let n: usize = shape.iter().product();
     let mut out = Vec::with_capacity(n);
     let mut pixel = vec![0usize; shape.len()];
@@ -143,7 +148,11 @@ pub fn to_f64(bytes: &[u8], dt: DType) -> Vec<f64> {
 /// nearest; integers go through `cvttsd2si` to int32 (NaN and out-of-range give INT_MIN) and keep
 /// the low bits.
 pub fn cast(v: f64, dt: DType) -> Vec<u8> {
-    let i32v = if v > -2147483649.0 && v < 2147483648.0 { v as i32 } else { i32::MIN };
+    let i32v = if v > -2147483649.0 && v < 2147483648.0 {
+        v as i32
+    } else {
+        i32::MIN
+    };
     match dt {
         DType::F64 => v.to_le_bytes().to_vec(),
         DType::F32 => (v as f32).to_le_bytes().to_vec(),

@@ -15,7 +15,10 @@ use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex, OnceLock};
 
 fn driver(call: &'static str) -> impl Fn(result::DriverError) -> GpuError {
-    move |e| GpuError::Driver { call, code: format!("{e:?}") }
+    move |e| GpuError::Driver {
+        call,
+        code: format!("{e:?}"),
+    }
 }
 
 /// One CUDA device: its context, a stream, and the modules loaded on it.
@@ -54,27 +57,49 @@ impl Gpu {
         // cudarc panics on its first call when libcuda cannot be loaded: look first.
         // SAFETY: only tries to dlopen the library.
         if !unsafe { sys::is_culib_present() } {
-            return Err(GpuError::NoDevice("the NVIDIA driver library (libcuda.so) is not installed".into()));
+            return Err(GpuError::NoDevice(
+                "the NVIDIA driver library (libcuda.so) is not installed".into(),
+            ));
         }
-        let n = CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("the CUDA driver could not be initialised ({e:?})")))?;
+        let n = CudaContext::device_count().map_err(|e| {
+            GpuError::NoDevice(format!("the CUDA driver could not be initialised ({e:?})"))
+        })?;
         if n <= 0 {
             return Err(GpuError::NoDevice("the CUDA driver reports no GPU".into()));
         }
         if ordinal >= n as usize {
-            return Err(GpuError::NoDevice(format!("device {ordinal} requested, the driver reports {n}")));
+            return Err(GpuError::NoDevice(format!(
+                "device {ordinal} requested, the driver reports {n}"
+            )));
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| GpuError::NoDevice(format!("cannot create a context on device {ordinal} ({e:?})")))?;
+        let ctx = CudaContext::new(ordinal).map_err(|e| {
+            GpuError::NoDevice(format!(
+                "cannot create a context on device {ordinal} ({e:?})"
+            ))
+        })?;
         // This crate orders its own work on its streams; cudarc's per-buffer events are not needed.
         // SAFETY: no cudarc buffers are shared across streams by this crate.
         unsafe { ctx.disable_event_tracking() };
-        let capability = ctx.compute_capability().map_err(driver("cuDeviceGetAttribute"))?;
+        let capability = ctx
+            .compute_capability()
+            .map_err(driver("cuDeviceGetAttribute"))?;
         let mut driver_version = 0;
         // SAFETY: writes one int.
-        unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result().map_err(driver("cuDriverGetVersion"))?;
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .map_err(driver("cuDriverGetVersion"))?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
         let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
         let target = Target::for_device(capability.0, capability.1, driver_version);
-        Ok(Gpu { ctx, stream, name, capability, driver_version, target, modules: Mutex::new(HashMap::new()) })
+        Ok(Gpu {
+            ctx,
+            stream,
+            name,
+            capability,
+            driver_version,
+            target,
+            modules: Mutex::new(HashMap::new()),
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -109,12 +134,23 @@ impl Gpu {
     /// Loads a module with kernel `entry` (`ndjit_stencil` or `ndjit_replay`), cached by its text.
     /// A rejected module reports ptxas's own log.
     pub fn load(&self, ptx: &str, entry: &str) -> Result<Arc<Module>> {
-        if let Some(m) = self.modules.lock().unwrap_or_else(|p| p.into_inner()).get(ptx) {
+        if let Some(m) = self
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(ptx)
+        {
             return Ok(m.clone());
         }
         // Compile outside the lock: loads of different modules proceed in parallel.
         let m = Arc::new(self.load_entries(ptx, &[entry])?);
-        Ok(self.modules.lock().unwrap_or_else(|p| p.into_inner()).entry(ptx.into()).or_insert(m).clone())
+        Ok(self
+            .modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(ptx.into())
+            .or_insert(m)
+            .clone())
     }
 
     /// Loads any module and looks up the named kernels (not cached).
@@ -132,8 +168,16 @@ impl Gpu {
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer> {
         self.bind()?;
         // SAFETY: plain allocation; freed by DeviceBuffer's Drop.
-        let ptr = if bytes == 0 { 0 } else { unsafe { result::malloc_sync(bytes) }.map_err(driver("cuMemAlloc"))? };
-        Ok(DeviceBuffer { ctx: self.ctx.clone(), ptr, bytes })
+        let ptr = if bytes == 0 {
+            0
+        } else {
+            unsafe { result::malloc_sync(bytes) }.map_err(driver("cuMemAlloc"))?
+        };
+        Ok(DeviceBuffer {
+            ctx: self.ctx.clone(),
+            ptr,
+            bytes,
+        })
     }
 
     /// Blocks until the work queued on `stream` is done.
@@ -145,7 +189,9 @@ impl Gpu {
 
     /// A timing event.
     pub fn event(&self) -> Result<CudaEvent> {
-        self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver("cuEventCreate"))
+        self.ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(driver("cuEventCreate"))
     }
 
     /// Launches `f` with `params` on `stream`.
@@ -153,13 +199,33 @@ impl Gpu {
     /// # Safety
     /// The parameters must match the kernel's, and every pointer among them must be valid for
     /// what the kernel accesses.
-    pub unsafe fn launch(&self, f: sys::CUfunction, grid: (u32, u32), block: (u32, u32), params: &[PVal], stream: sys::CUstream) -> Result<()> {
+    pub unsafe fn launch(
+        &self,
+        f: sys::CUfunction,
+        grid: (u32, u32),
+        block: (u32, u32),
+        params: &[PVal],
+        stream: sys::CUstream,
+    ) -> Result<()> {
         self.bind()?;
         let mut slots: Vec<u64> = params.iter().map(|p| p.bits()).collect();
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        let mut ptrs: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect();
         // SAFETY: the caller's contract; each parameter points at an 8-byte little-endian slot,
         // whose first 4 bytes are the value of a 32-bit parameter.
-        unsafe { result::launch_kernel(f, (grid.0, grid.1, 1), (block.0, block.1, 1), 0, stream, &mut ptrs) }.map_err(driver("cuLaunchKernel"))
+        unsafe {
+            result::launch_kernel(
+                f,
+                (grid.0, grid.1, 1),
+                (block.0, block.1, 1),
+                0,
+                stream,
+                &mut ptrs,
+            )
+        }
+        .map_err(driver("cuLaunchKernel"))
     }
 
     /// Copies host bytes to device memory (asynchronously on `stream`; the host memory must stay
@@ -178,22 +244,37 @@ impl Gpu {
     /// `src` must be valid for `dst.len()` bytes.
     pub unsafe fn download(&self, dst: &mut [u8], src: u64, stream: sys::CUstream) -> Result<()> {
         self.bind()?;
-        unsafe { result::memcpy_dtoh_async(dst, src, stream) }.map_err(driver("cuMemcpyDtoHAsync"))?;
+        unsafe { result::memcpy_dtoh_async(dst, src, stream) }
+            .map_err(driver("cuMemcpyDtoHAsync"))?;
         self.synchronize(stream)
     }
 
     /// # Safety
     /// `dst` must be valid for `bytes` bytes.
-    pub unsafe fn memset(&self, dst: u64, value: u8, bytes: usize, stream: sys::CUstream) -> Result<()> {
+    pub unsafe fn memset(
+        &self,
+        dst: u64,
+        value: u8,
+        bytes: usize,
+        stream: sys::CUstream,
+    ) -> Result<()> {
         self.bind()?;
-        unsafe { result::memset_d8_async(dst, value, bytes, stream) }.map_err(driver("cuMemsetD8Async"))
+        unsafe { result::memset_d8_async(dst, value, bytes, stream) }
+            .map_err(driver("cuMemsetD8Async"))
     }
 
     /// # Safety
     /// Both ranges must be valid for `bytes` bytes.
-    pub unsafe fn copy(&self, dst: u64, src: u64, bytes: usize, stream: sys::CUstream) -> Result<()> {
+    pub unsafe fn copy(
+        &self,
+        dst: u64,
+        src: u64,
+        bytes: usize,
+        stream: sys::CUstream,
+    ) -> Result<()> {
         self.bind()?;
-        unsafe { result::memcpy_dtod_async(dst, src, bytes, stream) }.map_err(driver("cuMemcpyDtoDAsync"))
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, stream) }
+            .map_err(driver("cuMemcpyDtoDAsync"))
     }
 }
 
@@ -215,11 +296,16 @@ unsafe impl Sync for Module {}
 impl Module {
     /// The kernel `name` (one of those named at load time).
     pub fn function(&self, name: &str) -> sys::CUfunction {
-        self.functions.iter().find(|(n, _)| n == name).map(|(_, f)| *f).expect("a kernel named at load time")
+        self.functions
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| *f)
+            .expect("a kernel named at load time")
     }
 
     fn load(ctx: Arc<CudaContext>, ptx: &str, entries: &[&str]) -> Result<Module> {
-        let text = CString::new(ptx).map_err(|_| GpuError::Unsupported("PTX text with a NUL byte".into()))?;
+        let text = CString::new(ptx)
+            .map_err(|_| GpuError::Unsupported("PTX text with a NUL byte".into()))?;
         let mut error_log = vec![0u8; 1 << 16];
         let mut info_log = vec![0u8; 1 << 12];
         let mut options = [
@@ -238,18 +324,33 @@ impl Module {
         // SAFETY: the option arrays have matching lengths; the log buffers outlive the call and
         // their sizes are passed by value in the pointer-sized slots, as the driver API wants.
         let r = unsafe {
-            sys::cuModuleLoadDataEx(&mut module, text.as_ptr() as *const c_void, options.len() as u32, options.as_mut_ptr(), values.as_mut_ptr())
+            sys::cuModuleLoadDataEx(
+                &mut module,
+                text.as_ptr() as *const c_void,
+                options.len() as u32,
+                options.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
         };
         if r != sys::CUresult::CUDA_SUCCESS {
-            let log = String::from_utf8_lossy(&error_log[..error_log.iter().position(|&b| b == 0).unwrap_or(0)]).into_owned();
-            let log = if log.trim().is_empty() { format!("{:?} (the driver gave no log)", result::DriverError(r)) } else { log };
+            let log = String::from_utf8_lossy(
+                &error_log[..error_log.iter().position(|&b| b == 0).unwrap_or(0)],
+            )
+            .into_owned();
+            let log = if log.trim().is_empty() {
+                format!("{:?} (the driver gave no log)", result::DriverError(r))
+            } else {
+                log
+            };
             return Err(GpuError::PtxLoad { log });
         }
         let get = |name: &str| -> Result<sys::CUfunction> {
             let c = CString::new(name).expect("no NUL");
             let mut f = std::ptr::null_mut();
             // SAFETY: a loaded module and a NUL-terminated name.
-            unsafe { sys::cuModuleGetFunction(&mut f, module, c.as_ptr()) }.result().map_err(driver("cuModuleGetFunction"))?;
+            unsafe { sys::cuModuleGetFunction(&mut f, module, c.as_ptr()) }
+                .result()
+                .map_err(driver("cuModuleGetFunction"))?;
             Ok(f)
         };
         let mut functions = Vec::new();
@@ -274,7 +375,13 @@ impl Module {
         };
         let registers = attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS);
         let local_bytes = attr(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-        Ok(Module { ctx, module, functions, registers, local_bytes })
+        Ok(Module {
+            ctx,
+            module,
+            functions,
+            registers,
+            local_bytes,
+        })
     }
 }
 

@@ -40,17 +40,36 @@ fn main() {
     };
     let only = std::env::var("NDJIT_DEVICE_ONLY").unwrap_or_default();
     let want = |s: &str| only.is_empty() || only.split(',').any(|o| o == s);
-    println!("device: {} (sm_{}{}), driver {}, target .version {}.{} sm_{}", gpu.name(), gpu.compute_capability().0, gpu.compute_capability().1, gpu.driver_version(), gpu.target().version.0, gpu.target().version.1, gpu.target().sm);
+    println!(
+        "device: {} (sm_{}{}), driver {}, target .version {}.{} sm_{}",
+        gpu.name(),
+        gpu.compute_capability().0,
+        gpu.compute_capability().1,
+        gpu.driver_version(),
+        gpu.target().version.0,
+        gpu.target().version.1,
+        gpu.target().sm
+    );
     let mut failed = Vec::new();
     let mut summary = Vec::new();
     let mut section = |name: &str, f: &mut dyn FnMut() -> Result<String, String>| {
         let t = Instant::now();
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| Err(format!("panic: {:?}", p.downcast_ref::<String>().cloned().or(p.downcast_ref::<&str>().map(|s| s.to_string())))));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+            Err(format!(
+                "panic: {:?}",
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or(p.downcast_ref::<&str>().map(|s| s.to_string()))
+            ))
+        });
         let secs = t.elapsed().as_secs_f64();
         match r {
             Ok(s) => summary.push(format!("{name:<10} ok    {secs:6.1}s  {s}")),
             Err(e) => {
-                summary.push(format!("{name:<10} FAIL  {secs:6.1}s  {}", e.lines().next().unwrap_or("")));
+                summary.push(format!(
+                    "{name:<10} FAIL  {secs:6.1}s  {}",
+                    e.lines().next().unwrap_or("")
+                ));
                 failed.push(format!("{name}: {e}"));
             }
         }
@@ -82,9 +101,28 @@ fn main() {
 /// `min.f64`/`max.f64` on the cases where IEEE variants differ, against the emulator's
 /// assumption (NaN ignored, -0 below +0).
 fn minmax_probe(gpu: &Arc<Gpu>) -> Result<String, String> {
-    let pairs = [(-0.0, 0.0), (0.0, -0.0), (f64::NAN, 1.0), (1.0, f64::NAN), (1.0, 2.0), (-1.0, -0.0)];
+    let pairs = [
+        (-0.0, 0.0),
+        (0.0, -0.0),
+        (f64::NAN, 1.0),
+        (1.0, f64::NAN),
+        (1.0, 2.0),
+        (-1.0, -0.0),
+    ];
     let mut m = Module::new(gpu.target().version, gpu.target().sm);
-    let mut k = Func::new_entry("probe", vec![Param { name: "x".into(), t: T::U64 }, Param { name: "y".into(), t: T::U64 }]);
+    let mut k = Func::new_entry(
+        "probe",
+        vec![
+            Param {
+                name: "x".into(),
+                t: T::U64,
+            },
+            Param {
+                name: "y".into(),
+                t: T::U64,
+            },
+        ],
+    );
     let x = k.ld(Space::Param, T::U64, Addr::sym("x", 0));
     let y = k.ld(Space::Param, T::U64, Addr::sym("y", 0));
     for i in 0..pairs.len() as i64 {
@@ -97,27 +135,54 @@ fn minmax_probe(gpu: &Arc<Gpu>) -> Result<String, String> {
     }
     k.push(Ins::Exit);
     m.funcs.push(k);
-    let input: Vec<u8> = pairs.iter().flat_map(|(a, b)| [a.to_le_bytes(), b.to_le_bytes()].concat()).collect();
+    let input: Vec<u8> = pairs
+        .iter()
+        .flat_map(|(a, b)| [a.to_le_bytes(), b.to_le_bytes()].concat())
+        .collect();
     let got = run_simple(gpu, &m, "probe", &input, input.len()).map_err(|e| e.to_string())?;
     let mut emu = Emu::new(&m);
     let xa = emu.alloc(input.len() as u64);
     emu.write(xa, &input);
     let ya = emu.alloc(input.len() as u64);
-    emu.launch("probe", (1, 1), (1, 1), &[xa, ya]).map_err(|e| e)?;
+    emu.launch("probe", (1, 1), (1, 1), &[xa, ya])
+        .map_err(|e| e)?;
     let want = emu.read(ya, input.len()).to_vec();
-    let show = |b: &[u8]| b.chunks(8).map(|c| format!("{:?}", f64::from_le_bytes(c.try_into().unwrap()))).collect::<Vec<_>>().join(" ");
-    println!("min/max probe: gpu  {}\n               emu  {}", show(&got), show(&want));
-    let same = got.chunks(8).zip(want.chunks(8)).all(|(g, w)| g == w || (f64::from_le_bytes(g.try_into().unwrap()).is_nan() && f64::from_le_bytes(w.try_into().unwrap()).is_nan()));
+    let show = |b: &[u8]| {
+        b.chunks(8)
+            .map(|c| format!("{:?}", f64::from_le_bytes(c.try_into().unwrap())))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!(
+        "min/max probe: gpu  {}\n               emu  {}",
+        show(&got),
+        show(&want)
+    );
+    let same = got.chunks(8).zip(want.chunks(8)).all(|(g, w)| {
+        g == w
+            || (f64::from_le_bytes(g.try_into().unwrap()).is_nan()
+                && f64::from_le_bytes(w.try_into().unwrap()).is_nan())
+    });
     if same {
         Ok("PTX min/max: NaN ignored, -0 < +0 (as the emulator assumes)".into())
     } else {
-        Err(format!("PTX min/max differ from the emulator: gpu {} emu {}", show(&got), show(&want)))
+        Err(format!(
+            "PTX min/max differ from the emulator: gpu {} emu {}",
+            show(&got),
+            show(&want)
+        ))
     }
 }
 
 /// Runs kernel `entry(x, y)` once over one thread block of one thread with `input` at x;
 /// returns `out_len` bytes at y.
-fn run_simple(gpu: &Arc<Gpu>, m: &Module, entry: &str, input: &[u8], out_len: usize) -> ndjit_gpu::Result<Vec<u8>> {
+fn run_simple(
+    gpu: &Arc<Gpu>,
+    m: &Module,
+    entry: &str,
+    input: &[u8],
+    out_len: usize,
+) -> ndjit_gpu::Result<Vec<u8>> {
     let module = gpu.load_entries(&m.to_ptx(), &[entry])?;
     let x = gpu.alloc(input.len())?;
     let y = gpu.alloc(out_len)?;
@@ -125,27 +190,50 @@ fn run_simple(gpu: &Arc<Gpu>, m: &Module, entry: &str, input: &[u8], out_len: us
     let mut out = vec![0u8; out_len];
     unsafe {
         gpu.upload(x.ptr(), input, s)?;
-        gpu.launch(module.function(entry), (1, 1), (1, 1), &[ndjit_gpu::plan::PVal::U64(x.ptr()), ndjit_gpu::plan::PVal::U64(y.ptr())], s)?;
+        gpu.launch(
+            module.function(entry),
+            (1, 1),
+            (1, 1),
+            &[
+                ndjit_gpu::plan::PVal::U64(x.ptr()),
+                ndjit_gpu::plan::PVal::U64(y.ptr()),
+            ],
+            s,
+        )?;
         gpu.download(&mut out, y.ptr(), s)?;
     }
     Ok(out)
 }
 
 fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
-    let n: usize = std::env::var("NDJIT_MATH_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = std::env::var("NDJIT_MATH_SAMPLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
     let mut log = log_file("math.txt");
-    println!("\n== math routines on the GPU vs libm on the CPU ({n} inputs each + special values) ==");
-    println!("{:<14} {:>9} {:>9} {:>8} {:>8}", "function", "inputs", "exact", "max ulp", "ms");
+    println!(
+        "\n== math routines on the GPU vs libm on the CPU ({n} inputs each + special values) =="
+    );
+    println!(
+        "{:<14} {:>9} {:>9} {:>8} {:>8}",
+        "function", "inputs", "exact", "max ulp", "ms"
+    );
     let mut worst = 0u64;
     let mut inexact = Vec::new();
     for &f in MathFn::ALL {
         let m = test_module(f, gpu.target().version, gpu.target().sm);
-        let module = gpu.load_entries(&m.to_ptx(), &["ndjit_math_test"]).map_err(|e| e.to_string())?;
+        let module = gpu
+            .load_entries(&m.to_ptx(), &["ndjit_math_test"])
+            .map_err(|e| e.to_string())?;
         let inputs = sample_inputs(f, n, 1234 + f as u64);
         let xs: Vec<u8> = inputs.iter().flat_map(|p| p.0.to_le_bytes()).collect();
         let ys: Vec<u8> = inputs.iter().flat_map(|p| p.1.to_le_bytes()).collect();
         let len = inputs.len();
-        let (dx, dy, dout) = (gpu.alloc(len * 8).map_err(|e| e.to_string())?, gpu.alloc(len * 8).map_err(|e| e.to_string())?, gpu.alloc(len * 8).map_err(|e| e.to_string())?);
+        let (dx, dy, dout) = (
+            gpu.alloc(len * 8).map_err(|e| e.to_string())?,
+            gpu.alloc(len * 8).map_err(|e| e.to_string())?,
+            gpu.alloc(len * 8).map_err(|e| e.to_string())?,
+        );
         let mut out = vec![0u8; len * 8];
         let s = gpu.cu_stream();
         let t = Instant::now();
@@ -154,15 +242,32 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
             gpu.upload(dy.ptr(), &ys, s).map_err(|e| e.to_string())?;
             use ndjit_gpu::plan::PVal::U64;
             let grid = (len.div_ceil(256) as u32, 1);
-            gpu.launch(module.function("ndjit_math_test"), grid, (256, 1), &[U64(dx.ptr()), U64(dy.ptr()), U64(dout.ptr()), U64(len as u64)], s).map_err(|e| e.to_string())?;
-            gpu.download(&mut out, dout.ptr(), s).map_err(|e| e.to_string())?;
+            gpu.launch(
+                module.function("ndjit_math_test"),
+                grid,
+                (256, 1),
+                &[
+                    U64(dx.ptr()),
+                    U64(dy.ptr()),
+                    U64(dout.ptr()),
+                    U64(len as u64),
+                ],
+                s,
+            )
+            .map_err(|e| e.to_string())?;
+            gpu.download(&mut out, dout.ptr(), s)
+                .map_err(|e| e.to_string())?;
         }
         let ms = t.elapsed().as_secs_f64() * 1e3;
         let mut exact = 0usize;
         let mut max_ulp = 0u64;
         let mut example = None;
         for (i, (a, b)) in inputs.iter().enumerate() {
-            let args: Vec<f64> = if f.arity() == 2 { vec![*a, *b] } else { vec![*a] };
+            let args: Vec<f64> = if f.arity() == 2 {
+                vec![*a, *b]
+            } else {
+                vec![*a]
+            };
             let want = f.eval(&args);
             let got = f64::from_le_bytes(out[i * 8..i * 8 + 8].try_into().unwrap());
             if got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()) {
@@ -176,13 +281,25 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
             }
         }
         worst = worst.max(max_ulp);
-        let line = format!("{:<14} {:>9} {:>9} {:>8} {:>8.1}", f.name(), len, exact, max_ulp, ms);
+        let line = format!(
+            "{:<14} {:>9} {:>9} {:>8} {:>8.1}",
+            f.name(),
+            len,
+            exact,
+            max_ulp,
+            ms
+        );
         println!("{line}");
         if let Some(l) = log.as_mut() {
             let _ = writeln!(l, "{line} {}", example.clone().unwrap_or_default());
         }
         if exact != len {
-            inexact.push(format!("{}: {} of {len} differ, max {max_ulp} ulp, e.g. {}", f.name(), len - exact, example.unwrap_or_default()));
+            inexact.push(format!(
+                "{}: {} of {len} differ, max {max_ulp} ulp, e.g. {}",
+                f.name(),
+                len - exact,
+                example.unwrap_or_default()
+            ));
         }
     }
     // CUDA's bounds: 1 ulp for exp/log, 2 for the rest; the goal here is 0.
@@ -190,9 +307,16 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
         return Err(inexact.join("\n"));
     }
     if inexact.is_empty() {
-        Ok(format!("{} functions bit-identical to libm on {} inputs each", MathFn::ALL.len(), n))
+        Ok(format!(
+            "{} functions bit-identical to libm on {} inputs each",
+            MathFn::ALL.len(),
+            n
+        ))
     } else {
-        Ok(format!("within {worst} ulp; not bit-identical: {}", inexact.join("; ")))
+        Ok(format!(
+            "within {worst} ulp; not bit-identical: {}",
+            inexact.join("; ")
+        ))
     }
 }
 
@@ -208,8 +332,14 @@ struct Tally {
 fn same_bits(a: &[u8], b: &[u8], dt: DType) -> bool {
     a == b
         || match dt {
-            DType::F64 => f64::from_le_bytes(a.try_into().unwrap()).is_nan() && f64::from_le_bytes(b.try_into().unwrap()).is_nan(),
-            DType::F32 => f32::from_le_bytes(a.try_into().unwrap()).is_nan() && f32::from_le_bytes(b.try_into().unwrap()).is_nan(),
+            DType::F64 => {
+                f64::from_le_bytes(a.try_into().unwrap()).is_nan()
+                    && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
+            }
+            DType::F32 => {
+                f32::from_le_bytes(a.try_into().unwrap()).is_nan()
+                    && f32::from_le_bytes(b.try_into().unwrap()).is_nan()
+            }
             _ => false,
         }
 }
@@ -219,12 +349,37 @@ fn value_of(b: &[u8], dt: DType) -> f64 {
 }
 
 /// One program, geometry, mode and dtype pair on the GPU against the CPU.
-fn corpus_case(gpu: &Arc<Gpu>, stream: cudarc::driver::sys::CUstream, p: &common::Program, shape: &[usize], spec: &KernelSpec, strided: bool, seed: u64) -> Result<(usize, bool, u64), String> {
+fn corpus_case(
+    gpu: &Arc<Gpu>,
+    stream: cudarc::driver::sys::CUstream,
+    p: &common::Program,
+    shape: &[usize],
+    spec: &KernelSpec,
+    strided: bool,
+    seed: u64,
+) -> Result<(usize, bool, u64), String> {
     let b = common::bindings(p);
     let f = ndjit::Filter::compile(&p.source, &b).map_err(|e| format!("compile: {e}"))?;
-    let has_call = f.specialize(spec.filter_size()).ok().and_then(|s| s.specialized_ir().map(|ir| ndjit::ir::block_has_call(&ir.body))).unwrap_or(true);
+    let has_call = f
+        .specialize(spec.filter_size())
+        .ok()
+        .and_then(|s| {
+            s.specialized_ir()
+                .map(|ir| ndjit::ir::block_has_call(&ir.body))
+        })
+        .unwrap_or(true);
     let gf = GpuFilter::new(&f);
-    let opts = Options { footprint: Footprint { shape: spec.shape.clone(), mask: spec.mask.clone() }, mode: spec.mode, cval: spec.cval, origin: spec.origin.clone(), outputs_per_thread: 0, network: spec.network };
+    let opts = Options {
+        footprint: Footprint {
+            shape: spec.shape.clone(),
+            mask: spec.mask.clone(),
+        },
+        mode: spec.mode,
+        cval: spec.cval,
+        origin: spec.origin.clone(),
+        outputs_per_thread: 0,
+        network: spec.network,
+    };
     let n: usize = shape.iter().product();
     let input = Inputs::new(seed).bytes(n, spec.input);
     let es = spec.input.size();
@@ -234,26 +389,52 @@ fn corpus_case(gpu: &Arc<Gpu>, stream: cudarc::driver::sys::CUstream, p: &common
         let mut t = vec![0u8; n * es];
         for i in 0..h {
             for j in 0..w {
-                t[(j * h + i) * es..(j * h + i + 1) * es].copy_from_slice(&input[(i * w + j) * es..(i * w + j + 1) * es]);
+                t[(j * h + i) * es..(j * h + i + 1) * es]
+                    .copy_from_slice(&input[(i * w + j) * es..(i * w + j + 1) * es]);
             }
         }
-        (ArrayDesc { dtype: spec.input, shape: shape.to_vec(), strides: vec![es as isize, (h * es) as isize] }, t)
+        (
+            ArrayDesc {
+                dtype: spec.input,
+                shape: shape.to_vec(),
+                strides: vec![es as isize, (h * es) as isize],
+            },
+            t,
+        )
     } else {
         (ArrayDesc::contiguous(spec.input, shape), input.clone())
     };
     let out_desc = ArrayDesc::contiguous(spec.output, shape);
     let d_in = gpu.alloc(dev_in_bytes.len()).map_err(|e| e.to_string())?;
-    let d_out = gpu.alloc(n * spec.output.size()).map_err(|e| e.to_string())?;
+    let d_out = gpu
+        .alloc(n * spec.output.size())
+        .map_err(|e| e.to_string())?;
     let mut out = vec![0u8; n * spec.output.size()];
     let err = unsafe {
-        gpu.upload(d_in.ptr(), &dev_in_bytes, stream).map_err(|e| e.to_string())?;
-        gpu.memset(d_out.ptr(), 0xA5, out.len(), stream).map_err(|e| e.to_string())?;
-        let r = gf.launch(gpu, d_in.ptr(), &in_desc, d_out.ptr(), &out_desc, &opts, Some(stream)).map_err(|e| format!("launch: {e}"))?.finish();
-        gpu.download(&mut out, d_out.ptr(), stream).map_err(|e| e.to_string())?;
+        gpu.upload(d_in.ptr(), &dev_in_bytes, stream)
+            .map_err(|e| e.to_string())?;
+        gpu.memset(d_out.ptr(), 0xA5, out.len(), stream)
+            .map_err(|e| e.to_string())?;
+        let r = gf
+            .launch(
+                gpu,
+                d_in.ptr(),
+                &in_desc,
+                d_out.ptr(),
+                &out_desc,
+                &opts,
+                Some(stream),
+            )
+            .map_err(|e| format!("launch: {e}"))?
+            .finish();
+        gpu.download(&mut out, d_out.ptr(), stream)
+            .map_err(|e| e.to_string())?;
         r.err()
     };
     let values = reference::to_f64(&input, spec.input);
-    let sized = f.specialize(spec.filter_size()).map_err(|e| e.to_string())?;
+    let sized = f
+        .specialize(spec.filter_size())
+        .map_err(|e| e.to_string())?;
     let want = reference::generic_filter(&sized, &values, shape, spec);
     let os = spec.output.size();
     let mut first_err = None;
@@ -264,9 +445,16 @@ fn corpus_case(gpu: &Arc<Gpu>, stream: cudarc::driver::sys::CUstream, p: &common
                 let wb = reference::cast(*v, spec.output);
                 let gb = &out[i * os..(i + 1) * os];
                 if !same_bits(&wb, gb, spec.output) {
-                    let u = if spec.output == DType::F64 || spec.output == DType::F32 { ulp_diff(value_of(gb, spec.output), value_of(&wb, spec.output)) } else { u64::MAX };
+                    let u = if spec.output == DType::F64 || spec.output == DType::F32 {
+                        ulp_diff(value_of(gb, spec.output), value_of(&wb, spec.output))
+                    } else {
+                        u64::MAX
+                    };
                     if !has_call || u > 2 {
-                        return Err(format!("pixel {i}: cpu {v:?} gpu {:?} ({u} ulp)", value_of(gb, spec.output)));
+                        return Err(format!(
+                            "pixel {i}: cpu {v:?} gpu {:?} ({u} ulp)",
+                            value_of(gb, spec.output)
+                        ));
                     }
                     max_ulp = max_ulp.max(u);
                 }
@@ -283,10 +471,21 @@ fn corpus_case(gpu: &Arc<Gpu>, stream: cudarc::driver::sys::CUstream, p: &common
         (None, None) => {}
         (Some((i, e)), Some(GpuError::Filter { pixel, error })) => {
             if pixel != g.unravel(i as u64, shape.len()) || error.message != e.message {
-                return Err(format!("cpu fails at {:?} with {:?}, gpu at {pixel:?} with {:?}", g.unravel(i as u64, shape.len()), e.message, error.message));
+                return Err(format!(
+                    "cpu fails at {:?} with {:?}, gpu at {pixel:?} with {:?}",
+                    g.unravel(i as u64, shape.len()),
+                    e.message,
+                    error.message
+                ));
             }
         }
-        (w, gerr) => return Err(format!("cpu error {:?}, gpu error {:?}", w.map(|(i, e)| (i, e.message.clone())), gerr.map(|e| e.to_string()))),
+        (w, gerr) => {
+            return Err(format!(
+                "cpu error {:?}, gpu error {:?}",
+                w.map(|(i, e)| (i, e.message.clone())),
+                gerr.map(|e| e.to_string())
+            ))
+        }
     }
     Ok((n, has_call, max_ulp))
 }
@@ -295,36 +494,87 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
     let corpus = common::corpus();
     let programs = common::selected(&corpus);
     // Larger images than the emulator's, so that interior and boundary paths both run a lot.
-    let sizes: Vec<Vec<usize>> = vec![vec![37, 70], vec![41, 53], vec![301], vec![29, 31], vec![7, 9, 11]];
+    let sizes: Vec<Vec<usize>> = vec![
+        vec![37, 70],
+        vec![41, 53],
+        vec![301],
+        vec![29, 31],
+        vec![7, 9, 11],
+    ];
     // Phase 1: every program in every mode (2-d 3x3, float64); then other dtypes and a strided
     // input; then the 1-d, cross, 5x5-with-origin and 3-d footprints. Jobs run in that order
     // until the time budget (NDJIT_CORPUS_BUDGET seconds, default 300) is spent.
     let geos = geometries();
-    let mut phases: Vec<Vec<(&common::Program, &str, Vec<usize>, KernelSpec, bool)>> = vec![vec![], vec![], vec![]];
+    let mut phases: Vec<Vec<(&common::Program, &str, Vec<usize>, KernelSpec, bool)>> =
+        vec![vec![], vec![], vec![]];
     for p in &programs {
         let (g0, _, b0) = &geos[0];
         for mode in Mode::ALL {
-            phases[0].push((*p, g0, sizes[0].clone(), with(b0, mode, DType::F64, DType::F64, gpu.target()), false));
+            phases[0].push((
+                *p,
+                g0,
+                sizes[0].clone(),
+                with(b0, mode, DType::F64, DType::F64, gpu.target()),
+                false,
+            ));
         }
-        for (mode, di, dout) in [(Mode::Reflect, DType::F32, DType::F32), (Mode::Constant, DType::F32, DType::F32), (Mode::Nearest, DType::U8, DType::U8), (Mode::Wrap, DType::U16, DType::F64), (Mode::Mirror, DType::I32, DType::I32)] {
-            phases[1].push((*p, g0, sizes[0].clone(), with(b0, mode, di, dout, gpu.target()), false));
+        for (mode, di, dout) in [
+            (Mode::Reflect, DType::F32, DType::F32),
+            (Mode::Constant, DType::F32, DType::F32),
+            (Mode::Nearest, DType::U8, DType::U8),
+            (Mode::Wrap, DType::U16, DType::F64),
+            (Mode::Mirror, DType::I32, DType::I32),
+        ] {
+            phases[1].push((
+                *p,
+                g0,
+                sizes[0].clone(),
+                with(b0, mode, di, dout, gpu.target()),
+                false,
+            ));
         }
-        phases[1].push((*p, "2d 3x3 strided", sizes[0].clone(), with(b0, Mode::Reflect, DType::F64, DType::F64, gpu.target()), true));
+        phases[1].push((
+            *p,
+            "2d 3x3 strided",
+            sizes[0].clone(),
+            with(b0, Mode::Reflect, DType::F64, DType::F64, gpu.target()),
+            true,
+        ));
         for (gi, (gname, _, base)) in geos.iter().enumerate().skip(1) {
             for mode in Mode::ALL {
-                phases[2].push((*p, gname, sizes[gi].clone(), with(base, mode, DType::F64, DType::F64, gpu.target()), false));
+                phases[2].push((
+                    *p,
+                    gname,
+                    sizes[gi].clone(),
+                    with(base, mode, DType::F64, DType::F64, gpu.target()),
+                    false,
+                ));
             }
         }
     }
     // Jobs are popped from the end.
     let mut jobs: Vec<_> = phases.into_iter().rev().flatten().collect();
-    let budget = std::time::Duration::from_secs(std::env::var("NDJIT_CORPUS_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(300));
+    let budget = std::time::Duration::from_secs(
+        std::env::var("NDJIT_CORPUS_BUDGET")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(300),
+    );
     let _ = &mut jobs;
     let total = jobs.len();
     let t0 = Instant::now();
     let jobs = Mutex::new(jobs);
-    let tally = Mutex::new(Tally { kernels: 0, pixels: 0, exact_kernels: 0, call_kernels: 0, max_ulp: 0, failures: vec![] });
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get()).min(16);
+    let tally = Mutex::new(Tally {
+        kernels: 0,
+        pixels: 0,
+        exact_kernels: 0,
+        call_kernels: 0,
+        max_ulp: 0,
+        failures: vec![],
+    });
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |n| n.get())
+        .min(16);
     std::thread::scope(|s| {
         for t in 0..threads {
             let (jobs, tally, gpu) = (&jobs, &tally, gpu.clone());
@@ -334,10 +584,14 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
                     if t0.elapsed() > budget {
                         break;
                     }
-                    let Some((p, gname, shape, spec, strided)) = jobs.lock().unwrap().pop() else { break };
+                    let Some((p, gname, shape, spec, strided)) = jobs.lock().unwrap().pop() else {
+                        break;
+                    };
                     let seed = p.name.len() as u64 * 131 + spec.mode as u64 * 7 + t as u64 * 0;
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| corpus_case(&gpu, stream.cu_stream(), p, &shape, &spec, strided, seed)))
-                        .unwrap_or_else(|_| Err("panic".into()));
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        corpus_case(&gpu, stream.cu_stream(), p, &shape, &spec, strided, seed)
+                    }))
+                    .unwrap_or_else(|_| Err("panic".into()));
                     let mut tl = tally.lock().unwrap();
                     tl.kernels += 1;
                     match r {
@@ -351,7 +605,13 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
                                 tl.exact_kernels += 1;
                             }
                         }
-                        Err(e) => tl.failures.push(format!("{} [{gname}, {}, {} -> {}]: {e}", p.name, spec.mode.name(), spec.input.name(), spec.output.name())),
+                        Err(e) => tl.failures.push(format!(
+                            "{} [{gname}, {}, {} -> {}]: {e}",
+                            p.name,
+                            spec.mode.name(),
+                            spec.input.name(),
+                            spec.output.name()
+                        )),
                     }
                 }
             });
@@ -375,7 +635,17 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
     if tl.failures.is_empty() {
         Ok(format!("{} of {total} planned kernels run, {} pixels: {} bit-identical, max {} ulp ({} with math calls)", tl.kernels, tl.pixels, tl.exact_kernels, tl.max_ulp, tl.call_kernels))
     } else {
-        Err(format!("{} of {} kernels disagree; first 15:\n{}", tl.failures.len(), tl.kernels, tl.failures.iter().take(15).cloned().collect::<Vec<_>>().join("\n")))
+        Err(format!(
+            "{} of {} kernels disagree; first 15:\n{}",
+            tl.failures.len(),
+            tl.kernels,
+            tl.failures
+                .iter()
+                .take(15)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
+        ))
     }
 }
 
@@ -383,14 +653,30 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
     use ndarray::{Array2, ArrayD, IxDyn};
     let e = |e: GpuError| e.to_string();
     let f = GpuFilter::compile("max(x) - min(x)", &ndjit::Bindings::new()).map_err(e)?;
-    let img = Array2::<f64>::from_shape_fn((300, 257), |(i, j)| ((i * 31 + j * 17) % 101) as f64 * 0.25 - 3.0);
-    let opts = Options::new(Footprint::size(&[3, 5])).mode(Mode::Mirror).origin(&[1, -1]);
-    let spec = opts.spec(2, DType::F64, DType::F64, true, gpu.target()).map_err(e)?;
+    let img = Array2::<f64>::from_shape_fn((300, 257), |(i, j)| {
+        ((i * 31 + j * 17) % 101) as f64 * 0.25 - 3.0
+    });
+    let opts = Options::new(Footprint::size(&[3, 5]))
+        .mode(Mode::Mirror)
+        .origin(&[1, -1]);
+    let spec = opts
+        .spec(2, DType::F64, DType::F64, true, gpu.target())
+        .map_err(e)?;
     let sized = f.filter().specialize(15).map_err(|x| x.to_string())?;
-    let want: Vec<f64> = reference::generic_filter(&sized, img.as_slice().unwrap(), &[300, 257], &spec).into_iter().map(|r| r.unwrap()).collect();
+    let want: Vec<f64> =
+        reference::generic_filter(&sized, img.as_slice().unwrap(), &[300, 257], &spec)
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
     // Host arrays.
     let got: ArrayD<f64> = f.run(gpu, img.view().into_dyn(), &opts).map_err(e)?;
-    if got.as_slice().unwrap().iter().zip(&want).any(|(a, b)| a.to_bits() != b.to_bits()) {
+    if got
+        .as_slice()
+        .unwrap()
+        .iter()
+        .zip(&want)
+        .any(|(a, b)| a.to_bits() != b.to_bits())
+    {
         return Err("host run differs from the CPU".into());
     }
     // A transposed (non-contiguous) host view.
@@ -407,7 +693,18 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
         return Err("device run differs".into());
     }
     let mut inplace = ndjit_gpu::DeviceArray::from_host(gpu, img.view().into_dyn()).map_err(e)?;
-    unsafe { f.run_raw(gpu, inplace.ptr(), &inplace.desc().clone(), inplace.ptr(), &inplace.desc().clone(), &opts, None) }.map_err(e)?;
+    unsafe {
+        f.run_raw(
+            gpu,
+            inplace.ptr(),
+            &inplace.desc().clone(),
+            inplace.ptr(),
+            &inplace.desc().clone(),
+            &opts,
+            None,
+        )
+    }
+    .map_err(e)?;
     if inplace.to_host::<f64>(gpu).map_err(e)? != got {
         return Err("in-place run differs".into());
     }
@@ -415,18 +712,37 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
     // Output casts: uint8 wraps like C (300 -> 44), NaN -> 0.
     let c = GpuFilter::compile("x[0] * 100.0", &ndjit::Bindings::new()).map_err(e)?;
     let a = ArrayD::from_shape_vec(IxDyn(&[4]), vec![3.0, -1.5, f64::NAN, 1e10]).unwrap();
-    let u: ArrayD<u8> = c.run(gpu, a.view(), &Options::new(Footprint::size(&[1]))).map_err(e)?;
+    let u: ArrayD<u8> = c
+        .run(gpu, a.view(), &Options::new(Footprint::size(&[1])))
+        .map_err(e)?;
     if u.as_slice().unwrap() != [44, 106, 0, 0] {
         return Err(format!("uint8 casts: {:?}", u.as_slice().unwrap()));
     }
     // A failure reports the CPU's error and the first failing pixel.
     let bad = GpuFilter::compile("x[5]", &ndjit::Bindings::new()).map_err(e)?;
-    match bad.run::<f64, f64>(gpu, img.view().into_dyn(), &Options::new(Footprint::size(&[1, 3]))) {
-        Err(GpuError::Filter { pixel, error }) if pixel == vec![0, 0] && error.message.contains("out of bounds") => {}
-        other => return Err(format!("expected an index error at [0, 0], got {:?}", other.map(|_| ()))),
+    match bad.run::<f64, f64>(
+        gpu,
+        img.view().into_dyn(),
+        &Options::new(Footprint::size(&[1, 3])),
+    ) {
+        Err(GpuError::Filter { pixel, error })
+            if pixel == vec![0, 0] && error.message.contains("out of bounds") => {}
+        other => {
+            return Err(format!(
+                "expected an index error at [0, 0], got {:?}",
+                other.map(|_| ())
+            ))
+        }
     }
     // The kernel's resources, as ptxas allocated them.
-    let prepared = f.prepare(gpu, &ArrayDesc::contiguous(DType::F64, &[300, 257]), &ArrayDesc::contiguous(DType::F64, &[300, 257]), &opts).map_err(e)?;
+    let prepared = f
+        .prepare(
+            gpu,
+            &ArrayDesc::contiguous(DType::F64, &[300, 257]),
+            &ArrayDesc::contiguous(DType::F64, &[300, 257]),
+            &opts,
+        )
+        .map_err(e)?;
     Ok(format!("host, strided, device, in-place, casts and errors agree; max-min 3x5: {} registers, {} B local", prepared.module.registers, prepared.module.local_bytes))
 }
 

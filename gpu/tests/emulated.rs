@@ -14,23 +14,40 @@ fn same_bits(a: &[u8], b: &[u8], dt: DType) -> bool {
         return true;
     }
     match dt {
-        DType::F64 => f64::from_le_bytes(a.try_into().unwrap()).is_nan() && f64::from_le_bytes(b.try_into().unwrap()).is_nan(),
-        DType::F32 => f32::from_le_bytes(a.try_into().unwrap()).is_nan() && f32::from_le_bytes(b.try_into().unwrap()).is_nan(),
+        DType::F64 => {
+            f64::from_le_bytes(a.try_into().unwrap()).is_nan()
+                && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
+        }
+        DType::F32 => {
+            f32::from_le_bytes(a.try_into().unwrap()).is_nan()
+                && f32::from_le_bytes(b.try_into().unwrap()).is_nan()
+        }
         _ => false,
     }
 }
 
 /// One program on one geometry: `Err(description)` on a disagreement.
-fn check(p: &common::Program, shape: &[usize], spec: &ndjit_gpu::codegen::KernelSpec, seed: u64) -> Result<usize, String> {
+fn check(
+    p: &common::Program,
+    shape: &[usize],
+    spec: &ndjit_gpu::codegen::KernelSpec,
+    seed: u64,
+) -> Result<usize, String> {
     let b = common::bindings(p);
     let n = spec.filter_size();
-    let f = ndjit::Filter::builder(&p.source).bindings(&b).filter_size(n).compile().map_err(|e| format!("compile: {e}"))?;
+    let f = ndjit::Filter::builder(&p.source)
+        .bindings(&b)
+        .filter_size(n)
+        .compile()
+        .map_err(|e| format!("compile: {e}"))?;
     let ir = f.specialized_ir().ok_or("no specialised IR")?;
-    let k = generate(ir, f.layout(), f.bound_values(), spec).map_err(|e| format!("codegen: {e}"))?;
+    let k =
+        generate(ir, f.layout(), f.bound_values(), spec).map_err(|e| format!("codegen: {e}"))?;
     let in_desc = ArrayDesc::contiguous(spec.input, shape);
     let out_desc = ArrayDesc::contiguous(spec.output, shape);
     let input = Inputs::new(seed).bytes(in_desc.len(), spec.input);
-    let run = emulate::run(&k, &f, &input, &in_desc, &out_desc, 0xA5).map_err(|e| format!("emulate: {e}"))?;
+    let run = emulate::run(&k, &f, &input, &in_desc, &out_desc, 0xA5)
+        .map_err(|e| format!("emulate: {e}"))?;
     let values = reference::to_f64(&input, spec.input);
     let want = reference::generic_filter(&f, &values, shape, spec);
     let os = spec.output.size();
@@ -41,8 +58,17 @@ fn check(p: &common::Program, shape: &[usize], spec: &ndjit_gpu::codegen::Kernel
                 let wb = reference::cast(*v, spec.output);
                 let gb = &run.output[i * os..(i + 1) * os];
                 if !same_bits(&wb, gb, spec.output) {
-                    let nb = reference::gather(&values, shape, spec, &ndjit_gpu::plan::Geometry::new(&in_desc, &out_desc).unwrap().unravel(i as u64, shape.len()));
-                    return Err(format!("pixel {i}: cpu {wb:?} gpu {gb:?} (cpu value {v:?}); neighbourhood {nb:?}"));
+                    let nb = reference::gather(
+                        &values,
+                        shape,
+                        spec,
+                        &ndjit_gpu::plan::Geometry::new(&in_desc, &out_desc)
+                            .unwrap()
+                            .unravel(i as u64, shape.len()),
+                    );
+                    return Err(format!(
+                        "pixel {i}: cpu {wb:?} gpu {gb:?} (cpu value {v:?}); neighbourhood {nb:?}"
+                    ));
                 }
             }
             Err(e) => {
@@ -58,10 +84,19 @@ fn check(p: &common::Program, shape: &[usize], spec: &ndjit_gpu::codegen::Kernel
             let g = ndjit_gpu::plan::Geometry::new(&in_desc, &out_desc).unwrap();
             let want_px = g.unravel(i as u64, shape.len());
             if *pixel != want_px || error.message != e.message {
-                return Err(format!("cpu fails at {want_px:?} with {:?}, gpu at {pixel:?} with {:?}", e.message, error.message));
+                return Err(format!(
+                    "cpu fails at {want_px:?} with {:?}, gpu at {pixel:?} with {:?}",
+                    e.message, error.message
+                ));
             }
         }
-        (w, g) => return Err(format!("cpu error {:?}, gpu error {:?}", w.map(|(i, e)| (i, &e.message)), g.as_ref().map(|e| e.to_string()))),
+        (w, g) => {
+            return Err(format!(
+                "cpu error {:?}, gpu error {:?}",
+                w.map(|(i, e)| (i, &e.message)),
+                g.as_ref().map(|e| e.to_string())
+            ))
+        }
     }
     Ok(want.len())
 }
@@ -75,21 +110,46 @@ fn corpus_programs_match_the_cpu_in_the_emulator() {
     for p in selected(&corpus) {
         for (gi, (gname, shape, base)) in geometries().into_iter().enumerate() {
             for mode in Mode::ALL {
-                let dtypes: &[(DType, DType)] = if gi == 0 { &[(DType::F64, DType::F64), (DType::F32, DType::F32), (DType::U8, DType::U8), (DType::I32, DType::F64)] } else { &[(DType::F64, DType::F64)] };
+                let dtypes: &[(DType, DType)] = if gi == 0 {
+                    &[
+                        (DType::F64, DType::F64),
+                        (DType::F32, DType::F32),
+                        (DType::U8, DType::U8),
+                        (DType::I32, DType::F64),
+                    ]
+                } else {
+                    &[(DType::F64, DType::F64)]
+                };
                 for &(di, dout) in dtypes {
                     let spec = with(&base, mode, di, dout, Target::SM90);
                     let seed = p.name.len() as u64 * 31 + gi as u64 * 7 + mode as u64;
                     kernels += 1;
                     match check(p, &shape, &spec, seed) {
                         Ok(n) => pixels += n,
-                        Err(e) => failures.push(format!("{} [{gname}, {}, {} -> {}]: {e}", p.name, mode.name(), di.name(), dout.name())),
+                        Err(e) => failures.push(format!(
+                            "{} [{gname}, {}, {} -> {}]: {e}",
+                            p.name,
+                            mode.name(),
+                            di.name(),
+                            dout.name()
+                        )),
                     }
                 }
             }
         }
     }
     println!("{kernels} kernels, {pixels} pixels compared");
-    assert!(failures.is_empty(), "{} failures, first 25:\n{}", failures.len(), failures.iter().take(25).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures, first 25:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(25)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 #[test]
@@ -112,7 +172,10 @@ fn lowering_variants_agree() {
         }
         // Medians of 25: networks with their exact fallback, both comparator styles.
         let (_, shape5, base5) = geometries().remove(3);
-        for style in [ndjit_gpu::codegen::body::NetworkStyle::Select, ndjit_gpu::codegen::body::NetworkStyle::IntKey] {
+        for style in [
+            ndjit_gpu::codegen::body::NetworkStyle::Select,
+            ndjit_gpu::codegen::body::NetworkStyle::IntKey,
+        ] {
             let mut spec = with(&base5, Mode::Mirror, DType::F64, DType::F64, Target::SM90);
             spec.network = style;
             if let Err(e) = check(p, &shape5, &spec, 11) {

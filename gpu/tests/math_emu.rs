@@ -6,7 +6,14 @@ use ndjit_gpu::math::{emit, sample_inputs};
 use ndjit_gpu::pir::{emu::Emu, Module};
 
 fn count() -> usize {
-    std::env::var("NDJIT_MATH_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(if cfg!(debug_assertions) { 3_000 } else { 40_000 })
+    std::env::var("NDJIT_MATH_SAMPLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if cfg!(debug_assertions) {
+            3_000
+        } else {
+            40_000
+        })
 }
 
 #[test]
@@ -22,12 +29,19 @@ fn every_math_function_matches_libm_bit_for_bit() {
         for (a, b) in sample_inputs(f, n, 7 + f as u64) {
             let args: Vec<f64> = if f.arity() == 2 { vec![a, b] } else { vec![a] };
             let want = f.eval(&args);
-            let got = emu.call(name, &args.iter().map(|v| v.to_bits()).collect::<Vec<_>>()).unwrap_or_else(|e| panic!("{name}({args:?}): {e}"));
+            let got = emu
+                .call(name, &args.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+                .unwrap_or_else(|e| panic!("{name}({args:?}): {e}"));
             let got = f64::from_bits(got[0]);
             if !(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan())) {
                 bad += 1;
                 if bad <= 3 {
-                    failures.push(format!("{}({args:?}) = {got:e} ({:#x}), libm {want:e} ({:#x})", f.name(), got.to_bits(), want.to_bits()));
+                    failures.push(format!(
+                        "{}({args:?}) = {got:e} ({:#x}), libm {want:e} ({:#x})",
+                        f.name(),
+                        got.to_bits(),
+                        want.to_bits()
+                    ));
                 }
             }
         }

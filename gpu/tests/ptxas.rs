@@ -12,51 +12,67 @@ use std::sync::Mutex;
 fn ptxas_or_skip() -> Option<std::path::PathBuf> {
     let p = find_ptxas();
     if p.is_none() {
-        println!("SKIPPED: ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set NDJIT_PTXAS)");
+        println!(
+            "SKIPPED: ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set NDJIT_PTXAS)"
+        );
     }
     p
 }
 
+/// One module per program and target with all its kernels (stencil and replay, every mode, f64
+/// and f32) renamed apart: the shared math routines are assembled once per module.
 #[test]
 fn corpus_kernels_assemble_for_sm90_and_portable() {
     let Some(ptxas) = ptxas_or_skip() else { return };
     let corpus = common::corpus();
-    let (_, _, base) = common::geometries().remove(0);
     let mut jobs = Vec::new();
     for p in selected(&corpus) {
-        for mode in Mode::ALL {
-            for dt in [DType::F64, DType::F32] {
-                for target in [Target::SM90, Target::PORTABLE] {
-                    jobs.push((p, mode, dt, target));
-                }
-            }
+        for target in [Target::SM90, Target::PORTABLE] {
+            jobs.push((p, target));
         }
     }
     let total = jobs.len();
+    let kernels = std::sync::atomic::AtomicUsize::new(0);
     let jobs = Mutex::new(jobs);
     let failures = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     std::thread::scope(|s| {
         for t in 0..threads {
-            let (jobs, failures, ptxas) = (&jobs, &failures, &ptxas);
+            let (jobs, failures, ptxas, kernels) = (&jobs, &failures, &ptxas, &kernels);
             s.spawn(move || loop {
-                let Some((p, mode, dt, target)) = jobs.lock().unwrap().pop() else { break };
+                let Some((p, target)) = jobs.lock().unwrap().pop() else { break };
                 let b = common::bindings(p);
-                let spec = with(&common::geometries()[0].2, mode, dt, dt, target);
-                let f = ndjit::Filter::builder(&p.source).bindings(&b).filter_size(spec.filter_size()).compile().unwrap();
-                let r = generate(f.specialized_ir().unwrap(), f.layout(), f.bound_values(), &spec)
-                    .map_err(|e| e.to_string())
-                    .and_then(|k| assemble(ptxas, &k.module.to_ptx(), target.sm, &format!("t{t}")));
+                let mut module = ndjit_gpu::pir::Module::new(target.version, target.sm);
+                let mut err = None;
+                for mode in Mode::ALL {
+                    for dt in [DType::F64, DType::F32] {
+                        let spec = with(&common::geometries()[0].2, mode, dt, dt, target);
+                        let f = ndjit::Filter::builder(&p.source).bindings(&b).filter_size(spec.filter_size()).compile().unwrap();
+                        match generate(f.specialized_ir().unwrap(), f.layout(), f.bound_values(), &spec) {
+                            Ok(k) => {
+                                let tag = format!("_{}_{}", mode.name(), dt.name());
+                                module.merge(&k.module, |n| format!("{n}{tag}"));
+                                module.merge(&k.replay, |n| format!("{n}{tag}"));
+                                kernels.fetch_add(2, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            Err(e) => err = Some(format!("{} [{}, {}]: codegen: {e}", p.name, mode.name(), dt.name())),
+                        }
+                    }
+                }
+                let r = assemble(ptxas, &module.to_ptx(), target.sm, &format!("t{t}"));
+                let mut fl = failures.lock().unwrap();
+                if let Some(e) = err {
+                    fl.push(e);
+                }
                 if let Err(e) = r {
-                    failures.lock().unwrap().push(format!("{} [{}, {}, sm_{}]: {}", p.name, mode.name(), dt.name(), target.sm, e.lines().take(6).collect::<Vec<_>>().join(" | ")));
+                    fl.push(format!("{} [sm_{}]: {}", p.name, target.sm, e.lines().take(6).collect::<Vec<_>>().join(" | ")));
                 }
             });
         }
     });
-    let _ = base;
     let failures = failures.into_inner().unwrap();
-    println!("{total} kernels assembled");
-    assert!(failures.is_empty(), "{} of {total} kernels rejected, first 10:\n{}", failures.len(), failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
+    println!("{} kernels in {total} modules assembled", kernels.into_inner());
+    assert!(failures.is_empty(), "{} of {total} modules rejected, first 10:\n{}", failures.len(), failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
 }
 
 #[test]
@@ -67,7 +83,12 @@ fn every_math_routine_assembles() {
         for &f in MathFn::ALL {
             let m = ndjit_gpu::math::test_module(f, target.version, target.sm);
             if let Err(e) = assemble(&ptxas, &m.to_ptx(), target.sm, "math") {
-                failures.push(format!("{} sm_{}: {}", f.name(), target.sm, e.lines().take(8).collect::<Vec<_>>().join(" | ")));
+                failures.push(format!(
+                    "{} sm_{}: {}",
+                    f.name(),
+                    target.sm,
+                    e.lines().take(8).collect::<Vec<_>>().join(" | ")
+                ));
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -29,7 +29,10 @@ pub fn compile(
     let b = values::from_dict(bindings)?;
     let imports = imports.unwrap_or_default();
     let built = py.detach(move || {
-        let mut builder = Filter::builder(&source).bindings(&b).inspect(inspect).signature(sig);
+        let mut builder = Filter::builder(&source)
+            .bindings(&b)
+            .inspect(inspect)
+            .signature(sig);
         for (module, alias) in &imports {
             builder = builder.import(module, alias);
         }
@@ -38,7 +41,9 @@ pub fn compile(
         }
         builder.compile()
     });
-    built.map(|filter| CompiledFilter { filter }).map_err(|e| errors::compile_error(py, &e))
+    built
+        .map(|filter| CompiledFilter { filter })
+        .map_err(|e| errors::compile_error(py, &e))
 }
 
 /// The scipy API names the Python layer uses for each signature.
@@ -48,7 +53,11 @@ pub fn parse_sig(name: &str) -> PyResult<Sig> {
         "filter1d" => Sig::Filter1d,
         "transform" => Sig::Transform,
         "integrand" => Sig::Integrand,
-        other => return Err(PyValueError::new_err(format!("unknown signature {other:?}; expected filter, filter1d, transform or integrand"))),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown signature {other:?}; expected filter, filter1d, transform or integrand"
+            )))
+        }
     })
 }
 
@@ -67,8 +76,16 @@ impl CompiledFilter {
         interpret: bool,
     ) -> PyResult<(Option<f64>, Bound<'py, PyArray1<f64>>)> {
         let mut output = vec![0.0; out_len];
-        let args = ndjit::interp::Args { values: values.as_slice()?, coords: coords.as_slice()?, output: &mut output };
-        let r = if interpret { self.filter.interpret_args(args) } else { self.filter.call_args(args) };
+        let args = ndjit::interp::Args {
+            values: values.as_slice()?,
+            coords: coords.as_slice()?,
+            output: &mut output,
+        };
+        let r = if interpret {
+            self.filter.interpret_args(args)
+        } else {
+            self.filter.call_args(args)
+        };
         let v = r.map_err(|e| errors::runtime_error(py, &e))?;
         Ok((v, PyArray1::from_vec(py, output)))
     }
@@ -81,19 +98,30 @@ impl CompiledFilter {
     /// Runs the compiled code once on a 1-D float64 array.
     fn call(&self, py: Python<'_>, values: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
         let v = values.as_slice()?;
-        self.filter.call(v).map_err(|e| errors::runtime_error(py, &e))
+        self.filter
+            .call(v)
+            .map_err(|e| errors::runtime_error(py, &e))
     }
 
     /// Runs the reference interpreter once (bit-identical to `call`).
     fn interpret(&self, py: Python<'_>, values: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
         let v = values.as_slice()?;
-        self.filter.interpret(v).map_err(|e| errors::runtime_error(py, &e))
+        self.filter
+            .interpret(v)
+            .map_err(|e| errors::runtime_error(py, &e))
     }
 
     /// The same code with other bound values (no recompilation).
-    fn with_bindings(&self, py: Python<'_>, bindings: &Bound<'_, PyDict>) -> PyResult<CompiledFilter> {
+    fn with_bindings(
+        &self,
+        py: Python<'_>,
+        bindings: &Bound<'_, PyDict>,
+    ) -> PyResult<CompiledFilter> {
         let b = values::from_dict(Some(bindings))?;
-        self.filter.with_bindings(&b).map(|filter| CompiledFilter { filter }).map_err(|e| errors::compile_error(py, &e))
+        self.filter
+            .with_bindings(&b)
+            .map(|filter| CompiledFilter { filter })
+            .map_err(|e| errors::compile_error(py, &e))
     }
 
     /// A new `user_data` context; `debug=True` makes its capsule run the reference interpreter.

@@ -38,13 +38,18 @@ pub struct CallContext {
 impl CallContext {
     pub fn new(filter: &Filter, debug: bool) -> PyResult<CallContext> {
         if debug && filter.signature() != ndjit::Sig::Filter {
-            return Err(pyo3::exceptions::PyValueError::new_err("the interpreter callback (debug mode) exists for generic_filter only"));
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "the interpreter callback (debug mode) exists for generic_filter only",
+            ));
         }
         let raise = Box::new(|err: ndjit::RuntimeError| {
             Python::attach(|py| errors::runtime_error(py, &err).restore(py));
         });
         let resume = Box::new(|| Python::attach(|py| !PyErr::occurred(py)));
-        Ok(CallContext { ctx: filter.new_context_with_hooks(Some(raise), Some(resume)), debug })
+        Ok(CallContext {
+            ctx: filter.new_context_with_hooks(Some(raise), Some(resume)),
+            debug,
+        })
     }
 }
 
@@ -60,20 +65,29 @@ unsafe extern "C" fn drop_user_data(capsule: *mut pyo3::ffi::PyObject) {
 impl CallContext {
     /// `(function_capsule, user_data_capsule)` for `scipy.LowLevelCallable(function, user_data)`.
     /// The user-data capsule owns a reference to the context (and so to the compiled code).
-    fn capsules<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+    fn capsules<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let filter = self.ctx.filter();
         let entry = match (self.debug, filter.signature()) {
             (true, _) => ndjit::interpreter_callback as *const c_void,
             // scipy calls with one size per image: specialise on the first call.
-            (false, ndjit::Sig::Filter) if filter.filter_size().is_none() => ndjit::adaptive_callback as *const c_void,
+            (false, ndjit::Sig::Filter) if filter.filter_size().is_none() => {
+                ndjit::adaptive_callback as *const c_void
+            }
             _ => filter.entry_address(),
         };
         let f = NonNull::new(entry as *mut c_void).expect("function pointers are not null");
-        let ud = NonNull::new(Arc::into_raw(self.ctx.clone()) as *mut c_void).expect("Arc pointers are not null");
+        let ud = NonNull::new(Arc::into_raw(self.ctx.clone()) as *mut c_void)
+            .expect("Arc pointers are not null");
         // SAFETY: `f` is a valid function pointer of the named signature for as long as the
         // context lives, and the user-data capsule keeps the context alive (freed by its destructor).
-        let function = unsafe { PyCapsule::new_with_pointer(py, f, capsule_name(filter.signature())) }?;
-        let user_data = match unsafe { PyCapsule::new_with_pointer_and_destructor(py, ud, USER_DATA, Some(drop_user_data)) } {
+        let function =
+            unsafe { PyCapsule::new_with_pointer(py, f, capsule_name(filter.signature())) }?;
+        let user_data = match unsafe {
+            PyCapsule::new_with_pointer_and_destructor(py, ud, USER_DATA, Some(drop_user_data))
+        } {
             Ok(c) => c,
             Err(e) => {
                 drop(unsafe { Arc::from_raw(ud.as_ptr() as *const ndjit::CallContext) });
@@ -85,7 +99,9 @@ impl CallContext {
 
     /// The first failure recorded in this context, as the exception it raised, or None.
     fn failure(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.ctx.failure().map(|e| errors::runtime_error(py, &e).into_value(py).into_any())
+        self.ctx
+            .failure()
+            .map(|e| errors::runtime_error(py, &e).into_value(py).into_any())
     }
 
     /// Clears a recorded failure.

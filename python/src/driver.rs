@@ -9,14 +9,19 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Describes a NumPy array: data pointer, dtype, shape and byte strides.
-fn describe(a: &Bound<'_, PyUntypedArray>) -> Result<(*mut u8, Dtype, Vec<usize>, Vec<isize>), DriverError> {
+fn describe(
+    a: &Bound<'_, PyUntypedArray>,
+) -> Result<(*mut u8, Dtype, Vec<usize>, Vec<isize>), DriverError> {
     let dtype = a.dtype();
     let kind = dtype.kind() as char;
     let itemsize = dtype.itemsize();
     let dt = if dtype.is_native_byteorder() != Some(false) {
         Dtype::from_kind(kind, itemsize)?
     } else {
-        return Err(DriverError::UnsupportedDtype { dtype: format!("{kind}{itemsize} (non-native byte order)"), complex: kind == 'c' });
+        return Err(DriverError::UnsupportedDtype {
+            dtype: format!("{kind}{itemsize} (non-native byte order)"),
+            complex: kind == 'c',
+        });
     };
     // SAFETY: a live ndarray's data pointer; the driver reads/writes only within shape × strides.
     let ptr = unsafe { (*a.as_array_ptr()).fields.data as *mut u8 };
@@ -24,12 +29,25 @@ fn describe(a: &Bound<'_, PyUntypedArray>) -> Result<(*mut u8, Dtype, Vec<usize>
 }
 
 /// The input and a writable output, described for the driver.
-fn arrays(input: &Bound<'_, PyUntypedArray>, output: &Bound<'_, PyUntypedArray>) -> Result<(RawArray, RawArrayMut), DriverError> {
+fn arrays(
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
+) -> Result<(RawArray, RawArrayMut), DriverError> {
     let (ip, idt, ishape, istrides) = describe(input)?;
     let (op, odt, oshape, ostrides) = describe(output)?;
     Ok((
-        RawArray { ptr: ip as *const u8, dtype: idt, shape: ishape, strides: istrides },
-        RawArrayMut { ptr: op, dtype: odt, shape: oshape, strides: ostrides },
+        RawArray {
+            ptr: ip as *const u8,
+            dtype: idt,
+            shape: ishape,
+            strides: istrides,
+        },
+        RawArrayMut {
+            ptr: op,
+            dtype: odt,
+            shape: oshape,
+            strides: ostrides,
+        },
     ))
 }
 
@@ -74,8 +92,14 @@ pub fn generic_filter(
     check_writeable(output)?;
     let run = || -> Result<(RawArray, RawArrayMut, Options), DriverError> {
         let (i, o) = arrays(input, output)?;
-        let fp = Footprint::new(footprint.shape().to_vec(), footprint.as_array().iter().copied().collect())?;
-        let mut opts = Options::new(fp).mode(mode.parse()?).cval(cval).origin(&origins);
+        let fp = Footprint::new(
+            footprint.shape().to_vec(),
+            footprint.as_array().iter().copied().collect(),
+        )?;
+        let mut opts = Options::new(fp)
+            .mode(mode.parse()?)
+            .cval(cval)
+            .origin(&origins);
         opts.threads = threads;
         Ok((i, o, opts))
     };

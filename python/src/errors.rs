@@ -4,7 +4,10 @@
 use pyo3::prelude::*;
 
 fn build<'py>(py: Python<'py>, factory: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyErr {
-    let made = py.import("ndjit._errors").and_then(|m| m.getattr(factory)).and_then(|f| f.call1(args));
+    let made = py
+        .import("ndjit._errors")
+        .and_then(|m| m.getattr(factory))
+        .and_then(|f| f.call1(args));
     match made {
         Ok(exc) => PyErr::from_value(exc),
         Err(e) => e,
@@ -35,6 +38,12 @@ pub fn compile_error(py: Python<'_>, e: &ndjit::Error) -> PyErr {
 /// A run-time failure inside a compiled filter: a `FilterRuntimeError` that is also the
 /// exception the user's Python would raise (`IndexError`, `ValueError` ...).
 pub fn runtime_error(py: Python<'_>, e: &ndjit::RuntimeError) -> PyErr {
-    let args = (e.exception, e.message.clone(), e.span.start.line, e.span.start.column, e.snippet.clone());
+    let args = (
+        e.exception,
+        e.message.clone(),
+        e.span.start.line,
+        e.span.start.column,
+        e.snippet.clone(),
+    );
     build(py, "runtime_error", args)
 }

@@ -21,6 +21,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(driver::generic_filter, m)?)?;
     m.add_function(wrap_pyfunction!(driver::generic_filter1d, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("SIGNATURE_FILTER", context::SIG_FILTER.to_str().expect("ASCII"))?;
+    m.add(
+        "SIGNATURE_FILTER",
+        context::SIG_FILTER.to_str().expect("ASCII"),
+    )?;
     Ok(())
 }

@@ -16,7 +16,9 @@ pub fn from_dict(d: Option<&Bound<'_, PyDict>>) -> PyResult<Bindings> {
         let value = if v.is_instance_of::<PyBool>() {
             Value::Int(v.extract::<bool>()? as i64)
         } else if v.is_instance_of::<PyInt>() {
-            Value::Int(v.extract::<i64>().map_err(|_| PyTypeError::new_err(format!("bound value `{name}` does not fit in 64 bits")))?)
+            Value::Int(v.extract::<i64>().map_err(|_| {
+                PyTypeError::new_err(format!("bound value `{name}` does not fit in 64 bits"))
+            })?)
         } else if v.is_instance_of::<PyFloat>() {
             Value::Float(v.extract()?)
         } else if let Ok(a) = v.extract::<PyReadonlyArray1<'_, f64>>() {

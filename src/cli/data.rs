@@ -123,18 +123,25 @@ impl Data {
                 _ => with_data!(self, a => a.write_npy(&mut out)).map_err(|e| e.to_string()),
             };
             written.map_err(|e| IoError::Io(format!("cannot write {}: {e}", path.display())))?;
-            return out.flush().map_err(|e| IoError::Io(format!("cannot write {}: {e}", path.display())));
+            return out
+                .flush()
+                .map_err(|e| IoError::Io(format!("cannot write {}: {e}", path.display())));
         }
         write_image(self, path, out)
     }
 }
 
 fn is_npy(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
 }
 
 fn read_npy(path: &Path) -> Result<Data, IoError> {
-    let open = || File::open(path).map(BufReader::new).map_err(|e| IoError::Io(format!("cannot read {}: {e}", path.display())));
+    let open = || {
+        File::open(path)
+            .map(BufReader::new)
+            .map_err(|e| IoError::Io(format!("cannot read {}: {e}", path.display())))
+    };
     // ndarray-npy reads one element type at a time: try each until the header matches.
     macro_rules! attempt {
         ($($variant:ident : $t:ty),*) => {{
@@ -158,7 +165,13 @@ fn read_npy(path: &Path) -> Result<Data, IoError> {
 fn write_bool_npy<W: Write>(a: &ArrayD<u8>, out: &mut W) -> std::io::Result<()> {
     let shape: String = match a.shape() {
         [n] => format!("({n},)"),
-        s => format!("({})", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+        s => format!(
+            "({})",
+            s.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     let mut header = format!("{{'descr': '|b1', 'fortran_order': False, 'shape': {shape}, }}");
     // Magic (6) + version (2) + length (2) + header + newline, padded to a multiple of 64.
@@ -174,31 +187,61 @@ fn write_bool_npy<W: Write>(a: &ArrayD<u8>, out: &mut W) -> std::io::Result<()> 
 }
 
 fn read_image(path: &Path) -> Result<Data, IoError> {
-    let reader = image::ImageReader::open(path).map_err(|e| IoError::Io(format!("cannot read {}: {e}", path.display())))?;
-    let reader = reader.with_guessed_format().map_err(|e| IoError::Io(format!("cannot read {}: {e}", path.display())))?;
+    let reader = image::ImageReader::open(path)
+        .map_err(|e| IoError::Io(format!("cannot read {}: {e}", path.display())))?;
+    let reader = reader
+        .with_guessed_format()
+        .map_err(|e| IoError::Io(format!("cannot read {}: {e}", path.display())))?;
     if reader.format().is_none() {
-        return Err(IoError::Decode(format!("{}: not a PNG, TIFF, PGM/PPM or .npy file", path.display())));
+        return Err(IoError::Decode(format!(
+            "{}: not a PNG, TIFF, PGM/PPM or .npy file",
+            path.display()
+        )));
     }
     let img = reader.decode().map_err(|e| match e {
-        image::ImageError::Unsupported(e) => IoError::Unsupported(format!("{}: {e}", path.display())),
-        image::ImageError::IoError(e) => IoError::Io(format!("cannot read {}: {e}", path.display())),
+        image::ImageError::Unsupported(e) => {
+            IoError::Unsupported(format!("{}: {e}", path.display()))
+        }
+        image::ImageError::IoError(e) => {
+            IoError::Io(format!("cannot read {}: {e}", path.display()))
+        }
         e => IoError::Decode(format!("{}: {e}", path.display())),
     })?;
     let (w, h) = (img.width() as usize, img.height() as usize);
     let shape = |c: usize| if c == 1 { vec![h, w] } else { vec![h, w, c] };
-    let arr = |c: usize, v: Vec<u8>| ArrayD::from_shape_vec(IxDyn(&shape(c)), v).expect("image buffer size");
+    let arr = |c: usize, v: Vec<u8>| {
+        ArrayD::from_shape_vec(IxDyn(&shape(c)), v).expect("image buffer size")
+    };
     Ok(match img {
         DynamicImage::ImageLuma8(b) => Data::U8(arr(1, b.into_raw())),
         DynamicImage::ImageLumaA8(b) => Data::U8(arr(2, b.into_raw())),
         DynamicImage::ImageRgb8(b) => Data::U8(arr(3, b.into_raw())),
         DynamicImage::ImageRgba8(b) => Data::U8(arr(4, b.into_raw())),
-        DynamicImage::ImageLuma16(b) => Data::U16(ArrayD::from_shape_vec(IxDyn(&shape(1)), b.into_raw()).expect("image buffer size")),
-        DynamicImage::ImageLumaA16(b) => Data::U16(ArrayD::from_shape_vec(IxDyn(&shape(2)), b.into_raw()).expect("image buffer size")),
-        DynamicImage::ImageRgb16(b) => Data::U16(ArrayD::from_shape_vec(IxDyn(&shape(3)), b.into_raw()).expect("image buffer size")),
-        DynamicImage::ImageRgba16(b) => Data::U16(ArrayD::from_shape_vec(IxDyn(&shape(4)), b.into_raw()).expect("image buffer size")),
-        DynamicImage::ImageRgb32F(b) => Data::F32(ArrayD::from_shape_vec(IxDyn(&shape(3)), b.into_raw()).expect("image buffer size")),
-        DynamicImage::ImageRgba32F(b) => Data::F32(ArrayD::from_shape_vec(IxDyn(&shape(4)), b.into_raw()).expect("image buffer size")),
-        other => return Err(IoError::Unsupported(format!("{}: unsupported pixel format {:?}", path.display(), other.color()))),
+        DynamicImage::ImageLuma16(b) => Data::U16(
+            ArrayD::from_shape_vec(IxDyn(&shape(1)), b.into_raw()).expect("image buffer size"),
+        ),
+        DynamicImage::ImageLumaA16(b) => Data::U16(
+            ArrayD::from_shape_vec(IxDyn(&shape(2)), b.into_raw()).expect("image buffer size"),
+        ),
+        DynamicImage::ImageRgb16(b) => Data::U16(
+            ArrayD::from_shape_vec(IxDyn(&shape(3)), b.into_raw()).expect("image buffer size"),
+        ),
+        DynamicImage::ImageRgba16(b) => Data::U16(
+            ArrayD::from_shape_vec(IxDyn(&shape(4)), b.into_raw()).expect("image buffer size"),
+        ),
+        DynamicImage::ImageRgb32F(b) => Data::F32(
+            ArrayD::from_shape_vec(IxDyn(&shape(3)), b.into_raw()).expect("image buffer size"),
+        ),
+        DynamicImage::ImageRgba32F(b) => Data::F32(
+            ArrayD::from_shape_vec(IxDyn(&shape(4)), b.into_raw()).expect("image buffer size"),
+        ),
+        other => {
+            return Err(IoError::Unsupported(format!(
+                "{}: unsupported pixel format {:?}",
+                path.display(),
+                other.color()
+            )))
+        }
     })
 }
 
@@ -229,7 +272,10 @@ fn color_type(data: &Data) -> Option<ExtendedColorType> {
 
 fn write_image<W: Write + Seek>(data: &Data, path: &Path, out: W) -> Result<(), IoError> {
     let format = ImageFormat::from_path(path).map_err(|_| {
-        IoError::Unsupported(format!("{}: unknown output format (use .png, .tif/.tiff, .pgm/.ppm or .npy)", path.display()))
+        IoError::Unsupported(format!(
+            "{}: unknown output format (use .png, .tif/.tiff, .pgm/.ppm or .npy)",
+            path.display()
+        ))
     })?;
     let unsupported = || {
         IoError::Unsupported(format!(
@@ -242,7 +288,9 @@ fn write_image<W: Write + Seek>(data: &Data, path: &Path, out: W) -> Result<(), 
     let color = color_type(data).ok_or_else(unsupported)?;
     let shape = data.shape();
     let (h, w) = (shape[0], shape[1]);
-    let (Ok(w32), Ok(h32)) = (u32::try_from(w), u32::try_from(h)) else { return Err(unsupported()) };
+    let (Ok(w32), Ok(h32)) = (u32::try_from(w), u32::try_from(h)) else {
+        return Err(unsupported());
+    };
     // The samples in row-major order, native-endian bytes as `ImageEncoder` expects.
     let bytes: Vec<u8> = match data {
         Data::U8(a) => a.iter().copied().collect(),
@@ -252,16 +300,23 @@ fn write_image<W: Write + Seek>(data: &Data, path: &Path, out: W) -> Result<(), 
     };
     let mut out = BufWriter::new(out);
     let result = match format {
-        ImageFormat::Png => image::codecs::png::PngEncoder::new(&mut out).write_image(&bytes, w32, h32, color),
-        ImageFormat::Tiff => image::codecs::tiff::TiffEncoder::new(&mut out).write_image(&bytes, w32, h32, color),
-        ImageFormat::Pnm => image::codecs::pnm::PnmEncoder::new(&mut out).write_image(&bytes, w32, h32, color),
+        ImageFormat::Png => {
+            image::codecs::png::PngEncoder::new(&mut out).write_image(&bytes, w32, h32, color)
+        }
+        ImageFormat::Tiff => {
+            image::codecs::tiff::TiffEncoder::new(&mut out).write_image(&bytes, w32, h32, color)
+        }
+        ImageFormat::Pnm => {
+            image::codecs::pnm::PnmEncoder::new(&mut out).write_image(&bytes, w32, h32, color)
+        }
         _ => return Err(unsupported()),
     };
     result.map_err(|e| match e {
         image::ImageError::Unsupported(_) | image::ImageError::Parameter(_) => unsupported(),
         e => IoError::Io(format!("cannot write {}: {e}", path.display())),
     })?;
-    out.flush().map_err(|e| IoError::Io(format!("cannot write {}: {e}", path.display())))
+    out.flush()
+        .map_err(|e| IoError::Io(format!("cannot write {}: {e}", path.display())))
 }
 
 /// The channels of an `(H, W, C)` image are filtered separately: the spatial axes.

@@ -26,8 +26,14 @@ const EXIT_IO: u8 = 3;
 const EXIT_FILTER: u8 = 4;
 
 #[derive(Parser)]
-#[command(name = "ndjit", version, about = "Filter images and arrays with Python expressions, compiled to native code")]
-#[command(after_help = "Exit status: 0 success, 2 bad arguments or expression, 3 unreadable/unwritable file or unsupported pixel format, 4 the filter failed on a pixel.")]
+#[command(
+    name = "ndjit",
+    version,
+    about = "Filter images and arrays with Python expressions, compiled to native code"
+)]
+#[command(
+    after_help = "Exit status: 0 success, 2 bad arguments or expression, 3 unreadable/unwritable file or unsupported pixel format, 4 the filter failed on a pixel."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -89,7 +95,10 @@ struct Failure {
 }
 
 fn fail(code: u8, message: impl Into<String>) -> Failure {
-    Failure { code, message: message.into() }
+    Failure {
+        code,
+        message: message.into(),
+    }
 }
 
 impl From<IoError> for Failure {
@@ -117,13 +126,23 @@ fn filter(args: &FilterArgs) -> Result<(), Failure> {
     let mode: Mode = args.mode.parse().map_err(|_| {
         fail(EXIT_USAGE, format!("unknown mode `{}` (reflect, constant, nearest, mirror, wrap, grid-mirror, grid-constant, grid-wrap)", args.mode))
     })?;
-    let filter = Filter::compile(&args.expr, &Bindings::new()).map_err(|e| fail(EXIT_USAGE, format!("invalid filter expression\n{e}")))?;
+    let filter = Filter::compile(&args.expr, &Bindings::new())
+        .map_err(|e| fail(EXIT_USAGE, format!("invalid filter expression\n{e}")))?;
     let out_dtype = args.dtype.as_deref().map(parse_dtype).transpose()?;
     if args.output.extension().is_none() {
-        return Err(fail(EXIT_USAGE, format!("{}: the output needs an extension (.png, .tif, .pgm, .npy)", args.output.display())));
+        return Err(fail(
+            EXIT_USAGE,
+            format!(
+                "{}: the output needs an extension (.png, .tif, .pgm, .npy)",
+                args.output.display()
+            ),
+        ));
     }
     let input = Data::read(&args.input)?;
-    let is_image = !args.input.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let is_image = !args
+        .input
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     let ndim = input.shape().len();
     let axes: Option<Vec<usize>> = match (&args.axes, is_image) {
         (Some(a), _) => Some(parse_list(a, "axes")?),
@@ -137,12 +156,20 @@ fn filter(args: &FilterArgs) -> Result<(), Failure> {
     opts.threads = args.threads;
     if let Some(o) = &args.origin {
         let o: Vec<isize> = parse_list(o, "origin")?;
-        opts.origin = if o.len() == 1 { vec![o[0]; num_axes] } else { o };
+        opts.origin = if o.len() == 1 {
+            vec![o[0]; num_axes]
+        } else {
+            o
+        };
     }
     let total: usize = input.shape().iter().product();
     let bar = progress_bar(args.quiet, total);
     if let Some(bar) = &bar {
-        let (bar, start, shown) = (bar.clone(), Instant::now(), Arc::new(AtomicBool::new(false)));
+        let (bar, start, shown) = (
+            bar.clone(),
+            Instant::now(),
+            Arc::new(AtomicBool::new(false)),
+        );
         opts.progress = Some(Arc::new(move |done, _| {
             // Only jobs that take a while get a bar.
             if !shown.load(Ordering::Relaxed) && start.elapsed() > Duration::from_secs(1) {
@@ -158,14 +185,25 @@ fn filter(args: &FilterArgs) -> Result<(), Failure> {
         bar.finish_and_clear();
     }
     result.map_err(|e| match e {
-        DriverError::Filter { error, position } => fail(EXIT_FILTER, format!("the filter failed at pixel {position:?}: {}: {error}", error.exception)),
+        DriverError::Filter { error, position } => fail(
+            EXIT_FILTER,
+            format!(
+                "the filter failed at pixel {position:?}: {}: {error}",
+                error.exception
+            ),
+        ),
         e => fail(EXIT_USAGE, format!("{}: {e}", e.python_type())),
     })?;
     write_atomically(&args.output, &output)
 }
 
 /// Runs the driver from any input type into any output type.
-fn run(input: &Data, output: &mut Data, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
+fn run(
+    input: &Data,
+    output: &mut Data,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<(), DriverError> {
     with_data!(input, a => with_data!(output, o => generic_filter_into(a.view(), o.view_mut(), filter, opts)))
 }
 
@@ -180,7 +218,12 @@ fn write_atomically(path: &Path, data: &Data) -> Result<(), Failure> {
         .tempfile_in(dir)
         .map_err(|e| fail(EXIT_IO, format!("cannot write {}: {e}", path.display())))?;
     data.write(path, tmp.as_file())?;
-    tmp.persist(path).map_err(|e| fail(EXIT_IO, format!("cannot write {}: {}", path.display(), e.error)))?;
+    tmp.persist(path).map_err(|e| {
+        fail(
+            EXIT_IO,
+            format!("cannot write {}: {}", path.display(), e.error),
+        )
+    })?;
     Ok(())
 }
 
@@ -189,7 +232,9 @@ fn progress_bar(quiet: bool, total: usize) -> Option<ProgressBar> {
         return None;
     }
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::hidden());
-    let style = ProgressStyle::with_template("{bar:40} {percent:>3}% {elapsed}/{duration} ({per_sec})").unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style =
+        ProgressStyle::with_template("{bar:40} {percent:>3}% {elapsed}/{duration} ({per_sec})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     Some(bar)
 }
@@ -201,7 +246,11 @@ fn footprint(args: &FilterArgs, num_axes: usize) -> Result<Footprint, Failure> {
     }
     let sizes = |spec: &str| -> Result<Vec<usize>, Failure> {
         let s: Vec<usize> = parse_list(spec, "size")?;
-        Ok(if s.len() == 1 { vec![s[0]; num_axes] } else { s })
+        Ok(if s.len() == 1 {
+            vec![s[0]; num_axes]
+        } else {
+            s
+        })
     };
     match (&args.footprint, &args.size) {
         (Some(spec), _) => {
@@ -210,30 +259,54 @@ fn footprint(args: &FilterArgs, num_axes: usize) -> Result<Footprint, Failure> {
                 if arg.is_empty() {
                     return Ok(default);
                 }
-                arg.parse().map_err(|_| fail(EXIT_USAGE, format!("--footprint {spec}: `{arg}` is not a radius")))
+                arg.parse().map_err(|_| {
+                    fail(
+                        EXIT_USAGE,
+                        format!("--footprint {spec}: `{arg}` is not a radius"),
+                    )
+                })
             };
             match kind {
                 "disk" if num_axes == 2 => Ok(Footprint::disk(radius(1)?)),
-                "disk" => Err(fail(EXIT_USAGE, format!("--footprint disk needs 2 filtered axes, not {num_axes}"))),
+                "disk" => Err(fail(
+                    EXIT_USAGE,
+                    format!("--footprint disk needs 2 filtered axes, not {num_axes}"),
+                )),
                 "cross" => Ok(Footprint::cross(num_axes, radius(1)?)),
                 "box" => Ok(Footprint::from_size(&sizes(arg)?)),
                 _ if spec.ends_with(".npy") => {
                     let d = Data::read(Path::new(spec))?;
                     let shape = d.shape().to_vec();
-                    let mask: Vec<bool> = with_data!(&d, a => a.iter().map(|v| *v != Default::default()).collect());
+                    let mask: Vec<bool> =
+                        with_data!(&d, a => a.iter().map(|v| *v != Default::default()).collect());
                     Footprint::new(shape, mask).map_err(|e| fail(EXIT_USAGE, e.to_string()))
                 }
-                _ => Err(fail(EXIT_USAGE, format!("--footprint {spec}: expected disk:R, cross, cross:R, box:N or a .npy file"))),
+                _ => Err(fail(
+                    EXIT_USAGE,
+                    format!(
+                        "--footprint {spec}: expected disk:R, cross, cross:R, box:N or a .npy file"
+                    ),
+                )),
             }
         }
         (None, Some(size)) => Ok(Footprint::from_size(&sizes(size)?)),
-        (None, None) => Err(fail(EXIT_USAGE, "no footprint or filter size provided (use --size or --footprint)")),
+        (None, None) => Err(fail(
+            EXIT_USAGE,
+            "no footprint or filter size provided (use --size or --footprint)",
+        )),
     }
 }
 
 fn parse_list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>, Failure> {
     s.split(',')
-        .map(|p| p.trim().parse().map_err(|_| fail(EXIT_USAGE, format!("--{what} {s}: `{p}` is not a valid number"))))
+        .map(|p| {
+            p.trim().parse().map_err(|_| {
+                fail(
+                    EXIT_USAGE,
+                    format!("--{what} {s}: `{p}` is not a valid number"),
+                )
+            })
+        })
         .collect()
 }
 

@@ -24,9 +24,17 @@ pub struct RawArrayMut {
 
 impl RawArray {
     /// Describes a C-contiguous slice of `T` with the given shape.
-    pub fn from_slice<T: super::Element>(data: &[T], shape: &[usize]) -> Result<RawArray, DriverError> {
+    pub fn from_slice<T: super::Element>(
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<RawArray, DriverError> {
         check_len(data.len(), shape)?;
-        Ok(RawArray { ptr: data.as_ptr() as *const u8, dtype: T::DTYPE, shape: shape.to_vec(), strides: c_strides(shape, T::DTYPE) })
+        Ok(RawArray {
+            ptr: data.as_ptr() as *const u8,
+            dtype: T::DTYPE,
+            shape: shape.to_vec(),
+            strides: c_strides(shape, T::DTYPE),
+        })
     }
 
     /// The number of elements.
@@ -49,9 +57,17 @@ impl RawArray {
 
 impl RawArrayMut {
     /// Describes a C-contiguous mutable slice of `T` with the given shape.
-    pub fn from_slice<T: super::Element>(data: &mut [T], shape: &[usize]) -> Result<RawArrayMut, DriverError> {
+    pub fn from_slice<T: super::Element>(
+        data: &mut [T],
+        shape: &[usize],
+    ) -> Result<RawArrayMut, DriverError> {
         check_len(data.len(), shape)?;
-        Ok(RawArrayMut { ptr: data.as_mut_ptr() as *mut u8, dtype: T::DTYPE, shape: shape.to_vec(), strides: c_strides(shape, T::DTYPE) })
+        Ok(RawArrayMut {
+            ptr: data.as_mut_ptr() as *mut u8,
+            dtype: T::DTYPE,
+            shape: shape.to_vec(),
+            strides: c_strides(shape, T::DTYPE),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -85,12 +101,19 @@ pub fn c_strides(shape: &[usize], dtype: Dtype) -> Vec<isize> {
 fn check_len(len: usize, shape: &[usize]) -> Result<(), DriverError> {
     let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     if n != Some(len) {
-        return Err(DriverError::BadArray(format!("{len} elements do not make an array of shape {shape:?}")));
+        return Err(DriverError::BadArray(format!(
+            "{len} elements do not make an array of shape {shape:?}"
+        )));
     }
     Ok(())
 }
 
-fn check_desc(what: &str, null: bool, shape: &[usize], strides: &[isize]) -> Result<(), DriverError> {
+fn check_desc(
+    what: &str,
+    null: bool,
+    shape: &[usize],
+    strides: &[isize],
+) -> Result<(), DriverError> {
     if shape.len() != strides.len() {
         return Err(DriverError::BadArray(format!(
             "the {what} has {} dimensions but {} strides",
@@ -100,8 +123,12 @@ fn check_desc(what: &str, null: bool, shape: &[usize], strides: &[isize]) -> Res
     }
     let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match n {
-        None => Err(DriverError::BadArray(format!("the {what}'s shape {shape:?} is too large"))),
-        Some(n) if n > 0 && null => Err(DriverError::BadArray(format!("the {what} has a null data pointer"))),
+        None => Err(DriverError::BadArray(format!(
+            "the {what}'s shape {shape:?} is too large"
+        ))),
+        Some(n) if n > 0 && null => Err(DriverError::BadArray(format!(
+            "the {what} has a null data pointer"
+        ))),
         _ => Ok(()),
     }
 }
@@ -137,18 +164,54 @@ mod tests {
 
     #[test]
     fn extents_and_overlap() {
-        let a = RawArray { ptr: 1000 as *const u8, dtype: Dtype::F64, shape: vec![2, 3], strides: vec![24, 8] };
+        let a = RawArray {
+            ptr: 1000 as *const u8,
+            dtype: Dtype::F64,
+            shape: vec![2, 3],
+            strides: vec![24, 8],
+        };
         assert_eq!(a.extent(), Some((1000, 1048)));
-        let r = RawArray { ptr: 1040 as *const u8, dtype: Dtype::F64, shape: vec![2, 3], strides: vec![-24, -8] };
+        let r = RawArray {
+            ptr: 1040 as *const u8,
+            dtype: Dtype::F64,
+            shape: vec![2, 3],
+            strides: vec![-24, -8],
+        };
         assert_eq!(r.extent(), Some((1000, 1048)));
-        let e = RawArray { ptr: 1000 as *const u8, dtype: Dtype::F64, shape: vec![0, 3], strides: vec![24, 8] };
+        let e = RawArray {
+            ptr: 1000 as *const u8,
+            dtype: Dtype::F64,
+            shape: vec![0, 3],
+            strides: vec![24, 8],
+        };
         assert_eq!(e.extent(), None);
         assert!(overlaps(a.extent(), r.extent()));
         assert!(!overlaps(a.extent(), Some((1048, 1100))));
         assert!(!overlaps(a.extent(), e.extent()));
         assert_eq!(c_strides(&[2, 3, 4], Dtype::U16), vec![24, 8, 2]);
-        assert!(RawArray { ptr: std::ptr::null(), dtype: Dtype::F64, shape: vec![2], strides: vec![8] }.check("input").is_err());
-        assert!(RawArray { ptr: std::ptr::null(), dtype: Dtype::F64, shape: vec![0], strides: vec![8] }.check("input").is_ok());
-        assert!(RawArray { ptr: 8 as *const u8, dtype: Dtype::F64, shape: vec![2], strides: vec![] }.check("input").is_err());
+        assert!(RawArray {
+            ptr: std::ptr::null(),
+            dtype: Dtype::F64,
+            shape: vec![2],
+            strides: vec![8]
+        }
+        .check("input")
+        .is_err());
+        assert!(RawArray {
+            ptr: std::ptr::null(),
+            dtype: Dtype::F64,
+            shape: vec![0],
+            strides: vec![8]
+        }
+        .check("input")
+        .is_ok());
+        assert!(RawArray {
+            ptr: 8 as *const u8,
+            dtype: Dtype::F64,
+            shape: vec![2],
+            strides: vec![]
+        }
+        .check("input")
+        .is_err());
     }
 }

@@ -23,7 +23,11 @@ struct Lru<K, V> {
 
 impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
     fn new(cap: usize) -> Self {
-        Lru { map: HashMap::new(), cap, clock: 0 }
+        Lru {
+            map: HashMap::new(),
+            cap,
+            clock: 0,
+        }
     }
 
     fn get(&mut self, k: &K) -> Option<V> {
@@ -37,7 +41,12 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
 
     fn insert(&mut self, k: K, v: V) {
         if self.map.len() >= self.cap {
-            if let Some(old) = self.map.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone()) {
+            if let Some(old) = self
+                .map
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+            {
                 self.map.remove(&old);
             }
         }
@@ -61,7 +70,10 @@ pub(crate) fn specialised(filter: &Filter, n: usize) -> Option<Filter> {
         return Some(f);
     }
     let f = filter.specialize(n).ok()?;
-    cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, f.clone());
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, f.clone());
     Some(f)
 }
 
@@ -92,6 +104,9 @@ pub(crate) fn kernel(filter: &Filter, taps: &Taps) -> Option<Arc<RowKernel>> {
         return Some(k);
     }
     let k = Arc::new(compile_row_kernel(ir, taps, false).ok()?);
-    cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key, k.clone());
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, k.clone());
     Some(k)
 }

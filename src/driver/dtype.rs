@@ -36,8 +36,19 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 11] =
-        [Dtype::Bool, Dtype::U8, Dtype::U16, Dtype::U32, Dtype::U64, Dtype::I8, Dtype::I16, Dtype::I32, Dtype::I64, Dtype::F32, Dtype::F64];
+    pub const ALL: [Dtype; 11] = [
+        Dtype::Bool,
+        Dtype::U8,
+        Dtype::U16,
+        Dtype::U32,
+        Dtype::U64,
+        Dtype::I8,
+        Dtype::I16,
+        Dtype::I32,
+        Dtype::I64,
+        Dtype::F32,
+        Dtype::F64,
+    ];
 
     /// Bytes per element.
     pub fn itemsize(self) -> usize {
@@ -88,7 +99,10 @@ impl Dtype {
             ('f', 8) => Some(Dtype::F64),
             _ => None,
         };
-        found.ok_or_else(|| DriverError::UnsupportedDtype { dtype: format!("{kind}{itemsize}"), complex: kind == 'c' })
+        found.ok_or_else(|| DriverError::UnsupportedDtype {
+            dtype: format!("{kind}{itemsize}"),
+            complex: kind == 'c',
+        })
     }
 
     /// The dtype of a NumPy array-interface type string such as `"<f8"`, `"|u1"` or `"|b1"`. A
@@ -98,11 +112,21 @@ impl Dtype {
         let (order, kind) = (chars.next(), chars.next());
         let size: Option<usize> = chars.as_str().parse().ok();
         let (Some(order), Some(kind), Some(size)) = (order, kind, size) else {
-            return Err(DriverError::UnsupportedDtype { dtype: s.to_string(), complex: false });
+            return Err(DriverError::UnsupportedDtype {
+                dtype: s.to_string(),
+                complex: false,
+            });
         };
-        let native = if cfg!(target_endian = "little") { '<' } else { '>' };
+        let native = if cfg!(target_endian = "little") {
+            '<'
+        } else {
+            '>'
+        };
         if order != '|' && order != '=' && order != native && size > 1 {
-            return Err(DriverError::UnsupportedDtype { dtype: format!("{s} (non-native byte order)"), complex: kind == 'c' });
+            return Err(DriverError::UnsupportedDtype {
+                dtype: format!("{s} (non-native byte order)"),
+                complex: kind == 'c',
+            });
         }
         Dtype::from_kind(kind, size)
     }
@@ -177,7 +201,11 @@ impl Dtype {
                 Dtype::F32 => each!(|q: *const u8| f64::from((q as *const f32).read_unaligned())),
                 Dtype::F64 => {
                     if stride == 8 {
-                        std::ptr::copy_nonoverlapping(p, out.as_mut_ptr() as *mut u8, out.len() * 8);
+                        std::ptr::copy_nonoverlapping(
+                            p,
+                            out.as_mut_ptr() as *mut u8,
+                            out.len() * 8,
+                        );
                     } else {
                         each!(|q: *const u8| (q as *const f64).read_unaligned())
                     }
@@ -211,7 +239,11 @@ impl Dtype {
                 Dtype::F32 => each!(f32, |v| v as f32),
                 Dtype::F64 => {
                     if stride == 8 {
-                        std::ptr::copy_nonoverlapping(vals.as_ptr() as *const u8, p, vals.len() * 8);
+                        std::ptr::copy_nonoverlapping(
+                            vals.as_ptr() as *const u8,
+                            p,
+                            vals.len() * 8,
+                        );
                     } else {
                         each!(f64, |v| v)
                     }
@@ -305,7 +337,10 @@ mod tests {
         assert_eq!(cast(Dtype::U64, -1e19), 0x7538dcfb76180000);
         assert_eq!(cast(Dtype::U64, -9223372036854777856.0), 0x7ffffffffffff800);
         assert_eq!(cast(Dtype::U64, -(2.0f64.powi(63))), 1 << 63);
-        assert_eq!(cast(Dtype::U64, 2.0f64.powi(63) + 2048.0), 0x8000000000000800);
+        assert_eq!(
+            cast(Dtype::U64, 2.0f64.powi(63) + 2048.0),
+            0x8000000000000800
+        );
         assert_eq!(cast(Dtype::U64, 2.0f64.powi(64)), 0);
         assert_eq!(cast(Dtype::U64, -1.0), u64::MAX);
         assert_eq!(cast(Dtype::U64, -0.5), 0);
@@ -317,7 +352,10 @@ mod tests {
         let b = [2u8];
         assert_eq!(unsafe { Dtype::Bool.read(b.as_ptr()) }, 2.0);
         let v = u64::MAX.to_le_bytes();
-        assert_eq!(unsafe { Dtype::U64.read(v.as_ptr()) }, 18446744073709551616.0);
+        assert_eq!(
+            unsafe { Dtype::U64.read(v.as_ptr()) },
+            18446744073709551616.0
+        );
         assert_eq!(unsafe { Dtype::I64.read(v.as_ptr()) }, -1.0);
         let h = [0xffu8];
         assert_eq!(unsafe { Dtype::I8.read(h.as_ptr()) }, -1.0);
@@ -325,7 +363,20 @@ mod tests {
 
     #[test]
     fn line_conversions_agree_with_elementwise_ones() {
-        let vals = [0.0, -0.0, 1.5, -7.9, 255.0, 256.0, 1e10, -1e10, f64::NAN, f64::INFINITY, 3e19, -3e19];
+        let vals = [
+            0.0,
+            -0.0,
+            1.5,
+            -7.9,
+            255.0,
+            256.0,
+            1e10,
+            -1e10,
+            f64::NAN,
+            f64::INFINITY,
+            3e19,
+            -3e19,
+        ];
         for d in Dtype::ALL {
             let n = vals.len();
             let sz = d.itemsize();
@@ -338,7 +389,11 @@ mod tests {
                     let mut one = [0u8; 8];
                     unsafe { d.write(one.as_mut_ptr(), v) };
                     let got = unsafe { d.read(buf.as_ptr().add(1).offset(i as isize * stride)) };
-                    assert_eq!(got.to_bits(), unsafe { d.read(one.as_ptr()) }.to_bits(), "{d} {v}");
+                    assert_eq!(
+                        got.to_bits(),
+                        unsafe { d.read(one.as_ptr()) }.to_bits(),
+                        "{d} {v}"
+                    );
                     assert_eq!(back[i].to_bits(), got.to_bits());
                 }
             }
@@ -350,11 +405,23 @@ mod tests {
         assert_eq!(Dtype::from_typestr("<f8").unwrap(), Dtype::F64);
         assert_eq!(Dtype::from_typestr("|b1").unwrap(), Dtype::Bool);
         assert_eq!(Dtype::from_typestr("|u1").unwrap(), Dtype::U8);
-        assert_eq!(Dtype::from_typestr("<c16").unwrap_err().python_type(), "TypeError");
-        assert_eq!(Dtype::from_typestr("<f2").unwrap_err().python_type(), "RuntimeError");
-        assert_eq!(Dtype::from_typestr("<f2").unwrap_err().to_string(), "array type not supported");
+        assert_eq!(
+            Dtype::from_typestr("<c16").unwrap_err().python_type(),
+            "TypeError"
+        );
+        assert_eq!(
+            Dtype::from_typestr("<f2").unwrap_err().python_type(),
+            "RuntimeError"
+        );
+        assert_eq!(
+            Dtype::from_typestr("<f2").unwrap_err().to_string(),
+            "array type not supported"
+        );
         assert!(Dtype::from_typestr(">f8").is_err());
         assert!(Dtype::from_typestr("").is_err());
-        assert_eq!(Dtype::from_kind('c', 8).unwrap_err().to_string(), "Complex type not supported");
+        assert_eq!(
+            Dtype::from_kind('c', 8).unwrap_err().to_string(),
+            "Complex type not supported"
+        );
     }
 }

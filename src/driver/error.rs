@@ -20,16 +20,30 @@ pub enum DriverError {
     DuplicateAxes,
     /// `size` or `origin` has neither one entry nor one per filtered axis.
     /// `RuntimeError('sequence argument must have length equal to input rank')`.
-    SequenceLength { what: &'static str, len: usize, expected: usize },
+    SequenceLength {
+        what: &'static str,
+        len: usize,
+        expected: usize,
+    },
     /// The footprint does not have one non-empty dimension per filtered axis (a dimension of
     /// size 0 counts as missing). `RuntimeError('footprint.ndim (1) must match len(axes) (2)')`.
-    FootprintRank { footprint_ndim: usize, num_axes: usize },
+    FootprintRank {
+        footprint_ndim: usize,
+        num_axes: usize,
+    },
     /// `footprint_shape // 2 + origin` is outside the footprint on some axis.
     /// `ValueError('invalid origin')`.
-    InvalidOrigin { axis: usize, origin: isize, size: usize },
+    InvalidOrigin {
+        axis: usize,
+        origin: isize,
+        size: usize,
+    },
     /// The output array does not have the input's shape. `RuntimeError('output shape not
     /// correct')`.
-    OutputShape { input: Vec<usize>, output: Vec<usize> },
+    OutputShape {
+        input: Vec<usize>,
+        output: Vec<usize>,
+    },
     /// A footprint whose mask does not match its shape (Rust callers only). `ValueError`.
     BadFootprint(String),
     /// An array description that cannot be valid: shape and strides of different lengths, or a
@@ -38,10 +52,16 @@ pub enum DriverError {
     /// The filter failed on a pixel: the exception the filter's Python code raises there
     /// (`IndexError`, `ValueError`, ...), as scipy re-raises it. `position` is the pixel's index;
     /// when several pixels fail, it is the first in C order, as in scipy's sequential loop.
-    Filter { error: RuntimeError, position: Vec<usize> },
+    Filter {
+        error: RuntimeError,
+        position: Vec<usize>,
+    },
     /// A filter compiled for another scipy signature (a `generic_filter1d` callback passed to
     /// `generic_filter`, say). scipy: `ValueError` (no matching LowLevelCallable signature).
-    WrongSignature { expected: &'static str, found: &'static str },
+    WrongSignature {
+        expected: &'static str,
+        found: &'static str,
+    },
     /// `generic_filter1d` with `filter_size < 1`. `RuntimeError('invalid filter size')`.
     InvalidFilterSize,
     /// `generic_filter1d`'s `axis` outside the array. NumPy's `AxisError` (a `ValueError` and an
@@ -89,13 +109,25 @@ impl fmt::Display for DriverError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DriverError::BadMode(_) => f.write_str("boundary mode not supported"),
-            DriverError::UnsupportedDtype { complex: true, .. } => f.write_str("Complex type not supported"),
+            DriverError::UnsupportedDtype { complex: true, .. } => {
+                f.write_str("Complex type not supported")
+            }
             DriverError::UnsupportedDtype { .. } => f.write_str("array type not supported"),
-            DriverError::AxisOutOfRange { axis, .. } => write!(f, "specified axis: {axis} is out of range"),
+            DriverError::AxisOutOfRange { axis, .. } => {
+                write!(f, "specified axis: {axis} is out of range")
+            }
             DriverError::DuplicateAxes => f.write_str("axes must be unique"),
-            DriverError::SequenceLength { .. } => f.write_str("sequence argument must have length equal to input rank"),
-            DriverError::FootprintRank { footprint_ndim, num_axes } => {
-                write!(f, "footprint.ndim ({footprint_ndim}) must match len(axes) ({num_axes})")
+            DriverError::SequenceLength { .. } => {
+                f.write_str("sequence argument must have length equal to input rank")
+            }
+            DriverError::FootprintRank {
+                footprint_ndim,
+                num_axes,
+            } => {
+                write!(
+                    f,
+                    "footprint.ndim ({footprint_ndim}) must match len(axes) ({num_axes})"
+                )
             }
             DriverError::InvalidOrigin { .. } => f.write_str("invalid origin"),
             DriverError::OutputShape { .. } => f.write_str("output shape not correct"),
@@ -105,7 +137,10 @@ impl fmt::Display for DriverError {
                 write!(f, "the filter was compiled for the signature \"{found}\", but this function calls \"{expected}\"")
             }
             DriverError::InvalidFilterSize => f.write_str("invalid filter size"),
-            DriverError::AxisError { axis, ndim } => write!(f, "axis {axis} is out of bounds for array of dimension {ndim}"),
+            DriverError::AxisError { axis, ndim } => write!(
+                f,
+                "axis {axis} is out of bounds for array of dimension {ndim}"
+            ),
             DriverError::Cancelled => f.write_str("cancelled"),
         }
     }

@@ -26,7 +26,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// How each output value is computed.
 pub(crate) enum Compute<'a> {
-    Kernel { kernel: &'a RowKernel, filter: &'a Filter },
+    Kernel {
+        kernel: &'a RowKernel,
+        filter: &'a Filter,
+    },
     Callback(&'a Filter),
     Interpreter(&'a Filter),
 }
@@ -76,7 +79,10 @@ pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
         }
     } else {
         let body = || {
-            chunks.par_iter().for_each_init(|| Worker::new(job), |w, &c| w.chunk(job, &direct, &shared, c, total));
+            chunks.par_iter().for_each_init(
+                || Worker::new(job),
+                |w, &c| w.chunk(job, &direct, &shared, c, total),
+            );
         };
         match pool(threads) {
             Some(p) => p.install(body),
@@ -86,7 +92,10 @@ pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
     if shared.cancelled.load(Ordering::Relaxed) {
         return Err(DriverError::Cancelled);
     }
-    let failure = shared.failure.into_inner().unwrap_or_else(|p| p.into_inner());
+    let failure = shared
+        .failure
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
     match failure {
         Some((pixel, error)) => {
             let mut position = vec![0; plan.shape.len()];
@@ -116,11 +125,20 @@ pub(crate) fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
         return None;
     }
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     if let Some(p) = pools.get(&n) {
         return Some(p.clone());
     }
-    let p = Arc::new(rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("ndjit-{i}")).build().ok()?);
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("ndjit-{i}"))
+            .build()
+            .ok()?,
+    );
     pools.insert(n, p.clone());
     Some(p)
 }
@@ -130,7 +148,13 @@ pub(crate) fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
 /// report) and at least 4096 pixels each.
 fn chunks(plan: &Plan, threads: usize, progress: bool) -> Vec<(usize, usize)> {
     let total = plan.lines * plan.len;
-    let wanted = if progress { (threads * 16).max(100) } else if threads > 1 { threads * 16 } else { 1 };
+    let wanted = if progress {
+        (threads * 16).max(100)
+    } else if threads > 1 {
+        threads * 16
+    } else {
+        1
+    };
     let size = (total / wanted).max(4096);
     let mut out = Vec::new();
     if size >= plan.len {
@@ -165,13 +189,29 @@ struct Direct {
 impl Direct {
     fn new(job: &Job) -> Direct {
         let f64_rows = |ptr: usize, dtype: super::Dtype, strides: &[isize]| {
-            dtype == super::Dtype::F64 && strides.last() == Some(&8) && ptr.is_multiple_of(8) && strides.iter().all(|s| s % 8 == 0)
+            dtype == super::Dtype::F64
+                && strides.last() == Some(&8)
+                && ptr.is_multiple_of(8)
+                && strides.iter().all(|s| s % 8 == 0)
         };
         let kernel = matches!(job.compute, Compute::Kernel { .. });
         let input = kernel && f64_rows(job.input.ptr as usize, job.input.dtype, &job.input.strides);
-        let output = kernel && f64_rows(job.output.ptr as usize, job.output.dtype, &job.output.strides);
-        let cval_line = if input { vec![job.plan.cval; job.plan.len] } else { Vec::new() };
-        Direct { input, output, cval_line }
+        let output = kernel
+            && f64_rows(
+                job.output.ptr as usize,
+                job.output.dtype,
+                &job.output.strides,
+            );
+        let cval_line = if input {
+            vec![job.plan.cval; job.plan.len]
+        } else {
+            Vec::new()
+        };
+        Direct {
+            input,
+            output,
+            cval_line,
+        }
     }
 }
 
@@ -209,16 +249,31 @@ impl Worker {
             strips: vec![Vec::new(); slots],
             out_row: Vec::new(),
             buf: vec![0.0; job.plan.tap_slot.len()],
-            taps: job.plan.tap_slot.iter().copied().zip(job.plan.tap_col.iter().copied()).collect(),
+            taps: job
+                .plan
+                .tap_slot
+                .iter()
+                .copied()
+                .zip(job.plan.tap_col.iter().copied())
+                .collect(),
         }
     }
 
     /// Computes pixels `p0..p1`.
-    fn chunk(&mut self, job: &Job, direct: &Direct, shared: &Shared, (p0, p1): (usize, usize), total: usize) {
+    fn chunk(
+        &mut self,
+        job: &Job,
+        direct: &Direct,
+        shared: &Shared,
+        (p0, p1): (usize, usize),
+        total: usize,
+    ) {
         let len = job.plan.len;
         let mut p = p0;
         while p < p1 {
-            if p > shared.first_fail.load(Ordering::Relaxed) || shared.cancelled.load(Ordering::Relaxed) {
+            if p > shared.first_fail.load(Ordering::Relaxed)
+                || shared.cancelled.load(Ordering::Relaxed)
+            {
                 return;
             }
             if job.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -245,7 +300,14 @@ impl Worker {
     }
 
     /// Computes columns `a..b` of line `line`; on failure, the failing column and the error.
-    fn segment(&mut self, job: &Job, direct: &Direct, line: usize, a: usize, b: usize) -> Result<(), (usize, RuntimeError)> {
+    fn segment(
+        &mut self,
+        job: &Job,
+        direct: &Direct,
+        line: usize,
+        a: usize,
+        b: usize,
+    ) -> Result<(), (usize, RuntimeError)> {
         let plan = job.plan;
         let last = plan.shape.len() - 1;
         plan.line_index(line, &mut self.idx[..last]);
@@ -261,12 +323,19 @@ impl Worker {
             self.out_row.resize(b - a, 0.0);
         }
         // Where the f64 results go: the output itself, or the row buffer cast afterwards.
-        let dst: *mut f64 = if direct.output { out_at as *mut f64 } else { self.out_row.as_mut_ptr() };
+        let dst: *mut f64 = if direct.output {
+            out_at as *mut f64
+        } else {
+            self.out_row.as_mut_ptr()
+        };
         let result = match job.compute {
-            Compute::Kernel { kernel, .. } if direct.input => self.kernel_direct(job, direct, kernel, a, b, dst),
+            Compute::Kernel { kernel, .. } if direct.input => {
+                self.kernel_direct(job, direct, kernel, a, b, dst)
+            }
             Compute::Kernel { kernel, .. } => {
                 self.extend(job, a, b);
-                self.kernel_call(kernel, b - a, dst).map_err(|(j, e)| (a + j, e))
+                self.kernel_call(kernel, b - a, dst)
+                    .map_err(|(j, e)| (a + j, e))
             }
             Compute::Callback(filter) => {
                 self.extend(job, a, b);
@@ -298,21 +367,29 @@ impl Worker {
         self.cache.stamp += 1;
         for s in 0..plan.slots.len() {
             let key = (self.srcs[s], col0, n);
-            let line = self.cache.get(key, |buf| unsafe { plan.fill(job.input, key.0, col0, buf) });
+            let line = self
+                .cache
+                .get(key, |buf| unsafe { plan.fill(job.input, key.0, col0, buf) });
             // Column `a` is `-cmin` elements into the extended values.
             self.rows[s] = unsafe { line.add((-plan.cmin) as usize) };
         }
     }
 
     /// The kernel on `n` pixels from the current `rows`, writing `dst[0..n]`.
-    fn kernel_call(&mut self, kernel: &RowKernel, n: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+    fn kernel_call(
+        &mut self,
+        kernel: &RowKernel,
+        n: usize,
+        dst: *mut f64,
+    ) -> Result<(), (usize, RuntimeError)> {
         if n == 0 {
             return Ok(());
         }
         let ctx = self.ctx.as_ref().expect("kernel workers have a context");
         // SAFETY: `rows` point at column 0 of this call in buffers (or input lines) that hold
         // every column a tap reaches; `dst` has room for `n` values.
-        let done = unsafe { (kernel.entry())(self.rows.as_ptr(), n as isize, dst, ctx.user_data()) };
+        let done =
+            unsafe { (kernel.entry())(self.rows.as_ptr(), n as isize, dst, ctx.user_data()) };
         if done as usize == n {
             return Ok(());
         }
@@ -323,7 +400,15 @@ impl Worker {
 
     /// The kernel on f64 input read in place: interior columns straight from the input lines,
     /// the columns near the ends from extended strips.
-    fn kernel_direct(&mut self, job: &Job, direct: &Direct, kernel: &RowKernel, a: usize, b: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+    fn kernel_direct(
+        &mut self,
+        job: &Job,
+        direct: &Direct,
+        kernel: &RowKernel,
+        a: usize,
+        b: usize,
+        dst: *mut f64,
+    ) -> Result<(), (usize, RuntimeError)> {
         let plan = job.plan;
         let (jl, jr) = plan.interior();
         let pieces = [(a, b.min(jl)), (a.max(jl), b.min(jr)), (a.max(jr), b)];
@@ -347,13 +432,20 @@ impl Worker {
                 };
             }
             let out = unsafe { dst.add(c0 - a) };
-            self.kernel_call(kernel, c1 - c0, out).map_err(|(j, e)| (c0 + j, e))?;
+            self.kernel_call(kernel, c1 - c0, out)
+                .map_err(|(j, e)| (c0 + j, e))?;
         }
         Ok(())
     }
 
     /// The C callback on each pixel of `a..b`, its neighbourhood gathered from `rows`.
-    fn callback(&mut self, filter: &Filter, a: usize, b: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+    fn callback(
+        &mut self,
+        filter: &Filter,
+        a: usize,
+        b: usize,
+        dst: *mut f64,
+    ) -> Result<(), (usize, RuntimeError)> {
         let ctx = self.ctx.clone().expect("callback workers have a context");
         let (cb, ud) = (filter.callback(), ctx.user_data());
         let n = self.buf.len();
@@ -373,7 +465,13 @@ impl Worker {
     }
 
     /// The interpreter on each pixel of `a..b`.
-    fn interpret(&mut self, filter: &Filter, a: usize, b: usize, dst: *mut f64) -> Result<(), (usize, RuntimeError)> {
+    fn interpret(
+        &mut self,
+        filter: &Filter,
+        a: usize,
+        b: usize,
+        dst: *mut f64,
+    ) -> Result<(), (usize, RuntimeError)> {
         for j in 0..b - a {
             self.gather(j);
             let v = filter.interpret(&self.buf).map_err(|e| (a + j, e))?;
@@ -408,22 +506,40 @@ struct Entry {
 
 impl LineCache {
     fn new(cap: usize) -> LineCache {
-        LineCache { entries: Vec::new(), cap, stamp: 0 }
+        LineCache {
+            entries: Vec::new(),
+            cap,
+            stamp: 0,
+        }
     }
 
     /// The values for `key`, computed by `fill` on a miss.
-    fn get(&mut self, key: (Option<isize>, i64, usize), fill: impl FnOnce(&mut [f64])) -> *const f64 {
+    fn get(
+        &mut self,
+        key: (Option<isize>, i64, usize),
+        fill: impl FnOnce(&mut [f64]),
+    ) -> *const f64 {
         if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
             e.used = self.stamp;
             return e.data.as_ptr();
         }
         let i = if self.entries.len() < self.cap {
-            self.entries.push(Entry { key, data: Vec::new(), used: 0 });
+            self.entries.push(Entry {
+                key,
+                data: Vec::new(),
+                used: 0,
+            });
             self.entries.len() - 1
         } else {
             // The least recently used entry not used by the current line (there is one: the
             // capacity exceeds the number of slots).
-            let (i, _) = self.entries.iter().enumerate().filter(|(_, e)| e.used != self.stamp).min_by_key(|(_, e)| e.used).expect("cache capacity exceeds the slots");
+            let (i, _) = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.used != self.stamp)
+                .min_by_key(|(_, e)| e.used)
+                .expect("cache capacity exceeds the slots");
             i
         };
         let e = &mut self.entries[i];

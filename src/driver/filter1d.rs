@@ -43,7 +43,16 @@ pub struct Filter1dOptions {
 impl Filter1dOptions {
     /// scipy's defaults: `axis=-1`, `mode='reflect'`, `cval=0.0`, `origin=0`, all cores.
     pub fn new(filter_size: usize) -> Filter1dOptions {
-        Filter1dOptions { filter_size, axis: -1, mode: Mode::Reflect, cval: 0.0, origin: 0, threads: None, progress: None, cancel: None }
+        Filter1dOptions {
+            filter_size,
+            axis: -1,
+            mode: Mode::Reflect,
+            cval: 0.0,
+            origin: 0,
+            threads: None,
+            progress: None,
+            cancel: None,
+        }
     }
 }
 
@@ -54,28 +63,50 @@ impl Filter1dOptions {
 ///
 /// # Safety
 /// As [`super::generic_filter_raw`].
-pub unsafe fn generic_filter1d_raw(input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Filter1dOptions) -> Result<(), DriverError> {
+pub unsafe fn generic_filter1d_raw(
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Filter1dOptions,
+) -> Result<(), DriverError> {
     input.check("input")?;
     output.check("output")?;
     if filter.signature() != Sig::Filter1d {
-        return Err(DriverError::WrongSignature { expected: Sig::Filter1d.capsule_name(), found: filter.signature().capsule_name() });
+        return Err(DriverError::WrongSignature {
+            expected: Sig::Filter1d.capsule_name(),
+            found: filter.signature().capsule_name(),
+        });
     }
     if output.shape != input.shape {
-        return Err(DriverError::OutputShape { input: input.shape.clone(), output: output.shape.clone() });
+        return Err(DriverError::OutputShape {
+            input: input.shape.clone(),
+            output: output.shape.clone(),
+        });
     }
     let n = opts.filter_size;
     if n < 1 {
         return Err(DriverError::InvalidFilterSize);
     }
     let ndim = input.shape.len() as isize;
-    let axis = if opts.axis < 0 { opts.axis + ndim } else { opts.axis };
+    let axis = if opts.axis < 0 {
+        opts.axis + ndim
+    } else {
+        opts.axis
+    };
     if !(0..ndim).contains(&axis) {
-        return Err(DriverError::AxisError { axis: opts.axis, ndim: ndim as usize });
+        return Err(DriverError::AxisError {
+            axis: opts.axis,
+            ndim: ndim as usize,
+        });
     }
     let axis = axis as usize;
     let (size1, origin) = ((n / 2) as i64, opts.origin as i64);
     if size1 + origin < 0 || size1 + origin >= n as i64 {
-        return Err(DriverError::InvalidOrigin { axis, origin: opts.origin, size: n });
+        return Err(DriverError::InvalidOrigin {
+            axis,
+            origin: opts.origin,
+            size: n,
+        });
     }
     if input.is_empty() {
         return Ok(());
@@ -89,27 +120,47 @@ pub unsafe fn generic_filter1d_raw(input: &RawArray, output: &RawArrayMut, filte
     let mut shape = input.shape.clone();
     let len = shape.remove(axis);
     shape.push(len);
-    let input = RawArray { shape: shape.clone(), strides: last(input.strides.clone()), ..input.clone() };
-    let output = RawArrayMut { shape: shape.clone(), strides: last(output.strides.clone()), ..output.clone() };
+    let input = RawArray {
+        shape: shape.clone(),
+        strides: last(input.strides.clone()),
+        ..input.clone()
+    };
+    let output = RawArrayMut {
+        shape: shape.clone(),
+        strides: last(output.strides.clone()),
+        ..output.clone()
+    };
     // The extension is the n-d filters' mapping along the line (NI_ExtendLine agrees with it).
     let fp = Footprint::from_size(&vec![1; shape.len()]);
-    let plan = Plan::new(&Geometry::resolve(&shape, &Options::new(fp)).map_err(|_| DriverError::InvalidFilterSize)?, opts.mode, opts.cval);
+    let plan = Plan::new(
+        &Geometry::resolve(&shape, &Options::new(fp))
+            .map_err(|_| DriverError::InvalidFilterSize)?,
+        opts.mode,
+        opts.cval,
+    );
     let before = size1 + origin;
     let ext_len = len + n - 1;
     let lines = plan.lines;
     let threads = exec::thread_count(opts.threads);
     let per = (lines / (threads * 16).max(1)).max(1);
-    let chunks: Vec<(usize, usize)> = (0..lines).step_by(per).map(|l| (l, (l + per).min(lines))).collect();
+    let chunks: Vec<(usize, usize)> = (0..lines)
+        .step_by(per)
+        .map(|l| (l, (l + per).min(lines)))
+        .collect();
     let first_fail = AtomicUsize::new(usize::MAX);
     let failure: Mutex<Option<(usize, RuntimeError)>> = Mutex::new(None);
     let (done, cancelled) = (AtomicUsize::new(0), AtomicBool::new(false));
     // SAFETY: the entry of a `Sig::Filter1d` filter has this C type.
-    let f: Filter1dFn = unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(filter.entry_address()) };
+    let f: Filter1dFn =
+        unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(filter.entry_address()) };
     struct Shared<'a>(&'a RawArray, &'a RawArrayMut);
     // SAFETY: as for the n-d driver: the input is read, each line of the output written by one task.
     unsafe impl Sync for Shared<'_> {}
     let arrays = Shared(&input, &output);
-    let work = |(l0, l1): (usize, usize), ctx: &crate::CallContext, ext: &mut Vec<f64>, out: &mut Vec<f64>| {
+    let work = |(l0, l1): (usize, usize),
+                ctx: &crate::CallContext,
+                ext: &mut Vec<f64>,
+                out: &mut Vec<f64>| {
         // The whole `Shared` (which is Sync), not its fields, is captured.
         let shared = &arrays;
         let (input, output) = (shared.0, shared.1);
@@ -118,18 +169,38 @@ pub unsafe fn generic_filter1d_raw(input: &RawArray, output: &RawArrayMut, filte
             if l > first_fail.load(Ordering::Relaxed) || cancelled.load(Ordering::Relaxed) {
                 return;
             }
-            if opts.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            if opts
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
+            {
                 cancelled.store(true, Ordering::Relaxed);
                 return;
             }
             plan.line_index(l, &mut idx);
-            let src: isize = idx.iter().zip(&input.strides).map(|(&i, &s)| i as isize * s).sum();
-            let dst: isize = idx.iter().zip(&output.strides).map(|(&i, &s)| i as isize * s).sum();
+            let src: isize = idx
+                .iter()
+                .zip(&input.strides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum();
+            let dst: isize = idx
+                .iter()
+                .zip(&output.strides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum();
             ext.resize(ext_len, 0.0);
             out.resize(len, 0.0);
             // SAFETY: the line lies in the input; the buffers have the lengths passed.
             unsafe { plan.fill(input, Some(src), -before, ext) };
-            let ok = unsafe { f(ext.as_mut_ptr(), ext_len as isize, out.as_mut_ptr(), len as isize, ctx.user_data()) };
+            let ok = unsafe {
+                f(
+                    ext.as_mut_ptr(),
+                    ext_len as isize,
+                    out.as_mut_ptr(),
+                    len as isize,
+                    ctx.user_data(),
+                )
+            };
             if ok != 1 {
                 let error = ctx.failure().unwrap_or_else(|| filter.describe(None));
                 ctx.reset();
@@ -141,7 +212,11 @@ pub unsafe fn generic_filter1d_raw(input: &RawArray, output: &RawArrayMut, filte
                 return;
             }
             let stride = *output.strides.last().unwrap_or(&0);
-            unsafe { output.dtype.write_line(output.ptr.wrapping_offset(dst), stride, out) };
+            unsafe {
+                output
+                    .dtype
+                    .write_line(output.ptr.wrapping_offset(dst), stride, out)
+            };
         }
         if let Some(p) = &opts.progress {
             let d = done.fetch_add((l1 - l0) * len, Ordering::Relaxed) + (l1 - l0) * len;
@@ -155,7 +230,11 @@ pub unsafe fn generic_filter1d_raw(input: &RawArray, output: &RawArrayMut, filte
             work(c, &ctx, &mut e, &mut o);
         }
     } else {
-        let body = || chunks.par_iter().for_each_init(init, |(ctx, e, o), &c| work(c, ctx, e, o));
+        let body = || {
+            chunks
+                .par_iter()
+                .for_each_init(init, |(ctx, e, o), &c| work(c, ctx, e, o))
+        };
         match exec::pool(threads) {
             Some(p) => p.install(body),
             None => body(),
@@ -170,7 +249,10 @@ pub unsafe fn generic_filter1d_raw(input: &RawArray, output: &RawArrayMut, filte
             let mut idx = vec![0usize; shape.len() - 1];
             plan.line_index(line, &mut idx);
             idx.insert(axis, 0);
-            Err(DriverError::Filter { error, position: idx })
+            Err(DriverError::Filter {
+                error,
+                position: idx,
+            })
         }
         None => Ok(()),
     }

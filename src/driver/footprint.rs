@@ -18,7 +18,11 @@ impl Footprint {
     /// The all-true box of scipy's `size=`: one size per filtered axis (a scalar `size` is the
     /// same value repeated). A size of 0 makes scipy fail later with its footprint-rank error.
     pub fn from_size(size: &[usize]) -> Footprint {
-        Footprint { shape: size.to_vec(), mask: vec![true; size.iter().product()], from_size: true }
+        Footprint {
+            shape: size.to_vec(),
+            mask: vec![true; size.iter().product()],
+            from_size: true,
+        }
     }
 
     /// A footprint of the given shape and row-major mask.
@@ -31,7 +35,11 @@ impl Footprint {
                 mask.len()
             )));
         }
-        Ok(Footprint { shape, mask, from_size: false })
+        Ok(Footprint {
+            shape,
+            mask,
+            from_size: false,
+        })
     }
 
     /// The footprint whose entry at each index (row-major over `shape`) is `f(index)`.
@@ -49,7 +57,11 @@ impl Footprint {
                 idx[d] = 0;
             }
         }
-        Footprint { shape: shape.to_vec(), mask, from_size: false }
+        Footprint {
+            shape: shape.to_vec(),
+            mask,
+            from_size: false,
+        }
     }
 
     /// A 2-D disk of the given radius: the `(2r+1)²` box entries with `dy² + dx² <= r²`.
@@ -67,7 +79,9 @@ impl Footprint {
     /// `generate_binary_structure(2, 1)`.
     pub fn cross(ndim: usize, radius: usize) -> Footprint {
         let n = 2 * radius + 1;
-        Footprint::from_fn(&vec![n; ndim], |i| i.iter().filter(|&&c| c != radius).count() <= 1)
+        Footprint::from_fn(&vec![n; ndim], |i| {
+            i.iter().filter(|&&c| c != radius).count() <= 1
+        })
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -103,13 +117,21 @@ mod tests {
         assert_eq!(Footprint::from_size(&[3, 5]).count(), 15);
         assert_eq!(Footprint::from_size(&[]).count(), 1);
         assert_eq!(Footprint::from_size(&[0, 3]).count(), 0);
-        assert_eq!(Footprint::cross(2, 1).mask(), &[false, true, false, true, true, true, false, true, false]);
+        assert_eq!(
+            Footprint::cross(2, 1).mask(),
+            &[false, true, false, true, true, true, false, true, false]
+        );
         assert_eq!(Footprint::cross(3, 1).count(), 7);
         assert_eq!(Footprint::cross(2, 2).count(), 9);
         assert_eq!(Footprint::disk(1).count(), 5);
         assert_eq!(Footprint::disk(3).count(), 29);
         assert!(Footprint::new(vec![2, 2], vec![true; 3]).is_err());
-        assert_eq!(Footprint::new(vec![2, 2], vec![true; 3]).unwrap_err().python_type(), "ValueError");
+        assert_eq!(
+            Footprint::new(vec![2, 2], vec![true; 3])
+                .unwrap_err()
+                .python_type(),
+            "ValueError"
+        );
         assert!(Footprint::new(vec![], vec![true]).is_ok());
     }
 }

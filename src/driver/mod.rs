@@ -60,15 +60,26 @@ use plan::Plan;
 /// # Safety
 /// `input` must describe memory valid for reading, and `output` memory valid for writing, at every
 /// element its shape and strides reach, of its dtype, for the duration of the call.
-pub unsafe fn generic_filter_raw(input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
+pub unsafe fn generic_filter_raw(
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<(), DriverError> {
     input.check("input")?;
     output.check("output")?;
     if filter.signature() != crate::Sig::Filter {
-        return Err(DriverError::WrongSignature { expected: crate::Sig::Filter.capsule_name(), found: filter.signature().capsule_name() });
+        return Err(DriverError::WrongSignature {
+            expected: crate::Sig::Filter.capsule_name(),
+            found: filter.signature().capsule_name(),
+        });
     }
     let geom = Geometry::resolve(&input.shape, opts)?;
     if output.shape != input.shape {
-        return Err(DriverError::OutputShape { input: input.shape.clone(), output: output.shape.clone() });
+        return Err(DriverError::OutputShape {
+            input: input.shape.clone(),
+            output: output.shape.clone(),
+        });
     }
     if input.is_empty() {
         return Ok(());
@@ -77,8 +88,16 @@ pub unsafe fn generic_filter_raw(input: &RawArray, output: &RawArrayMut, filter:
     let zero_d = input.shape.is_empty();
     let (input, output) = if zero_d {
         (
-            RawArray { shape: vec![1], strides: vec![0], ..input.clone() },
-            RawArrayMut { shape: vec![1], strides: vec![0], ..output.clone() },
+            RawArray {
+                shape: vec![1],
+                strides: vec![0],
+                ..input.clone()
+            },
+            RawArrayMut {
+                shape: vec![1],
+                strides: vec![0],
+                ..output.clone()
+            },
         )
     } else {
         (input.clone(), output.clone())
@@ -89,12 +108,21 @@ pub unsafe fn generic_filter_raw(input: &RawArray, output: &RawArrayMut, filter:
     let spec = cache::specialised(filter, n).unwrap_or_else(|| filter.clone());
     let result = run(&geom, &input, &output, &spec, opts);
     match result {
-        Err(DriverError::Filter { error, .. }) if zero_d => Err(DriverError::Filter { error, position: Vec::new() }),
+        Err(DriverError::Filter { error, .. }) if zero_d => Err(DriverError::Filter {
+            error,
+            position: Vec::new(),
+        }),
         r => r,
     }
 }
 
-fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
+fn run(
+    geom: &Geometry,
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<(), DriverError> {
     let cancel = opts.cancel.as_deref();
     let overlap = array::overlaps(input.extent(), output.extent());
     if overlap || opts.engine == Engine::Sequential {
@@ -103,7 +131,11 @@ fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filter: &Filter,
     let plan = Plan::new(geom, opts.mode, opts.cval);
     let kernel = match (opts.engine, filter.specialized_ir()) {
         (Engine::Auto, Some(_)) => {
-            let taps = Taps { slot: plan.tap_slot.clone(), col: plan.tap_col.clone(), slots: plan.slots.len() };
+            let taps = Taps {
+                slot: plan.tap_slot.clone(),
+                col: plan.tap_col.clone(),
+                slots: plan.slots.len(),
+            };
             cache::kernel(filter, &taps)
         }
         _ => None,
@@ -113,6 +145,13 @@ fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filter: &Filter,
         (None, Engine::Interpreter) => Compute::Interpreter(filter),
         (None, _) => Compute::Callback(filter),
     };
-    let job = Job { plan: &plan, input, output, compute, progress: opts.progress.as_ref(), cancel };
+    let job = Job {
+        plan: &plan,
+        input,
+        output,
+        compute,
+        progress: opts.progress.as_ref(),
+        cancel,
+    };
     exec::run(&job, exec::thread_count(opts.threads))
 }

@@ -33,8 +33,16 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode, in scipy's documentation order.
-    pub const ALL: [Mode; 8] =
-        [Mode::Reflect, Mode::Constant, Mode::Nearest, Mode::Mirror, Mode::Wrap, Mode::GridMirror, Mode::GridConstant, Mode::GridWrap];
+    pub const ALL: [Mode; 8] = [
+        Mode::Reflect,
+        Mode::Constant,
+        Mode::Nearest,
+        Mode::Mirror,
+        Mode::Wrap,
+        Mode::GridMirror,
+        Mode::GridConstant,
+        Mode::GridWrap,
+    ];
 
     /// scipy's name for the mode (`"grid-mirror"` ...).
     pub fn name(self) -> &'static str {
@@ -114,7 +122,10 @@ impl FromStr for Mode {
     /// scipy's names, exactly (case-sensitive); anything else is scipy's
     /// `RuntimeError('boundary mode not supported')`.
     fn from_str(s: &str) -> Result<Mode, DriverError> {
-        Mode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| DriverError::BadMode(s.to_string()))
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| DriverError::BadMode(s.to_string()))
     }
 }
 
@@ -199,12 +210,20 @@ mod tests {
             for len in 1..9 {
                 for i in -40..40 {
                     // scipy's reflect leaves the array at -4·len, -6·len, ... (see `Mode::map`).
-                    if mode.in_filter() == Mode::Reflect && len > 1 && i <= -4 * len && i % (2 * len) == 0 {
+                    if mode.in_filter() == Mode::Reflect
+                        && len > 1
+                        && i <= -4 * len
+                        && i % (2 * len) == 0
+                    {
                         assert_eq!(scipy_map(mode, i, len), Some(-1));
                         assert_eq!(mode.map(i, len), Some(0));
                         continue;
                     }
-                    assert_eq!(mode.map(i, len), scipy_map(mode, i, len), "{mode} i={i} len={len}");
+                    assert_eq!(
+                        mode.map(i, len),
+                        scipy_map(mode, i, len),
+                        "{mode} i={i} len={len}"
+                    );
                 }
             }
         }

@@ -157,12 +157,19 @@ impl Geometry {
         let num_axes = axes.len();
         let fp = &opts.footprint;
         if fp.is_from_size() && fp.ndim() != num_axes {
-            return Err(DriverError::SequenceLength { what: "size", len: fp.ndim(), expected: num_axes });
+            return Err(DriverError::SequenceLength {
+                what: "size",
+                len: fp.ndim(),
+                expected: num_axes,
+            });
         }
         // The footprint's dimensions go to the filtered axes in increasing order.
         let fshape: Vec<usize> = if num_axes < ndim {
             if fp.ndim() != num_axes {
-                return Err(DriverError::FootprintRank { footprint_ndim: fp.ndim(), num_axes });
+                return Err(DriverError::FootprintRank {
+                    footprint_ndim: fp.ndim(),
+                    num_axes,
+                });
             }
             let mut sorted = axes.clone();
             sorted.sort_unstable();
@@ -178,7 +185,13 @@ impl Geometry {
         let origin: Vec<isize> = match opts.origin.len() {
             0 => vec![0; num_axes],
             n if n == num_axes => opts.origin.clone(),
-            n => return Err(DriverError::SequenceLength { what: "origin", len: n, expected: num_axes }),
+            n => {
+                return Err(DriverError::SequenceLength {
+                    what: "origin",
+                    len: n,
+                    expected: num_axes,
+                })
+            }
         };
         let origins: Vec<isize> = if num_axes < ndim {
             let mut full = vec![0; ndim];
@@ -190,23 +203,42 @@ impl Geometry {
             origin
         };
         if fshape.iter().filter(|&&s| s > 0).count() != ndim {
-            return Err(DriverError::FootprintRank { footprint_ndim: fshape.len(), num_axes });
+            return Err(DriverError::FootprintRank {
+                footprint_ndim: fshape.len(),
+                num_axes,
+            });
         }
         for (axis, (&o, &n)) in origins.iter().zip(&fshape).enumerate() {
             let c = (n / 2) as i64 + o as i64;
             if c < 0 || c >= n as i64 {
-                return Err(DriverError::InvalidOrigin { axis, origin: o, size: n });
+                return Err(DriverError::InvalidOrigin {
+                    axis,
+                    origin: o,
+                    size: n,
+                });
             }
         }
         // A 0-d input is a single pixel: one axis of length 1 with a footprint of size 1.
-        let (shape, fshape, origins) =
-            if ndim == 0 { (vec![1], vec![1], vec![0]) } else { (shape.to_vec(), fshape, origins) };
-        let centre: Vec<i64> = fshape.iter().zip(&origins).map(|(&n, &o)| (n / 2) as i64 + o as i64).collect();
+        let (shape, fshape, origins) = if ndim == 0 {
+            (vec![1], vec![1], vec![0])
+        } else {
+            (shape.to_vec(), fshape, origins)
+        };
+        let centre: Vec<i64> = fshape
+            .iter()
+            .zip(&origins)
+            .map(|(&n, &o)| (n / 2) as i64 + o as i64)
+            .collect();
         let mut taps = Vec::new();
         let mut idx = vec![0usize; fshape.len()];
         for &on in fp.mask() {
             if on {
-                taps.push(idx.iter().zip(&centre).map(|(&i, &c)| i as i64 - c).collect());
+                taps.push(
+                    idx.iter()
+                        .zip(&centre)
+                        .map(|(&i, &c)| i as i64 - c)
+                        .collect(),
+                );
             }
             for d in (0..fshape.len()).rev() {
                 idx[d] += 1;
@@ -216,7 +248,11 @@ impl Geometry {
                 idx[d] = 0;
             }
         }
-        Ok(Geometry { shape, fshape, taps })
+        Ok(Geometry {
+            shape,
+            fshape,
+            taps,
+        })
     }
 }
 
@@ -231,8 +267,14 @@ mod tests {
 
     #[test]
     fn scipy_errors_in_scipy_order() {
-        assert_eq!(err(&[3, 4], Options::size(&[3]).axes(&[2])), "ValueError: specified axis: 2 is out of range");
-        assert_eq!(err(&[3, 4], Options::size(&[3, 3]).axes(&[1, 1])), "ValueError: axes must be unique");
+        assert_eq!(
+            err(&[3, 4], Options::size(&[3]).axes(&[2])),
+            "ValueError: specified axis: 2 is out of range"
+        );
+        assert_eq!(
+            err(&[3, 4], Options::size(&[3, 3]).axes(&[1, 1])),
+            "ValueError: axes must be unique"
+        );
         assert_eq!(
             err(&[3, 4], Options::size(&[3, 3, 3])),
             "RuntimeError: sequence argument must have length equal to input rank"
@@ -242,24 +284,43 @@ mod tests {
             "RuntimeError: footprint.ndim (1) must match len(axes) (2)"
         );
         assert_eq!(
-            err(&[3, 4], Options::new(Footprint::from_fn(&[3, 3], |_| true)).axes(&[1])),
+            err(
+                &[3, 4],
+                Options::new(Footprint::from_fn(&[3, 3], |_| true)).axes(&[1])
+            ),
             "RuntimeError: footprint.ndim (2) must match len(axes) (1)"
         );
-        assert_eq!(err(&[3, 4], Options::size(&[0, 3])), "RuntimeError: footprint.ndim (2) must match len(axes) (2)");
+        assert_eq!(
+            err(&[3, 4], Options::size(&[0, 3])),
+            "RuntimeError: footprint.ndim (2) must match len(axes) (2)"
+        );
         assert_eq!(
             err(&[3, 4], Options::size(&[3, 3]).origin(&[0, 0, 0])),
             "RuntimeError: sequence argument must have length equal to input rank"
         );
-        assert_eq!(err(&[3, 4], Options::size(&[3, 3]).origin(&[2, 0])), "ValueError: invalid origin");
-        assert_eq!(err(&[3, 4], Options::size(&[3, 3]).origin(&[0, -2])), "ValueError: invalid origin");
-        assert_eq!(err(&[], Options::new(Footprint::from_fn(&[1], |_| true))), "RuntimeError: footprint.ndim (1) must match len(axes) (0)");
+        assert_eq!(
+            err(&[3, 4], Options::size(&[3, 3]).origin(&[2, 0])),
+            "ValueError: invalid origin"
+        );
+        assert_eq!(
+            err(&[3, 4], Options::size(&[3, 3]).origin(&[0, -2])),
+            "ValueError: invalid origin"
+        );
+        assert_eq!(
+            err(&[], Options::new(Footprint::from_fn(&[1], |_| true))),
+            "RuntimeError: footprint.ndim (1) must match len(axes) (0)"
+        );
     }
 
     #[test]
     fn taps_follow_the_footprint_axes_and_origins() {
         // 2x3x4 input, size (1, 3) over axes (2, 1), origin (1, 0): the size-3 dimension goes to
         // axis 2 (the larger of the two axes) and origin 1 to axis 2 as well.
-        let g = Geometry::resolve(&[2, 3, 4], &Options::size(&[1, 3]).axes(&[2, 1]).origin(&[1, 0])).unwrap();
+        let g = Geometry::resolve(
+            &[2, 3, 4],
+            &Options::size(&[1, 3]).axes(&[2, 1]).origin(&[1, 0]),
+        )
+        .unwrap();
         assert_eq!(g.fshape, vec![1, 1, 3]);
         assert_eq!(g.taps, vec![vec![0, 0, -2], vec![0, 0, -1], vec![0, 0, 0]]);
         // Even sizes centre at n // 2.
@@ -270,7 +331,11 @@ mod tests {
         // 0-d input: one tap at offset 0 on a unit axis.
         let g = Geometry::resolve(&[], &Options::size(&[])).unwrap();
         assert_eq!((g.shape, g.taps), (vec![1], vec![vec![0]]));
-        let g = Geometry::resolve(&[4, 4], &Options::new(Footprint::from_fn(&[3, 3], |_| false))).unwrap();
+        let g = Geometry::resolve(
+            &[4, 4],
+            &Options::new(Footprint::from_fn(&[3, 3], |_| false)),
+        )
+        .unwrap();
         assert!(g.taps.is_empty());
     }
 }

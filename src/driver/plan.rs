@@ -117,7 +117,11 @@ impl Plan {
         let (lo, hi) = (col0.max(0), end.min(n));
         if lo < hi {
             let dst = &mut buf[(lo - col0) as usize..(hi - col0) as usize];
-            unsafe { input.dtype.read_line(base.wrapping_offset(lo as isize * stride), stride, dst) };
+            unsafe {
+                input
+                    .dtype
+                    .read_line(base.wrapping_offset(lo as isize * stride), stride, dst)
+            };
         }
         // Columns before the start, then past the end.
         for c in (col0..end.min(0)).chain(col0.max(n)..end) {

@@ -12,7 +12,13 @@ use crate::Filter;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Each value is computed by the C callback, or by the interpreter for [`Engine::Interpreter`].
-pub(crate) fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filter: &Filter, opts: &Options) -> Result<(), DriverError> {
+pub(crate) fn run(
+    geom: &Geometry,
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<(), DriverError> {
     let shape = &geom.shape;
     let total: usize = shape.iter().product();
     let (mode, cval) = (opts.mode.in_filter(), opts.cval);
@@ -61,7 +67,12 @@ pub(crate) fn run(geom: &Geometry, input: &RawArray, output: &RawArrayMut, filte
                 // SAFETY: an element of the output (the caller's contract).
                 unsafe { output.dtype.write(at, v) };
             }
-            Err(error) => return Err(DriverError::Filter { error, position: idx }),
+            Err(error) => {
+                return Err(DriverError::Filter {
+                    error,
+                    position: idx,
+                })
+            }
         }
         for d in (0..shape.len()).rev() {
             idx[d] += 1;

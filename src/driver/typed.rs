@@ -23,13 +23,23 @@ element!(bool => Bool, u8 => U8, u16 => U16, u32 => U32, u64 => U64, i8 => I8, i
 
 fn raw<A: Element, D: Dimension>(a: &ArrayView<A, D>) -> RawArray {
     let size = std::mem::size_of::<A>() as isize;
-    RawArray { ptr: a.as_ptr() as *const u8, dtype: A::DTYPE, shape: a.shape().to_vec(), strides: a.strides().iter().map(|s| s * size).collect() }
+    RawArray {
+        ptr: a.as_ptr() as *const u8,
+        dtype: A::DTYPE,
+        shape: a.shape().to_vec(),
+        strides: a.strides().iter().map(|s| s * size).collect(),
+    }
 }
 
 fn raw_mut<B: Element, D: Dimension>(a: &mut ArrayViewMut<B, D>) -> RawArrayMut {
     let size = std::mem::size_of::<B>() as isize;
     let strides = a.strides().iter().map(|s| s * size).collect();
-    RawArrayMut { ptr: a.as_mut_ptr() as *mut u8, dtype: B::DTYPE, shape: a.shape().to_vec(), strides }
+    RawArrayMut {
+        ptr: a.as_mut_ptr() as *mut u8,
+        dtype: B::DTYPE,
+        shape: a.shape().to_vec(),
+        strides,
+    }
 }
 
 /// `scipy.ndimage.generic_filter(input, filter, ...)` with the output of the input's type.
@@ -43,7 +53,11 @@ fn raw_mut<B: Element, D: Dimension>(a: &mut ArrayViewMut<B, D>) -> RawArrayMut 
 /// assert_eq!(r, array![[1.0, 3.0, 2.0], [8.0, 24.0, 16.0]]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn generic_filter<A: Element, D: Dimension>(input: ArrayView<A, D>, filter: &Filter, opts: &Options) -> Result<Array<A, D>, DriverError> {
+pub fn generic_filter<A: Element, D: Dimension>(
+    input: ArrayView<A, D>,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<Array<A, D>, DriverError> {
     if A::DTYPE == Dtype::Bool {
         let mut out = Array::from_elem(input.raw_dim(), A::default());
         generic_filter_into(input, out.view_mut(), filter, opts)?;

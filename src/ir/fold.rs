@@ -60,7 +60,11 @@ fn vars_in(e: &Expr, f: &mut dyn FnMut(Var)) {
 
 /// Roots (variables read by statements other than assignments) and each variable's assigned
 /// expressions.
-fn collect_uses(stmts: &[Stmt], live: &mut std::collections::HashSet<Var>, defs: &mut HashMap<Var, Vec<Expr>>) {
+fn collect_uses(
+    stmts: &[Stmt],
+    live: &mut std::collections::HashSet<Var>,
+    defs: &mut HashMap<Var, Vec<Expr>>,
+) {
     for s in stmts {
         match s {
             Stmt::Assign(v, e) => defs.entry(*v).or_default().push(e.clone()),
@@ -109,7 +113,10 @@ fn unroll_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
     for s in stmts {
         let s = match s {
             Stmt::If(c, a, b) => Stmt::If(c, unroll_block(a), unroll_block(b)),
-            Stmt::Loop { body, latch } => Stmt::Loop { body: unroll_block(body), latch: unroll_block(latch) },
+            Stmt::Loop { body, latch } => Stmt::Loop {
+                body: unroll_block(body),
+                latch: unroll_block(latch),
+            },
             s => s,
         };
         if let Stmt::Loop { body, latch } = &s {
@@ -126,18 +133,34 @@ fn unroll_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
 }
 
 fn unroll(i: Var, start: i64, body: &[Stmt], latch: &[Stmt]) -> Option<Vec<Stmt>> {
-    let [Stmt::Assign(j, Expr::Binary(BinOp::Add, counter, step))] = latch else { return None };
-    let (Expr::Var(k), Expr::I64(step)) = (&**counter, &**step) else { return None };
+    let [Stmt::Assign(j, Expr::Binary(BinOp::Add, counter, step))] = latch else {
+        return None;
+    };
+    let (Expr::Var(k), Expr::I64(step)) = (&**counter, &**step) else {
+        return None;
+    };
     if *j != i || *k != i || *step <= 0 {
         return None;
     }
-    let (Stmt::If(Expr::Unary(UnOp::Not, cond), exit, none), rest) = body.split_first()? else { return None };
-    let (Expr::Cmp(CmpOp::Lt, a, b), [Stmt::Break], []) = (&**cond, exit.as_slice(), none.as_slice()) else { return None };
-    let (Expr::Var(v), Expr::I64(stop)) = (&**a, &**b) else { return None };
+    let (Stmt::If(Expr::Unary(UnOp::Not, cond), exit, none), rest) = body.split_first()? else {
+        return None;
+    };
+    let (Expr::Cmp(CmpOp::Lt, a, b), [Stmt::Break], []) =
+        (&**cond, exit.as_slice(), none.as_slice())
+    else {
+        return None;
+    };
+    let (Expr::Var(v), Expr::I64(stop)) = (&**a, &**b) else {
+        return None;
+    };
     if *v != i || rest.iter().any(|s| leaves_loop(s) || assigns(s, i)) {
         return None;
     }
-    let trips = if *stop > start { (stop - start + step - 1) / step } else { 0 };
+    let trips = if *stop > start {
+        (stop - start + step - 1) / step
+    } else {
+        0
+    };
     if trips > UNROLL_TRIPS || trips as usize * super::block_size(rest) > UNROLL_NODES {
         return None;
     }
@@ -187,7 +210,9 @@ fn if_convert_block(stmts: Vec<Stmt>, func: &mut Func) -> Vec<Stmt> {
                 let then = if_convert_block(then, func);
                 let els = if_convert_block(els, func);
                 match (branch_values(&then), branch_values(&els)) {
-                    (Some(tv), Some(ev)) if cheap(&tv) && cheap(&ev) => out.extend(selects(c, tv, ev, func)),
+                    (Some(tv), Some(ev)) if cheap(&tv) && cheap(&ev) => {
+                        out.extend(selects(c, tv, ev, func))
+                    }
                     _ => out.push(Stmt::If(c, then, els)),
                 }
             }
@@ -234,11 +259,19 @@ fn selects(c: Expr, then: Vec<(Var, Expr)>, els: Vec<(Var, Expr)>, func: &mut Fu
             order.push(*v);
         }
     }
-    let value = |side: &[(Var, Expr)], v: Var| side.iter().find(|(w, _)| *w == v).map(|(_, e)| e.clone()).unwrap_or(Expr::Var(v));
+    let value = |side: &[(Var, Expr)], v: Var| {
+        side.iter()
+            .find(|(w, _)| *w == v)
+            .map(|(_, e)| e.clone())
+            .unwrap_or(Expr::Var(v))
+    };
     let mut out = Vec::new();
     let cond = if order.len() > 1 && !matches!(c, Expr::Var(_)) {
         let t = super::Var(func.vars.len() as u32);
-        func.vars.push(super::VarDecl { ty: super::Ty::Bool, name: format!("%c{}", t.0) });
+        func.vars.push(super::VarDecl {
+            ty: super::Ty::Bool,
+            name: format!("%c{}", t.0),
+        });
         out.push(Stmt::Assign(t, c));
         Expr::Var(t)
     } else {
@@ -246,13 +279,24 @@ fn selects(c: Expr, then: Vec<(Var, Expr)>, els: Vec<(Var, Expr)>, func: &mut Fu
     };
     let mut temps = Vec::new();
     for v in &order {
-        let sel = fold_expr(Expr::Select(cond.clone().boxed(), value(&then, *v).boxed(), value(&els, *v).boxed()));
+        let sel = fold_expr(Expr::Select(
+            cond.clone().boxed(),
+            value(&then, *v).boxed(),
+            value(&els, *v).boxed(),
+        ));
         let t = super::Var(func.vars.len() as u32);
-        func.vars.push(super::VarDecl { ty: func.var_ty(*v), name: format!("%s{}", t.0) });
+        func.vars.push(super::VarDecl {
+            ty: func.var_ty(*v),
+            name: format!("%s{}", t.0),
+        });
         out.push(Stmt::Assign(t, sel));
         temps.push((*v, t));
     }
-    out.extend(temps.into_iter().map(|(v, t)| Stmt::Assign(v, Expr::Var(t))));
+    out.extend(
+        temps
+            .into_iter()
+            .map(|(v, t)| Stmt::Assign(v, Expr::Var(t))),
+    );
     out
 }
 
@@ -307,7 +351,11 @@ fn fold_inner(e: Expr) -> Expr {
             let (a, b) = (fold_expr(*a), fold_expr(*b));
             match (as_const(&a), as_const(&b)) {
                 // Integer division by a constant zero is guarded by a check; never fold it.
-                (Some(x), Some(y)) if !(matches!(op, BinOp::FloorDiv | BinOp::Mod) && y.i() == 0) => lit(eval::binary(op, x, y)),
+                (Some(x), Some(y))
+                    if !(matches!(op, BinOp::FloorDiv | BinOp::Mod) && y.i() == 0) =>
+                {
+                    lit(eval::binary(op, x, y))
+                }
                 (_, cb) => simplify_binary(op, a, b, cb),
             }
         }
@@ -344,7 +392,8 @@ fn fold_inner(e: Expr) -> Expr {
         }
         Expr::Call(f, args) => {
             let args: Vec<Expr> = args.into_iter().map(fold_expr).collect();
-            let consts: Option<Vec<f64>> = args.iter().map(|a| as_const(a).map(|v| v.f())).collect();
+            let consts: Option<Vec<f64>> =
+                args.iter().map(|a| as_const(a).map(|v| v.f())).collect();
             match consts {
                 Some(xs) => Expr::F64(eval::call(f, &xs)),
                 None => Expr::Call(f, args),
@@ -356,21 +405,27 @@ fn fold_inner(e: Expr) -> Expr {
 
 /// Whether an expression is (conservatively) float-typed; float `x == x` is false for NaN.
 fn is_float(e: &Expr) -> bool {
-    !matches!(e, Expr::I64(_) | Expr::Len(_) | Expr::IntParam(_) | Expr::Bool(_))
-        && !matches!(e, Expr::Binary(_, a, _) if !is_float(a))
+    !matches!(
+        e,
+        Expr::I64(_) | Expr::Len(_) | Expr::IntParam(_) | Expr::Bool(_)
+    ) && !matches!(e, Expr::Binary(_, a, _) if !is_float(a))
 }
 
 /// Identities that hold bit for bit: only integer and boolean ones, and `x * 1.0`, `x - 0.0`.
 fn simplify_binary(op: BinOp, a: Expr, b: Expr, cb: Option<Val>) -> Expr {
     let ca = as_const(&a);
     match (op, ca, cb) {
-        (BinOp::Add, _, Some(Val::I(0))) | (BinOp::Sub, _, Some(Val::I(0))) | (BinOp::Mul, _, Some(Val::I(1))) => a,
+        (BinOp::Add, _, Some(Val::I(0)))
+        | (BinOp::Sub, _, Some(Val::I(0)))
+        | (BinOp::Mul, _, Some(Val::I(1))) => a,
         (BinOp::Add, Some(Val::I(0)), _) | (BinOp::Mul, Some(Val::I(1)), _) => b,
         (BinOp::Mul, _, Some(Val::F(v))) if v == 1.0 => a,
         (BinOp::Sub, _, Some(Val::F(v))) if v == 0.0 && v.is_sign_positive() => a,
         (BinOp::And, _, Some(Val::B(true))) | (BinOp::Or, _, Some(Val::B(false))) => a,
         (BinOp::And, Some(Val::B(true)), _) | (BinOp::Or, Some(Val::B(false)), _) => b,
-        (BinOp::And, _, Some(Val::B(false))) | (BinOp::And, Some(Val::B(false)), _) => Expr::Bool(false),
+        (BinOp::And, _, Some(Val::B(false))) | (BinOp::And, Some(Val::B(false)), _) => {
+            Expr::Bool(false)
+        }
         (BinOp::Or, _, Some(Val::B(true))) | (BinOp::Or, Some(Val::B(true)), _) => Expr::Bool(true),
         _ => Expr::Binary(op, a.boxed(), b.boxed()),
     }
@@ -411,7 +466,10 @@ fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
 fn ends_block(s: &Stmt) -> bool {
     match s {
         Stmt::Return(_) | Stmt::Succeed | Stmt::Break | Stmt::Continue => true,
-        Stmt::Check { cond: Expr::Bool(false), .. } => true,
+        Stmt::Check {
+            cond: Expr::Bool(false),
+            ..
+        } => true,
         Stmt::If(_, a, b) => a.last().is_some_and(ends_block) && b.last().is_some_and(ends_block),
         _ => false,
     }
@@ -437,18 +495,57 @@ fn fold_stmt(s: Stmt) -> Folded {
                 None => Stmt::If(c, a, b),
             }
         }
-        Stmt::Loop { body, latch } => Stmt::Loop { body: fold_block(body), latch: fold_block(latch) },
+        Stmt::Loop { body, latch } => Stmt::Loop {
+            body: fold_block(body),
+            latch: fold_block(latch),
+        },
         Stmt::Check { cond, err, a, b } => {
             let cond = f(cond);
             if as_const(&cond) == Some(Val::B(true)) {
                 return Folded::None;
             }
-            Stmt::Check { cond, err, a: f(a), b: f(b) }
+            Stmt::Check {
+                cond,
+                err,
+                a: f(a),
+                b: f(b),
+            }
         }
         Stmt::Return(e) => Stmt::Return(f(e)),
-        Stmt::Reduce { dst, op, len, index, elem, on_empty } => Stmt::Reduce { dst, op, len: f(len), index, elem: f(elem), on_empty },
-        Stmt::Fill { dst, len, index, elem, keep } => Stmt::Fill { dst, len: f(len), index, elem: f(elem), keep: keep.map(f) },
-        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted { dst, stat, arr, q: f(q) },
+        Stmt::Reduce {
+            dst,
+            op,
+            len,
+            index,
+            elem,
+            on_empty,
+        } => Stmt::Reduce {
+            dst,
+            op,
+            len: f(len),
+            index,
+            elem: f(elem),
+            on_empty,
+        },
+        Stmt::Fill {
+            dst,
+            len,
+            index,
+            elem,
+            keep,
+        } => Stmt::Fill {
+            dst,
+            len: f(len),
+            index,
+            elem: f(elem),
+            keep: keep.map(f),
+        },
+        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted {
+            dst,
+            stat,
+            arr,
+            q: f(q),
+        },
         s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
     })
 }
@@ -471,7 +568,9 @@ fn single_constants(body: &[Stmt]) -> HashMap<Var, Expr> {
 fn count_defs(stmts: &[Stmt], counts: &mut HashMap<Var, usize>) {
     for s in stmts {
         match s {
-            Stmt::Assign(v, _) | Stmt::Reduce { dst: v, .. } | Stmt::Sorted { dst: v, .. } => *counts.entry(*v).or_default() += 1,
+            Stmt::Assign(v, _) | Stmt::Reduce { dst: v, .. } | Stmt::Sorted { dst: v, .. } => {
+                *counts.entry(*v).or_default() += 1
+            }
             _ => {}
         }
         if let Stmt::Reduce { index, .. } | Stmt::Fill { index, .. } = s {
@@ -487,9 +586,15 @@ fn subst_expr(e: Expr, m: &HashMap<Var, Expr>) -> Expr {
         Expr::Load(a, i) => Expr::Load(a, subst_expr(*i, m).boxed()),
         Expr::Unary(op, x) => Expr::Unary(op, subst_expr(*x, m).boxed()),
         Expr::Cast(t, x) => Expr::Cast(t, subst_expr(*x, m).boxed()),
-        Expr::Binary(op, a, b) => Expr::Binary(op, subst_expr(*a, m).boxed(), subst_expr(*b, m).boxed()),
+        Expr::Binary(op, a, b) => {
+            Expr::Binary(op, subst_expr(*a, m).boxed(), subst_expr(*b, m).boxed())
+        }
         Expr::Cmp(op, a, b) => Expr::Cmp(op, subst_expr(*a, m).boxed(), subst_expr(*b, m).boxed()),
-        Expr::Select(c, a, b) => Expr::Select(subst_expr(*c, m).boxed(), subst_expr(*a, m).boxed(), subst_expr(*b, m).boxed()),
+        Expr::Select(c, a, b) => Expr::Select(
+            subst_expr(*c, m).boxed(),
+            subst_expr(*a, m).boxed(),
+            subst_expr(*b, m).boxed(),
+        ),
         Expr::Call(f, args) => Expr::Call(f, args.into_iter().map(|a| subst_expr(a, m)).collect()),
         e => e,
     }
@@ -502,12 +607,56 @@ fn subst_stmt(s: Stmt, m: &HashMap<Var, Expr>) -> Stmt {
         Stmt::Assign(v, x) => Stmt::Assign(v, e(x)),
         Stmt::Store(a, i, v) => Stmt::Store(a, e(i), e(v)),
         Stmt::If(c, t, f) => Stmt::If(e(c), b(t), b(f)),
-        Stmt::Loop { body, latch } => Stmt::Loop { body: b(body), latch: b(latch) },
-        Stmt::Check { cond, err, a, b: bb } => Stmt::Check { cond: e(cond), err, a: e(a), b: e(bb) },
+        Stmt::Loop { body, latch } => Stmt::Loop {
+            body: b(body),
+            latch: b(latch),
+        },
+        Stmt::Check {
+            cond,
+            err,
+            a,
+            b: bb,
+        } => Stmt::Check {
+            cond: e(cond),
+            err,
+            a: e(a),
+            b: e(bb),
+        },
         Stmt::Return(x) => Stmt::Return(e(x)),
-        Stmt::Reduce { dst, op, len, index, elem, on_empty } => Stmt::Reduce { dst, op, len: e(len), index, elem: e(elem), on_empty },
-        Stmt::Fill { dst, len, index, elem, keep } => Stmt::Fill { dst, len: e(len), index, elem: e(elem), keep: keep.map(e) },
-        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted { dst, stat, arr, q: e(q) },
+        Stmt::Reduce {
+            dst,
+            op,
+            len,
+            index,
+            elem,
+            on_empty,
+        } => Stmt::Reduce {
+            dst,
+            op,
+            len: e(len),
+            index,
+            elem: e(elem),
+            on_empty,
+        },
+        Stmt::Fill {
+            dst,
+            len,
+            index,
+            elem,
+            keep,
+        } => Stmt::Fill {
+            dst,
+            len: e(len),
+            index,
+            elem: e(elem),
+            keep: keep.map(e),
+        },
+        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted {
+            dst,
+            stat,
+            arr,
+            q: e(q),
+        },
         s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
     }
 }
@@ -520,10 +669,18 @@ mod tests {
     fn folds_through_the_interpreters_semantics() {
         let e = Expr::Binary(BinOp::Add, Expr::F64(0.1).boxed(), Expr::F64(0.2).boxed());
         assert_eq!(const_expr(&e), Some(Val::F(0.1 + 0.2)));
-        let nan_cmp = Expr::Cmp(CmpOp::Eq, Expr::F64(f64::NAN).boxed(), Expr::F64(f64::NAN).boxed());
+        let nan_cmp = Expr::Cmp(
+            CmpOp::Eq,
+            Expr::F64(f64::NAN).boxed(),
+            Expr::F64(f64::NAN).boxed(),
+        );
         assert_eq!(const_expr(&nan_cmp), Some(Val::B(false)));
         let div0 = Expr::Binary(BinOp::FloorDiv, Expr::I64(1).boxed(), Expr::I64(0).boxed());
-        assert_eq!(const_expr(&div0), None, "integer division by zero is left to its check");
+        assert_eq!(
+            const_expr(&div0),
+            None,
+            "integer division by zero is left to its check"
+        );
     }
 
     #[test]

@@ -248,7 +248,12 @@ impl ReduceOp {
     /// The type of `elem` the op consumes and the type of its result.
     pub fn types(self) -> (Ty, Ty) {
         match self {
-            ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => (Ty::F64, Ty::F64),
+            ReduceOp::Sum
+            | ReduceOp::Prod
+            | ReduceOp::Min
+            | ReduceOp::Max
+            | ReduceOp::PyMin
+            | ReduceOp::PyMax => (Ty::F64, Ty::F64),
             ReduceOp::SumInt => (Ty::I64, Ty::I64),
             ReduceOp::ArgMin | ReduceOp::ArgMax => (Ty::F64, Ty::I64),
             ReduceOp::Any | ReduceOp::All => (Ty::Bool, Ty::Bool),
@@ -257,7 +262,15 @@ impl ReduceOp {
     }
     /// Whether an empty input has no result (the statement then needs an `on_empty` error).
     pub fn needs_nonempty(self) -> bool {
-        matches!(self, ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax | ReduceOp::ArgMin | ReduceOp::ArgMax)
+        matches!(
+            self,
+            ReduceOp::Min
+                | ReduceOp::Max
+                | ReduceOp::PyMin
+                | ReduceOp::PyMax
+                | ReduceOp::ArgMin
+                | ReduceOp::ArgMax
+        )
     }
 }
 
@@ -322,7 +335,10 @@ impl Exception {
             ("boolean index did not match", Exception::IndexError),
             ("division by zero", Exception::ZeroDivisionError),
             ("modulo by zero", Exception::ZeroDivisionError),
-            ("cannot be raised to a negative power", Exception::ZeroDivisionError),
+            (
+                "cannot be raised to a negative power",
+                Exception::ZeroDivisionError,
+            ),
             ("math range error", Exception::OverflowError),
             ("infinity to integer", Exception::OverflowError),
             ("NaN to integer", Exception::ValueError),
@@ -330,7 +346,11 @@ impl Exception {
             ("invalid arguments", Exception::ValueError),
             ("out of memory", Exception::RuntimeError),
         ];
-        TABLE.iter().find(|(k, _)| message.contains(k)).map(|(_, e)| *e).unwrap_or(Exception::ValueError)
+        TABLE
+            .iter()
+            .find(|(k, _)| message.contains(k))
+            .map(|(_, e)| *e)
+            .unwrap_or(Exception::ValueError)
     }
 }
 
@@ -341,11 +361,19 @@ pub enum Stmt {
     Store(Arr, Expr, Expr),
     If(Expr, Vec<Stmt>, Vec<Stmt>),
     /// Runs `body` then `latch` forever; `Break` leaves, `Continue` jumps to `latch`.
-    Loop { body: Vec<Stmt>, latch: Vec<Stmt> },
+    Loop {
+        body: Vec<Stmt>,
+        latch: Vec<Stmt>,
+    },
     Break,
     Continue,
     /// If `cond` is false: record error `err` with details `a`, `b` (i64) and return failure.
-    Check { cond: Expr, err: ErrorId, a: Expr, b: Expr },
+    Check {
+        cond: Expr,
+        err: ErrorId,
+        a: Expr,
+        b: Expr,
+    },
     /// Store the f64 result and return success ([`Sig::Filter`]), or return it ([`Sig::Integrand`]).
     Return(Expr),
     /// Return success without a value ([`Sig::Filter1d`], [`Sig::Transform`]: the output array
@@ -353,16 +381,34 @@ pub enum Stmt {
     Succeed,
     /// `dst = op(elem(i) for i in 0..len)` where `index` is bound to i inside `elem`.
     /// `on_empty` is required exactly when `op.needs_nonempty()`.
-    Reduce { dst: Var, op: ReduceOp, len: Expr, index: Var, elem: Expr, on_empty: Option<ErrorId> },
+    Reduce {
+        dst: Var,
+        op: ReduceOp,
+        len: Expr,
+        index: Var,
+        elem: Expr,
+        on_empty: Option<ErrorId>,
+    },
     /// Materialise `elem(i)` for `i in 0..len` into scratch array `dst`, keeping only the elements
     /// for which `keep(i)` is true (when given). Sets `dst`'s length to the number kept. Into
     /// [`OUTPUT`] (never with `keep`), it writes elements `0..len`, which a check has proved to be
     /// the output's length; `elem(i)` may read the output only at index `i`.
-    Fill { dst: Arr, len: Expr, index: Var, elem: Expr, keep: Option<Expr> },
+    Fill {
+        dst: Arr,
+        len: Expr,
+        index: Var,
+        elem: Expr,
+        keep: Option<Expr>,
+    },
     /// An in-place whole-array operation on a scratch array.
     ArrayOp(ArrayOp, Arr),
     /// `dst = stat(arr)` for a sorted f64 scratch array; `q` is the quantile (ignored for median).
-    Sorted { dst: Var, stat: SortedStat, arr: Arr, q: Expr },
+    Sorted {
+        dst: Var,
+        stat: SortedStat,
+        arr: Arr,
+        q: Expr,
+    },
 }
 
 /// What the lowering produced for one filter program: the body and its declarations.
@@ -411,7 +457,13 @@ impl Expr {
     /// Calls `f` on every direct sub-expression.
     pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
         match self {
-            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Var(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => {}
+            Expr::F64(_)
+            | Expr::I64(_)
+            | Expr::Bool(_)
+            | Expr::Var(_)
+            | Expr::Param(_)
+            | Expr::IntParam(_)
+            | Expr::Len(_) => {}
             Expr::Load(_, i) | Expr::Unary(_, i) | Expr::Cast(_, i) => f(i),
             Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
                 f(a);
@@ -473,7 +525,9 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, mut f: impl FnMut(&'a Expr)) {
             f(len);
             f(elem)
         }
-        Stmt::Fill { len, elem, keep, .. } => {
+        Stmt::Fill {
+            len, elem, keep, ..
+        } => {
             f(len);
             f(elem);
             if let Some(k) = keep {

@@ -52,7 +52,9 @@ pub fn batcher_pairs(n: usize) -> Vec<(usize, usize)> {
 /// Rewrites every constant-length median over a scratch array used for nothing else (see the
 /// module docs).
 pub fn expand_medians(func: &mut Func) {
-    let uses: Vec<usize> = (0..func.arrays.len()).map(|a| uses_of(func, super::Arr(a as u32))).collect();
+    let uses: Vec<usize> = (0..func.arrays.len())
+        .map(|a| uses_of(func, super::Arr(a as u32)))
+        .collect();
     let body = std::mem::take(&mut func.body);
     func.body = expand_block(func, &uses, body);
 }
@@ -62,21 +64,35 @@ fn expand_block(func: &mut Func, uses: &[usize], stmts: Vec<Stmt>) -> Vec<Stmt> 
     let mut it = stmts.into_iter().peekable();
     while let Some(s) = it.next() {
         let s = match s {
-            Stmt::If(c, a, b) => Stmt::If(c, expand_block(func, uses, a), expand_block(func, uses, b)),
-            Stmt::Loop { body, latch } => {
-                Stmt::Loop { body: expand_block(func, uses, body), latch: expand_block(func, uses, latch) }
+            Stmt::If(c, a, b) => {
+                Stmt::If(c, expand_block(func, uses, a), expand_block(func, uses, b))
             }
+            Stmt::Loop { body, latch } => Stmt::Loop {
+                body: expand_block(func, uses, body),
+                latch: expand_block(func, uses, latch),
+            },
             s => s,
         };
-        if let Stmt::Fill { dst, len: Expr::I64(n), keep: None, .. } = &s {
+        if let Stmt::Fill {
+            dst,
+            len: Expr::I64(n),
+            keep: None,
+            ..
+        } = &s
+        {
             let (dst, n) = (*dst, *n);
             let mut rest = it.clone();
             let (sort, stat) = (rest.next(), rest.next());
             let matches = matches!(&sort, Some(Stmt::ArrayOp(ArrayOp::Sort, a)) if *a == dst)
                 && matches!(&stat, Some(Stmt::Sorted { stat: SortedStat::Median, arr, .. }) if *arr == dst);
-            if matches && (2..=MAX_NETWORK_LEN as i64).contains(&n) && uses.get(dst.0 as usize) == Some(&3) {
+            if matches
+                && (2..=MAX_NETWORK_LEN as i64).contains(&n)
+                && uses.get(dst.0 as usize) == Some(&3)
+            {
                 let (sort, stat) = (it.next().unwrap(), it.next().unwrap());
-                if let Some(stmts) = network_median(func, n as usize, [s.clone(), sort.clone(), stat.clone()]) {
+                if let Some(stmts) =
+                    network_median(func, n as usize, [s.clone(), sort.clone(), stat.clone()])
+                {
                     out.extend(stmts);
                 } else {
                     out.extend([s, sort, stat]);
@@ -92,10 +108,19 @@ fn expand_block(func: &mut Func, uses: &[usize], stmts: Vec<Stmt>) -> Vec<Stmt> 
 /// The statements replacing `original` (`Fill`, `Sort`, `Sorted { Median }`), or `None` when the
 /// element is not an f64 expression.
 fn network_median(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<Stmt>> {
-    let Stmt::Fill { dst, index, elem, .. } = &original[0] else { return None };
-    let Stmt::Sorted { dst: result, .. } = &original[2] else { return None };
-    if !matches!(func.arrays.get(dst.0 as usize).map(|a| &a.kind), Some(ArrKind::Scratch { elem: Ty::F64 }))
-        || elem.ty(func) != Ty::F64
+    let Stmt::Fill {
+        dst, index, elem, ..
+    } = &original[0]
+    else {
+        return None;
+    };
+    let Stmt::Sorted { dst: result, .. } = &original[2] else {
+        return None;
+    };
+    if !matches!(
+        func.arrays.get(dst.0 as usize).map(|a| &a.kind),
+        Some(ArrKind::Scratch { elem: Ty::F64 })
+    ) || elem.ty(func) != Ty::F64
         || func.var_ty(*result) != Ty::F64
     {
         return None;
@@ -119,8 +144,14 @@ fn network_median(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<
     let mut fast = Vec::new();
     for (i, j) in batcher_pairs(n) {
         let lt = || Expr::Cmp(CmpOp::Lt, var(v[j]).boxed(), var(v[i]).boxed());
-        fast.push(Stmt::Assign(tmp, Expr::Select(lt().boxed(), var(v[j]).boxed(), var(v[i]).boxed())));
-        fast.push(Stmt::Assign(v[j], Expr::Select(lt().boxed(), var(v[i]).boxed(), var(v[j]).boxed())));
+        fast.push(Stmt::Assign(
+            tmp,
+            Expr::Select(lt().boxed(), var(v[j]).boxed(), var(v[i]).boxed()),
+        ));
+        fast.push(Stmt::Assign(
+            v[j],
+            Expr::Select(lt().boxed(), var(v[i]).boxed(), var(v[j]).boxed()),
+        ));
         fast.push(Stmt::Assign(v[i], var(tmp)));
     }
     if n % 2 == 1 {
@@ -132,7 +163,10 @@ fn network_median(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<
         // ndjit_rt_median's `(0.0 + a + b) / 2.0`.
         let add = |a: Expr, b: Expr| Expr::Binary(BinOp::Add, a.boxed(), b.boxed());
         let total = add(add(Expr::F64(0.0), var(v[n / 2 - 1])), var(v[n / 2]));
-        fast.push(Stmt::Assign(result, Expr::Binary(BinOp::Div, total.boxed(), Expr::F64(2.0).boxed())));
+        fast.push(Stmt::Assign(
+            result,
+            Expr::Binary(BinOp::Div, total.boxed(), Expr::F64(2.0).boxed()),
+        ));
     }
     let has_nan = Expr::Cmp(CmpOp::Ne, var(sum).boxed(), var(sum).boxed());
     out.push(Stmt::If(has_nan, original.to_vec(), fast));
@@ -154,13 +188,27 @@ fn sum_tree(v: &[Var]) -> Expr {
 fn subst(e: &Expr, index: Var, k: i64) -> Expr {
     match e {
         Expr::Var(v) if *v == index => Expr::I64(k),
-        Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Var(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => e.clone(),
+        Expr::F64(_)
+        | Expr::I64(_)
+        | Expr::Bool(_)
+        | Expr::Var(_)
+        | Expr::Param(_)
+        | Expr::IntParam(_)
+        | Expr::Len(_) => e.clone(),
         Expr::Load(a, i) => Expr::Load(*a, subst(i, index, k).boxed()),
         Expr::Unary(op, x) => Expr::Unary(*op, subst(x, index, k).boxed()),
         Expr::Cast(t, x) => Expr::Cast(*t, subst(x, index, k).boxed()),
-        Expr::Binary(op, a, b) => Expr::Binary(*op, subst(a, index, k).boxed(), subst(b, index, k).boxed()),
-        Expr::Cmp(op, a, b) => Expr::Cmp(*op, subst(a, index, k).boxed(), subst(b, index, k).boxed()),
-        Expr::Select(c, a, b) => Expr::Select(subst(c, index, k).boxed(), subst(a, index, k).boxed(), subst(b, index, k).boxed()),
+        Expr::Binary(op, a, b) => {
+            Expr::Binary(*op, subst(a, index, k).boxed(), subst(b, index, k).boxed())
+        }
+        Expr::Cmp(op, a, b) => {
+            Expr::Cmp(*op, subst(a, index, k).boxed(), subst(b, index, k).boxed())
+        }
+        Expr::Select(c, a, b) => Expr::Select(
+            subst(c, index, k).boxed(),
+            subst(a, index, k).boxed(),
+            subst(b, index, k).boxed(),
+        ),
         Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| subst(a, index, k)).collect()),
     }
 }
@@ -177,7 +225,10 @@ fn uses_of(func: &Func, a: super::Arr) -> usize {
         let mut n = 0;
         for s in stmts {
             n += match s {
-                Stmt::Store(x, ..) | Stmt::Fill { dst: x, .. } | Stmt::ArrayOp(_, x) | Stmt::Sorted { arr: x, .. } => (*x == a) as usize,
+                Stmt::Store(x, ..)
+                | Stmt::Fill { dst: x, .. }
+                | Stmt::ArrayOp(_, x)
+                | Stmt::Sorted { arr: x, .. } => (*x == a) as usize,
                 _ => 0,
             };
             super::stmt_exprs(s, |e| n += in_expr(e, a));
@@ -226,7 +277,9 @@ mod tests {
         for n in 19..=MAX_NETWORK_LEN {
             let pairs = batcher_pairs(n);
             for _ in 0..2000 {
-                let mut v: Vec<u32> = (0..n).map(|_| (rand() % 2 + if rand() % 3 == 0 { rand() % 7 } else { 0 }) as u32).collect();
+                let mut v: Vec<u32> = (0..n)
+                    .map(|_| (rand() % 2 + if rand() % 3 == 0 { rand() % 7 } else { 0 }) as u32)
+                    .collect();
                 assert!(sorts(n, &pairs, &mut v), "n = {n}");
             }
         }
@@ -241,11 +294,31 @@ mod lowering_tests {
     #[test]
     fn network_medians_equal_the_runtime_median_bit_for_bit() {
         let general = crate::Filter::compile("np.median(x)", &crate::Bindings::new()).unwrap();
-        let pool = [-0.0, 0.0, 0.0, -0.0, 1.0, -1.0, 2.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 3.0, -0.0];
+        let pool = [
+            -0.0,
+            0.0,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            2.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            3.0,
+            -0.0,
+        ];
         let mut state = 0x9E3779B97F4A7C15u64;
         for n in (2..=30).chain([49, 64, 81, 121, super::MAX_NETWORK_LEN]) {
-            let sized = crate::Filter::builder("np.median(x)").filter_size(n).compile().unwrap();
-            assert!(sized.specialized_ir().unwrap().to_string().contains("%net0"));
+            let sized = crate::Filter::builder("np.median(x)")
+                .filter_size(n)
+                .compile()
+                .unwrap();
+            assert!(sized
+                .specialized_ir()
+                .unwrap()
+                .to_string()
+                .contains("%net0"));
             for _ in 0..200 {
                 let buf: Vec<f64> = (0..n)
                     .map(|_| {
@@ -257,7 +330,10 @@ mod lowering_tests {
                     .collect();
                 let want = general.interpret(&buf).unwrap();
                 for got in [sized.interpret(&buf).unwrap(), sized.call(&buf).unwrap()] {
-                    assert!(want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan()), "n={n} {buf:?}: {want} vs {got}");
+                    assert!(
+                        want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan()),
+                        "n={n} {buf:?}: {want} vs {got}"
+                    );
                 }
             }
         }
@@ -265,9 +341,15 @@ mod lowering_tests {
 
     #[test]
     fn median_of_a_known_length_becomes_a_network() {
-        let f = crate::Filter::builder("np.median(x)").filter_size(25).compile().unwrap();
+        let f = crate::Filter::builder("np.median(x)")
+            .filter_size(25)
+            .compile()
+            .unwrap();
         let ir = f.specialized_ir().unwrap();
         let text = ir.to_string();
-        assert!(!text.starts_with("Sort(") && text.contains("%net0"), "{text}");
+        assert!(
+            !text.starts_with("Sort(") && text.contains("%net0"),
+            "{text}"
+        );
     }
 }

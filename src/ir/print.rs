@@ -66,18 +66,37 @@ fn block(s: &mut String, stmts: &[Stmt], depth: usize) -> fmt::Result {
             }
             Stmt::Break => writeln!(s, "break")?,
             Stmt::Continue => writeln!(s, "continue")?,
-            Stmt::Check { cond, err, a, b } => writeln!(s, "check {cond} else error#{} ({a}, {b})", err.0)?,
+            Stmt::Check { cond, err, a, b } => {
+                writeln!(s, "check {cond} else error#{} ({a}, {b})", err.0)?
+            }
             Stmt::Return(e) => writeln!(s, "return {e}")?,
             Stmt::Succeed => writeln!(s, "succeed")?,
-            Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
+            Stmt::Reduce {
+                dst,
+                op,
+                len,
+                index,
+                elem,
+                on_empty,
+            } => {
                 let name = reduce_name(*op);
-                write!(s, "%{} = {name} for %{} in 0..{len}: {elem}", dst.0, index.0)?;
+                write!(
+                    s,
+                    "%{} = {name} for %{} in 0..{len}: {elem}",
+                    dst.0, index.0
+                )?;
                 match on_empty {
                     Some(e) => writeln!(s, " (empty: error#{})", e.0)?,
                     None => writeln!(s)?,
                 }
             }
-            Stmt::Fill { dst, len, index, elem, keep } => {
+            Stmt::Fill {
+                dst,
+                len,
+                index,
+                elem,
+                keep,
+            } => {
                 write!(s, "@{} = fill for %{} in 0..{len}: {elem}", dst.0, index.0)?;
                 match keep {
                     Some(k) => writeln!(s, " if {k}")?,
@@ -85,7 +104,9 @@ fn block(s: &mut String, stmts: &[Stmt], depth: usize) -> fmt::Result {
                 }
             }
             Stmt::ArrayOp(op, a) => writeln!(s, "{op:?}(@{})", a.0)?,
-            Stmt::Sorted { dst, stat, arr, q } => writeln!(s, "%{} = {stat:?}(sorted @{}, q={q})", dst.0, arr.0)?,
+            Stmt::Sorted { dst, stat, arr, q } => {
+                writeln!(s, "%{} = {stat:?}(sorted @{}, q={q})", dst.0, arr.0)?
+            }
         }
     }
     Ok(())

@@ -7,7 +7,7 @@
 use super::imports::Callee;
 use super::translate::{codegen_error, Opnd, Result, Translator, MOVABLE, READONLY, TRUSTED};
 use crate::ir::eval::{self, Val};
-use crate::ir::{ArrKind, Arr, BinOp, CmpOp, Expr, Ty, UnOp, Var, BUFFER};
+use crate::ir::{Arr, ArrKind, BinOp, CmpOp, Expr, Ty, UnOp, Var, BUFFER};
 use crate::math::MathFn;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
@@ -207,7 +207,11 @@ impl Translator<'_> {
             UnOp::IsInf | UnOp::IsFinite => {
                 let abs = ins.fabs(v);
                 let inf = self.b.ins().f64const(f64::INFINITY);
-                let cc = if op == UnOp::IsInf { FloatCC::Equal } else { FloatCC::LessThan };
+                let cc = if op == UnOp::IsInf {
+                    FloatCC::Equal
+                } else {
+                    FloatCC::LessThan
+                };
                 return Opnd::Dyn(self.b.ins().fcmp(cc, abs, inf), Ty::Bool);
             }
             // Neg, Abs, BitNot and Not are handled by the caller.
@@ -219,7 +223,11 @@ impl Translator<'_> {
     fn translate_binary(&mut self, op: BinOp, a: Opnd, b: Opnd) -> Result<Opnd> {
         let ty = a.ty();
         if b.ty() != ty || !binary_accepts(op, ty) {
-            return Err(ill_typed(format_args!("{op:?} on {} and {}", ty.name(), b.ty().name())));
+            return Err(ill_typed(format_args!(
+                "{op:?} on {} and {}",
+                ty.name(),
+                b.ty().name()
+            )));
         }
         if let (Opnd::Const(x), Opnd::Const(y)) = (a, b) {
             if let Some(v) = fold_binary(op, x, y) {
@@ -248,7 +256,11 @@ impl Translator<'_> {
             // CPython's builtin min/max: `y < x ? y : x`, `y > x ? y : x`.
             // `y > x` is written `x < y`: x86-64 lowers both selects to `minsd`/`maxsd`.
             BinOp::PyMin | BinOp::PyMax => {
-                let take_y = if op == BinOp::PyMin { ins.fcmp(FloatCC::LessThan, y, x) } else { ins.fcmp(FloatCC::LessThan, x, y) };
+                let take_y = if op == BinOp::PyMin {
+                    ins.fcmp(FloatCC::LessThan, y, x)
+                } else {
+                    ins.fcmp(FloatCC::LessThan, x, y)
+                };
                 self.b.ins().select(take_y, y, x)
             }
             // Rejected by `binary_accepts`.
@@ -316,8 +328,13 @@ impl Translator<'_> {
             Opnd::Const(Val::I(-1)) => self.b.ins().iconst(types::I64, 0),
             _ => {
                 let y = self.value(b);
-                let callee = if op == BinOp::FloorDiv { Callee::IFloorDiv } else { Callee::IMod };
-                self.call(callee, &[x, y])?.ok_or_else(|| codegen_error("division shim without result"))?
+                let callee = if op == BinOp::FloorDiv {
+                    Callee::IFloorDiv
+                } else {
+                    Callee::IMod
+                };
+                self.call(callee, &[x, y])?
+                    .ok_or_else(|| codegen_error("division shim without result"))?
             }
         };
         Ok(Opnd::Dyn(r, Ty::I64))
@@ -372,7 +389,11 @@ impl Translator<'_> {
         let c = self.expr_as(c, Ty::Bool)?;
         let (a, b) = (self.expr(a)?, self.expr(b)?);
         if a.ty() != b.ty() {
-            return Err(ill_typed(format_args!("select of {} and {}", a.ty().name(), b.ty().name())));
+            return Err(ill_typed(format_args!(
+                "select of {} and {}",
+                a.ty().name(),
+                b.ty().name()
+            )));
         }
         if let Opnd::Const(c) = c {
             return Ok(if c.b() { a } else { b });
@@ -384,17 +405,34 @@ impl Translator<'_> {
     /// A math function: a call to the same `extern "C"` shim the interpreter calls.
     fn translate_call(&mut self, f: MathFn, args: &[Expr]) -> Result<Opnd> {
         if args.len() != f.arity() {
-            return Err(codegen_error(format!("{} takes {} arguments, got {}", f.name(), f.arity(), args.len())));
+            return Err(codegen_error(format!(
+                "{} takes {} arguments, got {}",
+                f.name(),
+                f.arity(),
+                args.len()
+            )));
         }
         let mut xs = Vec::with_capacity(args.len());
         for a in args {
             xs.push(self.expr_as(a, Ty::F64)?);
         }
-        if let Some(consts) = xs.iter().map(|x| if let Opnd::Const(c) = x { Some(c.f()) } else { None }).collect::<Option<Vec<f64>>>() {
+        if let Some(consts) = xs
+            .iter()
+            .map(|x| {
+                if let Opnd::Const(c) = x {
+                    Some(c.f())
+                } else {
+                    None
+                }
+            })
+            .collect::<Option<Vec<f64>>>()
+        {
             return Ok(Opnd::Const(Val::F(eval::call(f, &consts))));
         }
         let vals: Vec<Value> = xs.into_iter().map(|x| self.value(x)).collect();
-        let r = self.call(Callee::Math(f), &vals)?.ok_or_else(|| codegen_error("math shim without result"))?;
+        let r = self
+            .call(Callee::Math(f), &vals)?
+            .ok_or_else(|| codegen_error("math shim without result"))?;
         Ok(Opnd::Dyn(r, Ty::F64))
     }
 }

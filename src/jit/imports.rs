@@ -69,7 +69,8 @@ impl Callee {
         };
         let mut sig = Signature::new(call_conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-        sig.returns.extend(returns.iter().map(|&t| AbiParam::new(t)));
+        sig.returns
+            .extend(returns.iter().map(|&t| AbiParam::new(t)));
         sig
     }
 }

@@ -23,7 +23,10 @@ use crate::error::Error;
 use crate::ir::eval::Val;
 use crate::ir::{self, Ty};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, StackSlot, StackSlotData, StackSlotKind, UserFuncName, Value};
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, InstBuilder, StackSlot, StackSlotData, StackSlotKind, UserFuncName,
+    Value,
+};
 use cranelift_codegen::CodegenError;
 use cranelift_frontend::Variable;
 use cranelift_jit::JITModule;
@@ -32,7 +35,8 @@ use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 
 /// `intptr_t kernel(const double *const *rows, intptr_t n, double *out, void *user_data)`.
-pub type RowKernelFn = unsafe extern "C" fn(*const *const f64, isize, *mut f64, *mut c_void) -> isize;
+pub type RowKernelFn =
+    unsafe extern "C" fn(*const *const f64, isize, *mut f64, *mut c_void) -> isize;
 
 /// Where each buffer element of the filter comes from: tap `k` reads row `slot[k]` at column
 /// offset `col[k]` from the pixel.
@@ -81,19 +85,31 @@ impl Drop for RowKernel {
 
 impl std::fmt::Debug for RowKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RowKernel").field("entry", &(self.entry as *const u8)).finish_non_exhaustive()
+        f.debug_struct("RowKernel")
+            .field("entry", &(self.entry as *const u8))
+            .finish_non_exhaustive()
     }
 }
 
 /// Compiles a row kernel for a Func specialised to `taps.slot.len()` elements.
-pub fn compile_row_kernel(func: &ir::Func, taps: &Taps, disasm: bool) -> std::result::Result<RowKernel, Error> {
+pub fn compile_row_kernel(
+    func: &ir::Func,
+    taps: &Taps,
+    disasm: bool,
+) -> std::result::Result<RowKernel, Error> {
     if func.filter_size != Some(taps.slot.len()) || taps.col.len() != taps.slot.len() {
-        return Err(codegen_error("a row kernel needs a Func specialised to its number of taps"));
+        return Err(codegen_error(
+            "a row kernel needs a Func specialised to its number of taps",
+        ));
     }
     if taps.slot.iter().any(|&s| s as usize >= taps.slots) {
         return Err(codegen_error("a tap names a row that does not exist"));
     }
-    if taps.col.iter().any(|&c| c.checked_mul(8).and_then(|b| i32::try_from(b).ok()).is_none()) {
+    if taps.col.iter().any(|&c| {
+        c.checked_mul(8)
+            .and_then(|b| i32::try_from(b).ok())
+            .is_none()
+    }) {
         return Err(codegen_error("a tap's column offset is too large"));
     }
     let mut jit = Jit::new()?;
@@ -101,22 +117,39 @@ pub fn compile_row_kernel(func: &ir::Func, taps: &Taps, disasm: bool) -> std::re
         let mut sig = jit.module.make_signature();
         sig.params.extend([types::I64; 4].map(AbiParam::new));
         sig.returns.push(AbiParam::new(types::I64));
-        let id = jit.module.declare_anonymous_function(&sig).map_err(module_error)?;
+        let id = jit
+            .module
+            .declare_anonymous_function(&sig)
+            .map_err(module_error)?;
         jit.module.clear_context(&mut jit.ctx);
         jit.ctx.func.signature = sig;
         jit.ctx.func.name = UserFuncName::user(0, id.as_u32());
-        translate::translate_kernel(&mut jit.module, &mut jit.ctx.func, &mut jit.builder_ctx, func, taps)?;
+        translate::translate_kernel(
+            &mut jit.module,
+            &mut jit.ctx.func,
+            &mut jit.builder_ctx,
+            func,
+            taps,
+        )?;
         jit.ctx.set_disasm(disasm);
         if let Err(e) = jit.module.define_function(id, &mut jit.ctx) {
             return Err(match e {
                 ModuleError::Compilation(CodegenError::Verifier(errors)) => codegen_error(format!(
                     "Cranelift verifier rejected the row kernel:\n{}",
-                    cranelift_codegen::print_errors::pretty_verifier_error(&jit.ctx.func, None, errors)
+                    cranelift_codegen::print_errors::pretty_verifier_error(
+                        &jit.ctx.func,
+                        None,
+                        errors
+                    )
                 )),
                 e => module_error(e),
             });
         }
-        let text = if disasm { jit.ctx.compiled_code().and_then(|c| c.vcode.clone()) } else { None };
+        let text = if disasm {
+            jit.ctx.compiled_code().and_then(|c| c.vcode.clone())
+        } else {
+            None
+        };
         jit.module.clear_context(&mut jit.ctx);
         Ok((id, text))
     })();
@@ -138,7 +171,11 @@ pub fn compile_row_kernel(func: &ir::Func, taps: &Taps, disasm: bool) -> std::re
     // the host's default calling convention, which is `RowKernelFn`'s ABI on the 64-bit hosts
     // `host_isa` accepts.
     let entry = unsafe { std::mem::transmute::<*const u8, RowKernelFn>(ptr) };
-    Ok(RowKernel { module: ManuallyDrop::new(module), entry, disasm: text })
+    Ok(RowKernel {
+        module: ManuallyDrop::new(module),
+        entry,
+        disasm: text,
+    })
 }
 
 /// The kernel-specific state of a [`Translator`] building a row kernel.
@@ -162,13 +199,29 @@ pub(super) struct KernelState {
 impl<'a> Translator<'a> {
     /// The prologue, the pixel loop around the body of `func`, and the epilogue; `rows`, `n`,
     /// `out` are the entry's first three parameters (held as `buffer`, `size`, `ret`).
-    pub(super) fn translate_kernel_loop(&mut self, func: &'a ir::Func, taps: &Taps, rows: Value, n: Value, out: Value, ctx: Value) -> Result<()> {
+    pub(super) fn translate_kernel_loop(
+        &mut self,
+        func: &'a ir::Func,
+        taps: &Taps,
+        rows: Value,
+        n: Value,
+        out: Value,
+        ctx: Value,
+    ) -> Result<()> {
         let j8 = self.b.declare_var(types::I64);
         let zero = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(j8, zero);
         // The fail path returns `j8 >> 3`, so the state exists before the first branch to it.
         let latch = self.b.create_block();
-        self.kernel = Some(KernelState { bases: Vec::new(), taps: Vec::new(), j8, out, latch, table: None, sink: None });
+        self.kernel = Some(KernelState {
+            bases: Vec::new(),
+            taps: Vec::new(),
+            j8,
+            out,
+            latch,
+            table: None,
+            sink: None,
+        });
 
         // No context: nowhere to record a failure.
         let has_ctx = self.b.create_block();
@@ -184,16 +237,28 @@ impl<'a> Translator<'a> {
             let offset = i32::try_from(s * 8).map_err(|_| codegen_error("too many rows"))?;
             bases.push(self.b.ins().load(types::I64, READONLY, rows, offset));
         }
-        let tap_list: Vec<(usize, i32)> = taps.slot.iter().zip(&taps.col).map(|(&s, &c)| (s as usize, (c * 8) as i32)).collect();
+        let tap_list: Vec<(usize, i32)> = taps
+            .slot
+            .iter()
+            .zip(&taps.col)
+            .map(|(&s, &c)| (s as usize, (c * 8) as i32))
+            .collect();
         // The address table for run-time indices.
         let table = if tap_list.is_empty() {
             None
         } else {
-            let bytes = u32::try_from(tap_list.len() * 8).map_err(|_| codegen_error("too many taps"))?;
-            let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 3));
+            let bytes =
+                u32::try_from(tap_list.len() * 8).map_err(|_| codegen_error("too many taps"))?;
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                bytes,
+                3,
+            ));
             for (k, &(s, off)) in tap_list.iter().enumerate() {
                 let addr = self.b.ins().iadd_imm_s(bases[s], i64::from(off));
-                self.b.ins().stack_store(types::I64, addr, slot, (k * 8) as i32);
+                self.b
+                    .ins()
+                    .stack_store(types::I64, addr, slot, (k * 8) as i32);
             }
             Some(slot)
         };
@@ -232,11 +297,17 @@ impl<'a> Translator<'a> {
 
     /// `Load(BUFFER, i)` in a row kernel: tap `i` of the current pixel.
     pub(super) fn kernel_load(&mut self, i: Opnd) -> Result<Opnd> {
-        let k = self.kernel.as_ref().ok_or_else(|| codegen_error("not a row kernel"))?;
+        let k = self
+            .kernel
+            .as_ref()
+            .ok_or_else(|| codegen_error("not a row kernel"))?;
         let j8 = self.b.use_var(k.j8);
         let v = match i {
             Opnd::Const(Val::I(i)) => {
-                let &(s, off) = usize::try_from(i).ok().and_then(|i| k.taps.get(i)).ok_or_else(|| codegen_error("tap index out of range"))?;
+                let &(s, off) = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| k.taps.get(i))
+                    .ok_or_else(|| codegen_error("tap index out of range"))?;
                 let base = k.bases[s];
                 let addr = self.b.ins().iadd(base, j8);
                 // Valid for every pixel of the call wherever it is placed, so it may move.
@@ -251,14 +322,21 @@ impl<'a> Translator<'a> {
                 let addr = self.b.ins().iadd(tap, j8);
                 self.b.ins().load(types::F64, READONLY, addr, 0)
             }
-            _ => return Err(codegen_error("ill-typed IR: a buffer index that is not an int")),
+            _ => {
+                return Err(codegen_error(
+                    "ill-typed IR: a buffer index that is not an int",
+                ))
+            }
         };
         Ok(Opnd::Dyn(v, Ty::F64))
     }
 
     /// `Return(v)` in a row kernel: `out[j] = v`, then the next pixel.
     pub(super) fn kernel_return(&mut self, v: Value) -> Result<()> {
-        let k = self.kernel.as_ref().ok_or_else(|| codegen_error("not a row kernel"))?;
+        let k = self
+            .kernel
+            .as_ref()
+            .ok_or_else(|| codegen_error("not a row kernel"))?;
         let (out, latch) = (k.out, k.latch);
         let j8 = self.b.use_var(k.j8);
         let addr = self.b.ins().iadd(out, j8);
@@ -276,7 +354,11 @@ impl<'a> Translator<'a> {
         let slot = match self.kernel.as_ref().and_then(|k| k.sink) {
             Some(s) => s,
             None => {
-                let s = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+                let s = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    8,
+                    3,
+                ));
                 if let Some(k) = self.kernel.as_mut() {
                     k.sink = Some(s);
                 }

@@ -115,13 +115,19 @@ impl Drop for JitCode {
 
 impl std::fmt::Debug for JitCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JitCode").field("entry", &(self.entry as *const u8)).finish_non_exhaustive()
+        f.debug_struct("JitCode")
+            .field("entry", &(self.entry as *const u8))
+            .finish_non_exhaustive()
     }
 }
 
 /// Compiles `general` (valid for any `filter_size`) and optionally a body `specialized` for one
 /// filter size (`specialized.filter_size == Some(n)`) into one native function.
-pub fn compile(general: &ir::Func, specialized: Option<&ir::Func>, opts: &JitOptions) -> Result<JitCode, Error> {
+pub fn compile(
+    general: &ir::Func,
+    specialized: Option<&ir::Func>,
+    opts: &JitOptions,
+) -> Result<JitCode, Error> {
     let mut jit = Jit::new()?;
     match jit.define(general, specialized, opts) {
         Ok(defined) => jit.finish(defined),
@@ -170,17 +176,35 @@ impl Jit {
             Some(spare) => *spare,
             None => (Context::new(), FunctionBuilderContext::new()),
         };
-        Ok(Jit { module, ctx, builder_ctx })
+        Ok(Jit {
+            module,
+            ctx,
+            builder_ctx,
+        })
     }
 
     /// Translates the IR and compiles it to machine code in the module.
-    fn define(&mut self, general: &ir::Func, specialized: Option<&ir::Func>, opts: &JitOptions) -> Result<Defined, Error> {
+    fn define(
+        &mut self,
+        general: &ir::Func,
+        specialized: Option<&ir::Func>,
+        opts: &JitOptions,
+    ) -> Result<Defined, Error> {
         let sig = translate::entry_signature(&self.module, general.sig);
-        let id = self.module.declare_anonymous_function(&sig).map_err(module_error)?;
+        let id = self
+            .module
+            .declare_anonymous_function(&sig)
+            .map_err(module_error)?;
         self.module.clear_context(&mut self.ctx);
         self.ctx.func.signature = sig;
         self.ctx.func.name = UserFuncName::user(0, id.as_u32());
-        translate::translate(&mut self.module, &mut self.ctx.func, &mut self.builder_ctx, general, specialized)?;
+        translate::translate(
+            &mut self.module,
+            &mut self.ctx.func,
+            &mut self.builder_ctx,
+            general,
+            specialized,
+        )?;
 
         let clif = opts.clif_text.then(|| self.ctx.func.display().to_string());
         self.ctx.set_disasm(opts.disasm);
@@ -188,12 +212,20 @@ impl Jit {
             return Err(match e {
                 ModuleError::Compilation(CodegenError::Verifier(errors)) => codegen_error(format!(
                     "Cranelift verifier rejected the generated code:\n{}",
-                    cranelift_codegen::print_errors::pretty_verifier_error(&self.ctx.func, None, errors)
+                    cranelift_codegen::print_errors::pretty_verifier_error(
+                        &self.ctx.func,
+                        None,
+                        errors
+                    )
                 )),
                 e => module_error(e),
             });
         }
-        let disasm = if opts.disasm { self.ctx.compiled_code().and_then(|c| c.vcode.clone()) } else { None };
+        let disasm = if opts.disasm {
+            self.ctx.compiled_code().and_then(|c| c.vcode.clone())
+        } else {
+            None
+        };
         self.module.clear_context(&mut self.ctx);
         Ok(Defined { id, clif, disasm })
     }
@@ -212,12 +244,21 @@ impl Jit {
         // ABI of `FilterFn` on the 64-bit hosts `host_isa` accepts. A code address becomes a
         // function pointer only through a transmute; it is to an `extern "C"` type.
         let entry = unsafe { std::mem::transmute::<*const u8, FilterFn>(ptr) };
-        Ok(JitCode { module: ManuallyDrop::new(module), entry, clif: defined.clif, disasm: defined.disasm })
+        Ok(JitCode {
+            module: ManuallyDrop::new(module),
+            entry,
+            clif: defined.clif,
+            disasm: defined.disasm,
+        })
     }
 
     /// Returns the contexts to the thread's spare and hands over the module.
     fn finish_module(self) -> JITModule {
-        let Jit { module, ctx, builder_ctx } = self;
+        let Jit {
+            module,
+            ctx,
+            builder_ctx,
+        } = self;
         SPARE.with(|s| s.set(Some(Box::new((ctx, builder_ctx)))));
         module
     }
@@ -237,12 +278,18 @@ fn module_error(e: ModuleError) -> Error {
 /// The host ISA with ndjit's settings, built once per process.
 fn host_isa() -> Result<OwnedTargetIsa, Error> {
     static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
-    ISA.get_or_init(build_host_isa).clone().map_err(codegen_error)
+    ISA.get_or_init(build_host_isa)
+        .clone()
+        .map_err(codegen_error)
 }
 
 fn build_host_isa() -> Result<OwnedTargetIsa, String> {
     let mut flags = settings::builder();
-    let verifier = if cfg!(debug_assertions) { "true" } else { "false" };
+    let verifier = if cfg!(debug_assertions) {
+        "true"
+    } else {
+        "false"
+    };
     for (name, value) in [
         ("opt_level", "speed"),
         // The verifier is ~30% of compile time: debug builds only.
@@ -257,7 +304,9 @@ fn build_host_isa() -> Result<OwnedTargetIsa, String> {
         ("enable_probestack", "true"),
         ("probestack_strategy", "inline"),
     ] {
-        flags.set(name, value).map_err(|e| format!("Cranelift setting {name}={value}: {e}"))?;
+        flags
+            .set(name, value)
+            .map_err(|e| format!("Cranelift setting {name}={value}: {e}"))?;
     }
     let isa = cranelift_native::builder()
         .map_err(|e| format!("this host is not supported by Cranelift: {e}"))?

@@ -47,7 +47,9 @@ impl Translator<'_> {
         self.expect_var(index, Ty::I64)?;
         let n = self.count(len)?;
         if op.needs_nonempty() {
-            let site = on_empty.ok_or_else(|| codegen_error(format!("{op:?} without an on_empty error")))?.0;
+            let site = on_empty
+                .ok_or_else(|| codegen_error(format!("{op:?} without an on_empty error")))?
+                .0;
             match n {
                 Opnd::Const(c) if c.i() == 0 => {
                     let zero = self.zero(Ty::I64);
@@ -58,7 +60,12 @@ impl Translator<'_> {
                 _ => {
                     let n = self.value(n);
                     let nonempty = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, n, 0);
-                    self.branch_to_fail(nonempty, site, |t| Ok((t.zero(Ty::I64), t.zero(Ty::I64))), false)?;
+                    self.branch_to_fail(
+                        nonempty,
+                        site,
+                        |t| Ok((t.zero(Ty::I64), t.zero(Ty::I64))),
+                        false,
+                    )?;
                 }
             }
         }
@@ -113,7 +120,13 @@ impl Translator<'_> {
 
     /// A fill of the output array: elements `0..len` (a check proved `len` is its length), each
     /// written right after it is computed, as the interpreter does (so `oline /= k` works in place).
-    fn fill_output(&mut self, len: &Expr, index: Var, elem: &Expr, keep: Option<&Expr>) -> Result<bool> {
+    fn fill_output(
+        &mut self,
+        len: &Expr,
+        index: Var,
+        elem: &Expr,
+        keep: Option<&Expr>,
+    ) -> Result<bool> {
         if keep.is_some() {
             return Err(codegen_error("a fill of the output array cannot filter"));
         }
@@ -139,7 +152,12 @@ impl Translator<'_> {
     fn expect_var(&self, v: Var, ty: Ty) -> Result<()> {
         let actual = self.var_ty(v)?;
         if actual != ty {
-            return Err(codegen_error(format!("ill-typed IR: variable {} is {}, expected {}", v.0, actual.name(), ty.name())));
+            return Err(codegen_error(format!(
+                "ill-typed IR: variable {} is {}, expected {}",
+                v.0,
+                actual.name(),
+                ty.name()
+            )));
         }
         Ok(())
     }
@@ -162,7 +180,8 @@ impl Translator<'_> {
     fn unrolled_len(&self, n: Opnd, nodes: usize) -> Option<i64> {
         match n {
             Opnd::Const(Val::I(k))
-                if k <= UNROLL_MAX_LEN && (k as usize).saturating_mul(nodes) <= UNROLL_MAX_NODES =>
+                if k <= UNROLL_MAX_LEN
+                    && (k as usize).saturating_mul(nodes) <= UNROLL_MAX_NODES =>
             {
                 Some(k)
             }
@@ -172,7 +191,12 @@ impl Translator<'_> {
 
     /// Runs `f` with the IR variable `index` bound to `i`: as a compile-time constant in unrolled
     /// code, else by defining the variable.
-    fn with_index<R>(&mut self, index: Var, i: Index, f: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+    fn with_index<R>(
+        &mut self,
+        index: Var,
+        i: Index,
+        f: impl FnOnce(&mut Self) -> Result<R>,
+    ) -> Result<R> {
         let slot = index.0 as usize;
         match i {
             Index::Const(k) => self.consts[slot] = Some(Val::I(k)),
@@ -214,7 +238,9 @@ impl Translator<'_> {
         let i = self.b.append_block_param(body_block, types::I64);
         let exit = self.b.create_block();
         let enter = self.b.ins().icmp(IntCC::SignedLessThan, start, end);
-        self.b.ins().brif(enter, body_block, &[BlockArg::Value(start)], exit, &[]);
+        self.b
+            .ins()
+            .brif(enter, body_block, &[BlockArg::Value(start)], exit, &[]);
         // The body block is not sealed until its back edge exists.
         self.b.switch_to_block(body_block);
         self.loop_depth += 1;
@@ -222,7 +248,9 @@ impl Translator<'_> {
         self.loop_depth -= 1;
         let next = self.b.ins().iadd_imm_s(i, step);
         let more = self.b.ins().icmp(IntCC::SignedLessThan, next, end);
-        self.b.ins().brif(more, body_block, &[BlockArg::Value(next)], exit, &[]);
+        self.b
+            .ins()
+            .brif(more, body_block, &[BlockArg::Value(next)], exit, &[]);
         // Both predecessors of the body (guard, back edge) and of the exit are known now.
         self.b.seal_block(body_block);
         self.b.seal_block(exit);
@@ -233,7 +261,14 @@ impl Translator<'_> {
     // ---------------------------------------------------------------------------------------------
     // Reductions
 
-    fn reduce_unrolled(&mut self, op: ReduceOp, k: i64, index: Var, elem: &Expr, elem_ty: Ty) -> Result<Value> {
+    fn reduce_unrolled(
+        &mut self,
+        op: ReduceOp,
+        k: i64,
+        index: Var,
+        elem: &Expr,
+        elem_ty: Ty,
+    ) -> Result<Value> {
         if op == ReduceOp::Sum {
             let r = self.sum_unrolled(k, index, elem)?;
             self.leave_index(index, k);
@@ -252,22 +287,39 @@ impl Translator<'_> {
                 }
             });
             // Row kernels: keep the loads of a long fold from all being issued first.
-            if let (Some((r, arg)), true) = (acc, self.kernel.is_some() && i % 8 == 7 && i + 1 < k) {
+            if let (Some((r, arg)), true) = (acc, self.kernel.is_some() && i % 8 == 7 && i + 1 < k)
+            {
                 acc = Some(self.kernel_barrier(r, arg));
             }
         }
         self.leave_index(index, k);
         Ok(match acc {
-            Some((r, arg)) => if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) { arg } else { r },
+            Some((r, arg)) => {
+                if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) {
+                    arg
+                } else {
+                    r
+                }
+            }
             None => self.fold_empty(op),
         })
     }
 
-    fn reduce_loop(&mut self, op: ReduceOp, n: Value, index: Var, elem: &Expr, elem_ty: Ty) -> Result<Value> {
+    fn reduce_loop(
+        &mut self,
+        op: ReduceOp,
+        n: Value,
+        index: Var,
+        elem: &Expr,
+        elem_ty: Ty,
+    ) -> Result<Value> {
         if op == ReduceOp::Sum {
             return self.sum_dynamic(n, index, elem);
         }
-        let (acc_var, arg_var) = (self.b.declare_var(super::translate::clif_ty(fold_ty(op))), self.b.declare_var(types::I64));
+        let (acc_var, arg_var) = (
+            self.b.declare_var(super::translate::clif_ty(fold_ty(op))),
+            self.b.declare_var(types::I64),
+        );
         // Min/Max/ArgMin/ArgMax start from element 0 (the length was checked non-zero); the
         // others from their identity.
         let start = if op.needs_nonempty() {
@@ -304,7 +356,9 @@ impl Translator<'_> {
     fn fold_empty(&mut self, op: ReduceOp) -> Value {
         let v = match op {
             ReduceOp::Prod => Val::F(1.0),
-            ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => Val::F(0.0),
+            ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => {
+                Val::F(0.0)
+            }
             ReduceOp::Any => Val::B(false),
             ReduceOp::All => Val::B(true),
             ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
@@ -315,12 +369,22 @@ impl Translator<'_> {
     /// The fold state after element 0: `(accumulator, argument index)`.
     fn fold_first(&mut self, op: ReduceOp, v: Value) -> (Value, Value) {
         let zero = self.zero(Ty::I64);
-        let acc = if op == ReduceOp::Count { self.b.ins().uextend(types::I64, v) } else { v };
+        let acc = if op == ReduceOp::Count {
+            self.b.ins().uextend(types::I64, v)
+        } else {
+            v
+        };
         (acc, zero)
     }
 
     /// One fold step with element `v` at index `i`.
-    fn fold_step(&mut self, op: ReduceOp, acc: (Value, Value), v: Value, i: Value) -> (Value, Value) {
+    fn fold_step(
+        &mut self,
+        op: ReduceOp,
+        acc: (Value, Value),
+        v: Value,
+        i: Value,
+    ) -> (Value, Value) {
         let (a, arg) = acc;
         let ins = self.b.ins();
         let a = match op {
@@ -332,7 +396,11 @@ impl Translator<'_> {
             // CPython's builtin over an iterable: `if v < acc: acc = v` (`>` for max).
             // `v > acc` is written `acc < v`: x86-64 lowers both selects to `minsd`/`maxsd`.
             ReduceOp::PyMin | ReduceOp::PyMax => {
-                let take = if op == ReduceOp::PyMin { ins.fcmp(FloatCC::LessThan, v, a) } else { ins.fcmp(FloatCC::LessThan, a, v) };
+                let take = if op == ReduceOp::PyMin {
+                    ins.fcmp(FloatCC::LessThan, v, a)
+                } else {
+                    ins.fcmp(FloatCC::LessThan, a, v)
+                };
                 self.b.ins().select(take, v, a)
             }
             ReduceOp::Any => ins.bor(a, v),
@@ -348,8 +416,19 @@ impl Translator<'_> {
 
     /// NumPy's argmin/argmax: the first NaN wins, else the first extreme value. Branch-free: take
     /// `v` when it is NaN or strictly better, unless the best so far is already a NaN.
-    fn arg_step(&mut self, op: ReduceOp, best: Value, arg: Value, v: Value, i: Value) -> (Value, Value) {
-        let cc = if op == ReduceOp::ArgMin { FloatCC::UnorderedOrLessThan } else { FloatCC::UnorderedOrGreaterThan };
+    fn arg_step(
+        &mut self,
+        op: ReduceOp,
+        best: Value,
+        arg: Value,
+        v: Value,
+        i: Value,
+    ) -> (Value, Value) {
+        let cc = if op == ReduceOp::ArgMin {
+            FloatCC::UnorderedOrLessThan
+        } else {
+            FloatCC::UnorderedOrGreaterThan
+        };
         let better = self.b.ins().fcmp(cc, v, best);
         let best_is_number = self.b.ins().fcmp(FloatCC::Ordered, best, best);
         let take = self.b.ins().band(better, best_is_number);
@@ -373,7 +452,13 @@ impl Translator<'_> {
 
     /// `runtime::pairwise_block` of elements `start..start + len` (1 ≤ len ≤ 128). Where the
     /// runtime starts a sum at -0.0, this starts at the first element: `-0.0 + x == x`.
-    fn pairwise_block_unrolled(&mut self, start: i64, len: i64, index: Var, elem: &Expr) -> Result<Value> {
+    fn pairwise_block_unrolled(
+        &mut self,
+        start: i64,
+        len: i64,
+        index: Var,
+        elem: &Expr,
+    ) -> Result<Value> {
         let at = |t: &mut Self, p: i64| t.elem_at(index, Index::Const(start + p), elem, Ty::F64);
         let mut res = None;
         let mut tail = 0;
@@ -437,12 +522,15 @@ impl Translator<'_> {
                 ptr
             }
         };
-        self.call(Callee::PairwiseSum, &[ptr, n])?.ok_or_else(|| codegen_error("sum routine without result"))
+        self.call(Callee::PairwiseSum, &[ptr, n])?
+            .ok_or_else(|| codegen_error("sum routine without result"))
     }
 
     /// The base address of `a` when `elem` is `a[index]` for an f64 array `a`.
     fn plain_f64_array(&mut self, elem: &Expr, index: Var) -> Result<Option<Value>> {
-        let Expr::Load(a, i) = elem else { return Ok(None) };
+        let Expr::Load(a, i) = elem else {
+            return Ok(None);
+        };
         if **i != Expr::Var(index) {
             return Ok(None);
         }
@@ -485,7 +573,9 @@ impl Translator<'_> {
     fn runtime_scratch(&mut self, slot: u32, n: Value) -> Result<Value> {
         // The slot is a u32 passed in an i32 register; the bits are what matter.
         let slot = self.b.ins().iconst(types::I32, i64::from(slot as i32));
-        let ptr = self.call(Callee::Scratch, &[slot, n])?.ok_or_else(|| codegen_error("scratch routine without result"))?;
+        let ptr = self
+            .call(Callee::Scratch, &[slot, n])?
+            .ok_or_else(|| codegen_error("scratch routine without result"))?;
         // Site 1 is reserved by the lowering for "out of scratch memory"; a = the size asked for.
         self.branch_to_fail(ptr, 1, |t| Ok((n, t.zero(Ty::I64))), false)?;
         Ok(ptr)
@@ -505,7 +595,11 @@ impl Translator<'_> {
         }
         self.stack_bytes += bytes;
         // Align 8 (2^3): the elements are f64/i64.
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 3));
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            bytes,
+            3,
+        ));
         self.stack_slots.insert(dst.0, (slot, k));
         Some(slot)
     }
@@ -514,14 +608,25 @@ impl Translator<'_> {
     /// stored at the current count and the count advances by `keep` (branch-free: a rejected
     /// element is overwritten by the next one, and the count never passes `i`, so stores stay
     /// inside the `k` elements).
-    fn fill_unrolled(&mut self, ptr: Value, k: i64, index: Var, elem: &Expr, keep: Option<&Expr>) -> Result<Value> {
+    fn fill_unrolled(
+        &mut self,
+        ptr: Value,
+        k: i64,
+        index: Var,
+        elem: &Expr,
+        keep: Option<&Expr>,
+    ) -> Result<Value> {
         let mut count = Opnd::Const(Val::I(0));
         for i in 0..k {
             let (v, kept) = self.with_index(index, Index::Const(i), |t| {
                 let kept = keep.map(|e| t.expr_as(e, Ty::Bool)).transpose()?;
                 Ok((t.expr(elem)?, kept))
             })?;
-            let at = if keep.is_some() { count } else { Opnd::Const(Val::I(i)) };
+            let at = if keep.is_some() {
+                count
+            } else {
+                Opnd::Const(Val::I(i))
+            };
             count = match kept {
                 None => Opnd::Const(Val::I(i + 1)),
                 Some(Opnd::Const(c)) if !c.b() => continue,
@@ -552,7 +657,14 @@ impl Translator<'_> {
     }
 
     /// A fill loop; returns the number of elements kept.
-    fn fill_loop(&mut self, ptr: Value, n: Value, index: Var, elem: &Expr, keep: Option<&Expr>) -> Result<Value> {
+    fn fill_loop(
+        &mut self,
+        ptr: Value,
+        n: Value,
+        index: Var,
+        elem: &Expr,
+        keep: Option<&Expr>,
+    ) -> Result<Value> {
         let Some(keep) = keep else {
             let zero = self.zero(Ty::I64);
             self.counted_loop(zero, n, 1, |t, i| {

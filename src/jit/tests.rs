@@ -4,8 +4,8 @@ use super::{compile, JitCode, JitOptions};
 use crate::error::Span;
 use crate::interp;
 use crate::ir::{
-    ArrDecl, ArrKind, Arr, BinOp, Exception, CmpOp, ErrorId, ErrorSite, Expr, Func, ReduceOp, SortedStat, Stmt, Ty, UnOp, Var,
-    VarDecl, ArrayOp, BUFFER,
+    Arr, ArrDecl, ArrKind, ArrayOp, BinOp, CmpOp, ErrorId, ErrorSite, Exception, Expr, Func,
+    ReduceOp, SortedStat, Stmt, Ty, UnOp, Var, VarDecl, BUFFER,
 };
 use crate::math::MathFn;
 use crate::runtime::{ArrayRef, Failure, RawContext};
@@ -18,14 +18,36 @@ const E_CHECK: ErrorId = ErrorId(2);
 const E_EMPTY: ErrorId = ErrorId(3);
 
 fn func(vars: &[Ty], scratch: &[ArrKind], body: Vec<Stmt>) -> Func {
-    let mut arrays = vec![ArrDecl { kind: ArrKind::Buffer, name: "x".into() }];
-    arrays.extend(scratch.iter().enumerate().map(|(i, k)| ArrDecl { kind: k.clone(), name: format!("a{}", i + 1) }));
-    let site = |m: &str| ErrorSite { message: m.into(), span: Span::default(), exception: Exception::ValueError };
+    let mut arrays = vec![ArrDecl {
+        kind: ArrKind::Buffer,
+        name: "x".into(),
+    }];
+    arrays.extend(scratch.iter().enumerate().map(|(i, k)| ArrDecl {
+        kind: k.clone(),
+        name: format!("a{}", i + 1),
+    }));
+    let site = |m: &str| ErrorSite {
+        message: m.into(),
+        span: Span::default(),
+        exception: Exception::ValueError,
+    };
     Func {
-        vars: vars.iter().enumerate().map(|(i, &ty)| VarDecl { ty, name: format!("v{i}") }).collect(),
+        vars: vars
+            .iter()
+            .enumerate()
+            .map(|(i, &ty)| VarDecl {
+                ty,
+                name: format!("v{i}"),
+            })
+            .collect(),
         arrays,
         body,
-        errors: vec![site("invalid arguments"), site("out of scratch memory"), site("check {a} {b}"), site("empty")],
+        errors: vec![
+            site("invalid arguments"),
+            site("out of scratch memory"),
+            site("check {a} {b}"),
+            site("empty"),
+        ],
         filter_size: None,
         sig: crate::ir::Sig::Filter,
     }
@@ -34,7 +56,10 @@ fn func(vars: &[Ty], scratch: &[ArrKind], body: Vec<Stmt>) -> Func {
 /// The same Func lowered for a known size: the interpreter and the JIT both read `Len(BUFFER)`
 /// as `n` then.
 fn specialise(f: &Func, n: usize) -> Func {
-    Func { filter_size: Some(n), ..f.clone() }
+    Func {
+        filter_size: Some(n),
+        ..f.clone()
+    }
 }
 
 fn v(i: u32) -> Expr {
@@ -75,11 +100,23 @@ fn ret(e: Expr) -> Stmt {
 }
 /// `check len(x) > k` so that `x[0..=k]` may be read.
 fn need(k: i64) -> Stmt {
-    Stmt::Check { cond: cmp(CmpOp::Gt, len(BUFFER), int(k)), err: E_CHECK, a: len(BUFFER), b: int(k) }
+    Stmt::Check {
+        cond: cmp(CmpOp::Gt, len(BUFFER), int(k)),
+        err: E_CHECK,
+        a: len(BUFFER),
+        b: int(k),
+    }
 }
 fn reduce(dst: u32, op: ReduceOp, n: Expr, index: u32, elem: Expr) -> Stmt {
     let on_empty = op.needs_nonempty().then_some(E_EMPTY);
-    Stmt::Reduce { dst: Var(dst), op, len: n, index: Var(index), elem, on_empty }
+    Stmt::Reduce {
+        dst: Var(dst),
+        op,
+        len: n,
+        index: Var(index),
+        elem,
+        on_empty,
+    }
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -122,7 +159,9 @@ impl Rng {
         }
     }
     fn buffer(&mut self, n: usize, special: bool) -> Vec<f64> {
-        (0..n).map(|_| if special { self.value() } else { self.finite() }).collect()
+        (0..n)
+            .map(|_| if special { self.value() } else { self.finite() })
+            .collect()
     }
 }
 
@@ -139,22 +178,42 @@ struct Bound {
 
 impl Bound {
     fn new(scalars: Vec<f64>, ints: Vec<i64>, arrays: Vec<Vec<f64>>) -> Bound {
-        let refs = arrays.iter().map(|a| ArrayRef { ptr: a.as_ptr(), len: a.len() as i64 }).collect();
-        Bound { scalars, ints, arrays, refs }
+        let refs = arrays
+            .iter()
+            .map(|a| ArrayRef {
+                ptr: a.as_ptr(),
+                len: a.len() as i64,
+            })
+            .collect();
+        Bound {
+            scalars,
+            ints,
+            arrays,
+            refs,
+        }
     }
     fn none() -> Bound {
         Bound::new(vec![], vec![], vec![])
     }
     fn context(&self) -> RawContext {
         let _ = &self.arrays;
-        RawContext::new(self.scalars.as_ptr(), self.ints.as_ptr(), self.refs.as_ptr())
+        RawContext::new(
+            self.scalars.as_ptr(),
+            self.ints.as_ptr(),
+            self.refs.as_ptr(),
+        )
     }
 }
 
 fn call(code: &JitCode, buf: &[f64], ctx: &RawContext) -> (i32, f64) {
     let mut out = 0.0;
     let rc = unsafe {
-        (code.entry())(buf.as_ptr() as *mut f64, buf.len() as isize, &mut out, ctx as *const RawContext as *mut c_void)
+        (code.entry())(
+            buf.as_ptr() as *mut f64,
+            buf.len() as isize,
+            &mut out,
+            ctx as *const RawContext as *mut c_void,
+        )
     };
     (rc, out)
 }
@@ -165,7 +224,14 @@ fn same(a: f64, b: f64) -> bool {
 
 /// Runs `buf` through the interpreter (the specialised Func when the size matches) and the JIT,
 /// and asserts the same outcome: the same bits, or the same recorded failure.
-fn agree(code: &JitCode, general: &Func, spec: Option<&Func>, bound: &Bound, buf: &[f64], what: &str) {
+fn agree(
+    code: &JitCode,
+    general: &Func,
+    spec: Option<&Func>,
+    bound: &Bound,
+    buf: &[f64],
+    what: &str,
+) {
     let ctx = bound.context();
     let func = match spec {
         Some(s) if s.filter_size == Some(buf.len()) => s,
@@ -178,12 +244,23 @@ fn agree(code: &JitCode, general: &Func, spec: Option<&Func>, bound: &Bound, buf
     let failure = ctx.failure();
     match expected {
         Ok(e) => {
-            assert_eq!(rc, 1, "{what}: JIT failed ({failure:?}) where the interpreter gave {e} on {buf:?}");
-            assert!(same(e, out), "{what}: interpreter {e:?} ({:#x}) vs JIT {out:?} ({:#x}) on {buf:?}", e.to_bits(), out.to_bits());
+            assert_eq!(
+                rc, 1,
+                "{what}: JIT failed ({failure:?}) where the interpreter gave {e} on {buf:?}"
+            );
+            assert!(
+                same(e, out),
+                "{what}: interpreter {e:?} ({:#x}) vs JIT {out:?} ({:#x}) on {buf:?}",
+                e.to_bits(),
+                out.to_bits()
+            );
         }
         Err(()) => {
             assert_eq!(rc, 0, "{what}: JIT returned {out} where the interpreter failed with {expected_failure:?} on {buf:?}");
-            assert_eq!(failure, expected_failure, "{what}: failures differ on {buf:?}");
+            assert_eq!(
+                failure, expected_failure,
+                "{what}: failures differ on {buf:?}"
+            );
         }
     }
 }
@@ -197,7 +274,15 @@ fn jit(general: &Func, spec: Option<&Func>) -> JitCode {
 
 /// Compiles `general` alone and specialised for each size in `sizes`, and checks every buffer
 /// length in `lens` with `rounds` random buffers each.
-fn check_sizes(general: &Func, bound: &Bound, sizes: &[usize], lens: &[usize], rounds: usize, special: bool, what: &str) {
+fn check_sizes(
+    general: &Func,
+    bound: &Bound,
+    sizes: &[usize],
+    lens: &[usize],
+    rounds: usize,
+    special: bool,
+    what: &str,
+) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ what.len() as u64);
     let plain = jit(general, None);
     let specs: Vec<(Func, JitCode)> = sizes
@@ -219,7 +304,9 @@ fn check_sizes(general: &Func, bound: &Bound, sizes: &[usize], lens: &[usize], r
     }
 }
 
-const SUM_LENS: &[usize] = &[0, 1, 7, 8, 9, 15, 16, 17, 25, 127, 128, 129, 255, 256, 257, 300];
+const SUM_LENS: &[usize] = &[
+    0, 1, 7, 8, 9, 15, 16, 17, 25, 127, 128, 129, 255, 256, 257, 300,
+];
 
 // -------------------------------------------------------------------------------------------------
 // Tests
@@ -247,30 +334,73 @@ fn every_reduction_dynamic_and_unrolled() {
             Ty::I64 => cast(Ty::I64, bin(BinOp::Mul, x(v(1)), f(1e17))),
             Ty::Bool => cmp(CmpOp::Gt, x(v(1)), f(0.0)),
         };
-        let g = func(&[result_ty, Ty::I64], &[], vec![reduce(0, op, len(BUFFER), 1, elem), ret(cast(Ty::F64, v(0)))]);
+        let g = func(
+            &[result_ty, Ty::I64],
+            &[],
+            vec![
+                reduce(0, op, len(BUFFER), 1, elem),
+                ret(cast(Ty::F64, v(0))),
+            ],
+        );
         let what = format!("{op:?}");
-        check_sizes(&g, &Bound::none(), &[1, 9, 25, 300], SUM_LENS, 6, true, &what);
+        check_sizes(
+            &g,
+            &Bound::none(),
+            &[1, 9, 25, 300],
+            SUM_LENS,
+            6,
+            true,
+            &what,
+        );
         if op == ReduceOp::Sum {
             // Finite values, where every rounding shows.
-            check_sizes(&g, &Bound::none(), &[8, 9, 16, 17, 128, 129, 256], SUM_LENS, 10, false, "finite sum");
+            check_sizes(
+                &g,
+                &Bound::none(),
+                &[8, 9, 16, 17, 128, 129, 256],
+                SUM_LENS,
+                10,
+                false,
+                "finite sum",
+            );
             // An element that is not a plain load is materialised before summing.
             let scaled = bin(BinOp::Mul, x(v(1)), f(0.3));
-            let g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, op, len(BUFFER), 1, scaled), ret(v(0))]);
-            check_sizes(&g, &Bound::none(), &[9, 200, 300], SUM_LENS, 10, false, "scaled sum");
+            let g = func(
+                &[Ty::F64, Ty::I64],
+                &[],
+                vec![reduce(0, op, len(BUFFER), 1, scaled), ret(v(0))],
+            );
+            check_sizes(
+                &g,
+                &Bound::none(),
+                &[9, 200, 300],
+                SUM_LENS,
+                10,
+                false,
+                "scaled sum",
+            );
         }
     }
 }
 
 #[test]
 fn sum_matches_runtime_pairwise_sum() {
-    let g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Sum, len(BUFFER), 1, x(v(1))), ret(v(0))]);
+    let g = func(
+        &[Ty::F64, Ty::I64],
+        &[],
+        vec![reduce(0, ReduceOp::Sum, len(BUFFER), 1, x(v(1))), ret(v(0))],
+    );
     let plain = jit(&g, None);
     let mut rng = Rng(7);
     for n in 0..600 {
         let buf = rng.buffer(n, false);
         let (rc, out) = call(&plain, &buf, &Bound::none().context());
         assert_eq!(rc, 1);
-        assert_eq!(out.to_bits(), crate::runtime::pairwise_sum(&buf).to_bits(), "n = {n}");
+        assert_eq!(
+            out.to_bits(),
+            crate::runtime::pairwise_sum(&buf).to_bits(),
+            "n = {n}"
+        );
     }
 }
 
@@ -288,17 +418,36 @@ fn reduction_over_an_expression_and_a_constant_length() {
             ret(bin(BinOp::Add, v(0), cast(Ty::F64, v(2)))),
         ],
     );
-    check_sizes(&g, &Bound::none(), &[9], &[0, 3, 5, 9, 10], 10, true, "sum of squares");
+    check_sizes(
+        &g,
+        &Bound::none(),
+        &[9],
+        &[0, 3, 5, 9, 10],
+        10,
+        true,
+        "sum of squares",
+    );
 }
 
 #[test]
 fn empty_min_fails_with_on_empty() {
-    let g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Min, len(BUFFER), 1, x(v(1))), ret(v(0))]);
+    let g = func(
+        &[Ty::F64, Ty::I64],
+        &[],
+        vec![reduce(0, ReduceOp::Min, len(BUFFER), 1, x(v(1))), ret(v(0))],
+    );
     let code = jit(&g, None);
     let bound = Bound::none();
     let ctx = bound.context();
     assert_eq!(call(&code, &[], &ctx).0, 0);
-    assert_eq!(ctx.failure(), Some(Failure { site: E_EMPTY.0, a: 0, b: 0 }));
+    assert_eq!(
+        ctx.failure(),
+        Some(Failure {
+            site: E_EMPTY.0,
+            a: 0,
+            b: 0
+        })
+    );
     check_sizes(&g, &bound, &[0, 3], &[0, 3], 3, true, "empty min");
 }
 
@@ -308,20 +457,57 @@ fn fill_keep_sort_median_quantile() {
     // a2 = x * 2; sort; q = quantile(a2, p0); return med + q + len(a1)
     let g = func(
         &[Ty::F64, Ty::I64, Ty::F64],
-        &[ArrKind::Scratch { elem: Ty::F64 }, ArrKind::Scratch { elem: Ty::F64 }],
+        &[
+            ArrKind::Scratch { elem: Ty::F64 },
+            ArrKind::Scratch { elem: Ty::F64 },
+        ],
         vec![
-            Stmt::Fill { dst: Arr(1), len: len(BUFFER), index: Var(1), elem: x(v(1)), keep: Some(un(UnOp::Not, un(UnOp::IsNan, x(v(1))))) },
+            Stmt::Fill {
+                dst: Arr(1),
+                len: len(BUFFER),
+                index: Var(1),
+                elem: x(v(1)),
+                keep: Some(un(UnOp::Not, un(UnOp::IsNan, x(v(1))))),
+            },
             Stmt::ArrayOp(ArrayOp::Sort, Arr(1)),
-            Stmt::Sorted { dst: Var(0), stat: SortedStat::Median, arr: Arr(1), q: f(0.0) },
-            Stmt::Fill { dst: Arr(2), len: len(BUFFER), index: Var(1), elem: bin(BinOp::Mul, x(v(1)), f(2.0)), keep: None },
+            Stmt::Sorted {
+                dst: Var(0),
+                stat: SortedStat::Median,
+                arr: Arr(1),
+                q: f(0.0),
+            },
+            Stmt::Fill {
+                dst: Arr(2),
+                len: len(BUFFER),
+                index: Var(1),
+                elem: bin(BinOp::Mul, x(v(1)), f(2.0)),
+                keep: None,
+            },
             Stmt::ArrayOp(ArrayOp::Sort, Arr(2)),
-            Stmt::Sorted { dst: Var(2), stat: SortedStat::Quantile, arr: Arr(2), q: Expr::Param(0) },
-            ret(bin(BinOp::Add, bin(BinOp::Add, v(0), v(2)), cast(Ty::F64, len(Arr(1))))),
+            Stmt::Sorted {
+                dst: Var(2),
+                stat: SortedStat::Quantile,
+                arr: Arr(2),
+                q: Expr::Param(0),
+            },
+            ret(bin(
+                BinOp::Add,
+                bin(BinOp::Add, v(0), v(2)),
+                cast(Ty::F64, len(Arr(1))),
+            )),
         ],
     );
     for q in [0.0, 0.25, 0.5, 0.9, 1.0] {
         let bound = Bound::new(vec![q], vec![], vec![]);
-        check_sizes(&g, &bound, &[1, 9, 25, 1500], &[0, 1, 2, 8, 9, 10, 25, 1500], 8, true, "median/quantile");
+        check_sizes(
+            &g,
+            &bound,
+            &[1, 9, 25, 1500],
+            &[0, 1, 2, 8, 9, 10, 25, 1500],
+            8,
+            true,
+            "median/quantile",
+        );
     }
 }
 
@@ -330,7 +516,10 @@ fn int_and_bool_scratch_arrays() {
     // a1 (int) = int(x * 3) for x > -1; a2 (bool) = x != 0; count(a2) + sum(a1) + a1[0] if any
     let g = func(
         &[Ty::I64, Ty::I64, Ty::I64, Ty::I64],
-        &[ArrKind::Scratch { elem: Ty::I64 }, ArrKind::Scratch { elem: Ty::Bool }],
+        &[
+            ArrKind::Scratch { elem: Ty::I64 },
+            ArrKind::Scratch { elem: Ty::Bool },
+        ],
         vec![
             Stmt::Fill {
                 dst: Arr(1),
@@ -339,18 +528,47 @@ fn int_and_bool_scratch_arrays() {
                 elem: cast(Ty::I64, bin(BinOp::Mul, x(v(1)), f(3.0))),
                 keep: Some(cmp(CmpOp::Gt, x(v(1)), f(-1.0))),
             },
-            Stmt::Fill { dst: Arr(2), len: len(BUFFER), index: Var(1), elem: cast(Ty::Bool, x(v(1))), keep: None },
+            Stmt::Fill {
+                dst: Arr(2),
+                len: len(BUFFER),
+                index: Var(1),
+                elem: cast(Ty::Bool, x(v(1))),
+                keep: None,
+            },
             reduce(0, ReduceOp::Count, len(Arr(2)), 1, load(Arr(2), v(1))),
             reduce(2, ReduceOp::SumInt, len(Arr(1)), 1, load(Arr(1), v(1))),
             assign(3, int(0)),
-            Stmt::If(cmp(CmpOp::Gt, len(Arr(1)), int(0)), vec![assign(3, load(Arr(1), int(0)))], vec![]),
+            Stmt::If(
+                cmp(CmpOp::Gt, len(Arr(1)), int(0)),
+                vec![assign(3, load(Arr(1), int(0)))],
+                vec![],
+            ),
             // Overwrite a cell: a1[0] = 7 when non-empty.
-            Stmt::If(cmp(CmpOp::Gt, len(Arr(1)), int(0)), vec![Stmt::Store(Arr(1), int(0), int(7))], vec![]),
-            Stmt::If(cmp(CmpOp::Gt, len(Arr(1)), int(0)), vec![assign(3, bin(BinOp::Add, v(3), load(Arr(1), int(0))))], vec![]),
-            ret(cast(Ty::F64, bin(BinOp::Add, bin(BinOp::Add, v(0), v(2)), v(3)))),
+            Stmt::If(
+                cmp(CmpOp::Gt, len(Arr(1)), int(0)),
+                vec![Stmt::Store(Arr(1), int(0), int(7))],
+                vec![],
+            ),
+            Stmt::If(
+                cmp(CmpOp::Gt, len(Arr(1)), int(0)),
+                vec![assign(3, bin(BinOp::Add, v(3), load(Arr(1), int(0))))],
+                vec![],
+            ),
+            ret(cast(
+                Ty::F64,
+                bin(BinOp::Add, bin(BinOp::Add, v(0), v(2)), v(3)),
+            )),
         ],
     );
-    check_sizes(&g, &Bound::none(), &[0, 9, 2000], &[0, 1, 9, 30, 2000], 6, true, "int/bool scratch");
+    check_sizes(
+        &g,
+        &Bound::none(),
+        &[0, 9, 2000],
+        &[0, 1, 9, 30, 2000],
+        6,
+        true,
+        "int/bool scratch",
+    );
 }
 
 #[test]
@@ -362,17 +580,36 @@ fn loops_with_break_and_continue() {
     let body = vec![
         Stmt::If(cmp(CmpOp::Ge, v(1), len(BUFFER)), vec![Stmt::Break], vec![]),
         Stmt::If(un(UnOp::IsNan, x(v(1))), vec![Stmt::Continue], vec![]),
-        Stmt::If(cmp(CmpOp::Gt, x(v(1)), f(50.0)), vec![Stmt::Break], vec![assign(0, bin(BinOp::Add, v(0), x(v(1))))]),
+        Stmt::If(
+            cmp(CmpOp::Gt, x(v(1)), f(50.0)),
+            vec![Stmt::Break],
+            vec![assign(0, bin(BinOp::Add, v(0), x(v(1))))],
+        ),
     ];
     let g = func(
         &[Ty::F64, Ty::I64],
         &[],
         vec![
-            Stmt::Loop { body, latch: vec![assign(1, bin(BinOp::Add, v(1), int(1)))] },
-            ret(bin(BinOp::Add, bin(BinOp::Mul, v(0), f(1000.0)), cast(Ty::F64, v(1)))),
+            Stmt::Loop {
+                body,
+                latch: vec![assign(1, bin(BinOp::Add, v(1), int(1)))],
+            },
+            ret(bin(
+                BinOp::Add,
+                bin(BinOp::Mul, v(0), f(1000.0)),
+                cast(Ty::F64, v(1)),
+            )),
         ],
     );
-    check_sizes(&g, &Bound::none(), &[9], &[0, 1, 5, 9, 40], 20, true, "loop");
+    check_sizes(
+        &g,
+        &Bound::none(),
+        &[9],
+        &[0, 1, 5, 9, 40],
+        20,
+        true,
+        "loop",
+    );
 }
 
 #[test]
@@ -382,8 +619,16 @@ fn nested_loops_and_unreachable_code() {
     // returns and breaks.
     let inner = Stmt::Loop {
         body: vec![
-            Stmt::If(cmp(CmpOp::Ge, v(2), v(1)), vec![Stmt::Break, assign(0, int(-99))], vec![]),
-            Stmt::If(cmp(CmpOp::Gt, x(v(2)), x(v(1))), vec![assign(0, bin(BinOp::Add, v(0), int(1)))], vec![]),
+            Stmt::If(
+                cmp(CmpOp::Ge, v(2), v(1)),
+                vec![Stmt::Break, assign(0, int(-99))],
+                vec![],
+            ),
+            Stmt::If(
+                cmp(CmpOp::Gt, x(v(2)), x(v(1))),
+                vec![assign(0, bin(BinOp::Add, v(0), int(1)))],
+                vec![],
+            ),
         ],
         latch: vec![assign(2, bin(BinOp::Add, v(2), int(1)))],
     };
@@ -398,9 +643,22 @@ fn nested_loops_and_unreachable_code() {
     let g = func(
         &[Ty::I64, Ty::I64, Ty::I64],
         &[],
-        vec![outer, ret(cast(Ty::F64, v(0))), assign(0, int(5)), ret(f(1.0))],
+        vec![
+            outer,
+            ret(cast(Ty::F64, v(0))),
+            assign(0, int(5)),
+            ret(f(1.0)),
+        ],
     );
-    check_sizes(&g, &Bound::none(), &[9], &[0, 1, 2, 9, 30], 10, true, "nested loops");
+    check_sizes(
+        &g,
+        &Bound::none(),
+        &[9],
+        &[0, 1, 2, 9, 30],
+        10,
+        true,
+        "nested loops",
+    );
 
     // A Continue in a latch continues the enclosing loop; a Break outside any loop, and falling
     // off the end, return 0 without recording a failure.
@@ -414,9 +672,29 @@ fn nested_loops_and_unreachable_code() {
         ],
         latch: vec![assign(1, bin(BinOp::Add, v(1), int(1)))],
     };
-    let g = func(&[Ty::I64, Ty::I64], &[], vec![latch_continue, ret(cast(Ty::F64, v(0)))]);
-    check_sizes(&g, &Bound::none(), &[], &[0, 3], 2, true, "continue in latch");
-    let g = func(&[Ty::I64], &[], vec![Stmt::If(cmp(CmpOp::Gt, len(BUFFER), int(2)), vec![Stmt::Break], vec![ret(f(2.0))])]);
+    let g = func(
+        &[Ty::I64, Ty::I64],
+        &[],
+        vec![latch_continue, ret(cast(Ty::F64, v(0)))],
+    );
+    check_sizes(
+        &g,
+        &Bound::none(),
+        &[],
+        &[0, 3],
+        2,
+        true,
+        "continue in latch",
+    );
+    let g = func(
+        &[Ty::I64],
+        &[],
+        vec![Stmt::If(
+            cmp(CmpOp::Gt, len(BUFFER), int(2)),
+            vec![Stmt::Break],
+            vec![ret(f(2.0))],
+        )],
+    );
     check_sizes(&g, &Bound::none(), &[3], &[0, 3, 4], 2, true, "stray break");
 }
 
@@ -430,12 +708,26 @@ fn failed_check_is_sticky_until_reset() {
     let long = [1.0, 2.0, 3.0, 4.0, 5.0];
     assert_eq!(call(&code, &long, &ctx), (1, 4.0));
     assert_eq!(call(&code, &short, &ctx).0, 0);
-    assert_eq!(ctx.failure(), Some(Failure { site: E_CHECK.0, a: 2, b: 3 }));
+    assert_eq!(
+        ctx.failure(),
+        Some(Failure {
+            site: E_CHECK.0,
+            a: 2,
+            b: 3
+        })
+    );
     // Later calls return 0 at once, even valid ones, and the first failure is kept.
     assert_eq!(call(&code, &long, &ctx).0, 0);
     assert_eq!(call(&code, &[0.0; 9], &ctx).0, 0);
     assert_eq!(call(&code, &[], &ctx).0, 0);
-    assert_eq!(ctx.failure(), Some(Failure { site: E_CHECK.0, a: 2, b: 3 }));
+    assert_eq!(
+        ctx.failure(),
+        Some(Failure {
+            site: E_CHECK.0,
+            a: 2,
+            b: 3
+        })
+    );
     ctx.reset();
     assert_eq!(call(&code, &long, &ctx), (1, 4.0));
     check_sizes(&g, &bound, &[9], &[0, 3, 4, 9], 3, true, "check");
@@ -443,7 +735,11 @@ fn failed_check_is_sticky_until_reset() {
 
 #[test]
 fn null_and_invalid_arguments() {
-    let g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Sum, len(BUFFER), 1, x(v(1))), ret(v(0))]);
+    let g = func(
+        &[Ty::F64, Ty::I64],
+        &[],
+        vec![reduce(0, ReduceOp::Sum, len(BUFFER), 1, x(v(1))), ret(v(0))],
+    );
     let code = jit(&g, Some(&specialise(&g, 9)));
     let bound = Bound::none();
     let ctx = bound.context();
@@ -453,18 +749,45 @@ fn null_and_invalid_arguments() {
     unsafe {
         let entry = code.entry();
         // No context: 0, and nothing recorded anywhere.
-        assert_eq!(entry(buf.as_ptr() as *mut f64, 9, &mut out, std::ptr::null_mut()), 0);
+        assert_eq!(
+            entry(buf.as_ptr() as *mut f64, 9, &mut out, std::ptr::null_mut()),
+            0
+        );
         // No return slot.
-        assert_eq!(entry(buf.as_ptr() as *mut f64, 9, std::ptr::null_mut(), ctx_ptr), 0);
-        assert_eq!(ctx.failure(), Some(Failure { site: 0, a: 9, b: 0 }));
+        assert_eq!(
+            entry(buf.as_ptr() as *mut f64, 9, std::ptr::null_mut(), ctx_ptr),
+            0
+        );
+        assert_eq!(
+            ctx.failure(),
+            Some(Failure {
+                site: 0,
+                a: 9,
+                b: 0
+            })
+        );
         ctx.reset();
         // No buffer for 9 values.
         assert_eq!(entry(std::ptr::null_mut(), 9, &mut out, ctx_ptr), 0);
-        assert_eq!(ctx.failure(), Some(Failure { site: 0, a: 9, b: 0 }));
+        assert_eq!(
+            ctx.failure(),
+            Some(Failure {
+                site: 0,
+                a: 9,
+                b: 0
+            })
+        );
         ctx.reset();
         // A negative size.
         assert_eq!(entry(buf.as_ptr() as *mut f64, -4, &mut out, ctx_ptr), 0);
-        assert_eq!(ctx.failure(), Some(Failure { site: 0, a: -4, b: 0 }));
+        assert_eq!(
+            ctx.failure(),
+            Some(Failure {
+                site: 0,
+                a: -4,
+                b: 0
+            })
+        );
         ctx.reset();
         // No buffer but nothing to read: fine.
         out = 5.0;
@@ -483,12 +806,30 @@ fn bound_scalars_ints_and_arrays() {
         &[Ty::F64, Ty::I64],
         &[ArrKind::Bound(1)],
         vec![
-            Stmt::Check { cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)), err: E_CHECK, a: len(Arr(1)), b: len(BUFFER) },
-            reduce(0, ReduceOp::Sum, len(BUFFER), 1, bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1)))),
+            Stmt::Check {
+                cond: cmp(CmpOp::Eq, len(Arr(1)), len(BUFFER)),
+                err: E_CHECK,
+                a: len(Arr(1)),
+                b: len(BUFFER),
+            },
+            reduce(
+                0,
+                ReduceOp::Sum,
+                len(BUFFER),
+                1,
+                bin(BinOp::Mul, load(Arr(1), v(1)), x(v(1))),
+            ),
             ret(bin(
                 BinOp::Add,
-                bin(BinOp::Add, bin(BinOp::Mul, v(0), Expr::Param(1)), Expr::Param(0)),
-                cast(Ty::F64, bin(BinOp::Sub, Expr::IntParam(0), Expr::IntParam(1))),
+                bin(
+                    BinOp::Add,
+                    bin(BinOp::Mul, v(0), Expr::Param(1)),
+                    Expr::Param(0),
+                ),
+                cast(
+                    Ty::F64,
+                    bin(BinOp::Sub, Expr::IntParam(0), Expr::IntParam(1)),
+                ),
             )),
         ],
     );
@@ -496,7 +837,11 @@ fn bound_scalars_ints_and_arrays() {
     for n in [0usize, 1, 9, 25] {
         let mut rng = Rng(n as u64 + 1);
         let w = rng.buffer(n, false);
-        let bound = Bound::new(vec![rng.value(), rng.finite()], vec![7, -3], vec![vec![9.0], w]);
+        let bound = Bound::new(
+            vec![rng.value(), rng.finite()],
+            vec![7, -3],
+            vec![vec![9.0], w],
+        );
         check_sizes(&g, &bound, &[n, 9], &[n, n + 1], 5, true, "weights");
     }
 }
@@ -514,7 +859,20 @@ fn integer_division_modulo_shifts_and_casts() {
         exprs.push(bin(BinOp::FloorDiv, a(), int(c)));
         exprs.push(bin(BinOp::Mod, a(), int(c)));
     }
-    for op in [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::Shl, BinOp::Shr] {
+    for op in [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Min,
+        BinOp::Max,
+        BinOp::PyMin,
+        BinOp::PyMax,
+        BinOp::And,
+        BinOp::Or,
+        BinOp::Xor,
+        BinOp::Shl,
+        BinOp::Shr,
+    ] {
         exprs.push(bin(op, a(), b()));
     }
     exprs.push(un(UnOp::Neg, a()));
@@ -528,7 +886,12 @@ fn integer_division_modulo_shifts_and_casts() {
             &[],
             &[],
             vec![
-                Stmt::Check { cond: cmp(CmpOp::Ne, b(), int(0)), err: E_CHECK, a: b(), b: int(0) },
+                Stmt::Check {
+                    cond: cmp(CmpOp::Ne, b(), int(0)),
+                    err: E_CHECK,
+                    a: b(),
+                    b: int(0),
+                },
                 ret(cast(Ty::F64, e.clone())),
             ],
         );
@@ -536,15 +899,48 @@ fn integer_division_modulo_shifts_and_casts() {
         let mut rng = Rng(3);
         // i64::MIN only without division: the interpreter's shim overflows on `MIN // -1`.
         let divides = matches!(e, Expr::Binary(BinOp::FloorDiv | BinOp::Mod, ..));
-        let specials = [0, 1, -1, 2, -2, 3, -7, 7, 1 << 40, -(1 << 40), i64::MAX, i64::MIN, i64::MIN + 1, 63, 64, 65, -64];
+        let specials = [
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            3,
+            -7,
+            7,
+            1 << 40,
+            -(1 << 40),
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+            63,
+            64,
+            65,
+            -64,
+        ];
         for k in 0..400 {
             let pick = |rng: &mut Rng| {
-                let v = if k % 2 == 0 { specials[rng.below(specials.len() as u64) as usize] } else { rng.next() as i64 >> rng.below(64) };
-                if divides { v.max(i64::MIN + 1) } else { v }
+                let v = if k % 2 == 0 {
+                    specials[rng.below(specials.len() as u64) as usize]
+                } else {
+                    rng.next() as i64 >> rng.below(64)
+                };
+                if divides {
+                    v.max(i64::MIN + 1)
+                } else {
+                    v
+                }
             };
             let (p, q) = (pick(&mut rng), pick(&mut rng));
             let bound = Bound::new(vec![], vec![p, q], vec![]);
-            agree(&code, &g, None, &bound, &[], &format!("{e:?} with {p}, {q}"));
+            agree(
+                &code,
+                &g,
+                None,
+                &bound,
+                &[],
+                &format!("{e:?} with {p}, {q}"),
+            );
         }
     }
 }
@@ -554,26 +950,67 @@ fn float_operations_and_conversions() {
     let a = || x(int(0));
     let b = || x(int(1));
     let mut exprs: Vec<Expr> = Vec::new();
-    for op in [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax] {
+    for op in [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Min,
+        BinOp::Max,
+        BinOp::PyMin,
+        BinOp::PyMax,
+    ] {
         exprs.push(bin(op, a(), b()));
     }
-    for op in [UnOp::Neg, UnOp::Abs, UnOp::Sqrt, UnOp::Floor, UnOp::Ceil, UnOp::Trunc, UnOp::RoundEven] {
+    for op in [
+        UnOp::Neg,
+        UnOp::Abs,
+        UnOp::Sqrt,
+        UnOp::Floor,
+        UnOp::Ceil,
+        UnOp::Trunc,
+        UnOp::RoundEven,
+    ] {
         exprs.push(un(op, a()));
     }
     for op in [UnOp::IsNan, UnOp::IsInf, UnOp::IsFinite, UnOp::Not] {
         exprs.push(cast(Ty::F64, un(op, a())));
     }
-    for op in [CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne] {
+    for op in [
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Eq,
+        CmpOp::Ne,
+    ] {
         exprs.push(cast(Ty::F64, cmp(op, a(), b())));
         // Mixed operands compare as integers, as in eval::cmp.
-        exprs.push(cast(Ty::F64, cmp(op, cast(Ty::Bool, a()), cast(Ty::Bool, b()))));
+        exprs.push(cast(
+            Ty::F64,
+            cmp(op, cast(Ty::Bool, a()), cast(Ty::Bool, b())),
+        ));
     }
     exprs.push(cast(Ty::F64, cast(Ty::I64, a())));
     exprs.push(cast(Ty::F64, cast(Ty::Bool, a())));
-    exprs.push(Expr::Select(cmp(CmpOp::Lt, a(), b()).boxed(), a().boxed(), b().boxed()));
-    exprs.push(Expr::Select(cast(Ty::Bool, a()).boxed(), f(1.5).boxed(), b().boxed()));
-    exprs.push(cast(Ty::F64, bin(BinOp::Xor, cast(Ty::Bool, a()), cast(Ty::Bool, b()))));
-    exprs.push(cast(Ty::F64, bin(BinOp::PyMax, cast(Ty::Bool, a()), cast(Ty::Bool, b()))));
+    exprs.push(Expr::Select(
+        cmp(CmpOp::Lt, a(), b()).boxed(),
+        a().boxed(),
+        b().boxed(),
+    ));
+    exprs.push(Expr::Select(
+        cast(Ty::Bool, a()).boxed(),
+        f(1.5).boxed(),
+        b().boxed(),
+    ));
+    exprs.push(cast(
+        Ty::F64,
+        bin(BinOp::Xor, cast(Ty::Bool, a()), cast(Ty::Bool, b())),
+    ));
+    exprs.push(cast(
+        Ty::F64,
+        bin(BinOp::PyMax, cast(Ty::Bool, a()), cast(Ty::Bool, b())),
+    ));
     exprs.push(cast(Ty::F64, un(UnOp::BitNot, cast(Ty::Bool, a()))));
     // Constant folding at compile time goes through eval too.
     exprs.push(bin(BinOp::Add, f(0.1), f(0.2)));
@@ -586,11 +1023,41 @@ fn float_operations_and_conversions() {
         let spec = specialise(&g, 2);
         for _ in 0..300 {
             let buf = rng.buffer(2, true);
-            agree(&code, &g, Some(&spec), &Bound::none(), &buf, &format!("{e:?}"));
+            agree(
+                &code,
+                &g,
+                Some(&spec),
+                &Bound::none(),
+                &buf,
+                &format!("{e:?}"),
+            );
         }
-        for (p, q) in [(0.0, -0.0), (-0.0, 0.0), (f64::NAN, 1.0), (1.0, f64::NAN), (2.5, 0.0), (-2.5, 1.0), (0.5, 3.0), (1e300, 1e-300)] {
-            agree(&code, &g, Some(&spec), &Bound::none(), &[p, q], &format!("{e:?}"));
-            agree(&code, &g, Some(&spec), &Bound::none(), &[p, q, 1.0], &format!("{e:?}"));
+        for (p, q) in [
+            (0.0, -0.0),
+            (-0.0, 0.0),
+            (f64::NAN, 1.0),
+            (1.0, f64::NAN),
+            (2.5, 0.0),
+            (-2.5, 1.0),
+            (0.5, 3.0),
+            (1e300, 1e-300),
+        ] {
+            agree(
+                &code,
+                &g,
+                Some(&spec),
+                &Bound::none(),
+                &[p, q],
+                &format!("{e:?}"),
+            );
+            agree(
+                &code,
+                &g,
+                Some(&spec),
+                &Bound::none(),
+                &[p, q, 1.0],
+                &format!("{e:?}"),
+            );
         }
     }
 }
@@ -631,17 +1098,41 @@ fn specialised_body_runs_only_for_its_size() {
             need(0),
             assign(2, bin(BinOp::FloorDiv, len(BUFFER), int(2))),
             reduce(0, ReduceOp::Sum, len(BUFFER), 1, x(v(1))),
-            ret(bin(BinOp::Sub, x(v(2)), bin(BinOp::Div, v(0), cast(Ty::F64, len(BUFFER))))),
+            ret(bin(
+                BinOp::Sub,
+                x(v(2)),
+                bin(BinOp::Div, v(0), cast(Ty::F64, len(BUFFER))),
+            )),
         ],
     );
-    check_sizes(&g, &bound, &[9], &[0, 1, 9, 10], 20, true, "centre minus mean");
+    check_sizes(
+        &g,
+        &bound,
+        &[9],
+        &[0, 1, 9, 10],
+        20,
+        true,
+        "centre minus mean",
+    );
 }
 
 #[test]
 fn options_keep_clif_and_disassembly() {
-    let g = func(&[Ty::F64, Ty::I64], &[], vec![reduce(0, ReduceOp::Max, len(BUFFER), 1, x(v(1))), ret(v(0))]);
+    let g = func(
+        &[Ty::F64, Ty::I64],
+        &[],
+        vec![reduce(0, ReduceOp::Max, len(BUFFER), 1, x(v(1))), ret(v(0))],
+    );
     let spec = specialise(&g, 9);
-    let code = compile(&g, Some(&spec), &JitOptions { clif_text: true, disasm: true }).unwrap();
+    let code = compile(
+        &g,
+        Some(&spec),
+        &JitOptions {
+            clif_text: true,
+            disasm: true,
+        },
+    )
+    .unwrap();
     let clif = code.clif().expect("clif text");
     assert!(clif.contains("fmax"), "{clif}");
     assert!(code.disasm().is_some_and(|d| !d.is_empty()));
@@ -656,26 +1147,50 @@ fn ill_typed_ir_is_an_error_not_a_panic() {
     let bad = [
         func(&[Ty::I64], &[], vec![assign(0, f(1.0)), ret(f(0.0))]),
         func(&[], &[], vec![ret(bin(BinOp::Add, f(1.0), int(1)))]),
-        func(&[], &[], vec![ret(bin(BinOp::Div, int(1), Expr::IntParam(0)))]),
+        func(
+            &[],
+            &[],
+            vec![ret(bin(BinOp::Div, int(1), Expr::IntParam(0)))],
+        ),
         func(&[], &[], vec![ret(Expr::Call(MathFn::Pow, vec![f(1.0)]))]),
         func(&[], &[], vec![ret(x(Expr::Var(Var(7))))]),
         func(&[], &[], vec![ret(load(Arr(5), int(0)))]),
-        func(&[], &[], vec![Stmt::ArrayOp(ArrayOp::Sort, BUFFER), ret(f(0.0))]),
+        func(
+            &[],
+            &[],
+            vec![Stmt::ArrayOp(ArrayOp::Sort, BUFFER), ret(f(0.0))],
+        ),
     ];
     for g in &bad {
-        let e = compile(g, None, &JitOptions::default()).expect_err("ill-typed IR must not compile");
+        let e =
+            compile(g, None, &JitOptions::default()).expect_err("ill-typed IR must not compile");
         assert_eq!(e.kind, crate::error::ErrorKind::Codegen);
     }
 }
 
 #[test]
 fn compiled_code_is_shareable_across_threads() {
-    let g = func(&[Ty::F64, Ty::I64], &[ArrKind::Scratch { elem: Ty::F64 }], vec![
-        Stmt::Fill { dst: Arr(1), len: len(BUFFER), index: Var(1), elem: x(v(1)), keep: None },
-        Stmt::ArrayOp(ArrayOp::Sort, Arr(1)),
-        Stmt::Sorted { dst: Var(0), stat: SortedStat::Median, arr: Arr(1), q: f(0.0) },
-        ret(v(0)),
-    ]);
+    let g = func(
+        &[Ty::F64, Ty::I64],
+        &[ArrKind::Scratch { elem: Ty::F64 }],
+        vec![
+            Stmt::Fill {
+                dst: Arr(1),
+                len: len(BUFFER),
+                index: Var(1),
+                elem: x(v(1)),
+                keep: None,
+            },
+            Stmt::ArrayOp(ArrayOp::Sort, Arr(1)),
+            Stmt::Sorted {
+                dst: Var(0),
+                stat: SortedStat::Median,
+                arr: Arr(1),
+                q: f(0.0),
+            },
+            ret(v(0)),
+        ],
+    );
     let code = std::sync::Arc::new(jit(&g, None));
     let handles: Vec<_> = (0..4)
         .map(|t| {
@@ -711,7 +1226,20 @@ struct Gen {
 
 // Variables: f64 0..4, i64 4..7, bool 7..9, reduction indices 9..12, loop counters 12..14.
 const GEN_VARS: &[Ty] = &[
-    Ty::F64, Ty::F64, Ty::F64, Ty::F64, Ty::I64, Ty::I64, Ty::I64, Ty::Bool, Ty::Bool, Ty::I64, Ty::I64, Ty::I64, Ty::I64, Ty::I64,
+    Ty::F64,
+    Ty::F64,
+    Ty::F64,
+    Ty::F64,
+    Ty::I64,
+    Ty::I64,
+    Ty::I64,
+    Ty::Bool,
+    Ty::Bool,
+    Ty::I64,
+    Ty::I64,
+    Ty::I64,
+    Ty::I64,
+    Ty::I64,
 ];
 const W: Arr = Arr(4);
 
@@ -765,18 +1293,39 @@ impl Gen {
         let d = depth - 1;
         match self.rng.below(8) {
             0 => {
-                let op = self.pick(&[UnOp::Neg, UnOp::Abs, UnOp::Sqrt, UnOp::Floor, UnOp::Ceil, UnOp::Trunc, UnOp::RoundEven]);
+                let op = self.pick(&[
+                    UnOp::Neg,
+                    UnOp::Abs,
+                    UnOp::Sqrt,
+                    UnOp::Floor,
+                    UnOp::Ceil,
+                    UnOp::Trunc,
+                    UnOp::RoundEven,
+                ]);
                 un(op, self.expr(Ty::F64, d))
             }
             1..=3 => {
-                let op = self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax]);
+                let op = self.pick(&[
+                    BinOp::Add,
+                    BinOp::Sub,
+                    BinOp::Mul,
+                    BinOp::Div,
+                    BinOp::Min,
+                    BinOp::Max,
+                    BinOp::PyMin,
+                    BinOp::PyMax,
+                ]);
                 bin(op, self.expr(Ty::F64, d), self.expr(Ty::F64, d))
             }
             4 => {
                 let from = self.pick(&[Ty::I64, Ty::Bool]);
                 cast(Ty::F64, self.expr(from, d))
             }
-            5 => Expr::Select(self.expr(Ty::Bool, d).boxed(), self.expr(Ty::F64, d).boxed(), self.expr(Ty::F64, d).boxed()),
+            5 => Expr::Select(
+                self.expr(Ty::Bool, d).boxed(),
+                self.expr(Ty::F64, d).boxed(),
+                self.expr(Ty::F64, d).boxed(),
+            ),
             6 => {
                 let m = self.pick(MathFn::ALL);
                 Expr::Call(m, (0..m.arity()).map(|_| self.expr(Ty::F64, d)).collect())
@@ -805,7 +1354,20 @@ impl Gen {
                 un(op, self.expr(Ty::I64, d))
             }
             1 | 2 => {
-                let op = self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::Shl, BinOp::Shr]);
+                let op = self.pick(&[
+                    BinOp::Add,
+                    BinOp::Sub,
+                    BinOp::Mul,
+                    BinOp::Min,
+                    BinOp::Max,
+                    BinOp::PyMin,
+                    BinOp::PyMax,
+                    BinOp::And,
+                    BinOp::Or,
+                    BinOp::Xor,
+                    BinOp::Shl,
+                    BinOp::Shr,
+                ]);
                 bin(op, self.expr(Ty::I64, d), self.expr(Ty::I64, d))
             }
             3 => {
@@ -813,7 +1375,11 @@ impl Gen {
                 let divisor = if self.chance(50) {
                     int(self.pick(&[1, 2, 3, 4, 5, 16, 255]))
                 } else {
-                    bin(BinOp::Or, bin(BinOp::And, self.expr(Ty::I64, d), int(255)), int(1))
+                    bin(
+                        BinOp::Or,
+                        bin(BinOp::And, self.expr(Ty::I64, d), int(255)),
+                        int(1),
+                    )
                 };
                 bin(op, self.expr(Ty::I64, d), divisor)
             }
@@ -821,7 +1387,11 @@ impl Gen {
                 let from = self.pick(&[Ty::F64, Ty::Bool]);
                 cast(Ty::I64, self.expr(from, d))
             }
-            5 => Expr::Select(self.expr(Ty::Bool, d).boxed(), self.expr(Ty::I64, d).boxed(), self.expr(Ty::I64, d).boxed()),
+            5 => Expr::Select(
+                self.expr(Ty::Bool, d).boxed(),
+                self.expr(Ty::I64, d).boxed(),
+                self.expr(Ty::I64, d).boxed(),
+            ),
             _ => self.i64_expr(true, depth),
         }
     }
@@ -836,17 +1406,42 @@ impl Gen {
         let d = depth - 1;
         match self.rng.below(6) {
             0 | 1 => {
-                let op = self.pick(&[CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne]);
+                let op = self.pick(&[
+                    CmpOp::Lt,
+                    CmpOp::Le,
+                    CmpOp::Gt,
+                    CmpOp::Ge,
+                    CmpOp::Eq,
+                    CmpOp::Ne,
+                ]);
                 let ty = self.pick(&[Ty::F64, Ty::I64, Ty::Bool]);
                 cmp(op, self.expr(ty, d), self.expr(ty, d))
             }
             2 => {
-                let op = self.pick(&[UnOp::Not, UnOp::IsNan, UnOp::IsInf, UnOp::IsFinite, UnOp::BitNot]);
-                let ty = if op == UnOp::BitNot { Ty::Bool } else { Ty::F64 };
+                let op = self.pick(&[
+                    UnOp::Not,
+                    UnOp::IsNan,
+                    UnOp::IsInf,
+                    UnOp::IsFinite,
+                    UnOp::BitNot,
+                ]);
+                let ty = if op == UnOp::BitNot {
+                    Ty::Bool
+                } else {
+                    Ty::F64
+                };
                 un(op, self.expr(ty, d))
             }
             3 => {
-                let op = self.pick(&[BinOp::And, BinOp::Or, BinOp::Xor, BinOp::Min, BinOp::Max, BinOp::PyMin, BinOp::PyMax]);
+                let op = self.pick(&[
+                    BinOp::And,
+                    BinOp::Or,
+                    BinOp::Xor,
+                    BinOp::Min,
+                    BinOp::Max,
+                    BinOp::PyMin,
+                    BinOp::PyMax,
+                ]);
                 bin(op, self.expr(Ty::Bool, d), self.expr(Ty::Bool, d))
             }
             4 => {
@@ -885,17 +1480,43 @@ impl Gen {
                 let cond = self.expr(Ty::Bool, 2);
                 let (a, b) = (self.expr(Ty::I64, 1), self.expr(Ty::I64, 1));
                 if self.chance(70) {
-                    Stmt::Check { cond: Expr::Bool(true), err: E_CHECK, a, b }
+                    Stmt::Check {
+                        cond: Expr::Bool(true),
+                        err: E_CHECK,
+                        a,
+                        b,
+                    }
                 } else {
-                    Stmt::Check { cond, err: E_CHECK, a, b }
+                    Stmt::Check {
+                        cond,
+                        err: E_CHECK,
+                        a,
+                        b,
+                    }
                 }
             }
             6 => {
                 let sort = Stmt::ArrayOp(ArrayOp::Sort, Arr(1));
                 let stat = self.pick(&[SortedStat::Median, SortedStat::Quantile]);
                 // The IR's quantiles are in [0, 1] (param 1 is bound to one).
-                let q = if self.chance(50) { Expr::Param(1) } else { f(self.pick(&[0.0, 0.1, 0.5, 0.75, 1.0])) };
-                Stmt::If(Expr::Bool(true), vec![sort, Stmt::Sorted { dst: Var(self.var_of(Ty::F64)), stat, arr: Arr(1), q }], vec![])
+                let q = if self.chance(50) {
+                    Expr::Param(1)
+                } else {
+                    f(self.pick(&[0.0, 0.1, 0.5, 0.75, 1.0]))
+                };
+                Stmt::If(
+                    Expr::Bool(true),
+                    vec![
+                        sort,
+                        Stmt::Sorted {
+                            dst: Var(self.var_of(Ty::F64)),
+                            stat,
+                            arr: Arr(1),
+                            q,
+                        },
+                    ],
+                    vec![],
+                )
             }
             7 | 8 => {
                 let c = self.expr(Ty::Bool, 2);
@@ -910,7 +1531,11 @@ impl Gen {
                 let counter = 12 + self.loops;
                 self.loops += 1;
                 let limit = self.rng.below(12) as i64;
-                let mut body = vec![Stmt::If(cmp(CmpOp::Ge, v(counter), int(limit)), vec![Stmt::Break], vec![])];
+                let mut body = vec![Stmt::If(
+                    cmp(CmpOp::Ge, v(counter), int(limit)),
+                    vec![Stmt::Break],
+                    vec![],
+                )];
                 let k = self.rng.below(3) as usize;
                 body.extend(self.block(k));
                 if self.chance(30) {
@@ -924,7 +1549,10 @@ impl Gen {
                 body.extend(self.block(1));
                 self.loops -= 1;
                 let init = assign(counter, int(0));
-                let lp = Stmt::Loop { body, latch: vec![assign(counter, bin(BinOp::Add, v(counter), int(1)))] };
+                let lp = Stmt::Loop {
+                    body,
+                    latch: vec![assign(counter, bin(BinOp::Add, v(counter), int(1)))],
+                };
                 Stmt::If(Expr::Bool(true), vec![init, lp], vec![])
             }
             _ => assign(self.var_of(Ty::F64), self.expr(Ty::F64, 4)),
@@ -936,8 +1564,18 @@ impl Gen {
     /// A reduction over the buffer, a scratch array, or a small constant range.
     fn reduce(&mut self) -> Stmt {
         let op = self.pick(&[
-            ReduceOp::Sum, ReduceOp::SumInt, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::PyMin, ReduceOp::PyMax,
-            ReduceOp::ArgMin, ReduceOp::ArgMax, ReduceOp::Any, ReduceOp::All, ReduceOp::Count,
+            ReduceOp::Sum,
+            ReduceOp::SumInt,
+            ReduceOp::Prod,
+            ReduceOp::Min,
+            ReduceOp::Max,
+            ReduceOp::PyMin,
+            ReduceOp::PyMax,
+            ReduceOp::ArgMin,
+            ReduceOp::ArgMax,
+            ReduceOp::Any,
+            ReduceOp::All,
+            ReduceOp::Count,
         ]);
         let (elem_ty, result_ty) = op.types();
         let ix = 9 + self.index.len() as u32;
@@ -948,7 +1586,11 @@ impl Gen {
         };
         self.index.push((ix, over));
         let elem = match (over, elem_ty) {
-            (Some(a), Ty::F64) if self.chance(50) && a != Arr(1) || a == BUFFER && self.chance(50) => load(a, v(ix)),
+            (Some(a), Ty::F64)
+                if self.chance(50) && a != Arr(1) || a == BUFFER && self.chance(50) =>
+            {
+                load(a, v(ix))
+            }
             _ => self.expr(elem_ty, 3),
         };
         self.index.pop();
@@ -969,7 +1611,13 @@ impl Gen {
         let elem = self.expr(ty, 3);
         let keep = self.chance(50).then(|| self.expr(Ty::Bool, 2));
         self.index.pop();
-        Stmt::Fill { dst: a, len: n, index: Var(ix), elem, keep }
+        Stmt::Fill {
+            dst: a,
+            len: n,
+            index: Var(ix),
+            elem,
+            keep,
+        }
     }
 
     fn program(&mut self) -> Func {
@@ -979,7 +1627,12 @@ impl Gen {
         body.push(ret(self.expr(Ty::F64, 3)));
         let mut func = func(
             GEN_VARS,
-            &[ArrKind::Scratch { elem: Ty::F64 }, ArrKind::Scratch { elem: Ty::I64 }, ArrKind::Scratch { elem: Ty::Bool }, ArrKind::Bound(0)],
+            &[
+                ArrKind::Scratch { elem: Ty::F64 },
+                ArrKind::Scratch { elem: Ty::I64 },
+                ArrKind::Scratch { elem: Ty::Bool },
+                ArrKind::Bound(0),
+            ],
             body,
         );
         func.arrays[4].name = "w".into();
@@ -991,7 +1644,12 @@ impl Gen {
 fn random_programs_agree_with_the_interpreter() {
     let programs = if cfg!(debug_assertions) { 400 } else { 3000 };
     for seed in 0..programs {
-        let mut gen = Gen { rng: Rng(0xC0FFEE ^ (seed * 0x9E37_79B9)), index: vec![], depth: 0, loops: 0 };
+        let mut gen = Gen {
+            rng: Rng(0xC0FFEE ^ (seed * 0x9E37_79B9)),
+            index: vec![],
+            depth: 0,
+            loops: 0,
+        };
         let g = gen.program();
         let n = gen.pick(&[1usize, 5, 9, 25]);
         let spec = specialise(&g, n);
@@ -999,10 +1657,21 @@ fn random_programs_agree_with_the_interpreter() {
         let mut rng = Rng(seed + 1);
         let wlen = 1 + rng.below(12) as usize;
         let w = rng.buffer(wlen, true);
-        let bound = Bound::new(vec![rng.value(), rng.below(5) as f64 * 0.25], vec![rng.next() as i64 >> 40, 3], vec![w]);
+        let bound = Bound::new(
+            vec![rng.value(), rng.below(5) as f64 * 0.25],
+            vec![rng.next() as i64 >> 40, 3],
+            vec![w],
+        );
         for len in [n, n, 1, 2, 9, 30] {
             let buf = rng.buffer(len, true);
-            agree(&code, &g, Some(&spec), &bound, &buf, &format!("program {seed}"));
+            agree(
+                &code,
+                &g,
+                Some(&spec),
+                &bound,
+                &buf,
+                &format!("program {seed}"),
+            );
         }
     }
 }

@@ -13,7 +13,7 @@
 use super::imports::Callee;
 use crate::error::{Error, ErrorKind, Span};
 use crate::ir::eval::Val;
-use crate::ir::{self, ArrKind, Arr, ArrayOp, Expr, SortedStat, Stmt, Ty, Var};
+use crate::ir::{self, Arr, ArrKind, ArrayOp, Expr, SortedStat, Stmt, Ty, Var};
 use crate::runtime::{OFFSET_ARRAYS, OFFSET_FAILED, OFFSET_INTS, OFFSET_SCALARS};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Ieee64;
@@ -229,10 +229,15 @@ fn start<'a>(
     let params = b.block_params(entry).to_vec();
     let wrong = || codegen_error(format!("entry signature does not match {sig:?}"));
     let (buffer, size, ret, out_len, ctx) = match (sig, params.as_slice()) {
-        (ir::Sig::Filter, &[buffer, size, ret, ctx]) => (buffer, size, ret, b.ins().iconst(types::I64, 0), ctx),
+        (ir::Sig::Filter, &[buffer, size, ret, ctx]) => {
+            (buffer, size, ret, b.ins().iconst(types::I64, 0), ctx)
+        }
         (ir::Sig::Filter1d, &[iline, ilen, oline, olen, ctx]) => (iline, ilen, oline, olen, ctx),
         (ir::Sig::Transform, &[coords, incoords, orank, irank, ctx]) => {
-            let (orank, irank) = (b.ins().sextend(types::I64, orank), b.ins().sextend(types::I64, irank));
+            let (orank, irank) = (
+                b.ins().sextend(types::I64, orank),
+                b.ins().sextend(types::I64, irank),
+            );
             (coords, orank, incoords, irank, ctx)
         }
         (ir::Sig::Integrand, &[n, xx, ctx]) => {
@@ -258,7 +263,12 @@ fn start<'a>(
         ret0,
         stack_slots: BTreeMap::new(),
         stack_bytes: 0,
-        sum_slot: general.arrays.len().max(specialized.map_or(0, |s| s.arrays.len())).try_into().map_err(|_| codegen_error("too many arrays"))?,
+        sum_slot: general
+            .arrays
+            .len()
+            .max(specialized.map_or(0, |s| s.arrays.len()))
+            .try_into()
+            .map_err(|_| codegen_error("too many arrays"))?,
         func: general,
         vars: Vec::new(),
         consts: Vec::new(),
@@ -277,7 +287,11 @@ impl<'a> Translator<'a> {
 
     /// Returns 0 at once when `user_data` is null or holds an earlier failure; fails with site 0
     /// on invalid arguments; then loads every bound value the bodies use.
-    fn translate_prologue(&mut self, general: &ir::Func, specialized: Option<&ir::Func>) -> Result<()> {
+    fn translate_prologue(
+        &mut self,
+        general: &ir::Func,
+        specialized: Option<&ir::Func>,
+    ) -> Result<()> {
         // No context: nowhere to record anything, so just report failure.
         let has_ctx = self.b.create_block();
         self.b.ins().brif(self.ctx, has_ctx, &[], self.ret0, &[]);
@@ -295,7 +309,9 @@ impl<'a> Translator<'a> {
         self.b.seal_block(ask);
         self.b.switch_to_block(ask);
         let ctx = self.ctx;
-        let resumed = self.call(Callee::Resume, &[ctx])?.ok_or_else(|| codegen_error("ndjit_rt_resume returns i32"))?;
+        let resumed = self
+            .call(Callee::Resume, &[ctx])?
+            .ok_or_else(|| codegen_error("ndjit_rt_resume returns i32"))?;
         self.b.ins().brif(resumed, not_failed, &[], self.ret0, &[]);
         self.b.seal_block(not_failed);
         self.b.switch_to_block(not_failed);
@@ -313,7 +329,10 @@ impl<'a> Translator<'a> {
             ir::Sig::Filter => bad = self.b.ins().bor(bad, no_ret),
             ir::Sig::Filter1d | ir::Sig::Transform => {
                 let out_negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, out_len, 0);
-                let out_nonempty = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, out_len, 0);
+                let out_nonempty = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::SignedGreaterThan, out_len, 0);
                 let no_out = self.b.ins().band(no_ret, out_nonempty);
                 bad = self.b.ins().bor(bad, out_negative);
                 bad = self.b.ins().bor(bad, no_out);
@@ -339,14 +358,20 @@ impl<'a> Translator<'a> {
         if !uses.scalars.is_empty() {
             let base = self.b.ins().load(types::I64, MOVABLE, ctx, OFFSET_SCALARS);
             for &k in &uses.scalars {
-                let v = self.b.ins().load(types::F64, MOVABLE, base, table_offset(k, 8, 0)?);
+                let v = self
+                    .b
+                    .ins()
+                    .load(types::F64, MOVABLE, base, table_offset(k, 8, 0)?);
                 self.bound.scalars.insert(k, v);
             }
         }
         if !uses.ints.is_empty() {
             let base = self.b.ins().load(types::I64, MOVABLE, ctx, OFFSET_INTS);
             for &k in &uses.ints {
-                let v = self.b.ins().load(types::I64, MOVABLE, base, table_offset(k, 8, 0)?);
+                let v = self
+                    .b
+                    .ins()
+                    .load(types::I64, MOVABLE, base, table_offset(k, 8, 0)?);
                 self.bound.ints.insert(k, v);
             }
         }
@@ -354,8 +379,14 @@ impl<'a> Translator<'a> {
             let base = self.b.ins().load(types::I64, MOVABLE, ctx, OFFSET_ARRAYS);
             for &k in &uses.arrays {
                 // `ArrayRef { ptr, len }`: 16 bytes each.
-                let ptr = self.b.ins().load(types::I64, MOVABLE, base, table_offset(k, 16, 0)?);
-                let len = self.b.ins().load(types::I64, MOVABLE, base, table_offset(k, 16, 8)?);
+                let ptr = self
+                    .b
+                    .ins()
+                    .load(types::I64, MOVABLE, base, table_offset(k, 16, 0)?);
+                let len = self
+                    .b
+                    .ins()
+                    .load(types::I64, MOVABLE, base, table_offset(k, 16, 8)?);
                 self.bound.arrays.insert(k, (ptr, len));
             }
         }
@@ -425,7 +456,10 @@ impl<'a> Translator<'a> {
         for decl in &func.arrays {
             let vars = match decl.kind {
                 ArrKind::Scratch { .. } => {
-                    let (ptr, len) = (self.b.declare_var(types::I64), self.b.declare_var(types::I64));
+                    let (ptr, len) = (
+                        self.b.declare_var(types::I64),
+                        self.b.declare_var(types::I64),
+                    );
                     let zero = self.b.ins().iconst(types::I64, 0);
                     self.b.def_var(ptr, zero);
                     self.b.def_var(len, zero);
@@ -495,12 +529,21 @@ impl<'a> Translator<'a> {
                 self.b.ins().return_(&[one]);
                 Ok(false)
             }
-            Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
-                self.translate_reduce(*dst, *op, len, *index, elem, *on_empty)
-            }
-            Stmt::Fill { dst, len, index, elem, keep } => {
-                self.translate_fill(*dst, len, *index, elem, keep.as_ref())
-            }
+            Stmt::Reduce {
+                dst,
+                op,
+                len,
+                index,
+                elem,
+                on_empty,
+            } => self.translate_reduce(*dst, *op, len, *index, elem, *on_empty),
+            Stmt::Fill {
+                dst,
+                len,
+                index,
+                elem,
+                keep,
+            } => self.translate_fill(*dst, len, *index, elem, keep.as_ref()),
             Stmt::ArrayOp(ArrayOp::Sort, a) => self.translate_sort(*a),
             Stmt::Sorted { dst, stat, arr, q } => self.translate_sorted(*dst, *stat, *arr, q),
         }
@@ -536,7 +579,11 @@ impl<'a> Translator<'a> {
         };
         let then_block = self.b.create_block();
         let merge = self.b.create_block();
-        let else_block = if els.is_empty() { merge } else { self.b.create_block() };
+        let else_block = if els.is_empty() {
+            merge
+        } else {
+            self.b.create_block()
+        };
         self.b.ins().brif(c, then_block, &[], else_block, &[]);
         // Both arms have the branch as their only predecessor.
         self.b.seal_block(then_block);
@@ -573,7 +620,12 @@ impl<'a> Translator<'a> {
         // The body block is not sealed yet: the latch's back edge is still to come.
         self.b.switch_to_block(body_block);
         self.loop_depth += 1;
-        self.loops.push(LoopTargets { exit, exit_used: false, latch: Some(latch_block), latch_used: false });
+        self.loops.push(LoopTargets {
+            exit,
+            exit_used: false,
+            latch: Some(latch_block),
+            latch_used: false,
+        });
         let body_falls = self.translate_block(body)?;
         let targets = self.pop_loop()?;
         let mut exit_used = targets.exit_used;
@@ -584,7 +636,12 @@ impl<'a> Translator<'a> {
         self.b.seal_block(latch_block);
         if body_falls || targets.latch_used {
             self.b.switch_to_block(latch_block);
-            self.loops.push(LoopTargets { exit, exit_used: false, latch: None, latch_used: false });
+            self.loops.push(LoopTargets {
+                exit,
+                exit_used: false,
+                latch: None,
+                latch_used: false,
+            });
             let latch_falls = self.translate_block(latch)?;
             exit_used |= self.pop_loop()?.exit_used;
             if latch_falls {
@@ -602,7 +659,9 @@ impl<'a> Translator<'a> {
     }
 
     fn pop_loop(&mut self) -> Result<LoopTargets> {
-        self.loops.pop().ok_or_else(|| codegen_error("loop stack underflow"))
+        self.loops
+            .pop()
+            .ok_or_else(|| codegen_error("loop stack underflow"))
     }
 
     fn translate_break(&mut self) -> Result<bool> {
@@ -641,7 +700,12 @@ impl<'a> Translator<'a> {
             }
             c => {
                 let ok = self.value(c);
-                self.branch_to_fail(ok, site, |t| Ok((t.value_as(a, Ty::I64)?, t.value_as(b, Ty::I64)?)), false)?;
+                self.branch_to_fail(
+                    ok,
+                    site,
+                    |t| Ok((t.value_as(a, Ty::I64)?, t.value_as(b, Ty::I64)?)),
+                    false,
+                )?;
                 Ok(true)
             }
         }
@@ -706,7 +770,14 @@ impl<'a> Translator<'a> {
         let fail = self.fail_block();
         // The site is a u32 passed in an i32 register; the bits are what matter.
         let site = self.b.ins().iconst(types::I32, i64::from(site as i32));
-        self.b.ins().jump(fail, &[BlockArg::Value(site), BlockArg::Value(a), BlockArg::Value(b)]);
+        self.b.ins().jump(
+            fail,
+            &[
+                BlockArg::Value(site),
+                BlockArg::Value(a),
+                BlockArg::Value(b),
+            ],
+        );
     }
 
     /// Continues in a fresh block when `cond` is true (false when `fail_if_true`), else fails the
@@ -748,7 +819,10 @@ impl<'a> Translator<'a> {
             return;
         }
         self.regions += 1;
-        let data = AliasRegionData { user_id: self.regions, description: "elements".into() };
+        let data = AliasRegionData {
+            user_id: self.regions,
+            description: "elements".into(),
+        };
         self.region = Some(self.b.func.dfg.alias_regions.insert(data));
     }
 
@@ -834,15 +908,27 @@ impl<'a> Translator<'a> {
     }
 
     pub(super) fn bound_scalar(&self, k: u32) -> Result<Value> {
-        self.bound.scalars.get(&k).copied().ok_or_else(|| codegen_error("unloaded bound scalar"))
+        self.bound
+            .scalars
+            .get(&k)
+            .copied()
+            .ok_or_else(|| codegen_error("unloaded bound scalar"))
     }
 
     pub(super) fn bound_int(&self, k: u32) -> Result<Value> {
-        self.bound.ints.get(&k).copied().ok_or_else(|| codegen_error("unloaded bound integer"))
+        self.bound
+            .ints
+            .get(&k)
+            .copied()
+            .ok_or_else(|| codegen_error("unloaded bound integer"))
     }
 
     pub(super) fn bound_array(&self, k: u32) -> Result<(Value, Value)> {
-        self.bound.arrays.get(&k).copied().ok_or_else(|| codegen_error("unloaded bound array"))
+        self.bound
+            .arrays
+            .get(&k)
+            .copied()
+            .ok_or_else(|| codegen_error("unloaded bound array"))
     }
 
     /// The address of element `index` (an i64 operand) of 8-byte elements at `base`, as
@@ -872,7 +958,8 @@ impl<'a> Translator<'a> {
 
 /// The byte offset of entry `k` of a table of `stride`-byte entries, plus `field`.
 fn table_offset(k: u32, stride: i64, field: i64) -> Result<i32> {
-    i32::try_from(i64::from(k) * stride + field).map_err(|_| codegen_error("bound value index too large"))
+    i32::try_from(i64::from(k) * stride + field)
+        .map_err(|_| codegen_error("bound value index too large"))
 }
 
 /// Which bound values the bodies read.

@@ -16,9 +16,8 @@ pub(crate) fn global(name: &str) -> Option<Value> {
     Some(match name {
         "np" | "numpy" => Value::Module("np"),
         "math" => Value::Module("math"),
-        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int" | "bool" | "pow" => {
-            Value::Function(canonical("builtin", name)?)
-        }
+        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int"
+        | "bool" | "pow" => Value::Function(canonical("builtin", name)?),
         "range" | "enumerate" | "zip" => Value::Function(canonical("builtin", name)?),
         _ => return None,
     })
@@ -46,21 +45,69 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
     let builtin = module == "builtin";
     Some(match name {
         // element-wise math
-        "sqrt" if np || math => if np { "np.sqrt" } else { "math.sqrt" },
-        "exp" | "expm1" | "log" | "log2" | "log10" | "log1p" | "sin" | "cos" | "tan" | "sinh" | "cosh" | "tanh" | "cbrt"
-        | "exp2" | "floor" | "ceil" | "trunc" | "isnan" | "isinf" | "isfinite" | "copysign" | "fmod" | "hypot"
-        | "degrees" | "radians" | "fabs"
+        "sqrt" if np || math => {
+            if np {
+                "np.sqrt"
+            } else {
+                "math.sqrt"
+            }
+        }
+        "exp" | "expm1" | "log" | "log2" | "log10" | "log1p" | "sin" | "cos" | "tan" | "sinh"
+        | "cosh" | "tanh" | "cbrt" | "exp2" | "floor" | "ceil" | "trunc" | "isnan" | "isinf"
+        | "isfinite" | "copysign" | "fmod" | "hypot" | "degrees" | "radians" | "fabs"
             if np || math =>
         {
             return intern(module, name)
         }
-        "arcsin" | "asin" if np || math => if np { "np.arcsin" } else { "math.arcsin" },
-        "arccos" | "acos" if np || math => if np { "np.arccos" } else { "math.arccos" },
-        "arctan" | "atan" if np || math => if np { "np.arctan" } else { "math.arctan" },
-        "arcsinh" | "asinh" if np || math => if np { "np.arcsinh" } else { "math.arcsinh" },
-        "arccosh" | "acosh" if np || math => if np { "np.arccosh" } else { "math.arccosh" },
-        "arctanh" | "atanh" if np || math => if np { "np.arctanh" } else { "math.arctanh" },
-        "arctan2" | "atan2" if np || math => if np { "np.arctan2" } else { "math.arctan2" },
+        "arcsin" | "asin" if np || math => {
+            if np {
+                "np.arcsin"
+            } else {
+                "math.arcsin"
+            }
+        }
+        "arccos" | "acos" if np || math => {
+            if np {
+                "np.arccos"
+            } else {
+                "math.arccos"
+            }
+        }
+        "arctan" | "atan" if np || math => {
+            if np {
+                "np.arctan"
+            } else {
+                "math.arctan"
+            }
+        }
+        "arcsinh" | "asinh" if np || math => {
+            if np {
+                "np.arcsinh"
+            } else {
+                "math.arcsinh"
+            }
+        }
+        "arccosh" | "acosh" if np || math => {
+            if np {
+                "np.arccosh"
+            } else {
+                "math.arccosh"
+            }
+        }
+        "arctanh" | "atanh" if np || math => {
+            if np {
+                "np.arctanh"
+            } else {
+                "math.arctanh"
+            }
+        }
+        "arctan2" | "atan2" if np || math => {
+            if np {
+                "np.arctan2"
+            } else {
+                "math.arctan2"
+            }
+        }
         "pow" if math => "math.power",
         "power" | "pow" if np => "np.power",
         "rad2deg" if np => "np.degrees",
@@ -68,10 +115,10 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
         "abs" | "absolute" if np => "np.abs",
         "rint" | "round" | "around" if np => "np.round",
         "fix" if np => "np.trunc",
-        "sign" | "square" | "negative" | "reciprocal" | "minimum" | "maximum" | "fmin" | "fmax" | "where" | "clip"
-        | "logical_and" | "logical_or" | "logical_not" | "logical_xor" | "add" | "subtract" | "multiply"
-        | "floor_divide" | "delete" | "concatenate" | "sort" | "dot" | "average" | "diff" | "flip" | "bincount"
-        | "histogram" | "reshape"
+        "sign" | "square" | "negative" | "reciprocal" | "minimum" | "maximum" | "fmin" | "fmax"
+        | "where" | "clip" | "logical_and" | "logical_or" | "logical_not" | "logical_xor"
+        | "add" | "subtract" | "multiply" | "floor_divide" | "delete" | "concatenate" | "sort"
+        | "dot" | "average" | "diff" | "flip" | "bincount" | "histogram" | "reshape"
             if np =>
         {
             return intern(module, name)
@@ -80,12 +127,18 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
         "mod" | "remainder" if np => "np.remainder",
         "array" | "asarray" | "asanyarray" | "ravel" if np => "np.array",
         "float64" | "double" | "float32" | "single" | "float_" if np => "np.float64",
-        "int64" | "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32" | "uint64" if np => "np.int64",
+        "int64" | "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32"
+        | "uint64"
+            if np =>
+        {
+            "np.int64"
+        }
         "bool_" if np => "np.bool_",
         // reductions
-        "sum" | "nansum" | "prod" | "nanprod" | "mean" | "nanmean" | "var" | "nanvar" | "std" | "nanstd" | "nanmin"
-        | "nanmax" | "ptp" | "median" | "nanmedian" | "percentile" | "nanpercentile" | "quantile" | "nanquantile"
-        | "any" | "all" | "count_nonzero" | "argmin" | "argmax" | "size"
+        "sum" | "nansum" | "prod" | "nanprod" | "mean" | "nanmean" | "var" | "nanvar" | "std"
+        | "nanstd" | "nanmin" | "nanmax" | "ptp" | "median" | "nanmedian" | "percentile"
+        | "nanpercentile" | "quantile" | "nanquantile" | "any" | "all" | "count_nonzero"
+        | "argmin" | "argmax" | "size"
             if np =>
         {
             return intern(module, name)
@@ -93,8 +146,8 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
         "min" | "amin" if np => "np.min",
         "max" | "amax" if np => "np.max",
         // builtins
-        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int" | "bool" | "pow" | "range"
-        | "enumerate" | "zip"
+        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int"
+        | "bool" | "pow" | "range" | "enumerate" | "zip"
             if builtin =>
         {
             return intern(module, name)
@@ -106,23 +159,134 @@ fn canonical(module: &str, name: &str) -> Option<&'static str> {
 /// Returns the `'static` spelling of `module.name` from the table of every known function.
 fn intern(module: &str, name: &str) -> Option<&'static str> {
     const NAMES: &[&str] = &[
-        "np.exp", "np.expm1", "np.log", "np.log2", "np.log10", "np.log1p", "np.sin", "np.cos", "np.tan", "np.sinh",
-        "np.cosh", "np.tanh", "np.cbrt", "np.exp2", "np.floor", "np.ceil", "np.trunc", "np.isnan", "np.isinf",
-        "np.isfinite", "np.copysign", "np.fmod", "np.hypot", "np.degrees", "np.radians", "np.fabs", "math.exp",
-        "math.expm1", "math.log", "math.log2", "math.log10", "math.log1p", "math.sin", "math.cos", "math.tan",
-        "math.sinh", "math.cosh", "math.tanh", "math.cbrt", "math.exp2", "math.floor", "math.ceil", "math.trunc",
-        "math.isnan", "math.isinf", "math.isfinite", "math.copysign", "math.fmod", "math.hypot", "math.degrees",
-        "math.radians", "math.fabs", "np.sign", "np.square", "np.negative", "np.reciprocal", "np.minimum",
-        "np.maximum", "np.fmin", "np.fmax", "np.where", "np.clip", "np.logical_and", "np.logical_or",
-        "np.logical_not", "np.logical_xor", "np.add", "np.subtract", "np.multiply", "np.floor_divide", "np.delete",
-        "np.concatenate", "np.sort", "np.dot", "np.average", "np.diff", "np.flip", "np.sum", "np.nansum", "np.prod",
-        "np.nanprod", "np.mean", "np.nanmean", "np.var", "np.nanvar", "np.std", "np.nanstd", "np.nanmin", "np.nanmax",
-        "np.ptp", "np.median", "np.nanmedian", "np.percentile", "np.nanpercentile", "np.quantile", "np.nanquantile",
-        "np.any", "np.all", "np.count_nonzero", "np.argmin", "np.argmax", "np.size", "builtin.len", "builtin.abs",
-        "builtin.min", "builtin.max", "builtin.sum", "builtin.any", "builtin.all", "builtin.round", "builtin.float",
-        "builtin.int", "builtin.bool", "builtin.pow", "builtin.range", "builtin.enumerate", "builtin.zip", "np.float64", "np.int64", "np.bool_", "np.bincount", "np.histogram", "np.reshape",
+        "np.exp",
+        "np.expm1",
+        "np.log",
+        "np.log2",
+        "np.log10",
+        "np.log1p",
+        "np.sin",
+        "np.cos",
+        "np.tan",
+        "np.sinh",
+        "np.cosh",
+        "np.tanh",
+        "np.cbrt",
+        "np.exp2",
+        "np.floor",
+        "np.ceil",
+        "np.trunc",
+        "np.isnan",
+        "np.isinf",
+        "np.isfinite",
+        "np.copysign",
+        "np.fmod",
+        "np.hypot",
+        "np.degrees",
+        "np.radians",
+        "np.fabs",
+        "math.exp",
+        "math.expm1",
+        "math.log",
+        "math.log2",
+        "math.log10",
+        "math.log1p",
+        "math.sin",
+        "math.cos",
+        "math.tan",
+        "math.sinh",
+        "math.cosh",
+        "math.tanh",
+        "math.cbrt",
+        "math.exp2",
+        "math.floor",
+        "math.ceil",
+        "math.trunc",
+        "math.isnan",
+        "math.isinf",
+        "math.isfinite",
+        "math.copysign",
+        "math.fmod",
+        "math.hypot",
+        "math.degrees",
+        "math.radians",
+        "math.fabs",
+        "np.sign",
+        "np.square",
+        "np.negative",
+        "np.reciprocal",
+        "np.minimum",
+        "np.maximum",
+        "np.fmin",
+        "np.fmax",
+        "np.where",
+        "np.clip",
+        "np.logical_and",
+        "np.logical_or",
+        "np.logical_not",
+        "np.logical_xor",
+        "np.add",
+        "np.subtract",
+        "np.multiply",
+        "np.floor_divide",
+        "np.delete",
+        "np.concatenate",
+        "np.sort",
+        "np.dot",
+        "np.average",
+        "np.diff",
+        "np.flip",
+        "np.sum",
+        "np.nansum",
+        "np.prod",
+        "np.nanprod",
+        "np.mean",
+        "np.nanmean",
+        "np.var",
+        "np.nanvar",
+        "np.std",
+        "np.nanstd",
+        "np.nanmin",
+        "np.nanmax",
+        "np.ptp",
+        "np.median",
+        "np.nanmedian",
+        "np.percentile",
+        "np.nanpercentile",
+        "np.quantile",
+        "np.nanquantile",
+        "np.any",
+        "np.all",
+        "np.count_nonzero",
+        "np.argmin",
+        "np.argmax",
+        "np.size",
+        "builtin.len",
+        "builtin.abs",
+        "builtin.min",
+        "builtin.max",
+        "builtin.sum",
+        "builtin.any",
+        "builtin.all",
+        "builtin.round",
+        "builtin.float",
+        "builtin.int",
+        "builtin.bool",
+        "builtin.pow",
+        "builtin.range",
+        "builtin.enumerate",
+        "builtin.zip",
+        "np.float64",
+        "np.int64",
+        "np.bool_",
+        "np.bincount",
+        "np.histogram",
+        "np.reshape",
     ];
-    NAMES.iter().find(|n| n.split_once('.') == Some((module, name))).copied()
+    NAMES
+        .iter()
+        .find(|n| n.split_once('.') == Some((module, name)))
+        .copied()
 }
 
 /// `base.attr`.
@@ -130,14 +294,25 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
     match base {
         Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
             let full = if m == "np" { "numpy" } else { "math" };
-            t.err(ErrorKind::UnknownName, span, format!("`{full}.{attr}` is not supported in filters"))
-                .hint("see the list of supported functions in the ndjit documentation")
+            t.err(
+                ErrorKind::UnknownName,
+                span,
+                format!("`{full}.{attr}` is not supported in filters"),
+            )
+            .hint("see the list of supported functions in the ndjit documentation")
         }),
         Value::Matrix(a, cols) => {
-            let rows = bin(BinOp::FloorDiv, a.len.clone(), bin(BinOp::Max, cols.clone(), Expr::I64(1)));
+            let rows = bin(
+                BinOp::FloorDiv,
+                a.len.clone(),
+                bin(BinOp::Max, cols.clone(), Expr::I64(1)),
+            );
             match attr {
                 "size" => Ok(Value::Scalar(a.len, Ty::I64)),
-                "shape" => Ok(Value::Tuple(vec![Value::Scalar(rows, Ty::I64), Value::Scalar(cols, Ty::I64)])),
+                "shape" => Ok(Value::Tuple(vec![
+                    Value::Scalar(rows, Ty::I64),
+                    Value::Scalar(cols, Ty::I64),
+                ])),
                 "ndim" => Ok(Value::Scalar(Expr::I64(2), Ty::I64)),
                 "T" => {
                     // Transposed view: element k of the result is (k % rows, k // rows) of the input.
@@ -145,8 +320,24 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                     let index = t.temp(Ty::I64);
                     let k = Expr::Var(index);
                     let safe_rows = bin(BinOp::Max, rows.clone(), Expr::I64(1));
-                    let src = bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::Mod, k.clone(), safe_rows.clone()), cols), bin(BinOp::FloorDiv, k, safe_rows));
-                    Ok(Value::Matrix(ArrayVal { len: a.len.clone(), ty: a.ty, index, elem: a.at(src) }, rows))
+                    let src = bin(
+                        BinOp::Add,
+                        bin(
+                            BinOp::Mul,
+                            bin(BinOp::Mod, k.clone(), safe_rows.clone()),
+                            cols,
+                        ),
+                        bin(BinOp::FloorDiv, k, safe_rows),
+                    );
+                    Ok(Value::Matrix(
+                        ArrayVal {
+                            len: a.len.clone(),
+                            ty: a.ty,
+                            index,
+                            elem: a.at(src),
+                        },
+                        rows,
+                    ))
                 }
                 _ => Ok(Value::Method(Box::new(Value::Array(a)), attr.to_string())),
             }
@@ -161,9 +352,16 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
         Value::Scalar(e, ty) => match attr {
             "real" => Ok(Value::Scalar(e, ty)),
             "imag" => Ok(Value::Scalar(Expr::F64(0.0), Ty::F64)),
-            _ => Ok(Value::Method(Box::new(Value::Scalar(e, ty)), attr.to_string())),
+            _ => Ok(Value::Method(
+                Box::new(Value::Scalar(e, ty)),
+                attr.to_string(),
+            )),
         },
-        other => Err(t.err(ErrorKind::Type, span, format!("{} has no attribute `{attr}`", other.describe()))),
+        other => Err(t.err(
+            ErrorKind::Type,
+            span,
+            format!("{} has no attribute `{attr}`", other.describe()),
+        )),
     }
 }
 
@@ -180,8 +378,19 @@ impl Args<'_> {
     fn arity(&self, t: &Translator, min: usize, max: usize) -> Result<()> {
         let n = self.pos.len();
         if n < min || n > max {
-            let want = if min == max { format!("{min}") } else { format!("{min} to {max}") };
-            return Err(t.err(ErrorKind::Arity, self.span, format!("{}() takes {want} positional arguments but {n} were given", self.name)));
+            let want = if min == max {
+                format!("{min}")
+            } else {
+                format!("{min} to {max}")
+            };
+            return Err(t.err(
+                ErrorKind::Arity,
+                self.span,
+                format!(
+                    "{}() takes {want} positional arguments but {n} were given",
+                    self.name
+                ),
+            ));
         }
         Ok(())
     }
@@ -208,7 +417,14 @@ impl Args<'_> {
 }
 
 /// `f(args...)`.
-pub(crate) fn call(t: &mut Translator, f: Value, args: &[ast::Expr], keywords: &[ast::Keyword], span: Span, fspan: Span) -> Result<Value> {
+pub(crate) fn call(
+    t: &mut Translator,
+    f: Value,
+    args: &[ast::Expr],
+    keywords: &[ast::Keyword],
+    span: Span,
+    fspan: Span,
+) -> Result<Value> {
     let mut pos = Vec::new();
     let mut kw = Vec::new();
     let (name, receiver) = match f {
@@ -221,11 +437,24 @@ pub(crate) fn call(t: &mut Translator, f: Value, args: &[ast::Expr], keywords: &
             };
             (n, Some(*recv))
         }
-        other => return Err(t.err(ErrorKind::Type, fspan, format!("{} is not callable", other.describe()))),
+        other => {
+            return Err(t.err(
+                ErrorKind::Type,
+                fspan,
+                format!("{} is not callable", other.describe()),
+            ))
+        }
     };
     if name == "builtin.range" || name == "builtin.enumerate" || name == "builtin.zip" {
         return Err(t
-            .err(ErrorKind::Unsupported, span, format!("{}() can only be used as the iterable of a for loop", &name[8..]))
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!(
+                    "{}() can only be used as the iterable of a for loop",
+                    &name[8..]
+                ),
+            )
             .hint("write `for i in range(n):`"));
     }
     let receiver_was_array = matches!(receiver, Some(Value::Array(_) | Value::Matrix(..)));
@@ -239,13 +468,23 @@ pub(crate) fn call(t: &mut Translator, f: Value, args: &[ast::Expr], keywords: &
         kw.push((k.name.clone(), t.expr(&k.value)?, k.span));
     }
     let display = name.replace("builtin.", "").replace("np.", "np.");
-    let mut a = Args { name: display, pos, kw, span, _p: std::marker::PhantomData };
+    let mut a = Args {
+        name: display,
+        pos,
+        kw,
+        span,
+        _p: std::marker::PhantomData,
+    };
     let v = lower_call(t, name, &mut a)?;
     a.done(t)?;
     // NumPy functions and array methods return NumPy scalars; math.*, float(), int(), round()
     // and len() return Python numbers (see provenance.rs).
     use super::provenance::Prov;
-    let python = name.starts_with("math.") || matches!(name, "builtin.float" | "builtin.int" | "builtin.round" | "builtin.len" | "builtin.bool");
+    let python = name.starts_with("math.")
+        || matches!(
+            name,
+            "builtin.float" | "builtin.int" | "builtin.round" | "builtin.len" | "builtin.bool"
+        );
     let numpy = name.starts_with("np.") || name.starts_with("method.") || receiver_was_array;
     Ok(match v {
         Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
@@ -364,11 +603,19 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
                 if m == MathFn::Pow {
-                    let v = t.binary(ast::BinOp::Pow, Value::Scalar(x, tx), Value::Scalar(y, ty), span)?;
+                    let v = t.binary(
+                        ast::BinOp::Pow,
+                        Value::Scalar(x, tx),
+                        Value::Scalar(y, ty),
+                        span,
+                    )?;
                     let (e, ty) = t.scalar(v, span, "a power")?;
                     return Ok((e, ty));
                 }
-                Ok((Expr::Call(m, vec![convert(x, tx, Ty::F64), convert(y, ty, Ty::F64)]), Ty::F64))
+                Ok((
+                    Expr::Call(m, vec![convert(x, tx, Ty::F64), convert(y, ty, Ty::F64)]),
+                    Ty::F64,
+                ))
             });
         }
     }
@@ -395,12 +642,17 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let x = t.stable(convert(e, ty, Ty::F64), Ty::F64);
                 let pos = cmp(CmpOp::Gt, x.clone(), Expr::F64(0.0));
                 let neg = cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0));
-                let inner = Expr::Select(neg.boxed(), Expr::F64(-1.0).boxed(), Expr::Select(pos.boxed(), Expr::F64(1.0).boxed(), x.clone().boxed()).boxed());
+                let inner = Expr::Select(
+                    neg.boxed(),
+                    Expr::F64(-1.0).boxed(),
+                    Expr::Select(pos.boxed(), Expr::F64(1.0).boxed(), x.clone().boxed()).boxed(),
+                );
                 // NaN stays NaN; zeros stay as they are.
                 Ok((inner, Ty::F64))
             })
         }
-        "np.square" | "np.negative" | "np.reciprocal" | "np.degrees" | "np.radians" | "np.logical_not" => {
+        "np.square" | "np.negative" | "np.reciprocal" | "np.degrees" | "np.radians"
+        | "np.logical_not" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             t.elementwise(vec![v], s, &mut |t, ops, _| {
@@ -415,9 +667,26 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                         let ty2 = ty.max(Ty::I64);
                         (un(UnOp::Neg, convert(e, ty, ty2)), ty2)
                     }
-                    "reciprocal" => (bin(BinOp::Div, Expr::F64(1.0), convert(e, ty, Ty::F64)), Ty::F64),
-                    "degrees" => (bin(BinOp::Mul, convert(e, ty, Ty::F64), Expr::F64(180.0 / std::f64::consts::PI)), Ty::F64),
-                    "radians" => (bin(BinOp::Mul, convert(e, ty, Ty::F64), Expr::F64(std::f64::consts::PI / 180.0)), Ty::F64),
+                    "reciprocal" => (
+                        bin(BinOp::Div, Expr::F64(1.0), convert(e, ty, Ty::F64)),
+                        Ty::F64,
+                    ),
+                    "degrees" => (
+                        bin(
+                            BinOp::Mul,
+                            convert(e, ty, Ty::F64),
+                            Expr::F64(180.0 / std::f64::consts::PI),
+                        ),
+                        Ty::F64,
+                    ),
+                    "radians" => (
+                        bin(
+                            BinOp::Mul,
+                            convert(e, ty, Ty::F64),
+                            Expr::F64(std::f64::consts::PI / 180.0),
+                        ),
+                        Ty::F64,
+                    ),
                     _ => (not(convert(e, ty, Ty::Bool)), Ty::Bool),
                 })
             })
@@ -430,7 +699,13 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                     let e = t.int(d, ds, "decimals")?;
                     match crate::ir::fold::const_expr(&e) {
                         Some(k) => k.i(),
-                        None => return Err(t.err(ErrorKind::Unsupported, ds, "decimals must be a constant")),
+                        None => {
+                            return Err(t.err(
+                                ErrorKind::Unsupported,
+                                ds,
+                                "decimals must be a constant",
+                            ))
+                        }
                     }
                 }
                 None => 0,
@@ -443,8 +718,9 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Ok((round_decimals(convert(e, ty, Ty::F64), decimals), Ty::F64))
             })
         }
-        "np.minimum" | "np.maximum" | "np.fmin" | "np.fmax" | "np.add" | "np.subtract" | "np.multiply" | "np.divide"
-        | "np.remainder" | "np.floor_divide" | "np.logical_and" | "np.logical_or" | "np.logical_xor" => {
+        "np.minimum" | "np.maximum" | "np.fmin" | "np.fmax" | "np.add" | "np.subtract"
+        | "np.multiply" | "np.divide" | "np.remainder" | "np.floor_divide" | "np.logical_and"
+        | "np.logical_or" | "np.logical_xor" => {
             a.arity(t, 2, 2)?;
             let (x, _) = a.take();
             let (y, _) = a.take();
@@ -469,21 +745,50 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                         "logical_or" => BinOp::Or,
                         _ => BinOp::Xor,
                     };
-                    return Ok((bin(o, convert(x, tx, Ty::Bool), convert(y, ty, Ty::Bool)), Ty::Bool));
+                    return Ok((
+                        bin(o, convert(x, tx, Ty::Bool), convert(y, ty, Ty::Bool)),
+                        Ty::Bool,
+                    ));
                 }
                 let tt = tx.max(ty).max(Ty::I64);
                 let (x, y) = (convert(x, tx, tt), convert(y, ty, tt));
                 Ok(match base {
                     "minimum" => (bin(BinOp::Min, x, y), tt),
                     "maximum" => (bin(BinOp::Max, x, y), tt),
-                    _ if tt != Ty::F64 => (bin(if base == "fmin" { BinOp::Min } else { BinOp::Max }, x, y), tt),
+                    _ if tt != Ty::F64 => (
+                        bin(
+                            if base == "fmin" {
+                                BinOp::Min
+                            } else {
+                                BinOp::Max
+                            },
+                            x,
+                            y,
+                        ),
+                        tt,
+                    ),
                     _ => {
                         // fmin/fmax ignore a NaN operand: pick the other one.
                         let (x, y) = (t.stable(x, tt), t.stable(y, tt));
-                        let m = bin(if base == "fmin" { BinOp::Min } else { BinOp::Max }, x.clone(), y.clone());
+                        let m = bin(
+                            if base == "fmin" {
+                                BinOp::Min
+                            } else {
+                                BinOp::Max
+                            },
+                            x.clone(),
+                            y.clone(),
+                        );
                         let xn = un(UnOp::IsNan, x.clone());
                         let yn = un(UnOp::IsNan, y.clone());
-                        (Expr::Select(xn.boxed(), y.boxed(), Expr::Select(yn.boxed(), x.boxed(), m.boxed()).boxed()), tt)
+                        (
+                            Expr::Select(
+                                xn.boxed(),
+                                y.boxed(),
+                                Expr::Select(yn.boxed(), x.boxed(), m.boxed()).boxed(),
+                            ),
+                            tt,
+                        )
                     }
                 })
             })
@@ -499,18 +804,38 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let (y, _) = a.take();
             t.elementwise(vec![c, x, y], span, &mut |_, ops, _| {
                 let mut it = ops.into_iter();
-                let ((c, tc), (x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+                let ((c, tc), (x, tx), (y, ty)) =
+                    (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
                 let tt = tx.max(ty);
-                Ok((Expr::Select(convert(c, tc, Ty::Bool).boxed(), convert(x, tx, tt).boxed(), convert(y, ty, tt).boxed()), tt))
+                Ok((
+                    Expr::Select(
+                        convert(c, tc, Ty::Bool).boxed(),
+                        convert(x, tx, tt).boxed(),
+                        convert(y, ty, tt).boxed(),
+                    ),
+                    tt,
+                ))
             })
         }
         "np.clip" => {
             a.arity(t, 1, 3)?;
             let (x, _) = a.take();
-            let lo = if a.pos.is_empty() { a.kw("a_min").or(a.kw("min")) } else { Some(a.take()) };
-            let hi = if a.pos.is_empty() { a.kw("a_max").or(a.kw("max")) } else { Some(a.take()) };
+            let lo = if a.pos.is_empty() {
+                a.kw("a_min").or(a.kw("min"))
+            } else {
+                Some(a.take())
+            };
+            let hi = if a.pos.is_empty() {
+                a.kw("a_max").or(a.kw("max"))
+            } else {
+                Some(a.take())
+            };
             let (Some((lo, _)), Some((hi, _))) = (lo, hi) else {
-                return Err(t.err(ErrorKind::Arity, span, "clip() needs a lower and an upper bound"));
+                return Err(t.err(
+                    ErrorKind::Arity,
+                    span,
+                    "clip() needs a lower and an upper bound",
+                ));
             };
             let mut vals = vec![x];
             let (has_lo, has_hi) = (!matches!(lo, Value::None), !matches!(hi, Value::None));
@@ -552,7 +877,12 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let (d, ds) = a.take();
             match v {
                 Value::Scalar(e, ty) => {
-                    let arr = ArrayVal { len: Expr::I64(1), ty, index: t.temp(Ty::I64), elem: e };
+                    let arr = ArrayVal {
+                        len: Expr::I64(1),
+                        ty,
+                        index: t.temp(Ty::I64),
+                        elem: e,
+                    };
                     match astype(t, arr, d, ds)? {
                         Value::Array(r) => Ok(Value::Scalar(r.elem, r.ty)),
                         other => Ok(other),
@@ -588,7 +918,13 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Value::Scalar(..) => Ok(v),
                 v => {
                     let arr = t.to_array(v, s)?;
-                    t.check(cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)), "can only convert an array of size 1 to a Python scalar (size {a})", span, arr.len.clone(), Expr::I64(0));
+                    t.check(
+                        cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+                        "can only convert an array of size 1 to a Python scalar (size {a})",
+                        span,
+                        arr.len.clone(),
+                        Expr::I64(0),
+                    );
                     Ok(Value::Scalar(arr.at(Expr::I64(0)), arr.ty))
                 }
             }
@@ -598,7 +934,10 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let (v, s) = a.take();
             let x = t.float(v, s, "the receiver")?;
             let x = t.stable(x, Ty::F64);
-            Ok(Value::Scalar(cmp(CmpOp::Eq, un(UnOp::Floor, x.clone()), x), Ty::Bool))
+            Ok(Value::Scalar(
+                cmp(CmpOp::Eq, un(UnOp::Floor, x.clone()), x),
+                Ty::Bool,
+            ))
         }
         "np.delete" => {
             a.arity(t, 2, 2)?;
@@ -609,25 +948,52 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let i = t.checked_index(i, arr.len.clone(), is);
             let index = t.temp(Ty::I64);
             let k = Expr::Var(index);
-            let src = Expr::Select(cmp(CmpOp::Ge, k.clone(), i).boxed(), bin(BinOp::Add, k.clone(), Expr::I64(1)).boxed(), k.boxed());
-            Ok(Value::Array(ArrayVal { len: bin(BinOp::Sub, arr.len.clone(), Expr::I64(1)), ty: arr.ty, index, elem: arr.at(src) }))
+            let src = Expr::Select(
+                cmp(CmpOp::Ge, k.clone(), i).boxed(),
+                bin(BinOp::Add, k.clone(), Expr::I64(1)).boxed(),
+                k.boxed(),
+            );
+            Ok(Value::Array(ArrayVal {
+                len: bin(BinOp::Sub, arr.len.clone(), Expr::I64(1)),
+                ty: arr.ty,
+                index,
+                elem: arr.at(src),
+            }))
         }
         "np.concatenate" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             let Value::Tuple(parts) = v else {
-                return Err(t.err(ErrorKind::Type, s, "np.concatenate() takes a tuple of arrays").hint("np.concatenate((a, b))"));
+                return Err(t
+                    .err(
+                        ErrorKind::Type,
+                        s,
+                        "np.concatenate() takes a tuple of arrays",
+                    )
+                    .hint("np.concatenate((a, b))"));
             };
             let mut arrays = Vec::new();
             for p in parts {
                 let p = match p {
-                    Value::Scalar(..) => return Err(t.err(ErrorKind::Type, s, "np.concatenate() needs arrays, not numbers").hint("wrap numbers in a tuple: (v,)")),
+                    Value::Scalar(..) => {
+                        return Err(t
+                            .err(
+                                ErrorKind::Type,
+                                s,
+                                "np.concatenate() needs arrays, not numbers",
+                            )
+                            .hint("wrap numbers in a tuple: (v,)"))
+                    }
                     p => t.to_array(p, s)?,
                 };
                 arrays.push(p);
             }
             let Some(mut acc) = arrays.first().cloned() else {
-                return Err(t.err(ErrorKind::Arity, s, "need at least one array to concatenate"));
+                return Err(t.err(
+                    ErrorKind::Arity,
+                    s,
+                    "need at least one array to concatenate",
+                ));
             };
             for next in &arrays[1..] {
                 acc = concat2(t, &acc, next);
@@ -638,7 +1004,11 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             let arr = t.to_array(v, s)?;
-            let arr = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::F64), ty: Ty::F64, ..arr };
+            let arr = ArrayVal {
+                elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
+                ty: Ty::F64,
+                ..arr
+            };
             let m = t.materialize(&arr, None);
             let slot = m.slot().unwrap();
             t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
@@ -650,8 +1020,17 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let arr = t.to_array(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
-            let src = bin(BinOp::Sub, bin(BinOp::Sub, len.clone(), Expr::I64(1)), Expr::Var(index));
-            Ok(Value::Array(ArrayVal { len, ty: arr.ty, index, elem: arr.at(src) }))
+            let src = bin(
+                BinOp::Sub,
+                bin(BinOp::Sub, len.clone(), Expr::I64(1)),
+                Expr::Var(index),
+            );
+            Ok(Value::Array(ArrayVal {
+                len,
+                ty: arr.ty,
+                index,
+                elem: arr.at(src),
+            }))
         }
         "np.diff" => {
             a.arity(t, 1, 1)?;
@@ -661,8 +1040,17 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let index = t.temp(Ty::I64);
             let k = Expr::Var(index);
             let tt = arr.ty.max(Ty::I64);
-            let elem = bin(BinOp::Sub, convert(arr.at(bin(BinOp::Add, k.clone(), Expr::I64(1))), arr.ty, tt), convert(arr.at(k), arr.ty, tt));
-            Ok(Value::Array(ArrayVal { len: bin(BinOp::Max, bin(BinOp::Sub, len, Expr::I64(1)), Expr::I64(0)), ty: tt, index, elem }))
+            let elem = bin(
+                BinOp::Sub,
+                convert(arr.at(bin(BinOp::Add, k.clone(), Expr::I64(1))), arr.ty, tt),
+                convert(arr.at(k), arr.ty, tt),
+            );
+            Ok(Value::Array(ArrayVal {
+                len: bin(BinOp::Max, bin(BinOp::Sub, len, Expr::I64(1)), Expr::I64(0)),
+                ty: tt,
+                index,
+                elem,
+            }))
         }
         "np.dot" => {
             a.arity(t, 2, 2)?;
@@ -691,7 +1079,9 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Value::Tuple(items) => Ok(Value::Scalar(Expr::I64(items.len() as i64), Ty::I64)),
                 Value::Scalar(..) if name == "np.size" => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
                 v => {
-                    let arr = t.to_array(v, s).map_err(|e| e.hint("len() needs an array"))?;
+                    let arr = t
+                        .to_array(v, s)
+                        .map_err(|e| e.hint("len() needs an array"))?;
                     Ok(Value::Scalar(arr.len, Ty::I64))
                 }
             }
@@ -722,7 +1112,10 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             // round(float) is an int: NaN and infinity cannot be converted.
             let x = t.stable(x, Ty::F64);
             int_checks(t, &x, span);
-            Ok(Value::Scalar(Expr::Cast(Ty::I64, un(UnOp::RoundEven, x).boxed()), Ty::I64))
+            Ok(Value::Scalar(
+                Expr::Cast(Ty::I64, un(UnOp::RoundEven, x).boxed()),
+                Ty::I64,
+            ))
         }
         "builtin.pow" => {
             a.arity(t, 2, 2)?;
@@ -751,56 +1144,126 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let (v, s) = a.take();
             reduction(t, base, v, s, a)
         }
-        _ => Err(t.err(ErrorKind::UnknownName, span, format!("`{name}` cannot be called here"))),
+        _ => Err(t.err(
+            ErrorKind::UnknownName,
+            span,
+            format!("`{name}` cannot be called here"),
+        )),
     }
 }
 
 /// `reshape(r, c)` (one of them may be -1) to a 2-D array, or `reshape(n)`/`reshape(-1)` to 1-D.
-fn reshape(t: &mut Translator, arr: ArrayVal, dims: Vec<(Value, Span)>, span: Span) -> Result<Value> {
+fn reshape(
+    t: &mut Translator,
+    arr: ArrayVal,
+    dims: Vec<(Value, Span)>,
+    span: Span,
+) -> Result<Value> {
     let mut ds = Vec::new();
     for (d, s) in dims {
         let e = t.int(d, s, "a dimension")?;
         match crate::ir::fold::const_expr(&e) {
             Some(v) => ds.push(v.i()),
-            None => return Err(t.err(ErrorKind::Unsupported, s, "reshape dimensions must be constants")),
+            None => {
+                return Err(t.err(
+                    ErrorKind::Unsupported,
+                    s,
+                    "reshape dimensions must be constants",
+                ))
+            }
         }
     }
     let len = t.stable(arr.len.clone(), Ty::I64);
-    let msg = format!("cannot reshape array of size {{a}} into shape ({})", ds.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
+    let msg = format!(
+        "cannot reshape array of size {{a}} into shape ({})",
+        ds.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     match ds.as_slice() {
         [n] => {
             if *n >= 0 {
-                t.check(cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)), &msg, span, len, Expr::I64(0));
+                t.check(
+                    cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)),
+                    &msg,
+                    span,
+                    len,
+                    Expr::I64(0),
+                );
             }
             Ok(Value::Array(arr))
         }
         [r, c] if *r >= 0 && *c >= 0 => {
-            t.check(cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)), &msg, span, len, Expr::I64(0));
+            t.check(
+                cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)),
+                &msg,
+                span,
+                len,
+                Expr::I64(0),
+            );
             Ok(Value::Matrix(arr, Expr::I64(*c)))
         }
         [-1, c] if *c > 0 => {
-            t.check(cmp(CmpOp::Eq, bin(BinOp::Mod, len.clone(), Expr::I64(*c)), Expr::I64(0)), &msg, span, len, Expr::I64(0));
+            t.check(
+                cmp(
+                    CmpOp::Eq,
+                    bin(BinOp::Mod, len.clone(), Expr::I64(*c)),
+                    Expr::I64(0),
+                ),
+                &msg,
+                span,
+                len,
+                Expr::I64(0),
+            );
             Ok(Value::Matrix(arr, Expr::I64(*c)))
         }
         [r, -1] if *r > 0 => {
-            t.check(cmp(CmpOp::Eq, bin(BinOp::Mod, len.clone(), Expr::I64(*r)), Expr::I64(0)), &msg, span, len.clone(), Expr::I64(0));
+            t.check(
+                cmp(
+                    CmpOp::Eq,
+                    bin(BinOp::Mod, len.clone(), Expr::I64(*r)),
+                    Expr::I64(0),
+                ),
+                &msg,
+                span,
+                len.clone(),
+                Expr::I64(0),
+            );
             let cols = t.stable(bin(BinOp::FloorDiv, len, Expr::I64(*r)), Ty::I64);
             Ok(Value::Matrix(arr, cols))
         }
-        _ => Err(t.err(ErrorKind::Unsupported, span, "filters reshape to 1-D or 2-D arrays").hint("e.g. w.reshape(3, 3)")),
+        _ => Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                "filters reshape to 1-D or 2-D arrays",
+            )
+            .hint("e.g. w.reshape(3, 3)")),
     }
 }
 
 /// Emits `for i in 0..n: body(i)` as an IR loop over a fresh counter.
-fn counted_loop(t: &mut Translator, n: Expr, body: impl FnOnce(&mut Translator, Expr) -> Result<()>) -> Result<()> {
+fn counted_loop(
+    t: &mut Translator,
+    n: Expr,
+    body: impl FnOnce(&mut Translator, Expr) -> Result<()>,
+) -> Result<()> {
     let i = t.temp(Ty::I64);
     t.emit(Stmt::Assign(i, Expr::I64(0)));
     let ((), mut stmts) = t.nested(|t| {
-        t.emit(Stmt::If(not(cmp(CmpOp::Lt, Expr::Var(i), n)), vec![Stmt::Break], vec![]));
+        t.emit(Stmt::If(
+            not(cmp(CmpOp::Lt, Expr::Var(i), n)),
+            vec![Stmt::Break],
+            vec![],
+        ));
         body(t, Expr::Var(i))
     })?;
     let latch = vec![Stmt::Assign(i, bin(BinOp::Add, Expr::Var(i), Expr::I64(1)))];
-    t.emit(Stmt::Loop { body: std::mem::take(&mut stmts), latch });
+    t.emit(Stmt::Loop {
+        body: std::mem::take(&mut stmts),
+        latch,
+    });
     Ok(())
 }
 
@@ -813,7 +1276,13 @@ fn zeros(t: &mut Translator, len: Expr, ty: Ty, name: &str) -> crate::ir::Arr {
         Ty::I64 => Expr::I64(0),
         Ty::Bool => Expr::Bool(false),
     };
-    t.emit(Stmt::Fill { dst: slot, len, index, elem: zero, keep: None });
+    t.emit(Stmt::Fill {
+        dst: slot,
+        len,
+        index,
+        elem: zero,
+        keep: None,
+    });
     slot
 }
 
@@ -833,21 +1302,49 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let arr = t.to_array(v, s)?;
     if arr.ty == Ty::F64 {
         return Err(t
-            .err(ErrorKind::Type, s, "np.bincount() needs integers: cannot cast array data from float64 to int64")
+            .err(
+                ErrorKind::Type,
+                s,
+                "np.bincount() needs integers: cannot cast array data from float64 to int64",
+            )
             .hint("convert first, e.g. np.bincount(x.astype(int))"));
     }
-    let ints = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::I64), ty: Ty::I64, ..arr };
+    let ints = ArrayVal {
+        elem: convert(arr.elem.clone(), arr.ty, Ty::I64),
+        ty: Ty::I64,
+        ..arr
+    };
     let vals = t.materialize(&ints, None);
     let vslot = vals.slot().unwrap();
     let n = t.stable(vals.len.clone(), Ty::I64);
-    let nonneg = ArrayVal { elem: cmp(CmpOp::Ge, vals.elem.clone(), Expr::I64(0)), ty: Ty::Bool, ..vals.clone() };
+    let nonneg = ArrayVal {
+        elem: cmp(CmpOp::Ge, vals.elem.clone(), Expr::I64(0)),
+        ty: Ty::Bool,
+        ..vals.clone()
+    };
     let ok = t.reduce(ReduceOp::All, &nonneg, span, None)?;
-    t.check(ok, "'list' argument must have no negative elements", span, Expr::I64(0), Expr::I64(0));
+    t.check(
+        ok,
+        "'list' argument must have no negative elements",
+        span,
+        Expr::I64(0),
+        Expr::I64(0),
+    );
     let w = match weights {
         Some((w, ws)) => {
             let w = t.to_array(w, ws)?;
-            t.check(cmp(CmpOp::Eq, w.len.clone(), n.clone()), "The weights and list don't have the same length.", ws, Expr::I64(0), Expr::I64(0));
-            Some(ArrayVal { elem: convert(w.elem.clone(), w.ty, Ty::F64), ty: Ty::F64, ..w })
+            t.check(
+                cmp(CmpOp::Eq, w.len.clone(), n.clone()),
+                "The weights and list don't have the same length.",
+                ws,
+                Expr::I64(0),
+                Expr::I64(0),
+            );
+            Some(ArrayVal {
+                elem: convert(w.elem.clone(), w.ty, Ty::F64),
+                ty: Ty::F64,
+                ..w
+            })
         }
         None => None,
     };
@@ -855,13 +1352,28 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let top = t.temp(Ty::I64);
     t.emit(Stmt::Assign(top, Expr::I64(-1)));
     let ((), find) = t.nested(|t| {
-        let as_f = ArrayVal { elem: convert(vals.elem.clone(), Ty::I64, Ty::F64), ty: Ty::F64, ..vals.clone() };
+        let as_f = ArrayVal {
+            elem: convert(vals.elem.clone(), Ty::I64, Ty::F64),
+            ty: Ty::F64,
+            ..vals.clone()
+        };
         let m = t.reduce(ReduceOp::Max, &as_f, span, None)?;
         t.emit(Stmt::Assign(top, Expr::Cast(Ty::I64, m.boxed())));
         Ok(())
     })?;
-    t.emit(Stmt::If(cmp(CmpOp::Gt, n.clone(), Expr::I64(0)), find, vec![]));
-    let len = t.stable(bin(BinOp::Max, bin(BinOp::Add, Expr::Var(top), Expr::I64(1)), minlength), Ty::I64);
+    t.emit(Stmt::If(
+        cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
+        find,
+        vec![],
+    ));
+    let len = t.stable(
+        bin(
+            BinOp::Max,
+            bin(BinOp::Add, Expr::Var(top), Expr::I64(1)),
+            minlength,
+        ),
+        Ty::I64,
+    );
     let ty = if w.is_some() { Ty::F64 } else { Ty::I64 };
     let counts = zeros(t, len, ty, "%bincount");
     counted_loop(t, n, |t, i| {
@@ -871,7 +1383,11 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
             Some(w) => w.at(i),
             None => Expr::I64(1),
         };
-        t.emit(Stmt::Store(counts, k.clone(), bin(BinOp::Add, Expr::Load(counts, k.boxed()), add)));
+        t.emit(Stmt::Store(
+            counts,
+            k.clone(),
+            bin(BinOp::Add, Expr::Load(counts, k.boxed()), add),
+        ));
         Ok(())
     })?;
     Ok(Value::Array(t.view(counts)))
@@ -885,10 +1401,18 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let (v, s) = a.take();
     let bins = match a.pos.pop().or_else(|| a.kw("bins")) {
         Some((b, bs)) => {
-            let e = t.int(b, bs, "bins").map_err(|e| e.hint("only a number of equal-width bins is supported"))?;
+            let e = t
+                .int(b, bs, "bins")
+                .map_err(|e| e.hint("only a number of equal-width bins is supported"))?;
             match crate::ir::fold::const_expr(&e) {
                 Some(k) if k.i() > 0 => k.i(),
-                Some(_) => return Err(t.err(ErrorKind::Type, bs, "`bins` must be positive, when an integer")),
+                Some(_) => {
+                    return Err(t.err(
+                        ErrorKind::Type,
+                        bs,
+                        "`bins` must be positive, when an integer",
+                    ))
+                }
                 None => return Err(t.err(ErrorKind::Unsupported, bs, "`bins` must be a constant")),
             }
         }
@@ -897,13 +1421,25 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
     for unsupported in ["weights", "density"] {
         if let Some((w, ws)) = a.kw(unsupported) {
             if !matches!(w, Value::None) {
-                return Err(t.err(ErrorKind::Unsupported, ws, format!("np.histogram's `{unsupported}` is not supported in filters")));
+                return Err(t.err(
+                    ErrorKind::Unsupported,
+                    ws,
+                    format!("np.histogram's `{unsupported}` is not supported in filters"),
+                ));
             }
         }
     }
     let x = t.to_array(v, s)?;
-    let x = ArrayVal { elem: convert(x.elem.clone(), x.ty, Ty::F64), ty: Ty::F64, ..x };
-    let x = if x.slot().is_some() { x } else { t.materialize(&x, None) };
+    let x = ArrayVal {
+        elem: convert(x.elem.clone(), x.ty, Ty::F64),
+        ty: Ty::F64,
+        ..x
+    };
+    let x = if x.slot().is_some() {
+        x
+    } else {
+        t.materialize(&x, None)
+    };
     let n = t.stable(x.len.clone(), Ty::I64);
     let (lo, hi) = (t.temp(Ty::F64), t.temp(Ty::F64));
     match a.kw("range") {
@@ -913,9 +1449,25 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
             let h = t.float(r.next().unwrap(), rs, "the range")?;
             t.emit(Stmt::Assign(lo, l));
             t.emit(Stmt::Assign(hi, h));
-            t.check(cmp(CmpOp::Le, Expr::Var(lo), Expr::Var(hi)), "max must be larger than min in range parameter.", rs, Expr::I64(0), Expr::I64(0));
-            let finite = bin(BinOp::And, un(UnOp::IsFinite, Expr::Var(lo)), un(UnOp::IsFinite, Expr::Var(hi)));
-            t.check(finite, "supplied range of [lo, hi] is not finite", rs, Expr::I64(0), Expr::I64(0));
+            t.check(
+                cmp(CmpOp::Le, Expr::Var(lo), Expr::Var(hi)),
+                "max must be larger than min in range parameter.",
+                rs,
+                Expr::I64(0),
+                Expr::I64(0),
+            );
+            let finite = bin(
+                BinOp::And,
+                un(UnOp::IsFinite, Expr::Var(lo)),
+                un(UnOp::IsFinite, Expr::Var(hi)),
+            );
+            t.check(
+                finite,
+                "supplied range of [lo, hi] is not finite",
+                rs,
+                Expr::I64(0),
+                Expr::I64(0),
+            );
         }
         Some((Value::None, _)) | None => {
             t.emit(Stmt::Assign(lo, Expr::F64(0.0)));
@@ -925,55 +1477,137 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
                 let h = t.reduce(ReduceOp::Max, &x, span, None)?;
                 t.emit(Stmt::Assign(lo, l));
                 t.emit(Stmt::Assign(hi, h));
-                let finite = bin(BinOp::And, un(UnOp::IsFinite, Expr::Var(lo)), un(UnOp::IsFinite, Expr::Var(hi)));
-                t.check(finite, "autodetected range of [min, max] is not finite", span, Expr::I64(0), Expr::I64(0));
+                let finite = bin(
+                    BinOp::And,
+                    un(UnOp::IsFinite, Expr::Var(lo)),
+                    un(UnOp::IsFinite, Expr::Var(hi)),
+                );
+                t.check(
+                    finite,
+                    "autodetected range of [min, max] is not finite",
+                    span,
+                    Expr::I64(0),
+                    Expr::I64(0),
+                );
                 Ok(())
             })?;
-            t.emit(Stmt::If(cmp(CmpOp::Gt, n.clone(), Expr::I64(0)), auto, vec![]));
+            t.emit(Stmt::If(
+                cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
+                auto,
+                vec![],
+            ));
         }
-        Some((_, rs)) => return Err(t.err(ErrorKind::Type, rs, "range must be a (min, max) tuple")),
+        Some((_, rs)) => {
+            return Err(t.err(ErrorKind::Type, rs, "range must be a (min, max) tuple"))
+        }
     }
     // Equal edges are widened by 0.5 on each side, as NumPy does.
     let same = cmp(CmpOp::Eq, Expr::Var(lo), Expr::Var(hi));
     t.emit(Stmt::If(
         same,
-        vec![Stmt::Assign(lo, bin(BinOp::Sub, Expr::Var(lo), Expr::F64(0.5))), Stmt::Assign(hi, bin(BinOp::Add, Expr::Var(hi), Expr::F64(0.5)))],
+        vec![
+            Stmt::Assign(lo, bin(BinOp::Sub, Expr::Var(lo), Expr::F64(0.5))),
+            Stmt::Assign(hi, bin(BinOp::Add, Expr::Var(hi), Expr::F64(0.5))),
+        ],
         vec![],
     ));
     // np.linspace(lo, hi, bins + 1): k * step + lo, and exactly hi at the end.
-    let step = t.stable(bin(BinOp::Div, bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo)), Expr::F64(bins as f64)), Ty::F64);
+    let step = t.stable(
+        bin(
+            BinOp::Div,
+            bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo)),
+            Expr::F64(bins as f64),
+        ),
+        Ty::F64,
+    );
     let edge = |k: Expr| {
         Expr::Select(
             cmp(CmpOp::Eq, k.clone(), Expr::I64(bins)).boxed(),
             Expr::Var(hi).boxed(),
-            bin(BinOp::Add, bin(BinOp::Mul, Expr::Cast(Ty::F64, k.boxed()), step.clone()), Expr::Var(lo)).boxed(),
+            bin(
+                BinOp::Add,
+                bin(BinOp::Mul, Expr::Cast(Ty::F64, k.boxed()), step.clone()),
+                Expr::Var(lo),
+            )
+            .boxed(),
         )
     };
     let counts = zeros(t, Expr::I64(bins), Ty::I64, "%histogram");
     counted_loop(t, n, |t, i| {
         let v = t.stable(x.at(i), Ty::F64);
-        let inside = bin(BinOp::And, cmp(CmpOp::Ge, v.clone(), Expr::Var(lo)), cmp(CmpOp::Le, v.clone(), Expr::Var(hi)));
+        let inside = bin(
+            BinOp::And,
+            cmp(CmpOp::Ge, v.clone(), Expr::Var(lo)),
+            cmp(CmpOp::Le, v.clone(), Expr::Var(hi)),
+        );
         let ((), count) = t.nested(|t| {
             // f = ((v - lo) / (hi - lo)) * bins, truncated; the top edge belongs to the last bin.
-            let f = bin(BinOp::Mul, bin(BinOp::Div, bin(BinOp::Sub, v.clone(), Expr::Var(lo)), bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo))), Expr::F64(bins as f64));
+            let f = bin(
+                BinOp::Mul,
+                bin(
+                    BinOp::Div,
+                    bin(BinOp::Sub, v.clone(), Expr::Var(lo)),
+                    bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo)),
+                ),
+                Expr::F64(bins as f64),
+            );
             let k = t.temp(Ty::I64);
-            t.emit(Stmt::Assign(k, bin(BinOp::Min, Expr::Cast(Ty::I64, f.boxed()), Expr::I64(bins - 1))));
+            t.emit(Stmt::Assign(
+                k,
+                bin(
+                    BinOp::Min,
+                    Expr::Cast(Ty::I64, f.boxed()),
+                    Expr::I64(bins - 1),
+                ),
+            ));
             let kv = Expr::Var(k);
             // NumPy's corrections for values within an ulp of an edge.
-            t.emit(Stmt::If(cmp(CmpOp::Lt, v.clone(), edge(kv.clone())), vec![Stmt::Assign(k, bin(BinOp::Sub, kv.clone(), Expr::I64(1)))], vec![]));
-            let up = bin(BinOp::And, cmp(CmpOp::Ge, v.clone(), edge(bin(BinOp::Add, kv.clone(), Expr::I64(1)))), cmp(CmpOp::Ne, kv.clone(), Expr::I64(bins - 1)));
-            t.emit(Stmt::If(up, vec![Stmt::Assign(k, bin(BinOp::Add, kv.clone(), Expr::I64(1)))], vec![]));
-            let k = bin(BinOp::Max, bin(BinOp::Min, kv, Expr::I64(bins - 1)), Expr::I64(0));
+            t.emit(Stmt::If(
+                cmp(CmpOp::Lt, v.clone(), edge(kv.clone())),
+                vec![Stmt::Assign(k, bin(BinOp::Sub, kv.clone(), Expr::I64(1)))],
+                vec![],
+            ));
+            let up = bin(
+                BinOp::And,
+                cmp(
+                    CmpOp::Ge,
+                    v.clone(),
+                    edge(bin(BinOp::Add, kv.clone(), Expr::I64(1))),
+                ),
+                cmp(CmpOp::Ne, kv.clone(), Expr::I64(bins - 1)),
+            );
+            t.emit(Stmt::If(
+                up,
+                vec![Stmt::Assign(k, bin(BinOp::Add, kv.clone(), Expr::I64(1)))],
+                vec![],
+            ));
+            let k = bin(
+                BinOp::Max,
+                bin(BinOp::Min, kv, Expr::I64(bins - 1)),
+                Expr::I64(0),
+            );
             let k = t.stable(k, Ty::I64);
-            t.emit(Stmt::Store(counts, k.clone(), bin(BinOp::Add, Expr::Load(counts, k.boxed()), Expr::I64(1))));
+            t.emit(Stmt::Store(
+                counts,
+                k.clone(),
+                bin(BinOp::Add, Expr::Load(counts, k.boxed()), Expr::I64(1)),
+            ));
             Ok(())
         })?;
         t.emit(Stmt::If(inside, count, vec![]));
         Ok(())
     })?;
     let index = t.temp(Ty::I64);
-    let edges = ArrayVal { len: Expr::I64(bins + 1), ty: Ty::F64, index, elem: edge(Expr::Var(index)) };
-    Ok(Value::Tuple(vec![Value::Array(t.view(counts)), Value::Array(edges)]))
+    let edges = ArrayVal {
+        len: Expr::I64(bins + 1),
+        ty: Ty::F64,
+        index,
+        elem: edge(Expr::Var(index)),
+    };
+    Ok(Value::Tuple(vec![
+        Value::Array(t.view(counts)),
+        Value::Array(edges),
+    ]))
 }
 
 /// np.round(x, decimals): NumPy multiplies by 10**d, rounds half to even, and divides back.
@@ -983,10 +1617,18 @@ fn round_decimals(x: Expr, decimals: i64) -> Expr {
     }
     if decimals > 0 {
         let s = 10f64.powi(decimals as i32);
-        bin(BinOp::Div, un(UnOp::RoundEven, bin(BinOp::Mul, x, Expr::F64(s))), Expr::F64(s))
+        bin(
+            BinOp::Div,
+            un(UnOp::RoundEven, bin(BinOp::Mul, x, Expr::F64(s))),
+            Expr::F64(s),
+        )
     } else {
         let s = 10f64.powi(-decimals as i32);
-        bin(BinOp::Mul, un(UnOp::RoundEven, bin(BinOp::Div, x, Expr::F64(s))), Expr::F64(s))
+        bin(
+            BinOp::Mul,
+            un(UnOp::RoundEven, bin(BinOp::Div, x, Expr::F64(s))),
+            Expr::F64(s),
+        )
     }
 }
 
@@ -998,12 +1640,26 @@ fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVal {
     let slot = t.new_array(crate::ir::ArrKind::Scratch { elem: ty }, "%concat");
     let index = t.temp(Ty::I64);
     let k = Expr::Var(index);
-    let fill = |elem: Expr, len: Expr| Stmt::Fill { dst: slot, len, index, elem, keep: None };
+    let fill = |elem: Expr, len: Expr| Stmt::Fill {
+        dst: slot,
+        len,
+        index,
+        elem,
+        keep: None,
+    };
     let only_a = fill(convert(a.at(k.clone()), a.ty, ty), la.clone());
     let only_b = fill(convert(b.at(k.clone()), b.ty, ty), lb.clone());
     // With both parts non-empty, clamped indices keep both loads in range.
-    let ka = bin(BinOp::Min, k.clone(), bin(BinOp::Sub, la.clone(), Expr::I64(1)));
-    let kb = bin(BinOp::Max, bin(BinOp::Sub, k.clone(), la.clone()), Expr::I64(0));
+    let ka = bin(
+        BinOp::Min,
+        k.clone(),
+        bin(BinOp::Sub, la.clone(), Expr::I64(1)),
+    );
+    let kb = bin(
+        BinOp::Max,
+        bin(BinOp::Sub, k.clone(), la.clone()),
+        Expr::I64(0),
+    );
     let both = Expr::Select(
         cmp(CmpOp::Lt, k.clone(), la.clone()).boxed(),
         convert(a.at(ka), a.ty, ty).boxed(),
@@ -1012,7 +1668,11 @@ fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVal {
     let joined = fill(both, bin(BinOp::Add, la.clone(), lb.clone()));
     let a_empty = cmp(CmpOp::Eq, la, Expr::I64(0));
     let b_empty = cmp(CmpOp::Eq, lb, Expr::I64(0));
-    t.emit(Stmt::If(a_empty, vec![only_b], vec![Stmt::If(b_empty, vec![only_a], vec![joined])]));
+    t.emit(Stmt::If(
+        a_empty,
+        vec![only_b],
+        vec![Stmt::If(b_empty, vec![only_a], vec![joined])],
+    ));
     t.view(slot)
 }
 
@@ -1026,13 +1686,29 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
         Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
         _ => return Err(t.err(ErrorKind::Type, ds, "astype() supports int, float and bool")),
     };
-    Ok(Value::Array(ArrayVal { elem: convert(arr.elem.clone(), arr.ty, ty), ty, ..arr }))
+    Ok(Value::Array(ArrayVal {
+        elem: convert(arr.elem.clone(), arr.ty, ty),
+        ty,
+        ..arr
+    }))
 }
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
 fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
-    t.check(not(un(UnOp::IsNan, x.clone())), "cannot convert float NaN to integer", span, Expr::I64(0), Expr::I64(0));
-    t.check(not(un(UnOp::IsInf, x.clone())), "cannot convert float infinity to integer", span, Expr::I64(0), Expr::I64(0));
+    t.check(
+        not(un(UnOp::IsNan, x.clone())),
+        "cannot convert float NaN to integer",
+        span,
+        Expr::I64(0),
+        Expr::I64(0),
+    );
+    t.check(
+        not(un(UnOp::IsInf, x.clone())),
+        "cannot convert float infinity to integer",
+        span,
+        Expr::I64(0),
+        Expr::I64(0),
+    );
 }
 
 /// float(x), int(x), bool(x) on numbers, and float('nan')-style literals.
@@ -1055,14 +1731,22 @@ fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         };
         return match (base, parsed) {
             ("float", Some(x)) => Ok(Value::Scalar(Expr::F64(x), Ty::F64)),
-            _ => Err(t.err(ErrorKind::Unsupported, s, "strings are not supported").hint("float('nan') and float('inf') are; otherwise write the number")),
+            _ => Err(t
+                .err(ErrorKind::Unsupported, s, "strings are not supported")
+                .hint("float('nan') and float('inf') are; otherwise write the number")),
         };
     }
     let what = format!("{base}()'s argument");
     let (e, ty) = match v {
         Value::Array(arr) => {
             // float(arr) works in NumPy for one-element arrays.
-            t.check(cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)), "only arrays of size 1 can be converted to Python scalars (size {a})", s, arr.len.clone(), Expr::I64(0));
+            t.check(
+                cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+                "only arrays of size 1 can be converted to Python scalars (size {a})",
+                s,
+                arr.len.clone(),
+                Expr::I64(0),
+            );
             (arr.at(Expr::I64(0)), arr.ty)
         }
         v => t.scalar(v, s, &what)?,
@@ -1089,7 +1773,11 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
     for (v, s) in std::mem::take(&mut a.pos) {
         if matches!(v, Value::Array(_)) {
             return Err(t
-                .err(ErrorKind::Type, s, format!("math.{base}() takes a number, not an array"))
+                .err(
+                    ErrorKind::Type,
+                    s,
+                    format!("math.{base}() takes a number, not an array"),
+                )
                 .hint(format!("use np.{base}() for arrays")));
         }
         xs.push(t.scalar(v, s, "an argument")?);
@@ -1100,19 +1788,51 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         _ => 1..=1,
     };
     if !arity.contains(&xs.len()) {
-        return Err(t.err(ErrorKind::Arity, span, format!("math.{base}() takes {} arguments but {} were given", arity.start(), xs.len())));
+        return Err(t.err(
+            ErrorKind::Arity,
+            span,
+            format!(
+                "math.{base}() takes {} arguments but {} were given",
+                arity.start(),
+                xs.len()
+            ),
+        ));
     }
-    let fx: Vec<Expr> = xs.iter().map(|(e, ty)| convert(e.clone(), *ty, Ty::F64)).collect::<Vec<_>>();
+    let fx: Vec<Expr> = xs
+        .iter()
+        .map(|(e, ty)| convert(e.clone(), *ty, Ty::F64))
+        .collect::<Vec<_>>();
     let fx: Vec<Expr> = fx.into_iter().map(|e| t.stable(e, Ty::F64)).collect();
     let result = match base {
         "isnan" => return Ok(Value::Scalar(un(UnOp::IsNan, fx[0].clone()), Ty::Bool)),
         "isinf" => return Ok(Value::Scalar(un(UnOp::IsInf, fx[0].clone()), Ty::Bool)),
         "isfinite" => return Ok(Value::Scalar(un(UnOp::IsFinite, fx[0].clone()), Ty::Bool)),
-        "degrees" => return Ok(Value::Scalar(bin(BinOp::Mul, fx[0].clone(), Expr::F64(180.0 / std::f64::consts::PI)), Ty::F64)),
-        "radians" => return Ok(Value::Scalar(bin(BinOp::Mul, fx[0].clone(), Expr::F64(std::f64::consts::PI / 180.0)), Ty::F64)),
+        "degrees" => {
+            return Ok(Value::Scalar(
+                bin(
+                    BinOp::Mul,
+                    fx[0].clone(),
+                    Expr::F64(180.0 / std::f64::consts::PI),
+                ),
+                Ty::F64,
+            ))
+        }
+        "radians" => {
+            return Ok(Value::Scalar(
+                bin(
+                    BinOp::Mul,
+                    fx[0].clone(),
+                    Expr::F64(std::f64::consts::PI / 180.0),
+                ),
+                Ty::F64,
+            ))
+        }
         "floor" | "ceil" | "trunc" => {
             if xs[0].1 != Ty::F64 {
-                return Ok(Value::Scalar(convert(xs[0].0.clone(), xs[0].1, Ty::I64), Ty::I64));
+                return Ok(Value::Scalar(
+                    convert(xs[0].0.clone(), xs[0].1, Ty::I64),
+                    Ty::I64,
+                ));
             }
             let op = match base {
                 "floor" => UnOp::Floor,
@@ -1120,26 +1840,63 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
                 _ => UnOp::Trunc,
             };
             int_checks(t, &fx[0], span);
-            return Ok(Value::Scalar(Expr::Cast(Ty::I64, un(op, fx[0].clone()).boxed()), Ty::I64));
+            return Ok(Value::Scalar(
+                Expr::Cast(Ty::I64, un(op, fx[0].clone()).boxed()),
+                Ty::I64,
+            ));
         }
-        "log" if fx.len() == 2 => bin(BinOp::Div, Expr::Call(MathFn::Log, vec![fx[0].clone()]), Expr::Call(MathFn::Log, vec![fx[1].clone()])),
+        "log" if fx.len() == 2 => bin(
+            BinOp::Div,
+            Expr::Call(MathFn::Log, vec![fx[0].clone()]),
+            Expr::Call(MathFn::Log, vec![fx[1].clone()]),
+        ),
         _ => match (unary_math(base), binary_math(base)) {
             (Some(f), _) => apply_unary(fx[0].clone(), f),
             (_, Some(m)) => Expr::Call(m, fx.clone()),
-            _ => return Err(t.err(ErrorKind::UnknownName, span, format!("math.{base} is not supported"))),
+            _ => {
+                return Err(t.err(
+                    ErrorKind::UnknownName,
+                    span,
+                    format!("math.{base} is not supported"),
+                ))
+            }
         },
     };
     let r = t.stable(result, Ty::F64);
     // CPython: a NaN result from non-NaN input is a domain error; an infinite result from finite
     // input is a range error for the functions that can overflow and a domain error otherwise.
-    let any_nan = fx.iter().map(|x| un(UnOp::IsNan, x.clone())).reduce(|p, q| bin(BinOp::Or, p, q)).unwrap();
-    let all_finite = fx.iter().map(|x| un(UnOp::IsFinite, x.clone())).reduce(|p, q| bin(BinOp::And, p, q)).unwrap();
+    let any_nan = fx
+        .iter()
+        .map(|x| un(UnOp::IsNan, x.clone()))
+        .reduce(|p, q| bin(BinOp::Or, p, q))
+        .unwrap();
+    let all_finite = fx
+        .iter()
+        .map(|x| un(UnOp::IsFinite, x.clone()))
+        .reduce(|p, q| bin(BinOp::And, p, q))
+        .unwrap();
     let bad_nan = bin(BinOp::And, un(UnOp::IsNan, r.clone()), not(any_nan));
-    t.check(not(bad_nan), "math domain error", span, Expr::I64(0), Expr::I64(0));
+    t.check(
+        not(bad_nan),
+        "math domain error",
+        span,
+        Expr::I64(0),
+        Expr::I64(0),
+    );
     if base != "fabs" && base != "copysign" && base != "hypot" {
         let overflow = matches!(base, "exp" | "exp2" | "expm1" | "cosh" | "sinh" | "power");
         let bad_inf = bin(BinOp::And, un(UnOp::IsInf, r.clone()), all_finite);
-        t.check(not(bad_inf), if overflow { "math range error" } else { "math domain error" }, span, Expr::I64(0), Expr::I64(0));
+        t.check(
+            not(bad_inf),
+            if overflow {
+                "math range error"
+            } else {
+                "math domain error"
+            },
+            span,
+            Expr::I64(0),
+            Expr::I64(0),
+        );
     }
     Ok(Value::Scalar(r, Ty::F64))
 }
@@ -1149,9 +1906,17 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
 fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
     let span = a.span;
     if a.pos.is_empty() {
-        return Err(t.err(ErrorKind::Arity, span, format!("{base}() expected at least 1 argument, got 0")));
+        return Err(t.err(
+            ErrorKind::Arity,
+            span,
+            format!("{base}() expected at least 1 argument, got 0"),
+        ));
     }
-    let op = if base == "min" { BinOp::PyMin } else { BinOp::PyMax };
+    let op = if base == "min" {
+        BinOp::PyMin
+    } else {
+        BinOp::PyMax
+    };
     if a.pos.len() == 1 {
         let (v, s) = a.take();
         let arr = t.to_array(v, s)?;
@@ -1172,19 +1937,57 @@ fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value
 }
 
 /// CPython's `min(iterable)`: `acc = x0; for v in rest: if v < acc: acc = v`.
-fn py_fold(t: &mut Translator, op: BinOp, arr: &ArrayVal, span: Span, base: &str) -> Result<(Expr, Ty)> {
+fn py_fold(
+    t: &mut Translator,
+    op: BinOp,
+    arr: &ArrayVal,
+    span: Span,
+    base: &str,
+) -> Result<(Expr, Ty)> {
     let len = t.stable(arr.len.clone(), Ty::I64);
-    t.check(cmp(CmpOp::Gt, len.clone(), Expr::I64(0)), &format!("{base}() arg is an empty sequence"), span, Expr::I64(0), Expr::I64(0));
+    t.check(
+        cmp(CmpOp::Gt, len.clone(), Expr::I64(0)),
+        &format!("{base}() arg is an empty sequence"),
+        span,
+        Expr::I64(0),
+        Expr::I64(0),
+    );
     if arr.ty == Ty::F64 {
-        let red = if op == BinOp::PyMin { ReduceOp::PyMin } else { ReduceOp::PyMax };
-        let e = t.reduce(red, arr, span, Some(&format!("{base}() arg is an empty sequence")))?;
+        let red = if op == BinOp::PyMin {
+            ReduceOp::PyMin
+        } else {
+            ReduceOp::PyMax
+        };
+        let e = t.reduce(
+            red,
+            arr,
+            span,
+            Some(&format!("{base}() arg is an empty sequence")),
+        )?;
         return Ok((e, Ty::F64));
     }
-    let ints = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::I64), ty: Ty::I64, ..arr.clone() };
+    let ints = ArrayVal {
+        elem: convert(arr.elem.clone(), arr.ty, Ty::I64),
+        ty: Ty::I64,
+        ..arr.clone()
+    };
     // Integers have no NaN, so the builtin is a plain min/max (exact in f64 below 2**53).
-    let as_f = ArrayVal { elem: convert(ints.elem.clone(), Ty::I64, Ty::F64), ty: Ty::F64, ..ints };
-    let red = if op == BinOp::PyMin { ReduceOp::Min } else { ReduceOp::Max };
-    let e = t.reduce(red, &as_f, span, Some(&format!("{base}() arg is an empty sequence")))?;
+    let as_f = ArrayVal {
+        elem: convert(ints.elem.clone(), Ty::I64, Ty::F64),
+        ty: Ty::F64,
+        ..ints
+    };
+    let red = if op == BinOp::PyMin {
+        ReduceOp::Min
+    } else {
+        ReduceOp::Max
+    };
+    let e = t.reduce(
+        red,
+        &as_f,
+        span,
+        Some(&format!("{base}() arg is an empty sequence")),
+    )?;
     Ok((Expr::Cast(Ty::I64, e.boxed()), Ty::I64))
 }
 
@@ -1192,22 +1995,39 @@ fn py_fold(t: &mut Translator, op: BinOp, arr: &ArrayVal, span: Span, base: &str
 fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) -> Result<Value> {
     let span = a.span;
     let arr = match v {
-        Value::Scalar(e, ty) => ArrayVal { len: Expr::I64(1), ty, index: t.temp(Ty::I64), elem: e },
+        Value::Scalar(e, ty) => ArrayVal {
+            len: Expr::I64(1),
+            ty,
+            index: t.temp(Ty::I64),
+            elem: e,
+        },
         v => t.to_array(v, s)?,
     };
     if let Some((k, ks)) = a.kw("keepdims").or(a.kw("out")).or(a.kw("where")) {
         let _ = k;
-        return Err(t.err(ErrorKind::Unsupported, ks, "keepdims=, out= and where= are not supported in filters"));
+        return Err(t.err(
+            ErrorKind::Unsupported,
+            ks,
+            "keepdims=, out= and where= are not supported in filters",
+        ));
     }
     if let Some((d, ds)) = a.kw("dtype") {
         let _ = (d, ds);
     }
     let n = t.stable(arr.len.clone(), Ty::I64);
     let nf = || convert(n.clone(), Ty::I64, Ty::F64);
-    let f64_arr = |arr: &ArrayVal| ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::F64), ty: Ty::F64, ..arr.clone() };
+    let f64_arr = |arr: &ArrayVal| ArrayVal {
+        elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
+        ty: Ty::F64,
+        ..arr.clone()
+    };
     let is_nan = |arr: &ArrayVal| un(UnOp::IsNan, convert(arr.elem.clone(), arr.ty, Ty::F64));
     let nan_to = |arr: &ArrayVal, v: f64| ArrayVal {
-        elem: Expr::Select(is_nan(arr).boxed(), Expr::F64(v).boxed(), convert(arr.elem.clone(), arr.ty, Ty::F64).boxed()),
+        elem: Expr::Select(
+            is_nan(arr).boxed(),
+            Expr::F64(v).boxed(),
+            convert(arr.elem.clone(), arr.ty, Ty::F64).boxed(),
+        ),
         ty: Ty::F64,
         ..arr.clone()
     };
@@ -1221,18 +2041,34 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
         }
     };
     let f = |e: Expr| Ok(Value::Scalar(e, Ty::F64));
-    let empty_msg = |op: &str| format!("zero-size array to reduction operation {op} which has no identity");
+    let empty_msg =
+        |op: &str| format!("zero-size array to reduction operation {op} which has no identity");
     match base {
         "sum" | "nansum" => {
             if arr.ty != Ty::F64 {
-                let ints = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::I64), ty: Ty::I64, ..arr };
-                return Ok(Value::Scalar(t.reduce(ReduceOp::SumInt, &ints, span, None)?, Ty::I64));
+                let ints = ArrayVal {
+                    elem: convert(arr.elem.clone(), arr.ty, Ty::I64),
+                    ty: Ty::I64,
+                    ..arr
+                };
+                return Ok(Value::Scalar(
+                    t.reduce(ReduceOp::SumInt, &ints, span, None)?,
+                    Ty::I64,
+                ));
             }
-            let src = if base == "nansum" { nan_to(&arr, 0.0) } else { arr };
+            let src = if base == "nansum" {
+                nan_to(&arr, 0.0)
+            } else {
+                arr
+            };
             f(t.reduce(ReduceOp::Sum, &src, span, None)?)
         }
         "prod" | "nanprod" => {
-            let src = if base == "nanprod" { nan_to(&arr, 1.0) } else { f64_arr(&arr) };
+            let src = if base == "nanprod" {
+                nan_to(&arr, 1.0)
+            } else {
+                f64_arr(&arr)
+            };
             f(t.reduce(ReduceOp::Prod, &src, span, None)?)
         }
         "mean" => {
@@ -1252,11 +2088,18 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             let d = t.temp(Ty::F64);
             let _ = d;
             let dev = bin(BinOp::Sub, x.elem.clone(), mean);
-            let sq = ArrayVal { elem: sq_expr(t, dev, &x), ..x.clone() };
+            let sq = ArrayVal {
+                elem: sq_expr(t, dev, &x),
+                ..x.clone()
+            };
             let ss = t.reduce(ReduceOp::Sum, &sq, span, None)?;
             let denom = bin(BinOp::Max, bin(BinOp::Sub, nf(), ddof), Expr::F64(0.0));
             let var = bin(BinOp::Div, ss, denom);
-            f(if base == "std" { un(UnOp::Sqrt, var) } else { var })
+            f(if base == "std" {
+                un(UnOp::Sqrt, var)
+            } else {
+                var
+            })
         }
         "nanvar" | "nanstd" => {
             let ddof = ddof(t, a)?;
@@ -1267,7 +2110,10 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             let x = f64_arr(&arr);
             let dev = bin(BinOp::Sub, x.elem.clone(), avg);
             let sq = sq_expr(t, dev, &x);
-            let sq = ArrayVal { elem: Expr::Select(is_nan(&arr).boxed(), Expr::F64(0.0).boxed(), sq.boxed()), ..x.clone() };
+            let sq = ArrayVal {
+                elem: Expr::Select(is_nan(&arr).boxed(), Expr::F64(0.0).boxed(), sq.boxed()),
+                ..x.clone()
+            };
             let ss = t.reduce(ReduceOp::Sum, &sq, span, None)?;
             let dof = t.stable(bin(BinOp::Sub, cnt, ddof), Ty::F64);
             let var = Expr::Select(
@@ -1275,28 +2121,73 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 Expr::F64(f64::NAN).boxed(),
                 bin(BinOp::Div, ss, dof).boxed(),
             );
-            f(if base == "nanstd" { un(UnOp::Sqrt, var) } else { var })
+            f(if base == "nanstd" {
+                un(UnOp::Sqrt, var)
+            } else {
+                var
+            })
         }
         "min" | "max" => {
-            let op = if base == "min" { ReduceOp::Min } else { ReduceOp::Max };
-            let e = t.reduce(op, &f64_arr(&arr), span, Some(&empty_msg(if base == "min" { "minimum" } else { "maximum" })))?;
-            Ok(if arr.ty == Ty::F64 { Value::Scalar(e, Ty::F64) } else { Value::Scalar(Expr::Cast(arr.ty.max(Ty::I64), e.boxed()), arr.ty.max(Ty::I64)) })
+            let op = if base == "min" {
+                ReduceOp::Min
+            } else {
+                ReduceOp::Max
+            };
+            let e = t.reduce(
+                op,
+                &f64_arr(&arr),
+                span,
+                Some(&empty_msg(if base == "min" {
+                    "minimum"
+                } else {
+                    "maximum"
+                })),
+            )?;
+            Ok(if arr.ty == Ty::F64 {
+                Value::Scalar(e, Ty::F64)
+            } else {
+                Value::Scalar(
+                    Expr::Cast(arr.ty.max(Ty::I64), e.boxed()),
+                    arr.ty.max(Ty::I64),
+                )
+            })
         }
         "nanmin" | "nanmax" => {
             // fmin.reduce: NaN only when every element is NaN.
-            let op = if base == "nanmin" { ReduceOp::Min } else { ReduceOp::Max };
-            let fill = if base == "nanmin" { f64::INFINITY } else { f64::NEG_INFINITY };
-            let r = t.reduce(op, &nan_to(&arr, fill), span, Some(&empty_msg(if base == "nanmin" { "fmin" } else { "fmax" })))?;
+            let op = if base == "nanmin" {
+                ReduceOp::Min
+            } else {
+                ReduceOp::Max
+            };
+            let fill = if base == "nanmin" {
+                f64::INFINITY
+            } else {
+                f64::NEG_INFINITY
+            };
+            let r = t.reduce(
+                op,
+                &nan_to(&arr, fill),
+                span,
+                Some(&empty_msg(if base == "nanmin" { "fmin" } else { "fmax" })),
+            )?;
             let r = match r {
                 Expr::Var(v) => v,
                 _ => unreachable!(),
             };
             let (_, check) = t.nested(|t| {
                 let c = count_valid(t, &arr, span)?;
-                t.emit(Stmt::If(cmp(CmpOp::Eq, c, Expr::I64(0)), vec![Stmt::Assign(r, Expr::F64(f64::NAN))], vec![]));
+                t.emit(Stmt::If(
+                    cmp(CmpOp::Eq, c, Expr::I64(0)),
+                    vec![Stmt::Assign(r, Expr::F64(f64::NAN))],
+                    vec![],
+                ));
                 Ok(())
             })?;
-            t.emit(Stmt::If(cmp(CmpOp::Eq, Expr::Var(r), Expr::F64(fill)), check, vec![]));
+            t.emit(Stmt::If(
+                cmp(CmpOp::Eq, Expr::Var(r), Expr::F64(fill)),
+                check,
+                vec![],
+            ));
             f(Expr::Var(r))
         }
         "ptp" => {
@@ -1306,10 +2197,19 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             f(bin(BinOp::Sub, hi, lo))
         }
         "median" | "nanmedian" => {
-            let keep = if base == "nanmedian" { Some(not(is_nan(&arr))) } else { None };
+            let keep = if base == "nanmedian" {
+                Some(not(is_nan(&arr)))
+            } else {
+                None
+            };
             let sorted = sorted_copy(t, &arr, keep);
             let dst = t.temp(Ty::F64);
-            t.emit(Stmt::Sorted { dst, stat: SortedStat::Median, arr: sorted, q: Expr::F64(0.0) });
+            t.emit(Stmt::Sorted {
+                dst,
+                stat: SortedStat::Median,
+                arr: sorted,
+                q: Expr::F64(0.0),
+            });
             f(Expr::Var(dst))
         }
         "percentile" | "nanpercentile" | "quantile" | "nanquantile" => {
@@ -1318,44 +2218,109 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             };
             if let Some((m, ms)) = a.kw("method").or(a.kw("interpolation")) {
                 if !matches!(&m, Value::Str(s) if s == "linear") {
-                    return Err(t.err(ErrorKind::Unsupported, ms, "only the default 'linear' method is supported"));
+                    return Err(t.err(
+                        ErrorKind::Unsupported,
+                        ms,
+                        "only the default 'linear' method is supported",
+                    ));
                 }
             }
             let (qe, qt) = match q {
                 Value::Scalar(e, ty) => (e, ty),
-                _ => return Err(t.err(ErrorKind::Unsupported, qs, "q must be one number in a filter").hint("compute one percentile per filter")),
+                _ => {
+                    return Err(t
+                        .err(
+                            ErrorKind::Unsupported,
+                            qs,
+                            "q must be one number in a filter",
+                        )
+                        .hint("compute one percentile per filter"))
+                }
             };
             let is_pct = base.ends_with("percentile");
             let q = t.stable(convert(qe, qt, Ty::F64), Ty::F64);
-            let (hi, msg) = if is_pct { (100.0, "Percentiles must be in the range [0, 100]") } else { (1.0, "Quantiles must be in the range [0, 1]") };
-            let ok = bin(BinOp::And, cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)), cmp(CmpOp::Le, q.clone(), Expr::F64(hi)));
+            let (hi, msg) = if is_pct {
+                (100.0, "Percentiles must be in the range [0, 100]")
+            } else {
+                (1.0, "Quantiles must be in the range [0, 1]")
+            };
+            let ok = bin(
+                BinOp::And,
+                cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)),
+                cmp(CmpOp::Le, q.clone(), Expr::F64(hi)),
+            );
             t.check(ok, msg, qs, Expr::I64(0), Expr::I64(0));
             let nan_variant = base.starts_with("nan");
             if !nan_variant {
-                t.check(cmp(CmpOp::Gt, n.clone(), Expr::I64(0)), "index -1 is out of bounds for axis 0 with size 0", span, Expr::I64(0), Expr::I64(0));
+                t.check(
+                    cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
+                    "index -1 is out of bounds for axis 0 with size 0",
+                    span,
+                    Expr::I64(0),
+                    Expr::I64(0),
+                );
             }
-            let keep = if nan_variant { Some(not(is_nan(&arr))) } else { None };
+            let keep = if nan_variant {
+                Some(not(is_nan(&arr)))
+            } else {
+                None
+            };
             let sorted = sorted_copy(t, &arr, keep);
-            let qf = if is_pct { bin(BinOp::Div, q, Expr::F64(100.0)) } else { q };
+            let qf = if is_pct {
+                bin(BinOp::Div, q, Expr::F64(100.0))
+            } else {
+                q
+            };
             let dst = t.temp(Ty::F64);
-            t.emit(Stmt::Sorted { dst, stat: SortedStat::Quantile, arr: sorted, q: qf });
+            t.emit(Stmt::Sorted {
+                dst,
+                stat: SortedStat::Quantile,
+                arr: sorted,
+                q: qf,
+            });
             f(Expr::Var(dst))
         }
         "any" | "all" => {
-            let b = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::Bool), ty: Ty::Bool, ..arr };
-            let op = if base == "any" { ReduceOp::Any } else { ReduceOp::All };
+            let b = ArrayVal {
+                elem: convert(arr.elem.clone(), arr.ty, Ty::Bool),
+                ty: Ty::Bool,
+                ..arr
+            };
+            let op = if base == "any" {
+                ReduceOp::Any
+            } else {
+                ReduceOp::All
+            };
             Ok(Value::Scalar(t.reduce(op, &b, span, None)?, Ty::Bool))
         }
         "count_nonzero" => {
-            let b = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::Bool), ty: Ty::Bool, ..arr };
-            Ok(Value::Scalar(t.reduce(ReduceOp::Count, &b, span, None)?, Ty::I64))
+            let b = ArrayVal {
+                elem: convert(arr.elem.clone(), arr.ty, Ty::Bool),
+                ty: Ty::Bool,
+                ..arr
+            };
+            Ok(Value::Scalar(
+                t.reduce(ReduceOp::Count, &b, span, None)?,
+                Ty::I64,
+            ))
         }
         "argmin" | "argmax" => {
-            let op = if base == "argmin" { ReduceOp::ArgMin } else { ReduceOp::ArgMax };
+            let op = if base == "argmin" {
+                ReduceOp::ArgMin
+            } else {
+                ReduceOp::ArgMax
+            };
             let msg = format!("attempt to get {base} of an empty sequence");
-            Ok(Value::Scalar(t.reduce(op, &f64_arr(&arr), span, Some(&msg))?, Ty::I64))
+            Ok(Value::Scalar(
+                t.reduce(op, &f64_arr(&arr), span, Some(&msg))?,
+                Ty::I64,
+            ))
         }
-        _ => Err(t.err(ErrorKind::UnknownName, span, format!("np.{base} is not supported in filters"))),
+        _ => Err(t.err(
+            ErrorKind::UnknownName,
+            span,
+            format!("np.{base} is not supported in filters"),
+        )),
     }
 }
 
@@ -1366,13 +2331,21 @@ fn sq_expr(_t: &mut Translator, dev: Expr, _x: &ArrayVal) -> Expr {
 
 /// The number of non-NaN elements.
 fn count_valid(t: &mut Translator, arr: &ArrayVal, span: Span) -> Result<Expr> {
-    let valid = ArrayVal { elem: not(un(UnOp::IsNan, convert(arr.elem.clone(), arr.ty, Ty::F64))), ty: Ty::Bool, ..arr.clone() };
+    let valid = ArrayVal {
+        elem: not(un(UnOp::IsNan, convert(arr.elem.clone(), arr.ty, Ty::F64))),
+        ty: Ty::Bool,
+        ..arr.clone()
+    };
     t.reduce(ReduceOp::Count, &valid, span, None)
 }
 
 /// A sorted f64 copy (of the elements where `keep` holds).
 fn sorted_copy(t: &mut Translator, arr: &ArrayVal, keep: Option<Expr>) -> crate::ir::Arr {
-    let x = ArrayVal { elem: convert(arr.elem.clone(), arr.ty, Ty::F64), ty: Ty::F64, ..arr.clone() };
+    let x = ArrayVal {
+        elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
+        ty: Ty::F64,
+        ..arr.clone()
+    };
     let m = t.materialize(&x, keep);
     let slot = m.slot().unwrap();
     t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));

@@ -58,7 +58,11 @@ impl Translator<'_> {
             ExprKind::BoolOp(op, items) => self.bool_op(*op, items)?,
             ExprKind::Compare(first, rest) => self.compare(first, rest, e.span)?,
             ExprKind::IfExp { test, body, orelse } => self.if_exp(test, body, orelse, e.span)?,
-            ExprKind::Call { func, args, keywords } => {
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => {
                 let f = self.expr(func)?;
                 builtins::call(self, f, args, keywords, e.span, func.span)?
             }
@@ -70,14 +74,28 @@ impl Translator<'_> {
                 let b = self.expr(base)?;
                 self.subscript(b, index, e.span)?
             }
-            ExprKind::Slice(..) => return Err(self.err(ErrorKind::Syntax, e.span, "a slice is only valid inside [ ]")),
+            ExprKind::Slice(..) => {
+                return Err(self.err(
+                    ErrorKind::Syntax,
+                    e.span,
+                    "a slice is only valid inside [ ]",
+                ))
+            }
             ExprKind::Lambda(_) => {
                 return Err(self
-                    .err(ErrorKind::Unsupported, e.span, "nested functions and lambdas are not supported")
+                    .err(
+                        ErrorKind::Unsupported,
+                        e.span,
+                        "nested functions and lambdas are not supported",
+                    )
                     .hint("inline the expression"))
             }
             ExprKind::Unsupported(what) => {
-                return Err(self.err(ErrorKind::Unsupported, e.span, format!("{what} are not supported")))
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    e.span,
+                    format!("{what} are not supported"),
+                ))
             }
         })
     }
@@ -87,9 +105,17 @@ impl Translator<'_> {
         match v {
             Value::Scalar(e, t) => Ok((e, t)),
             Value::Array(_) => Err(self
-                .err(ErrorKind::Type, span, format!("{what} must be a number, but this is an array"))
+                .err(
+                    ErrorKind::Type,
+                    span,
+                    format!("{what} must be a number, but this is an array"),
+                )
                 .hint("reduce it first, e.g. np.sum(...), np.mean(...) or x[i]")),
-            other => Err(self.err(ErrorKind::Type, span, format!("{what} must be a number, not {}", other.describe()))),
+            other => Err(self.err(
+                ErrorKind::Type,
+                span,
+                format!("{what} must be a number, not {}", other.describe()),
+            )),
         }
     }
 
@@ -103,7 +129,13 @@ impl Translator<'_> {
     pub(crate) fn int(&mut self, v: Value, span: Span, what: &str) -> Result<Expr> {
         let (e, t) = self.scalar(v, span, what)?;
         if t == Ty::F64 {
-            return Err(self.err(ErrorKind::Type, span, format!("{what} must be an integer, not a float")).hint("use int(...)"));
+            return Err(self
+                .err(
+                    ErrorKind::Type,
+                    span,
+                    format!("{what} must be an integer, not a float"),
+                )
+                .hint("use int(...)"));
         }
         Ok(convert(e, t, Ty::I64))
     }
@@ -115,9 +147,17 @@ impl Translator<'_> {
             Value::None => Ok(Expr::Bool(false)),
             Value::Tuple(items) => Ok(Expr::Bool(!items.is_empty())),
             Value::Array(_) => Err(self
-                .err(ErrorKind::Type, span, "the truth value of an array with more than one element is ambiguous")
+                .err(
+                    ErrorKind::Type,
+                    span,
+                    "the truth value of an array with more than one element is ambiguous",
+                )
                 .hint("use .any() or .all(), or test len(...)")),
-            other => Err(self.err(ErrorKind::Type, span, format!("cannot use {} as a condition", other.describe()))),
+            other => Err(self.err(
+                ErrorKind::Type,
+                span,
+                format!("cannot use {} as a condition", other.describe()),
+            )),
         }
     }
 
@@ -148,9 +188,18 @@ impl Translator<'_> {
                     );
                 }
                 let ty = if elems.is_empty() { Ty::F64 } else { ty };
-                Ok(ArrayVal { len: Expr::I64(elems.len() as i64), ty, index, elem })
+                Ok(ArrayVal {
+                    len: Expr::I64(elems.len() as i64),
+                    ty,
+                    index,
+                    elem,
+                })
             }
-            other => Err(self.err(ErrorKind::Type, span, format!("expected an array, got {}", other.describe()))),
+            other => Err(self.err(
+                ErrorKind::Type,
+                span,
+                format!("expected an array, got {}", other.describe()),
+            )),
         }
     }
 
@@ -162,8 +211,23 @@ impl Translator<'_> {
         f: &mut dyn FnMut(&mut Self, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)>,
     ) -> Result<Value> {
         // A 2-D operand: compute on the flat elements, and the result keeps the shape.
-        if let Some(cols) = args.iter().find_map(|a| if let Value::Matrix(_, c) = a { Some(c.clone()) } else { None }) {
-            let flat = args.into_iter().map(|a| if let Value::Matrix(arr, _) = a { Value::Array(arr) } else { a }).collect();
+        if let Some(cols) = args.iter().find_map(|a| {
+            if let Value::Matrix(_, c) = a {
+                Some(c.clone())
+            } else {
+                None
+            }
+        }) {
+            let flat = args
+                .into_iter()
+                .map(|a| {
+                    if let Value::Matrix(arr, _) = a {
+                        Value::Array(arr)
+                    } else {
+                        a
+                    }
+                })
+                .collect();
             return match self.elementwise(flat, span, f)? {
                 Value::Array(r) => Ok(Value::Matrix(r, cols)),
                 other => Ok(other),
@@ -200,10 +264,23 @@ impl Translator<'_> {
             if arr.len == len {
                 continue;
             }
-            let (l, m) = (self.stable(len, Ty::I64), self.stable(arr.len.clone(), Ty::I64));
+            let (l, m) = (
+                self.stable(len, Ty::I64),
+                self.stable(arr.len.clone(), Ty::I64),
+            );
             let one = |e: &Expr| cmp(CmpOp::Eq, e.clone(), Expr::I64(1));
-            let ok = bin(BinOp::Or, cmp(CmpOp::Eq, l.clone(), m.clone()), bin(BinOp::Or, one(&l), one(&m)));
-            self.check(ok, "operands could not be broadcast together with shapes ({a},) ({b},)", span, l.clone(), m.clone());
+            let ok = bin(
+                BinOp::Or,
+                cmp(CmpOp::Eq, l.clone(), m.clone()),
+                bin(BinOp::Or, one(&l), one(&m)),
+            );
+            self.check(
+                ok,
+                "operands could not be broadcast together with shapes ({a},) ({b},)",
+                span,
+                l.clone(),
+                m.clone(),
+            );
             len = self.stable(Expr::Select(one(&l).boxed(), m.boxed(), l.boxed()), Ty::I64);
         }
         let mut elems = Vec::new();
@@ -217,7 +294,11 @@ impl Translator<'_> {
                     let i = if arr.len == len {
                         Expr::Var(index)
                     } else {
-                        Expr::Select(cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)).boxed(), Expr::I64(0).boxed(), Expr::Var(index).boxed())
+                        Expr::Select(
+                            cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)).boxed(),
+                            Expr::I64(0).boxed(),
+                            Expr::Var(index).boxed(),
+                        )
                     };
                     elems.push((arr.at(i), arr.ty));
                 }
@@ -227,14 +308,20 @@ impl Translator<'_> {
         let r = f(self, elems, true);
         self.in_elementwise -= 1;
         let (elem, ty) = r?;
-        Ok(Value::Array(ArrayVal { len, ty, index, elem }))
+        Ok(Value::Array(ArrayVal {
+            len,
+            ty,
+            index,
+            elem,
+        }))
     }
 
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
         self.elementwise(vec![v], span, &mut |t, a, _| {
             let (e, ty) = a.into_iter().next().unwrap();
             Ok(match op {
-                ast::UnaryOp::Pos => (e, if ty == Ty::Bool { Ty::I64 } else { ty }).pipe(|(e, t2)| (convert(e, ty, t2), t2)),
+                ast::UnaryOp::Pos => (e, if ty == Ty::Bool { Ty::I64 } else { ty })
+                    .pipe(|(e, t2)| (convert(e, ty, t2), t2)),
                 ast::UnaryOp::Neg => {
                     let t2 = ty.max(Ty::I64);
                     (un(UnOp::Neg, convert(e, ty, t2)), t2)
@@ -245,7 +332,11 @@ impl Translator<'_> {
                     Ty::I64 => (un(UnOp::BitNot, e), Ty::I64),
                     Ty::F64 => {
                         return Err(t
-                            .err(ErrorKind::Type, span, "bad operand type for unary ~: 'float'")
+                            .err(
+                                ErrorKind::Type,
+                                span,
+                                "bad operand type for unary ~: 'float'",
+                            )
                             .hint("~ inverts masks and integers; use `not` or 1 - x"))
                     }
                 },
@@ -254,12 +345,28 @@ impl Translator<'_> {
     }
 
     /// Arithmetic and bitwise operators with Python/NumPy promotion, element-wise on arrays.
-    pub(crate) fn binary(&mut self, op: ast::BinOp, a: Value, b: Value, span: Span) -> Result<Value> {
+    pub(crate) fn binary(
+        &mut self,
+        op: ast::BinOp,
+        a: Value,
+        b: Value,
+        span: Span,
+    ) -> Result<Value> {
         if op == ast::BinOp::MatMul {
-            return Err(self.err(ErrorKind::Unsupported, span, "the @ operator is not supported").hint("use np.dot(a, b)"));
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "the @ operator is not supported",
+                )
+                .hint("use np.dot(a, b)"));
         }
         if let (Value::Tuple(_), Value::Tuple(_)) = (&a, &b) {
-            return Err(self.err(ErrorKind::Unsupported, span, "operators on tuples are not supported"));
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                span,
+                "operators on tuples are not supported",
+            ));
         }
         self.elementwise(vec![a, b], span, &mut |t, ops, elementwise| {
             let mut it = ops.into_iter();
@@ -269,7 +376,16 @@ impl Translator<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn scalar_binary(&mut self, op: ast::BinOp, x: Expr, tx: Ty, y: Expr, ty: Ty, elementwise: bool, span: Span) -> Result<(Expr, Ty)> {
+    fn scalar_binary(
+        &mut self,
+        op: ast::BinOp,
+        x: Expr,
+        tx: Ty,
+        y: Expr,
+        ty: Ty,
+        elementwise: bool,
+        span: Span,
+    ) -> Result<(Expr, Ty)> {
         use ast::BinOp as B;
         let num = tx.max(ty).max(Ty::I64);
         let f = |e: Expr, t: Ty| convert(e, t, Ty::F64);
@@ -284,32 +400,59 @@ impl Translator<'_> {
             }
             B::Div => {
                 if !elementwise {
-                    let msg = if tx.max(ty) == Ty::F64 { "float division by zero" } else { "division by zero" };
+                    let msg = if tx.max(ty) == Ty::F64 {
+                        "float division by zero"
+                    } else {
+                        "division by zero"
+                    };
                     self.python_zero_check(&x, &y, ty, msg, span);
                 }
                 (bin(BinOp::Div, f(x, tx), f(y, ty)), Ty::F64)
             }
             B::FloorDiv | B::Mod if num == Ty::I64 => {
                 let (x, y) = (convert(x, tx, Ty::I64), convert(y, ty, Ty::I64));
-                let o = if op == B::FloorDiv { BinOp::FloorDiv } else { BinOp::Mod };
-                let py = !elementwise && self.prov(&x) == super::provenance::Prov::Py && self.prov(&y) == super::provenance::Prov::Py;
+                let o = if op == B::FloorDiv {
+                    BinOp::FloorDiv
+                } else {
+                    BinOp::Mod
+                };
+                let py = !elementwise
+                    && self.prov(&x) == super::provenance::Prov::Py
+                    && self.prov(&y) == super::provenance::Prov::Py;
                 if !py {
                     // NumPy integers give 0 for a zero divisor (with a warning); Python ints raise.
                     let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
                     let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
-                    (Expr::Select(zero.boxed(), Expr::I64(0).boxed(), bin(o, x, safe).boxed()), Ty::I64)
+                    (
+                        Expr::Select(zero.boxed(), Expr::I64(0).boxed(), bin(o, x, safe).boxed()),
+                        Ty::I64,
+                    )
                 } else {
                     let y = self.stable(y, Ty::I64);
-                    self.check(cmp(CmpOp::Ne, y.clone(), Expr::I64(0)), "integer division or modulo by zero", span, Expr::I64(0), Expr::I64(0));
+                    self.check(
+                        cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
+                        "integer division or modulo by zero",
+                        span,
+                        Expr::I64(0),
+                        Expr::I64(0),
+                    );
                     (bin(o, x, y), Ty::I64)
                 }
             }
             B::FloorDiv | B::Mod => {
                 if !elementwise {
-                    let msg = if op == B::FloorDiv { "float floor division by zero" } else { "float modulo by zero" };
+                    let msg = if op == B::FloorDiv {
+                        "float floor division by zero"
+                    } else {
+                        "float modulo by zero"
+                    };
                     self.python_zero_check(&x, &y, ty, msg, span);
                 }
-                let m = if op == B::FloorDiv { MathFn::FloorDiv } else { MathFn::Remainder };
+                let m = if op == B::FloorDiv {
+                    MathFn::FloorDiv
+                } else {
+                    MathFn::Remainder
+                };
                 (Expr::Call(m, vec![f(x, tx), f(y, ty)]), Ty::F64)
             }
             B::Pow => self.power(x, tx, y, ty),
@@ -321,7 +464,11 @@ impl Translator<'_> {
                 };
                 if tx == Ty::F64 || ty == Ty::F64 {
                     return Err(self
-                        .err(ErrorKind::Type, span, "bitwise operators need booleans or integers, not floats")
+                        .err(
+                            ErrorKind::Type,
+                            span,
+                            "bitwise operators need booleans or integers, not floats",
+                        )
                         .hint("combine conditions with & and | on masks, e.g. (x > a) & (x < b)"));
                 }
                 let t = tx.max(ty);
@@ -329,10 +476,21 @@ impl Translator<'_> {
             }
             B::LShift | B::RShift => {
                 if tx == Ty::F64 || ty == Ty::F64 {
-                    return Err(self.err(ErrorKind::Type, span, "shifts need integers, not floats"));
+                    return Err(self.err(
+                        ErrorKind::Type,
+                        span,
+                        "shifts need integers, not floats",
+                    ));
                 }
-                let o = if op == B::LShift { BinOp::Shl } else { BinOp::Shr };
-                (bin(o, convert(x, tx, Ty::I64), convert(y, ty, Ty::I64)), Ty::I64)
+                let o = if op == B::LShift {
+                    BinOp::Shl
+                } else {
+                    BinOp::Shr
+                };
+                (
+                    bin(o, convert(x, tx, Ty::I64), convert(y, ty, Ty::I64)),
+                    Ty::I64,
+                )
             }
             B::MatMul => unreachable!(),
         })
@@ -346,7 +504,11 @@ impl Translator<'_> {
         if both == Prov::Np {
             return;
         }
-        let zero = if ty == Ty::F64 { Expr::F64(0.0) } else { Expr::I64(0) };
+        let zero = if ty == Ty::F64 {
+            Expr::F64(0.0)
+        } else {
+            Expr::I64(0)
+        };
         let y = convert(y.clone(), ty, ty.max(Ty::I64));
         let nonzero = cmp(CmpOp::Ne, y, zero);
         let ok = match both {
@@ -366,7 +528,11 @@ impl Translator<'_> {
                     let x = self.stable(convert(x, tx, Ty::I64), Ty::I64);
                     let mut e = Expr::I64(1);
                     for _ in 0..k {
-                        e = if e == Expr::I64(1) { x.clone() } else { bin(BinOp::Mul, e, x.clone()) };
+                        e = if e == Expr::I64(1) {
+                            x.clone()
+                        } else {
+                            bin(BinOp::Mul, e, x.clone())
+                        };
                     }
                     return (e, Ty::I64);
                 }
@@ -377,7 +543,10 @@ impl Translator<'_> {
             let x = self.stable(x, Ty::F64);
             return (bin(BinOp::Mul, x.clone(), x), Ty::F64);
         }
-        (Expr::Call(MathFn::Pow, vec![x, convert(y, ty, Ty::F64)]), Ty::F64)
+        (
+            Expr::Call(MathFn::Pow, vec![x, convert(y, ty, Ty::F64)]),
+            Ty::F64,
+        )
     }
 
     /// `a and b` / `a or b`, short-circuiting: `b` is only evaluated when needed.
@@ -403,7 +572,11 @@ impl Translator<'_> {
             } else {
                 let r = self.temp(joined);
                 let (mut then, mut els) = (vec![], vec![]);
-                let target = if op == ast::BoolOp::And { &mut then } else { &mut els };
+                let target = if op == ast::BoolOp::And {
+                    &mut then
+                } else {
+                    &mut els
+                };
                 target.extend(stmts);
                 then.push(Stmt::Assign(r, when_true));
                 els.push(Stmt::Assign(r, when_false));
@@ -416,7 +589,13 @@ impl Translator<'_> {
     }
 
     /// `a if test else b`: a select when both sides are pure, else an `if` statement.
-    fn if_exp(&mut self, test: &ast::Expr, body: &ast::Expr, orelse: &ast::Expr, span: Span) -> Result<Value> {
+    fn if_exp(
+        &mut self,
+        test: &ast::Expr,
+        body: &ast::Expr,
+        orelse: &ast::Expr,
+        span: Span,
+    ) -> Result<Value> {
         let c = self.expr(test)?;
         let c = self.truth(c, test.span)?;
         let c = self.stable(c, Ty::Bool);
@@ -428,7 +607,10 @@ impl Translator<'_> {
         let ty = ta.max(tb);
         let (a, b) = (convert(a, ta, ty), convert(b, tb, ty));
         if sa.is_empty() && sb.is_empty() {
-            return Ok(Value::Scalar(Expr::Select(c.boxed(), a.boxed(), b.boxed()), ty));
+            return Ok(Value::Scalar(
+                Expr::Select(c.boxed(), a.boxed(), b.boxed()),
+                ty,
+            ));
         }
         let r = self.temp(ty);
         let (mut then, mut els) = (sa, sb);
@@ -440,19 +622,32 @@ impl Translator<'_> {
 
     /// Comparisons, chained as Python does (`a < b <= c` is `a < b and b <= c`, `b` evaluated
     /// once); on arrays they give masks.
-    fn compare(&mut self, first: &ast::Expr, rest: &[(ast::CmpOp, ast::Expr)], span: Span) -> Result<Value> {
+    fn compare(
+        &mut self,
+        first: &ast::Expr,
+        rest: &[(ast::CmpOp, ast::Expr)],
+        span: Span,
+    ) -> Result<Value> {
         let mut lhs = self.expr(first)?;
         let mut result: Option<Value> = None;
         for (k, (op, e)) in rest.iter().enumerate() {
             let rhs = self.expr(e)?;
-            let rhs = if k + 1 < rest.len() { self.stabilize(rhs) } else { rhs };
+            let rhs = if k + 1 < rest.len() {
+                self.stabilize(rhs)
+            } else {
+                rhs
+            };
             let r = self.compare_one(*op, lhs, rhs.clone(), e.span)?;
             result = Some(match result {
                 None => r,
                 Some(prev) => {
                     if matches!(prev, Value::Array(_)) || matches!(r, Value::Array(_)) {
                         return Err(self
-                            .err(ErrorKind::Type, span, "chained comparisons of arrays are ambiguous")
+                            .err(
+                                ErrorKind::Type,
+                                span,
+                                "chained comparisons of arrays are ambiguous",
+                            )
                             .hint("write (a < x) & (x < b)"));
                     }
                     let p = self.truth(prev, span)?;
@@ -480,9 +675,16 @@ impl Translator<'_> {
                 let (v, vt) = self.scalar(a, span, "the left side of `in`")?;
                 let t = vt.max(arr.ty).max(Ty::I64);
                 let v = self.stable(convert(v, vt, t), t);
-                let eq = ArrayVal { elem: cmp(CmpOp::Eq, convert(arr.elem.clone(), arr.ty, t), v), ty: Ty::Bool, ..arr };
+                let eq = ArrayVal {
+                    elem: cmp(CmpOp::Eq, convert(arr.elem.clone(), arr.ty, t), v),
+                    ty: Ty::Bool,
+                    ..arr
+                };
                 let any = self.reduce(ReduceOp::Any, &eq, span, None)?;
-                return Ok(Value::Scalar(if op == C::In { any } else { not(any) }, Ty::Bool));
+                return Ok(Value::Scalar(
+                    if op == C::In { any } else { not(any) },
+                    Ty::Bool,
+                ));
             }
             C::Is | C::IsNot => {
                 let same = match (&a, &b) {
@@ -490,7 +692,11 @@ impl Translator<'_> {
                     (Value::None, _) | (_, Value::None) => false,
                     _ => {
                         return Err(self
-                            .err(ErrorKind::Unsupported, span, "`is` only compares with None in filters")
+                            .err(
+                                ErrorKind::Unsupported,
+                                span,
+                                "`is` only compares with None in filters",
+                            )
                             .hint("use == to compare numbers"))
                     }
                 };
@@ -519,7 +725,11 @@ impl Translator<'_> {
                         let n = items.len() as i64;
                         let k2 = if k < 0 { k + n } else { k };
                         if !(0..n).contains(&k2) {
-                            return Err(self.err(ErrorKind::Type, index.span, format!("tuple index {k} out of range")));
+                            return Err(self.err(
+                                ErrorKind::Type,
+                                index.span,
+                                format!("tuple index {k} out of range"),
+                            ));
                         }
                         Ok(items[k2 as usize].clone())
                     }
@@ -529,17 +739,45 @@ impl Translator<'_> {
                     }
                 }
             }
-            other => Err(self.err(ErrorKind::Type, span, format!("{} cannot be indexed", other.describe()))),
+            other => Err(self.err(
+                ErrorKind::Type,
+                span,
+                format!("{} cannot be indexed", other.describe()),
+            )),
         }
     }
 
     /// `z[i, j]`, `z[i]` (a row), `z[:, j]` (a column) of a 2-D array.
-    fn index_matrix(&mut self, arr: ArrayVal, cols: Expr, index: &ast::Expr, span: Span) -> Result<Value> {
-        let rows = self.stable(bin(BinOp::FloorDiv, arr.len.clone(), Expr::Select(cmp(CmpOp::Eq, cols.clone(), Expr::I64(0)).boxed(), Expr::I64(1).boxed(), cols.clone().boxed())), Ty::I64);
+    fn index_matrix(
+        &mut self,
+        arr: ArrayVal,
+        cols: Expr,
+        index: &ast::Expr,
+        span: Span,
+    ) -> Result<Value> {
+        let rows = self.stable(
+            bin(
+                BinOp::FloorDiv,
+                arr.len.clone(),
+                Expr::Select(
+                    cmp(CmpOp::Eq, cols.clone(), Expr::I64(0)).boxed(),
+                    Expr::I64(1).boxed(),
+                    cols.clone().boxed(),
+                ),
+            ),
+            Ty::I64,
+        );
         let (first, second) = match &index.kind {
             ExprKind::Tuple(items) if items.len() == 2 => (&items[0], Some(&items[1])),
             ExprKind::Tuple(items) => {
-                return Err(self.err(ErrorKind::Type, index.span, format!("too many indices: the array is 2-D, but {} were given", items.len())))
+                return Err(self.err(
+                    ErrorKind::Type,
+                    index.span,
+                    format!(
+                        "too many indices: the array is 2-D, but {} were given",
+                        items.len()
+                    ),
+                ))
             }
             _ => (index, None),
         };
@@ -553,34 +791,73 @@ impl Translator<'_> {
             None if !matches!(first.kind, ExprKind::Slice(..)) => {
                 let i = axis_index(self, first, rows)?;
                 let index = self.temp(Ty::I64);
-                let at = bin(BinOp::Add, bin(BinOp::Mul, i, cols.clone()), Expr::Var(index));
-                Ok(Value::Array(ArrayVal { len: cols, ty: arr.ty, index, elem: arr.at(at) }))
+                let at = bin(
+                    BinOp::Add,
+                    bin(BinOp::Mul, i, cols.clone()),
+                    Expr::Var(index),
+                );
+                Ok(Value::Array(ArrayVal {
+                    len: cols,
+                    ty: arr.ty,
+                    index,
+                    elem: arr.at(at),
+                }))
             }
-            Some(j) if !matches!(first.kind, ExprKind::Slice(..)) && !matches!(j.kind, ExprKind::Slice(..)) => {
+            Some(j)
+                if !matches!(first.kind, ExprKind::Slice(..))
+                    && !matches!(j.kind, ExprKind::Slice(..)) =>
+            {
                 let i = axis_index(self, first, rows)?;
                 let j = axis_index(self, j, cols.clone())?;
-                Ok(Value::Scalar(arr.at(bin(BinOp::Add, bin(BinOp::Mul, i, cols), j)), arr.ty))
+                Ok(Value::Scalar(
+                    arr.at(bin(BinOp::Add, bin(BinOp::Mul, i, cols), j)),
+                    arr.ty,
+                ))
             }
             Some(j) if full(first) && !matches!(j.kind, ExprKind::Slice(..)) => {
                 let j = axis_index(self, j, cols.clone())?;
                 let index = self.temp(Ty::I64);
                 let at = bin(BinOp::Add, bin(BinOp::Mul, Expr::Var(index), cols), j);
-                Ok(Value::Array(ArrayVal { len: rows, ty: arr.ty, index, elem: arr.at(at) }))
+                Ok(Value::Array(ArrayVal {
+                    len: rows,
+                    ty: arr.ty,
+                    index,
+                    elem: arr.at(at),
+                }))
             }
             _ => Err(self
-                .err(ErrorKind::Unsupported, span, "only z[i, j], z[i] and z[:, j] index a 2-D array in filters")
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "only z[i, j], z[i] and z[:, j] index a 2-D array in filters",
+                )
                 .hint("index elements or whole rows and columns")),
         }
     }
 
     fn index_array(&mut self, arr: ArrayVal, index: &ast::Expr, _span: Span) -> Result<Value> {
         match &index.kind {
-            ExprKind::Slice(lo, hi, step) => return self.slice(arr, lo.as_deref(), hi.as_deref(), step.as_deref(), index.span),
-            ExprKind::Tuple(items) => {
-                return Err(self
-                    .err(ErrorKind::Type, index.span, format!("too many indices: the buffer is 1-D, but {} were given", items.len()))
-                    .hint("scipy passes the footprint flattened in row-major order: use x[i * ncols + j]"))
+            ExprKind::Slice(lo, hi, step) => {
+                return self.slice(
+                    arr,
+                    lo.as_deref(),
+                    hi.as_deref(),
+                    step.as_deref(),
+                    index.span,
+                )
             }
+            ExprKind::Tuple(items) => return Err(self
+                .err(
+                    ErrorKind::Type,
+                    index.span,
+                    format!(
+                        "too many indices: the buffer is 1-D, but {} were given",
+                        items.len()
+                    ),
+                )
+                .hint(
+                    "scipy passes the footprint flattened in row-major order: use x[i * ncols + j]",
+                )),
             ExprKind::Ellipsis => return Ok(Value::Array(arr)),
             _ => {}
         }
@@ -601,13 +878,21 @@ impl Translator<'_> {
                 Ok(Value::Array(self.materialize(&arr, Some(keep))))
             }
             Value::Array(_) | Value::Tuple(_) => Err(self
-                .err(ErrorKind::Unsupported, index.span, "indexing with an integer array is not supported")
+                .err(
+                    ErrorKind::Unsupported,
+                    index.span,
+                    "indexing with an integer array is not supported",
+                )
                 .hint("use a boolean mask, a slice or a loop")),
             v => {
                 let (i, t) = self.scalar(v, index.span, "an index")?;
                 if t == Ty::F64 {
                     return Err(self
-                        .err(ErrorKind::Type, index.span, "array indices must be integers, not float")
+                        .err(
+                            ErrorKind::Type,
+                            index.span,
+                            "array indices must be integers, not float",
+                        )
                         .hint("use // for integer division, or int(...)"));
                 }
                 let i = self.checked_index(convert(i, t, Ty::I64), arr.len.clone(), index.span);
@@ -617,7 +902,14 @@ impl Translator<'_> {
     }
 
     /// `a[lo:hi:step]` with Python's clamping; `step` must be a constant.
-    fn slice(&mut self, arr: ArrayVal, lo: Option<&ast::Expr>, hi: Option<&ast::Expr>, step: Option<&ast::Expr>, span: Span) -> Result<Value> {
+    fn slice(
+        &mut self,
+        arr: ArrayVal,
+        lo: Option<&ast::Expr>,
+        hi: Option<&ast::Expr>,
+        step: Option<&ast::Expr>,
+        span: Span,
+    ) -> Result<Value> {
         let step = match step {
             None => 1,
             Some(s) => {
@@ -625,13 +917,25 @@ impl Translator<'_> {
                 let e = self.int(v, s.span, "a slice step")?;
                 match crate::ir::fold::const_expr(&e) {
                     Some(v) if v.i() != 0 => v.i(),
-                    Some(_) => return Err(self.err(ErrorKind::Type, s.span, "slice step cannot be zero")),
-                    None => return Err(self.err(ErrorKind::Unsupported, s.span, "the slice step must be a constant")),
+                    Some(_) => {
+                        return Err(self.err(ErrorKind::Type, s.span, "slice step cannot be zero"))
+                    }
+                    None => {
+                        return Err(self.err(
+                            ErrorKind::Unsupported,
+                            s.span,
+                            "the slice step must be a constant",
+                        ))
+                    }
                 }
             }
         };
         let len = self.stable(arr.len.clone(), Ty::I64);
-        let (lower, upper) = if step > 0 { (Expr::I64(0), len.clone()) } else { (Expr::I64(-1), bin(BinOp::Sub, len.clone(), Expr::I64(1))) };
+        let (lower, upper) = if step > 0 {
+            (Expr::I64(0), len.clone())
+        } else {
+            (Expr::I64(-1), bin(BinOp::Sub, len.clone(), Expr::I64(1)))
+        };
         let bound = |t: &mut Self, e: Option<&ast::Expr>, default: Expr| -> Result<Expr> {
             let Some(e) = e else { return Ok(default) };
             let v = t.expr(e)?;
@@ -641,49 +945,119 @@ impl Translator<'_> {
             let i = t.int(v, e.span, "a slice bound")?;
             let i = t.stable(i, Ty::I64);
             // i < 0 ? max(i + len, lower) : min(i, upper)
-            let neg = bin(BinOp::Max, bin(BinOp::Add, i.clone(), len.clone()), lower.clone());
+            let neg = bin(
+                BinOp::Max,
+                bin(BinOp::Add, i.clone(), len.clone()),
+                lower.clone(),
+            );
             let pos = bin(BinOp::Min, i.clone(), upper.clone());
-            Ok(t.stable(Expr::Select(cmp(CmpOp::Lt, i, Expr::I64(0)).boxed(), neg.boxed(), pos.boxed()), Ty::I64))
+            Ok(t.stable(
+                Expr::Select(
+                    cmp(CmpOp::Lt, i, Expr::I64(0)).boxed(),
+                    neg.boxed(),
+                    pos.boxed(),
+                ),
+                Ty::I64,
+            ))
         };
-        let start = bound(self, lo, if step > 0 { lower.clone() } else { upper.clone() })?;
-        let stop = bound(self, hi, if step > 0 { upper.clone() } else { lower.clone() })?;
+        let start = bound(
+            self,
+            lo,
+            if step > 0 {
+                lower.clone()
+            } else {
+                upper.clone()
+            },
+        )?;
+        let stop = bound(
+            self,
+            hi,
+            if step > 0 {
+                upper.clone()
+            } else {
+                lower.clone()
+            },
+        )?;
         // Python's slice length: (stop - start - 1) // step + 1 when non-empty.
         let n = if step > 0 {
             let d = bin(BinOp::Sub, stop.clone(), start.clone());
             Expr::Select(
                 cmp(CmpOp::Gt, d.clone(), Expr::I64(0)).boxed(),
-                bin(BinOp::Add, bin(BinOp::FloorDiv, bin(BinOp::Sub, d, Expr::I64(1)), Expr::I64(step)), Expr::I64(1)).boxed(),
+                bin(
+                    BinOp::Add,
+                    bin(
+                        BinOp::FloorDiv,
+                        bin(BinOp::Sub, d, Expr::I64(1)),
+                        Expr::I64(step),
+                    ),
+                    Expr::I64(1),
+                )
+                .boxed(),
                 Expr::I64(0).boxed(),
             )
         } else {
             let d = bin(BinOp::Sub, start.clone(), stop.clone());
             Expr::Select(
                 cmp(CmpOp::Gt, d.clone(), Expr::I64(0)).boxed(),
-                bin(BinOp::Add, bin(BinOp::FloorDiv, bin(BinOp::Sub, d, Expr::I64(1)), Expr::I64(-step)), Expr::I64(1)).boxed(),
+                bin(
+                    BinOp::Add,
+                    bin(
+                        BinOp::FloorDiv,
+                        bin(BinOp::Sub, d, Expr::I64(1)),
+                        Expr::I64(-step),
+                    ),
+                    Expr::I64(1),
+                )
+                .boxed(),
                 Expr::I64(0).boxed(),
             )
         };
         let n = self.stable(n, Ty::I64);
         let _ = span;
         let index = self.temp(Ty::I64);
-        let at = bin(BinOp::Add, start, bin(BinOp::Mul, Expr::Var(index), Expr::I64(step)));
-        Ok(Value::Array(ArrayVal { len: n, ty: arr.ty, index, elem: arr.at(at) }))
+        let at = bin(
+            BinOp::Add,
+            start,
+            bin(BinOp::Mul, Expr::Var(index), Expr::I64(step)),
+        );
+        Ok(Value::Array(ArrayVal {
+            len: n,
+            ty: arr.ty,
+            index,
+            elem: arr.at(at),
+        }))
     }
 
     // ---- reductions and loops ---------------------------------------------------------------
 
     /// Emits a reduction into a temporary; `empty` is the error when the array is empty (for ops
     /// that need one).
-    pub(crate) fn reduce(&mut self, op: ReduceOp, arr: &ArrayVal, span: Span, empty: Option<&str>) -> Result<Expr> {
+    pub(crate) fn reduce(
+        &mut self,
+        op: ReduceOp,
+        arr: &ArrayVal,
+        span: Span,
+        empty: Option<&str>,
+    ) -> Result<Expr> {
         let (ein, eout) = op.types();
         let dst = self.temp(eout);
         let on_empty = if op.needs_nonempty() {
-            Some(self.site(empty.unwrap_or("zero-size array to reduction operation which has no identity"), span))
+            Some(self.site(
+                empty.unwrap_or("zero-size array to reduction operation which has no identity"),
+                span,
+            ))
         } else {
             None
         };
         let elem = convert(arr.elem.clone(), arr.ty, ein);
-        self.emit(Stmt::Reduce { dst, op, len: arr.len.clone(), index: arr.index, elem, on_empty });
+        self.emit(Stmt::Reduce {
+            dst,
+            op,
+            len: arr.len.clone(),
+            index: arr.index,
+            elem,
+            on_empty,
+        });
         Ok(Expr::Var(dst))
     }
 
@@ -707,12 +1081,24 @@ impl Translator<'_> {
                 a
             }
         };
-        if let ExprKind::Call { func, args, keywords } = &iter.kind {
+        if let ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &iter.kind
+        {
             if let ExprKind::Name(n) = &func.kind {
                 if (n == "enumerate" || n == "zip") && !self.locals.contains(n) {
                     if n == "enumerate" {
-                        if args.is_empty() || args.len() > 2 || !keywords.iter().all(|k| k.name == "start") {
-                            return Err(self.err(ErrorKind::Arity, iter.span, "enumerate() takes an array and an optional start"));
+                        if args.is_empty()
+                            || args.len() > 2
+                            || !keywords.iter().all(|k| k.name == "start")
+                        {
+                            return Err(self.err(
+                                ErrorKind::Arity,
+                                iter.span,
+                                "enumerate() takes an array and an optional start",
+                            ));
                         }
                         let v = self.expr(&args[0])?;
                         let a = self.to_array(v, args[0].span)?;
@@ -735,7 +1121,11 @@ impl Translator<'_> {
                         arrs.push(fix(self, arr));
                     }
                     if arrs.is_empty() {
-                        return Err(self.err(ErrorKind::Arity, iter.span, "zip() needs at least one array"));
+                        return Err(self.err(
+                            ErrorKind::Arity,
+                            iter.span,
+                            "zip() needs at least one array",
+                        ));
                     }
                     let mut len = arrs[0].len.clone();
                     for a in &arrs[1..] {
@@ -747,7 +1137,9 @@ impl Translator<'_> {
             }
         }
         let v = self.expr(iter)?;
-        let a = self.to_array(v, iter.span).map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
+        let a = self
+            .to_array(v, iter.span)
+            .map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
         Ok(Iterable::Array(fix(self, a)))
     }
 }

@@ -12,7 +12,9 @@ mod value;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};
 use crate::error::{Error, ErrorKind, Result, Span};
-use crate::ir::{self, ArrDecl, ArrKind, Arr, ErrorId, ErrorSite, Expr, Func, Stmt, Ty, Var, VarDecl, BUFFER};
+use crate::ir::{
+    self, Arr, ArrDecl, ArrKind, ErrorId, ErrorSite, Expr, Func, Stmt, Ty, Var, VarDecl, BUFFER,
+};
 use crate::syntax::ast::{self, ExprKind, StmtKind};
 use crate::syntax::Program;
 use std::collections::{HashMap, HashSet};
@@ -33,7 +35,10 @@ enum NameTy {
 }
 
 /// What a lowering pass learned for the next one: variable types and provenance.
-type Learned = (HashMap<String, NameTy>, HashMap<String, provenance::ProvHint>);
+type Learned = (
+    HashMap<String, NameTy>,
+    HashMap<String, provenance::ProvHint>,
+);
 
 /// A declared local.
 #[derive(Clone, Copy, Debug)]
@@ -54,7 +59,12 @@ pub struct Lowered {
 }
 
 /// Lowers a parsed program. `filter_size` specialises `len(buffer)` to a constant.
-pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>, sig: ir::Sig) -> Result<Lowered> {
+pub fn lower(
+    program: &Program,
+    bindings: &Bindings,
+    filter_size: Option<usize>,
+    sig: ir::Sig,
+) -> Result<Lowered> {
     let mut learned: Learned = (HashMap::new(), HashMap::new());
     for _ in 0..8 {
         let mut t = Translator::new(program, bindings, filter_size, &learned);
@@ -75,12 +85,19 @@ pub fn lower(program: &Program, bindings: &Bindings, filter_size: Option<usize>,
             crate::ir::fold::fold(&mut func);
             // Medians of a known length become sorting networks (exact; see the module).
             crate::ir::network::expand_medians(&mut func);
-            return Ok(Lowered { func, layout: t.layout });
+            return Ok(Lowered {
+                func,
+                layout: t.layout,
+            });
         }
         learned = (t.hints, t.prov_hints);
     }
-    Err(Error::new(ErrorKind::Type, program.function.span, "could not infer the types of the local variables")
-        .hint("give each variable one kind of value (number or array)"))
+    Err(Error::new(
+        ErrorKind::Type,
+        program.function.span,
+        "could not infer the types of the local variables",
+    )
+    .hint("give each variable one kind of value (number or array)"))
 }
 
 pub(crate) struct Translator<'a> {
@@ -115,12 +132,24 @@ pub(crate) struct Translator<'a> {
 }
 
 impl<'a> Translator<'a> {
-    fn new(program: &'a Program, bindings: &'a Bindings, filter_size: Option<usize>, passes: &Learned) -> Self {
+    fn new(
+        program: &'a Program,
+        bindings: &'a Bindings,
+        filter_size: Option<usize>,
+        passes: &Learned,
+    ) -> Self {
         let mut t = Translator {
             program,
             bindings,
             filter_size,
-            func: Func { vars: Vec::new(), arrays: Vec::new(), body: Vec::new(), errors: Vec::new(), filter_size, sig: ir::Sig::Filter },
+            func: Func {
+                vars: Vec::new(),
+                arrays: Vec::new(),
+                body: Vec::new(),
+                errors: Vec::new(),
+                filter_size,
+                sig: ir::Sig::Filter,
+            },
             block: Vec::new(),
             locals: HashSet::new(),
             declared: HashMap::new(),
@@ -156,13 +185,20 @@ impl<'a> Translator<'a> {
         }
         let id = ErrorId(self.func.errors.len() as u32);
         let exception = ir::Exception::for_message(message);
-        self.func.errors.push(ErrorSite { message: message.to_string(), span, exception });
+        self.func.errors.push(ErrorSite {
+            message: message.to_string(),
+            span,
+            exception,
+        });
         self.sites.insert(key, id);
         id
     }
 
     pub(crate) fn new_var(&mut self, ty: Ty, name: &str) -> Var {
-        self.func.vars.push(VarDecl { ty, name: name.to_string() });
+        self.func.vars.push(VarDecl {
+            ty,
+            name: name.to_string(),
+        });
         Var(self.func.vars.len() as u32 - 1)
     }
 
@@ -172,7 +208,10 @@ impl<'a> Translator<'a> {
     }
 
     pub(crate) fn new_array(&mut self, kind: ArrKind, name: &str) -> Arr {
-        self.func.arrays.push(ArrDecl { kind, name: name.to_string() });
+        self.func.arrays.push(ArrDecl {
+            kind,
+            name: name.to_string(),
+        });
         Arr(self.func.arrays.len() as u32 - 1)
     }
 
@@ -188,7 +227,12 @@ impl<'a> Translator<'a> {
     pub(crate) fn view(&mut self, a: Arr) -> ArrayVal {
         let index = self.temp(Ty::I64);
         let ty = self.func.arrays[a.0 as usize].elem();
-        ArrayVal { len: self.slot_len(a), ty, index, elem: Expr::Load(a, Expr::Var(index).boxed()) }
+        ArrayVal {
+            len: self.slot_len(a),
+            ty,
+            index,
+            elem: Expr::Load(a, Expr::Var(index).boxed()),
+        }
     }
 
     pub(crate) fn emit(&mut self, s: Stmt) {
@@ -196,7 +240,10 @@ impl<'a> Translator<'a> {
     }
 
     /// Lowers `f` into a fresh block and returns it, restoring the current one.
-    pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<(T, Vec<Stmt>)> {
+    pub(crate) fn nested<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<(T, Vec<Stmt>)> {
         let saved = std::mem::take(&mut self.block);
         let r = f(self);
         let inner = std::mem::replace(&mut self.block, saved);
@@ -220,16 +267,27 @@ impl<'a> Translator<'a> {
         let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
         if f.params.len() < needed {
             let msg = match sig {
-                ir::Sig::Filter1d => "a generic_filter1d callback takes the input line and the output line",
+                ir::Sig::Filter1d => {
+                    "a generic_filter1d callback takes the input line and the output line"
+                }
                 ir::Sig::Transform => "a geometric_transform mapping takes the output coordinates",
                 ir::Sig::Integrand => "an integrand takes at least the integration variable",
                 ir::Sig::Filter => "the filter function takes no parameters",
             };
-            return Err(self.err(ErrorKind::Arity, f.span, msg).hint("e.g. `def f(x): ...` (or `def f(iline, oline): ...` for generic_filter1d)"));
+            return Err(self.err(ErrorKind::Arity, f.span, msg).hint(
+                "e.g. `def f(x): ...` (or `def f(iline, oline): ...` for generic_filter1d)",
+            ));
         }
         let first = &f.params[0];
-        let buffer_kind = if sig == ir::Sig::Transform { ArrKind::Coords } else { ArrKind::Buffer };
-        self.func.arrays.push(ArrDecl { kind: buffer_kind, name: first.name.clone() });
+        let buffer_kind = if sig == ir::Sig::Transform {
+            ArrKind::Coords
+        } else {
+            ArrKind::Buffer
+        };
+        self.func.arrays.push(ArrDecl {
+            kind: buffer_kind,
+            name: first.name.clone(),
+        });
         let mut bound_from = 1;
         match sig {
             ir::Sig::Integrand => {
@@ -255,7 +313,11 @@ impl<'a> Translator<'a> {
             }
         }
         if matches!(sig, ir::Sig::Filter1d | ir::Sig::Transform) {
-            let name = if sig == ir::Sig::Filter1d { f.params[1].name.clone() } else { "%input_coordinates".into() };
+            let name = if sig == ir::Sig::Filter1d {
+                f.params[1].name.clone()
+            } else {
+                "%input_coordinates".into()
+            };
             let out = self.new_array(ArrKind::Output, &name);
             debug_assert_eq!(out, ir::OUTPUT);
             if sig == ir::Sig::Filter1d {
@@ -277,8 +339,15 @@ impl<'a> Translator<'a> {
             }
             if assigned_in(&f.body, &p.name) {
                 return Err(self
-                    .err(ErrorKind::Unsupported, p.span, format!("parameter `{}` is assigned to in the body", p.name))
-                    .hint(format!("assign to a new local variable instead of `{}`", p.name)));
+                    .err(
+                        ErrorKind::Unsupported,
+                        p.span,
+                        format!("parameter `{}` is assigned to in the body", p.name),
+                    )
+                    .hint(format!(
+                        "assign to a new local variable instead of `{}`",
+                        p.name
+                    )));
             }
         }
         let body = f.body.clone();
@@ -286,8 +355,16 @@ impl<'a> Translator<'a> {
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
-            let end = self.site("the filter returned None: every path must return a number", f.span);
-            self.emit(Stmt::Check { cond: Expr::Bool(false), err: end, a: Expr::I64(0), b: Expr::I64(0) });
+            let end = self.site(
+                "the filter returned None: every path must return a number",
+                f.span,
+            );
+            self.emit(Stmt::Check {
+                cond: Expr::Bool(false),
+                err: end,
+                a: Expr::I64(0),
+                b: Expr::I64(0),
+            });
         }
         Ok(())
     }
@@ -297,19 +374,37 @@ impl<'a> Translator<'a> {
         use ir::CmpOp;
         let v = self.new_var(Ty::F64, &p.name);
         self.var_prov.insert(v, provenance::Prov::Py); // quad passes Python floats
-        let present = Expr::Cmp(CmpOp::Gt, self.slot_len(BUFFER).boxed(), Expr::I64(k as i64).boxed());
+        let present = Expr::Cmp(
+            CmpOp::Gt,
+            self.slot_len(BUFFER).boxed(),
+            Expr::I64(k as i64).boxed(),
+        );
         let load = Stmt::Assign(v, Expr::Load(BUFFER, Expr::I64(k as i64).boxed()));
         match &p.default {
             Some(d) => {
                 let default = match self.constant(d)? {
                     Bound::Float(x) => Expr::F64(x),
                     Bound::Int(x) => Expr::F64(x as f64),
-                    Bound::Array(_) => return Err(self.err(ErrorKind::Unsupported, p.span, "integrand parameters are numbers")),
+                    Bound::Array(_) => {
+                        return Err(self.err(
+                            ErrorKind::Unsupported,
+                            p.span,
+                            "integrand parameters are numbers",
+                        ))
+                    }
                 };
                 // Total without relying on a branch (expressions must be): the index is clamped
                 // into 0..len, which the check above made non-empty.
-                let index = Expr::Select(present.clone().boxed(), Expr::I64(k as i64).boxed(), Expr::I64(0).boxed());
-                let value = Expr::Select(present.boxed(), Expr::Load(BUFFER, index.boxed()).boxed(), default.boxed());
+                let index = Expr::Select(
+                    present.clone().boxed(),
+                    Expr::I64(k as i64).boxed(),
+                    Expr::I64(0).boxed(),
+                );
+                let value = Expr::Select(
+                    present.boxed(),
+                    Expr::Load(BUFFER, index.boxed()).boxed(),
+                    default.boxed(),
+                );
                 self.emit(Stmt::Assign(v, value));
             }
             None => {
@@ -330,7 +425,11 @@ impl<'a> Translator<'a> {
                 Some(d) => self.constant(d)?,
                 None => {
                     return Err(self
-                        .err(ErrorKind::Binding, p.span, format!("parameter `{}` has no value", p.name))
+                        .err(
+                            ErrorKind::Binding,
+                            p.span,
+                            format!("parameter `{}` has no value", p.name),
+                        )
                         .hint("bind it (extra_arguments / extra_keywords), or give it a default"))
                 }
             },
@@ -368,17 +467,30 @@ impl<'a> Translator<'a> {
             ExprKind::Int(v) => Ok(Bound::Int(*v)),
             ExprKind::Bool(v) => Ok(Bound::Int(*v as i64)),
             ExprKind::Unary(ast::UnaryOp::Neg, inner) if matches!(inner.kind, ExprKind::Int(_)) => {
-                let ExprKind::Int(v) = inner.kind else { unreachable!() };
+                let ExprKind::Int(v) = inner.kind else {
+                    unreachable!()
+                };
                 Ok(Bound::Int(-v))
             }
-            ExprKind::Tuple(items) | ExprKind::List(items) => {
-                items.iter().map(|i| num(i).ok_or(())).collect::<std::result::Result<Vec<_>, _>>().map(Bound::Array).map_err(|_| {
-                    self.err(ErrorKind::Unsupported, e.span, "default values must be numbers or tuples of numbers")
-                })
-            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => items
+                .iter()
+                .map(|i| num(i).ok_or(()))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map(Bound::Array)
+                .map_err(|_| {
+                    self.err(
+                        ErrorKind::Unsupported,
+                        e.span,
+                        "default values must be numbers or tuples of numbers",
+                    )
+                }),
             _ => num(e).map(Bound::Float).ok_or_else(|| {
-                self.err(ErrorKind::Unsupported, e.span, "default values must be numbers or tuples of numbers")
-                    .hint("bind the value instead (extra_keywords)")
+                self.err(
+                    ErrorKind::Unsupported,
+                    e.span,
+                    "default values must be numbers or tuples of numbers",
+                )
+                .hint("bind the value instead (extra_keywords)")
             }),
         }
     }
@@ -389,15 +501,29 @@ impl<'a> Translator<'a> {
             "math" => Value::Module("math"),
             _ => match module.split_once('.') {
                 Some(("numpy" | "math", name)) => {
-                    let m = if module.starts_with("numpy") { "np" } else { "math" };
+                    let m = if module.starts_with("numpy") {
+                        "np"
+                    } else {
+                        "math"
+                    };
                     match builtins::module_attr(m, name) {
                         Some(v) => v,
-                        None => return Err(self.err(ErrorKind::UnknownName, span, format!("`{module}` is not supported"))),
+                        None => {
+                            return Err(self.err(
+                                ErrorKind::UnknownName,
+                                span,
+                                format!("`{module}` is not supported"),
+                            ))
+                        }
                     }
                 }
                 _ => {
                     return Err(self
-                        .err(ErrorKind::Unsupported, span, format!("module `{module}` is not available in filters"))
+                        .err(
+                            ErrorKind::Unsupported,
+                            span,
+                            format!("module `{module}` is not available in filters"),
+                        )
                         .hint("only numpy and math can be used"))
                 }
             },
@@ -442,7 +568,13 @@ impl<'a> Translator<'a> {
             "print" => "remove the print call; use Filter::interpret or ndjit's debug mode to inspect values".to_string(),
             _ => "bind it as a value (extra_arguments, extra_keywords or a closure), or check the spelling".to_string(),
         };
-        Err(self.err(ErrorKind::UnknownName, span, format!("name `{name}` is not defined")).hint(hint))
+        Err(self
+            .err(
+                ErrorKind::UnknownName,
+                span,
+                format!("name `{name}` is not defined"),
+            )
+            .hint(hint))
     }
 
     fn local_value(&mut self, local: Local) -> Value {
@@ -465,7 +597,9 @@ impl<'a> Translator<'a> {
                 self.declare_prov(name, v);
                 Local::Scalar(v, ty)
             }
-            NameTy::Array(ty) => Local::Array(self.new_array(ArrKind::Scratch { elem: ty }, name), ty),
+            NameTy::Array(ty) => {
+                Local::Array(self.new_array(ArrKind::Scratch { elem: ty }, name), ty)
+            }
         };
         self.declared.insert(name.to_string(), local);
         local
@@ -479,9 +613,23 @@ impl<'a> Translator<'a> {
             (Some(NameTy::Scalar(a)), NameTy::Scalar(b)) => NameTy::Scalar(a.max(b)),
             (Some(NameTy::Array(a)), NameTy::Array(b)) => NameTy::Array(a.max(b)),
             (Some(old), new) => {
-                let what = |t: NameTy| if matches!(t, NameTy::Array(_)) { "an array" } else { "a number" };
+                let what = |t: NameTy| {
+                    if matches!(t, NameTy::Array(_)) {
+                        "an array"
+                    } else {
+                        "a number"
+                    }
+                };
                 return Err(self
-                    .err(ErrorKind::Type, span, format!("`{name}` holds {} here but {} elsewhere", what(new), what(old)))
+                    .err(
+                        ErrorKind::Type,
+                        span,
+                        format!(
+                            "`{name}` holds {} here but {} elsewhere",
+                            what(new),
+                            what(old)
+                        ),
+                    )
                     .hint("use a different variable name for each"));
             }
         };
@@ -509,12 +657,19 @@ impl<'a> Translator<'a> {
             return self.assign_output(value, span);
         }
         if !self.locals.contains(name) {
-            return Err(self.err(ErrorKind::Unsupported, span, format!("cannot assign to `{name}`")));
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                span,
+                format!("cannot assign to `{name}`"),
+            ));
         }
         let value = match value {
             Value::Matrix(arr, cols) => {
                 // A 2-D value: stored flat, its column count remembered with the slot.
-                let Local::Array(slot, _) = self.local_for(name, NameTy::Array(arr.ty), span)? else { unreachable!() };
+                let Local::Array(slot, _) = self.local_for(name, NameTy::Array(arr.ty), span)?
+                else {
+                    unreachable!()
+                };
                 let cols = self.stable(cols, Ty::I64);
                 self.matrix_cols.insert(slot, cols);
                 Value::Array(arr)
@@ -523,14 +678,20 @@ impl<'a> Translator<'a> {
         };
         match value {
             Value::Scalar(e, ty) => {
-                let Local::Scalar(var, vty) = self.local_for(name, NameTy::Scalar(ty), span)? else { unreachable!() };
+                let Local::Scalar(var, vty) = self.local_for(name, NameTy::Scalar(ty), span)?
+                else {
+                    unreachable!()
+                };
                 let p = self.prov(&e);
                 let e = expr::convert(e, ty, vty);
                 self.emit(Stmt::Assign(var, e));
                 self.assign_prov(name, var, p);
             }
             Value::Array(arr) => {
-                let Local::Array(slot, ety) = self.local_for(name, NameTy::Array(arr.ty), span)? else { unreachable!() };
+                let Local::Array(slot, ety) = self.local_for(name, NameTy::Array(arr.ty), span)?
+                else {
+                    unreachable!()
+                };
                 // Materialise through a temporary when the value reads the slot it overwrites.
                 let arr = if expr_reads_array(&arr.elem, slot) || expr_reads_array(&arr.len, slot) {
                     self.materialize(&arr, None)
@@ -538,11 +699,21 @@ impl<'a> Translator<'a> {
                     arr
                 };
                 let elem = expr::convert(arr.elem, arr.ty, ety);
-                self.emit(Stmt::Fill { dst: slot, len: arr.len, index: arr.index, elem, keep: None });
+                self.emit(Stmt::Fill {
+                    dst: slot,
+                    len: arr.len,
+                    index: arr.index,
+                    elem,
+                    keep: None,
+                });
             }
             other => {
                 return Err(self
-                    .err(ErrorKind::Type, span, format!("cannot assign {} to a variable", other.describe()))
+                    .err(
+                        ErrorKind::Type,
+                        span,
+                        format!("cannot assign {} to a variable", other.describe()),
+                    )
                     .hint("variables hold numbers or arrays"))
             }
         }
@@ -552,7 +723,13 @@ impl<'a> Translator<'a> {
     /// Materialises an array into a fresh scratch slot (keeping elements where `keep` holds).
     pub(crate) fn materialize(&mut self, arr: &ArrayVal, keep: Option<Expr>) -> ArrayVal {
         let slot = self.new_array(ArrKind::Scratch { elem: arr.ty }, "%tmp");
-        self.emit(Stmt::Fill { dst: slot, len: arr.len.clone(), index: arr.index, elem: arr.elem.clone(), keep });
+        self.emit(Stmt::Fill {
+            dst: slot,
+            len: arr.len.clone(),
+            index: arr.index,
+            elem: arr.elem.clone(),
+            keep,
+        });
         self.view(slot)
     }
 
@@ -579,7 +756,11 @@ impl<'a> Translator<'a> {
                 ExprKind::Str(_) => {} // docstring
                 ExprKind::Lambda(f) if f.name.is_some() => {
                     return Err(self
-                        .err(ErrorKind::Unsupported, s.span, "nested function definitions are not supported")
+                        .err(
+                            ErrorKind::Unsupported,
+                            s.span,
+                            "nested function definitions are not supported",
+                        )
                         .hint("inline the helper's body into the filter"))
                 }
                 _ => {
@@ -590,7 +771,8 @@ impl<'a> Translator<'a> {
                 let v = self.expr(value)?;
                 // Evaluate once when several targets (or a tuple) read the value again; a single
                 // name is assigned the expression itself.
-                let single_name = targets.len() == 1 && matches!(targets[0].kind, ExprKind::Name(_));
+                let single_name =
+                    targets.len() == 1 && matches!(targets[0].kind, ExprKind::Name(_));
                 let v = if single_name { v } else { self.stabilize(v) };
                 for t in targets {
                     self.assign(t, v.clone())?;
@@ -621,15 +803,31 @@ impl<'a> Translator<'a> {
                 let mut loop_body = cond_stmts;
                 loop_body.push(Stmt::If(not(cond), vec![Stmt::Break], vec![]));
                 loop_body.extend(inner?);
-                self.emit(Stmt::Loop { body: loop_body, latch: vec![] });
+                self.emit(Stmt::Loop {
+                    body: loop_body,
+                    latch: vec![],
+                });
                 self.loop_else(broke, orelse)?;
             }
-            StmtKind::For { target, iter, body, orelse } => self.for_loop(target, iter, body, orelse, s.span)?,
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => self.for_loop(target, iter, body, orelse, s.span)?,
             StmtKind::Return(value) => self.lower_return(value.as_ref(), s.span)?,
             StmtKind::Break | StmtKind::Continue => {
                 let Some(ctx) = self.loops.last() else {
-                    let what = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
-                    return Err(self.err(ErrorKind::Syntax, s.span, format!("'{what}' outside loop")));
+                    let what = if matches!(s.kind, StmtKind::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    return Err(self.err(
+                        ErrorKind::Syntax,
+                        s.span,
+                        format!("'{what}' outside loop"),
+                    ));
                 };
                 if matches!(s.kind, StmtKind::Break) {
                     if let Some(flag) = ctx.broke {
@@ -647,7 +845,11 @@ impl<'a> Translator<'a> {
                 }
             }
             StmtKind::Unsupported(what) => {
-                return Err(self.err(ErrorKind::Unsupported, s.span, format!("`{what}` is not supported")))
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    s.span,
+                    format!("`{what}` is not supported"),
+                ))
             }
         }
         Ok(())
@@ -660,25 +862,47 @@ impl<'a> Translator<'a> {
             (ir::Sig::Filter1d, None) => self.emit(Stmt::Succeed),
             (ir::Sig::Filter1d, Some(v)) => {
                 return Err(self
-                    .err(ErrorKind::Type, v.span, "a generic_filter1d callback returns nothing")
+                    .err(
+                        ErrorKind::Type,
+                        v.span,
+                        "a generic_filter1d callback returns nothing",
+                    )
                     .hint("write the result into the output line, e.g. `oline[...] = ...`"))
             }
             (_, None) => {
-                return Err(self.err(ErrorKind::Type, span, "a filter must return a number, not None").hint("return np.nan to mark a missing value"))
+                return Err(self
+                    .err(
+                        ErrorKind::Type,
+                        span,
+                        "a filter must return a number, not None",
+                    )
+                    .hint("return np.nan to mark a missing value"))
             }
             (ir::Sig::Transform, Some(value)) => {
                 let v = self.expr(value)?;
-                let coords = self.to_array(v, value.span).map_err(|e| e.hint("return a tuple of input coordinates, e.g. `return (c[0] - 0.5, c[1])`"))?;
+                let coords = self.to_array(v, value.span).map_err(|e| {
+                    e.hint("return a tuple of input coordinates, e.g. `return (c[0] - 0.5, c[1])`")
+                })?;
                 let rank = self.slot_len(ir::OUTPUT);
                 self.check(
-                    Expr::Cmp(ir::CmpOp::Eq, coords.len.clone().boxed(), rank.clone().boxed()),
+                    Expr::Cmp(
+                        ir::CmpOp::Eq,
+                        coords.len.clone().boxed(),
+                        rank.clone().boxed(),
+                    ),
                     "the mapping returned {a} coordinates, but the input has rank {b}",
                     value.span,
                     coords.len.clone(),
                     rank,
                 );
                 let elem = expr::convert(coords.elem.clone(), coords.ty, Ty::F64);
-                self.emit(Stmt::Fill { dst: ir::OUTPUT, len: coords.len, index: coords.index, elem, keep: None });
+                self.emit(Stmt::Fill {
+                    dst: ir::OUTPUT,
+                    len: coords.len,
+                    index: coords.index,
+                    elem,
+                    keep: None,
+                });
                 self.emit(Stmt::Succeed);
             }
             (_, Some(value)) => {
@@ -697,13 +921,22 @@ impl<'a> Translator<'a> {
         let arr = match value {
             Value::Scalar(e, ty) => {
                 let e = self.stable(e, ty);
-                ArrayVal { len: out_len.clone(), ty, index: self.temp(Ty::I64), elem: e }
+                ArrayVal {
+                    len: out_len.clone(),
+                    ty,
+                    index: self.temp(Ty::I64),
+                    elem: e,
+                }
             }
             v => self.to_array(v, span)?,
         };
         if arr.len != out_len {
             self.check(
-                Expr::Cmp(ir::CmpOp::Eq, arr.len.clone().boxed(), out_len.clone().boxed()),
+                Expr::Cmp(
+                    ir::CmpOp::Eq,
+                    arr.len.clone().boxed(),
+                    out_len.clone().boxed(),
+                ),
                 "could not broadcast input array from shape ({a},) into shape ({b},)",
                 span,
                 arr.len.clone(),
@@ -711,9 +944,19 @@ impl<'a> Translator<'a> {
             );
         }
         // In place only when each element reads the output at its own index; otherwise copy first.
-        let arr = if reads_array_elsewhere(&arr.elem, ir::OUTPUT, arr.index) { self.materialize(&arr, None) } else { arr };
+        let arr = if reads_array_elsewhere(&arr.elem, ir::OUTPUT, arr.index) {
+            self.materialize(&arr, None)
+        } else {
+            arr
+        };
         let elem = expr::convert(arr.elem, arr.ty, Ty::F64);
-        self.emit(Stmt::Fill { dst: ir::OUTPUT, len: arr.len, index: arr.index, elem, keep: None });
+        self.emit(Stmt::Fill {
+            dst: ir::OUTPUT,
+            len: arr.len,
+            index: arr.index,
+            elem,
+            keep: None,
+        });
         Ok(())
     }
 
@@ -740,7 +983,9 @@ impl<'a> Translator<'a> {
     pub(crate) fn stabilize(&mut self, v: Value) -> Value {
         match v {
             Value::Scalar(e, ty) => Value::Scalar(self.stable(e, ty), ty),
-            Value::Tuple(items) => Value::Tuple(items.into_iter().map(|i| self.stabilize(i)).collect()),
+            Value::Tuple(items) => {
+                Value::Tuple(items.into_iter().map(|i| self.stabilize(i)).collect())
+            }
             other => other,
         }
     }
@@ -750,7 +995,12 @@ impl<'a> Translator<'a> {
             return e; // pure, so repeating it is correct; the backends share common subexpressions
         }
         match e {
-            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => e,
+            Expr::F64(_)
+            | Expr::I64(_)
+            | Expr::Bool(_)
+            | Expr::Param(_)
+            | Expr::IntParam(_)
+            | Expr::Len(_) => e,
             Expr::Var(v) if !self.func.vars[v.0 as usize].name.starts_with('%') => {
                 // A user variable may be reassigned before the use: copy it (and its provenance,
                 // which may be a shadow flag that is reassigned too).
@@ -798,17 +1048,27 @@ impl<'a> Translator<'a> {
                             a.len.clone(),
                             Expr::I64(n),
                         );
-                        (0..n).map(|i| Value::Scalar(a.at(Expr::I64(i)), a.ty)).collect()
+                        (0..n)
+                            .map(|i| Value::Scalar(a.at(Expr::I64(i)), a.ty))
+                            .collect()
                     }
                     other => {
-                        return Err(self.err(ErrorKind::Type, target.span, format!("cannot unpack {}", other.describe())))
+                        return Err(self.err(
+                            ErrorKind::Type,
+                            target.span,
+                            format!("cannot unpack {}", other.describe()),
+                        ))
                     }
                 };
                 if items.len() != ts.len() {
                     return Err(self.err(
                         ErrorKind::Type,
                         target.span,
-                        format!("cannot unpack {} values into {} names", items.len(), ts.len()),
+                        format!(
+                            "cannot unpack {} values into {} names",
+                            items.len(),
+                            ts.len()
+                        ),
                     ));
                 }
                 // Python evaluates the whole right side before assigning: `a, b = b, a` swaps.
@@ -818,36 +1078,81 @@ impl<'a> Translator<'a> {
                 }
                 Ok(())
             }
-            ExprKind::Subscript(base, index) => self.assign_element(base, index, value, target.span),
+            ExprKind::Subscript(base, index) => {
+                self.assign_element(base, index, value, target.span)
+            }
             ExprKind::Attribute(..) => Err(self
-                .err(ErrorKind::Unsupported, target.span, "assigning to attributes is not supported")
+                .err(
+                    ErrorKind::Unsupported,
+                    target.span,
+                    "assigning to attributes is not supported",
+                )
                 .hint("use a local variable")),
-            _ => Err(self.err(ErrorKind::Syntax, target.span, "cannot assign to this expression")),
+            _ => Err(self.err(
+                ErrorKind::Syntax,
+                target.span,
+                "cannot assign to this expression",
+            )),
         }
     }
 
     /// `arr[i] = v` for a local (scratch) array or the output line.
-    fn assign_element(&mut self, base: &ast::Expr, index: &ast::Expr, value: Value, span: Span) -> Result<()> {
+    fn assign_element(
+        &mut self,
+        base: &ast::Expr,
+        index: &ast::Expr,
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
         let ExprKind::Name(name) = &base.kind else {
-            return Err(self.err(ErrorKind::Unsupported, span, "only elements of local arrays can be assigned"));
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                span,
+                "only elements of local arrays can be assigned",
+            ));
         };
         let is_output = Some(name.as_str()) == self.output_name.as_deref();
-        if is_output && matches!(&index.kind, ExprKind::Ellipsis | ExprKind::Slice(None, None, None)) {
+        if is_output
+            && matches!(
+                &index.kind,
+                ExprKind::Ellipsis | ExprKind::Slice(None, None, None)
+            )
+        {
             return self.assign_output(value, span);
         }
-        let local = if is_output { Some(Local::Array(ir::OUTPUT, Ty::F64)) } else { self.declared.get(name).copied() };
+        let local = if is_output {
+            Some(Local::Array(ir::OUTPUT, Ty::F64))
+        } else {
+            self.declared.get(name).copied()
+        };
         let Some(Local::Array(slot, ety)) = local else {
             return Err(self
-                .err(ErrorKind::Unsupported, base.span, format!("`{name}` is read-only in a filter"))
+                .err(
+                    ErrorKind::Unsupported,
+                    base.span,
+                    format!("`{name}` is read-only in a filter"),
+                )
                 .hint("copy it first, e.g. `y = x * 1.0`, then assign elements of the copy"));
         };
         if let ExprKind::Slice(..) = index.kind {
-            return Err(self.err(ErrorKind::Unsupported, index.span, "assigning to a slice is not supported").hint("assign the whole line with [...] or loop over the elements"));
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    index.span,
+                    "assigning to a slice is not supported",
+                )
+                .hint("assign the whole line with [...] or loop over the elements"));
         }
         let iv = self.expr(index)?;
         let (i, ity) = self.scalar(iv, index.span, "an index")?;
         if ity == Ty::F64 {
-            return Err(self.err(ErrorKind::Type, index.span, "array indices must be integers").hint("use int(...)"));
+            return Err(self
+                .err(
+                    ErrorKind::Type,
+                    index.span,
+                    "array indices must be integers",
+                )
+                .hint("use int(...)"));
         }
         let len = self.slot_len(slot);
         let i = self.checked_index(i, len, index.span);
@@ -859,7 +1164,10 @@ impl<'a> Translator<'a> {
     /// Normalises a possibly negative index and checks it against `len`; returns the checked index.
     pub(crate) fn checked_index(&mut self, i: Expr, len: Expr, span: Span) -> Expr {
         use ir::{BinOp, CmpOp};
-        let i = self.stable(expr::convert(i.clone(), Ty::Bool.max(Ty::I64), Ty::I64), Ty::I64);
+        let i = self.stable(
+            expr::convert(i.clone(), Ty::Bool.max(Ty::I64), Ty::I64),
+            Ty::I64,
+        );
         let idx = match i {
             Expr::I64(v) if v >= 0 => Expr::I64(v),
             _ => Expr::Select(
@@ -874,27 +1182,45 @@ impl<'a> Translator<'a> {
             Expr::Cmp(CmpOp::Ge, idx.clone().boxed(), Expr::I64(0).boxed()).boxed(),
             Expr::Cmp(CmpOp::Lt, idx.clone().boxed(), len.clone().boxed()).boxed(),
         );
-        self.check(ok, "index {a} is out of bounds for axis 0 with size {b}", span, i, len);
+        self.check(
+            ok,
+            "index {a} is out of bounds for axis 0 with size {b}",
+            span,
+            i,
+            len,
+        );
         idx
     }
 
-    fn for_loop(&mut self, target: &ast::Expr, iter: &ast::Expr, body: &[ast::Stmt], orelse: &[ast::Stmt], span: Span) -> Result<()> {
+    fn for_loop(
+        &mut self,
+        target: &ast::Expr,
+        iter: &ast::Expr,
+        body: &[ast::Stmt],
+        orelse: &[ast::Stmt],
+        span: Span,
+    ) -> Result<()> {
         use ir::{BinOp, CmpOp};
         let broke = self.loop_flag(orelse);
         // `range(...)` loops count directly; everything else iterates an array by index.
-        let (start, stop, step, item): (Expr, Expr, i64, Box<dyn Fn(Expr) -> Value>) = match self.range_args(iter)? {
-            Some((a, b, s)) => (a, b, s, Box::new(|i| Value::Scalar(i, Ty::I64))),
-            None => {
-                let seq = self.iterable(iter, body)?;
-                let len = self.stable(seq.len(), Ty::I64);
-                (Expr::I64(0), len, 1, Box::new(move |i| seq.item(i)))
-            }
-        };
+        let (start, stop, step, item): (Expr, Expr, i64, Box<dyn Fn(Expr) -> Value>) =
+            match self.range_args(iter)? {
+                Some((a, b, s)) => (a, b, s, Box::new(|i| Value::Scalar(i, Ty::I64))),
+                None => {
+                    let seq = self.iterable(iter, body)?;
+                    let len = self.stable(seq.len(), Ty::I64);
+                    (Expr::I64(0), len, 1, Box::new(move |i| seq.item(i)))
+                }
+            };
         let counter = self.temp(Ty::I64);
         self.emit(Stmt::Assign(counter, start));
         self.var_prov.insert(counter, provenance::Prov::Py);
         let stop = self.stable(stop, Ty::I64);
-        let more = Expr::Cmp(if step > 0 { CmpOp::Lt } else { CmpOp::Gt }, Expr::Var(counter).boxed(), stop.boxed());
+        let more = Expr::Cmp(
+            if step > 0 { CmpOp::Lt } else { CmpOp::Gt },
+            Expr::Var(counter).boxed(),
+            stop.boxed(),
+        );
         let (_, mut loop_body) = self.nested(|t| {
             t.emit(Stmt::If(not(more), vec![Stmt::Break], vec![]));
             let v = item(Expr::Var(counter));
@@ -904,21 +1230,42 @@ impl<'a> Translator<'a> {
         let inner = self.block_of(body);
         self.loops.pop();
         loop_body.extend(inner?);
-        let latch = vec![Stmt::Assign(counter, Expr::Binary(BinOp::Add, Expr::Var(counter).boxed(), Expr::I64(step).boxed()))];
-        self.emit(Stmt::Loop { body: loop_body, latch });
+        let latch = vec![Stmt::Assign(
+            counter,
+            Expr::Binary(
+                BinOp::Add,
+                Expr::Var(counter).boxed(),
+                Expr::I64(step).boxed(),
+            ),
+        )];
+        self.emit(Stmt::Loop {
+            body: loop_body,
+            latch,
+        });
         let _ = span;
         self.loop_else(broke, orelse)
     }
 
     /// `range(stop)`, `range(start, stop)` or `range(start, stop, step)` with a constant step.
     fn range_args(&mut self, iter: &ast::Expr) -> Result<Option<(Expr, Expr, i64)>> {
-        let ExprKind::Call { func, args, keywords } = &iter.kind else { return Ok(None) };
+        let ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &iter.kind
+        else {
+            return Ok(None);
+        };
         let is_range = matches!(&func.kind, ExprKind::Name(n) if n == "range" && !self.locals.contains(n) && !self.names.contains_key(n));
         if !is_range {
             return Ok(None);
         }
         if !keywords.is_empty() || args.is_empty() || args.len() > 3 {
-            return Err(self.err(ErrorKind::Arity, iter.span, "range() takes 1 to 3 positional arguments"));
+            return Err(self.err(
+                ErrorKind::Arity,
+                iter.span,
+                "range() takes 1 to 3 positional arguments",
+            ));
         }
         let mut ints = Vec::new();
         for a in args {
@@ -926,7 +1273,11 @@ impl<'a> Translator<'a> {
             let (e, ty) = self.scalar(v, a.span, "a range() argument")?;
             if ty == Ty::F64 {
                 return Err(self
-                    .err(ErrorKind::Type, a.span, "range() arguments must be integers, not float")
+                    .err(
+                        ErrorKind::Type,
+                        a.span,
+                        "range() arguments must be integers, not float",
+                    )
                     .hint("wrap it in int(...)"));
             }
             ints.push(expr::convert(e, ty, Ty::I64));
@@ -934,12 +1285,20 @@ impl<'a> Translator<'a> {
         let step = if args.len() == 3 {
             match crate::ir::fold::const_expr(&ints[2]) {
                 Some(crate::ir::eval::Val::I(0)) => {
-                    return Err(self.err(ErrorKind::Type, args[2].span, "range() arg 3 must not be zero"))
+                    return Err(self.err(
+                        ErrorKind::Type,
+                        args[2].span,
+                        "range() arg 3 must not be zero",
+                    ))
                 }
                 Some(crate::ir::eval::Val::I(s)) => s,
                 _ => {
                     return Err(self
-                        .err(ErrorKind::Unsupported, args[2].span, "the step of range() must be a constant")
+                        .err(
+                            ErrorKind::Unsupported,
+                            args[2].span,
+                            "the step of range() must be a constant",
+                        )
                         .hint("use a while loop for a variable step"))
                 }
             }
@@ -956,7 +1315,8 @@ impl<'a> Translator<'a> {
     }
 }
 
-const SITE_BAD_ARGS_MSG: &str = "invalid arguments: NULL buffer or return_value, or negative filter_size ({a})";
+const SITE_BAD_ARGS_MSG: &str =
+    "invalid arguments: NULL buffer or return_value, or negative filter_size ({a})";
 
 pub(crate) fn not(e: Expr) -> Expr {
     Expr::Unary(ir::UnOp::Not, e.boxed())
@@ -966,7 +1326,9 @@ pub(crate) fn not(e: Expr) -> Expr {
 /// evaluating `e` element by element would change what later elements read).
 fn reads_array_elsewhere(e: &Expr, a: Arr, index: Var) -> bool {
     match e {
-        Expr::Load(b, i) if *b == a => **i != Expr::Var(index) || reads_array_elsewhere(i, a, index),
+        Expr::Load(b, i) if *b == a => {
+            **i != Expr::Var(index) || reads_array_elsewhere(i, a, index)
+        }
         _ => {
             let mut found = false;
             e.for_each_child(|c| found |= reads_array_elsewhere(c, a, index));
@@ -994,7 +1356,9 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
             ExprKind::Name(n) => {
                 out.insert(n.clone());
             }
-            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| targets(i, out)),
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter().for_each(|i| targets(i, out))
+            }
             _ => {}
         }
     }
@@ -1002,7 +1366,12 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
         match &s.kind {
             StmtKind::Assign { targets: ts, .. } => ts.iter().for_each(|t| targets(t, out)),
             StmtKind::AugAssign { target, .. } => targets(target, out),
-            StmtKind::For { target, body, orelse, .. } => {
+            StmtKind::For {
+                target,
+                body,
+                orelse,
+                ..
+            } => {
                 targets(target, out);
                 collect_locals(body, out);
                 collect_locals(orelse, out);
@@ -1043,10 +1412,17 @@ impl Iterable {
         match self {
             Iterable::Array(a) => Value::Scalar(a.at(i), a.ty),
             Iterable::Enumerate(a, start) => Value::Tuple(vec![
-                Value::Scalar(Expr::Binary(ir::BinOp::Add, start.clone().boxed(), i.clone().boxed()), Ty::I64),
+                Value::Scalar(
+                    Expr::Binary(ir::BinOp::Add, start.clone().boxed(), i.clone().boxed()),
+                    Ty::I64,
+                ),
                 Value::Scalar(a.at(i), a.ty),
             ]),
-            Iterable::Zip(arrs, _) => Value::Tuple(arrs.iter().map(|a| Value::Scalar(a.at(i.clone()), a.ty)).collect()),
+            Iterable::Zip(arrs, _) => Value::Tuple(
+                arrs.iter()
+                    .map(|a| Value::Scalar(a.at(i.clone()), a.ty))
+                    .collect(),
+            ),
         }
     }
 }

@@ -59,18 +59,33 @@ impl Translator<'_> {
     /// arithmetic never raises: a wrong guess can only miss an error, never invent one.
     pub(crate) fn prov(&self, e: &Expr) -> Prov {
         match e {
-            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => Prov::Py,
+            Expr::F64(_)
+            | Expr::I64(_)
+            | Expr::Bool(_)
+            | Expr::Param(_)
+            | Expr::IntParam(_)
+            | Expr::Len(_) => Prov::Py,
             // A transform's coordinates are a tuple of Python ints; array elements are NumPy scalars.
-            Expr::Load(a, _) if self.func.arrays[a.0 as usize].kind == crate::ir::ArrKind::Coords => Prov::Py,
+            Expr::Load(a, _)
+                if self.func.arrays[a.0 as usize].kind == crate::ir::ArrKind::Coords =>
+            {
+                Prov::Py
+            }
             Expr::Load(..) | Expr::Call(..) => Prov::Np,
             Expr::Var(v) => self.var_prov.get(v).cloned().unwrap_or(Prov::Np),
-            Expr::Unary(UnOp::Neg | UnOp::Abs | UnOp::Not | UnOp::BitNot, x) | Expr::Cast(_, x) => self.prov(x),
+            Expr::Unary(UnOp::Neg | UnOp::Abs | UnOp::Not | UnOp::BitNot, x) | Expr::Cast(_, x) => {
+                self.prov(x)
+            }
             Expr::Unary(..) => Prov::Np,
             Expr::Cmp(..) => Prov::Py,
             Expr::Binary(_, a, b) => Prov::both(self.prov(a), self.prov(b)),
             Expr::Select(c, a, b) => match (self.prov(a), self.prov(b)) {
                 (pa, pb) if pa == pb => pa,
-                (pa, pb) => Prov::Dyn(Expr::Select(c.clone(), pa.flag().boxed(), pb.flag().boxed())),
+                (pa, pb) => Prov::Dyn(Expr::Select(
+                    c.clone(),
+                    pa.flag().boxed(),
+                    pb.flag().boxed(),
+                )),
             },
         }
     }
@@ -102,7 +117,9 @@ impl Translator<'_> {
             }
         }
         match self.var_prov.get(&var).cloned() {
-            Some(Prov::Dyn(Expr::Var(shadow))) => self.emit(crate::ir::Stmt::Assign(shadow, p.flag())),
+            Some(Prov::Dyn(Expr::Var(shadow))) => {
+                self.emit(crate::ir::Stmt::Assign(shadow, p.flag()))
+            }
             _ => {
                 self.var_prov.insert(var, p);
             }

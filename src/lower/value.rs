@@ -81,13 +81,27 @@ pub fn subst(e: &Expr, from: Var, to: &Expr) -> Expr {
 fn subst_inner(e: &Expr, from: Var, to: &Expr) -> Expr {
     match e {
         Expr::Var(v) if *v == from => to.clone(),
-        Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Var(_) | Expr::Param(_) | Expr::IntParam(_) | Expr::Len(_) => e.clone(),
+        Expr::F64(_)
+        | Expr::I64(_)
+        | Expr::Bool(_)
+        | Expr::Var(_)
+        | Expr::Param(_)
+        | Expr::IntParam(_)
+        | Expr::Len(_) => e.clone(),
         Expr::Load(a, i) => Expr::Load(*a, subst(i, from, to).boxed()),
         Expr::Unary(op, x) => Expr::Unary(*op, subst(x, from, to).boxed()),
         Expr::Cast(t, x) => Expr::Cast(*t, subst(x, from, to).boxed()),
-        Expr::Binary(op, a, b) => Expr::Binary(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed()),
-        Expr::Cmp(op, a, b) => Expr::Cmp(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed()),
-        Expr::Select(c, a, b) => Expr::Select(subst(c, from, to).boxed(), subst(a, from, to).boxed(), subst(b, from, to).boxed()),
+        Expr::Binary(op, a, b) => {
+            Expr::Binary(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed())
+        }
+        Expr::Cmp(op, a, b) => {
+            Expr::Cmp(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed())
+        }
+        Expr::Select(c, a, b) => Expr::Select(
+            subst(c, from, to).boxed(),
+            subst(a, from, to).boxed(),
+            subst(b, from, to).boxed(),
+        ),
         Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| subst(a, from, to)).collect()),
     }
 }

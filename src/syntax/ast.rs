@@ -38,11 +38,31 @@ pub struct Stmt {
 pub enum StmtKind {
     Expr(Expr),
     /// `a = b = value` has two targets.
-    Assign { targets: Vec<Expr>, value: Expr },
-    AugAssign { target: Expr, op: BinOp, value: Expr },
-    If { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
-    For { target: Expr, iter: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
-    While { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    Assign {
+        targets: Vec<Expr>,
+        value: Expr,
+    },
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
+    If {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    For {
+        target: Expr,
+        iter: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    While {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
     Return(Option<Expr>),
     Break,
     Continue,
@@ -76,8 +96,16 @@ pub enum ExprKind {
     BoolOp(BoolOp, Vec<Expr>),
     /// `a < b <= c`: the first operand, then (operator, operand) pairs.
     Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
-    IfExp { test: Box<Expr>, body: Box<Expr>, orelse: Box<Expr> },
-    Call { func: Box<Expr>, args: Vec<Expr>, keywords: Vec<Keyword> },
+    IfExp {
+        test: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+        keywords: Vec<Keyword>,
+    },
     Attribute(Box<Expr>, String),
     Subscript(Box<Expr>, Box<Expr>),
     /// `a:b:c` inside a subscript.

@@ -29,9 +29,9 @@ pub struct Token {
 
 /// Longest operators first so that the first match is the longest.
 const OPS: &[&str] = &[
-    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+=", "-=",
-    "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~",
-    "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=",
+    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+=",
+    "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":=", "+", "-", "*", "/", "%", "@", "&", "|",
+    "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=",
 ];
 
 struct Lexer<'s> {
@@ -46,7 +46,11 @@ struct Lexer<'s> {
 pub fn tokenize(src: &str) -> Result<Vec<Token>> {
     let mut lx = Lexer {
         src,
-        pos: Position { offset: 0, line: 1, column: 1 },
+        pos: Position {
+            offset: 0,
+            line: 1,
+            column: 1,
+        },
         tokens: Vec::new(),
         indents: vec![0],
         depth: 0,
@@ -74,11 +78,29 @@ impl<'s> Lexer<'s> {
         Some(c)
     }
     fn push(&mut self, tok: Tok, start: Position) {
-        self.tokens.push(Token { tok, span: Span::new(start, self.pos) });
+        self.tokens.push(Token {
+            tok,
+            span: Span::new(start, self.pos),
+        });
     }
     fn error(&self, start: Position, msg: impl Into<String>) -> Error {
-        let end = Position { offset: self.pos.offset.max(start.offset + 1), line: start.line, column: start.column + 1 };
-        Error::new(ErrorKind::Syntax, Span::new(start, if self.pos.line == start.line && self.pos.offset > start.offset { self.pos } else { end }), msg)
+        let end = Position {
+            offset: self.pos.offset.max(start.offset + 1),
+            line: start.line,
+            column: start.column + 1,
+        };
+        Error::new(
+            ErrorKind::Syntax,
+            Span::new(
+                start,
+                if self.pos.line == start.line && self.pos.offset > start.offset {
+                    self.pos
+                } else {
+                    end
+                },
+            ),
+            msg,
+        )
     }
 
     fn run(&mut self) -> Result<()> {
@@ -149,7 +171,10 @@ impl<'s> Lexer<'s> {
             }
         }
         let end = self.pos;
-        if !matches!(self.tokens.last().map(|t| &t.tok), None | Some(Tok::Newline)) {
+        if !matches!(
+            self.tokens.last().map(|t| &t.tok),
+            None | Some(Tok::Newline)
+        ) {
             self.push(Tok::Newline, end);
         }
         while self.indents.len() > 1 {
@@ -198,7 +223,10 @@ impl<'s> Lexer<'s> {
                 self.push(Tok::Dedent, self.pos);
             }
             if width != *self.indents.last().unwrap() {
-                return Err(self.error(self.pos, "unindent does not match any outer indentation level"));
+                return Err(self.error(
+                    self.pos,
+                    "unindent does not match any outer indentation level",
+                ));
             }
         }
         Ok(true)
@@ -216,11 +244,18 @@ impl<'s> Lexer<'s> {
         if radix != 10 {
             self.bump();
             self.bump();
-            while self.peek().is_some_and(|c| c == '_' || c.is_ascii_alphanumeric()) {
+            while self
+                .peek()
+                .is_some_and(|c| c == '_' || c.is_ascii_alphanumeric())
+            {
                 self.bump();
             }
-            let digits: String = self.src[start.offset + 2..self.pos.offset].chars().filter(|&c| c != '_').collect();
-            let v = i64::from_str_radix(&digits, radix).map_err(|_| self.error(start, "invalid or too large integer literal"))?;
+            let digits: String = self.src[start.offset + 2..self.pos.offset]
+                .chars()
+                .filter(|&c| c != '_')
+                .collect();
+            let v = i64::from_str_radix(&digits, radix)
+                .map_err(|_| self.error(start, "invalid or too large integer literal"))?;
             self.push(Tok::Int(v), start);
             return Ok(());
         }
@@ -248,9 +283,14 @@ impl<'s> Lexer<'s> {
         if self.peek().is_some_and(|c| c.is_alphabetic() || c == '_') {
             return Err(self.error(start, "invalid number literal"));
         }
-        let text: String = self.src[start.offset..self.pos.offset].chars().filter(|&c| c != '_').collect();
+        let text: String = self.src[start.offset..self.pos.offset]
+            .chars()
+            .filter(|&c| c != '_')
+            .collect();
         if is_float {
-            let v: f64 = text.parse().map_err(|_| self.error(start, "invalid float literal"))?;
+            let v: f64 = text
+                .parse()
+                .map_err(|_| self.error(start, "invalid float literal"))?;
             self.push(Tok::Float(v), start);
         } else {
             match text.parse::<i64>() {
@@ -285,7 +325,9 @@ impl<'s> Lexer<'s> {
                 Some('\\') => {
                     self.bump();
                 }
-                Some('\n') if !triple => return Err(self.error(start, "unterminated string literal")),
+                Some('\n') if !triple => {
+                    return Err(self.error(start, "unterminated string literal"))
+                }
                 Some(c) if c == quote => {
                     if !triple {
                         break;
@@ -331,7 +373,16 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(toks("1_000 0x1f 2.5e-3 .5 3.")[..5], [Tok::Int(1000), Tok::Int(31), Tok::Float(2.5e-3), Tok::Float(0.5), Tok::Float(3.0)]);
+        assert_eq!(
+            toks("1_000 0x1f 2.5e-3 .5 3.")[..5],
+            [
+                Tok::Int(1000),
+                Tok::Int(31),
+                Tok::Float(2.5e-3),
+                Tok::Float(0.5),
+                Tok::Float(3.0)
+            ]
+        );
     }
 
     #[test]

@@ -22,11 +22,18 @@ pub struct Program {
 /// (optionally preceded by imports, decorators and a docstring).
 pub fn parse(source: &str) -> Result<Program> {
     if source.len() > MAX_SOURCE_BYTES {
-        let p = Position { offset: 0, line: 1, column: 1 };
+        let p = Position {
+            offset: 0,
+            line: 1,
+            column: 1,
+        };
         return Err(Error::new(
             ErrorKind::Limit,
             Span::new(p, p),
-            format!("source is {} bytes; the limit is {MAX_SOURCE_BYTES}", source.len()),
+            format!(
+                "source is {} bytes; the limit is {MAX_SOURCE_BYTES}",
+                source.len()
+            ),
         ));
     }
     let tokens = lexer::tokenize(source)?;
@@ -36,34 +43,74 @@ pub fn parse(source: &str) -> Result<Program> {
     for s in stmts {
         match s.kind {
             StmtKind::Import(names) => imports.extend(names),
-            StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }) | StmtKind::Pass => {}
+            StmtKind::Expr(Expr {
+                kind: ExprKind::Str(_),
+                ..
+            })
+            | StmtKind::Pass => {}
             _ => candidates.push(s),
         }
     }
     let whole = || {
         let end = tokens.last().map(|t| t.span.end).unwrap_or_default();
-        Span::new(Position { offset: 0, line: 1, column: 1 }, end)
+        Span::new(
+            Position {
+                offset: 0,
+                line: 1,
+                column: 1,
+            },
+            end,
+        )
     };
     let [stmt] = <[Stmt; 1]>::try_from(candidates).map_err(|c| {
         let span = if c.len() > 1 { c[1].span } else { whole() };
-        Error::new(ErrorKind::Syntax, span, if c.is_empty() { "empty filter source".to_string() } else { "expected a single expression, lambda or def".to_string() })
-            .hint("write one `def` (helpers must be inlined), one lambda, or one expression over x")
+        Error::new(
+            ErrorKind::Syntax,
+            span,
+            if c.is_empty() {
+                "empty filter source".to_string()
+            } else {
+                "expected a single expression, lambda or def".to_string()
+            },
+        )
+        .hint("write one `def` (helpers must be inlined), one lambda, or one expression over x")
     })?;
     let function = match stmt.kind {
-        StmtKind::Expr(Expr { kind: ExprKind::Lambda(f), .. }) => *f,
-        StmtKind::Assign { targets, value: Expr { kind: ExprKind::Lambda(f), .. } } if targets.len() == 1 => *f,
+        StmtKind::Expr(Expr {
+            kind: ExprKind::Lambda(f),
+            ..
+        }) => *f,
+        StmtKind::Assign {
+            targets,
+            value:
+                Expr {
+                    kind: ExprKind::Lambda(f),
+                    ..
+                },
+        } if targets.len() == 1 => *f,
         StmtKind::Expr(e) => {
             let span = e.span;
             Function {
                 name: None,
-                params: vec![Param { name: "x".into(), default: None, span }],
-                body: vec![Stmt { kind: StmtKind::Return(Some(e)), span }],
+                params: vec![Param {
+                    name: "x".into(),
+                    default: None,
+                    span,
+                }],
+                body: vec![Stmt {
+                    kind: StmtKind::Return(Some(e)),
+                    span,
+                }],
                 span,
             }
         }
         _ => {
-            return Err(Error::new(ErrorKind::Syntax, stmt.span, "expected an expression, a lambda or a def")
-                .hint("statements belong inside `def f(x): ...`"))
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                stmt.span,
+                "expected an expression, a lambda or a def",
+            )
+            .hint("statements belong inside `def f(x): ...`"))
         }
     };
     Ok(Program { function, imports })
@@ -75,9 +122,17 @@ mod tests {
 
     #[test]
     fn three_forms() {
-        assert_eq!(parse("max(x) - min(x)").unwrap().function.params[0].name, "x");
-        assert_eq!(parse("lambda v: v[0]").unwrap().function.params[0].name, "v");
-        let p = parse("import numpy as np\n@deco\ndef f(a, k=2):\n    '''doc'''\n    return a[k]\n").unwrap();
+        assert_eq!(
+            parse("max(x) - min(x)").unwrap().function.params[0].name,
+            "x"
+        );
+        assert_eq!(
+            parse("lambda v: v[0]").unwrap().function.params[0].name,
+            "v"
+        );
+        let p =
+            parse("import numpy as np\n@deco\ndef f(a, k=2):\n    '''doc'''\n    return a[k]\n")
+                .unwrap();
         assert_eq!(p.function.name.as_deref(), Some("f"));
         assert_eq!(p.function.params.len(), 2);
         assert_eq!(p.imports, vec![("numpy".to_string(), "np".to_string())]);
@@ -106,10 +161,16 @@ mod tests {
     fn precedence() {
         // -x**2 is -(x**2); a < b <= c is one chained comparison.
         let p = parse("-x**2").unwrap();
-        let StmtKind::Return(Some(e)) = &p.function.body[0].kind else { panic!() };
-        assert!(matches!(&e.kind, ExprKind::Unary(UnaryOp::Neg, inner) if matches!(inner.kind, ExprKind::Binary(BinOp::Pow, ..))));
+        let StmtKind::Return(Some(e)) = &p.function.body[0].kind else {
+            panic!()
+        };
+        assert!(
+            matches!(&e.kind, ExprKind::Unary(UnaryOp::Neg, inner) if matches!(inner.kind, ExprKind::Binary(BinOp::Pow, ..)))
+        );
         let p = parse("a < b <= c").unwrap();
-        let StmtKind::Return(Some(e)) = &p.function.body[0].kind else { panic!() };
+        let StmtKind::Return(Some(e)) = &p.function.body[0].kind else {
+            panic!()
+        };
         assert!(matches!(&e.kind, ExprKind::Compare(_, rest) if rest.len() == 2));
     }
 }

@@ -22,7 +22,11 @@ pub struct Parser<'t> {
 
 /// Parses a module: a sequence of statements.
 pub fn parse_module(toks: &[Token]) -> Result<Vec<Stmt>> {
-    let mut p = Parser { toks, i: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        i: 0,
+        depth: 0,
+    };
     let mut out = Vec::new();
     while p.peek() != &Tok::Eof {
         if p.eat_tok(&Tok::Newline) {
@@ -95,7 +99,11 @@ impl<'t> Parser<'t> {
             Tok::Dedent => "the end of the block".into(),
             Tok::Eof => "end of input".into(),
         };
-        err(ErrorKind::Syntax, self.span(), format!("expected {wanted}, found {found}"))
+        err(
+            ErrorKind::Syntax,
+            self.span(),
+            format!("expected {wanted}, found {found}"),
+        )
     }
     fn expect_op(&mut self, op: &str) -> Result<Span> {
         if self.is_op(op) {
@@ -114,8 +122,12 @@ impl<'t> Parser<'t> {
     fn enter(&mut self) -> Result<()> {
         self.depth += 1;
         if self.depth > NEST_LIMIT {
-            return Err(err(ErrorKind::Limit, self.span(), format!("nesting deeper than {NEST_LIMIT} levels"))
-                .hint("split the expression into several assignments"));
+            return Err(err(
+                ErrorKind::Limit,
+                self.span(),
+                format!("nesting deeper than {NEST_LIMIT} levels"),
+            )
+            .hint("split the expression into several assignments"));
         }
         Ok(())
     }
@@ -151,14 +163,23 @@ impl<'t> Parser<'t> {
             "if" => Some(self.if_stmt()?),
             "for" => Some(self.for_stmt()?),
             "while" => Some(self.while_stmt()?),
-            "try" | "with" | "class" | "async" | "match" if !matches!(self.peek_at(1), Tok::Op(_)) || kw == "try" => {
+            "try" | "with" | "class" | "async" | "match"
+                if !matches!(self.peek_at(1), Tok::Op(_)) || kw == "try" =>
+            {
                 let hint = match kw.as_str() {
-                    "try" => "filters cannot catch exceptions; test the condition with `if` instead",
+                    "try" => {
+                        "filters cannot catch exceptions; test the condition with `if` instead"
+                    }
                     "with" => "remove the `with` block; filters need no context managers",
                     "class" => "define classes outside the filter and pass plain numbers in",
                     _ => "rewrite it with if/for/while",
                 };
-                return Err(err(ErrorKind::Unsupported, start, format!("`{kw}` statements are not supported")).hint(hint));
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    start,
+                    format!("`{kw}` statements are not supported"),
+                )
+                .hint(hint));
             }
             _ => None,
         };
@@ -189,7 +210,9 @@ impl<'t> Parser<'t> {
             Tok::Name(n) => match n.as_str() {
                 "return" => {
                     self.bump();
-                    if matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Dedent) || self.is_op(";") {
+                    if matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Dedent)
+                        || self.is_op(";")
+                    {
                         StmtKind::Return(None)
                     } else {
                         StmtKind::Return(Some(self.testlist()?))
@@ -212,7 +235,11 @@ impl<'t> Parser<'t> {
                     let mut names = Vec::new();
                     loop {
                         let module = self.dotted_name()?;
-                        let alias = if self.eat_kw("as") { self.name()?.0 } else { module.split('.').next().unwrap().to_string() };
+                        let alias = if self.eat_kw("as") {
+                            self.name()?.0
+                        } else {
+                            module.split('.').next().unwrap().to_string()
+                        };
                         names.push((module, alias));
                         if !self.eat_op(",") {
                             break;
@@ -229,7 +256,11 @@ impl<'t> Parser<'t> {
                     let mut names = Vec::new();
                     loop {
                         let (n, _) = self.name()?;
-                        let alias = if self.eat_kw("as") { self.name()?.0 } else { n.clone() };
+                        let alias = if self.eat_kw("as") {
+                            self.name()?.0
+                        } else {
+                            n.clone()
+                        };
                         names.push((format!("{module}.{n}"), alias));
                         if !self.eat_op(",") {
                             break;
@@ -248,17 +279,29 @@ impl<'t> Parser<'t> {
                         _ => "await",
                     };
                     let hint = match what {
-                        "raise" | "assert" => "return np.nan (or another sentinel value) instead of raising",
-                        "global" | "nonlocal" => "filters cannot change outer variables; use a local variable",
+                        "raise" | "assert" => {
+                            "return np.nan (or another sentinel value) instead of raising"
+                        }
+                        "global" | "nonlocal" => {
+                            "filters cannot change outer variables; use a local variable"
+                        }
                         _ => "rewrite the filter without it",
                     };
-                    return Err(err(ErrorKind::Unsupported, start, format!("`{what}` statements are not supported")).hint(hint));
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        start,
+                        format!("`{what}` statements are not supported"),
+                    )
+                    .hint(hint));
                 }
                 _ => self.expr_statement()?,
             },
             _ => self.expr_statement()?,
         };
-        Ok(Stmt { kind, span: start.to(self.prev_span()) })
+        Ok(Stmt {
+            kind,
+            span: start.to(self.prev_span()),
+        })
     }
 
     fn dotted_name(&mut self) -> Result<String> {
@@ -275,7 +318,11 @@ impl<'t> Parser<'t> {
         if let Some(op) = self.augassign_op() {
             self.bump();
             let value = self.testlist()?;
-            return Ok(StmtKind::AugAssign { target: first, op, value });
+            return Ok(StmtKind::AugAssign {
+                target: first,
+                op,
+                value,
+            });
         }
         if self.is_op(":") {
             // Annotated assignment `x: float = 0.0`: the annotation is ignored.
@@ -283,7 +330,10 @@ impl<'t> Parser<'t> {
             self.expr()?;
             if self.eat_op("=") {
                 let value = self.testlist()?;
-                return Ok(StmtKind::Assign { targets: vec![first], value });
+                return Ok(StmtKind::Assign {
+                    targets: vec![first],
+                    value,
+                });
             }
             return Ok(StmtKind::Pass);
         }
@@ -359,10 +409,21 @@ impl<'t> Parser<'t> {
         }
         let body = self.suite()?;
         let span = start.to(self.prev_span());
-        let f = Function { name: Some(name), params, body, span };
+        let f = Function {
+            name: Some(name),
+            params,
+            body,
+            span,
+        };
         // A nested `def` is carried as an expression statement holding a lambda-like function; the
         // lowering rejects it with a precise message.
-        Ok(Stmt { kind: StmtKind::Expr(Expr { kind: ExprKind::Lambda(Box::new(f)), span }), span })
+        Ok(Stmt {
+            kind: StmtKind::Expr(Expr {
+                kind: ExprKind::Lambda(Box::new(f)),
+                span,
+            }),
+            span,
+        })
     }
 
     /// Parameters up to (not including) `close`: names, defaults, annotations; `*args` is rejected.
@@ -379,15 +440,27 @@ impl<'t> Parser<'t> {
                     }
                     continue;
                 }
-                return Err(err(ErrorKind::Unsupported, sp, "variadic parameters (*args, **kwargs) are not supported")
-                    .hint("name each parameter"));
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    sp,
+                    "variadic parameters (*args, **kwargs) are not supported",
+                )
+                .hint("name each parameter"));
             }
             let (name, span) = self.name()?;
             if close == ")" && self.eat_op(":") {
                 self.expr()?; // annotation, ignored
             }
-            let default = if self.eat_op("=") { Some(self.expr()?) } else { None };
-            params.push(Param { name, default, span });
+            let default = if self.eat_op("=") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            params.push(Param {
+                name,
+                default,
+                span,
+            });
             if !self.eat_op(",") {
                 break;
             }
@@ -406,7 +479,10 @@ impl<'t> Parser<'t> {
         } else {
             Vec::new()
         };
-        Ok(Stmt { kind: StmtKind::If { test, body, orelse }, span: start.to(self.prev_span()) })
+        Ok(Stmt {
+            kind: StmtKind::If { test, body, orelse },
+            span: start.to(self.prev_span()),
+        })
     }
 
     fn for_stmt(&mut self) -> Result<Stmt> {
@@ -417,16 +493,35 @@ impl<'t> Parser<'t> {
         }
         let iter = self.testlist()?;
         let body = self.suite()?;
-        let orelse = if self.eat_kw("else") { self.suite()? } else { Vec::new() };
-        Ok(Stmt { kind: StmtKind::For { target, iter, body, orelse }, span: start.to(self.prev_span()) })
+        let orelse = if self.eat_kw("else") {
+            self.suite()?
+        } else {
+            Vec::new()
+        };
+        Ok(Stmt {
+            kind: StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            },
+            span: start.to(self.prev_span()),
+        })
     }
 
     fn while_stmt(&mut self) -> Result<Stmt> {
         let start = self.bump().span;
         let test = self.expr()?;
         let body = self.suite()?;
-        let orelse = if self.eat_kw("else") { self.suite()? } else { Vec::new() };
-        Ok(Stmt { kind: StmtKind::While { test, body, orelse }, span: start.to(self.prev_span()) })
+        let orelse = if self.eat_kw("else") {
+            self.suite()?
+        } else {
+            Vec::new()
+        };
+        Ok(Stmt {
+            kind: StmtKind::While { test, body, orelse },
+            span: start.to(self.prev_span()),
+        })
     }
 
     /// `for` targets: names and tuples of names, parsed at the `or` level so that `in` stops them.
@@ -443,7 +538,10 @@ impl<'t> Parser<'t> {
             items.push(self.bitor()?);
         }
         let span = items[0].span.to(items.last().unwrap().span);
-        Ok(Expr { kind: ExprKind::Tuple(items), span })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span,
+        })
     }
 
     // ---- expressions ----------------------------------------------------------------------
@@ -456,13 +554,19 @@ impl<'t> Parser<'t> {
         }
         let mut items = vec![first];
         while self.eat_op(",") {
-            if matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Dedent) || self.is_op("=") || self.is_op(")") {
+            if matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Dedent)
+                || self.is_op("=")
+                || self.is_op(")")
+            {
                 break;
             }
             items.push(self.expr()?);
         }
         let span = items[0].span.to(self.prev_span());
-        Ok(Expr { kind: ExprKind::Tuple(items), span })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span,
+        })
     }
 
     pub fn expr(&mut self) -> Result<Expr> {
@@ -479,9 +583,20 @@ impl<'t> Parser<'t> {
             self.expect_op(":")?;
             let body = self.expr()?;
             let span = start.to(body.span);
-            let ret = Stmt { span: body.span, kind: StmtKind::Return(Some(body)) };
-            let f = Function { name: None, params, body: vec![ret], span };
-            return Ok(Expr { kind: ExprKind::Lambda(Box::new(f)), span });
+            let ret = Stmt {
+                span: body.span,
+                kind: StmtKind::Return(Some(body)),
+            };
+            let f = Function {
+                name: None,
+                params,
+                body: vec![ret],
+                span,
+            };
+            return Ok(Expr {
+                kind: ExprKind::Lambda(Box::new(f)),
+                span,
+            });
         }
         let body = self.or_test()?;
         if self.is_kw("if") {
@@ -492,16 +607,32 @@ impl<'t> Parser<'t> {
             }
             let orelse = self.expr()?;
             let span = body.span.to(orelse.span);
-            return Ok(Expr { kind: ExprKind::IfExp { test: Box::new(test), body: Box::new(body), orelse: Box::new(orelse) }, span });
+            return Ok(Expr {
+                kind: ExprKind::IfExp {
+                    test: Box::new(test),
+                    body: Box::new(body),
+                    orelse: Box::new(orelse),
+                },
+                span,
+            });
         }
         if self.is_op(":=") {
-            return Err(err(ErrorKind::Unsupported, self.span(), "assignment expressions (:=) are not supported")
-                .hint("assign on a line of its own"));
+            return Err(err(
+                ErrorKind::Unsupported,
+                self.span(),
+                "assignment expressions (:=) are not supported",
+            )
+            .hint("assign on a line of its own"));
         }
         Ok(body)
     }
 
-    fn bool_chain(&mut self, kw: &str, op: BoolOp, next: fn(&mut Self) -> Result<Expr>) -> Result<Expr> {
+    fn bool_chain(
+        &mut self,
+        kw: &str,
+        op: BoolOp,
+        next: fn(&mut Self) -> Result<Expr>,
+    ) -> Result<Expr> {
         let first = next(self)?;
         if !self.is_kw(kw) {
             return Ok(first);
@@ -511,7 +642,10 @@ impl<'t> Parser<'t> {
             items.push(next(self)?);
         }
         let span = items[0].span.to(items.last().unwrap().span);
-        Ok(Expr { kind: ExprKind::BoolOp(op, items), span })
+        Ok(Expr {
+            kind: ExprKind::BoolOp(op, items),
+            span,
+        })
     }
 
     fn or_test(&mut self) -> Result<Expr> {
@@ -530,7 +664,10 @@ impl<'t> Parser<'t> {
             self.leave();
             let e = e?;
             let span = start.to(e.span);
-            return Ok(Expr { kind: ExprKind::Unary(UnaryOp::Not, Box::new(e)), span });
+            return Ok(Expr {
+                kind: ExprKind::Unary(UnaryOp::Not, Box::new(e)),
+                span,
+            });
         }
         self.comparison()
     }
@@ -555,7 +692,9 @@ impl<'t> Parser<'t> {
                         CmpOp::Is
                     }
                 }
-                Tok::Name(n) if n == "not" && matches!(self.peek_at(1), Tok::Name(m) if m == "in") => {
+                Tok::Name(n)
+                    if n == "not" && matches!(self.peek_at(1), Tok::Name(m) if m == "in") =>
+                {
                     self.bump();
                     CmpOp::NotIn
                 }
@@ -568,11 +707,18 @@ impl<'t> Parser<'t> {
             return Ok(first);
         }
         let span = first.span.to(rest.last().unwrap().1.span);
-        Ok(Expr { kind: ExprKind::Compare(Box::new(first), rest), span })
+        Ok(Expr {
+            kind: ExprKind::Compare(Box::new(first), rest),
+            span,
+        })
     }
 
     /// Left-associative binary levels share this loop.
-    fn binary_level(&mut self, ops: &[(&str, BinOp)], next: fn(&mut Self) -> Result<Expr>) -> Result<Expr> {
+    fn binary_level(
+        &mut self,
+        ops: &[(&str, BinOp)],
+        next: fn(&mut Self) -> Result<Expr>,
+    ) -> Result<Expr> {
         let mut lhs = next(self)?;
         let mut links = 0;
         let result = 'outer: loop {
@@ -588,7 +734,10 @@ impl<'t> Parser<'t> {
                         Err(e) => break 'outer Err(e),
                     };
                     let span = lhs.span.to(rhs.span);
-                    lhs = Expr { kind: ExprKind::Binary(*op, Box::new(lhs), Box::new(rhs)), span };
+                    lhs = Expr {
+                        kind: ExprKind::Binary(*op, Box::new(lhs), Box::new(rhs)),
+                        span,
+                    };
                     continue 'outer;
                 }
             }
@@ -615,7 +764,13 @@ impl<'t> Parser<'t> {
     }
     fn term(&mut self) -> Result<Expr> {
         self.binary_level(
-            &[("*", BinOp::Mul), ("/", BinOp::Div), ("//", BinOp::FloorDiv), ("%", BinOp::Mod), ("@", BinOp::MatMul)],
+            &[
+                ("*", BinOp::Mul),
+                ("/", BinOp::Div),
+                ("//", BinOp::FloorDiv),
+                ("%", BinOp::Mod),
+                ("@", BinOp::MatMul),
+            ],
             Self::factor,
         )
     }
@@ -633,7 +788,10 @@ impl<'t> Parser<'t> {
         self.leave();
         let e = e?;
         let span = start.to(e.span);
-        Ok(Expr { kind: ExprKind::Unary(op, Box::new(e)), span })
+        Ok(Expr {
+            kind: ExprKind::Unary(op, Box::new(e)),
+            span,
+        })
     }
 
     fn power(&mut self) -> Result<Expr> {
@@ -644,7 +802,10 @@ impl<'t> Parser<'t> {
             self.leave();
             let exp = exp?;
             let span = base.span.to(exp.span);
-            return Ok(Expr { kind: ExprKind::Binary(BinOp::Pow, Box::new(base), Box::new(exp)), span });
+            return Ok(Expr {
+                kind: ExprKind::Binary(BinOp::Pow, Box::new(base), Box::new(exp)),
+                span,
+            });
         }
         Ok(base)
     }
@@ -658,24 +819,41 @@ impl<'t> Parser<'t> {
                 let (args, keywords) = self.call_args()?;
                 let end = self.expect_op(")")?;
                 let span = e.span.to(end);
-                e = Expr { kind: ExprKind::Call { func: Box::new(e), args, keywords }, span };
+                e = Expr {
+                    kind: ExprKind::Call {
+                        func: Box::new(e),
+                        args,
+                        keywords,
+                    },
+                    span,
+                };
             } else if self.is_op("[") {
                 self.bump();
                 let index = self.subscript_list()?;
                 let end = self.expect_op("]")?;
                 let span = e.span.to(end);
-                e = Expr { kind: ExprKind::Subscript(Box::new(e), Box::new(index)), span };
+                e = Expr {
+                    kind: ExprKind::Subscript(Box::new(e), Box::new(index)),
+                    span,
+                };
             } else if self.is_op(".") {
                 self.bump();
                 let (attr, sp) = self.name()?;
                 let span = e.span.to(sp);
-                e = Expr { kind: ExprKind::Attribute(Box::new(e), attr), span };
+                e = Expr {
+                    kind: ExprKind::Attribute(Box::new(e), attr),
+                    span,
+                };
             } else {
                 return Ok(e);
             }
             trailers += 1;
             if trailers > NEST_LIMIT * 4 {
-                return Err(err(ErrorKind::Limit, e.span, "too many calls, subscripts and attributes in one chain"));
+                return Err(err(
+                    ErrorKind::Limit,
+                    e.span,
+                    "too many calls, subscripts and attributes in one chain",
+                ));
             }
         }
     }
@@ -685,22 +863,38 @@ impl<'t> Parser<'t> {
         let mut keywords = Vec::new();
         while !self.is_op(")") {
             if self.is_op("*") || self.is_op("**") {
-                return Err(err(ErrorKind::Unsupported, self.span(), "argument unpacking (*args, **kwargs) is not supported")
-                    .hint("pass each argument explicitly"));
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    self.span(),
+                    "argument unpacking (*args, **kwargs) is not supported",
+                )
+                .hint("pass each argument explicitly"));
             }
             if let (Tok::Name(n), Tok::Op("=")) = (self.peek().clone(), self.peek_at(1).clone()) {
                 let span = self.bump().span;
                 self.bump();
                 let value = self.expr()?;
-                keywords.push(Keyword { name: n, value, span });
+                keywords.push(Keyword {
+                    name: n,
+                    value,
+                    span,
+                });
             } else {
                 if !keywords.is_empty() {
-                    return Err(err(ErrorKind::Syntax, self.span(), "positional argument follows keyword argument"));
+                    return Err(err(
+                        ErrorKind::Syntax,
+                        self.span(),
+                        "positional argument follows keyword argument",
+                    ));
                 }
                 let a = self.expr()?;
                 if self.is_kw("for") {
-                    return Err(err(ErrorKind::Unsupported, self.span(), "generator expressions are not supported")
-                        .hint("use an array expression such as np.sum(x * w), or a for loop"));
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        self.span(),
+                        "generator expressions are not supported",
+                    )
+                    .hint("use an array expression such as np.sum(x * w), or a for loop"));
                 }
                 args.push(a);
             }
@@ -724,19 +918,37 @@ impl<'t> Parser<'t> {
             items.push(self.subscript_item()?);
         }
         let span = items[0].span.to(items.last().unwrap().span);
-        Ok(Expr { kind: ExprKind::Tuple(items), span })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span,
+        })
     }
 
     fn subscript_item(&mut self) -> Result<Expr> {
         let start = self.span();
-        let lower = if self.is_op(":") { None } else { Some(Box::new(self.expr()?)) };
+        let lower = if self.is_op(":") {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
         if !self.is_op(":") {
             return Ok(*lower.unwrap());
         }
         self.bump();
-        let upper = if self.is_op(":") || self.is_op("]") || self.is_op(",") { None } else { Some(Box::new(self.expr()?)) };
-        let step = if self.eat_op(":") && !self.is_op("]") && !self.is_op(",") { Some(Box::new(self.expr()?)) } else { None };
-        Ok(Expr { kind: ExprKind::Slice(lower, upper, step), span: start.to(self.prev_span()) })
+        let upper = if self.is_op(":") || self.is_op("]") || self.is_op(",") {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
+        let step = if self.eat_op(":") && !self.is_op("]") && !self.is_op(",") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        Ok(Expr {
+            kind: ExprKind::Slice(lower, upper, step),
+            span: start.to(self.prev_span()),
+        })
     }
 
     fn atom(&mut self) -> Result<Expr> {
@@ -782,17 +994,27 @@ impl<'t> Parser<'t> {
                 self.bump();
                 if self.is_op(")") {
                     let end = self.bump().span;
-                    return Ok(Expr { kind: ExprKind::Tuple(Vec::new()), span: span.to(end) });
+                    return Ok(Expr {
+                        kind: ExprKind::Tuple(Vec::new()),
+                        span: span.to(end),
+                    });
                 }
                 let first = self.expr()?;
                 if self.is_kw("for") {
-                    return Err(err(ErrorKind::Unsupported, self.span(), "generator expressions are not supported")
-                        .hint("use an array expression such as np.sum(x * w), or a for loop"));
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        self.span(),
+                        "generator expressions are not supported",
+                    )
+                    .hint("use an array expression such as np.sum(x * w), or a for loop"));
                 }
                 if self.is_op(")") {
                     let end = self.bump().span;
                     // Keep the inner node but widen its span to the parentheses.
-                    return Ok(Expr { kind: first.kind, span: span.to(end) });
+                    return Ok(Expr {
+                        kind: first.kind,
+                        span: span.to(end),
+                    });
                 }
                 let mut items = vec![first];
                 while self.eat_op(",") {
@@ -802,7 +1024,10 @@ impl<'t> Parser<'t> {
                     items.push(self.expr()?);
                 }
                 let end = self.expect_op(")")?;
-                return Ok(Expr { kind: ExprKind::Tuple(items), span: span.to(end) });
+                return Ok(Expr {
+                    kind: ExprKind::Tuple(items),
+                    span: span.to(end),
+                });
             }
             Tok::Op("[") => {
                 self.bump();
@@ -810,19 +1035,30 @@ impl<'t> Parser<'t> {
                 while !self.is_op("]") {
                     items.push(self.expr()?);
                     if self.is_kw("for") {
-                        return Err(err(ErrorKind::Unsupported, self.span(), "list comprehensions are not supported")
-                            .hint("use an array expression (x[x > t], np.abs(x - c)) or a for loop"));
+                        return Err(err(
+                            ErrorKind::Unsupported,
+                            self.span(),
+                            "list comprehensions are not supported",
+                        )
+                        .hint("use an array expression (x[x > t], np.abs(x - c)) or a for loop"));
                     }
                     if !self.eat_op(",") {
                         break;
                     }
                 }
                 let end = self.expect_op("]")?;
-                return Ok(Expr { kind: ExprKind::List(items), span: span.to(end) });
+                return Ok(Expr {
+                    kind: ExprKind::List(items),
+                    span: span.to(end),
+                });
             }
             Tok::Op("{") => {
-                return Err(err(ErrorKind::Unsupported, span, "dict and set literals are not supported")
-                    .hint("use numbers, tuples or NumPy arrays"))
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "dict and set literals are not supported",
+                )
+                .hint("use numbers, tuples or NumPy arrays"))
             }
             _ => return Err(self.unexpected("an expression")),
         };
@@ -833,9 +1069,40 @@ impl<'t> Parser<'t> {
 fn is_keyword(n: &str) -> bool {
     matches!(
         n,
-        "False" | "None" | "True" | "and" | "as" | "assert" | "async" | "await" | "break" | "class" | "continue"
-            | "def" | "del" | "elif" | "else" | "except" | "finally" | "for" | "from" | "global" | "if" | "import"
-            | "in" | "is" | "lambda" | "nonlocal" | "not" | "or" | "pass" | "raise" | "return" | "try" | "while"
-            | "with" | "yield"
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
     )
 }

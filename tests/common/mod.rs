@@ -57,10 +57,22 @@ pub fn bindings(p: &Program) -> Result<ndjit::Bindings, String> {
             toml::Value::Float(f) => b.set_float(name.clone(), *f),
             toml::Value::Boolean(x) => b.set_int(name.clone(), *x as i64),
             toml::Value::Array(items) => {
-                let vals: Option<Vec<f64>> = items.iter().map(|i| i.as_float().or(i.as_integer().map(|n| n as f64))).collect();
-                b.set_array(name.clone(), vals.ok_or_else(|| format!("binding `{name}`: array elements must be numbers"))?)
+                let vals: Option<Vec<f64>> = items
+                    .iter()
+                    .map(|i| i.as_float().or(i.as_integer().map(|n| n as f64)))
+                    .collect();
+                b.set_array(
+                    name.clone(),
+                    vals.ok_or_else(|| {
+                        format!("binding `{name}`: array elements must be numbers")
+                    })?,
+                )
             }
-            other => return Err(format!("binding `{name}`: {other:?} is not a float, int or list of floats")),
+            other => {
+                return Err(format!(
+                    "binding `{name}`: {other:?} is not a float, int or list of floats"
+                ))
+            }
         };
     }
     Ok(b)
@@ -110,7 +122,7 @@ impl Inputs {
             4 => 0.0,
             5 => 5e-324 * (r >> 40) as f64, // subnormals
             6 => (r >> 11) as f64 * 1e300 / (1u64 << 53) as f64,
-            7 => ((r >> 8) % 5) as f64,      // small integers: ties for median, argmax ...
+            7 => ((r >> 8) % 5) as f64, // small integers: ties for median, argmax ...
             _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 0.5,
         }
     }

@@ -8,7 +8,10 @@ use std::process::Command;
 /// `deps/`).
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    exe.parent().and_then(Path::parent).expect("profile directory").to_path_buf()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("profile directory")
+        .to_path_buf()
 }
 
 /// The directory holding the `libndjit.so` and `libndjit.a` of this build.
@@ -25,7 +28,11 @@ pub fn lib_dir() -> PathBuf {
             return dir.clone();
         }
     }
-    panic!("libndjit.so not found in {} or {}: run `cargo build -p ndjit-ffi`", deps.display(), profile.display());
+    panic!(
+        "libndjit.so not found in {} or {}: run `cargo build -p ndjit-ffi`",
+        deps.display(),
+        profile.display()
+    );
 }
 
 /// The shared library under test.
@@ -45,15 +52,24 @@ pub fn ffi_dir() -> &'static Path {
 
 /// Whether a program can be run (`name --version` succeeds).
 pub fn have(name: &str) -> bool {
-    Command::new(name).arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Runs a command; panics with its output when it fails. Returns stdout.
 pub fn run_ok(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
-        panic!("{cmd:?} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        panic!(
+            "{cmd:?} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     stdout
 }

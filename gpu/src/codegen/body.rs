@@ -18,7 +18,10 @@ use super::sort;
 use super::{BoundValues, NO_RECORD};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Global, Ins, Reg, Rnd, Space, Src, Un, T};
 use ndjit::ir::eval::{self, Val};
-use ndjit::ir::{self, Arr, ArrKind, ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp, Var, BUFFER};
+use ndjit::ir::{
+    self, Arr, ArrKind, ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp, Var,
+    BUFFER,
+};
 use ndjit::math::MathFn;
 use std::collections::{BTreeSet, HashSet};
 
@@ -98,8 +101,17 @@ impl<'a> Shared<'a> {
     fn scan(&mut self, stmts: &[Stmt]) {
         for st in stmts {
             match st {
-                Stmt::Sorted { stat: SortedStat::Median, arr, .. } => self.median[arr.0 as usize] = true,
-                Stmt::Sorted { stat: SortedStat::Quantile, arr, q, .. } => {
+                Stmt::Sorted {
+                    stat: SortedStat::Median,
+                    arr,
+                    ..
+                } => self.median[arr.0 as usize] = true,
+                Stmt::Sorted {
+                    stat: SortedStat::Quantile,
+                    arr,
+                    q,
+                    ..
+                } => {
                     if ir::fold::const_expr(q).is_none() {
                         self.needed[arr.0 as usize] = None;
                     } else {
@@ -133,8 +145,19 @@ impl<'a> Shared<'a> {
     fn bound_table(&mut self, k: u32) -> String {
         let name = format!("ndjit_bound_{k}");
         if !self.globals.iter().any(|g| g.name == name) {
-            let data = self.bound.arrays.get(k as usize).cloned().unwrap_or_default();
-            self.globals.push(Global { name: name.clone(), space: Space::Global, t: T::F64, data: data.iter().map(|v| v.to_bits()).collect(), init: true });
+            let data = self
+                .bound
+                .arrays
+                .get(k as usize)
+                .cloned()
+                .unwrap_or_default();
+            self.globals.push(Global {
+                name: name.clone(),
+                space: Space::Global,
+                t: T::F64,
+                data: data.iter().map(|v| v.to_bits()).collect(),
+                init: true,
+            });
         }
         name
     }
@@ -190,8 +213,17 @@ enum Storage {
     Buffer,
     Bound(u32),
     /// In registers; `len` is the constant length once filled on every path.
-    Regs { elem: Ty, regs: Vec<Reg>, len: Option<i64> },
-    Local { elem: Ty, name: String, cap: i64, len: Reg },
+    Regs {
+        elem: Ty,
+        regs: Vec<Reg>,
+        len: Option<i64>,
+    },
+    Local {
+        elem: Ty,
+        name: String,
+        cap: i64,
+        len: Reg,
+    },
 }
 
 struct LoopT {
@@ -223,17 +255,43 @@ pub struct Body<'s, 'a, 'k> {
 
 impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// Translates the body for the neighbourhood `taps` (f64 registers).
-    pub fn translate(sh: &'s mut Shared<'a>, k: &'k mut Func, taps: &[Reg], ex: Exits, tag: &str) -> Res<()> {
+    pub fn translate(
+        sh: &'s mut Shared<'a>,
+        k: &'k mut Func,
+        taps: &[Reg],
+        ex: Exits,
+        tag: &str,
+    ) -> Res<()> {
         Self::translate_at(sh, k, taps, None, ex, tag)
     }
 
     /// As [`Body::translate`], with each tap's position in the thread's window when the taps are
     /// window registers shared with other outputs (min/max reductions are then grouped by window
     /// column, so that ptxas can share the work between adjacent outputs).
-    pub fn translate_at(sh: &'s mut Shared<'a>, k: &'k mut Func, taps: &[Reg], window: Option<&[[i64; 3]]>, ex: Exits, tag: &str) -> Res<()> {
+    pub fn translate_at(
+        sh: &'s mut Shared<'a>,
+        k: &'k mut Func,
+        taps: &[Reg],
+        window: Option<&[[i64; 3]]>,
+        ex: Exits,
+        tag: &str,
+    ) -> Res<()> {
         let func = sh.func;
         let mut b = Body {
-            window: window.map(|w| w.to_vec()), sh, k, taps: taps.to_vec(), buf_local: None, vars: vec![], consts: vec![None; func.vars.len()], arrays: vec![], loops: vec![], ex, tag: tag.to_string(), nan_free: HashSet::new(), keys: Default::default() };
+            window: window.map(|w| w.to_vec()),
+            sh,
+            k,
+            taps: taps.to_vec(),
+            buf_local: None,
+            vars: vec![],
+            consts: vec![None; func.vars.len()],
+            arrays: vec![],
+            loops: vec![],
+            ex,
+            tag: tag.to_string(),
+            nan_free: HashSet::new(),
+            keys: Default::default(),
+        };
         for d in &func.vars {
             let r = b.k.reg(cls(d.ty));
             let zero = match d.ty {
@@ -247,16 +305,29 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             let s = match d.kind {
                 ArrKind::Buffer => Storage::Buffer,
                 ArrKind::Bound(k) => Storage::Bound(k),
-                ArrKind::Coords | ArrKind::Output => return Err(Restart::Unsupported("output arrays (only generic_filter callbacks run on the GPU)")),
+                ArrKind::Coords | ArrKind::Output => {
+                    return Err(Restart::Unsupported(
+                        "output arrays (only generic_filter callbacks run on the GPU)",
+                    ))
+                }
                 ArrKind::Scratch { elem } => {
                     if b.sh.local.contains(&(i as u32)) {
                         let cap = b.sh.caps[i].unwrap_or(DEFAULT_CAPACITY).clamp(1, LOCAL_MAX);
                         let name = format!("{}_s{i}", b.tag);
                         b.k.local(&name, 8 * cap as u64);
                         let len = b.k.mov(T::S64, Src::I(0));
-                        Storage::Local { elem, name, cap, len }
+                        Storage::Local {
+                            elem,
+                            name,
+                            cap,
+                            len,
+                        }
                     } else {
-                        Storage::Regs { elem, regs: vec![], len: None }
+                        Storage::Regs {
+                            elem,
+                            regs: vec![],
+                            len: None,
+                        }
                     }
                 }
             };
@@ -287,7 +358,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 i += 3;
                 continue;
             }
-            if let (Stmt::If(c, t, e), Some(prev)) = (&stmts[i], i.checked_sub(1).map(|j| &stmts[j])) {
+            if let (Stmt::If(c, t, e), Some(prev)) =
+                (&stmts[i], i.checked_sub(1).map(|j| &stmts[j]))
+            {
                 if let Some(vars) = nan_guard(c, prev) {
                     if !self.guarded_if(c, t, e, vars)? {
                         return Ok(false);
@@ -331,7 +404,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         if s.len() < 3 {
             return false;
         }
-        let (Stmt::Assign(t, e1), Stmt::Assign(b2, e2), Stmt::Assign(a3, Expr::Var(t3))) = (&s[0], &s[1], &s[2]) else { return false };
+        let (Stmt::Assign(t, e1), Stmt::Assign(b2, e2), Stmt::Assign(a3, Expr::Var(t3))) =
+            (&s[0], &s[1], &s[2])
+        else {
+            return false;
+        };
         let sel = |e: &Expr| match e {
             Expr::Select(c, x, y) => match (&**c, &**x, &**y) {
                 (Expr::Cmp(CmpOp::Lt, p, q), Expr::Var(x), Expr::Var(y)) => match (&**p, &**q) {
@@ -342,13 +419,28 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             },
             _ => None,
         };
-        let (Some((b, a, x1, y1)), Some((b_, a_, x2, y2))) = (sel(e1), sel(e2)) else { return false };
-        let ok = b == b_ && a == a_ && x1 == b && y1 == a && x2 == a && y2 == b && *b2 == b && *a3 == a && t3 == t && a != b && *t != a && *t != b;
+        let (Some((b, a, x1, y1)), Some((b_, a_, x2, y2))) = (sel(e1), sel(e2)) else {
+            return false;
+        };
+        let ok = b == b_
+            && a == a_
+            && x1 == b
+            && y1 == a
+            && x2 == a
+            && y2 == b
+            && *b2 == b
+            && *a3 == a
+            && t3 == t
+            && a != b
+            && *t != a
+            && *t != b;
         let f = self.sh.func;
         if !ok || [a, b, *t].iter().any(|v| f.var_ty(*v) != Ty::F64) {
             return false;
         }
-        let int_keys = self.sh.network == NetworkStyle::IntKey && self.nan_free.contains(&a.0) && self.nan_free.contains(&b.0);
+        let int_keys = self.sh.network == NetworkStyle::IntKey
+            && self.nan_free.contains(&a.0)
+            && self.nan_free.contains(&b.0);
         if int_keys {
             let (ka, kb) = (self.key_of(a.0), self.key_of(b.0));
             let p = self.k.setp(Cmp::Lt, T::S64, kb, ka);
@@ -360,7 +452,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             }
             return true;
         }
-        let (ra, rb, rt) = (self.var_f64(a.0), self.var_f64(b.0), self.vars[t.0 as usize]);
+        let (ra, rb, rt) = (
+            self.var_f64(a.0),
+            self.var_f64(b.0),
+            self.vars[t.0 as usize],
+        );
         for v in [a.0, b.0, t.0] {
             self.keys.remove(&v);
         }
@@ -393,7 +489,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// the same formula maps a key back.
     fn int_key(&mut self, r: Reg) -> Reg {
         let bits = self.k.reg(Cls::B64);
-        self.k.push(Ins::Mov { t: T::B64, d: bits, a: Src::R(r) });
+        self.k.push(Ins::Mov {
+            t: T::B64,
+            d: bits,
+            a: Src::R(r),
+        });
         let m = self.k.bin(Bin::Shr, T::S64, bits, Src::I(63));
         let m = self.k.bin(Bin::Shr, T::U64, m, Src::I(1));
         self.k.bin(Bin::Xor, T::B64, bits, m)
@@ -404,7 +504,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let r = self.vars[v as usize];
         if let Some(k) = self.keys.remove(&v) {
             let bits = self.int_key(k);
-            self.k.push(Ins::Mov { t: T::B64, d: r, a: Src::R(bits) });
+            self.k.push(Ins::Mov {
+                t: T::B64,
+                d: r,
+                a: Src::R(bits),
+            });
         }
         r
     }
@@ -424,7 +528,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 self.assign(*v, x);
                 Ok(true)
             }
-            Stmt::Succeed => Err(Restart::Unsupported("`Succeed` (only generic_filter callbacks run on the GPU)")),
+            Stmt::Succeed => Err(Restart::Unsupported(
+                "`Succeed` (only generic_filter callbacks run on the GPU)",
+            )),
             Stmt::Store(a, i, v) => {
                 let i = self.expr_as(i, Ty::I64)?;
                 let v = self.expr(v)?;
@@ -474,8 +580,21 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 self.k.bra(self.ex.ok);
                 Ok(false)
             }
-            Stmt::Reduce { dst, op, len, index, elem, on_empty } => self.reduce(*dst, *op, len, *index, elem, *on_empty),
-            Stmt::Fill { dst, len, index, elem, keep } => self.fill(*dst, len, *index, elem, keep.as_ref()),
+            Stmt::Reduce {
+                dst,
+                op,
+                len,
+                index,
+                elem,
+                on_empty,
+            } => self.reduce(*dst, *op, len, *index, elem, *on_empty),
+            Stmt::Fill {
+                dst,
+                len,
+                index,
+                elem,
+                keep,
+            } => self.fill(*dst, len, *index, elem, keep.as_ref()),
             Stmt::ArrayOp(ArrayOp::Sort, a) => {
                 self.sort(*a)?;
                 Ok(true)
@@ -547,7 +666,13 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.if_with(c, then, els, None)
     }
 
-    fn if_with(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt], else_nan_free: Option<Vec<u32>>) -> Res<bool> {
+    fn if_with(
+        &mut self,
+        c: &Expr,
+        then: &[Stmt],
+        els: &[Stmt],
+        else_nan_free: Option<Vec<u32>>,
+    ) -> Res<bool> {
         let p = match self.expr_as(c, Ty::Bool)? {
             V::C(v) => return self.block(if v.b() { then } else { els }),
             V::R(p, _) => p,
@@ -587,9 +712,13 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     fn loop_(&mut self, body: &[Stmt], latch: &[Stmt]) -> Res<bool> {
         let before = self.regs_states();
-        let (l_body, l_latch, l_exit) = (self.k.new_label(), self.k.new_label(), self.k.new_label());
+        let (l_body, l_latch, l_exit) =
+            (self.k.new_label(), self.k.new_label(), self.k.new_label());
         self.k.place(l_body);
-        self.loops.push(LoopT { exit: l_exit, latch: Some(l_latch) });
+        self.loops.push(LoopT {
+            exit: l_exit,
+            latch: Some(l_latch),
+        });
         let body_falls = self.block(body)?;
         self.loops.pop();
         if body_falls {
@@ -597,7 +726,10 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
         self.k.place(l_latch);
         // Inside the latch, `continue` belongs to the enclosing loop.
-        self.loops.push(LoopT { exit: l_exit, latch: None });
+        self.loops.push(LoopT {
+            exit: l_exit,
+            latch: None,
+        });
         let latch_falls = self.block(latch)?;
         self.loops.pop();
         if latch_falls {
@@ -690,7 +822,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Ty::Bool => V::R(self.k.setp(Cmp::Ne, T::B64, cell, Src::I(0)), ty),
             _ => {
                 let d = self.k.reg(want);
-                self.k.push(Ins::Mov { t: T::B64, d, a: Src::R(cell) });
+                self.k.push(Ins::Mov {
+                    t: T::B64,
+                    d,
+                    a: Src::R(cell),
+                });
                 V::R(d, ty)
             }
         }
@@ -723,8 +859,17 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 Some(c) => V::C(c),
                 None => V::R(self.var_f64(v.0), self.sh.func.var_ty(*v)),
             },
-            Expr::Param(k) => V::C(Val::F(self.sh.bound.floats.get(*k as usize).copied().unwrap_or(0.0))),
-            Expr::IntParam(k) => V::C(Val::I(self.sh.bound.ints.get(*k as usize).copied().unwrap_or(0))),
+            Expr::Param(k) => V::C(Val::F(
+                self.sh
+                    .bound
+                    .floats
+                    .get(*k as usize)
+                    .copied()
+                    .unwrap_or(0.0),
+            )),
+            Expr::IntParam(k) => V::C(Val::I(
+                self.sh.bound.ints.get(*k as usize).copied().unwrap_or(0),
+            )),
             Expr::Len(a) => self.len(*a)?,
             Expr::Load(a, i) => {
                 let i = self.expr_as(i, Ty::I64)?;
@@ -752,7 +897,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 for a in args {
                     xs.push(self.expr_as(a, Ty::F64)?);
                 }
-                if let Some(c) = xs.iter().map(|x| if let V::C(c) = x { Some(c.f()) } else { None }).collect::<Option<Vec<f64>>>() {
+                if let Some(c) = xs
+                    .iter()
+                    .map(|x| if let V::C(c) = x { Some(c.f()) } else { None })
+                    .collect::<Option<Vec<f64>>>()
+                {
                     return Ok(V::C(Val::F(eval::call(*f, &c))));
                 }
                 let regs: Vec<Reg> = xs.into_iter().map(|x| self.reg(x)).collect();
@@ -773,7 +922,13 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
         Ok(match &self.arrays[a.0 as usize] {
             Storage::Buffer => V::C(Val::I(self.taps.len() as i64)),
-            Storage::Bound(k) => V::C(Val::I(self.sh.bound.arrays.get(*k as usize).map_or(0, |v| v.len() as i64))),
+            Storage::Bound(k) => V::C(Val::I(
+                self.sh
+                    .bound
+                    .arrays
+                    .get(*k as usize)
+                    .map_or(0, |v| v.len() as i64),
+            )),
             Storage::Regs { len: Some(n), .. } => V::C(Val::I(*n)),
             Storage::Regs { len: None, .. } => return Err(Restart::Local(a.0)),
             Storage::Local { len, .. } => V::R(*len, Ty::I64),
@@ -796,7 +951,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Storage::Buffer => match i {
                 V::C(c) => Ok(V::R(self.taps[c.i() as usize], Ty::F64)),
                 V::R(..) => {
-                    let Some(name) = self.buf_local.clone() else { return Err(Restart::Buffer) };
+                    let Some(name) = self.buf_local.clone() else {
+                        return Err(Restart::Buffer);
+                    };
                     let base = self.k.addr_of(&name);
                     let addr = self.elem_addr(base, i);
                     Ok(V::R(self.k.ld(Space::Local, T::F64, addr), Ty::F64))
@@ -804,7 +961,13 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             },
             Storage::Bound(k) => {
                 if let V::C(c) = i {
-                    if let Some(v) = self.sh.bound.arrays.get(k as usize).and_then(|v| v.get(c.i() as usize)) {
+                    if let Some(v) = self
+                        .sh
+                        .bound
+                        .arrays
+                        .get(k as usize)
+                        .and_then(|v| v.get(c.i() as usize))
+                    {
                         return Ok(V::C(Val::F(*v)));
                     }
                 }
@@ -910,14 +1073,21 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// A bitwise operation on an f64's bits, into an f64 register.
     fn fbits(&mut self, op: Bin, r: Reg, imm: i64) -> Reg {
         let d = self.k.reg(Cls::F64);
-        self.k.push(Ins::Bin { op, t: T::B64, d, a: Src::R(r), b: Src::I(imm) });
+        self.k.push(Ins::Bin {
+            op,
+            t: T::B64,
+            d,
+            a: Src::R(r),
+            b: Src::I(imm),
+        });
         d
     }
 
     fn binary(&mut self, op: BinOp, a: V, b: V) -> V {
         let ty = a.ty();
         if let (V::C(x), V::C(y)) = (a, b) {
-            let foldable = !(matches!(op, BinOp::FloorDiv | BinOp::Mod) && y.i() == 0) && x.ty() == y.ty();
+            let foldable =
+                !(matches!(op, BinOp::FloorDiv | BinOp::Mod) && y.i() == 0) && x.ty() == y.ty();
             if foldable {
                 if let (BinOp::FloorDiv, Val::I(p), Val::I(-1)) = (op, x, y) {
                     return V::C(Val::I(p.wrapping_neg()));
@@ -999,14 +1169,23 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     fn numpy_minmax(&mut self, min: bool, x: Reg, y: Reg) -> Reg {
         let nan = self.k.setp(Cmp::Nan, T::F64, x, y);
         let r = if self.sh.native_minmax {
-            self.k.bin(if min { Bin::Min } else { Bin::Max }, T::F64, x, y)
+            self.k
+                .bin(if min { Bin::Min } else { Bin::Max }, T::F64, x, y)
         } else {
-            let p = self.k.setp(if min { Cmp::Lt } else { Cmp::Gt }, T::F64, x, y);
+            let p = self
+                .k
+                .setp(if min { Cmp::Lt } else { Cmp::Gt }, T::F64, x, y);
             let r = self.k.selp(T::F64, x, y, p);
             let eq = self.k.setp(Cmp::Eq, T::F64, x, y);
             // Equal values differ only in the sign of zero: OR the bits for min, AND for max.
             let d = self.k.reg(Cls::F64);
-            self.k.push(Ins::Bin { op: if min { Bin::Or } else { Bin::And }, t: T::B64, d, a: Src::R(x), b: Src::R(y) });
+            self.k.push(Ins::Bin {
+                op: if min { Bin::Or } else { Bin::And },
+                t: T::B64,
+                d,
+                a: Src::R(x),
+                b: Src::R(y),
+            });
             self.k.selp(T::F64, d, r, eq)
         };
         self.k.selp(T::F64, Src::f64(f64::NAN), r, nan)
@@ -1018,7 +1197,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         if let V::C(Val::I(c)) = b {
             if c > 0 && (c as u64).is_power_of_two() {
                 let r = if op == BinOp::FloorDiv {
-                    self.k.bin(Bin::Shr, T::S64, x, Src::I(c.trailing_zeros() as i64))
+                    self.k
+                        .bin(Bin::Shr, T::S64, x, Src::I(c.trailing_zeros() as i64))
                 } else {
                     self.k.bin(Bin::And, T::B64, x, Src::I(c - 1))
                 };
@@ -1036,7 +1216,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let rn = self.k.setp(Cmp::Lt, T::S64, r0, Src::I(0));
         let yn = self.k.setp(Cmp::Lt, T::S64, y, Src::I(0));
         let differ = self.k.bin(Bin::Xor, T::Pred, rn, yn);
-        let adj = self.k.setp_comb(Cmp::Ne, T::S64, r0, Src::I(0), BoolOp::And, differ, false);
+        let adj = self
+            .k
+            .setp_comb(Cmp::Ne, T::S64, r0, Src::I(0), BoolOp::And, differ, false);
         let r = if op == BinOp::FloorDiv {
             let one = self.k.selp(T::S64, Src::I(1), Src::I(0), adj);
             self.k.bin(Bin::Sub, T::S64, q0, one)
@@ -1116,7 +1298,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     fn unrolled(n: V, nodes: usize) -> Option<i64> {
         match n {
-            V::C(Val::I(k)) if k <= UNROLL_MAX_LEN && (k as usize).saturating_mul(nodes.max(1)) <= UNROLL_MAX_NODES => Some(k),
+            V::C(Val::I(k))
+                if k <= UNROLL_MAX_LEN
+                    && (k as usize).saturating_mul(nodes.max(1)) <= UNROLL_MAX_NODES =>
+            {
+                Some(k)
+            }
             _ => None,
         }
     }
@@ -1140,12 +1327,18 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// interpreter's loop.
     fn leave_index(&mut self, index: Var, k: i64) {
         if k > 0 {
-            self.k.set(T::S64, self.vars[index.0 as usize], Src::I(k - 1));
+            self.k
+                .set(T::S64, self.vars[index.0 as usize], Src::I(k - 1));
         }
     }
 
     /// `for i in start..n { body(i) }` with `i` in a register.
-    fn counted(&mut self, start: Src, n: Reg, body: &mut dyn FnMut(&mut Self, Reg) -> Res<()>) -> Res<()> {
+    fn counted(
+        &mut self,
+        start: Src,
+        n: Reg,
+        body: &mut dyn FnMut(&mut Self, Reg) -> Res<()>,
+    ) -> Res<()> {
         let i = self.k.mov(T::S64, start);
         let (top, end) = (self.k.new_label(), self.k.new_label());
         self.k.place(top);
@@ -1159,7 +1352,15 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         Ok(())
     }
 
-    fn reduce(&mut self, dst: Var, op: ReduceOp, len: &Expr, index: Var, elem: &Expr, on_empty: Option<ir::ErrorId>) -> Res<bool> {
+    fn reduce(
+        &mut self,
+        dst: Var,
+        op: ReduceOp,
+        len: &Expr,
+        index: Var,
+        elem: &Expr,
+        on_empty: Option<ir::ErrorId>,
+    ) -> Res<bool> {
         let (ein, _) = op.types();
         let n = self.count(len)?;
         if op.needs_nonempty() {
@@ -1190,7 +1391,14 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         Ok(true)
     }
 
-    fn reduce_unrolled(&mut self, op: ReduceOp, k: i64, index: Var, elem: &Expr, ein: Ty) -> Res<V> {
+    fn reduce_unrolled(
+        &mut self,
+        op: ReduceOp,
+        k: i64,
+        index: Var,
+        elem: &Expr,
+        ein: Ty,
+    ) -> Res<V> {
         if op == ReduceOp::Sum {
             let r = self.sum_unrolled(k, index, elem)?;
             self.leave_index(index, k);
@@ -1217,7 +1425,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             acc = a;
             arg = g;
         }
-        Ok(if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) { arg } else { acc })
+        Ok(if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) {
+            arg
+        } else {
+            acc
+        })
     }
 
     /// The fold state after the first element.
@@ -1246,15 +1458,21 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Expr::Load(a, i) if *a == BUFFER && **i == Expr::Var(index) => {}
             _ => return None,
         }
-        let mut by_col: std::collections::BTreeMap<(i64, i64), Vec<(i64, i64, usize)>> = Default::default();
+        let mut by_col: std::collections::BTreeMap<(i64, i64), Vec<(i64, i64, usize)>> =
+            Default::default();
         for (i, p) in w.iter().enumerate() {
             // Column = (dz, x); rows (dy) inside.
             by_col.entry((p[0], p[2])).or_default().push((p[1], 0, i));
         }
-        Some(by_col.into_values().map(|mut g| {
-            g.sort();
-            g.into_iter().map(|(_, _, i)| i).collect()
-        }).collect())
+        Some(
+            by_col
+                .into_values()
+                .map(|mut g| {
+                    g.sort();
+                    g.into_iter().map(|(_, _, i)| i).collect()
+                })
+                .collect(),
+        )
     }
 
     /// NumPy min/max of the taps, folded column by column in window order: identical instruction
@@ -1270,10 +1488,20 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 acc = self.k.bin(op, T::F64, acc, regs[i]);
             }
             partial.push(acc);
-            let mut p = self.k.setp(Cmp::Nan, T::F64, regs[g[0]], regs[*g.last().unwrap()]);
+            let mut p = self
+                .k
+                .setp(Cmp::Nan, T::F64, regs[g[0]], regs[*g.last().unwrap()]);
             let mut j = 1;
             while j + 1 < g.len() {
-                p = self.k.setp_comb(Cmp::Nan, T::F64, regs[g[j]], regs[g[j + 1]], BoolOp::Or, p, false);
+                p = self.k.setp_comb(
+                    Cmp::Nan,
+                    T::F64,
+                    regs[g[j]],
+                    regs[g[j + 1]],
+                    BoolOp::Or,
+                    p,
+                    false,
+                );
                 j += 2;
             }
             nans.push(p);
@@ -1308,22 +1536,44 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let mut nan = self.k.setp(Cmp::Nan, T::F64, regs[0], regs[regs.len() - 1]);
         let mut i = 1;
         while i + 1 < regs.len() {
-            nan = self.k.setp_comb(Cmp::Nan, T::F64, regs[i], regs[i + 1], BoolOp::Or, nan, false);
+            nan = self.k.setp_comb(
+                Cmp::Nan,
+                T::F64,
+                regs[i],
+                regs[i + 1],
+                BoolOp::Or,
+                nan,
+                false,
+            );
             i += 2;
         }
         if i < regs.len() - 1 {
-            nan = self.k.setp_comb(Cmp::Nan, T::F64, regs[i], regs[i], BoolOp::Or, nan, false);
+            nan = self
+                .k
+                .setp_comb(Cmp::Nan, T::F64, regs[i], regs[i], BoolOp::Or, nan, false);
         }
         // A balanced tree of min/max: shorter dependency chains than a linear fold.
         let mut level = regs;
         while level.len() > 1 {
             let mut next = Vec::with_capacity(level.len().div_ceil(2));
             for pair in level.chunks(2) {
-                next.push(if pair.len() == 2 { self.k.bin(if min { Bin::Min } else { Bin::Max }, T::F64, pair[0], pair[1]) } else { pair[0] });
+                next.push(if pair.len() == 2 {
+                    self.k.bin(
+                        if min { Bin::Min } else { Bin::Max },
+                        T::F64,
+                        pair[0],
+                        pair[1],
+                    )
+                } else {
+                    pair[0]
+                });
             }
             level = next;
         }
-        V::R(self.k.selp(T::F64, Src::f64(f64::NAN), level[0], nan), Ty::F64)
+        V::R(
+            self.k.selp(T::F64, Src::f64(f64::NAN), level[0], nan),
+            Ty::F64,
+        )
     }
 
     /// One step of a sequential fold: `(accumulator, argument index)`.
@@ -1336,7 +1586,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             ReduceOp::Max => (self.binary(BinOp::Max, acc, v), arg),
             ReduceOp::PyMin | ReduceOp::PyMax => {
                 // `if v < acc: acc = v` (`>` for max).
-                let c = if op == ReduceOp::PyMin { CmpOp::Lt } else { CmpOp::Gt };
+                let c = if op == ReduceOp::PyMin {
+                    CmpOp::Lt
+                } else {
+                    CmpOp::Gt
+                };
                 let take = self.cmp(c, v, acc);
                 (self.select(take, v, acc), arg)
             }
@@ -1349,9 +1603,15 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             ReduceOp::ArgMin | ReduceOp::ArgMax => {
                 // Take v when it is NaN or strictly better, unless the best so far is a NaN.
                 let (vb, bb) = (self.reg(v), self.reg(acc));
-                let c = if op == ReduceOp::ArgMin { Cmp::Ltu } else { Cmp::Gtu };
+                let c = if op == ReduceOp::ArgMin {
+                    Cmp::Ltu
+                } else {
+                    Cmp::Gtu
+                };
                 let better = self.k.setp(c, T::F64, vb, bb);
-                let take = self.k.setp_comb(Cmp::Num, T::F64, bb, bb, BoolOp::And, better, false);
+                let take = self
+                    .k
+                    .setp_comb(Cmp::Num, T::F64, bb, bb, BoolOp::And, better, false);
                 let best = self.k.selp(T::F64, vb, bb, take);
                 let (si, sa) = (self.src(i), self.src(arg));
                 let arg = self.k.selp(T::S64, si, sa, take);
@@ -1390,13 +1650,23 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
         self.counted(Src::I(start), n, &mut |b: &mut Self, i| {
             let v = b.elem_at(index, V::R(i, Ty::I64), elem, ein)?;
-            let (a, g) = b.fold_step(op, V::R(acc, acc_ty), V::R(arg, Ty::I64), v, V::R(i, Ty::I64));
+            let (a, g) = b.fold_step(
+                op,
+                V::R(acc, acc_ty),
+                V::R(arg, Ty::I64),
+                v,
+                V::R(i, Ty::I64),
+            );
             let (sa, sg) = (b.src(a), b.src(g));
             b.k.set(pt(acc_ty), acc, sa);
             b.k.set(T::S64, arg, sg);
             Ok(())
         })?;
-        Ok(if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) { V::R(arg, Ty::I64) } else { V::R(acc, acc_ty) })
+        Ok(if matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) {
+            V::R(arg, Ty::I64)
+        } else {
+            V::R(acc, acc_ty)
+        })
     }
 
     /// `runtime::pairwise_sum` over a constant number of elements.
@@ -1459,7 +1729,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let done = self.k.setp(Cmp::Ge, T::S64, blk, n);
         self.k.bra_if(done, false, end);
         let rest = self.k.bin(Bin::Sub, T::S64, n, blk);
-        let len = self.k.bin(Bin::Min, T::S64, rest, Src::I(ndjit::runtime::SUM_BLOCK as i64));
+        let len = self.k.bin(
+            Bin::Min,
+            T::S64,
+            rest,
+            Src::I(ndjit::runtime::SUM_BLOCK as i64),
+        );
         let res = self.k.reg(Cls::F64);
         let (short, joined) = (self.k.new_label(), self.k.new_label());
         let lt8 = self.k.setp(Cmp::Lt, T::S64, len, Src::I(8));
@@ -1541,7 +1816,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.k.place(joined);
         let t = self.k.bin(Bin::Add, T::F64, total, res);
         self.k.set(T::F64, total, t);
-        let nb = self.k.bin(Bin::Add, T::S64, blk, Src::I(ndjit::runtime::SUM_BLOCK as i64));
+        let nb = self.k.bin(
+            Bin::Add,
+            T::S64,
+            blk,
+            Src::I(ndjit::runtime::SUM_BLOCK as i64),
+        );
         self.k.set(T::S64, blk, nb);
         self.k.bra(top);
         self.k.place(end);
@@ -1556,14 +1836,27 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     // ---- fills and scratch arrays ----------------------------------------------------------------
 
-    fn fill(&mut self, dst: Arr, len: &Expr, index: Var, elem: &Expr, keep: Option<&Expr>) -> Res<bool> {
+    fn fill(
+        &mut self,
+        dst: Arr,
+        len: &Expr,
+        index: Var,
+        elem: &Expr,
+        keep: Option<&Expr>,
+    ) -> Res<bool> {
         let n = self.count(len)?;
         let reads_dst = reads_array(elem, dst) || keep.is_some_and(|k| reads_array(k, dst));
         let nodes = elem.size() + keep.map_or(0, Expr::size);
         match self.arrays[dst.0 as usize].clone() {
-            Storage::Regs { elem: ety, regs, .. } => {
+            Storage::Regs {
+                elem: ety, regs, ..
+            } => {
                 let c = match (n, keep, reads_dst) {
-                    (V::C(c), None, false) if c.i() <= REG_ARRAY_MAX && Self::unrolled(n, nodes).is_some() => c.i(),
+                    (V::C(c), None, false)
+                        if c.i() <= REG_ARRAY_MAX && Self::unrolled(n, nodes).is_some() =>
+                    {
+                        c.i()
+                    }
                     _ => return Err(Restart::Local(dst.0)),
                 };
                 let regs = if regs.is_empty() {
@@ -1586,10 +1879,19 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                     self.k.set(pt(ety), *r, s);
                 }
                 self.leave_index(index, c);
-                self.arrays[dst.0 as usize] = Storage::Regs { elem: ety, regs, len: Some(c) };
+                self.arrays[dst.0 as usize] = Storage::Regs {
+                    elem: ety,
+                    regs,
+                    len: Some(c),
+                };
                 Ok(true)
             }
-            Storage::Local { elem: ety, name, cap, len: len_reg } => {
+            Storage::Local {
+                elem: ety,
+                name,
+                cap,
+                len: len_reg,
+            } => {
                 // The array reads as empty while it is filled, as in the interpreter.
                 self.k.set(T::S64, len_reg, Src::I(0));
                 match n {
@@ -1622,7 +1924,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                                 }
                             }
                             let v = self.elem_raw(index, iv, elem)?;
-                            let at = if keep.is_some() { V::R(count, Ty::I64) } else { iv };
+                            let at = if keep.is_some() {
+                                V::R(count, Ty::I64)
+                            } else {
+                                iv
+                            };
                             self.store_cell(base, at, v, ety);
                             match kp {
                                 Some(V::R(p, _)) => {
@@ -1651,7 +1957,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                             let v = b.elem_raw(index, iv, elem)?;
                             b.store_cell(base, V::R(count, Ty::I64), v, ety);
                             let inc = match kp {
-                                Some(V::R(p, _)) => Src::R(b.k.selp(T::S64, Src::I(1), Src::I(0), p)),
+                                Some(V::R(p, _)) => {
+                                    Src::R(b.k.selp(T::S64, Src::I(1), Src::I(0), p))
+                                }
                                 Some(V::C(c)) => Src::I(c.b() as i64),
                                 None => Src::I(1),
                             };
@@ -1679,7 +1987,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     fn sort(&mut self, a: Arr) -> Res<()> {
         match self.arrays[a.0 as usize].clone() {
-            Storage::Regs { regs, len: Some(c), elem: Ty::F64 } if c <= NETWORK_MAX => {
+            Storage::Regs {
+                regs,
+                len: Some(c),
+                elem: Ty::F64,
+            } if c <= NETWORK_MAX => {
                 self.sort_regs(a, &regs[..c as usize]);
                 Ok(())
             }
@@ -1695,7 +2007,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// `gtu(x, y) && !isnan(y)`: x comes after y in NumPy's order (NaN last).
     fn numpy_after(&mut self, x: Reg, y: Reg) -> Reg {
         let num = self.k.setp(Cmp::Num, T::F64, y, y);
-        self.k.setp_comb(Cmp::Gtu, T::F64, x, y, BoolOp::And, num, false)
+        self.k
+            .setp_comb(Cmp::Gtu, T::F64, x, y, BoolOp::And, num, false)
     }
 
     fn sort_regs(&mut self, a: Arr, regs: &[Reg]) {
@@ -1704,7 +2017,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             return;
         }
         let mut needed: BTreeSet<usize> = match &self.sh.needed[a.0 as usize] {
-            Some(s) => s.iter().filter(|&&p| p >= 0 && (p as usize) < n).map(|&p| p as usize).collect(),
+            Some(s) => s
+                .iter()
+                .filter(|&&p| p >= 0 && (p as usize) < n)
+                .map(|&p| p as usize)
+                .collect(),
             None => (0..n).collect(),
         };
         if self.sh.median[a.0 as usize] {
@@ -1721,14 +2038,25 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             let abs = self.fbits(Bin::And, r, i64::MAX);
             bad = Some(match bad {
                 None => self.k.setp(Cmp::Leu, T::F64, abs, Src::f64(0.0)),
-                Some(p) => self.k.setp_comb(Cmp::Leu, T::F64, abs, Src::f64(0.0), BoolOp::Or, p, false),
+                Some(p) => {
+                    self.k
+                        .setp_comb(Cmp::Leu, T::F64, abs, Src::f64(0.0), BoolOp::Or, p, false)
+                }
             });
         }
         self.k.bra_if(bad.expect("n >= 2"), false, slow);
         for c in sort::pruned(n, &needed) {
             let (x, y) = (regs[c.i], regs[c.j]);
-            let lo = if c.want_min { Some(self.k.bin(Bin::Min, T::F64, x, y)) } else { None };
-            let hi = if c.want_max { Some(self.k.bin(Bin::Max, T::F64, x, y)) } else { None };
+            let lo = if c.want_min {
+                Some(self.k.bin(Bin::Min, T::F64, x, y))
+            } else {
+                None
+            };
+            let hi = if c.want_max {
+                Some(self.k.bin(Bin::Max, T::F64, x, y))
+            } else {
+                None
+            };
             if let Some(lo) = lo {
                 self.k.set(T::F64, x, lo);
             }
@@ -1837,9 +2165,14 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                     }
                 };
                 if let V::R(qr, _) = q {
-                    isnan = self.k.setp_comb(Cmp::Nan, T::F64, qr, qr, BoolOp::Or, isnan, false);
+                    isnan = self
+                        .k
+                        .setp_comb(Cmp::Nan, T::F64, qr, qr, BoolOp::Or, isnan, false);
                 }
-                Ok(V::R(self.k.selp(T::F64, Src::f64(f64::NAN), r, isnan), Ty::F64))
+                Ok(V::R(
+                    self.k.selp(T::F64, Src::f64(f64::NAN), r, isnan),
+                    Ty::F64,
+                ))
             }
             Storage::Local { len, .. } => self.sorted_dynamic(stat, a, len, q),
             _ => Err(Restart::Local(a.0)),
@@ -1857,7 +2190,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let mut isnan = self.k.setp(Cmp::Nan, T::F64, last, last);
         if stat == SortedStat::Quantile {
             let qr = self.reg(q);
-            isnan = self.k.setp_comb(Cmp::Nan, T::F64, qr, qr, BoolOp::Or, isnan, false);
+            isnan = self
+                .k
+                .setp_comb(Cmp::Nan, T::F64, qr, qr, BoolOp::Or, isnan, false);
         }
         self.k.bra_if(isnan, false, end);
         match stat {
@@ -1915,11 +2250,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 }
 
-
 fn fold_empty(op: ReduceOp) -> Val {
     match op {
         ReduceOp::Prod => Val::F(1.0),
-        ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => Val::F(0.0),
+        ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => {
+            Val::F(0.0)
+        }
         ReduceOp::Any => Val::B(false),
         ReduceOp::All => Val::B(true),
         ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
@@ -1944,9 +2280,15 @@ fn quantile_plan(n: usize, q: f64) -> (usize, usize, f64) {
 /// For `if sum != sum` right after `sum = v1 + v2 + ...` (variables only): the variables, which
 /// hold no NaN where the condition is false.
 fn nan_guard(c: &Expr, prev: &Stmt) -> Option<Vec<u32>> {
-    let Expr::Cmp(CmpOp::Ne, x, y) = c else { return None };
-    let (Expr::Var(s1), Expr::Var(s2)) = (&**x, &**y) else { return None };
-    let Stmt::Assign(s0, tree) = prev else { return None };
+    let Expr::Cmp(CmpOp::Ne, x, y) = c else {
+        return None;
+    };
+    let (Expr::Var(s1), Expr::Var(s2)) = (&**x, &**y) else {
+        return None;
+    };
+    let Stmt::Assign(s0, tree) = prev else {
+        return None;
+    };
     if s1 != s2 || s0 != s1 {
         return None;
     }

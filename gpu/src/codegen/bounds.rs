@@ -33,7 +33,10 @@ impl Iv {
         if o.empty() {
             return self;
         }
-        Iv { lo: self.lo.min(o.lo), hi: self.hi.max(o.hi) }
+        Iv {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
     }
 }
 
@@ -79,7 +82,13 @@ struct Analysis<'a> {
 /// Per array slot: `Some(max length)` for scratch arrays that could be bounded, else `None`.
 pub fn capacities(f: &Func) -> Vec<Option<i64>> {
     let n = f.filter_size.map_or(INF, |n| n as i64);
-    let mut a = Analysis { f, n, vars: vec![Iv::c(0); f.vars.len()], caps: vec![Iv::c(0); f.arrays.len()], changed: true };
+    let mut a = Analysis {
+        f,
+        n,
+        vars: vec![Iv::c(0); f.vars.len()],
+        caps: vec![Iv::c(0); f.arrays.len()],
+        changed: true,
+    };
     let mut rounds = 0;
     while a.changed && rounds < 40 {
         a.changed = false;
@@ -122,7 +131,10 @@ impl Analysis<'_> {
         }
     }
     fn widen_cap(&mut self, a: usize, hi: i64) {
-        let j = self.caps[a].join(Iv { lo: 0, hi: hi.max(0) });
+        let j = self.caps[a].join(Iv {
+            lo: 0,
+            hi: hi.max(0),
+        });
         if j != self.caps[a] {
             self.caps[a] = j;
             self.changed = true;
@@ -149,31 +161,70 @@ impl Analysis<'_> {
                 self.block(body);
                 self.block(latch);
             }
-            Stmt::Reduce { dst, op, len, index, .. } => {
+            Stmt::Reduce {
+                dst,
+                op,
+                len,
+                index,
+                ..
+            } => {
                 let l = self.eval(len, &[]);
                 let hi = l.hi;
-                self.widen_var(index.0 as usize, Iv { lo: 0, hi: add(hi, -1).max(0) });
+                self.widen_var(
+                    index.0 as usize,
+                    Iv {
+                        lo: 0,
+                        hi: add(hi, -1).max(0),
+                    },
+                );
                 let r = match op {
-                    ReduceOp::Count => Iv { lo: 0, hi: hi.max(0) },
-                    ReduceOp::ArgMin | ReduceOp::ArgMax => Iv { lo: 0, hi: add(hi, -1).max(0) },
+                    ReduceOp::Count => Iv {
+                        lo: 0,
+                        hi: hi.max(0),
+                    },
+                    ReduceOp::ArgMin | ReduceOp::ArgMax => Iv {
+                        lo: 0,
+                        hi: add(hi, -1).max(0),
+                    },
                     ReduceOp::SumInt => Iv::TOP,
                     _ => Iv { lo: 0, hi: 1 },
                 };
                 self.widen_var(dst.0 as usize, r);
             }
-            Stmt::Fill { dst, len, index, .. } => {
+            Stmt::Fill {
+                dst, len, index, ..
+            } => {
                 let l = self.eval(len, &[]);
-                self.widen_var(index.0 as usize, Iv { lo: 0, hi: add(l.hi, -1).max(0) });
+                self.widen_var(
+                    index.0 as usize,
+                    Iv {
+                        lo: 0,
+                        hi: add(l.hi, -1).max(0),
+                    },
+                );
                 self.widen_cap(dst.0 as usize, l.hi);
             }
             Stmt::Sorted { dst, .. } => self.widen_var(dst.0 as usize, Iv { lo: 0, hi: 1 }),
-            Stmt::Succeed | Stmt::Store(..) | Stmt::Break | Stmt::Continue | Stmt::Check { .. } | Stmt::Return(_) | Stmt::ArrayOp(..) => {}
+            Stmt::Succeed
+            | Stmt::Store(..)
+            | Stmt::Break
+            | Stmt::Continue
+            | Stmt::Check { .. }
+            | Stmt::Return(_)
+            | Stmt::ArrayOp(..) => {}
         }
     }
 
     /// The interval of an integer (or bool) expression, with `refined` overriding variables.
     fn eval(&self, e: &Expr, refined: &[(usize, Iv)]) -> Iv {
-        let var = |v: usize| refined.iter().rev().find(|(k, _)| *k == v).map(|(_, iv)| *iv).unwrap_or(self.vars[v]);
+        let var = |v: usize| {
+            refined
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == v)
+                .map(|(_, iv)| *iv)
+                .unwrap_or(self.vars[v])
+        };
         match e {
             Expr::I64(c) => Iv::c(*c),
             Expr::Bool(b) => Iv::c(*b as i64),
@@ -190,7 +241,10 @@ impl Analysis<'_> {
                     _ => Iv { lo: 0, hi: INF },
                 }
             }
-            Expr::Cmp(..) | Expr::Unary(UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite | UnOp::Not, _) => Iv { lo: 0, hi: 1 },
+            Expr::Cmp(..)
+            | Expr::Unary(UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite | UnOp::Not, _) => {
+                Iv { lo: 0, hi: 1 }
+            }
             Expr::Cast(Ty::Bool, _) => Iv { lo: 0, hi: 1 },
             Expr::Cast(Ty::I64, x) => match x.ty(self.f) {
                 Ty::Bool => Iv { lo: 0, hi: 1 },
@@ -199,7 +253,10 @@ impl Analysis<'_> {
             },
             Expr::Unary(UnOp::Neg, x) if x.ty(self.f) == Ty::I64 => {
                 let i = self.eval(x, refined);
-                Iv { lo: neg(i.hi), hi: neg(i.lo) }
+                Iv {
+                    lo: neg(i.hi),
+                    hi: neg(i.lo),
+                }
             }
             Expr::Binary(op, a, b) if a.ty(self.f) != Ty::F64 => {
                 let (x, y) = (self.eval(a, refined), self.eval(b, refined));
@@ -207,30 +264,65 @@ impl Analysis<'_> {
                     return Iv { lo: 1, hi: 0 };
                 }
                 match op {
-                    BinOp::Add => Iv { lo: add(x.lo, y.lo), hi: add(x.hi, y.hi) },
-                    BinOp::Sub => Iv { lo: add(x.lo, neg(y.hi)), hi: add(x.hi, neg(y.lo)) },
-                    BinOp::Min | BinOp::PyMin => Iv { lo: x.lo.min(y.lo), hi: x.hi.min(y.hi) },
-                    BinOp::Max | BinOp::PyMax => Iv { lo: x.lo.max(y.lo), hi: x.hi.max(y.hi) },
+                    BinOp::Add => Iv {
+                        lo: add(x.lo, y.lo),
+                        hi: add(x.hi, y.hi),
+                    },
+                    BinOp::Sub => Iv {
+                        lo: add(x.lo, neg(y.hi)),
+                        hi: add(x.hi, neg(y.lo)),
+                    },
+                    BinOp::Min | BinOp::PyMin => Iv {
+                        lo: x.lo.min(y.lo),
+                        hi: x.hi.min(y.hi),
+                    },
+                    BinOp::Max | BinOp::PyMax => Iv {
+                        lo: x.lo.max(y.lo),
+                        hi: x.hi.max(y.hi),
+                    },
                     BinOp::Mul if y.lo == y.hi => {
                         let (p, q) = (mul_c(x.lo, y.lo), mul_c(x.hi, y.lo));
-                        Iv { lo: p.min(q), hi: p.max(q) }
+                        Iv {
+                            lo: p.min(q),
+                            hi: p.max(q),
+                        }
                     }
                     BinOp::Mul if x.lo == x.hi => {
                         let (p, q) = (mul_c(y.lo, x.lo), mul_c(y.hi, x.lo));
-                        Iv { lo: p.min(q), hi: p.max(q) }
+                        Iv {
+                            lo: p.min(q),
+                            hi: p.max(q),
+                        }
                     }
                     BinOp::FloorDiv if y.lo == y.hi && y.lo > 0 => {
-                        let d = |v: i64| if v == INF || v == NINF { v } else { v.div_euclid(y.lo) };
-                        Iv { lo: d(x.lo), hi: d(x.hi) }
+                        let d = |v: i64| {
+                            if v == INF || v == NINF {
+                                v
+                            } else {
+                                v.div_euclid(y.lo)
+                            }
+                        };
+                        Iv {
+                            lo: d(x.lo),
+                            hi: d(x.hi),
+                        }
                     }
-                    BinOp::Mod if y.lo == y.hi && y.lo > 0 => Iv { lo: 0, hi: y.lo - 1 },
+                    BinOp::Mod if y.lo == y.hi && y.lo > 0 => Iv {
+                        lo: 0,
+                        hi: y.lo - 1,
+                    },
                     BinOp::And if y.lo == y.hi && y.lo >= 0 => Iv { lo: 0, hi: y.lo },
-                    BinOp::And | BinOp::Or | BinOp::Xor if a.ty(self.f) == Ty::Bool => Iv { lo: 0, hi: 1 },
+                    BinOp::And | BinOp::Or | BinOp::Xor if a.ty(self.f) == Ty::Bool => {
+                        Iv { lo: 0, hi: 1 }
+                    }
                     _ => Iv::TOP,
                 }
             }
             Expr::Select(c, a, b) => {
-                let (t, f) = (self.refine(c, true, refined), self.refine(c, false, refined));
+                let (t, f) = (
+                    self.refine(c, true, refined),
+                    self.refine(c, false, refined),
+                );
                 let x = match &t {
                     Some(r) => self.eval(a, r),
                     None => Iv { lo: 1, hi: 0 },
@@ -259,11 +351,26 @@ impl Analysis<'_> {
                 let o = self.eval(other, base);
                 let cur = self.eval(&Expr::Var(ndjit::ir::Var(v as u32)), base);
                 let r = match op {
-                    CmpOp::Lt => Iv { lo: cur.lo, hi: cur.hi.min(add(o.hi, -1)) },
-                    CmpOp::Le => Iv { lo: cur.lo, hi: cur.hi.min(o.hi) },
-                    CmpOp::Gt => Iv { lo: cur.lo.max(add(o.lo, 1)), hi: cur.hi },
-                    CmpOp::Ge => Iv { lo: cur.lo.max(o.lo), hi: cur.hi },
-                    CmpOp::Eq => Iv { lo: cur.lo.max(o.lo), hi: cur.hi.min(o.hi) },
+                    CmpOp::Lt => Iv {
+                        lo: cur.lo,
+                        hi: cur.hi.min(add(o.hi, -1)),
+                    },
+                    CmpOp::Le => Iv {
+                        lo: cur.lo,
+                        hi: cur.hi.min(o.hi),
+                    },
+                    CmpOp::Gt => Iv {
+                        lo: cur.lo.max(add(o.lo, 1)),
+                        hi: cur.hi,
+                    },
+                    CmpOp::Ge => Iv {
+                        lo: cur.lo.max(o.lo),
+                        hi: cur.hi,
+                    },
+                    CmpOp::Eq => Iv {
+                        lo: cur.lo.max(o.lo),
+                        hi: cur.hi.min(o.hi),
+                    },
                     CmpOp::Ne => cur,
                 };
                 if r.empty() {

@@ -44,10 +44,20 @@ impl Mode {
             "nearest" => Mode::Nearest,
             "mirror" => Mode::Mirror,
             "wrap" | "grid-wrap" => Mode::Wrap,
-            other => return Err(GpuError::Invalid(format!("boundary mode not supported: {other:?}"))),
+            other => {
+                return Err(GpuError::Invalid(format!(
+                    "boundary mode not supported: {other:?}"
+                )))
+            }
         })
     }
-    pub const ALL: [Mode; 5] = [Mode::Reflect, Mode::Constant, Mode::Nearest, Mode::Mirror, Mode::Wrap];
+    pub const ALL: [Mode; 5] = [
+        Mode::Reflect,
+        Mode::Constant,
+        Mode::Nearest,
+        Mode::Mirror,
+        Mode::Wrap,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Mode::Reflect => "reflect",
@@ -96,7 +106,11 @@ impl DType {
             "uint8" | "u1" | "B" | "|u1" => DType::U8,
             "uint16" | "u2" | "H" | "<u2" => DType::U16,
             "int32" | "i4" | "i" | "<i4" => DType::I32,
-            other => return Err(GpuError::Unsupported(format!("arrays of dtype {other} (supported: float64, float32, uint8, uint16, int32)"))),
+            other => {
+                return Err(GpuError::Unsupported(format!(
+                    "arrays of dtype {other} (supported: float64, float32, uint8, uint16, int32)"
+                )))
+            }
         })
     }
     pub const ALL: [DType; 5] = [DType::F64, DType::F32, DType::U8, DType::U16, DType::I32];
@@ -111,9 +125,15 @@ pub struct Target {
 
 impl Target {
     /// `.version 7.8 / .target sm_90`: Hopper (H100/H200).
-    pub const SM90: Target = Target { version: (7, 8), sm: 90 };
+    pub const SM90: Target = Target {
+        version: (7, 8),
+        sm: 90,
+    };
     /// `.version 7.0 / .target sm_75`: any GPU from Turing on, and drivers from CUDA 11.0 on.
-    pub const PORTABLE: Target = Target { version: (7, 0), sm: 75 };
+    pub const PORTABLE: Target = Target {
+        version: (7, 0),
+        sm: 75,
+    };
 
     /// The target for a device of compute capability `major.minor` under a driver of CUDA
     /// version `driver` (as `cuDriverGetVersion` reports it, e.g. 12080): the device's own `sm_`
@@ -137,8 +157,15 @@ impl Target {
             75..=79 => (6, 3),
             _ => (6, 0),
         };
-        let version = if by_driver >= needed { by_driver.min((8, 0)) } else { needed };
-        Target { version: version.max(needed), sm }
+        let version = if by_driver >= needed {
+            by_driver.min((8, 0))
+        } else {
+            needed
+        };
+        Target {
+            version: version.max(needed),
+            sm,
+        }
     }
 }
 
@@ -196,16 +223,22 @@ impl KernelSpec {
     pub fn validate(&self) -> Result<()> {
         let r = self.shape.len();
         if !(1..=3).contains(&r) {
-            return Err(GpuError::Unsupported(format!("{r}-d images (the GPU backend handles 1 to 3 dimensions)")));
+            return Err(GpuError::Unsupported(format!(
+                "{r}-d images (the GPU backend handles 1 to 3 dimensions)"
+            )));
         }
         if self.mask.len() != self.shape.iter().product::<usize>() || self.shape.contains(&0) {
-            return Err(GpuError::Invalid("footprint array has incorrect shape".into()));
+            return Err(GpuError::Invalid(
+                "footprint array has incorrect shape".into(),
+            ));
         }
         if self.filter_size() == 0 {
             return Err(GpuError::Invalid("no footprint elements".into()));
         }
         if self.origin.len() != r {
-            return Err(GpuError::Invalid("sequence argument must have length equal to input rank".into()));
+            return Err(GpuError::Invalid(
+                "sequence argument must have length equal to input rank".into(),
+            ));
         }
         for (&n, &o) in self.shape.iter().zip(&self.origin) {
             let s = (n / 2) as isize + o;
@@ -243,10 +276,18 @@ pub const REPLAY_OK: u64 = u64::MAX;
 
 /// Generates the stencil kernels of `func` (the IR specialised to `spec.filter_size()`), with
 /// the bound values `values` (laid out by `layout`) baked in.
-pub fn generate(func: &Func, layout: &Layout, values: &[(String, Value)], spec: &KernelSpec) -> Result<Kernel> {
+pub fn generate(
+    func: &Func,
+    layout: &Layout,
+    values: &[(String, Value)],
+    spec: &KernelSpec,
+) -> Result<Kernel> {
     spec.validate()?;
     if func.sig != ir::Sig::Filter {
-        return Err(GpuError::Unsupported(format!("{:?} functions (the GPU runs generic_filter callbacks)", func.sig)));
+        return Err(GpuError::Unsupported(format!(
+            "{:?} functions (the GPU runs generic_filter callbacks)",
+            func.sig
+        )));
     }
     if func.filter_size != Some(spec.filter_size()) {
         return Err(GpuError::Unsupported(format!(
@@ -271,7 +312,11 @@ pub struct BoundValues {
 impl BoundValues {
     /// As `ndjit`'s context stores them: an int bound to a float slot becomes a float.
     pub fn new(layout: &Layout, values: &[(String, Value)]) -> BoundValues {
-        let mut b = BoundValues { floats: vec![0.0; layout.floats as usize], ints: vec![0; layout.ints as usize], arrays: vec![vec![]; layout.arrays as usize] };
+        let mut b = BoundValues {
+            floats: vec![0.0; layout.floats as usize],
+            ints: vec![0; layout.ints as usize],
+            arrays: vec![vec![]; layout.arrays as usize],
+        };
         for (name, v) in values {
             match (layout.slot(name), v) {
                 (Some(Slot::Float(k)), Value::Float(x)) => b.floats[k as usize] = *x,
@@ -337,19 +382,54 @@ fn subst_stmt(s: &Stmt, f: &dyn Fn(&Expr) -> Expr) -> Stmt {
         Stmt::Assign(v, e) => Stmt::Assign(*v, f(e)),
         Stmt::Store(a, i, v) => Stmt::Store(*a, f(i), f(v)),
         Stmt::If(c, t, e) => Stmt::If(f(c), block(t), block(e)),
-        Stmt::Loop { body, latch } => Stmt::Loop { body: block(body), latch: block(latch) },
+        Stmt::Loop { body, latch } => Stmt::Loop {
+            body: block(body),
+            latch: block(latch),
+        },
         Stmt::Break => Stmt::Break,
         Stmt::Succeed => Stmt::Succeed,
         Stmt::Continue => Stmt::Continue,
-        Stmt::Check { cond, err, a, b } => Stmt::Check { cond: f(cond), err: *err, a: f(a), b: f(b) },
+        Stmt::Check { cond, err, a, b } => Stmt::Check {
+            cond: f(cond),
+            err: *err,
+            a: f(a),
+            b: f(b),
+        },
         Stmt::Return(e) => Stmt::Return(f(e)),
-        Stmt::Reduce { dst, op, len, index, elem, on_empty } => {
-            Stmt::Reduce { dst: *dst, op: *op, len: f(len), index: *index, elem: f(elem), on_empty: *on_empty }
-        }
-        Stmt::Fill { dst, len, index, elem, keep } => {
-            Stmt::Fill { dst: *dst, len: f(len), index: *index, elem: f(elem), keep: keep.as_ref().map(f) }
-        }
+        Stmt::Reduce {
+            dst,
+            op,
+            len,
+            index,
+            elem,
+            on_empty,
+        } => Stmt::Reduce {
+            dst: *dst,
+            op: *op,
+            len: f(len),
+            index: *index,
+            elem: f(elem),
+            on_empty: *on_empty,
+        },
+        Stmt::Fill {
+            dst,
+            len,
+            index,
+            elem,
+            keep,
+        } => Stmt::Fill {
+            dst: *dst,
+            len: f(len),
+            index: *index,
+            elem: f(elem),
+            keep: keep.as_ref().map(f),
+        },
         Stmt::ArrayOp(op, a) => Stmt::ArrayOp(*op, *a),
-        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted { dst: *dst, stat: *stat, arr: *arr, q: f(q) },
+        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted {
+            dst: *dst,
+            stat: *stat,
+            arr: *arr,
+            q: f(q),
+        },
     }
 }

@@ -66,7 +66,12 @@ pub fn pruned(n: usize, needed: &[usize]) -> Vec<Comparator> {
         }
         live[i] = true;
         live[j] = true;
-        out.push(Comparator { i, j, want_min, want_max });
+        out.push(Comparator {
+            i,
+            j,
+            want_min,
+            want_max,
+        });
     }
     out.reverse();
     out
@@ -115,6 +120,11 @@ mod tests {
             }
         }
         // For a median of 25 the pruned network is smaller than the full one (113 vs 140).
-        assert!(pruned(25, &[12]).len() < batcher(25).len(), "{} vs {}", pruned(25, &[12]).len(), batcher(25).len());
+        assert!(
+            pruned(25, &[12]).len() < batcher(25).len(),
+            "{} vs {}",
+            pruned(25, &[12]).len(),
+            batcher(25).len()
+        );
     }
 }

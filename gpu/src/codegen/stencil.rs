@@ -2,9 +2,13 @@
 //! input conversion, output casts and failure records.
 
 use super::body::{Body, Exits, Restart, Shared};
-use super::{BoundValues, DType, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS};
+use super::{
+    BoundValues, DType, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
+};
 use crate::error::{GpuError, Result};
-use crate::pir::{Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T};
+use crate::pir::{
+    Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T,
+};
 use ndjit::ir::{self, Func as IrFunc, Stmt};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -34,7 +38,11 @@ impl Geo {
                 for kx in 0..f[2] {
                     // The mask is over the original rank; the padded axes have one entry.
                     if spec.mask[k] {
-                        taps.push([kz as i64 - shift[0], ky as i64 - shift[1], kx as i64 - shift[2]]);
+                        taps.push([
+                            kz as i64 - shift[0],
+                            ky as i64 - shift[1],
+                            kx as i64 - shift[2],
+                        ]);
                     }
                     k += 1;
                 }
@@ -94,11 +102,16 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         sh.network = spec.network;
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
-        let built = build_main(&mut sh, &geo, spec, outputs).and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
+        let built = build_main(&mut sh, &geo, spec, outputs)
+            .and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
         match built {
             Ok((main, replay)) => {
                 // Two modules: the replay kernel is only compiled when a pixel fails.
-                let mut modules = [(main, Module::new(spec.target.version, spec.target.sm)), (replay, Module::new(spec.target.version, spec.target.sm))].map(|(f, mut m)| {
+                let mut modules = [
+                    (main, Module::new(spec.target.version, spec.target.sm)),
+                    (replay, Module::new(spec.target.version, spec.target.sm)),
+                ]
+                .map(|(f, mut m)| {
                     m.funcs.push(f);
                     for g in &sh.globals {
                         m.add_global(g.clone());
@@ -111,9 +124,21 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
                     }
                     m
                 });
-                let replay = std::mem::replace(&mut modules[1], Module::new(spec.target.version, spec.target.sm));
-                let main = std::mem::replace(&mut modules[0], Module::new(spec.target.version, spec.target.sm));
-                return Ok(Kernel { module: main, replay, outputs_per_thread: outputs, block: (32, 8), filter_size: geo.taps.len() });
+                let replay = std::mem::replace(
+                    &mut modules[1],
+                    Module::new(spec.target.version, spec.target.sm),
+                );
+                let main = std::mem::replace(
+                    &mut modules[0],
+                    Module::new(spec.target.version, spec.target.sm),
+                );
+                return Ok(Kernel {
+                    module: main,
+                    replay,
+                    outputs_per_thread: outputs,
+                    block: (32, 8),
+                    filter_size: geo.taps.len(),
+                });
             }
             Err(Restart::Local(a)) => {
                 if !local.insert(a) {
@@ -129,22 +154,36 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
             Err(Restart::Unsupported(what)) => return Err(GpuError::Unsupported(what.into())),
         }
     }
-    Err(GpuError::Unsupported("could not place the filter's scratch arrays".into()))
+    Err(GpuError::Unsupported(
+        "could not place the filter's scratch arrays".into(),
+    ))
 }
 
 fn params(replay: bool) -> Vec<Param> {
     let mut p = vec![];
     for n in ["in", "out", "err"] {
-        p.push(Param { name: n.into(), t: T::U64 });
+        p.push(Param {
+            name: n.into(),
+            t: T::U64,
+        });
     }
     for n in ["d", "h", "w"] {
-        p.push(Param { name: n.into(), t: T::S32 });
+        p.push(Param {
+            name: n.into(),
+            t: T::S32,
+        });
     }
     for n in ["is0", "is1", "is2", "os0", "os1", "os2"] {
-        p.push(Param { name: n.into(), t: T::S64 });
+        p.push(Param {
+            name: n.into(),
+            t: T::S64,
+        });
     }
     if replay {
-        p.push(Param { name: "pixel".into(), t: T::U64 });
+        p.push(Param {
+            name: "pixel".into(),
+            t: T::U64,
+        });
     }
     p
 }
@@ -170,8 +209,16 @@ fn load_args(k: &mut Func) -> Args {
         d: p(k, "d", T::S32),
         h: p(k, "h", T::S32),
         w: p(k, "w", T::S32),
-        is: [p(k, "is0", T::S64), p(k, "is1", T::S64), p(k, "is2", T::S64)],
-        os: [p(k, "os0", T::S64), p(k, "os1", T::S64), p(k, "os2", T::S64)],
+        is: [
+            p(k, "is0", T::S64),
+            p(k, "is1", T::S64),
+            p(k, "is2", T::S64),
+        ],
+        os: [
+            p(k, "os0", T::S64),
+            p(k, "os1", T::S64),
+            p(k, "os2", T::S64),
+        ],
     }
 }
 
@@ -214,7 +261,15 @@ fn store_output(k: &mut Func, dt: DType, addr: Addr, v: Reg) {
         }
         _ => {
             let lo = k.setp(Cmp::Gt, T::F64, v, Src::f64(-2147483649.0));
-            let ok = k.setp_comb(Cmp::Lt, T::F64, v, Src::f64(2147483648.0), BoolOp::And, lo, false);
+            let ok = k.setp_comb(
+                Cmp::Lt,
+                T::F64,
+                v,
+                Src::f64(2147483648.0),
+                BoolOp::And,
+                lo,
+                false,
+            );
             let t = k.cvt(Some(Rnd::Rzi), T::S32, T::F64, v);
             let r = k.selp(T::S32, t, Src::I(i32::MIN as i64), ok);
             let st = match dt {
@@ -245,7 +300,13 @@ fn record_failure(k: &mut Func, err: Reg, pixel: Reg, site: Reg) {
     let key = k.bin(Bin::Shl, T::B64, pixel, Src::I(SITE_BITS as i64));
     let key = k.bin(Bin::Or, T::B64, key, site);
     let d = k.reg(Cls::B64);
-    k.push(Ins::Atom { op: AtomOp::Min, t: T::U64, d, addr: Addr::reg(err, 0), a: Src::R(key) });
+    k.push(Ins::Atom {
+        op: AtomOp::Min,
+        t: T::U64,
+        d,
+        addr: Addr::reg(err, 0),
+        a: Src::R(key),
+    });
 }
 
 /// scipy's mapping of coordinate `c` on an axis of length `n` (both s32); returns the in-range
@@ -328,16 +389,18 @@ fn map_coord(k: &mut Func, mode: Mode, c: Reg, n: Reg) -> (Reg, Option<Reg>) {
     }
 }
 
-/// The name of the coordinate-mapping device function.
-const MAP_FN: &str = "ndjit_map_coord";
+/// The name of the coordinate-mapping device function of a mode.
+fn map_fn(mode: Mode) -> String {
+    format!("ndjit_map_{}", mode.name())
+}
 
-/// Defines `ndjit_map_coord(c, n) -> (coordinate, inside)` for `mode` (a function, so that the
-/// boundary path calls one copy of the division-heavy mapping instead of inlining it per offset).
+/// Defines `ndjit_map_<mode>(c, n) -> (coordinate, inside)` (a function, so that the boundary
+/// path calls one copy of the division-heavy mapping instead of inlining it per offset).
 fn define_map(m: &mut Module, mode: Mode) {
-    if m.has_func(MAP_FN) {
+    if m.has_func(&map_fn(mode)) {
         return;
     }
-    let mut f = Func::new_func(MAP_FN, &[Cls::B32, Cls::B32], &[Cls::B32, Cls::B32]);
+    let mut f = Func::new_func(&map_fn(mode), &[Cls::B32, Cls::B32], &[Cls::B32, Cls::B32]);
     let (c, n) = (f.args[0], f.args[1]);
     let (r, inside) = map_coord(&mut f, mode, c, n);
     let ins = match inside {
@@ -361,8 +424,12 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
                     (coord[ax], None)
                 } else {
                     let c = k.bin(Bin::Add, T::S32, coord[ax], Src::I(t[ax]));
-                    let r = k.call(MAP_FN, vec![c, dims[ax]], &[Cls::B32, Cls::B32]);
-                    let inside = if spec.mode == Mode::Constant { Some(k.setp(Cmp::Ne, T::S32, r[1], Src::I(0))) } else { None };
+                    let r = k.call(&map_fn(spec.mode), vec![c, dims[ax]], &[Cls::B32, Cls::B32]);
+                    let inside = if spec.mode == Mode::Constant {
+                        Some(k.setp(Cmp::Ne, T::S32, r[1], Src::I(0)))
+                    } else {
+                        None
+                    };
                     (r[0], inside)
                 };
                 mapped[ax].insert(t[ax], m);
@@ -411,7 +478,12 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
     out
 }
 
-fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> std::result::Result<Func, Restart> {
+fn build_main(
+    sh: &mut Shared,
+    geo: &Geo,
+    spec: &KernelSpec,
+    outputs: u32,
+) -> std::result::Result<Func, Restart> {
     let mut k = Func::new_entry(ENTRY, params(false));
     let a = load_args(&mut k);
     let exit = k.new_label();
@@ -470,11 +542,12 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
     } else {
         None
     };
-    let vec_out = if spec.contiguous && matches!(spec.output, DType::F64 | DType::F32) && v * osize_v == 16 {
-        Some(aligned(&mut k, a.out, &[a.os[0], a.os[1]], osize_v))
-    } else {
-        None
-    };
+    let vec_out =
+        if spec.contiguous && matches!(spec.output, DType::F64 | DType::F32) && v * osize_v == 16 {
+            Some(aligned(&mut k, a.out, &[a.os[0], a.os[1]], osize_v))
+        } else {
+            None
+        };
     for (ax, c, n) in [(0usize, z, a.d), (1, y, a.h), (2, x0, a.w)] {
         let mut reach_hi = geo.hi[ax] + if ax == 2 { v - 1 } else { 0 };
         if ax == 2 && vec_in.is_some() {
@@ -504,7 +577,11 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
     let e0 = k.fma(T::S64, xw, a.is[2], e0);
     let e0 = k.bin(Bin::Mul, T::S64, e0, Src::I(esize));
     let pin = k.bin(Bin::Add, T::S64, a.inp, e0);
-    let sx = if spec.contiguous { None } else { Some(k.bin(Bin::Mul, T::S64, a.is[2], Src::I(esize))) };
+    let sx = if spec.contiguous {
+        None
+    } else {
+        Some(k.bin(Bin::Mul, T::S64, a.is[2], Src::I(esize)))
+    };
     // The window: each needed element loaded once, into registers shared by both load paths.
     let mut cols: BTreeMap<(i64, i64), BTreeSet<i64>> = BTreeMap::new();
     for t in &geo.taps {
@@ -534,13 +611,24 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
             for q in chunks {
                 let t = if esize == 8 { T::F64 } else { T::F32 };
                 let parts: Vec<Reg> = (0..vw).map(|_| k.reg(t.cls())).collect();
-                k.push(Ins::LdV { sp: Space::GlobalNc, t, d: parts.clone(), addr: Addr::reg(rp, q * 16) });
+                k.push(Ins::LdV {
+                    sp: Space::GlobalNc,
+                    t,
+                    d: parts.clone(),
+                    addr: Addr::reg(rp, q * 16),
+                });
                 for (j, r) in parts.iter().enumerate() {
                     if let Some(w) = window.get(&(dz, dy, q * vw + j as i64)) {
                         if esize == 8 {
                             k.set(T::F64, *w, *r);
                         } else {
-                            k.push(Ins::Cvt { rnd: None, dt: T::F64, st: T::F32, d: *w, a: Src::R(*r) });
+                            k.push(Ins::Cvt {
+                                rnd: None,
+                                dt: T::F64,
+                                st: T::F32,
+                                d: *w,
+                                a: Src::R(*r),
+                            });
                         }
                     }
                 }
@@ -568,13 +656,21 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
     let o0 = k.fma(T::S64, xw, a.os[2], o0);
     let o0 = k.bin(Bin::Mul, T::S64, o0, Src::I(osize));
     let pout = k.bin(Bin::Add, T::S64, a.out, o0);
-    let ox = if spec.contiguous { None } else { Some(k.bin(Bin::Mul, T::S64, a.os[2], Src::I(osize))) };
+    let ox = if spec.contiguous {
+        None
+    } else {
+        Some(k.bin(Bin::Mul, T::S64, a.os[2], Src::I(osize)))
+    };
     // Linear index of the first output, for failure records.
     let pix0 = k.fma(T::S64, zw, hw, yw);
     let pix0 = k.fma(T::S64, pix0, ww, xw);
     let mut results = Vec::new();
     for vv in 0..v {
-        let taps: Vec<Reg> = geo.taps.iter().map(|t| window[&(t[0], t[1], t[2] + vv)]).collect();
+        let taps: Vec<Reg> = geo
+            .taps
+            .iter()
+            .map(|t| window[&(t[0], t[1], t[2] + vv)])
+            .collect();
         let cols: Vec<[i64; 3]> = geo.taps.iter().map(|t| [t[0], t[1], t[2] + vv]).collect();
         let ex = exits(&mut k, false);
         let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
@@ -604,8 +700,20 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
         let (scalar, done) = (k.new_label(), k.new_label());
         k.bra_if(vec_ok, true, scalar);
         let t = if osize == 8 { T::F64 } else { T::F32 };
-        let vals: Vec<Reg> = if osize == 8 { results.clone() } else { results.iter().map(|r| k.cvt(Some(Rnd::Rn), T::F32, T::F64, *r)).collect() };
-        k.push(Ins::StV { sp: Space::Global, t, addr: Addr::reg(pout, 0), a: vals });
+        let vals: Vec<Reg> = if osize == 8 {
+            results.clone()
+        } else {
+            results
+                .iter()
+                .map(|r| k.cvt(Some(Rnd::Rn), T::F32, T::F64, *r))
+                .collect()
+        };
+        k.push(Ins::StV {
+            sp: Space::Global,
+            t,
+            addr: Addr::reg(pout, 0),
+            a: vals,
+        });
         k.bra(done);
         k.place(scalar);
         for (vv, r) in results.iter().enumerate() {
@@ -658,7 +766,11 @@ fn build_main(sh: &mut Shared, geo: &Geo, spec: &KernelSpec, outputs: u32) -> st
 
 /// One pixel through the general path; writes `err[1..4] = (code, a, b)` and the neighbourhood
 /// at `err[4..]`.
-fn build_replay(sh: &mut Shared, geo: &Geo, spec: &KernelSpec) -> std::result::Result<Func, Restart> {
+fn build_replay(
+    sh: &mut Shared,
+    geo: &Geo,
+    spec: &KernelSpec,
+) -> std::result::Result<Func, Restart> {
     let mut k = Func::new_entry(REPLAY_ENTRY, params(true));
     let a = load_args(&mut k);
     let pixel = k.ld(Space::Param, T::U64, Addr::sym("pixel", 0));
@@ -671,14 +783,24 @@ fn build_replay(sh: &mut Shared, geo: &Geo, spec: &KernelSpec) -> std::result::R
     let [x, y, z] = [xq, yq, zq].map(|r| k.cvt(None, T::U32, T::U64, r));
     let taps = gather(&mut k, &a, geo, spec, [z, y, x]);
     for (i, t) in taps.iter().enumerate() {
-        k.st(Space::Global, T::F64, Addr::reg(a.err, 8 * (4 + i as i64)), *t);
+        k.st(
+            Space::Global,
+            T::F64,
+            Addr::reg(a.err, 8 * (4 + i as i64)),
+            *t,
+        );
     }
     let ex = exits(&mut k, true);
     let (ok, fail, site, ea, eb) = (ex.ok, ex.fail, ex.site, ex.a, ex.b);
     Body::translate(sh, &mut k, &taps, ex, "br")?;
     let end = k.new_label();
     k.place(ok);
-    k.st(Space::Global, T::U64, Addr::reg(a.err, 8), Src::I(REPLAY_OK as i64));
+    k.st(
+        Space::Global,
+        T::U64,
+        Addr::reg(a.err, 8),
+        Src::I(REPLAY_OK as i64),
+    );
     k.bra(end);
     k.place(fail);
     k.st(Space::Global, T::U64, Addr::reg(a.err, 8), site);

@@ -26,7 +26,11 @@ thread_local! {
 }
 
 fn with<R>(f: impl FnOnce(&mut Ctx) -> R) -> R {
-    CTX.with(|c| f(c.borrow_mut().as_mut().expect("math DSL used outside define()")))
+    CTX.with(|c| {
+        f(c.borrow_mut()
+            .as_mut()
+            .expect("math DSL used outside define()"))
+    })
 }
 
 fn emit<R>(f: impl FnOnce(&mut Func) -> R) -> R {
@@ -35,14 +39,26 @@ fn emit<R>(f: impl FnOnce(&mut Func) -> R) -> R {
 
 /// Defines device function `name` in `m` (with whatever it calls, through `resolve`), unless
 /// already there. `body` receives the argument registers.
-pub fn define(m: &mut Module, name: &str, args: &[Cls], rets: &[Cls], body: impl FnOnce(&[Reg]), resolve: &dyn Fn(&mut Module, &str)) {
+pub fn define(
+    m: &mut Module,
+    name: &str,
+    args: &[Cls],
+    rets: &[Cls],
+    body: impl FnOnce(&[Reg]),
+    resolve: &dyn Fn(&mut Module, &str),
+) {
     if m.has_func(name) {
         return;
     }
     let f = Func::new_func(name, args, rets);
     let regs = f.args.clone();
     CTX.with(|c| {
-        let prev = c.borrow_mut().replace(Ctx { f, deps: vec![], globals: vec![], loops: vec![] });
+        let prev = c.borrow_mut().replace(Ctx {
+            f,
+            deps: vec![],
+            globals: vec![],
+            loops: vec![],
+        });
         assert!(prev.is_none(), "define() is not reentrant");
     });
     body(&regs);
@@ -174,7 +190,11 @@ impl F {
     pub fn from_bits(l: impl Lv) -> F {
         F(emit(|f| {
             let d = f.reg(Cls::F64);
-            f.push(Ins::Mov { t: T::B64, d, a: l.src() });
+            f.push(Ins::Mov {
+                t: T::B64,
+                d,
+                a: l.src(),
+            });
             d
         }))
     }
@@ -255,7 +275,13 @@ impl F {
 fn fbits(op: Bin, a: Reg, b: Src) -> F {
     F(emit(|f| {
         let d = f.reg(Cls::F64);
-        f.push(Ins::Bin { op, t: T::B64, d, a: Src::R(a), b });
+        f.push(Ins::Bin {
+            op,
+            t: T::B64,
+            d,
+            a: Src::R(a),
+            b,
+        });
         d
     }))
 }
@@ -552,7 +578,13 @@ pub fn call_f(name: &str, args: &[F]) -> F {
 pub fn table(name: &str, t: T, data: Vec<u64>) {
     with(|c| {
         if !c.globals.iter().any(|g| g.name == name) {
-            c.globals.push(Global { name: name.to_string(), space: Space::Global, t, data, init: true });
+            c.globals.push(Global {
+                name: name.to_string(),
+                space: Space::Global,
+                t,
+                data,
+                init: true,
+            });
         }
     });
 }

@@ -59,7 +59,9 @@ pub fn exp(a: &[crate::pir::Reg]) {
     let hx = hx0 & 0x7fffffffu32;
     if_(hx.ge(0x4086232bu32), || {
         if_(x.is_nan(), || ret_f(x));
-        if_(x.gt(709.782712893383973096), || ret_f(x * fb(0x7fe0000000000000)));
+        if_(x.gt(709.782712893383973096), || {
+            ret_f(x * fb(0x7fe0000000000000))
+        });
         if_(x.lt(-708.39641853226410622), || {
             if_(x.lt(-745.13321910194110842), || ret_f(0.0));
         });
@@ -117,7 +119,9 @@ pub fn exp2(a: &[crate::pir::Reg]) {
     if_else(
         ix.ge(0x408ff000u32),
         || {
-            if_(ix.ge(0x40900000u32) & !neg, || ret_f(x * fb(0x7fe0000000000000)));
+            if_(ix.ge(0x40900000u32) & !neg, || {
+                ret_f(x * fb(0x7fe0000000000000))
+            });
             if_(ix.ge(0x7ff00000u32), || ret_f(-1.0 / x));
             if_(neg, || {
                 if_(x.le(-1075.0), || ret_f(0.0));
@@ -215,7 +219,11 @@ pub fn expm1(a: &[crate::pir::Reg]) {
     let twopk = F::from_bits((k + 0x3ff).to_l() << 52);
     if_(k.lt(0) | k.gt(56), || {
         let y = F::var(x - e + 1.0);
-        if_else(k.eq(1024), || y.set(y * 2.0 * fb(0x7fe0000000000000)), || y.set(y * twopk));
+        if_else(
+            k.eq(1024),
+            || y.set(y * 2.0 * fb(0x7fe0000000000000)),
+            || y.set(y * twopk),
+        );
         ret_f(y - 1.0);
     });
     let uf = F::from_bits((I::var(0x3ff) - k).to_l() << 52);

@@ -108,7 +108,9 @@ pub fn asinh(a: &[Reg]) {
                 e.ge(0x3ffu32 + 1),
                 || x.set(log(2.0 * x + 1.0 / ((x * x + 1.0).sqrt() + x))),
                 || {
-                    if_(e.ge(0x3ffu32 - 26), || x.set(log1p(x + x * x / ((x * x + 1.0).sqrt() + 1.0))));
+                    if_(e.ge(0x3ffu32 - 26), || {
+                        x.set(log1p(x + x * x / ((x * x + 1.0).sqrt() + 1.0)))
+                    });
                 },
             );
         },
@@ -124,7 +126,9 @@ pub fn acosh(a: &[Reg]) {
         let xm1 = x - 1.0;
         ret_f(log1p(xm1 + (xm1 * xm1 + 2.0 * xm1).sqrt()));
     });
-    if_(e.lt(0x3ffu32 + 26), || ret_f(log(2.0 * x - 1.0 / (x + (x * x - 1.0).sqrt()))));
+    if_(e.lt(0x3ffu32 + 26), || {
+        ret_f(log(2.0 * x - 1.0 / (x + (x * x - 1.0).sqrt())))
+    });
     ret_f(log(x) + LN2);
 }
 
@@ -136,7 +140,9 @@ pub fn atanh(a: &[Reg]) {
     if_else(
         e.lt(0x3ffu32 - 1),
         || {
-            if_(e.ge(0x3ffu32 - 32), || y.set(0.5 * log1p(2.0 * y + 2.0 * y * y / (1.0 - y))));
+            if_(e.ge(0x3ffu32 - 32), || {
+                y.set(0.5 * log1p(2.0 * y + 2.0 * y * y / (1.0 - y)))
+            });
         },
         || y.set(0.5 * log1p(2.0 * (y / (1.0 - y)))),
     );

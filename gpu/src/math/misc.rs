@@ -8,7 +8,12 @@ pub fn cbrt(a: &[Reg]) {
     let x = F(a[0]);
     let escale1 = fb(0x3ff428a2f98d728b);
     let escale2 = fb(0x3ff965fea53d6e3d);
-    let c = [fb(0x3fe1b0babccfef9c), fb(0x3fe2c9a3e94d1da5), fb(0xbfc4dc30b1a1ddba), fb(0x3f97a8d3e4ec9b07)];
+    let c = [
+        fb(0x3fe1b0babccfef9c),
+        fb(0x3fe2c9a3e94d1da5),
+        fb(0xbfc4dc30b1a1ddba),
+        fb(0x3f97a8d3e4ec9b07),
+    ];
     let u0 = fb(0x3fd5555555555555);
     let u1 = fb(0x3fcc71c71c71c71c);
     let off = fb(0x3ca0000000000000); // 2^-53
@@ -76,8 +81,12 @@ pub fn cbrt(a: &[Reg]) {
         if_(ady0.lt(t98) | ady1.lt(t98), || {
             let azz = zz.abs();
             let sgn = zz.bits() & 0x8000_0000_0000_0000u64;
-            if_(azz.eq(fb(0x4009b78223aa307c)), || y1.set(F::from_bits(F::var(fb(0x3ff79d15d0e8d59c)).bits() | sgn)));
-            if_(azz.eq(fb(0x401a202bfc89ddff)), || y1.set(F::from_bits(F::var(fb(0x3ffde87aa837820f)).bits() | sgn)));
+            if_(azz.eq(fb(0x4009b78223aa307c)), || {
+                y1.set(F::from_bits(F::var(fb(0x3ff79d15d0e8d59c)).bits() | sgn))
+            });
+            if_(azz.eq(fb(0x401a202bfc89ddff)), || {
+                y1.set(F::from_bits(F::var(fb(0x3ffde87aa837820f)).bits() | sgn))
+            });
         });
     });
     let cvt3 = L::var(y1.bits() + ((et - 342u32 - 1023u32).to_l() << 52));
@@ -85,9 +94,15 @@ pub fn cbrt(a: &[Reg]) {
     let m1 = m0 >> 63;
     if_((m0 ^ m1).le(1u64 << 30), || {
         let cvt4 = (y1.bits() + (164u64 << 15)) & 0xffff_ffff_ffff_0000u64;
-        if_(((F::from_bits(cvt4) - y1) - dy).abs().lt(fb(0x3c30000000000000)) | zz.abs().eq(1.0), || {
-            cvt3.set((cvt3 + (1u64 << 15)) & 0xffff_ffff_ffff_0000u64);
-        });
+        if_(
+            ((F::from_bits(cvt4) - y1) - dy)
+                .abs()
+                .lt(fb(0x3c30000000000000))
+                | zz.abs().eq(1.0),
+            || {
+                cvt3.set((cvt3 + (1u64 << 15)) & 0xffff_ffff_ffff_0000u64);
+            },
+        );
     });
     ret_f(F::from_bits(cvt3));
 }
@@ -208,7 +223,9 @@ pub fn fmod(a: &[Reg]) {
 
 pub fn copysign(a: &[Reg]) {
     let (x, y) = (F(a[0]), F(a[1]));
-    ret_f(F::from_bits((x.bits() & 0x7FFF_FFFF_FFFF_FFFFu64) | (y.bits() & 0x8000_0000_0000_0000u64)));
+    ret_f(F::from_bits(
+        (x.bits() & 0x7FFF_FFFF_FFFF_FFFFu64) | (y.bits() & 0x8000_0000_0000_0000u64),
+    ));
 }
 
 fn copysign0(v: F) -> F {
@@ -258,4 +275,3 @@ pub fn remainder(a: &[Reg]) {
     let (_, m) = divmod(F(a[0]), F(a[1]));
     ret_f(m);
 }
-

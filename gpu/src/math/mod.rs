@@ -12,8 +12,8 @@
 //! Each routine is a `.func` named like the CPU's symbol (`ndjit_exp`), defined on demand with its
 //! helpers and tables.
 
-pub mod dsl;
 mod atrig;
+pub mod dsl;
 mod exp;
 mod hyp;
 mod log;
@@ -86,7 +86,11 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_k_cos" => (&[F64, F64], &[F64], trig::k_cos),
         "ndjit_k_tan" => (&[F64, F64, B32], &[F64], trig::k_tan),
         "ndjit_rem_pio2" => (&[F64], &[B32, F64, F64], trig::rem_pio2),
-        "ndjit_rem_pio2_large" => (&[F64, F64, F64, B32, B32], &[B32, F64, F64], trig::rem_pio2_large),
+        "ndjit_rem_pio2_large" => (
+            &[F64, F64, F64, B32, B32],
+            &[B32, F64, F64],
+            trig::rem_pio2_large,
+        ),
         "ndjit_asin" => (&[F64], &[F64], atrig::asin),
         "ndjit_acos" => (&[F64], &[F64], atrig::acos),
         "ndjit_atan" => (&[F64], &[F64], atrig::atan),
@@ -114,7 +118,17 @@ pub fn ensure(m: &mut Module, name: &str) {
 pub fn test_module(f: MathFn, version: (u32, u32), target: u32) -> Module {
     let mut m = Module::new(version, target);
     let name = emit(&mut m, f);
-    let params = ["x", "y", "out"].iter().map(|n| Param { name: n.to_string(), t: T::U64 }).chain([Param { name: "n".into(), t: T::U64 }]).collect();
+    let params = ["x", "y", "out"]
+        .iter()
+        .map(|n| Param {
+            name: n.to_string(),
+            t: T::U64,
+        })
+        .chain([Param {
+            name: "n".into(),
+            t: T::U64,
+        }])
+        .collect();
     let mut k = Func::new_entry("ndjit_math_test", params);
     let tid = k.sreg(Special::TidX);
     let ntid = k.sreg(Special::NtidX);
@@ -150,10 +164,47 @@ pub fn test_module(f: MathFn, version: (u32, u32), target: u32) -> Module {
 /// in `seed`. Pairs for two-argument functions (the second is ignored otherwise).
 pub fn sample_inputs(f: MathFn, n: usize, seed: u64) -> Vec<(f64, f64)> {
     let specials = [
-        0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, 10.0, 1e-300, -1e-300, 5e-324, -5e-324, 2.2250738585072014e-308,
-        1e300, -1e300, f64::MAX, f64::MIN, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, std::f64::consts::PI,
-        std::f64::consts::FRAC_PI_2, std::f64::consts::FRAC_PI_4, -std::f64::consts::PI, 709.78, -745.2, 710.0, 1e22, 1e15, 0.7,
-        1.0000000000000002, 0.9999999999999999, 56.0, -56.0, 20.0, 1e-8, 0.25, 1.5, -1.5,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        10.0,
+        1e-300,
+        -1e-300,
+        5e-324,
+        -5e-324,
+        2.2250738585072014e-308,
+        1e300,
+        -1e300,
+        f64::MAX,
+        f64::MIN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        std::f64::consts::PI,
+        std::f64::consts::FRAC_PI_2,
+        std::f64::consts::FRAC_PI_4,
+        -std::f64::consts::PI,
+        709.78,
+        -745.2,
+        710.0,
+        1e22,
+        1e15,
+        0.7,
+        1.0000000000000002,
+        0.9999999999999999,
+        56.0,
+        -56.0,
+        20.0,
+        1e-8,
+        0.25,
+        1.5,
+        -1.5,
     ];
     let mut out = Vec::with_capacity(n + specials.len() * specials.len());
     for &a in &specials {
@@ -207,13 +258,23 @@ pub fn sample_inputs(f: MathFn, n: usize, seed: u64) -> Vec<(f64, f64)> {
 /// when only one is).
 pub fn ulp_diff(a: f64, b: f64) -> u64 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u64::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
     }
     let key = |x: f64| {
         let b = x.to_bits() as i64;
-        if b < 0 { i64::MIN - b } else { b }
+        if b < 0 {
+            i64::MIN - b
+        } else {
+            b
+        }
     };
-    (key(a) as i128 - key(b) as i128).unsigned_abs().min(u64::MAX as u128) as u64
+    (key(a) as i128 - key(b) as i128)
+        .unsigned_abs()
+        .min(u64::MAX as u128) as u64
 }
 
 /// xorshift64: deterministic inputs without an RNG dependency.

@@ -42,7 +42,10 @@ pub fn pow(a: &[Reg]) {
     if_((iy.as_u() | ly).eq(0u32), || ret_f(1.0));
     if_(hx.eq(0x3ff00000) & lx.eq(0u32), || ret_f(1.0));
     let ynan = iy.gt(0x7ff00000) | (iy.eq(0x7ff00000) & ly.ne(0u32));
-    if_(ix.gt(0x7ff00000) | (ix.eq(0x7ff00000) & lx.ne(0u32)) | ynan, || ret_f(x + y));
+    if_(
+        ix.gt(0x7ff00000) | (ix.eq(0x7ff00000) & lx.ne(0u32)) | ynan,
+        || ret_f(x + y),
+    );
     // yisint: 0 not an integer, 1 odd, 2 even.
     let yisint = I::var(0);
     if_(hx.lt(0), || {
@@ -178,11 +181,15 @@ pub fn pow(a: &[Reg]) {
             let v = 1.0 / (ax + bp);
             let ss = u * v;
             let s_h = ss.with_lo(0u32);
-            let t_h = F::from_words((((ix.as_u() >> 1) | 0x20000000u32) + 0x00080000u32) + (k.as_u() << 18), 0u32);
+            let t_h = F::from_words(
+                (((ix.as_u() >> 1) | 0x20000000u32) + 0x00080000u32) + (k.as_u() << 18),
+                0u32,
+            );
             let t_l = ax - (t_h - bp);
             let s_l = v * ((u - s_h * t_h) - s_h * t_l);
             let s2 = ss * ss;
-            let r = F::var(s2 * s2 * (L1 + s2 * (L2 + s2 * (L3 + s2 * (L4 + s2 * (L5 + s2 * L6))))));
+            let r =
+                F::var(s2 * s2 * (L1 + s2 * (L2 + s2 * (L3 + s2 * (L4 + s2 * (L5 + s2 * L6))))));
             r.set(r + s_l * (s_h + ss));
             let s2 = s_h * s_h;
             let t_h = (3.0 + s2 + r).with_lo(0u32);
@@ -212,7 +219,9 @@ pub fn pow(a: &[Reg]) {
         },
         || {
             if_((j & 0x7fffffff).ge(0x4090cc00), || {
-                if_(((j.as_u() - 0xc090cc00u32) | i.as_u()).ne(0u32), || ret_f(s * TINY * TINY));
+                if_(((j.as_u() - 0xc090cc00u32) | i.as_u()).ne(0u32), || {
+                    ret_f(s * TINY * TINY)
+                });
                 if_(p_l.le(z - p_h), || ret_f(s * TINY * TINY));
             });
         },
@@ -238,7 +247,10 @@ pub fn pow(a: &[Reg]) {
     let r = (z * t1) / (t1 - 2.0) - (w + z * w);
     z.set(1.0 - (r - z));
     let jj = z.hi().as_i() + (n << 20u32);
-    if_else((jj >> 20u32).le(0), || z.set(call_scalbn(z, n)), || z.set(z.with_hi(jj.as_u())));
+    if_else(
+        (jj >> 20u32).le(0),
+        || z.set(call_scalbn(z, n)),
+        || z.set(z.with_hi(jj.as_u())),
+    );
     ret_f(s * z);
 }
-

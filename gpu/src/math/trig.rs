@@ -203,7 +203,11 @@ pub fn rem_pio2(a: &[Reg]) {
     let nx = I::select(t1.eq(0.0), 1, 2);
     let nx = I::select(t2.eq(0.0), nx, 3);
     let e0 = (ix.as_i() >> 20u32) - (0x3ff + 23);
-    let r = call("ndjit_rem_pio2_large", &[t0.0, t1.0, t2.0, nx.0, e0.0], &[Cls::B32, Cls::F64, Cls::F64]);
+    let r = call(
+        "ndjit_rem_pio2_large",
+        &[t0.0, t1.0, t2.0, nx.0, e0.0],
+        &[Cls::B32, Cls::F64, Cls::F64],
+    );
     let (n, y0, y1) = (I(r[0]), F(r[1]), F(r[2]));
     if_(neg, || ret3(-n, -y0, -y1));
     ret3(n, y0, y1);
@@ -223,8 +227,16 @@ const PIO2T: [f64; 8] = [
 /// fdlibm's `__kernel_rem_pio2` for prec = 1 (two doubles out): `(n & 7, y0, y1)` from the
 /// 24-bit pieces `x[0..nx]` of the argument and its exponent `e0`.
 pub fn rem_pio2_large(a: &[Reg]) {
-    table("ndjit_ipio2", T::S32, IPIO2.iter().map(|&v| v as u32 as u64).collect());
-    table("ndjit_pio2", T::F64, PIO2T.iter().map(|v| v.to_bits()).collect());
+    table(
+        "ndjit_ipio2",
+        T::S32,
+        IPIO2.iter().map(|&v| v as u32 as u64).collect(),
+    );
+    table(
+        "ndjit_pio2",
+        T::F64,
+        PIO2T.iter().map(|v| v.to_bits()).collect(),
+    );
     let xs = Local::new("rp_x", 3);
     let f = Local::new("rp_f", 20);
     let fq = Local::new("rp_fq", 20);
@@ -290,7 +302,11 @@ pub fn rem_pio2_large(a: &[Reg]) {
                 ih.set(iq.get_i(k) >> (I::var(23) - q0));
             },
             || {
-                if_else(q0.eq(0), || ih.set(iq.get_i(jz - 1) >> 23u32), || if_(z.ge(0.5), || ih.set(2)));
+                if_else(
+                    q0.eq(0),
+                    || ih.set(iq.get_i(jz - 1) >> 23u32),
+                    || if_(z.ge(0.5), || ih.set(2)),
+                );
             },
         );
         if_(ih.gt(0), || {

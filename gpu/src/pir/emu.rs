@@ -47,7 +47,14 @@ pub type Result<T> = std::result::Result<T, String>;
 
 impl<'m> Emu<'m> {
     pub fn new(m: &'m Module) -> Emu<'m> {
-        let mut e = Emu { funcs: HashMap::new(), global: Vec::new(), gsyms: HashMap::new(), local: Vec::new(), steps: 0, step_limit: u64::MAX };
+        let mut e = Emu {
+            funcs: HashMap::new(),
+            global: Vec::new(),
+            gsyms: HashMap::new(),
+            local: Vec::new(),
+            steps: 0,
+            step_limit: u64::MAX,
+        };
         for g in &m.globals {
             let size = (g.t.bits() / 8).max(1) as usize;
             let addr = e.alloc((g.data.len() * size) as u64);
@@ -71,7 +78,15 @@ impl<'m> Emu<'m> {
                 locals.insert(name.as_str(), size);
                 size += (bytes + 15) & !15;
             }
-            e.funcs.insert(f.name.as_str(), Prep { f, labels, locals, local_size: size });
+            e.funcs.insert(
+                f.name.as_str(),
+                Prep {
+                    f,
+                    labels,
+                    locals,
+                    local_size: size,
+                },
+            );
         }
         e
     }
@@ -98,12 +113,23 @@ impl<'m> Emu<'m> {
 
     /// Runs a kernel over a 2-d grid of 2-d blocks, thread after thread. `params` are the raw
     /// parameter values in declaration order.
-    pub fn launch(&mut self, name: &str, grid: (u32, u32), block: (u32, u32), params: &[u64]) -> Result<()> {
+    pub fn launch(
+        &mut self,
+        name: &str,
+        grid: (u32, u32),
+        block: (u32, u32),
+        params: &[u64],
+    ) -> Result<()> {
         for by in 0..grid.1 {
             for bx in 0..grid.0 {
                 for ty in 0..block.1 {
                     for tx in 0..block.0 {
-                        let t = Thread { tid: (tx, ty), ntid: block, ctaid: (bx, by), nctaid: grid };
+                        let t = Thread {
+                            tid: (tx, ty),
+                            ntid: block,
+                            ctaid: (bx, by),
+                            nctaid: grid,
+                        };
                         self.run(name, &[], params, t)?;
                     }
                 }
@@ -114,8 +140,16 @@ impl<'m> Emu<'m> {
 
     fn run(&mut self, name: &str, args: &[u64], params: &[u64], th: Thread) -> Result<Vec<u64>> {
         let (f, labels, locals, local_size) = {
-            let p = self.funcs.get(name).ok_or_else(|| format!("no function {name}"))?;
-            (p.f, &p.labels as *const HashMap<u32, usize>, &p.locals as *const HashMap<&str, u64>, p.local_size)
+            let p = self
+                .funcs
+                .get(name)
+                .ok_or_else(|| format!("no function {name}"))?;
+            (
+                p.f,
+                &p.labels as *const HashMap<u32, usize>,
+                &p.locals as *const HashMap<&str, u64>,
+                p.local_size,
+            )
         };
         // SAFETY: the prepared tables live in `self.funcs`, which is not modified while running.
         let (labels, locals) = unsafe { (&*labels, &*locals) };
@@ -168,10 +202,15 @@ impl<'m> Emu<'m> {
                 Ins::Label(_) | Ins::Comment(_) => {}
                 Ins::Mov { t, d, a } => {
                     let v = get(regs, *a, *t);
-                    regs[d.id as usize] = fit(d.cls, if *t == T::Pred { (v != 0) as u64 } else { v });
+                    regs[d.id as usize] =
+                        fit(d.cls, if *t == T::Pred { (v != 0) as u64 } else { v });
                 }
                 Ins::Bin { op, t, d, a, b } => {
-                    let bt = if matches!(op, Bin::Shl | Bin::Shr) { T::U32 } else { *t };
+                    let bt = if matches!(op, Bin::Shl | Bin::Shr) {
+                        T::U32
+                    } else {
+                        *t
+                    };
                     let (x, y) = (get(regs, *a, *t), get(regs, *b, bt));
                     regs[d.id as usize] = fit(d.cls, bin(*op, *t, x, y)?);
                 }
@@ -182,8 +221,12 @@ impl<'m> Emu<'m> {
                 Ins::Fma { t, d, a, b, c } => {
                     let (x, y, z) = (get(regs, *a, *t), get(regs, *b, *t), get(regs, *c, *t));
                     let v = match t {
-                        T::F64 => f64::from_bits(x).mul_add(f64::from_bits(y), f64::from_bits(z)).to_bits(),
-                        T::F32 => (f32::from_bits(x as u32).mul_add(f32::from_bits(y as u32), f32::from_bits(z as u32))).to_bits() as u64,
+                        T::F64 => f64::from_bits(x)
+                            .mul_add(f64::from_bits(y), f64::from_bits(z))
+                            .to_bits(),
+                        T::F32 => (f32::from_bits(x as u32)
+                            .mul_add(f32::from_bits(y as u32), f32::from_bits(z as u32)))
+                        .to_bits() as u64,
                         _ => x.wrapping_mul(y).wrapping_add(z),
                     };
                     regs[d.id as usize] = fit(d.cls, v);
@@ -192,7 +235,14 @@ impl<'m> Emu<'m> {
                     let x = get(regs, *a, *st);
                     regs[d.id as usize] = fit(d.cls, cvt(*rnd, *dt, *st, x)?);
                 }
-                Ins::Setp { cmp, t, d, a, b, comb } => {
+                Ins::Setp {
+                    cmp,
+                    t,
+                    d,
+                    a,
+                    b,
+                    comb,
+                } => {
                     let (x, y) = (get(regs, *a, *t), get(regs, *b, *t));
                     let mut p = compare(*cmp, *t, x, y);
                     if let Some((bop, c, neg)) = comb {
@@ -206,11 +256,18 @@ impl<'m> Emu<'m> {
                     regs[d.id as usize] = p as u64;
                 }
                 Ins::Selp { t, d, a, b, p } => {
-                    let v = if regs[p.id as usize] != 0 { get(regs, *a, *t) } else { get(regs, *b, *t) };
+                    let v = if regs[p.id as usize] != 0 {
+                        get(regs, *a, *t)
+                    } else {
+                        get(regs, *b, *t)
+                    };
                     regs[d.id as usize] = fit(d.cls, v);
                 }
                 Ins::Pack { d, lo, hi } => {
-                    let (l, h) = (get(regs, *lo, T::B32) & 0xffff_ffff, get(regs, *hi, T::B32) & 0xffff_ffff);
+                    let (l, h) = (
+                        get(regs, *lo, T::B32) & 0xffff_ffff,
+                        get(regs, *hi, T::B32) & 0xffff_ffff,
+                    );
                     regs[d.id as usize] = l | (h << 32);
                 }
                 Ins::Unpack { lo, hi, a } => {
@@ -220,9 +277,17 @@ impl<'m> Emu<'m> {
                 }
                 Ins::Ld { sp, t, d, addr } => {
                     let v = if *sp == Space::Param {
-                        let Base::Sym(name) = &addr.base else { return Err("ld.param needs a name".into()) };
-                        let k = f.params.iter().position(|p| &p.name == name).ok_or_else(|| format!("no param {name}"))?;
-                        *params.get(k).ok_or_else(|| format!("param {name} not given"))?
+                        let Base::Sym(name) = &addr.base else {
+                            return Err("ld.param needs a name".into());
+                        };
+                        let k = f
+                            .params
+                            .iter()
+                            .position(|p| &p.name == name)
+                            .ok_or_else(|| format!("no param {name}"))?;
+                        *params
+                            .get(k)
+                            .ok_or_else(|| format!("param {name} not given"))?
                     } else {
                         let at = self.address(regs, locals, frame, *sp, addr)?;
                         self.load(*sp, at, *t)?
@@ -279,14 +344,20 @@ impl<'m> Emu<'m> {
                         Some((p, neg)) => (regs[p.id as usize] != 0) ^ neg,
                     };
                     if take {
-                        pc = *labels.get(target).ok_or_else(|| format!("no label {target} in {}", f.name))?;
+                        pc = *labels
+                            .get(target)
+                            .ok_or_else(|| format!("no label {target} in {}", f.name))?;
                     }
                 }
                 Ins::Call { func, args, rets } => {
                     let vals: Vec<u64> = args.iter().map(|r| regs[r.id as usize]).collect();
                     let out = self.run(func, &vals, &[], th)?;
                     if out.len() != rets.len() {
-                        return Err(format!("{func} returned {} values, expected {}", out.len(), rets.len()));
+                        return Err(format!(
+                            "{func} returned {} values, expected {}",
+                            out.len(),
+                            rets.len()
+                        ));
                     }
                     for (r, v) in rets.iter().zip(out) {
                         regs[r.id as usize] = fit(r.cls, v);
@@ -310,7 +381,10 @@ impl<'m> Emu<'m> {
                     regs[d.id as usize] = if let Some(off) = locals.get(sym.as_str()) {
                         LOCAL_BASE + frame + off
                     } else {
-                        *self.gsyms.get(sym).ok_or_else(|| format!("no symbol {sym}"))?
+                        *self
+                            .gsyms
+                            .get(sym)
+                            .ok_or_else(|| format!("no symbol {sym}"))?
                     };
                 }
             }
@@ -322,11 +396,24 @@ impl<'m> Emu<'m> {
         }
     }
 
-    fn address(&self, regs: &[u64], locals: &HashMap<&str, u64>, frame: u64, sp: Space, a: &Addr) -> Result<u64> {
+    fn address(
+        &self,
+        regs: &[u64],
+        locals: &HashMap<&str, u64>,
+        frame: u64,
+        sp: Space,
+        a: &Addr,
+    ) -> Result<u64> {
         let base = match &a.base {
             Base::R(r) => regs[r.id as usize],
             Base::Sym(s) => match sp {
-                Space::Local => LOCAL_BASE + frame + locals.get(s.as_str()).ok_or_else(|| format!("no local {s}"))?,
+                Space::Local => {
+                    LOCAL_BASE
+                        + frame
+                        + locals
+                            .get(s.as_str())
+                            .ok_or_else(|| format!("no local {s}"))?
+                }
                 _ => *self.gsyms.get(s).ok_or_else(|| format!("no global {s}"))?,
             },
         };
@@ -340,7 +427,9 @@ impl<'m> Emu<'m> {
         };
         let i = at.wrapping_sub(base) as usize;
         if at < base || i + n > buf.len() {
-            return Err(format!("{sp:?} access of {n} bytes at {at:#x} is out of bounds"));
+            return Err(format!(
+                "{sp:?} access of {n} bytes at {at:#x} is out of bounds"
+            ));
         }
         if at % n as u64 != 0 {
             return Err(format!("misaligned {sp:?} access of {n} bytes at {at:#x}"));
@@ -408,7 +497,11 @@ fn f64_min_max(op: Bin, x: f64, y: f64) -> u64 {
         _ => {
             if x == y {
                 // -0.0 below +0.0 (IEEE 754-2019 minimumNumber/maximumNumber).
-                if op == Bin::Min { x.to_bits() | y.to_bits() } else { x.to_bits() & y.to_bits() }
+                if op == Bin::Min {
+                    x.to_bits() | y.to_bits()
+                } else {
+                    x.to_bits() & y.to_bits()
+                }
             } else if (x < y) == (op == Bin::Min) {
                 x.to_bits()
             } else {
@@ -425,7 +518,11 @@ fn f32_min_max(op: Bin, x: f32, y: f32) -> u64 {
         (false, true) => x.to_bits() as u64,
         _ => {
             if x == y {
-                (if op == Bin::Min { x.to_bits() | y.to_bits() } else { x.to_bits() & y.to_bits() }) as u64
+                (if op == Bin::Min {
+                    x.to_bits() | y.to_bits()
+                } else {
+                    x.to_bits() & y.to_bits()
+                }) as u64
             } else if (x < y) == (op == Bin::Min) {
                 x.to_bits() as u64
             } else {
@@ -487,7 +584,11 @@ fn bin(op: Bin, t: T, x: u64, y: u64) -> Result<u64> {
                 return Err("integer division by zero".into());
             }
             if signed {
-                if op == Bin::Div { sx.wrapping_div(sy) as u64 } else { sx.wrapping_rem(sy) as u64 }
+                if op == Bin::Div {
+                    sx.wrapping_div(sy) as u64
+                } else {
+                    sx.wrapping_rem(sy) as u64
+                }
             } else if op == Bin::Div {
                 ux / uy
             } else {
@@ -495,22 +596,38 @@ fn bin(op: Bin, t: T, x: u64, y: u64) -> Result<u64> {
             }
         }
         Bin::Min => {
-            if signed { sx.min(sy) as u64 } else { ux.min(uy) }
+            if signed {
+                sx.min(sy) as u64
+            } else {
+                ux.min(uy)
+            }
         }
         Bin::Max => {
-            if signed { sx.max(sy) as u64 } else { ux.max(uy) }
+            if signed {
+                sx.max(sy) as u64
+            } else {
+                ux.max(uy)
+            }
         }
         Bin::And => ux & uy,
         Bin::Or => ux | uy,
         Bin::Xor => ux ^ uy,
         Bin::Shl => {
             let n = (y & 0xffff_ffff) as u32;
-            if n >= bits { 0 } else { ux << n }
+            if n >= bits {
+                0
+            } else {
+                ux << n
+            }
         }
         Bin::Shr => {
             let n = ((y & 0xffff_ffff) as u32).min(bits);
             if signed {
-                if n >= bits { (sx >> (bits - 1).min(63)) as u64 } else { (sx >> n) as u64 }
+                if n >= bits {
+                    (sx >> (bits - 1).min(63)) as u64
+                } else {
+                    (sx >> n) as u64
+                }
             } else if n >= bits {
                 0
             } else {
@@ -581,21 +698,48 @@ fn cvt(rnd: Option<Rnd>, dt: T, st: T, x: u64) -> Result<u64> {
             // As the hardware does (seen on sm_90): NaN gives the most negative value of a signed
             // type, 0 for an unsigned one; other values saturate.
             let r = if v.is_nan() {
-                if dt.is_signed() { 1u64 << (bits - 1) } else { 0 }
+                if dt.is_signed() {
+                    1u64 << (bits - 1)
+                } else {
+                    0
+                }
             } else if dt.is_signed() {
-                let (lo, hi) = (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1) - 1.0);
+                let (lo, hi) = (
+                    -(2f64.powi(bits as i32 - 1)),
+                    2f64.powi(bits as i32 - 1) - 1.0,
+                );
                 let c = v.clamp(lo, hi);
                 (c as i64) as u64
             } else {
-                let hi = if bits == 64 { u64::MAX as f64 } else { ((1u64 << bits) - 1) as f64 };
-                if v <= 0.0 { 0 } else if v >= hi { if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 } } else { v as u64 }
+                let hi = if bits == 64 {
+                    u64::MAX as f64
+                } else {
+                    ((1u64 << bits) - 1) as f64
+                };
+                if v <= 0.0 {
+                    0
+                } else if v >= hi {
+                    if bits == 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << bits) - 1
+                    }
+                } else {
+                    v as u64
+                }
             };
             Ok(mask(r, bits))
         }
-        (T::F64, None) => Ok(if st.is_signed() { (sval(st, x) as f64).to_bits() } else { (mask(x, st.bits()) as f64).to_bits() }),
-        (T::F32, None) => {
-            Ok(if st.is_signed() { (sval(st, x) as f32).to_bits() as u64 } else { (mask(x, st.bits()) as f32).to_bits() as u64 })
-        }
+        (T::F64, None) => Ok(if st.is_signed() {
+            (sval(st, x) as f64).to_bits()
+        } else {
+            (mask(x, st.bits()) as f64).to_bits()
+        }),
+        (T::F32, None) => Ok(if st.is_signed() {
+            (sval(st, x) as f32).to_bits() as u64
+        } else {
+            (mask(x, st.bits()) as f32).to_bits() as u64
+        }),
         (_, None) => {
             // Integer to integer: extend the source by its signedness, truncate to the destination.
             let v = extend(st, x);
@@ -606,7 +750,14 @@ fn cvt(rnd: Option<Rnd>, dt: T, st: T, x: u64) -> Result<u64> {
 
 fn compare(c: Cmp, t: T, x: u64, y: u64) -> bool {
     if t.is_float() {
-        let (a, b) = if t == T::F64 { (f64::from_bits(x), f64::from_bits(y)) } else { (f32::from_bits(x as u32) as f64, f32::from_bits(y as u32) as f64) };
+        let (a, b) = if t == T::F64 {
+            (f64::from_bits(x), f64::from_bits(y))
+        } else {
+            (
+                f32::from_bits(x as u32) as f64,
+                f32::from_bits(y as u32) as f64,
+            )
+        };
         let un = a.is_nan() || b.is_nan();
         return match c {
             Cmp::Eq => a == b,
@@ -626,7 +777,11 @@ fn compare(c: Cmp, t: T, x: u64, y: u64) -> bool {
         };
     }
     let bits = t.bits();
-    let ord = if t.is_signed() { sval(t, x).cmp(&sval(t, y)) } else { mask(x, bits).cmp(&mask(y, bits)) };
+    let ord = if t.is_signed() {
+        sval(t, x).cmp(&sval(t, y))
+    } else {
+        mask(x, bits).cmp(&mask(y, bits))
+    };
     use std::cmp::Ordering::*;
     match c {
         Cmp::Eq => ord == Equal,

@@ -218,10 +218,16 @@ pub struct Addr {
 
 impl Addr {
     pub fn reg(r: Reg, off: i64) -> Addr {
-        Addr { base: Base::R(r), off }
+        Addr {
+            base: Base::R(r),
+            off,
+        }
     }
     pub fn sym(s: &str, off: i64) -> Addr {
-        Addr { base: Base::Sym(s.to_string()), off }
+        Addr {
+            base: Base::Sym(s.to_string()),
+            off,
+        }
     }
 }
 
@@ -248,38 +254,125 @@ pub enum Special {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ins {
     Label(u32),
-    Mov { t: T, d: Reg, a: Src },
-    Bin { op: Bin, t: T, d: Reg, a: Src, b: Src },
-    Un { op: Un, t: T, d: Reg, a: Src },
+    Mov {
+        t: T,
+        d: Reg,
+        a: Src,
+    },
+    Bin {
+        op: Bin,
+        t: T,
+        d: Reg,
+        a: Src,
+        b: Src,
+    },
+    Un {
+        op: Un,
+        t: T,
+        d: Reg,
+        a: Src,
+    },
     /// `fma.rn` on floats, `mad.lo` on integers.
-    Fma { t: T, d: Reg, a: Src, b: Src, c: Src },
-    Cvt { rnd: Option<Rnd>, dt: T, st: T, d: Reg, a: Src },
+    Fma {
+        t: T,
+        d: Reg,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Cvt {
+        rnd: Option<Rnd>,
+        dt: T,
+        st: T,
+        d: Reg,
+        a: Src,
+    },
     /// `setp.cmp[.bop].t d, a, b[, [!]c]`.
-    Setp { cmp: Cmp, t: T, d: Reg, a: Src, b: Src, comb: Option<(BoolOp, Reg, bool)> },
+    Setp {
+        cmp: Cmp,
+        t: T,
+        d: Reg,
+        a: Src,
+        b: Src,
+        comb: Option<(BoolOp, Reg, bool)>,
+    },
     /// `selp.t d, a, b, p`: `p ? a : b`.
-    Selp { t: T, d: Reg, a: Src, b: Src, p: Reg },
+    Selp {
+        t: T,
+        d: Reg,
+        a: Src,
+        b: Src,
+        p: Reg,
+    },
     /// `mov.b64 d, {lo, hi}`.
-    Pack { d: Reg, lo: Src, hi: Src },
+    Pack {
+        d: Reg,
+        lo: Src,
+        hi: Src,
+    },
     /// `mov.b64 {lo, hi}, a`.
-    Unpack { lo: Reg, hi: Reg, a: Reg },
-    Ld { sp: Space, t: T, d: Reg, addr: Addr },
-    St { sp: Space, t: T, addr: Addr, a: Src },
+    Unpack {
+        lo: Reg,
+        hi: Reg,
+        a: Reg,
+    },
+    Ld {
+        sp: Space,
+        t: T,
+        d: Reg,
+        addr: Addr,
+    },
+    St {
+        sp: Space,
+        t: T,
+        addr: Addr,
+        a: Src,
+    },
     /// Vector load/store (`.v2`/`.v4`) of consecutive elements; the address must be aligned to
     /// the vector's size.
-    LdV { sp: Space, t: T, d: Vec<Reg>, addr: Addr },
-    StV { sp: Space, t: T, addr: Addr, a: Vec<Reg> },
-    Atom { op: AtomOp, t: T, d: Reg, addr: Addr, a: Src },
+    LdV {
+        sp: Space,
+        t: T,
+        d: Vec<Reg>,
+        addr: Addr,
+    },
+    StV {
+        sp: Space,
+        t: T,
+        addr: Addr,
+        a: Vec<Reg>,
+    },
+    Atom {
+        op: AtomOp,
+        t: T,
+        d: Reg,
+        addr: Addr,
+        a: Src,
+    },
     /// `[@[!]p] bra L`.
-    Bra { target: u32, pred: Option<(Reg, bool)> },
+    Bra {
+        target: u32,
+        pred: Option<(Reg, bool)>,
+    },
     /// A call of a `.func` of this module; every argument and result travels in its own `.param`.
-    Call { func: String, args: Vec<Reg>, rets: Vec<Reg> },
+    Call {
+        func: String,
+        args: Vec<Reg>,
+        rets: Vec<Reg>,
+    },
     /// Return from a `.func` with these values (stored to its return parameters first).
     Ret(Vec<Reg>),
     /// End of a kernel thread.
     Exit,
-    Sreg { d: Reg, s: Special },
+    Sreg {
+        d: Reg,
+        s: Special,
+    },
     /// `mov.u64 d, sym`: the address of a variable in its state space.
-    AddrOf { d: Reg, sym: String },
+    AddrOf {
+        d: Reg,
+        sym: String,
+    },
     Comment(String),
 }
 
@@ -332,7 +425,12 @@ pub struct Module {
 
 impl Module {
     pub fn new(version: (u32, u32), target: u32) -> Module {
-        Module { version, target, globals: Vec::new(), funcs: Vec::new() }
+        Module {
+            version,
+            target,
+            globals: Vec::new(),
+            funcs: Vec::new(),
+        }
     }
     pub fn func(&self, name: &str) -> Option<&Func> {
         self.funcs.iter().find(|f| f.name == name)
@@ -349,6 +447,22 @@ impl Module {
             self.globals.push(g);
         }
     }
+    /// Adds the functions and globals of `other` (skipping names already present) with its
+    /// kernels renamed by `rename` (for assembling many kernels in one module).
+    pub fn merge(&mut self, other: &Module, rename: impl Fn(&str) -> String) {
+        for g in &other.globals {
+            self.add_global(g.clone());
+        }
+        for f in &other.funcs {
+            let mut f = f.clone();
+            if f.entry {
+                f.name = rename(&f.name);
+            }
+            if !self.has_func(&f.name) {
+                self.funcs.push(f);
+            }
+        }
+    }
     /// The PTX text.
     pub fn to_ptx(&self) -> String {
         print::module(self)
@@ -357,17 +471,40 @@ impl Module {
 
 impl Func {
     pub fn new_entry(name: &str, params: Vec<Param>) -> Func {
-        Func { name: name.into(), entry: true, params, args: vec![], rets: vec![], locals: vec![], body: vec![], next_reg: 0, next_label: 0 }
+        Func {
+            name: name.into(),
+            entry: true,
+            params,
+            args: vec![],
+            rets: vec![],
+            locals: vec![],
+            body: vec![],
+            next_reg: 0,
+            next_label: 0,
+        }
     }
     /// A `.func` with arguments of the given classes; returns it and the argument registers.
     pub fn new_func(name: &str, args: &[Cls], rets: &[Cls]) -> Func {
-        let mut f = Func { name: name.into(), entry: false, params: vec![], args: vec![], rets: rets.to_vec(), locals: vec![], body: vec![], next_reg: 0, next_label: 0 };
+        let mut f = Func {
+            name: name.into(),
+            entry: false,
+            params: vec![],
+            args: vec![],
+            rets: rets.to_vec(),
+            locals: vec![],
+            body: vec![],
+            next_reg: 0,
+            next_label: 0,
+        };
         f.args = args.iter().map(|&c| f.reg(c)).collect();
         f
     }
     pub fn reg(&mut self, cls: Cls) -> Reg {
         self.next_reg += 1;
-        Reg { id: self.next_reg - 1, cls }
+        Reg {
+            id: self.next_reg - 1,
+            cls,
+        }
     }
     pub fn new_label(&mut self) -> u32 {
         self.next_label += 1;
@@ -391,11 +528,17 @@ impl Func {
         self.body.push(Ins::Label(l));
     }
     pub fn bra(&mut self, l: u32) {
-        self.body.push(Ins::Bra { target: l, pred: None });
+        self.body.push(Ins::Bra {
+            target: l,
+            pred: None,
+        });
     }
     /// Branch to `l` when `p` (or when `!p` if `neg`).
     pub fn bra_if(&mut self, p: Reg, neg: bool, l: u32) {
-        self.body.push(Ins::Bra { target: l, pred: Some((p, neg)) });
+        self.body.push(Ins::Bra {
+            target: l,
+            pred: Some((p, neg)),
+        });
     }
     pub fn mov(&mut self, t: T, a: impl Into<Src>) -> Reg {
         let d = self.reg(t.cls());
@@ -408,45 +551,104 @@ impl Func {
     }
     pub fn bin(&mut self, op: Bin, t: T, a: impl Into<Src>, b: impl Into<Src>) -> Reg {
         let d = self.reg(t.cls());
-        self.body.push(Ins::Bin { op, t, d, a: a.into(), b: b.into() });
+        self.body.push(Ins::Bin {
+            op,
+            t,
+            d,
+            a: a.into(),
+            b: b.into(),
+        });
         d
     }
     pub fn un(&mut self, op: Un, t: T, a: impl Into<Src>) -> Reg {
         let cls = if op == Un::Clz { Cls::B32 } else { t.cls() };
         let d = self.reg(cls);
-        self.body.push(Ins::Un { op, t, d, a: a.into() });
+        self.body.push(Ins::Un {
+            op,
+            t,
+            d,
+            a: a.into(),
+        });
         d
     }
     pub fn fma(&mut self, t: T, a: impl Into<Src>, b: impl Into<Src>, c: impl Into<Src>) -> Reg {
         let d = self.reg(t.cls());
-        self.body.push(Ins::Fma { t, d, a: a.into(), b: b.into(), c: c.into() });
+        self.body.push(Ins::Fma {
+            t,
+            d,
+            a: a.into(),
+            b: b.into(),
+            c: c.into(),
+        });
         d
     }
     pub fn cvt(&mut self, rnd: Option<Rnd>, dt: T, st: T, a: impl Into<Src>) -> Reg {
         let d = self.reg(dt.cls());
-        self.body.push(Ins::Cvt { rnd, dt, st, d, a: a.into() });
+        self.body.push(Ins::Cvt {
+            rnd,
+            dt,
+            st,
+            d,
+            a: a.into(),
+        });
         d
     }
     pub fn setp(&mut self, cmp: Cmp, t: T, a: impl Into<Src>, b: impl Into<Src>) -> Reg {
         let d = self.reg(Cls::Pred);
-        self.body.push(Ins::Setp { cmp, t, d, a: a.into(), b: b.into(), comb: None });
+        self.body.push(Ins::Setp {
+            cmp,
+            t,
+            d,
+            a: a.into(),
+            b: b.into(),
+            comb: None,
+        });
         d
     }
     /// `d = (a cmp b) bop [!]c`.
-    pub fn setp_comb(&mut self, cmp: Cmp, t: T, a: impl Into<Src>, b: impl Into<Src>, bop: BoolOp, c: Reg, neg: bool) -> Reg {
+    pub fn setp_comb(
+        &mut self,
+        cmp: Cmp,
+        t: T,
+        a: impl Into<Src>,
+        b: impl Into<Src>,
+        bop: BoolOp,
+        c: Reg,
+        neg: bool,
+    ) -> Reg {
         let d = self.reg(Cls::Pred);
-        self.body.push(Ins::Setp { cmp, t, d, a: a.into(), b: b.into(), comb: Some((bop, c, neg)) });
+        self.body.push(Ins::Setp {
+            cmp,
+            t,
+            d,
+            a: a.into(),
+            b: b.into(),
+            comb: Some((bop, c, neg)),
+        });
         d
     }
     pub fn selp(&mut self, t: T, a: impl Into<Src>, b: impl Into<Src>, p: Reg) -> Reg {
         let d = self.reg(t.cls());
-        self.body.push(Ins::Selp { t, d, a: a.into(), b: b.into(), p });
+        self.body.push(Ins::Selp {
+            t,
+            d,
+            a: a.into(),
+            b: b.into(),
+            p,
+        });
         d
     }
     pub fn pack(&mut self, cls: Cls, lo: impl Into<Src>, hi: impl Into<Src>) -> Reg {
-        let (lo, hi) = (self.in_reg(T::B32, lo.into()), self.in_reg(T::B32, hi.into()));
+        let (lo, hi) = (
+            self.in_reg(T::B32, lo.into()),
+            self.in_reg(T::B32, hi.into()),
+        );
         let d = self.reg(cls);
-        self.body.push(Ins::Pack { d, lo: Src::R(lo), hi: Src::R(hi) });
+        self.body.push(Ins::Pack {
+            d,
+            lo: Src::R(lo),
+            hi: Src::R(hi),
+        });
         d
     }
     /// The operand in a register (immediates are moved into one).
@@ -474,7 +676,12 @@ impl Func {
             _ => t,
         };
         let a = self.in_reg(rt, a.into());
-        self.body.push(Ins::St { sp, t, addr, a: Src::R(a) });
+        self.body.push(Ins::St {
+            sp,
+            t,
+            addr,
+            a: Src::R(a),
+        });
     }
     pub fn sreg(&mut self, s: Special) -> Reg {
         let d = self.reg(Cls::B32);
@@ -483,12 +690,19 @@ impl Func {
     }
     pub fn addr_of(&mut self, sym: &str) -> Reg {
         let d = self.reg(Cls::B64);
-        self.body.push(Ins::AddrOf { d, sym: sym.to_string() });
+        self.body.push(Ins::AddrOf {
+            d,
+            sym: sym.to_string(),
+        });
         d
     }
     pub fn call(&mut self, func: &str, args: Vec<Reg>, rets: &[Cls]) -> Vec<Reg> {
         let rets: Vec<Reg> = rets.iter().map(|&c| self.reg(c)).collect();
-        self.body.push(Ins::Call { func: func.to_string(), args, rets: rets.clone() });
+        self.body.push(Ins::Call {
+            func: func.to_string(),
+            args,
+            rets: rets.clone(),
+        });
         rets
     }
     pub fn comment(&mut self, s: impl Into<String>) {

@@ -34,10 +34,22 @@ fn global(s: &mut String, g: &Global) {
     };
     let align = (g.t.bits() / 8).max(1);
     if !g.init {
-        let _ = writeln!(s, ".{sp} .align {align} .{} {}[{}];", g.t.name(), g.name, g.data.len());
+        let _ = writeln!(
+            s,
+            ".{sp} .align {align} .{} {}[{}];",
+            g.t.name(),
+            g.name,
+            g.data.len()
+        );
         return;
     }
-    let _ = write!(s, ".{sp} .align {align} .{} {}[{}] = {{", g.t.name(), g.name, g.data.len());
+    let _ = write!(
+        s,
+        ".{sp} .align {align} .{} {}[{}] = {{",
+        g.t.name(),
+        g.name,
+        g.data.len()
+    );
     for (i, v) in g.data.iter().enumerate() {
         if i > 0 {
             s.push_str(", ");
@@ -86,18 +98,36 @@ fn header(s: &mut String, f: &Func) {
     if f.entry {
         let _ = write!(s, ".visible .entry {}(", f.name);
         for (i, p) in f.params.iter().enumerate() {
-            let _ = write!(s, "{}\n    .param .{} {}", if i > 0 { "," } else { "" }, p.t.name(), p.name);
+            let _ = write!(
+                s,
+                "{}\n    .param .{} {}",
+                if i > 0 { "," } else { "" },
+                p.t.name(),
+                p.name
+            );
         }
         s.push_str("\n)");
         return;
     }
     s.push_str(".func ");
     if !f.rets.is_empty() {
-        let _ = write!(s, "(.param .align 8 .b8 {}_ret[{}]) ", f.name, 8 * f.rets.len());
+        let _ = write!(
+            s,
+            "(.param .align 8 .b8 {}_ret[{}]) ",
+            f.name,
+            8 * f.rets.len()
+        );
     }
     let _ = write!(s, "{}(", f.name);
     for (i, a) in f.args.iter().enumerate() {
-        let _ = write!(s, "{}\n    .param .{} {}_a{}", if i > 0 { "," } else { "" }, cls_param(a.cls), f.name, i);
+        let _ = write!(
+            s,
+            "{}\n    .param .{} {}_a{}",
+            if i > 0 { "," } else { "" },
+            cls_param(a.cls),
+            f.name,
+            i
+        );
     }
     s.push_str("\n)");
 }
@@ -112,7 +142,14 @@ fn func(s: &mut String, f: &Func) {
     }
     if !f.entry {
         for (i, a) in f.args.iter().enumerate() {
-            let _ = writeln!(s, "    ld.param.{} {}, [{}_a{}];", cls_param(a.cls), reg(*a), f.name, i);
+            let _ = writeln!(
+                s,
+                "    ld.param.{} {}, [{}_a{}];",
+                cls_param(a.cls),
+                reg(*a),
+                f.name,
+                i
+            );
         }
     }
     for i in &f.body {
@@ -146,7 +183,11 @@ fn src(a: Src, t: T) -> String {
             }
             _ => {
                 let bits = t.bits().max(8);
-                let v = if bits == 64 { v as u64 } else { (v as u64) & ((1u64 << bits) - 1) };
+                let v = if bits == 64 {
+                    v as u64
+                } else {
+                    (v as u64) & ((1u64 << bits) - 1)
+                };
                 format!("{v}")
             }
         },
@@ -187,7 +228,10 @@ fn btype(t: T) -> T {
 }
 
 fn cmp_name(c: Cmp, t: T) -> &'static str {
-    let unsigned = matches!(t, T::U8 | T::U16 | T::U32 | T::U64 | T::B32 | T::B64 | T::B16 | T::B8);
+    let unsigned = matches!(
+        t,
+        T::U8 | T::U16 | T::U32 | T::U64 | T::B32 | T::B64 | T::B16 | T::B8
+    );
     match c {
         Cmp::Eq => "eq",
         Cmp::Ne => "ne",
@@ -275,7 +319,14 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
                 (Bin::Shl, _) => ("shl", btype(*t), T::U32),
                 (Bin::Shr, _) => ("shr", *t, T::U32),
             };
-            let _ = writeln!(s, "    {name}.{} {}, {}, {};", tt.name(), r(*d), src(*a, *t), src(*b, bt));
+            let _ = writeln!(
+                s,
+                "    {name}.{} {}, {}, {};",
+                tt.name(),
+                r(*d),
+                src(*a, *t),
+                src(*b, bt)
+            );
         }
         Ins::Un { op, t, d, a } => {
             let (name, tt) = match op {
@@ -289,17 +340,46 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
         }
         Ins::Fma { t, d, a, b, c } => {
             let name = if t.is_float() { "fma.rn" } else { "mad.lo" };
-            let _ = writeln!(s, "    {name}.{} {}, {}, {}, {};", t.name(), r(*d), src(*a, *t), src(*b, *t), src(*c, *t));
+            let _ = writeln!(
+                s,
+                "    {name}.{} {}, {}, {}, {};",
+                t.name(),
+                r(*d),
+                src(*a, *t),
+                src(*b, *t),
+                src(*c, *t)
+            );
         }
         Ins::Cvt { rnd, dt, st, d, a } => {
             let rn = rnd.map(rnd_name).unwrap_or("");
-            let _ = writeln!(s, "    cvt{rn}.{}.{} {}, {};", dt.name(), st.name(), r(*d), src(*a, *st));
+            let _ = writeln!(
+                s,
+                "    cvt{rn}.{}.{} {}, {};",
+                dt.name(),
+                st.name(),
+                r(*d),
+                src(*a, *st)
+            );
         }
-        Ins::Setp { cmp, t, d, a, b, comb } => {
+        Ins::Setp {
+            cmp,
+            t,
+            d,
+            a,
+            b,
+            comb,
+        } => {
             let c = cmp_name(*cmp, *t);
             match comb {
                 None => {
-                    let _ = writeln!(s, "    setp.{c}.{} {}, {}, {};", t.name(), r(*d), src(*a, *t), src(*b, *t));
+                    let _ = writeln!(
+                        s,
+                        "    setp.{c}.{} {}, {}, {};",
+                        t.name(),
+                        r(*d),
+                        src(*a, *t),
+                        src(*b, *t)
+                    );
                 }
                 Some((bop, p, neg)) => {
                     let bn = match bop {
@@ -321,49 +401,125 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
             }
         }
         Ins::Selp { t, d, a, b, p } => {
-            let _ = writeln!(s, "    selp.{} {}, {}, {}, {};", t.name(), r(*d), src(*a, *t), src(*b, *t), r(*p));
+            let _ = writeln!(
+                s,
+                "    selp.{} {}, {}, {}, {};",
+                t.name(),
+                r(*d),
+                src(*a, *t),
+                src(*b, *t),
+                r(*p)
+            );
         }
         Ins::Pack { d, lo, hi } => {
-            let _ = writeln!(s, "    mov.b64 {}, {{{}, {}}};", r(*d), src(*lo, T::B32), src(*hi, T::B32));
+            let _ = writeln!(
+                s,
+                "    mov.b64 {}, {{{}, {}}};",
+                r(*d),
+                src(*lo, T::B32),
+                src(*hi, T::B32)
+            );
         }
         Ins::Unpack { lo, hi, a } => {
             let _ = writeln!(s, "    mov.b64 {{{}, {}}}, {};", r(*lo), r(*hi), r(*a));
         }
         Ins::Ld { sp, t, d, addr: a } => {
-            let _ = writeln!(s, "    ld.{}.{} {}, {};", space(*sp), t.name(), r(*d), addr(a));
+            let _ = writeln!(
+                s,
+                "    ld.{}.{} {}, {};",
+                space(*sp),
+                t.name(),
+                r(*d),
+                addr(a)
+            );
         }
         Ins::LdV { sp, t, d, addr: a } => {
             let regs: Vec<String> = d.iter().map(|r| reg(*r)).collect();
-            let _ = writeln!(s, "    ld.{}.v{}.{} {{{}}}, {};", space(*sp), d.len(), t.name(), regs.join(", "), addr(a));
+            let _ = writeln!(
+                s,
+                "    ld.{}.v{}.{} {{{}}}, {};",
+                space(*sp),
+                d.len(),
+                t.name(),
+                regs.join(", "),
+                addr(a)
+            );
         }
-        Ins::StV { sp, t, addr: a, a: v } => {
+        Ins::StV {
+            sp,
+            t,
+            addr: a,
+            a: v,
+        } => {
             let regs: Vec<String> = v.iter().map(|r| reg(*r)).collect();
-            let _ = writeln!(s, "    st.{}.v{}.{} {}, {{{}}};", space(*sp), v.len(), t.name(), addr(a), regs.join(", "));
+            let _ = writeln!(
+                s,
+                "    st.{}.v{}.{} {}, {{{}}};",
+                space(*sp),
+                v.len(),
+                t.name(),
+                addr(a),
+                regs.join(", ")
+            );
         }
-        Ins::St { sp, t, addr: a, a: v } => {
-            let _ = writeln!(s, "    st.{}.{} {}, {};", space(*sp), t.name(), addr(a), src(*v, *t));
+        Ins::St {
+            sp,
+            t,
+            addr: a,
+            a: v,
+        } => {
+            let _ = writeln!(
+                s,
+                "    st.{}.{} {}, {};",
+                space(*sp),
+                t.name(),
+                addr(a),
+                src(*v, *t)
+            );
         }
-        Ins::Atom { op, t, d, addr: a, a: v } => {
+        Ins::Atom {
+            op,
+            t,
+            d,
+            addr: a,
+            a: v,
+        } => {
             let (name, tt) = match op {
                 AtomOp::Min => ("min", *t),
                 AtomOp::Add => ("add", *t),
                 AtomOp::Exch => ("exch", btype(*t)),
             };
-            let _ = writeln!(s, "    atom.global.{name}.{} {}, {}, {};", tt.name(), r(*d), addr(a), src(*v, *t));
+            let _ = writeln!(
+                s,
+                "    atom.global.{name}.{} {}, {}, {};",
+                tt.name(),
+                r(*d),
+                addr(a),
+                src(*v, *t)
+            );
         }
         Ins::Bra { target, pred } => match pred {
             None => {
                 let _ = writeln!(s, "    bra $L{target};");
             }
             Some((p, neg)) => {
-                let _ = writeln!(s, "    @{}{} bra $L{target};", if *neg { "!" } else { "" }, r(*p));
+                let _ = writeln!(
+                    s,
+                    "    @{}{} bra $L{target};",
+                    if *neg { "!" } else { "" },
+                    r(*p)
+                );
             }
         },
         Ins::Call { func, args, rets } => {
             s.push_str("    {\n");
             for (k, a) in args.iter().enumerate() {
                 let c = cls_param(a.cls);
-                let _ = writeln!(s, "    .param .{c} _a{k};\n    st.param.{c} [_a{k}], {};", r(*a));
+                let _ = writeln!(
+                    s,
+                    "    .param .{c} _a{k};\n    st.param.{c} [_a{k}], {};",
+                    r(*a)
+                );
             }
             if !rets.is_empty() {
                 let _ = writeln!(s, "    .param .align 8 .b8 _ret[{}];", 8 * rets.len());
@@ -376,13 +532,26 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
             }
             s.push_str(");\n");
             for (k, d) in rets.iter().enumerate() {
-                let _ = writeln!(s, "    ld.param.{} {}, [_ret+{}];", cls_t(d.cls).name(), r(*d), 8 * k);
+                let _ = writeln!(
+                    s,
+                    "    ld.param.{} {}, [_ret+{}];",
+                    cls_t(d.cls).name(),
+                    r(*d),
+                    8 * k
+                );
             }
             s.push_str("    }\n");
         }
         Ins::Ret(vals) => {
             for (k, v) in vals.iter().enumerate() {
-                let _ = writeln!(s, "    st.param.{} [{}_ret+{}], {};", cls_t(v.cls).name(), f.name, 8 * k, r(*v));
+                let _ = writeln!(
+                    s,
+                    "    st.param.{} [{}_ret+{}], {};",
+                    cls_t(v.cls).name(),
+                    f.name,
+                    8 * k,
+                    r(*v)
+                );
             }
             s.push_str("    ret;\n");
         }

@@ -20,7 +20,9 @@ pub struct Program {
 
 /// `tests/corpus/programs.toml` of the workspace.
 pub fn corpus() -> Corpus {
-    let path = std::env::var("NDJIT_CORPUS_PATH").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/programs.toml").to_string());
+    let path = std::env::var("NDJIT_CORPUS_PATH").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/programs.toml").to_string()
+    });
     let text = std::fs::read_to_string(path).expect("read the corpus");
     toml::from_str(&text).expect("parse the corpus")
 }
@@ -28,7 +30,10 @@ pub fn corpus() -> Corpus {
 /// Programs whose name contains `NDJIT_CORPUS` (all when unset).
 pub fn selected(c: &Corpus) -> Vec<&Program> {
     let filter = std::env::var("NDJIT_CORPUS").unwrap_or_default();
-    c.programs.iter().filter(|p| p.name.contains(&filter)).collect()
+    c.programs
+        .iter()
+        .filter(|p| p.name.contains(&filter))
+        .collect()
 }
 
 pub fn bindings(p: &Program) -> ndjit::Bindings {
@@ -40,7 +45,14 @@ pub fn bindings(p: &Program) -> ndjit::Bindings {
             toml::Value::Boolean(x) => b.set_int(name.clone(), *x as i64),
             toml::Value::Array(items) => b.set_array(
                 name.clone(),
-                items.iter().map(|i| i.as_float().or(i.as_integer().map(|n| n as f64)).expect("numeric array")).collect(),
+                items
+                    .iter()
+                    .map(|i| {
+                        i.as_float()
+                            .or(i.as_integer().map(|n| n as f64))
+                            .expect("numeric array")
+                    })
+                    .collect(),
             ),
             other => panic!("{}: unsupported binding {name} = {other}", p.name),
         };
@@ -110,7 +122,13 @@ pub fn geometries() -> Vec<(&'static str, Vec<usize>, KernelSpec)> {
     out
 }
 
-pub fn with(spec: &KernelSpec, mode: Mode, input: DType, output: DType, target: Target) -> KernelSpec {
+pub fn with(
+    spec: &KernelSpec,
+    mode: Mode,
+    input: DType,
+    output: DType,
+    target: Target,
+) -> KernelSpec {
     let mut s = spec.clone();
     s.mode = mode;
     s.cval = -1.5;
@@ -133,7 +151,10 @@ pub fn find_ptxas() -> Option<std::path::PathBuf> {
             }
         }
     }
-    let out = std::process::Command::new("python3").args(["-c", "import sys; print('\\n'.join(sys.path))"]).output().ok()?;
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print('\\n'.join(sys.path))"])
+        .output()
+        .ok()?;
     for dir in String::from_utf8_lossy(&out.stdout).lines() {
         let p = std::path::Path::new(dir).join("nvidia/cuda_nvcc/bin/ptxas");
         if p.is_file() {
@@ -150,10 +171,21 @@ pub fn assemble(ptxas: &std::path::Path, ptx: &str, sm: u32, tag: &str) -> Resul
     let file = dir.join(format!("{tag}.ptx"));
     std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
     let out = std::process::Command::new(ptxas)
-        .args(["--gpu-name", &format!("sm_{sm}"), "-v", file.to_str().unwrap(), "-o", "/dev/null"])
+        .args([
+            "--gpu-name",
+            &format!("sm_{sm}"),
+            "-v",
+            file.to_str().unwrap(),
+            "-o",
+            "/dev/null",
+        ])
         .output()
         .map_err(|e| e.to_string())?;
-    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if out.status.success() {
         let _ = std::fs::remove_file(&file);
         Ok(log)
