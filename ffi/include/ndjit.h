@@ -66,6 +66,11 @@
 #include <stdint.h>
 
 /**
+ * The most dimensions an array may have (NumPy's limit).
+ */
+#define NDJIT_MAX_DIMS 64
+
+/**
  * Major version of the header (compare with `ndjit_version_number()` at run time to detect a
  * header/library mismatch).
  */
@@ -80,11 +85,6 @@
  * Patch version of the header.
  */
 #define NDJIT_VERSION_PATCH 0
-
-/**
- * The most dimensions an array may have (NumPy's limit).
- */
-#define NDJIT_MAX_DIMS 64
 
 /**
  * The result of every fallible ndjit function.
@@ -203,31 +203,6 @@ typedef struct ndjit_filter ndjit_filter;
 typedef struct ndjit_options ndjit_options;
 
 /**
- * The compiled callback, with the signature `scipy.ndimage.generic_filter` calls through a
- * `LowLevelCallable`:
- *
- * - `buffer`: the `filter_size` values of the neighbourhood (the callee may scribble on it; ndjit's
- *   code never does);
- * - `filter_size`: how many values `buffer` holds;
- * - `return_value`: where the result is stored;
- * - `user_data`: a context from `ndjit_filter_user_data` or `ndjit_context_user_data` of the same
- *   filter. Never NULL, never another filter's.
- *
- * Returns 1 on success. Returns 0 when the filter fails (an index out of range ...): the
- * failure is recorded in the context, read it with `ndjit_filter_failure` /
- * `ndjit_context_failure`. Once a context has recorded a failure, every later call with it
- * returns 0 at once, without running, until it is reset (scipy keeps calling after a failure).
- *
- * The function is reentrant: any number of threads may call it at once, with the same or with
- * different contexts. It is valid while the filter it came from, or any filter or context
- * sharing its code (`ndjit_filter_with_bindings`, `ndjit_context_new`), is alive.
- */
-typedef int (*ndjit_callback)(double *buffer,
-                              intptr_t filter_size,
-                              double *return_value,
-                              void *user_data);
-
-/**
  * How the input is extended beyond its edges (`ndjit_options_set_mode`), as scipy's `mode=`:
  * one of the `NDJIT_MODE_*` constants.
  */
@@ -283,6 +258,31 @@ typedef struct {
      */
     const intptr_t *strides;
 } ndjit_array;
+
+/**
+ * The compiled callback, with the signature `scipy.ndimage.generic_filter` calls through a
+ * `LowLevelCallable`:
+ *
+ * - `buffer`: the `filter_size` values of the neighbourhood (the callee may scribble on it; ndjit's
+ *   code never does);
+ * - `filter_size`: how many values `buffer` holds;
+ * - `return_value`: where the result is stored;
+ * - `user_data`: a context from `ndjit_filter_user_data` or `ndjit_context_user_data` of the same
+ *   filter. Never NULL, never another filter's.
+ *
+ * Returns 1 on success. Returns 0 when the filter fails (an index out of range ...): the
+ * failure is recorded in the context, read it with `ndjit_filter_failure` /
+ * `ndjit_context_failure`. Once a context has recorded a failure, every later call with it
+ * returns 0 at once, without running, until it is reset (scipy keeps calling after a failure).
+ *
+ * The function is reentrant: any number of threads may call it at once, with the same or with
+ * different contexts. It is valid while the filter it came from, or any filter or context
+ * sharing its code (`ndjit_filter_with_bindings`, `ndjit_context_new`), is alive.
+ */
+typedef int (*ndjit_callback)(double *buffer,
+                              intptr_t filter_size,
+                              double *return_value,
+                              void *user_data);
 
 /**
  * `bool` as NumPy stores it: one byte, read as its value (0, 1, or any other byte).
@@ -384,16 +384,228 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The version of the loaded library as `"MAJOR.MINOR.PATCH"`, e.g. `"0.1.0"`. The string is
- * static: never free it. Thread-safe.
+ * Creates an empty set of bound values. The caller owns the result and frees it with
+ * `ndjit_bindings_free`. Returns NULL only on an internal error. Thread-safe.
  */
-const char *ndjit_version(void);
+ndjit_bindings *ndjit_bindings_new(void);
 
 /**
- * The version of the loaded library as one number, `MAJOR * 10000 + MINOR * 100 + PATCH`
- * (e.g. 100 for 0.1.0), to compare with the header's `NDJIT_VERSION_*`. Thread-safe.
+ * Frees a bindings object. NULL is allowed and does nothing. Filters compiled with it are not
+ * affected (they hold copies). Needs exclusive access: no other thread may be using `bindings`.
+ *
+ * # Safety
+ * `bindings` is NULL or a live object from `ndjit_bindings_new`, not used after this call.
  */
-uint32_t ndjit_version_number(void);
+void ndjit_bindings_free(ndjit_bindings *bindings);
+
+/**
+ * Binds `name` to the number `value` (a Python float). Replaces any earlier value of `name`.
+ * `name` is copied. Needs exclusive access to `bindings` (like every setter): no other thread
+ * may use the same object meanwhile.
+ *
+ * Returns `NDJIT_ERR_NULL` if `bindings` or `name` is NULL, `NDJIT_ERR_UTF8` if `name` is not
+ * UTF-8, `NDJIT_ERR_INVALID_ARGUMENT` if it is not a Python identifier.
+ *
+ * # Safety
+ * `bindings` is NULL or a live bindings object not in use by another thread; `name` is NULL or
+ * a NUL-terminated string; `error` is NULL or points to writable storage for one pointer.
+ */
+ndjit_status ndjit_bindings_set_double(ndjit_bindings *bindings,
+                                       const char *name,
+                                       double value,
+                                       ndjit_error **error);
+
+/**
+ * Binds `name` to the integer `value` (a Python int). Bind integers that the source uses as
+ * indices or counts (`x[k]`, `range(n)`) with this function: a double there is a type error,
+ * as a float index is in Python. Anywhere else an integer behaves as the same double would.
+ *
+ * Errors as for `ndjit_bindings_set_double`.
+ *
+ * # Safety
+ * As for `ndjit_bindings_set_double`.
+ */
+ndjit_status ndjit_bindings_set_int(ndjit_bindings *bindings,
+                                    const char *name,
+                                    int64_t value,
+                                    ndjit_error **error);
+
+/**
+ * Binds `name` to a 1-D array of `len` doubles (a NumPy float64 array or a tuple of numbers),
+ * copied from `values`. `values` may be NULL when `len` is 0.
+ *
+ * Errors as for `ndjit_bindings_set_double`, and `NDJIT_ERR_INVALID_ARGUMENT` if `len` is
+ * negative or `values` is not aligned for `double`, `NDJIT_ERR_NULL` if `values` is NULL while
+ * `len > 0`.
+ *
+ * # Safety
+ * As for `ndjit_bindings_set_double`; `values` is NULL or points to `len` readable doubles.
+ */
+ndjit_status ndjit_bindings_set_array(ndjit_bindings *bindings,
+                                      const char *name,
+                                      const double *values,
+                                      intptr_t len,
+                                      ndjit_error **error);
+
+/**
+ * Creates driver options with scipy's defaults and no footprint. The caller owns the result
+ * and frees it with `ndjit_options_free`. Returns NULL only on an internal error. Thread-safe.
+ */
+ndjit_options *ndjit_options_new(void);
+
+/**
+ * Frees options. NULL is allowed and does nothing. Needs exclusive access: no other thread may be
+ * using `options` (a run that started with them must have returned).
+ *
+ * # Safety
+ * `options` is NULL or a live object from `ndjit_options_new`, not used after this call.
+ */
+void ndjit_options_free(ndjit_options *options);
+
+/**
+ * A footprint that is a full box (scipy's `size=`): `ndim` extents, one per filtered axis
+ * (one per image axis unless axes are set). The filter's `filter_size` is their product.
+ * Replaces an earlier footprint. `size` is copied.
+ *
+ * Like every `ndjit_options_set_*`, this needs exclusive access to `options`: no other thread
+ * may use the same options (for example in `ndjit_generic_filter`) meanwhile.
+ *
+ * Errors: `NDJIT_ERR_NULL` (`options`, or `size` with `ndim > 0`), `NDJIT_ERR_INVALID_ARGUMENT`
+ * (negative `ndim` or extent, `ndim > NDJIT_MAX_DIMS`). An extent of 0 is accepted here and
+ * refused by `ndjit_generic_filter`, as scipy does.
+ *
+ * # Safety
+ * `options` is NULL or live options not in use by another thread; `size` is NULL or points to
+ * `ndim` readable values; `error` is NULL or writable.
+ */
+ndjit_status ndjit_options_set_size(ndjit_options *options,
+                                    const intptr_t *size,
+                                    intptr_t ndim,
+                                    ndjit_error **error);
+
+/**
+ * A footprint of any shape (scipy's `footprint=`): `ndim` extents in `shape` and a row-major
+ * mask of `shape[0] * shape[1] * ...` bytes, non-zero for the neighbours the filter sees. The
+ * filter's buffer holds those neighbours in row-major order; `filter_size` is their count.
+ *
+ * Errors: `NDJIT_ERR_NULL` (`options`, `shape` with `ndim > 0`, `mask`),
+ * `NDJIT_ERR_INVALID_ARGUMENT` (negative `ndim` or extent, `ndim > NDJIT_MAX_DIMS`, a mask too
+ * large for memory).
+ *
+ * # Safety
+ * `options` is NULL or live options not in use by another thread; `shape` is NULL or points to
+ * `ndim` readable values; `mask` is NULL or points to the product of the extents readable
+ * bytes; `error` is NULL or writable.
+ */
+ndjit_status ndjit_options_set_footprint(ndjit_options *options,
+                                         const intptr_t *shape,
+                                         intptr_t ndim,
+                                         const uint8_t *mask,
+                                         ndjit_error **error);
+
+/**
+ * The boundary mode (default `NDJIT_MODE_REFLECT`). `NDJIT_ERR_UNKNOWN_ENUM` for a value that
+ * is not an `NDJIT_MODE_*` constant; `NDJIT_ERR_NULL` if `options` is NULL.
+ *
+ * # Safety
+ * `options` is NULL or live options not in use by another thread; `error` NULL or writable.
+ */
+ndjit_status ndjit_options_set_mode(ndjit_options *options,
+                                    ndjit_mode mode,
+                                    ndjit_error **error);
+
+/**
+ * The value outside the image for `NDJIT_MODE_CONSTANT` and `NDJIT_MODE_GRID_CONSTANT`
+ * (default 0.0; NaN and infinities are allowed). `NDJIT_ERR_NULL` if `options` is NULL.
+ *
+ * # Safety
+ * `options` is NULL or live options not in use by another thread; `error` NULL or writable.
+ */
+ndjit_status ndjit_options_set_cval(ndjit_options *options,
+                                    double cval,
+                                    ndjit_error **error);
+
+/**
+ * Origins, one per filtered axis (in the order of the axes), as scipy's `origin=`: a positive
+ * origin shifts the footprint toward lower indices; `footprint_extent / 2 + origin` must lie in
+ * `[0, footprint_extent)`. `n = 0` restores the default (all zeros); `origin` may then be NULL.
+ *
+ * Errors: `NDJIT_ERR_NULL`, `NDJIT_ERR_INVALID_ARGUMENT` (negative `n`). Lengths and ranges are
+ * checked against the footprint by `ndjit_generic_filter` (`NDJIT_ERR_SHAPE`).
+ *
+ * # Safety
+ * `options` is NULL or live options not in use by another thread; `origin` is NULL or points
+ * to `n` readable values; `error` NULL or writable.
+ */
+ndjit_status ndjit_options_set_origin(ndjit_options *options,
+                                      const intptr_t *origin,
+                                      intptr_t n,
+                                      ndjit_error **error);
+
+/**
+ * The axes to filter (scipy's `axes=`), `n` distinct axis numbers; negative numbers count from
+ * the last axis (-1). The footprint's dimensions apply to these axes in increasing order,
+ * origins in the order given. `axes` NULL restores the default, all axes (`n` is then
+ * ignored).
+ *
+ * Errors: `NDJIT_ERR_NULL` (`options`), `NDJIT_ERR_INVALID_ARGUMENT` (negative `n`). Whether the
+ * axes exist and are distinct is checked by `ndjit_generic_filter`.
+ *
+ * # Safety
+ * `options` is NULL or live options not in use by another thread; `axes` is NULL or points to
+ * `n` readable values; `error` NULL or writable.
+ */
+ndjit_status ndjit_options_set_axes(ndjit_options *options,
+                                    const intptr_t *axes,
+                                    intptr_t n,
+                                    ndjit_error **error);
+
+/**
+ * Worker threads for `ndjit_generic_filter`: 0 (the default) uses every core, 1 runs on the
+ * calling thread. The result does not depend on it. `NDJIT_ERR_INVALID_ARGUMENT` if negative.
+ *
+ * # Safety
+ * `options` is NULL or live options not in use by another thread; `error` NULL or writable.
+ */
+ndjit_status ndjit_options_set_threads(ndjit_options *options,
+                                       intptr_t threads,
+                                       ndjit_error **error);
+
+/**
+ * Runs `filter` over an n-d image: for each element of `input`, the values under the footprint
+ * (extended beyond the edges by the mode) are gathered into a buffer and the filter's result is
+ * written to the same element of `output`, converted to the output's dtype with a C cast. This
+ * is scipy's `generic_filter(input, filter, footprint=..., output=..., mode=..., cval=...,
+ * origin=..., axes=...)` with the same results, computed natively and in parallel.
+ *
+ * - `input`, `output`: arrays of the same shape, any dtypes. The output may overlap the input
+ *   (the run then proceeds sequentially in C order, reproducing scipy's in-place result); an
+ *   output whose own elements may overlap (e.g. a zero stride) is also written sequentially.
+ * - `options`: footprint (required), mode, cval, origin, axes, threads.
+ *
+ * Errors: `NDJIT_ERR_NULL` (any handle, a NULL `data`/`shape` where elements exist),
+ * `NDJIT_ERR_UNKNOWN_ENUM` (a dtype), `NDJIT_ERR_INVALID_ARGUMENT` (negative sizes, too many
+ * dimensions, axes out of range or repeated, no footprint set), `NDJIT_ERR_SHAPE` (an array
+ * reaching outside its block, shapes that differ, a footprint or origin that does not fit),
+ * `NDJIT_ERR_RUNTIME` (the filter failed on some pixel: the error names the first such pixel in
+ * C order, with the line and column of the failing expression). Output elements may have been
+ * written when an error is returned during the run.
+ *
+ * Thread-safe: several threads may run filters at once, with the same filter and options, as
+ * long as their outputs do not overlap each other or another thread's input. The filter's and
+ * contexts' failure slots are not used.
+ *
+ * # Safety
+ * Each handle is NULL or live; `input` and `output` are NULL or point to readable
+ * `ndjit_array` structs whose `shape`/`strides` point to `ndim` values, whose blocks are valid
+ * for reading (input) and writing (output) for the whole call and not written by anyone else
+ * meanwhile; `error` is NULL or writable.
+ */
+ndjit_status ndjit_generic_filter(const ndjit_filter *filter,
+                                  const ndjit_array *input,
+                                  const ndjit_array *output,
+                                  const ndjit_options *options,
+                                  ndjit_error **error);
 
 /**
  * The status code of an error (the same value the failing call returned).
@@ -484,70 +696,6 @@ void ndjit_error_free(ndjit_error *error);
  * Thread-safe.
  */
 const char *ndjit_status_name(int status);
-
-/**
- * Creates an empty set of bound values. The caller owns the result and frees it with
- * `ndjit_bindings_free`. Returns NULL only on an internal error. Thread-safe.
- */
-ndjit_bindings *ndjit_bindings_new(void);
-
-/**
- * Frees a bindings object. NULL is allowed and does nothing. Filters compiled with it are not
- * affected (they hold copies). Needs exclusive access: no other thread may be using `bindings`.
- *
- * # Safety
- * `bindings` is NULL or a live object from `ndjit_bindings_new`, not used after this call.
- */
-void ndjit_bindings_free(ndjit_bindings *bindings);
-
-/**
- * Binds `name` to the number `value` (a Python float). Replaces any earlier value of `name`.
- * `name` is copied. Needs exclusive access to `bindings` (like every setter): no other thread
- * may use the same object meanwhile.
- *
- * Returns `NDJIT_ERR_NULL` if `bindings` or `name` is NULL, `NDJIT_ERR_UTF8` if `name` is not
- * UTF-8, `NDJIT_ERR_INVALID_ARGUMENT` if it is not a Python identifier.
- *
- * # Safety
- * `bindings` is NULL or a live bindings object not in use by another thread; `name` is NULL or
- * a NUL-terminated string; `error` is NULL or points to writable storage for one pointer.
- */
-ndjit_status ndjit_bindings_set_double(ndjit_bindings *bindings,
-                                       const char *name,
-                                       double value,
-                                       ndjit_error **error);
-
-/**
- * Binds `name` to the integer `value` (a Python int). Bind integers that the source uses as
- * indices or counts (`x[k]`, `range(n)`) with this function: a double there is a type error,
- * as a float index is in Python. Anywhere else an integer behaves as the same double would.
- *
- * Errors as for `ndjit_bindings_set_double`.
- *
- * # Safety
- * As for `ndjit_bindings_set_double`.
- */
-ndjit_status ndjit_bindings_set_int(ndjit_bindings *bindings,
-                                    const char *name,
-                                    int64_t value,
-                                    ndjit_error **error);
-
-/**
- * Binds `name` to a 1-D array of `len` doubles (a NumPy float64 array or a tuple of numbers),
- * copied from `values`. `values` may be NULL when `len` is 0.
- *
- * Errors as for `ndjit_bindings_set_double`, and `NDJIT_ERR_INVALID_ARGUMENT` if `len` is
- * negative or `values` is not aligned for `double`, `NDJIT_ERR_NULL` if `values` is NULL while
- * `len > 0`.
- *
- * # Safety
- * As for `ndjit_bindings_set_double`; `values` is NULL or points to `len` readable doubles.
- */
-ndjit_status ndjit_bindings_set_array(ndjit_bindings *bindings,
-                                      const char *name,
-                                      const double *values,
-                                      intptr_t len,
-                                      ndjit_error **error);
 
 /**
  * Compiles filter source into native code.
@@ -746,164 +894,16 @@ ndjit_status ndjit_context_failure(const ndjit_context *context,
 ndjit_status ndjit_context_reset(const ndjit_context *context);
 
 /**
- * Creates driver options with scipy's defaults and no footprint. The caller owns the result
- * and frees it with `ndjit_options_free`. Returns NULL only on an internal error. Thread-safe.
+ * The version of the loaded library as `"MAJOR.MINOR.PATCH"`, e.g. `"0.1.0"`. The string is
+ * static: never free it. Thread-safe.
  */
-ndjit_options *ndjit_options_new(void);
+const char *ndjit_version(void);
 
 /**
- * Frees options. NULL is allowed and does nothing. Needs exclusive access: no other thread may be
- * using `options` (a run that started with them must have returned).
- *
- * # Safety
- * `options` is NULL or a live object from `ndjit_options_new`, not used after this call.
+ * The version of the loaded library as one number, `MAJOR * 10000 + MINOR * 100 + PATCH`
+ * (e.g. 100 for 0.1.0), to compare with the header's `NDJIT_VERSION_*`. Thread-safe.
  */
-void ndjit_options_free(ndjit_options *options);
-
-/**
- * A footprint that is a full box (scipy's `size=`): `ndim` extents, one per filtered axis
- * (one per image axis unless axes are set). The filter's `filter_size` is their product.
- * Replaces an earlier footprint. `size` is copied.
- *
- * Like every `ndjit_options_set_*`, this needs exclusive access to `options`: no other thread
- * may use the same options (for example in `ndjit_generic_filter`) meanwhile.
- *
- * Errors: `NDJIT_ERR_NULL` (`options`, or `size` with `ndim > 0`), `NDJIT_ERR_INVALID_ARGUMENT`
- * (negative `ndim` or extent, `ndim > NDJIT_MAX_DIMS`). An extent of 0 is accepted here and
- * refused by `ndjit_generic_filter`, as scipy does.
- *
- * # Safety
- * `options` is NULL or live options not in use by another thread; `size` is NULL or points to
- * `ndim` readable values; `error` is NULL or writable.
- */
-ndjit_status ndjit_options_set_size(ndjit_options *options,
-                                    const intptr_t *size,
-                                    intptr_t ndim,
-                                    ndjit_error **error);
-
-/**
- * A footprint of any shape (scipy's `footprint=`): `ndim` extents in `shape` and a row-major
- * mask of `shape[0] * shape[1] * ...` bytes, non-zero for the neighbours the filter sees. The
- * filter's buffer holds those neighbours in row-major order; `filter_size` is their count.
- *
- * Errors: `NDJIT_ERR_NULL` (`options`, `shape` with `ndim > 0`, `mask`),
- * `NDJIT_ERR_INVALID_ARGUMENT` (negative `ndim` or extent, `ndim > NDJIT_MAX_DIMS`, a mask too
- * large for memory).
- *
- * # Safety
- * `options` is NULL or live options not in use by another thread; `shape` is NULL or points to
- * `ndim` readable values; `mask` is NULL or points to the product of the extents readable
- * bytes; `error` is NULL or writable.
- */
-ndjit_status ndjit_options_set_footprint(ndjit_options *options,
-                                         const intptr_t *shape,
-                                         intptr_t ndim,
-                                         const uint8_t *mask,
-                                         ndjit_error **error);
-
-/**
- * The boundary mode (default `NDJIT_MODE_REFLECT`). `NDJIT_ERR_UNKNOWN_ENUM` for a value that
- * is not an `NDJIT_MODE_*` constant; `NDJIT_ERR_NULL` if `options` is NULL.
- *
- * # Safety
- * `options` is NULL or live options not in use by another thread; `error` NULL or writable.
- */
-ndjit_status ndjit_options_set_mode(ndjit_options *options,
-                                    ndjit_mode mode,
-                                    ndjit_error **error);
-
-/**
- * The value outside the image for `NDJIT_MODE_CONSTANT` and `NDJIT_MODE_GRID_CONSTANT`
- * (default 0.0; NaN and infinities are allowed). `NDJIT_ERR_NULL` if `options` is NULL.
- *
- * # Safety
- * `options` is NULL or live options not in use by another thread; `error` NULL or writable.
- */
-ndjit_status ndjit_options_set_cval(ndjit_options *options,
-                                    double cval,
-                                    ndjit_error **error);
-
-/**
- * Origins, one per filtered axis (in the order of the axes), as scipy's `origin=`: a positive
- * origin shifts the footprint toward lower indices; `footprint_extent / 2 + origin` must lie in
- * `[0, footprint_extent)`. `n = 0` restores the default (all zeros); `origin` may then be NULL.
- *
- * Errors: `NDJIT_ERR_NULL`, `NDJIT_ERR_INVALID_ARGUMENT` (negative `n`). Lengths and ranges are
- * checked against the footprint by `ndjit_generic_filter` (`NDJIT_ERR_SHAPE`).
- *
- * # Safety
- * `options` is NULL or live options not in use by another thread; `origin` is NULL or points
- * to `n` readable values; `error` NULL or writable.
- */
-ndjit_status ndjit_options_set_origin(ndjit_options *options,
-                                      const intptr_t *origin,
-                                      intptr_t n,
-                                      ndjit_error **error);
-
-/**
- * The axes to filter (scipy's `axes=`), `n` distinct axis numbers; negative numbers count from
- * the last axis (-1). The footprint's dimensions apply to these axes in increasing order,
- * origins in the order given. `axes` NULL restores the default, all axes (`n` is then
- * ignored).
- *
- * Errors: `NDJIT_ERR_NULL` (`options`), `NDJIT_ERR_INVALID_ARGUMENT` (negative `n`). Whether the
- * axes exist and are distinct is checked by `ndjit_generic_filter`.
- *
- * # Safety
- * `options` is NULL or live options not in use by another thread; `axes` is NULL or points to
- * `n` readable values; `error` NULL or writable.
- */
-ndjit_status ndjit_options_set_axes(ndjit_options *options,
-                                    const intptr_t *axes,
-                                    intptr_t n,
-                                    ndjit_error **error);
-
-/**
- * Worker threads for `ndjit_generic_filter`: 0 (the default) uses every core, 1 runs on the
- * calling thread. The result does not depend on it. `NDJIT_ERR_INVALID_ARGUMENT` if negative.
- *
- * # Safety
- * `options` is NULL or live options not in use by another thread; `error` NULL or writable.
- */
-ndjit_status ndjit_options_set_threads(ndjit_options *options,
-                                       intptr_t threads,
-                                       ndjit_error **error);
-
-/**
- * Runs `filter` over an n-d image: for each element of `input`, the values under the footprint
- * (extended beyond the edges by the mode) are gathered into a buffer and the filter's result is
- * written to the same element of `output`, converted to the output's dtype with a C cast. This
- * is scipy's `generic_filter(input, filter, footprint=..., output=..., mode=..., cval=...,
- * origin=..., axes=...)` with the same results, computed natively and in parallel.
- *
- * - `input`, `output`: arrays of the same shape, any dtypes. The output may overlap the input
- *   (the run then proceeds sequentially in C order, reproducing scipy's in-place result); an
- *   output whose own elements may overlap (e.g. a zero stride) is also written sequentially.
- * - `options`: footprint (required), mode, cval, origin, axes, threads.
- *
- * Errors: `NDJIT_ERR_NULL` (any handle, a NULL `data`/`shape` where elements exist),
- * `NDJIT_ERR_UNKNOWN_ENUM` (a dtype), `NDJIT_ERR_INVALID_ARGUMENT` (negative sizes, too many
- * dimensions, axes out of range or repeated, no footprint set), `NDJIT_ERR_SHAPE` (an array
- * reaching outside its block, shapes that differ, a footprint or origin that does not fit),
- * `NDJIT_ERR_RUNTIME` (the filter failed on some pixel: the error names the first such pixel in
- * C order, with the line and column of the failing expression). Output elements may have been
- * written when an error is returned during the run.
- *
- * Thread-safe: several threads may run filters at once, with the same filter and options, as
- * long as their outputs do not overlap each other or another thread's input. The filter's and
- * contexts' failure slots are not used.
- *
- * # Safety
- * Each handle is NULL or live; `input` and `output` are NULL or point to readable
- * `ndjit_array` structs whose `shape`/`strides` point to `ndim` values, whose blocks are valid
- * for reading (input) and writing (output) for the whole call and not written by anyone else
- * meanwhile; `error` is NULL or writable.
- */
-ndjit_status ndjit_generic_filter(const ndjit_filter *filter,
-                                  const ndjit_array *input,
-                                  const ndjit_array *output,
-                                  const ndjit_options *options,
-                                  ndjit_error **error);
+uint32_t ndjit_version_number(void);
 
 #ifdef __cplusplus
 }  // extern "C"
