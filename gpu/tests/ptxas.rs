@@ -35,27 +35,47 @@ fn corpus_kernels_assemble_for_sm90_and_portable() {
     let kernels = std::sync::atomic::AtomicUsize::new(0);
     let jobs = Mutex::new(jobs);
     let failures = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
     std::thread::scope(|s| {
         for t in 0..threads {
             let (jobs, failures, ptxas, kernels) = (&jobs, &failures, &ptxas, &kernels);
             s.spawn(move || loop {
-                let Some((p, target)) = jobs.lock().unwrap().pop() else { break };
+                let Some((p, target)) = jobs.lock().unwrap().pop() else {
+                    break;
+                };
                 let b = common::bindings(p);
                 let mut module = ndjit_gpu::pir::Module::new(target.version, target.sm);
                 let mut err = None;
                 for mode in Mode::ALL {
                     for dt in [DType::F64, DType::F32] {
                         let spec = with(&common::geometries()[0].2, mode, dt, dt, target);
-                        let f = ndjit::Filter::builder(&p.source).bindings(&b).filter_size(spec.filter_size()).compile().unwrap();
-                        match generate(f.specialized_ir().unwrap(), f.layout(), f.bound_values(), &spec) {
+                        let f = ndjit::Filter::builder(&p.source)
+                            .bindings(&b)
+                            .filter_size(spec.filter_size())
+                            .compile()
+                            .unwrap();
+                        match generate(
+                            f.specialized_ir().unwrap(),
+                            f.layout(),
+                            f.bound_values(),
+                            &spec,
+                        ) {
                             Ok(k) => {
                                 let tag = format!("_{}_{}", mode.name(), dt.name());
                                 module.merge(&k.module, |n| format!("{n}{tag}"));
                                 module.merge(&k.replay, |n| format!("{n}{tag}"));
                                 kernels.fetch_add(2, std::sync::atomic::Ordering::Relaxed);
                             }
-                            Err(e) => err = Some(format!("{} [{}, {}]: codegen: {e}", p.name, mode.name(), dt.name())),
+                            Err(e) => {
+                                err = Some(format!(
+                                    "{} [{}, {}]: codegen: {e}",
+                                    p.name,
+                                    mode.name(),
+                                    dt.name()
+                                ))
+                            }
                         }
                     }
                 }
@@ -65,14 +85,32 @@ fn corpus_kernels_assemble_for_sm90_and_portable() {
                     fl.push(e);
                 }
                 if let Err(e) = r {
-                    fl.push(format!("{} [sm_{}]: {}", p.name, target.sm, e.lines().take(6).collect::<Vec<_>>().join(" | ")));
+                    fl.push(format!(
+                        "{} [sm_{}]: {}",
+                        p.name,
+                        target.sm,
+                        e.lines().take(6).collect::<Vec<_>>().join(" | ")
+                    ));
                 }
             });
         }
     });
     let failures = failures.into_inner().unwrap();
-    println!("{} kernels in {total} modules assembled", kernels.into_inner());
-    assert!(failures.is_empty(), "{} of {total} modules rejected, first 10:\n{}", failures.len(), failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
+    println!(
+        "{} kernels in {total} modules assembled",
+        kernels.into_inner()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {total} modules rejected, first 10:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 #[test]
