@@ -2,13 +2,15 @@
 # The GPU round trip: build the GPU test and benchmark binaries here, carry them to the device
 # machine, run them there.
 #
-#   bash scripts/gpu_device.sh build   # here: builds into .device/ (git-ignored, carried)
+#   bash scripts/gpu_device.sh build   # here: builds into .device/ (git-ignored, carried): the
+#                                      #   device test and benchmark binaries and the abi3 wheel
 #   bash scripts/gpu_device.sh run     # on the device, with .device carried:
 #                                      #   device tool: command "bash scripts/gpu_device.sh run",
 #                                      #   carry [".device"]
 #
 # `run` writes logs to $OUT (the device tool's output folder) and prints the summaries last.
-# Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api and NDJIT_SKIP=bench,cupy.
+# Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api and
+# NDJIT_SKIP=device,python,bench,cupy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +34,9 @@ for line in sys.stdin:
     cargo bench -p ndjit-gpu --no-run --message-format=json 2>/dev/null | list gpu_stencil >>.device/bins
     while read -r name path; do cp "$path" ".device/$name"; done <.device/bins
     cp tests/corpus/programs.toml .device/programs.toml
+    # The Python package, for `target="cuda"` against scipy there (abi3: any CPython >= 3.9).
+    rm -rf .device/wheel
+    "${PYTHON:-python3}" -m pip wheel -q --disable-pip-version-check --no-deps -w .device/wheel ./python
     for f in ../shared/bench/gpu_anchor.py shared/bench/gpu_anchor.py /work/shared/bench/gpu_anchor.py; do
         if [ -f "$f" ]; then cp "$f" .device/gpu_anchor.py; break; fi
     done
@@ -47,7 +52,15 @@ run)
     export NDJIT_CORPUS_PATH=.device/programs.toml NDJIT_OUT="$out"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv || true
     status=0
-    timeout "${NDJIT_DEVICE_TIMEOUT:-400}" .device/device 2>&1 | tee "$out/device.log" || status=$?
+    case ",${NDJIT_SKIP:-}," in *,device,*) ;; *)
+        timeout "${NDJIT_DEVICE_TIMEOUT:-400}" .device/device 2>&1 | tee "$out/device.log" || status=$? ;;
+    esac
+    case ",${NDJIT_SKIP:-}," in *,python,*) ;; *)
+        # The wheel into a private folder (the device image has numpy, scipy, cupy and pytest).
+        python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/ndjit-site .device/wheel/*.whl
+        PYTHONPATH=/tmp/ndjit-site timeout "${NDJIT_PYTEST_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider \
+            python/tests/test_cuda.py 2>&1 | tee "$out/python.log" || status=$? ;;
+    esac
     case ",${NDJIT_SKIP:-}," in *,bench,*) ;; *)
         CUDA_CACHE_DISABLE=1 timeout "${NDJIT_BENCH_TIMEOUT:-200}" .device/gpu_stencil 2>&1 | tee "$out/bench.log" || status=$? ;;
     esac
@@ -59,6 +72,7 @@ run)
     echo
     echo "== summaries =="
     sed -n '/== device summary ==/,$p' "$out/device.log" 2>/dev/null || true
+    tail -n 3 "$out/python.log" 2>/dev/null || true
     sed -n '/== ndjit-gpu on/,$p' "$out/bench.log" 2>/dev/null || true
     grep -E "copy|minimum_filter|median_filter|RawKernel|first call" "$out/cupy.log" 2>/dev/null || true
     exit $status

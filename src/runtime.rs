@@ -211,7 +211,8 @@ pub unsafe extern "C" fn ndjit_rt_sort(ptr: *mut f64, n: i64) {
 }
 
 /// NumPy `median` of a sorted array: NaN when empty or when it holds a NaN (sorted last);
-/// the middle element, or the mean of the two middle ones.
+/// the middle element, or the mean of the two middle ones. NumPy takes the mean of the middle
+/// part in both cases, which adds to `0.0` first: a middle `-0.0` gives `0.0`.
 ///
 /// # Safety
 /// `ptr` must point to `n` readable f64 values sorted by [`ndjit_rt_sort`].
@@ -225,7 +226,7 @@ pub unsafe extern "C" fn ndjit_rt_median(ptr: *const f64, n: i64) -> f64 {
         return f64::NAN;
     }
     if n % 2 == 1 {
-        s[n / 2]
+        0.0 + s[n / 2]
     } else {
         // np.mean of the two middle values: (0.0 + a + b) / 2.
         (0.0 + s[n / 2 - 1] + s[n / 2]) / 2.0
@@ -258,13 +259,27 @@ pub unsafe extern "C" fn ndjit_rt_quantile(ptr: *const f64, n: i64, q: f64) -> f
         let p = virtual_index.floor() as usize;
         (p, p + 1)
     };
-    let gamma = virtual_index - virtual_index.floor().clamp(0.0, (n - 1) as f64);
+    let gamma = quantile_gamma(virtual_index, n);
     let (a, b) = (s[prev], s[next]);
     let diff = b - a;
     if gamma >= 0.5 {
         b - diff * (1.0 - gamma)
     } else {
         a + diff * gamma
+    }
+}
+
+/// NumPy's `gamma` (`_get_gamma` after `_get_indexes`): `virtual_index - previous_index`, where
+/// the previous index is `-1` at or above the last element (NumPy's "last" index) and `0` below
+/// the first. The `-1` matters: it makes `gamma = virtual_index + 1`, which picks `_lerp`'s
+/// `b - diff * (1 - gamma)` branch and so the sign of a zero.
+pub fn quantile_gamma(virtual_index: f64, n: usize) -> f64 {
+    if virtual_index >= (n - 1) as f64 {
+        virtual_index + 1.0
+    } else if virtual_index < 0.0 {
+        virtual_index
+    } else {
+        virtual_index - virtual_index.floor()
     }
 }
 

@@ -166,76 +166,131 @@ fn main() {
             goal: f64::NAN,
             cupy: "",
         },
+        Case {
+            name: "identity x[0] f32",
+            src: "x[0]",
+            fp: Footprint::size(&[1, 1]),
+            dt: DType::F32,
+            goal: f64::NAN,
+            cupy: "",
+        },
+        Case {
+            name: "min, 5x5 f32",
+            src: "np.min(x)",
+            fp: Footprint::size(&[5, 5]),
+            dt: DType::F32,
+            goal: f64::NAN,
+            cupy: "",
+        },
+        Case {
+            name: "median, 3x3 f64",
+            src: "np.median(x)",
+            fp: Footprint::size(&[3, 3]),
+            dt: DType::F64,
+            goal: f64::NAN,
+            cupy: "",
+        },
     ];
     let mut rows = Vec::new();
-    let variants: Vec<u32> = std::env::var("NDJIT_BENCH_V")
-        .ok()
-        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or(vec![0, 1, 2, 4]);
+    // Outputs (V) and rows (R) per thread to try; 0 is the automatic choice.
+    let list = |var: &str, default: Vec<u32>| -> Vec<u32> {
+        std::env::var(var)
+            .ok()
+            .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+            .unwrap_or(default)
+    };
+    let variants = list("NDJIT_BENCH_V", vec![0, 1, 2, 4]);
+    let row_variants = list("NDJIT_BENCH_R", vec![0]);
+    // Block shapes to try besides the planned one ("64x4,16x16"; a tuning experiment).
+    let mut blocks: Vec<Option<(u32, u32)>> = vec![None];
+    for b in std::env::var("NDJIT_BENCH_BLOCKS")
+        .unwrap_or_default()
+        .split(',')
+    {
+        if let Some((x, y)) = b.split_once('x') {
+            if let (Ok(x), Ok(y)) = (x.parse(), y.parse()) {
+                blocks.push(Some((x, y)));
+            }
+        }
+    }
     for c in &cases {
         let f = GpuFilter::compile(c.src, &ndjit::Bindings::new()).unwrap();
         let b = if c.dt == DType::F64 { &f64b } else { &f32b };
         let desc = ArrayDesc::contiguous(c.dt, &[n, n]);
-        let mut results = Vec::new();
         let styles: &[NetworkStyle] = if c.src.contains("median") {
             &[NetworkStyle::Select, NetworkStyle::IntKey]
         } else {
             &[NetworkStyle::Select]
         };
-        for (&v, &style) in variants
-            .iter()
-            .flat_map(|v| styles.iter().map(move |s| (v, s)))
-        {
+        // (automatic?, "V×R" used, ms): the fastest network style per (V, R) request.
+        let mut results: Vec<((u32, u32, bool), String, f64)> = Vec::new();
+        for (&v, &r, &style) in variants.iter().flat_map(|v| {
+            row_variants
+                .iter()
+                .flat_map(move |r| styles.iter().map(move |s| (v, r, s)))
+        }) {
             let mut opts = Options::new(c.fp.clone()).mode(Mode::Reflect);
             opts.outputs_per_thread = v;
+            opts.rows_per_thread = r;
             opts.network = style;
-            let p = match f.prepare(&gpu, &desc, &desc, &opts) {
+            let mut p = match f.prepare(&gpu, &desc, &desc, &opts) {
                 Ok(p) => p,
                 Err(e) => {
-                    println!("{} V={v}: {e}", c.name);
+                    println!("{} V={v} R={r}: {e}", c.name);
                     continue;
                 }
             };
-            unsafe {
-                gpu.memset(b.err.ptr(), 0xff, p.err_bytes(), gpu.cu_stream())
+            for &block in &blocks {
+                if let Some(b) = block {
+                    p.block = b;
+                    p.grid = ndjit_gpu::plan::grid(&p.geometry, &p.kernel, b);
+                }
+                unsafe {
+                    gpu.memset(b.err.ptr(), 0xff, p.err_bytes(), gpu.cu_stream())
+                        .unwrap()
+                };
+                let ms = time(&gpu, reps, || unsafe {
+                    p.launch(
+                        &gpu,
+                        b.input.ptr(),
+                        b.output.ptr(),
+                        b.err.ptr(),
+                        gpu.cu_stream(),
+                    )
                     .unwrap()
-            };
-            let ms = time(&gpu, reps, || unsafe {
-                p.launch(
-                    &gpu,
-                    b.input.ptr(),
-                    b.output.ptr(),
-                    b.err.ptr(),
-                    gpu.cu_stream(),
-                )
-                .unwrap()
-            });
-            println!(
-                "  {:<24} {style:?} V={} ({} used): {ms:.3} ms, {} regs, {} B local",
-                c.name, v, p.kernel.outputs_per_thread, p.module.registers, p.module.local_bytes
-            );
-            if style == NetworkStyle::Select
-                || ms
-                    < results
-                        .iter()
-                        .filter(|r: &&(u32, u32, f64)| r.0 == v)
-                        .map(|r| r.2)
-                        .fold(f64::INFINITY, f64::min)
-            {
-                results.retain(|r: &(u32, u32, f64)| r.0 != v);
-                results.push((v, p.kernel.outputs_per_thread, ms));
+                });
+                let used = format!(
+                    "{}×{}",
+                    p.kernel.outputs_per_thread, p.kernel.rows_per_thread
+                );
+                println!(
+                    "  {:<24} {style:?} V={v} R={r} block {:?} ({used} used): {ms:.3} ms, {} regs, {} B local",
+                    c.name, p.block, p.module.registers, p.module.local_bytes
+                );
+                let key = (v, r, block.is_some());
+                match results.iter_mut().find(|x| x.0 == key) {
+                    Some(x) if x.2 <= ms => {}
+                    Some(x) => *x = (key, used, ms),
+                    None => results.push((key, used, ms)),
+                }
             }
         }
         let auto = results
             .iter()
-            .find(|r| r.0 == 0)
-            .map(|r| r.2)
+            .find(|x| x.0 == (0, 0, false))
+            .map(|x| x.2)
             .unwrap_or(f64::NAN);
         let best =
             results
                 .iter()
                 .cloned()
-                .fold((0, 0, f64::INFINITY), |a, r| if r.2 < a.2 { r } else { a });
+                .fold(((0, 0, false), String::new(), f64::INFINITY), |a, x| {
+                    if x.2 < a.2 {
+                        x
+                    } else {
+                        a
+                    }
+                });
         let floor = if c.dt == DType::F64 { copy64 } else { copy32 };
         rows.push((c.name, auto, best, floor, c.goal, c.cupy));
     }
@@ -286,7 +341,7 @@ fn main() {
     }
 
     println!("\n== ndjit-gpu on {} ({n}x{n}; ms, medians) ==", gpu.name());
-    println!("| filter | ndjit auto | ndjit best (V) | goal | copy floor | % of copy bw (best) | CuPy (GUIDE) |");
+    println!("| filter | ndjit auto | ndjit best (V×R) | goal | copy floor | % of copy bw (best) | CuPy (GUIDE) |");
     println!("|---|---|---|---|---|---|---|");
     for (name, auto, best, floor, goal, cupy) in rows {
         let goal = if goal.is_nan() {

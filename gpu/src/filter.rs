@@ -61,6 +61,8 @@ pub struct Options {
     pub origin: Vec<isize>,
     /// Outputs per thread (0: chosen from the filter).
     pub outputs_per_thread: u32,
+    /// Rows per thread (0: chosen from the filter).
+    pub rows_per_thread: u32,
     /// How median networks compare (a tuning knob; both are exact).
     pub network: crate::codegen::body::NetworkStyle,
 }
@@ -73,6 +75,7 @@ impl Options {
             cval: 0.0,
             origin: vec![],
             outputs_per_thread: 0,
+            rows_per_thread: 0,
             network: crate::codegen::body::NetworkStyle::Select,
         }
     }
@@ -118,6 +121,7 @@ impl Options {
             output,
             contiguous,
             outputs_per_thread: self.outputs_per_thread,
+            rows_per_thread: self.rows_per_thread,
             target,
             native_minmax: true,
             network: self.network,
@@ -412,8 +416,8 @@ impl GpuFilter {
         )?;
         let kernel = self.kernel(&spec)?;
         let module = gpu.load(&kernel.module.to_ptx(), codegen::ENTRY)?;
-        let block = plan::block(&g);
-        let grid = plan::grid(&g, kernel.outputs_per_thread, block);
+        let block = plan::block(&g, &kernel);
+        let grid = plan::grid(&g, &kernel, block);
         Ok(Prepared {
             module,
             kernel,
@@ -471,8 +475,8 @@ impl GpuFilter {
             keep = Some(tmp);
         }
         if g.pixels() > 0 {
-            let block = plan::block(&g);
-            let grid = plan::grid(&g, kernel.outputs_per_thread, block);
+            let block = plan::block(&g, &kernel);
+            let grid = plan::grid(&g, &kernel, block);
             let params = plan::params(&g, input, output, err.ptr(), None);
             // SAFETY: the parameters are the kernel's, the pointers the caller's.
             unsafe {

@@ -34,6 +34,8 @@ pub mod reference;
 pub mod runtime;
 
 pub use codegen::{DType, KernelSpec, Mode, Target};
+/// A CUDA stream handle (for launching on a stream the caller owns, e.g. CuPy's).
+pub use cudarc::driver::sys::CUstream;
 pub use error::{GpuError, Result};
 pub use filter::{DeviceArray, Element, Footprint, GpuFilter, Options, Pending};
 pub use plan::ArrayDesc;

@@ -152,20 +152,21 @@ impl Geometry {
     }
 }
 
-/// The block shape: 32 × 8 threads, or 256 × 1 for images with fewer than 8 rows.
-pub fn block(g: &Geometry) -> (u32, u32) {
-    if g.shape[0] * g.shape[1] >= 8 {
-        (32, 8)
+/// The block: the kernel's 2-d shape when the image has rows enough for it, else one row of
+/// 256 threads (kernels assume at most 256 threads per block).
+pub fn block(g: &Geometry, kernel: &Kernel) -> (u32, u32) {
+    if g.shape[0] * g.shape[1] >= kernel.block.1 as usize {
+        kernel.block
     } else {
         (256, 1)
     }
 }
 
-/// The grid for `outputs` outputs per thread.
-pub fn grid(g: &Geometry, outputs: u32, block: (u32, u32)) -> (u32, u32) {
-    let groups = g.shape[2].div_ceil(outputs as usize);
+/// The grid for `kernel`'s outputs and rows per thread.
+pub fn grid(g: &Geometry, kernel: &Kernel, block: (u32, u32)) -> (u32, u32) {
+    let groups = g.shape[2].div_ceil(kernel.outputs_per_thread as usize);
     let gx = groups.div_ceil(block.0 as usize).max(1) as u32;
-    let rows = g.shape[0] * g.shape[1];
+    let rows = (g.shape[0] * g.shape[1]).div_ceil(kernel.rows_per_thread.max(1) as usize);
     let gy = rows.div_ceil(block.1 as usize).clamp(1, 65535) as u32;
     (gx, gy)
 }

@@ -187,6 +187,27 @@ impl Gpu {
         unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"))
     }
 
+    /// The ordinal of the device that owns `ptr`, checking that it is device (or managed)
+    /// memory: a host pointer passed as a device array gets this error instead of a kernel fault.
+    pub fn pointer_device(ptr: u64) -> Result<usize> {
+        Gpu::available()?;
+        let mut ordinal: i32 = -1;
+        // SAFETY: writes one int; the driver is initialised (`available`).
+        let r = unsafe {
+            sys::cuPointerGetAttribute(
+                &mut ordinal as *mut i32 as *mut c_void,
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                ptr,
+            )
+        };
+        match r.result() {
+            Ok(()) if ordinal >= 0 => Ok(ordinal as usize),
+            _ => Err(GpuError::Invalid(format!(
+                "0x{ptr:x} is not CUDA device memory (pass a NumPy array to copy host data)"
+            ))),
+        }
+    }
+
     /// A timing event.
     pub fn event(&self) -> Result<CudaEvent> {
         self.ctx

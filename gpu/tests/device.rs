@@ -378,6 +378,7 @@ fn corpus_case(
         cval: spec.cval,
         origin: spec.origin.clone(),
         outputs_per_thread: 0,
+        rows_per_thread: 0,
         network: spec.network,
     };
     let n: usize = shape.iter().product();

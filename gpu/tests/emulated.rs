@@ -171,7 +171,8 @@ fn lowering_variants_agree() {
             }
         }
         // Medians of 25: networks with their exact fallback, both comparator styles.
-        let (_, shape5, base5) = geometries().remove(3);
+        let (_, _, base5) = geometries().remove(3);
+        let shape5 = vec![9, 14];
         for style in [
             ndjit_gpu::codegen::body::NetworkStyle::Select,
             ndjit_gpu::codegen::body::NetworkStyle::IntKey,
@@ -187,16 +188,45 @@ fn lowering_variants_agree() {
 }
 
 #[test]
-fn outputs_per_thread_do_not_change_results() {
+fn outputs_and_rows_per_thread_do_not_change_results() {
     let corpus = common::corpus();
     let (_, _, base) = geometries().remove(0);
     let mut failures = Vec::new();
+    // (outputs, rows) per thread; images whose row counts leave partial row groups, including
+    // a 3-d image whose groups cross planes.
     for p in selected(&corpus).into_iter().take(40) {
-        for v in [1, 2, 3, 8] {
+        for (v, r) in [(1, 1), (2, 1), (3, 1), (8, 1), (4, 2), (2, 3), (1, 4)] {
             let mut spec = with(&base, Mode::Wrap, DType::F64, DType::F64, Target::SM90);
             spec.outputs_per_thread = v;
-            if let Err(e) = check(p, &[5, 19], &spec, 5) {
-                failures.push(format!("{} [V={v}]: {e}", p.name));
+            spec.rows_per_thread = r;
+            if let Err(e) = check(p, &[7, 19], &spec, 5) {
+                failures.push(format!("{} [V={v}, R={r}]: {e}", p.name));
+            }
+        }
+    }
+    // Min/max of a 5x5 box (the kind of body that gets several rows automatically), every mode.
+    let min = common::Program {
+        name: "min".into(),
+        source: "np.min(x)".into(),
+        bindings: Default::default(),
+    };
+    let (_, shape5, base5) = geometries().remove(3);
+    for p in [&min] {
+        for mode in Mode::ALL {
+            for (v, r) in [(4, 0), (4, 2), (2, 4), (4, 3)] {
+                let mut spec = with(&base5, mode, DType::F64, DType::F64, Target::SM90);
+                spec.outputs_per_thread = v;
+                spec.rows_per_thread = r;
+                for shape in [shape5.clone(), vec![13, 23], vec![3, 11, 17]] {
+                    let mut spec = spec.clone();
+                    if shape.len() == 3 {
+                        spec.shape.insert(0, 1); // one plane deep: groups cross planes
+                        spec.origin.insert(0, 0);
+                    }
+                    if let Err(e) = check(p, &shape, &spec, 9) {
+                        failures.push(format!("{} {mode:?} {shape:?} [V={v}, R={r}]: {e}", p.name));
+                    }
+                }
             }
         }
     }

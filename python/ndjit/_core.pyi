@@ -38,3 +38,37 @@ def compile(
     filter_size: Optional[int] = None,
     inspect: bool = False,
 ) -> CompiledFilter: ...
+
+_DeviceArg = Tuple[int, str, Sequence[int], Sequence[int]]
+
+def cuda_unavailable_reason() -> Optional[str]: ...
+def cuda_device(ordinal: int = 0) -> Tuple[str, Tuple[int, int], int, str]: ...
+def cuda_ptx(
+    compiled: CompiledFilter,
+    footprint: npt.NDArray[np.bool_],
+    mode: str,
+    cval: float,
+    origins: Sequence[int],
+    input_dtype: str,
+    output_dtype: str,
+    sm: Optional[int] = None,
+) -> str: ...
+def cuda_filter_host(
+    input: npt.NDArray[Any],
+    output: npt.NDArray[Any],
+    compiled: CompiledFilter,
+    footprint: npt.NDArray[np.bool_],
+    mode: str,
+    cval: float,
+    origins: Sequence[int],
+) -> None: ...
+def cuda_filter_device(
+    input: _DeviceArg,
+    output: _DeviceArg,
+    compiled: CompiledFilter,
+    footprint: npt.NDArray[np.bool_],
+    mode: str,
+    cval: float,
+    origins: Sequence[int],
+    stream: Optional[int] = None,
+) -> None: ...

@@ -38,18 +38,13 @@ def _as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[d
     return jit_filter(function, extra_arguments=extra_arguments, extra_keywords=extra_keywords)
 
 
-def generic_filter(input, function, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
-                   extra_arguments=(), extra_keywords=None, *, axes=None, workers: Optional[int] = None):
-    """A drop-in for ``scipy.ndimage.generic_filter`` that runs natively on ``workers`` threads
-    (``None``: all cores). ``function`` is an :class:`ndjit.Filter` or anything
-    :func:`ndjit.jit_filter` accepts (compiled on the fly, cached)."""
+def _footprint_and_origins(ndim: int, size, footprint, origin, axes, mode):
+    """scipy's own normalisation of ``size``/``footprint``/``origin``/``axes``/``mode``: the
+    n-d boolean footprint and one origin per axis, with scipy's checks and errors in its order."""
     if (size is not None) and (footprint is not None):
         import warnings
-        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=2)
-    input = np.asarray(input)
-    if np.iscomplexobj(input):
-        raise TypeError("Complex type not supported")
-    axes = _ni_support._check_axes(axes, input.ndim)
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+    axes = _ni_support._check_axes(axes, ndim)
     num_axes = len(axes)
     if footprint is None:
         if size is None:
@@ -58,22 +53,52 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
         footprint = np.ones(sizes, dtype=bool)
     else:
         footprint = np.asarray(footprint, dtype=bool)
-    footprint = _scipy_filters._expand_footprint(input.ndim, axes, footprint)
-    origins = _scipy_filters._expand_origin(input.ndim, axes, origin)
+    footprint = _scipy_filters._expand_footprint(ndim, axes, footprint)
+    origins = _scipy_filters._expand_origin(ndim, axes, origin)
     fshape = [ii for ii in footprint.shape if ii > 0]
-    if len(fshape) != input.ndim:
+    if len(fshape) != ndim:
         raise RuntimeError(f"footprint.ndim ({footprint.ndim}) must match len(axes) ({num_axes})")
     for o, lenf in zip(origins, fshape):
         if (lenf // 2 + o < 0) or (lenf // 2 + o >= lenf):
             raise ValueError("invalid origin")
     if not footprint.flags.contiguous:
         footprint = footprint.copy()  # as scipy does (np.ascontiguousarray would make 0-d 1-d)
-    output = _ni_support._get_output(output, input)
     _ni_support._extend_mode_to_code(mode)  # scipy's error for an unknown mode
+    return footprint, [int(o) for o in origins]
+
+
+def generic_filter(input, function, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
+                   extra_arguments=(), extra_keywords=None, *, axes=None, workers: Optional[int] = None,
+                   target: str = "cpu"):
+    """A drop-in for ``scipy.ndimage.generic_filter`` that runs natively on ``workers`` threads
+    (``None``: all cores). ``function`` is an :class:`ndjit.Filter` or anything
+    :func:`ndjit.jit_filter` accepts (compiled on the fly, cached).
+
+    ``target="cuda"`` runs the same filter as a GPU stencil kernel: NumPy input is copied to the
+    device and back (the result is a NumPy array); a CuPy array, or anything with
+    ``__cuda_array_interface__``, is filtered in place on the device and the result is an array
+    of the same kind. Raises :class:`ndjit.CudaUnavailableError` without a usable GPU."""
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"target must be 'cpu' or 'cuda', not {target!r}")
+    if target == "cuda":
+        from . import _cuda
+        if workers is not None:
+            raise TypeError("workers applies to target='cpu' only")
+        if _cuda.is_device_array(input):
+            return _cuda.generic_filter_device(input, function, size, footprint, output, mode, cval, origin,
+                                               extra_arguments, extra_keywords, axes)
+    input = np.asarray(input)
+    if np.iscomplexobj(input):
+        raise TypeError("Complex type not supported")
+    footprint, origins = _footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
+    output = _ni_support._get_output(output, input)
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
-    _core.generic_filter(input, output, f._compiled, footprint, mode, float(cval), [int(o) for o in origins], workers)
+    if target == "cuda":
+        _core.cuda_filter_host(input, output, f._compiled, footprint, mode, float(cval), origins)
+    else:
+        _core.generic_filter(input, output, f._compiled, footprint, mode, float(cval), origins, workers)
     return output
 
 

@@ -20,6 +20,8 @@ __all__ = [
     "FilterSyntaxError",
     "FilterTypeError",
     "FilterRuntimeError",
+    "CudaError",
+    "CudaUnavailableError",
 ]
 
 
@@ -138,6 +140,19 @@ _RUNTIME = {
 }
 globals().update({cls.__name__: cls for cls in _RUNTIME.values()})
 __all__ += list(_RUNTIME_NAMES.values())
+
+
+class CudaError(FilterError, RuntimeError):
+    """The GPU backend failed: a CUDA driver call, or the driver rejected the generated PTX
+    (ptxas's own log is in the message)."""
+
+
+class CudaUnavailableError(CudaError):
+    """``target="cuda"`` without a usable NVIDIA driver or GPU. The CPU paths are unaffected."""
+
+
+def cuda_error(kind: str, message: str) -> CudaError:
+    return CudaUnavailableError(message) if kind == "unavailable" else CudaError(message)
 
 
 def compile_error(category, kind, message, line, col, end_line, end_col, text, hint, rendered):

@@ -156,6 +156,25 @@ class Filter(LowLevelCallable):
         """The native code, disassembled."""
         return self._inspected().disasm
 
+    def inspect_ptx(self, size=None, footprint=None, *, ndim: Optional[int] = None, mode: str = "reflect",
+                    cval: float = 0.0, origin=0, dtype="float64", output=None, target: Optional[str] = None) -> str:
+        """The PTX of the GPU stencil kernel that ``generic_filter(..., target="cuda")`` runs for
+        these arguments (same meaning as there; ``ndim`` defaults to the footprint's, or 2 for an
+        integer ``size``). ``dtype``/``output`` are the input and output element types;
+        ``target`` is ``"sm_90"``, ``"portable"`` (sm_75) or ``None`` (this machine's GPU, else
+        sm_90). Needs no GPU."""
+        if self.kind != "filter":
+            raise TypeError(f"inspect_ptx needs a generic_filter callback, not a {self.kind} one")
+        from ._driver import _footprint_and_origins
+        if ndim is None:
+            ndim = np.ndim(footprint) if footprint is not None else (len(size) if np.iterable(size) else 2)
+        fp, origins = _footprint_and_origins(int(ndim), size, footprint, origin, None, mode)
+        targets = {None: None, "sm_90": 90, "portable": 75, "sm_75": 75}
+        if target not in targets:
+            raise ValueError(f"target must be 'sm_90', 'portable' or None, not {target!r}")
+        out = np.dtype(dtype if output is None else output).name
+        return _core.cuda_ptx(self._compiled, fp, mode, float(cval), origins, np.dtype(dtype).name, out, targets[target])
+
     def __repr__(self) -> str:
         first = self._spec.source.strip().splitlines()[0] if self._spec.source.strip() else ""
         return f"<ndjit.Filter {self._spec.name} {first!r}{' debug' if self._debug else ''}>"

@@ -10,6 +10,22 @@ use pyo3::types::PyDict;
 #[pyclass(frozen, module = "ndjit._core", name = "CompiledFilter")]
 pub struct CompiledFilter {
     pub(crate) filter: Filter,
+    /// The GPU kernels of this filter, generated on the first `target="cuda"` call and cached
+    /// per specialisation (footprint, mode, dtypes ...).
+    pub(crate) gpu: std::sync::OnceLock<ndjit_gpu::GpuFilter>,
+}
+
+impl CompiledFilter {
+    pub(crate) fn new(filter: Filter) -> CompiledFilter {
+        CompiledFilter {
+            filter,
+            gpu: std::sync::OnceLock::new(),
+        }
+    }
+    pub(crate) fn gpu(&self) -> &ndjit_gpu::GpuFilter {
+        self.gpu
+            .get_or_init(|| ndjit_gpu::GpuFilter::new(&self.filter))
+    }
 }
 
 /// Compiles filter source. `imports` maps names to modules or functions (`{"xp": "numpy"}`),
@@ -42,7 +58,7 @@ pub fn compile(
         builder.compile()
     });
     built
-        .map(|filter| CompiledFilter { filter })
+        .map(CompiledFilter::new)
         .map_err(|e| errors::compile_error(py, &e))
 }
 
@@ -120,7 +136,7 @@ impl CompiledFilter {
         let b = values::from_dict(Some(bindings))?;
         self.filter
             .with_bindings(&b)
-            .map(|filter| CompiledFilter { filter })
+            .map(CompiledFilter::new)
             .map_err(|e| errors::compile_error(py, &e))
     }
 

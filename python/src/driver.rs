@@ -51,7 +51,7 @@ fn arrays(
     ))
 }
 
-fn check_writeable(output: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
+pub(crate) fn check_writeable(output: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
     // SAFETY: reading the flags of a live array (NPY_ARRAY_WRITEABLE = 0x0400).
     if unsafe { (*output.as_array_ptr()).fields.flags } & 0x0400 == 0 {
         return Err(PyValueError::new_err("output array is read-only"));
@@ -116,7 +116,7 @@ pub fn generic_filter(
 }
 
 /// Moves array descriptions into the GIL-free closure (the memory is kept alive by the caller).
-struct SendPtr<T>(T);
+pub(crate) struct SendPtr<T>(pub(crate) T);
 unsafe impl<T> Send for SendPtr<T> {}
 
 /// `generic_filter1d` on NumPy arrays: `compiled` has the generic_filter1d signature; argument

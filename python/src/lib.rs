@@ -2,13 +2,14 @@
 //!
 //! One module per Python type: [`compiled`] (`CompiledFilter`: compiled code and bound values),
 //! [`context`] (`CallContext`: a `user_data` with its own failure slot, handed to scipy in
-//! capsules), plus [`values`] (bound values from Python) and [`errors`] (ndjit errors to Python
+//! capsules), [`driver`] (the native n-d driver), [`gpu`] (`target="cuda"`), plus [`values`] (bound values from Python) and [`errors`] (ndjit errors to Python
 //! exceptions, constructed by `ndjit/_errors.py` so that the classes live in Python).
 
 mod compiled;
 mod context;
 mod driver;
 mod errors;
+mod gpu;
 mod values;
 
 use pyo3::prelude::*;
@@ -20,6 +21,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compiled::compile, m)?)?;
     m.add_function(wrap_pyfunction!(driver::generic_filter, m)?)?;
     m.add_function(wrap_pyfunction!(driver::generic_filter1d, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::cuda_unavailable_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::cuda_device, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::cuda_ptx, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::cuda_filter_host, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::cuda_filter_device, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "SIGNATURE_FILTER",

@@ -154,14 +154,13 @@ fn network_median(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<
         ));
         fast.push(Stmt::Assign(v[i], var(tmp)));
     }
+    let add = |a: Expr, b: Expr| Expr::Binary(BinOp::Add, a.boxed(), b.boxed());
     if n % 2 == 1 {
-        fast.push(Stmt::Assign(result, var(v[n / 2])));
-        // A zero in the middle may be -0.0 where the stable sort has +0.0 (or the reverse).
-        let zero = Expr::Cmp(CmpOp::Eq, var(result).boxed(), Expr::F64(0.0).boxed());
-        fast.push(Stmt::If(zero, original.to_vec(), Vec::new()));
+        // ndjit_rt_median's `0.0 + middle`: which zero the network leaves in the middle (it
+        // may differ from the stable sort's) does not show.
+        fast.push(Stmt::Assign(result, add(Expr::F64(0.0), var(v[n / 2]))));
     } else {
         // ndjit_rt_median's `(0.0 + a + b) / 2.0`.
-        let add = |a: Expr, b: Expr| Expr::Binary(BinOp::Add, a.boxed(), b.boxed());
         let total = add(add(Expr::F64(0.0), var(v[n / 2 - 1])), var(v[n / 2]));
         fast.push(Stmt::Assign(
             result,

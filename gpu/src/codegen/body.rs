@@ -163,6 +163,15 @@ impl<'a> Shared<'a> {
     }
 }
 
+/// The pair-median shortcut for an interior output (see [`sort::PairMedian`]): the sorted
+/// candidates of the values this output shares with its neighbour, and its own column.
+#[derive(Clone, Debug)]
+pub struct MedianHint {
+    pub cands: Vec<Reg>,
+    pub own: Vec<Reg>,
+    pub plan: sort::PairMedian,
+}
+
 /// Where control goes when the body ends.
 pub struct Exits {
     /// Jumped to with the result in `ret`.
@@ -249,6 +258,10 @@ pub struct Body<'s, 'a, 'k> {
     nan_free: HashSet<u32>,
     /// Each tap's position in the thread's window (interior instances).
     window: Option<Vec<[i64; 3]>>,
+    /// The pair-median shortcut, when the stencil prepared one for this output.
+    median: Option<MedianHint>,
+    /// The taps as float32 registers, for a float32 image (min/max are exact in float32).
+    taps32: Option<Vec<Reg>>,
     /// Variables currently held as integer keys (see [`NetworkStyle::IntKey`]).
     keys: std::collections::BTreeMap<u32, Reg>,
 }
@@ -262,23 +275,28 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         ex: Exits,
         tag: &str,
     ) -> Res<()> {
-        Self::translate_at(sh, k, taps, None, ex, tag)
+        Self::translate_at(sh, k, taps, None, None, None, ex, tag)
     }
 
     /// As [`Body::translate`], with each tap's position in the thread's window when the taps are
     /// window registers shared with other outputs (min/max reductions are then grouped by window
     /// column, so that ptxas can share the work between adjacent outputs).
+    #[allow(clippy::too_many_arguments)]
     pub fn translate_at(
         sh: &'s mut Shared<'a>,
         k: &'k mut Func,
         taps: &[Reg],
         window: Option<&[[i64; 3]]>,
+        taps32: Option<Vec<Reg>>,
+        median: Option<MedianHint>,
         ex: Exits,
         tag: &str,
     ) -> Res<()> {
         let func = sh.func;
         let mut b = Body {
             window: window.map(|w| w.to_vec()),
+            taps32,
+            median,
             sh,
             k,
             taps: taps.to_vec(),
@@ -362,7 +380,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 (&stmts[i], i.checked_sub(1).map(|j| &stmts[j]))
             {
                 if let Some(vars) = nan_guard(c, prev) {
-                    if !self.guarded_if(c, t, e, vars)? {
+                    let median = self.median_network(&stmts[..i], &vars, e);
+                    if !self.guarded_if(c, t, e, vars, median)? {
                         return Ok(false);
                     }
                     i += 1;
@@ -383,13 +402,95 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     /// `if isnan(sum) { original } else { network }` where `sum` adds the network's variables:
     /// in the second branch they hold no NaN.
-    fn guarded_if(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt], vars: Vec<u32>) -> Res<bool> {
+    fn guarded_if(
+        &mut self,
+        c: &Expr,
+        then: &[Stmt],
+        els: &[Stmt],
+        vars: Vec<u32>,
+        median: Option<(usize, u32)>,
+    ) -> Res<bool> {
         let saved = self.nan_free.clone();
         self.flush_keys();
-        let r = self.if_with(c, then, els, Some(vars));
+        let r = self.if_with(c, then, els, Some(vars), median);
         self.flush_keys();
         self.nan_free = saved;
         r
+    }
+
+    /// Whether the guarded `If` at the end of `before` (whose sum adds `vars`) is ndjit's median
+    /// network over exactly the taps `x[0..n]` in order, with this body holding a pair-median
+    /// hint: then `(statements of the network in the else branch, the median's variable)`.
+    fn median_network(&self, before: &[Stmt], vars: &[u32], els: &[Stmt]) -> Option<(usize, u32)> {
+        let hint = self.median.as_ref()?;
+        let n = vars.len();
+        if n != self.taps.len()
+            || n % 2 == 0
+            || hint.plan.rank >= hint.cands.len() + hint.own.len()
+            || before.len() < n + 2
+        {
+            return None;
+        }
+        // x loads, `index = n - 1`, `sum = ...` (the last is `prev`).
+        let loads = &before[before.len() - 2 - n..before.len() - 2];
+        for (k, st) in loads.iter().enumerate() {
+            match st {
+                Stmt::Assign(v, Expr::Load(a, i))
+                    if v.0 == vars[k] && *a == BUFFER && **i == Expr::I64(k as i64) => {}
+                _ => return None,
+            }
+        }
+        let pairs = ndjit::ir::network::batcher_pairs(n);
+        if els.len() < 3 * pairs.len() {
+            return None;
+        }
+        for (c, &(i, j)) in pairs.iter().enumerate() {
+            let t = &els[3 * c..3 * c + 3];
+            let ok = match (&t[0], &t[1], &t[2]) {
+                (
+                    Stmt::Assign(_, Expr::Select(c1, x1, y1)),
+                    Stmt::Assign(b, Expr::Select(_, x2, y2)),
+                    Stmt::Assign(a, Expr::Var(_)),
+                ) => {
+                    let var = |e: &Expr, want: u32| matches!(e, Expr::Var(v) if v.0 == want);
+                    matches!(&**c1, Expr::Cmp(CmpOp::Lt, p, q) if var(p, vars[j]) && var(q, vars[i]))
+                        && var(x1, vars[j])
+                        && var(y1, vars[i])
+                        && var(x2, vars[i])
+                        && var(y2, vars[j])
+                        && b.0 == vars[j]
+                        && a.0 == vars[i]
+                }
+                _ => false,
+            };
+            if !ok {
+                return None;
+            }
+        }
+        Some((3 * pairs.len(), vars[n / 2]))
+    }
+
+    /// The pair-median shortcut: sort this output's own column, merge it with the shared sorted
+    /// candidates, and leave the median in variable `v` (the network's other variables are
+    /// temporaries nothing reads afterwards).
+    fn pair_median(&mut self, v: u32) {
+        let h = self.median.clone().expect("a hint");
+        let mut t: Vec<Reg> = h.own.clone();
+        for &(i, j) in &h.plan.own {
+            self.exchange(&mut t, i, j);
+        }
+        let mut c: Vec<Reg> = h.cands.iter().copied().chain(t).collect();
+        for &(i, j) in &h.plan.merge {
+            self.exchange(&mut c, i, j);
+        }
+        self.keys.remove(&v);
+        let r = self.vars[v as usize];
+        self.k.set(T::F64, r, c[h.plan.rank]);
+    }
+
+    /// `lo = b < a ? b : a; hi = b < a ? a : b` on positions `i < j` (new registers).
+    pub fn exchange(&mut self, v: &mut [Reg], i: usize, j: usize) {
+        exchange(self.k, v, i, j);
     }
 
     /// A comparator of ndjit's median networks (`ir::network`):
@@ -398,8 +499,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// [`NetworkStyle::IntKey`], inside the NaN-free branch only, the variables are kept as
     /// order-preserving integer keys (`bits ^ ((bits >> 63) >>> 1)`) and compared as integers:
     /// without NaN that orders them as the selects do, except that two zeros of opposite signs may
-    /// swap, which the network's result does not see (an odd median that is zero reruns the
-    /// exact statements; an even one adds `0.0` first).
+    /// swap, which the network's result does not see (the median adds `0.0` first, which makes
+    /// either zero `+0.0`).
     fn network_step(&mut self, s: &[Stmt]) -> bool {
         if s.len() < 3 {
             return false;
@@ -663,15 +764,19 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     fn if_(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt]) -> Res<bool> {
-        self.if_with(c, then, els, None)
+        self.if_with(c, then, els, None, None)
     }
 
+    /// `if c {then} else {els}`; `else_nan_free` names variables known not to be NaN in `els`;
+    /// `else_median = (n, v)`: the first `n` statements of `els` are a median network over the
+    /// taps whose result is variable `v`, computed instead by the pair-median shortcut.
     fn if_with(
         &mut self,
         c: &Expr,
         then: &[Stmt],
         els: &[Stmt],
         else_nan_free: Option<Vec<u32>>,
+        else_median: Option<(usize, u32)>,
     ) -> Res<bool> {
         let p = match self.expr_as(c, Ty::Bool)? {
             V::C(v) => return self.block(if v.b() { then } else { els }),
@@ -690,7 +795,13 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         if let Some(vars) = else_nan_free {
             self.nan_free.extend(vars);
         }
-        let e_falls = self.block(els)?;
+        let e_falls = match else_median {
+            Some((skip, v)) => {
+                self.pair_median(v);
+                self.block(&els[skip..])?
+            }
+            None => self.block(els)?,
+        };
         let after_else = self.regs_states();
         self.k.place(l_end);
         // Register arrays must have the same length on every path that reaches the merge.
@@ -1478,6 +1589,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// NumPy min/max of the taps, folded column by column in window order: identical instruction
     /// sequences for the columns adjacent outputs share, which ptxas then computes once.
     fn minmax_grouped(&mut self, min: bool, items: &[V], groups: &[Vec<usize>]) -> V {
+        if let Some(t32) = self.taps32.clone() {
+            return self.minmax_grouped32(min, &t32, groups);
+        }
         let op = if min { Bin::Min } else { Bin::Max };
         let regs: Vec<Reg> = items.iter().map(|v| self.reg(*v)).collect();
         let mut partial = Vec::with_capacity(groups.len());
@@ -1513,6 +1627,50 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             nan = self.k.bin(Bin::Or, T::Pred, nan, *n);
         }
         V::R(self.k.selp(T::F64, Src::f64(f64::NAN), acc, nan), Ty::F64)
+    }
+
+    /// [`Body::minmax_grouped`] on the float32 values of a float32 image: the same result (the
+    /// values are the same and min/max only compare), with float32 instructions.
+    fn minmax_grouped32(&mut self, min: bool, regs: &[Reg], groups: &[Vec<usize>]) -> V {
+        let op = if min { Bin::Min } else { Bin::Max };
+        let mut acc = None;
+        let mut nan = None;
+        for g in groups {
+            let mut a = regs[g[0]];
+            for &i in &g[1..] {
+                a = self.k.bin(op, T::F32, a, regs[i]);
+            }
+            let mut p = self
+                .k
+                .setp(Cmp::Nan, T::F32, regs[g[0]], regs[*g.last().unwrap()]);
+            let mut j = 1;
+            while j + 1 < g.len() {
+                p = self.k.setp_comb(
+                    Cmp::Nan,
+                    T::F32,
+                    regs[g[j]],
+                    regs[g[j + 1]],
+                    BoolOp::Or,
+                    p,
+                    false,
+                );
+                j += 2;
+            }
+            acc = Some(match acc {
+                None => a,
+                Some(x) => self.k.bin(op, T::F32, x, a),
+            });
+            nan = Some(match nan {
+                None => p,
+                Some(q) => self.k.bin(Bin::Or, T::Pred, q, p),
+            });
+        }
+        let r = self.k.cvt(None, T::F64, T::F32, acc.expect("a group"));
+        V::R(
+            self.k
+                .selp(T::F64, Src::f64(f64::NAN), r, nan.expect("a group")),
+            Ty::F64,
+        )
     }
 
     /// NumPy min/max of several values: the order does not matter (NaN payloads aside).
@@ -2134,7 +2292,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let r = match stat {
                     SortedStat::Median => {
                         if n % 2 == 1 {
-                            self.sorted_at(a, V::C(Val::I(n / 2)))?
+                            let m = self.sorted_at(a, V::C(Val::I(n / 2)))?;
+                            self.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
                         } else {
                             let x = self.sorted_at(a, V::C(Val::I(n / 2 - 1)))?;
                             let y = self.sorted_at(a, V::C(Val::I(n / 2)))?;
@@ -2208,7 +2367,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let s = self.k.bin(Bin::Add, T::F64, Src::f64(0.0), lo);
                 let s = self.k.bin(Bin::Add, T::F64, s, mid);
                 let even = self.k.bin(Bin::Div, T::F64, s, Src::f64(2.0));
-                let r = self.k.selp(T::F64, mid, even, is_odd);
+                // Odd: 0.0 + s[n/2] (NumPy's mean of the middle part).
+                let odd = self.k.bin(Bin::Add, T::F64, Src::f64(0.0), mid);
+                let r = self.k.selp(T::F64, odd, even, is_odd);
                 self.k.set(T::F64, out, r);
             }
             SortedStat::Quantile => {
@@ -2226,11 +2387,10 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let next = self.k.selp(T::S64, Src::I(0), p1, below);
                 let prev = self.k.selp(T::S64, nm1, prev, top);
                 let next = self.k.selp(T::S64, nm1, next, top);
-                // gamma = vi - clamp(floor(vi), 0, n - 1)
-                let lo = self.k.setp(Cmp::Lt, T::F64, fl, Src::f64(0.0));
-                let c = self.k.selp(T::F64, Src::f64(0.0), fl, lo);
-                let hi = self.k.setp(Cmp::Gt, T::F64, c, lastf);
-                let c = self.k.selp(T::F64, lastf, c, hi);
+                // gamma = vi - previous index, as `ndjit::runtime::quantile_gamma`: the previous
+                // index is -1 at or above the last element, 0 below the first, else floor(vi).
+                let c = self.k.selp(T::F64, Src::f64(0.0), fl, below);
+                let c = self.k.selp(T::F64, Src::f64(-1.0), c, top);
                 let gamma = self.k.bin(Bin::Sub, T::F64, vi, c);
                 let x = self.sorted_at(a, V::R(prev, Ty::I64))?;
                 let y = self.sorted_at(a, V::R(next, Ty::I64))?;
@@ -2273,8 +2433,17 @@ fn quantile_plan(n: usize, q: f64) -> (usize, usize, f64) {
         let p = virtual_index.floor() as usize;
         (p, p + 1)
     };
-    let gamma = virtual_index - virtual_index.floor().clamp(0.0, (n - 1) as f64);
-    (prev, next, gamma)
+    (prev, next, ndjit::runtime::quantile_gamma(virtual_index, n))
+}
+
+/// A compare-exchange of positions `i < j` with the IR networks' semantics (equal or NaN: no
+/// exchange), into new registers.
+pub fn exchange(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
+    let p = k.setp(Cmp::Lt, T::F64, v[j], v[i]);
+    let lo = k.selp(T::F64, v[j], v[i], p);
+    let hi = k.selp(T::F64, v[i], v[j], p);
+    v[i] = lo;
+    v[j] = hi;
 }
 
 /// For `if sum != sum` right after `sum = v1 + v2 + ...` (variables only): the variables, which

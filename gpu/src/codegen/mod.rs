@@ -4,7 +4,8 @@
 //! (footprint, mode, cval, origin, dtypes, rank, target) and produces a [`Module`] with two
 //! kernels:
 //! - `ndjit_stencil`: the filter over the whole image. Each thread computes
-//!   [`Kernel::outputs_per_thread`] consecutive outputs of one row; in the interior it loads their
+//!   [`Kernel::outputs_per_thread`] consecutive outputs of [`Kernel::rows_per_thread`] rows; in
+//!   the interior it loads their
 //!   common window once (`ld.global.nc`, constant offsets) and runs the fully unrolled filter body
 //!   once per output on registers; threads near an edge take a separate path that maps every
 //!   coordinate with scipy's boundary rules. A failing check records the first failing pixel (an
@@ -186,6 +187,9 @@ pub struct KernelSpec {
     pub contiguous: bool,
     /// Outputs per thread; 0 picks automatically.
     pub outputs_per_thread: u32,
+    /// Rows per thread (each of `outputs_per_thread` outputs): a register window over several
+    /// rows, which pays where windows overlap vertically; 0 picks automatically.
+    pub rows_per_thread: u32,
     pub target: Target,
     /// Lower NumPy min/max through PTX `min.f64`/`max.f64` plus an explicit NaN test (true), or
     /// through compares and selects only (false). Both give NumPy's results; the first is faster.
@@ -207,6 +211,7 @@ impl KernelSpec {
             output: DType::F64,
             contiguous: true,
             outputs_per_thread: 0,
+            rows_per_thread: 0,
             target: Target::SM90,
             native_minmax: true,
             network: body::NetworkStyle::Select,
@@ -258,6 +263,8 @@ pub struct Kernel {
     /// `ndjit_replay`, loaded only when a pixel fails.
     pub replay: Module,
     pub outputs_per_thread: u32,
+    /// Consecutive rows per thread (1 for 1-d images).
+    pub rows_per_thread: u32,
     pub block: (u32, u32),
     /// Number of values in the replay record after its 4 header words.
     pub filter_size: usize,

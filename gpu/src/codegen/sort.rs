@@ -128,3 +128,145 @@ mod tests {
         );
     }
 }
+
+/// The comparators of `net` (in order) that the positions `needed` depend on.
+pub fn pruned_pairs(net: &[(usize, usize)], needed: &[usize]) -> Vec<(usize, usize)> {
+    let n = net
+        .iter()
+        .map(|&(_, j)| j + 1)
+        .max()
+        .unwrap_or(0)
+        .max(needed.iter().map(|&p| p + 1).max().unwrap_or(0));
+    let mut live = vec![false; n];
+    for &p in needed {
+        live[p] = true;
+    }
+    let mut out = Vec::new();
+    for &(i, j) in net.iter().rev() {
+        if live[i] || live[j] {
+            live[i] = true;
+            live[j] = true;
+            out.push((i, j));
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// Batcher's network on `ns + nt` positions whose first `ns` and last `nt` values arrive sorted,
+/// without the comparators that can then never exchange (found by the 0-1 principle: the inputs
+/// with two sorted runs are closed under thresholding, so a comparator that exchanges no 0-1 input
+/// of that form exchanges no input of it).
+pub fn merge_network(ns: usize, nt: usize) -> Vec<(usize, usize)> {
+    let n = ns + nt;
+    let net = batcher(n);
+    let mut swaps = vec![false; net.len()];
+    for a in 0..=ns {
+        for b in 0..=nt {
+            let mut v: Vec<u8> = (0..ns)
+                .map(|i| (i >= a) as u8)
+                .chain((0..nt).map(|i| (i >= b) as u8))
+                .collect();
+            for (k, &(i, j)) in net.iter().enumerate() {
+                if v[j] < v[i] {
+                    v.swap(i, j);
+                    swaps[k] = true;
+                }
+            }
+        }
+    }
+    net.into_iter()
+        .zip(swaps)
+        .filter(|(_, s)| *s)
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// The median of two horizontally adjacent windows of a `rows × cols` box (odd `rows × cols`),
+/// which share all but one column: sort the shared values once (only the positions that can
+/// matter), then per output sort its own column and merge the two at the right rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairMedian {
+    /// On the `rows × (cols - 1)` shared values.
+    pub shared: Vec<(usize, usize)>,
+    /// The shared positions `lo..=hi` that are candidates.
+    pub lo: usize,
+    pub hi: usize,
+    /// On one output's own column (`rows` values).
+    pub own: Vec<(usize, usize)>,
+    /// On the candidates followed by the sorted own column; the median ends at position `rank`.
+    pub merge: Vec<(usize, usize)>,
+    pub rank: usize,
+}
+
+impl PairMedian {
+    pub fn new(rows: usize, cols: usize) -> Option<PairMedian> {
+        let n = rows * cols;
+        if n % 2 == 0 || cols < 2 || rows == 0 {
+            return None;
+        }
+        let (k, t) = (n / 2, rows);
+        let (lo, hi) = (k.checked_sub(t)?, k);
+        let shared = pruned_pairs(&batcher(n - t), &(lo..=hi).collect::<Vec<_>>());
+        let merge = pruned_pairs(&merge_network(hi - lo + 1, t), &[t]);
+        Some(PairMedian {
+            shared,
+            lo,
+            hi,
+            own: batcher(t),
+            merge,
+            rank: t,
+        })
+    }
+}
+
+#[cfg(test)]
+mod pair_tests {
+    use super::*;
+
+    fn run(v: &mut [i64], net: &[(usize, usize)]) {
+        for &(i, j) in net {
+            if v[j] < v[i] {
+                v.swap(i, j);
+            }
+        }
+    }
+
+    #[test]
+    fn pair_medians_are_the_medians() {
+        let mut seed = 99u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 9) as i64
+        };
+        for (rows, cols) in [(3, 3), (5, 5), (3, 5), (5, 3), (7, 7), (1, 3)] {
+            let p = PairMedian::new(rows, cols).unwrap();
+            for _ in 0..3000 {
+                // A rows × (cols + 1) patch: output 0 uses columns 0..cols, output 1 columns 1..=cols.
+                let g: Vec<Vec<i64>> = (0..rows)
+                    .map(|_| (0..=cols).map(|_| rnd()).collect())
+                    .collect();
+                let mut s: Vec<i64> = (0..rows)
+                    .flat_map(|r| (1..cols).map(move |c| (r, c)))
+                    .map(|(r, c)| g[r][c])
+                    .collect();
+                run(&mut s, &p.shared);
+                for out in 0..2 {
+                    let col = if out == 0 { 0 } else { cols };
+                    let mut t: Vec<i64> = (0..rows).map(|r| g[r][col]).collect();
+                    run(&mut t, &p.own);
+                    let mut cand: Vec<i64> = s[p.lo..=p.hi].iter().copied().chain(t).collect();
+                    run(&mut cand, &p.merge);
+                    let mut w: Vec<i64> = (0..rows)
+                        .flat_map(|r| (out..out + cols).map(move |c| (r, c)))
+                        .map(|(r, c)| g[r][c])
+                        .collect();
+                    w.sort();
+                    assert_eq!(cand[p.rank], w[w.len() / 2], "{rows}x{cols}");
+                }
+            }
+        }
+    }
+}

@@ -3,13 +3,13 @@
 
 use super::body::{Body, Exits, Restart, Shared};
 use super::{
-    BoundValues, DType, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
+    sort, BoundValues, DType, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
 };
 use crate::error::{GpuError, Result};
 use crate::pir::{
     Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T,
 };
-use ndjit::ir::{self, Func as IrFunc, Stmt};
+use ndjit::ir::{self, Expr, Func as IrFunc, Stmt};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The footprint over three axes (leading axes of size 1 for 1-d and 2-d images).
@@ -61,40 +61,148 @@ impl Geo {
 /// Outputs per thread when the spec leaves it to us. Measured on an H200 (8192², see the
 /// benchmark): each thread should cover 16 bytes of a row (two f64, four f32), which the
 /// vector loads then read in one instruction; more outputs per thread lose coalescing.
-fn auto_outputs(func: &IrFunc, input: DType) -> u32 {
-    fn scan(stmts: &[Stmt], loops: &mut bool, sorts: &mut bool, keeps: &mut bool) {
+fn auto_outputs(func: &IrFunc, spec: &KernelSpec) -> u32 {
+    fn scan(
+        stmts: &[Stmt],
+        loops: &mut bool,
+        sorts: &mut bool,
+        keeps: &mut bool,
+        minmax: &mut bool,
+    ) {
         for s in stmts {
             match s {
                 Stmt::Loop { .. } => *loops = true,
                 Stmt::ArrayOp(..) => *sorts = true,
                 Stmt::Fill { keep: Some(_), .. } => *keeps = true,
+                Stmt::Reduce {
+                    op: ir::ReduceOp::Min | ir::ReduceOp::Max,
+                    ..
+                } => *minmax = true,
                 _ => {}
             }
-            ir::stmt_blocks(s, |b| scan(b, loops, sorts, keeps));
+            ir::stmt_blocks(s, |b| scan(b, loops, sorts, keeps, minmax));
         }
     }
-    let (mut loops, mut sorts, mut keeps) = (false, false, false);
-    scan(&func.body, &mut loops, &mut sorts, &mut keeps);
+    let (mut loops, mut sorts, mut keeps, mut minmax) = (false, false, false, false);
+    scan(&func.body, &mut loops, &mut sorts, &mut keeps, &mut minmax);
     let size = ir::block_size(&func.body);
-    let per16 = match input {
+    let per16 = match spec.input {
         DType::F64 => 2,
         _ => 4,
     };
+    let width = *spec.shape.last().unwrap_or(&1);
     if loops || keeps || size > 3000 || ir::block_has_call(&func.body) {
         1
     } else if sorts || size > 600 {
         2
+    } else if minmax && width >= 5 {
+        // Min/max over wide windows: adjacent outputs share column partial results (ptxas
+        // computes the identical instruction sequences once), so more outputs per thread pay;
+        // measured best at 4 for both float64 and float32 (5x5 on an H200).
+        4
     } else {
         per16
     }
 }
 
+/// The pair-median plan when the filter's IR holds ndjit's median network over all the taps of
+/// a full box footprint (2-d, or 3-d one plane deep) and the kernel computes two outputs per
+/// thread.
+fn pair_median_plan(
+    func: &IrFunc,
+    geo: &Geo,
+    spec: &KernelSpec,
+    v: i64,
+) -> Option<sort::PairMedian> {
+    if v != 2
+        || !spec.mask.iter().all(|&b| b)
+        || geo.taps.iter().any(|t| t[0] != 0)
+        || !has_tap_median(&func.body, geo.taps.len())
+    {
+        return None;
+    }
+    let rows = spec.shape[spec.rank().saturating_sub(2)..spec.rank() - 1]
+        .iter()
+        .product::<usize>()
+        .max(1);
+    let cols = spec.shape[spec.rank() - 1];
+    if rows * cols != geo.taps.len() {
+        return None;
+    }
+    sort::PairMedian::new(rows, cols)
+}
+
+/// Whether the body contains `x_k = x[k]` for every tap in order (how ndjit's median networks
+/// begin).
+fn has_tap_median(stmts: &[Stmt], n: usize) -> bool {
+    let mut run = 0;
+    for s in stmts {
+        match s {
+            Stmt::Assign(_, Expr::Load(a, i))
+                if *a == ndjit::ir::BUFFER && **i == Expr::I64(run as i64) =>
+            {
+                run += 1;
+                if run == n && n % 2 == 1 {
+                    return true;
+                }
+            }
+            _ => run = 0,
+        }
+        let mut found = false;
+        ir::stmt_blocks(s, |b| found |= has_tap_median(b, n));
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
+/// Rows per thread when the spec leaves it to us: more than one only for min/max-like bodies
+/// over footprints several rows tall, where the rows' windows overlap (measured on an H200, see
+/// the benchmark's `NDJIT_BENCH_R`).
+fn auto_rows(func: &IrFunc, spec: &KernelSpec, outputs: u32) -> u32 {
+    let rank = spec.rank();
+    let tall = rank >= 2 && spec.shape[rank - 2] >= 3;
+    let simple = !ir::block_has_call(&func.body)
+        && ir::block_size(&func.body) <= 600
+        && !has_loop_or_sort(&func.body);
+    if tall && simple && outputs == 4 && spec.shape[rank - 1] >= 5 {
+        AUTO_ROWS
+    } else {
+        1
+    }
+}
+
+/// The measured best for wide min/max windows (see `auto_rows`): 4 outputs × 3 rows per thread
+/// in blocks of 32×4 threads with registers capped at 128 (`.minnctapersm 2` of 256 threads),
+/// 0.47 ms for a 5×5 float64 minimum on 8192² on an H200, against 0.64 ms for 4×1.
+const AUTO_ROWS: u32 = 3;
+const AUTO_ROWS_BLOCK: (u32, u32) = (32, 4);
+
+fn has_loop_or_sort(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| {
+        matches!(s, Stmt::Loop { .. } | Stmt::ArrayOp(..)) || {
+            let mut found = false;
+            ir::stmt_blocks(s, |b| found |= has_loop_or_sort(b));
+            found
+        }
+    })
+}
+
 pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result<Kernel> {
     let geo = Geo::new(spec);
     let outputs = match spec.outputs_per_thread {
-        0 => auto_outputs(func, spec.input),
+        0 => auto_outputs(func, spec),
         v => v.clamp(1, 16),
     };
+    // A 1-d image has one row: nothing to share vertically.
+    let rows = match (spec.rank(), spec.rows_per_thread) {
+        (1, _) => 1,
+        (_, 0) => auto_rows(func, spec, outputs),
+        (_, r) => r.clamp(1, 8),
+    };
+    // The automatic several-row choice comes with its measured block shape and register cap.
+    let tuned = spec.rows_per_thread == 0 && rows > 1;
     let mut local: HashSet<u32> = HashSet::new();
     let mut buffer_local = false;
     for _ in 0..func.arrays.len() + 3 {
@@ -102,7 +210,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         sh.network = spec.network;
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
-        let built = build_main(&mut sh, &geo, spec, outputs)
+        let built = build_main(&mut sh, &geo, spec, outputs, rows, tuned)
             .and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
         match built {
             Ok((main, replay)) => {
@@ -136,7 +244,8 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
                     module: main,
                     replay,
                     outputs_per_thread: outputs,
-                    block: (32, 8),
+                    rows_per_thread: rows,
+                    block: if tuned { AUTO_ROWS_BLOCK } else { (32, 8) },
                     filter_size: geo.taps.len(),
                 });
             }
@@ -483,8 +592,14 @@ fn build_main(
     geo: &Geo,
     spec: &KernelSpec,
     outputs: u32,
+    nrows: u32,
+    tuned: bool,
 ) -> std::result::Result<Func, Restart> {
     let mut k = Func::new_entry(ENTRY, params(false));
+    if tuned {
+        k.min_blocks_per_sm = Some(2);
+    }
+    let nr = nrows as i64;
     let a = load_args(&mut k);
     let exit = k.new_label();
     let v = outputs as i64;
@@ -500,21 +615,34 @@ fn build_main(
     let nty = k.sreg(Special::NtidY);
     let by = k.sreg(Special::CtaidY);
     let ncy = k.sreg(Special::NctaidY);
+    // `row`: the first of this thread's `nrows` rows (rows counted over the leading axes).
     let row = k.fma(T::U32, by, nty, ty);
     let row_step = k.bin(Bin::Mul, T::U32, ncy, nty);
-    let rows = k.bin(Bin::Mul, T::S32, a.d, a.h);
+    let (row, row_step) = if nr > 1 {
+        (
+            k.bin(Bin::Mul, T::U32, row, Src::I(nr)),
+            k.bin(Bin::Mul, T::U32, row_step, Src::I(nr)),
+        )
+    } else {
+        (row, row_step)
+    };
+    let total_rows = k.bin(Bin::Mul, T::S32, a.d, a.h);
     let row_loop = k.new_label();
     k.place(row_loop);
-    let done = k.setp(Cmp::Ge, T::S32, row, rows);
+    let done = k.setp(Cmp::Ge, T::S32, row, total_rows);
     k.bra_if(done, false, exit);
-    let (z, y) = if spec.rank() == 3 {
-        let z = k.bin(Bin::Div, T::U32, row, a.h);
-        let zh = k.bin(Bin::Mul, T::S32, z, a.h);
-        (z, k.bin(Bin::Sub, T::S32, row, zh))
-    } else {
-        (k.mov(T::S32, Src::I(0)), k.mov(T::S32, row))
+    let split = |k: &mut Func, row: Reg| -> (Reg, Reg) {
+        if spec.rank() == 3 {
+            let z = k.bin(Bin::Div, T::U32, row, a.h);
+            let zh = k.bin(Bin::Mul, T::S32, z, a.h);
+            (z, k.bin(Bin::Sub, T::S32, row, zh))
+        } else {
+            (k.mov(T::S32, Src::I(0)), k.mov(T::S32, row))
+        }
     };
-    // Interior: every window of this thread's outputs lies inside the image.
+    let (z, y) = split(&mut k, row);
+    // Interior: every window of this thread's outputs lies inside the image (and its rows lie
+    // in one plane, which `y + nrows - 1 < h` implies).
     let mut inside: Option<Reg> = None;
     let mut and = |k: &mut Func, p: Reg| {
         inside = Some(match inside {
@@ -542,14 +670,21 @@ fn build_main(
     } else {
         None
     };
-    let vec_out =
-        if spec.contiguous && matches!(spec.output, DType::F64 | DType::F32) && v * osize_v == 16 {
-            Some(aligned(&mut k, a.out, &[a.os[0], a.os[1]], osize_v))
-        } else {
-            None
-        };
+    let vec_out = if spec.contiguous
+        && matches!(spec.output, DType::F64 | DType::F32)
+        && (v * osize_v) % 16 == 0
+    {
+        Some(aligned(&mut k, a.out, &[a.os[0], a.os[1]], osize_v))
+    } else {
+        None
+    };
     for (ax, c, n) in [(0usize, z, a.d), (1, y, a.h), (2, x0, a.w)] {
-        let mut reach_hi = geo.hi[ax] + if ax == 2 { v - 1 } else { 0 };
+        let mut reach_hi = geo.hi[ax]
+            + match ax {
+                2 => v - 1,
+                1 => nr - 1,
+                _ => 0,
+            };
         if ax == 2 && vec_in.is_some() {
             // The last vector chunk must end inside the row too.
             reach_hi = ((reach_hi).div_euclid(vw) + 1) * vw - 1;
@@ -585,14 +720,21 @@ fn build_main(
     // The window: each needed element loaded once, into registers shared by both load paths.
     let mut cols: BTreeMap<(i64, i64), BTreeSet<i64>> = BTreeMap::new();
     for t in &geo.taps {
-        for vv in 0..v {
-            cols.entry((t[0], t[1])).or_default().insert(t[2] + vv);
+        for r in 0..nr {
+            for vv in 0..v {
+                cols.entry((t[0], t[1] + r)).or_default().insert(t[2] + vv);
+            }
         }
     }
     let mut window: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
+    // float32 images also keep the float32 values: min/max of them are exact in float32.
+    let mut window32: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
     for (&(dz, dy), cs) in &cols {
         for &c in cs {
             window.insert((dz, dy, c), k.reg(Cls::F64));
+            if spec.input == DType::F32 {
+                window32.insert((dz, dy, c), k.reg(Cls::F32));
+            }
         }
     }
     let mut rows: Vec<((i64, i64), Reg)> = Vec::new();
@@ -621,6 +763,8 @@ fn build_main(
                     if let Some(w) = window.get(&(dz, dy, q * vw + j as i64)) {
                         if esize == 8 {
                             k.set(T::F64, *w, *r);
+                        } else if let Some(w32) = window32.get(&(dz, dy, q * vw + j as i64)) {
+                            k.set(T::F32, *w32, *r);
                         } else {
                             k.push(Ins::Cvt {
                                 rnd: None,
@@ -646,11 +790,25 @@ fn build_main(
                     Addr::reg(k.bin(Bin::Add, T::S64, rp, off), 0)
                 }
             };
-            let val = load_input(&mut k, spec.input, addr);
-            k.set(T::F64, window[&(dz, dy, c)], val);
+            if let Some(w32) = window32.get(&(dz, dy, c)) {
+                let v32 = k.ld(Space::GlobalNc, T::F32, addr);
+                k.set(T::F32, *w32, v32);
+            } else {
+                let val = load_input(&mut k, spec.input, addr);
+                k.set(T::F64, window[&(dz, dy, c)], val);
+            }
         }
     }
     k.place(join);
+    for (key, w32) in &window32 {
+        k.push(Ins::Cvt {
+            rnd: None,
+            dt: T::F64,
+            st: T::F32,
+            d: window[key],
+            a: Src::R(*w32),
+        });
+    }
     let o0 = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
     let o0 = k.fma(T::S64, yw, a.os[1], o0);
     let o0 = k.fma(T::S64, xw, a.os[2], o0);
@@ -664,74 +822,154 @@ fn build_main(
     // Linear index of the first output, for failure records.
     let pix0 = k.fma(T::S64, zw, hw, yw);
     let pix0 = k.fma(T::S64, pix0, ww, xw);
-    let mut results = Vec::new();
-    for vv in 0..v {
-        let taps: Vec<Reg> = geo
-            .taps
+    // Medians of a box over adjacent output pairs: the values the two windows share are sorted
+    // once here (only the positions that can matter), see `sort::PairMedian`.
+    let mut hints: Vec<Option<crate::codegen::body::MedianHint>> = vec![None; v as usize];
+    if let Some(plan) = pair_median_plan(sh.func, geo, spec, v).filter(|_| nr == 1) {
+        let c0 = geo.taps.iter().map(|t| t[2]).min().unwrap();
+        let c1 = geo.taps.iter().map(|t| t[2]).max().unwrap();
+        let mut rows: Vec<i64> = geo.taps.iter().map(|t| t[1]).collect();
+        rows.sort();
+        rows.dedup();
+        let mut shared: Vec<Reg> = rows
             .iter()
-            .map(|t| window[&(t[0], t[1], t[2] + vv)])
+            .flat_map(|&dy| (c0 + 1..=c1).map(move |c| (dy, c)))
+            .map(|(dy, c)| window[&(0, dy, c)])
             .collect();
-        let cols: Vec<[i64; 3]> = geo.taps.iter().map(|t| [t[0], t[1], t[2] + vv]).collect();
-        let ex = exits(&mut k, false);
-        let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
-        Body::translate_at(sh, &mut k, &taps, Some(&cols), ex, &format!("b{vv}"))?;
-        let next = k.new_label();
-        k.place(ok);
-        if vec_out.is_none() {
-            let addr = match ox {
-                None => Addr::reg(pout, vv * osize),
-                Some(ox) => {
-                    let off = k.bin(Bin::Mul, T::S64, ox, Src::I(vv));
-                    Addr::reg(k.bin(Bin::Add, T::S64, pout, off), 0)
-                }
-            };
-            store_output(&mut k, spec.output, addr, ret);
+        for &(i, j) in &plan.shared {
+            crate::codegen::body::exchange(&mut k, &mut shared, i, j);
         }
-        k.bra(next);
-        k.place(fail);
-        let pix = k.bin(Bin::Add, T::S64, pix0, Src::I(vv));
-        record_failure(&mut k, a.err, pix, site);
-        k.place(next);
-        results.push(ret);
+        let cands = shared[plan.lo..=plan.hi].to_vec();
+        for (vv, col) in [(0usize, c0), (1, c1 + 1)] {
+            let own = rows.iter().map(|&dy| window[&(0, dy, col)]).collect();
+            hints[vv] = Some(crate::codegen::body::MedianHint {
+                cands: cands.clone(),
+                own,
+                plan: plan.clone(),
+            });
+        }
     }
-    if let Some(vec_ok) = vec_out {
-        // One 16-byte store of all outputs when aligned (a failed output's element is then
-        // written with an unspecified value; the call reports the failure).
-        let (scalar, done) = (k.new_label(), k.new_label());
-        k.bra_if(vec_ok, true, scalar);
-        let t = if osize == 8 { T::F64 } else { T::F32 };
-        let vals: Vec<Reg> = if osize == 8 {
-            results.clone()
+    for r in 0..nr {
+        // Row `r` of the group: its outputs start `r` output rows down.
+        let pout_r = if r == 0 {
+            pout
         } else {
-            results
-                .iter()
-                .map(|r| k.cvt(Some(Rnd::Rn), T::F32, T::F64, *r))
-                .collect()
+            let step = k.bin(Bin::Mul, T::S64, a.os[1], Src::I(r * osize));
+            k.bin(Bin::Add, T::S64, pout, step)
         };
-        k.push(Ins::StV {
-            sp: Space::Global,
-            t,
-            addr: Addr::reg(pout, 0),
-            a: vals,
-        });
-        k.bra(done);
-        k.place(scalar);
-        for (vv, r) in results.iter().enumerate() {
-            store_output(&mut k, spec.output, Addr::reg(pout, vv as i64 * osize), *r);
+        let pix_r = if r == 0 {
+            pix0
+        } else {
+            k.fma(T::S64, ww, Src::I(r), pix0)
+        };
+        let mut results = Vec::new();
+        for vv in 0..v {
+            let at = |t: &[i64; 3]| (t[0], t[1] + r, t[2] + vv);
+            let taps: Vec<Reg> = geo.taps.iter().map(|t| window[&at(t)]).collect();
+            let cols: Vec<[i64; 3]> = geo
+                .taps
+                .iter()
+                .map(|t| [t[0], t[1] + r, t[2] + vv])
+                .collect();
+            let taps32: Option<Vec<Reg>> = if window32.is_empty() {
+                None
+            } else {
+                Some(geo.taps.iter().map(|t| window32[&at(t)]).collect())
+            };
+            let ex = exits(&mut k, false);
+            let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
+            let hint = if r == 0 {
+                hints[vv as usize].take()
+            } else {
+                None
+            };
+            Body::translate_at(
+                sh,
+                &mut k,
+                &taps,
+                Some(&cols),
+                taps32,
+                hint,
+                ex,
+                &format!("b{r}_{vv}"),
+            )?;
+            let next = k.new_label();
+            k.place(ok);
+            if vec_out.is_none() {
+                let addr = match ox {
+                    None => Addr::reg(pout_r, vv * osize),
+                    Some(ox) => {
+                        let off = k.bin(Bin::Mul, T::S64, ox, Src::I(vv));
+                        Addr::reg(k.bin(Bin::Add, T::S64, pout_r, off), 0)
+                    }
+                };
+                store_output(&mut k, spec.output, addr, ret);
+            }
+            k.bra(next);
+            k.place(fail);
+            let pix = k.bin(Bin::Add, T::S64, pix_r, Src::I(vv));
+            record_failure(&mut k, a.err, pix, site);
+            k.place(next);
+            results.push(ret);
         }
-        k.place(done);
+        if let Some(vec_ok) = vec_out {
+            // 16-byte stores of the row's outputs when aligned (a failed output's element is
+            // then written with an unspecified value; the call reports the failure).
+            let (scalar, done) = (k.new_label(), k.new_label());
+            k.bra_if(vec_ok, true, scalar);
+            let t = if osize == 8 { T::F64 } else { T::F32 };
+            let vals: Vec<Reg> = if osize == 8 {
+                results.clone()
+            } else {
+                results
+                    .iter()
+                    .map(|r| k.cvt(Some(Rnd::Rn), T::F32, T::F64, *r))
+                    .collect()
+            };
+            let per = (16 / osize) as usize;
+            for (q, chunk) in vals.chunks(per).enumerate() {
+                k.push(Ins::StV {
+                    sp: Space::Global,
+                    t,
+                    addr: Addr::reg(pout_r, 16 * q as i64),
+                    a: chunk.to_vec(),
+                });
+            }
+            k.bra(done);
+            k.place(scalar);
+            for (vv, r) in results.iter().enumerate() {
+                store_output(
+                    &mut k,
+                    spec.output,
+                    Addr::reg(pout_r, vv as i64 * osize),
+                    *r,
+                );
+            }
+            k.place(done);
+        }
     }
     k.bra(next_row);
 
     // ---- boundary: one output per iteration, every coordinate mapped ----
     k.place(boundary);
+    // Row by row over the group (a group may run past the last row, or into the next plane).
+    let ri = k.mov(T::S32, Src::I(0));
+    let sub_row = k.new_label();
+    let next_sub = k.new_label();
+    k.place(sub_row);
+    let rowi = k.bin(Bin::Add, T::S32, row, ri);
+    let stop_r = k.setp(Cmp::Ge, T::S32, ri, Src::I(nr));
+    let stop_r = k.setp_comb(Cmp::Ge, T::S32, rowi, total_rows, BoolOp::Or, stop_r, false);
+    k.bra_if(stop_r, false, next_row);
+    let (z, y) = split(&mut k, rowi);
+    let (zw, yw) = (wide(&mut k, z), wide(&mut k, y));
     let vi = k.mov(T::S32, Src::I(0));
     let bl = k.new_label();
     k.place(bl);
     let stop_v = k.setp(Cmp::Ge, T::S32, vi, Src::I(v));
     let x = k.bin(Bin::Add, T::S32, x0, vi);
     let stop = k.setp_comb(Cmp::Ge, T::S32, x, a.w, BoolOp::Or, stop_v, false);
-    k.bra_if(stop, false, next_row);
+    k.bra_if(stop, false, next_sub);
     let taps = gather(&mut k, &a, geo, spec, [z, y, x]);
     let xw = wide(&mut k, x);
     let ex = exits(&mut k, false);
@@ -754,10 +992,14 @@ fn build_main(
     let nv = k.bin(Bin::Add, T::S32, vi, Src::I(1));
     k.set(T::S32, vi, nv);
     k.bra(bl);
+    k.place(next_sub);
+    let nri = k.bin(Bin::Add, T::S32, ri, Src::I(1));
+    k.set(T::S32, ri, nri);
+    k.bra(sub_row);
 
     k.place(next_row);
-    let nr = k.bin(Bin::Add, T::U32, row, row_step);
-    k.set(T::U32, row, nr);
+    let next_r = k.bin(Bin::Add, T::U32, row, row_step);
+    k.set(T::U32, row, next_r);
     k.bra(row_loop);
     k.place(exit);
     k.push(Ins::Exit);

@@ -399,6 +399,9 @@ pub struct Func {
     pub body: Vec<Ins>,
     pub next_reg: u32,
     pub next_label: u32,
+    /// For a kernel: `.maxntid 256, 1, 1` and `.minnctapersm n`, which caps ptxas's register
+    /// use so that `n` blocks of 256 threads fit on one SM.
+    pub min_blocks_per_sm: Option<u32>,
 }
 
 /// A module-level array, initialised (`.global` or `.const`).
@@ -481,6 +484,7 @@ impl Func {
             body: vec![],
             next_reg: 0,
             next_label: 0,
+            min_blocks_per_sm: None,
         }
     }
     /// A `.func` with arguments of the given classes; returns it and the argument registers.
@@ -495,6 +499,7 @@ impl Func {
             body: vec![],
             next_reg: 0,
             next_label: 0,
+            min_blocks_per_sm: None,
         };
         f.args = args.iter().map(|&c| f.reg(c)).collect();
         f

@@ -107,6 +107,9 @@ fn header(s: &mut String, f: &Func) {
             );
         }
         s.push_str("\n)");
+        if let Some(n) = f.min_blocks_per_sm {
+            let _ = write!(s, "\n.maxntid 256, 1, 1\n.minnctapersm {n}");
+        }
         return;
     }
     s.push_str(".func ");

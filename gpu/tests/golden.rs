@@ -1,0 +1,141 @@
+//! Golden PTX of small kernels (regenerate with `NDJIT_BLESS=1`), and properties every generated
+//! kernel must have: `.rn` on every floating-point add, subtract, multiply, divide and square
+//! root, and no fused multiply-add outside the math routine (cbrt) whose algorithm calls fma.
+
+mod common;
+
+use ndjit_gpu::codegen::{generate, DType, KernelSpec, Mode, Target};
+use std::path::PathBuf;
+
+fn golden(name: &str, text: &str) {
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden")).join(name);
+    if std::env::var("NDJIT_BLESS").is_ok() || !path.exists() && std::env::var("CI").is_err() {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    if want != text {
+        let line = want
+            .lines()
+            .zip(text.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(want.lines().count().min(text.lines().count()));
+        panic!(
+            "{name} differs from the golden file at line {}:\n  golden: {:?}\n  now:    {:?}\n(NDJIT_BLESS=1 cargo test -p ndjit-gpu --test golden rewrites it)",
+            line + 1,
+            want.lines().nth(line),
+            text.lines().nth(line)
+        );
+    }
+}
+
+fn kernel(src: &str, spec: &KernelSpec) -> String {
+    let f = ndjit::Filter::builder(src)
+        .filter_size(spec.filter_size())
+        .compile()
+        .unwrap();
+    generate(
+        f.specialized_ir().unwrap(),
+        f.layout(),
+        f.bound_values(),
+        spec,
+    )
+    .unwrap()
+    .module
+    .to_ptx()
+}
+
+#[test]
+fn identity_1d() {
+    let mut spec = KernelSpec::boxed(1, 1);
+    spec.mode = Mode::Nearest;
+    golden("identity_1d_f64.ptx", &kernel("x[0]", &spec));
+}
+
+#[test]
+fn min_cross_2d() {
+    let mut spec = KernelSpec::boxed(2, 3);
+    spec.mask = vec![false, true, false, true, true, true, false, true, false];
+    golden("min_cross_2d_f64.ptx", &kernel("np.min(x)", &spec));
+}
+
+#[test]
+fn weighted_sum_f32_portable() {
+    let mut spec = KernelSpec::boxed(1, 3);
+    spec.input = DType::F32;
+    spec.output = DType::F32;
+    spec.mode = Mode::Constant;
+    spec.cval = 0.5;
+    spec.target = Target::PORTABLE;
+    let f = ndjit::Filter::builder("np.sum(x * w)")
+        .bindings(ndjit::Bindings::new().set_array("w", vec![0.25, 0.5, 0.25]))
+        .filter_size(3)
+        .compile()
+        .unwrap();
+    let k = generate(
+        f.specialized_ir().unwrap(),
+        f.layout(),
+        f.bound_values(),
+        &spec,
+    )
+    .unwrap();
+    golden("weighted_sum_1d_f32_sm75.ptx", &k.module.to_ptx());
+}
+
+#[test]
+fn math_exp() {
+    let m = ndjit_gpu::math::test_module(ndjit::math::MathFn::Exp, (7, 8), 90);
+    golden("math_exp.ptx", &m.to_ptx());
+}
+
+/// Every floating-point arithmetic instruction of every corpus kernel is correctly rounded and
+/// unfused.
+#[test]
+fn arithmetic_is_rounded_and_unfused() {
+    let corpus = common::corpus();
+    let spec = KernelSpec::boxed(2, 3);
+    let mut bad = Vec::new();
+    for p in common::selected(&corpus) {
+        let b = common::bindings(p);
+        let f = ndjit::Filter::builder(&p.source)
+            .bindings(&b)
+            .filter_size(9)
+            .compile()
+            .unwrap();
+        let k = generate(
+            f.specialized_ir().unwrap(),
+            f.layout(),
+            f.bound_values(),
+            &spec,
+        )
+        .unwrap();
+        for m in [&k.module, &k.replay] {
+            let mut func = String::new();
+            for line in m.to_ptx().lines() {
+                if line.starts_with(".func") || line.starts_with(".visible .entry") {
+                    func = line.to_string();
+                }
+                let op = line.trim_start().split_whitespace().next().unwrap_or("");
+                let float = op.ends_with(".f64") || op.ends_with(".f32");
+                let arith = ["add.", "sub.", "mul.", "div.", "sqrt.", "fma.", "mad."]
+                    .iter()
+                    .any(|a| op.starts_with(a));
+                if float && arith && !op.contains(".rn.") {
+                    bad.push(format!("{}: unrounded `{}`", p.name, line.trim()));
+                }
+                if op.starts_with("fma.") && !func.contains("ndjit_cbrt") {
+                    bad.push(format!(
+                        "{}: fma outside cbrt: `{}` in {func}",
+                        p.name,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{}",
+        bad.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+    );
+}

@@ -1,0 +1,94 @@
+"""``target="cuda"`` on device arrays: anything with ``__cuda_array_interface__`` (CuPy, PyTorch,
+Numba ...) is filtered where it lies, with no copies, and the result is an array of the same kind.
+
+Arguments go through the same scipy normalisation as the CPU path (``_driver``); the kernel runs
+on the stream the array's producer names in its interface, so it is ordered after the work that
+made the input.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["is_available", "device", "is_device_array"]
+
+# The element types the GPU kernels read and write (others get a TypeError naming these).
+_SUPPORTED = ("float64", "float32", "uint8", "uint16", "int32")
+
+
+def is_available() -> bool:
+    """Whether ``target="cuda"`` can run here (an NVIDIA driver and a GPU)."""
+    return _core.cuda_unavailable_reason() is None
+
+
+def device(ordinal: int = 0) -> dict:
+    """The GPU ``target="cuda"`` runs on: name, compute capability, driver version and the PTX
+    target ndjit emits for it. Raises :class:`ndjit.CudaUnavailableError` without one."""
+    name, capability, driver, ptx = _core.cuda_device(ordinal)
+    return {"name": name, "compute_capability": capability, "driver_version": driver, "ptx_target": ptx}
+
+
+def is_device_array(a: Any) -> bool:
+    return hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray)
+
+
+def _describe(a: Any, role: str):
+    """``(pointer, dtype name, shape, byte strides, stream)`` from the array interface (v2/v3)."""
+    cai = a.__cuda_array_interface__
+    dtype = np.dtype(cai["typestr"])
+    if dtype.kind == "c":
+        raise TypeError("Complex type not supported")
+    if dtype.name not in _SUPPORTED or not dtype.isnative:
+        raise TypeError(f"{role} arrays of dtype {dtype.name} are not supported on the GPU "
+                        f"(supported: {', '.join(_SUPPORTED)})")
+    shape = tuple(int(n) for n in cai["shape"])
+    strides = cai.get("strides")
+    if strides is None:  # C-contiguous
+        strides, step = [], dtype.itemsize
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= max(n, 1)
+    ptr, readonly = cai["data"]
+    if role == "output" and readonly:
+        raise ValueError("output array is read-only")
+    return (int(ptr), dtype.name, list(shape), [int(s) for s in strides]), dtype, cai.get("stream")
+
+
+def _empty_like(a: Any, shape: tuple, dtype: np.dtype) -> Any:
+    """A new device array of the input's kind, on its device."""
+    module = type(a).__module__.split(".")[0]
+    if module == "cupy":
+        import cupy
+        with cupy.cuda.Device(a.device.id):
+            return cupy.empty(shape, dtype=dtype)
+    if module == "torch":
+        import torch
+        return torch.empty(shape, dtype=getattr(torch, dtype.name), device=a.device)
+    if module == "numba":
+        from numba import cuda
+        return cuda.device_array(shape, dtype=dtype)
+    raise TypeError(f"cannot allocate an output like a {type(a).__name__}: pass output= "
+                    "(an array with __cuda_array_interface__)")
+
+
+def generic_filter_device(input, function, size, footprint, output, mode, cval, origin, extra_arguments,
+                          extra_keywords, axes):
+    from ._driver import _as_filter, _footprint_and_origins
+
+    in_arg, in_dtype, stream = _describe(input, "input")
+    shape = tuple(in_arg[2])
+    footprint, origins = _footprint_and_origins(len(shape), size, footprint, origin, axes, mode)
+    if output is None or isinstance(output, (type, np.dtype, str)):
+        output = _empty_like(input, shape, np.dtype(in_dtype if output is None else output))
+    elif not is_device_array(output):
+        raise TypeError("output must be a device array (with __cuda_array_interface__) when the input is one")
+    out_arg, _, _ = _describe(output, "output")
+    if tuple(out_arg[2]) != shape:
+        raise RuntimeError("output shape not correct")
+    f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    _core.cuda_filter_device(in_arg, out_arg, f._compiled, footprint, mode, float(cval), origins,
+                             None if stream is None else int(stream))
+    return output

@@ -1,0 +1,205 @@
+//! `target="cuda"`: ndjit's GPU backend (`ndjit-gpu`) on NumPy arrays (copied to the device and
+//! back) and on device arrays described by `__cuda_array_interface__` (zero-copy). Arguments are
+//! normalised in `ndjit/_cuda.py` with scipy's own helpers; this layer describes the arrays.
+
+use crate::driver::{check_writeable, SendPtr};
+use crate::{compiled::CompiledFilter, errors};
+use ndjit_gpu::{ArrayDesc, DType, Footprint, Gpu, GpuError, Mode, Options, Target};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+/// The Python exception for a GPU error: compile and filter failures are the same exceptions the
+/// CPU raises; a missing driver or device is `CudaUnavailableError`; the rest `CudaError`.
+fn gpu_error(py: Python<'_>, e: GpuError) -> PyErr {
+    let kind = match &e {
+        GpuError::Compile(c) => return errors::compile_error(py, c),
+        GpuError::Filter { error, .. } => return errors::runtime_error(py, error),
+        GpuError::Invalid(m) => return PyValueError::new_err(m.clone()),
+        GpuError::NoDevice(_) => "unavailable",
+        _ => "error",
+    };
+    let made = py
+        .import("ndjit._errors")
+        .and_then(|m| m.getattr("cuda_error"))
+        .and_then(|f| f.call1((kind, e.to_string())));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(err) => err,
+    }
+}
+
+fn dtype(name: &str) -> PyResult<DType> {
+    DType::parse(name).map_err(|e| PyTypeError::new_err(e.to_string()))
+}
+
+/// The filter's application, as `ndjit-gpu` takes it.
+fn options(
+    footprint: &numpy::PyReadonlyArrayDyn<'_, bool>,
+    mode: &str,
+    cval: f64,
+    origins: &[isize],
+) -> Result<Options, GpuError> {
+    let mask: Vec<bool> = footprint.as_array().iter().copied().collect();
+    let fp = Footprint::from_mask(footprint.shape(), &mask)?;
+    Ok(Options::new(fp)
+        .mode(Mode::parse(mode)?)
+        .cval(cval)
+        .origin(origins))
+}
+
+/// `None` when a CUDA device can be used, else why not.
+#[pyfunction]
+pub fn cuda_unavailable_reason() -> Option<String> {
+    Gpu::available().err().map(|e| e.to_string())
+}
+
+/// `(name, (major, minor), driver_version, ptx_target)` of device `ordinal`.
+#[pyfunction]
+#[pyo3(signature = (ordinal=0))]
+pub fn cuda_device(py: Python<'_>, ordinal: usize) -> PyResult<(String, (i32, i32), i32, String)> {
+    let g = Gpu::get(ordinal).map_err(|e| gpu_error(py, e))?;
+    let t = g.target();
+    Ok((
+        g.name().to_string(),
+        g.compute_capability(),
+        g.driver_version(),
+        format!("sm_{} (PTX ISA {}.{})", t.sm, t.version.0, t.version.1),
+    ))
+}
+
+/// The PTX of the stencil kernel for these arguments. `sm`: the target (`None`: the device's,
+/// or sm_90 without one; 75 is the portable target).
+#[pyfunction]
+#[pyo3(signature = (compiled, footprint, mode, cval, origins, input_dtype, output_dtype, sm=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn cuda_ptx(
+    py: Python<'_>,
+    compiled: &CompiledFilter,
+    footprint: numpy::PyReadonlyArrayDyn<'_, bool>,
+    mode: &str,
+    cval: f64,
+    origins: Vec<isize>,
+    input_dtype: &str,
+    output_dtype: &str,
+    sm: Option<u32>,
+) -> PyResult<String> {
+    let (input, output) = (dtype(input_dtype)?, dtype(output_dtype)?);
+    let target = match sm {
+        None => Gpu::get(0).map(|g| g.target()).unwrap_or(Target::SM90),
+        Some(75) => Target::PORTABLE,
+        Some(90) => Target::SM90,
+        Some(other) => return Err(PyValueError::new_err(format!(
+            "unknown PTX target sm_{other}: use 90 (Hopper) or 75 (portable, any GPU from Turing on)"
+        ))),
+    };
+    let rank = footprint.ndim();
+    let opts = options(&footprint, mode, cval, &origins).map_err(|e| gpu_error(py, e))?;
+    compiled
+        .gpu()
+        .ptx(&opts, rank, input, output, target)
+        .map_err(|e| gpu_error(py, e))
+}
+
+/// Describes a NumPy array for the GPU (byte strides, as NumPy's).
+fn host_desc(a: &Bound<'_, PyUntypedArray>) -> PyResult<(*mut u8, ArrayDesc)> {
+    let d = a.dtype();
+    if d.is_native_byteorder() == Some(false) {
+        return Err(PyTypeError::new_err(
+            "arrays of non-native byte order are not supported on the GPU",
+        ));
+    }
+    let dt = dtype(&format!("{}{}", d.kind() as char, d.itemsize()))?;
+    // SAFETY: a live ndarray's data pointer; the GPU copies only within shape × strides.
+    let ptr = unsafe { (*a.as_array_ptr()).fields.data as *mut u8 };
+    Ok((
+        ptr,
+        ArrayDesc {
+            dtype: dt,
+            shape: a.shape().to_vec(),
+            strides: a.strides().to_vec(),
+        },
+    ))
+}
+
+/// Filters NumPy `input` into NumPy `output` on the GPU (both copied), GIL released.
+#[pyfunction]
+#[pyo3(signature = (input, output, compiled, footprint, mode, cval, origins))]
+#[allow(clippy::too_many_arguments)]
+pub fn cuda_filter_host(
+    py: Python<'_>,
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
+    compiled: &CompiledFilter,
+    footprint: numpy::PyReadonlyArrayDyn<'_, bool>,
+    mode: &str,
+    cval: f64,
+    origins: Vec<isize>,
+) -> PyResult<()> {
+    check_writeable(output)?;
+    let (ip, id) = host_desc(input)?;
+    let (op, od) = host_desc(output)?;
+    let opts = options(&footprint, mode, cval, &origins).map_err(|e| gpu_error(py, e))?;
+    let gpu = Gpu::get(0).map_err(|e| gpu_error(py, e))?;
+    let filter = compiled.gpu();
+    let (ip, op) = (SendPtr(ip), SendPtr(op));
+    py.detach(move || {
+        let (ip, op) = (ip, op);
+        // SAFETY: the arrays are alive (borrowed by the caller) and described by their own
+        // shapes and strides.
+        unsafe { filter.run_host_raw(&gpu, ip.0, &id, op.0, &od, &opts) }
+    })
+    .map_err(|e| gpu_error(py, e))
+}
+
+/// A device array from `__cuda_array_interface__`: `(pointer, dtype, shape, byte strides)`.
+type DeviceArg = (u64, String, Vec<usize>, Vec<isize>);
+
+/// Filters device array `input` into device array `output` in place on the device (no copies),
+/// on the producer's `stream` (the interface's stream handle; `None`: ndjit's own stream), and
+/// waits for the result.
+#[pyfunction]
+#[pyo3(signature = (input, output, compiled, footprint, mode, cval, origins, stream=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn cuda_filter_device(
+    py: Python<'_>,
+    input: DeviceArg,
+    output: DeviceArg,
+    compiled: &CompiledFilter,
+    footprint: numpy::PyReadonlyArrayDyn<'_, bool>,
+    mode: &str,
+    cval: f64,
+    origins: Vec<isize>,
+    stream: Option<usize>,
+) -> PyResult<()> {
+    let desc = |a: &DeviceArg| -> PyResult<ArrayDesc> {
+        Ok(ArrayDesc {
+            dtype: dtype(&a.1)?,
+            shape: a.2.clone(),
+            strides: a.3.clone(),
+        })
+    };
+    let (id, od) = (desc(&input)?, desc(&output)?);
+    let opts = options(&footprint, mode, cval, &origins).map_err(|e| gpu_error(py, e))?;
+    if id.is_empty() {
+        return Ok(()); // nothing to compute, and an empty array's pointer may be null
+    }
+    let run = || -> Result<(), GpuError> {
+        let ordinal = Gpu::pointer_device(input.0)?;
+        if Gpu::pointer_device(output.0)? != ordinal {
+            return Err(GpuError::Invalid(
+                "the input and output arrays are on different GPUs".into(),
+            ));
+        }
+        let gpu = Gpu::get(ordinal)?;
+        let stream = stream.map(|s| s as ndjit_gpu::CUstream);
+        // SAFETY: both pointers were checked to be device memory of this GPU; the arrays are kept
+        // alive by the caller, which describes them with their interface's shape and strides.
+        unsafe {
+            compiled
+                .gpu()
+                .run_raw(&gpu, input.0, &id, output.0, &od, &opts, stream)
+        }
+    };
+    py.detach(run).map_err(|e| gpu_error(py, e))
+}

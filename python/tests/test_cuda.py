@@ -1,0 +1,258 @@
+"""``target="cuda"`` and ``Filter.inspect_ptx``.
+
+Without a GPU (CI), the checks that need none run: argument errors, the missing-device error, and
+the PTX itself (assembled with ptxas when the ``nvidia-cuda-nvcc-cu12`` wheel is installed). On a
+GPU (``scripts/gpu_device.sh run``), the rest compares the GPU with scipy running ndjit's own
+LowLevelCallable on the CPU, bit for bit, for NumPy arrays (copied) and CuPy arrays (zero-copy).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import ndjit
+
+REASON = ndjit._core.cuda_unavailable_reason()
+needs_gpu = pytest.mark.skipif(REASON is not None, reason=f"SKIPPED, needs a CUDA device: {REASON}")
+no_gpu = pytest.mark.skipif(REASON is None, reason="checks the error raised without a CUDA device")
+
+CROSS = ndi.generate_binary_structure(2, 1)
+
+
+def find_ptxas():
+    """``$NDJIT_PTXAS``, ``ptxas`` on the PATH, or the one in the nvidia-cuda-nvcc-cu12 wheel of
+    this Python or the system's."""
+    if os.environ.get("NDJIT_PTXAS"):
+        return os.environ["NDJIT_PTXAS"]
+    if shutil.which("ptxas"):
+        return shutil.which("ptxas")
+    paths = list(sys.path)
+    try:
+        out = subprocess.run(["python3", "-c", "import sys; print('\\n'.join(sys.path))"], capture_output=True,
+                             text=True, timeout=30)
+        paths += out.stdout.splitlines()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    for d in paths:
+        p = os.path.join(d, "nvidia", "cuda_nvcc", "bin", "ptxas")
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+# --- without a GPU ------------------------------------------------------------------------------
+
+def test_inspect_ptx_is_a_kernel_for_the_arguments():
+    f = ndjit.jit_filter(lambda x: x.min())
+    ptx = f.inspect_ptx(footprint=CROSS, mode="nearest", target="sm_90")
+    assert ".target sm_90" in ptx and ".visible .entry ndjit_stencil" in ptx
+    assert "ld.global.nc" in ptx  # read-only loads, as the issue asks
+    portable = f.inspect_ptx(footprint=CROSS, mode="nearest", target="portable")
+    assert ".target sm_75" in portable
+    # The kernel is specialised: mode, cval, footprint and dtype change the code.
+    variants = {
+        f.inspect_ptx(footprint=CROSS, mode=m, target="sm_90") for m in ("reflect", "nearest", "wrap", "mirror")
+    }
+    assert len(variants) == 4
+    assert f.inspect_ptx(size=3, mode="constant", cval=1.5) != f.inspect_ptx(size=3, mode="constant", cval=2.5)
+    f32 = f.inspect_ptx(size=3, dtype=np.float32)
+    assert "ld.global.nc.f32" in f32 or "ld.global.nc.v" in f32
+    assert f.inspect_ptx(size=(3, 3, 3)) != f.inspect_ptx(size=(3, 3))
+
+
+def test_inspect_ptx_assembles_with_ptxas():
+    ptxas = find_ptxas()
+    if ptxas is None:
+        pytest.skip("SKIPPED: ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set NDJIT_PTXAS)")
+    programs = [lambda x: np.median(x), "np.sum(x * x) / len(x)", lambda x: np.exp(x[0]) - np.tanh(x.mean()),
+                "np.percentile(x, 25)"]
+    with tempfile.TemporaryDirectory() as d:
+        for i, prog in enumerate(programs):
+            f = ndjit.jit_filter(prog)
+            for target, sm in (("sm_90", "sm_90"), ("portable", "sm_75")):
+                path = os.path.join(d, f"k{i}_{sm}.ptx")
+                with open(path, "w") as fh:
+                    fh.write(f.inspect_ptx(size=(3, 5), mode="reflect", dtype=np.float32, target=target))
+                r = subprocess.run([ptxas, f"-arch={sm}", path, "-o", path + ".cubin"], capture_output=True, text=True)
+                assert r.returncode == 0, f"program {i} for {sm}: {r.stderr}"
+
+
+def test_inspect_ptx_errors():
+    f = ndjit.jit_filter("np.max(x)")
+    with pytest.raises(TypeError, match="complex64|supported"):
+        f.inspect_ptx(size=3, dtype=np.complex64)
+    with pytest.raises(TypeError, match="int64"):
+        f.inspect_ptx(size=3, dtype=np.int64)
+    with pytest.raises(ValueError, match="target"):
+        f.inspect_ptx(size=3, target="sm_80x")
+    with pytest.raises(ValueError, match="invalid origin"):
+        f.inspect_ptx(size=3, origin=2)
+    with pytest.raises(RuntimeError, match="no footprint"):
+        f.inspect_ptx()
+    with pytest.raises(RuntimeError, match="boundary mode"):
+        f.inspect_ptx(size=3, mode="bogus")
+    with pytest.raises(TypeError, match="filter1d"):
+        ndjit.jit_filter1d("def f(i, o):\n    o[:] = i[1:-1]\n").inspect_ptx(size=3)
+    with pytest.raises(ndjit.CudaError, match="1 to 3 dimensions"):
+        f.inspect_ptx(size=(2, 2, 2, 2))
+
+
+def test_target_argument_errors():
+    a = np.zeros((4, 4))
+    with pytest.raises(ValueError, match="target must be"):
+        ndjit.generic_filter(a, "np.max(x)", size=3, target="gpu")
+    with pytest.raises(TypeError, match="workers"):
+        ndjit.generic_filter(a, "np.max(x)", size=3, target="cuda", workers=2)
+
+
+@no_gpu
+def test_missing_gpu_is_a_clear_error_and_the_cpu_still_works():
+    a = np.arange(25.0).reshape(5, 5)
+    before = a.copy()
+    with pytest.raises(ndjit.CudaUnavailableError) as e:
+        ndjit.generic_filter(a, "np.max(x)", size=3, target="cuda")
+    assert isinstance(e.value, RuntimeError) and isinstance(e.value, ndjit.FilterError)
+    assert "CUDA" in str(e.value) or "libcuda" in str(e.value)
+    assert not ndjit.cuda.is_available()
+    with pytest.raises(ndjit.CudaUnavailableError):
+        ndjit.cuda.device()
+    np.testing.assert_array_equal(a, before)
+    np.testing.assert_array_equal(ndjit.generic_filter(a, "np.max(x)", size=3),
+                                  ndi.maximum_filter(a, size=3))
+
+
+class FakeDeviceArray:
+    """An object with only ``__cuda_array_interface__`` (what Numba or PyTorch would hand over)."""
+
+    def __init__(self, shape, typestr="<f8", ptr=0x7F0000000000, readonly=False, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, readonly),
+                                         "version": 3, "strides": strides, "stream": None}
+
+
+def test_device_array_argument_errors():
+    f = "np.max(x)"
+    with pytest.raises(TypeError, match="Complex"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4), "<c16"), f, size=3, target="cuda")
+    with pytest.raises(TypeError, match="int64.*supported: float64"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4), "<i8"), f, size=3, target="cuda")
+    with pytest.raises(TypeError, match="cannot allocate an output like a FakeDeviceArray"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4)), f, size=3, target="cuda")
+    with pytest.raises(ValueError, match="read-only"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4)), f, size=3, target="cuda",
+                             output=FakeDeviceArray((4, 4), readonly=True))
+    with pytest.raises(RuntimeError, match="output shape not correct"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4)), f, size=3, target="cuda", output=FakeDeviceArray((4, 5)))
+    with pytest.raises(TypeError, match="output must be a device array"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4)), f, size=3, target="cuda", output=np.zeros((4, 4)))
+    with pytest.raises(ValueError, match="invalid origin"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4)), f, size=3, origin=5, target="cuda",
+                             output=FakeDeviceArray((4, 4)))
+    with pytest.raises(ndjit.FilterSyntaxError):
+        ndjit.generic_filter(FakeDeviceArray((4, 4)), "max(x", size=3, target="cuda", output=FakeDeviceArray((4, 4)))
+
+
+@no_gpu
+def test_device_array_without_gpu():
+    with pytest.raises(ndjit.CudaUnavailableError):
+        ndjit.generic_filter(FakeDeviceArray((4, 4)), "np.max(x)", size=3, target="cuda",
+                             output=FakeDeviceArray((4, 4)))
+
+
+# --- on a GPU -----------------------------------------------------------------------------------
+
+PROGRAMS = [
+    ("min", lambda x: x.min()),
+    ("range", lambda x: x.max() - x.min()),
+    ("median", np.median),
+    ("var", np.var),
+    ("nanmean", lambda x: np.nanmean(x) if not np.all(np.isnan(x)) else 0.0),
+    ("centre", lambda x: 1.0 if x[len(x) // 2] > np.mean(x) else 0.0),
+    ("exp", lambda x: np.exp(-np.abs(x[0] - x[-1])) + np.log1p(np.abs(x.sum()))),
+    ("percentile", lambda x: np.percentile(x, 30)),
+]
+
+
+def assert_bits_equal(got, want, msg=""):
+    """Bit for bit, except that a NaN equals any NaN: NumPy gives NaN's sign and payload no
+    meaning, and x86 and the GPU make different default NaNs (0xFFF8... against 0x7FFF...)."""
+    assert got.dtype == want.dtype and got.shape == want.shape, msg
+    if got.dtype.kind == "f":
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan, err_msg=msg)
+        got, want = got[~nan], want[~nan]
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=msg)
+
+
+def _image(rng, shape, dtype):
+    if np.dtype(dtype).kind == "f":
+        a = rng.normal(size=shape).astype(dtype)
+        a.flat[rng.integers(0, a.size, 3)] = np.nan
+        return a
+    return rng.integers(0, 200, size=shape).astype(dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name,func", PROGRAMS)
+@pytest.mark.parametrize("mode", ["reflect", "constant", "nearest", "mirror", "wrap"])
+def test_numpy_arrays_match_scipy_bit_for_bit(rng, name, func, mode):
+    f = ndjit.jit_filter(func)
+    for shape, kw in (((13, 17), {"size": 3}), ((9, 11), {"footprint": CROSS, "origin": (1, 0)}),
+                      ((31,), {"size": 5}), ((5, 6, 7), {"size": (3, 1, 3)})):
+        for dtype in (np.float64, np.float32, np.uint8):
+            a = _image(rng, shape, dtype)
+            want = ndi.generic_filter(a, f, mode=mode, cval=0.5, **kw)
+            got = ndjit.generic_filter(a, f, mode=mode, cval=0.5, target="cuda", **kw)
+            assert isinstance(got, np.ndarray)
+            assert_bits_equal(got, want, f"{name} {shape} {dtype}")
+
+
+@needs_gpu
+def test_output_dtypes_strides_and_runtime_errors(rng):
+    a = rng.normal(size=(20, 30))
+    f = ndjit.jit_filter(lambda x: x.max() * 100)
+    for out in (np.float32, np.int32, np.uint16):
+        np.testing.assert_array_equal(ndjit.generic_filter(a, f, size=3, output=out, target="cuda"),
+                                      ndi.generic_filter(a, f, size=3, output=out))
+    view = a[::2, ::-3]
+    np.testing.assert_array_equal(ndjit.generic_filter(view, f, size=3, target="cuda"),
+                                  ndi.generic_filter(view, f, size=3))
+    bad = ndjit.jit_filter(lambda x: x[int(x[0] > 1.5) * 20])
+    with pytest.raises(IndexError) as cpu:
+        ndi.generic_filter(a, bad, size=3)
+    with pytest.raises(IndexError) as gpu:
+        ndjit.generic_filter(a, bad, size=3, target="cuda")
+    assert str(gpu.value) == str(cpu.value)
+
+
+@needs_gpu
+def test_cupy_arrays_are_filtered_in_place_on_the_device(rng):
+    cupy = pytest.importorskip("cupy")
+    f = ndjit.jit_filter(lambda x: np.median(x) - x.min())
+    a = rng.normal(size=(64, 48))
+    want = ndi.generic_filter(a, f, footprint=CROSS, mode="mirror")
+    d = cupy.asarray(a)
+    got = ndjit.generic_filter(d, f, footprint=CROSS, mode="mirror", target="cuda")
+    assert isinstance(got, cupy.ndarray) and got.dtype == cupy.float64
+    assert_bits_equal(cupy.asnumpy(got), want)
+    # A strided view, a given output, and an in-place call (the input is read from a copy).
+    view = d[::2, 1::3]
+    out = cupy.empty(view.shape, dtype=cupy.float32)
+    r = ndjit.generic_filter(view, f, size=3, output=out, target="cuda")
+    assert r is out
+    np.testing.assert_array_equal(cupy.asnumpy(out), ndi.generic_filter(a[::2, 1::3], f, size=3, output=np.float32))
+    ndjit.generic_filter(d, f, size=3, output=d, target="cuda")
+    np.testing.assert_array_equal(cupy.asnumpy(d), ndi.generic_filter(a, f, size=3))
+    with pytest.raises(ValueError, match="not CUDA device memory"):
+        ndjit.generic_filter(FakeDeviceArray((4, 4), ptr=a.ctypes.data), f, size=3, target="cuda",
+                             output=FakeDeviceArray((4, 4), ptr=a.ctypes.data))
+
+
+@needs_gpu
+def test_device_info():
+    info = ndjit.cuda.device()
+    assert info["name"] and info["compute_capability"][0] >= 5 and info["ptx_target"].startswith("sm_")
