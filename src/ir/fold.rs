@@ -6,7 +6,7 @@
 //! that are never taken, and code after a `return`.
 
 use super::eval::{self, Val};
-use super::{stmt_blocks, BinOp, CmpOp, Expr, Func, Stmt, UnOp, Var};
+use super::{stmt_blocks, BinOp, CmpOp, Expr, Func, Stmt, Ty, UnOp, Var};
 use std::collections::HashMap;
 
 /// Folds a function in place.
@@ -24,6 +24,10 @@ pub fn fold(func: &mut Func) {
     let body = std::mem::take(&mut func.body);
     let body = if_convert_block(body, func);
     let mut body = unroll_block(body);
+    remove_dead_assignments(&mut body);
+    // Exact rewrites of the chains unrolling leaves (`chains`), then what they made dead.
+    super::chains::masked_adds(&mut body, func);
+    super::chains::minmax_trees(&mut body, func);
     remove_dead_assignments(&mut body);
     func.body = body;
 }
@@ -387,7 +391,7 @@ fn fold_inner(e: Expr) -> Expr {
                     }
                 }
                 None if a == b => a,
-                None => Expr::Select(c.boxed(), a.boxed(), b.boxed()),
+                None => select_shape(c, a, b),
             }
         }
         Expr::Call(f, args) => {
@@ -404,6 +408,24 @@ fn fold_inner(e: Expr) -> Expr {
 }
 
 /// Whether an expression is (conservatively) float-typed; float `x == x` is false for NaN.
+/// Cheaper shapes of a select with a condition that is not constant, all exact: a negated
+/// condition swaps the arms; selects of `1`/`0` are the condition as an integer; selects of a
+/// boolean constant are `and`/`or` (these are the counters and Python-provenance flags that
+/// if-conversion leaves, which would otherwise be chains of conditional moves).
+fn select_shape(c: Expr, a: Expr, b: Expr) -> Expr {
+    let not = |e: Expr| Expr::Unary(UnOp::Not, e.boxed());
+    let bin = |op: BinOp, x: Expr, y: Expr| Expr::Binary(op, x.boxed(), y.boxed());
+    match (c, a, b) {
+        (Expr::Unary(UnOp::Not, c), a, b) => select_shape(*c, b, a),
+        (c, Expr::I64(1), Expr::I64(0)) => Expr::Cast(Ty::I64, c.boxed()),
+        (c, Expr::Bool(false), x) => bin(BinOp::And, not(c), x),
+        (c, Expr::Bool(true), x) => bin(BinOp::Or, c, x),
+        (c, x, Expr::Bool(false)) => bin(BinOp::And, c, x),
+        (c, x, Expr::Bool(true)) => bin(BinOp::Or, not(c), x),
+        (c, a, b) => Expr::Select(c.boxed(), a.boxed(), b.boxed()),
+    }
+}
+
 fn is_float(e: &Expr) -> bool {
     !matches!(
         e,

@@ -13,6 +13,7 @@
 //! [`ReduceOp`] and [`crate::math`]. The interpreter ([`crate::interp`]) is the executable
 //! definition; the Cranelift and PTX backends must agree with it bit for bit.
 
+pub mod chains;
 pub mod eval;
 pub mod fold;
 pub mod network;

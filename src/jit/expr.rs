@@ -399,7 +399,89 @@ impl Translator<'_> {
             return Ok(if c.b() { a } else { b });
         }
         let (c, x, y) = (self.value(c), self.value(a), self.value(b));
+        // select(not c, x, y) is select(c, y, x): Cranelift can then fuse the compare behind `c`
+        // into the conditional move.
+        let (c, x, y) = match self.negated(c) {
+            Some(inner) => (inner, y, x),
+            None => (c, x, y),
+        };
+        if a.ty() == Ty::F64 && !self.is_min_or_max(c, x, y) {
+            // Cranelift lowers a float select to a branch, which mispredicts on data (a NaN test
+            // on noisy pixels); selected as integers it is a `cmov`. Min and max shapes keep the
+            // float select, which becomes one `minsd`/`maxsd`.
+            let flags = cranelift_codegen::ir::MemFlagsData::new();
+            let xi = self.b.ins().bitcast(types::I64, flags, x);
+            let yi = self.b.ins().bitcast(types::I64, flags, y);
+            let r = self.b.ins().select(c, xi, yi);
+            return Ok(Opnd::Dyn(
+                self.b.ins().bitcast(types::F64, flags, r),
+                Ty::F64,
+            ));
+        }
         Ok(Opnd::Dyn(self.b.ins().select(c, x, y), a.ty()))
+    }
+
+    /// `c` when `v` is `c ^ 1` (how `not` is lowered).
+    fn negated(&self, v: Value) -> Option<Value> {
+        use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, _) = dfg.value_def(v) else {
+            return None;
+        };
+        let one = |v: Value| match dfg.value_def(v) {
+            ValueDef::Result(i, _) => matches!(
+                dfg.insts[i],
+                InstructionData::UnaryImm { opcode: Opcode::Iconst, imm } if imm.bits() == 1
+            ),
+            _ => false,
+        };
+        match dfg.insts[inst] {
+            InstructionData::Binary {
+                opcode: Opcode::Bxor,
+                args: [a, b],
+            } if dfg.value_type(a) == types::I8 => {
+                if one(b) {
+                    Some(a)
+                } else if one(a) {
+                    Some(b)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `select(c, x, y)` is `select(x < y, x, y)` or `select(y < x, x, y)` (a float
+    /// minimum or maximum in x86's own `minsd`/`maxsd` semantics).
+    fn is_min_or_max(&self, c: Value, x: Value, y: Value) -> bool {
+        use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
+        let dfg = &self.b.func.dfg;
+        let ValueDef::Result(inst, _) = dfg.value_def(c) else {
+            return false;
+        };
+        // The same value, or equal constants (each use of a constant is its own `f64const`).
+        let same = |a: Value, b: Value| {
+            let imm = |v: Value| match dfg.value_def(v) {
+                ValueDef::Result(i, _) => match dfg.insts[i] {
+                    InstructionData::UnaryIeee64 {
+                        opcode: Opcode::F64const,
+                        imm,
+                    } => Some(imm.bits()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            a == b || imm(a).is_some() && imm(a) == imm(b)
+        };
+        match dfg.insts[inst] {
+            InstructionData::FloatCompare {
+                opcode: Opcode::Fcmp,
+                args: [p, q],
+                cond: FloatCC::LessThan,
+            } => same(p, x) && same(q, y) || same(p, y) && same(q, x),
+            _ => false,
+        }
     }
 
     /// A math function: a call to the same `extern "C"` shim the interpreter calls.
