@@ -329,21 +329,6 @@ struct Tally {
     failures: Vec<String>,
 }
 
-fn same_bits(a: &[u8], b: &[u8], dt: DType) -> bool {
-    a == b
-        || match dt {
-            DType::F64 => {
-                f64::from_le_bytes(a.try_into().unwrap()).is_nan()
-                    && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
-            }
-            DType::F32 => {
-                f32::from_le_bytes(a.try_into().unwrap()).is_nan()
-                    && f32::from_le_bytes(b.try_into().unwrap()).is_nan()
-            }
-            _ => false,
-        }
-}
-
 fn value_of(b: &[u8], dt: DType) -> f64 {
     reference::to_f64(b, dt)[0]
 }
@@ -445,7 +430,7 @@ fn corpus_case(
             Ok(v) => {
                 let wb = reference::cast(*v, spec.output);
                 let gb = &out[i * os..(i + 1) * os];
-                if !same_bits(&wb, gb, spec.output) {
+                if !common::same_bits(&wb, gb, spec.output) {
                     let u = if spec.output == DType::F64 || spec.output == DType::F32 {
                         ulp_diff(value_of(gb, spec.output), value_of(&wb, spec.output))
                     } else {

@@ -9,23 +9,6 @@ use ndjit_gpu::codegen::{generate, DType, Mode, Target};
 use ndjit_gpu::plan::ArrayDesc;
 use ndjit_gpu::{emulate, reference, GpuError};
 
-fn same_bits(a: &[u8], b: &[u8], dt: DType) -> bool {
-    if a == b {
-        return true;
-    }
-    match dt {
-        DType::F64 => {
-            f64::from_le_bytes(a.try_into().unwrap()).is_nan()
-                && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
-        }
-        DType::F32 => {
-            f32::from_le_bytes(a.try_into().unwrap()).is_nan()
-                && f32::from_le_bytes(b.try_into().unwrap()).is_nan()
-        }
-        _ => false,
-    }
-}
-
 /// One program on one geometry: `Err(description)` on a disagreement.
 fn check(
     p: &common::Program,
@@ -57,7 +40,7 @@ fn check(
             Ok(v) => {
                 let wb = reference::cast(*v, spec.output);
                 let gb = &run.output[i * os..(i + 1) * os];
-                if !same_bits(&wb, gb, spec.output) {
+                if !common::same_bits(&wb, gb, spec.output) {
                     let nb = reference::gather(
                         &values,
                         shape,

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ndjit_gpu::codegen::{generate, DType, KernelSpec, Mode, Target};
+use ndjit_gpu::codegen::{generate, DType, Kernel, KernelSpec, Mode, Target};
 use std::path::PathBuf;
 
 fn golden(name: &str, text: &str) {
@@ -29,8 +29,10 @@ fn golden(name: &str, text: &str) {
     }
 }
 
-fn kernel(src: &str, spec: &KernelSpec) -> String {
+/// The kernel of `src` for `spec`, compiled with `bindings` and specialised to its footprint.
+fn kernel_with(src: &str, bindings: &ndjit::Bindings, spec: &KernelSpec) -> Kernel {
     let f = ndjit::Filter::builder(src)
+        .bindings(bindings)
         .filter_size(spec.filter_size())
         .compile()
         .unwrap();
@@ -41,8 +43,12 @@ fn kernel(src: &str, spec: &KernelSpec) -> String {
         spec,
     )
     .unwrap()
-    .module
-    .to_ptx()
+}
+
+fn kernel(src: &str, spec: &KernelSpec) -> String {
+    kernel_with(src, &ndjit::Bindings::new(), spec)
+        .module
+        .to_ptx()
 }
 
 #[test]
@@ -67,18 +73,9 @@ fn weighted_sum_f32_portable() {
     spec.mode = Mode::Constant;
     spec.cval = 0.5;
     spec.target = Target::PORTABLE;
-    let f = ndjit::Filter::builder("np.sum(x * w)")
-        .bindings(ndjit::Bindings::new().set_array("w", vec![0.25, 0.5, 0.25]))
-        .filter_size(3)
-        .compile()
-        .unwrap();
-    let k = generate(
-        f.specialized_ir().unwrap(),
-        f.layout(),
-        f.bound_values(),
-        &spec,
-    )
-    .unwrap();
+    let mut w = ndjit::Bindings::new();
+    w.set_array("w", vec![0.25, 0.5, 0.25]);
+    let k = kernel_with("np.sum(x * w)", &w, &spec);
     golden("weighted_sum_1d_f32_sm75.ptx", &k.module.to_ptx());
 }
 
@@ -96,19 +93,7 @@ fn arithmetic_is_rounded_and_unfused() {
     let spec = KernelSpec::boxed(2, 3);
     let mut bad = Vec::new();
     for p in common::selected(&corpus) {
-        let b = common::bindings(p);
-        let f = ndjit::Filter::builder(&p.source)
-            .bindings(&b)
-            .filter_size(9)
-            .compile()
-            .unwrap();
-        let k = generate(
-            f.specialized_ir().unwrap(),
-            f.layout(),
-            f.bound_values(),
-            &spec,
-        )
-        .unwrap();
+        let k = kernel_with(&p.source, &common::bindings(p), &spec);
         for m in [&k.module, &k.replay] {
             let mut func = String::new();
             for line in m.to_ptx().lines() {

@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Describes a NumPy array: data pointer, dtype, shape and byte strides.
-fn describe(
+pub(crate) fn describe(
     a: &Bound<'_, PyUntypedArray>,
 ) -> Result<(*mut u8, Dtype, Vec<usize>, Vec<isize>), DriverError> {
     let dtype = a.dtype();

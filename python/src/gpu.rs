@@ -2,10 +2,10 @@
 //! back) and on device arrays described by `__cuda_array_interface__` (zero-copy). Arguments are
 //! normalised in `ndjit/_cuda.py` with scipy's own helpers; this layer describes the arrays.
 
-use crate::driver::{check_writeable, SendPtr};
+use crate::driver::{check_writeable, describe, driver_error, SendPtr};
 use crate::{compiled::CompiledFilter, errors};
 use ndjit_gpu::{ArrayDesc, DType, Footprint, Gpu, GpuError, Mode, Options, Target};
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -101,23 +101,15 @@ pub fn cuda_ptx(
         .map_err(|e| gpu_error(py, e))
 }
 
-/// Describes a NumPy array for the GPU (byte strides, as NumPy's).
-fn host_desc(a: &Bound<'_, PyUntypedArray>) -> PyResult<(*mut u8, ArrayDesc)> {
-    let d = a.dtype();
-    if d.is_native_byteorder() == Some(false) {
-        return Err(PyTypeError::new_err(
-            "arrays of non-native byte order are not supported on the GPU",
-        ));
-    }
-    let dt = dtype(&format!("{}{}", d.kind() as char, d.itemsize()))?;
-    // SAFETY: a live ndarray's data pointer; the GPU copies only within shape × strides.
-    let ptr = unsafe { (*a.as_array_ptr()).fields.data as *mut u8 };
+/// Describes a NumPy array for the GPU (the driver's description: byte strides, as NumPy's).
+fn host_desc(py: Python<'_>, a: &Bound<'_, PyUntypedArray>) -> PyResult<(*mut u8, ArrayDesc)> {
+    let (ptr, dt, shape, strides) = describe(a).map_err(|e| driver_error(py, e))?;
     Ok((
         ptr,
         ArrayDesc {
-            dtype: dt,
-            shape: a.shape().to_vec(),
-            strides: a.strides().to_vec(),
+            dtype: dtype(dt.name())?,
+            shape,
+            strides,
         },
     ))
 }
@@ -137,8 +129,8 @@ pub fn cuda_filter_host(
     origins: Vec<isize>,
 ) -> PyResult<()> {
     check_writeable(output)?;
-    let (ip, id) = host_desc(input)?;
-    let (op, od) = host_desc(output)?;
+    let (ip, id) = host_desc(py, input)?;
+    let (op, od) = host_desc(py, output)?;
     let opts = options(&footprint, mode, cval, &origins).map_err(|e| gpu_error(py, e))?;
     let gpu = Gpu::get(0).map_err(|e| gpu_error(py, e))?;
     let filter = compiled.gpu();

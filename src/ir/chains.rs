@@ -53,11 +53,11 @@ fn masked(e: &Expr, func: &Func) -> Option<Expr> {
         return None;
     };
     let masked = |x: &Expr| {
-        Box::new(Expr::Select(
-            c.clone(),
-            Box::new(x.clone()),
-            Box::new(zero.clone()),
-        ))
+        Box::new(match (x, &zero) {
+            // `select(c, 1, 0)` is the condition as an integer (a counter's step).
+            (Expr::I64(1), Expr::I64(0)) => Expr::Cast(Ty::I64, c.clone()),
+            _ => Expr::Select(c.clone(), Box::new(x.clone()), Box::new(zero.clone())),
+        })
     };
     match (&**a, &**b) {
         (Expr::Var(v), other) if *v == t => {

@@ -193,3 +193,22 @@ pub fn assemble(ptxas: &std::path::Path, ptx: &str, sm: u32, tag: &str) -> Resul
         Err(log)
     }
 }
+
+/// Equal bytes, or both NaN (a NaN made by arithmetic has the GPU's default payload where x86
+/// makes another; NumPy gives payloads no meaning).
+pub fn same_bits(a: &[u8], b: &[u8], dt: DType) -> bool {
+    if a == b {
+        return true;
+    }
+    match dt {
+        DType::F64 => {
+            f64::from_le_bytes(a.try_into().unwrap()).is_nan()
+                && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
+        }
+        DType::F32 => {
+            f32::from_le_bytes(a.try_into().unwrap()).is_nan()
+                && f32::from_le_bytes(b.try_into().unwrap()).is_nan()
+        }
+        _ => false,
+    }
+}
