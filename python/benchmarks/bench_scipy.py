@@ -90,6 +90,20 @@ def timed(fn, reps=5):
     return 1e3 * statistics.median(ts)
 
 
+def timed_together(fns, reps=7):
+    """Medians (ms) of `fns` timed in turn, one round after another: on a noisy machine a burst of
+    load then hits every contender of a round alike, not whichever happened to be running."""
+    for fn in fns:
+        fn()
+    ts = [[] for _ in fns]
+    for _ in range(reps):
+        for k, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t)
+    return [1e3 * statistics.median(t) for t in ts]
+
+
 def numba_llc(func):
     try:
         import numba
@@ -140,19 +154,23 @@ def main():
     small = {k: v[:128, :128] for k, v in images.items()}
     sym, sym_compile = symjit_wsum()
 
-    print(f"# {n}x{n} float64 through scipy.ndimage.generic_filter (ms, median of 5)\n")
+    print(f"# {n}x{n} float64 through scipy.ndimage.generic_filter (ms; ndjit, floor and Numba timed in "
+          "alternating rounds, medians of 9, 5 for the median row)\n")
     print("| filter | ndjit | Numba cfunc | SymJit | Python callable | trivial-callback floor | ndjit / Numba |")
     print("|---|---|---|---|---|---|---|")
     for name, func, fp, kind in ROWS:
         img = images[kind]
         nd = ndjit.jit_filter(func)
-        t_nd = timed(lambda: ndi.generic_filter(img, nd, footprint=fp))
         nb = numba_llc(func)
-        t_nb = timed(lambda: ndi.generic_filter(img, nb, footprint=fp), reps=3 if func is fmedian else 5) if nb else None
+        floor = ndjit.jit_filter(center)
+        contenders = [lambda: ndi.generic_filter(img, nd, footprint=fp),
+                      lambda: ndi.generic_filter(img, floor, footprint=fp)]
+        if nb is not None:
+            contenders.append(lambda: ndi.generic_filter(img, nb, footprint=fp))
+        t_nd, t_floor, *rest = timed_together(contenders, reps=5 if func is fmedian else 9)
+        t_nb = rest[0] if rest else None
         t_sym = timed(lambda: ndi.generic_filter(img, sym, footprint=fp)) if (sym is not None and func is wsum) else None
         t_py = timed(lambda: ndi.generic_filter(small[kind], func, footprint=fp), reps=3) * (n * n) / 128**2
-        floor = ndjit.jit_filter(center)
-        t_floor = timed(lambda: ndi.generic_filter(img, floor, footprint=fp))
         ratio = f"{t_nd / t_nb:.2f}" if t_nb else "-"
         print(f"| {name} | {t_nd:.1f} | {fmt(t_nb)} | {fmt(t_sym)} | {t_py:.0f} | {t_floor:.1f} | {ratio} |")
 
