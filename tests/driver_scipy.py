@@ -116,7 +116,7 @@ def nan_payloads_only(want, got):
 
 
 def zero_signs_only(want, got):
-    """Whether the arrays differ only in the sign of zeros, in a median or percentile."""
+    """Whether the arrays differ only in the sign of zeros (a percentile of mixed-sign zeros)."""
     if want.dtype.kind != "f":
         return False
     w, g = want.reshape(-1), got.reshape(-1)
@@ -185,10 +185,10 @@ def main():
                 outcomes["nan payload"] += 1
                 continue
             if want.dtype == got.dtype and want.shape == got.shape and want.tobytes() != got.tobytes() and zero_signs_only(want, got):
-                # Known differences of ndjit's core from NumPy, not of the driver: NumPy's median of
-                # an odd count is `0.0 + middle` (-0.0 becomes 0.0) and its percentile of one
-                # value keeps -0.0; ndjit's runtime does the opposite. Through ndjit's own
-                # LowLevelCallable scipy would store ndjit's zero, as the driver does.
+                # The one known difference of ndjit's core from NumPy, not of the driver: a
+                # percentile of zeros of both signs, whose sign in NumPy depends on where its
+                # introselect leaves them. Through ndjit's own LowLevelCallable scipy would store
+                # ndjit's zero, as the driver does.
                 outcomes["zero sign"] += 1
                 continue
             if want.dtype != got.dtype or want.shape != got.shape or want.tobytes() != got.tobytes():
@@ -203,7 +203,7 @@ def main():
                 outcomes["equal"] += 1
     print(f"{args.cases} cases: {outcomes['equal']} bit-identical outputs, {outcomes['same error']} with the same exception, "
           f"{outcomes['nan payload']} identical but for the payload of a NaN from NumPy itself, "
-          f"{outcomes['zero sign']} identical but for the sign of a zero median/percentile (ndjit's core vs NumPy), {len(failures)} differences")
+          f"{outcomes['zero sign']} identical but for the sign of a zero percentile of mixed-sign zeros (ndjit's core vs NumPy), {len(failures)} differences")
     for f in failures[:20]:
         print(f)
     sys.exit(1 if failures else 0)
