@@ -65,10 +65,28 @@ fn time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
     (ts[ts.len() / 2], ts[0])
 }
 
+/// The `--only` argument, if given.
+fn only() -> Option<String> {
+    std::env::args().skip_while(|a| a != "--only").nth(1)
+}
+
+fn run(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
+    measure(case, fp, n, threads, reps, false)
+}
+
 /// As [`run`], into one output array allocated once: without the fresh output's page faults and
 /// the kernel's zeroing of its pages, which a new 8 MB array costs on every call.
 fn run_into(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
-    if only().is_some_and(|o| !format!("{case}/into {fp} {n}").contains(o.as_str())) {
+    measure(case, fp, n, threads, reps, true)
+}
+
+fn measure(case: &str, fp: &str, n: usize, threads: usize, reps: usize, reuse: bool) {
+    let label = if reuse {
+        format!("{case}/into")
+    } else {
+        case.to_string()
+    };
+    if only().is_some_and(|o| !format!("{label} {fp} {n}").contains(o.as_str())) {
         return;
     }
     let a = image(n, 0x2545F4914F6CDD1D);
@@ -76,28 +94,14 @@ fn run_into(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
     let opts = Options::new(footprint(fp)).threads(threads);
     let mut out = a.clone();
     let (med, min) = time(reps, || {
-        generic_filter_into(a.view(), out.view_mut(), &f, &opts).expect("filter");
-        std::hint::black_box(&out);
+        if reuse {
+            generic_filter_into(a.view(), out.view_mut(), &f, &opts).expect("filter");
+            std::hint::black_box(&out);
+        } else {
+            std::hint::black_box(generic_filter(a.view(), &f, &opts).expect("filter"));
+        }
     });
-    println!("{case}/into\t{fp}\t{n}\t{threads}\t{med:.3}\t{min:.3}\t{reps}");
-}
-
-/// The `--only` argument, if given.
-fn only() -> Option<String> {
-    std::env::args().skip_while(|a| a != "--only").nth(1)
-}
-
-fn run(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
-    if only().is_some_and(|o| !format!("{case} {fp} {n}").contains(o.as_str())) {
-        return;
-    }
-    let a = image(n, 0x2545F4914F6CDD1D);
-    let f = filter(case);
-    let opts = Options::new(footprint(fp)).threads(threads);
-    let (med, min) = time(reps, || {
-        std::hint::black_box(generic_filter(a.view(), &f, &opts).expect("filter"));
-    });
-    println!("{case}\t{fp}\t{n}\t{threads}\t{med:.3}\t{min:.3}\t{reps}");
+    println!("{label}\t{fp}\t{n}\t{threads}\t{med:.3}\t{min:.3}\t{reps}");
 }
 
 fn main() {
