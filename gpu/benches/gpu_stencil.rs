@@ -20,7 +20,7 @@ fn time(gpu: &Gpu, reps: usize, mut f: impl FnMut()) -> f64 {
     for _ in 0..3 {
         f();
     }
-    gpu.synchronize(gpu.cu_stream()).unwrap();
+    gpu.synchronize_own().unwrap();
     let (a, b) = (gpu.event().unwrap(), gpu.event().unwrap());
     let mut ts = Vec::with_capacity(reps);
     for _ in 0..reps {
@@ -57,7 +57,7 @@ fn bufs(gpu: &Arc<Gpu>, n: usize, dt: DType, seed: u64) -> Bufs {
     unsafe {
         gpu.upload(input.ptr(), &host, gpu.cu_stream()).unwrap();
     }
-    gpu.synchronize(gpu.cu_stream()).unwrap();
+    gpu.synchronize_own().unwrap();
     Bufs {
         input,
         output: gpu.alloc(bytes).unwrap(),

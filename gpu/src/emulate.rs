@@ -36,8 +36,8 @@ pub fn run(
     let err_len = plan::err_bytes(kernel);
     let err_addr = emu.alloc(err_len as u64);
     emu.write(err_addr, &vec![0xff; err_len]);
-    let block = plan::block(&g, &kernel);
-    let grid = plan::grid(&g, &kernel, block);
+    let block = plan::block(&g, kernel);
+    let grid = plan::grid(&g, kernel, block);
     let params: Vec<u64> = plan::params(&g, in_addr, out_addr, err_addr, None)
         .iter()
         .map(|p| p.bits())

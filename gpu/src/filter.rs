@@ -195,7 +195,7 @@ impl DeviceArray {
         unsafe {
             gpu.upload(self.buf.ptr(), as_bytes(s), gpu.cu_stream())?;
         }
-        gpu.synchronize(gpu.cu_stream())
+        gpu.synchronize_own()
     }
     /// A host copy.
     pub fn to_host<T: Element>(&self, gpu: &Gpu) -> Result<ArrayD<T>> {
@@ -239,7 +239,8 @@ impl Pending {
         let r = self.check();
         // Freeing memory the stream may still read must wait for it.
         if self._copy.is_some() {
-            self.gpu.synchronize(self.stream)?;
+            // SAFETY: the stream the work was launched on, alive for the call.
+            unsafe { self.gpu.synchronize(self.stream)? };
         }
         r
     }

@@ -181,10 +181,19 @@ impl Gpu {
     }
 
     /// Blocks until the work queued on `stream` is done.
-    pub fn synchronize(&self, stream: sys::CUstream) -> Result<()> {
+    ///
+    /// # Safety
+    /// `stream` must be a live stream of this device's context, or null (the legacy default).
+    pub unsafe fn synchronize(&self, stream: sys::CUstream) -> Result<()> {
         self.bind()?;
-        // SAFETY: a valid (or null, the legacy default) stream.
+        // SAFETY: the caller's contract.
         unsafe { result::stream::synchronize(stream) }.map_err(driver("cuStreamSynchronize"))
+    }
+
+    /// Blocks until the work queued on this device's own stream is done.
+    pub fn synchronize_own(&self) -> Result<()> {
+        // SAFETY: the device's own stream lives as long as `self`.
+        unsafe { self.synchronize(self.cu_stream()) }
     }
 
     /// The ordinal of the device that owns `ptr`, checking that it is device (or managed)
@@ -267,7 +276,8 @@ impl Gpu {
         self.bind()?;
         unsafe { result::memcpy_dtoh_async(dst, src, stream) }
             .map_err(driver("cuMemcpyDtoHAsync"))?;
-        self.synchronize(stream)
+        // SAFETY: the caller's contract covers `stream`.
+        unsafe { self.synchronize(stream) }
     }
 
     /// # Safety

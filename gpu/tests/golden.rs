@@ -100,7 +100,7 @@ fn arithmetic_is_rounded_and_unfused() {
                 if line.starts_with(".func") || line.starts_with(".visible .entry") {
                     func = line.to_string();
                 }
-                let op = line.trim_start().split_whitespace().next().unwrap_or("");
+                let op = line.split_whitespace().next().unwrap_or("");
                 let float = op.ends_with(".f64") || op.ends_with(".f32");
                 let arith = ["add.", "sub.", "mul.", "div.", "sqrt.", "fma.", "mad."]
                     .iter()

@@ -12,14 +12,25 @@
 //! Each routine is a `.func` named like the CPU's symbol (`ndjit_exp`), defined on demand with its
 //! helpers and tables.
 
+// The algorithms' constants are written as fdlibm/musl print them (all digits, `pio2_hi` beside
+// `pio2_lo` ...): they are the split values the algorithms need, not approximations of `std`'s;
+// and `(x - x) / (x - x)` builds the NaN the algorithms return, in the PTX they emit.
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod atrig;
 pub mod dsl;
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod exp;
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod hyp;
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod log;
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod misc;
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod pow;
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod tables;
+#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod trig;
 
 use crate::pir::{Addr, Bin, Cls, Cmp, Func, Module, Param, Reg, Space, Special, T};
