@@ -605,82 +605,12 @@ fn count_defs(stmts: &[Stmt], counts: &mut HashMap<Var, usize>) {
 fn subst_expr(e: Expr, m: &HashMap<Var, Expr>) -> Expr {
     match e {
         Expr::Var(v) => m.get(&v).cloned().unwrap_or(e),
-        Expr::Load(a, i) => Expr::Load(a, subst_expr(*i, m).boxed()),
-        Expr::Unary(op, x) => Expr::Unary(op, subst_expr(*x, m).boxed()),
-        Expr::Cast(t, x) => Expr::Cast(t, subst_expr(*x, m).boxed()),
-        Expr::Binary(op, a, b) => {
-            Expr::Binary(op, subst_expr(*a, m).boxed(), subst_expr(*b, m).boxed())
-        }
-        Expr::Cmp(op, a, b) => Expr::Cmp(op, subst_expr(*a, m).boxed(), subst_expr(*b, m).boxed()),
-        Expr::Select(c, a, b) => Expr::Select(
-            subst_expr(*c, m).boxed(),
-            subst_expr(*a, m).boxed(),
-            subst_expr(*b, m).boxed(),
-        ),
-        Expr::Call(f, args) => Expr::Call(f, args.into_iter().map(|a| subst_expr(a, m)).collect()),
-        e => e,
+        e => e.map_children(|c| subst_expr(c, m)),
     }
 }
 
 fn subst_stmt(s: Stmt, m: &HashMap<Var, Expr>) -> Stmt {
-    let e = |x: Expr| subst_expr(x, m);
-    let b = |xs: Vec<Stmt>| xs.into_iter().map(|s| subst_stmt(s, m)).collect::<Vec<_>>();
-    match s {
-        Stmt::Assign(v, x) => Stmt::Assign(v, e(x)),
-        Stmt::Store(a, i, v) => Stmt::Store(a, e(i), e(v)),
-        Stmt::If(c, t, f) => Stmt::If(e(c), b(t), b(f)),
-        Stmt::Loop { body, latch } => Stmt::Loop {
-            body: b(body),
-            latch: b(latch),
-        },
-        Stmt::Check {
-            cond,
-            err,
-            a,
-            b: bb,
-        } => Stmt::Check {
-            cond: e(cond),
-            err,
-            a: e(a),
-            b: e(bb),
-        },
-        Stmt::Return(x) => Stmt::Return(e(x)),
-        Stmt::Reduce {
-            dst,
-            op,
-            len,
-            index,
-            elem,
-            on_empty,
-        } => Stmt::Reduce {
-            dst,
-            op,
-            len: e(len),
-            index,
-            elem: e(elem),
-            on_empty,
-        },
-        Stmt::Fill {
-            dst,
-            len,
-            index,
-            elem,
-            keep,
-        } => Stmt::Fill {
-            dst,
-            len: e(len),
-            index,
-            elem: e(elem),
-            keep: keep.map(e),
-        },
-        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted {
-            dst,
-            stat,
-            arr,
-            q: e(q),
-        },
-        s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
-    }
+    super::map_stmt_exprs(s, &mut |x| subst_expr(x, m))
 }
 
 #[cfg(test)]

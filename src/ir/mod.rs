@@ -479,6 +479,29 @@ impl Expr {
         }
     }
 
+    /// The expression with `f` applied to each direct sub-expression (the node itself kept).
+    pub fn map_children(self, mut f: impl FnMut(Expr) -> Expr) -> Expr {
+        let mut r = |x: Box<Expr>| Box::new(f(*x));
+        match self {
+            e @ (Expr::F64(_)
+            | Expr::I64(_)
+            | Expr::Bool(_)
+            | Expr::Var(_)
+            | Expr::Param(_)
+            | Expr::IntParam(_)
+            | Expr::Len(_)) => e,
+            Expr::Load(a, i) => Expr::Load(a, r(i)),
+            Expr::Unary(op, x) => Expr::Unary(op, r(x)),
+            Expr::Cast(t, x) => Expr::Cast(t, r(x)),
+            Expr::Binary(op, a, b) => Expr::Binary(op, r(a), r(b)),
+            Expr::Cmp(op, a, b) => Expr::Cmp(op, r(a), r(b)),
+            Expr::Select(c, a, b) => Expr::Select(r(c), r(a), r(b)),
+            Expr::Call(g, args) => {
+                Expr::Call(g, args.into_iter().map(|x| *r(Box::new(x))).collect())
+            }
+        }
+    }
+
     /// Number of nodes in the tree (used to enforce the IR size limit).
     pub fn size(&self) -> usize {
         let mut n = 1;
@@ -537,6 +560,74 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, mut f: impl FnMut(&'a Expr)) {
         }
         Stmt::Sorted { q, .. } => f(q),
         Stmt::Loop { .. } | Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed => {}
+    }
+}
+
+/// The statement with `f` applied to every expression it holds, nested blocks included (the
+/// statements themselves kept).
+pub fn map_stmt_exprs(s: Stmt, f: &mut dyn FnMut(Expr) -> Expr) -> Stmt {
+    let block = |b: Vec<Stmt>, f: &mut dyn FnMut(Expr) -> Expr| {
+        b.into_iter()
+            .map(|s| map_stmt_exprs(s, f))
+            .collect::<Vec<_>>()
+    };
+    match s {
+        Stmt::Assign(v, e) => Stmt::Assign(v, f(e)),
+        Stmt::Store(a, i, v) => Stmt::Store(a, f(i), f(v)),
+        Stmt::If(c, t, e) => {
+            let c = f(c);
+            let t = block(t, f);
+            Stmt::If(c, t, block(e, f))
+        }
+        Stmt::Loop { body, latch } => {
+            let body = block(body, f);
+            Stmt::Loop {
+                body,
+                latch: block(latch, f),
+            }
+        }
+        Stmt::Check { cond, err, a, b } => Stmt::Check {
+            cond: f(cond),
+            err,
+            a: f(a),
+            b: f(b),
+        },
+        Stmt::Return(e) => Stmt::Return(f(e)),
+        Stmt::Reduce {
+            dst,
+            op,
+            len,
+            index,
+            elem,
+            on_empty,
+        } => Stmt::Reduce {
+            dst,
+            op,
+            len: f(len),
+            index,
+            elem: f(elem),
+            on_empty,
+        },
+        Stmt::Fill {
+            dst,
+            len,
+            index,
+            elem,
+            keep,
+        } => Stmt::Fill {
+            dst,
+            len: f(len),
+            index,
+            elem: f(elem),
+            keep: keep.map(f),
+        },
+        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted {
+            dst,
+            stat,
+            arr,
+            q: f(q),
+        },
+        s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
     }
 }
 

@@ -23,7 +23,7 @@ pub mod stencil;
 use crate::error::{GpuError, Result};
 use crate::pir::Module;
 use ndjit::bind::{Layout, Slot, Value};
-use ndjit::ir::{self, Expr, Func, Stmt};
+use ndjit::ir::{self, Expr, Func};
 
 /// scipy's boundary modes. Inside filters `grid-wrap` is `wrap`, `grid-constant` is `constant` and
 /// `grid-mirror` is `reflect`.
@@ -343,100 +343,38 @@ impl BoundValues {
 /// is folded already, and refolding the expanded median networks takes exponential time.)
 pub fn prepare(func: &Func, bound: &BoundValues) -> Func {
     let mut f = func.clone();
-    let arrays = f.arrays.clone();
-    let sub = |e: &Expr| subst(e, &arrays, bound);
-    f.body = f.body.iter().map(|s| subst_stmt(s, &sub)).collect();
+    let arrays = std::mem::take(&mut f.arrays);
+    f.body = std::mem::take(&mut f.body)
+        .into_iter()
+        .map(|s| ir::map_stmt_exprs(s, &mut |e| subst(e, &arrays, bound)))
+        .collect();
+    f.arrays = arrays;
     f
 }
 
-fn subst(e: &Expr, arrays: &[ir::ArrDecl], b: &BoundValues) -> Expr {
+fn subst(e: Expr, arrays: &[ir::ArrDecl], b: &BoundValues) -> Expr {
     let bound_k = |a: &ir::Arr| match arrays.get(a.0 as usize).map(|d| &d.kind) {
         Some(ir::ArrKind::Bound(k)) => Some(*k as usize),
         _ => None,
     };
-    let r = |x: &Expr| Box::new(subst(x, arrays, b));
     match e {
-        Expr::Param(k) => Expr::F64(b.floats.get(*k as usize).copied().unwrap_or(0.0)),
-        Expr::IntParam(k) => Expr::I64(b.ints.get(*k as usize).copied().unwrap_or(0)),
-        Expr::Len(a) => match bound_k(a) {
+        Expr::Param(k) => Expr::F64(b.floats.get(k as usize).copied().unwrap_or(0.0)),
+        Expr::IntParam(k) => Expr::I64(b.ints.get(k as usize).copied().unwrap_or(0)),
+        Expr::Len(a) => match bound_k(&a) {
             Some(k) => Expr::I64(b.arrays.get(k).map_or(0, |v| v.len() as i64)),
-            None => e.clone(),
+            None => e,
         },
         Expr::Load(a, i) => {
-            let i = subst(i, arrays, b);
-            if let (Some(k), Some(c)) = (bound_k(a), ir::fold::const_expr(&i)) {
+            let i = subst(*i, arrays, b);
+            if let (Some(k), Some(c)) = (bound_k(&a), ir::fold::const_expr(&i)) {
                 if let Some(v) = b.arrays.get(k).and_then(|v| v.get(c.i() as usize)) {
                     if c.i() >= 0 {
                         return Expr::F64(*v);
                     }
                 }
             }
-            Expr::Load(*a, Box::new(i))
+            Expr::Load(a, Box::new(i))
         }
-        Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Var(_) => e.clone(),
-        Expr::Unary(op, x) => Expr::Unary(*op, r(x)),
-        Expr::Cast(t, x) => Expr::Cast(*t, r(x)),
-        Expr::Binary(op, x, y) => Expr::Binary(*op, r(x), r(y)),
-        Expr::Cmp(op, x, y) => Expr::Cmp(*op, r(x), r(y)),
-        Expr::Select(c, x, y) => Expr::Select(r(c), r(x), r(y)),
-        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| subst(a, arrays, b)).collect()),
-    }
-}
-
-fn subst_stmt(s: &Stmt, f: &dyn Fn(&Expr) -> Expr) -> Stmt {
-    let block = |b: &[Stmt]| b.iter().map(|s| subst_stmt(s, f)).collect::<Vec<_>>();
-    match s {
-        Stmt::Assign(v, e) => Stmt::Assign(*v, f(e)),
-        Stmt::Store(a, i, v) => Stmt::Store(*a, f(i), f(v)),
-        Stmt::If(c, t, e) => Stmt::If(f(c), block(t), block(e)),
-        Stmt::Loop { body, latch } => Stmt::Loop {
-            body: block(body),
-            latch: block(latch),
-        },
-        Stmt::Break => Stmt::Break,
-        Stmt::Succeed => Stmt::Succeed,
-        Stmt::Continue => Stmt::Continue,
-        Stmt::Check { cond, err, a, b } => Stmt::Check {
-            cond: f(cond),
-            err: *err,
-            a: f(a),
-            b: f(b),
-        },
-        Stmt::Return(e) => Stmt::Return(f(e)),
-        Stmt::Reduce {
-            dst,
-            op,
-            len,
-            index,
-            elem,
-            on_empty,
-        } => Stmt::Reduce {
-            dst: *dst,
-            op: *op,
-            len: f(len),
-            index: *index,
-            elem: f(elem),
-            on_empty: *on_empty,
-        },
-        Stmt::Fill {
-            dst,
-            len,
-            index,
-            elem,
-            keep,
-        } => Stmt::Fill {
-            dst: *dst,
-            len: f(len),
-            index: *index,
-            elem: f(elem),
-            keep: keep.as_ref().map(f),
-        },
-        Stmt::ArrayOp(op, a) => Stmt::ArrayOp(*op, *a),
-        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted {
-            dst: *dst,
-            stat: *stat,
-            arr: *arr,
-            q: f(q),
-        },
+        e => e.map_children(|c| subst(c, arrays, b)),
     }
 }
