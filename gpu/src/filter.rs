@@ -446,16 +446,13 @@ impl GpuFilter {
         stream: Option<CUstream>,
     ) -> Result<Pending> {
         let stream = stream.unwrap_or_else(|| gpu.cu_stream());
-        let g = Geometry::new(in_desc, out_desc)?;
-        let spec = opts.spec(
-            in_desc.shape.len(),
-            in_desc.dtype,
-            out_desc.dtype,
-            g.contiguous(),
-            gpu.target(),
-        )?;
-        let kernel = self.kernel(&spec)?;
-        let module = gpu.load(&kernel.module.to_ptx(), codegen::ENTRY)?;
+        let Prepared {
+            module,
+            kernel,
+            geometry: g,
+            grid,
+            block,
+        } = self.prepare(gpu, in_desc, out_desc, opts)?;
         let err_bytes = plan::err_bytes(&kernel);
         let err = gpu.alloc(err_bytes)?;
         // SAFETY: our own buffer.
@@ -476,8 +473,6 @@ impl GpuFilter {
             keep = Some(tmp);
         }
         if g.pixels() > 0 {
-            let block = plan::block(&g, &kernel);
-            let grid = plan::grid(&g, &kernel, block);
             let params = plan::params(&g, input, output, err.ptr(), None);
             // SAFETY: the parameters are the kernel's, the pointers the caller's.
             unsafe {
@@ -490,7 +485,7 @@ impl GpuFilter {
                 )?
             };
         }
-        let filter = self.sized(spec.filter_size())?;
+        let filter = self.sized(kernel.filter_size)?;
         drop(module);
         Ok(Pending {
             gpu: gpu.clone(),
