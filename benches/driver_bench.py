@@ -16,10 +16,11 @@ import sys
 import time
 
 import numpy as np
-from scipy import LowLevelCallable
 from scipy import ndimage as ndi
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python", "benchmarks"))
+from anchors import fmedian, fmin, frange, numba_llc  # noqa: E402
 
 
 class Ndjit:
@@ -54,42 +55,9 @@ class Ndjit:
 
 
 def numba_anchors():
-    import numba
-    from numba import carray, cfunc
-    from numba.types import CPointer, float64, intc, intp, voidptr
-
-    def jit_filter_function(filter_function):
-        jitted = numba.jit(filter_function, nopython=True)
-
-        @cfunc(intc(CPointer(float64), intp, CPointer(float64), voidptr))
-        def wrapped(values_ptr, len_values, result, data):
-            values = carray(values_ptr, (len_values,), dtype=float64)
-            result[0] = jitted(values)
-            return 1
-
-        return LowLevelCallable(wrapped.ctypes)
-
+    """The generic_filter + Numba cfunc anchor of each case (raises ImportError without Numba)."""
+    import numba  # noqa: F401  (only to fail early)
     w = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
-
-    def fmin(values):
-        result = np.inf
-        for v in values:
-            if v < result:
-                result = v
-        return result
-
-    def frange(values):
-        lo = np.inf
-        hi = -np.inf
-        for v in values:
-            if v < lo:
-                lo = v
-            if v > hi:
-                hi = v
-        return hi - lo
-
-    def fmedian(values):
-        return np.median(values)
 
     def fmean(values):
         return np.mean(values)
@@ -97,7 +65,7 @@ def numba_anchors():
     def fwsum(values):
         return np.sum(values * w)
 
-    return {k: jit_filter_function(f) for k, f in
+    return {k: numba_llc(f) for k, f in
             [("min", fmin), ("range", frange), ("median", fmedian), ("mean", fmean), ("wsum", fwsum)]}
 
 

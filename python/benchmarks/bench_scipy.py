@@ -15,31 +15,12 @@ import sys
 import time
 
 import numpy as np
-from scipy import LowLevelCallable
 from scipy import ndimage as ndi
 
 import ndjit
+from anchors import fmedian, fmin, frange, numba_llc
 
 W5 = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
-
-
-def fmin(values):
-    result = np.inf
-    for v in values:
-        if v < result:
-            result = v
-    return result
-
-
-def frange(values):
-    lo = np.inf
-    hi = -np.inf
-    for v in values:
-        if v < lo:
-            lo = v
-        if v > hi:
-            hi = v
-    return hi - lo
 
 
 def wsum(values):
@@ -47,10 +28,6 @@ def wsum(values):
     for i in range(len(values)):
         s += values[i] * W5[i]
     return s
-
-
-def fmedian(values):
-    return np.median(values)
 
 
 def nanmean(values):
@@ -102,24 +79,6 @@ def timed_together(fns, reps=7):
             fn()
             ts[k].append(time.perf_counter() - t)
     return [1e3 * statistics.median(t) for t in ts]
-
-
-def numba_llc(func):
-    try:
-        import numba
-        from numba import carray, cfunc
-        from numba.types import CPointer, float64, intc, intp, voidptr
-    except ImportError:
-        return None
-    jitted = numba.jit(func, nopython=True)
-
-    @cfunc(intc(CPointer(float64), intp, CPointer(float64), voidptr))
-    def wrapped(values_ptr, len_values, result, data):
-        values = carray(values_ptr, (len_values,), dtype=float64)
-        result[0] = jitted(values)
-        return 1
-
-    return LowLevelCallable(wrapped.ctypes)
 
 
 _keep_alive = []
