@@ -14,6 +14,13 @@ fn ndjit(args: &[&str]) -> Output {
         .expect("run ndjit")
 }
 
+/// Runs the command and asserts that it succeeded (showing its stderr if not).
+fn ndjit_ok(args: &[&str]) -> Output {
+    let o = ndjit(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ndjit-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -51,7 +58,7 @@ fn grey_and_rgb_pngs_are_filtered_per_channel() {
         .unwrap()
         .save(d.join("g.png"))
         .unwrap();
-    let o = ndjit(&[
+    ndjit_ok(&[
         "filter",
         s(&d.join("g.png")),
         s(&d.join("g_out.png")),
@@ -61,7 +68,6 @@ fn grey_and_rgb_pngs_are_filtered_per_channel() {
         "3",
         "-q",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let got = image::open(d.join("g_out.png"))
         .unwrap()
         .into_luma8()
@@ -128,7 +134,7 @@ fn sixteen_bit_tiffs_keep_their_type() {
         .save(d.join("g.tif"))
         .unwrap();
     let src = "np.mean(x) * 1.5";
-    let o = ndjit(&[
+    ndjit_ok(&[
         "filter",
         s(&d.join("g.tif")),
         s(&d.join("g_out.tiff")),
@@ -139,7 +145,6 @@ fn sixteen_bit_tiffs_keep_their_type() {
         "--mode",
         "mirror",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let got = image::open(d.join("g_out.tiff")).unwrap();
     assert!(matches!(got, image::DynamicImage::ImageLuma16(_)));
     let a = ArrayD::from_shape_vec(IxDyn(&[h, w]), grey).unwrap();
@@ -162,7 +167,7 @@ fn sixteen_bit_tiffs_keep_their_type() {
         .unwrap()
         .save(d.join("c.tif"))
         .unwrap();
-    let o = ndjit(&[
+    ndjit_ok(&[
         "filter",
         s(&d.join("c.tif")),
         s(&d.join("c_out.tif")),
@@ -173,7 +178,6 @@ fn sixteen_bit_tiffs_keep_their_type() {
         "--origin",
         "0,1",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let a = ArrayD::from_shape_vec(IxDyn(&[h, w, 4]), rgba).unwrap();
     let want = expected(
         &a,
@@ -197,7 +201,7 @@ fn npy_arrays_of_any_dtype_and_rank() {
     });
     a.write_npy(std::fs::File::create(d.join("a.npy")).unwrap())
         .unwrap();
-    let o = ndjit(&[
+    ndjit_ok(&[
         "filter",
         s(&d.join("a.npy")),
         s(&d.join("b.npy")),
@@ -208,7 +212,6 @@ fn npy_arrays_of_any_dtype_and_rank() {
         "--mode",
         "wrap",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let got = ArrayD::<f64>::read_npy(std::fs::File::open(d.join("b.npy")).unwrap()).unwrap();
     assert_eq!(
         got,
@@ -222,7 +225,7 @@ fn npy_arrays_of_any_dtype_and_rank() {
     let fp = ArrayD::from_shape_vec(IxDyn(&[2, 3]), vec![1u8, 0, 2, 0, 1, 0]).unwrap();
     fp.write_npy(std::fs::File::create(d.join("fp.npy")).unwrap())
         .unwrap();
-    let o = ndjit(&[
+    ndjit_ok(&[
         "filter",
         s(&d.join("a.npy")),
         s(&d.join("c.npy")),
@@ -235,7 +238,6 @@ fn npy_arrays_of_any_dtype_and_rank() {
         "--dtype",
         "int16",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let got = ArrayD::<i16>::read_npy(std::fs::File::open(d.join("c.npy")).unwrap()).unwrap();
     let f = Filter::compile("np.sum(x)", &Bindings::new()).unwrap();
     let mut want = ArrayD::<i16>::zeros(IxDyn(&[5, 6, 7]));
@@ -252,7 +254,7 @@ fn npy_arrays_of_any_dtype_and_rank() {
     let u = ArrayD::from_shape_vec(IxDyn(&[3]), vec![100u8, 100, 100]).unwrap();
     u.write_npy(std::fs::File::create(d.join("u.npy")).unwrap())
         .unwrap();
-    let o = ndjit(&[
+    ndjit_ok(&[
         "filter",
         s(&d.join("u.npy")),
         s(&d.join("v.npy")),
@@ -261,7 +263,6 @@ fn npy_arrays_of_any_dtype_and_rank() {
         "--size",
         "3",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         ArrayD::<u8>::read_npy(std::fs::File::open(d.join("v.npy")).unwrap())
             .unwrap()
@@ -426,7 +427,7 @@ fn bad_input_gives_clear_errors_and_no_output() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // Both a size and a footprint: scipy's warning, and the footprint wins.
-    let o = ndjit(&[
+    let o = ndjit_ok(&[
         "filter",
         s(&d.join("ok.png")),
         s(&d.join("w.png")),
@@ -437,7 +438,6 @@ fn bad_input_gives_clear_errors_and_no_output() {
         "--footprint",
         "cross",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("ignoring size because footprint is set"));
 }
 
@@ -445,7 +445,7 @@ fn bad_input_gives_clear_errors_and_no_output() {
 fn the_bundled_sample_image_filters() {
     let d = dir("sample");
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample.png");
-    let o = ndjit(&[
+    ndjit_ok(&[
         "filter",
         s(&sample),
         s(&d.join("out.png")),
@@ -455,7 +455,6 @@ fn the_bundled_sample_image_filters() {
         "5",
         "-q",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = image::open(d.join("out.png")).unwrap();
     assert_eq!((out.width(), out.height()), (256, 256));
 }
