@@ -58,44 +58,59 @@ impl Geo {
     }
 }
 
+/// What the outputs-and-rows policy looks at in a filter body (scanned once).
+struct Traits {
+    loops: bool,
+    sorts: bool,
+    keeps: bool,
+    minmax: bool,
+    calls: bool,
+    size: usize,
+}
+
+impl Traits {
+    fn of(func: &IrFunc) -> Traits {
+        fn scan(stmts: &[Stmt], t: &mut Traits) {
+            for s in stmts {
+                match s {
+                    Stmt::Loop { .. } => t.loops = true,
+                    Stmt::ArrayOp(..) => t.sorts = true,
+                    Stmt::Fill { keep: Some(_), .. } => t.keeps = true,
+                    Stmt::Reduce {
+                        op: ir::ReduceOp::Min | ir::ReduceOp::Max,
+                        ..
+                    } => t.minmax = true,
+                    _ => {}
+                }
+                ir::stmt_blocks(s, |b| scan(b, t));
+            }
+        }
+        let mut t = Traits {
+            loops: false,
+            sorts: false,
+            keeps: false,
+            minmax: false,
+            calls: ir::block_has_call(&func.body),
+            size: ir::block_size(&func.body),
+        };
+        scan(&func.body, &mut t);
+        t
+    }
+}
+
 /// Outputs per thread when the spec leaves it to us. Measured on an H200 (8192², see the
 /// benchmark): each thread should cover 16 bytes of a row (two f64, four f32), which the
 /// vector loads then read in one instruction; more outputs per thread lose coalescing.
-fn auto_outputs(func: &IrFunc, spec: &KernelSpec) -> u32 {
-    fn scan(
-        stmts: &[Stmt],
-        loops: &mut bool,
-        sorts: &mut bool,
-        keeps: &mut bool,
-        minmax: &mut bool,
-    ) {
-        for s in stmts {
-            match s {
-                Stmt::Loop { .. } => *loops = true,
-                Stmt::ArrayOp(..) => *sorts = true,
-                Stmt::Fill { keep: Some(_), .. } => *keeps = true,
-                Stmt::Reduce {
-                    op: ir::ReduceOp::Min | ir::ReduceOp::Max,
-                    ..
-                } => *minmax = true,
-                _ => {}
-            }
-            ir::stmt_blocks(s, |b| scan(b, loops, sorts, keeps, minmax));
-        }
-    }
-    let (mut loops, mut sorts, mut keeps, mut minmax) = (false, false, false, false);
-    scan(&func.body, &mut loops, &mut sorts, &mut keeps, &mut minmax);
-    let size = ir::block_size(&func.body);
+fn auto_outputs(t: &Traits, spec: &KernelSpec) -> u32 {
     let per16 = match spec.input {
         DType::F64 => 2,
         _ => 4,
     };
-    let width = *spec.shape.last().unwrap_or(&1);
-    if loops || keeps || size > 3000 || ir::block_has_call(&func.body) {
+    if t.loops || t.keeps || t.size > 3000 || t.calls {
         1
-    } else if sorts || size > 600 {
+    } else if t.sorts || t.size > 600 {
         2
-    } else if minmax && width >= 5 {
+    } else if t.minmax && five_wide(spec) {
         // Min/max over wide windows: adjacent outputs share column partial results (ptxas
         // computes the identical instruction sequences once), so more outputs per thread pay;
         // measured best at 4 for both float64 and float32 (5x5 on an H200).
@@ -103,6 +118,11 @@ fn auto_outputs(func: &IrFunc, spec: &KernelSpec) -> u32 {
     } else {
         per16
     }
+}
+
+/// A footprint at least five wide.
+fn five_wide(spec: &KernelSpec) -> bool {
+    *spec.shape.last().unwrap_or(&1) >= 5
 }
 
 /// The pair-median plan when the filter's IR holds ndjit's median network over all the taps of
@@ -157,16 +177,14 @@ fn has_tap_median(stmts: &[Stmt], n: usize) -> bool {
     false
 }
 
-/// Rows per thread when the spec leaves it to us: more than one only for min/max-like bodies
-/// over footprints several rows tall, where the rows' windows overlap (measured on an H200, see
-/// the benchmark's `NDJIT_BENCH_R`).
-fn auto_rows(func: &IrFunc, spec: &KernelSpec, outputs: u32) -> u32 {
+/// Rows per thread when the spec leaves it to us: more than one only for min/max bodies over
+/// footprints several rows tall and wide, where the rows' windows overlap (measured on an H200,
+/// see the benchmark's `NDJIT_BENCH_R`).
+fn auto_rows(t: &Traits, spec: &KernelSpec, outputs: u32) -> u32 {
     let rank = spec.rank();
     let tall = rank >= 2 && spec.shape[rank - 2] >= 3;
-    let simple = !ir::block_has_call(&func.body)
-        && ir::block_size(&func.body) <= 600
-        && !has_loop_or_sort(&func.body);
-    if tall && simple && outputs == 4 && spec.shape[rank - 1] >= 5 {
+    let simple = !(t.loops || t.sorts || t.keeps || t.calls) && t.size <= 600;
+    if t.minmax && simple && tall && five_wide(spec) && outputs == 4 {
         AUTO_ROWS
     } else {
         1
@@ -179,26 +197,17 @@ fn auto_rows(func: &IrFunc, spec: &KernelSpec, outputs: u32) -> u32 {
 const AUTO_ROWS: u32 = 3;
 const AUTO_ROWS_BLOCK: (u32, u32) = (32, 4);
 
-fn has_loop_or_sort(stmts: &[Stmt]) -> bool {
-    stmts.iter().any(|s| {
-        matches!(s, Stmt::Loop { .. } | Stmt::ArrayOp(..)) || {
-            let mut found = false;
-            ir::stmt_blocks(s, |b| found |= has_loop_or_sort(b));
-            found
-        }
-    })
-}
-
 pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result<Kernel> {
     let geo = Geo::new(spec);
+    let traits = Traits::of(func);
     let outputs = match spec.outputs_per_thread {
-        0 => auto_outputs(func, spec),
+        0 => auto_outputs(&traits, spec),
         v => v.clamp(1, 16),
     };
     // A 1-d image has one row: nothing to share vertically.
     let rows = match (spec.rank(), spec.rows_per_thread) {
         (1, _) => 1,
-        (_, 0) => auto_rows(func, spec, outputs),
+        (_, 0) => auto_rows(&traits, spec, outputs),
         (_, r) => r.clamp(1, 8),
     };
     // The automatic several-row choice comes with its measured block shape and register cap.
