@@ -96,6 +96,10 @@ fn running_extrema_become_trees_and_masked_adds_leave_the_chain() {
     let nanmean = sized("def f(v):\n    s = 0.0\n    for a in v:\n        if not np.isnan(a):\n            s += a\n    return s", 9);
     assert_eq!(nanmean.matches("select(%").count(), 9, "{nanmean}");
     assert!(nanmean.contains(", -0.0))"), "{nanmean}");
+    // A counter's `if c: n += 1` steps by the condition as an integer.
+    let count = sized("def f(v):\n    n = 0\n    for a in v:\n        if a > 0:\n            n += 1\n    return n", 9);
+    assert_eq!(count.matches("Add(%").count(), 9, "{count}");
+    assert!(!count.contains("select("), "{count}");
 }
 
 #[test]

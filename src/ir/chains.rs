@@ -52,12 +52,13 @@ fn masked(e: &Expr, func: &Func) -> Option<Expr> {
     let Expr::Binary(BinOp::Add, a, b) = &**yes else {
         return None;
     };
+    // Through folding's own select rules (a counter's `select(c, 1, 0)` is `c` as an integer).
     let masked = |x: &Expr| {
-        Box::new(match (x, &zero) {
-            // `select(c, 1, 0)` is the condition as an integer (a counter's step).
-            (Expr::I64(1), Expr::I64(0)) => Expr::Cast(Ty::I64, c.clone()),
-            _ => Expr::Select(c.clone(), Box::new(x.clone()), Box::new(zero.clone())),
-        })
+        Box::new(super::fold::fold_expr(Expr::Select(
+            c.clone(),
+            Box::new(x.clone()),
+            Box::new(zero.clone()),
+        )))
     };
     match (&**a, &**b) {
         (Expr::Var(v), other) if *v == t => {
