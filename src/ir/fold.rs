@@ -504,12 +504,9 @@ enum Folded {
 }
 
 fn fold_stmt(s: Stmt) -> Folded {
-    let f = fold_expr;
     Folded::One(match s {
-        Stmt::Assign(v, e) => Stmt::Assign(v, f(e)),
-        Stmt::Store(a, i, v) => Stmt::Store(a, f(i), f(v)),
         Stmt::If(c, a, b) => {
-            let c = f(c);
+            let c = fold_expr(c);
             let (a, b) = (fold_block(a), fold_block(b));
             match as_const(&c) {
                 Some(v) => return Folded::Many(if v.b() { a } else { b }),
@@ -522,53 +519,19 @@ fn fold_stmt(s: Stmt) -> Folded {
             latch: fold_block(latch),
         },
         Stmt::Check { cond, err, a, b } => {
-            let cond = f(cond);
+            let cond = fold_expr(cond);
             if as_const(&cond) == Some(Val::B(true)) {
                 return Folded::None;
             }
             Stmt::Check {
                 cond,
                 err,
-                a: f(a),
-                b: f(b),
+                a: fold_expr(a),
+                b: fold_expr(b),
             }
         }
-        Stmt::Return(e) => Stmt::Return(f(e)),
-        Stmt::Reduce {
-            dst,
-            op,
-            len,
-            index,
-            elem,
-            on_empty,
-        } => Stmt::Reduce {
-            dst,
-            op,
-            len: f(len),
-            index,
-            elem: f(elem),
-            on_empty,
-        },
-        Stmt::Fill {
-            dst,
-            len,
-            index,
-            elem,
-            keep,
-        } => Stmt::Fill {
-            dst,
-            len: f(len),
-            index,
-            elem: f(elem),
-            keep: keep.map(f),
-        },
-        Stmt::Sorted { dst, stat, arr, q } => Stmt::Sorted {
-            dst,
-            stat,
-            arr,
-            q: f(q),
-        },
-        s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
+        // Everything else holds expressions only (no nested blocks).
+        s => super::map_stmt_exprs(s, &mut fold_expr),
     })
 }
 
