@@ -29,6 +29,8 @@ pub struct CallContext {
     raw: RawContext,
     filter: Filter,
     adaptive: Adaptive,
+    /// [`Hooks::direct_entry`].
+    direct_entry: Option<Box<dyn Fn(*const c_void) + Send + Sync>>,
 }
 
 /// The state behind [`adaptive_callback`]: the entry to call, and the specialised filter that
@@ -59,29 +61,44 @@ impl Filter {
             raw: self.fresh_raw(),
             filter: self.clone(),
             adaptive: Adaptive::new(self),
+            direct_entry: None,
         })
     }
 
-    /// A new context with hooks: `on_failure` is called with the first failure recorded in it, on
-    /// the failing thread; `resume` is asked when a call arrives while the context is failed, and
-    /// `true` clears the failure and runs the call. The Python package raises the exception scipy
-    /// reports from `on_failure`, and resumes once that exception has been consumed.
-    pub fn new_context_with_hooks(
-        &self,
-        on_failure: Option<Box<dyn Fn(RuntimeError) + Send + Sync>>,
-        resume: Option<Box<dyn Fn() -> bool + Send + Sync>>,
-    ) -> Arc<CallContext> {
+    /// A new context with the caller's [`Hooks`].
+    pub fn new_context_with_hooks(&self, hooks: Hooks) -> Arc<CallContext> {
         let f = self.clone();
-        let hook = on_failure.map(|h| {
+        let on_failure = hooks.on_failure.map(|h| {
             Box::new(move |fail| h(f.describe(Some(fail)))) as crate::runtime::FailureHook
         });
-        let raw = self.fresh_raw().with_hooks(hook, resume);
+        let raw = self.fresh_raw().with_hooks(on_failure, hooks.resume);
         Arc::new(CallContext {
             raw,
             filter: self.clone(),
             adaptive: Adaptive::new(self),
+            direct_entry: hooks.direct_entry,
         })
     }
+}
+
+/// What a caller can plug into a context ([`Filter::new_context_with_hooks`]). The Python package
+/// uses all three: it raises the exception scipy reports from `on_failure`, resumes once that
+/// exception has been consumed, and points scipy's function capsule straight at the compiled code
+/// while the context is healthy.
+#[derive(Default)]
+pub struct Hooks {
+    /// Called with the first failure recorded in the context, on the failing thread.
+    pub on_failure: Option<Box<dyn Fn(RuntimeError) + Send + Sync>>,
+    /// Asked when a call through [`resumable_callback`] (or [`interpreter_callback`]) arrives
+    /// while the context is failed: `true` clears the failure and runs the call. Compiled code
+    /// called directly just returns 0 while the context is failed.
+    pub resume: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    /// Told, when [`adaptive_callback`] has specialised (or resumed after a failure), the address
+    /// of the compiled entry that later calls with this context may call instead of the
+    /// trampoline, saving it on every call. The entry is owned by the context. It never asks
+    /// `resume`, so whoever repoints a function pointer here must point it back at
+    /// [`adaptive_callback`] from `on_failure`.
+    pub direct_entry: Option<Box<dyn Fn(*const c_void) + Send + Sync>>,
 }
 
 impl CallContext {
@@ -125,6 +142,45 @@ impl CallContext {
             a.entry.store(entry, Ordering::Release);
         }
     }
+
+    /// Whether a call may run: the context has not failed, or its resume hook has just cleared
+    /// the failure. Compiled code and the interpreter only refuse a failed context; asking the
+    /// hook is the trampolines' job, so that no call sits on the compiled code's path.
+    fn admit(&self) -> bool {
+        self.raw.failed.load(Ordering::Acquire) == 0 || self.raw.try_resume()
+    }
+
+    /// [`adaptive_callback`]'s rare calls: the first (specialise) and those on a failed context
+    /// (ask the resume hook). Out of line, so that every other call is a few loads and a jump:
+    /// inlined, the specialisation's locals made each call save and restore six registers and a
+    /// 150-byte frame.
+    #[cold]
+    #[inline(never)]
+    unsafe fn slow_call(&self, buffer: *mut f64, n: isize, return_value: *mut f64) -> i32 {
+        if self.adaptive.state.load(Ordering::Relaxed) == 0 {
+            self.specialize_for(n);
+        }
+        if !self.admit() {
+            return 0;
+        }
+        if let Some(hook) = &self.direct_entry {
+            hook(self.adaptive.entry.load(Ordering::Acquire));
+        }
+        unsafe { self.call_entry(buffer, n, return_value) }
+    }
+
+    /// Calls the current entry (general or specialised) with this context as `user_data`.
+    ///
+    /// # Safety
+    /// As the filter's own callback.
+    #[inline(always)]
+    unsafe fn call_entry(&self, buffer: *mut f64, n: isize, return_value: *mut f64) -> i32 {
+        let entry = self.adaptive.entry.load(Ordering::Acquire);
+        // SAFETY: `entry` is the general callback or a specialised one owned by `self`; both take
+        // the context's layout, which is the same (same source and bound values).
+        let f = unsafe { std::mem::transmute::<*mut c_void, crate::FilterFn>(entry) };
+        unsafe { f(buffer, n, return_value, self.user_data()) }
+    }
 }
 
 /// A generic_filter callback that **specialises itself**: its first call compiles the filter for
@@ -145,14 +201,82 @@ pub unsafe extern "C" fn adaptive_callback(
     let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else {
         return 0;
     };
-    if ctx.adaptive.state.load(Ordering::Relaxed) == 0 {
-        ctx.specialize_for(filter_size);
+    if ctx.adaptive.state.load(Ordering::Relaxed) == 0
+        || ctx.raw.failed.load(Ordering::Relaxed) != 0
+    {
+        return unsafe { ctx.slow_call(buffer, filter_size, return_value) };
     }
-    let entry = ctx.adaptive.entry.load(Ordering::Acquire);
-    // SAFETY: `entry` is the general callback or a specialised one owned by `ctx`; both take the
-    // context's layout, which is the same (same source and bound values).
-    let f: crate::FilterFn = unsafe { std::mem::transmute::<*mut c_void, crate::FilterFn>(entry) };
-    unsafe { f(buffer, filter_size, return_value, user_data) }
+    unsafe { ctx.call_entry(buffer, filter_size, return_value) }
+}
+
+/// The callback to hand a caller such as scipy for contexts of a filter of signature `sig`: it
+/// runs the context's filter, and asks the context's resume hook when a call arrives after a
+/// failure (see [`Filter::new_context_with_hooks`]). For `generic_filter` it is
+/// [`adaptive_callback`]. Its `user_data` must be a [`CallContext`].
+pub fn resumable_callback(sig: crate::Sig) -> *const c_void {
+    match sig {
+        crate::Sig::Filter => adaptive_callback as *const c_void,
+        crate::Sig::Filter1d => resumable_filter1d as *const c_void,
+        crate::Sig::Transform => resumable_transform as *const c_void,
+        crate::Sig::Integrand => resumable_integrand as *const c_void,
+    }
+}
+
+/// The context behind `user_data`, if a call may run on it.
+///
+/// # Safety
+/// `user_data` must be null or point to a live [`CallContext`].
+unsafe fn admitted<'a>(user_data: *mut c_void) -> Option<&'a CallContext> {
+    let ctx = unsafe { (user_data as *const CallContext).as_ref() }?;
+    ctx.admit().then_some(ctx)
+}
+
+/// `int (double *, intptr_t, double *, intptr_t, void *)` (generic_filter1d) behind
+/// [`resumable_callback`].
+unsafe extern "C" fn resumable_filter1d(
+    iline: *mut f64,
+    ilen: isize,
+    oline: *mut f64,
+    olen: isize,
+    user_data: *mut c_void,
+) -> i32 {
+    type F = unsafe extern "C" fn(*mut f64, isize, *mut f64, isize, *mut c_void) -> i32;
+    let Some(ctx) = (unsafe { admitted(user_data) }) else {
+        return 0;
+    };
+    // SAFETY: the filter's entry has this C type for `Sig::Filter1d` (`ir::Sig`).
+    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.filter.entry_address()) };
+    unsafe { f(iline, ilen, oline, olen, user_data) }
+}
+
+/// `int (intptr_t *, double *, int, int, void *)` (geometric_transform) behind
+/// [`resumable_callback`].
+unsafe extern "C" fn resumable_transform(
+    out_coords: *mut isize,
+    in_coords: *mut f64,
+    out_rank: i32,
+    in_rank: i32,
+    user_data: *mut c_void,
+) -> i32 {
+    type F = unsafe extern "C" fn(*mut isize, *mut f64, i32, i32, *mut c_void) -> i32;
+    let Some(ctx) = (unsafe { admitted(user_data) }) else {
+        return 0;
+    };
+    // SAFETY: the filter's entry has this C type for `Sig::Transform` (`ir::Sig`).
+    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.filter.entry_address()) };
+    unsafe { f(out_coords, in_coords, out_rank, in_rank, user_data) }
+}
+
+/// `double (int, double *, void *)` (quad's integrand) behind [`resumable_callback`]; NaN when the
+/// context may not run, as compiled code returns on failure.
+unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c_void) -> f64 {
+    type F = unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64;
+    let Some(ctx) = (unsafe { admitted(user_data) }) else {
+        return f64::NAN;
+    };
+    // SAFETY: the filter's entry has this C type for `Sig::Integrand` (`ir::Sig`).
+    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.filter.entry_address()) };
+    unsafe { f(n, xx, user_data) }
 }
 
 /// A C-ABI callback with the generic_filter signature that runs the **reference interpreter**
@@ -167,7 +291,7 @@ pub unsafe extern "C" fn interpreter_callback(
     return_value: *mut f64,
     user_data: *mut c_void,
 ) -> i32 {
-    let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else {
+    let Some(ctx) = (unsafe { admitted(user_data) }) else {
         return 0;
     };
     if buffer.is_null() && filter_size > 0 || return_value.is_null() || filter_size < 0 {

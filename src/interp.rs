@@ -62,7 +62,8 @@ pub fn run(func: &Func, ctx: &RawContext, buffer: &[f64]) -> Result<f64, ()> {
 /// Runs `func` with the arguments of any signature: `Ok(Some(v))` for a `Return`, `Ok(None)` for
 /// a `Succeed` (the result is in `args.output`).
 pub fn run_args(func: &Func, ctx: &RawContext, args: Args<'_>) -> Result<Option<f64>, ()> {
-    if ctx.failed.load(Ordering::Acquire) != 0 && !ctx.try_resume() {
+    // As compiled code: a failed context fails at once (resuming is the caller's decision).
+    if ctx.failed.load(Ordering::Acquire) != 0 {
         return Err(());
     }
     let mut m = Machine {

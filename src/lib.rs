@@ -39,7 +39,9 @@ pub mod runtime;
 pub mod syntax;
 
 pub use bind::{Bindings, Layout, Value};
-pub use context::{adaptive_callback, interpreter_callback, CallContext};
+pub use context::{
+    adaptive_callback, interpreter_callback, resumable_callback, CallContext, Hooks,
+};
 pub use error::{Error, ErrorKind, Position, RuntimeError, Span};
 pub use filter::{Filter, FilterBuilder};
 pub use ir::Sig;

@@ -137,18 +137,6 @@ pub unsafe extern "C" fn ndjit_rt_fail(ctx: *const RawContext, site: u32, a: i64
     }
 }
 
-/// Called by compiled code on entry when the context's failed flag is set: returns 1 if the call
-/// may run (the failure was cleared by the context's resume hook), else 0.
-///
-/// # Safety
-/// `ctx` must be null or point to a live [`RawContext`].
-pub unsafe extern "C" fn ndjit_rt_resume(ctx: *const RawContext) -> i32 {
-    match unsafe { ctx.as_ref() } {
-        Some(ctx) => ctx.try_resume() as i32,
-        None => 0,
-    }
-}
-
 thread_local! {
     /// Per-thread scratch arenas, one per scratch slot. Thread-local storage keeps compiled code
     /// reentrant: concurrent calls on one context never share scratch.
@@ -325,7 +313,6 @@ pub fn pairwise_sum(x: &[f64]) -> f64 {
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     let mut v: Vec<(&'static str, *const u8)> = vec![
         ("ndjit_rt_fail", ndjit_rt_fail as *const u8),
-        ("ndjit_rt_resume", ndjit_rt_resume as *const u8),
         ("ndjit_rt_scratch", ndjit_rt_scratch as *const u8),
         ("ndjit_rt_sort", ndjit_rt_sort as *const u8),
         ("ndjit_rt_median", ndjit_rt_median as *const u8),

@@ -61,6 +61,8 @@ class Filter(LowLevelCallable):
         context = compiled.new_context(debug)
         function, user_data = context.capsules()
         self = super().__new__(cls, function, user_data)
+        # scipy's capsule (item 0) then follows the specialised code: no trampoline per pixel.
+        context.redirect(tuple.__getitem__(self, 0))
         self._spec, self._compiled, self._context = spec, compiled, context
         self._filter_size, self._debug = filter_size, debug
         return self

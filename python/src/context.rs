@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::ffi::{c_void, CStr};
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// scipy's name for the generic_filter signature (GUIDE §1): compared with `strcmp`.
 pub const SIG_FILTER: &CStr = c"int (double *, intptr_t, double *, void *)";
@@ -33,6 +33,9 @@ const USER_DATA: &CStr = c"ndjit.user_data";
 pub struct CallContext {
     ctx: Arc<ndjit::CallContext>,
     debug: bool,
+    /// scipy's own capsule inside the `LowLevelCallable` built from [`CallContext::capsules`], once
+    /// [`CallContext::redirect`] has named it.
+    scipy_capsule: Arc<OnceLock<Py<PyAny>>>,
 }
 
 impl CallContext {
@@ -42,14 +45,41 @@ impl CallContext {
                 "the interpreter callback (debug mode) exists for generic_filter only",
             ));
         }
-        let raise = Box::new(|err: ndjit::RuntimeError| {
-            Python::attach(|py| errors::runtime_error(py, &err).restore(py));
-        });
-        let resume = Box::new(|| Python::attach(|py| !PyErr::occurred(py)));
+        let scipy_capsule: Arc<OnceLock<Py<PyAny>>> = Arc::default();
+        let (on_fail, on_entry) = (scipy_capsule.clone(), scipy_capsule.clone());
+        let hooks = ndjit::Hooks {
+            on_failure: Some(Box::new(move |err: ndjit::RuntimeError| {
+                Python::attach(|py| {
+                    // Back through the trampoline, whose next call asks `resume`.
+                    repoint(py, &on_fail, ndjit::adaptive_callback as *const c_void);
+                    errors::runtime_error(py, &err).restore(py)
+                });
+            })),
+            resume: Some(Box::new(|| Python::attach(|py| !PyErr::occurred(py)))),
+            direct_entry: Some(Box::new(move |entry| {
+                Python::attach(|py| repoint(py, &on_entry, entry))
+            })),
+        };
         Ok(CallContext {
-            ctx: filter.new_context_with_hooks(Some(raise), Some(resume)),
+            ctx: filter.new_context_with_hooks(hooks),
             debug,
+            scipy_capsule,
         })
+    }
+}
+
+/// Points scipy's capsule (if named) at `entry`, a generic_filter callback for the same context.
+/// scipy reads the pointer when each `generic_filter` call starts, so the call in progress is not
+/// affected.
+fn repoint(py: Python<'_>, capsule: &OnceLock<Py<PyAny>>, entry: *const c_void) {
+    if let Some(c) = capsule.get() {
+        // SAFETY: `c` is a capsule (checked by `redirect`) and `entry` is not null. A failure
+        // only leaves the old pointer, which stays valid: clear its exception.
+        if unsafe { pyo3::ffi::PyCapsule_SetPointer(c.bind(py).as_ptr(), entry as *mut c_void) }
+            != 0
+        {
+            PyErr::fetch(py);
+        }
     }
 }
 
@@ -70,13 +100,11 @@ impl CallContext {
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let filter = self.ctx.filter();
-        let entry = match (self.debug, filter.signature()) {
-            (true, _) => ndjit::interpreter_callback as *const c_void,
-            // scipy calls with one size per image: specialise on the first call.
-            (false, ndjit::Sig::Filter) if filter.filter_size().is_none() => {
-                ndjit::adaptive_callback as *const c_void
-            }
-            _ => filter.entry_address(),
+        // Both ask the context's resume hook after a failure; generic_filter's also specialises
+        // itself to the size of the first call (scipy calls with one size per image).
+        let entry = match self.debug {
+            true => ndjit::interpreter_callback as *const c_void,
+            false => ndjit::resumable_callback(filter.signature()),
         };
         let f = NonNull::new(entry as *mut c_void).expect("function pointers are not null");
         let ud = NonNull::new(Arc::into_raw(self.ctx.clone()) as *mut c_void)
@@ -95,6 +123,30 @@ impl CallContext {
             }
         };
         Ok((function, user_data))
+    }
+
+    /// Lets this context repoint `capsule`, the function capsule scipy built into a
+    /// `LowLevelCallable` from [`CallContext::capsules`] (its item 0), straight at the compiled
+    /// code once the first call has specialised it, and back at the trampoline after a failure:
+    /// that saves the trampoline on every later call. scipy reads the pointer at the start of each
+    /// `generic_filter` call. For generic_filter contexts of compiled code only; named once.
+    fn redirect(&self, capsule: &Bound<'_, PyAny>) -> PyResult<()> {
+        if self.debug || self.ctx.filter().signature() != ndjit::Sig::Filter {
+            return Ok(());
+        }
+        // SAFETY: the name is read only from a capsule; it is a C string or null.
+        let named = unsafe { pyo3::ffi::PyCapsule_CheckExact(capsule.as_ptr()) } != 0 && {
+            let name = unsafe { pyo3::ffi::PyCapsule_GetName(capsule.as_ptr()) };
+            !name.is_null() && unsafe { CStr::from_ptr(name) } == SIG_FILTER
+        };
+        if !named {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "expected scipy's generic_filter capsule",
+            ));
+        }
+        // A second call names nothing new: the first capsule stays the one repointed.
+        let _ = self.scipy_capsule.set(capsule.clone().unbind());
+        Ok(())
     }
 
     /// The first failure recorded in this context, as the exception it raised, or None.

@@ -59,6 +59,47 @@ def test_runtime_errors_raise_pythons_exception_through_scipy(src, exc, msg):
         ndi.generic_filter(img, f, size=3)
 
 
+def _capsule_pointer(f):
+    """The function pointer in scipy's own capsule of a LowLevelCallable (its item 0)."""
+    import ctypes
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    capsule = tuple.__getitem__(f, 0)
+    return get(capsule, name(capsule))
+
+
+def test_successes_and_failures_alternate_with_scipys_capsule_redirected():
+    """After the first call, scipy's capsule points straight at the specialised code; a failure
+    points it back at the trampoline, whose next call resumes. Each call gives its own result."""
+    f = ndjit.jit_filter("def f(x):\n    if x[4] < 0:\n        return x[100]\n    return np.max(x) - x[4]")
+    trampoline = _capsule_pointer(f)
+    good = np.random.default_rng(1).random((20, 20))
+    bad = good.copy()
+    bad[7, 7] = -1.0
+    expected = ndi.generic_filter(good, lambda x: np.max(x) - x[4], size=3)
+    for _ in range(3):
+        assert np.array_equal(ndi.generic_filter(good, f, size=3), expected)
+        assert _capsule_pointer(f) != trampoline, "the capsule was not redirected"
+        with pytest.raises(IndexError, match="index 100"):
+            ndi.generic_filter(bad, f, size=3)
+        assert _capsule_pointer(f) == trampoline, "a failure must restore the trampoline"
+    # The debug (interpreter) callable is never redirected.
+    d = f.debug()
+    ndi.generic_filter(good, d, size=3)
+    assert _capsule_pointer(d) == _capsule_pointer(f.debug())
+
+
+def test_redirect_takes_only_scipys_generic_filter_capsule():
+    f = ndjit.jit_filter("np.max(x)")
+    with pytest.raises(TypeError, match="generic_filter capsule"):
+        f._context.redirect(object())
+    with pytest.raises(TypeError, match="generic_filter capsule"):
+        f._context.redirect(tuple.__getitem__(ndjit.jit_integrand("x * 2"), 0))
+
+
 def test_scipy_stops_working_after_the_first_failure():
     """scipy keeps calling after a failure; the callback returns at once (and records only the first)."""
     img = np.zeros((300, 300))

@@ -23,7 +23,9 @@ pub fn fold(func: &mut Func) {
     func.body = fold_block(body);
     let body = std::mem::take(&mut func.body);
     let body = if_convert_block(body, func);
-    let mut body = unroll_block(body);
+    let body = unroll_block(body);
+    // What early returns and checks prove, now that unrolling has made the code straight.
+    let mut body = fold_block(super::facts::propagate(body, func));
     remove_dead_assignments(&mut body);
     // Exact rewrites of the chains unrolling leaves (`chains`), then what they made dead.
     super::chains::masked_adds(&mut body, func);
@@ -157,7 +159,7 @@ fn unroll(i: Var, start: i64, body: &[Stmt], latch: &[Stmt]) -> Option<Vec<Stmt>
     let (Expr::Var(v), Expr::I64(stop)) = (&**a, &**b) else {
         return None;
     };
-    if *v != i || rest.iter().any(|s| leaves_loop(s) || assigns(s, i)) {
+    if *v != i || rest.iter().any(|s| leaves_loop(s) || s.writes(i)) {
         return None;
     }
     let trips = if *stop > start {
@@ -184,15 +186,6 @@ fn leaves_loop(s: &Stmt) -> bool {
         Stmt::Break | Stmt::Continue => true,
         Stmt::If(_, a, b) => a.iter().any(leaves_loop) || b.iter().any(leaves_loop),
         _ => false, // a nested loop's break and continue are its own
-    }
-}
-
-fn assigns(s: &Stmt, v: Var) -> bool {
-    match s {
-        Stmt::Assign(w, _) | Stmt::Reduce { dst: w, .. } | Stmt::Sorted { dst: w, .. } => *w == v,
-        Stmt::If(_, a, b) => a.iter().any(|s| assigns(s, v)) || b.iter().any(|s| assigns(s, v)),
-        Stmt::Loop { body, latch } => body.iter().chain(latch).any(|s| assigns(s, v)),
-        _ => false,
     }
 }
 
@@ -485,7 +478,7 @@ fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
 }
 
 /// Whether control never continues past the statement.
-fn ends_block(s: &Stmt) -> bool {
+pub(super) fn ends_block(s: &Stmt) -> bool {
     match s {
         Stmt::Return(_) | Stmt::Succeed | Stmt::Break | Stmt::Continue => true,
         Stmt::Check {

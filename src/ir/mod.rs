@@ -15,6 +15,7 @@
 
 pub mod chains;
 pub mod eval;
+pub mod facts;
 pub mod fold;
 pub mod network;
 pub mod print;
@@ -410,6 +411,21 @@ pub enum Stmt {
         arr: Arr,
         q: Expr,
     },
+}
+
+impl Stmt {
+    /// Whether the statement writes variable `v` anywhere in it, a reduction's or fill's index
+    /// included.
+    pub fn writes(&self, v: Var) -> bool {
+        match self {
+            Stmt::Assign(w, _) | Stmt::Sorted { dst: w, .. } => *w == v,
+            Stmt::Reduce { dst, index, .. } => *dst == v || *index == v,
+            Stmt::Fill { index, .. } => *index == v,
+            Stmt::If(_, a, b) => a.iter().chain(b).any(|s| s.writes(v)),
+            Stmt::Loop { body, latch } => body.iter().chain(latch).any(|s| s.writes(v)),
+            _ => false,
+        }
+    }
 }
 
 /// What the lowering produced for one filter program: the body and its declarations.
