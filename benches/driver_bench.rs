@@ -51,18 +51,27 @@ fn filter(case: &str) -> Filter {
     Filter::compile(src, &b).expect("compile")
 }
 
-/// Median and minimum of `reps` timed runs, in ms, after one warm-up run.
-fn time(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
-    f();
-    let mut ts: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
+/// Median and minimum (ms) of `reps` timed runs of each of `fs`, after one warm-up run each. The
+/// runs alternate, one round after another, so that a burst of load on this noisy machine hits
+/// every contender of a round alike: what makes a ratio of two of them trustworthy.
+fn time_together(reps: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<(f64, f64)> {
+    for f in fs.iter_mut() {
+        f();
+    }
+    let mut ts = vec![Vec::with_capacity(reps); fs.len()];
+    for _ in 0..reps {
+        for (f, t) in fs.iter_mut().zip(&mut ts) {
+            let start = Instant::now();
             f();
-            t.elapsed().as_secs_f64() * 1e3
+            t.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    ts.into_iter()
+        .map(|mut t| {
+            t.sort_by(|a, b| a.total_cmp(b));
+            (t[t.len() / 2], t[0])
         })
-        .collect();
-    ts.sort_by(|a, b| a.total_cmp(b));
-    (ts[ts.len() / 2], ts[0])
+        .collect()
 }
 
 /// The `--only` argument, if given.
@@ -70,17 +79,19 @@ fn only() -> Option<String> {
     std::env::args().skip_while(|a| a != "--only").nth(1)
 }
 
-fn run(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
+/// Times `case` over footprint `fp` on an N×N image with each thread count in `threads`, in
+/// alternating rounds; one line per count.
+fn run(case: &str, fp: &str, n: usize, threads: &[usize], reps: usize) {
     measure(case, fp, n, threads, reps, false)
 }
 
 /// As [`run`], into one output array allocated once: without the fresh output's page faults and
 /// the kernel's zeroing of its pages, which a new 8 MB array costs on every call.
-fn run_into(case: &str, fp: &str, n: usize, threads: usize, reps: usize) {
+fn run_into(case: &str, fp: &str, n: usize, threads: &[usize], reps: usize) {
     measure(case, fp, n, threads, reps, true)
 }
 
-fn measure(case: &str, fp: &str, n: usize, threads: usize, reps: usize, reuse: bool) {
+fn measure(case: &str, fp: &str, n: usize, threads: &[usize], reps: usize, reuse: bool) {
     let label = if reuse {
         format!("{case}/into")
     } else {
@@ -91,17 +102,30 @@ fn measure(case: &str, fp: &str, n: usize, threads: usize, reps: usize, reuse: b
     }
     let a = image(n, 0x2545F4914F6CDD1D);
     let f = filter(case);
-    let opts = Options::new(footprint(fp)).threads(threads);
-    let mut out = a.clone();
-    let (med, min) = time(reps, || {
-        if reuse {
-            generic_filter_into(a.view(), out.view_mut(), &f, &opts).expect("filter");
-            std::hint::black_box(&out);
-        } else {
-            std::hint::black_box(generic_filter(a.view(), &f, &opts).expect("filter"));
-        }
-    });
-    println!("{label}\t{fp}\t{n}\t{threads}\t{med:.3}\t{min:.3}\t{reps}");
+    let mut outs: Vec<Array2<f64>> = threads.iter().map(|_| a.clone()).collect();
+    let mut runs: Vec<Box<dyn FnMut() + '_>> = threads
+        .iter()
+        .zip(&mut outs)
+        .map(|(&t, out)| {
+            let (a, f) = (&a, &f);
+            let opts = Options::new(footprint(fp)).threads(t);
+            Box::new(move || {
+                if reuse {
+                    generic_filter_into(a.view(), out.view_mut(), f, &opts).expect("filter");
+                    std::hint::black_box(&*out);
+                } else {
+                    std::hint::black_box(generic_filter(a.view(), f, &opts).expect("filter"));
+                }
+            }) as Box<dyn FnMut() + '_>
+        })
+        .collect();
+    let mut fs: Vec<&mut dyn FnMut()> = runs
+        .iter_mut()
+        .map(|r| &mut **r as &mut dyn FnMut())
+        .collect();
+    for (t, (med, min)) in threads.iter().zip(time_together(reps, &mut fs)) {
+        println!("{label}\t{fp}\t{n}\t{t}\t{med:.3}\t{min:.3}\t{reps}");
+    }
 }
 
 fn main() {
@@ -151,38 +175,32 @@ fn main() {
         ("median", "5x5", true),
     ];
     for (case, fp, slow) in goals {
-        for threads in [1, 2] {
-            run(case, fp, 1024, threads, reps(slow));
-        }
+        run(case, fp, 1024, &[1, 2], reps(slow));
     }
     for (case, fp, slow) in goals {
-        for threads in [1, 2] {
-            run_into(case, fp, 1024, threads, reps(slow));
-        }
+        run_into(case, fp, 1024, &[1, 2], reps(slow));
     }
     // Footprint size, one thread.
     for k in [3, 5, 7, 9, 11, 15] {
         let fp = format!("{k}x{k}");
-        run("min", &fp, 1024, 1, reps(k > 9));
+        run("min", &fp, 1024, &[1], reps(k > 9));
         run(
             "median",
             &fp,
             1024,
-            1,
+            &[1],
             reps(true).min(if k > 9 { 3 } else { 5 }),
         );
     }
     // Image size, one and two threads.
     for n in [256, 512, 1024, 2048, 4096] {
-        for threads in [1, 2] {
-            run("min", "cross", n, threads, reps(n >= 2048));
-            run(
-                "median",
-                "5x5",
-                n,
-                threads,
-                if n >= 2048 { 3 } else { reps(true) },
-            );
-        }
+        run("min", "cross", n, &[1, 2], reps(n >= 2048));
+        run(
+            "median",
+            "5x5",
+            n,
+            &[1, 2],
+            if n >= 2048 { 3 } else { reps(true) },
+        );
     }
 }
