@@ -54,7 +54,7 @@ fn filter(case: &str) -> Filter {
 /// Median and minimum (ms) of `reps` timed runs of each of `fs`, after one warm-up run each. The
 /// runs alternate, one round after another, so that a burst of load on this noisy machine hits
 /// every contender of a round alike: what makes a ratio of two of them trustworthy.
-fn time_together(reps: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<(f64, f64)> {
+fn time_together(reps: usize, fs: &mut [Box<dyn FnMut() + '_>]) -> Vec<(f64, f64)> {
     for f in fs.iter_mut() {
         f();
     }
@@ -119,11 +119,7 @@ fn measure(case: &str, fp: &str, n: usize, threads: &[usize], reps: usize, reuse
             }) as Box<dyn FnMut() + '_>
         })
         .collect();
-    let mut fs: Vec<&mut dyn FnMut()> = runs
-        .iter_mut()
-        .map(|r| &mut **r as &mut dyn FnMut())
-        .collect();
-    for (t, (med, min)) in threads.iter().zip(time_together(reps, &mut fs)) {
+    for (t, (med, min)) in threads.iter().zip(time_together(reps, &mut runs)) {
         println!("{label}\t{fp}\t{n}\t{t}\t{med:.3}\t{min:.3}\t{reps}");
     }
 }

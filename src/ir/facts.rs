@@ -125,7 +125,7 @@ fn learn(cond: &Expr, value: bool, facts: &mut Vec<Fact>, func: &Func) {
 fn stable_vars(e: &Expr, func: &Func) -> Option<Vec<Var>> {
     let mut vars = Vec::new();
     let mut stable = true;
-    visit(e, &mut |e| match e {
+    e.visit(&mut |e| match e {
         Expr::Var(v) => vars.push(*v),
         Expr::Load(a, _) | Expr::Len(a) => {
             stable &= matches!(
@@ -136,11 +136,6 @@ fn stable_vars(e: &Expr, func: &Func) -> Option<Vec<Var>> {
         _ => {}
     });
     stable.then_some(vars)
-}
-
-fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
-    e.for_each_child(|c| visit(c, f));
 }
 
 /// `e` with every sub-expression a fact names replaced by the fact's value.

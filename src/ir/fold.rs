@@ -58,10 +58,11 @@ fn remove_dead_assignments(body: &mut Vec<Stmt>) {
 }
 
 fn vars_in(e: &Expr, f: &mut dyn FnMut(Var)) {
-    if let Expr::Var(v) = e {
-        f(*v);
-    }
-    e.for_each_child(|c| vars_in(c, f));
+    e.visit(&mut |x| {
+        if let Expr::Var(v) = x {
+            f(*v)
+        }
+    });
 }
 
 /// Roots (variables read by statements other than assignments) and each variable's assigned

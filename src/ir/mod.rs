@@ -525,6 +525,12 @@ impl Expr {
         n
     }
 
+    /// Calls `f` on the expression and every sub-expression, parents first.
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        self.for_each_child(|c| c.visit(f));
+    }
+
     /// Whether `v` occurs in the expression.
     pub fn uses_var(&self, v: Var) -> bool {
         if let Expr::Var(w) = self {
