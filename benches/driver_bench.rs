@@ -2,8 +2,9 @@
 //! (which runs the scipy/Numba anchors in the same session and prints the table):
 //!
 //! ```text
-//! cargo bench --bench driver_bench -- [--quick] [--only SUBSTRING]
+//! cargo bench --bench driver_bench -- [--quick] [--only SUBSTRING] [--threads 1,2]
 //! ```
+//! `--threads` gives the thread counts of the 1024² goal cases (default one and two).
 //! Each line: `case  footprint  N  threads  median_ms  min_ms  reps`. The image is N×N float64,
 //! uniform in [0, 1) (as the anchors' `rng.random`). Compiled code is cached by the driver, so the
 //! timed calls measure the run; `compile` lines give the first (cold) call.
@@ -77,6 +78,18 @@ fn time_together(reps: usize, fs: &mut [Box<dyn FnMut() + '_>]) -> Vec<(f64, f64
 /// The `--only` argument, if given.
 fn only() -> Option<String> {
     std::env::args().skip_while(|a| a != "--only").nth(1)
+}
+
+/// The `--threads` argument: the thread counts of the goal cases.
+fn goal_threads() -> Vec<usize> {
+    std::env::args()
+        .skip_while(|a| a != "--threads")
+        .nth(1)
+        .map_or(vec![1, 2], |v| {
+            v.split(',')
+                .map(|t| t.parse().expect("--threads like 1,2,4"))
+                .collect()
+        })
 }
 
 /// Times `case` over footprint `fp` on an N×N image with each thread count in `threads`, in
@@ -170,11 +183,12 @@ fn main() {
         ("mean", "5x5", false),
         ("median", "5x5", true),
     ];
+    let threads = goal_threads();
     for (case, fp, slow) in goals {
-        run(case, fp, 1024, &[1, 2], reps(slow));
+        run(case, fp, 1024, &threads, reps(slow));
     }
     for (case, fp, slow) in goals {
-        run_into(case, fp, 1024, &[1, 2], reps(slow));
+        run_into(case, fp, 1024, &threads, reps(slow));
     }
     // Footprint size, one thread.
     for k in [3, 5, 7, 9, 11, 15] {

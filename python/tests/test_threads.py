@@ -1,8 +1,13 @@
 """Callbacks need no GIL and are reentrant: several Python threads share one Filter, and the native
 driver runs on many threads."""
+import os
+import select
+import signal
 import threading
+import warnings
 
 import numpy as np
+import pytest
 import scipy.ndimage as ndi
 
 import ndjit
@@ -53,3 +58,51 @@ def test_native_driver_releases_the_gil():
     stop.set()
     t.join()
     assert len(ticks) > 5, "another Python thread ran while the filter did"
+
+
+def test_native_driver_runs_from_many_python_threads_at_once():
+    # Each run takes its own helper threads (or runs with fewer); none waits for another.
+    imgs = [np.random.default_rng(10 + i).random((300, 200)) for i in range(6)]
+    expect = [ndjit.generic_filter(im, "max(x) - min(x)", size=5, workers=1) for im in imgs]
+    results = [None] * len(imgs)
+
+    def work(i):
+        for _ in range(3):
+            results[i] = ndjit.generic_filter(imgs[i], "max(x) - min(x)", size=5, workers=3)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(imgs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r, e in zip(results, expect):
+        assert np.array_equal(r, e)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_native_driver_works_in_a_forked_child():
+    # The child has none of the parent's helper threads: it must start its own, not wait on them.
+    img = np.random.default_rng(7).random((400, 300))
+    expect = ndjit.generic_filter(img, "np.mean(x)", size=3, workers=2)
+    r, w = os.pipe()
+    with warnings.catch_warnings():  # Python >= 3.12 warns about forking a threaded process
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: report through the exit status, never return into pytest
+        os.close(r)
+        code = 1
+        try:
+            got = ndjit.generic_filter(img, "np.mean(x)", size=3, workers=2)
+            code = 0 if np.array_equal(got, expect) else 2
+        finally:
+            os.write(w, bytes([code]))
+            os._exit(code)
+    os.close(w)
+    ready, _, _ = select.select([r], [], [], 60)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.read(r, 1) == b"\x00", "the forked child's result differs from the parent's"
+    os.waitpid(pid, 0)
+    os.close(r)

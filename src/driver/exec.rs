@@ -1,4 +1,5 @@
-//! Running a [`Plan`] over the pixels: chunks of lines, in parallel, in C order within a chunk.
+//! Running a [`Plan`] over the pixels: chunks of lines, in parallel ([`team`]), in C order within a
+//! chunk.
 //!
 //! Each chunk is a run of consecutive pixels in C order (whole lines, or pieces of one long line).
 //! Its worker fills, per slot, the input values a line segment needs (converted to f64 and
@@ -15,14 +16,13 @@ use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::options::Progress;
 use super::plan::Plan;
+use super::team;
 use crate::context::CallContext;
 use crate::error::RuntimeError;
 use crate::jit::kernel::RowKernel;
 use crate::Filter;
-use rayon::prelude::*;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// How each output value is computed.
 pub(crate) enum Compute<'a> {
@@ -72,23 +72,12 @@ pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
         cancelled: AtomicBool::new(false),
     };
     let direct = Direct::new(job);
-    if threads <= 1 || chunks.len() <= 1 {
-        let mut w = Worker::new(job);
-        for &c in &chunks {
-            w.chunk(job, &direct, &shared, c, total);
-        }
-    } else {
-        let body = || {
-            chunks.par_iter().for_each_init(
-                || Worker::new(job),
-                |w, &c| w.chunk(job, &direct, &shared, c, total),
-            );
-        };
-        match pool(threads) {
-            Some(p) => p.install(body),
-            None => body(),
-        }
-    }
+    team::for_each_init(
+        threads,
+        &chunks,
+        || Worker::new(job),
+        |w, &c| w.chunk(job, &direct, &shared, c, total),
+    );
     if shared.cancelled.load(Ordering::Relaxed) {
         return Err(DriverError::Cancelled);
     }
@@ -113,34 +102,9 @@ pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
 /// The worker count `threads` asks for: all cores for `None` (or 0).
 pub(crate) fn thread_count(threads: Option<usize>) -> usize {
     match threads {
-        None | Some(0) => rayon::current_num_threads(),
+        None | Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
         Some(n) => n,
     }
-}
-
-/// A pool of `n` threads: `None` for the global pool when it has that many, else one kept for
-/// later runs with the same count.
-pub(crate) fn pool(n: usize) -> Option<Arc<rayon::ThreadPool>> {
-    if rayon::current_thread_index().is_none() && n == rayon::current_num_threads() {
-        return None;
-    }
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(p) = pools.get(&n) {
-        return Some(p.clone());
-    }
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .thread_name(|i| format!("ndjit-{i}"))
-            .build()
-            .ok()?,
-    );
-    pools.insert(n, p.clone());
-    Some(p)
 }
 
 /// Splits the pixels into chunks `[p0, p1)` in C order: whole lines when lines are short, pieces

@@ -14,10 +14,10 @@ use super::exec;
 use super::mode::Mode;
 use super::options::{Geometry, Options, Progress};
 use super::plan::Plan;
+use super::team;
 use super::Footprint;
 use crate::error::RuntimeError;
 use crate::{Filter, Sig};
-use rayon::prelude::*;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -223,23 +223,12 @@ pub unsafe fn generic_filter1d_raw(
             p(d, lines * len);
         }
     };
-    let init = || (filter.new_context(), Vec::new(), Vec::new());
-    if threads <= 1 || chunks.len() <= 1 {
-        let (ctx, mut e, mut o) = init();
-        for &c in &chunks {
-            work(c, &ctx, &mut e, &mut o);
-        }
-    } else {
-        let body = || {
-            chunks
-                .par_iter()
-                .for_each_init(init, |(ctx, e, o), &c| work(c, ctx, e, o))
-        };
-        match exec::pool(threads) {
-            Some(p) => p.install(body),
-            None => body(),
-        }
-    }
+    team::for_each_init(
+        threads,
+        &chunks,
+        || (filter.new_context(), Vec::new(), Vec::new()),
+        |(ctx, e, o), &c| work(c, ctx, e, o),
+    );
     if cancelled.load(Ordering::Relaxed) {
         return Err(DriverError::Cancelled);
     }

@@ -9,7 +9,7 @@
 //! - a *row kernel* is compiled from that same IR ([`crate::jit::kernel`]): per output line it
 //!   reads each neighbour directly from the input rows at a fixed offset, with no gather and no
 //!   call per pixel;
-//! - lines are spread over threads (rayon); the input is converted to f64 a line at a time, and
+//! - lines are spread over the calling thread and helpers ([`team`]); the input is converted to f64 a line at a time, and
 //!   only near the edges are values taken from the boundary mode.
 //!
 //! The result equals `scipy.ndimage.generic_filter(input, <ndjit's callable>, ...)` bit for bit:
@@ -33,6 +33,7 @@ mod mode;
 mod options;
 mod plan;
 mod sequential;
+mod team;
 mod typed;
 
 pub use array::{c_strides, RawArray, RawArrayMut};
