@@ -12,10 +12,8 @@ and their median, which is the figure the README quotes.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from driver_bench import Ndjit  # noqa: E402  (finds, or builds, the bench binary)
 
@@ -30,21 +28,16 @@ def main():
     ap.add_argument("--into", action="store_true", help="time the runs into a reused output array")
     args = ap.parse_args()
     bench = Ndjit(quick=False, exe=args.exe)
-    speedups = {c: [] for c in CASES}
-    times = {c: ([], []) for c in CASES}
+    label = lambda case: f"{case}/into" if args.into else case
+    results = {c: ([], [], []) for c in CASES}
     for _ in range(args.processes):
         for case, fp in CASES:
-            label = f"{case}/into" if args.into else case
-            t, _ = bench.run(f"{label} {fp} 1024")
-            one, two = t[(label, fp, 1024, 1)], t[(label, fp, 1024, 2)]
-            speedups[(case, fp)].append(one / two)
-            times[(case, fp)][0].append(one)
-            times[(case, fp)][1].append(two)
+            for acc, new in zip(results[(case, fp)], bench.two_threads(label(case), fp, 1)):
+                acc.extend(new)
     print(f"# {args.processes} processes per filter; ms are medians within a process")
     print("| filter | 1 thread, ms | 2 threads, ms | speed-up, per process | median |")
     print("|---|---|---|---|---|")
-    for (case, fp), s in speedups.items():
-        one, two = times[(case, fp)]
+    for (case, fp), (one, two, s) in results.items():
         print(f"| {case} {fp} | {min(one):.2f}–{max(one):.2f} | {min(two):.2f}–{max(two):.2f} "
               f"| {min(s):.2f}–{max(s):.2f} | {statistics.median(s):.2f}× |")
 

@@ -7,8 +7,8 @@
 //! Why not a rayon pool. With `ThreadPool::install` the caller injects the job and sleeps, the
 //! first worker wakes, and it wakes the second while the caller is often still on its way to
 //! sleep. Linux then queues the second worker behind the first on one CPU: measured on this
-//! project's 2-core machine, 30–50% of the two-thread runs of a light filter ran at one-thread
-//! speed. Here nothing waits for the caller to sleep, and before a helper is woken its affinity is
+//! project's 2-core machine, in most processes up to half of the two-thread runs of a light filter
+//! ran at one-thread speed. Here nothing waits for the caller to sleep, and before a helper is woken its affinity is
 //! set to the caller's CPUs minus the one the caller runs on, so the scheduler cannot queue it
 //! behind the caller. With this scheme no run fell back to one-thread speed in the same test.
 //!
