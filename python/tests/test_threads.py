@@ -13,6 +13,15 @@ import scipy.ndimage as ndi
 import ndjit
 
 
+def run_in_threads(work, n):
+    """Runs work(0), ..., work(n - 1) on n Python threads at once, and waits for them."""
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def test_python_threads_share_a_filter():
     f = ndjit.jit_filter("np.median(x[np.isfinite(x)]) if np.isfinite(x).any() else np.nan")
     imgs = [np.random.default_rng(i).random((40, 40)) for i in range(8)]
@@ -25,11 +34,7 @@ def test_python_threads_share_a_filter():
         for _ in range(3):
             results[i] = ndi.generic_filter(imgs[i], f, size=3)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(imgs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work, len(imgs))
     for r, e in zip(results, expect):
         assert np.array_equal(r, e, equal_nan=True)
 
@@ -70,11 +75,7 @@ def test_native_driver_runs_from_many_python_threads_at_once():
         for _ in range(3):
             results[i] = ndjit.generic_filter(imgs[i], "max(x) - min(x)", size=5, workers=3)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(imgs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work, len(imgs))
     for r, e in zip(results, expect):
         assert np.array_equal(r, e)
 

@@ -148,13 +148,8 @@ impl Team {
     fn post(n: usize, task: &(dyn Fn() + Sync)) -> Team {
         let mut helpers = Vec::with_capacity(n);
         if n > 0 {
-            let mut free = free_helpers();
-            while helpers.len() < n {
-                match free.1.pop() {
-                    Some(h) => helpers.push(h),
-                    None => break,
-                }
-            }
+            let free = &mut free_helpers().1;
+            helpers.extend(free.drain(free.len().saturating_sub(n)..));
         }
         while helpers.len() < n {
             match Helper::spawn() {
