@@ -430,18 +430,14 @@ fn corpus_case(
             Ok(v) => {
                 let wb = reference::cast(*v, spec.output);
                 let gb = &out[i * os..(i + 1) * os];
+                if let Err(u) = common::agrees(&wb, gb, spec.output, has_call) {
+                    return Err(format!(
+                        "pixel {i}: cpu {v:?} gpu {:?} ({u} apart)",
+                        value_of(gb, spec.output)
+                    ));
+                }
                 if !common::same_bits(&wb, gb, spec.output) {
-                    let u = if spec.output == DType::F64 || spec.output == DType::F32 {
-                        ulp_diff(value_of(gb, spec.output), value_of(&wb, spec.output))
-                    } else {
-                        u64::MAX
-                    };
-                    if !has_call || u > 2 {
-                        return Err(format!(
-                            "pixel {i}: cpu {v:?} gpu {:?} ({u} ulp)",
-                            value_of(gb, spec.output)
-                        ));
-                    }
+                    let u = ulp_diff(value_of(gb, spec.output), value_of(&wb, spec.output));
                     max_ulp = max_ulp.max(u);
                 }
             }

@@ -1850,6 +1850,8 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
             Expr::Call(MathFn::Log, vec![fx[0].clone()]),
             Expr::Call(MathFn::Log, vec![fx[1].clone()]),
         ),
+        // CPython computes math.hypot itself (np.hypot is the C library's).
+        "hypot" => Expr::Call(MathFn::PyHypot, fx.clone()),
         _ => match (unary_math(base), binary_math(base)) {
             (Some(f), _) => apply_unary(fx[0].clone(), f),
             (_, Some(m)) => Expr::Call(m, fx.clone()),

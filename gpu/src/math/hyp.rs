@@ -1,5 +1,6 @@
 //! Hyperbolic functions and their inverses: musl's `sinh.c`, `cosh.c`, `tanh.c`, `asinh.c`,
-//! `acosh.c`, `atanh.c` (built on expm1, exp, log, log1p).
+//! `acosh.c` (returning NaN below 1, as C99 and glibc do, where musl's formulas would give numbers
+//! for large negative x), `atanh.c` (built on expm1, exp, log, log1p).
 
 use super::dsl::*;
 use super::exp::expo2;
@@ -121,6 +122,9 @@ pub fn asinh(a: &[Reg]) {
 
 pub fn acosh(a: &[Reg]) {
     let x = F(a[0]);
+    // Below 1 (negative numbers included) the result is NaN, as in glibc and C99; musl's formulas
+    // below would return numbers for large negative x.
+    if_(x.lt(1.0), || ret_f((x - x) / (x - x)));
     let e = expo(x);
     if_(e.lt(0x3ffu32 + 1), || {
         let xm1 = x - 1.0;

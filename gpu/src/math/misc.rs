@@ -152,6 +152,59 @@ pub fn hypot(a: &[Reg]) {
     ret_f(z * (ly + lx + hy + hx).sqrt());
 }
 
+/// `math.hypot`: CPython's own algorithm, step for step as `ndjit::math::py_hypot` performs it
+/// (scaling by a power of two, squares split exactly with `fma.rn`, compensated sums, one
+/// differential correction), so the device gives CPython's bits.
+pub fn py_hypot(a: &[Reg]) {
+    let (x, y) = (F(a[0]).abs(), F(a[1]).abs());
+    let max = F::var(F::select(x.lt(y), y, x));
+    let inf = fb(0x7ff0000000000000);
+    if_(x.eq(inf) | y.eq(inf), || ret_f(inf));
+    if_(x.is_nan() | y.is_nan(), || ret_f(x + y));
+    if_(max.eq(0.0), || ret_f(max));
+    // frexp's exponent of `max`, subnormals included.
+    let bits = max.bits();
+    let biased = (bits >> 52).lo().as_i();
+    let e = I::select(
+        biased.eq(0),
+        I::var(64) - bits.leading_zeros().as_i() - 1074,
+        biased - 1022,
+    );
+    if_(e.lt(-1023), || {
+        // CPython 3.11's path for a subnormal larger operand: divide by it.
+        let (csum, frac) = (F::var(1.0), F::var(0.0));
+        for v in [x / max, y / max] {
+            let sq = v * v;
+            let sum = csum + sq;
+            frac.set(frac + ((csum - sum) + sq));
+            csum.set(sum);
+        }
+        ret_f(max * (csum - 1.0 + frac).sqrt());
+    });
+    let k = -e;
+    let scale = F::from_bits(L::select(
+        k.ge(-1022),
+        (k + 1023).to_l() << 52u32,
+        L::var(1u64) << (k + 1074),
+    ));
+    let (csum, frac1, frac2) = (F::var(1.0), F::var(0.0), F::var(0.0));
+    let add_product = |a: F, b: F| {
+        let hi = a * b;
+        let lo = a.fma(b, -hi);
+        let sum = csum + hi;
+        frac2.set(frac2 + ((csum - sum) + hi));
+        csum.set(sum);
+        frac1.set(frac1 + lo);
+    };
+    let (xs, ys) = (x * scale, y * scale);
+    add_product(xs, xs);
+    add_product(ys, ys);
+    let h = F::var((csum - 1.0 + (frac1 + frac2)).sqrt());
+    add_product(-h, h);
+    h.set(h + (csum - 1.0 + (frac1 + frac2)) / (2.0 * h));
+    ret_f(h / scale);
+}
+
 /// fmod is exact, so any correct algorithm gives the CPU's bits; this is the classic binary
 /// long division on the significands.
 pub fn fmod(a: &[Reg]) {

@@ -1,13 +1,15 @@
 //! f64 math routines in PTX, written by ndjit from the published algorithms.
 //!
-//! The CPU evaluates [`MathFn`]s with the `libm` crate: FreeBSD msun / musl (fdlibm) algorithms,
-//! and CORE-MATH's cube root. The routines here perform *the same operations in the same order*:
-//! every `+ − × ÷ √` is a correctly rounded `.rn` PTX instruction, nothing is contracted into an
-//! FMA unless the algorithm itself calls fma, and table lookups, integer bit manipulations and
-//! branches are the algorithm's own. So the GPU's results are bit-identical to the CPU's, which
-//! is stronger than CUDA's documented bounds (≤ 1 ulp for exp/log, ≤ 2 ulp for trig and pow).
-//! `tests/math.rs` checks this on the CPU through the PTX emulator; the device run checks it on
-//! the GPU over millions of random inputs.
+//! The CPU calls the C library's routines (glibc's on Linux), because that is what CPython's
+//! `math` module calls (see `ndjit::math`). The device cannot, so the routines here transcribe the
+//! published FreeBSD msun / musl (fdlibm) algorithms, CORE-MATH's cube root, and CPython's own
+//! `math.hypot`. They perform *the same operations in the same order* as those algorithms: every
+//! `+ − × ÷ √` is a correctly rounded `.rn` PTX instruction, nothing is contracted into an FMA
+//! unless the algorithm itself calls fma, and table lookups, integer bit manipulations and
+//! branches are the algorithm's own. `tests/math_emu.rs` checks, through the PTX emulator, that
+//! each routine is bit-identical to its algorithm and within CUDA's documented bounds of the
+//! CPU's (≤ 1 ulp for the exp/log family, ≤ 2 ulp for trig and pow; tanh ≤ 3 ulp); `math.hypot`,
+//! fmod, copysign and NumPy's floor division and remainder are bit-identical to the CPU.
 //!
 //! Each routine is a `.func` named like the CPU's symbol (`ndjit_exp`), defined on demand with its
 //! helpers and tables.
@@ -62,6 +64,7 @@ pub fn symbol(f: MathFn) -> &'static str {
         MathFn::Cbrt => "ndjit_cbrt",
         MathFn::Atan2 => "ndjit_atan2",
         MathFn::Hypot => "ndjit_hypot",
+        MathFn::PyHypot => "ndjit_py_hypot",
         MathFn::Pow => "ndjit_pow",
         MathFn::Fmod => "ndjit_fmod",
         MathFn::CopySign => "ndjit_copysign",
@@ -115,6 +118,7 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_pow" => (&[F64, F64], &[F64], pow::pow),
         "ndjit_cbrt" => (&[F64], &[F64], misc::cbrt),
         "ndjit_hypot" => (&[F64, F64], &[F64], misc::hypot),
+        "ndjit_py_hypot" => (&[F64, F64], &[F64], misc::py_hypot),
         "ndjit_fmod" => (&[F64, F64], &[F64], misc::fmod),
         "ndjit_copysign" => (&[F64, F64], &[F64], misc::copysign),
         "ndjit_floordiv" => (&[F64, F64], &[F64], misc::floordiv),

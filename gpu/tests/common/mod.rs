@@ -196,6 +196,37 @@ pub fn assemble(ptxas: &std::path::Path, ptx: &str, sm: u32, tag: &str) -> Resul
 
 /// Equal bytes, or both NaN (a NaN made by arithmetic has the GPU's default payload where x86
 /// makes another; NumPy gives payloads no meaning).
+/// Whether a device result stands for the CPU's: the same bits; or, for bodies that call a
+/// transcendental math function, close. The device routines are within 1–3 ulp of the C
+/// library's (`tests/math_emu.rs`, which checks each routine bit for bit against the algorithm it
+/// transcribes), and the arithmetic after a call can magnify that: a difference of two nearly
+/// equal values keeps only the error. So the bound is absolute below 1 and relative above:
+/// `|cpu - gpu| <= CALL_TOLERANCE * max(1, |cpu|)`, or one unit of an integer output (a value
+/// near a rounding boundary of the cast). `Err` gives the difference.
+pub fn agrees(cpu: &[u8], gpu: &[u8], dt: DType, has_call: bool) -> Result<(), f64> {
+    if same_bits(cpu, gpu, dt) {
+        return Ok(());
+    }
+    let (c, g) = (
+        ndjit_gpu::reference::to_f64(cpu, dt)[0],
+        ndjit_gpu::reference::to_f64(gpu, dt)[0],
+    );
+    let diff = (c - g).abs();
+    let limit = match dt {
+        DType::F64 => CALL_TOLERANCE * c.abs().max(1.0),
+        DType::F32 => f64::from(f32::EPSILON) * 8.0 * c.abs().max(1.0),
+        _ => 1.0,
+    };
+    if has_call && diff <= limit {
+        Ok(())
+    } else {
+        Err(diff)
+    }
+}
+
+/// See [`agrees`]: about 450 ulp of a value near 1.
+pub const CALL_TOLERANCE: f64 = 1e-13;
+
 pub fn same_bits(a: &[u8], b: &[u8], dt: DType) -> bool {
     if a == b {
         return true;
