@@ -458,3 +458,25 @@ fn the_bundled_sample_image_filters() {
     let out = image::open(d.join("out.png")).unwrap();
     assert_eq!((out.width(), out.height()), (256, 256));
 }
+
+/// The output file gets the mode any Unix tool gives a new file (0666 less the umask), not the
+/// temporary file's private 0600 that would survive the atomic rename.
+#[cfg(unix)]
+#[test]
+fn outputs_follow_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir("umask");
+    let input = d.join("in.npy");
+    ArrayD::<f64>::zeros(IxDyn(&[4, 5]))
+        .write_npy(std::fs::File::create(&input).unwrap())
+        .unwrap();
+    // A file created the ordinary way in the same process tree shows what the umask allows.
+    let plain = d.join("plain");
+    std::fs::File::create(&plain).unwrap();
+    let want = std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777;
+    let out = d.join("out.npy");
+    ndjit_ok(&["filter", s(&input), s(&out), "-e", "x[0]", "--size", "3", "-q"]);
+    let got = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(got, want, "output mode {got:o}, a new file gets {want:o}");
+    assert_ne!(got, 0o600, "the temporary file's private mode leaked");
+}

@@ -213,8 +213,13 @@ fn write_atomically(path: &Path, data: &Data) -> Result<(), Failure> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".ndjit-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".ndjit-");
+    // The temporary file would keep its private 0600 mode through the rename; the output is
+    // created as any Unix tool creates files (0666 less the umask).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let tmp = builder
         .tempfile_in(dir)
         .map_err(|e| fail(EXIT_IO, format!("cannot write {}: {e}", path.display())))?;
     data.write(path, tmp.as_file())?;
