@@ -22,11 +22,23 @@ __all__ = [
     "FilterRuntimeError",
     "CudaError",
     "CudaUnavailableError",
+    "SourceUnavailable",
+    "SourceMismatch",
 ]
 
 
 class FilterError(Exception):
     """Base of every ndjit error."""
+
+
+class SourceUnavailable(FilterError, TypeError):
+    """A function's source cannot be found: defined at the interactive prompt, by ``exec`` without
+    a ``linecache`` entry, in C ... Pass the source as a string instead."""
+
+
+class SourceMismatch(SourceUnavailable):
+    """The source found for a function is not the program Python runs (its file changed after the
+    module was imported): reload the module."""
 
 
 class FilterCompileError(FilterError):

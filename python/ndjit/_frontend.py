@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
-import linecache
 import math
 import textwrap
 import types
@@ -19,11 +17,10 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
+from ._errors import SourceUnavailable
+from ._locate import locate
+
 __all__ = ["Spec", "describe", "SourceUnavailable"]
-
-
-class SourceUnavailable(TypeError):
-    """The callable's source code cannot be found (defined in a REPL, with exec, in C ...)."""
 
 
 @dataclass(frozen=True)
@@ -146,25 +143,9 @@ def _string_params(text: str) -> list:
     return []
 
 
-def _module_ast(filename: str) -> Tuple[str, ast.Module]:
-    lines = linecache.getlines(filename)
-    text = "".join(lines)
-    return text, ast.parse(text)
-
-
 def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Spec:
-    code = func.__code__
-    filename = inspect.getsourcefile(func) or code.co_filename
-    try:
-        text, tree = _module_ast(filename)
-    except (OSError, SyntaxError, TypeError):
-        text, tree = "", None
-    node = _find_node(tree, func) if tree is not None else None
-    if node is None:
-        raise SourceUnavailable(
-            f"cannot find the source of {func.__qualname__} (defined in {code.co_filename!r}); "
-            "pass the filter's source as a string instead"
-        )
+    located = locate(func)
+    filename, text, node = located.filename, located.text, located.node
     if isinstance(node, ast.Lambda):
         # Parenthesised, so that a lambda spanning lines inside a call still reads as one line.
         source = "(" + ast.get_source_segment(text, node) + ")"
@@ -185,36 +166,6 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
         indent=0 if isinstance(node, ast.Lambda) else node.col_offset,
         unsupported=tuple(unsupported),
     )
-
-
-def _find_node(tree: ast.Module, func: types.FunctionType):
-    """The `def` or `lambda` node whose code is `func`'s (several lambdas may share a line)."""
-    code = func.__code__
-    first = code.co_firstlineno
-    if func.__name__ != "<lambda>":
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.__name__:
-                start = min([d.lineno for d in node.decorator_list] + [node.lineno])
-                if first in (start, node.lineno):
-                    return node
-        return None
-    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-    for node in candidates:  # tell them apart by the code they compile to
-        try:
-            compiled = compile(ast.Expression(body=node), "<lambda>", "eval")
-        except (SyntaxError, ValueError):
-            continue
-        inner = next((c for c in compiled.co_consts if isinstance(c, types.CodeType)), None)
-        if inner is not None and inner.co_code == code.co_code and inner.co_varnames == code.co_varnames \
-                and inner.co_names == code.co_names and _consts(inner) == _consts(code):
-            return node
-    return candidates[0]
-
-
-def _consts(code: types.CodeType) -> tuple:
-    return tuple(c for c in code.co_consts if not isinstance(c, types.CodeType))
 
 
 def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1):
