@@ -56,15 +56,17 @@ def locate(func: types.FunctionType) -> Located:
     code = func.__code__
     filename = inspect.getsourcefile(func) or code.co_filename
     try:
-        return _locate_in(filename, code, func.__qualname__)
+        return _locate_in(filename, func)
     except SourceMismatch:
         # linecache may hold the text of an earlier version (it reads a file once): read it again.
         linecache.checkcache(filename)
-        return _locate_in(filename, code, func.__qualname__)
+        return _locate_in(filename, func)
 
 
-def _locate_in(filename: str, code: types.CodeType, qualname: str) -> Located:
-    text = "".join(linecache.getlines(filename))
+def _locate_in(filename: str, func: types.FunctionType) -> Located:
+    code, qualname = func.__code__, func.__qualname__
+    # The module's globals let linecache ask its loader (zip imports and other loaders).
+    text = "".join(linecache.getlines(filename, func.__globals__))
     if not text:
         raise SourceUnavailable(
             f"cannot find the source of {qualname}: it was defined in {code.co_filename!r}, whose text "

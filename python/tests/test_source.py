@@ -147,6 +147,19 @@ def test_reloaded_module_compiles_the_new_text(module):
         assert ndjit.jit_filter(func).evaluate([1.0, 5.0]) == 6.0
 
 
+def test_module_imported_from_a_zip(tmp_path, monkeypatch):
+    """No file on disk: linecache asks the module's loader."""
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "filters.zip", "w") as z:
+        z.writestr("ndjit_zipped_module.py", MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path / "filters.zip"))
+    try:
+        mod = importlib.import_module("ndjit_zipped_module")
+        assert ndjit.jit_filter(mod.g).evaluate([1.0, 5.0]) == 2.0
+    finally:
+        sys.modules.pop("ndjit_zipped_module", None)
+
+
 # --- sources only linecache keeps ----------------------------------------------------------------
 def _define(source, filename, register):
     if register:  # as IPython registers its cells
@@ -174,3 +187,8 @@ def test_no_source_says_what_to_do():
     with pytest.raises(ndjit.SourceUnavailable, match="interactive prompt.*pass its source as a string") as e:
         ndjit.jit_filter(f)
     assert isinstance(e.value, TypeError) and isinstance(e.value, ndjit.FilterError)
+
+
+def test_lambda_inside_an_assert_pytest_rewrote():
+    """pytest compiles this file from its rewritten syntax tree; a lambda in an assert keeps its code."""
+    assert ndjit.jit_filter(lambda x: np.max(x) - np.min(x)).evaluate([1.0, 4.0]) == 3.0
