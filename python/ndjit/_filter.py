@@ -231,8 +231,8 @@ def jit_transform(func: Any, *, extra_arguments: tuple = (), extra_keywords: Opt
 def jit_integrand(func: Any) -> Filter:
     """Compiles an integrand ``f(x, *args)`` for ``scipy.integrate.quad``/``dblquad``/``nquad``;
     ``quad(ndjit.jit_integrand(f), a, b, args=(p, q))`` passes ``args`` through as scipy does.
-    quad has no error channel: a run-time error makes the integrand return NaN and is kept in
-    :meth:`Filter.failure`."""
+    quad has no error channel: a run-time error makes the integrand return NaN until quad returns,
+    and is then raised from the quad call, as the exception itself (see :meth:`Filter.failure`)."""
     return _jit("integrand", func, (), None)
 
 
