@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
 import math
 import textwrap
 import types
@@ -151,7 +152,9 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
         source = "(" + ast.get_source_segment(text, node) + ")"
         line_offset, col_offset = node.lineno - 1, node.col_offset - 1
     else:
-        lines = text.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno]
+        # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at form
+        # feeds and other separators, which would shift every later line).
+        lines = io.StringIO(text).readlines()[node.lineno - 1 : node.end_lineno]
         source = textwrap.dedent("".join(lines))
         line_offset, col_offset = node.lineno - 1, 0
     bindings, imports, unsupported = _bound_values(func, args, kwargs, inputs)

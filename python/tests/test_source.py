@@ -160,6 +160,18 @@ def test_module_imported_from_a_zip(tmp_path, monkeypatch):
         sys.modules.pop("ndjit_zipped_module", None)
 
 
+def test_form_feed_lines_do_not_shift_defs(tmp_path, monkeypatch):
+    """A form feed (PEP 8's page break) is whitespace to Python, a line break to str.splitlines."""
+    (tmp_path / "ndjit_form_feed.py").write_text(
+        "import numpy as np\n\x0c\ndef g(x): return np.min(x)\ndef f(x): return np.max(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        mod = importlib.import_module("ndjit_form_feed")
+        assert ndjit.jit_filter(mod.f).evaluate([1.0, 5.0]) == mod.f(np.array([1.0, 5.0]))
+    finally:
+        sys.modules.pop("ndjit_form_feed", None)
+
+
 # --- sources only linecache keeps ----------------------------------------------------------------
 def _define(source, filename, register):
     if register:  # as IPython registers its cells
