@@ -204,3 +204,40 @@ def test_no_source_says_what_to_do():
 def test_lambda_inside_an_assert_pytest_rewrote():
     """pytest compiles this file from its rewritten syntax tree; a lambda in an assert keeps its code."""
     assert ndjit.jit_filter(lambda x: np.max(x) - np.min(x)).evaluate([1.0, 4.0]) == 3.0
+
+
+# --- globals and closure variables that hide what ndjit would compile -------------------------
+SHADOWING = """\
+import numpy as np
+import numpy.ma as ma
+
+def abs(v):
+    return v * 2
+
+def uses_abs(x):
+    return abs(x[0])
+
+def uses_method(x):
+    return x.sum()
+
+def sum(v):
+    return 0.0
+
+np_is_ma = (lambda: (lambda np: lambda x: np.max(x))(ma))()
+"""
+
+
+def test_global_hiding_a_builtin_or_numpy_is_an_error(tmp_path, monkeypatch):
+    (tmp_path / "ndjit_shadowing.py").write_text(SHADOWING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        mod = importlib.import_module("ndjit_shadowing")
+        with pytest.raises(ndjit.FilterTypeError, match=r"`abs` here is your function abs, not Python's built-in") as e:
+            ndjit.jit_filter(mod.uses_abs)
+        assert (e.value.lineno, e.value.col) == (8, 12) and "return abs(x[0])" in str(e.value)
+        with pytest.raises(ndjit.FilterTypeError, match="`np` here is your module numpy.ma, not the NumPy"):
+            ndjit.jit_filter(mod.np_is_ma)
+        x = np.array([-1.5, 2.0])  # a global `sum` does not hide the method
+        assert ndjit.jit_filter(mod.uses_method).evaluate(x) == mod.uses_method(x)
+    finally:
+        sys.modules.pop("ndjit_shadowing", None)
