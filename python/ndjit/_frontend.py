@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import builtins
 import io
-import linecache
 import math
 import textwrap
 import types
@@ -19,8 +18,9 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-from ._errors import FilterTypeError, SourceUnavailable
-from ._locate import Located, locate
+from . import _shadowing
+from ._errors import SourceUnavailable
+from ._locate import locate
 
 __all__ = ["Spec", "describe", "SourceUnavailable"]
 
@@ -159,10 +159,7 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
         source = textwrap.dedent("".join(lines))
         line_offset, col_offset = node.lineno - 1, 0
     bindings, imports, unsupported, shadowed = _bound_values(func, args, kwargs, inputs)
-    for name, value in shadowed:
-        uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
-        if uses:  # not only an attribute (`x.sum()`: co_names holds both)
-            raise _shadowing_error(located, name, value, min(uses, key=lambda n: (n.lineno, n.col_offset)))
+    _shadowing.check(func, located, shadowed)
     return Spec(
         source=source,
         bindings=bindings,
@@ -174,25 +171,6 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
         indent=0 if isinstance(node, ast.Lambda) else node.col_offset,
         unsupported=tuple(unsupported),
     )
-
-
-# Names a filter may use without binding them (`lower/builtins.rs`'s `global`), and every other
-# builtin: a global or closure variable of that name that is something else changes what it means.
-_IMPLICIT = frozenset(dir(builtins)) | {"np", "numpy", "math"}
-
-
-def _shadowing_error(located: Located, name: str, value: Any, use: ast.Name) -> FilterTypeError:
-    """The error for a global or closure variable that hides a name ndjit knows (a user's `abs`,
-    `np` bound to another module), located at its first use."""
-    known = "the NumPy or math module" if name in ("np", "numpy", "math") else f"Python's built-in `{name}`"
-    error = FilterTypeError(
-        "binding error", f"`{name}` here is your {type(value).__name__} {getattr(value, '__name__', '')}".rstrip()
-        + f", not {known}, which ndjit would compile instead", use.lineno, use.col_offset + 1, use.lineno,
-        use.col_offset + 1 + len(name), linecache.getline(located.filename, use.lineno).rstrip("\n") or None,
-        f"ndjit cannot call your `{name}`: write its computation in the filter, under another name", "",
-    )
-    error.filename = located.filename
-    return error
 
 
 def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1):
@@ -248,7 +226,7 @@ def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: O
         elif kind is not None:
             if kind != name:  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
                 imports.append((kind, name))
-        elif name in _IMPLICIT and v is not getattr(builtins, name, None):
+        elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
             shadowed.append((name, v))
         elif not callable(v):

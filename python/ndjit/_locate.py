@@ -44,10 +44,12 @@ Span = Tuple[Tuple[int, int], Tuple[int, int]]
 
 @dataclass(frozen=True)
 class Located:
-    """A function's source: the whole text of its file or cell, and its ``def``/``lambda`` node."""
+    """A function's source: the whole text of its file or cell, its syntax tree, and the
+    ``def``/``lambda`` node."""
 
     filename: str
     text: str
+    tree: ast.Module
     node: ast.AST
 
 
@@ -90,7 +92,7 @@ def _locate_in(filename: str, func: types.FunctionType) -> Located:
     node = candidates[0] if len(candidates) == 1 else _by_positions(candidates, code)
     if node is None:
         node = _by_bytecode(filename, text, code, qualname, len(candidates))
-    return Located(filename, text, node)
+    return Located(filename, text, tree, node)
 
 
 @functools.lru_cache(maxsize=16)

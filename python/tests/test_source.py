@@ -226,6 +226,17 @@ def sum(v):
 np_is_ma = (lambda: (lambda np: lambda x: np.max(x))(ma))()
 """
 
+DECORATED_EARLY = """\
+import ndjit
+
+@ndjit.jit_filter
+def f(x):
+    return round(x[0])
+
+def round(v):
+    return v
+"""
+
 
 def test_global_hiding_a_builtin_or_numpy_is_an_error(tmp_path, monkeypatch):
     (tmp_path / "ndjit_shadowing.py").write_text(SHADOWING)
@@ -241,3 +252,15 @@ def test_global_hiding_a_builtin_or_numpy_is_an_error(tmp_path, monkeypatch):
         assert ndjit.jit_filter(mod.uses_method).evaluate(x) == mod.uses_method(x)
     finally:
         sys.modules.pop("ndjit_shadowing", None)
+
+
+def test_builtin_hidden_later_in_the_module_is_an_error(tmp_path, monkeypatch):
+    """The decorator compiles `f` before the module defines its own `round`, which f will call."""
+    (tmp_path / "ndjit_decorated_early.py").write_text(DECORATED_EARLY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(ndjit.FilterTypeError, match="`round` is bound at line 7 of this module") as e:
+            importlib.import_module("ndjit_decorated_early")
+        assert (e.value.lineno, e.value.col) == (5, 12)
+    finally:
+        sys.modules.pop("ndjit_decorated_early", None)
