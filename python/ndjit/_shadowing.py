@@ -28,15 +28,17 @@ def check(func: types.FunctionType, located: Located, shadowed: Iterable[Tuple[s
     module, to other objects) the function reads, then for names it reads that the module binds
     later, at its top level."""
     code = func.__code__
+    names = sorted((n for n in ast.walk(located.node) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
     uses: Dict[str, ast.Name] = {}
-    for n in sorted((n for n in ast.walk(located.node) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset)):
+    for n in names:
         # Globals and closure variables only (co_names also holds attributes, as in `x.sum()`).
         if n.id in IMPLICIT and (n.id in code.co_names or n.id in code.co_freevars):
             uses.setdefault(n.id, n)
     for name, value in shadowed:
         if name in uses:
             what = f"your {type(value).__name__} {getattr(value, '__name__', '')}".rstrip()
-            raise _error(located, uses[name], f"`{name}` here is {what}, not {_known(name)}, which ndjit would compile instead")
+            raise _error(located, uses[name], f"`{name}` here is {what}, not {_known(name)}, which ndjit would "
+                         "compile instead")
     later = _module_bindings(located.tree)
     for name, use in uses.items():
         if name in later and name not in func.__globals__ and name not in code.co_freevars:
