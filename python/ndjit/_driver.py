@@ -38,6 +38,26 @@ def _as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[d
     return jit_filter(function, extra_arguments=extra_arguments, extra_keywords=extra_keywords)
 
 
+def _native(a: np.ndarray) -> np.ndarray:
+    """``a`` in the machine's byte order: big-endian input (``'>f8'``), which scipy accepts, is
+    converted exactly, as scipy's own C layer does."""
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
+
+
+def _into(output: np.ndarray, run) -> np.ndarray:
+    """Calls ``run(out)`` to fill ``output``; a byte-swapped ``output`` (the driver writes native
+    order only) is filled through a native array, then written back."""
+    if output.dtype.isnative:
+        run(output)
+        return output
+    if not output.flags.writeable:
+        raise ValueError("output array is read-only")
+    native = np.empty(output.shape, output.dtype.newbyteorder("="))
+    run(native)
+    output[...] = native
+    return output
+
+
 def _footprint_and_origins(ndim: int, size, footprint, origin, axes, mode):
     """scipy's own normalisation of ``size``/``footprint``/``origin``/``axes``/``mode``: the
     n-d boolean footprint and one origin per axis, with scipy's checks and errors in its order."""
@@ -87,7 +107,7 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
         if _cuda.is_device_array(input):
             return _cuda.generic_filter_device(input, function, size, footprint, output, mode, cval, origin,
                                                extra_arguments, extra_keywords, axes)
-    input = np.asarray(input)
+    input = _native(np.asarray(input))
     if np.iscomplexobj(input):
         raise TypeError("Complex type not supported")
     footprint, origins = _footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
@@ -96,17 +116,17 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
         raise ValueError(f"workers must be at least 1, got {workers}")
     f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
     if target == "cuda":
-        _core.cuda_filter_host(input, output, f._compiled, footprint, mode, float(cval), origins)
-    else:
-        _core.generic_filter(input, output, f._compiled, footprint, mode, float(cval), origins, workers)
-    return output
+        return _into(output, lambda out: _core.cuda_filter_host(input, out, f._compiled, footprint, mode,
+                                                                float(cval), origins))
+    return _into(output, lambda out: _core.generic_filter(input, out, f._compiled, footprint, mode, float(cval),
+                                                          origins, workers))
 
 
 def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                      extra_arguments=(), extra_keywords=None, *, workers: Optional[int] = None):
     """A drop-in for ``scipy.ndimage.generic_filter1d`` run by ndjit's native driver: ``function``
     is an :class:`ndjit.Filter` from :func:`ndjit.jit_filter1d` or anything it accepts."""
-    input = np.asarray(input)
+    input = _native(np.asarray(input))
     if np.iscomplexobj(input):
         raise TypeError("Complex type not supported")
     output = _ni_support._get_output(output, input)
@@ -126,5 +146,5 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
         f = function
     else:
         f = jit_filter1d(function, extra_arguments=tuple(extra_arguments or ()), extra_keywords=extra_keywords)
-    _core.generic_filter1d(input, output, f._compiled, int(filter_size), int(axis), mode, float(cval), int(origin), workers)
-    return output
+    return _into(output, lambda out: _core.generic_filter1d(input, out, f._compiled, int(filter_size), int(axis),
+                                                            mode, float(cval), int(origin), workers))

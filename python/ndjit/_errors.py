@@ -22,11 +22,23 @@ __all__ = [
     "FilterRuntimeError",
     "CudaError",
     "CudaUnavailableError",
+    "SourceUnavailable",
+    "SourceMismatch",
 ]
 
 
 class FilterError(Exception):
     """Base of every ndjit error."""
+
+
+class SourceUnavailable(FilterError, TypeError):
+    """A function's source cannot be found: defined at the interactive prompt, by ``exec`` without
+    a ``linecache`` entry, in C ... Pass the source as a string instead."""
+
+
+class SourceMismatch(SourceUnavailable):
+    """The source found for a function is not the program Python runs (its file changed after the
+    module was imported): reload the module."""
 
 
 class FilterCompileError(FilterError):
@@ -164,3 +176,22 @@ def compile_error(category, kind, message, line, col, end_line, end_col, text, h
 def runtime_error(exception, message, line, col, snippet):
     """Called by the Rust layer: the exception for a run-time failure."""
     return _RUNTIME.get(exception, _RUNTIME["RuntimeError"])(message, line, col, snippet)
+
+
+def deferred(exc: BaseException) -> type:
+    """Called by the Rust layer, for a failure in a callback whose caller has no error channel:
+    the class it schedules with ``PyThreadState_SetAsyncExc``, so that ``exc`` itself is raised in
+    this thread as soon as it runs Python code again.
+
+    quad's integrand returns a bare double and scipy does not look for an exception after the
+    integration: one left set when quad's C function returns becomes a ``SystemError``, with the
+    real exception only in ``__cause__``. An asynchronous exception is raised where that function
+    returns to Python instead. It names a class, which Python instantiates when it raises it: this
+    subclass's ``__new__`` hands back ``exc`` (message, location and exact type), and clears
+    ``pending``, which the Rust layer reads to know the exception has been raised."""
+
+    def __new__(cls, *args):
+        cls.pending = False
+        return exc
+
+    return type(type(exc).__name__, (type(exc),), {"__new__": __new__, "__module__": __name__, "pending": True})

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Optional
 
@@ -16,16 +17,20 @@ __all__ = ["Filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integra
 
 _CACHE_SIZE = 256
 _cache: "OrderedDict[tuple, _core.CompiledFilter]" = OrderedDict()
+# Guards `_cache`: a lookup's move_to_end races another thread's eviction of the same key. Held
+# for the dictionary operations only; two threads missing on one key may both compile it.
+_cache_lock = threading.Lock()
 
 
 def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = False) -> _core.CompiledFilter:
     """Compiles a spec, through a per-process LRU cache keyed by its content (so unpickling the
     same filter many times, e.g. on Dask workers, compiles it once)."""
     key = (spec.key(), filter_size, inspect)
-    hit = _cache.get(key)
-    if hit is not None:
-        _cache.move_to_end(key)
-        return hit
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
     try:
         compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
     except FilterCompileError as e:
@@ -38,9 +43,10 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
                     getattr(e, "text", None), "pass the value the filter needs as a number or array", "",
                 ) from None
         raise
-    _cache[key] = compiled
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    with _cache_lock:
+        _cache[key] = compiled
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
     return compiled
 
 
@@ -225,8 +231,8 @@ def jit_transform(func: Any, *, extra_arguments: tuple = (), extra_keywords: Opt
 def jit_integrand(func: Any) -> Filter:
     """Compiles an integrand ``f(x, *args)`` for ``scipy.integrate.quad``/``dblquad``/``nquad``;
     ``quad(ndjit.jit_integrand(f), a, b, args=(p, q))`` passes ``args`` through as scipy does.
-    quad has no error channel: a run-time error makes the integrand return NaN and is kept in
-    :meth:`Filter.failure`."""
+    quad has no error channel: a run-time error makes the integrand return NaN until quad returns,
+    and is then raised from the quad call, as the exception itself (see :meth:`Filter.failure`)."""
     return _jit("integrand", func, (), None)
 
 

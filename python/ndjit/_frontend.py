@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
-import linecache
+import io
 import math
 import textwrap
 import types
@@ -19,11 +18,11 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
+from . import _shadowing
+from ._errors import SourceUnavailable
+from ._locate import locate
+
 __all__ = ["Spec", "describe", "SourceUnavailable"]
-
-
-class SourceUnavailable(TypeError):
-    """The callable's source code cannot be found (defined in a REPL, with exec, in C ...)."""
 
 
 @dataclass(frozen=True)
@@ -146,34 +145,21 @@ def _string_params(text: str) -> list:
     return []
 
 
-def _module_ast(filename: str) -> Tuple[str, ast.Module]:
-    lines = linecache.getlines(filename)
-    text = "".join(lines)
-    return text, ast.parse(text)
-
-
 def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Spec:
-    code = func.__code__
-    filename = inspect.getsourcefile(func) or code.co_filename
-    try:
-        text, tree = _module_ast(filename)
-    except (OSError, SyntaxError, TypeError):
-        text, tree = "", None
-    node = _find_node(tree, func) if tree is not None else None
-    if node is None:
-        raise SourceUnavailable(
-            f"cannot find the source of {func.__qualname__} (defined in {code.co_filename!r}); "
-            "pass the filter's source as a string instead"
-        )
+    located = locate(func)
+    filename, text, node = located.filename, located.text, located.node
     if isinstance(node, ast.Lambda):
         # Parenthesised, so that a lambda spanning lines inside a call still reads as one line.
         source = "(" + ast.get_source_segment(text, node) + ")"
         line_offset, col_offset = node.lineno - 1, node.col_offset - 1
     else:
-        lines = text.splitlines(keepends=True)[node.lineno - 1 : node.end_lineno]
+        # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at form
+        # feeds and other separators, which would shift every later line).
+        lines = io.StringIO(text).readlines()[node.lineno - 1 : node.end_lineno]
         source = textwrap.dedent("".join(lines))
         line_offset, col_offset = node.lineno - 1, 0
-    bindings, imports, unsupported = _bound_values(func, args, kwargs, inputs)
+    bindings, imports, unsupported, shadowed = _bound_values(func, args, kwargs, inputs)
+    _shadowing.check(func, located, shadowed)
     return Spec(
         source=source,
         bindings=bindings,
@@ -185,36 +171,6 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
         indent=0 if isinstance(node, ast.Lambda) else node.col_offset,
         unsupported=tuple(unsupported),
     )
-
-
-def _find_node(tree: ast.Module, func: types.FunctionType):
-    """The `def` or `lambda` node whose code is `func`'s (several lambdas may share a line)."""
-    code = func.__code__
-    first = code.co_firstlineno
-    if func.__name__ != "<lambda>":
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == func.__name__:
-                start = min([d.lineno for d in node.decorator_list] + [node.lineno])
-                if first in (start, node.lineno):
-                    return node
-        return None
-    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-    for node in candidates:  # tell them apart by the code they compile to
-        try:
-            compiled = compile(ast.Expression(body=node), "<lambda>", "eval")
-        except (SyntaxError, ValueError):
-            continue
-        inner = next((c for c in compiled.co_consts if isinstance(c, types.CodeType)), None)
-        if inner is not None and inner.co_code == code.co_code and inner.co_varnames == code.co_varnames \
-                and inner.co_names == code.co_names and _consts(inner) == _consts(code):
-            return node
-    return candidates[0]
-
-
-def _consts(code: types.CodeType) -> tuple:
-    return tuple(c for c in code.co_consts if not isinstance(c, types.CodeType))
 
 
 def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1):
@@ -250,7 +206,7 @@ def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: O
         raise TypeError(f"{func.__qualname__} needs a value for {', '.join(missing)}: pass extra_arguments or extra_keywords")
     bindings = {k: _convert(k, v) for k, v in values.items()}
 
-    imports, unsupported = [], []
+    imports, unsupported, shadowed = [], [], []
     free = dict(zip(code.co_freevars, func.__closure__ or ()))
     outer = {}
     for name, cell in free.items():
@@ -270,9 +226,12 @@ def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: O
         elif kind is not None:
             if kind != name:  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
                 imports.append((kind, name))
+        elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
+            # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
+            shadowed.append((name, v))
         elif not callable(v):
             unsupported.append((name, type(v).__name__))
-    return bindings, imports, unsupported
+    return bindings, imports, unsupported, shadowed
 
 
 def _classify(v: Any) -> Optional[str]:

@@ -47,15 +47,28 @@ impl CallContext {
         }
         let scipy_capsule: Arc<OnceLock<Py<PyAny>>> = Arc::default();
         let (on_fail, on_entry) = (scipy_capsule.clone(), scipy_capsule.clone());
+        // quad has no error channel: its failures are raised once it is back in Python.
+        let deferred = (filter.signature() == ndjit::Sig::Integrand)
+            .then(|| Arc::new(errors::Deferred::default()));
+        let deferred_resume = deferred.clone();
         let hooks = ndjit::Hooks {
             on_failure: Some(Box::new(move |err: ndjit::RuntimeError| {
                 Python::attach(|py| {
                     // Back through the trampoline, whose next call asks `resume`.
                     repoint(py, &on_fail, ndjit::adaptive_callback as *const c_void);
-                    errors::runtime_error(py, &err).restore(py)
+                    let exc = errors::runtime_error(py, &err);
+                    match &deferred {
+                        Some(d) => d.schedule(py, exc),
+                        None => exc.restore(py),
+                    }
                 });
             })),
-            resume: Some(Box::new(|| Python::attach(|py| !PyErr::occurred(py)))),
+            // Calls return at once until the exception raised for the failure has been consumed.
+            resume: Some(Box::new(move || {
+                Python::attach(|py| {
+                    !PyErr::occurred(py) && !deferred_resume.as_ref().is_some_and(|d| d.pending(py))
+                })
+            })),
             direct_entry: Some(Box::new(move |entry| {
                 Python::attach(|py| repoint(py, &on_entry, entry))
             })),

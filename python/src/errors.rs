@@ -2,6 +2,8 @@
 //! module passes them the structured fields (kind, line, column, caret text).
 
 use pyo3::prelude::*;
+use std::ffi::c_long;
+use std::sync::{Mutex, MutexGuard};
 
 fn build<'py>(py: Python<'py>, factory: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyErr {
     let made = py
@@ -46,4 +48,50 @@ pub fn runtime_error(py: Python<'_>, e: &ndjit::RuntimeError) -> PyErr {
         e.snippet.clone(),
     );
     build(py, "runtime_error", args)
+}
+
+/// A failure raised in the calling thread once it runs Python again, for callbacks whose caller
+/// has no error channel: quad's integrand returns a bare double, and an exception left set when
+/// quad's C function returns becomes a `SystemError` (the real one only in `__cause__`). Python
+/// raises it where that function returns; see `deferred` in `_errors.py`.
+#[derive(Default)]
+pub struct Deferred(Mutex<Option<Py<PyAny>>>);
+
+impl Deferred {
+    fn slot(&self) -> MutexGuard<'_, Option<Py<PyAny>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Schedules `exc` in this thread; should that fail, leaves it set, as for other callers.
+    pub fn schedule(&self, py: Python<'_>, exc: PyErr) {
+        let value = exc.into_value(py);
+        let carrier = py
+            .import("ndjit._errors")
+            .and_then(|m| m.getattr("deferred"))
+            .and_then(|f| f.call1((value.clone_ref(py),)));
+        match carrier {
+            Ok(carrier) => {
+                // SAFETY: the GIL is held and `carrier` is an exception class, of which
+                // PyThreadState_SetAsyncExc takes its own reference. It is called last: any
+                // Python code run after it, in this thread, raises it.
+                unsafe {
+                    let thread = pyo3::ffi::PyThread_get_thread_ident() as c_long;
+                    pyo3::ffi::PyThreadState_SetAsyncExc(thread, carrier.as_ptr());
+                }
+                *self.slot() = Some(carrier.unbind());
+            }
+            Err(_) => PyErr::from_value(value.into_bound(py).into_any()).restore(py),
+        }
+    }
+
+    /// Whether the scheduled exception is still to be raised. Reads a class attribute only:
+    /// running Python code here would raise it inside the callback.
+    pub fn pending(&self, py: Python<'_>) -> bool {
+        self.slot().as_ref().is_some_and(|c| {
+            c.bind(py)
+                .getattr("pending")
+                .and_then(|p| p.is_truthy())
+                .unwrap_or(false)
+        })
+    }
 }

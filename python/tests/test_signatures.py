@@ -1,5 +1,6 @@
 """generic_filter1d, geometric_transform and quad callables, as scipy's own C-API tests use them."""
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -62,6 +63,37 @@ def test_quad_passes_args_through():
     h = ndjit.jit_integrand("lambda x, y: x * y")
     assert abs(integrate.dblquad(h, 0, 1, 0, 2)[0] - 1.0) < 1e-12
     assert f.evaluate(0.5, 2.0, 3.0) == math.exp(-1.0) * math.cos(1.5)
+
+
+def _domain(x):
+    return math.sqrt(x - 0.5)
+
+
+def test_quad_raises_the_integrands_own_exception():
+    """quad's integrand has no error channel: the failure is raised from the quad call as the
+    exception CPython raises there (not a SystemError), with the filter's location, in any thread."""
+    f = ndjit.jit_integrand(_domain)
+    with pytest.raises(ValueError) as want:
+        integrate.quad(_domain, 0.0, 1.0)
+    for _ in range(2):  # and again: the integrand stays usable
+        with pytest.raises(ndjit.FilterValueError) as got:
+            integrate.quad(f, 0.0, 1.0)
+        assert type(got.value) is ndjit.FilterValueError and isinstance(got.value, ValueError)
+        assert str(want.value) in str(got.value) and got.value.lineno == 2
+        assert "math domain error" in str(f.failure())
+        assert integrate.quad(f, 0.5, 1.0)[0] == integrate.quad(_domain, 0.5, 1.0)[0]
+    raised = []
+
+    def work():
+        try:
+            integrate.quad(f, 0.0, 1.0)
+        except BaseException as e:  # noqa: BLE001 - the type is the assertion
+            raised.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert [type(e) for e in raised] == [ndjit.FilterValueError]
 
 
 def test_wrong_signature_is_refused_by_scipy():

@@ -3,6 +3,7 @@ driver runs on many threads."""
 import os
 import select
 import signal
+import sys
 import threading
 import warnings
 
@@ -107,3 +108,36 @@ def test_native_driver_works_in_a_forked_child():
     assert os.read(r, 1) == b"\x00", "the forked child's result differs from the parent's"
     os.waitpid(pid, 0)
     os.close(r)
+
+
+def test_compile_cache_under_threads(monkeypatch):
+    """Threads hitting and evicting the compile cache (more sources than it holds) at once: every
+    lookup returns the filter compiled for its own source, and nothing raises."""
+    from ndjit import _filter
+    from ndjit._frontend import describe
+
+    # The cache, not the compiler, is under test: a stub "compiles" a source to itself.
+    monkeypatch.setattr(_filter._core, "compile", lambda source, *rest: ("compiled", source))
+    monkeypatch.setattr(_filter, "_cache", _filter.OrderedDict())
+    # More sources than the cache holds, as with 257+ sources and the real size, but with a hit
+    # often on the entry the next miss evicts, so that the race shows within a second.
+    monkeypatch.setattr(_filter, "_CACHE_SIZE", 3)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    specs = [describe(f"x[0] + {i}") for i in range(5)]
+    failures = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for i in rng.integers(0, len(specs), 20000):
+                assert _filter._compile(specs[i]) == ("compiled", specs[i].source)
+        except Exception as e:  # noqa: BLE001 - reported below, with its type
+            failures.append(e)
+
+    try:
+        run_in_threads(work, 8)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures, repr(failures[0])
+    assert len(_filter._cache) <= _filter._CACHE_SIZE
