@@ -52,65 +52,106 @@ macro_rules! math_fns {
 }
 
 math_fns! {
-    Exp, "exp", 1, ndjit_exp, |x| unsafe { clib::exp(x) };
-    Exp2, "exp2", 1, ndjit_exp2, |x| unsafe { clib::exp2(x) };
-    Expm1, "expm1", 1, ndjit_expm1, |x| unsafe { clib::expm1(x) };
-    Log, "log", 1, ndjit_log, |x| unsafe { clib::log(x) };
-    Log2, "log2", 1, ndjit_log2, |x| unsafe { clib::log2(x) };
-    Log10, "log10", 1, ndjit_log10, |x| unsafe { clib::log10(x) };
-    Log1p, "log1p", 1, ndjit_log1p, |x| unsafe { clib::log1p(x) };
-    Sin, "sin", 1, ndjit_sin, |x| unsafe { clib::sin(x) };
-    Cos, "cos", 1, ndjit_cos, |x| unsafe { clib::cos(x) };
-    Tan, "tan", 1, ndjit_tan, |x| unsafe { clib::tan(x) };
-    Asin, "arcsin", 1, ndjit_asin, |x| unsafe { clib::asin(x) };
-    Acos, "arccos", 1, ndjit_acos, |x| unsafe { clib::acos(x) };
-    Atan, "arctan", 1, ndjit_atan, |x| unsafe { clib::atan(x) };
-    Sinh, "sinh", 1, ndjit_sinh, |x| unsafe { clib::sinh(x) };
-    Cosh, "cosh", 1, ndjit_cosh, |x| unsafe { clib::cosh(x) };
-    Tanh, "tanh", 1, ndjit_tanh, |x| unsafe { clib::tanh(x) };
-    Asinh, "arcsinh", 1, ndjit_asinh, |x| unsafe { clib::asinh(x) };
-    Acosh, "arccosh", 1, ndjit_acosh, |x| unsafe { clib::acosh(x) };
-    Atanh, "arctanh", 1, ndjit_atanh, |x| unsafe { clib::atanh(x) };
-    Cbrt, "cbrt", 1, ndjit_cbrt, |x| unsafe { clib::cbrt(x) };
-    Atan2, "arctan2", 2, ndjit_atan2, |y, x| unsafe { clib::atan2(y, x) };
-    Hypot, "hypot", 2, ndjit_hypot, |x, y| unsafe { clib::hypot(x, y) };
+    Exp, "exp", 1, ndjit_exp, |x| clib::exp(x);
+    Exp2, "exp2", 1, ndjit_exp2, |x| clib::exp2(x);
+    Expm1, "expm1", 1, ndjit_expm1, |x| clib::expm1(x);
+    Log, "log", 1, ndjit_log, |x| clib::log(x);
+    Log2, "log2", 1, ndjit_log2, |x| clib::log2(x);
+    Log10, "log10", 1, ndjit_log10, |x| clib::log10(x);
+    Log1p, "log1p", 1, ndjit_log1p, |x| clib::log1p(x);
+    Sin, "sin", 1, ndjit_sin, |x| clib::sin(x);
+    Cos, "cos", 1, ndjit_cos, |x| clib::cos(x);
+    Tan, "tan", 1, ndjit_tan, |x| clib::tan(x);
+    Asin, "arcsin", 1, ndjit_asin, |x| clib::asin(x);
+    Acos, "arccos", 1, ndjit_acos, |x| clib::acos(x);
+    Atan, "arctan", 1, ndjit_atan, |x| clib::atan(x);
+    Sinh, "sinh", 1, ndjit_sinh, |x| clib::sinh(x);
+    Cosh, "cosh", 1, ndjit_cosh, |x| clib::cosh(x);
+    Tanh, "tanh", 1, ndjit_tanh, |x| clib::tanh(x);
+    Asinh, "arcsinh", 1, ndjit_asinh, |x| clib::asinh(x);
+    Acosh, "arccosh", 1, ndjit_acosh, |x| clib::acosh(x);
+    Atanh, "arctanh", 1, ndjit_atanh, |x| clib::atanh(x);
+    Cbrt, "cbrt", 1, ndjit_cbrt, |x| clib::cbrt(x);
+    Atan2, "arctan2", 2, ndjit_atan2, |y, x| clib::atan2(y, x);
+    Hypot, "hypot", 2, ndjit_hypot, |x, y| clib::hypot(x, y);
     PyHypot, "math.hypot", 2, ndjit_py_hypot, |x, y| py_hypot(x, y);
-    Pow, "power", 2, ndjit_pow, |x, y| unsafe { clib::pow(x, y) };
-    Fmod, "fmod", 2, ndjit_fmod, |x, y| unsafe { clib::fmod(x, y) };
+    Pow, "power", 2, ndjit_pow, |x, y| clib::pow(x, y);
+    Fmod, "fmod", 2, ndjit_fmod, |x, y| clib::fmod(x, y);
     CopySign, "copysign", 2, ndjit_copysign, |x, y| x.copysign(y);
     FloorDiv, "floor_divide", 2, ndjit_floordiv, |a, b| floordiv(a, b);
     Remainder, "remainder", 2, ndjit_remainder, |a, b| remainder(a, b);
 }
 
-/// The C library's functions (libm on Unix, the C runtime elsewhere). They are pure functions of
+/// The C library's functions: libm on Unix, the C runtime elsewhere. They are pure functions of
 /// their arguments: no errno is read, and the floating-point environment is never changed.
 mod clib {
-    #[cfg_attr(all(unix, not(target_vendor = "apple")), link(name = "m"))]
-    extern "C" {
-        pub fn exp(x: f64) -> f64;
-        pub fn exp2(x: f64) -> f64;
-        pub fn expm1(x: f64) -> f64;
-        pub fn log(x: f64) -> f64;
-        pub fn log2(x: f64) -> f64;
-        pub fn log10(x: f64) -> f64;
-        pub fn log1p(x: f64) -> f64;
-        pub fn sin(x: f64) -> f64;
-        pub fn cos(x: f64) -> f64;
-        pub fn tan(x: f64) -> f64;
-        pub fn asin(x: f64) -> f64;
-        pub fn acos(x: f64) -> f64;
-        pub fn atan(x: f64) -> f64;
-        pub fn sinh(x: f64) -> f64;
-        pub fn cosh(x: f64) -> f64;
-        pub fn tanh(x: f64) -> f64;
-        pub fn asinh(x: f64) -> f64;
-        pub fn acosh(x: f64) -> f64;
-        pub fn atanh(x: f64) -> f64;
-        pub fn cbrt(x: f64) -> f64;
-        pub fn atan2(y: f64, x: f64) -> f64;
-        pub fn hypot(x: f64, y: f64) -> f64;
-        pub fn pow(x: f64, y: f64) -> f64;
-        pub fn fmod(x: f64, y: f64) -> f64;
+    macro_rules! clib_fns {
+        ($($name:ident($($a:ident),+);)*) => {
+            mod linked {
+                #[cfg_attr(all(unix, not(target_vendor = "apple")), link(name = "m"))]
+                extern "C" {
+                    $(pub fn $name($($a: f64),+) -> f64;)*
+                }
+            }
+
+            /// The routines by address, looked up once.
+            struct Table {
+                $($name: unsafe extern "C" fn($($a: f64),+) -> f64,)*
+            }
+
+            impl Table {
+                fn linked() -> Table {
+                    Table { $($name: linked::$name,)* }
+                }
+                /// glibc's own libm by name. The Rust toolchain's compiler-builtins defines a few
+                /// libm symbols itself (weakly: `cbrt` and `fmod` today, with other algorithms),
+                /// and a definition inside the binary wins over the shared library at link time;
+                /// CPython calls glibc's.
+                #[cfg(all(target_os = "linux", target_env = "gnu"))]
+                fn glibc() -> Option<Table> {
+                    // SAFETY: dlopen/dlsym with NUL-terminated names; the handle is never closed,
+                    // so the addresses stay valid; each symbol has the C signature declared.
+                    unsafe {
+                        let lib = libc::dlopen(c"libm.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+                        if lib.is_null() {
+                            return None;
+                        }
+                        $(
+                            let p = libc::dlsym(lib, concat!(stringify!($name), "\0").as_ptr().cast());
+                            if p.is_null() {
+                                return None;
+                            }
+                            let $name = std::mem::transmute::<*mut libc::c_void, unsafe extern "C" fn($($a: f64),+) -> f64>(p);
+                        )*
+                        Some(Table { $($name,)* })
+                    }
+                }
+                #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+                fn glibc() -> Option<Table> {
+                    None
+                }
+            }
+
+            fn table() -> &'static Table {
+                static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
+                TABLE.get_or_init(|| Table::glibc().unwrap_or_else(Table::linked))
+            }
+
+            $(
+                #[inline]
+                pub fn $name($($a: f64),+) -> f64 {
+                    // SAFETY: a C math function: any argument is valid, nothing else is touched.
+                    unsafe { (table().$name)($($a),+) }
+                }
+            )*
+        };
+    }
+
+    clib_fns! {
+        exp(x); exp2(x); expm1(x); log(x); log2(x); log10(x); log1p(x);
+        sin(x); cos(x); tan(x); asin(x); acos(x); atan(x);
+        sinh(x); cosh(x); tanh(x); asinh(x); acosh(x); atanh(x); cbrt(x);
+        atan2(y, x); hypot(x, y); pow(x, y); fmod(x, y);
     }
 }
 
@@ -332,6 +373,36 @@ mod tests {
         assert!(fmax(f64::NAN, 1.0).is_nan() && fmax(1.0, f64::NAN).is_nan());
         assert!(fmin(0.0, -0.0).is_sign_negative() && fmax(-0.0, 0.0).is_sign_positive());
         assert_eq!(fmin(2.0, 3.0), 2.0);
+    }
+
+    /// CPython's results on Linux (glibc), where the `libm` crate and compiler-builtins differ:
+    /// `math.exp(1.0)`, `math.cbrt(-0.3673911568960815)`, `math.tanh(0.4726369922000808)`.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn math_is_glibc_as_cpython_calls_it() {
+        assert_eq!(MathFn::Exp.eval(&[1.0]), 2.718281828459045);
+        assert_eq!(
+            MathFn::Cbrt.eval(&[-0.3673911568960815]),
+            -0.7162141542441697
+        );
+        assert_eq!(
+            MathFn::Tanh.eval(&[0.4726369922000808]).to_bits(),
+            0x3fdc2e535ba43c24
+        );
+    }
+
+    /// `math.hypot` as CPython 3.11 computes it, a subnormal case included.
+    #[test]
+    fn py_hypot_follows_cpython() {
+        assert_eq!(py_hypot(3.0, -4.0), 5.0);
+        assert_eq!(py_hypot(f64::NAN, f64::NEG_INFINITY), f64::INFINITY);
+        assert!(py_hypot(f64::NAN, 1.0).is_nan());
+        assert_eq!(py_hypot(-0.0, 0.0).to_bits(), 0.0f64.to_bits());
+        assert_eq!(py_hypot(1.5e308, 1.5e308), f64::INFINITY);
+        assert_eq!(
+            py_hypot(7.0125361031217e-311, -3.5511491319187e-309),
+            3.55184145527172e-309
+        );
     }
 
     #[test]

@@ -475,7 +475,16 @@ fn outputs_follow_the_umask() {
     std::fs::File::create(&plain).unwrap();
     let want = std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777;
     let out = d.join("out.npy");
-    ndjit_ok(&["filter", s(&input), s(&out), "-e", "x[0]", "--size", "3", "-q"]);
+    ndjit_ok(&[
+        "filter",
+        s(&input),
+        s(&out),
+        "-e",
+        "x[0]",
+        "--size",
+        "3",
+        "-q",
+    ]);
     let got = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(got, want, "output mode {got:o}, a new file gets {want:o}");
     assert_ne!(got, 0o600, "the temporary file's private mode leaked");

@@ -1,4 +1,4 @@
-"""`math.*` is bit-identical to CPython's, and `np.*` within 1 ulp of NumPy's.
+"""`math.*` is bit-identical to CPython's, and `np.*` within 1 ulp of NumPy's (3 for cbrt, 2 for tanh, sinh, log10, acosh).
 
 CPython's math module calls the C library (glibc on Linux) and ndjit's compiled code calls the very
 same functions, except `math.hypot`, which CPython computes itself and ndjit follows step for step.
@@ -50,13 +50,19 @@ def bits(v):
     return "nan" if math.isnan(v) else np.float64(v).tobytes().hex()
 
 
-def through_every_face(src, data, pairs):
-    """The expression over each window, through scipy's loop around the JIT and through ndjit's
-    native driver: one value per window, or pairs of values (windows of 2 at even positions)."""
-    size, origin = (2, -1) if pairs else (1, 0)
-    a = ndi.generic_filter(data, ndjit.jit_filter(src), size=size, mode="constant", origin=origin)
-    b = ndjit.generic_filter(data, src, size=size, mode="constant", origin=origin)
-    return (a[::2], b[::2]) if pairs else (a, b)
+def through_every_face(src, data):
+    """The expression `src` of `x[0]` for each value, through scipy's loop around the JIT and
+    through ndjit's native driver."""
+    a = ndi.generic_filter(data, ndjit.jit_filter(src), size=1, mode="constant")
+    b = ndjit.generic_filter(data, src, size=1, mode="constant")
+    return a, b
+
+
+def pairwise(src, xs, ys):
+    """The expression `src` of `x[0], x[1]` for each pair, through the JIT and the interpreter
+    (a filter over an image would also run it on windows that straddle two pairs)."""
+    f = ndjit.jit_filter(src)
+    return [f.evaluate([a, b]) for a, b in zip(xs, ys)], [f.interpret([a, b]) for a, b in zip(xs, ys)]
 
 
 def assert_same(name, want, args, faces):
@@ -68,12 +74,12 @@ def assert_same(name, want, args, faces):
 
 @pytest.mark.parametrize("name", UNARY)
 def test_math_unary_is_bit_identical_to_cpython(name):
-    data = samples(3000, hash(name) % 1000)
+    data = samples(3000, UNARY.index(name))
     fn = getattr(math, name)
     want = python_results(fn, data)
     ok = [i for i, w in enumerate(want) if w is not None]
     assert len(ok) > 100
-    faces = through_every_face(f"math.{name}(x[0])", data[ok], pairs=False)
+    faces = through_every_face(f"math.{name}(x[0])", data[ok])
     assert_same(name, [want[i] for i in ok], data[ok], faces)
     raising = [v for v, w in zip(data, want) if w is None][:5]
     for v in raising:
@@ -83,13 +89,12 @@ def test_math_unary_is_bit_identical_to_cpython(name):
 
 @pytest.mark.parametrize("name", BINARY)
 def test_math_binary_is_bit_identical_to_cpython(name):
-    x = samples(3000, 1 + hash(name) % 1000)
+    x = samples(3000, 100 + BINARY.index(name))
     y = np.random.default_rng(7).permutation(samples(3000, 2))
     want = python_results(getattr(math, name), x, y)
     ok = [i for i, w in enumerate(want) if w is not None]
     assert len(ok) > 100
-    pairs = np.stack([x[ok], y[ok]], axis=1).ravel()
-    faces = through_every_face(f"math.{name}(x[0], x[1])", pairs, pairs=True)
+    faces = pairwise(f"math.{name}(x[0], x[1])", x[ok], y[ok])
     assert_same(name, [want[i] for i in ok], list(zip(x[ok], y[ok])), faces)
 
 
@@ -98,7 +103,7 @@ def test_hypot_follows_cpython_in_the_subnormal_range():
     x = rng.uniform(-1, 1, 2000) * 1e-310
     y = rng.uniform(-1, 1, 2000) * 10.0 ** rng.integers(-323, -307, 2000)
     want = [math.hypot(a, b) for a, b in zip(x, y)]
-    faces = through_every_face("math.hypot(x[0], x[1])", np.stack([x, y], axis=1).ravel(), True)
+    faces = pairwise("math.hypot(x[0], x[1])", x, y)
     assert_same("hypot", want, list(zip(x, y)), faces)
 
 
@@ -113,8 +118,13 @@ def ulps(a, b):
     return abs(int(ia) - int(ib))
 
 
+# NumPy's AVX-512 kernels for these are themselves further from the C library's results (measured
+# here: README, *Known deviations*); everywhere else one ulp.
+NUMPY_ULPS = {"cbrt": 3, "tanh": 2, "sinh": 2, "log10": 2, "acosh": 2}
+
+
 @pytest.mark.parametrize("name", sorted(NUMPY))
-def test_numpy_functions_are_within_one_ulp(name):
+def test_numpy_functions_are_within_their_bound(name):
     npname = NUMPY[name]
     two = name in BINARY
     x = samples(2000, 11)
@@ -122,7 +132,7 @@ def test_numpy_functions_are_within_one_ulp(name):
     with np.errstate(all="ignore"):
         want = getattr(np, npname)(x, y) if two else getattr(np, npname)(x)
     src = f"np.{npname}(x[0], x[1])" if two else f"np.{npname}(x[0])"
-    data = np.stack([x, y], axis=1).ravel() if two else x
-    for got in through_every_face(src, data, pairs=two):
+    for got in pairwise(src, x, y) if two else through_every_face(src, x):
         worst = max(ulps(w, g) for w, g in zip(want, got))
-        assert worst <= 1, f"np.{npname}: {worst} ulp from NumPy"
+        bound = NUMPY_ULPS.get(name, 1)
+        assert worst <= bound, f"np.{npname}: {worst} ulp from NumPy (bound {bound})"
