@@ -35,7 +35,7 @@ impl Plan {
         let last = g.shape.len() - 1;
         let mut slots: Vec<Vec<i64>> = Vec::new();
         let (mut tap_slot, mut tap_col) = (Vec::new(), Vec::new());
-        for t in &g.taps {
+        for t in g.taps() {
             let lead = &t[..last];
             let s = match slots.iter().position(|s| s == lead) {
                 Some(s) => s,

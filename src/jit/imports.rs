@@ -14,6 +14,8 @@ use cranelift_codegen::isa::CallConv;
 pub(super) enum Callee {
     /// `ndjit_rt_fail(ctx, site: u32, a: i64, b: i64)`: records a failure in the context.
     Fail,
+    /// `ndjit_rt_poll(ctx) -> i32`: 1 when the call should stop (the interrupt is then recorded).
+    Poll,
     /// `ndjit_rt_scratch(slot: u32, n: i64) -> *mut u64`: per-thread scratch memory, null on failure.
     Scratch,
     /// `ndjit_rt_sort(ptr, n)`: sorts f64 in place, NaN last.
@@ -37,6 +39,7 @@ impl Callee {
     pub(super) fn symbol(self) -> &'static str {
         match self {
             Callee::Fail => "ndjit_rt_fail",
+            Callee::Poll => "ndjit_rt_poll",
             Callee::Scratch => "ndjit_rt_scratch",
             Callee::Sort => "ndjit_rt_sort",
             Callee::Median => "ndjit_rt_median",
@@ -54,6 +57,7 @@ impl Callee {
         use types::{F64, I32, I64};
         let (params, returns): (&[Type], &[Type]) = match self {
             Callee::Fail => (&[ptr, I32, I64, I64], &[]),
+            Callee::Poll => (&[ptr], &[I32]),
             Callee::Scratch => (&[I32, I64], &[ptr]),
             Callee::Sort => (&[ptr, I64], &[]),
             Callee::Median => (&[ptr, I64], &[F64]),
