@@ -680,7 +680,7 @@ impl<'a> Translator<'a> {
     }
 
     /// Counts a loop's back edge and every `POLL_INTERVAL` of them calls `ndjit_rt_poll`, which
-    /// records the interrupt when the call should stop: the call then fails. An IR loop's trip
+    /// records the interrupt in the context when the call should stop: the call then fails. An IR loop's trip
     /// count is not known here (`while`, `range(n)`), so this is what makes `while True: pass`
     /// interruptible; the common path is a decrement and a branch.
     fn poll_on_back_edge(&mut self) -> Result<()> {
@@ -697,9 +697,11 @@ impl<'a> Translator<'a> {
             .ins()
             .iconst(types::I32, i64::from(crate::interrupt::POLL_INTERVAL));
         self.b.def_var(self.countdown, interval);
-        let stop = self
-            .call(Callee::Poll, &[self.ctx])?
-            .ok_or_else(|| codegen_error("ndjit_rt_poll returns a value"))?;
+        // Through the trampoline that clobbers no register (see `super::poll`); an interrupt is
+        // then recorded in the context.
+        self.call(Callee::PollTrampoline, &[self.ctx])?;
+        let flag_addr = self.b.ins().iadd_imm_s(self.ctx, i64::from(OFFSET_FAILED));
+        let stop = self.b.ins().atomic_load(types::I32, TRUSTED, flag_addr);
         self.b.ins().brif(stop, self.ret0, &[], cont, &[]);
         // Both predecessors, the counting branch and the poll, are emitted.
         self.b.seal_block(cont);
@@ -881,9 +883,15 @@ impl<'a> Translator<'a> {
             return Ok(f);
         }
         let sig = c.signature(self.module.isa().default_call_conv(), types::I64);
+        // The trampoline is the module's own (defined after this function); the rest are the
+        // runtime's.
+        let linkage = match c {
+            Callee::PollTrampoline => Linkage::Local,
+            _ => Linkage::Import,
+        };
         let id = self
             .module
-            .declare_function(c.symbol(), Linkage::Import, &sig)
+            .declare_function(c.symbol(), linkage, &sig)
             .map_err(|e| codegen_error(format!("cannot import {}: {e}", c.symbol())))?;
         let f = self.module.declare_func_in_func(id, self.b.func);
         self.imports.push((c, f));
