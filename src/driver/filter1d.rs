@@ -139,7 +139,7 @@ pub unsafe fn generic_filter1d_raw(
             .map_err(|_| DriverError::InvalidFilterSize)?,
         opts.mode,
         opts.cval,
-    );
+    )?;
     // At most `n - 1`, which the line's extension below must fit as well.
     let before = i64::try_from(centre).map_err(|_| {
         DriverError::TooLarge(format!("a filter of size {n} is too long for a line"))

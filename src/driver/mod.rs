@@ -143,7 +143,7 @@ fn run(
     if overlap || opts.engine == Engine::Sequential {
         return sequential::run(geom, input, output, filter, opts);
     }
-    let plan = Plan::new(geom, opts.mode, opts.cval);
+    let plan = Plan::new(geom, opts.mode, opts.cval)?;
     let kernel = match (opts.engine, filter.specialized_ir()) {
         (Engine::Auto, Some(_)) if geom.tap_count() <= MAX_UNROLLED_TAPS => {
             let taps = Taps {
