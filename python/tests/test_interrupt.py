@@ -20,6 +20,11 @@ CHILD = textwrap.dedent("""
     f = ndjit.jit_filter("def f(x):\\n    s = 0.0\\n" + body + "\\n    return s\\n")
     img = np.arange(400.0).reshape(20, 20)
     print("ready", flush=True)
+    if len(sys.argv) > 3:  # a handler of the user's own, whose exception must come through
+        import signal
+        def stop(signum, frame):
+            raise RuntimeError("stopped by the handler")
+        signal.signal(signal.SIGINT, stop)
     t = time.perf_counter()
     try:
         if path == "scipy":
@@ -28,6 +33,8 @@ CHILD = textwrap.dedent("""
             ndjit.generic_filter(img, f, size=3, workers=2)
     except KeyboardInterrupt:
         print(f"KeyboardInterrupt {time.perf_counter() - t:.2f}", flush=True)
+    except RuntimeError as e:
+        print(f"RuntimeError {time.perf_counter() - t:.2f} {e}", flush=True)
     # The filter works again after the interrupt.
     print(ndjit.generic_filter(np.ones((3, 3)), "np.sum(x)", size=3)[1, 1], flush=True)
 """)
@@ -38,10 +45,9 @@ RUNAWAY = {
 }
 
 
-@pytest.mark.parametrize("body", sorted(RUNAWAY))
-@pytest.mark.parametrize("path", ["scipy", "driver"])
-def test_sigint_stops_a_runaway_filter(path, body):
-    child = subprocess.Popen([sys.executable, "-c", CHILD, path, RUNAWAY[body]],
+def _interrupted(path, body, *extra):
+    """The child's output after SIGINT: the exception line, then the later filter's result."""
+    child = subprocess.Popen([sys.executable, "-c", CHILD, path, RUNAWAY[body], *extra],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "ready"
@@ -54,6 +60,18 @@ def test_sigint_stops_a_runaway_filter(path, body):
         pytest.fail(f"{path}/{body}: SIGINT did not stop the filter")
     assert child.returncode == 0, err
     lines = out.split("\n")
-    assert lines[0].startswith("KeyboardInterrupt "), out
-    assert float(lines[0].split()[1]) < 10.0
+    assert float(lines[0].split()[1]) < 10.0, out
     assert lines[1] == "9.0", out
+    return lines[0]
+
+
+@pytest.mark.parametrize("body", sorted(RUNAWAY))
+@pytest.mark.parametrize("path", ["scipy", "driver"])
+def test_sigint_stops_a_runaway_filter(path, body):
+    assert _interrupted(path, body).startswith("KeyboardInterrupt ")
+
+
+@pytest.mark.parametrize("path", ["scipy", "driver"])
+def test_the_exception_of_a_users_signal_handler_comes_through(path):
+    line = _interrupted(path, "while", "own-handler")
+    assert line.startswith("RuntimeError ") and line.endswith("stopped by the handler"), line
