@@ -1,7 +1,7 @@
 """Ctrl-C stops a runaway filter (`while True: pass`, `range(10**12)`) with KeyboardInterrupt, on
 scipy's path (scipy's loop calls the compiled callback with the GIL held) and in ndjit's native
-driver (GIL released, helper threads). Each case runs in a child process that gets SIGINT after
-about a second; a regression shows as a child killed at the time limit."""
+driver (GIL released, helper threads). Each case runs in a child process that gets SIGINT half a
+second into the run; a regression shows as a child killed at the time limit."""
 import os
 import signal
 import subprocess
@@ -51,7 +51,7 @@ def _interrupted(path, body, *extra):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(1.0)
+        time.sleep(0.5)
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=20)
     except subprocess.TimeoutExpired:
