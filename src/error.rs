@@ -184,13 +184,35 @@ pub struct RuntimeError {
     pub snippet: Option<String>,
 }
 
+impl RuntimeError {
+    /// The error of a call stopped by [`crate::interrupt::poll`] (Ctrl-C, or a cancelled driver
+    /// run): Python's `KeyboardInterrupt`.
+    pub fn interrupted() -> RuntimeError {
+        RuntimeError {
+            message: "the filter was interrupted".into(),
+            exception: "KeyboardInterrupt",
+            span: Span::default(),
+            snippet: None,
+        }
+    }
+
+    /// Whether this is [`RuntimeError::interrupted`].
+    pub fn is_interrupt(&self) -> bool {
+        *self == RuntimeError::interrupted()
+    }
+}
+
 impl fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} (at {}:{})",
-            self.message, self.span.start.line, self.span.start.column
-        )?;
+        f.write_str(&self.message)?;
+        // Line 0: no place in the source (an interrupt, say).
+        if self.span.start.line > 0 {
+            write!(
+                f,
+                " (at {}:{})",
+                self.span.start.line, self.span.start.column
+            )?;
+        }
         if let Some(s) = &self.snippet {
             write!(f, "\n{s}")?;
         }

@@ -421,7 +421,12 @@ impl Filter {
                 snippet: None,
             };
         };
-        let site = &self.compiled.general.errors[fail.site as usize];
+        if fail.is_interrupt() {
+            return RuntimeError::interrupted();
+        }
+        let Some(site) = self.compiled.general.errors.get(fail.site as usize) else {
+            return self.describe(None);
+        };
         let message = site
             .message
             .replace("{a}", &fail.a.to_string())

@@ -39,6 +39,8 @@ struct Machine<'a> {
     vars: Vec<Val>,
     /// Scratch arrays: 8-byte cells, typed by the array declaration.
     scratch: Vec<Vec<u64>>,
+    /// Loop back edges left before the next interrupt poll, as in compiled code.
+    countdown: u32,
 }
 
 /// Runs `func` on one buffer, as the compiled callback would: `Ok(value)` on success; on failure
@@ -82,6 +84,7 @@ pub fn run_args(func: &Func, ctx: &RawContext, args: Args<'_>) -> Result<Option<
             })
             .collect(),
         scratch: vec![Vec::new(); func.arrays.len()],
+        countdown: crate::interrupt::POLL_INTERVAL,
     };
     match m.block(&func.body) {
         Flow::Return(v) => Ok(Some(v)),
@@ -106,6 +109,17 @@ impl Machine<'_> {
     fn fail(&self, site: u32, a: i64, b: i64) -> Flow {
         self.ctx.record(Failure { site, a, b });
         Flow::Fail
+    }
+
+    /// Counts a loop's back edge and polls for an interrupt every `POLL_INTERVAL` of them
+    /// (`runtime::ndjit_rt_poll`, which records the failure), as compiled code does.
+    fn back_edge_interrupted(&mut self) -> bool {
+        self.countdown -= 1;
+        if self.countdown > 0 {
+            return false;
+        }
+        self.countdown = crate::interrupt::POLL_INTERVAL;
+        unsafe { crate::runtime::ndjit_rt_poll(self.ctx) != 0 }
     }
 
     fn set(&mut self, v: Var, val: Val) {
@@ -144,6 +158,9 @@ impl Machine<'_> {
                     Flow::Next => {}
                     Flow::Break => break,
                     other => return other,
+                }
+                if self.back_edge_interrupted() {
+                    return Flow::Fail;
                 }
             },
             Stmt::Break => return Flow::Break,

@@ -31,6 +31,7 @@ pub mod driver;
 pub mod error;
 pub mod filter;
 pub mod interp;
+pub mod interrupt;
 pub mod ir;
 pub mod jit;
 pub mod lower;

@@ -127,6 +127,31 @@ impl RawContext {
     }
 }
 
+/// The failure site of a call stopped by [`crate::interrupt::poll`]: no site of the IR (those
+/// index `Func::errors`), described by [`crate::RuntimeError::interrupted`].
+pub const SITE_INTERRUPTED: u32 = u32::MAX;
+
+impl Failure {
+    /// Whether the call was stopped by an interrupt rather than by a failing check.
+    pub fn is_interrupt(&self) -> bool {
+        self.site == SITE_INTERRUPTED
+    }
+}
+
+/// Called by compiled code (and the interpreter) every [`crate::interrupt::POLL_INTERVAL`] back
+/// edges of a loop: when the call should stop, records [`SITE_INTERRUPTED`] and returns 1 (the
+/// caller then fails the call), else 0.
+///
+/// # Safety
+/// `ctx` must be null or point to a live [`RawContext`].
+pub unsafe extern "C" fn ndjit_rt_poll(ctx: *const RawContext) -> i32 {
+    if !crate::interrupt::poll() {
+        return 0;
+    }
+    unsafe { ndjit_rt_fail(ctx, SITE_INTERRUPTED, 0, 0) };
+    1
+}
+
 /// Called by compiled code when a [`crate::ir::Stmt::Check`] fails.
 ///
 /// # Safety
@@ -313,6 +338,7 @@ pub fn pairwise_sum(x: &[f64]) -> f64 {
 pub fn symbols() -> Vec<(&'static str, *const u8)> {
     let mut v: Vec<(&'static str, *const u8)> = vec![
         ("ndjit_rt_fail", ndjit_rt_fail as *const u8),
+        ("ndjit_rt_poll", ndjit_rt_poll as *const u8),
         ("ndjit_rt_scratch", ndjit_rt_scratch as *const u8),
         ("ndjit_rt_sort", ndjit_rt_sort as *const u8),
         ("ndjit_rt_median", ndjit_rt_median as *const u8),

@@ -488,4 +488,33 @@ fn outputs_follow_the_umask() {
     let got = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(got, want, "output mode {got:o}, a new file gets {want:o}");
     assert_ne!(got, 0o600, "the temporary file's private mode leaked");
+#[test]
+fn footprint_sizes_whose_product_overflows_are_usage_errors() {
+    // 2^32 on both axes of a 2-D image: 2^64 entries, once wrapped to an empty footprint (the
+    // output was all zeros and the exit status 0); 3 × 2^62 once panicked.
+    let d = dir("huge-size");
+    let a = ArrayD::from_shape_vec(IxDyn(&[3, 4]), (0..12).map(|v| v as f64).collect()).unwrap();
+    a.write_npy(std::fs::File::create(d.join("in.npy")).unwrap())
+        .unwrap();
+    for size in ["4294967296", "3,4611686018427387904"] {
+        let out = d.join("out.npy");
+        let o = ndjit(&[
+            "filter",
+            s(&d.join("in.npy")),
+            s(&out),
+            "-e",
+            "x[0]",
+            "--size",
+            size,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{size}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("ValueError: a footprint of shape")
+                && stderr(&o).contains("more entries than fit in memory"),
+            "{size}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+        assert!(!out.exists(), "no output is written");
+    }
 }

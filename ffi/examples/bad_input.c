@@ -250,6 +250,12 @@ int main(void) {
     intptr_t zero_size[2] = {3, 0};
     ndjit_options_set_size(o, zero_size, 2, NULL);
     expect("size: an extent of 0", ndjit_generic_filter(f, &in, &outa, o, &err), NDJIT_ERR_SHAPE, &err);
+    /* Extents whose product overflows: refused, not wrapped to an empty footprint. */
+    intptr_t wraps[2] = {(intptr_t)1 << 32, (intptr_t)1 << 32}, overflows[2] = {3, (intptr_t)1 << 62};
+    ndjit_options_set_size(o, wraps, 2, NULL);
+    expect("size: 2^32 x 2^32", ndjit_generic_filter(f, &in, &outa, o, &err), NDJIT_ERR_INVALID_ARGUMENT, &err);
+    ndjit_options_set_size(o, overflows, 2, NULL);
+    expect("size: 3 x 2^62", ndjit_generic_filter(f, &in, &outa, o, &err), NDJIT_ERR_INVALID_ARGUMENT, &err);
     intptr_t size1x1[2] = {1, 1}; /* buffers of one value: x[k] with k = 1 fails */
     ndjit_options_set_size(o, size1x1, 2, NULL);
     expect_at("filter fails on a pixel", ndjit_generic_filter(f, &in, &outa, o, &err), NDJIT_ERR_RUNTIME, 1, 3, &err);

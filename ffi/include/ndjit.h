@@ -39,8 +39,10 @@
  *   it was told about. What cannot be checked is the caller's promise: that a non-NULL pointer
  *   points to what the documentation says (a live handle, N readable values, a NUL-terminated
  *   string, a valid memory block). Internal errors (Rust panics) are caught at the boundary and
- *   returned as NDJIT_ERR_INTERNAL; nothing unwinds into C. (Running out of memory aborts, as
- *   malloc failure does in most C libraries.)
+ *   returned as NDJIT_ERR_INTERNAL; nothing unwinds into C. Sizes are multiplied with overflow
+ *   checks; a footprint or array too large to exist, or whose working memory cannot be
+ *   allocated, is NDJIT_ERR_INVALID_ARGUMENT. (Other allocation failures abort, as malloc
+ *   failure does in most C libraries.)
  *
  * Ownership. Objects are opaque handles made by ndjit_*_new / ndjit_filter_compile / ... and
  *   freed by the matching ndjit_*_free, which accepts NULL. Arguments are borrowed for the
@@ -107,7 +109,8 @@ typedef enum {
     NDJIT_ERR_UTF8 = 2,
     /**
      * A numeric argument is out of range: a negative size or count, too many dimensions, a
-     * misaligned pointer, a name that is not a Python identifier.
+     * misaligned pointer, a name that is not a Python identifier, sizes whose product
+     * overflows, a footprint whose working memory cannot be allocated.
      */
     NDJIT_ERR_INVALID_ARGUMENT = 3,
     /**

@@ -590,9 +590,12 @@ fn driver_failure(e: &DriverError) -> Failure {
     }
     let status = match e {
         DriverError::BadMode(_) | DriverError::UnsupportedDtype { .. } => NDJIT_ERR_UNKNOWN_ENUM,
-        DriverError::AxisOutOfRange { .. } | DriverError::DuplicateAxes => {
-            NDJIT_ERR_INVALID_ARGUMENT
-        }
+        // A footprint or array too large to exist, or to allocate: an absurd size, as for the
+        // other arguments checked here.
+        DriverError::AxisOutOfRange { .. }
+        | DriverError::DuplicateAxes
+        | DriverError::TooLarge(_)
+        | DriverError::OutOfMemory { .. } => NDJIT_ERR_INVALID_ARGUMENT,
         DriverError::SequenceLength { .. }
         | DriverError::FootprintRank { .. }
         | DriverError::InvalidOrigin { .. }

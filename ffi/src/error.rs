@@ -17,7 +17,8 @@ pub enum ndjit_status {
     /// A string argument is not valid UTF-8.
     NDJIT_ERR_UTF8 = 2,
     /// A numeric argument is out of range: a negative size or count, too many dimensions, a
-    /// misaligned pointer, a name that is not a Python identifier.
+    /// misaligned pointer, a name that is not a Python identifier, sizes whose product
+    /// overflows, a footprint whose working memory cannot be allocated.
     NDJIT_ERR_INVALID_ARGUMENT = 3,
     /// An enumeration argument (`ndjit_dtype`, `ndjit_mode`) has a value the library does not know.
     NDJIT_ERR_UNKNOWN_ENUM = 4,

@@ -961,6 +961,46 @@ fn driver_in_place_matches_rust_in_place() {
 // Arguments a C program could get wrong (beyond ffi/examples/bad_input.c)
 
 #[test]
+fn footprint_sizes_whose_product_overflows_are_refused() {
+    // {2^32, 2^32} once returned OK and the filter saw an empty buffer (the output all zeros);
+    // {3, 2^62} panicked with a backtrace on the host's stderr.
+    let a = api();
+    let f = CFilter::compile("x[0] + 1", None, 0).unwrap();
+    let mut data = [5.0f64; 6];
+    let shape = [2isize, 3];
+    let arr = CArray {
+        data: data.as_mut_ptr().cast(),
+        nbytes: 48,
+        offset: 0,
+        dtype: 10,
+        ndim: 2,
+        shape: shape.as_ptr(),
+        strides: null(),
+    };
+    let mut out = [0.0f64; 6];
+    let out_arr = CArray {
+        data: out.as_mut_ptr().cast(),
+        ..arr
+    };
+    for size in [[1isize << 32, 1 << 32], [3, 1 << 62]] {
+        let o = unsafe { (a.options_new)() };
+        call(|e| unsafe { (a.options_set_size)(o, size.as_ptr(), 2, e) }).unwrap();
+        let e = call(|e| unsafe { (a.generic_filter)(f.0, &arr, &out_arr, o, e) }).unwrap_err();
+        unsafe { (a.options_free)(o) };
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (NDJIT_ERR_INVALID_ARGUMENT, "ValueError"),
+            "{size:?}: {e:?}"
+        );
+        assert!(
+            e.message.contains("more entries than fit in memory"),
+            "{e:?}"
+        );
+    }
+    assert_eq!(out, [0.0; 6], "nothing is written");
+}
+
+#[test]
 fn bad_pointers_and_sizes() {
     let a = api();
     let f = CFilter::compile("np.sum(x)", None, 0).unwrap();

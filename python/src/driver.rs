@@ -59,6 +59,17 @@ pub(crate) fn check_writeable(output: &Bound<'_, PyUntypedArray>) -> PyResult<()
     Ok(())
 }
 
+/// A footprint's row-major entries. Read as a slice: an ndarray view (`as_array`) panics above 32
+/// dimensions, and NumPy arrays have up to 64. `ndjit/_driver.py` passes a C-contiguous footprint.
+pub(crate) fn footprint_mask(
+    footprint: &numpy::PyReadonlyArrayDyn<'_, bool>,
+) -> PyResult<Vec<bool>> {
+    if !footprint.is_c_contiguous() {
+        return Err(PyValueError::new_err("the footprint must be C-contiguous"));
+    }
+    Ok(footprint.as_slice()?.to_vec())
+}
+
 /// The exception scipy would raise for a driver error.
 pub fn driver_error(py: Python<'_>, e: DriverError) -> PyErr {
     if let Some(rt) = e.runtime_error() {
@@ -68,7 +79,8 @@ pub fn driver_error(py: Python<'_>, e: DriverError) -> PyErr {
     match e.python_type() {
         "TypeError" => PyTypeError::new_err(msg),
         "ValueError" => PyValueError::new_err(msg),
-        "KeyboardInterrupt" => pyo3::exceptions::PyKeyboardInterrupt::new_err(msg),
+        "KeyboardInterrupt" => crate::interrupt::take_pending(msg),
+        "MemoryError" => pyo3::exceptions::PyMemoryError::new_err(msg),
         _ => PyRuntimeError::new_err(msg),
     }
 }
@@ -90,12 +102,10 @@ pub fn generic_filter(
     threads: Option<usize>,
 ) -> PyResult<()> {
     check_writeable(output)?;
+    let mask = footprint_mask(&footprint)?;
     let run = || -> Result<(RawArray, RawArrayMut, Options), DriverError> {
         let (i, o) = arrays(input, output)?;
-        let fp = Footprint::new(
-            footprint.shape().to_vec(),
-            footprint.as_array().iter().copied().collect(),
-        )?;
+        let fp = Footprint::new(footprint.shape().to_vec(), mask)?;
         let mut opts = Options::new(fp)
             .mode(mode.parse()?)
             .cval(cval)
@@ -107,7 +117,7 @@ pub fn generic_filter(
     let filter = compiled.filter.clone();
     // Raw pointers are not Send; the arrays stay alive (borrowed above) while the GIL is released.
     let (i, o) = (SendPtr(i), SendPtr(o));
-    let r = py.detach(move || {
+    let r = crate::interrupt::detached(py, move || {
         let (i, o) = (i, o);
         // SAFETY: the arrays describe live NumPy memory of their dtype, shape and strides.
         unsafe { driver::generic_filter_raw(&i.0, &o.0, &filter, &opts) }
@@ -154,7 +164,7 @@ pub fn generic_filter1d(
     let (i, o, opts) = prepared().map_err(|e| driver_error(py, e))?;
     let filter = compiled.filter.clone();
     let (i, o) = (SendPtr(i), SendPtr(o));
-    let r = py.detach(move || {
+    let r = crate::interrupt::detached(py, move || {
         let (i, o) = (i, o);
         // SAFETY: as in `generic_filter`.
         unsafe { driver::generic_filter1d_raw(&i.0, &o.0, &filter, &opts) }

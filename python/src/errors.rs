@@ -38,8 +38,14 @@ pub fn compile_error(py: Python<'_>, e: &ndjit::Error) -> PyErr {
 }
 
 /// A run-time failure inside a compiled filter: a `FilterRuntimeError` that is also the
-/// exception the user's Python would raise (`IndexError`, `ValueError` ...).
+/// exception the user's Python would raise (`IndexError`, `ValueError` ...); for an interrupt,
+/// the exception the signal handler raised (`KeyboardInterrupt`).
 pub fn runtime_error(py: Python<'_>, e: &ndjit::RuntimeError) -> PyErr {
+    if e.is_interrupt() {
+        // The exception the signal handler raised (set by `PyErr_CheckSignals` on scipy's path).
+        return PyErr::take(py)
+            .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(e.message.clone()));
+    }
     let args = (
         e.exception,
         e.message.clone(),

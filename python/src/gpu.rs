@@ -40,7 +40,8 @@ fn options(
     cval: f64,
     origins: &[isize],
 ) -> Result<Options, GpuError> {
-    let mask: Vec<bool> = footprint.as_array().iter().copied().collect();
+    let mask = crate::driver::footprint_mask(footprint)
+        .map_err(|_| GpuError::Invalid("the footprint must be C-contiguous".into()))?;
     let fp = Footprint::from_mask(footprint.shape(), &mask)?;
     Ok(Options::new(fp)
         .mode(Mode::parse(mode)?)

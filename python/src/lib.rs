@@ -2,7 +2,8 @@
 //!
 //! One module per Python type: [`compiled`] (`CompiledFilter`: compiled code and bound values),
 //! [`context`] (`CallContext`: a `user_data` with its own failure slot, handed to scipy in
-//! capsules), [`driver`] (the native n-d driver), [`gpu`] (`target="cuda"`), plus [`values`] (bound values from Python) and [`errors`] (ndjit errors to Python
+//! capsules), [`driver`] (the native n-d driver), [`gpu`] (`target="cuda"`), [`interrupt`]
+//! (Ctrl-C inside compiled code), plus [`values`] (bound values from Python) and [`errors`] (ndjit errors to Python
 //! exceptions, constructed by `ndjit/_errors.py` so that the classes live in Python).
 
 mod compiled;
@@ -10,12 +11,14 @@ mod context;
 mod driver;
 mod errors;
 mod gpu;
+mod interrupt;
 mod values;
 
 use pyo3::prelude::*;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    interrupt::install(m.py())?;
     m.add_class::<compiled::CompiledFilter>()?;
     m.add_class::<context::CallContext>()?;
     m.add_function(wrap_pyfunction!(compiled::compile, m)?)?;

@@ -47,7 +47,13 @@ impl RawArray {
     }
 
     pub(crate) fn check(&self, what: &str) -> Result<(), DriverError> {
-        check_desc(what, self.ptr.is_null(), &self.shape, &self.strides)
+        check_desc(
+            what,
+            self.ptr.is_null(),
+            self.dtype,
+            &self.shape,
+            &self.strides,
+        )
     }
 
     pub(crate) fn extent(&self) -> Option<(usize, usize)> {
@@ -79,7 +85,13 @@ impl RawArrayMut {
     }
 
     pub(crate) fn check(&self, what: &str) -> Result<(), DriverError> {
-        check_desc(what, self.ptr.is_null(), &self.shape, &self.strides)
+        check_desc(
+            what,
+            self.ptr.is_null(),
+            self.dtype,
+            &self.shape,
+            &self.strides,
+        )
     }
 
     pub(crate) fn extent(&self) -> Option<(usize, usize)> {
@@ -111,6 +123,7 @@ fn check_len(len: usize, shape: &[usize]) -> Result<(), DriverError> {
 fn check_desc(
     what: &str,
     null: bool,
+    dtype: Dtype,
     shape: &[usize],
     strides: &[isize],
 ) -> Result<(), DriverError> {
@@ -123,14 +136,31 @@ fn check_desc(
     }
     let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match n {
-        None => Err(DriverError::BadArray(format!(
-            "the {what}'s shape {shape:?} is too large"
+        None => Err(DriverError::TooLarge(format!(
+            "the {what}'s shape {shape:?} has more elements than fit in memory"
         ))),
         Some(n) if n > 0 && null => Err(DriverError::BadArray(format!(
             "the {what} has a null data pointer"
         ))),
+        Some(n) if n > 0 && byte_span(dtype, shape, strides).is_none() => {
+            Err(DriverError::TooLarge(format!(
+                "the {what}'s shape {shape:?} and strides {strides:?} reach past the address space"
+            )))
+        }
         _ => Ok(()),
     }
+}
+
+/// The bytes from the lowest to the end of the highest element of a non-empty array, `None` if
+/// that overflows `isize` (no array in memory spans that much).
+fn byte_span(dtype: Dtype, shape: &[usize], strides: &[isize]) -> Option<isize> {
+    shape
+        .iter()
+        .zip(strides)
+        .try_fold(dtype.itemsize() as isize, |acc, (&n, &s)| {
+            let n = isize::try_from(n).ok()?;
+            acc.checked_add((n - 1).checked_mul(s)?.checked_abs()?)
+        })
 }
 
 /// The bytes `[lo, hi)` an array's elements occupy, `None` when it is empty.
@@ -213,5 +243,22 @@ mod tests {
         }
         .check("input")
         .is_err());
+        // Products that overflow are errors, not wrapped sizes.
+        let huge = |shape: Vec<usize>, strides: Vec<isize>| {
+            RawArray {
+                ptr: 8 as *const u8,
+                dtype: Dtype::F64,
+                shape,
+                strides,
+            }
+            .check("input")
+            .map_err(|e| e.python_type())
+        };
+        assert_eq!(huge(vec![1 << 32, 1 << 32], vec![8, 8]), Err("ValueError"));
+        assert_eq!(huge(vec![3, 1 << 62], vec![8, 8]), Err("ValueError"));
+        assert_eq!(huge(vec![2, 2], vec![isize::MAX, 8]), Err("ValueError"));
+        assert_eq!(huge(vec![2, 2], vec![isize::MIN, 8]), Err("ValueError"));
+        assert_eq!(huge(vec![2, 3], vec![-24, 8]), Ok(()));
+        assert_eq!(huge(vec![0, 3], vec![isize::MAX, 8]), Ok(()));
     }
 }

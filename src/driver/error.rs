@@ -67,8 +67,18 @@ pub enum DriverError {
     /// `generic_filter1d`'s `axis` outside the array. NumPy's `AxisError` (a `ValueError` and an
     /// `IndexError`): `axis 2 is out of bounds for array of dimension 2`.
     AxisError { axis: isize, ndim: usize },
-    /// The run was cancelled through [`crate::driver::Options::cancel`]. `KeyboardInterrupt`.
+    /// The run was cancelled through [`crate::driver::Options::cancel`], or interrupted (see
+    /// [`crate::interrupt`]). `KeyboardInterrupt`.
     Cancelled,
+    /// A size computed from the arguments (a footprint's entry count, an array's extent in
+    /// bytes) does not fit in the address space. NumPy: `ValueError('array is too big')`.
+    TooLarge(String),
+    /// Memory the arguments call for could not be allocated. `MemoryError`, as scipy raises.
+    OutOfMemory {
+        what: &'static str,
+        /// The bytes asked for; `None` when the count itself overflows.
+        bytes: Option<usize>,
+    },
 }
 
 impl DriverError {
@@ -90,7 +100,9 @@ impl DriverError {
             | DriverError::InvalidOrigin { .. }
             | DriverError::BadFootprint(_)
             | DriverError::BadArray(_)
+            | DriverError::TooLarge(_)
             | DriverError::WrongSignature { .. } => "ValueError",
+            DriverError::OutOfMemory { .. } => "MemoryError",
             DriverError::Filter { error, .. } => error.exception,
             DriverError::Cancelled => "KeyboardInterrupt",
         }
@@ -131,7 +143,16 @@ impl fmt::Display for DriverError {
             }
             DriverError::InvalidOrigin { .. } => f.write_str("invalid origin"),
             DriverError::OutputShape { .. } => f.write_str("output shape not correct"),
-            DriverError::BadFootprint(m) | DriverError::BadArray(m) => f.write_str(m),
+            DriverError::BadFootprint(m) | DriverError::BadArray(m) | DriverError::TooLarge(m) => {
+                f.write_str(m)
+            }
+            DriverError::OutOfMemory {
+                what,
+                bytes: Some(n),
+            } => write!(f, "unable to allocate {n} bytes for {what}"),
+            DriverError::OutOfMemory { what, bytes: None } => {
+                write!(f, "unable to allocate {what} (more than 2^64 bytes)")
+            }
             DriverError::Filter { error, .. } => write!(f, "{error}"),
             DriverError::WrongSignature { expected, found } => {
                 write!(f, "the filter was compiled for the signature \"{found}\", but this function calls \"{expected}\"")

@@ -12,6 +12,7 @@
 //! every chunk before it runs to its end, so the error reported is the one of the first failing
 //! pixel in C order, as in scipy's sequential loop.
 
+use super::alloc::try_vec;
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::options::Progress;
@@ -19,6 +20,7 @@ use super::plan::Plan;
 use super::team;
 use crate::context::CallContext;
 use crate::error::RuntimeError;
+use crate::interrupt;
 use crate::jit::kernel::RowKernel;
 use crate::Filter;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -54,7 +56,11 @@ struct Shared {
     first_fail: AtomicUsize,
     failure: Mutex<Option<(usize, RuntimeError)>>,
     done: AtomicUsize,
+    /// Set by [`Options::cancel`](super::Options::cancel) or an interrupt seen by any worker
+    /// (each worker's [`interrupt::with_cancel`] flag): every worker stops.
     cancelled: AtomicBool,
+    /// A worker's scratch memory that could not be allocated.
+    no_memory: Mutex<Option<DriverError>>,
 }
 
 /// Runs the job on `threads` threads (1: on the calling thread).
@@ -70,14 +76,31 @@ pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
         failure: Mutex::new(None),
         done: AtomicUsize::new(0),
         cancelled: AtomicBool::new(false),
+        no_memory: Mutex::new(None),
     };
     let direct = Direct::new(job);
     team::for_each_init(
         threads,
         &chunks,
         || Worker::new(job),
-        |w, &c| w.chunk(job, &direct, &shared, c, total),
+        |w, &c| match w {
+            Ok(w) => interrupt::with_cancel(&shared.cancelled, || {
+                w.chunk(job, &direct, &shared, c, total)
+            }),
+            Err(e) => {
+                shared.cancelled.store(true, Ordering::Relaxed);
+                let mut slot = shared.no_memory.lock().unwrap_or_else(|p| p.into_inner());
+                slot.get_or_insert_with(|| e.clone());
+            }
+        },
     );
+    if let Some(e) = shared
+        .no_memory
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+    {
+        return Err(e);
+    }
     if shared.cancelled.load(Ordering::Relaxed) {
         return Err(DriverError::Cancelled);
     }
@@ -198,13 +221,13 @@ struct Worker {
 unsafe impl Send for Worker {}
 
 impl Worker {
-    fn new(job: &Job) -> Worker {
+    fn new(job: &Job) -> Result<Worker, DriverError> {
         let filter = match job.compute {
             Compute::Kernel { filter, .. } | Compute::Callback(filter) => Some(filter),
             Compute::Interpreter(_) => None,
         };
         let slots = job.plan.slots.len();
-        Worker {
+        Ok(Worker {
             ctx: filter.map(|f| f.new_context()),
             idx: vec![0; job.plan.shape.len()],
             srcs: Vec::with_capacity(slots),
@@ -212,15 +235,18 @@ impl Worker {
             cache: LineCache::new(2 * slots + 2),
             strips: vec![Vec::new(); slots],
             out_row: Vec::new(),
-            buf: vec![0.0; job.plan.tap_slot.len()],
-            taps: job
-                .plan
-                .tap_slot
-                .iter()
-                .copied()
-                .zip(job.plan.tap_col.iter().copied())
-                .collect(),
-        }
+            buf: try_vec(job.plan.tap_slot.len(), 0.0, "the filter's buffer")?,
+            taps: {
+                let mut taps = try_vec(job.plan.tap_slot.len(), (0, 0), "the taps")?;
+                for (t, (&s, &c)) in taps
+                    .iter_mut()
+                    .zip(job.plan.tap_slot.iter().zip(&job.plan.tap_col))
+                {
+                    *t = (s, c);
+                }
+                taps
+            },
+        })
     }
 
     /// Computes pixels `p0..p1`.
@@ -235,13 +261,14 @@ impl Worker {
         let len = job.plan.len;
         let mut p = p0;
         while p < p1 {
-            if p > shared.first_fail.load(Ordering::Relaxed)
-                || shared.cancelled.load(Ordering::Relaxed)
-            {
+            if p > shared.first_fail.load(Ordering::Relaxed) {
                 return;
             }
             if job.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 shared.cancelled.store(true, Ordering::Relaxed);
+            }
+            // `shared.cancelled` (this thread's cancel scope), or the embedder's hook.
+            if interrupt::poll() {
                 return;
             }
             let (line, a) = (p / len, p % len);

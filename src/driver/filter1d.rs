@@ -8,6 +8,7 @@
 //! callback fills the output line, and that line is cast to the output's type. Lines run in
 //! parallel; a failure reports the first failing line in C order.
 
+use super::alloc::{self, try_resize};
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::exec;
@@ -17,7 +18,7 @@ use super::plan::Plan;
 use super::team;
 use super::Footprint;
 use crate::error::RuntimeError;
-use crate::{Filter, Sig};
+use crate::{interrupt, Filter, Sig};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -100,8 +101,9 @@ pub unsafe fn generic_filter1d_raw(
         });
     }
     let axis = axis as usize;
-    let (size1, origin) = ((n / 2) as i64, opts.origin as i64);
-    if size1 + origin < 0 || size1 + origin >= n as i64 {
+    // In i128: sizes above i64::MAX must not wrap into the check.
+    let centre = (n / 2) as i128 + opts.origin as i128;
+    if centre < 0 || centre >= n as i128 {
         return Err(DriverError::InvalidOrigin {
             axis,
             origin: opts.origin,
@@ -137,9 +139,16 @@ pub unsafe fn generic_filter1d_raw(
             .map_err(|_| DriverError::InvalidFilterSize)?,
         opts.mode,
         opts.cval,
-    );
-    let before = size1 + origin;
-    let ext_len = len + n - 1;
+    )?;
+    // At most `n - 1`, which the line's extension below must fit as well.
+    let before = i64::try_from(centre).map_err(|_| {
+        DriverError::TooLarge(format!("a filter of size {n} is too long for a line"))
+    })?;
+    let ext_len = len.checked_add(n - 1).ok_or_else(|| {
+        DriverError::TooLarge(format!(
+            "a line of {len} values extended by a filter of size {n} is too long"
+        ))
+    })?;
     let lines = plan.lines;
     let threads = exec::thread_count(opts.threads);
     let per = (lines / (threads * 16).max(1)).max(1);
@@ -149,6 +158,8 @@ pub unsafe fn generic_filter1d_raw(
         .collect();
     let first_fail = AtomicUsize::new(usize::MAX);
     let failure: Mutex<Option<(usize, RuntimeError)>> = Mutex::new(None);
+    let no_memory: Mutex<Option<DriverError>> = Mutex::new(None);
+    // Set by `opts.cancel` or an interrupt seen by any worker (their `interrupt` cancel scope).
     let (done, cancelled) = (AtomicUsize::new(0), AtomicBool::new(false));
     // SAFETY: the entry of a `Sig::Filter1d` filter has this C type.
     let f: Filter1dFn =
@@ -166,7 +177,7 @@ pub unsafe fn generic_filter1d_raw(
         let (input, output) = (shared.0, shared.1);
         let mut idx = vec![0usize; shape.len() - 1];
         for l in l0..l1 {
-            if l > first_fail.load(Ordering::Relaxed) || cancelled.load(Ordering::Relaxed) {
+            if l > first_fail.load(Ordering::Relaxed) {
                 return;
             }
             if opts
@@ -175,6 +186,8 @@ pub unsafe fn generic_filter1d_raw(
                 .is_some_and(|c| c.load(Ordering::Relaxed))
             {
                 cancelled.store(true, Ordering::Relaxed);
+            }
+            if interrupt::poll() {
                 return;
             }
             plan.line_index(l, &mut idx);
@@ -188,8 +201,17 @@ pub unsafe fn generic_filter1d_raw(
                 .zip(&output.strides)
                 .map(|(&i, &s)| i as isize * s)
                 .sum();
-            ext.resize(ext_len, 0.0);
-            out.resize(len, 0.0);
+            if try_resize(ext, ext_len, 0.0, "the extended input line").is_err()
+                || try_resize(out, len, 0.0, "the output line").is_err()
+            {
+                let mut slot = no_memory.lock().unwrap_or_else(|p| p.into_inner());
+                slot.get_or_insert(alloc::out_of_memory::<f64>(
+                    ext_len,
+                    "the extended input line",
+                ));
+                cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
             // SAFETY: the line lies in the input; the buffers have the lengths passed.
             unsafe { plan.fill(input, Some(src), -before, ext) };
             let ok = unsafe {
@@ -227,8 +249,11 @@ pub unsafe fn generic_filter1d_raw(
         threads,
         &chunks,
         || (filter.new_context(), Vec::new(), Vec::new()),
-        |(ctx, e, o), &c| work(c, ctx, e, o),
+        |(ctx, e, o), &c| interrupt::with_cancel(&cancelled, || work(c, ctx, e, o)),
     );
+    if let Some(e) = no_memory.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
     if cancelled.load(Ordering::Relaxed) {
         return Err(DriverError::Cancelled);
     }

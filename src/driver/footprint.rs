@@ -8,19 +8,31 @@ use super::error::DriverError;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Footprint {
     shape: Vec<usize>,
-    mask: Vec<bool>,
+    mask: Mask,
     /// Made by [`Footprint::from_size`]: scipy's `size=`, whose length errors differ from a
     /// footprint's.
     from_size: bool,
 }
 
+/// The entries of a footprint's box.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Mask {
+    /// All true (`size=`): nothing stored, so that any extents can be described, and their
+    /// product checked when the footprint is used.
+    Full,
+    /// Row-major, one per entry of the box.
+    Entries(Vec<bool>),
+}
+
 impl Footprint {
     /// The all-true box of scipy's `size=`: one size per filtered axis (a scalar `size` is the
-    /// same value repeated). A size of 0 makes scipy fail later with its footprint-rank error.
+    /// same value repeated). A size of 0 makes scipy fail later with its footprint-rank error;
+    /// sizes whose product overflows fail when the footprint is used
+    /// ([`DriverError::TooLarge`]).
     pub fn from_size(size: &[usize]) -> Footprint {
         Footprint {
             shape: size.to_vec(),
-            mask: vec![true; size.iter().product()],
+            mask: Mask::Full,
             from_size: true,
         }
     }
@@ -37,7 +49,7 @@ impl Footprint {
         }
         Ok(Footprint {
             shape,
-            mask,
+            mask: Mask::Entries(mask),
             from_size: false,
         })
     }
@@ -59,7 +71,7 @@ impl Footprint {
         }
         Footprint {
             shape: shape.to_vec(),
-            mask,
+            mask: Mask::Entries(mask),
             from_size: false,
         }
     }
@@ -92,14 +104,31 @@ impl Footprint {
         self.shape.len()
     }
 
-    /// The row-major mask.
-    pub fn mask(&self) -> &[bool] {
-        &self.mask
+    /// The number of entries of the box, `None` when it overflows `usize`.
+    pub fn len(&self) -> Option<usize> {
+        self.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
     }
 
-    /// The number of `true` entries: the filter's `filter_size`.
-    pub fn count(&self) -> usize {
-        self.mask.iter().filter(|&&b| b).count()
+    /// Whether the box has no entries (some extent is 0).
+    pub fn is_empty(&self) -> bool {
+        self.shape.contains(&0)
+    }
+
+    /// Entry `i` of the box, row-major (`i` below [`Footprint::len`]).
+    pub fn entry(&self, i: usize) -> bool {
+        match &self.mask {
+            Mask::Full => true,
+            Mask::Entries(m) => m[i],
+        }
+    }
+
+    /// The number of `true` entries: the filter's `filter_size`; `None` when the box's size
+    /// overflows `usize`.
+    pub fn count(&self) -> Option<usize> {
+        match &self.mask {
+            Mask::Full => self.len(),
+            Mask::Entries(m) => Some(m.iter().filter(|&&b| b).count()),
+        }
     }
 
     /// Whether this footprint came from [`Footprint::from_size`].
@@ -114,17 +143,21 @@ mod tests {
 
     #[test]
     fn shapes_and_counts() {
-        assert_eq!(Footprint::from_size(&[3, 5]).count(), 15);
-        assert_eq!(Footprint::from_size(&[]).count(), 1);
-        assert_eq!(Footprint::from_size(&[0, 3]).count(), 0);
+        assert_eq!(Footprint::from_size(&[3, 5]).count(), Some(15));
+        assert_eq!(Footprint::from_size(&[]).count(), Some(1));
+        assert_eq!(Footprint::from_size(&[0, 3]).count(), Some(0));
+        // Sizes whose product overflows are described, and counted as `None`.
+        assert_eq!(Footprint::from_size(&[1 << 32, 1 << 32]).count(), None);
+        assert_eq!(Footprint::from_size(&[3, 1 << 62]).count(), Some(3 << 62));
+        let cross = Footprint::cross(2, 1);
         assert_eq!(
-            Footprint::cross(2, 1).mask(),
-            &[false, true, false, true, true, true, false, true, false]
+            (0..9).map(|i| cross.entry(i)).collect::<Vec<_>>(),
+            [false, true, false, true, true, true, false, true, false]
         );
-        assert_eq!(Footprint::cross(3, 1).count(), 7);
-        assert_eq!(Footprint::cross(2, 2).count(), 9);
-        assert_eq!(Footprint::disk(1).count(), 5);
-        assert_eq!(Footprint::disk(3).count(), 29);
+        assert_eq!(Footprint::cross(3, 1).count(), Some(7));
+        assert_eq!(Footprint::cross(2, 2).count(), Some(9));
+        assert_eq!(Footprint::disk(1).count(), Some(5));
+        assert_eq!(Footprint::disk(3).count(), Some(29));
         assert!(Footprint::new(vec![2, 2], vec![true; 3]).is_err());
         assert_eq!(
             Footprint::new(vec![2, 2], vec![true; 3])

@@ -22,6 +22,7 @@
 //! ABI), [`generic_filter`] / [`generic_filter_into`] on `ndarray` views, and
 //! [`generic_filter1d_raw`] for callbacks of `generic_filter1d`'s signature.
 
+mod alloc;
 mod array;
 mod cache;
 mod dtype;
@@ -50,6 +51,16 @@ use crate::Filter;
 use exec::{Compute, Job};
 use options::Geometry;
 use plan::Plan;
+
+/// The most taps for which the filter is specialised to the footprint's size and fused into a row
+/// kernel. Both are unrolled over the taps, so compiling them takes time and memory in proportion:
+/// measured on a 1×n footprint, 0.13 s and 75 MB of peak RSS at 16384 taps, 0.7 s and 130 MB at
+/// 65536, 3.8 s and 330 MB at 262144; 10^7 taps took 10 GB in Cranelift's register allocator and
+/// aborted. Below this the kernel is the faster engine even for a filter reading every tap (8281
+/// taps of `np.mean(x)` on 256²: 1.0 s against 1.4 s through the callback); above it the general
+/// callback on a gathered buffer, which needs no compilation, is used (`benches/unroll_threshold.py`:
+/// 65537 taps on 8×8 take 0.02 s).
+const MAX_UNROLLED_TAPS: usize = 1 << 16;
 
 /// `scipy.ndimage.generic_filter(input, filter, output=output, ...)` on dtype-erased arrays.
 ///
@@ -103,10 +114,14 @@ pub unsafe fn generic_filter_raw(
     } else {
         (input.clone(), output.clone())
     };
-    let n = geom.taps.len();
+    let n = geom.tap_count();
     // The filter compiled for this footprint's size; the general one if that fails to compile
-    // (it then fails the same way at run time, where scipy would).
-    let spec = cache::specialised(filter, n).unwrap_or_else(|| filter.clone());
+    // (it then fails the same way at run time, where scipy would), or if the footprint is too
+    // large for unrolled code to pay.
+    let spec = match n <= MAX_UNROLLED_TAPS {
+        true => cache::specialised(filter, n).unwrap_or_else(|| filter.clone()),
+        false => filter.clone(),
+    };
     let result = run(&geom, &input, &output, &spec, opts);
     match result {
         Err(DriverError::Filter { error, .. }) if zero_d => Err(DriverError::Filter {
@@ -129,9 +144,9 @@ fn run(
     if overlap || opts.engine == Engine::Sequential {
         return sequential::run(geom, input, output, filter, opts);
     }
-    let plan = Plan::new(geom, opts.mode, opts.cval);
+    let plan = Plan::new(geom, opts.mode, opts.cval)?;
     let kernel = match (opts.engine, filter.specialized_ir()) {
-        (Engine::Auto, Some(_)) => {
+        (Engine::Auto, Some(_)) if geom.tap_count() <= MAX_UNROLLED_TAPS => {
             let taps = Taps {
                 slot: plan.tap_slot.clone(),
                 col: plan.tap_col.clone(),

@@ -1,5 +1,6 @@
 //! The arguments of a filter run, and their validation into a [`Geometry`] in scipy's order.
 
+use super::alloc;
 use super::error::DriverError;
 use super::footprint::Footprint;
 use super::mode::Mode;
@@ -130,8 +131,8 @@ pub(crate) struct Geometry {
     /// The footprint's shape over all axes (1 on the axes not filtered).
     pub fshape: Vec<usize>,
     /// Per tap, in buffer order (row-major over the footprint, `true` entries only): the offset of
-    /// the neighbour from the pixel along each axis.
-    pub taps: Vec<Vec<i64>>,
+    /// the neighbour from the pixel along each axis, `shape.len()` values per tap.
+    taps: Vec<i64>,
 }
 
 impl Geometry {
@@ -229,16 +230,44 @@ impl Geometry {
             .zip(&origins)
             .map(|(&n, &o)| (n / 2) as i64 + o as i64)
             .collect();
+        let taps = Geometry::taps_of(fp, &fshape, &centre)?;
+        Ok(Geometry {
+            shape,
+            fshape,
+            taps,
+        })
+    }
+
+    /// The number of taps: the filter's `filter_size`.
+    pub fn tap_count(&self) -> usize {
+        self.taps.len() / self.shape.len()
+    }
+
+    /// Each tap's offsets, in buffer order.
+    pub fn taps(&self) -> std::slice::ChunksExact<'_, i64> {
+        self.taps.chunks_exact(self.shape.len())
+    }
+
+    /// The offsets of the footprint's `true` entries from the centre, row-major, flattened. The
+    /// footprint's size is checked here, where every face (Python, C, CLI) passes: a box whose
+    /// size overflows is [`DriverError::TooLarge`], one whose taps do not fit in memory
+    /// [`DriverError::OutOfMemory`].
+    fn taps_of(fp: &Footprint, fshape: &[usize], centre: &[i64]) -> Result<Vec<i64>, DriverError> {
+        let too_large = || {
+            DriverError::TooLarge(format!(
+                "a footprint of shape {:?} has more entries than fit in memory",
+                fp.shape()
+            ))
+        };
+        let (len, count) = fp.len().zip(fp.count()).ok_or_else(too_large)?;
+        let values = count.checked_mul(fshape.len()).ok_or_else(too_large)?;
         let mut taps = Vec::new();
+        taps.try_reserve_exact(values)
+            .map_err(|_| alloc::out_of_memory::<i64>(values, "the footprint's taps"))?;
         let mut idx = vec![0usize; fshape.len()];
-        for &on in fp.mask() {
-            if on {
-                taps.push(
-                    idx.iter()
-                        .zip(&centre)
-                        .map(|(&i, &c)| i as i64 - c)
-                        .collect(),
-                );
+        for k in 0..len {
+            if fp.entry(k) {
+                taps.extend(idx.iter().zip(centre).map(|(&i, &c)| i as i64 - c));
             }
             for d in (0..fshape.len()).rev() {
                 idx[d] += 1;
@@ -248,11 +277,7 @@ impl Geometry {
                 idx[d] = 0;
             }
         }
-        Ok(Geometry {
-            shape,
-            fshape,
-            taps,
-        })
+        Ok(taps)
     }
 }
 
@@ -322,15 +347,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(g.fshape, vec![1, 1, 3]);
-        assert_eq!(g.taps, vec![vec![0, 0, -2], vec![0, 0, -1], vec![0, 0, 0]]);
+        assert_eq!(g.taps, vec![0, 0, -2, 0, 0, -1, 0, 0, 0]);
+        assert_eq!(g.tap_count(), 3);
         // Even sizes centre at n // 2.
         let g = Geometry::resolve(&[5], &Options::size(&[2])).unwrap();
-        assert_eq!(g.taps, vec![vec![-1], vec![0]]);
+        assert_eq!(g.taps, vec![-1, 0]);
         let g = Geometry::resolve(&[5], &Options::size(&[2]).origin(&[-1])).unwrap();
-        assert_eq!(g.taps, vec![vec![0], vec![1]]);
+        assert_eq!(g.taps, vec![0, 1]);
         // 0-d input: one tap at offset 0 on a unit axis.
         let g = Geometry::resolve(&[], &Options::size(&[])).unwrap();
-        assert_eq!((g.shape, g.taps), (vec![1], vec![vec![0]]));
+        assert_eq!((g.shape, g.taps), (vec![1], vec![0]));
         let g = Geometry::resolve(
             &[4, 4],
             &Options::new(Footprint::from_fn(&[3, 3], |_| false)),

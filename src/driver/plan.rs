@@ -7,7 +7,9 @@
 //! Which input line a slot reads for a given output line follows the boundary mode on each leading
 //! axis (or is the constant `cval` line); along the last axis the mode applies per column.
 
+use super::alloc;
 use super::array::RawArray;
+use super::error::DriverError;
 use super::mode::Mode;
 use super::options::Geometry;
 
@@ -31,11 +33,20 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    pub fn new(g: &Geometry, mode: Mode, cval: f64) -> Plan {
+    /// The plan of a validated geometry; [`DriverError::OutOfMemory`] if its per-tap tables
+    /// cannot be allocated.
+    pub fn new(g: &Geometry, mode: Mode, cval: f64) -> Result<Plan, DriverError> {
         let last = g.shape.len() - 1;
         let mut slots: Vec<Vec<i64>> = Vec::new();
+        let n = g.tap_count();
         let (mut tap_slot, mut tap_col) = (Vec::new(), Vec::new());
-        for t in &g.taps {
+        tap_slot
+            .try_reserve_exact(n)
+            .map_err(|_| alloc::out_of_memory::<u32>(n, "the taps' rows"))?;
+        tap_col
+            .try_reserve_exact(n)
+            .map_err(|_| alloc::out_of_memory::<i64>(n, "the taps' columns"))?;
+        for t in g.taps() {
             let lead = &t[..last];
             let s = match slots.iter().position(|s| s == lead) {
                 Some(s) => s,
@@ -49,7 +60,7 @@ impl Plan {
         }
         let cmin = tap_col.iter().copied().min().unwrap_or(0).min(0);
         let cmax = tap_col.iter().copied().max().unwrap_or(0).max(0);
-        Plan {
+        Ok(Plan {
             shape: g.shape.clone(),
             len: g.shape[last],
             lines: g.shape[..last].iter().product(),
@@ -60,7 +71,7 @@ impl Plan {
             cmax,
             mode: mode.in_filter(),
             cval,
-        }
+        })
     }
 
     /// The columns `[jl, jr)` whose taps all fall inside the line (possibly empty).

@@ -5,10 +5,11 @@
 //! with `input` (`generic_filter(a, f, output=a)`), later pixels therefore see the results written
 //! before them. This reproduces that, and is otherwise just a slow, simple engine.
 
+use super::alloc::try_vec;
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::options::{Engine, Geometry, Options};
-use crate::Filter;
+use crate::{interrupt, Filter};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Each value is computed by the C callback, or by the interpreter for [`Engine::Interpreter`].
@@ -24,15 +25,20 @@ pub(crate) fn run(
     let (mode, cval) = (opts.mode.in_filter(), opts.cval);
     let interpret = opts.engine == Engine::Interpreter;
     let cancel: Option<&AtomicBool> = opts.cancel.as_deref();
+    // The cancel scope of interrupts seen inside the filter's loops.
+    let interrupted = AtomicBool::new(false);
     let ctx = filter.new_context();
     let (cb, ud) = (filter.callback(), ctx.user_data());
-    let mut buf = vec![0.0; geom.taps.len()];
+    let mut buf = try_vec(geom.tap_count(), 0.0, "the filter's buffer")?;
     let mut idx = vec![0usize; shape.len()];
     for p in 0..total {
-        if p % 4096 == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if p % 4096 == 0
+            && (cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+                || interrupt::with_cancel(&interrupted, interrupt::poll))
+        {
             return Err(DriverError::Cancelled);
         }
-        'taps: for (k, t) in geom.taps.iter().enumerate() {
+        'taps: for (k, t) in geom.taps().enumerate() {
             let mut at = input.ptr;
             for d in 0..shape.len() {
                 match mode.map(idx[d] as i64 + t[d], shape[d] as i64) {
@@ -46,19 +52,22 @@ pub(crate) fn run(
             // SAFETY: an element of the input (the caller's contract).
             buf[k] = unsafe { input.dtype.read(at) };
         }
-        let result = if interpret {
-            filter.interpret(&buf)
-        } else {
-            let mut v = 0.0;
-            // SAFETY: the buffer holds `taps.len()` doubles; the context is the filter's.
-            let ok = unsafe { cb(buf.as_mut_ptr(), buf.len() as isize, &mut v, ud) };
-            if ok == 1 {
-                Ok(v)
+        let result = interrupt::with_cancel(&interrupted, || {
+            if interpret {
+                filter.interpret(&buf)
             } else {
-                Err(ctx.failure().unwrap_or_else(|| filter.describe(None)))
+                let mut v = 0.0;
+                // SAFETY: the buffer holds `taps.len()` doubles; the context is the filter's.
+                let ok = unsafe { cb(buf.as_mut_ptr(), buf.len() as isize, &mut v, ud) };
+                if ok == 1 {
+                    Ok(v)
+                } else {
+                    Err(ctx.failure().unwrap_or_else(|| filter.describe(None)))
+                }
             }
-        };
+        });
         match result {
+            Err(error) if error.is_interrupt() => return Err(DriverError::Cancelled),
             Ok(v) => {
                 let mut at = output.ptr;
                 for (&i, &s) in idx.iter().zip(&output.strides) {

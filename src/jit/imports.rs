@@ -14,6 +14,10 @@ use cranelift_codegen::isa::CallConv;
 pub(super) enum Callee {
     /// `ndjit_rt_fail(ctx, site: u32, a: i64, b: i64)`: records a failure in the context.
     Fail,
+    /// `ndjit_rt_poll(ctx) -> i32`: 1 when the call should stop (the interrupt is then recorded).
+    Poll,
+    /// `super::poll`'s trampoline to `Poll`, which clobbers no register; defined in the module.
+    PollTrampoline,
     /// `ndjit_rt_scratch(slot: u32, n: i64) -> *mut u64`: per-thread scratch memory, null on failure.
     Scratch,
     /// `ndjit_rt_sort(ptr, n)`: sorts f64 in place, NaN last.
@@ -37,6 +41,8 @@ impl Callee {
     pub(super) fn symbol(self) -> &'static str {
         match self {
             Callee::Fail => "ndjit_rt_fail",
+            Callee::Poll => "ndjit_rt_poll",
+            Callee::PollTrampoline => super::poll::TRAMPOLINE,
             Callee::Scratch => "ndjit_rt_scratch",
             Callee::Sort => "ndjit_rt_sort",
             Callee::Median => "ndjit_rt_median",
@@ -52,8 +58,13 @@ impl Callee {
     /// `i64` and `intptr_t` coincide with it).
     pub(super) fn signature(self, call_conv: CallConv, ptr: Type) -> Signature {
         use types::{F64, I32, I64};
+        if self == Callee::PollTrampoline {
+            return super::poll::trampoline_signature();
+        }
         let (params, returns): (&[Type], &[Type]) = match self {
             Callee::Fail => (&[ptr, I32, I64, I64], &[]),
+            Callee::Poll => (&[ptr], &[I32]),
+            Callee::PollTrampoline => (&[ptr], &[]),
             Callee::Scratch => (&[I32, I64], &[ptr]),
             Callee::Sort => (&[ptr, I64], &[]),
             Callee::Median => (&[ptr, I64], &[F64]),

@@ -151,6 +151,7 @@ pub fn compile_row_kernel(
             None
         };
         jit.module.clear_context(&mut jit.ctx);
+        super::poll::define_trampoline(&mut jit.module, &mut jit.ctx, &mut jit.builder_ctx)?;
         Ok((id, text))
     })();
     let (id, text) = match defined {

@@ -23,6 +23,7 @@
 mod expr;
 mod imports;
 pub mod kernel;
+mod poll;
 mod reduce;
 mod translate;
 
@@ -227,6 +228,7 @@ impl Jit {
             None
         };
         self.module.clear_context(&mut self.ctx);
+        poll::define_trampoline(&mut self.module, &mut self.ctx, &mut self.builder_ctx)?;
         Ok(Defined { id, clif, disasm })
     }
 

@@ -160,6 +160,8 @@ pub(super) struct Translator<'a> {
     /// Set while building a row kernel (see `super::kernel`): how the buffer is read and where a
     /// result goes.
     pub(super) kernel: Option<super::kernel::KernelState>,
+    /// Loop back edges left before the next interrupt poll (see [`crate::interrupt`]).
+    countdown: Variable,
 }
 
 /// The C signature of the entry function on a 64-bit host (pointers and `intptr_t` are i64).
@@ -251,6 +253,7 @@ fn start<'a>(
         _ => return Err(wrong()),
     };
     let ret0 = b.create_block();
+    let countdown = b.declare_var(types::I32);
     Ok(Translator {
         b,
         module,
@@ -281,6 +284,7 @@ fn start<'a>(
         region: None,
         regions: 0,
         kernel: None,
+        countdown,
     })
 }
 
@@ -455,6 +459,11 @@ impl<'a> Translator<'a> {
     fn begin_body(&mut self, func: &'a ir::Func) {
         self.func = func;
         self.loops.clear();
+        let interval = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(crate::interrupt::POLL_INTERVAL));
+        self.b.def_var(self.countdown, interval);
         self.consts = vec![None; func.vars.len()];
         self.vars = Vec::with_capacity(func.vars.len());
         for decl in &func.vars {
@@ -656,6 +665,7 @@ impl<'a> Translator<'a> {
             let latch_falls = self.translate_block(latch)?;
             exit_used |= self.pop_loop()?.exit_used;
             if latch_falls {
+                self.poll_on_back_edge()?;
                 self.b.ins().jump(body_block, &[]);
             }
         }
@@ -667,6 +677,36 @@ impl<'a> Translator<'a> {
             self.b.switch_to_block(exit);
         }
         Ok(exit_used)
+    }
+
+    /// Counts a loop's back edge and every `POLL_INTERVAL` of them calls `ndjit_rt_poll`, which
+    /// records the interrupt in the context when the call should stop: the call then fails. An IR loop's trip
+    /// count is not known here (`while`, `range(n)`), so this is what makes `while True: pass`
+    /// interruptible; the common path is a decrement and a branch.
+    fn poll_on_back_edge(&mut self) -> Result<()> {
+        let left = self.b.use_var(self.countdown);
+        let left = self.b.ins().iadd_imm_s(left, -1);
+        self.b.def_var(self.countdown, left);
+        let (poll, cont) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(left, cont, &[], poll, &[]);
+        self.b.seal_block(poll);
+        self.b.switch_to_block(poll);
+        self.b.set_cold_block(poll);
+        let interval = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(crate::interrupt::POLL_INTERVAL));
+        self.b.def_var(self.countdown, interval);
+        // Through the trampoline that clobbers no register (see `super::poll`); an interrupt is
+        // then recorded in the context.
+        self.call(Callee::PollTrampoline, &[self.ctx])?;
+        let flag_addr = self.b.ins().iadd_imm_s(self.ctx, i64::from(OFFSET_FAILED));
+        let stop = self.b.ins().atomic_load(types::I32, TRUSTED, flag_addr);
+        self.b.ins().brif(stop, self.ret0, &[], cont, &[]);
+        // Both predecessors, the counting branch and the poll, are emitted.
+        self.b.seal_block(cont);
+        self.b.switch_to_block(cont);
+        Ok(())
     }
 
     fn pop_loop(&mut self) -> Result<LoopTargets> {
@@ -843,9 +883,15 @@ impl<'a> Translator<'a> {
             return Ok(f);
         }
         let sig = c.signature(self.module.isa().default_call_conv(), types::I64);
+        // The trampoline is the module's own (defined after this function); the rest are the
+        // runtime's.
+        let linkage = match c {
+            Callee::PollTrampoline => Linkage::Local,
+            _ => Linkage::Import,
+        };
         let id = self
             .module
-            .declare_function(c.symbol(), Linkage::Import, &sig)
+            .declare_function(c.symbol(), linkage, &sig)
             .map_err(|e| codegen_error(format!("cannot import {}: {e}", c.symbol())))?;
         let f = self.module.declare_func_in_func(id, self.b.func);
         self.imports.push((c, f));
