@@ -488,6 +488,8 @@ fn outputs_follow_the_umask() {
     let got = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(got, want, "output mode {got:o}, a new file gets {want:o}");
     assert_ne!(got, 0o600, "the temporary file's private mode leaked");
+}
+
 #[test]
 fn footprint_sizes_whose_product_overflows_are_usage_errors() {
     // 2^32 on both axes of a 2-D image: 2^64 entries, once wrapped to an empty footprint (the
