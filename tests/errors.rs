@@ -94,6 +94,10 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x, w=np.ones(3)):\n    return x[0]", K::Unsupported, 1, 12, "default values must be numbers"),
     ("range(3)", K::Unsupported, 1, 1, "can only be used as the iterable of a for loop"),
     ("x.astype(str)", K::UnknownName, 1, 10, "name `str` is not defined"),
+    // --- builtin sum: Python's order or nothing ------------------------------------------------
+    ("sum([float(x[0]), float(x[1])])", K::Unsupported, 1, 5, "depends on the Python version"),
+    ("sum(x, 1.0)", K::Unsupported, 1, 8, "sum() of an array with a start value"),
+    ("sum(x.reshape(3, 3))", K::Unsupported, 1, 5, "sum() of a 2-D array"),
 ];
 
 #[test]

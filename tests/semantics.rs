@@ -2,12 +2,26 @@
 
 use ndjit::{Bindings, Filter};
 
+/// Runs `src` on `x` through the JIT (general and specialised to `x.len()`) and the interpreter,
+/// which must agree bit for bit.
 fn run(src: &str, x: &[f64]) -> Result<f64, String> {
     let f = Filter::compile(src, &Bindings::new()).map_err(|e| e.to_string())?;
     let jit = f.call(x).map_err(|e| e.message.clone());
     let interp = f.interpret(x).map_err(|e| e.message.clone());
     assert_eq!(format!("{jit:?}"), format!("{interp:?}"), "{src}");
+    let fixed = Filter::builder(src).filter_size(x.len()).compile().unwrap();
+    let unrolled = fixed.call(x).map_err(|e| e.message.clone());
+    assert_eq!(
+        format!("{jit:?}"),
+        format!("{unrolled:?}"),
+        "{src} (specialised)"
+    );
     jit
+}
+
+/// Python's own `sum`: `0 + x0 + x1 + ...`, left to right.
+fn python_sum(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |acc, v| acc + v)
 }
 
 #[test]
@@ -77,6 +91,36 @@ fn sums_are_numpys_pairwise_sums() {
         run("np.mean(x)", &x).unwrap().to_bits(),
         (expect / 25.0).to_bits()
     );
+}
+
+#[test]
+fn builtin_sum_adds_in_order_numpy_sums_pairwise() {
+    // Python gives 0.0 (1e16 + 1.0 rounds back to 1e16 each time); NumPy's pairwise sum gives 8.0.
+    let mut x = vec![1e16];
+    x.extend([1.0; 8]);
+    x.push(-1e16);
+    assert_eq!(python_sum(&x), 0.0);
+    assert_eq!(run("sum(x)", &x), Ok(0.0));
+    assert_eq!(run("np.sum(x)", &x), Ok(8.0));
+    assert_eq!(run("x.sum()", &x), Ok(8.0));
+    assert_eq!(run("sum(x, 0.0)", &x), Ok(0.0));
+    let mixed: Vec<f64> = (0..40)
+        .map(|i| (i as f64 * 0.37).sin() * 10f64.powi(i % 7))
+        .collect();
+    assert_eq!(
+        run("sum(x)", &mixed).unwrap().to_bits(),
+        python_sum(&mixed).to_bits()
+    );
+    // `0 + -0.0` is `0.0`; an empty sum is the int 0 (a Python number: dividing by it raises).
+    assert_eq!(run("sum(x)", &[-0.0]).unwrap().to_bits(), 0.0f64.to_bits());
+    assert_eq!(run("sum(x[:0])", &x), Ok(0.0));
+    assert!(run("1 / sum(x[:0])", &x)
+        .unwrap_err()
+        .contains("division by zero"));
+    assert_eq!(run("1 / sum(x[:1] * 0)", &x), Ok(f64::INFINITY));
+    // A literal adds its items one `+` at a time; int arrays sum exactly.
+    assert_eq!(run("sum([x[0], x[1], x[9]])", &x), Ok(0.0));
+    assert_eq!(run("sum(x > 0)", &x), Ok(9.0));
 }
 
 #[test]

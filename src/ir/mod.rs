@@ -225,6 +225,10 @@ pub enum ReduceOp {
     /// f64 sum in NumPy's pairwise order (see [`crate::runtime::pairwise_sum`]): sequential
     /// below 8 elements, eight interleaved partial sums up to 128, halves above. Empty: 0.0.
     Sum,
+    /// f64 sum strictly left to right from `+0.0`: `((0.0 + e0) + e1) + ...`, the order of
+    /// Python's builtin `sum` over NumPy scalars (`0 + x0` turns a `-0.0` first element into
+    /// `0.0`, as in CPython). Empty: 0.0.
+    SumSeq,
     /// i64 wrapping sum, in order. Empty: 0.
     SumInt,
     /// f64 product, in order. Empty: 1.0.
@@ -251,6 +255,7 @@ impl ReduceOp {
     pub fn types(self) -> (Ty, Ty) {
         match self {
             ReduceOp::Sum
+            | ReduceOp::SumSeq
             | ReduceOp::Prod
             | ReduceOp::Min
             | ReduceOp::Max

@@ -1124,16 +1124,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             t.binary(ast::BinOp::Pow, x, y, span)
         }
         "builtin.min" | "builtin.max" => builtin_min_max(t, base, a),
-        "builtin.sum" => {
-            a.arity(t, 1, 2)?;
-            let (v, s) = a.take();
-            let start = a.pos.pop().or_else(|| a.kw("start"));
-            let total = reduction(t, "sum", v, s, a)?;
-            match start {
-                Some((st, _)) => t.binary(ast::BinOp::Add, st, total, span),
-                None => Ok(total),
-            }
-        }
+        "builtin.sum" => builtin_sum(t, a),
         "builtin.any" | "builtin.all" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
@@ -1989,6 +1980,81 @@ fn py_fold(
         Some(&format!("{base}() arg is an empty sequence")),
     )?;
     Ok((Expr::Cast(Ty::I64, e.boxed()), Ty::I64))
+}
+
+/// Python's builtin `sum(iterable, start=0)`: `start + e0 + e1 + ...` strictly left to right,
+/// each `+` being Python's or NumPy's own by its operands (never NumPy's pairwise order).
+fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    use super::provenance::Prov;
+    let span = a.span;
+    a.arity(t, 1, 2)?;
+    let (v, s) = a.take();
+    let start = a.pos.pop().or_else(|| a.kw("start"));
+    if let Value::Tuple(items) = v {
+        // CPython 3.12+ adds Python floats with Neumaier's compensated summation, older versions
+        // left to right: with two or more of them the result depends on the version, so refuse.
+        let python_floats = items
+            .iter()
+            .filter(|it| matches!(it, Value::Scalar(e, Ty::F64) if t.prov(e) != Prov::Np))
+            .count();
+        if python_floats > 1 {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    s,
+                    "sum() of several Python floats depends on the Python version (3.12+ uses \
+                     compensated summation)",
+                )
+                .hint("write np.sum([...]) or add the terms with +"));
+        }
+        let mut acc = match start {
+            Some((st, _)) => st,
+            None => Value::Scalar(Expr::I64(0), Ty::I64),
+        };
+        for it in items {
+            acc = t.binary(ast::BinOp::Add, acc, it, span)?;
+        }
+        return Ok(acc);
+    }
+    if let Value::Matrix(..) = v {
+        // Iterating a 2-D array gives its rows, so Python's sum would be a row, not a number.
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                s,
+                "sum() of a 2-D array (it adds the rows)",
+            )
+            .hint("write np.sum(m) for the total"));
+    }
+    // An array's elements are NumPy scalars: `0 + e0` is e0's type, and the sum goes on in order.
+    let arr = t.to_array(v, s)?;
+    if let Some((st, ss)) = start {
+        // `start + e0 + ...` equals the plain sum only when start is the int 0 or +0.0.
+        let zero = match &st {
+            Value::Scalar(e, _) => crate::ir::fold::const_expr(e)
+                .is_some_and(|c| c.ty() != Ty::Bool && c.f().to_bits() == 0),
+            _ => false,
+        };
+        if !zero {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    ss,
+                    "sum() of an array with a start value",
+                )
+                .hint("write start + sum(x), if that order is what you mean"));
+        }
+    }
+    let n = t.stable(arr.len.clone(), Ty::I64);
+    let (op, ty) = if arr.ty == Ty::F64 {
+        (ReduceOp::SumSeq, Ty::F64)
+    } else {
+        (ReduceOp::SumInt, Ty::I64)
+    };
+    let total = t.reduce(op, &arr, span, None)?;
+    // An empty iterable leaves the start, the Python int 0; otherwise the result is NumPy's.
+    let empty = cmp(CmpOp::Eq, n, Expr::I64(0));
+    Ok(Value::Scalar(t.with_prov(total, ty, Prov::Dyn(empty)), ty))
 }
 
 /// NumPy reductions by name, on an array (or a number, as a one-element array).
