@@ -19,6 +19,14 @@ fn run(src: &str, x: &[f64]) -> Result<f64, String> {
     jit
 }
 
+/// The Python exception `src` raises on `x` (every backend must agree, see [`run`]).
+fn raises(src: &str, x: &[f64]) -> &'static str {
+    let f = Filter::compile(src, &Bindings::new()).unwrap();
+    let e = f.call(x).expect_err(src);
+    assert_eq!(run(src, x), Err(e.message.clone()));
+    e.exception
+}
+
 /// Python's own `sum`: `0 + x0 + x1 + ...`, left to right.
 fn python_sum(x: &[f64]) -> f64 {
     x.iter().fold(0.0, |acc, v| acc + v)
@@ -121,6 +129,43 @@ fn builtin_sum_adds_in_order_numpy_sums_pairwise() {
     // A literal adds its items one `+` at a time; int arrays sum exactly.
     assert_eq!(run("sum([x[0], x[1], x[9]])", &x), Ok(0.0));
     assert_eq!(run("sum(x > 0)", &x), Ok(9.0));
+}
+
+#[test]
+fn powers_raise_for_python_floats_numpy_gives_inf_or_nan() {
+    // Python floats: ZeroDivisionError, a complex result (refused), OverflowError.
+    assert_eq!(raises("float(x[0]) ** -1.0", &[0.0]), "ZeroDivisionError");
+    assert_eq!(raises("0.0 ** -x.size", &[0.0]), "ZeroDivisionError");
+    assert_eq!(raises("float(x[0]) ** 0.5", &[-4.0]), "ValueError");
+    assert_eq!(raises("float(x[0]) ** 2", &[1e200]), "OverflowError");
+    assert_eq!(raises("pow(float(x[0]), 3.0)", &[1e200]), "OverflowError");
+    assert_eq!(run("float(x[0]) ** 3.0", &[-2.0]), Ok(-8.0));
+    assert_eq!(run("float(x[0]) ** -1.0", &[f64::INFINITY]), Ok(0.0));
+    // NumPy scalars and np.power never raise.
+    assert_eq!(run("x[0] ** -1.0", &[0.0]), Ok(f64::INFINITY));
+    assert!(run("x[0] ** 0.5", &[-4.0]).unwrap().is_nan());
+    assert_eq!(run("np.power(0.0, -1.0)", &[0.0]), Ok(f64::INFINITY));
+    // math.pow: an infinite result from a zero base is a domain error, otherwise a range error.
+    assert_eq!(raises("math.pow(x[0], -1.0)", &[0.0]), "ValueError");
+    assert_eq!(
+        run("math.pow(x[0], -1.0)", &[-0.0]),
+        Err("math domain error".into())
+    );
+    assert_eq!(raises("math.pow(x[0], 2.0)", &[1e200]), "OverflowError");
+}
+
+#[test]
+fn numpy_sign_of_zero_is_positive_zero_and_of_nan_nan() {
+    assert_eq!(
+        run("np.sign(x[0])", &[-0.0]).unwrap().to_bits(),
+        0.0f64.to_bits()
+    );
+    assert_eq!(
+        run("np.sign(x)[0]", &[-0.0]).unwrap().to_bits(),
+        0.0f64.to_bits()
+    );
+    assert!(run("np.sign(x[0])", &[f64::NAN]).unwrap().is_nan());
+    assert_eq!(run("np.sign(x[0])", &[-3.0]), Ok(-1.0));
 }
 
 #[test]

@@ -347,6 +347,7 @@ impl Exception {
                 Exception::ZeroDivisionError,
             ),
             ("math range error", Exception::OverflowError),
+            ("Numerical result out of range", Exception::OverflowError),
             ("infinity to integer", Exception::OverflowError),
             ("NaN to integer", Exception::ValueError),
             ("returned None", Exception::TypeError),

@@ -603,6 +603,9 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
                 if m == MathFn::Pow {
+                    // np.power of two Python numbers is NumPy's: inf where Python would raise.
+                    use super::provenance::Prov;
+                    let (x, y) = (t.with_prov(x, tx, Prov::Np), t.with_prov(y, ty, Prov::Np));
                     let v = t.binary(
                         ast::BinOp::Pow,
                         Value::Scalar(x, tx),
@@ -645,9 +648,14 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let inner = Expr::Select(
                     neg.boxed(),
                     Expr::F64(-1.0).boxed(),
-                    Expr::Select(pos.boxed(), Expr::F64(1.0).boxed(), x.clone().boxed()).boxed(),
+                    Expr::Select(
+                        pos.boxed(),
+                        Expr::F64(1.0).boxed(),
+                        bin(BinOp::Add, x.clone(), Expr::F64(0.0)).boxed(),
+                    )
+                    .boxed(),
                 );
-                // NaN stays NaN; zeros stay as they are.
+                // NaN stays NaN; both zeros give NumPy's 0.0 (`-0.0 + 0.0` is `0.0`).
                 Ok((inner, Ty::F64))
             })
         }
@@ -1877,17 +1885,27 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
     if base != "fabs" && base != "copysign" && base != "hypot" {
         let overflow = matches!(base, "exp" | "exp2" | "expm1" | "cosh" | "sinh" | "power");
         let bad_inf = bin(BinOp::And, un(UnOp::IsInf, r.clone()), all_finite);
-        t.check(
-            not(bad_inf),
-            if overflow {
-                "math range error"
-            } else {
-                "math domain error"
-            },
-            span,
-            Expr::I64(0),
-            Expr::I64(0),
-        );
+        // CPython's math.pow: an infinite result from a zero base (`0.0 ** -1.0`) is a domain
+        // error, from any other finite base an overflow.
+        let (domain_inf, range_inf) = if base == "power" {
+            let zero_base = cmp(CmpOp::Eq, fx[0].clone(), Expr::F64(0.0));
+            (
+                bin(BinOp::And, bad_inf.clone(), zero_base.clone()),
+                bin(BinOp::And, bad_inf, not(zero_base)),
+            )
+        } else if overflow {
+            (Expr::Bool(false), bad_inf)
+        } else {
+            (bad_inf, Expr::Bool(false))
+        };
+        for (bad, msg) in [
+            (domain_inf, "math domain error"),
+            (range_inf, "math range error"),
+        ] {
+            if bad != Expr::Bool(false) {
+                t.check(not(bad), msg, span, Expr::I64(0), Expr::I64(0));
+            }
+        }
     }
     Ok(Value::Scalar(r, Ty::F64))
 }

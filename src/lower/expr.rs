@@ -455,7 +455,20 @@ impl Translator<'_> {
                 };
                 (Expr::Call(m, vec![f(x, tx), f(y, ty)]), Ty::F64)
             }
-            B::Pow => self.power(x, tx, y, ty),
+            B::Pow => {
+                let both = super::provenance::Prov::both(self.prov(&x), self.prov(&y));
+                if elementwise || both == super::provenance::Prov::Np {
+                    return Ok(self.power(x, tx, y, ty));
+                }
+                let (x, y) = (self.stable(x, tx), self.stable(y, ty));
+                let (r, rty) = self.power(x.clone(), tx, y.clone(), ty);
+                if rty == Ty::F64 {
+                    let r = self.stable(r, Ty::F64);
+                    self.python_pow_checks(f(x, tx), f(y, ty), &r, both.flag(), span);
+                    return Ok((r, rty));
+                }
+                (r, rty)
+            }
             B::BitAnd | B::BitOr | B::BitXor => {
                 let o = match op {
                     B::BitAnd => BinOp::And,
@@ -516,6 +529,52 @@ impl Translator<'_> {
             flag => bin(BinOp::Or, not(flag.flag()), nonzero),
         };
         self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+    }
+
+    /// The errors of Python's float `**` (when `python`, the run-time flag that both operands are
+    /// Python numbers, is true), which NumPy turns into inf or nan: a zero base with a negative
+    /// exponent, a negative base with a fractional exponent (a complex number in Python), and
+    /// overflow of finite operands.
+    fn python_pow_checks(&mut self, x: Expr, y: Expr, r: &Expr, python: Expr, span: Span) {
+        let finite = |e: &Expr| un(UnOp::IsFinite, e.clone());
+        let zero_neg = bin(
+            BinOp::And,
+            cmp(CmpOp::Eq, x.clone(), Expr::F64(0.0)),
+            cmp(CmpOp::Lt, y.clone(), Expr::F64(0.0)),
+        );
+        let fractional = bin(
+            BinOp::And,
+            finite(&y),
+            cmp(CmpOp::Ne, un(UnOp::Trunc, y.clone()), y.clone()),
+        );
+        let complex = bin(
+            BinOp::And,
+            bin(
+                BinOp::And,
+                finite(&x),
+                cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0)),
+            ),
+            fractional,
+        );
+        let overflow = bin(
+            BinOp::And,
+            un(UnOp::IsInf, r.clone()),
+            bin(BinOp::And, finite(&x), finite(&y)),
+        );
+        // The zero base comes first: its infinite result is not an overflow.
+        let overflow = bin(BinOp::And, overflow, not(zero_neg.clone()));
+        for (bad, msg) in [
+            (zero_neg, "0.0 cannot be raised to a negative power"),
+            (
+                complex,
+                "negative number cannot be raised to a fractional power (Python's result is \
+                 complex, which ndjit does not support)",
+            ),
+            (overflow, "(34, 'Numerical result out of range')"),
+        ] {
+            let ok = bin(BinOp::Or, not(python.clone()), not(bad));
+            self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+        }
     }
 
     /// `x ** y`: integer powers by repeated multiplication; `x ** 2` is `x * x` (what NumPy

@@ -871,6 +871,17 @@ P("int_power_and_neg_int", """
 P("builtin_sum_in_order", "lambda v: sum(v) - np.sum(v) + 1e-3 * sum(v[:0]) + 1e-6 * v.sum()",
   hand=[[1e16] + [1.0] * 8 + [-1e16], [-0.0], [1e16, 1.0, -1e16], [1.0] * 7 + [1e16, -1e16]])
 
+# (A negative base with a fractional exponent gives a complex number in Python: see tests/semantics.rs.)
+P("python_float_power", "lambda v: float(v[0]) ** float(v[-1]) + np.abs(v[0] ** v[-1]) * 0.0",
+  kinds=("pos",), sizes=(2, 5), auto=False,
+  hand=[[0.0, -1.0], [-0.0, -3.0], [10.0, 400.0], [2.0, -2.0], [-2.0, 3.0], [inf, -1.0], [0.0, 2.0]])
+
+P("math_pow_errors", "lambda v: math.pow(v[0], v[-1])", kinds=("n", "q", "sp"), sizes=(2, 5),
+  hand=[[0.0, -1.0], [-0.0, -3.0], [10.0, 400.0], [2.0, 0.5], [-2.0, 0.5], [-2.0, 3.0]])
+
+P("numpy_sign_zero", "lambda v: 1.0 / np.sign(v[0]) + np.sign(v).sum()", kinds=("q", "sp"),
+  hand=[[-0.0, 1.0], [0.0, -0.0], [nan, 1.0]])
+
 
 # ===================================================================================================
 # Input generation
