@@ -169,6 +169,92 @@ fn numpy_sign_of_zero_is_positive_zero_and_of_nan_nan() {
 }
 
 #[test]
+fn python_ints_are_exact_within_64_bits_and_raise_past_them() {
+    const MIN: f64 = -9223372036854775808.0;
+    let nine = [1.0; 9];
+    // Conversions: int(1e19) is 10**19 in Python, past 64 bits.
+    for src in [
+        "int(x[0])",
+        "round(x[0])",
+        "math.floor(x[0])",
+        "np.int64(x[0])",
+    ] {
+        assert_eq!(raises(src, &[1e19]), "OverflowError", "{src}");
+        assert_eq!(raises(src, &[-1e19]), "OverflowError", "{src}");
+    }
+    assert_eq!(run("int(x[0])", &[MIN]), Ok(MIN));
+    // Arithmetic: exact within 64 bits, OverflowError past them.
+    assert_eq!(
+        raises("int(x[0]) * int(x[1])", &[3e9, 4e9]),
+        "OverflowError"
+    );
+    assert_eq!(
+        run("int(x[0]) * int(x[1]) // 1000", &[3e9, -3e9]),
+        Ok(-9e15)
+    );
+    assert_eq!(
+        raises("int(x[0]) + int(x[1])", &[9e18, 9e18]),
+        "OverflowError"
+    );
+    assert_eq!(
+        raises("int(x[0]) - int(x[1])", &[-9e18, 9e18]),
+        "OverflowError"
+    );
+    assert_eq!(raises("-int(x[0])", &[MIN]), "OverflowError");
+    assert_eq!(raises("abs(int(x[0]))", &[MIN]), "OverflowError");
+    assert_eq!(raises("int(x[0]) // -1", &[MIN]), "OverflowError");
+    assert_eq!(run("int(x[0]) % -1", &[MIN]), Ok(0.0));
+    assert_eq!(run("int(x[0]) + int(x[1])", &[MIN, 9e18]), Ok(MIN + 9e18));
+    // Shifts: Python's `<<` is exact, a negative count is a ValueError, `>>` saturates.
+    assert_eq!(raises("len(x) << 70", &nine), "OverflowError");
+    assert_eq!(raises("len(x) << 60", &nine), "OverflowError");
+    assert_eq!(run("len(x) << 59", &nine), Ok((9i64 << 59) as f64));
+    assert_eq!(
+        run("len(x) << -1", &nine),
+        Err("negative shift count".into())
+    );
+    assert_eq!(raises("len(x) >> -1", &nine), "ValueError");
+    assert_eq!(run("len(x) >> 70", &nine), Ok(0.0));
+    assert_eq!(run("-len(x) >> 70", &nine), Ok(-1.0));
+    assert_eq!(run("(len(x) - 9) << 100", &nine), Ok(0.0));
+    // Powers of ints are exact integer powers (a float for a negative exponent).
+    assert_eq!(
+        run("len(x) ** 19 % 1000", &nine),
+        Ok((9i64.pow(19) % 1000) as f64)
+    );
+    assert_eq!(run("3 ** 39 % 7", &nine), Ok((3i64.pow(39) % 7) as f64));
+    assert_eq!(raises("3 ** 40 % 7", &nine), "OverflowError");
+    // An exponent known only at run time goes through a float power: refused past 2**53.
+    assert_eq!(
+        run("3 ** (len(x) + 24) % 7", &nine),
+        Ok((3i64.pow(33) % 7) as f64)
+    );
+    assert_eq!(raises("3 ** (len(x) + 30) % 7", &nine), "OverflowError");
+    assert_eq!(raises("len(x) ** 20", &nine), "OverflowError");
+    assert_eq!(run("len(x) ** -1", &nine), Ok(1.0 / 9.0));
+    assert_eq!(raises("len(x) ** len(x) ** 2", &nine), "OverflowError");
+    assert_eq!(run("2 ** len(x)", &nine), Ok(512.0));
+}
+
+#[test]
+fn numpy_ints_keep_numpy_fixed_width_rules() {
+    const MIN: f64 = -9223372036854775808.0;
+    let wrapped = 3_000_000_000i64.wrapping_mul(4_000_000_000) as f64;
+    assert_eq!(
+        run("x.astype(int)[0] * x.astype(int)[1]", &[3e9, 4e9]),
+        Ok(wrapped)
+    );
+    // x86-64's float-to-int cast, which NumPy uses: NaN and out of range give -(2**63).
+    for v in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e19, -1e19] {
+        assert_eq!(run("x.astype(int)[0]", &[v]), Ok(MIN), "{v}");
+    }
+    assert_eq!(run("x.astype(int)[0]", &[-2.9]), Ok(-2.0));
+    // NumPy shifts by counts past the width give 0 (or the sign for >>).
+    assert_eq!(run("x.astype(int)[0] << 70", &[1.0]), Ok(0.0));
+    assert_eq!(run("x.astype(int)[0] >> 70", &[-5.0]), Ok(-1.0));
+}
+
+#[test]
 fn rounding_floor_division_and_casts() {
     assert_eq!(run("round(x[0])", &[2.5]), Ok(2.0));
     assert_eq!(run("round(x[0])", &[3.5]), Ok(4.0));

@@ -19,6 +19,7 @@ pub mod facts;
 pub mod fold;
 pub mod network;
 pub mod print;
+pub mod ranges;
 
 use crate::error::Span;
 use crate::math::MathFn;
@@ -205,8 +206,13 @@ pub enum BinOp {
     And,
     Or,
     Xor,
+    /// Shifts of an i64 by a count masked to `0..63` on every backend (the lowering gives counts
+    /// outside that range NumPy's or Python's meaning).
     Shl,
     Shr,
+    /// The high 64 bits of the signed 128-bit product of two i64: `a * b` overflows exactly when
+    /// they differ from the sign fill `(a * b) >> 63` of the low half. i64 only.
+    MulHi,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -348,6 +354,8 @@ impl Exception {
             ),
             ("math range error", Exception::OverflowError),
             ("Numerical result out of range", Exception::OverflowError),
+            ("exceeds 64 bits", Exception::OverflowError),
+            ("exceeds 2**53", Exception::OverflowError),
             ("infinity to integer", Exception::OverflowError),
             ("NaN to integer", Exception::ValueError),
             ("returned None", Exception::TypeError),

@@ -583,8 +583,15 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         let (v, s) = a.take();
         if base == "abs" {
             // abs keeps integers integral.
-            return t.elementwise(vec![v], s, &mut |_, ops, _| {
+            return t.elementwise(vec![v], s, &mut |t, ops, elementwise| {
                 let (e, ty) = ops.into_iter().next().unwrap();
+                if ty != Ty::F64 && !elementwise {
+                    // abs(-(2**63)) is past 64 bits for a Python int.
+                    return Ok((
+                        t.int_unary(UnOp::Abs, convert(e, ty, Ty::I64), span),
+                        Ty::I64,
+                    ));
+                }
                 let ty2 = ty.max(Ty::I64);
                 Ok((un(UnOp::Abs, convert(e, ty, ty2)), ty2))
             });
@@ -1685,11 +1692,19 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
         Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
         _ => return Err(t.err(ErrorKind::Type, ds, "astype() supports int, float and bool")),
     };
-    Ok(Value::Array(ArrayVal {
-        elem: convert(arr.elem.clone(), arr.ty, ty),
-        ty,
-        ..arr
-    }))
+    let elem = if arr.ty == Ty::F64 && ty == Ty::I64 {
+        // NumPy's float-to-int cast on x86-64 (`cvttsd2si`): NaN and values out of range give
+        // -(2**63), where the IR's cast saturates.
+        let x = arr.elem.clone();
+        Expr::Select(
+            fits_i64(x.clone()).boxed(),
+            Expr::Cast(Ty::I64, x.boxed()).boxed(),
+            Expr::I64(i64::MIN).boxed(),
+        )
+    } else {
+        convert(arr.elem.clone(), arr.ty, ty)
+    };
+    Ok(Value::Array(ArrayVal { elem, ty, ..arr }))
 }
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
@@ -1708,6 +1723,23 @@ fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
         Expr::I64(0),
         Expr::I64(0),
     );
+    t.check(
+        fits_i64(x.clone()),
+        super::pyint::TOO_BIG,
+        span,
+        Expr::I64(0),
+        Expr::I64(0),
+    );
+}
+
+/// Whether a float's integer part is in the i64 range (false for NaN).
+fn fits_i64(x: Expr) -> Expr {
+    const LIMIT: f64 = 9223372036854775808.0; // 2**63
+    bin(
+        BinOp::And,
+        cmp(CmpOp::Ge, x.clone(), Expr::F64(-LIMIT)),
+        cmp(CmpOp::Lt, x, Expr::F64(LIMIT)),
+    )
 }
 
 /// float(x), int(x), bool(x) on numbers, and float('nan')-style literals.

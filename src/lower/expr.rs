@@ -1,6 +1,7 @@
 //! Lowering of expressions: operators, comparisons, indexing, and the array algebra.
 
 use super::builtins;
+use super::provenance::Prov;
 use super::value::{ArrayVal, Value};
 use super::{not, Iterable, Translator};
 use crate::error::{ErrorKind, Result, Span};
@@ -317,11 +318,15 @@ impl Translator<'_> {
     }
 
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
-        self.elementwise(vec![v], span, &mut |t, a, _| {
+        self.elementwise(vec![v], span, &mut |t, a, elementwise| {
             let (e, ty) = a.into_iter().next().unwrap();
             Ok(match op {
                 ast::UnaryOp::Pos => (e, if ty == Ty::Bool { Ty::I64 } else { ty })
                     .pipe(|(e, t2)| (convert(e, ty, t2), t2)),
+                ast::UnaryOp::Neg if ty != Ty::F64 && !elementwise => (
+                    t.int_unary(UnOp::Neg, convert(e, ty, Ty::I64), span),
+                    Ty::I64,
+                ),
                 ast::UnaryOp::Neg => {
                     let t2 = ty.max(Ty::I64);
                     (un(UnOp::Neg, convert(e, ty, t2)), t2)
@@ -396,7 +401,13 @@ impl Translator<'_> {
                     B::Sub => BinOp::Sub,
                     _ => BinOp::Mul,
                 };
-                (bin(o, convert(x, tx, num), convert(y, ty, num)), num)
+                let (x, y) = (convert(x, tx, num), convert(y, ty, num));
+                if num == Ty::I64 && !elementwise {
+                    let python = Prov::both(self.prov(&x), self.prov(&y));
+                    (self.int_binary(o, x, y, python, span), num)
+                } else {
+                    (bin(o, x, y), num)
+                }
             }
             B::Div => {
                 if !elementwise {
@@ -436,7 +447,7 @@ impl Translator<'_> {
                         Expr::I64(0),
                         Expr::I64(0),
                     );
-                    (bin(o, x, y), Ty::I64)
+                    (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
                 }
             }
             B::FloorDiv | B::Mod => {
@@ -456,14 +467,24 @@ impl Translator<'_> {
                 (Expr::Call(m, vec![f(x, tx), f(y, ty)]), Ty::F64)
             }
             B::Pow => {
-                let both = super::provenance::Prov::both(self.prov(&x), self.prov(&y));
-                if elementwise || both == super::provenance::Prov::Np {
+                let both = Prov::both(self.prov(&x), self.prov(&y));
+                if elementwise || both == Prov::Np {
                     return Ok(self.power(x, tx, y, ty));
+                }
+                let k = crate::ir::fold::const_expr(&y).map(|v| v.i());
+                if let (true, Some(k)) = (tx != Ty::F64 && ty != Ty::F64, k) {
+                    if k >= 0 {
+                        let x = convert(x, tx, Ty::I64);
+                        return Ok((self.int_power(x, k as u64, both, span), Ty::I64));
+                    }
                 }
                 let (x, y) = (self.stable(x, tx), self.stable(y, ty));
                 let (r, rty) = self.power(x.clone(), tx, y.clone(), ty);
                 if rty == Ty::F64 {
                     let r = self.stable(r, Ty::F64);
+                    if tx != Ty::F64 && ty != Ty::F64 {
+                        self.inexact_int_power_check(&y, &r, both.flag(), span);
+                    }
                     self.python_pow_checks(f(x, tx), f(y, ty), &r, both.flag(), span);
                     return Ok((r, rty));
                 }
@@ -500,10 +521,13 @@ impl Translator<'_> {
                 } else {
                     BinOp::Shr
                 };
-                (
-                    bin(o, convert(x, tx, Ty::I64), convert(y, ty, Ty::I64)),
-                    Ty::I64,
-                )
+                let (x, y) = (convert(x, tx, Ty::I64), convert(y, ty, Ty::I64));
+                if elementwise {
+                    (super::pyint::shift(o, x, y), Ty::I64)
+                } else {
+                    let python = Prov::both(self.prov(&x), self.prov(&y));
+                    (self.int_binary(o, x, y, python, span), Ty::I64)
+                }
             }
             B::MatMul => unreachable!(),
         })
@@ -575,6 +599,28 @@ impl Translator<'_> {
             let ok = bin(BinOp::Or, not(python.clone()), not(bad));
             self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
         }
+    }
+
+    /// Python's `int ** int` with an exponent known only at run time: computed as a float power
+    /// (a negative exponent gives a float in Python too), which is exact only below 2**53.
+    fn inexact_int_power_check(&mut self, y: &Expr, r: &Expr, python: Expr, span: Span) {
+        let big = bin(
+            BinOp::And,
+            cmp(CmpOp::Ge, y.clone(), Expr::I64(0)),
+            cmp(
+                CmpOp::Ge,
+                un(UnOp::Abs, r.clone()),
+                Expr::F64(9007199254740992.0),
+            ),
+        );
+        let ok = bin(BinOp::Or, not(python), not(big));
+        self.check(
+            ok,
+            "integer power exceeds 2**53, past which ndjit cannot compute it exactly",
+            span,
+            Expr::I64(0),
+            Expr::I64(0),
+        );
     }
 
     /// `x ** y`: integer powers by repeated multiplication; `x ** 2` is `x * x` (what NumPy
@@ -773,9 +819,24 @@ impl Translator<'_> {
     // ---- indexing ---------------------------------------------------------------------------
 
     fn subscript(&mut self, base: Value, index: &ast::Expr, span: Span) -> Result<Value> {
+        // An element of a NumPy array is a NumPy scalar, whatever expression computes it (a
+        // transform's coordinates, a tuple of Python ints, keep theirs).
+        let numpy = |t: &mut Self, v: Value, coords: bool| match v {
+            Value::Scalar(e, ty) if !coords => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
+            v => v,
+        };
         match base {
-            Value::Array(arr) => self.index_array(arr, index, span),
-            Value::Matrix(arr, cols) => self.index_matrix(arr, cols, index, span),
+            Value::Array(arr) => {
+                let coords = arr.slot().is_some_and(|a| {
+                    self.func.arrays[a.0 as usize].kind == crate::ir::ArrKind::Coords
+                });
+                let v = self.index_array(arr, index, span)?;
+                Ok(numpy(self, v, coords))
+            }
+            Value::Matrix(arr, cols) => {
+                let v = self.index_matrix(arr, cols, index, span)?;
+                Ok(numpy(self, v, false))
+            }
             Value::Tuple(items) => {
                 let v = self.expr(index)?;
                 let i = self.int(v, index.span, "a tuple index")?;

@@ -8,6 +8,7 @@
 mod builtins;
 mod expr;
 mod provenance;
+mod pyint;
 mod value;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};

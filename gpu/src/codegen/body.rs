@@ -1239,6 +1239,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                     BinOp::Add => self.k.bin(Bin::Add, T::S64, x, y),
                     BinOp::Sub => self.k.bin(Bin::Sub, T::S64, x, y),
                     BinOp::Mul => self.k.bin(Bin::Mul, T::S64, x, y),
+                    BinOp::MulHi => self.k.bin(Bin::MulHi, T::S64, x, y),
                     BinOp::Min | BinOp::PyMin => self.k.bin(Bin::Min, T::S64, x, y),
                     BinOp::Max | BinOp::PyMax => self.k.bin(Bin::Max, T::S64, x, y),
                     BinOp::And => self.k.bin(Bin::And, T::B64, x, y),
