@@ -94,6 +94,8 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x, w=np.ones(3)):\n    return x[0]", K::Unsupported, 1, 12, "default values must be numbers"),
     ("range(3)", K::Unsupported, 1, 1, "can only be used as the iterable of a for loop"),
     ("x.astype(str)", K::UnknownName, 1, 10, "name `str` is not defined"),
+    ("x.astype('uint8')[0]", K::Type, 1, 10, "astype() supports int, float and bool"),
+    ("x.astype('float32')[0]", K::Type, 1, 10, "astype() supports int, float and bool"),
     // --- CPython's tokenizer: tabs, NUL bytes, limits -----------------------------------------
     ("def f(x):\n        a = 1\n\treturn a", K::Syntax, 3, 1, "inconsistent use of tabs and spaces"),
     ("def f(x):\n  if x[0] > 0:\n\treturn 1.0\n  return 0.0", K::Syntax, 3, 1, "(TabError)"),

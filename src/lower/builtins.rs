@@ -1687,10 +1687,15 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
         Value::Function("builtin.int") => Ty::I64,
         Value::Function("builtin.float") => Ty::F64,
         Value::Function("builtin.bool") => Ty::Bool,
-        Value::Str(s) if s.starts_with("int") || s.starts_with("uint") => Ty::I64,
-        Value::Str(s) if s.starts_with("float") || s == "f8" || s == "d" => Ty::F64,
+        Value::Str(s) if matches!(s.as_str(), "int" | "int64" | "i8" | "intp" | "int_") => Ty::I64,
+        Value::Str(s) if matches!(s.as_str(), "float" | "float64" | "f8" | "d") => Ty::F64,
         Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
-        _ => return Err(t.err(ErrorKind::Type, ds, "astype() supports int, float and bool")),
+        // Narrower types wrap or round (uint8 300 is 44): refused rather than computed wide.
+        _ => {
+            return Err(t
+                .err(ErrorKind::Type, ds, "astype() supports int, float and bool")
+                .hint("64-bit types only: int, 'int64', float, 'float64', bool"))
+        }
     };
     let elem = if arr.ty == Ty::F64 && ty == Ty::I64 {
         // NumPy's float-to-int cast on x86-64 (`cvttsd2si`): NaN and values out of range give
