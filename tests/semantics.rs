@@ -254,6 +254,71 @@ fn numpy_ints_keep_numpy_fixed_width_rules() {
     assert_eq!(run("x.astype(int)[0] >> 70", &[-5.0]), Ok(-1.0));
 }
 
+/// CPython's `round(v, n)` for `n >= 0`: the exact value rounded half-even to `n` decimals
+/// (Rust formats floats exactly), read back correctly rounded.
+fn python_round(v: f64, n: usize) -> f64 {
+    format!("{v:.n$}").parse().unwrap()
+}
+
+#[test]
+fn round_with_digits_is_pythons_for_python_floats_and_numpys_for_numpy_floats() {
+    assert_eq!(python_round(2.675, 2), 2.67);
+    assert_eq!(python_round(0.125, 2), 0.12);
+    assert_eq!(run("round(float(x[0]), 2)", &[2.675]), Ok(2.67));
+    // round() of an np.float64 is np.round: 2.675 * 100 rounds up to 267.5 first.
+    assert_eq!(run("round(x[0], 2)", &[2.675]), Ok(2.68));
+    assert_eq!(run("np.round(x[0], 2)", &[2.675]), Ok(2.68));
+    // Bit for bit on ties, near-ties, signs, zeros and magnitudes where x * 10**n is inexact.
+    let mut vals = vec![
+        0.125,
+        -0.125,
+        2.5,
+        0.5,
+        -0.5,
+        1.005,
+        5e-324,
+        1e15 + 0.3,
+        4503599627370497.5,
+    ];
+    let mut s = 0x9E3779B97F4A7C15u64;
+    for _ in 0..400 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let m = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        vals.push(m * 10f64.powi((s % 24) as i32 - 8));
+        vals.push(((s % 100_000) as f64 + 0.5) / 10f64.powi((s % 6) as i32));
+    }
+    for n in [0usize, 1, 2, 3, 5, 9, 22] {
+        let f = Filter::compile(&format!("round(float(x[0]), {n})"), &Bindings::new()).unwrap();
+        for &v in &vals {
+            let got = f.call(&[v]).unwrap();
+            assert_eq!(
+                got.to_bits(),
+                python_round(v, n).to_bits(),
+                "round({v:?}, {n})"
+            );
+            assert_eq!(f.interpret(&[v]).unwrap().to_bits(), got.to_bits());
+        }
+    }
+    // Negative digits: rounding to tens and thousands.
+    assert_eq!(run("round(float(x[0]), -1)", &[25.0]), Ok(20.0));
+    assert_eq!(
+        run("round(float(x[0]), -1)", &[25.000000000000004]),
+        Ok(30.0)
+    );
+    assert_eq!(run("round(float(x[0]), -3)", &[-1500.0]), Ok(-2000.0));
+    assert_eq!(
+        run("round(float(x[0]), -1)", &[-4.0]).unwrap().to_bits(),
+        (-0.0f64).to_bits()
+    );
+    assert!(run("round(float(x[0]), 2)", &[f64::NAN]).unwrap().is_nan());
+    assert_eq!(
+        run("round(float(x[0]), 2)", &[f64::INFINITY]),
+        Ok(f64::INFINITY)
+    );
+}
+
 #[test]
 fn rounding_floor_division_and_casts() {
     assert_eq!(run("round(x[0])", &[2.5]), Ok(2.0));

@@ -487,6 +487,8 @@ pub(crate) fn call(
         );
     let numpy = name.starts_with("np.") || name.starts_with("method.") || receiver_was_array;
     Ok(match v {
+        // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
+        Value::Scalar(_, Ty::F64) if name == "builtin.round" => v,
         Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
         Value::Scalar(e, ty) if numpy => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
         v => v,
@@ -1119,7 +1121,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 if tx != Ty::F64 {
                     return Ok(Value::Scalar(x, tx));
                 }
-                return Ok(Value::Scalar(round_decimals(x, k.i()), Ty::F64));
+                return python_or_numpy_round(t, x, k.i(), ds);
             }
             if tx != Ty::F64 {
                 return Ok(Value::Scalar(convert(x, tx, Ty::I64), Ty::I64));
@@ -1636,6 +1638,33 @@ fn round_decimals(x: Expr, decimals: i64) -> Expr {
             Expr::F64(s),
         )
     }
+}
+
+/// `round(x, n)`: CPython's exact decimal rounding for a Python float, NumPy's for an
+/// `np.float64` (its `__round__` is `np.round`); the result keeps the argument's kind.
+fn python_or_numpy_round(t: &mut Translator, x: Expr, n: i64, ds: Span) -> Result<Value> {
+    use super::provenance::Prov;
+    let x = t.stable(x, Ty::F64);
+    let prov = t.prov(&x);
+    let numpy = round_decimals(x.clone(), n);
+    let r = match &prov {
+        Prov::Np => numpy,
+        _ if n.abs() > super::pyround::MAX_DIGITS => {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    ds,
+                    "round() of a Python float to more than 22 digits",
+                )
+                .hint("ndigits between -22 and 22 are supported"))
+        }
+        Prov::Py => t.python_round(x, n),
+        Prov::Dyn(flag) => {
+            let py = t.python_round(x, n);
+            Expr::Select(flag.clone().boxed(), py.boxed(), numpy.boxed())
+        }
+    };
+    Ok(Value::Scalar(t.with_prov(r, Ty::F64, prov), Ty::F64))
 }
 
 /// Two arrays joined: materialised, each part copied under a guard so no load is out of range.

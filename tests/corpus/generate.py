@@ -896,6 +896,10 @@ P("numpy_int_wraps", "lambda v: float(v.astype(int)[0] * v.astype(int)[-1]) + (v
   kinds=("n", "lab"), sizes=(2, 5),
   hand=[[3e9, 4e9], [inf, 1.0], [nan, 1.0], [1e19, 1.0], [-1e19, 2.0], [9.3e18, -1.0]])
 
+P("python_round_digits", "lambda v: round(float(v[0]), 2) + 1000 * round(float(v[-1]), -1) + 1e6 * round(v[0], 2)",
+  kinds=("u", "n", "q", "sp"), sizes=(1, 2, 5),
+  hand=[[2.675, 25.0], [0.125, 35.0], [1.005, -15.0], [-2.675, 5.0], [0.285, 45.0], [1.115, -25.0]])
+
 P("numpy_sign_zero", "lambda v: 1.0 / np.sign(v[0]) + np.sign(v).sum()", kinds=("q", "sp"),
   hand=[[-0.0, 1.0], [0.0, -0.0], [nan, 1.0]])
 
