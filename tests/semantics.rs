@@ -112,6 +112,7 @@ fn builtin_sum_adds_in_order_numpy_sums_pairwise() {
     assert_eq!(run("np.sum(x)", &x), Ok(8.0));
     assert_eq!(run("x.sum()", &x), Ok(8.0));
     assert_eq!(run("sum(x, 0.0)", &x), Ok(0.0));
+    assert_eq!(run("sum(x, 0)", &x), Ok(0.0));
     let mixed: Vec<f64> = (0..40)
         .map(|i| (i as f64 * 0.37).sin() * 10f64.powi(i % 7))
         .collect();
@@ -205,6 +206,15 @@ fn python_ints_are_exact_within_64_bits_and_raise_past_them() {
     assert_eq!(raises("int(x[0]) // -1", &[MIN]), "OverflowError");
     assert_eq!(run("int(x[0]) % -1", &[MIN]), Ok(0.0));
     assert_eq!(run("int(x[0]) + int(x[1])", &[MIN, 9e18]), Ok(MIN + 9e18));
+    // Constant steps compare against the bound: 2**63 - 1 is fine, one more is not.
+    let max = "((1 << 62) - len(x) + (1 << 62))";
+    assert_eq!(run(&format!("{max} + 8 - 2**62"), &nine), Ok(2f64.powi(62)));
+    assert_eq!(raises(&format!("{max} + 9"), &nine), "OverflowError");
+    assert_eq!(raises(&format!("-{max} - 10"), &nine), "OverflowError");
+    assert_eq!(
+        run(&format!("-{max} - 9 + 2**62"), &nine),
+        Ok(-(2f64.powi(62)))
+    );
     // Shifts: Python's `<<` is exact, a negative count is a ValueError, `>>` saturates.
     assert_eq!(raises("len(x) << 70", &nine), "OverflowError");
     assert_eq!(raises("len(x) << 60", &nine), "OverflowError");
@@ -234,6 +244,11 @@ fn python_ints_are_exact_within_64_bits_and_raise_past_them() {
     assert_eq!(run("len(x) ** -1", &nine), Ok(1.0 / 9.0));
     assert_eq!(raises("len(x) ** len(x) ** 2", &nine), "OverflowError");
     assert_eq!(run("2 ** len(x)", &nine), Ok(512.0));
+    // A checked product in a branch (if-converted, its check guarded) fails only when taken.
+    let square = "def f(v):\n    n = int(v[0])\n    if v[1] > 0:\n        n = n * n\n    return n";
+    assert_eq!(run(square, &[4e9, -1.0]), Ok(4e9));
+    assert_eq!(run(square, &[3e9, 1.0]), Ok(9e18));
+    assert_eq!(raises(square, &[4e9, 1.0]), "OverflowError");
 }
 
 #[test]

@@ -50,9 +50,35 @@ impl Translator<'_> {
             },
             Ty::I64,
         );
+        let overflow = match (op, &y) {
+            // A constant step (`n += 1`): one compare against the bound it could cross.
+            (BinOp::Add | BinOp::Sub, Expr::I64(c)) => {
+                let c = if op == BinOp::Add {
+                    Some(*c)
+                } else {
+                    c.checked_neg()
+                };
+                match c {
+                    Some(c) if c >= 0 => cmp(CmpOp::Gt, x.clone(), Expr::I64(i64::MAX - c)),
+                    Some(c) => cmp(CmpOp::Lt, x.clone(), Expr::I64(i64::MIN - c)),
+                    // `x - MIN` overflows exactly when x >= 0.
+                    None => cmp(CmpOp::Ge, x.clone(), Expr::I64(0)),
+                }
+            }
+            _ => self.overflow_test(op, &x, &y, &r),
+        };
+        if overflow != Expr::Bool(false) {
+            self.python_check(&flag, overflow, TOO_BIG, span);
+        }
+        r
+    }
+
+    /// Whether `r`, the wrapped `x op y`, differs from the exact result.
+    fn overflow_test(&self, op: BinOp, x: &Expr, y: &Expr, r: &Expr) -> Expr {
+        let (x, y, r) = (x.clone(), y.clone(), r.clone());
         let negative = |e: Expr| cmp(CmpOp::Lt, e, Expr::I64(0));
         let xor = |a: &Expr, b: &Expr| bin(BinOp::Xor, a.clone(), b.clone());
-        let overflow = match op {
+        match op {
             // The wrapped sum has the sign of neither operand exactly when it overflowed.
             BinOp::Add => negative(bin(BinOp::And, xor(&x, &r), xor(&y, &r))),
             BinOp::Sub => negative(bin(BinOp::And, xor(&x, &y), xor(&x, &r))),
@@ -70,11 +96,7 @@ impl Translator<'_> {
             ),
             // `%` and `>>` stay in range; Python's `MIN % -1` is 0, which the IR gives.
             _ => Expr::Bool(false),
-        };
-        if overflow != Expr::Bool(false) {
-            self.python_check(&flag, overflow, TOO_BIG, span);
         }
-        r
     }
 
     /// `-x` or `abs(x)` on an int: only `-(2**63)` leaves the range.
