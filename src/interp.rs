@@ -253,6 +253,7 @@ impl Machine<'_> {
                 let xs: Vec<f64> = (0..n).map(|i| at(self, i).f()).collect();
                 Val::F(runtime::pairwise_sum(&xs))
             }
+            ReduceOp::SumSeq => Val::F((0..n).fold(0.0, |acc, i| acc + at(self, i).f())),
             ReduceOp::SumInt => {
                 Val::I((0..n).fold(0i64, |acc, i| acc.wrapping_add(at(self, i).i())))
             }

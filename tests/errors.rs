@@ -94,6 +94,17 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x, w=np.ones(3)):\n    return x[0]", K::Unsupported, 1, 12, "default values must be numbers"),
     ("range(3)", K::Unsupported, 1, 1, "can only be used as the iterable of a for loop"),
     ("x.astype(str)", K::UnknownName, 1, 10, "name `str` is not defined"),
+    ("x.astype('uint8')[0]", K::Type, 1, 10, "astype() supports int, float and bool"),
+    ("x.astype('float32')[0]", K::Type, 1, 10, "astype() supports int, float and bool"),
+    // --- CPython's tokenizer: tabs, NUL bytes, limits -----------------------------------------
+    ("def f(x):\n        a = 1\n\treturn a", K::Syntax, 3, 1, "inconsistent use of tabs and spaces"),
+    ("def f(x):\n  if x[0] > 0:\n\treturn 1.0\n  return 0.0", K::Syntax, 3, 1, "(TabError)"),
+    ("x[0] +\0 1", K::Syntax, 1, 7, "source code cannot contain null bytes"),
+    ("x[0] # \0", K::Syntax, 1, 8, "null bytes"),
+    // --- builtin sum: Python's order or nothing ------------------------------------------------
+    ("sum([float(x[0]), float(x[1])])", K::Unsupported, 1, 5, "depends on the Python version"),
+    ("sum(x, 1.0)", K::Unsupported, 1, 8, "sum() of an array with a start value"),
+    ("sum(x.reshape(3, 3))", K::Unsupported, 1, 5, "sum() of a 2-D array"),
 ];
 
 #[test]
@@ -187,6 +198,37 @@ fn limits_give_errors_not_stack_overflows() {
     assert_eq!(
         Filter::compile(&nested, &Bindings::new()).unwrap_err().kind,
         K::Limit
+    );
+}
+
+#[test]
+fn nesting_follows_cpythons_limits() {
+    // CPython takes 200 nested brackets and 99 levels of indentation, and refuses one more.
+    let parens = |n: usize| format!("{}x{}[0] + 1", "(".repeat(n), ")".repeat(n));
+    let f = Filter::compile(&parens(200), &Bindings::new()).unwrap();
+    assert_eq!(f.call(&[2.0]).unwrap(), 3.0);
+    assert_eq!(f.interpret(&[2.0]).unwrap(), 3.0);
+    let e = Filter::compile(&parens(201), &Bindings::new()).unwrap_err();
+    assert_eq!((e.kind, e.line(), e.column()), (K::Limit, 1, 201));
+    assert!(e.to_string().contains("too many nested parentheses"), "{e}");
+    let blocks = |n: usize| {
+        let mut s = String::from("def f(x):\n");
+        for d in 1..n {
+            s.push_str(&format!("{}if x[0] > {d}:\n", " ".repeat(d)));
+        }
+        s + &format!("{}return 1.0\n return 0.0\n", " ".repeat(n))
+    };
+    assert_eq!(
+        Filter::compile(&blocks(99), &Bindings::new())
+            .unwrap()
+            .call(&[100.0]),
+        Ok(1.0)
+    );
+    let e = Filter::compile(&blocks(100), &Bindings::new()).unwrap_err();
+    assert_eq!((e.kind, e.line()), (K::Limit, 101));
+    assert!(
+        e.to_string().contains("too many levels of indentation"),
+        "{e}"
     );
 }
 

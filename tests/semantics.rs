@@ -2,12 +2,34 @@
 
 use ndjit::{Bindings, Filter};
 
+/// Runs `src` on `x` through the JIT (general and specialised to `x.len()`) and the interpreter,
+/// which must agree bit for bit.
 fn run(src: &str, x: &[f64]) -> Result<f64, String> {
     let f = Filter::compile(src, &Bindings::new()).map_err(|e| e.to_string())?;
     let jit = f.call(x).map_err(|e| e.message.clone());
     let interp = f.interpret(x).map_err(|e| e.message.clone());
     assert_eq!(format!("{jit:?}"), format!("{interp:?}"), "{src}");
+    let fixed = Filter::builder(src).filter_size(x.len()).compile().unwrap();
+    let unrolled = fixed.call(x).map_err(|e| e.message.clone());
+    assert_eq!(
+        format!("{jit:?}"),
+        format!("{unrolled:?}"),
+        "{src} (specialised)"
+    );
     jit
+}
+
+/// The Python exception `src` raises on `x` (every backend must agree, see [`run`]).
+fn raises(src: &str, x: &[f64]) -> &'static str {
+    let f = Filter::compile(src, &Bindings::new()).unwrap();
+    let e = f.call(x).expect_err(src);
+    assert_eq!(run(src, x), Err(e.message.clone()));
+    e.exception
+}
+
+/// Python's own `sum`: `0 + x0 + x1 + ...`, left to right.
+fn python_sum(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |acc, v| acc + v)
 }
 
 #[test]
@@ -76,6 +98,239 @@ fn sums_are_numpys_pairwise_sums() {
     assert_eq!(
         run("np.mean(x)", &x).unwrap().to_bits(),
         (expect / 25.0).to_bits()
+    );
+}
+
+#[test]
+fn builtin_sum_adds_in_order_numpy_sums_pairwise() {
+    // Python gives 0.0 (1e16 + 1.0 rounds back to 1e16 each time); NumPy's pairwise sum gives 8.0.
+    let mut x = vec![1e16];
+    x.extend([1.0; 8]);
+    x.push(-1e16);
+    assert_eq!(python_sum(&x), 0.0);
+    assert_eq!(run("sum(x)", &x), Ok(0.0));
+    assert_eq!(run("np.sum(x)", &x), Ok(8.0));
+    assert_eq!(run("x.sum()", &x), Ok(8.0));
+    assert_eq!(run("sum(x, 0.0)", &x), Ok(0.0));
+    assert_eq!(run("sum(x, 0)", &x), Ok(0.0));
+    let mixed: Vec<f64> = (0..40)
+        .map(|i| (i as f64 * 0.37).sin() * 10f64.powi(i % 7))
+        .collect();
+    assert_eq!(
+        run("sum(x)", &mixed).unwrap().to_bits(),
+        python_sum(&mixed).to_bits()
+    );
+    // `0 + -0.0` is `0.0`; an empty sum is the int 0 (a Python number: dividing by it raises).
+    assert_eq!(run("sum(x)", &[-0.0]).unwrap().to_bits(), 0.0f64.to_bits());
+    assert_eq!(run("sum(x[:0])", &x), Ok(0.0));
+    assert!(run("1 / sum(x[:0])", &x)
+        .unwrap_err()
+        .contains("division by zero"));
+    assert_eq!(run("1 / sum(x[:1] * 0)", &x), Ok(f64::INFINITY));
+    // A literal adds its items one `+` at a time; int arrays sum exactly.
+    assert_eq!(run("sum([x[0], x[1], x[9]])", &x), Ok(0.0));
+    assert_eq!(run("sum(x > 0)", &x), Ok(9.0));
+}
+
+#[test]
+fn powers_raise_for_python_floats_numpy_gives_inf_or_nan() {
+    // Python floats: ZeroDivisionError, a complex result (refused), OverflowError.
+    assert_eq!(raises("float(x[0]) ** -1.0", &[0.0]), "ZeroDivisionError");
+    assert_eq!(raises("0.0 ** -x.size", &[0.0]), "ZeroDivisionError");
+    assert_eq!(raises("float(x[0]) ** 0.5", &[-4.0]), "ValueError");
+    assert_eq!(raises("float(x[0]) ** 2", &[1e200]), "OverflowError");
+    assert_eq!(raises("pow(float(x[0]), 3.0)", &[1e200]), "OverflowError");
+    assert_eq!(run("float(x[0]) ** 3.0", &[-2.0]), Ok(-8.0));
+    assert_eq!(run("float(x[0]) ** -1.0", &[f64::INFINITY]), Ok(0.0));
+    // NumPy scalars and np.power never raise.
+    assert_eq!(run("x[0] ** -1.0", &[0.0]), Ok(f64::INFINITY));
+    assert!(run("x[0] ** 0.5", &[-4.0]).unwrap().is_nan());
+    assert_eq!(run("np.power(0.0, -1.0)", &[0.0]), Ok(f64::INFINITY));
+    // math.pow: an infinite result from a zero base is a domain error, otherwise a range error.
+    assert_eq!(raises("math.pow(x[0], -1.0)", &[0.0]), "ValueError");
+    assert_eq!(
+        run("math.pow(x[0], -1.0)", &[-0.0]),
+        Err("math domain error".into())
+    );
+    assert_eq!(raises("math.pow(x[0], 2.0)", &[1e200]), "OverflowError");
+}
+
+#[test]
+fn numpy_sign_of_zero_is_positive_zero_and_of_nan_nan() {
+    assert_eq!(
+        run("np.sign(x[0])", &[-0.0]).unwrap().to_bits(),
+        0.0f64.to_bits()
+    );
+    assert_eq!(
+        run("np.sign(x)[0]", &[-0.0]).unwrap().to_bits(),
+        0.0f64.to_bits()
+    );
+    assert!(run("np.sign(x[0])", &[f64::NAN]).unwrap().is_nan());
+    assert_eq!(run("np.sign(x[0])", &[-3.0]), Ok(-1.0));
+}
+
+#[test]
+fn python_ints_are_exact_within_64_bits_and_raise_past_them() {
+    const MIN: f64 = -9223372036854775808.0;
+    let nine = [1.0; 9];
+    // Conversions: int(1e19) is 10**19 in Python, past 64 bits.
+    for src in [
+        "int(x[0])",
+        "round(x[0])",
+        "math.floor(x[0])",
+        "np.int64(x[0])",
+    ] {
+        assert_eq!(raises(src, &[1e19]), "OverflowError", "{src}");
+        assert_eq!(raises(src, &[-1e19]), "OverflowError", "{src}");
+    }
+    assert_eq!(run("int(x[0])", &[MIN]), Ok(MIN));
+    // Arithmetic: exact within 64 bits, OverflowError past them.
+    assert_eq!(
+        raises("int(x[0]) * int(x[1])", &[3e9, 4e9]),
+        "OverflowError"
+    );
+    assert_eq!(
+        run("int(x[0]) * int(x[1]) // 1000", &[3e9, -3e9]),
+        Ok(-9e15)
+    );
+    assert_eq!(
+        raises("int(x[0]) + int(x[1])", &[9e18, 9e18]),
+        "OverflowError"
+    );
+    assert_eq!(
+        raises("int(x[0]) - int(x[1])", &[-9e18, 9e18]),
+        "OverflowError"
+    );
+    assert_eq!(raises("-int(x[0])", &[MIN]), "OverflowError");
+    assert_eq!(raises("abs(int(x[0]))", &[MIN]), "OverflowError");
+    assert_eq!(raises("int(x[0]) // -1", &[MIN]), "OverflowError");
+    assert_eq!(run("int(x[0]) % -1", &[MIN]), Ok(0.0));
+    assert_eq!(run("int(x[0]) + int(x[1])", &[MIN, 9e18]), Ok(MIN + 9e18));
+    // Constant steps compare against the bound: 2**63 - 1 is fine, one more is not.
+    let max = "((1 << 62) - len(x) + (1 << 62))";
+    assert_eq!(run(&format!("{max} + 8 - 2**62"), &nine), Ok(2f64.powi(62)));
+    assert_eq!(raises(&format!("{max} + 9"), &nine), "OverflowError");
+    assert_eq!(raises(&format!("-{max} - 10"), &nine), "OverflowError");
+    assert_eq!(
+        run(&format!("-{max} - 9 + 2**62"), &nine),
+        Ok(-(2f64.powi(62)))
+    );
+    // Shifts: Python's `<<` is exact, a negative count is a ValueError, `>>` saturates.
+    assert_eq!(raises("len(x) << 70", &nine), "OverflowError");
+    assert_eq!(raises("len(x) << 60", &nine), "OverflowError");
+    assert_eq!(run("len(x) << 59", &nine), Ok((9i64 << 59) as f64));
+    assert_eq!(
+        run("len(x) << -1", &nine),
+        Err("negative shift count".into())
+    );
+    assert_eq!(raises("len(x) >> -1", &nine), "ValueError");
+    assert_eq!(run("len(x) >> 70", &nine), Ok(0.0));
+    assert_eq!(run("-len(x) >> 70", &nine), Ok(-1.0));
+    assert_eq!(run("(len(x) - 9) << 100", &nine), Ok(0.0));
+    // Powers of ints are exact integer powers (a float for a negative exponent).
+    assert_eq!(
+        run("len(x) ** 19 % 1000", &nine),
+        Ok((9i64.pow(19) % 1000) as f64)
+    );
+    assert_eq!(run("3 ** 39 % 7", &nine), Ok((3i64.pow(39) % 7) as f64));
+    assert_eq!(raises("3 ** 40 % 7", &nine), "OverflowError");
+    // An exponent known only at run time goes through a float power: refused past 2**53.
+    assert_eq!(
+        run("3 ** (len(x) + 24) % 7", &nine),
+        Ok((3i64.pow(33) % 7) as f64)
+    );
+    assert_eq!(raises("3 ** (len(x) + 30) % 7", &nine), "OverflowError");
+    assert_eq!(raises("len(x) ** 20", &nine), "OverflowError");
+    assert_eq!(run("len(x) ** -1", &nine), Ok(1.0 / 9.0));
+    assert_eq!(raises("len(x) ** len(x) ** 2", &nine), "OverflowError");
+    assert_eq!(run("2 ** len(x)", &nine), Ok(512.0));
+    // A checked product in a branch (if-converted, its check guarded) fails only when taken.
+    let square = "def f(v):\n    n = int(v[0])\n    if v[1] > 0:\n        n = n * n\n    return n";
+    assert_eq!(run(square, &[4e9, -1.0]), Ok(4e9));
+    assert_eq!(run(square, &[3e9, 1.0]), Ok(9e18));
+    assert_eq!(raises(square, &[4e9, 1.0]), "OverflowError");
+}
+
+#[test]
+fn numpy_ints_keep_numpy_fixed_width_rules() {
+    const MIN: f64 = -9223372036854775808.0;
+    let wrapped = 3_000_000_000i64.wrapping_mul(4_000_000_000) as f64;
+    assert_eq!(
+        run("x.astype(int)[0] * x.astype(int)[1]", &[3e9, 4e9]),
+        Ok(wrapped)
+    );
+    // x86-64's float-to-int cast, which NumPy uses: NaN and out of range give -(2**63).
+    for v in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e19, -1e19] {
+        assert_eq!(run("x.astype(int)[0]", &[v]), Ok(MIN), "{v}");
+    }
+    assert_eq!(run("x.astype(int)[0]", &[-2.9]), Ok(-2.0));
+    // NumPy shifts by counts past the width give 0 (or the sign for >>).
+    assert_eq!(run("x.astype(int)[0] << 70", &[1.0]), Ok(0.0));
+    assert_eq!(run("x.astype(int)[0] >> 70", &[-5.0]), Ok(-1.0));
+}
+
+/// CPython's `round(v, n)` for `n >= 0`: the exact value rounded half-even to `n` decimals
+/// (Rust formats floats exactly), read back correctly rounded.
+fn python_round(v: f64, n: usize) -> f64 {
+    format!("{v:.n$}").parse().unwrap()
+}
+
+#[test]
+fn round_with_digits_is_pythons_for_python_floats_and_numpys_for_numpy_floats() {
+    assert_eq!(python_round(2.675, 2), 2.67);
+    assert_eq!(python_round(0.125, 2), 0.12);
+    assert_eq!(run("round(float(x[0]), 2)", &[2.675]), Ok(2.67));
+    // round() of an np.float64 is np.round: 2.675 * 100 rounds up to 267.5 first.
+    assert_eq!(run("round(x[0], 2)", &[2.675]), Ok(2.68));
+    assert_eq!(run("np.round(x[0], 2)", &[2.675]), Ok(2.68));
+    // Bit for bit on ties, near-ties, signs, zeros and magnitudes where x * 10**n is inexact.
+    let mut vals = vec![
+        0.125,
+        -0.125,
+        2.5,
+        0.5,
+        -0.5,
+        1.005,
+        5e-324,
+        1e15 + 0.3,
+        4503599627370497.5,
+    ];
+    let mut s = 0x9E3779B97F4A7C15u64;
+    for _ in 0..400 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let m = (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        vals.push(m * 10f64.powi((s % 24) as i32 - 8));
+        vals.push(((s % 100_000) as f64 + 0.5) / 10f64.powi((s % 6) as i32));
+    }
+    for n in [0usize, 1, 2, 3, 5, 9, 22] {
+        let f = Filter::compile(&format!("round(float(x[0]), {n})"), &Bindings::new()).unwrap();
+        for &v in &vals {
+            let got = f.call(&[v]).unwrap();
+            assert_eq!(
+                got.to_bits(),
+                python_round(v, n).to_bits(),
+                "round({v:?}, {n})"
+            );
+            assert_eq!(f.interpret(&[v]).unwrap().to_bits(), got.to_bits());
+        }
+    }
+    // Negative digits: rounding to tens and thousands.
+    assert_eq!(run("round(float(x[0]), -1)", &[25.0]), Ok(20.0));
+    assert_eq!(
+        run("round(float(x[0]), -1)", &[25.000000000000004]),
+        Ok(30.0)
+    );
+    assert_eq!(run("round(float(x[0]), -3)", &[-1500.0]), Ok(-2000.0));
+    assert_eq!(
+        run("round(float(x[0]), -1)", &[-4.0]).unwrap().to_bits(),
+        (-0.0f64).to_bits()
+    );
+    assert!(run("round(float(x[0]), 2)", &[f64::NAN]).unwrap().is_nan());
+    assert_eq!(
+        run("round(float(x[0]), 2)", &[f64::INFINITY]),
+        Ok(f64::INFINITY)
     );
 }
 

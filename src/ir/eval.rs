@@ -130,6 +130,7 @@ pub fn binary(op: BinOp, a: Val, b: Val) -> Val {
             // Shift counts are masked to 0..63 on every backend.
             BinOp::Shl => x.wrapping_shl(y as u32),
             BinOp::Shr => x.wrapping_shr(y as u32),
+            BinOp::MulHi => ((x as i128 * y as i128) >> 64) as i64,
             BinOp::Div => unreachable!("ill-typed IR: Div on i64"),
         }),
         (Val::B(x), Val::B(y)) => Val::B(match op {

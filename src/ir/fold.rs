@@ -6,7 +6,7 @@
 //! that are never taken, and code after a `return`.
 
 use super::eval::{self, Val};
-use super::{stmt_blocks, BinOp, CmpOp, Expr, Func, Stmt, Ty, UnOp, Var};
+use super::{stmt_blocks, BinOp, CmpOp, ErrorId, Expr, Func, Stmt, Ty, UnOp, Var};
 use std::collections::HashMap;
 
 /// Folds a function in place.
@@ -25,7 +25,8 @@ pub fn fold(func: &mut Func) {
     let body = if_convert_block(body, func);
     let body = unroll_block(body);
     // What early returns and checks prove, now that unrolling has made the code straight.
-    let mut body = fold_block(super::facts::propagate(body, func));
+    let body = super::facts::propagate(body, func);
+    let mut body = fold_block(super::ranges::drop_proved_checks(body, func));
     remove_dead_assignments(&mut body);
     // Exact rewrites of the chains unrolling leaves (`chains`), then what they made dead.
     super::chains::masked_adds(&mut body, func);
@@ -225,32 +226,67 @@ fn if_convert_block(stmts: Vec<Stmt>, func: &mut Func) -> Vec<Stmt> {
     out
 }
 
-/// The values a branch of plain assignments leaves in each variable, in terms of the state
-/// before it (later assignments see earlier ones substituted); `None` if it does anything else.
-fn branch_values(stmts: &[Stmt]) -> Option<Vec<(Var, Expr)>> {
-    let mut vals: Vec<(Var, Expr)> = Vec::new();
+/// What a branch of plain assignments and checks does, in terms of the state before it (later
+/// statements see earlier assignments substituted).
+struct Branch {
+    /// The value it leaves in each variable it assigns.
+    vals: Vec<(Var, Expr)>,
+    /// Its checks: condition, error and details. A check before an assignment sees the same
+    /// state either way, so it can run ahead of the selects, guarded by the branch's condition.
+    checks: Vec<(Expr, ErrorId, Expr, Expr)>,
+}
+
+/// The branch as values and checks; `None` if it does anything else.
+fn branch_values(stmts: &[Stmt]) -> Option<Branch> {
+    let mut b = Branch {
+        vals: Vec::new(),
+        checks: Vec::new(),
+    };
     for s in stmts {
-        let Stmt::Assign(v, e) = s else { return None };
+        let current: HashMap<Var, Expr> = b.vals.iter().cloned().collect();
+        let sub = |e: &Expr| subst_expr(e.clone(), &current);
+        let (v, e) = match s {
+            Stmt::Assign(v, e) => (v, e),
+            Stmt::Check { cond, err, a, b: d } => {
+                b.checks.push((sub(cond), *err, sub(a), sub(d)));
+                continue;
+            }
+            _ => return None,
+        };
         if e.has_call() {
             return None; // a math call is too expensive to run speculatively
         }
-        let current: HashMap<Var, Expr> = vals.iter().cloned().collect();
-        let e = subst_expr(e.clone(), &current);
-        match vals.iter_mut().find(|(w, _)| w == v) {
+        let e = sub(e);
+        match b.vals.iter_mut().find(|(w, _)| w == v) {
             Some(slot) => slot.1 = e,
-            None => vals.push((*v, e)),
+            None => b.vals.push((*v, e)),
         }
     }
-    Some(vals)
+    Some(b)
 }
 
-fn cheap(vals: &[(Var, Expr)]) -> bool {
-    vals.len() <= 4 && vals.iter().map(|(_, e)| e.size()).sum::<usize>() <= IF_CONVERT_NODES
+fn cheap(b: &Branch) -> bool {
+    // A check may be what proves a load in range: with one, the branch must not load at all
+    // (hoisted, the check no longer dominates the load).
+    let mut loads = false;
+    let checked = b.checks.iter().flat_map(|(c, _, a, d)| [c, a, d]);
+    for e in b.vals.iter().map(|(_, e)| e).chain(checked) {
+        e.visit(&mut |x| loads |= matches!(x, Expr::Load(..)));
+    }
+    if loads && !b.checks.is_empty() {
+        return false;
+    }
+    let size = b.vals.iter().map(|(_, e)| e.size()).sum::<usize>()
+        + b.checks.iter().map(|c| c.0.size()).sum::<usize>();
+    b.vals.len() <= 4 && b.checks.len() <= 2 && size <= IF_CONVERT_NODES
 }
 
 /// Every variable either branch assigns gets `select(c, then_value, else_value)`, computed into
 /// temporaries first so that each select reads the state from before the `if`.
-fn selects(c: Expr, then: Vec<(Var, Expr)>, els: Vec<(Var, Expr)>, func: &mut Func) -> Vec<Stmt> {
+fn selects(c: Expr, then: Branch, els: Branch, func: &mut Func) -> Vec<Stmt> {
+    let checks = [(true, then.checks), (false, els.checks)];
+    let (then, els) = (then.vals, els.vals);
+    let guarded = checks.iter().any(|(_, cs)| !cs.is_empty());
     let mut order: Vec<Var> = then.iter().map(|(v, _)| *v).collect();
     for (v, _) in &els {
         if !order.contains(v) {
@@ -264,7 +300,7 @@ fn selects(c: Expr, then: Vec<(Var, Expr)>, els: Vec<(Var, Expr)>, func: &mut Fu
             .unwrap_or(Expr::Var(v))
     };
     let mut out = Vec::new();
-    let cond = if order.len() > 1 && !matches!(c, Expr::Var(_)) {
+    let cond = if (order.len() > 1 || guarded) && !matches!(c, Expr::Var(_)) {
         let t = super::Var(func.vars.len() as u32);
         func.vars.push(super::VarDecl {
             ty: super::Ty::Bool,
@@ -275,6 +311,22 @@ fn selects(c: Expr, then: Vec<(Var, Expr)>, els: Vec<(Var, Expr)>, func: &mut Fu
     } else {
         c
     };
+    // `check ok` in the branch taken when `cond` is `side` becomes `check (cond != side) or ok`.
+    for (side, cs) in checks {
+        for (ok, err, a, b) in cs {
+            let skip = if side {
+                Expr::Unary(UnOp::Not, cond.clone().boxed())
+            } else {
+                cond.clone()
+            };
+            out.push(Stmt::Check {
+                cond: fold_expr(Expr::Binary(BinOp::Or, skip.boxed(), ok.boxed())),
+                err,
+                a,
+                b,
+            });
+        }
+    }
     let mut temps = Vec::new();
     for v in &order {
         let sel = fold_expr(Expr::Select(

@@ -19,6 +19,7 @@ pub mod facts;
 pub mod fold;
 pub mod network;
 pub mod print;
+pub mod ranges;
 
 use crate::error::Span;
 use crate::math::MathFn;
@@ -205,8 +206,13 @@ pub enum BinOp {
     And,
     Or,
     Xor,
+    /// Shifts of an i64 by a count masked to `0..63` on every backend (the lowering gives counts
+    /// outside that range NumPy's or Python's meaning).
     Shl,
     Shr,
+    /// The high 64 bits of the signed 128-bit product of two i64: `a * b` overflows exactly when
+    /// they differ from the sign fill `(a * b) >> 63` of the low half. i64 only.
+    MulHi,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -225,6 +231,10 @@ pub enum ReduceOp {
     /// f64 sum in NumPy's pairwise order (see [`crate::runtime::pairwise_sum`]): sequential
     /// below 8 elements, eight interleaved partial sums up to 128, halves above. Empty: 0.0.
     Sum,
+    /// f64 sum strictly left to right from `+0.0`: `((0.0 + e0) + e1) + ...`, the order of
+    /// Python's builtin `sum` over NumPy scalars (`0 + x0` turns a `-0.0` first element into
+    /// `0.0`, as in CPython). Empty: 0.0.
+    SumSeq,
     /// i64 wrapping sum, in order. Empty: 0.
     SumInt,
     /// f64 product, in order. Empty: 1.0.
@@ -251,6 +261,7 @@ impl ReduceOp {
     pub fn types(self) -> (Ty, Ty) {
         match self {
             ReduceOp::Sum
+            | ReduceOp::SumSeq
             | ReduceOp::Prod
             | ReduceOp::Min
             | ReduceOp::Max
@@ -342,6 +353,9 @@ impl Exception {
                 Exception::ZeroDivisionError,
             ),
             ("math range error", Exception::OverflowError),
+            ("Numerical result out of range", Exception::OverflowError),
+            ("exceeds 64 bits", Exception::OverflowError),
+            ("exceeds 2**53", Exception::OverflowError),
             ("infinity to integer", Exception::OverflowError),
             ("NaN to integer", Exception::ValueError),
             ("returned None", Exception::TypeError),

@@ -115,6 +115,7 @@ fn block(s: &mut String, stmts: &[Stmt], depth: usize) -> fmt::Result {
 fn reduce_name(op: ReduceOp) -> &'static str {
     match op {
         ReduceOp::Sum => "sum",
+        ReduceOp::SumSeq => "sum.seq",
         ReduceOp::SumInt => "sum.i64",
         ReduceOp::Prod => "prod",
         ReduceOp::Min => "min",

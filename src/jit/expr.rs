@@ -293,6 +293,7 @@ impl Translator<'_> {
             // Cranelift masks the shift amount to 0..63, as `wrapping_shl`/`wrapping_shr` do.
             BinOp::Shl => ins.ishl(x, y),
             BinOp::Shr => ins.sshr(x, y),
+            BinOp::MulHi => ins.smulhi(x, y),
             // Rejected by `binary_accepts` / handled above.
             _ => x,
         };

@@ -356,9 +356,12 @@ impl Translator<'_> {
     fn fold_empty(&mut self, op: ReduceOp) -> Value {
         let v = match op {
             ReduceOp::Prod => Val::F(1.0),
-            ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => {
-                Val::F(0.0)
-            }
+            ReduceOp::Sum
+            | ReduceOp::SumSeq
+            | ReduceOp::Min
+            | ReduceOp::Max
+            | ReduceOp::PyMin
+            | ReduceOp::PyMax => Val::F(0.0),
             ReduceOp::Any => Val::B(false),
             ReduceOp::All => Val::B(true),
             ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
@@ -369,10 +372,14 @@ impl Translator<'_> {
     /// The fold state after element 0: `(accumulator, argument index)`.
     fn fold_first(&mut self, op: ReduceOp, v: Value) -> (Value, Value) {
         let zero = self.zero(Ty::I64);
-        let acc = if op == ReduceOp::Count {
-            self.b.ins().uextend(types::I64, v)
-        } else {
-            v
+        let acc = match op {
+            ReduceOp::Count => self.b.ins().uextend(types::I64, v),
+            // Python's `0 + x0`: keeps every value but turns `-0.0` into `0.0`.
+            ReduceOp::SumSeq => {
+                let zero = self.b.ins().f64const(0.0);
+                self.b.ins().fadd(zero, v)
+            }
+            _ => v,
         };
         (acc, zero)
     }
@@ -389,7 +396,7 @@ impl Translator<'_> {
         let ins = self.b.ins();
         let a = match op {
             ReduceOp::SumInt => ins.iadd(a, v),
-            ReduceOp::Sum => ins.fadd(a, v),
+            ReduceOp::Sum | ReduceOp::SumSeq => ins.fadd(a, v),
             ReduceOp::Prod => ins.fmul(a, v),
             ReduceOp::Min => ins.fmin(a, v),
             ReduceOp::Max => ins.fmax(a, v),

@@ -487,6 +487,8 @@ pub(crate) fn call(
         );
     let numpy = name.starts_with("np.") || name.starts_with("method.") || receiver_was_array;
     Ok(match v {
+        // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
+        Value::Scalar(_, Ty::F64) if name == "builtin.round" => v,
         Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
         Value::Scalar(e, ty) if numpy => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
         v => v,
@@ -583,8 +585,15 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         let (v, s) = a.take();
         if base == "abs" {
             // abs keeps integers integral.
-            return t.elementwise(vec![v], s, &mut |_, ops, _| {
+            return t.elementwise(vec![v], s, &mut |t, ops, elementwise| {
                 let (e, ty) = ops.into_iter().next().unwrap();
+                if ty != Ty::F64 && !elementwise {
+                    // abs(-(2**63)) is past 64 bits for a Python int.
+                    return Ok((
+                        t.int_unary(UnOp::Abs, convert(e, ty, Ty::I64), span),
+                        Ty::I64,
+                    ));
+                }
                 let ty2 = ty.max(Ty::I64);
                 Ok((un(UnOp::Abs, convert(e, ty, ty2)), ty2))
             });
@@ -603,6 +612,9 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
                 if m == MathFn::Pow {
+                    // np.power of two Python numbers is NumPy's: inf where Python would raise.
+                    use super::provenance::Prov;
+                    let (x, y) = (t.with_prov(x, tx, Prov::Np), t.with_prov(y, ty, Prov::Np));
                     let v = t.binary(
                         ast::BinOp::Pow,
                         Value::Scalar(x, tx),
@@ -645,9 +657,14 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let inner = Expr::Select(
                     neg.boxed(),
                     Expr::F64(-1.0).boxed(),
-                    Expr::Select(pos.boxed(), Expr::F64(1.0).boxed(), x.clone().boxed()).boxed(),
+                    Expr::Select(
+                        pos.boxed(),
+                        Expr::F64(1.0).boxed(),
+                        bin(BinOp::Add, x.clone(), Expr::F64(0.0)).boxed(),
+                    )
+                    .boxed(),
                 );
-                // NaN stays NaN; zeros stay as they are.
+                // NaN stays NaN; both zeros give NumPy's 0.0 (`-0.0 + 0.0` is `0.0`).
                 Ok((inner, Ty::F64))
             })
         }
@@ -1104,7 +1121,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 if tx != Ty::F64 {
                     return Ok(Value::Scalar(x, tx));
                 }
-                return Ok(Value::Scalar(round_decimals(x, k.i()), Ty::F64));
+                return python_or_numpy_round(t, x, k.i(), ds);
             }
             if tx != Ty::F64 {
                 return Ok(Value::Scalar(convert(x, tx, Ty::I64), Ty::I64));
@@ -1124,16 +1141,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             t.binary(ast::BinOp::Pow, x, y, span)
         }
         "builtin.min" | "builtin.max" => builtin_min_max(t, base, a),
-        "builtin.sum" => {
-            a.arity(t, 1, 2)?;
-            let (v, s) = a.take();
-            let start = a.pos.pop().or_else(|| a.kw("start"));
-            let total = reduction(t, "sum", v, s, a)?;
-            match start {
-                Some((st, _)) => t.binary(ast::BinOp::Add, st, total, span),
-                None => Ok(total),
-            }
-        }
+        "builtin.sum" => builtin_sum(t, a),
         "builtin.any" | "builtin.all" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
@@ -1632,6 +1640,33 @@ fn round_decimals(x: Expr, decimals: i64) -> Expr {
     }
 }
 
+/// `round(x, n)`: CPython's exact decimal rounding for a Python float, NumPy's for an
+/// `np.float64` (its `__round__` is `np.round`); the result keeps the argument's kind.
+fn python_or_numpy_round(t: &mut Translator, x: Expr, n: i64, ds: Span) -> Result<Value> {
+    use super::provenance::Prov;
+    let x = t.stable(x, Ty::F64);
+    let prov = t.prov(&x);
+    let numpy = round_decimals(x.clone(), n);
+    let r = match &prov {
+        Prov::Np => numpy,
+        _ if n.abs() > super::pyround::MAX_DIGITS => {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    ds,
+                    "round() of a Python float to more than 22 digits",
+                )
+                .hint("ndigits between -22 and 22 are supported"))
+        }
+        Prov::Py => t.python_round(x, n),
+        Prov::Dyn(flag) => {
+            let py = t.python_round(x, n);
+            Expr::Select(flag.clone().boxed(), py.boxed(), numpy.boxed())
+        }
+    };
+    Ok(Value::Scalar(t.with_prov(r, Ty::F64, prov), Ty::F64))
+}
+
 /// Two arrays joined: materialised, each part copied under a guard so no load is out of range.
 fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVal {
     let ty = a.ty.max(b.ty);
@@ -1681,16 +1716,29 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
         Value::Function("builtin.int") => Ty::I64,
         Value::Function("builtin.float") => Ty::F64,
         Value::Function("builtin.bool") => Ty::Bool,
-        Value::Str(s) if s.starts_with("int") || s.starts_with("uint") => Ty::I64,
-        Value::Str(s) if s.starts_with("float") || s == "f8" || s == "d" => Ty::F64,
+        Value::Str(s) if matches!(s.as_str(), "int" | "int64" | "i8" | "intp" | "int_") => Ty::I64,
+        Value::Str(s) if matches!(s.as_str(), "float" | "float64" | "f8" | "d") => Ty::F64,
         Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
-        _ => return Err(t.err(ErrorKind::Type, ds, "astype() supports int, float and bool")),
+        // Narrower types wrap or round (uint8 300 is 44): refused rather than computed wide.
+        _ => {
+            return Err(t
+                .err(ErrorKind::Type, ds, "astype() supports int, float and bool")
+                .hint("64-bit types only: int, 'int64', float, 'float64', bool"))
+        }
     };
-    Ok(Value::Array(ArrayVal {
-        elem: convert(arr.elem.clone(), arr.ty, ty),
-        ty,
-        ..arr
-    }))
+    let elem = if arr.ty == Ty::F64 && ty == Ty::I64 {
+        // NumPy's float-to-int cast on x86-64 (`cvttsd2si`): NaN and values out of range give
+        // -(2**63), where the IR's cast saturates.
+        let x = arr.elem.clone();
+        Expr::Select(
+            fits_i64(x.clone()).boxed(),
+            Expr::Cast(Ty::I64, x.boxed()).boxed(),
+            Expr::I64(i64::MIN).boxed(),
+        )
+    } else {
+        convert(arr.elem.clone(), arr.ty, ty)
+    };
+    Ok(Value::Array(ArrayVal { elem, ty, ..arr }))
 }
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
@@ -1709,6 +1757,23 @@ fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
         Expr::I64(0),
         Expr::I64(0),
     );
+    t.check(
+        fits_i64(x.clone()),
+        super::pyint::TOO_BIG,
+        span,
+        Expr::I64(0),
+        Expr::I64(0),
+    );
+}
+
+/// Whether a float's integer part is in the i64 range (false for NaN).
+fn fits_i64(x: Expr) -> Expr {
+    const LIMIT: f64 = 9223372036854775808.0; // 2**63
+    bin(
+        BinOp::And,
+        cmp(CmpOp::Ge, x.clone(), Expr::F64(-LIMIT)),
+        cmp(CmpOp::Lt, x, Expr::F64(LIMIT)),
+    )
 }
 
 /// float(x), int(x), bool(x) on numbers, and float('nan')-style literals.
@@ -1888,17 +1953,27 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
     if base != "fabs" && base != "copysign" && base != "hypot" {
         let overflow = matches!(base, "exp" | "exp2" | "expm1" | "cosh" | "sinh" | "power");
         let bad_inf = bin(BinOp::And, un(UnOp::IsInf, r.clone()), all_finite);
-        t.check(
-            not(bad_inf),
-            if overflow {
-                "math range error"
-            } else {
-                "math domain error"
-            },
-            span,
-            Expr::I64(0),
-            Expr::I64(0),
-        );
+        // CPython's math.pow: an infinite result from a zero base (`0.0 ** -1.0`) is a domain
+        // error, from any other finite base an overflow.
+        let (domain_inf, range_inf) = if base == "power" {
+            let zero_base = cmp(CmpOp::Eq, fx[0].clone(), Expr::F64(0.0));
+            (
+                bin(BinOp::And, bad_inf.clone(), zero_base.clone()),
+                bin(BinOp::And, bad_inf, not(zero_base)),
+            )
+        } else if overflow {
+            (Expr::Bool(false), bad_inf)
+        } else {
+            (bad_inf, Expr::Bool(false))
+        };
+        for (bad, msg) in [
+            (domain_inf, "math domain error"),
+            (range_inf, "math range error"),
+        ] {
+            if bad != Expr::Bool(false) {
+                t.check(not(bad), msg, span, Expr::I64(0), Expr::I64(0));
+            }
+        }
     }
     Ok(Value::Scalar(r, Ty::F64))
 }
@@ -1991,6 +2066,81 @@ fn py_fold(
         Some(&format!("{base}() arg is an empty sequence")),
     )?;
     Ok((Expr::Cast(Ty::I64, e.boxed()), Ty::I64))
+}
+
+/// Python's builtin `sum(iterable, start=0)`: `start + e0 + e1 + ...` strictly left to right,
+/// each `+` being Python's or NumPy's own by its operands (never NumPy's pairwise order).
+fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    use super::provenance::Prov;
+    let span = a.span;
+    a.arity(t, 1, 2)?;
+    let (v, s) = a.take();
+    let start = a.pos.pop().or_else(|| a.kw("start"));
+    if let Value::Tuple(items) = v {
+        // CPython 3.12+ adds Python floats with Neumaier's compensated summation, older versions
+        // left to right: with two or more of them the result depends on the version, so refuse.
+        let python_floats = items
+            .iter()
+            .filter(|it| matches!(it, Value::Scalar(e, Ty::F64) if t.prov(e) != Prov::Np))
+            .count();
+        if python_floats > 1 {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    s,
+                    "sum() of several Python floats depends on the Python version (3.12+ uses \
+                     compensated summation)",
+                )
+                .hint("write np.sum([...]) or add the terms with +"));
+        }
+        let mut acc = match start {
+            Some((st, _)) => st,
+            None => Value::Scalar(Expr::I64(0), Ty::I64),
+        };
+        for it in items {
+            acc = t.binary(ast::BinOp::Add, acc, it, span)?;
+        }
+        return Ok(acc);
+    }
+    if let Value::Matrix(..) = v {
+        // Iterating a 2-D array gives its rows, so Python's sum would be a row, not a number.
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                s,
+                "sum() of a 2-D array (it adds the rows)",
+            )
+            .hint("write np.sum(m) for the total"));
+    }
+    // An array's elements are NumPy scalars: `0 + e0` is e0's type, and the sum goes on in order.
+    let arr = t.to_array(v, s)?;
+    if let Some((st, ss)) = start {
+        // `start + e0 + ...` equals the plain sum only when start is the int 0 or +0.0.
+        let zero = match &st {
+            Value::Scalar(e, _) => crate::ir::fold::const_expr(e)
+                .is_some_and(|c| c.ty() != Ty::Bool && c.f().to_bits() == 0),
+            _ => false,
+        };
+        if !zero {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    ss,
+                    "sum() of an array with a start value",
+                )
+                .hint("write start + sum(x), if that order is what you mean"));
+        }
+    }
+    let n = t.stable(arr.len.clone(), Ty::I64);
+    let (op, ty) = if arr.ty == Ty::F64 {
+        (ReduceOp::SumSeq, Ty::F64)
+    } else {
+        (ReduceOp::SumInt, Ty::I64)
+    };
+    let total = t.reduce(op, &arr, span, None)?;
+    // An empty iterable leaves the start, the Python int 0; otherwise the result is NumPy's.
+    let empty = cmp(CmpOp::Eq, n, Expr::I64(0));
+    Ok(Value::Scalar(t.with_prov(total, ty, Prov::Dyn(empty)), ty))
 }
 
 /// NumPy reductions by name, on an array (or a number, as a one-element array).

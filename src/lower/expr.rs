@@ -1,6 +1,7 @@
 //! Lowering of expressions: operators, comparisons, indexing, and the array algebra.
 
 use super::builtins;
+use super::provenance::Prov;
 use super::value::{ArrayVal, Value};
 use super::{not, Iterable, Translator};
 use crate::error::{ErrorKind, Result, Span};
@@ -317,11 +318,15 @@ impl Translator<'_> {
     }
 
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
-        self.elementwise(vec![v], span, &mut |t, a, _| {
+        self.elementwise(vec![v], span, &mut |t, a, elementwise| {
             let (e, ty) = a.into_iter().next().unwrap();
             Ok(match op {
                 ast::UnaryOp::Pos => (e, if ty == Ty::Bool { Ty::I64 } else { ty })
                     .pipe(|(e, t2)| (convert(e, ty, t2), t2)),
+                ast::UnaryOp::Neg if ty != Ty::F64 && !elementwise => (
+                    t.int_unary(UnOp::Neg, convert(e, ty, Ty::I64), span),
+                    Ty::I64,
+                ),
                 ast::UnaryOp::Neg => {
                     let t2 = ty.max(Ty::I64);
                     (un(UnOp::Neg, convert(e, ty, t2)), t2)
@@ -396,7 +401,13 @@ impl Translator<'_> {
                     B::Sub => BinOp::Sub,
                     _ => BinOp::Mul,
                 };
-                (bin(o, convert(x, tx, num), convert(y, ty, num)), num)
+                let (x, y) = (convert(x, tx, num), convert(y, ty, num));
+                if num == Ty::I64 && !elementwise {
+                    let python = Prov::both(self.prov(&x), self.prov(&y));
+                    (self.int_binary(o, x, y, python, span), num)
+                } else {
+                    (bin(o, x, y), num)
+                }
             }
             B::Div => {
                 if !elementwise {
@@ -436,7 +447,7 @@ impl Translator<'_> {
                         Expr::I64(0),
                         Expr::I64(0),
                     );
-                    (bin(o, x, y), Ty::I64)
+                    (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
                 }
             }
             B::FloorDiv | B::Mod => {
@@ -455,7 +466,30 @@ impl Translator<'_> {
                 };
                 (Expr::Call(m, vec![f(x, tx), f(y, ty)]), Ty::F64)
             }
-            B::Pow => self.power(x, tx, y, ty),
+            B::Pow => {
+                let both = Prov::both(self.prov(&x), self.prov(&y));
+                if elementwise || both == Prov::Np {
+                    return Ok(self.power(x, tx, y, ty));
+                }
+                let k = crate::ir::fold::const_expr(&y).map(|v| v.i());
+                if let (true, Some(k)) = (tx != Ty::F64 && ty != Ty::F64, k) {
+                    if k >= 0 {
+                        let x = convert(x, tx, Ty::I64);
+                        return Ok((self.int_power(x, k as u64, both, span), Ty::I64));
+                    }
+                }
+                let (x, y) = (self.stable(x, tx), self.stable(y, ty));
+                let (r, rty) = self.power(x.clone(), tx, y.clone(), ty);
+                if rty == Ty::F64 {
+                    let r = self.stable(r, Ty::F64);
+                    if tx != Ty::F64 && ty != Ty::F64 {
+                        self.inexact_int_power_check(&y, &r, both.flag(), span);
+                    }
+                    self.python_pow_checks(f(x, tx), f(y, ty), &r, both.flag(), span);
+                    return Ok((r, rty));
+                }
+                (r, rty)
+            }
             B::BitAnd | B::BitOr | B::BitXor => {
                 let o = match op {
                     B::BitAnd => BinOp::And,
@@ -487,10 +521,13 @@ impl Translator<'_> {
                 } else {
                     BinOp::Shr
                 };
-                (
-                    bin(o, convert(x, tx, Ty::I64), convert(y, ty, Ty::I64)),
-                    Ty::I64,
-                )
+                let (x, y) = (convert(x, tx, Ty::I64), convert(y, ty, Ty::I64));
+                if elementwise {
+                    (super::pyint::shift(o, x, y), Ty::I64)
+                } else {
+                    let python = Prov::both(self.prov(&x), self.prov(&y));
+                    (self.int_binary(o, x, y, python, span), Ty::I64)
+                }
             }
             B::MatMul => unreachable!(),
         })
@@ -516,6 +553,74 @@ impl Translator<'_> {
             flag => bin(BinOp::Or, not(flag.flag()), nonzero),
         };
         self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+    }
+
+    /// The errors of Python's float `**` (when `python`, the run-time flag that both operands are
+    /// Python numbers, is true), which NumPy turns into inf or nan: a zero base with a negative
+    /// exponent, a negative base with a fractional exponent (a complex number in Python), and
+    /// overflow of finite operands.
+    fn python_pow_checks(&mut self, x: Expr, y: Expr, r: &Expr, python: Expr, span: Span) {
+        let finite = |e: &Expr| un(UnOp::IsFinite, e.clone());
+        let zero_neg = bin(
+            BinOp::And,
+            cmp(CmpOp::Eq, x.clone(), Expr::F64(0.0)),
+            cmp(CmpOp::Lt, y.clone(), Expr::F64(0.0)),
+        );
+        let fractional = bin(
+            BinOp::And,
+            finite(&y),
+            cmp(CmpOp::Ne, un(UnOp::Trunc, y.clone()), y.clone()),
+        );
+        let complex = bin(
+            BinOp::And,
+            bin(
+                BinOp::And,
+                finite(&x),
+                cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0)),
+            ),
+            fractional,
+        );
+        let overflow = bin(
+            BinOp::And,
+            un(UnOp::IsInf, r.clone()),
+            bin(BinOp::And, finite(&x), finite(&y)),
+        );
+        // The zero base comes first: its infinite result is not an overflow.
+        let overflow = bin(BinOp::And, overflow, not(zero_neg.clone()));
+        for (bad, msg) in [
+            (zero_neg, "0.0 cannot be raised to a negative power"),
+            (
+                complex,
+                "negative number cannot be raised to a fractional power (Python's result is \
+                 complex, which ndjit does not support)",
+            ),
+            (overflow, "(34, 'Numerical result out of range')"),
+        ] {
+            let ok = bin(BinOp::Or, not(python.clone()), not(bad));
+            self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+        }
+    }
+
+    /// Python's `int ** int` with an exponent known only at run time: computed as a float power
+    /// (a negative exponent gives a float in Python too), which is exact only below 2**53.
+    fn inexact_int_power_check(&mut self, y: &Expr, r: &Expr, python: Expr, span: Span) {
+        let big = bin(
+            BinOp::And,
+            cmp(CmpOp::Ge, y.clone(), Expr::I64(0)),
+            cmp(
+                CmpOp::Ge,
+                un(UnOp::Abs, r.clone()),
+                Expr::F64(9007199254740992.0),
+            ),
+        );
+        let ok = bin(BinOp::Or, not(python), not(big));
+        self.check(
+            ok,
+            "integer power exceeds 2**53, past which ndjit cannot compute it exactly",
+            span,
+            Expr::I64(0),
+            Expr::I64(0),
+        );
     }
 
     /// `x ** y`: integer powers by repeated multiplication; `x ** 2` is `x * x` (what NumPy
@@ -714,9 +819,24 @@ impl Translator<'_> {
     // ---- indexing ---------------------------------------------------------------------------
 
     fn subscript(&mut self, base: Value, index: &ast::Expr, span: Span) -> Result<Value> {
+        // An element of a NumPy array is a NumPy scalar, whatever expression computes it (a
+        // transform's coordinates, a tuple of Python ints, keep theirs).
+        let numpy = |t: &mut Self, v: Value, coords: bool| match v {
+            Value::Scalar(e, ty) if !coords => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
+            v => v,
+        };
         match base {
-            Value::Array(arr) => self.index_array(arr, index, span),
-            Value::Matrix(arr, cols) => self.index_matrix(arr, cols, index, span),
+            Value::Array(arr) => {
+                let coords = arr.slot().is_some_and(|a| {
+                    self.func.arrays[a.0 as usize].kind == crate::ir::ArrKind::Coords
+                });
+                let v = self.index_array(arr, index, span)?;
+                Ok(numpy(self, v, coords))
+            }
+            Value::Matrix(arr, cols) => {
+                let v = self.index_matrix(arr, cols, index, span)?;
+                Ok(numpy(self, v, false))
+            }
             Value::Tuple(items) => {
                 let v = self.expr(index)?;
                 let i = self.int(v, index.span, "a tuple index")?;

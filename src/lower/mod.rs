@@ -8,6 +8,8 @@
 mod builtins;
 mod expr;
 mod provenance;
+mod pyint;
+mod pyround;
 mod value;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};

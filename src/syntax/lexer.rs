@@ -34,11 +34,19 @@ const OPS: &[&str] = &[
     "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=",
 ];
 
+/// CPython's tokenizer accepts 200 open brackets at once (`MAXLEVEL`), and no more.
+pub const MAX_BRACKETS: u32 = 200;
+/// ... and 99 levels of indentation (`MAXINDENT` is 100).
+pub const MAX_INDENTS: usize = 99;
+
 struct Lexer<'s> {
     src: &'s str,
     pos: Position,
     tokens: Vec<Token>,
-    indents: Vec<u32>,
+    /// The open indentation levels, each measured twice as CPython does: with tabs to the next
+    /// multiple of 8, and with tabs as one column. Levels that the two measures order differently
+    /// depend on the tab size: CPython's `TabError`.
+    indents: Vec<(u32, u32)>,
     /// Bracket depth: newlines inside brackets do not end a logical line.
     depth: u32,
 }
@@ -52,9 +60,16 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>> {
             column: 1,
         },
         tokens: Vec::new(),
-        indents: vec![0],
+        indents: vec![(0, 0)],
         depth: 0,
     };
+    // CPython refuses a NUL anywhere, even in a comment or string.
+    if let Some(at) = src.find('\0') {
+        while lx.pos.offset < at {
+            lx.bump();
+        }
+        return Err(lx.error(lx.pos, "source code cannot contain null bytes"));
+    }
     lx.run()?;
     Ok(lx.tokens)
 }
@@ -101,6 +116,13 @@ impl<'s> Lexer<'s> {
             ),
             msg,
         )
+    }
+
+    /// One of CPython's own limits, at `start`.
+    fn limit(&self, start: Position, msg: &str) -> Error {
+        let mut e = self.error(start, msg);
+        e.kind = ErrorKind::Limit;
+        e
     }
 
     fn run(&mut self) -> Result<()> {
@@ -162,6 +184,9 @@ impl<'s> Lexer<'s> {
                         self.bump();
                     }
                     match *op {
+                        "(" | "[" | "{" if self.depth >= MAX_BRACKETS => {
+                            return Err(self.limit(start, "too many nested parentheses"));
+                        }
                         "(" | "[" | "{" => self.depth += 1,
                         ")" | "]" | "}" => self.depth = self.depth.saturating_sub(1),
                         _ => {}
@@ -188,12 +213,14 @@ impl<'s> Lexer<'s> {
     /// Measures the indentation of a new line. Returns false for blank and comment-only lines.
     fn indentation(&mut self) -> Result<bool> {
         let start = self.pos;
-        let mut width = 0u32;
+        let (mut width, mut alt) = (0u32, 0u32);
         while let Some(c) = self.peek() {
             match c {
-                ' ' => width += 1,
-                '\t' => width = (width / 8 + 1) * 8,
-                '\x0c' | '\r' => {}
+                ' ' => (width, alt) = (width + 1, alt + 1),
+                '\t' => (width, alt) = ((width / 8 + 1) * 8, alt + 1),
+                // A form feed resets the column, as in CPython.
+                '\x0c' => (width, alt) = (0, 0),
+                '\r' => {}
                 _ => break,
             }
             self.bump();
@@ -213,20 +240,36 @@ impl<'s> Lexer<'s> {
             }
             _ => {}
         }
+        let tab_error = |lx: &Self| {
+            lx.error(
+                start,
+                "inconsistent use of tabs and spaces in indentation (TabError)",
+            )
+        };
         let top = *self.indents.last().unwrap();
-        if width > top {
-            self.indents.push(width);
+        if width > top.0 {
+            if alt <= top.1 {
+                return Err(tab_error(self));
+            }
+            if self.indents.len() > MAX_INDENTS {
+                return Err(self.limit(self.pos, "too many levels of indentation"));
+            }
+            self.indents.push((width, alt));
             self.push(Tok::Indent, start);
         } else {
-            while width < *self.indents.last().unwrap() {
+            while width < self.indents.last().unwrap().0 {
                 self.indents.pop();
                 self.push(Tok::Dedent, self.pos);
             }
-            if width != *self.indents.last().unwrap() {
+            let level = *self.indents.last().unwrap();
+            if width != level.0 {
                 return Err(self.error(
                     self.pos,
                     "unindent does not match any outer indentation level",
                 ));
+            }
+            if alt != level.1 {
+                return Err(tab_error(self));
             }
         }
         Ok(true)

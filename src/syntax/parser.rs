@@ -9,10 +9,11 @@ use super::ast::*;
 use super::lexer::{Tok, Token};
 use crate::error::{Error, ErrorKind, Result, Span};
 
-/// The deepest nesting of expressions and blocks the parser accepts.
+/// The deepest nesting of expressions and blocks the parser accepts: enough for CPython's 200
+/// nested brackets (the lexer's own limit) with the expression around them.
 /// A chain `a + b + c` builds a left-deep tree, so each link counts as one level too: later stages
 /// recurse over the tree and must never overflow the stack.
-pub const NEST_LIMIT: u32 = 100;
+pub const NEST_LIMIT: u32 = 256;
 
 pub struct Parser<'t> {
     toks: &'t [Token],

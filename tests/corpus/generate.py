@@ -865,6 +865,46 @@ P("int_power_and_neg_int", """
 
 
 # ===================================================================================================
+# 9. Python's own semantics where they differ from NumPy's
+# ===================================================================================================
+
+P("builtin_sum_in_order", "lambda v: sum(v) - np.sum(v) + 1e-3 * sum(v[:0]) + 1e-6 * v.sum()",
+  hand=[[1e16] + [1.0] * 8 + [-1e16], [-0.0], [1e16, 1.0, -1e16], [1.0] * 7 + [1e16, -1e16]])
+
+# (A negative base with a fractional exponent gives a complex number in Python: see tests/semantics.rs.)
+P("python_float_power", "lambda v: float(v[0]) ** float(v[-1]) + np.abs(v[0] ** v[-1]) * 0.0",
+  kinds=("pos",), sizes=(2, 5), auto=False,
+  hand=[[0.0, -1.0], [-0.0, -3.0], [10.0, 400.0], [2.0, -2.0], [-2.0, 3.0], [inf, -1.0], [0.0, 2.0]])
+
+P("math_pow_errors", "lambda v: math.pow(v[0], v[-1])", kinds=("n", "q", "sp"), sizes=(2, 5),
+  hand=[[0.0, -1.0], [-0.0, -3.0], [10.0, 400.0], [2.0, 0.5], [-2.0, 0.5], [-2.0, 3.0]])
+
+# Python ints near the 64-bit edges (results past them raise in ndjit: see tests/semantics.rs).
+P("python_int_exact", """
+    def python_int_exact(v):
+        a = int(v[0])
+        b = int(v[-1])
+        n = 0
+        for w in v:
+            if w > 0:
+                n = n * 3 + 1
+        return (a * b) % 1000003 + (a >> 70) - (len(v) ** 19) % 1009 + abs(-a) // 7 + (n << 40) % 997
+""", kinds=("n", "q", "lab"), sizes=(9, 5, 1),
+  hand=[[3e9, -3e9], [-3e9, 3e9], [4611686018427387904.0, 1.0], [-9.2e18, 1.0], [2.5e9, 3.6e9]])
+
+P("numpy_int_wraps", "lambda v: float(v.astype(int)[0] * v.astype(int)[-1]) + (v.astype(int)[0] << 70)",
+  kinds=("n", "lab"), sizes=(2, 5),
+  hand=[[3e9, 4e9], [inf, 1.0], [nan, 1.0], [1e19, 1.0], [-1e19, 2.0], [9.3e18, -1.0]])
+
+P("python_round_digits", "lambda v: round(float(v[0]), 2) + 1000 * round(float(v[-1]), -1) + 1e6 * round(v[0], 2)",
+  kinds=("u", "n", "q", "sp"), sizes=(1, 2, 5),
+  hand=[[2.675, 25.0], [0.125, 35.0], [1.005, -15.0], [-2.675, 5.0], [0.285, 45.0], [1.115, -25.0]])
+
+P("numpy_sign_zero", "lambda v: 1.0 / np.sign(v[0]) + np.sign(v).sum()", kinds=("q", "sp"),
+  hand=[[-0.0, 1.0], [0.0, -0.0], [nan, 1.0]])
+
+
+# ===================================================================================================
 # Input generation
 # ===================================================================================================
 

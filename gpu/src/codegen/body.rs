@@ -1239,6 +1239,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                     BinOp::Add => self.k.bin(Bin::Add, T::S64, x, y),
                     BinOp::Sub => self.k.bin(Bin::Sub, T::S64, x, y),
                     BinOp::Mul => self.k.bin(Bin::Mul, T::S64, x, y),
+                    BinOp::MulHi => self.k.bin(Bin::MulHi, T::S64, x, y),
                     BinOp::Min | BinOp::PyMin => self.k.bin(Bin::Min, T::S64, x, y),
                     BinOp::Max | BinOp::PyMax => self.k.bin(Bin::Max, T::S64, x, y),
                     BinOp::And => self.k.bin(Bin::And, T::B64, x, y),
@@ -1545,10 +1546,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     /// The fold state after the first element.
     fn first(&mut self, op: ReduceOp, v: V) -> V {
-        if op == ReduceOp::Count {
-            self.coerce(v, Ty::I64)
-        } else {
-            v
+        match op {
+            ReduceOp::Count => self.coerce(v, Ty::I64),
+            // Python's `0 + x0`: keeps every value but turns `-0.0` into `0.0`.
+            ReduceOp::SumSeq => self.binary(BinOp::Add, V::C(Val::F(0.0)), v),
+            _ => v,
         }
     }
 
@@ -1738,7 +1740,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     fn fold_step(&mut self, op: ReduceOp, acc: V, arg: V, v: V, i: V) -> (V, V) {
         match op {
             ReduceOp::SumInt => (self.binary(BinOp::Add, acc, v), arg),
-            ReduceOp::Sum => (self.binary(BinOp::Add, acc, v), arg),
+            ReduceOp::Sum | ReduceOp::SumSeq => (self.binary(BinOp::Add, acc, v), arg),
             ReduceOp::Prod => (self.binary(BinOp::Mul, acc, v), arg),
             ReduceOp::Min => (self.binary(BinOp::Min, acc, v), arg),
             ReduceOp::Max => (self.binary(BinOp::Max, acc, v), arg),
@@ -2413,9 +2415,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 fn fold_empty(op: ReduceOp) -> Val {
     match op {
         ReduceOp::Prod => Val::F(1.0),
-        ReduceOp::Sum | ReduceOp::Min | ReduceOp::Max | ReduceOp::PyMin | ReduceOp::PyMax => {
-            Val::F(0.0)
-        }
+        ReduceOp::Sum
+        | ReduceOp::SumSeq
+        | ReduceOp::Min
+        | ReduceOp::Max
+        | ReduceOp::PyMin
+        | ReduceOp::PyMax => Val::F(0.0),
         ReduceOp::Any => Val::B(false),
         ReduceOp::All => Val::B(true),
         ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
