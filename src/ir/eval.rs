@@ -3,7 +3,7 @@
 //! The interpreter evaluates through these functions and constant folding folds through them, so
 //! folding can never change a result. The JIT and PTX backends must produce the same bits.
 
-use super::{BinOp, CmpOp, Ty, UnOp};
+use super::{BinOp, CmpOp, ReduceOp, Ty, UnOp};
 use crate::math::{fmax, fmin, ndjit_ifloordiv, ndjit_imod, MathFn};
 
 /// A scalar value of one of the IR's types.
@@ -12,6 +12,23 @@ pub enum Val {
     F(f64),
     I(i64),
     B(bool),
+}
+
+/// The value a reduction gives over no elements (for the ops that need elements, the value a
+/// backend starts from before its `on_empty` check, never observed).
+pub fn reduce_empty(op: ReduceOp) -> Val {
+    match op {
+        ReduceOp::Prod => Val::F(1.0),
+        ReduceOp::Sum
+        | ReduceOp::SumSeq
+        | ReduceOp::Min
+        | ReduceOp::Max
+        | ReduceOp::PyMin
+        | ReduceOp::PyMax => Val::F(0.0),
+        ReduceOp::Any => Val::B(false),
+        ReduceOp::All => Val::B(true),
+        ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
+    }
 }
 
 impl Val {

@@ -354,18 +354,7 @@ impl Translator<'_> {
 
     /// The result of a reduction over no elements.
     fn fold_empty(&mut self, op: ReduceOp) -> Value {
-        let v = match op {
-            ReduceOp::Prod => Val::F(1.0),
-            ReduceOp::Sum
-            | ReduceOp::SumSeq
-            | ReduceOp::Min
-            | ReduceOp::Max
-            | ReduceOp::PyMin
-            | ReduceOp::PyMax => Val::F(0.0),
-            ReduceOp::Any => Val::B(false),
-            ReduceOp::All => Val::B(true),
-            ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
-        };
+        let v = crate::ir::eval::reduce_empty(op);
         self.value(Opnd::Const(v))
     }
 

@@ -1522,7 +1522,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
         self.leave_index(index, k);
         if items.is_empty() {
-            return Ok(V::C(fold_empty(op)));
+            return Ok(V::C(ndjit::ir::eval::reduce_empty(op)));
         }
         if matches!(op, ReduceOp::Min | ReduceOp::Max) {
             if let Some(groups) = self.window_groups(k, index, elem) {
@@ -1800,7 +1800,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             self.k.set(pt(acc_ty), acc, s);
             1
         } else {
-            let s = self.src(V::C(fold_empty(op)));
+            let s = self.src(V::C(ndjit::ir::eval::reduce_empty(op)));
             self.k.set(pt(acc_ty), acc, s);
             0
         };
@@ -2409,21 +2409,6 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
         self.k.place(end);
         Ok(V::R(out, Ty::F64))
-    }
-}
-
-fn fold_empty(op: ReduceOp) -> Val {
-    match op {
-        ReduceOp::Prod => Val::F(1.0),
-        ReduceOp::Sum
-        | ReduceOp::SumSeq
-        | ReduceOp::Min
-        | ReduceOp::Max
-        | ReduceOp::PyMin
-        | ReduceOp::PyMax => Val::F(0.0),
-        ReduceOp::Any => Val::B(false),
-        ReduceOp::All => Val::B(true),
-        ReduceOp::SumInt | ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => Val::I(0),
     }
 }
 
