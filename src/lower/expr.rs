@@ -578,6 +578,7 @@ impl Translator<'_> {
                     &mut els
                 };
                 target.extend(stmts);
+                self.branch_prov(r, (&when_true, &mut then), (&when_false, &mut els));
                 then.push(Stmt::Assign(r, when_true));
                 els.push(Stmt::Assign(r, when_false));
                 self.emit(Stmt::If(cond, then, els));
@@ -614,6 +615,7 @@ impl Translator<'_> {
         }
         let r = self.temp(ty);
         let (mut then, mut els) = (sa, sb);
+        self.branch_prov(r, (&a, &mut then), (&b, &mut els));
         then.push(Stmt::Assign(r, a));
         els.push(Stmt::Assign(r, b));
         self.emit(Stmt::If(c, then, els));
@@ -664,9 +666,12 @@ impl Translator<'_> {
             return Ok(Value::Scalar(bin(BinOp::And, p, q), Ty::Bool));
         }
         let r = self.temp(Ty::Bool);
-        let mut then = stmts;
+        // The chain's value is its last evaluated link (`p` itself when it is false).
+        let (mut then, mut els) = (stmts, Vec::new());
+        self.branch_prov(r, (&q, &mut then), (&p, &mut els));
         then.push(Stmt::Assign(r, q));
-        self.emit(Stmt::If(p, then, vec![Stmt::Assign(r, Expr::Bool(false))]));
+        els.push(Stmt::Assign(r, p.clone()));
+        self.emit(Stmt::If(p, then, els));
         Ok(Value::Scalar(Expr::Var(r), Ty::Bool))
     }
 
