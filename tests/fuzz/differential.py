@@ -204,6 +204,9 @@ def main(argv=None) -> int:
     ap.add_argument("--image-every", type=int, default=10,
                     help="run the image backends (scipy callback, driver, emulator) on every k-th program; 0: never")
     ap.add_argument("--emulator", help="the fuzz_emulate binary (cargo build --release -p ndjit-gpu --example fuzz_emulate)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds: start no new batch of programs after this, then shrink and report what ran")
+    ap.add_argument("--shrink-budget", type=int, default=300, help="candidate programs tried per finding")
     ap.add_argument("--report", help="write the markdown report here (default: stdout)")
     ap.add_argument("--profile", choices=["full", "ci"], default="full",
                     help="ci leaves out the areas with known open disagreements (grammar.CI)")
@@ -215,21 +218,27 @@ def main(argv=None) -> int:
         for k in range(a.first, a.first + a.programs):
             case = make_case(a.seed, k, a.windows, a.image_every, profile)
             print(f"# program {k}, windows {case.windows}\n{case.program.source()}")
-    chunk = 5000
+    chunk = 2000
     tasks = [(a.seed, s, min(chunk, a.first + a.programs - s), a.windows, a.image_every, a.emulator, profile)
              for s in range(a.first, a.first + a.programs, chunk)]
     report = Report()
+    out_of_time = lambda: a.time_limit is not None and time.time() - start > a.time_limit  # noqa: E731
     if a.jobs == 1:
         for t in tasks:
+            if out_of_time():
+                break
             report.merge(_worker(t))
-            _progress(report, start)
+            _progress(report, start, a.report, a.seed)
     else:
         with multiprocessing.get_context("fork").Pool(a.jobs, maxtasksperchild=20) as pool:
             for part in pool.imap_unordered(_worker, tasks):
                 report.merge(part)
-                _progress(report, start)
+                _progress(report, start, a.report, a.seed)
+                if out_of_time():
+                    pool.terminate()
+                    break
     seconds = time.time() - start
-    shrinker = Fuzzer(a.seed, a.windows, a.image_every, profile=profile,
+    shrinker = Fuzzer(a.seed, a.windows, a.image_every, profile=profile, shrink_budget=a.shrink_budget,
                       emulator=_emulator(a.emulator))
     shrinker.minimise_examples(report)
     text = render(report, a.seed, seconds)
@@ -240,10 +249,14 @@ def main(argv=None) -> int:
     return 1 if report.disagreements else 0
 
 
-def _progress(report: Report, start: float) -> None:
-    rate = report.programs / (time.time() - start)
-    print(f"[{time.strftime('%H:%M:%S')}] {report.programs} programs ({rate:.0f}/s), {report.disagreements} "
-          f"disagreeing, {report.compiled} compiled", file=sys.stderr, flush=True)
+def _progress(report: Report, start: float, path: Optional[str], seed: int) -> None:
+    """A progress line, and the report so far (unshrunk) so that a stopped run leaves its results."""
+    seconds = time.time() - start
+    print(f"[{time.strftime('%H:%M:%S')}] {report.programs} programs ({report.programs / seconds:.0f}/s), "
+          f"{report.disagreements} disagreeing, {report.compiled} compiled", file=sys.stderr, flush=True)
+    if path:
+        with open(path + ".partial", "w") as out:
+            out.write(render(report, seed, seconds))
 
 
 if __name__ == "__main__":
