@@ -7,7 +7,8 @@
 //! In CI (`cargo test --release --test fuzz_frontend`) it runs 20,000 inputs of seed 1. Long runs:
 //!
 //! ```text
-//! cargo test --release --test fuzz_frontend -- --inputs 10000000 --seed 7 [--first N] [--jit-every 8] [--verbose]
+//! cargo test --release --test fuzz_frontend -- --inputs 10000000 --seed 7 [--first N] [--jit-every 8]
+//!     [--time-limit-s S] [--verbose]
 //! ```
 //!
 //! Input `k` of seed `s` depends on (s, k) only, so `--first k --inputs 1 --verbose` replays one
@@ -364,9 +365,7 @@ fn exercise(source: &str, bindings: &Bindings, jit: bool, stats: &mut Stats) {
         Ok(p) => p,
         Err(_) => {
             // Again through the public entry point, which renders the caret under the source.
-            let e = Filter::compile(source, bindings)
-                .err()
-                .expect("parse failed once");
+            let e = Filter::compile(source, bindings).expect_err("parse failed once");
             let _ = e.to_string();
             return;
         }
@@ -409,6 +408,8 @@ struct Options {
     first: u64,
     jit_every: u64,
     time_limit: Duration,
+    /// Stop after this long (a long run on a shared machine), reporting what ran.
+    run_limit: Option<Duration>,
     verbose: bool,
 }
 
@@ -419,6 +420,7 @@ fn options() -> Options {
         first: 0,
         jit_every: 8,
         time_limit: Duration::from_secs(2),
+        run_limit: None,
         verbose: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -435,6 +437,7 @@ fn options() -> Options {
             "--first" => o.first = num(),
             "--jit-every" => o.jit_every = num().max(1),
             "--time-limit-ms" => o.time_limit = Duration::from_millis(num()),
+            "--time-limit-s" => o.run_limit = Some(Duration::from_secs(num())),
             "--verbose" => o.verbose = true,
             // What libtest would be given (`cargo test` passes its own flags on).
             _ => {}
@@ -454,8 +457,13 @@ fn main() {
     let mut stats = Stats::default();
     let mut failures: Vec<String> = Vec::new();
     let start = Instant::now();
+    let mut ran: u64 = 0;
     for index in o.first..o.first + o.inputs {
-        if (index - o.first) % 1_000_000 == 0 && o.inputs >= 1_000_000 {
+        if o.run_limit.is_some_and(|limit| start.elapsed() > limit) {
+            break;
+        }
+        ran += 1;
+        if (index - o.first).is_multiple_of(1_000_000) && o.inputs >= 1_000_000 {
             eprintln!(
                 "fuzz_frontend: inputs {index}..{} of seed {} ({:.0} s)",
                 (index + 1_000_000).min(o.first + o.inputs),
@@ -479,15 +487,16 @@ fn main() {
             Ok(()) => None,
         };
         if let Some(p) = problem {
-            failures.push(format!("input {index} of seed {}: {p}\n{source:?}", o.seed));
+            let failure = format!("input {index} of seed {}: {p}\n{source:?}", o.seed);
+            eprintln!("fuzz_frontend: FAILURE {failure}"); // at once: a long run may be stopped
+            failures.push(failure);
         }
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "fuzz_frontend: {} inputs of seed {} in {secs:.1} s ({:.0}/s): {} parsed, {} lowered, {} JIT-compiled; {} failures",
-        o.inputs,
+        "fuzz_frontend: {ran} inputs of seed {} in {secs:.1} s ({:.0}/s): {} parsed, {} lowered, {} JIT-compiled; {} failures",
         o.seed,
-        o.inputs as f64 / secs,
+        ran as f64 / secs,
         stats.parsed,
         stats.lowered,
         stats.jitted,
