@@ -436,7 +436,7 @@ fn fold_inner(e: Expr) -> Expr {
                         b
                     }
                 }
-                None if a == b => a,
+                None if identical(&a, &b) => a,
                 None => select_shape(c, a, b),
             }
         }
@@ -451,6 +451,21 @@ fn fold_inner(e: Expr) -> Expr {
         }
         e => e,
     }
+}
+
+/// Whether two expressions compute the same bits. Derived equality holds `0.0 == -0.0`, whose
+/// results differ in sign: `-0.0 if c else 0.0` is not `0.0`.
+fn identical(a: &Expr, b: &Expr) -> bool {
+    let constants = |e: &Expr| {
+        let mut bits = Vec::new();
+        e.visit(&mut |x| {
+            if let Expr::F64(v) = x {
+                bits.push(v.to_bits());
+            }
+        });
+        bits
+    };
+    a == b && constants(a) == constants(b)
 }
 
 /// Whether an expression is (conservatively) float-typed; float `x == x` is false for NaN.

@@ -683,6 +683,7 @@ impl Translator<'_> {
                     &mut els
                 };
                 target.extend(stmts);
+                self.branch_prov(r, (&when_true, &mut then), (&when_false, &mut els));
                 then.push(Stmt::Assign(r, when_true));
                 els.push(Stmt::Assign(r, when_false));
                 self.emit(Stmt::If(cond, then, els));
@@ -719,6 +720,7 @@ impl Translator<'_> {
         }
         let r = self.temp(ty);
         let (mut then, mut els) = (sa, sb);
+        self.branch_prov(r, (&a, &mut then), (&b, &mut els));
         then.push(Stmt::Assign(r, a));
         els.push(Stmt::Assign(r, b));
         self.emit(Stmt::If(c, then, els));
@@ -726,43 +728,56 @@ impl Translator<'_> {
     }
 
     /// Comparisons, chained as Python does (`a < b <= c` is `a < b and b <= c`, `b` evaluated
-    /// once); on arrays they give masks.
+    /// once, `c` only when `a < b` holds); on arrays they give masks.
     fn compare(
         &mut self,
         first: &ast::Expr,
         rest: &[(ast::CmpOp, ast::Expr)],
         span: Span,
     ) -> Result<Value> {
-        let mut lhs = self.expr(first)?;
-        let mut result: Option<Value> = None;
-        for (k, (op, e)) in rest.iter().enumerate() {
-            let rhs = self.expr(e)?;
-            let rhs = if k + 1 < rest.len() {
-                self.stabilize(rhs)
-            } else {
-                rhs
-            };
-            let r = self.compare_one(*op, lhs, rhs.clone(), e.span)?;
-            result = Some(match result {
-                None => r,
-                Some(prev) => {
-                    if matches!(prev, Value::Array(_)) || matches!(r, Value::Array(_)) {
-                        return Err(self
-                            .err(
-                                ErrorKind::Type,
-                                span,
-                                "chained comparisons of arrays are ambiguous",
-                            )
-                            .hint("write (a < x) & (x < b)"));
-                    }
-                    let p = self.truth(prev, span)?;
-                    let q = self.truth(r, span)?;
-                    Value::Scalar(bin(BinOp::And, p, q), Ty::Bool)
-                }
-            });
-            lhs = rhs;
+        let lhs = self.expr(first)?;
+        self.compare_chain(lhs, rest, span)
+    }
+
+    /// `lhs op₀ e₀ op₁ e₁ …`: the later links are lowered in a nested block that runs only when
+    /// the first one holds, since their operands may fail (`x[9]`, `math.log(-1)`) or have
+    /// effects Python would not reach.
+    fn compare_chain(
+        &mut self,
+        lhs: Value,
+        rest: &[(ast::CmpOp, ast::Expr)],
+        span: Span,
+    ) -> Result<Value> {
+        let (op, e) = &rest[0];
+        let rhs = self.expr(e)?;
+        if rest.len() == 1 {
+            return self.compare_one(*op, lhs, rhs, e.span);
         }
-        Ok(result.unwrap())
+        let rhs = self.stabilize(rhs);
+        let first = self.compare_one(*op, lhs, rhs.clone(), e.span)?;
+        let (later, stmts) = self.nested(|t| t.compare_chain(rhs, &rest[1..], span))?;
+        if matches!(first, Value::Array(_)) || matches!(later, Value::Array(_)) {
+            return Err(self
+                .err(
+                    ErrorKind::Type,
+                    span,
+                    "chained comparisons of arrays are ambiguous",
+                )
+                .hint("write (a < x) & (x < b)"));
+        }
+        let p = self.truth(first, span)?;
+        let q = self.truth(later, span)?;
+        if stmts.is_empty() {
+            return Ok(Value::Scalar(bin(BinOp::And, p, q), Ty::Bool));
+        }
+        let r = self.temp(Ty::Bool);
+        // The chain's value is its last evaluated link (`p` itself when it is false).
+        let (mut then, mut els) = (stmts, Vec::new());
+        self.branch_prov(r, (&q, &mut then), (&p, &mut els));
+        then.push(Stmt::Assign(r, q));
+        els.push(Stmt::Assign(r, p.clone()));
+        self.emit(Stmt::If(p, then, els));
+        Ok(Value::Scalar(Expr::Var(r), Ty::Bool))
     }
 
     fn compare_one(&mut self, op: ast::CmpOp, a: Value, b: Value, span: Span) -> Result<Value> {

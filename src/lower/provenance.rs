@@ -9,7 +9,7 @@
 //! that records, at run time, whether it currently holds a Python number.
 
 use super::Translator;
-use crate::ir::{BinOp, Expr, Ty, UnOp, Var};
+use crate::ir::{BinOp, Expr, Stmt, Ty, UnOp, Var};
 
 /// Whether a scalar is a plain Python number.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,8 +77,8 @@ impl Translator<'_> {
                 self.prov(x)
             }
             Expr::Unary(..) => Prov::Np,
-            Expr::Cmp(..) => Prov::Py,
-            Expr::Binary(_, a, b) => Prov::both(self.prov(a), self.prov(b)),
+            // Comparing NumPy scalars gives a np.bool_ (`1.0 / (x[0] > 0)` is inf, not an error).
+            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => Prov::both(self.prov(a), self.prov(b)),
             Expr::Select(c, a, b) => match (self.prov(a), self.prov(b)) {
                 (pa, pb) if pa == pb => pa,
                 (pa, pb) => Prov::Dyn(Expr::Select(
@@ -97,9 +97,30 @@ impl Translator<'_> {
             return e;
         }
         let t = self.temp(ty);
-        self.emit(crate::ir::Stmt::Assign(t, e));
+        self.emit(Stmt::Assign(t, e));
         self.var_prov.insert(t, p);
         Expr::Var(t)
+    }
+
+    /// `r = a` in `then`, `r = b` in `els` (a conditional expression or `and`/`or` lowered to an
+    /// `if`): `r` gets the provenance of the branch that ran, through a flag assigned alongside
+    /// when the two differ. Without it `r` would count as NumPy and, say, `0.5 // (0.0 if c else
+    /// x[0])` would miss Python's ZeroDivisionError.
+    pub(crate) fn branch_prov(
+        &mut self,
+        r: Var,
+        (a, then): (&Expr, &mut Vec<Stmt>),
+        (b, els): (&Expr, &mut Vec<Stmt>),
+    ) {
+        let (pa, pb) = (self.prov(a), self.prov(b));
+        if pa == pb {
+            self.var_prov.insert(r, pa);
+            return;
+        }
+        let flag = self.temp(Ty::Bool);
+        then.push(Stmt::Assign(flag, pa.flag()));
+        els.push(Stmt::Assign(flag, pb.flag()));
+        self.var_prov.insert(r, Prov::Dyn(Expr::Var(flag)));
     }
 
     /// Records the provenance of an assignment to a user variable, and keeps its shadow flag.
@@ -117,9 +138,7 @@ impl Translator<'_> {
             }
         }
         match self.var_prov.get(&var).cloned() {
-            Some(Prov::Dyn(Expr::Var(shadow))) => {
-                self.emit(crate::ir::Stmt::Assign(shadow, p.flag()))
-            }
+            Some(Prov::Dyn(Expr::Var(shadow))) => self.emit(Stmt::Assign(shadow, p.flag())),
             _ => {
                 self.var_prov.insert(var, p);
             }

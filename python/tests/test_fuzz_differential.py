@@ -1,0 +1,42 @@
+"""The differential fuzzer (tests/fuzz/differential.py) for a bounded time with a fixed seed:
+random programs under CPython + NumPy, the interpreter, the JIT, scipy's loop around the compiled
+callback and the native driver. Any disagreement fails, with its minimised program.
+
+The generator's CI profile (tests/fuzz/grammar.py, ``CI``) leaves out the areas where issue 12
+items 2-4 are being changed (ints past 64 bits, int/float ``**``, ``round(v, k)``, builtin
+``sum``, ``np.dot``): turn one back on there once it is fixed. A Python int past 64 bits that the
+CI programs still reach (``v * v``) must raise OverflowError; until item 3 lands those findings
+are counted apart (``Finding.known_open``) and the test checks that nothing else disagreed.
+"""
+import os
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fuzz"))
+
+differential = pytest.importorskip("differential")
+
+PROGRAMS = 1500
+SEED = 20261124
+# ndjit's math.*/np.* transcendental functions differ from glibc's in the last bit or two today
+# (issue 12, "Math functions"); the fuzzer substitutes ndjit's value for those calls and counts
+# them. Set this when they are bit-identical: then any such difference fails.
+MATH_BIT_EXACT = False
+
+
+def test_programs_agree_with_cpython():
+    fuzzer = differential.Fuzzer(SEED, windows=4, image_every=10, shrink_budget=400, profile=differential.CI)
+    start = time.time()
+    report = fuzzer.run(0, PROGRAMS)
+    fuzzer.minimise_examples(report)
+    text = differential.render(report, SEED, time.time() - start)
+    assert report.programs == PROGRAMS
+    # The comparison really ran: most programs compile and every one is checked on windows.
+    assert report.compiled > 0.9 * PROGRAMS, report.refusals.most_common(5)
+    assert report.compared > 6 * PROGRAMS
+    unexplained = {sig: n for sig, n in report.signatures.items() if not report.examples[sig][2].known_open}
+    assert not unexplained, text
+    if MATH_BIT_EXACT:
+        assert report.substituted == 0 and not report.beyond_ulp, text

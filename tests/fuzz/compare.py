@@ -1,0 +1,205 @@
+"""One program through every backend, against the oracle.
+
+Backends: the reference interpreter (``Filter.interpret``), the JIT (``Filter.evaluate``), scipy's
+own loop calling the compiled callback (``scipy.ndimage.generic_filter(img, Filter)``), ndjit's
+native driver (``ndjit.generic_filter``) and, when the emulator binary is given, the GPU kernel in
+the PTX emulator (gpu/examples/fuzz_emulate.rs). Rules (BRIEF, issue 12):
+
+- a value must equal the oracle's bit for bit (NaN equals NaN; the sign of zero matters);
+- where CPython raises, ndjit raises an instance of the same builtin class;
+- a compile-time refusal (FilterSyntaxError / FilterTypeError) is acceptable, counted apart;
+- anything else (another exception, a PanicException, a number where Python raises) is a finding.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+import scipy.ndimage as ndi
+
+import ndjit
+
+from oracle import BigInt, Oracle, builtin_class, same
+
+
+class InvalidProgram(AssertionError):
+    """The program text is not Python (a 'continue' a shrinking step moved out of its loop)."""
+
+
+@dataclass
+class Finding:
+    backend: str
+    kind: str  # "value", "raise-vs-value", "value-vs-raise", "class", "crash"
+    detail: str
+    window: Any = None  # the window (a list) or the driver's image (an ndarray)
+    classes: str = ""  # the exception classes involved, which tell findings apart
+
+    def signature(self) -> Tuple[str, str, str]:
+        return self.backend, self.kind, self.classes
+
+    @property
+    def known_open(self) -> Optional[str]:
+        """The open issue-12 item this finding falls under, if any."""
+        if self.classes.startswith("BigInt"):
+            return "ints past 64 bits must raise OverflowError (issue 12, item 3)"
+        return None
+
+
+@dataclass
+class Result:
+    refused: Optional[str] = None  # the refusal's kind and message head
+    timeout: bool = False
+    findings: List[Finding] = field(default_factory=list)
+    compared: int = 0
+    gpu_unsupported: Optional[str] = None  # why the GPU backend refused the program
+
+
+def _describe(outcome: Tuple[str, Any]) -> str:
+    what, v = outcome
+    if what == "raise":
+        return f"raises {v.__name__}"
+    if what == "crash":
+        return f"crashes: {v}"
+    if isinstance(v, np.ndarray):
+        return "an image"
+    return f"{v!r} ({float(v).hex()})"
+
+
+def _class_of(outcome: Tuple[str, Any]) -> str:
+    what, v = outcome
+    if what == "raise":
+        return v.__name__
+    return v.split(":")[0] if what == "crash" else "value"
+
+
+def _first_difference(ev, gv) -> Optional[str]:
+    """Where two results (numbers, or images) differ, bit for bit, NaN equal to NaN."""
+    a, b = np.atleast_1d(np.asarray(ev, dtype=np.float64)).ravel(), np.atleast_1d(np.asarray(gv, dtype=np.float64)).ravel()
+    for k in range(a.size):
+        if not same(float(a[k]), float(b[k])):
+            where = f"pixel {k}: " if isinstance(ev, np.ndarray) else ""
+            return f"{where}CPython {float(a[k])!r} ({float(a[k]).hex()}), ndjit {float(b[k])!r} ({float(b[k]).hex()})"
+    return None
+
+
+def judge(backend: str, expected: Tuple[str, Any], got: Tuple[str, Any], where) -> Optional[Finding]:
+    """The finding, if ``got`` (ndjit) breaks the rules against ``expected`` (CPython);
+    ``where`` is the window or the image."""
+    (ew, ev), (gw, gv) = expected, got
+    classes = f"{_class_of(expected)} / {_class_of(got)}"
+    if gw == "crash":
+        return Finding(backend, "crash", f"ndjit {_describe(got)}; CPython {_describe(expected)}", where, classes)
+    if ew == "ok" and gw == "ok":
+        diff = _first_difference(ev, gv)
+        return Finding(backend, "value", diff, where) if diff else None
+    if ew == "raise" and gw == "raise":
+        if issubclass(gv, OverflowError if ev is BigInt else ev):
+            return None
+        return Finding(backend, "class", f"CPython raises {ev.__name__}, ndjit {gv.__name__}", where, classes)
+    kind = "value-vs-raise" if ew == "ok" else "raise-vs-value"
+    return Finding(backend, kind, f"CPython {_describe(expected)}, ndjit {_describe(got)}", where, classes)
+
+
+def outcome(call: Callable[[], Any]) -> Tuple[str, Any]:
+    """An ndjit backend's result: ("ok", value), ("raise", builtin class) for ndjit's run-time
+    errors, or ("crash", text) for any other exception (a PanicException, a SystemError ...)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok", call()
+    except ndjit.FilterRuntimeError as e:
+        return "raise", builtin_class(e)
+    except Exception as e:  # noqa: BLE001 - an exception that is not ndjit's run-time error
+        return "crash", f"{type(e).__module__}.{type(e).__name__}: {str(e)[:200]}"
+    except BaseException as e:  # a PanicException is a BaseException
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return "crash", f"{type(e).__name__}: {str(e)[:200]}"
+
+
+def compile_filter(source: str):
+    """(Filter, None), (None, refusal reason) or raises for a crash."""
+    try:
+        return ndjit.jit_filter(source), None
+    except (ndjit.FilterSyntaxError, ndjit.FilterTypeError) as e:
+        return None, f"{type(e).__name__}: {getattr(e, 'kind', '')}: {str(getattr(e, 'msg', e))[:60]}"
+
+
+def _first_failure_filter(image: np.ndarray, fn, mode: str) -> np.ndarray:
+    """scipy's generic_filter with the Python function, raising the first pixel's exception.
+    scipy itself keeps calling the function after a failure, so the exception it finally raises
+    depends on the later pixels (often a SystemError): ndjit reports the first pixel's."""
+    failure = []
+
+    def guarded(buf):
+        if failure:
+            return 0.0
+        try:
+            return fn(buf)
+        except Exception as e:  # noqa: BLE001 - re-raised below, after scipy's loop
+            failure.append(e)
+            return 0.0
+
+    out = ndi.generic_filter(image, guarded, size=3, mode=mode)
+    if failure:
+        raise failure[0]
+    return out
+
+
+class Runner:
+    def __init__(self, oracle: Oracle, emulator=None):
+        self.oracle = oracle
+        self.emulator = emulator
+
+    def run(self, source: str, oracle_source: str, windows: List[List[float]], image: Optional[np.ndarray],
+            mode: str = "reflect") -> Result:
+        res = Result()
+        try:
+            fn = self.oracle.function(oracle_source)
+        except SyntaxError as e:  # the generator's own bug (or a shrinking step's): make it loud
+            raise InvalidProgram(f"generated invalid Python: {e}\n{oracle_source}") from None
+        try:
+            f, refused = compile_filter(source)
+        except BaseException as e:  # noqa: BLE001 - a crash of the compiler
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            res.findings.append(Finding("compile", "crash", f"{type(e).__name__}: {str(e)[:300]}", None, type(e).__name__))
+            return res
+        if refused:
+            res.refused = refused
+            return res
+        for w in windows:
+            expected = self.oracle.call(fn, w)
+            if expected[0] == "timeout":
+                res.timeout = True
+                return res
+            for backend, call in (("interpreter", f.interpret), ("jit", f.evaluate)):
+                res.compared += 1
+                finding = judge(backend, expected, outcome(lambda: float(call(w))), w)
+                if finding:
+                    res.findings.append(finding)
+        if image is not None and not res.findings:
+            self.run_image(res, fn, f, source, image, mode)
+        return res
+
+    def run_image(self, res: Result, fn, f, source: str, image: np.ndarray, mode: str) -> None:
+        expected = self.oracle.guarded(lambda: _first_failure_filter(image, fn, mode))
+        if expected[0] == "timeout":
+            res.timeout = True
+            return
+        backends = [("scipy-callback", lambda: ndi.generic_filter(image, f, size=3, mode=mode)),
+                    ("driver", lambda: ndjit.generic_filter(image, f, size=3, mode=mode))]
+        results = [(backend, outcome(call)) for backend, call in backends]
+        if self.emulator is not None:
+            emulated = self.emulator.run(source, image, mode)
+            if emulated[0] == "unsupported":
+                res.gpu_unsupported = emulated[1]
+            else:
+                results.append(("gpu-emulator", emulated))
+        for backend, got in results:
+            res.compared += 1
+            finding = judge(backend, expected, got, image)
+            if finding:
+                res.findings.append(finding)
