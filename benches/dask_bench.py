@@ -130,9 +130,23 @@ def warm_up(client, name: str):
         client.run(lambda: numba_callable(name) and None)
 
 
+def settle(client):
+    """Returns the workers' freed memory to the system, so each run's idle baseline is idle."""
+    def trim():
+        import ctypes
+        import gc
+        gc.collect()
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except OSError:  # not glibc
+            pass
+    client.run(trim)
+
+
 def run_one(client, src: str, work: str, make, pids, persisted):
     dst = os.path.join(work, "out.zarr")
     shutil.rmtree(dst, ignore_errors=True)
+    settle(client)
     before = spilled_bytes(client)
     with RssSampler(pids) as rss:
         end_to_end = timed(lambda: make(da.from_zarr(src)).to_zarr(dst, compute=True))
@@ -205,7 +219,7 @@ def main():
         make_store(src, args.size, args.chunk)
         check_exact(src, min(args.crop, args.size))
         with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
             client.run(lambda: (__import__("ndjit"), __import__("numba") if numba else None) and None)
             pids = list(client.run(os.getpid).values())
             show_unpicklable_cfunc(client, src)

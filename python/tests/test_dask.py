@@ -183,8 +183,8 @@ def test_command_line(tmp_path, capsys):
 def client():
     distributed = pytest.importorskip("distributed",
                                       reason='distributed is not installed: pip install "./python[dask]"')
-    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None,
-                                  worker_dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         yield c
 
 
