@@ -232,3 +232,17 @@ def test_wrap_mode_dask_image_is_wrong_at_chunk_edges_ndjit_is_exact():
     border[1:-1, 1:-1] = False
     np.testing.assert_array_equal(theirs != want, border)
     assert_same(ndjit.generic_filter(x, asym, size=3, mode="wrap").compute(scheduler="sync"), want)
+
+
+def test_cupy_chunks_run_on_the_gpu_with_no_host_copies():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed (the GPU chunk path needs it and a GPU)")
+    if not ndjit.cuda.is_available():
+        pytest.skip("no usable GPU: the CuPy chunk path cannot run here")
+    a = np.random.default_rng(9).standard_normal((37, 29)).astype(np.float32)
+    for mode in ["wrap", "constant", "reflect"]:
+        x = da.from_array(cupy.asarray(a), chunks=((9, 2, 20, 6), (1, 14, 14)), asarray=False)
+        y = ndjit.generic_filter(x, asym, size=(3, 5), mode=mode, cval=0.5, origin=(1, 0))
+        assert isinstance(y._meta, cupy.ndarray)
+        got = y.compute(scheduler="sync")
+        assert isinstance(got, cupy.ndarray)  # the chunks stayed on the device
+        assert_same(cupy.asnumpy(got), ndi.generic_filter(a, asym, size=(3, 5), mode=mode, cval=0.5, origin=(1, 0)))
