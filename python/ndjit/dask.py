@@ -137,9 +137,10 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
     cval = float(cval)
     meta = da.utils.meta_from_array(input._meta, input.ndim, dtype=out_dtype)
-    if input.ndim == 0:
-        return input.map_blocks(_generic_filter, f, footprint=footprint, mode=mode, cval=cval, origin=origins,
-                                output=out_dtype, workers=1, meta=meta)
+    if input.ndim == 0:  # one element, one chunk: no halo
+        whole = functools.partial(_generic_filter, function=f, footprint=footprint, mode=mode, cval=cval,
+                                  origin=origins, output=out_dtype, workers=1)
+        return input.map_blocks(whole, meta=meta)
 
     token = tokenize(input.name, f._spec.key(), footprint, mode, cval, origins, out_dtype.str, workers)
     name, slab_name = f"ndjit-generic_filter-{token}", f"ndjit-halo-{token}"

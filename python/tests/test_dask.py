@@ -95,6 +95,15 @@ def test_footprint_origin_axes_in_3d():
     assert_same(got.compute(scheduler="sync"), ndi.generic_filter(a, asym, **kw))
 
 
+def test_empty_chunks_empty_and_0d_arrays():
+    a = np.arange(35.0).reshape(7, 5)
+    got = ndjit.generic_filter(da.from_array(a, chunks=((3, 0, 4), (5,))), asym, size=3, mode="wrap")
+    assert_same(got.compute(scheduler="sync"), ndi.generic_filter(a, asym, size=3, mode="wrap"))
+    for b, size in [(np.zeros((0, 5)), 3), (np.array(3.5), 1)]:
+        got = ndjit.generic_filter(da.from_array(b), "max(x)", size=size, output=np.float32)
+        assert_same(got.compute(scheduler="sync"), ndi.generic_filter(b, max, size=size, output=np.float32))
+
+
 def test_bound_values_and_a_compiled_filter():
     a = np.random.default_rng(4).standard_normal((10, 10))
     f = ndjit.jit_filter(lambda x, w: (x * w).sum(), extra_arguments=(np.linspace(0.1, 0.9, 9),))
