@@ -156,6 +156,15 @@ def test_task_threads_outside_a_cluster_is_one():
     assert ndjit.dask._task_threads() == 1
 
 
+@pytest.mark.parametrize("nthreads,running,want", [(4, 1, 4), (4, 2, 2), (4, 3, 1), (4, 4, 1), (1, 1, 1)])
+def test_task_threads_share_the_workers_threads(monkeypatch, nthreads, running, want):
+    distributed = pytest.importorskip("distributed",
+                                      reason='distributed is not installed: pip install "./python[dask]"')
+    state = type("State", (), {"nthreads": nthreads, "executing": set(range(running))})()
+    monkeypatch.setattr(distributed, "get_worker", lambda: type("Worker", (), {"state": state})())
+    assert ndjit.dask._task_threads() == want
+
+
 # --- Zarr and the command line ---------------------------------------------------------------
 
 def test_zarr_to_zarr(tmp_path):
