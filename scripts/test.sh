@@ -17,7 +17,7 @@ command -v valgrind >/dev/null || echo "valgrind not installed: the C examples r
 # that folder is present).
 VENV=${NDJIT_TEST_VENV:-.venv}
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/pip" install -q --disable-pip-version-check numpy scipy pytest cloudpickle
+"$VENV/bin/pip" install -q --disable-pip-version-check numpy scipy pytest cloudpickle "dask[array]" distributed zarr
 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./python
 "$VENV/bin/python" tests/corpus/generate.py --check
 "$VENV/bin/python" -m pytest -q python/tests

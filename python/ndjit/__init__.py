@@ -14,3 +14,11 @@ from ._filter import Filter, jit_filter, jit_filter1d, jit_integrand, jit_transf
 
 __version__ = _core.__version__
 __all__ = ["Filter", "generic_filter", "generic_filter1d", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand", "cuda", "__version__"] + list(_error_names)
+
+
+def __getattr__(name: str):
+    # ``ndjit.dask`` is loaded on first use: importing ndjit never imports Dask.
+    if name == "dask":
+        import importlib
+        return importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

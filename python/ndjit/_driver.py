@@ -7,6 +7,7 @@ GIL released, on all cores by default, and gives the same array as
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 import numpy as np
@@ -36,6 +37,13 @@ def _as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[d
         raise TypeError("ndjit.generic_filter runs ndjit filters; this LowLevelCallable was not made by ndjit "
                         "(pass the Python function instead, or use scipy.ndimage.generic_filter)")
     return jit_filter(function, extra_arguments=extra_arguments, extra_keywords=extra_keywords)
+
+
+def _is_dask_array(a: Any) -> bool:
+    """Whether ``a`` is a Dask array; Dask is not imported when it is not loaded already (no Dask
+    array can exist then)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(a, da.Array)
 
 
 def _native(a: np.ndarray) -> np.ndarray:
@@ -97,7 +105,15 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     ``target="cuda"`` runs the same filter as a GPU stencil kernel: NumPy input is copied to the
     device and back (the result is a NumPy array); a CuPy array, or anything with
     ``__cuda_array_interface__``, is filtered in place on the device and the result is an array
-    of the same kind. Raises :class:`ndjit.CudaUnavailableError` without a usable GPU."""
+    of the same kind. Raises :class:`ndjit.CudaUnavailableError` without a usable GPU.
+
+    A Dask array ``input`` gives a lazy Dask array (:func:`ndjit.dask.generic_filter`)."""
+    if _is_dask_array(input):
+        if target != "cpu":
+            raise TypeError("target applies to NumPy and device arrays: Dask chunks of CuPy arrays run on the GPU by themselves")
+        from .dask import generic_filter as dask_filter
+        return dask_filter(input, function, size, footprint, output, mode, cval, origin, extra_arguments,
+                           extra_keywords, axes=axes, workers=workers)
     if target not in ("cpu", "cuda"):
         raise ValueError(f"target must be 'cpu' or 'cuda', not {target!r}")
     if target == "cuda":
