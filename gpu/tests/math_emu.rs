@@ -57,12 +57,13 @@ fn transcribed(f: MathFn, a: f64, b: f64) -> f64 {
     }
 }
 
-/// CUDA's documented bounds, which the project adopts for its device routines against the CPU;
-/// tanh is the exception: glibc computes it from an x87 `expm1`, which musl's algorithm on the
-/// device cannot follow, and they differ by up to 3 ulp (README, *Known deviations*).
+/// CUDA's documented bounds, which the project adopts for its device routines against the CPU,
+/// with two exceptions measured here (README, *Known deviations*): glibc's tanh (computed from an
+/// x87 `expm1`) and its cube root are up to 3 ulp from musl's tanh and CORE-MATH's correctly
+/// rounded cube root, which the device transcribes.
 fn bound(f: MathFn) -> u64 {
     match f {
-        MathFn::Tanh => 3,
+        MathFn::Tanh | MathFn::Cbrt => 3,
         MathFn::Sin | MathFn::Cos | MathFn::Tan | MathFn::Pow | MathFn::Atan2 => 2,
         MathFn::Asin | MathFn::Acos | MathFn::Atan | MathFn::Sinh | MathFn::Cosh => 2,
         MathFn::Asinh | MathFn::Acosh | MathFn::Atanh => 2,
