@@ -82,3 +82,32 @@ SIGNED_ZEROS = [
 @pytest.mark.parametrize("source,windows", SIGNED_ZEROS)
 def test_select_of_opposite_zeros_keeps_the_sign(source, windows):
     test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# `%`, `//` and `**` of two Python floats give a Python float (a NumPy result before: a later
+# division by it gave inf or nan where Python raises ZeroDivisionError).
+PYTHON_FLOAT_RESULTS = [
+    ("def f(x):\n    return 1 % (1 % 0.5)\n", [[1.0]]),
+    ("def f(x):\n    return 1.0 / (3.0 // 4.0)\n", [[1.0]]),
+    ("def f(x):\n    return 1.0 / (0.0 ** 1.5)\n", [[1.0]]),
+    ("def f(x):\n    return x[0] / (1 % 0.5)\n", [[1.0], [0.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", PYTHON_FLOAT_RESULTS)
+def test_python_float_operations_give_python_floats(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# NumPy integers to a constant power wrap at 64 bits (a float power before: 7 ** 40 gave 6.4e33),
+# and np.dot of 1-D arrays of different lengths raises (it broadcast a length-1 side before).
+NUMPY_INTS_AND_DOT = [
+    ("def f(x):\n    return np.argmax(x) ** 40\n", [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 9.0]]),
+    ("def f(x):\n    return x.astype(int)[0] ** 3\n", [[3.0e6], [-3.0]]),
+    ("def f(x):\n    return np.dot(x[x < 0], x)\n", [[-2.8, 0.0], [-1.0, -2.0], [1.0, 2.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", NUMPY_INTS_AND_DOT)
+def test_numpy_integer_powers_and_dot_lengths(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)

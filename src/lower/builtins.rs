@@ -1071,8 +1071,20 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         }
         "np.dot" => {
             a.arity(t, 2, 2)?;
-            let (x, _) = a.take();
-            let (y, _) = a.take();
+            let (x, xs) = a.take();
+            let (y, ys) = a.take();
+            // np.dot of two 1-D arrays needs equal lengths: no broadcasting of a length-1 side.
+            if let (Value::Array(_), Value::Array(_)) = (&x, &y) {
+                let (xa, ya) = (t.to_array(x.clone(), xs)?, t.to_array(y.clone(), ys)?);
+                let (l, m) = (t.stable(xa.len, Ty::I64), t.stable(ya.len, Ty::I64));
+                t.check(
+                    cmp(CmpOp::Eq, l.clone(), m.clone()),
+                    "shapes ({a},) and ({b},) not aligned: {a} (dim 0) != {b} (dim 0)",
+                    span,
+                    l,
+                    m,
+                );
+            }
             let p = t.binary(ast::BinOp::Mul, x, y, span)?;
             reduction(t, "sum", p, span, a)
         }

@@ -451,6 +451,8 @@ impl Translator<'_> {
                 }
             }
             B::FloorDiv | B::Mod => {
+                // Of two Python floats, a Python float: a later division by it must still raise.
+                let both = Prov::both(self.prov(&x), self.prov(&y));
                 if !elementwise {
                     let msg = if op == B::FloorDiv {
                         "float floor division by zero"
@@ -464,15 +466,34 @@ impl Translator<'_> {
                 } else {
                     MathFn::Remainder
                 };
-                (Expr::Call(m, vec![f(x, tx), f(y, ty)]), Ty::F64)
+                let r = Expr::Call(m, vec![f(x, tx), f(y, ty)]);
+                (self.with_prov(r, Ty::F64, both), Ty::F64)
             }
             B::Pow => {
                 let both = Prov::both(self.prov(&x), self.prov(&y));
-                if elementwise || both == Prov::Np {
-                    return Ok(self.power(x, tx, y, ty));
-                }
+                let ints = tx != Ty::F64 && ty != Ty::F64;
                 let k = crate::ir::fold::const_expr(&y).map(|v| v.i());
-                if let (true, Some(k)) = (tx != Ty::F64 && ty != Ty::F64, k) {
+                if elementwise || both == Prov::Np {
+                    if !ints {
+                        return Ok(self.power(x, tx, y, ty));
+                    }
+                    // NumPy integer powers wrap at 64 bits, and negative exponents raise.
+                    return match k {
+                        Some(k) if k >= 0 => {
+                            let x = convert(x, tx, Ty::I64);
+                            Ok((self.int_power(x, k as u64, Prov::Np, span), Ty::I64))
+                        }
+                        _ => Err(self
+                            .err(
+                                ErrorKind::Type,
+                                span,
+                                "a NumPy integer power needs a constant exponent >= 0 \
+                                 (NumPy wraps at 64 bits, and raises for negative ones)",
+                            )
+                            .hint("make one side a float, e.g. float(a) ** b")),
+                    };
+                }
+                if let (true, Some(k)) = (ints, k) {
                     if k >= 0 {
                         let x = convert(x, tx, Ty::I64);
                         return Ok((self.int_power(x, k as u64, both, span), Ty::I64));
@@ -481,6 +502,7 @@ impl Translator<'_> {
                 let (x, y) = (self.stable(x, tx), self.stable(y, ty));
                 let (r, rty) = self.power(x.clone(), tx, y.clone(), ty);
                 if rty == Ty::F64 {
+                    let r = self.with_prov(r, Ty::F64, both.clone());
                     let r = self.stable(r, Ty::F64);
                     if tx != Ty::F64 && ty != Ty::F64 {
                         self.inexact_int_power_check(&y, &r, both.flag(), span);
@@ -623,26 +645,10 @@ impl Translator<'_> {
         );
     }
 
-    /// `x ** y`: integer powers by repeated multiplication; `x ** 2` is `x * x` (what NumPy
-    /// computes for arrays, and bit-identical to a correctly rounded pow); otherwise C `pow`.
+    /// `x ** y` in floats (the callers handle integer powers exactly): `x ** 2` is `x * x` (what
+    /// NumPy computes for arrays, and bit-identical to a correctly rounded pow); otherwise C `pow`.
     fn power(&mut self, x: Expr, tx: Ty, y: Expr, ty: Ty) -> (Expr, Ty) {
         let c = crate::ir::fold::const_expr(&y);
-        if tx != Ty::F64 && ty != Ty::F64 {
-            if let Some(k) = c.map(|v| v.i()) {
-                if (0..=16).contains(&k) {
-                    let x = self.stable(convert(x, tx, Ty::I64), Ty::I64);
-                    let mut e = Expr::I64(1);
-                    for _ in 0..k {
-                        e = if e == Expr::I64(1) {
-                            x.clone()
-                        } else {
-                            bin(BinOp::Mul, e, x.clone())
-                        };
-                    }
-                    return (e, Ty::I64);
-                }
-            }
-        }
         let x = convert(x, tx, Ty::F64);
         if c.map(|v| v.f()) == Some(2.0) {
             let x = self.stable(x, Ty::F64);
