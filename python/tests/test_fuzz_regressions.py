@@ -111,3 +111,18 @@ NUMPY_INTS_AND_DOT = [
 @pytest.mark.parametrize("source,windows", NUMPY_INTS_AND_DOT)
 def test_numpy_integer_powers_and_dot_lengths(source, windows):
     test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# A variable that holds a Python int on one path and a NumPy int on another: `%`/`//` by zero
+# raises exactly when it holds the Python int (it never raised before).
+MIXED_INTS = [
+    ("def f(x):\n    v = 1\n    if x[0] > 0.5:\n        v = np.argmax(x)\n    return 7 // (v - v)\n",
+     [[0.0, 1.0], [1.0, 0.0], [2.0, 3.0]]),
+    ("def f(x):\n    v = 1\n    if x[0] > 0.5:\n        v %= np.argmax(x)\n    else:\n        v %= int(0.5)\n"
+     "    return v\n", [[0.0, 1.0], [1.0, 0.0], [1.0, 3.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", MIXED_INTS)
+def test_mixed_python_and_numpy_ints_divide_as_each_would(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)

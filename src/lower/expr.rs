@@ -427,27 +427,45 @@ impl Translator<'_> {
                 } else {
                     BinOp::Mod
                 };
-                let py = !elementwise
-                    && self.prov(&x) == super::provenance::Prov::Py
-                    && self.prov(&y) == super::provenance::Prov::Py;
-                if !py {
-                    // NumPy integers give 0 for a zero divisor (with a warning); Python ints raise.
+                let python = if elementwise {
+                    Prov::Np
+                } else {
+                    Prov::both(self.prov(&x), self.prov(&y))
+                };
+                // NumPy integers give 0 for a zero divisor (with a warning); Python ints raise.
+                let numpy_zero = |x: Expr, y: Expr, r: &mut dyn FnMut(Expr, Expr) -> Expr| {
                     let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
                     let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
-                    (
-                        Expr::Select(zero.boxed(), Expr::I64(0).boxed(), bin(o, x, safe).boxed()),
-                        Ty::I64,
-                    )
-                } else {
-                    let y = self.stable(y, Ty::I64);
-                    self.check(
-                        cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
-                        "integer division or modulo by zero",
-                        span,
-                        Expr::I64(0),
-                        Expr::I64(0),
-                    );
-                    (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
+                    Expr::Select(zero.boxed(), Expr::I64(0).boxed(), r(x, safe).boxed())
+                };
+                match python {
+                    Prov::Np => (numpy_zero(x, y, &mut |x, y| bin(o, x, y)), Ty::I64),
+                    Prov::Py => {
+                        let y = self.stable(y, Ty::I64);
+                        self.check(
+                            cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
+                            "integer division or modulo by zero",
+                            span,
+                            Expr::I64(0),
+                            Expr::I64(0),
+                        );
+                        (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
+                    }
+                    // Known only at run time: raise for Python ints, NumPy's 0 otherwise.
+                    Prov::Dyn(flag) => {
+                        let (x, y) = (self.stable(x, Ty::I64), self.stable(y, Ty::I64));
+                        let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
+                        self.check(
+                            bin(BinOp::Or, not(flag.clone()), not(zero)),
+                            "integer division or modulo by zero",
+                            span,
+                            Expr::I64(0),
+                            Expr::I64(0),
+                        );
+                        let dynamic = Prov::Dyn(flag);
+                        let mut op = |x, y| self.int_binary(o, x, y, dynamic.clone(), span);
+                        (numpy_zero(x, y, &mut op), Ty::I64)
+                    }
                 }
             }
             B::FloorDiv | B::Mod => {

@@ -126,8 +126,12 @@ class Profile:
 
 
 FULL = Profile()
-# What CI runs today: the areas other work is changing (issue 12, items 2-4) left out.
-CI = Profile(big_ints=False, dot=False, float_pow=False, round_digits=False, builtin_sum=False, numpy_ints=False)
+# What CI runs: everything but two documented deviations (README, *Known deviations*): np.dot adds
+# in a different order from NumPy's BLAS, and a Python float power whose result would be complex
+# raises ValueError even where the program never uses it; and two areas with open findings of the
+# full profile (the issue note lists them): ints near 2**63, and variables mixing Python and NumPy
+# ints through builtin min/max.
+CI = Profile(dot=False, float_pow=False, big_ints=False, numpy_ints=False)
 SMALL_INTS = ["0", "1", "2", "3", "-1", "7", "-7", "10", "63", "64", "1000003", "-65536"]
 
 
