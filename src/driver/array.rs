@@ -36,29 +36,6 @@ impl RawArray {
             strides: c_strides(shape, T::DTYPE),
         })
     }
-
-    /// The number of elements.
-    pub fn len(&self) -> usize {
-        self.shape.iter().product()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub(crate) fn check(&self, what: &str) -> Result<(), DriverError> {
-        check_desc(
-            what,
-            self.ptr.is_null(),
-            self.dtype,
-            &self.shape,
-            &self.strides,
-        )
-    }
-
-    pub(crate) fn extent(&self) -> Option<(usize, usize)> {
-        extent(self.ptr as usize, self.dtype, &self.shape, &self.strides)
-    }
 }
 
 impl RawArrayMut {
@@ -75,29 +52,39 @@ impl RawArrayMut {
             strides: c_strides(shape, T::DTYPE),
         })
     }
-
-    pub fn len(&self) -> usize {
-        self.shape.iter().product()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub(crate) fn check(&self, what: &str) -> Result<(), DriverError> {
-        check_desc(
-            what,
-            self.ptr.is_null(),
-            self.dtype,
-            &self.shape,
-            &self.strides,
-        )
-    }
-
-    pub(crate) fn extent(&self) -> Option<(usize, usize)> {
-        extent(self.ptr as usize, self.dtype, &self.shape, &self.strides)
-    }
 }
+
+/// What both kinds of description answer alike (they differ only in the pointer's mutability).
+macro_rules! describe {
+    ($t:ty) => {
+        impl $t {
+            /// The number of elements.
+            pub fn len(&self) -> usize {
+                self.shape.iter().product()
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            pub(crate) fn check(&self, what: &str) -> Result<(), DriverError> {
+                check_desc(
+                    what,
+                    self.ptr.is_null(),
+                    self.dtype,
+                    &self.shape,
+                    &self.strides,
+                )
+            }
+
+            pub(crate) fn extent(&self) -> Option<(usize, usize)> {
+                extent(self.ptr as usize, self.dtype, &self.shape, &self.strides)
+            }
+        }
+    };
+}
+describe!(RawArray);
+describe!(RawArrayMut);
 
 /// Byte strides of a C-contiguous array.
 pub fn c_strides(shape: &[usize], dtype: Dtype) -> Vec<isize> {
