@@ -302,13 +302,15 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
             ));
         }
     }
-    // CUDA's bounds: 1 ulp for exp/log, 2 for the rest; the goal here is 0.
-    if worst > 2 {
+    // CUDA's bounds (1 ulp for exp/log, 2 for the rest), and 3 for tanh and cbrt, whose glibc
+    // versions (what the CPU and CPython call) are that far from the musl and CORE-MATH algorithms
+    // the device transcribes (tests/math_emu.rs checks each function's own bound).
+    if worst > 3 {
         return Err(inexact.join("\n"));
     }
     if inexact.is_empty() {
         Ok(format!(
-            "{} functions bit-identical to libm on {} inputs each",
+            "{} functions bit-identical to the CPU's on {} inputs each",
             MathFn::ALL.len(),
             n
         ))
