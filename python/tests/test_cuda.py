@@ -188,6 +188,21 @@ def assert_bits_equal(got, want, msg=""):
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=msg)
 
 
+# Programs that call transcendental functions: the CPU calls the C library (CPython's own), the
+# GPU its transcriptions of the published algorithms, 1-3 ulp apart (README, *GPU*); after the
+# arithmetic that follows, the results agree to ~1e-13, or within one unit of an integer output.
+MATH_CALLS = {"exp"}
+
+
+def assert_close_for_math(got, want, msg=""):
+    assert got.dtype == want.dtype and got.shape == want.shape, msg
+    if got.dtype.kind == "f":
+        tol = 1e-13 if got.dtype == np.float64 else 1e-6
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True, err_msg=msg)
+    else:
+        assert np.abs(got.astype(np.int64) - want.astype(np.int64)).max(initial=0) <= 1, msg
+
+
 def _image(rng, shape, dtype):
     if np.dtype(dtype).kind == "f":
         a = rng.normal(size=shape).astype(dtype)
@@ -199,7 +214,7 @@ def _image(rng, shape, dtype):
 @needs_gpu
 @pytest.mark.parametrize("name,func", PROGRAMS)
 @pytest.mark.parametrize("mode", ["reflect", "constant", "nearest", "mirror", "wrap"])
-def test_numpy_arrays_match_scipy_bit_for_bit(rng, name, func, mode):
+def test_numpy_arrays_match_scipy(rng, name, func, mode):
     f = ndjit.jit_filter(func)
     for shape, kw in (((13, 17), {"size": 3}), ((9, 11), {"footprint": CROSS, "origin": (1, 0)}),
                       ((31,), {"size": 5}), ((5, 6, 7), {"size": (3, 1, 3)})):
@@ -208,7 +223,8 @@ def test_numpy_arrays_match_scipy_bit_for_bit(rng, name, func, mode):
             want = ndi.generic_filter(a, f, mode=mode, cval=0.5, **kw)
             got = ndjit.generic_filter(a, f, mode=mode, cval=0.5, target="cuda", **kw)
             assert isinstance(got, np.ndarray)
-            assert_bits_equal(got, want, f"{name} {shape} {dtype}")
+            check = assert_close_for_math if name in MATH_CALLS else assert_bits_equal
+            check(got, want, f"{name} {shape} {dtype}")
 
 
 @needs_gpu

@@ -894,6 +894,11 @@ impl<'a> Translator<'a> {
             .declare_function(c.symbol(), linkage, &sig)
             .map_err(|e| codegen_error(format!("cannot import {}: {e}", c.symbol())))?;
         let f = self.module.declare_func_in_func(id, self.b.func);
+        // Called through its absolute address, like the runtime's functions: the JIT allocates
+        // each function's code on its own, so two functions of one module can be more than the
+        // ±2 GiB a PC-relative call reaches apart (cranelift-jit then panics in finalize; seen on
+        // the device machine, where large buffers spread the heap).
+        self.b.func.dfg.ext_funcs[f].colocated = false;
         self.imports.push((c, f));
         Ok(f)
     }
