@@ -2016,13 +2016,69 @@ fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value
         let (e, ty) = t.scalar(v, s, &format!("an argument of {base}()"))?;
         acc = Some(match acc {
             None => (e, ty),
-            Some((p, pt)) => {
-                let tt = pt.max(ty);
-                (bin(op, convert(p, pt, tt), convert(e, ty, tt)), tt)
-            }
+            Some(best) => py_min_max_pair(t, op, best, (e, ty), span, base),
         });
     }
     Ok(acc.map(|(e, ty)| Value::Scalar(e, ty)).unwrap())
+}
+
+/// One step of CPython's `min(a, b, ...)`: `b` replaces the best so far when `b < best`
+/// (`b > best` for `max`). The result *is* the chosen argument, so it keeps that argument's
+/// provenance: `1.0 // max(0.0, x[0])` raises ZeroDivisionError when the Python float `0.0` wins,
+/// and gives NumPy's inf when `x[0]` does. An int chosen beside a float becomes a float here,
+/// which is exact only up to 2**53 (CPython keeps the int): past that, an error, never a rounded
+/// int.
+fn py_min_max_pair(
+    t: &mut Translator,
+    op: BinOp,
+    (best, tb): (Expr, Ty),
+    (e, te): (Expr, Ty),
+    span: Span,
+    base: &str,
+) -> (Expr, Ty) {
+    use super::provenance::Prov;
+    let tt = tb.max(te);
+    let (pb, pe) = (t.prov(&best), t.prov(&e));
+    if pb == pe && tb == te {
+        return (bin(op, best, e), tt);
+    }
+    let (best, e) = (t.stable(best, tb), t.stable(e, te));
+    let (cb, ce) = (convert(best.clone(), tb, tt), convert(e.clone(), te, tt));
+    let later_wins = if op == BinOp::PyMin {
+        CmpOp::Lt
+    } else {
+        CmpOp::Gt
+    };
+    let later = t.stable(cmp(later_wins, ce.clone(), cb.clone()), Ty::Bool);
+    let (int, int_ty, int_wins) = if tb == Ty::F64 {
+        (e.clone(), te, later.clone())
+    } else {
+        (best.clone(), tb, not(later.clone()))
+    };
+    if tt == Ty::F64 && int_ty == Ty::I64 {
+        const EXACT: i64 = 1 << 53;
+        let exact = bin(
+            BinOp::And,
+            cmp(CmpOp::Ge, int.clone(), Expr::I64(-EXACT)),
+            cmp(CmpOp::Le, int, Expr::I64(EXACT)),
+        );
+        t.check(
+            bin(BinOp::Or, not(int_wins), exact),
+            &format!(
+                "{base}() chose an int that exceeds 2**53 over a float, past which ndjit cannot \
+                 keep it exact (write float(...) around the int to compare as floats)"
+            ),
+            span,
+            Expr::I64(0),
+            Expr::I64(0),
+        );
+    }
+    let r = bin(op, cb, ce);
+    let p = match (pb, pe) {
+        (pb, pe) if pb == pe => pb,
+        (pb, pe) => Prov::Dyn(Expr::Select(later.boxed(), pe.flag().boxed(), pb.flag().boxed())),
+    };
+    (t.with_prov(r, tt, p), tt)
 }
 
 /// CPython's `min(iterable)`: `acc = x0; for v in rest: if v < acc: acc = v`.

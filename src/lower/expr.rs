@@ -438,8 +438,13 @@ impl Translator<'_> {
                     let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
                     Expr::Select(zero.boxed(), Expr::I64(0).boxed(), r(x, safe).boxed())
                 };
+                // The result has the operands' kind, also where it is NumPy's literal 0 (which
+                // would otherwise count as a Python int, and raise when divided by).
                 match python {
-                    Prov::Np => (numpy_zero(x, y, &mut |x, y| bin(o, x, y)), Ty::I64),
+                    Prov::Np => {
+                        let r = numpy_zero(x, y, &mut |x, y| bin(o, x, y));
+                        (self.with_prov(r, Ty::I64, Prov::Np), Ty::I64)
+                    }
                     Prov::Py => {
                         let y = self.stable(y, Ty::I64);
                         self.check(
@@ -464,7 +469,8 @@ impl Translator<'_> {
                         );
                         let dynamic = Prov::Dyn(flag);
                         let mut op = |x, y| self.int_binary(o, x, y, dynamic.clone(), span);
-                        (numpy_zero(x, y, &mut op), Ty::I64)
+                        let r = numpy_zero(x, y, &mut op);
+                        (self.with_prov(r, Ty::I64, dynamic), Ty::I64)
                     }
                 }
             }
@@ -601,10 +607,15 @@ impl Translator<'_> {
     /// overflow of finite operands.
     fn python_pow_checks(&mut self, x: Expr, y: Expr, r: &Expr, python: Expr, span: Span) {
         let finite = |e: &Expr| un(UnOp::IsFinite, e.clone());
+        // `0.0 ** -inf` is inf in Python (CPython's float_pow handles infinite exponents first).
         let zero_neg = bin(
             BinOp::And,
             cmp(CmpOp::Eq, x.clone(), Expr::F64(0.0)),
-            cmp(CmpOp::Lt, y.clone(), Expr::F64(0.0)),
+            bin(
+                BinOp::And,
+                cmp(CmpOp::Lt, y.clone(), Expr::F64(0.0)),
+                finite(&y),
+            ),
         );
         let fractional = bin(
             BinOp::And,
