@@ -2076,7 +2076,11 @@ fn py_min_max_pair(
     let r = bin(op, cb, ce);
     let p = match (pb, pe) {
         (pb, pe) if pb == pe => pb,
-        (pb, pe) => Prov::Dyn(Expr::Select(later.boxed(), pe.flag().boxed(), pb.flag().boxed())),
+        (pb, pe) => Prov::Dyn(Expr::Select(
+            later.boxed(),
+            pe.flag().boxed(),
+            pb.flag().boxed(),
+        )),
     };
     (t.with_prov(r, tt, p), tt)
 }
