@@ -3,8 +3,8 @@
 //! and a `#[repr(C)]` copy of the header's `ndjit_array`). Results are compared with the Rust API
 //! of the core crate, linked into this test separately.
 //!
-//! The library is the `libndjit.so` that `cargo test -p ndjit-ffi` builds before running this
-//! test, in `target/<profile>/deps/` (see `common::lib_dir`).
+//! The library is the `libndjit.so` that `cargo test -p ndjit-ffi-tests` builds before running
+//! this test, in `target/<profile>/deps/` (see `common::lib_dir`).
 
 mod common;
 

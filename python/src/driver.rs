@@ -8,10 +8,11 @@ use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-/// Describes a NumPy array: data pointer, dtype, shape and byte strides.
-pub(crate) fn describe(
-    a: &Bound<'_, PyUntypedArray>,
-) -> Result<(*mut u8, Dtype, Vec<usize>, Vec<isize>), DriverError> {
+/// A NumPy array as the driver sees it: data pointer, dtype, shape and byte strides.
+pub(crate) type ArrayParts = (*mut u8, Dtype, Vec<usize>, Vec<isize>);
+
+/// Describes a NumPy array to the driver.
+pub(crate) fn describe(a: &Bound<'_, PyUntypedArray>) -> Result<ArrayParts, DriverError> {
     let dtype = a.dtype();
     let kind = dtype.kind() as char;
     let itemsize = dtype.itemsize();

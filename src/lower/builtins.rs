@@ -467,7 +467,7 @@ pub(crate) fn call(
     for k in keywords {
         kw.push((k.name.clone(), t.expr(&k.value)?, k.span));
     }
-    let display = name.replace("builtin.", "").replace("np.", "np.");
+    let display = name.replace("builtin.", "");
     let mut a = Args {
         name: display,
         pos,
@@ -882,7 +882,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             a.arity(t, 1, 1)?;
             let dtype = a.kw("dtype");
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             match dtype {
                 None => Ok(Value::Array(arr)),
                 Some((d, ds)) => astype(t, arr, d, ds),
@@ -906,7 +906,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                     }
                 }
                 v => {
-                    let arr = t.to_array(v, s)?;
+                    let arr = t.array_of(v, s)?;
                     astype(t, arr, d, ds)
                 }
             }
@@ -916,7 +916,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 return Err(t.err(ErrorKind::Arity, span, "reshape() needs the new shape"));
             }
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let dims: Vec<(Value, Span)> = match a.pos.len() {
                 1 => match a.take() {
                     (Value::Tuple(items), ds) => items.into_iter().map(|i| (i, ds)).collect(),
@@ -934,7 +934,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             match v {
                 Value::Scalar(..) => Ok(v),
                 v => {
-                    let arr = t.to_array(v, s)?;
+                    let arr = t.array_of(v, s)?;
                     t.check(
                         cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
                         "can only convert an array of size 1 to a Python scalar (size {a})",
@@ -960,7 +960,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             a.arity(t, 2, 2)?;
             let (v, s) = a.take();
             let (i, is) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let i = t.int(i, is, "the index to delete")?;
             let i = t.checked_index(i, arr.len.clone(), is);
             let index = t.temp(Ty::I64);
@@ -1001,7 +1001,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                             )
                             .hint("wrap numbers in a tuple: (v,)"))
                     }
-                    p => t.to_array(p, s)?,
+                    p => t.array_of(p, s)?,
                 };
                 arrays.push(p);
             }
@@ -1020,7 +1020,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         "np.sort" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let arr = ArrayVal {
                 elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
                 ty: Ty::F64,
@@ -1034,7 +1034,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         "np.flip" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
             let src = bin(
@@ -1052,7 +1052,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         "np.diff" => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
             let k = Expr::Var(index);
@@ -1075,7 +1075,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             let (y, ys) = a.take();
             // np.dot of two 1-D arrays needs equal lengths: no broadcasting of a length-1 side.
             if let (Value::Array(_), Value::Array(_)) = (&x, &y) {
-                let (xa, ya) = (t.to_array(x.clone(), xs)?, t.to_array(y.clone(), ys)?);
+                let (xa, ya) = (t.array_of(x.clone(), xs)?, t.array_of(y.clone(), ys)?);
                 let (l, m) = (t.stable(xa.len, Ty::I64), t.stable(ya.len, Ty::I64));
                 t.check(
                     cmp(CmpOp::Eq, l.clone(), m.clone()),
@@ -1109,7 +1109,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Value::Scalar(..) if name == "np.size" => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
                 v => {
                     let arr = t
-                        .to_array(v, s)
+                        .array_of(v, s)
                         .map_err(|e| e.hint("len() needs an array"))?;
                     Ok(Value::Scalar(arr.len, Ty::I64))
                 }
@@ -1319,7 +1319,7 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
         }
         None => Expr::I64(0),
     };
-    let arr = t.to_array(v, s)?;
+    let arr = t.array_of(v, s)?;
     if arr.ty == Ty::F64 {
         return Err(t
             .err(
@@ -1352,7 +1352,7 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
     );
     let w = match weights {
         Some((w, ws)) => {
-            let w = t.to_array(w, ws)?;
+            let w = t.array_of(w, ws)?;
             t.check(
                 cmp(CmpOp::Eq, w.len.clone(), n.clone()),
                 "The weights and list don't have the same length.",
@@ -1449,7 +1449,7 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
             }
         }
     }
-    let x = t.to_array(v, s)?;
+    let x = t.array_of(v, s)?;
     let x = ArrayVal {
         elem: convert(x.elem.clone(), x.ty, Ty::F64),
         ty: Ty::F64,
@@ -2008,7 +2008,7 @@ fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value
     };
     if a.pos.len() == 1 {
         let (v, s) = a.take();
-        let arr = t.to_array(v, s)?;
+        let arr = t.array_of(v, s)?;
         return py_fold(t, op, &arr, span, base).map(|(e, ty)| Value::Scalar(e, ty));
     }
     let mut acc: Option<(Expr, Ty)> = None;
@@ -2185,7 +2185,7 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
             .hint("write np.sum(m) for the total"));
     }
     // An array's elements are NumPy scalars: `0 + e0` is e0's type, and the sum goes on in order.
-    let arr = t.to_array(v, s)?;
+    let arr = t.array_of(v, s)?;
     if let Some((st, ss)) = start {
         // `start + e0 + ...` equals the plain sum only when start is the int 0 or +0.0.
         let zero = match &st {
@@ -2225,7 +2225,7 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             index: t.temp(Ty::I64),
             elem: e,
         },
-        v => t.to_array(v, s)?,
+        v => t.array_of(v, s)?,
     };
     if let Some((k, ks)) = a.kw("keepdims").or(a.kw("out")).or(a.kw("where")) {
         let _ = k;

@@ -30,7 +30,12 @@ pub(crate) fn un(op: UnOp, a: Expr) -> Expr {
     Expr::Unary(op, a.boxed())
 }
 
-impl Translator<'_> {
+/// The scalar operation that `Translator::elementwise` applies to each element: it gets the
+/// operands' typed expressions and whether any operand was an array.
+pub(crate) type ScalarOp<'t, 'a> =
+    dyn FnMut(&mut Translator<'t>, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)> + 'a;
+
+impl<'p> Translator<'p> {
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Result<Value> {
         crate::with_stack(|| self.expr_inner(e))
     }
@@ -163,7 +168,7 @@ impl Translator<'_> {
     }
 
     /// Converts tuples/lists of numbers into arrays; arrays pass through.
-    pub(crate) fn to_array(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
+    pub(crate) fn array_of(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
         match v {
             Value::Array(a) | Value::Matrix(a, _) => Ok(a),
             Value::Tuple(items) => {
@@ -209,7 +214,7 @@ impl Translator<'_> {
         &mut self,
         args: Vec<Value>,
         span: Span,
-        f: &mut dyn FnMut(&mut Self, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)>,
+        f: &mut ScalarOp<'p, '_>,
     ) -> Result<Value> {
         // A 2-D operand: compute on the flat elements, and the result keeps the shape.
         if let Some(cols) = args.iter().find_map(|a| {
@@ -250,7 +255,7 @@ impl Translator<'_> {
         for a in args {
             match a {
                 Value::Array(_) | Value::Tuple(_) => {
-                    let arr = self.to_array(a, span)?;
+                    let arr = self.array_of(a, span)?;
                     operands.push(None);
                     arrays.push(arr);
                 }
@@ -826,7 +831,7 @@ impl Translator<'_> {
             C::Ne => CmpOp::Ne,
             C::In | C::NotIn => {
                 // `v in arr`: any element equal.
-                let arr = self.to_array(b, span)?;
+                let arr = self.array_of(b, span)?;
                 let (v, vt) = self.scalar(a, span, "the left side of `in`")?;
                 let t = vt.max(arr.ty).max(Ty::I64);
                 let v = self.stable(convert(v, vt, t), t);
@@ -904,7 +909,7 @@ impl Translator<'_> {
                         Ok(items[k2 as usize].clone())
                     }
                     _ => {
-                        let arr = self.to_array(Value::Tuple(items), span)?;
+                        let arr = self.array_of(Value::Tuple(items), span)?;
                         self.index_array(arr, index, span)
                     }
                 }
@@ -1271,7 +1276,7 @@ impl Translator<'_> {
                             ));
                         }
                         let v = self.expr(&args[0])?;
-                        let a = self.to_array(v, args[0].span)?;
+                        let a = self.array_of(v, args[0].span)?;
                         let a = fix(self, a);
                         let start_e = args.get(1).or(keywords.first().map(|k| &k.value));
                         let start = match start_e {
@@ -1287,7 +1292,7 @@ impl Translator<'_> {
                     let mut arrs = Vec::new();
                     for a in args {
                         let v = self.expr(a)?;
-                        let arr = self.to_array(v, a.span)?;
+                        let arr = self.array_of(v, a.span)?;
                         arrs.push(fix(self, arr));
                     }
                     if arrs.is_empty() {
@@ -1308,7 +1313,7 @@ impl Translator<'_> {
         }
         let v = self.expr(iter)?;
         let a = self
-            .to_array(v, iter.span)
+            .array_of(v, iter.span)
             .map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
         Ok(Iterable::Array(fix(self, a)))
     }

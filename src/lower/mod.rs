@@ -882,7 +882,7 @@ impl<'a> Translator<'a> {
             }
             (ir::Sig::Transform, Some(value)) => {
                 let v = self.expr(value)?;
-                let coords = self.to_array(v, value.span).map_err(|e| {
+                let coords = self.array_of(v, value.span).map_err(|e| {
                     e.hint("return a tuple of input coordinates, e.g. `return (c[0] - 0.5, c[1])`")
                 })?;
                 let rank = self.slot_len(ir::OUTPUT);
@@ -930,7 +930,7 @@ impl<'a> Translator<'a> {
                     elem: e,
                 }
             }
-            v => self.to_array(v, span)?,
+            v => self.array_of(v, span)?,
         };
         if arr.len != out_len {
             self.check(
