@@ -9,6 +9,7 @@ take their own path (``_dispatch``), whose chunks come back here.
 """
 from __future__ import annotations
 
+import operator
 from typing import Optional
 
 import numpy as np
@@ -83,5 +84,7 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
         f = function
     else:
         f = jit_filter1d(function, extra_arguments=tuple(extra_arguments or ()), extra_keywords=extra_keywords)
-    return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled, int(filter_size), int(axis),
-                                                            mode, float(cval), int(origin), workers))
+    # scipy's C layer takes the size and origin as integers (bools too), never floats.
+    return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled, operator.index(filter_size),
+                                                           int(axis), mode, float(cval), operator.index(origin),
+                                                           workers))

@@ -8,6 +8,7 @@ more than a small image's whole run, so the result for plain arguments (``size``
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import warnings
 from typing import Any, Callable, List, Optional, Tuple
@@ -79,7 +80,15 @@ def _normalise(ndim: int, size, footprint, origin, axes, mode) -> Tuple[np.ndarr
     if not footprint.flags.contiguous:
         footprint = footprint.copy()  # as scipy does (np.ascontiguousarray would make 0-d 1-d)
     check_mode(mode)
-    return footprint, [int(o) for o in origins]
+    return footprint, [_origin_int(o) for o in origins]
+
+
+def _origin_int(origin) -> int:
+    """An origin as scipy's C layer reads it (NumPy's ``PyArray_PyIntAsIntp``): an integer of any
+    kind, but not a bool or a float, which ``int()`` would have accepted."""
+    if isinstance(origin, (bool, np.bool_)):
+        raise TypeError("an integer is required")
+    return operator.index(origin)
 
 
 def check_mode(mode) -> None:
