@@ -26,8 +26,8 @@ def footprint_and_origins(ndim: int, size, footprint, origin, axes, mode) -> Tup
     """The n-d boolean footprint (C-contiguous) and one origin per axis, with scipy's checks and
     errors in its order. A remembered footprint is read-only: it is shared between calls."""
     if footprint is None and _plain(size) and _plain(origin) and _plain(axes) and type(mode) is str:
-        fp, origins = _normalised(ndim, size, origin, axes, mode)
-        return fp, list(origins)
+        shape, fp, origins = _normalised(ndim, size, origin, axes, mode)
+        return (np.ones(shape, dtype=bool) if fp is None else fp), list(origins)
     if (size is not None) and (footprint is not None):
         warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=_caller_level())
     return _normalise(ndim, size, footprint, origin, axes, mode)
@@ -51,12 +51,21 @@ def _plain(value: Any) -> bool:
     return type(value) is tuple and all(type(v) is int for v in value)
 
 
+# The largest footprint kept with its arguments (in elements): the memory stays small (4 KiB an
+# entry) while larger footprints, whose runs take far longer than making them, are made anew.
+_REMEMBERED_ELEMENTS = 4096
+
+
 @functools.lru_cache(maxsize=256)
-def _normalised(ndim: int, size, origin, axes, mode: str) -> Tuple[np.ndarray, Tuple[int, ...]]:
-    """:func:`_normalise` for plain arguments, remembered (an error is raised anew each time)."""
+def _normalised(ndim: int, size, origin, axes, mode: str) -> Tuple[Tuple[int, ...], Optional[np.ndarray], tuple]:
+    """:func:`_normalise` for plain arguments, remembered (an error is raised anew each time): the
+    footprint's shape, the footprint itself unless it is large (one made from ``size`` is all
+    ones), and the origins."""
     fp, origins = _normalise(ndim, size, None, origin, axes, mode)
+    if fp.size > _REMEMBERED_ELEMENTS:
+        return fp.shape, None, tuple(origins)
     fp.flags.writeable = False
-    return fp, tuple(origins)
+    return fp.shape, fp, tuple(origins)
 
 
 def _normalise(ndim: int, size, footprint, origin, axes, mode) -> Tuple[np.ndarray, List[int]]:

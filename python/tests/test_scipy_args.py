@@ -64,6 +64,9 @@ def test_a_remembered_footprint_is_shared_read_only():
     assert again is fp and not fp.flags.writeable
     origins.append(7)  # each call has its own list
     assert origins_again == [0, 0]
+    big, _ = footprint_and_origins(2, 65, None, 0, None, "reflect")  # too large to keep: made anew
+    assert big.all() and big.shape == (65, 65) and big.flags.writeable and big.flags.c_contiguous
+    assert footprint_and_origins(2, 65, None, 0, None, "reflect")[0] is not big
 
 
 @pytest.mark.parametrize("via", ["numpy", "inspect_ptx"])
