@@ -11,6 +11,7 @@
 //!
 //! Each cache holds a bounded number of entries and drops the least recently used.
 
+use crate::filter::FilterRef;
 use crate::jit::kernel::{compile_row_kernel, RowKernel, Taps};
 use crate::{Filter, Value};
 use std::collections::HashMap;
@@ -99,33 +100,42 @@ pub(crate) fn kernel(filter: &Filter, taps: &Taps) -> Option<Arc<RowKernel>> {
     Some(k)
 }
 
-/// A filter object: the addresses of its compiled code and of its bound values. As a key it is
-/// sound only while the entry holds a clone of the filter, which keeps both addresses in use.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Identity {
-    code: usize,
-    values: usize,
+/// Content numbers of recently seen filter objects, searched by identity ([`FilterRef`]), most
+/// recently used last. A `Vec`: a few dozen identity comparisons cost less than hashing, and its
+/// weak references, reached from the start of its buffer, are not reported as lost at exit.
+struct Seen {
+    entries: Vec<(FilterRef, u64)>,
 }
 
-impl Identity {
-    fn of(filter: &Filter) -> Identity {
-        Identity {
-            code: filter.ir() as *const _ as usize,
-            values: filter.user_data() as usize,
+impl Seen {
+    fn get(&mut self, filter: &Filter) -> Option<u64> {
+        let k = self.entries.iter().rposition(|(r, _)| r.is(filter))?;
+        let entry = self.entries.remove(k);
+        let id = entry.1;
+        self.entries.push(entry);
+        Some(id)
+    }
+
+    fn insert(&mut self, filter: &Filter, id: u64) {
+        if self.entries.len() >= IDENTITIES {
+            self.entries.remove(0);
         }
+        self.entries.push((FilterRef::of(filter), id));
     }
 }
 
 /// A number per distinct [`filter_key`]: filters of equal content share one, so that they share
 /// their compiled code. Building the key formats the whole IR, microseconds that a small image's
 /// run would pay on every call; it is built once per filter object (the number is remembered by
-/// [`Identity`]). Numbers are never reused, so an evicted key only costs a recompilation.
+/// identity in [`Seen`]). Numbers are never reused, so an evicted key only costs a recompilation.
 fn content_id(filter: &Filter) -> u64 {
-    static BY_OBJECT: OnceLock<Mutex<Lru<Identity, (u64, Filter)>>> = OnceLock::new();
+    static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
     static BY_CONTENT: OnceLock<Mutex<Lru<String, u64>>> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let identity = Identity::of(filter);
-    if let Some((id, _)) = lock(&BY_OBJECT, || Lru::new(IDENTITIES)).get(&identity) {
+    let seen = || Seen {
+        entries: Vec::new(),
+    };
+    if let Some(id) = lock(&SEEN, seen).get(filter) {
         return id;
     }
     let key = filter_key(filter);
@@ -136,7 +146,7 @@ fn content_id(filter: &Filter) -> u64 {
         id
     });
     drop(by_content);
-    lock(&BY_OBJECT, || Lru::new(IDENTITIES)).insert(identity, (id, filter.clone()));
+    lock(&SEEN, seen).insert(filter, id);
     id
 }
 
@@ -195,7 +205,7 @@ mod tests {
 
     #[test]
     fn a_filter_dropped_and_replaced_at_its_address_is_not_confused() {
-        // The identity memo holds a clone, so a new filter cannot take a remembered address.
+        // The remembered identity keeps the addresses: a new filter cannot take them.
         let id = content_id(&compile(3.0));
         let other = compile(4.0);
         assert_ne!(id, content_id(&other));
