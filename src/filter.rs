@@ -612,3 +612,25 @@ impl std::fmt::Debug for Filter {
             .finish()
     }
 }
+
+/// A filter that keeps neither its code nor its values alive, and only tells whether a filter is
+/// (a clone of) that one: the driver's caches remember filters by it without extending their
+/// lifetime. Its weak references keep the two addresses it compares from being reused.
+pub(crate) struct FilterRef {
+    compiled: std::sync::Weak<Compiled>,
+    ctx: std::sync::Weak<Context>,
+}
+
+impl FilterRef {
+    pub(crate) fn of(filter: &Filter) -> FilterRef {
+        FilterRef {
+            compiled: Arc::downgrade(&filter.compiled),
+            ctx: Arc::downgrade(&filter.ctx),
+        }
+    }
+
+    pub(crate) fn is(&self, filter: &Filter) -> bool {
+        std::ptr::eq(self.compiled.as_ptr(), Arc::as_ptr(&filter.compiled))
+            && std::ptr::eq(self.ctx.as_ptr(), Arc::as_ptr(&filter.ctx))
+    }
+}

@@ -1,5 +1,5 @@
 //! `ndjit._core.generic_filter`: the native n-d driver on NumPy arrays, with the GIL released.
-//! Argument handling (footprint, origins, output allocation) is done in `ndjit/_driver.py`
+//! Argument handling (footprint, origins, output allocation) is done in `ndjit/_scipy_args.py`
 //! exactly as scipy does it; this layer only describes the arrays to the driver.
 
 use crate::{compiled::CompiledFilter, errors};
@@ -61,7 +61,7 @@ pub(crate) fn check_writeable(output: &Bound<'_, PyUntypedArray>) -> PyResult<()
 }
 
 /// A footprint's row-major entries. Read as a slice: an ndarray view (`as_array`) panics above 32
-/// dimensions, and NumPy arrays have up to 64. `ndjit/_driver.py` passes a C-contiguous footprint.
+/// dimensions, and NumPy arrays have up to 64. `ndjit/_scipy_args.py` makes the footprint C-contiguous.
 pub(crate) fn footprint_mask(
     footprint: &numpy::PyReadonlyArrayDyn<'_, bool>,
 ) -> PyResult<Vec<bool>> {
