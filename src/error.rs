@@ -65,6 +65,32 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, for faces that must map them all (their tests enumerate this).
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::Syntax,
+        ErrorKind::Unsupported,
+        ErrorKind::UnknownName,
+        ErrorKind::Arity,
+        ErrorKind::Type,
+        ErrorKind::Limit,
+        ErrorKind::Binding,
+        ErrorKind::Codegen,
+    ];
+
+    /// Whether Python reports a compile error of this kind as a `TypeError` (wrong types,
+    /// arguments or bound values: the program is in the language, its values do not fit) rather
+    /// than a `SyntaxError` (a program outside the language).
+    pub fn is_type_error(self) -> bool {
+        match self {
+            ErrorKind::Type | ErrorKind::Arity | ErrorKind::Binding => true,
+            ErrorKind::Syntax
+            | ErrorKind::Unsupported
+            | ErrorKind::UnknownName
+            | ErrorKind::Limit
+            | ErrorKind::Codegen => false,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Syntax => "syntax error",
@@ -87,6 +113,9 @@ pub struct Error {
     pub message: String,
     /// What to write instead, when there is an obvious alternative.
     pub hint: Option<String>,
+    /// For [`ErrorKind::UnknownName`] errors about a plain name (`k`, not `np.k`), that name: a
+    /// binding layer tells from it that the name is a value it could not bind.
+    pub name: Option<Box<str>>,
     /// The whole source, kept so that `Display` can quote the offending line.
     source: std::sync::Arc<str>,
 }
@@ -98,11 +127,17 @@ impl Error {
             span,
             message: message.into(),
             hint: None,
+            name: None,
             source: "".into(),
         }
     }
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Error {
         self.hint = Some(hint.into());
+        self
+    }
+    /// Records the unknown name this error is about (see [`Error::name`]).
+    pub(crate) fn naming(mut self, name: &str) -> Error {
+        self.name = Some(name.into());
         self
     }
     /// Attach the source text so that the error can be rendered with a caret.
@@ -173,12 +208,65 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The Python exception a failure corresponds to: the one the user's own code (or scipy) raises
+/// in the same situation. Each face maps it once: Python to its exception class, C to a status
+/// code and kind string, so no message text ever decides which exception is raised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Exception {
+    IndexError,
+    ValueError,
+    ZeroDivisionError,
+    OverflowError,
+    TypeError,
+    RuntimeError,
+    MemoryError,
+    /// NumPy's `AxisError` (both a `ValueError` and an `IndexError`).
+    AxisError,
+    KeyboardInterrupt,
+}
+
+impl Exception {
+    /// Every exception, for faces that must map them all (their tests enumerate this).
+    pub const ALL: [Exception; 9] = [
+        Exception::IndexError,
+        Exception::ValueError,
+        Exception::ZeroDivisionError,
+        Exception::OverflowError,
+        Exception::TypeError,
+        Exception::RuntimeError,
+        Exception::MemoryError,
+        Exception::AxisError,
+        Exception::KeyboardInterrupt,
+    ];
+
+    /// The Python class name, e.g. `"IndexError"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exception::IndexError => "IndexError",
+            Exception::ValueError => "ValueError",
+            Exception::ZeroDivisionError => "ZeroDivisionError",
+            Exception::OverflowError => "OverflowError",
+            Exception::TypeError => "TypeError",
+            Exception::RuntimeError => "RuntimeError",
+            Exception::MemoryError => "MemoryError",
+            Exception::AxisError => "AxisError",
+            Exception::KeyboardInterrupt => "KeyboardInterrupt",
+        }
+    }
+}
+
+impl fmt::Display for Exception {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A failure while a compiled filter ran, e.g. `index 9 is out of bounds for size 9`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeError {
     pub message: String,
-    /// The Python exception type the user's code raises in this situation (`"IndexError"` ...).
-    pub exception: &'static str,
+    /// The Python exception the user's code raises in this situation.
+    pub exception: Exception,
     pub span: Span,
     /// The source line with a caret under the failing expression.
     pub snippet: Option<String>,
@@ -190,7 +278,7 @@ impl RuntimeError {
     pub fn interrupted() -> RuntimeError {
         RuntimeError {
             message: "the filter was interrupted".into(),
-            exception: "KeyboardInterrupt",
+            exception: Exception::KeyboardInterrupt,
             span: Span::default(),
             snippet: None,
         }

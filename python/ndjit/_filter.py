@@ -10,7 +10,7 @@ import numpy as np
 from scipy import LowLevelCallable
 
 from . import _core
-from ._errors import FilterCompileError, FilterTypeError
+from ._errors import ErrorKind, FilterCompileError, FilterTypeError
 from ._frontend import Spec, _convert, describe
 
 __all__ = ["Filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"]
@@ -36,7 +36,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     except FilterCompileError as e:
         e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
         for name, type_name in spec.unsupported:
-            if e.kind == "unknown name" and f"`{name}`" in e.msg:
+            if e.error_kind is ErrorKind.UNKNOWN_NAME and e.name == name:
                 raise FilterTypeError(
                     "binding error", f"`{name}` is a {type_name}; ndjit can bind numbers, NumPy scalars, "
                     "1-D numeric arrays and tuples of numbers", e.lineno, e.col, e.lineno, e.col + len(name),

@@ -318,57 +318,7 @@ pub struct ErrorSite {
     pub exception: Exception,
 }
 
-/// Python exception types that run-time failures correspond to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Exception {
-    IndexError,
-    ValueError,
-    ZeroDivisionError,
-    OverflowError,
-    TypeError,
-    RuntimeError,
-}
-
-impl Exception {
-    pub fn name(self) -> &'static str {
-        match self {
-            Exception::IndexError => "IndexError",
-            Exception::ValueError => "ValueError",
-            Exception::ZeroDivisionError => "ZeroDivisionError",
-            Exception::OverflowError => "OverflowError",
-            Exception::TypeError => "TypeError",
-            Exception::RuntimeError => "RuntimeError",
-        }
-    }
-
-    /// The exception CPython/NumPy raise with this message (the lowering's messages are theirs).
-    pub fn for_message(message: &str) -> Exception {
-        const TABLE: &[(&str, Exception)] = &[
-            ("out of bounds", Exception::IndexError),
-            ("boolean index did not match", Exception::IndexError),
-            ("division by zero", Exception::ZeroDivisionError),
-            ("modulo by zero", Exception::ZeroDivisionError),
-            (
-                "cannot be raised to a negative power",
-                Exception::ZeroDivisionError,
-            ),
-            ("math range error", Exception::OverflowError),
-            ("Numerical result out of range", Exception::OverflowError),
-            ("exceeds 64 bits", Exception::OverflowError),
-            ("exceeds 2**53", Exception::OverflowError),
-            ("infinity to integer", Exception::OverflowError),
-            ("NaN to integer", Exception::ValueError),
-            ("returned None", Exception::TypeError),
-            ("invalid arguments", Exception::ValueError),
-            ("out of memory", Exception::RuntimeError),
-        ];
-        TABLE
-            .iter()
-            .find(|(k, _)| message.contains(k))
-            .map(|(_, e)| *e)
-            .unwrap_or(Exception::ValueError)
-    }
-}
+pub use crate::error::Exception;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {

@@ -6,7 +6,7 @@
 use super::expr::{bin, cmp, convert, un};
 use super::value::{ArrayVal, Value};
 use super::{not, Translator};
-use crate::error::{Error, ErrorKind, Result, Span};
+use crate::error::{Error, ErrorKind, Exception, Result, Span};
 use crate::ir::{ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp};
 use crate::math::MathFn;
 use crate::syntax::ast;
@@ -937,6 +937,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                     let arr = t.to_array(v, s)?;
                     t.check(
                         cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+                        Exception::ValueError,
                         "can only convert an array of size 1 to a Python scalar (size {a})",
                         span,
                         arr.len.clone(),
@@ -1079,6 +1080,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let (l, m) = (t.stable(xa.len, Ty::I64), t.stable(ya.len, Ty::I64));
                 t.check(
                     cmp(CmpOp::Eq, l.clone(), m.clone()),
+                    Exception::ValueError,
                     "shapes ({a},) and ({b},) not aligned: {a} (dim 0) != {b} (dim 0)",
                     span,
                     l,
@@ -1206,6 +1208,7 @@ fn reshape(
             if *n >= 0 {
                 t.check(
                     cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)),
+                    Exception::ValueError,
                     &msg,
                     span,
                     len,
@@ -1217,6 +1220,7 @@ fn reshape(
         [r, c] if *r >= 0 && *c >= 0 => {
             t.check(
                 cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)),
+                Exception::ValueError,
                 &msg,
                 span,
                 len,
@@ -1231,6 +1235,7 @@ fn reshape(
                     bin(BinOp::Mod, len.clone(), Expr::I64(*c)),
                     Expr::I64(0),
                 ),
+                Exception::ValueError,
                 &msg,
                 span,
                 len,
@@ -1245,6 +1250,7 @@ fn reshape(
                     bin(BinOp::Mod, len.clone(), Expr::I64(*r)),
                     Expr::I64(0),
                 ),
+                Exception::ValueError,
                 &msg,
                 span,
                 len.clone(),
@@ -1345,6 +1351,7 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let ok = t.reduce(ReduceOp::All, &nonneg, span, None)?;
     t.check(
         ok,
+        Exception::ValueError,
         "'list' argument must have no negative elements",
         span,
         Expr::I64(0),
@@ -1355,6 +1362,7 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
             let w = t.to_array(w, ws)?;
             t.check(
                 cmp(CmpOp::Eq, w.len.clone(), n.clone()),
+                Exception::ValueError,
                 "The weights and list don't have the same length.",
                 ws,
                 Expr::I64(0),
@@ -1471,6 +1479,7 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
             t.emit(Stmt::Assign(hi, h));
             t.check(
                 cmp(CmpOp::Le, Expr::Var(lo), Expr::Var(hi)),
+                Exception::ValueError,
                 "max must be larger than min in range parameter.",
                 rs,
                 Expr::I64(0),
@@ -1483,6 +1492,7 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
             );
             t.check(
                 finite,
+                Exception::ValueError,
                 "supplied range of [lo, hi] is not finite",
                 rs,
                 Expr::I64(0),
@@ -1504,6 +1514,7 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
                 );
                 t.check(
                     finite,
+                    Exception::ValueError,
                     "autodetected range of [min, max] is not finite",
                     span,
                     Expr::I64(0),
@@ -1757,6 +1768,7 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
 fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
     t.check(
         not(un(UnOp::IsNan, x.clone())),
+        Exception::ValueError,
         "cannot convert float NaN to integer",
         span,
         Expr::I64(0),
@@ -1764,6 +1776,7 @@ fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
     );
     t.check(
         not(un(UnOp::IsInf, x.clone())),
+        Exception::OverflowError,
         "cannot convert float infinity to integer",
         span,
         Expr::I64(0),
@@ -1771,6 +1784,7 @@ fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
     );
     t.check(
         fits_i64(x.clone()),
+        Exception::OverflowError,
         super::pyint::TOO_BIG,
         span,
         Expr::I64(0),
@@ -1819,6 +1833,7 @@ fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
             // float(arr) works in NumPy for one-element arrays.
             t.check(
                 cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+                Exception::ValueError,
                 "only arrays of size 1 can be converted to Python scalars (size {a})",
                 s,
                 arr.len.clone(),
@@ -1957,6 +1972,7 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
     let bad_nan = bin(BinOp::And, un(UnOp::IsNan, r.clone()), not(any_nan));
     t.check(
         not(bad_nan),
+        Exception::ValueError,
         "math domain error",
         span,
         Expr::I64(0),
@@ -1978,12 +1994,12 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         } else {
             (bad_inf, Expr::Bool(false))
         };
-        for (bad, msg) in [
-            (domain_inf, "math domain error"),
-            (range_inf, "math range error"),
+        for (bad, exception, msg) in [
+            (domain_inf, Exception::ValueError, "math domain error"),
+            (range_inf, Exception::OverflowError, "math range error"),
         ] {
             if bad != Expr::Bool(false) {
-                t.check(not(bad), msg, span, Expr::I64(0), Expr::I64(0));
+                t.check(not(bad), exception, msg, span, Expr::I64(0), Expr::I64(0));
             }
         }
     }
@@ -2036,6 +2052,7 @@ fn py_fold(
     let len = t.stable(arr.len.clone(), Ty::I64);
     t.check(
         cmp(CmpOp::Gt, len.clone(), Expr::I64(0)),
+        Exception::ValueError,
         &format!("{base}() arg is an empty sequence"),
         span,
         Expr::I64(0),
@@ -2413,11 +2430,19 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)),
                 cmp(CmpOp::Le, q.clone(), Expr::F64(hi)),
             );
-            t.check(ok, msg, qs, Expr::I64(0), Expr::I64(0));
+            t.check(
+                ok,
+                Exception::ValueError,
+                msg,
+                qs,
+                Expr::I64(0),
+                Expr::I64(0),
+            );
             let nan_variant = base.starts_with("nan");
             if !nan_variant {
                 t.check(
                     cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
+                    Exception::IndexError,
                     "index -1 is out of bounds for axis 0 with size 0",
                     span,
                     Expr::I64(0),

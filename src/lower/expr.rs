@@ -4,7 +4,7 @@ use super::builtins;
 use super::provenance::Prov;
 use super::value::{ArrayVal, Value};
 use super::{not, Iterable, Translator};
-use crate::error::{ErrorKind, Result, Span};
+use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::math::MathFn;
 use crate::syntax::ast::{self, ExprKind};
@@ -277,6 +277,7 @@ impl Translator<'_> {
             );
             self.check(
                 ok,
+                Exception::ValueError,
                 "operands could not be broadcast together with shapes ({a},) ({b},)",
                 span,
                 l.clone(),
@@ -444,6 +445,7 @@ impl Translator<'_> {
                         let y = self.stable(y, Ty::I64);
                         self.check(
                             cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
+                            Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
                             Expr::I64(0),
@@ -457,6 +459,7 @@ impl Translator<'_> {
                         let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
                         self.check(
                             bin(BinOp::Or, not(flag.clone()), not(zero)),
+                            Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
                             Expr::I64(0),
@@ -592,7 +595,14 @@ impl Translator<'_> {
             Prov::Py => nonzero,
             flag => bin(BinOp::Or, not(flag.flag()), nonzero),
         };
-        self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+        self.check(
+            ok,
+            Exception::ZeroDivisionError,
+            msg,
+            span,
+            Expr::I64(0),
+            Expr::I64(0),
+        );
     }
 
     /// The errors of Python's float `**` (when `python`, the run-time flag that both operands are
@@ -627,17 +637,26 @@ impl Translator<'_> {
         );
         // The zero base comes first: its infinite result is not an overflow.
         let overflow = bin(BinOp::And, overflow, not(zero_neg.clone()));
-        for (bad, msg) in [
-            (zero_neg, "0.0 cannot be raised to a negative power"),
+        for (bad, exception, msg) in [
+            (
+                zero_neg,
+                Exception::ZeroDivisionError,
+                "0.0 cannot be raised to a negative power",
+            ),
             (
                 complex,
+                Exception::ValueError,
                 "negative number cannot be raised to a fractional power (Python's result is \
                  complex, which ndjit does not support)",
             ),
-            (overflow, "(34, 'Numerical result out of range')"),
+            (
+                overflow,
+                Exception::OverflowError,
+                "(34, 'Numerical result out of range')",
+            ),
         ] {
             let ok = bin(BinOp::Or, not(python.clone()), not(bad));
-            self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+            self.check(ok, exception, msg, span, Expr::I64(0), Expr::I64(0));
         }
     }
 
@@ -656,6 +675,7 @@ impl Translator<'_> {
         let ok = bin(BinOp::Or, not(python), not(big));
         self.check(
             ok,
+            Exception::OverflowError,
             "integer power exceeds 2**53, past which ndjit cannot compute it exactly",
             span,
             Expr::I64(0),
@@ -1026,7 +1046,7 @@ impl Translator<'_> {
                 let (n, m) = (arr.len.clone(), mask.len.clone());
                 if n != m {
                     self.check(
-                        cmp(CmpOp::Eq, n.clone(), m.clone()),
+                        cmp(CmpOp::Eq, n.clone(), m.clone()), Exception::IndexError,
                         "boolean index did not match indexed array along axis 0; size of axis is {a} but size of corresponding boolean axis is {b}",
                         index.span,
                         n,
@@ -1202,6 +1222,7 @@ impl Translator<'_> {
         let dst = self.temp(eout);
         let on_empty = if op.needs_nonempty() {
             Some(self.site(
+                Exception::ValueError,
                 empty.unwrap_or("zero-size array to reduction operation which has no identity"),
                 span,
             ))

@@ -13,7 +13,7 @@ mod pyround;
 mod value;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};
-use crate::error::{Error, ErrorKind, Result, Span};
+use crate::error::{Error, ErrorKind, Exception, Result, Span};
 use crate::ir::{
     self, Arr, ArrDecl, ArrKind, ErrorId, ErrorSite, Expr, Func, Stmt, Ty, Var, VarDecl, BUFFER,
 };
@@ -120,7 +120,7 @@ pub(crate) struct Translator<'a> {
     names: HashMap<String, Value>,
     loops: Vec<LoopCtx>,
     /// Interned error messages: one site per (message, span).
-    sites: HashMap<(String, Span), ErrorId>,
+    sites: HashMap<(Exception, String, Span), ErrorId>,
     /// The column counts of local arrays that hold 2-D values (`z = w.reshape(3, 3)`).
     matrix_cols: HashMap<Arr, Expr>,
     /// The name of a generic_filter1d callback's output line (written in place).
@@ -168,8 +168,12 @@ impl<'a> Translator<'a> {
             prov_hints: passes.1.clone(),
         };
         let span = program.function.span;
-        t.site(SITE_BAD_ARGS_MSG, span);
-        t.site("out of memory for {a} elements of scratch space", span);
+        t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
+        t.site(
+            Exception::RuntimeError,
+            "out of memory for {a} elements of scratch space",
+            span,
+        );
         t
     }
 
@@ -179,14 +183,13 @@ impl<'a> Translator<'a> {
         Error::new(kind, span, msg)
     }
 
-    /// The error site for a message at a span (deduplicated).
-    pub(crate) fn site(&mut self, message: &str, span: Span) -> ErrorId {
-        let key = (message.to_string(), span);
+    /// The error site for an exception and message at a span (deduplicated).
+    pub(crate) fn site(&mut self, exception: Exception, message: &str, span: Span) -> ErrorId {
+        let key = (exception, message.to_string(), span);
         if let Some(id) = self.sites.get(&key) {
             return *id;
         }
         let id = ErrorId(self.func.errors.len() as u32);
-        let exception = ir::Exception::for_message(message);
         self.func.errors.push(ErrorSite {
             message: message.to_string(),
             span,
@@ -252,9 +255,17 @@ impl<'a> Translator<'a> {
         Ok((r?, inner))
     }
 
-    /// Emits `check(cond)` failing with `message` (which may use `{a}`/`{b}`).
-    pub(crate) fn check(&mut self, cond: Expr, message: &str, span: Span, a: Expr, b: Expr) {
-        let err = self.site(message, span);
+    /// Emits `check(cond)` failing with `exception` and `message` (which may use `{a}`/`{b}`).
+    pub(crate) fn check(
+        &mut self,
+        cond: Expr,
+        exception: Exception,
+        message: &str,
+        span: Span,
+        a: Expr,
+        b: Expr,
+    ) {
+        let err = self.site(exception, message, span);
         self.emit(Stmt::Check { cond, err, a, b });
     }
 
@@ -299,6 +310,7 @@ impl<'a> Translator<'a> {
                 let n = self.slot_len(BUFFER);
                 self.check(
                     Expr::Cmp(ir::CmpOp::Gt, n.clone().boxed(), Expr::I64(0).boxed()),
+                    Exception::ValueError,
                     "the integrand needs argument 1 but quad passed {a} values",
                     first.span,
                     n,
@@ -358,6 +370,7 @@ impl<'a> Translator<'a> {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
             let end = self.site(
+                Exception::TypeError,
                 "the filter returned None: every path must return a number",
                 f.span,
             );
@@ -411,7 +424,7 @@ impl<'a> Translator<'a> {
             }
             None => {
                 let n = self.slot_len(BUFFER);
-                self.check(present, "the integrand needs argument {b} but quad passed {a} values (pass the rest with args=)", p.span, n, Expr::I64(k as i64 + 1));
+                self.check(present, Exception::ValueError, "the integrand needs argument {b} but quad passed {a} values (pass the rest with args=)", p.span, n, Expr::I64(k as i64 + 1));
                 self.emit(load);
             }
         }
@@ -576,7 +589,8 @@ impl<'a> Translator<'a> {
                 span,
                 format!("name `{name}` is not defined"),
             )
-            .hint(hint))
+            .hint(hint)
+            .naming(name))
     }
 
     fn local_value(&mut self, local: Local) -> Value {
@@ -892,6 +906,7 @@ impl<'a> Translator<'a> {
                         coords.len.clone().boxed(),
                         rank.clone().boxed(),
                     ),
+                    Exception::ValueError,
                     "the mapping returned {a} coordinates, but the input has rank {b}",
                     value.span,
                     coords.len.clone(),
@@ -939,6 +954,7 @@ impl<'a> Translator<'a> {
                     arr.len.clone().boxed(),
                     out_len.clone().boxed(),
                 ),
+                Exception::ValueError,
                 "could not broadcast input array from shape ({a},) into shape ({b},)",
                 span,
                 arr.len.clone(),
@@ -1045,6 +1061,7 @@ impl<'a> Translator<'a> {
                         let n = ts.len() as i64;
                         self.check(
                             Expr::Cmp(ir::CmpOp::Eq, a.len.clone().boxed(), Expr::I64(n).boxed()),
+                            Exception::ValueError,
                             "cannot unpack an array of {a} values into {b} names",
                             target.span,
                             a.len.clone(),
@@ -1186,6 +1203,7 @@ impl<'a> Translator<'a> {
         );
         self.check(
             ok,
+            Exception::IndexError,
             "index {a} is out of bounds for axis 0 with size {b}",
             span,
             i,
