@@ -31,9 +31,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_device, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::export_kinds(m)?;
-    m.add(
-        "SIGNATURE_FILTER",
-        context::SIG_FILTER.to_str().expect("ASCII"),
-    )?;
+    m.add("SIGNATURE_FILTER", ndjit::Sig::Filter.capsule_name())?;
     Ok(())
 }

@@ -73,14 +73,22 @@ pub enum Sig {
 }
 
 impl Sig {
-    /// scipy's capsule name for the signature (compared character for character).
-    pub fn capsule_name(self) -> &'static str {
+    /// scipy's capsule name for the signature (compared character for character), as the C
+    /// string a capsule is named with. The one place these names are written.
+    pub fn capsule_c_name(self) -> &'static std::ffi::CStr {
         match self {
-            Sig::Filter => "int (double *, intptr_t, double *, void *)",
-            Sig::Filter1d => "int (double *, intptr_t, double *, intptr_t, void *)",
-            Sig::Transform => "int (intptr_t *, double *, int, int, void *)",
-            Sig::Integrand => "double (int, double *, void *)",
+            Sig::Filter => c"int (double *, intptr_t, double *, void *)",
+            Sig::Filter1d => c"int (double *, intptr_t, double *, intptr_t, void *)",
+            Sig::Transform => c"int (intptr_t *, double *, int, int, void *)",
+            Sig::Integrand => c"double (int, double *, void *)",
         }
+    }
+
+    /// [`Sig::capsule_c_name`] as text.
+    pub fn capsule_name(self) -> &'static str {
+        self.capsule_c_name()
+            .to_str()
+            .expect("capsule names are ASCII")
     }
 }
 
