@@ -443,13 +443,11 @@ impl Translator<'_> {
                     Prov::Np => (numpy_zero(x, y, &mut |x, y| bin(o, x, y)), Ty::I64),
                     Prov::Py => {
                         let y = self.stable(y, Ty::I64);
-                        self.check(
+                        self.check_plain(
                             cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
                             Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
-                            Expr::I64(0),
-                            Expr::I64(0),
                         );
                         (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
                     }
@@ -457,13 +455,11 @@ impl Translator<'_> {
                     Prov::Dyn(flag) => {
                         let (x, y) = (self.stable(x, Ty::I64), self.stable(y, Ty::I64));
                         let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
-                        self.check(
+                        self.check_plain(
                             bin(BinOp::Or, not(flag.clone()), not(zero)),
                             Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
-                            Expr::I64(0),
-                            Expr::I64(0),
                         );
                         let dynamic = Prov::Dyn(flag);
                         let mut op = |x, y| self.int_binary(o, x, y, dynamic.clone(), span);
@@ -595,14 +591,7 @@ impl Translator<'_> {
             Prov::Py => nonzero,
             flag => bin(BinOp::Or, not(flag.flag()), nonzero),
         };
-        self.check(
-            ok,
-            Exception::ZeroDivisionError,
-            msg,
-            span,
-            Expr::I64(0),
-            Expr::I64(0),
-        );
+        self.check_plain(ok, Exception::ZeroDivisionError, msg, span);
     }
 
     /// The errors of Python's float `**` (when `python`, the run-time flag that both operands are
@@ -656,7 +645,7 @@ impl Translator<'_> {
             ),
         ] {
             let ok = bin(BinOp::Or, not(python.clone()), not(bad));
-            self.check(ok, exception, msg, span, Expr::I64(0), Expr::I64(0));
+            self.check_plain(ok, exception, msg, span);
         }
     }
 
@@ -673,13 +662,11 @@ impl Translator<'_> {
             ),
         );
         let ok = bin(BinOp::Or, not(python), not(big));
-        self.check(
+        self.check_plain(
             ok,
             Exception::OverflowError,
             "integer power exceeds 2**53, past which ndjit cannot compute it exactly",
             span,
-            Expr::I64(0),
-            Expr::I64(0),
         );
     }
 

@@ -7,6 +7,7 @@
 
 mod builtins;
 mod expr;
+mod names;
 mod provenance;
 mod pyint;
 mod pyround;
@@ -19,6 +20,7 @@ use crate::ir::{
 };
 use crate::syntax::ast::{self, ExprKind, StmtKind};
 use crate::syntax::Program;
+use names::Module;
 use std::collections::{HashMap, HashSet};
 pub(crate) use value::{ArrayVal, Value};
 
@@ -269,6 +271,17 @@ impl<'a> Translator<'a> {
         self.emit(Stmt::Check { cond, err, a, b });
     }
 
+    /// [`Translator::check`] for a message without `{a}`/`{b}` details.
+    pub(crate) fn check_plain(
+        &mut self,
+        cond: Expr,
+        exception: Exception,
+        message: &str,
+        span: Span,
+    ) {
+        self.check(cond, exception, message, span, Expr::I64(0), Expr::I64(0));
+    }
+
     // ---- the function -----------------------------------------------------------------------
 
     fn function(&mut self) -> Result<()> {
@@ -512,14 +525,14 @@ impl<'a> Translator<'a> {
 
     fn import(&mut self, module: &str, alias: &str, span: Span) -> Result<()> {
         let v = match module {
-            "numpy" => Value::Module("np"),
-            "math" => Value::Module("math"),
+            "numpy" => Value::Module(Module::Np),
+            "math" => Value::Module(Module::Math),
             _ => match module.split_once('.') {
                 Some(("numpy" | "math", name)) => {
                     let m = if module.starts_with("numpy") {
-                        "np"
+                        Module::Np
                     } else {
-                        "math"
+                        Module::Math
                     };
                     match builtins::module_attr(m, name) {
                         Some(v) => v,

@@ -152,7 +152,7 @@ impl Translator<'_> {
             Expr::Bool(true) => not(bad),
             flag => bin(BinOp::Or, not(flag.clone()), not(bad)),
         };
-        self.check(ok, exception, message, span, Expr::I64(0), Expr::I64(0));
+        self.check_plain(ok, exception, message, span);
     }
 }
 
