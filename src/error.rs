@@ -43,40 +43,46 @@ impl Span {
     }
 }
 
-/// What went wrong, coarsely; the message says exactly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// The text is not Python: a bad token, unbalanced brackets, wrong indentation.
-    Syntax,
-    /// Valid Python that ndjit does not compile (`try`, `print`, strings, classes ...).
-    Unsupported,
-    /// A name that is neither a parameter, a local, a bound value nor a known function.
-    UnknownName,
-    /// A known function called with the wrong number or kind of arguments.
-    Arity,
-    /// A value of the wrong type: an array where a number is needed, a float index ...
-    Type,
-    /// A nesting, size or IR-node limit was exceeded.
-    Limit,
-    /// Bound values that do not fit the compiled filter.
-    Binding,
-    /// The code generator failed (a bug in ndjit: please report it).
-    Codegen,
+/// Declares a fieldless enum with `ALL`, its variants in order: the faces that map every variant
+/// (Python's classes, C's statuses) enumerate it in their tests, and cannot miss one added later.
+macro_rules! enum_with_all {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident,)* }) => {
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+        }
+    };
+}
+
+enum_with_all! {
+    /// What went wrong, coarsely; the message says exactly.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ErrorKind {
+        /// The text is not Python: a bad token, unbalanced brackets, wrong indentation.
+        Syntax,
+        /// Valid Python that ndjit does not compile (`try`, `print`, strings, classes ...).
+        Unsupported,
+        /// A name that is neither a parameter, a local, a bound value nor a known function.
+        UnknownName,
+        /// A known function called with the wrong number or kind of arguments.
+        Arity,
+        /// A value of the wrong type: an array where a number is needed, a float index ...
+        Type,
+        /// A nesting, size or IR-node limit was exceeded.
+        Limit,
+        /// Bound values that do not fit the compiled filter.
+        Binding,
+        /// The code generator failed (a bug in ndjit: please report it).
+        Codegen,
+    }
 }
 
 impl ErrorKind {
-    /// Every kind, for faces that must map them all (their tests enumerate this).
-    pub const ALL: [ErrorKind; 8] = [
-        ErrorKind::Syntax,
-        ErrorKind::Unsupported,
-        ErrorKind::UnknownName,
-        ErrorKind::Arity,
-        ErrorKind::Type,
-        ErrorKind::Limit,
-        ErrorKind::Binding,
-        ErrorKind::Codegen,
-    ];
-
     /// Whether Python reports a compile error of this kind as a `TypeError` (wrong types,
     /// arguments or bound values: the program is in the language, its values do not fit) rather
     /// than a `SyntaxError` (a program outside the language).
@@ -208,37 +214,26 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The Python exception a failure corresponds to: the one the user's own code (or scipy) raises
-/// in the same situation. Each face maps it once: Python to its exception class, C to a status
-/// code and kind string, so no message text ever decides which exception is raised.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Exception {
-    IndexError,
-    ValueError,
-    ZeroDivisionError,
-    OverflowError,
-    TypeError,
-    RuntimeError,
-    MemoryError,
-    /// NumPy's `AxisError` (both a `ValueError` and an `IndexError`).
-    AxisError,
-    KeyboardInterrupt,
+enum_with_all! {
+    /// The Python exception a failure corresponds to: the one the user's own code (or scipy) raises
+    /// in the same situation. Each face maps it once: Python to its exception class, C to a status
+    /// code and kind string, so no message text ever decides which exception is raised.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Exception {
+        IndexError,
+        ValueError,
+        ZeroDivisionError,
+        OverflowError,
+        TypeError,
+        RuntimeError,
+        MemoryError,
+        /// NumPy's `AxisError` (both a `ValueError` and an `IndexError`).
+        AxisError,
+        KeyboardInterrupt,
+    }
 }
 
 impl Exception {
-    /// Every exception, for faces that must map them all (their tests enumerate this).
-    pub const ALL: [Exception; 9] = [
-        Exception::IndexError,
-        Exception::ValueError,
-        Exception::ZeroDivisionError,
-        Exception::OverflowError,
-        Exception::TypeError,
-        Exception::RuntimeError,
-        Exception::MemoryError,
-        Exception::AxisError,
-        Exception::KeyboardInterrupt,
-    ];
-
     /// The Python class name, e.g. `"IndexError"`.
     pub fn name(self) -> &'static str {
         match self {

@@ -420,7 +420,7 @@ mod tests {
         use ndjit_core::ErrorKind;
         let mut e =
             ndjit_core::Filter::compile("x[0] + k", &ndjit_core::Bindings::new()).unwrap_err();
-        for kind in ErrorKind::ALL {
+        for &kind in ErrorKind::ALL {
             e.kind = kind;
             let f = Failure::compile(&e);
             let want = match kind {
@@ -437,7 +437,7 @@ mod tests {
     fn every_exception_is_a_runtime_error_of_its_name() {
         let f = ndjit_core::Filter::compile("x[9]", &ndjit_core::Bindings::new()).unwrap();
         let e = f.call(&[1.0]).unwrap_err();
-        for exception in ndjit_core::Exception::ALL {
+        for &exception in ndjit_core::Exception::ALL {
             let f = Failure::runtime(&ndjit_core::RuntimeError {
                 exception,
                 ..e.clone()
