@@ -187,10 +187,6 @@ class CudaUnavailableError(CudaError):
     """``target="cuda"`` without a usable NVIDIA driver or GPU. The CPU paths are unaffected."""
 
 
-def cuda_error(kind: str, message: str) -> CudaError:
-    return CudaUnavailableError(message) if kind == "unavailable" else CudaError(message)
-
-
 def compile_error(kind, message, line, col, end_line, end_col, text, hint, rendered, name):
     """Called by the Rust layer: the exception for a compile error of `kind` (a display name)."""
     cls = FilterTypeError if ErrorKind(kind) in _TYPE_ERROR_KINDS else FilterSyntaxError

@@ -12,7 +12,9 @@ use pyo3::prelude::*;
 use std::ffi::c_long;
 use std::sync::{Mutex, MutexGuard};
 
-fn build<'py>(py: Python<'py>, factory: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyErr {
+/// The exception `ndjit._errors.<factory>(*args)` makes (a class of that module, or a function
+/// that chooses one).
+pub fn build<'py>(py: Python<'py>, factory: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyErr {
     let made = py
         .import("ndjit._errors")
         .and_then(|m| m.getattr(factory))
