@@ -16,7 +16,10 @@ import enum
 import linecache
 from typing import Optional
 
-from numpy.exceptions import AxisError as _AxisError
+try:
+    from numpy.exceptions import AxisError as _AxisError
+except ImportError:  # NumPy < 1.25
+    from numpy import AxisError as _AxisError
 
 from . import _core
 

@@ -86,16 +86,8 @@ pub fn builtin_exception(py: Python<'_>, exception: Exception, message: String) 
         Exception::RuntimeError => PyRuntimeError::new_err(message),
         Exception::MemoryError => PyMemoryError::new_err(message),
         Exception::KeyboardInterrupt => PyKeyboardInterrupt::new_err(message),
-        Exception::AxisError => {
-            let axis_error = py
-                .import("numpy.exceptions")
-                .and_then(|m| m.getattr("AxisError"))
-                .and_then(|cls| cls.call1((message,)));
-            match axis_error {
-                Ok(exc) => PyErr::from_value(exc),
-                Err(e) => e,
-            }
-        }
+        // NumPy's class, which `_errors.py` finds wherever this NumPy keeps it.
+        Exception::AxisError => build(py, "_AxisError", (message,)),
     }
 }
 
