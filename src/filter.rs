@@ -344,7 +344,7 @@ impl Filter {
     /// let f = ndjit::Filter::compile("x[4]", &ndjit::Bindings::new())?;
     /// let err = f.call(&[1.0, 2.0]).unwrap_err();
     /// assert_eq!(err.message, "index 4 is out of bounds for axis 0 with size 2");
-    /// assert_eq!(err.exception, "IndexError");
+    /// assert_eq!(err.exception, ndjit::Exception::IndexError);
     /// # Ok::<(), ndjit::Error>(())
     /// ```
     pub fn call(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
@@ -416,7 +416,7 @@ impl Filter {
         let Some(fail) = fail else {
             return RuntimeError {
                 message: "the filter failed without recording why".into(),
-                exception: "RuntimeError",
+                exception: crate::Exception::RuntimeError,
                 span: Span::default(),
                 snippet: None,
             };
@@ -433,7 +433,7 @@ impl Filter {
             .replace("{b}", &fail.b.to_string());
         RuntimeError {
             message,
-            exception: site.exception.name(),
+            exception: site.exception,
             span: site.span,
             snippet: snippet(&self.compiled.source, site.span),
         }

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import LowLevelCallable
 
 from . import _core
-from ._errors import FilterCompileError, FilterTypeError
+from ._errors import ErrorKind, FilterCompileError, FilterTypeError
 from ._frontend import Spec, _convert, describe
 from ._scipy_args import footprint_and_origins
 
@@ -37,7 +37,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     except FilterCompileError as e:
         e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
         for name, type_name in spec.unsupported:
-            if e.kind == "unknown name" and f"`{name}`" in e.msg:
+            if e.error_kind is ErrorKind.UNKNOWN_NAME and e.name == name:
                 raise FilterTypeError(
                     "binding error", f"`{name}` is a {type_name}; ndjit can bind numbers, NumPy scalars, "
                     "1-D numeric arrays and tuples of numbers", e.lineno, e.col, e.lineno, e.col + len(name),

@@ -5,7 +5,7 @@
 use crate::{compiled::CompiledFilter, errors};
 use ndjit::driver::{self, DriverError, Dtype, Footprint, Options, RawArray, RawArrayMut};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// A NumPy array as the driver sees it: data pointer, dtype, shape and byte strides.
@@ -77,12 +77,9 @@ pub fn driver_error(py: Python<'_>, e: DriverError) -> PyErr {
         return errors::runtime_error(py, rt);
     }
     let msg = e.to_string();
-    match e.python_type() {
-        "TypeError" => PyTypeError::new_err(msg),
-        "ValueError" => PyValueError::new_err(msg),
-        "KeyboardInterrupt" => crate::interrupt::take_pending(msg),
-        "MemoryError" => pyo3::exceptions::PyMemoryError::new_err(msg),
-        _ => PyRuntimeError::new_err(msg),
+    match e.exception() {
+        ndjit::Exception::KeyboardInterrupt => crate::interrupt::take_pending(msg),
+        exception => errors::builtin_exception(py, exception, msg),
     }
 }
 

@@ -4,7 +4,7 @@ use super::builtins;
 use super::provenance::Prov;
 use super::value::{ArrayVal, Value};
 use super::{not, Iterable, Translator};
-use crate::error::{ErrorKind, Result, Span};
+use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::math::MathFn;
 use crate::syntax::ast::{self, ExprKind};
@@ -282,6 +282,7 @@ impl<'p> Translator<'p> {
             );
             self.check(
                 ok,
+                Exception::ValueError,
                 "operands could not be broadcast together with shapes ({a},) ({b},)",
                 span,
                 l.clone(),
@@ -452,12 +453,11 @@ impl<'p> Translator<'p> {
                     }
                     Prov::Py => {
                         let y = self.stable(y, Ty::I64);
-                        self.check(
+                        self.check_plain(
                             cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
+                            Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
-                            Expr::I64(0),
-                            Expr::I64(0),
                         );
                         (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
                     }
@@ -465,12 +465,11 @@ impl<'p> Translator<'p> {
                     Prov::Dyn(flag) => {
                         let (x, y) = (self.stable(x, Ty::I64), self.stable(y, Ty::I64));
                         let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
-                        self.check(
+                        self.check_plain(
                             bin(BinOp::Or, not(flag.clone()), not(zero)),
+                            Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
-                            Expr::I64(0),
-                            Expr::I64(0),
                         );
                         let dynamic = Prov::Dyn(flag);
                         let mut op = |x, y| self.int_binary(o, x, y, dynamic.clone(), span);
@@ -603,7 +602,7 @@ impl<'p> Translator<'p> {
             Prov::Py => nonzero,
             flag => bin(BinOp::Or, not(flag.flag()), nonzero),
         };
-        self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+        self.check_plain(ok, Exception::ZeroDivisionError, msg, span);
     }
 
     /// The errors of Python's float `**` (when `python`, the run-time flag that both operands are
@@ -643,17 +642,26 @@ impl<'p> Translator<'p> {
         );
         // The zero base comes first: its infinite result is not an overflow.
         let overflow = bin(BinOp::And, overflow, not(zero_neg.clone()));
-        for (bad, msg) in [
-            (zero_neg, "0.0 cannot be raised to a negative power"),
+        for (bad, exception, msg) in [
+            (
+                zero_neg,
+                Exception::ZeroDivisionError,
+                "0.0 cannot be raised to a negative power",
+            ),
             (
                 complex,
+                Exception::ValueError,
                 "negative number cannot be raised to a fractional power (Python's result is \
                  complex, which ndjit does not support)",
             ),
-            (overflow, "(34, 'Numerical result out of range')"),
+            (
+                overflow,
+                Exception::OverflowError,
+                "(34, 'Numerical result out of range')",
+            ),
         ] {
             let ok = bin(BinOp::Or, not(python.clone()), not(bad));
-            self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+            self.check_plain(ok, exception, msg, span);
         }
     }
 
@@ -670,12 +678,11 @@ impl<'p> Translator<'p> {
             ),
         );
         let ok = bin(BinOp::Or, not(python), not(big));
-        self.check(
+        self.check_plain(
             ok,
+            Exception::OverflowError,
             "integer power exceeds 2**53, past which ndjit cannot compute it exactly",
             span,
-            Expr::I64(0),
-            Expr::I64(0),
         );
     }
 
@@ -1042,7 +1049,7 @@ impl<'p> Translator<'p> {
                 let (n, m) = (arr.len.clone(), mask.len.clone());
                 if n != m {
                     self.check(
-                        cmp(CmpOp::Eq, n.clone(), m.clone()),
+                        cmp(CmpOp::Eq, n.clone(), m.clone()), Exception::IndexError,
                         "boolean index did not match indexed array along axis 0; size of axis is {a} but size of corresponding boolean axis is {b}",
                         index.span,
                         n,
@@ -1218,6 +1225,7 @@ impl<'p> Translator<'p> {
         let dst = self.temp(eout);
         let on_empty = if op.needs_nonempty() {
             Some(self.site(
+                Exception::ValueError,
                 empty.unwrap_or("zero-size array to reduction operation which has no identity"),
                 span,
             ))
