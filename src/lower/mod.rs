@@ -1081,7 +1081,7 @@ impl<'a> Translator<'a> {
                             Expr::I64(n),
                         );
                         (0..n)
-                            .map(|i| Value::Scalar(a.at(Expr::I64(i)), a.ty))
+                            .map(|i| Value::Scalar(self.element(&a, Expr::I64(i)), a.ty))
                             .collect()
                     }
                     other => {
@@ -1236,15 +1236,15 @@ impl<'a> Translator<'a> {
         use ir::{BinOp, CmpOp};
         let broke = self.loop_flag(orelse);
         // `range(...)` loops count directly; everything else iterates an array by index.
-        let (start, stop, step, item): (Expr, Expr, i64, Box<dyn Fn(Expr) -> Value>) =
-            match self.range_args(iter)? {
-                Some((a, b, s)) => (a, b, s, Box::new(|i| Value::Scalar(i, Ty::I64))),
-                None => {
-                    let seq = self.iterable(iter, body)?;
-                    let len = self.stable(seq.len(), Ty::I64);
-                    (Expr::I64(0), len, 1, Box::new(move |i| seq.item(i)))
-                }
-            };
+        type Item = Box<dyn Fn(&mut Translator, Expr) -> Value>;
+        let (start, stop, step, item): (Expr, Expr, i64, Item) = match self.range_args(iter)? {
+            Some((a, b, s)) => (a, b, s, Box::new(|_, i| Value::Scalar(i, Ty::I64))),
+            None => {
+                let seq = self.iterable(iter, body)?;
+                let len = self.stable(seq.len(), Ty::I64);
+                (Expr::I64(0), len, 1, Box::new(move |t, i| seq.item(t, i)))
+            }
+        };
         let counter = self.temp(Ty::I64);
         self.emit(Stmt::Assign(counter, start));
         self.var_prov.insert(counter, provenance::Prov::Py);
@@ -1256,7 +1256,7 @@ impl<'a> Translator<'a> {
         );
         let (_, mut loop_body) = self.nested(|t| {
             t.emit(Stmt::If(not(more), vec![Stmt::Break], vec![]));
-            let v = item(Expr::Var(counter));
+            let v = item(t, Expr::Var(counter));
             t.assign(target, v)
         })?;
         self.loops.push(LoopCtx { broke });
@@ -1441,19 +1441,20 @@ impl Iterable {
             Iterable::Zip(_, len) => len.clone(),
         }
     }
-    fn item(&self, i: Expr) -> Value {
+    /// Item `i`: NumPy scalars from the arrays, a Python int from `enumerate`'s counter.
+    fn item(&self, t: &mut Translator, i: Expr) -> Value {
         match self {
-            Iterable::Array(a) => Value::Scalar(a.at(i), a.ty),
+            Iterable::Array(a) => Value::Scalar(t.element(a, i), a.ty),
             Iterable::Enumerate(a, start) => Value::Tuple(vec![
                 Value::Scalar(
                     Expr::Binary(ir::BinOp::Add, start.clone().boxed(), i.clone().boxed()),
                     Ty::I64,
                 ),
-                Value::Scalar(a.at(i), a.ty),
+                Value::Scalar(t.element(a, i), a.ty),
             ]),
             Iterable::Zip(arrs, _) => Value::Tuple(
                 arrs.iter()
-                    .map(|a| Value::Scalar(a.at(i.clone()), a.ty))
+                    .map(|a| Value::Scalar(t.element(a, i.clone()), a.ty))
                     .collect(),
             ),
         }
