@@ -531,7 +531,9 @@ impl Filter {
     }
 
     /// This filter compiled for a known `filter_size` (straight-line code for that size), with the
-    /// same source and current bound values. Returns a clone when already specialised to `n`.
+    /// same source and current bound values. It starts from the lowered IR kept at compile time
+    /// (nothing is parsed or lowered again). Returns a clone when already specialised to `n`, or
+    /// when the signature has no footprint size (only generic_filter callbacks are specialised).
     pub fn specialize(&self, n: usize) -> Result<Filter> {
         if self.filter_size() == Some(n) {
             return Ok(self.clone());

@@ -2066,7 +2066,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             });
         }
         self.k.bra_if(bad.expect("n >= 2"), false, slow);
-        for c in sort::pruned(n, &needed) {
+        for c in sort::pruned(&sort::batcher(n), &needed) {
             let (x, y) = (regs[c.i], regs[c.j]);
             let lo = if c.want_min {
                 Some(self.k.bin(Bin::Min, T::F64, x, y))

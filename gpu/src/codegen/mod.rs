@@ -282,8 +282,9 @@ pub const NO_RECORD: u64 = (1 << SITE_BITS) - 1;
 /// What the replay kernel writes as the failure code when the pixel did not fail.
 pub const REPLAY_OK: u64 = u64::MAX;
 
-/// Generates the stencil kernels of `func` (the IR specialised to `spec.filter_size()`), with
-/// the bound values `values` (laid out by `layout`) baked in.
+/// Generates the stencil kernels of `func` (the IR specialised to `spec.filter_size()`, best
+/// `ndjit::Filter::baked_ir`, which has also folded what the bound values decide), with the bound
+/// values `values` (laid out by `layout`) baked in.
 pub fn generate(
     func: &Func,
     layout: &Layout,

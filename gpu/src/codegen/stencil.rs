@@ -1047,3 +1047,22 @@ fn build_replay(
     k.push(Ins::Exit);
     Ok(k)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::has_tap_median;
+
+    /// The pair-median shortcut is found from the IR's `MedianNetwork` over the taps in order,
+    /// and only there.
+    #[test]
+    fn tap_medians_are_read_from_the_ir() {
+        let ir = |src: &str| {
+            let f = ndjit::Filter::compile(src, &ndjit::Bindings::new()).unwrap();
+            f.baked_ir(25).body
+        };
+        assert!(has_tap_median(&ir("np.median(x)"), 25));
+        assert!(!has_tap_median(&ir("np.median(x)"), 9));
+        assert!(!has_tap_median(&ir("np.median(x * 2.0)"), 25));
+        assert!(!has_tap_median(&ir("np.mean(x)"), 25));
+    }
+}
