@@ -144,11 +144,8 @@ impl FilterBuilder {
             Some(n) if self.sig == Sig::Filter => Some(specialized(&lowered.func, n)),
             _ => None,
         };
-        let opts = JitOptions {
-            clif_text: self.inspect,
-            disasm: self.inspect,
-        };
-        let jit = jit::compile(&general, specialized.as_ref(), &opts).map_err(attach)?;
+        let jit = jit::compile(&general, specialized.as_ref(), &jit_options(self.inspect))
+            .map_err(attach)?;
         let values = bound_values(&program, &self.bindings, &lowered.layout);
         let compiled = Compiled {
             source,
@@ -160,6 +157,14 @@ impl FilterBuilder {
             inspect: self.inspect,
         };
         Ok(Filter::new(compiled, values))
+    }
+}
+
+/// Keep the Cranelift IR and disassembly text when inspecting.
+fn jit_options(inspect: bool) -> JitOptions {
+    JitOptions {
+        clif_text: inspect,
+        disasm: inspect,
     }
 }
 
@@ -543,12 +548,9 @@ impl Filter {
             return Ok(self.clone());
         }
         let sized = specialized(&c.lowered, n);
-        let opts = JitOptions {
-            clif_text: c.inspect,
-            disasm: c.inspect,
-        };
         let attach = |e: Error| e.with_source(&c.source);
-        let jit = jit::compile(&c.general, Some(&sized), &opts).map_err(attach)?;
+        let jit =
+            jit::compile(&c.general, Some(&sized), &jit_options(c.inspect)).map_err(attach)?;
         let compiled = Compiled {
             source: c.source.clone(),
             lowered: c.lowered.clone(),
