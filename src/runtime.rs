@@ -391,6 +391,27 @@ mod tests {
     }
 
     #[test]
+    fn the_quantile_plan_reads_numpys_indices() {
+        // At or above the last element NumPy's previous index is -1: gamma = vi + 1.
+        let last = QuantilePlan {
+            prev: 3,
+            next: 3,
+            gamma: 4.0,
+        };
+        assert_eq!(QuantilePlan::new(4, 1.0), Some(last));
+        let inner = QuantilePlan {
+            prev: 1,
+            next: 2,
+            gamma: 4.0f64 * 0.3 - 1.0,
+        };
+        assert_eq!(QuantilePlan::new(5, 0.3), Some(inner));
+        // NaN whatever the values: never an index.
+        assert_eq!(QuantilePlan::new(1, f64::INFINITY), None);
+        assert_eq!(QuantilePlan::new(3, f64::NAN), None);
+        assert_eq!(QuantilePlan::new(0, 0.5), None);
+    }
+
+    #[test]
     fn median_and_quantile_follow_numpy() {
         let one = sorted(vec![1.0]);
         assert!(
