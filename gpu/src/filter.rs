@@ -332,8 +332,6 @@ impl Prepared {
 /// cached per (footprint, mode, cval, origin, dtypes, rank, layout, target).
 pub struct GpuFilter {
     filter: ndjit::Filter,
-    /// The filter specialised per footprint size (its IR is what the kernels are made of).
-    sized: Mutex<HashMap<usize, ndjit::Filter>>,
     kernels: Mutex<HashMap<String, Arc<Kernel>>>,
 }
 
@@ -341,7 +339,6 @@ impl GpuFilter {
     pub fn new(filter: &ndjit::Filter) -> GpuFilter {
         GpuFilter {
             filter: filter.clone(),
-            sized: Mutex::new(HashMap::new()),
             kernels: Mutex::new(HashMap::new()),
         }
     }
@@ -351,16 +348,6 @@ impl GpuFilter {
     }
     pub fn filter(&self) -> &ndjit::Filter {
         &self.filter
-    }
-
-    fn sized(&self, n: usize) -> Result<ndjit::Filter> {
-        let mut m = self.sized.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = m.get(&n) {
-            return Ok(f.clone());
-        }
-        let f = self.filter.specialize(n)?;
-        m.insert(n, f.clone());
-        Ok(f)
     }
 
     /// The kernel for `spec` (generated once).
@@ -374,11 +361,11 @@ impl GpuFilter {
         {
             return Ok(k.clone());
         }
-        let f = self.sized(spec.filter_size())?;
-        let ir = f
-            .specialized_ir()
-            .ok_or_else(|| GpuError::Unsupported("the filter has no specialised IR".into()))?;
-        let k = Arc::new(codegen::generate(ir, f.layout(), f.bound_values(), spec)?);
+        // The IR specialised to the footprint size with the bound values folded in, made from the
+        // filter's lowered IR (no native code, no re-parsing).
+        let ir = self.filter.baked_ir(spec.filter_size());
+        let f = &self.filter;
+        let k = Arc::new(codegen::generate(&ir, f.layout(), f.bound_values(), spec)?);
         self.kernels
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -485,7 +472,8 @@ impl GpuFilter {
                 )?
             };
         }
-        let filter = self.sized(kernel.filter_size)?;
+        // A failure is replayed on the CPU, where any version of the filter gives its error.
+        let filter = self.filter.clone();
         drop(module);
         Ok(Pending {
             gpu: gpu.clone(),

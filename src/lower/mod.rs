@@ -62,16 +62,12 @@ pub struct Lowered {
     pub layout: Layout,
 }
 
-/// Lowers a parsed program. `filter_size` specialises `len(buffer)` to a constant.
-pub fn lower(
-    program: &Program,
-    bindings: &Bindings,
-    filter_size: Option<usize>,
-    sig: ir::Sig,
-) -> Result<Lowered> {
+/// Lowers a parsed program to IR valid for every filter size, unoptimised: the caller runs
+/// [`ir::optimize`] (after [`ir::substitute`] to specialise it).
+pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Lowered> {
     let mut learned: Learned = (HashMap::new(), HashMap::new());
     for _ in 0..8 {
-        let mut t = Translator::new(program, bindings, filter_size, &learned);
+        let mut t = Translator::new(program, bindings, &learned);
         t.func.sig = sig;
         t.function()?;
         if !t.changed {
@@ -86,9 +82,6 @@ pub fn lower(
             }
             let mut func = t.func;
             func.body = t.block;
-            crate::ir::fold::fold(&mut func);
-            // Medians of a known length become sorting networks (exact; see the module).
-            crate::ir::network::expand_medians(&mut func);
             return Ok(Lowered {
                 func,
                 layout: t.layout,
@@ -107,7 +100,6 @@ pub fn lower(
 pub(crate) struct Translator<'a> {
     program: &'a Program,
     bindings: &'a Bindings,
-    filter_size: Option<usize>,
     pub(crate) func: Func,
     /// The statement list being emitted into.
     pub(crate) block: Vec<Stmt>,
@@ -136,22 +128,16 @@ pub(crate) struct Translator<'a> {
 }
 
 impl<'a> Translator<'a> {
-    fn new(
-        program: &'a Program,
-        bindings: &'a Bindings,
-        filter_size: Option<usize>,
-        passes: &Learned,
-    ) -> Self {
+    fn new(program: &'a Program, bindings: &'a Bindings, passes: &Learned) -> Self {
         let mut t = Translator {
             program,
             bindings,
-            filter_size,
             func: Func {
                 vars: Vec::new(),
                 arrays: Vec::new(),
                 body: Vec::new(),
                 errors: Vec::new(),
-                filter_size,
+                filter_size: None,
                 sig: ir::Sig::Filter,
             },
             block: Vec::new(),
@@ -222,12 +208,10 @@ impl<'a> Translator<'a> {
         Arr(self.func.arrays.len() as u32 - 1)
     }
 
-    /// The length of an array slot; the buffer's is a constant when specialised.
+    /// The length of an array slot (the buffer's becomes a constant when the IR is specialised,
+    /// see [`ir::substitute`]).
     pub(crate) fn slot_len(&self, a: Arr) -> Expr {
-        match (a, self.filter_size) {
-            (BUFFER, Some(n)) => Expr::I64(n as i64),
-            _ => Expr::Len(a),
-        }
+        Expr::Len(a)
     }
 
     /// A plain view `a[i]` of an array slot.
