@@ -5,7 +5,7 @@
 //! hex, comma-separated (C order); SOURCE is the filter's UTF-8 source in hex. The footprint is a
 //! 3 x 3 box (`size=3`), cval 0. Answers:
 //! - `ok BITS`: the output image, as the request's BITS;
-//! - `raise EXCEPTION`: the filter failed (the Python class its CPU twin raises);
+//! - `raise EXCEPTION MESSAGE`: the filter failed (the Python class its CPU twin raises);
 //! - `gpu-only MESSAGE`: it failed on the GPU only (a last-bit transcendental difference);
 //! - `unsupported MESSAGE`: not compiled for the GPU (a refusal, not a result).
 //!
@@ -44,7 +44,9 @@ fn answer(line: &str) -> String {
             let hex: Vec<String> = out.iter().map(|v| format!("{:x}", v.to_bits())).collect();
             format!("ok {}", hex.join(","))
         }
-        Err(GpuError::Filter { error, .. }) => format!("raise {}", error.exception),
+        Err(GpuError::Filter { error, .. }) => {
+            format!("raise {} {}", error.exception, one_line(&error.message))
+        }
         Err(GpuError::FilterGpuOnly { message, .. }) => format!("gpu-only {}", one_line(&message)),
         Err(e) => format!("unsupported {}", one_line(&e.to_string())),
     }

@@ -21,7 +21,7 @@ class Emulator:
         return self.proc
 
     def run(self, source: str, image: np.ndarray, mode: str) -> Tuple[str, Any]:
-        """("ok", image), ("raise", builtin class), ("unsupported", why) or ("crash", what)."""
+        """("ok", image), ("raise", builtin class, message), ("unsupported", why) or ("crash", what)."""
         bits = ",".join(format(int(b), "x") for b in image.astype(np.float64).ravel().view(np.uint64))
         request = f"{mode} {image.shape[0]} {image.shape[1]} {bits} {source.encode().hex()}\n"
         proc = self._server()
@@ -39,7 +39,8 @@ class Emulator:
             out = np.array([int(b, 16) for b in rest.split(",")], dtype=np.uint64).view(np.float64)
             return "ok", out.reshape(image.shape)
         if what == "raise":
-            return "raise", getattr(builtins, rest, RuntimeError)
+            name, _, message = rest.partition(" ")
+            return "raise", getattr(builtins, name, RuntimeError), message
         if what in ("unsupported", "gpu-only"):
             return "unsupported", f"{what}: {rest}"
         return "crash", answer
