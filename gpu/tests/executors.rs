@@ -42,12 +42,14 @@ fn run<E: Executor>(
     Ok(out)
 }
 
-fn cpu_and_emulated(
+/// `source` run on `image(shape)` through the CPU's row kernel and through the emulated GPU.
+fn both(
+    source: &str,
     shape: &[usize],
     out_dtype: Dtype,
     opts: &Options,
 ) -> (Result<Vec<u8>, DriverError>, Result<Vec<u8>, GpuError>) {
-    let gpu = GpuFilter::compile(SOURCE, &ndjit::Bindings::new()).expect("compiles");
+    let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
     let input = image(shape);
     let cpu = run(&Engine::Auto, gpu.filter(), &input, shape, out_dtype, opts);
     let emulated = run(
@@ -59,6 +61,14 @@ fn cpu_and_emulated(
         opts,
     );
     (cpu, emulated)
+}
+
+fn cpu_and_emulated(
+    shape: &[usize],
+    out_dtype: Dtype,
+    opts: &Options,
+) -> (Result<Vec<u8>, DriverError>, Result<Vec<u8>, GpuError>) {
+    both(SOURCE, shape, out_dtype, opts)
 }
 
 #[test]
@@ -124,43 +134,11 @@ fn reflect_far_past_the_edge_follows_the_period_on_both() {
 fn zero_d_inputs_and_errors_report_the_callers_rank() {
     let (cpu, emulated) = cpu_and_emulated(&[], Dtype::F64, &Options::size(&[]));
     assert_eq!(cpu.unwrap(), emulated.unwrap());
-    let gpu = GpuFilter::compile("x[3]", &ndjit::Bindings::new()).expect("compiles");
-    let input = image(&[2, 3]);
-    let opts = Options::size(&[2, 2]);
-    let cpu = run(
-        &Engine::Auto,
-        gpu.filter(),
-        &input,
-        &[2, 3],
-        Dtype::F64,
-        &opts,
-    );
-    let emulated = run(
-        &Emulator::new(&gpu),
-        gpu.filter(),
-        &input,
-        &[2, 3],
-        Dtype::F64,
-        &opts,
-    );
     // `x[3]` on four values never fails: the same results.
+    let (cpu, emulated) = both("x[3]", &[2, 3], Dtype::F64, &Options::size(&[2, 2]));
     assert_eq!(cpu.unwrap(), emulated.unwrap());
-    let cpu = run(
-        &Engine::Auto,
-        gpu.filter(),
-        &input,
-        &[2, 3],
-        Dtype::F64,
-        &Options::size(&[1, 3]),
-    );
-    let emulated = run(
-        &Emulator::new(&gpu),
-        gpu.filter(),
-        &input,
-        &[2, 3],
-        Dtype::F64,
-        &Options::size(&[1, 3]),
-    );
+    // On three it fails at the first pixel, with the same error and position.
+    let (cpu, emulated) = both("x[3]", &[2, 3], Dtype::F64, &Options::size(&[1, 3]));
     let want = cpu.expect_err("x[3] of 3 values");
     match (want, emulated) {
         (DriverError::Filter { error, position }, Err(GpuError::Filter { pixel, error: got })) => {

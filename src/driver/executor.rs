@@ -99,15 +99,7 @@ pub unsafe fn execute<E: Executor + ?Sized>(
     filter: &Filter,
     opts: &Options,
 ) -> Result<(), E::Error> {
-    input.check("input")?;
-    output.check("output")?;
-    if filter.signature() != Sig::Filter {
-        return Err(DriverError::WrongSignature {
-            expected: Sig::Filter.capsule_name(),
-            found: filter.signature().capsule_name(),
-        }
-        .into());
-    }
+    check_call(input, output, filter, Sig::Filter)?;
     let geometry = Geometry::resolve(&input.shape, opts)?;
     if output.shape != input.shape {
         return Err(DriverError::OutputShape {
@@ -156,6 +148,24 @@ pub unsafe fn execute<E: Executor + ?Sized>(
         options: opts,
     };
     unsafe { executor.execute(&run) }
+}
+
+/// The arrays' descriptions, and `filter`'s signature against the one the entry point calls.
+pub(crate) fn check_call(
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    sig: Sig,
+) -> Result<(), DriverError> {
+    input.check("input")?;
+    output.check("output")?;
+    if filter.signature() != sig {
+        return Err(DriverError::WrongSignature {
+            expected: sig.capsule_name(),
+            found: filter.signature().capsule_name(),
+        });
+    }
+    Ok(())
 }
 
 /// The CPU engines. Whatever the engine, an output that overlaps the input or itself runs
