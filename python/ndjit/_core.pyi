@@ -40,6 +40,7 @@ def compile(
     inspect: bool = False,
 ) -> CompiledFilter: ...
 
+# (pointer, typestr, shape, byte strides) from __cuda_array_interface__.
 _DeviceArg = Tuple[int, str, Sequence[int], Sequence[int]]
 
 def cuda_unavailable_reason() -> Optional[str]: ...
