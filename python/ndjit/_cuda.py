@@ -16,7 +16,7 @@ from . import _core
 __all__ = ["is_available", "device", "is_device_array"]
 
 # The element types the GPU kernels read and write (others get a TypeError naming these).
-_SUPPORTED = ("float64", "float32", "uint8", "uint16", "int32")
+_SUPPORTED = tuple(_core.cuda_dtypes())
 
 
 def is_available() -> bool:

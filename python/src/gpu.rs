@@ -6,7 +6,7 @@
 use crate::driver::{check_writeable, describe, driver_error, footprint_mask, SendPtr};
 use crate::{compiled::CompiledFilter, errors};
 use ndjit::driver::{Dtype, Footprint, Mode, Options};
-use ndjit_gpu::codegen::SUPPORTED_DTYPES;
+use ndjit_gpu::codegen::{supported_dtype_names, SUPPORTED_DTYPES};
 use ndjit_gpu::{ArrayDesc, Gpu, GpuError, Target};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -39,10 +39,9 @@ fn supported(dtype: Option<Dtype>, name: &str) -> PyResult<Dtype> {
     dtype
         .filter(|d| SUPPORTED_DTYPES.contains(d))
         .ok_or_else(|| {
-            let names: Vec<&str> = SUPPORTED_DTYPES.iter().map(|d| d.name()).collect();
             PyTypeError::new_err(format!(
                 "arrays of dtype {name} are not supported on the GPU (supported: {})",
-                names.join(", ")
+                supported_dtype_names()
             ))
         })
 }
@@ -66,6 +65,12 @@ fn options(
 #[pyfunction]
 pub fn cuda_unavailable_reason() -> Option<String> {
     Gpu::available().err().map(|e| e.to_string())
+}
+
+/// NumPy's names of the element types the GPU kernels read and write.
+#[pyfunction]
+pub fn cuda_dtypes() -> Vec<&'static str> {
+    SUPPORTED_DTYPES.iter().map(|d| d.name()).collect()
 }
 
 /// `(name, (major, minor), driver_version, ptx_target)` of device `ordinal`.

@@ -32,6 +32,12 @@ use std::hash::{Hash, Hasher};
 pub const SUPPORTED_DTYPES: [Dtype; 5] =
     [Dtype::F64, Dtype::F32, Dtype::U8, Dtype::U16, Dtype::I32];
 
+/// `"float64, float32, ..."`: the [`SUPPORTED_DTYPES`], for error messages.
+pub fn supported_dtype_names() -> String {
+    let names: Vec<&str> = SUPPORTED_DTYPES.iter().map(|d| d.name()).collect();
+    names.join(", ")
+}
+
 /// The PTX ISA version and `sm_` target to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
@@ -180,19 +186,17 @@ impl KernelSpec {
         for dtype in [self.input, self.output] {
             if !SUPPORTED_DTYPES.contains(&dtype) {
                 return Err(GpuError::Unsupported(format!(
-                    "arrays of dtype {} (supported: float64, float32, uint8, uint16, int32)",
-                    dtype.name()
+                    "arrays of dtype {} (supported: {})",
+                    dtype.name(),
+                    supported_dtype_names()
                 )));
             }
         }
-        let centred = self.origin.len() == r
-            && self.shape.iter().zip(&self.origin).all(|(&n, &o)| {
-                let c = (n / 2) as isize + o;
-                (0..n as isize).contains(&c)
-            });
-        if self.mask.len() != self.shape.iter().product::<usize>() || !centred {
+        // What indexing the footprint needs. The origins' range is the driver's to check (scipy's
+        // `invalid origin`); any origin makes a well-defined kernel, one whose window is shifted.
+        if self.mask.len() != self.shape.iter().product::<usize>() || self.origin.len() != r {
             return Err(GpuError::Invalid(format!(
-                "a kernel spec whose footprint or origins are inconsistent: {self:?}"
+                "a kernel spec whose footprint or origins do not match its rank: {self:?}"
             )));
         }
         if self.mode != self.mode.in_filter() {
