@@ -4,7 +4,7 @@
 
 use crate::codegen::{Kernel, Target, Tuning, ENTRY, REPLAY_ENTRY};
 use crate::error::{GpuError, Result};
-use crate::filter::{gather_bytes, input_copy, scatter_bytes, GpuFilter};
+use crate::filter::{gather_bytes, scatter_bytes, GpuFilter};
 use crate::pir::emu::Emu;
 use crate::plan::{self, ArrayDesc, Geometry};
 use ndjit::driver::{Executor, Resolved};
@@ -96,8 +96,8 @@ fn run_ranked(
     })
 }
 
-/// The emulator as an executor of the driver's runs on host arrays: the kernel the GPU would run
-/// for that run, executed here (the input read into a copy, as on the device). With it the GPU
+/// The emulator as an executor of the driver's runs on host arrays, as [`crate::FromHost`]: the
+/// kernel the GPU would run for that run, executed here. With it the GPU
 /// path, from the driver's validation to the kernel's result, is tested without a GPU.
 pub struct Emulator<'a> {
     pub filter: &'a GpuFilter,
@@ -119,8 +119,7 @@ impl Executor for Emulator<'_> {
     type Error = GpuError;
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
-        // The input is read into a copy in any case, as on the device.
-        input_copy(run.aliasing)?;
+        // As `FromHost`: the input read into a copy, the output written back in C order.
         let (in_desc, out_desc) = (ArrayDesc::of(run.input), ArrayDesc::of_mut(run.output));
         let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
         let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
