@@ -59,7 +59,7 @@ def measure(f, kwargs, a, out, calls):
         ndjit.generic_filter(a, f, output=out, target="cuda", **kwargs)
         wall.append((time.perf_counter() - t0) * 1e3)
         # About 10 ms of spinning at 2 GHz: far more than the host needs to queue the call.
-        SPIN((1,), (1,), (np.int64(20_000_000),), stream=stream)
+        SPIN((1,), (1,), (np.int64(20_000_000),))  # on the current stream
         start.record(stream)
         ndjit.generic_filter(a, f, output=out, target="cuda", **kwargs)
         stop.record(stream)
