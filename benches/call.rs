@@ -117,6 +117,8 @@ struct Target {
     f: FilterFn,
     ud: *mut c_void,
     _filter: Option<Filter>,
+    // Boxed: `ud` points at the Vec itself, which must not move with the Target.
+    #[allow(clippy::box_collection)]
     _weights: Option<Box<Vec<f64>>>,
 }
 

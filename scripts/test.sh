@@ -5,10 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 
-# Rust: the core (unit, corpus, differential, property, error, semantics, signatures, driver and CLI
-# tests, doc tests), the C ABI (C examples built with cc, run under valgrind when installed, the
-# library loaded with libloading) and the GPU crate (PTX checked with ptxas when installed; tests
-# that need a GPU skip and say so). The Python extension is tested through pytest below.
+# Rust: the core (unit, corpus, differential, property, error, semantics, signatures and driver
+# tests, doc tests), the command-line tool (cli/, on real image files), the C ABI (ffi/tests: C
+# examples built with cc, run under valgrind when installed, the library loaded with libloading)
+# and the GPU crate (PTX checked with ptxas when installed; tests that need a GPU skip and say so).
+# The Python extension is tested through pytest below.
 cargo test --release --workspace --exclude ndjit-python
 command -v valgrind >/dev/null || echo "valgrind not installed: the C examples ran without memcheck"
 
@@ -21,5 +22,5 @@ VENV=${NDJIT_TEST_VENV:-.venv}
 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./python
 "$VENV/bin/python" tests/corpus/generate.py --check
 "$VENV/bin/python" -m pytest -q python/tests
-# The driver's own harness: the ndjit CLI (built by cargo test above) against scipy, byte for byte.
+# The driver's own harness: the ndjit CLI (built by cargo test of ndjit-cli above) against scipy, byte for byte.
 "$VENV/bin/python" tests/driver_scipy.py --cases 400

@@ -311,7 +311,7 @@ pub unsafe extern "C" fn interpreter_callback(
             unsafe { *return_value = v };
             1
         }
-        Ok(Err(())) => 0,
+        Ok(Err(crate::interp::Failed)) => 0,
         Err(_) => {
             unsafe { crate::runtime::ndjit_rt_fail(&ctx.raw, 0, -1, 0) };
             0

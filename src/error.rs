@@ -43,28 +43,60 @@ impl Span {
     }
 }
 
-/// What went wrong, coarsely; the message says exactly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// The text is not Python: a bad token, unbalanced brackets, wrong indentation.
-    Syntax,
-    /// Valid Python that ndjit does not compile (`try`, `print`, strings, classes ...).
-    Unsupported,
-    /// A name that is neither a parameter, a local, a bound value nor a known function.
-    UnknownName,
-    /// A known function called with the wrong number or kind of arguments.
-    Arity,
-    /// A value of the wrong type: an array where a number is needed, a float index ...
-    Type,
-    /// A nesting, size or IR-node limit was exceeded.
-    Limit,
-    /// Bound values that do not fit the compiled filter.
-    Binding,
-    /// The code generator failed (a bug in ndjit: please report it).
-    Codegen,
+/// Declares a fieldless enum with `ALL`, its variants in order: the faces that map every variant
+/// (Python's classes, C's statuses) enumerate it in their tests, and cannot miss one added later.
+macro_rules! enum_with_all {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident,)* }) => {
+        $(#[$meta])*
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+        }
+    };
+}
+
+enum_with_all! {
+    /// What went wrong, coarsely; the message says exactly.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ErrorKind {
+        /// The text is not Python: a bad token, unbalanced brackets, wrong indentation.
+        Syntax,
+        /// Valid Python that ndjit does not compile (`try`, `print`, strings, classes ...).
+        Unsupported,
+        /// A name that is neither a parameter, a local, a bound value nor a known function.
+        UnknownName,
+        /// A known function called with the wrong number or kind of arguments.
+        Arity,
+        /// A value of the wrong type: an array where a number is needed, a float index ...
+        Type,
+        /// A nesting, size or IR-node limit was exceeded.
+        Limit,
+        /// Bound values that do not fit the compiled filter.
+        Binding,
+        /// The code generator failed (a bug in ndjit: please report it).
+        Codegen,
+    }
 }
 
 impl ErrorKind {
+    /// Whether Python reports a compile error of this kind as a `TypeError` (wrong types,
+    /// arguments or bound values: the program is in the language, its values do not fit) rather
+    /// than a `SyntaxError` (a program outside the language).
+    pub fn is_type_error(self) -> bool {
+        match self {
+            ErrorKind::Type | ErrorKind::Arity | ErrorKind::Binding => true,
+            ErrorKind::Syntax
+            | ErrorKind::Unsupported
+            | ErrorKind::UnknownName
+            | ErrorKind::Limit
+            | ErrorKind::Codegen => false,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Syntax => "syntax error",
@@ -87,6 +119,9 @@ pub struct Error {
     pub message: String,
     /// What to write instead, when there is an obvious alternative.
     pub hint: Option<String>,
+    /// For [`ErrorKind::UnknownName`] errors about a plain name (`k`, not `np.k`), that name: a
+    /// binding layer tells from it that the name is a value it could not bind.
+    pub name: Option<Box<str>>,
     /// The whole source, kept so that `Display` can quote the offending line.
     source: std::sync::Arc<str>,
 }
@@ -98,11 +133,17 @@ impl Error {
             span,
             message: message.into(),
             hint: None,
+            name: None,
             source: "".into(),
         }
     }
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Error {
         self.hint = Some(hint.into());
+        self
+    }
+    /// Records the unknown name this error is about (see [`Error::name`]).
+    pub(crate) fn naming(mut self, name: &str) -> Error {
+        self.name = Some(name.into());
         self
     }
     /// Attach the source text so that the error can be rendered with a caret.
@@ -173,12 +214,54 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+enum_with_all! {
+    /// The Python exception a failure corresponds to: the one the user's own code (or scipy) raises
+    /// in the same situation. Each face maps it once: Python to its exception class, C to a status
+    /// code and kind string, so no message text ever decides which exception is raised.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Exception {
+        IndexError,
+        ValueError,
+        ZeroDivisionError,
+        OverflowError,
+        TypeError,
+        RuntimeError,
+        MemoryError,
+        /// NumPy's `AxisError` (both a `ValueError` and an `IndexError`).
+        AxisError,
+        KeyboardInterrupt,
+    }
+}
+
+impl Exception {
+    /// The Python class name, e.g. `"IndexError"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exception::IndexError => "IndexError",
+            Exception::ValueError => "ValueError",
+            Exception::ZeroDivisionError => "ZeroDivisionError",
+            Exception::OverflowError => "OverflowError",
+            Exception::TypeError => "TypeError",
+            Exception::RuntimeError => "RuntimeError",
+            Exception::MemoryError => "MemoryError",
+            Exception::AxisError => "AxisError",
+            Exception::KeyboardInterrupt => "KeyboardInterrupt",
+        }
+    }
+}
+
+impl fmt::Display for Exception {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A failure while a compiled filter ran, e.g. `index 9 is out of bounds for size 9`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeError {
     pub message: String,
-    /// The Python exception type the user's code raises in this situation (`"IndexError"` ...).
-    pub exception: &'static str,
+    /// The Python exception the user's code raises in this situation.
+    pub exception: Exception,
     pub span: Span,
     /// The source line with a caret under the failing expression.
     pub snippet: Option<String>,
@@ -190,7 +273,7 @@ impl RuntimeError {
     pub fn interrupted() -> RuntimeError {
         RuntimeError {
             message: "the filter was interrupted".into(),
-            exception: "KeyboardInterrupt",
+            exception: Exception::KeyboardInterrupt,
             span: Span::default(),
             snippet: None,
         }

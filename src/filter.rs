@@ -344,7 +344,7 @@ impl Filter {
     /// let f = ndjit::Filter::compile("x[4]", &ndjit::Bindings::new())?;
     /// let err = f.call(&[1.0, 2.0]).unwrap_err();
     /// assert_eq!(err.message, "index 4 is out of bounds for axis 0 with size 2");
-    /// assert_eq!(err.exception, "IndexError");
+    /// assert_eq!(err.exception, ndjit::Exception::IndexError);
     /// # Ok::<(), ndjit::Error>(())
     /// ```
     pub fn call(&self, buffer: &[f64]) -> std::result::Result<f64, RuntimeError> {
@@ -416,7 +416,7 @@ impl Filter {
         let Some(fail) = fail else {
             return RuntimeError {
                 message: "the filter failed without recording why".into(),
-                exception: "RuntimeError",
+                exception: crate::Exception::RuntimeError,
                 span: Span::default(),
                 snippet: None,
             };
@@ -433,7 +433,7 @@ impl Filter {
             .replace("{b}", &fail.b.to_string());
         RuntimeError {
             message,
-            exception: site.exception.name(),
+            exception: site.exception,
             span: site.span,
             snippet: snippet(&self.compiled.source, site.span),
         }
@@ -610,5 +610,27 @@ impl std::fmt::Debug for Filter {
             .field("source", &self.source())
             .field("bound", &self.ctx.values)
             .finish()
+    }
+}
+
+/// A filter that keeps neither its code nor its values alive, and only tells whether a filter is
+/// (a clone of) that one: the driver's caches remember filters by it without extending their
+/// lifetime. Its weak references keep the two addresses it compares from being reused.
+pub(crate) struct FilterRef {
+    compiled: std::sync::Weak<Compiled>,
+    ctx: std::sync::Weak<Context>,
+}
+
+impl FilterRef {
+    pub(crate) fn of(filter: &Filter) -> FilterRef {
+        FilterRef {
+            compiled: Arc::downgrade(&filter.compiled),
+            ctx: Arc::downgrade(&filter.ctx),
+        }
+    }
+
+    pub(crate) fn is(&self, filter: &Filter) -> bool {
+        std::ptr::eq(self.compiled.as_ptr(), Arc::as_ptr(&filter.compiled))
+            && std::ptr::eq(self.ctx.as_ptr(), Arc::as_ptr(&filter.ctx))
     }
 }

@@ -43,10 +43,15 @@ struct Machine<'a> {
     countdown: u32,
 }
 
+/// A run that failed. The error itself is recorded in the context, as compiled code records it, so
+/// that the interpreter and the JIT report failures through the same slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failed;
+
 /// Runs `func` on one buffer, as the compiled callback would: `Ok(value)` on success; on failure
-/// the error is recorded in `ctx` and `Err(())` returned. Like compiled code, it returns `Err` at
+/// the error is recorded in `ctx` and `Err(Failed)` returned. Like compiled code, it returns `Err` at
 /// once while `ctx` holds an earlier failure.
-pub fn run(func: &Func, ctx: &RawContext, buffer: &[f64]) -> Result<f64, ()> {
+pub fn run(func: &Func, ctx: &RawContext, buffer: &[f64]) -> Result<f64, Failed> {
     match run_args(
         func,
         ctx,
@@ -57,16 +62,16 @@ pub fn run(func: &Func, ctx: &RawContext, buffer: &[f64]) -> Result<f64, ()> {
         },
     )? {
         Some(v) => Ok(v),
-        None => Err(()),
+        None => Err(Failed),
     }
 }
 
 /// Runs `func` with the arguments of any signature: `Ok(Some(v))` for a `Return`, `Ok(None)` for
 /// a `Succeed` (the result is in `args.output`).
-pub fn run_args(func: &Func, ctx: &RawContext, args: Args<'_>) -> Result<Option<f64>, ()> {
+pub fn run_args(func: &Func, ctx: &RawContext, args: Args<'_>) -> Result<Option<f64>, Failed> {
     // As compiled code: a failed context fails at once (resuming is the caller's decision).
     if ctx.failed.load(Ordering::Acquire) != 0 {
-        return Err(());
+        return Err(Failed);
     }
     let mut m = Machine {
         func,
@@ -89,9 +94,9 @@ pub fn run_args(func: &Func, ctx: &RawContext, args: Args<'_>) -> Result<Option<
     match m.block(&func.body) {
         Flow::Return(v) => Ok(Some(v)),
         Flow::Succeed => Ok(None),
-        Flow::Fail => Err(()),
+        Flow::Fail => Err(Failed),
         // The lowering ends every body with a failing check, so this is unreachable for valid IR.
-        Flow::Next | Flow::Break | Flow::Continue => Err(()),
+        Flow::Next | Flow::Break | Flow::Continue => Err(Failed),
     }
 }
 

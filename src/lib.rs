@@ -43,7 +43,7 @@ pub use bind::{Bindings, Layout, Value};
 pub use context::{
     adaptive_callback, interpreter_callback, resumable_callback, CallContext, Hooks,
 };
-pub use error::{Error, ErrorKind, Position, RuntimeError, Span};
+pub use error::{Error, ErrorKind, Exception, Position, RuntimeError, Span};
 pub use filter::{Filter, FilterBuilder};
 pub use ir::Sig;
 pub use jit::FilterFn;

@@ -7,6 +7,7 @@
 //!   2. the result matches CPython + NumPy, recorded by `tests/corpus/generate.py`: NaN where NumPy gave
 //!      NaN, otherwise |got - want| <= 1e-10 * max(1, |want|); `expect = "error"` means Python raised,
 //!      so the filter must return a `RuntimeError`.
+//!
 //! Failures are collected and reported together at the end.
 //!
 //! Run one program (substring match on the name) with `NDJIT_CORPUS=median cargo test --test corpus`.

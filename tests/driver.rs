@@ -820,7 +820,7 @@ fn zero_d_and_empty_inputs() {
     match generic_filter(a.view(), &fails, &Options::size(&[])) {
         Err(DriverError::Filter { position, error }) => {
             assert!(position.is_empty());
-            assert_eq!(error.exception, "IndexError");
+            assert_eq!(error.exception, ndjit::Exception::IndexError);
         }
         r => panic!("{r:?}"),
     }
@@ -961,7 +961,7 @@ fn the_reported_failure_is_the_first_in_c_order_whatever_the_threads() {
             ) {
                 Err(DriverError::Filter { error, position }) => {
                     assert_eq!(position, first.slice().to_vec(), "{engine:?} x{threads}");
-                    assert_eq!(error.exception, "IndexError");
+                    assert_eq!(error.exception, ndjit::Exception::IndexError);
                     assert!(error.message.contains("out of bounds"), "{}", error.message);
                 }
                 r => panic!("{engine:?}: {:?}", r.map(|_| ())),
@@ -977,7 +977,10 @@ fn the_reported_failure_is_the_first_in_c_order_whatever_the_threads() {
     )
     .unwrap_err();
     assert_eq!(e.python_type(), "ValueError");
-    assert_eq!(e.runtime_error().map(|r| r.exception), Some("ValueError"));
+    assert_eq!(
+        e.runtime_error().map(|r| r.exception),
+        Some(ndjit::Exception::ValueError)
+    );
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -1297,7 +1300,7 @@ mod filter1d {
             } {
                 Err(DriverError::Filter { error, position }) => {
                     assert_eq!(position, vec![17, 0]);
-                    assert_eq!(error.exception, "IndexError");
+                    assert_eq!(error.exception, ndjit::Exception::IndexError);
                 }
                 r => panic!("{r:?}"),
             }

@@ -10,7 +10,7 @@ The filters are ones whose ndjit compilation is bit-identical to NumPy (see GUID
 Python function computes exactly what ndjit's compiled callable computes; the pytest sweep of the
 Python package repeats this with the real LowLevelCallable.
 
-    cargo build --release && python3 tests/driver_scipy.py [--cases N] [--seed S]
+    cargo build --release -p ndjit-cli && python3 tests/driver_scipy.py [--cases N] [--seed S]
 
 Exits non-zero on any difference.
 """
@@ -162,7 +162,7 @@ def main():
     ap.add_argument("--seed", type=int, default=20261121)
     args = ap.parse_args()
     if not os.path.exists(BIN):
-        sys.exit(f"{BIN} not found: run `cargo build --release` first")
+        sys.exit(f"{BIN} not found: run `cargo build --release -p ndjit-cli` first")
     rng = np.random.default_rng(args.seed)
     failures, outcomes = [], {"equal": 0, "same error": 0, "nan payload": 0, "zero sign": 0}
     with tempfile.TemporaryDirectory() as tmp:

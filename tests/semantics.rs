@@ -24,7 +24,7 @@ fn raises(src: &str, x: &[f64]) -> &'static str {
     let f = Filter::compile(src, &Bindings::new()).unwrap();
     let e = f.call(x).expect_err(src);
     assert_eq!(run(src, x), Err(e.message.clone()));
-    e.exception
+    e.exception.name()
 }
 
 /// Python's own `sum`: `0 + x0 + x1 + ...`, left to right.

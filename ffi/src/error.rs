@@ -74,6 +74,18 @@ impl ndjit_status {
         }
     }
 
+    /// The status of a compile-time error of the core.
+    fn of_kind(kind: ndjit_core::ErrorKind) -> ndjit_status {
+        use ndjit_core::ErrorKind::*;
+        match kind {
+            Syntax | Unsupported | UnknownName | Arity | Type | Limit => {
+                ndjit_status::NDJIT_ERR_COMPILE
+            }
+            Binding => ndjit_status::NDJIT_ERR_BINDING,
+            Codegen => ndjit_status::NDJIT_ERR_INTERNAL,
+        }
+    }
+
     fn from_int(v: c_int) -> Option<ndjit_status> {
         use ndjit_status::*;
         Some(match v {
@@ -151,11 +163,7 @@ impl Failure {
 
     /// A compile-time error of the core, with its location and caret rendering.
     pub fn compile(e: &ndjit_core::Error) -> Failure {
-        let status = match e.kind {
-            ndjit_core::ErrorKind::Binding => ndjit_status::NDJIT_ERR_BINDING,
-            ndjit_core::ErrorKind::Codegen => ndjit_status::NDJIT_ERR_INTERNAL,
-            _ => ndjit_status::NDJIT_ERR_COMPILE,
-        };
+        let status = ndjit_status::of_kind(e.kind);
         let message = match &e.hint {
             Some(h) => format!("{} (help: {h})", e.message),
             None => e.message.clone(),
@@ -174,7 +182,7 @@ impl Failure {
     pub fn runtime(e: &ndjit_core::RuntimeError) -> Failure {
         Failure {
             status: ndjit_status::NDJIT_ERR_RUNTIME,
-            kind: e.exception.to_string(),
+            kind: e.exception.name().to_string(),
             message: e.message.clone(),
             text: Some(format!("{}: {e}", e.exception)),
             line: e.span.start.line,
@@ -404,6 +412,43 @@ mod tests {
         let msg = unsafe { std::ffi::CStr::from_ptr(ndjit_error_message(err)) };
         assert!(msg.to_str().unwrap().contains("boom"));
         unsafe { ndjit_error_free(err) };
+    }
+
+    /// Every compile-error kind has its status, and its display name as the error's kind.
+    #[test]
+    fn every_compile_kind_has_its_status() {
+        use ndjit_core::ErrorKind;
+        let mut e =
+            ndjit_core::Filter::compile("x[0] + k", &ndjit_core::Bindings::new()).unwrap_err();
+        for &kind in ErrorKind::ALL {
+            e.kind = kind;
+            let f = Failure::compile(&e);
+            let want = match kind {
+                ErrorKind::Binding => ndjit_status::NDJIT_ERR_BINDING,
+                ErrorKind::Codegen => ndjit_status::NDJIT_ERR_INTERNAL,
+                _ => ndjit_status::NDJIT_ERR_COMPILE,
+            };
+            assert_eq!((f.status, f.kind.as_str()), (want, kind.as_str()));
+        }
+    }
+
+    /// Every run-time exception is `NDJIT_ERR_RUNTIME`, with the exception's name as the kind.
+    #[test]
+    fn every_exception_is_a_runtime_error_of_its_name() {
+        let f = ndjit_core::Filter::compile("x[9]", &ndjit_core::Bindings::new()).unwrap();
+        let e = f.call(&[1.0]).unwrap_err();
+        for &exception in ndjit_core::Exception::ALL {
+            let f = Failure::runtime(&ndjit_core::RuntimeError {
+                exception,
+                ..e.clone()
+            });
+            assert_eq!(f.status, ndjit_status::NDJIT_ERR_RUNTIME);
+            assert_eq!(f.kind, exception.name());
+            assert!(f
+                .text
+                .unwrap()
+                .starts_with(&format!("{}: ", exception.name())));
+        }
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! and a `#[repr(C)]` copy of the header's `ndjit_array`). Results are compared with the Rust API
 //! of the core crate, linked into this test separately.
 //!
-//! The library is the `libndjit.so` that `cargo test -p ndjit-ffi` builds before running this
-//! test, in `target/<profile>/deps/` (see `common::lib_dir`).
+//! The library is the `libndjit.so` that `cargo test -p ndjit-ffi-tests` builds before running
+//! this test, in `target/<profile>/deps/` (see `common::lib_dir`).
 
 mod common;
 
@@ -388,7 +388,7 @@ fn compile_call_callback_and_rebind() {
     let want = core.call(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap_err();
     assert_eq!(
         (e.kind.as_str(), e.message.as_str(), e.line, e.column),
-        (want.exception, want.message.as_str(), 2, 19)
+        (want.exception.name(), want.message.as_str(), 2, 19)
     );
 
     // Rebinding: new values, same code; the original is unchanged.
@@ -472,7 +472,7 @@ fn runtime_errors_and_failure_slots() {
             (want.span.start.line, want.span.start.column),
             "{buf:?}"
         );
-        assert_eq!(e.kind, want.exception);
+        assert_eq!(e.kind, want.exception.name());
         assert_eq!(e.message, want.message);
         assert!(
             e.text

@@ -144,8 +144,7 @@ fn minmax_probe(gpu: &Arc<Gpu>) -> Result<String, String> {
     let xa = emu.alloc(input.len() as u64);
     emu.write(xa, &input);
     let ya = emu.alloc(input.len() as u64);
-    emu.launch("probe", (1, 1), (1, 1), &[xa, ya])
-        .map_err(|e| e)?;
+    emu.launch("probe", (1, 1), (1, 1), &[xa, ya])?;
     let want = emu.read(ya, input.len()).to_vec();
     let show = |b: &[u8]| {
         b.chunks(8)

@@ -9,7 +9,8 @@ from . import _core
 from . import _cuda as cuda
 from ._errors import *  # noqa: F401,F403
 from ._errors import __all__ as _error_names
-from ._driver import generic_filter, generic_filter1d
+from ._dispatch import generic_filter
+from ._driver import generic_filter1d
 from ._filter import Filter, jit_filter, jit_filter1d, jit_integrand, jit_transform
 
 __version__ = _core.__version__

@@ -1,6 +1,6 @@
 """``python -m ndjit filter in.zarr out.zarr -e EXPR --size 5``: Zarr in, Zarr out, out of core.
 
-The native ``ndjit`` command (``src/cli``) reads images and ``.npy`` files whole; reading Zarr in
+The native ``ndjit`` command (crate ``ndjit-cli``, ``cli/``) reads images and ``.npy`` files whole; reading Zarr in
 Rust would need a heavy crate and its own chunk scheduling. Dask already streams Zarr chunk by
 chunk, so the Zarr command lives here, on :func:`ndjit.dask.filter_zarr`, with the native
 command's option names and exit statuses (2 bad arguments or expression, 3 unreadable or

@@ -5,6 +5,10 @@ import numpy.typing as npt
 
 __version__: str
 SIGNATURE_FILTER: str
+# Every compile-error kind: (display name, whether Python reports it as a TypeError).
+ERROR_KINDS: list[tuple[str, bool]]
+# The name of every exception a failure maps to ("IndexError" ...).
+EXCEPTIONS: list[str]
 
 class CompiledFilter:
     def call(self, values: npt.NDArray[np.float64]) -> float: ...

@@ -1,7 +1,7 @@
 """``target="cuda"`` on device arrays: anything with ``__cuda_array_interface__`` (CuPy, PyTorch,
 Numba ...) is filtered where it lies, with no copies, and the result is an array of the same kind.
 
-Arguments go through the same scipy normalisation as the CPU path (``_driver``); the kernel runs
+Arguments go through the same scipy normalisation as the CPU path (``_scipy_args``); the kernel runs
 on the stream the array's producer names in its interface, so it is ordered after the work that
 made the input.
 """
@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._filter import as_filter
+from ._scipy_args import footprint_and_origins
 
 __all__ = ["is_available", "device", "is_device_array"]
 
@@ -77,11 +79,9 @@ def _empty_like(a: Any, shape: tuple, dtype: np.dtype) -> Any:
 
 def generic_filter_device(input, function, size, footprint, output, mode, cval, origin, extra_arguments,
                           extra_keywords, axes):
-    from ._driver import _as_filter, _footprint_and_origins
-
     in_arg, in_dtype, stream = _describe(input, "input")
     shape = tuple(in_arg[2])
-    footprint, origins = _footprint_and_origins(len(shape), size, footprint, origin, axes, mode)
+    footprint, origins = footprint_and_origins(len(shape), size, footprint, origin, axes, mode)
     if output is None or isinstance(output, (type, np.dtype, str)):
         output = _empty_like(input, shape, np.dtype(in_dtype if output is None else output))
     elif not is_device_array(output):
@@ -89,7 +89,7 @@ def generic_filter_device(input, function, size, footprint, output, mode, cval, 
     out_arg, _, _ = _describe(output, "output")
     if tuple(out_arg[2]) != shape:
         raise RuntimeError("output shape not correct")
-    f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    f = as_filter(function, tuple(extra_arguments or ()), extra_keywords)
     _core.cuda_filter_device(in_arg, out_arg, f._compiled, footprint, mode, float(cval), origins,
                              None if stream is None else int(stream))
     return output

@@ -11,10 +11,20 @@ range, ``ValueError`` for the minimum of an empty array, ``ZeroDivisionError`` .
 """
 from __future__ import annotations
 
+import builtins as _builtins
+import enum
 import linecache
 from typing import Optional
 
+try:
+    from numpy.exceptions import AxisError as _AxisError
+except ImportError:  # NumPy < 1.25
+    from numpy import AxisError as _AxisError
+
+from . import _core
+
 __all__ = [
+    "ErrorKind",
     "FilterError",
     "FilterCompileError",
     "FilterSyntaxError",
@@ -25,6 +35,16 @@ __all__ = [
     "SourceUnavailable",
     "SourceMismatch",
 ]
+
+
+# The kinds of compile error, as the core defines them: each member's value is its display name
+# ("unknown name" ...). Compile errors carry theirs as ``error_kind``.
+ErrorKind = enum.Enum("ErrorKind", [(display.upper().replace(" ", "_"), display) for display, _ in _core.ERROR_KINDS],
+                      module=__name__)
+ErrorKind.__doc__ = "What went wrong at compile time, coarsely (the message says exactly)."
+# The kinds Python reports as a ``TypeError`` (wrong types, arguments or bound values); the others
+# are a ``SyntaxError``.
+_TYPE_ERROR_KINDS = frozenset(ErrorKind(display) for display, is_type in _core.ERROR_KINDS if is_type)
 
 
 class FilterError(Exception):
@@ -42,11 +62,20 @@ class SourceMismatch(SourceUnavailable):
 
 
 class FilterCompileError(FilterError):
-    """A program ndjit cannot compile. ``lineno``/``col`` are 1-based, in the user's file."""
+    """A program ndjit cannot compile. ``lineno``/``col`` are 1-based, in the user's file.
+    ``error_kind`` is its :class:`ErrorKind` (``kind`` that kind's display name), and ``name`` the
+    unknown name for an ``ErrorKind.UNKNOWN_NAME`` error about a plain name (else ``None``)."""
 
+    error_kind: ErrorKind
     kind: str
     hint: Optional[str]
     rendered: str
+    name: Optional[str]
+
+    def _describe(self, kind, hint, rendered, name) -> None:
+        """Sets the fields both subclasses share; `kind` is an ErrorKind or its display name."""
+        self.error_kind = ErrorKind(kind)
+        self.kind, self.hint, self.rendered, self.name = self.error_kind.value, hint, rendered, name
 
     def _locate(self, filename: Optional[str], line_offset: int, col_offset: int, indent: int = 0) -> None:
         """Moves the position from the compiled text to the user's file, quoting its line:
@@ -68,9 +97,9 @@ class FilterCompileError(FilterError):
 class FilterSyntaxError(FilterCompileError, SyntaxError):
     """Source that is not in ndjit's Python subset (or not Python at all)."""
 
-    def __init__(self, kind, message, line, col, end_line, end_col, text, hint, rendered):
+    def __init__(self, kind, message, line, col, end_line, end_col, text, hint, rendered, name=None):
         SyntaxError.__init__(self, message, ("<filter>", line, col, text, end_line, end_col))
-        self.kind, self.hint, self.rendered = kind, hint, rendered
+        self._describe(kind, hint, rendered, name)
 
     @property
     def col(self) -> int:
@@ -98,9 +127,10 @@ class FilterSyntaxError(FilterCompileError, SyntaxError):
 class FilterTypeError(FilterCompileError, TypeError):
     """A type, arity or binding problem in a filter program."""
 
-    def __init__(self, kind, message, line, col, end_line, end_col, text, hint, rendered):
+    def __init__(self, kind, message, line, col, end_line, end_col, text, hint, rendered, name=None):
         TypeError.__init__(self, message)
-        self.kind, self.msg, self.hint, self.rendered = kind, message, hint, rendered
+        self._describe(kind, hint, rendered, name)
+        self.msg = message
         self.lineno, self.col, self.end_lineno, self.end_col, self.text = line, col, end_line, end_col, text
         self.filename = None
 
@@ -135,23 +165,20 @@ class FilterRuntimeError(FilterError):
         return text
 
 
-import builtins as _builtins
-
-# Run-time failures, each also the built-in exception the user's Python raises in that situation.
-_RUNTIME_NAMES = {
-    "IndexError": "FilterIndexError",
-    "ValueError": "FilterValueError",
-    "ZeroDivisionError": "FilterZeroDivisionError",
-    "OverflowError": "FilterOverflowError",
+# Run-time failures, each also the exception the user's Python raises in that situation: one class
+# per exception the core names (``Filter<Name>``, but for the two below).
+_RUNTIME_CLASS_NAMES = {
     "TypeError": "FilterReturnTypeError",  # a path that returns None
     "RuntimeError": "FilterInternalError",
 }
 _RUNTIME = {
-    base: type(name, (FilterRuntimeError, getattr(_builtins, base)), {"__module__": __name__})
-    for base, name in _RUNTIME_NAMES.items()
+    base: type(_RUNTIME_CLASS_NAMES.get(base, "Filter" + base),
+               (FilterRuntimeError, _AxisError if base == "AxisError" else getattr(_builtins, base)),
+               {"__module__": __name__})
+    for base in _core.EXCEPTIONS
 }
 globals().update({cls.__name__: cls for cls in _RUNTIME.values()})
-__all__ += list(_RUNTIME_NAMES.values())
+__all__ += [cls.__name__ for cls in _RUNTIME.values()]
 
 
 class CudaError(FilterError, RuntimeError):
@@ -163,19 +190,16 @@ class CudaUnavailableError(CudaError):
     """``target="cuda"`` without a usable NVIDIA driver or GPU. The CPU paths are unaffected."""
 
 
-def cuda_error(kind: str, message: str) -> CudaError:
-    return CudaUnavailableError(message) if kind == "unavailable" else CudaError(message)
-
-
-def compile_error(category, kind, message, line, col, end_line, end_col, text, hint, rendered):
-    """Called by the Rust layer: the exception for a compile error."""
-    cls = FilterTypeError if category == "type" else FilterSyntaxError
-    return cls(kind, message, line, col, end_line, end_col, text, hint, rendered)
+def compile_error(kind, message, line, col, end_line, end_col, text, hint, rendered, name):
+    """Called by the Rust layer: the exception for a compile error of `kind` (a display name)."""
+    cls = FilterTypeError if ErrorKind(kind) in _TYPE_ERROR_KINDS else FilterSyntaxError
+    return cls(kind, message, line, col, end_line, end_col, text, hint, rendered, name)
 
 
 def runtime_error(exception, message, line, col, snippet):
-    """Called by the Rust layer: the exception for a run-time failure."""
-    return _RUNTIME.get(exception, _RUNTIME["RuntimeError"])(message, line, col, snippet)
+    """Called by the Rust layer: the exception for a run-time failure (`exception` is one of
+    ``_core.EXCEPTIONS``)."""
+    return _RUNTIME[exception](message, line, col, snippet)
 
 
 def deferred(exc: BaseException) -> type:

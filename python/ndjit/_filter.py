@@ -10,10 +10,11 @@ import numpy as np
 from scipy import LowLevelCallable
 
 from . import _core
-from ._errors import FilterCompileError, FilterTypeError
+from ._errors import ErrorKind, FilterCompileError, FilterTypeError
 from ._frontend import Spec, _convert, describe
+from ._scipy_args import footprint_and_origins
 
-__all__ = ["Filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"]
+__all__ = ["Filter", "as_filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"]
 
 _CACHE_SIZE = 256
 _cache: "OrderedDict[tuple, _core.CompiledFilter]" = OrderedDict()
@@ -36,7 +37,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     except FilterCompileError as e:
         e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
         for name, type_name in spec.unsupported:
-            if e.kind == "unknown name" and f"`{name}`" in e.msg:
+            if e.error_kind is ErrorKind.UNKNOWN_NAME and e.name == name:
                 raise FilterTypeError(
                     "binding error", f"`{name}` is a {type_name}; ndjit can bind numbers, NumPy scalars, "
                     "1-D numeric arrays and tuples of numbers", e.lineno, e.col, e.lineno, e.col + len(name),
@@ -173,10 +174,9 @@ class Filter(LowLevelCallable):
         sm_90). Needs no GPU."""
         if self.kind != "filter":
             raise TypeError(f"inspect_ptx needs a generic_filter callback, not a {self.kind} one")
-        from ._driver import _footprint_and_origins
         if ndim is None:
             ndim = np.ndim(footprint) if footprint is not None else (len(size) if np.iterable(size) else 2)
-        fp, origins = _footprint_and_origins(int(ndim), size, footprint, origin, None, mode)
+        fp, origins = footprint_and_origins(int(ndim), size, footprint, origin, None, mode)
         targets = {None: None, "sm_90": 90, "portable": 75, "sm_75": 75}
         if target not in targets:
             raise ValueError(f"target must be 'sm_90', 'portable' or None, not {target!r}")
@@ -251,3 +251,18 @@ def jit_filter(func: Any = None, *, extra_arguments: tuple = (), extra_keywords:
         return functools.partial(jit_filter, extra_arguments=extra_arguments, extra_keywords=extra_keywords,
                                  filter_size=filter_size, debug=debug)
     return _jit("filter", func, extra_arguments, extra_keywords, filter_size, debug)
+
+
+def as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[dict]) -> Filter:
+    """The ``generic_filter`` callback ``function`` as a :class:`Filter`: itself, or compiled
+    (through the cache) from what :func:`jit_filter` accepts."""
+    if isinstance(function, Filter):
+        if function.kind != "filter":
+            raise TypeError(f"generic_filter needs a generic_filter callback, not a {function.kind} one")
+        if extra_arguments or extra_keywords:
+            raise TypeError("this ndjit.Filter is compiled already: bind values with f.bind(...) or jit_filter(..., extra_arguments=...)")
+        return function
+    if isinstance(function, LowLevelCallable):
+        raise TypeError("ndjit.generic_filter runs ndjit filters; this LowLevelCallable was not made by ndjit "
+                        "(pass the Python function instead, or use scipy.ndimage.generic_filter)")
+    return jit_filter(function, extra_arguments=extra_arguments, extra_keywords=extra_keywords)

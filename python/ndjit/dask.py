@@ -31,8 +31,9 @@ import numpy as np
 from scipy.ndimage import _ni_support
 
 from . import _halo
-from ._driver import _as_filter, _footprint_and_origins
 from ._driver import generic_filter as _generic_filter
+from ._filter import as_filter
+from ._scipy_args import check_workers, footprint_and_origins
 
 __all__ = ["generic_filter", "filter_zarr"]
 
@@ -130,11 +131,10 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
         input = da.asarray(input)
     if input.dtype.kind == "c":
         raise TypeError("Complex type not supported")
-    footprint, origins = _footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
+    footprint, origins = footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
     out_dtype = _output_dtype(output, input)
-    if workers is not None and workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers}")
-    f = _as_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    check_workers(workers)
+    f = as_filter(function, tuple(extra_arguments or ()), extra_keywords)
     cval = float(cval)
     meta = da.utils.meta_from_array(input._meta, input.ndim, dtype=out_dtype)
     if input.ndim == 0:  # one element, one chunk: no halo

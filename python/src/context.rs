@@ -14,18 +14,6 @@ use std::ffi::{c_void, CStr};
 use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
 
-/// scipy's name for the generic_filter signature (GUIDE §1): compared with `strcmp`.
-pub const SIG_FILTER: &CStr = c"int (double *, intptr_t, double *, void *)";
-
-/// The capsule name scipy accepts for each signature (character for character).
-fn capsule_name(sig: ndjit::Sig) -> &'static CStr {
-    match sig {
-        ndjit::Sig::Filter => SIG_FILTER,
-        ndjit::Sig::Filter1d => c"int (double *, intptr_t, double *, intptr_t, void *)",
-        ndjit::Sig::Transform => c"int (intptr_t *, double *, int, int, void *)",
-        ndjit::Sig::Integrand => c"double (int, double *, void *)",
-    }
-}
 /// The name of the user-data capsule (any name works for scipy; this one is for humans).
 const USER_DATA: &CStr = c"ndjit.user_data";
 
@@ -125,7 +113,7 @@ impl CallContext {
         // SAFETY: `f` is a valid function pointer of the named signature for as long as the
         // context lives, and the user-data capsule keeps the context alive (freed by its destructor).
         let function =
-            unsafe { PyCapsule::new_with_pointer(py, f, capsule_name(filter.signature())) }?;
+            unsafe { PyCapsule::new_with_pointer(py, f, filter.signature().capsule_c_name()) }?;
         let user_data = match unsafe {
             PyCapsule::new_with_pointer_and_destructor(py, ud, USER_DATA, Some(drop_user_data))
         } {
@@ -150,7 +138,8 @@ impl CallContext {
         // SAFETY: the name is read only from a capsule; it is a C string or null.
         let named = unsafe { pyo3::ffi::PyCapsule_CheckExact(capsule.as_ptr()) } != 0 && {
             let name = unsafe { pyo3::ffi::PyCapsule_GetName(capsule.as_ptr()) };
-            !name.is_null() && unsafe { CStr::from_ptr(name) } == SIG_FILTER
+            !name.is_null()
+                && unsafe { CStr::from_ptr(name) } == ndjit::Sig::Filter.capsule_c_name()
         };
         if !named {
             return Err(pyo3::exceptions::PyTypeError::new_err(

@@ -1,17 +1,18 @@
 //! `ndjit._core.generic_filter`: the native n-d driver on NumPy arrays, with the GIL released.
-//! Argument handling (footprint, origins, output allocation) is done in `ndjit/_driver.py`
+//! Argument handling (footprint, origins, output allocation) is done in `ndjit/_scipy_args.py`
 //! exactly as scipy does it; this layer only describes the arrays to the driver.
 
 use crate::{compiled::CompiledFilter, errors};
 use ndjit::driver::{self, DriverError, Dtype, Footprint, Options, RawArray, RawArrayMut};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// Describes a NumPy array: data pointer, dtype, shape and byte strides.
-pub(crate) fn describe(
-    a: &Bound<'_, PyUntypedArray>,
-) -> Result<(*mut u8, Dtype, Vec<usize>, Vec<isize>), DriverError> {
+/// A NumPy array as the driver sees it: data pointer, dtype, shape and byte strides.
+pub(crate) type ArrayParts = (*mut u8, Dtype, Vec<usize>, Vec<isize>);
+
+/// Describes a NumPy array to the driver.
+pub(crate) fn describe(a: &Bound<'_, PyUntypedArray>) -> Result<ArrayParts, DriverError> {
     let dtype = a.dtype();
     let kind = dtype.kind() as char;
     let itemsize = dtype.itemsize();
@@ -60,7 +61,7 @@ pub(crate) fn check_writeable(output: &Bound<'_, PyUntypedArray>) -> PyResult<()
 }
 
 /// A footprint's row-major entries. Read as a slice: an ndarray view (`as_array`) panics above 32
-/// dimensions, and NumPy arrays have up to 64. `ndjit/_driver.py` passes a C-contiguous footprint.
+/// dimensions, and NumPy arrays have up to 64. `ndjit/_scipy_args.py` makes the footprint C-contiguous.
 pub(crate) fn footprint_mask(
     footprint: &numpy::PyReadonlyArrayDyn<'_, bool>,
 ) -> PyResult<Vec<bool>> {
@@ -76,12 +77,9 @@ pub fn driver_error(py: Python<'_>, e: DriverError) -> PyErr {
         return errors::runtime_error(py, rt);
     }
     let msg = e.to_string();
-    match e.python_type() {
-        "TypeError" => PyTypeError::new_err(msg),
-        "ValueError" => PyValueError::new_err(msg),
-        "KeyboardInterrupt" => crate::interrupt::take_pending(msg),
-        "MemoryError" => pyo3::exceptions::PyMemoryError::new_err(msg),
-        _ => PyRuntimeError::new_err(msg),
+    match e.exception() {
+        ndjit::Exception::KeyboardInterrupt => crate::interrupt::take_pending(msg),
+        exception => errors::builtin_exception(py, exception, msg),
     }
 }
 

@@ -1,11 +1,20 @@
 //! ndjit errors as Python exceptions. The exception classes live in `ndjit/_errors.py`; this
-//! module passes them the structured fields (kind, line, column, caret text).
+//! module passes them the structured fields (kind, line, column, caret text). The kinds
+//! themselves are the core's enums, exported once ([`export_kinds`]) so that Python builds one
+//! class per kind from them: no message text decides which exception is raised.
 
+use ndjit::{ErrorKind, Exception};
+use pyo3::exceptions::{
+    PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError,
+    PyValueError, PyZeroDivisionError,
+};
 use pyo3::prelude::*;
 use std::ffi::c_long;
 use std::sync::{Mutex, MutexGuard};
 
-fn build<'py>(py: Python<'py>, factory: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyErr {
+/// The exception `ndjit._errors.<factory>(*args)` makes (a class of that module, or a function
+/// that chooses one).
+pub fn build<'py>(py: Python<'py>, factory: &str, args: impl pyo3::call::PyCallArgs<'py>) -> PyErr {
     let made = py
         .import("ndjit._errors")
         .and_then(|m| m.getattr(factory))
@@ -16,14 +25,22 @@ fn build<'py>(py: Python<'py>, factory: &str, args: impl pyo3::call::PyCallArgs<
     }
 }
 
-/// A compile error: `FilterSyntaxError` (a `SyntaxError`) or `FilterTypeError` (a `TypeError`).
+/// Adds `ERROR_KINDS` (`(display, is_type_error)` for every compile-error kind) and
+/// `EXCEPTIONS` (the name of every run-time exception) to the module, for `_errors.py`.
+pub fn export_kinds(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let kinds: Vec<(&str, bool)> = ErrorKind::ALL
+        .iter()
+        .map(|k| (k.as_str(), k.is_type_error()))
+        .collect();
+    m.add("ERROR_KINDS", kinds)?;
+    let names: Vec<&str> = Exception::ALL.iter().map(|e| e.name()).collect();
+    m.add("EXCEPTIONS", names)
+}
+
+/// A compile error: `FilterSyntaxError` (a `SyntaxError`) or `FilterTypeError` (a `TypeError`),
+/// as the kind says (see `ErrorKind::is_type_error`).
 pub fn compile_error(py: Python<'_>, e: &ndjit::Error) -> PyErr {
-    let kind = match e.kind {
-        ndjit::ErrorKind::Type | ndjit::ErrorKind::Arity | ndjit::ErrorKind::Binding => "type",
-        _ => "syntax",
-    };
     let args = (
-        kind,
         e.kind.as_str(),
         e.message.clone(),
         e.span.start.line,
@@ -33,6 +50,7 @@ pub fn compile_error(py: Python<'_>, e: &ndjit::Error) -> PyErr {
         e.source_line().map(str::to_owned),
         e.hint.clone(),
         e.to_string(),
+        e.name.as_deref(),
     );
     build(py, "compile_error", args)
 }
@@ -47,13 +65,30 @@ pub fn runtime_error(py: Python<'_>, e: &ndjit::RuntimeError) -> PyErr {
             .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(e.message.clone()));
     }
     let args = (
-        e.exception,
+        e.exception.name(),
         e.message.clone(),
         e.span.start.line,
         e.span.start.column,
         e.snippet.clone(),
     );
     build(py, "runtime_error", args)
+}
+
+/// Python's own exception of a kind, e.g. `ValueError(message)`: for failures outside a filter's
+/// code (bad arguments to the driver), which scipy raises as plain built-in exceptions.
+pub fn builtin_exception(py: Python<'_>, exception: Exception, message: String) -> PyErr {
+    match exception {
+        Exception::IndexError => PyIndexError::new_err(message),
+        Exception::ValueError => PyValueError::new_err(message),
+        Exception::ZeroDivisionError => PyZeroDivisionError::new_err(message),
+        Exception::OverflowError => PyOverflowError::new_err(message),
+        Exception::TypeError => PyTypeError::new_err(message),
+        Exception::RuntimeError => PyRuntimeError::new_err(message),
+        Exception::MemoryError => PyMemoryError::new_err(message),
+        Exception::KeyboardInterrupt => PyKeyboardInterrupt::new_err(message),
+        // NumPy's class, which `_errors.py` finds wherever this NumPy keeps it.
+        Exception::AxisError => build(py, "_AxisError", (message,)),
+    }
 }
 
 /// A failure raised in the calling thread once it runs Python again, for callbacks whose caller

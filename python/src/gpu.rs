@@ -16,22 +16,15 @@ use pyo3::prelude::*;
 /// exceptions the CPU raises; a missing driver or device is `CudaUnavailableError`; the rest
 /// `CudaError`.
 fn gpu_error(py: Python<'_>, e: GpuError) -> PyErr {
-    let kind = match &e {
+    let class = match &e {
         GpuError::Arguments(a) => return driver_error(py, a.clone()),
         GpuError::Compile(c) => return errors::compile_error(py, c),
         GpuError::Filter { error, .. } => return errors::runtime_error(py, error),
         GpuError::Invalid(m) => return PyValueError::new_err(m.clone()),
-        GpuError::NoDevice(_) => "unavailable",
-        _ => "error",
+        GpuError::NoDevice(_) => "CudaUnavailableError",
+        _ => "CudaError",
     };
-    let made = py
-        .import("ndjit._errors")
-        .and_then(|m| m.getattr("cuda_error"))
-        .and_then(|f| f.call1((kind, e.to_string())));
-    match made {
-        Ok(exc) => PyErr::from_value(exc),
-        Err(err) => err,
-    }
+    errors::build(py, class, (e.to_string(),))
 }
 
 /// `dtype` if the kernels read and write it, else the `TypeError` naming those they do.

@@ -31,9 +31,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_host, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_device, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add(
-        "SIGNATURE_FILTER",
-        context::SIG_FILTER.to_str().expect("ASCII"),
-    )?;
+    errors::export_kinds(m)?;
+    m.add("SIGNATURE_FILTER", ndjit::Sig::Filter.capsule_name())?;
     Ok(())
 }

@@ -128,3 +128,42 @@ def test_nothing_a_user_passes_crashes():
         f.evaluate(bad)
     with pytest.raises(IndexError):
         ndjit.jit_filter("x[0]").evaluate([])
+
+
+def test_every_compile_error_kind_has_its_class():
+    """The core's kinds, enumerated from the core itself: each makes a FilterSyntaxError or a
+    FilterTypeError (wrong types, arguments and bound values) carrying its typed kind."""
+    from ndjit import _core, _errors
+
+    type_kinds = {"type error", "wrong arguments", "binding error"}
+    assert {k.value for k in ndjit.ErrorKind} == {display for display, _ in _core.ERROR_KINDS}
+    for display, _ in _core.ERROR_KINDS:
+        e = _errors.compile_error(display, "m", 1, 2, 1, 3, "x + y", None, "", None)
+        assert isinstance(e, ndjit.FilterTypeError if display in type_kinds else ndjit.FilterSyntaxError)
+        assert isinstance(e, TypeError if display in type_kinds else SyntaxError)
+        assert e.error_kind is ndjit.ErrorKind(display) and e.kind == display
+
+
+def test_every_runtime_exception_has_its_class():
+    """Each exception the core names maps to a FilterRuntimeError that is also that exception."""
+    import builtins
+
+    from ndjit import _core, _errors
+
+    assert len(_core.EXCEPTIONS) == len(set(_core.EXCEPTIONS)) >= 6
+    for name in _core.EXCEPTIONS:
+        e = _errors.runtime_error(name, "m", 1, 2, None)
+        base = np.exceptions.AxisError if name == "AxisError" else getattr(builtins, name)
+        assert isinstance(e, ndjit.FilterRuntimeError) and isinstance(e, base), name
+        assert getattr(ndjit, type(e).__name__) is type(e)
+
+
+def test_unknown_names_carry_the_name():
+    """The binding layer tells an unbound value by the error's typed kind and name, not its text."""
+    with pytest.raises(ndjit.FilterSyntaxError) as info:
+        ndjit.jit_filter("x[0] + undefined_thing")
+    assert info.value.error_kind is ndjit.ErrorKind.UNKNOWN_NAME
+    assert info.value.name == "undefined_thing"
+    with pytest.raises(ndjit.FilterSyntaxError) as info:
+        ndjit.jit_filter("np.undefined_thing(x)")
+    assert info.value.error_kind is ndjit.ErrorKind.UNKNOWN_NAME and info.value.name is None

@@ -120,9 +120,58 @@ MIXED_INTS = [
      [[0.0, 1.0], [1.0, 0.0], [2.0, 3.0]]),
     ("def f(x):\n    v = 1\n    if x[0] > 0.5:\n        v %= np.argmax(x)\n    else:\n        v %= int(0.5)\n"
      "    return v\n", [[0.0, 1.0], [1.0, 0.0], [1.0, 3.0]]),
+    # NumPy's 0 for an int divided by zero is a NumPy int: dividing by it again gives 0 too
+    # (it counted as a Python 0 and raised ZeroDivisionError).
+    ("def f(x):\n    v = 5\n    for e in x:\n        v //= ((v % v) // np.argmin(x))\n    return v\n",
+     [[-np.inf, 0.0, -3.0, 2.5], [3.0, 1.0]]),
 ]
 
 
 @pytest.mark.parametrize("source,windows", MIXED_INTS)
 def test_mixed_python_and_numpy_ints_divide_as_each_would(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# Builtin min/max return the chosen *argument*, which keeps its own kind: a Python float 0.0 that
+# wins over a NumPy scalar still raises ZeroDivisionError, a winning Python 1e308 still overflows
+# in `**`, a winning Python int divides as Python's (the result counted as NumPy before, so these
+# gave inf or 0 where Python raises). An int past 2**53 that wins over a float cannot stay exact
+# in ndjit: an error, never a rounded int.
+MIN_MAX_KEEP_THE_WINNER = [
+    ("def f(x):\n    return 1.0 // max(0.0, x[0])\n", [[-3.0], [5.0]]),
+    ("def f(x):\n    return 1.0 // min(x[0], 0.0, x[1])\n", [[-3.0, 2.0], [5.0, 1.0], [5.0, -1.0]]),
+    ("def f(x):\n    return max(1e308, x[0]) ** 2.0\n", [[-3.0], [1e300]]),
+    ("def f(x):\n    return max(x[0], 2) / 0\n", [[-3.0], [5.0]]),
+    ("def f(x):\n    v = min(1, np.argmax(x))\n    return 7 // (v - v)\n", [[0.0, 1.0], [1.0, 0.0]]),
+    ("def f(x):\n    return min(2**53, x[0] * 1e300) - 2**53\n", [[-3.0], [5.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", MIN_MAX_KEEP_THE_WINNER)
+def test_builtin_min_max_keep_the_kind_of_the_winner(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+def test_builtin_min_max_refuse_to_round_a_winning_big_int():
+    source = "def f(x):\n    return min(2**53 + 1, x[0] * 1e300) - 2**53\n"
+    assert python_outcome(source, [5.0]) == ("ok", 1.0)
+    for got in ndjit_outcomes(source, [5.0]):
+        assert got[0] == "raise" and isinstance(got[1], OverflowError), got
+        assert "exceeds 2**53" in str(got[1])
+    # When the float wins, nothing is rounded and nothing is raised.
+    for got in ndjit_outcomes(source, [-5.0]):
+        assert got == ("ok", python_outcome(source, [-5.0])[1]), got
+
+
+# CPython's float power handles an infinite exponent before the zero base: `0.0 ** -inf` is inf,
+# where a finite negative exponent raises ZeroDivisionError (ndjit raised for both).
+ZERO_TO_INFINITE_POWERS = [
+    ("def f(x):\n    return 1.0 / ((-0.0) ** (x[0] - x[0] - math.inf))\n", [[1.0], [np.nan]]),
+    ("def f(x):\n    v = (-np.inf)\n    return 0.0 ** v\n", [[1.0]]),
+    ("def f(x):\n    return 0.0 ** float(x[0])\n", [[-1.0], [-np.inf], [np.inf], [-0.5]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", ZERO_TO_INFINITE_POWERS)
+def test_zero_to_an_infinite_power_is_python_s(source, windows):
     test_chained_comparison_short_circuits_as_python(source, windows)

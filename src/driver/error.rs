@@ -1,9 +1,9 @@
 //! The driver's errors, each tied to the Python exception scipy raises in the same situation.
 
-use crate::error::RuntimeError;
+use crate::error::{Exception, RuntimeError};
 use std::fmt;
 
-/// Why a filter could not be applied. [`DriverError::python_type`] names the exception scipy's
+/// Why a filter could not be applied. [`DriverError::exception`] is the exception scipy's
 /// `generic_filter` raises in the same situation, and `Display` gives scipy's message where scipy
 /// has one, so a binding can raise exactly what scipy would.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,30 +82,34 @@ pub enum DriverError {
 }
 
 impl DriverError {
-    /// The Python exception type scipy raises in the same situation: `"ValueError"`,
-    /// `"TypeError"`, `"RuntimeError"`, or for [`DriverError::Filter`] the filter's own
-    /// exception type (from [`RuntimeError::exception`]).
-    pub fn python_type(&self) -> &'static str {
+    /// The Python exception scipy raises in the same situation, or for [`DriverError::Filter`]
+    /// the filter's own (from [`RuntimeError::exception`]).
+    pub fn exception(&self) -> Exception {
         match self {
-            DriverError::UnsupportedDtype { complex: true, .. } => "TypeError",
+            DriverError::UnsupportedDtype { complex: true, .. } => Exception::TypeError,
             DriverError::BadMode(_)
             | DriverError::UnsupportedDtype { .. }
             | DriverError::SequenceLength { .. }
             | DriverError::FootprintRank { .. }
             | DriverError::OutputShape { .. }
-            | DriverError::InvalidFilterSize => "RuntimeError",
-            DriverError::AxisError { .. } => "AxisError",
+            | DriverError::InvalidFilterSize => Exception::RuntimeError,
+            DriverError::AxisError { .. } => Exception::AxisError,
             DriverError::AxisOutOfRange { .. }
             | DriverError::DuplicateAxes
             | DriverError::InvalidOrigin { .. }
             | DriverError::BadFootprint(_)
             | DriverError::BadArray(_)
             | DriverError::TooLarge(_)
-            | DriverError::WrongSignature { .. } => "ValueError",
-            DriverError::OutOfMemory { .. } => "MemoryError",
+            | DriverError::WrongSignature { .. } => Exception::ValueError,
+            DriverError::OutOfMemory { .. } => Exception::MemoryError,
             DriverError::Filter { error, .. } => error.exception,
-            DriverError::Cancelled => "KeyboardInterrupt",
+            DriverError::Cancelled => Exception::KeyboardInterrupt,
         }
+    }
+
+    /// The name of [`DriverError::exception`], e.g. `"ValueError"`.
+    pub fn python_type(&self) -> &'static str {
+        self.exception().name()
     }
 
     /// The filter's run-time error, for [`DriverError::Filter`].

@@ -502,7 +502,7 @@ fn simplify_binary(op: BinOp, a: Expr, b: Expr, cb: Option<Val>) -> Expr {
         | (BinOp::Sub, _, Some(Val::I(0)))
         | (BinOp::Mul, _, Some(Val::I(1))) => a,
         (BinOp::Add, Some(Val::I(0)), _) | (BinOp::Mul, Some(Val::I(1)), _) => b,
-        (BinOp::Mul, _, Some(Val::F(v))) if v == 1.0 => a,
+        (BinOp::Mul, _, Some(Val::F(1.0))) => a,
         (BinOp::Sub, _, Some(Val::F(v))) if v == 0.0 && v.is_sign_positive() => a,
         (BinOp::And, _, Some(Val::B(true))) | (BinOp::Or, _, Some(Val::B(false))) => a,
         (BinOp::And, Some(Val::B(true)), _) | (BinOp::Or, Some(Val::B(false)), _) => b,

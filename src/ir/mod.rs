@@ -73,14 +73,22 @@ pub enum Sig {
 }
 
 impl Sig {
-    /// scipy's capsule name for the signature (compared character for character).
-    pub fn capsule_name(self) -> &'static str {
+    /// scipy's capsule name for the signature (compared character for character), as the C
+    /// string a capsule is named with. The one place these names are written.
+    pub fn capsule_c_name(self) -> &'static std::ffi::CStr {
         match self {
-            Sig::Filter => "int (double *, intptr_t, double *, void *)",
-            Sig::Filter1d => "int (double *, intptr_t, double *, intptr_t, void *)",
-            Sig::Transform => "int (intptr_t *, double *, int, int, void *)",
-            Sig::Integrand => "double (int, double *, void *)",
+            Sig::Filter => c"int (double *, intptr_t, double *, void *)",
+            Sig::Filter1d => c"int (double *, intptr_t, double *, intptr_t, void *)",
+            Sig::Transform => c"int (intptr_t *, double *, int, int, void *)",
+            Sig::Integrand => c"double (int, double *, void *)",
         }
+    }
+
+    /// [`Sig::capsule_c_name`] as text.
+    pub fn capsule_name(self) -> &'static str {
+        self.capsule_c_name()
+            .to_str()
+            .expect("capsule names are ASCII")
     }
 }
 
@@ -318,57 +326,7 @@ pub struct ErrorSite {
     pub exception: Exception,
 }
 
-/// Python exception types that run-time failures correspond to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Exception {
-    IndexError,
-    ValueError,
-    ZeroDivisionError,
-    OverflowError,
-    TypeError,
-    RuntimeError,
-}
-
-impl Exception {
-    pub fn name(self) -> &'static str {
-        match self {
-            Exception::IndexError => "IndexError",
-            Exception::ValueError => "ValueError",
-            Exception::ZeroDivisionError => "ZeroDivisionError",
-            Exception::OverflowError => "OverflowError",
-            Exception::TypeError => "TypeError",
-            Exception::RuntimeError => "RuntimeError",
-        }
-    }
-
-    /// The exception CPython/NumPy raise with this message (the lowering's messages are theirs).
-    pub fn for_message(message: &str) -> Exception {
-        const TABLE: &[(&str, Exception)] = &[
-            ("out of bounds", Exception::IndexError),
-            ("boolean index did not match", Exception::IndexError),
-            ("division by zero", Exception::ZeroDivisionError),
-            ("modulo by zero", Exception::ZeroDivisionError),
-            (
-                "cannot be raised to a negative power",
-                Exception::ZeroDivisionError,
-            ),
-            ("math range error", Exception::OverflowError),
-            ("Numerical result out of range", Exception::OverflowError),
-            ("exceeds 64 bits", Exception::OverflowError),
-            ("exceeds 2**53", Exception::OverflowError),
-            ("infinity to integer", Exception::OverflowError),
-            ("NaN to integer", Exception::ValueError),
-            ("returned None", Exception::TypeError),
-            ("invalid arguments", Exception::ValueError),
-            ("out of memory", Exception::RuntimeError),
-        ];
-        TABLE
-            .iter()
-            .find(|(k, _)| message.contains(k))
-            .map(|(_, e)| *e)
-            .unwrap_or(Exception::ValueError)
-    }
-}
+pub use crate::error::Exception;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {

@@ -255,7 +255,7 @@ fn agree(
                 out.to_bits()
             );
         }
-        Err(()) => {
+        Err(interp::Failed) => {
             assert_eq!(rc, 0, "{what}: JIT returned {out} where the interpreter failed with {expected_failure:?} on {buf:?}");
             assert_eq!(
                 failure, expected_failure,

@@ -1,12 +1,15 @@
 //! The functions, methods and constants a filter can use, and how each lowers.
 //!
-//! Functions are named `np.*`, `math.*` or `builtin.*`; NumPy aliases (`amax`, `absolute`,
-//! `arcsin`/`asin` ...) resolve to one canonical name here, so each operation has one lowering.
+//! Calls arrive resolved to a typed [`Builtin`] (module and function, see `names.rs`, where
+//! aliases such as `amax`, `absolute` and `asin` map to one function), so each operation has one
+//! lowering, chosen by matching on variants.
 
 use super::expr::{bin, cmp, convert, un};
+use super::names::Func::*;
+use super::names::{self, Builtin, Func, Module};
 use super::value::{ArrayVal, Value};
 use super::{not, Translator};
-use crate::error::{Error, ErrorKind, Result, Span};
+use crate::error::{Error, ErrorKind, Exception, Result, Span};
 use crate::ir::{ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp};
 use crate::math::MathFn;
 use crate::syntax::ast;
@@ -14,286 +17,33 @@ use crate::syntax::ast;
 /// Builtins visible without import (numpy and math are too, as `np`, `numpy` and `math`).
 pub(crate) fn global(name: &str) -> Option<Value> {
     Some(match name {
-        "np" | "numpy" => Value::Module("np"),
-        "math" => Value::Module("math"),
-        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int"
-        | "bool" | "pow" => Value::Function(canonical("builtin", name)?),
-        "range" | "enumerate" | "zip" => Value::Function(canonical("builtin", name)?),
-        _ => return None,
+        "np" | "numpy" => Value::Module(Module::Np),
+        "math" => Value::Module(Module::Math),
+        _ => Value::Function(names::resolve(Module::Builtin, name)?),
     })
 }
 
 /// `np.<name>` / `math.<name>`: a constant or a function.
-pub(crate) fn module_attr(module: &str, name: &str) -> Option<Value> {
+pub(crate) fn module_attr(module: Module, name: &str) -> Option<Value> {
+    use Module::{Math, Np};
     let c = |v: f64| Some(Value::Scalar(Expr::F64(v), Ty::F64));
     match (module, name) {
         (_, "pi") => c(std::f64::consts::PI),
         (_, "e") => c(std::f64::consts::E),
-        (_, "inf") | ("np", "Inf" | "PINF" | "infty") => c(f64::INFINITY),
-        (_, "nan") | ("np", "NaN" | "NAN") => c(f64::NAN),
-        ("math", "tau") => c(std::f64::consts::TAU),
-        ("np", "NINF") => c(f64::NEG_INFINITY),
-        ("np", "newaxis") => None,
-        _ => canonical(module, name).map(Value::Function),
+        (_, "inf") | (Np, "Inf" | "PINF" | "infty") => c(f64::INFINITY),
+        (_, "nan") | (Np, "NaN" | "NAN") => c(f64::NAN),
+        (Math, "tau") => c(std::f64::consts::TAU),
+        (Np, "NINF") => c(f64::NEG_INFINITY),
+        (Np, "newaxis") => None,
+        _ => names::resolve(module, name).map(Value::Function),
     }
-}
-
-/// Resolves aliases to one canonical function name.
-fn canonical(module: &str, name: &str) -> Option<&'static str> {
-    let np = module == "np";
-    let math = module == "math";
-    let builtin = module == "builtin";
-    Some(match name {
-        // element-wise math
-        "sqrt" if np || math => {
-            if np {
-                "np.sqrt"
-            } else {
-                "math.sqrt"
-            }
-        }
-        "exp" | "expm1" | "log" | "log2" | "log10" | "log1p" | "sin" | "cos" | "tan" | "sinh"
-        | "cosh" | "tanh" | "cbrt" | "exp2" | "floor" | "ceil" | "trunc" | "isnan" | "isinf"
-        | "isfinite" | "copysign" | "fmod" | "hypot" | "degrees" | "radians" | "fabs"
-            if np || math =>
-        {
-            return intern(module, name)
-        }
-        "arcsin" | "asin" if np || math => {
-            if np {
-                "np.arcsin"
-            } else {
-                "math.arcsin"
-            }
-        }
-        "arccos" | "acos" if np || math => {
-            if np {
-                "np.arccos"
-            } else {
-                "math.arccos"
-            }
-        }
-        "arctan" | "atan" if np || math => {
-            if np {
-                "np.arctan"
-            } else {
-                "math.arctan"
-            }
-        }
-        "arcsinh" | "asinh" if np || math => {
-            if np {
-                "np.arcsinh"
-            } else {
-                "math.arcsinh"
-            }
-        }
-        "arccosh" | "acosh" if np || math => {
-            if np {
-                "np.arccosh"
-            } else {
-                "math.arccosh"
-            }
-        }
-        "arctanh" | "atanh" if np || math => {
-            if np {
-                "np.arctanh"
-            } else {
-                "math.arctanh"
-            }
-        }
-        "arctan2" | "atan2" if np || math => {
-            if np {
-                "np.arctan2"
-            } else {
-                "math.arctan2"
-            }
-        }
-        "pow" if math => "math.power",
-        "power" | "pow" if np => "np.power",
-        "rad2deg" if np => "np.degrees",
-        "deg2rad" if np => "np.radians",
-        "abs" | "absolute" if np => "np.abs",
-        "rint" | "round" | "around" if np => "np.round",
-        "fix" if np => "np.trunc",
-        "sign" | "square" | "negative" | "reciprocal" | "minimum" | "maximum" | "fmin" | "fmax"
-        | "where" | "clip" | "logical_and" | "logical_or" | "logical_not" | "logical_xor"
-        | "add" | "subtract" | "multiply" | "floor_divide" | "delete" | "concatenate" | "sort"
-        | "dot" | "average" | "diff" | "flip" | "bincount" | "histogram" | "reshape"
-            if np =>
-        {
-            return intern(module, name)
-        }
-        "divide" | "true_divide" if np => "np.divide",
-        "mod" | "remainder" if np => "np.remainder",
-        "array" | "asarray" | "asanyarray" | "ravel" if np => "np.array",
-        "float64" | "double" | "float32" | "single" | "float_" if np => "np.float64",
-        "int64" | "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32"
-        | "uint64"
-            if np =>
-        {
-            "np.int64"
-        }
-        "bool_" if np => "np.bool_",
-        // reductions
-        "sum" | "nansum" | "prod" | "nanprod" | "mean" | "nanmean" | "var" | "nanvar" | "std"
-        | "nanstd" | "nanmin" | "nanmax" | "ptp" | "median" | "nanmedian" | "percentile"
-        | "nanpercentile" | "quantile" | "nanquantile" | "any" | "all" | "count_nonzero"
-        | "argmin" | "argmax" | "size"
-            if np =>
-        {
-            return intern(module, name)
-        }
-        "min" | "amin" if np => "np.min",
-        "max" | "amax" if np => "np.max",
-        // builtins
-        "len" | "abs" | "min" | "max" | "sum" | "any" | "all" | "round" | "float" | "int"
-        | "bool" | "pow" | "range" | "enumerate" | "zip"
-            if builtin =>
-        {
-            return intern(module, name)
-        }
-        _ => return None,
-    })
-}
-
-/// Returns the `'static` spelling of `module.name` from the table of every known function.
-fn intern(module: &str, name: &str) -> Option<&'static str> {
-    const NAMES: &[&str] = &[
-        "np.exp",
-        "np.expm1",
-        "np.log",
-        "np.log2",
-        "np.log10",
-        "np.log1p",
-        "np.sin",
-        "np.cos",
-        "np.tan",
-        "np.sinh",
-        "np.cosh",
-        "np.tanh",
-        "np.cbrt",
-        "np.exp2",
-        "np.floor",
-        "np.ceil",
-        "np.trunc",
-        "np.isnan",
-        "np.isinf",
-        "np.isfinite",
-        "np.copysign",
-        "np.fmod",
-        "np.hypot",
-        "np.degrees",
-        "np.radians",
-        "np.fabs",
-        "math.exp",
-        "math.expm1",
-        "math.log",
-        "math.log2",
-        "math.log10",
-        "math.log1p",
-        "math.sin",
-        "math.cos",
-        "math.tan",
-        "math.sinh",
-        "math.cosh",
-        "math.tanh",
-        "math.cbrt",
-        "math.exp2",
-        "math.floor",
-        "math.ceil",
-        "math.trunc",
-        "math.isnan",
-        "math.isinf",
-        "math.isfinite",
-        "math.copysign",
-        "math.fmod",
-        "math.hypot",
-        "math.degrees",
-        "math.radians",
-        "math.fabs",
-        "np.sign",
-        "np.square",
-        "np.negative",
-        "np.reciprocal",
-        "np.minimum",
-        "np.maximum",
-        "np.fmin",
-        "np.fmax",
-        "np.where",
-        "np.clip",
-        "np.logical_and",
-        "np.logical_or",
-        "np.logical_not",
-        "np.logical_xor",
-        "np.add",
-        "np.subtract",
-        "np.multiply",
-        "np.floor_divide",
-        "np.delete",
-        "np.concatenate",
-        "np.sort",
-        "np.dot",
-        "np.average",
-        "np.diff",
-        "np.flip",
-        "np.sum",
-        "np.nansum",
-        "np.prod",
-        "np.nanprod",
-        "np.mean",
-        "np.nanmean",
-        "np.var",
-        "np.nanvar",
-        "np.std",
-        "np.nanstd",
-        "np.nanmin",
-        "np.nanmax",
-        "np.ptp",
-        "np.median",
-        "np.nanmedian",
-        "np.percentile",
-        "np.nanpercentile",
-        "np.quantile",
-        "np.nanquantile",
-        "np.any",
-        "np.all",
-        "np.count_nonzero",
-        "np.argmin",
-        "np.argmax",
-        "np.size",
-        "builtin.len",
-        "builtin.abs",
-        "builtin.min",
-        "builtin.max",
-        "builtin.sum",
-        "builtin.any",
-        "builtin.all",
-        "builtin.round",
-        "builtin.float",
-        "builtin.int",
-        "builtin.bool",
-        "builtin.pow",
-        "builtin.range",
-        "builtin.enumerate",
-        "builtin.zip",
-        "np.float64",
-        "np.int64",
-        "np.bool_",
-        "np.bincount",
-        "np.histogram",
-        "np.reshape",
-    ];
-    NAMES
-        .iter()
-        .find(|n| n.split_once('.') == Some((module, name)))
-        .copied()
 }
 
 /// `base.attr`.
 pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span) -> Result<Value> {
     match base {
         Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
-            let full = if m == "np" { "numpy" } else { "math" };
+            let full = if m == Module::Np { "numpy" } else { "math" };
             t.err(
                 ErrorKind::UnknownName,
                 span,
@@ -430,7 +180,7 @@ pub(crate) fn call(
     let (name, receiver) = match f {
         Value::Function(n) => (n, None),
         Value::Method(recv, m) => {
-            let Some(n) = method_name(&m) else {
+            let Some(n) = names::method(&m) else {
                 return Err(t
                     .err(ErrorKind::UnknownName, fspan, format!("`.{m}()` is not supported in filters"))
                     .hint("supported methods: sum mean var std min max prod any all argmin argmax astype copy round clip item"));
@@ -445,14 +195,14 @@ pub(crate) fn call(
             ))
         }
     };
-    if name == "builtin.range" || name == "builtin.enumerate" || name == "builtin.zip" {
+    if matches!(name.func, Range | Enumerate | Zip) {
         return Err(t
             .err(
                 ErrorKind::Unsupported,
                 span,
                 format!(
                     "{}() can only be used as the iterable of a for loop",
-                    &name[8..]
+                    name.func
                 ),
             )
             .hint("write `for i in range(n):`"));
@@ -467,9 +217,8 @@ pub(crate) fn call(
     for k in keywords {
         kw.push((k.name.clone(), t.expr(&k.value)?, k.span));
     }
-    let display = name.replace("builtin.", "").replace("np.", "np.");
     let mut a = Args {
-        name: display,
+        name: name.to_string(),
         pos,
         kw,
         span,
@@ -480,85 +229,61 @@ pub(crate) fn call(
     // NumPy functions and array methods return NumPy scalars; math.*, float(), int(), round()
     // and len() return Python numbers (see provenance.rs).
     use super::provenance::Prov;
-    let python = name.starts_with("math.")
-        || matches!(
-            name,
-            "builtin.float" | "builtin.int" | "builtin.round" | "builtin.len" | "builtin.bool"
-        );
-    let numpy = name.starts_with("np.") || name.starts_with("method.") || receiver_was_array;
+    let python = match name.module {
+        Module::Math => true,
+        Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool),
+        Module::Np | Module::Method => false,
+    };
+    let numpy = matches!(name.module, Module::Np | Module::Method) || receiver_was_array;
     Ok(match v {
         // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
-        Value::Scalar(_, Ty::F64) if name == "builtin.round" => v,
+        Value::Scalar(_, Ty::F64) if name.module == Module::Builtin && name.func == Round => v,
         Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
         Value::Scalar(e, ty) if numpy => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
         v => v,
     })
 }
 
-/// Methods of arrays and scalars, mapped to the function that implements them.
-fn method_name(m: &str) -> Option<&'static str> {
-    Some(match m {
-        "sum" => "np.sum",
-        "mean" => "np.mean",
-        "var" => "np.var",
-        "std" => "np.std",
-        "min" => "np.min",
-        "max" => "np.max",
-        "prod" => "np.prod",
-        "any" => "np.any",
-        "all" => "np.all",
-        "argmin" => "np.argmin",
-        "argmax" => "np.argmax",
-        "round" => "np.round",
-        "clip" => "np.clip",
-        "astype" => "method.astype",
-        "copy" | "flatten" | "ravel" => "np.array",
-        "item" => "method.item",
-        "is_integer" => "method.is_integer",
-        "reshape" => "method.reshape",
+/// The element-wise function of one argument a function computes, if it is one.
+fn unary_math(func: Func) -> Option<(Option<MathFn>, Option<UnOp>)> {
+    Some(match func {
+        Sqrt => (None, Some(UnOp::Sqrt)),
+        Floor => (None, Some(UnOp::Floor)),
+        Ceil => (None, Some(UnOp::Ceil)),
+        Trunc => (None, Some(UnOp::Trunc)),
+        Fabs | Abs => (None, Some(UnOp::Abs)),
+        Exp => (Some(MathFn::Exp), None),
+        Exp2 => (Some(MathFn::Exp2), None),
+        Expm1 => (Some(MathFn::Expm1), None),
+        Log => (Some(MathFn::Log), None),
+        Log2 => (Some(MathFn::Log2), None),
+        Log10 => (Some(MathFn::Log10), None),
+        Log1p => (Some(MathFn::Log1p), None),
+        Sin => (Some(MathFn::Sin), None),
+        Cos => (Some(MathFn::Cos), None),
+        Tan => (Some(MathFn::Tan), None),
+        Arcsin => (Some(MathFn::Asin), None),
+        Arccos => (Some(MathFn::Acos), None),
+        Arctan => (Some(MathFn::Atan), None),
+        Sinh => (Some(MathFn::Sinh), None),
+        Cosh => (Some(MathFn::Cosh), None),
+        Tanh => (Some(MathFn::Tanh), None),
+        Arcsinh => (Some(MathFn::Asinh), None),
+        Arccosh => (Some(MathFn::Acosh), None),
+        Arctanh => (Some(MathFn::Atanh), None),
+        Cbrt => (Some(MathFn::Cbrt), None),
         _ => return None,
     })
 }
 
-fn unary_math(name: &str) -> Option<(Option<MathFn>, Option<UnOp>)> {
-    let base = name.split_once('.').map(|(_, n)| n).unwrap_or(name);
-    Some(match base {
-        "sqrt" => (None, Some(UnOp::Sqrt)),
-        "floor" => (None, Some(UnOp::Floor)),
-        "ceil" => (None, Some(UnOp::Ceil)),
-        "trunc" => (None, Some(UnOp::Trunc)),
-        "fabs" | "abs" => (None, Some(UnOp::Abs)),
-        "exp" => (Some(MathFn::Exp), None),
-        "exp2" => (Some(MathFn::Exp2), None),
-        "expm1" => (Some(MathFn::Expm1), None),
-        "log" => (Some(MathFn::Log), None),
-        "log2" => (Some(MathFn::Log2), None),
-        "log10" => (Some(MathFn::Log10), None),
-        "log1p" => (Some(MathFn::Log1p), None),
-        "sin" => (Some(MathFn::Sin), None),
-        "cos" => (Some(MathFn::Cos), None),
-        "tan" => (Some(MathFn::Tan), None),
-        "arcsin" => (Some(MathFn::Asin), None),
-        "arccos" => (Some(MathFn::Acos), None),
-        "arctan" => (Some(MathFn::Atan), None),
-        "sinh" => (Some(MathFn::Sinh), None),
-        "cosh" => (Some(MathFn::Cosh), None),
-        "tanh" => (Some(MathFn::Tanh), None),
-        "arcsinh" => (Some(MathFn::Asinh), None),
-        "arccosh" => (Some(MathFn::Acosh), None),
-        "arctanh" => (Some(MathFn::Atanh), None),
-        "cbrt" => (Some(MathFn::Cbrt), None),
-        _ => return None,
-    })
-}
-
-fn binary_math(base: &str) -> Option<MathFn> {
-    Some(match base {
-        "arctan2" => MathFn::Atan2,
-        "hypot" => MathFn::Hypot,
-        "power" | "pow" => MathFn::Pow,
-        "copysign" => MathFn::CopySign,
-        "fmod" => MathFn::Fmod,
+/// The element-wise function of two arguments a function computes, if it is one.
+fn binary_math(func: Func) -> Option<MathFn> {
+    Some(match func {
+        Arctan2 => MathFn::Atan2,
+        Hypot => MathFn::Hypot,
+        Power => MathFn::Pow,
+        CopySign => MathFn::CopySign,
+        Fmod => MathFn::Fmod,
         _ => return None,
     })
 }
@@ -571,19 +296,20 @@ fn apply_unary(e: Expr, f: (Option<MathFn>, Option<UnOp>)) -> Expr {
     }
 }
 
-fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Value> {
-    let (module, base) = name.split_once('.').unwrap();
+fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> {
+    use Module::{Math, Np};
+    let Builtin { module, func: base } = name;
     let span = a.span;
 
     // math.*: scalars only, with CPython's domain and range errors.
-    if module == "math" {
+    if module == Math {
         return math_call(t, base, a);
     }
 
-    if let Some(f) = unary_math(name).filter(|_| module == "np" || base == "abs") {
+    if let Some(f) = unary_math(base).filter(|_| module == Np || base == Abs) {
         a.arity(t, 1, 1)?;
         let (v, s) = a.take();
-        if base == "abs" {
+        if base == Abs {
             // abs keeps integers integral.
             return t.elementwise(vec![v], s, &mut |t, ops, elementwise| {
                 let (e, ty) = ops.into_iter().next().unwrap();
@@ -603,7 +329,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             Ok((apply_unary(convert(e, ty, Ty::F64), f), Ty::F64))
         });
     }
-    if module == "np" {
+    if module == Np {
         if let Some(m) = binary_math(base) {
             a.arity(t, 2, 2)?;
             let (x, _) = a.take();
@@ -632,13 +358,13 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
         }
     }
 
-    match name {
-        "np.isnan" | "np.isinf" | "np.isfinite" => {
+    match (module, base) {
+        (Np, IsNan | IsInf | IsFinite) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             let op = match base {
-                "isnan" => UnOp::IsNan,
-                "isinf" => UnOp::IsInf,
+                IsNan => UnOp::IsNan,
+                IsInf => UnOp::IsInf,
                 _ => UnOp::IsFinite,
             };
             t.elementwise(vec![v], s, &mut |_, ops, _| {
@@ -646,7 +372,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Ok((un(op, convert(e, ty, Ty::F64)), Ty::Bool))
             })
         }
-        "np.sign" => {
+        (Np, Sign) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             t.elementwise(vec![v], s, &mut |t, ops, _| {
@@ -668,27 +394,26 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Ok((inner, Ty::F64))
             })
         }
-        "np.square" | "np.negative" | "np.reciprocal" | "np.degrees" | "np.radians"
-        | "np.logical_not" => {
+        (Np, Square | Negative | Reciprocal | Degrees | Radians | LogicalNot) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             t.elementwise(vec![v], s, &mut |t, ops, _| {
                 let (e, ty) = ops.into_iter().next().unwrap();
                 Ok(match base {
-                    "square" => {
+                    Square => {
                         let ty2 = ty.max(Ty::I64);
                         let x = t.stable(convert(e, ty, ty2), ty2);
                         (bin(BinOp::Mul, x.clone(), x), ty2)
                     }
-                    "negative" => {
+                    Negative => {
                         let ty2 = ty.max(Ty::I64);
                         (un(UnOp::Neg, convert(e, ty, ty2)), ty2)
                     }
-                    "reciprocal" => (
+                    Reciprocal => (
                         bin(BinOp::Div, Expr::F64(1.0), convert(e, ty, Ty::F64)),
                         Ty::F64,
                     ),
-                    "degrees" => (
+                    Degrees => (
                         bin(
                             BinOp::Mul,
                             convert(e, ty, Ty::F64),
@@ -696,7 +421,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                         ),
                         Ty::F64,
                     ),
-                    "radians" => (
+                    Radians => (
                         bin(
                             BinOp::Mul,
                             convert(e, ty, Ty::F64),
@@ -708,7 +433,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 })
             })
         }
-        "np.round" => {
+        (Np, Round) => {
             a.arity(t, 1, 2)?;
             let (v, s) = a.take();
             let decimals = match a.pos.pop().or_else(|| a.kw("decimals")) {
@@ -735,19 +460,21 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Ok((round_decimals(convert(e, ty, Ty::F64), decimals), Ty::F64))
             })
         }
-        "np.minimum" | "np.maximum" | "np.fmin" | "np.fmax" | "np.add" | "np.subtract"
-        | "np.multiply" | "np.divide" | "np.remainder" | "np.floor_divide" | "np.logical_and"
-        | "np.logical_or" | "np.logical_xor" => {
+        (
+            Np,
+            Minimum | Maximum | Fmin | Fmax | Add | Subtract | Multiply | Divide | Remainder
+            | FloorDivide | LogicalAnd | LogicalOr | LogicalXor,
+        ) => {
             a.arity(t, 2, 2)?;
             let (x, _) = a.take();
             let (y, _) = a.take();
             let op = match base {
-                "add" => Some(ast::BinOp::Add),
-                "subtract" => Some(ast::BinOp::Sub),
-                "multiply" => Some(ast::BinOp::Mul),
-                "divide" => Some(ast::BinOp::Div),
-                "remainder" => Some(ast::BinOp::Mod),
-                "floor_divide" => Some(ast::BinOp::FloorDiv),
+                Add => Some(ast::BinOp::Add),
+                Subtract => Some(ast::BinOp::Sub),
+                Multiply => Some(ast::BinOp::Mul),
+                Divide => Some(ast::BinOp::Div),
+                Remainder => Some(ast::BinOp::Mod),
+                FloorDivide => Some(ast::BinOp::FloorDiv),
                 _ => None,
             };
             if let Some(op) = op {
@@ -756,10 +483,10 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             t.elementwise(vec![x, y], span, &mut |t, ops, _| {
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
-                if base.starts_with("logical") {
+                if matches!(base, LogicalAnd | LogicalOr | LogicalXor) {
                     let o = match base {
-                        "logical_and" => BinOp::And,
-                        "logical_or" => BinOp::Or,
+                        LogicalAnd => BinOp::And,
+                        LogicalOr => BinOp::Or,
                         _ => BinOp::Xor,
                     };
                     return Ok((
@@ -770,29 +497,17 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 let tt = tx.max(ty).max(Ty::I64);
                 let (x, y) = (convert(x, tx, tt), convert(y, ty, tt));
                 Ok(match base {
-                    "minimum" => (bin(BinOp::Min, x, y), tt),
-                    "maximum" => (bin(BinOp::Max, x, y), tt),
+                    Minimum => (bin(BinOp::Min, x, y), tt),
+                    Maximum => (bin(BinOp::Max, x, y), tt),
                     _ if tt != Ty::F64 => (
-                        bin(
-                            if base == "fmin" {
-                                BinOp::Min
-                            } else {
-                                BinOp::Max
-                            },
-                            x,
-                            y,
-                        ),
+                        bin(if base == Fmin { BinOp::Min } else { BinOp::Max }, x, y),
                         tt,
                     ),
                     _ => {
                         // fmin/fmax ignore a NaN operand: pick the other one.
                         let (x, y) = (t.stable(x, tt), t.stable(y, tt));
                         let m = bin(
-                            if base == "fmin" {
-                                BinOp::Min
-                            } else {
-                                BinOp::Max
-                            },
+                            if base == Fmin { BinOp::Min } else { BinOp::Max },
                             x.clone(),
                             y.clone(),
                         );
@@ -810,7 +525,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 })
             })
         }
-        "np.where" => {
+        (Np, Where) => {
             if a.pos.len() != 3 {
                 return Err(t
                     .err(ErrorKind::Arity, span, "np.where() needs three arguments in a filter")
@@ -834,7 +549,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 ))
             })
         }
-        "np.clip" => {
+        (Np, Clip) => {
             a.arity(t, 1, 3)?;
             let (x, _) = a.take();
             let lo = if a.pos.is_empty() {
@@ -878,17 +593,17 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Ok((e, tt))
             })
         }
-        "np.array" => {
+        (Np, Array) => {
             a.arity(t, 1, 1)?;
             let dtype = a.kw("dtype");
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             match dtype {
                 None => Ok(Value::Array(arr)),
                 Some((d, ds)) => astype(t, arr, d, ds),
             }
         }
-        "method.astype" => {
+        (Module::Method, Astype) => {
             a.arity(t, 2, 2)?;
             let (v, s) = a.take();
             let (d, ds) = a.take();
@@ -906,17 +621,17 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                     }
                 }
                 v => {
-                    let arr = t.to_array(v, s)?;
+                    let arr = t.array_of(v, s)?;
                     astype(t, arr, d, ds)
                 }
             }
         }
-        "method.reshape" | "np.reshape" => {
+        (Module::Method | Np, Reshape) => {
             if a.pos.len() < 2 {
                 return Err(t.err(ErrorKind::Arity, span, "reshape() needs the new shape"));
             }
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let dims: Vec<(Value, Span)> = match a.pos.len() {
                 1 => match a.take() {
                     (Value::Tuple(items), ds) => items.into_iter().map(|i| (i, ds)).collect(),
@@ -926,17 +641,18 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             };
             reshape(t, arr, dims, span)
         }
-        "np.bincount" => bincount(t, a),
-        "np.histogram" => histogram(t, a),
-        "method.item" => {
+        (Np, Bincount) => bincount(t, a),
+        (Np, Histogram) => histogram(t, a),
+        (Module::Method, Item) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             match v {
                 Value::Scalar(..) => Ok(v),
                 v => {
-                    let arr = t.to_array(v, s)?;
+                    let arr = t.array_of(v, s)?;
                     t.check(
                         cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+                        Exception::ValueError,
                         "can only convert an array of size 1 to a Python scalar (size {a})",
                         span,
                         arr.len.clone(),
@@ -946,7 +662,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 }
             }
         }
-        "method.is_integer" => {
+        (Module::Method, IsInteger) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             let x = t.float(v, s, "the receiver")?;
@@ -956,11 +672,11 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Ty::Bool,
             ))
         }
-        "np.delete" => {
+        (Np, Delete) => {
             a.arity(t, 2, 2)?;
             let (v, s) = a.take();
             let (i, is) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let i = t.int(i, is, "the index to delete")?;
             let i = t.checked_index(i, arr.len.clone(), is);
             let index = t.temp(Ty::I64);
@@ -977,7 +693,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 elem: arr.at(src),
             }))
         }
-        "np.concatenate" => {
+        (Np, Concatenate) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             let Value::Tuple(parts) = v else {
@@ -1001,7 +717,7 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                             )
                             .hint("wrap numbers in a tuple: (v,)"))
                     }
-                    p => t.to_array(p, s)?,
+                    p => t.array_of(p, s)?,
                 };
                 arrays.push(p);
             }
@@ -1017,10 +733,10 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             }
             Ok(Value::Array(acc))
         }
-        "np.sort" => {
+        (Np, Sort) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let arr = ArrayVal {
                 elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
                 ty: Ty::F64,
@@ -1031,10 +747,10 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
             t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
             Ok(Value::Array(m))
         }
-        "np.flip" => {
+        (Np, Flip) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
             let src = bin(
@@ -1049,10 +765,10 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 elem: arr.at(src),
             }))
         }
-        "np.diff" => {
+        (Np, Diff) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
-            let arr = t.to_array(v, s)?;
+            let arr = t.array_of(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
             let k = Expr::Var(index);
@@ -1069,16 +785,17 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 elem,
             }))
         }
-        "np.dot" => {
+        (Np, Dot) => {
             a.arity(t, 2, 2)?;
             let (x, xs) = a.take();
             let (y, ys) = a.take();
             // np.dot of two 1-D arrays needs equal lengths: no broadcasting of a length-1 side.
             if let (Value::Array(_), Value::Array(_)) = (&x, &y) {
-                let (xa, ya) = (t.to_array(x.clone(), xs)?, t.to_array(y.clone(), ys)?);
+                let (xa, ya) = (t.array_of(x.clone(), xs)?, t.array_of(y.clone(), ys)?);
                 let (l, m) = (t.stable(xa.len, Ty::I64), t.stable(ya.len, Ty::I64));
                 t.check(
                     cmp(CmpOp::Eq, l.clone(), m.clone()),
+                    Exception::ValueError,
                     "shapes ({a},) and ({b},) not aligned: {a} (dim 0) != {b} (dim 0)",
                     span,
                     l,
@@ -1086,42 +803,42 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 );
             }
             let p = t.binary(ast::BinOp::Mul, x, y, span)?;
-            reduction(t, "sum", p, span, a)
+            reduction(t, Sum, p, span, a)
         }
-        "np.average" => {
+        (Np, Average) => {
             a.arity(t, 1, 1)?;
             let (x, xs) = a.take();
             match a.kw("weights") {
-                None => reduction(t, "mean", x, xs, a),
+                None => reduction(t, Mean, x, xs, a),
                 Some((w, _)) => {
                     let xw = t.binary(ast::BinOp::Mul, x, w.clone(), span)?;
-                    let num = reduction(t, "sum", xw, span, a)?;
-                    let den = reduction(t, "sum", w, span, a)?;
+                    let num = reduction(t, Sum, xw, span, a)?;
+                    let den = reduction(t, Sum, w, span, a)?;
                     t.binary(ast::BinOp::Div, num, den, span)
                 }
             }
         }
-        "np.size" | "builtin.len" => {
+        (Np, Size) | (Module::Builtin, Len) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             match v {
                 Value::Tuple(items) => Ok(Value::Scalar(Expr::I64(items.len() as i64), Ty::I64)),
-                Value::Scalar(..) if name == "np.size" => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
+                Value::Scalar(..) if base == Size => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
                 v => {
                     let arr = t
-                        .to_array(v, s)
+                        .array_of(v, s)
                         .map_err(|e| e.hint("len() needs an array"))?;
                     Ok(Value::Scalar(arr.len, Ty::I64))
                 }
             }
         }
-        "builtin.abs" => unreachable!("handled with the unary math functions"),
-        "builtin.float" | "builtin.int" | "builtin.bool" => cast_call(t, base, a),
+        (Module::Builtin, Abs) => unreachable!("handled with the unary math functions"),
+        (Module::Builtin, Float | Int | Bool) => cast_call(t, base, a),
         // NumPy scalar constructors: the same conversions, but the result is a NumPy scalar.
-        "np.float64" => cast_call(t, "float", a),
-        "np.int64" => cast_call(t, "int", a),
-        "np.bool_" => cast_call(t, "bool", a),
-        "builtin.round" => {
+        (Np, Float64) => cast_call(t, Float, a),
+        (Np, Int64) => cast_call(t, Int, a),
+        (Np, BoolScalar) => cast_call(t, Bool, a),
+        (Module::Builtin, Round) => {
             a.arity(t, 1, 2)?;
             let (v, s) = a.take();
             let (x, tx) = t.scalar(v, s, "round()'s argument")?;
@@ -1146,20 +863,20 @@ fn lower_call(t: &mut Translator, name: &'static str, a: &mut Args) -> Result<Va
                 Ty::I64,
             ))
         }
-        "builtin.pow" => {
+        (Module::Builtin, Pow) => {
             a.arity(t, 2, 2)?;
             let (x, _) = a.take();
             let (y, _) = a.take();
             t.binary(ast::BinOp::Pow, x, y, span)
         }
-        "builtin.min" | "builtin.max" => builtin_min_max(t, base, a),
-        "builtin.sum" => builtin_sum(t, a),
-        "builtin.any" | "builtin.all" => {
+        (Module::Builtin, Min | Max) => builtin_min_max(t, base, a),
+        (Module::Builtin, Sum) => builtin_sum(t, a),
+        (Module::Builtin, Any | All) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             reduction(t, base, v, s, a)
         }
-        _ if module == "np" => {
+        (Np, _) => {
             a.arity(t, 1, 2)?;
             let (v, s) = a.take();
             reduction(t, base, v, s, a)
@@ -1206,6 +923,7 @@ fn reshape(
             if *n >= 0 {
                 t.check(
                     cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)),
+                    Exception::ValueError,
                     &msg,
                     span,
                     len,
@@ -1217,6 +935,7 @@ fn reshape(
         [r, c] if *r >= 0 && *c >= 0 => {
             t.check(
                 cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)),
+                Exception::ValueError,
                 &msg,
                 span,
                 len,
@@ -1231,6 +950,7 @@ fn reshape(
                     bin(BinOp::Mod, len.clone(), Expr::I64(*c)),
                     Expr::I64(0),
                 ),
+                Exception::ValueError,
                 &msg,
                 span,
                 len,
@@ -1245,6 +965,7 @@ fn reshape(
                     bin(BinOp::Mod, len.clone(), Expr::I64(*r)),
                     Expr::I64(0),
                 ),
+                Exception::ValueError,
                 &msg,
                 span,
                 len.clone(),
@@ -1319,7 +1040,7 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
         }
         None => Expr::I64(0),
     };
-    let arr = t.to_array(v, s)?;
+    let arr = t.array_of(v, s)?;
     if arr.ty == Ty::F64 {
         return Err(t
             .err(
@@ -1343,22 +1064,20 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
         ..vals.clone()
     };
     let ok = t.reduce(ReduceOp::All, &nonneg, span, None)?;
-    t.check(
+    t.check_plain(
         ok,
+        Exception::ValueError,
         "'list' argument must have no negative elements",
         span,
-        Expr::I64(0),
-        Expr::I64(0),
     );
     let w = match weights {
         Some((w, ws)) => {
-            let w = t.to_array(w, ws)?;
-            t.check(
+            let w = t.array_of(w, ws)?;
+            t.check_plain(
                 cmp(CmpOp::Eq, w.len.clone(), n.clone()),
+                Exception::ValueError,
                 "The weights and list don't have the same length.",
                 ws,
-                Expr::I64(0),
-                Expr::I64(0),
             );
             Some(ArrayVal {
                 elem: convert(w.elem.clone(), w.ty, Ty::F64),
@@ -1449,7 +1168,7 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
             }
         }
     }
-    let x = t.to_array(v, s)?;
+    let x = t.array_of(v, s)?;
     let x = ArrayVal {
         elem: convert(x.elem.clone(), x.ty, Ty::F64),
         ty: Ty::F64,
@@ -1469,24 +1188,22 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
             let h = t.float(r.next().unwrap(), rs, "the range")?;
             t.emit(Stmt::Assign(lo, l));
             t.emit(Stmt::Assign(hi, h));
-            t.check(
+            t.check_plain(
                 cmp(CmpOp::Le, Expr::Var(lo), Expr::Var(hi)),
+                Exception::ValueError,
                 "max must be larger than min in range parameter.",
                 rs,
-                Expr::I64(0),
-                Expr::I64(0),
             );
             let finite = bin(
                 BinOp::And,
                 un(UnOp::IsFinite, Expr::Var(lo)),
                 un(UnOp::IsFinite, Expr::Var(hi)),
             );
-            t.check(
+            t.check_plain(
                 finite,
+                Exception::ValueError,
                 "supplied range of [lo, hi] is not finite",
                 rs,
-                Expr::I64(0),
-                Expr::I64(0),
             );
         }
         Some((Value::None, _)) | None => {
@@ -1502,12 +1219,11 @@ fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
                     un(UnOp::IsFinite, Expr::Var(lo)),
                     un(UnOp::IsFinite, Expr::Var(hi)),
                 );
-                t.check(
+                t.check_plain(
                     finite,
+                    Exception::ValueError,
                     "autodetected range of [min, max] is not finite",
                     span,
-                    Expr::I64(0),
-                    Expr::I64(0),
                 );
                 Ok(())
             })?;
@@ -1725,9 +1441,18 @@ fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVal {
 
 fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value> {
     let ty = match &d {
-        Value::Function("builtin.int") => Ty::I64,
-        Value::Function("builtin.float") => Ty::F64,
-        Value::Function("builtin.bool") => Ty::Bool,
+        Value::Function(Builtin {
+            module: Module::Builtin,
+            func: Int,
+        }) => Ty::I64,
+        Value::Function(Builtin {
+            module: Module::Builtin,
+            func: Float,
+        }) => Ty::F64,
+        Value::Function(Builtin {
+            module: Module::Builtin,
+            func: Bool,
+        }) => Ty::Bool,
         Value::Str(s) if matches!(s.as_str(), "int" | "int64" | "i8" | "intp" | "int_") => Ty::I64,
         Value::Str(s) if matches!(s.as_str(), "float" | "float64" | "f8" | "d") => Ty::F64,
         Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
@@ -1755,26 +1480,23 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
 fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
-    t.check(
+    t.check_plain(
         not(un(UnOp::IsNan, x.clone())),
+        Exception::ValueError,
         "cannot convert float NaN to integer",
         span,
-        Expr::I64(0),
-        Expr::I64(0),
     );
-    t.check(
+    t.check_plain(
         not(un(UnOp::IsInf, x.clone())),
+        Exception::OverflowError,
         "cannot convert float infinity to integer",
         span,
-        Expr::I64(0),
-        Expr::I64(0),
     );
-    t.check(
+    t.check_plain(
         fits_i64(x.clone()),
+        Exception::OverflowError,
         super::pyint::TOO_BIG,
         span,
-        Expr::I64(0),
-        Expr::I64(0),
     );
 }
 
@@ -1789,12 +1511,12 @@ fn fits_i64(x: Expr) -> Expr {
 }
 
 /// float(x), int(x), bool(x) on numbers, and float('nan')-style literals.
-fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
+fn cast_call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
     a.arity(t, 0, 1)?;
     if a.pos.is_empty() {
         return Ok(match base {
-            "float" => Value::Scalar(Expr::F64(0.0), Ty::F64),
-            "int" => Value::Scalar(Expr::I64(0), Ty::I64),
+            Float => Value::Scalar(Expr::F64(0.0), Ty::F64),
+            Int => Value::Scalar(Expr::I64(0), Ty::I64),
             _ => Value::Scalar(Expr::Bool(false), Ty::Bool),
         });
     }
@@ -1807,7 +1529,7 @@ fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
             other => other.parse::<f64>().ok(),
         };
         return match (base, parsed) {
-            ("float", Some(x)) => Ok(Value::Scalar(Expr::F64(x), Ty::F64)),
+            (Float, Some(x)) => Ok(Value::Scalar(Expr::F64(x), Ty::F64)),
             _ => Err(t
                 .err(ErrorKind::Unsupported, s, "strings are not supported")
                 .hint("float('nan') and float('inf') are; otherwise write the number")),
@@ -1819,6 +1541,7 @@ fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
             // float(arr) works in NumPy for one-element arrays.
             t.check(
                 cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+                Exception::ValueError,
                 "only arrays of size 1 can be converted to Python scalars (size {a})",
                 s,
                 arr.len.clone(),
@@ -1829,8 +1552,8 @@ fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         v => t.scalar(v, s, &what)?,
     };
     Ok(match base {
-        "float" => Value::Scalar(convert(e, ty, Ty::F64), Ty::F64),
-        "bool" => Value::Scalar(convert(e, ty, Ty::Bool), Ty::Bool),
+        Float => Value::Scalar(convert(e, ty, Ty::F64), Ty::F64),
+        Bool => Value::Scalar(convert(e, ty, Ty::Bool), Ty::Bool),
         _ => {
             if ty == Ty::F64 {
                 let x = t.stable(e, Ty::F64);
@@ -1844,7 +1567,7 @@ fn cast_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
 }
 
 /// math.* functions: scalars only, with CPython's errors (`math.sqrt(-1)` raises).
-fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
+fn math_call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
     let span = a.span;
     let mut xs = Vec::new();
     for (v, s) in std::mem::take(&mut a.pos) {
@@ -1860,8 +1583,8 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         xs.push(t.scalar(v, s, "an argument")?);
     }
     let arity = match base {
-        "arctan2" | "hypot" | "power" | "copysign" | "fmod" => 2..=2,
-        "log" => 1..=2,
+        Arctan2 | Hypot | Power | CopySign | Fmod => 2..=2,
+        Log => 1..=2,
         _ => 1..=1,
     };
     if !arity.contains(&xs.len()) {
@@ -1881,10 +1604,10 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         .collect::<Vec<_>>();
     let fx: Vec<Expr> = fx.into_iter().map(|e| t.stable(e, Ty::F64)).collect();
     let result = match base {
-        "isnan" => return Ok(Value::Scalar(un(UnOp::IsNan, fx[0].clone()), Ty::Bool)),
-        "isinf" => return Ok(Value::Scalar(un(UnOp::IsInf, fx[0].clone()), Ty::Bool)),
-        "isfinite" => return Ok(Value::Scalar(un(UnOp::IsFinite, fx[0].clone()), Ty::Bool)),
-        "degrees" => {
+        IsNan => return Ok(Value::Scalar(un(UnOp::IsNan, fx[0].clone()), Ty::Bool)),
+        IsInf => return Ok(Value::Scalar(un(UnOp::IsInf, fx[0].clone()), Ty::Bool)),
+        IsFinite => return Ok(Value::Scalar(un(UnOp::IsFinite, fx[0].clone()), Ty::Bool)),
+        Degrees => {
             return Ok(Value::Scalar(
                 bin(
                     BinOp::Mul,
@@ -1894,7 +1617,7 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
                 Ty::F64,
             ))
         }
-        "radians" => {
+        Radians => {
             return Ok(Value::Scalar(
                 bin(
                     BinOp::Mul,
@@ -1904,7 +1627,7 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
                 Ty::F64,
             ))
         }
-        "floor" | "ceil" | "trunc" => {
+        Floor | Ceil | Trunc => {
             if xs[0].1 != Ty::F64 {
                 return Ok(Value::Scalar(
                     convert(xs[0].0.clone(), xs[0].1, Ty::I64),
@@ -1912,8 +1635,8 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
                 ));
             }
             let op = match base {
-                "floor" => UnOp::Floor,
-                "ceil" => UnOp::Ceil,
+                Floor => UnOp::Floor,
+                Ceil => UnOp::Ceil,
                 _ => UnOp::Trunc,
             };
             int_checks(t, &fx[0], span);
@@ -1922,13 +1645,13 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
                 Ty::I64,
             ));
         }
-        "log" if fx.len() == 2 => bin(
+        Log if fx.len() == 2 => bin(
             BinOp::Div,
             Expr::Call(MathFn::Log, vec![fx[0].clone()]),
             Expr::Call(MathFn::Log, vec![fx[1].clone()]),
         ),
         // CPython computes math.hypot itself (np.hypot is the C library's).
-        "hypot" => Expr::Call(MathFn::PyHypot, fx.clone()),
+        Hypot => Expr::Call(MathFn::PyHypot, fx.clone()),
         _ => match (unary_math(base), binary_math(base)) {
             (Some(f), _) => apply_unary(fx[0].clone(), f),
             (_, Some(m)) => Expr::Call(m, fx.clone()),
@@ -1955,19 +1678,18 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         .reduce(|p, q| bin(BinOp::And, p, q))
         .unwrap();
     let bad_nan = bin(BinOp::And, un(UnOp::IsNan, r.clone()), not(any_nan));
-    t.check(
+    t.check_plain(
         not(bad_nan),
+        Exception::ValueError,
         "math domain error",
         span,
-        Expr::I64(0),
-        Expr::I64(0),
     );
-    if base != "fabs" && base != "copysign" && base != "hypot" {
-        let overflow = matches!(base, "exp" | "exp2" | "expm1" | "cosh" | "sinh" | "power");
+    if base != Fabs && base != CopySign && base != Hypot {
+        let overflow = matches!(base, Exp | Exp2 | Expm1 | Cosh | Sinh | Power);
         let bad_inf = bin(BinOp::And, un(UnOp::IsInf, r.clone()), all_finite);
         // CPython's math.pow: an infinite result from a zero base (`0.0 ** -1.0`) is a domain
         // error, from any other finite base an overflow.
-        let (domain_inf, range_inf) = if base == "power" {
+        let (domain_inf, range_inf) = if base == Power {
             let zero_base = cmp(CmpOp::Eq, fx[0].clone(), Expr::F64(0.0));
             (
                 bin(BinOp::And, bad_inf.clone(), zero_base.clone()),
@@ -1978,12 +1700,12 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
         } else {
             (bad_inf, Expr::Bool(false))
         };
-        for (bad, msg) in [
-            (domain_inf, "math domain error"),
-            (range_inf, "math range error"),
+        for (bad, exception, msg) in [
+            (domain_inf, Exception::ValueError, "math domain error"),
+            (range_inf, Exception::OverflowError, "math range error"),
         ] {
             if bad != Expr::Bool(false) {
-                t.check(not(bad), msg, span, Expr::I64(0), Expr::I64(0));
+                t.check_plain(not(bad), exception, msg, span);
             }
         }
     }
@@ -1992,7 +1714,7 @@ fn math_call(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
 
 /// Python's min()/max(): over one iterable, CPython's left-to-right comparison (so NaN handling
 /// depends on position); over several numbers, the same rule pairwise.
-fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value> {
+fn builtin_min_max(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
     let span = a.span;
     if a.pos.is_empty() {
         return Err(t.err(
@@ -2001,14 +1723,14 @@ fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value
             format!("{base}() expected at least 1 argument, got 0"),
         ));
     }
-    let op = if base == "min" {
+    let op = if base == Min {
         BinOp::PyMin
     } else {
         BinOp::PyMax
     };
     if a.pos.len() == 1 {
         let (v, s) = a.take();
-        let arr = t.to_array(v, s)?;
+        let arr = t.array_of(v, s)?;
         return py_fold(t, op, &arr, span, base).map(|(e, ty)| Value::Scalar(e, ty));
     }
     let mut acc: Option<(Expr, Ty)> = None;
@@ -2016,13 +1738,72 @@ fn builtin_min_max(t: &mut Translator, base: &str, a: &mut Args) -> Result<Value
         let (e, ty) = t.scalar(v, s, &format!("an argument of {base}()"))?;
         acc = Some(match acc {
             None => (e, ty),
-            Some((p, pt)) => {
-                let tt = pt.max(ty);
-                (bin(op, convert(p, pt, tt), convert(e, ty, tt)), tt)
-            }
+            Some(best) => py_min_max_pair(t, op, best, (e, ty), span, base),
         });
     }
     Ok(acc.map(|(e, ty)| Value::Scalar(e, ty)).unwrap())
+}
+
+/// One step of CPython's `min(a, b, ...)`: `b` replaces the best so far when `b < best`
+/// (`b > best` for `max`). The result *is* the chosen argument, so it keeps that argument's
+/// provenance: `1.0 // max(0.0, x[0])` raises ZeroDivisionError when the Python float `0.0` wins,
+/// and gives NumPy's inf when `x[0]` does. An int chosen beside a float becomes a float here,
+/// which is exact only up to 2**53 (CPython keeps the int): past that, an error, never a rounded
+/// int.
+fn py_min_max_pair(
+    t: &mut Translator,
+    op: BinOp,
+    (best, tb): (Expr, Ty),
+    (e, te): (Expr, Ty),
+    span: Span,
+    base: Func,
+) -> (Expr, Ty) {
+    use super::provenance::Prov;
+    let tt = tb.max(te);
+    let (pb, pe) = (t.prov(&best), t.prov(&e));
+    if pb == pe && tb == te {
+        return (bin(op, best, e), tt);
+    }
+    let (best, e) = (t.stable(best, tb), t.stable(e, te));
+    let (cb, ce) = (convert(best.clone(), tb, tt), convert(e.clone(), te, tt));
+    let later_wins = if op == BinOp::PyMin {
+        CmpOp::Lt
+    } else {
+        CmpOp::Gt
+    };
+    let later = t.stable(cmp(later_wins, ce.clone(), cb.clone()), Ty::Bool);
+    let (int, int_ty, int_wins) = if tb == Ty::F64 {
+        (e.clone(), te, later.clone())
+    } else {
+        (best.clone(), tb, not(later.clone()))
+    };
+    if tt == Ty::F64 && int_ty == Ty::I64 {
+        const EXACT: i64 = 1 << 53;
+        let exact = bin(
+            BinOp::And,
+            cmp(CmpOp::Ge, int.clone(), Expr::I64(-EXACT)),
+            cmp(CmpOp::Le, int, Expr::I64(EXACT)),
+        );
+        t.check_plain(
+            bin(BinOp::Or, not(int_wins), exact),
+            Exception::OverflowError,
+            &format!(
+                "{base}() chose an int that exceeds 2**53 over a float, past which ndjit cannot \
+                 keep it exact (write float(...) around the int to compare as floats)"
+            ),
+            span,
+        );
+    }
+    let r = bin(op, cb, ce);
+    let p = match (pb, pe) {
+        (pb, pe) if pb == pe => pb,
+        (pb, pe) => Prov::Dyn(Expr::Select(
+            later.boxed(),
+            pe.flag().boxed(),
+            pb.flag().boxed(),
+        )),
+    };
+    (t.with_prov(r, tt, p), tt)
 }
 
 /// CPython's `min(iterable)`: `acc = x0; for v in rest: if v < acc: acc = v`.
@@ -2031,15 +1812,14 @@ fn py_fold(
     op: BinOp,
     arr: &ArrayVal,
     span: Span,
-    base: &str,
+    base: Func,
 ) -> Result<(Expr, Ty)> {
     let len = t.stable(arr.len.clone(), Ty::I64);
-    t.check(
+    t.check_plain(
         cmp(CmpOp::Gt, len.clone(), Expr::I64(0)),
+        Exception::ValueError,
         &format!("{base}() arg is an empty sequence"),
         span,
-        Expr::I64(0),
-        Expr::I64(0),
     );
     if arr.ty == Ty::F64 {
         let red = if op == BinOp::PyMin {
@@ -2125,7 +1905,7 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
             .hint("write np.sum(m) for the total"));
     }
     // An array's elements are NumPy scalars: `0 + e0` is e0's type, and the sum goes on in order.
-    let arr = t.to_array(v, s)?;
+    let arr = t.array_of(v, s)?;
     if let Some((st, ss)) = start {
         // `start + e0 + ...` equals the plain sum only when start is the int 0 or +0.0.
         let zero = match &st {
@@ -2156,7 +1936,7 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
 }
 
 /// NumPy reductions by name, on an array (or a number, as a one-element array).
-fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) -> Result<Value> {
+fn reduction(t: &mut Translator, base: Func, v: Value, s: Span, a: &mut Args) -> Result<Value> {
     let span = a.span;
     let arr = match v {
         Value::Scalar(e, ty) => ArrayVal {
@@ -2165,7 +1945,7 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             index: t.temp(Ty::I64),
             elem: e,
         },
-        v => t.to_array(v, s)?,
+        v => t.array_of(v, s)?,
     };
     if let Some((k, ks)) = a.kw("keepdims").or(a.kw("out")).or(a.kw("where")) {
         let _ = k;
@@ -2208,7 +1988,7 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
     let empty_msg =
         |op: &str| format!("zero-size array to reduction operation {op} which has no identity");
     match base {
-        "sum" | "nansum" => {
+        Sum | Nansum => {
             if arr.ty != Ty::F64 {
                 let ints = ArrayVal {
                     elem: convert(arr.elem.clone(), arr.ty, Ty::I64),
@@ -2220,31 +2000,31 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                     Ty::I64,
                 ));
             }
-            let src = if base == "nansum" {
+            let src = if base == Nansum {
                 nan_to(&arr, 0.0)
             } else {
                 arr
             };
             f(t.reduce(ReduceOp::Sum, &src, span, None)?)
         }
-        "prod" | "nanprod" => {
-            let src = if base == "nanprod" {
+        Prod | Nanprod => {
+            let src = if base == Nanprod {
                 nan_to(&arr, 1.0)
             } else {
                 f64_arr(&arr)
             };
             f(t.reduce(ReduceOp::Prod, &src, span, None)?)
         }
-        "mean" => {
+        Mean => {
             let s = t.reduce(ReduceOp::Sum, &f64_arr(&arr), span, None)?;
             f(bin(BinOp::Div, s, nf()))
         }
-        "nanmean" => {
+        Nanmean => {
             let s = t.reduce(ReduceOp::Sum, &nan_to(&arr, 0.0), span, None)?;
             let c = count_valid(t, &arr, span)?;
             f(bin(BinOp::Div, s, convert(c, Ty::I64, Ty::F64)))
         }
-        "var" | "std" => {
+        Var | Std => {
             let ddof = ddof(t, a)?;
             let x = f64_arr(&arr);
             let s = t.reduce(ReduceOp::Sum, &x, span, None)?;
@@ -2259,13 +2039,13 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             let ss = t.reduce(ReduceOp::Sum, &sq, span, None)?;
             let denom = bin(BinOp::Max, bin(BinOp::Sub, nf(), ddof), Expr::F64(0.0));
             let var = bin(BinOp::Div, ss, denom);
-            f(if base == "std" {
+            f(if base == Std {
                 un(UnOp::Sqrt, var)
             } else {
                 var
             })
         }
-        "nanvar" | "nanstd" => {
+        Nanvar | Nanstd => {
             let ddof = ddof(t, a)?;
             let cnt = count_valid(t, &arr, span)?;
             let cnt = convert(cnt, Ty::I64, Ty::F64);
@@ -2285,14 +2065,14 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 Expr::F64(f64::NAN).boxed(),
                 bin(BinOp::Div, ss, dof).boxed(),
             );
-            f(if base == "nanstd" {
+            f(if base == Nanstd {
                 un(UnOp::Sqrt, var)
             } else {
                 var
             })
         }
-        "min" | "max" => {
-            let op = if base == "min" {
+        Min | Max => {
+            let op = if base == Min {
                 ReduceOp::Min
             } else {
                 ReduceOp::Max
@@ -2301,11 +2081,7 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 op,
                 &f64_arr(&arr),
                 span,
-                Some(&empty_msg(if base == "min" {
-                    "minimum"
-                } else {
-                    "maximum"
-                })),
+                Some(&empty_msg(if base == Min { "minimum" } else { "maximum" })),
             )?;
             Ok(if arr.ty == Ty::F64 {
                 Value::Scalar(e, Ty::F64)
@@ -2316,14 +2092,14 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 )
             })
         }
-        "nanmin" | "nanmax" => {
+        Nanmin | Nanmax => {
             // fmin.reduce: NaN only when every element is NaN.
-            let op = if base == "nanmin" {
+            let op = if base == Nanmin {
                 ReduceOp::Min
             } else {
                 ReduceOp::Max
             };
-            let fill = if base == "nanmin" {
+            let fill = if base == Nanmin {
                 f64::INFINITY
             } else {
                 f64::NEG_INFINITY
@@ -2332,7 +2108,7 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 op,
                 &nan_to(&arr, fill),
                 span,
-                Some(&empty_msg(if base == "nanmin" { "fmin" } else { "fmax" })),
+                Some(&empty_msg(if base == Nanmin { "fmin" } else { "fmax" })),
             )?;
             let r = match r {
                 Expr::Var(v) => v,
@@ -2354,14 +2130,14 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             ));
             f(Expr::Var(r))
         }
-        "ptp" => {
+        Ptp => {
             let x = f64_arr(&arr);
             let hi = t.reduce(ReduceOp::Max, &x, span, Some(&empty_msg("maximum")))?;
             let lo = t.reduce(ReduceOp::Min, &x, span, Some(&empty_msg("minimum")))?;
             f(bin(BinOp::Sub, hi, lo))
         }
-        "median" | "nanmedian" => {
-            let keep = if base == "nanmedian" {
+        Median | Nanmedian => {
+            let keep = if base == Nanmedian {
                 Some(not(is_nan(&arr)))
             } else {
                 None
@@ -2376,7 +2152,7 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             });
             f(Expr::Var(dst))
         }
-        "percentile" | "nanpercentile" | "quantile" | "nanquantile" => {
+        Percentile | Nanpercentile | Quantile | Nanquantile => {
             let Some((q, qs)) = a.pos.pop().or_else(|| a.kw("q")) else {
                 return Err(t.err(ErrorKind::Arity, span, format!("{base}() needs q")));
             };
@@ -2401,7 +2177,7 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                         .hint("compute one percentile per filter"))
                 }
             };
-            let is_pct = base.ends_with("percentile");
+            let is_pct = matches!(base, Percentile | Nanpercentile);
             let q = t.stable(convert(qe, qt, Ty::F64), Ty::F64);
             let (hi, msg) = if is_pct {
                 (100.0, "Percentiles must be in the range [0, 100]")
@@ -2413,15 +2189,14 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)),
                 cmp(CmpOp::Le, q.clone(), Expr::F64(hi)),
             );
-            t.check(ok, msg, qs, Expr::I64(0), Expr::I64(0));
-            let nan_variant = base.starts_with("nan");
+            t.check_plain(ok, Exception::ValueError, msg, qs);
+            let nan_variant = matches!(base, Nanpercentile | Nanquantile);
             if !nan_variant {
-                t.check(
+                t.check_plain(
                     cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
+                    Exception::IndexError,
                     "index -1 is out of bounds for axis 0 with size 0",
                     span,
-                    Expr::I64(0),
-                    Expr::I64(0),
                 );
             }
             let keep = if nan_variant {
@@ -2444,20 +2219,20 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
             });
             f(Expr::Var(dst))
         }
-        "any" | "all" => {
+        Any | All => {
             let b = ArrayVal {
                 elem: convert(arr.elem.clone(), arr.ty, Ty::Bool),
                 ty: Ty::Bool,
                 ..arr
             };
-            let op = if base == "any" {
+            let op = if base == Any {
                 ReduceOp::Any
             } else {
                 ReduceOp::All
             };
             Ok(Value::Scalar(t.reduce(op, &b, span, None)?, Ty::Bool))
         }
-        "count_nonzero" => {
+        CountNonzero => {
             let b = ArrayVal {
                 elem: convert(arr.elem.clone(), arr.ty, Ty::Bool),
                 ty: Ty::Bool,
@@ -2468,8 +2243,8 @@ fn reduction(t: &mut Translator, base: &str, v: Value, s: Span, a: &mut Args) ->
                 Ty::I64,
             ))
         }
-        "argmin" | "argmax" => {
-            let op = if base == "argmin" {
+        Argmin | Argmax => {
+            let op = if base == Argmin {
                 ReduceOp::ArgMin
             } else {
                 ReduceOp::ArgMax

@@ -4,7 +4,7 @@ use super::builtins;
 use super::provenance::Prov;
 use super::value::{ArrayVal, Value};
 use super::{not, Iterable, Translator};
-use crate::error::{ErrorKind, Result, Span};
+use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::math::MathFn;
 use crate::syntax::ast::{self, ExprKind};
@@ -30,7 +30,12 @@ pub(crate) fn un(op: UnOp, a: Expr) -> Expr {
     Expr::Unary(op, a.boxed())
 }
 
-impl Translator<'_> {
+/// The scalar operation that `Translator::elementwise` applies to each element: it gets the
+/// operands' typed expressions and whether any operand was an array.
+pub(crate) type ScalarOp<'t, 'a> =
+    dyn FnMut(&mut Translator<'t>, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)> + 'a;
+
+impl<'p> Translator<'p> {
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Result<Value> {
         crate::with_stack(|| self.expr_inner(e))
     }
@@ -163,7 +168,7 @@ impl Translator<'_> {
     }
 
     /// Converts tuples/lists of numbers into arrays; arrays pass through.
-    pub(crate) fn to_array(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
+    pub(crate) fn array_of(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
         match v {
             Value::Array(a) | Value::Matrix(a, _) => Ok(a),
             Value::Tuple(items) => {
@@ -209,7 +214,7 @@ impl Translator<'_> {
         &mut self,
         args: Vec<Value>,
         span: Span,
-        f: &mut dyn FnMut(&mut Self, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)>,
+        f: &mut ScalarOp<'p, '_>,
     ) -> Result<Value> {
         // A 2-D operand: compute on the flat elements, and the result keeps the shape.
         if let Some(cols) = args.iter().find_map(|a| {
@@ -250,7 +255,7 @@ impl Translator<'_> {
         for a in args {
             match a {
                 Value::Array(_) | Value::Tuple(_) => {
-                    let arr = self.to_array(a, span)?;
+                    let arr = self.array_of(a, span)?;
                     operands.push(None);
                     arrays.push(arr);
                 }
@@ -277,6 +282,7 @@ impl Translator<'_> {
             );
             self.check(
                 ok,
+                Exception::ValueError,
                 "operands could not be broadcast together with shapes ({a},) ({b},)",
                 span,
                 l.clone(),
@@ -438,16 +444,20 @@ impl Translator<'_> {
                     let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
                     Expr::Select(zero.boxed(), Expr::I64(0).boxed(), r(x, safe).boxed())
                 };
+                // The result has the operands' kind, also where it is NumPy's literal 0 (which
+                // would otherwise count as a Python int, and raise when divided by).
                 match python {
-                    Prov::Np => (numpy_zero(x, y, &mut |x, y| bin(o, x, y)), Ty::I64),
+                    Prov::Np => {
+                        let r = numpy_zero(x, y, &mut |x, y| bin(o, x, y));
+                        (self.with_prov(r, Ty::I64, Prov::Np), Ty::I64)
+                    }
                     Prov::Py => {
                         let y = self.stable(y, Ty::I64);
-                        self.check(
+                        self.check_plain(
                             cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
+                            Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
-                            Expr::I64(0),
-                            Expr::I64(0),
                         );
                         (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
                     }
@@ -455,16 +465,16 @@ impl Translator<'_> {
                     Prov::Dyn(flag) => {
                         let (x, y) = (self.stable(x, Ty::I64), self.stable(y, Ty::I64));
                         let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
-                        self.check(
+                        self.check_plain(
                             bin(BinOp::Or, not(flag.clone()), not(zero)),
+                            Exception::ZeroDivisionError,
                             "integer division or modulo by zero",
                             span,
-                            Expr::I64(0),
-                            Expr::I64(0),
                         );
                         let dynamic = Prov::Dyn(flag);
                         let mut op = |x, y| self.int_binary(o, x, y, dynamic.clone(), span);
-                        (numpy_zero(x, y, &mut op), Ty::I64)
+                        let r = numpy_zero(x, y, &mut op);
+                        (self.with_prov(r, Ty::I64, dynamic), Ty::I64)
                     }
                 }
             }
@@ -592,7 +602,7 @@ impl Translator<'_> {
             Prov::Py => nonzero,
             flag => bin(BinOp::Or, not(flag.flag()), nonzero),
         };
-        self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+        self.check_plain(ok, Exception::ZeroDivisionError, msg, span);
     }
 
     /// The errors of Python's float `**` (when `python`, the run-time flag that both operands are
@@ -601,10 +611,15 @@ impl Translator<'_> {
     /// overflow of finite operands.
     fn python_pow_checks(&mut self, x: Expr, y: Expr, r: &Expr, python: Expr, span: Span) {
         let finite = |e: &Expr| un(UnOp::IsFinite, e.clone());
+        // `0.0 ** -inf` is inf in Python (CPython's float_pow handles infinite exponents first).
         let zero_neg = bin(
             BinOp::And,
             cmp(CmpOp::Eq, x.clone(), Expr::F64(0.0)),
-            cmp(CmpOp::Lt, y.clone(), Expr::F64(0.0)),
+            bin(
+                BinOp::And,
+                cmp(CmpOp::Lt, y.clone(), Expr::F64(0.0)),
+                finite(&y),
+            ),
         );
         let fractional = bin(
             BinOp::And,
@@ -627,17 +642,26 @@ impl Translator<'_> {
         );
         // The zero base comes first: its infinite result is not an overflow.
         let overflow = bin(BinOp::And, overflow, not(zero_neg.clone()));
-        for (bad, msg) in [
-            (zero_neg, "0.0 cannot be raised to a negative power"),
+        for (bad, exception, msg) in [
+            (
+                zero_neg,
+                Exception::ZeroDivisionError,
+                "0.0 cannot be raised to a negative power",
+            ),
             (
                 complex,
+                Exception::ValueError,
                 "negative number cannot be raised to a fractional power (Python's result is \
                  complex, which ndjit does not support)",
             ),
-            (overflow, "(34, 'Numerical result out of range')"),
+            (
+                overflow,
+                Exception::OverflowError,
+                "(34, 'Numerical result out of range')",
+            ),
         ] {
             let ok = bin(BinOp::Or, not(python.clone()), not(bad));
-            self.check(ok, msg, span, Expr::I64(0), Expr::I64(0));
+            self.check_plain(ok, exception, msg, span);
         }
     }
 
@@ -654,12 +678,11 @@ impl Translator<'_> {
             ),
         );
         let ok = bin(BinOp::Or, not(python), not(big));
-        self.check(
+        self.check_plain(
             ok,
+            Exception::OverflowError,
             "integer power exceeds 2**53, past which ndjit cannot compute it exactly",
             span,
-            Expr::I64(0),
-            Expr::I64(0),
         );
     }
 
@@ -815,7 +838,7 @@ impl Translator<'_> {
             C::Ne => CmpOp::Ne,
             C::In | C::NotIn => {
                 // `v in arr`: any element equal.
-                let arr = self.to_array(b, span)?;
+                let arr = self.array_of(b, span)?;
                 let (v, vt) = self.scalar(a, span, "the left side of `in`")?;
                 let t = vt.max(arr.ty).max(Ty::I64);
                 let v = self.stable(convert(v, vt, t), t);
@@ -893,7 +916,7 @@ impl Translator<'_> {
                         Ok(items[k2 as usize].clone())
                     }
                     _ => {
-                        let arr = self.to_array(Value::Tuple(items), span)?;
+                        let arr = self.array_of(Value::Tuple(items), span)?;
                         self.index_array(arr, index, span)
                     }
                 }
@@ -1026,7 +1049,7 @@ impl Translator<'_> {
                 let (n, m) = (arr.len.clone(), mask.len.clone());
                 if n != m {
                     self.check(
-                        cmp(CmpOp::Eq, n.clone(), m.clone()),
+                        cmp(CmpOp::Eq, n.clone(), m.clone()), Exception::IndexError,
                         "boolean index did not match indexed array along axis 0; size of axis is {a} but size of corresponding boolean axis is {b}",
                         index.span,
                         n,
@@ -1202,6 +1225,7 @@ impl Translator<'_> {
         let dst = self.temp(eout);
         let on_empty = if op.needs_nonempty() {
             Some(self.site(
+                Exception::ValueError,
                 empty.unwrap_or("zero-size array to reduction operation which has no identity"),
                 span,
             ))
@@ -1260,7 +1284,7 @@ impl Translator<'_> {
                             ));
                         }
                         let v = self.expr(&args[0])?;
-                        let a = self.to_array(v, args[0].span)?;
+                        let a = self.array_of(v, args[0].span)?;
                         let a = fix(self, a);
                         let start_e = args.get(1).or(keywords.first().map(|k| &k.value));
                         let start = match start_e {
@@ -1276,7 +1300,7 @@ impl Translator<'_> {
                     let mut arrs = Vec::new();
                     for a in args {
                         let v = self.expr(a)?;
-                        let arr = self.to_array(v, a.span)?;
+                        let arr = self.array_of(v, a.span)?;
                         arrs.push(fix(self, arr));
                     }
                     if arrs.is_empty() {
@@ -1297,7 +1321,7 @@ impl Translator<'_> {
         }
         let v = self.expr(iter)?;
         let a = self
-            .to_array(v, iter.span)
+            .array_of(v, iter.span)
             .map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
         Ok(Iterable::Array(fix(self, a)))
     }

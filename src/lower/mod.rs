@@ -7,18 +7,20 @@
 
 mod builtins;
 mod expr;
+mod names;
 mod provenance;
 mod pyint;
 mod pyround;
 mod value;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};
-use crate::error::{Error, ErrorKind, Result, Span};
+use crate::error::{Error, ErrorKind, Exception, Result, Span};
 use crate::ir::{
     self, Arr, ArrDecl, ArrKind, ErrorId, ErrorSite, Expr, Func, Stmt, Ty, Var, VarDecl, BUFFER,
 };
 use crate::syntax::ast::{self, ExprKind, StmtKind};
 use crate::syntax::Program;
+use names::Module;
 use std::collections::{HashMap, HashSet};
 pub(crate) use value::{ArrayVal, Value};
 
@@ -120,7 +122,7 @@ pub(crate) struct Translator<'a> {
     names: HashMap<String, Value>,
     loops: Vec<LoopCtx>,
     /// Interned error messages: one site per (message, span).
-    sites: HashMap<(String, Span), ErrorId>,
+    sites: HashMap<(Exception, String, Span), ErrorId>,
     /// The column counts of local arrays that hold 2-D values (`z = w.reshape(3, 3)`).
     matrix_cols: HashMap<Arr, Expr>,
     /// The name of a generic_filter1d callback's output line (written in place).
@@ -168,8 +170,12 @@ impl<'a> Translator<'a> {
             prov_hints: passes.1.clone(),
         };
         let span = program.function.span;
-        t.site(SITE_BAD_ARGS_MSG, span);
-        t.site("out of memory for {a} elements of scratch space", span);
+        t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
+        t.site(
+            Exception::RuntimeError,
+            "out of memory for {a} elements of scratch space",
+            span,
+        );
         t
     }
 
@@ -179,14 +185,13 @@ impl<'a> Translator<'a> {
         Error::new(kind, span, msg)
     }
 
-    /// The error site for a message at a span (deduplicated).
-    pub(crate) fn site(&mut self, message: &str, span: Span) -> ErrorId {
-        let key = (message.to_string(), span);
+    /// The error site for an exception and message at a span (deduplicated).
+    pub(crate) fn site(&mut self, exception: Exception, message: &str, span: Span) -> ErrorId {
+        let key = (exception, message.to_string(), span);
         if let Some(id) = self.sites.get(&key) {
             return *id;
         }
         let id = ErrorId(self.func.errors.len() as u32);
-        let exception = ir::Exception::for_message(message);
         self.func.errors.push(ErrorSite {
             message: message.to_string(),
             span,
@@ -252,10 +257,29 @@ impl<'a> Translator<'a> {
         Ok((r?, inner))
     }
 
-    /// Emits `check(cond)` failing with `message` (which may use `{a}`/`{b}`).
-    pub(crate) fn check(&mut self, cond: Expr, message: &str, span: Span, a: Expr, b: Expr) {
-        let err = self.site(message, span);
+    /// Emits `check(cond)` failing with `exception` and `message` (which may use `{a}`/`{b}`).
+    pub(crate) fn check(
+        &mut self,
+        cond: Expr,
+        exception: Exception,
+        message: &str,
+        span: Span,
+        a: Expr,
+        b: Expr,
+    ) {
+        let err = self.site(exception, message, span);
         self.emit(Stmt::Check { cond, err, a, b });
+    }
+
+    /// [`Translator::check`] for a message without `{a}`/`{b}` details.
+    pub(crate) fn check_plain(
+        &mut self,
+        cond: Expr,
+        exception: Exception,
+        message: &str,
+        span: Span,
+    ) {
+        self.check(cond, exception, message, span, Expr::I64(0), Expr::I64(0));
     }
 
     // ---- the function -----------------------------------------------------------------------
@@ -299,6 +323,7 @@ impl<'a> Translator<'a> {
                 let n = self.slot_len(BUFFER);
                 self.check(
                     Expr::Cmp(ir::CmpOp::Gt, n.clone().boxed(), Expr::I64(0).boxed()),
+                    Exception::ValueError,
                     "the integrand needs argument 1 but quad passed {a} values",
                     first.span,
                     n,
@@ -358,6 +383,7 @@ impl<'a> Translator<'a> {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
             let end = self.site(
+                Exception::TypeError,
                 "the filter returned None: every path must return a number",
                 f.span,
             );
@@ -411,7 +437,7 @@ impl<'a> Translator<'a> {
             }
             None => {
                 let n = self.slot_len(BUFFER);
-                self.check(present, "the integrand needs argument {b} but quad passed {a} values (pass the rest with args=)", p.span, n, Expr::I64(k as i64 + 1));
+                self.check(present, Exception::ValueError, "the integrand needs argument {b} but quad passed {a} values (pass the rest with args=)", p.span, n, Expr::I64(k as i64 + 1));
                 self.emit(load);
             }
         }
@@ -499,14 +525,14 @@ impl<'a> Translator<'a> {
 
     fn import(&mut self, module: &str, alias: &str, span: Span) -> Result<()> {
         let v = match module {
-            "numpy" => Value::Module("np"),
-            "math" => Value::Module("math"),
+            "numpy" => Value::Module(Module::Np),
+            "math" => Value::Module(Module::Math),
             _ => match module.split_once('.') {
                 Some(("numpy" | "math", name)) => {
                     let m = if module.starts_with("numpy") {
-                        "np"
+                        Module::Np
                     } else {
-                        "math"
+                        Module::Math
                     };
                     match builtins::module_attr(m, name) {
                         Some(v) => v,
@@ -576,7 +602,8 @@ impl<'a> Translator<'a> {
                 span,
                 format!("name `{name}` is not defined"),
             )
-            .hint(hint))
+            .hint(hint)
+            .naming(name))
     }
 
     fn local_value(&mut self, local: Local) -> Value {
@@ -882,7 +909,7 @@ impl<'a> Translator<'a> {
             }
             (ir::Sig::Transform, Some(value)) => {
                 let v = self.expr(value)?;
-                let coords = self.to_array(v, value.span).map_err(|e| {
+                let coords = self.array_of(v, value.span).map_err(|e| {
                     e.hint("return a tuple of input coordinates, e.g. `return (c[0] - 0.5, c[1])`")
                 })?;
                 let rank = self.slot_len(ir::OUTPUT);
@@ -892,6 +919,7 @@ impl<'a> Translator<'a> {
                         coords.len.clone().boxed(),
                         rank.clone().boxed(),
                     ),
+                    Exception::ValueError,
                     "the mapping returned {a} coordinates, but the input has rank {b}",
                     value.span,
                     coords.len.clone(),
@@ -930,7 +958,7 @@ impl<'a> Translator<'a> {
                     elem: e,
                 }
             }
-            v => self.to_array(v, span)?,
+            v => self.array_of(v, span)?,
         };
         if arr.len != out_len {
             self.check(
@@ -939,6 +967,7 @@ impl<'a> Translator<'a> {
                     arr.len.clone().boxed(),
                     out_len.clone().boxed(),
                 ),
+                Exception::ValueError,
                 "could not broadcast input array from shape ({a},) into shape ({b},)",
                 span,
                 arr.len.clone(),
@@ -1045,6 +1074,7 @@ impl<'a> Translator<'a> {
                         let n = ts.len() as i64;
                         self.check(
                             Expr::Cmp(ir::CmpOp::Eq, a.len.clone().boxed(), Expr::I64(n).boxed()),
+                            Exception::ValueError,
                             "cannot unpack an array of {a} values into {b} names",
                             target.span,
                             a.len.clone(),
@@ -1186,6 +1216,7 @@ impl<'a> Translator<'a> {
         );
         self.check(
             ok,
+            Exception::IndexError,
             "index {a} is out of bounds for axis 0 with size {b}",
             span,
             i,

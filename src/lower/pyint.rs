@@ -13,7 +13,7 @@
 use super::expr::{bin, cmp, un};
 use super::provenance::Prov;
 use super::{not, Translator};
-use crate::error::Span;
+use crate::error::{Exception, Span};
 use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
 
 /// The message of a Python int result that needs more than 64 bits.
@@ -41,7 +41,13 @@ impl Translator<'_> {
         let flag = python.flag();
         if matches!(op, BinOp::Shl | BinOp::Shr) {
             let negative = cmp(CmpOp::Lt, y.clone(), Expr::I64(0));
-            self.python_check(&flag, negative, "negative shift count", span);
+            self.python_check(
+                &flag,
+                negative,
+                Exception::ValueError,
+                "negative shift count",
+                span,
+            );
         }
         let r = self.stable(
             match op {
@@ -68,7 +74,7 @@ impl Translator<'_> {
             _ => self.overflow_test(op, &x, &y, &r),
         };
         if overflow != Expr::Bool(false) {
-            self.python_check(&flag, overflow, TOO_BIG, span);
+            self.python_check(&flag, overflow, Exception::OverflowError, TOO_BIG, span);
         }
         r
     }
@@ -107,7 +113,7 @@ impl Translator<'_> {
         }
         let x = self.stable(x, Ty::I64);
         let min = cmp(CmpOp::Eq, x.clone(), Expr::I64(i64::MIN));
-        self.python_check(&python.flag(), min, TOO_BIG, span);
+        self.python_check(&python.flag(), min, Exception::OverflowError, TOO_BIG, span);
         un(op, x)
     }
 
@@ -132,14 +138,21 @@ impl Translator<'_> {
         acc.unwrap_or(Expr::I64(1))
     }
 
-    /// Fails with `message` when `bad` holds and `python` (the flag "both operands are Python
-    /// ints") is true.
-    fn python_check(&mut self, python: &Expr, bad: Expr, message: &str, span: Span) {
+    /// Fails with `exception` and `message` when `bad` holds and `python` (the flag "both
+    /// operands are Python ints") is true.
+    fn python_check(
+        &mut self,
+        python: &Expr,
+        bad: Expr,
+        exception: Exception,
+        message: &str,
+        span: Span,
+    ) {
         let ok = match python {
             Expr::Bool(true) => not(bad),
             flag => bin(BinOp::Or, not(flag.clone()), not(bad)),
         };
-        self.check(ok, message, span, Expr::I64(0), Expr::I64(0));
+        self.check_plain(ok, exception, message, span);
     }
 }
 

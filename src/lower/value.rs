@@ -3,8 +3,7 @@
 
 use crate::ir::{Arr, Expr, Ty, Var};
 
-/// A builtin function or method, resolved by name (see `builtins.rs`).
-pub type Builtin = &'static str;
+use super::names::{Builtin, Module};
 
 /// An array as the lowering sees it: `len` elements `elem(i)`, computed on demand.
 ///
@@ -44,7 +43,7 @@ pub enum Value {
     Matrix(ArrayVal, Expr),
     Tuple(Vec<Value>),
     /// `np`/`numpy` or `math`.
-    Module(&'static str),
+    Module(Module),
     /// A function value, e.g. `np.median` or `len`.
     Function(Builtin),
     /// A method bound to its receiver, e.g. `x.sum`.

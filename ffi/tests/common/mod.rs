@@ -16,10 +16,11 @@ pub fn profile_dir() -> PathBuf {
 
 /// The directory holding the `libndjit.so` and `libndjit.a` of this build.
 ///
-/// `cargo test -p ndjit-ffi` (also with `--workspace` or `--release`) compiles the library before
-/// the integration tests, because they link its rlib; rustc writes the cdylib and the staticlib in
-/// the same run, into `target/<profile>/deps/`. Only `cargo build` copies them up to
-/// `target/<profile>/`, so `deps/` is the one that is always current; the copy is the fallback.
+/// `cargo test -p ndjit-ffi-tests` (also with `--workspace` or `--release`) compiles the library
+/// before these tests, a dependency of their package (tests/Cargo.toml); rustc writes the cdylib
+/// and the staticlib in the same run, into `target/<profile>/deps/`. Only `cargo build` copies
+/// them up to `target/<profile>/`, so `deps/` is the one that is always current; the copy is the
+/// fallback.
 pub fn lib_dir() -> PathBuf {
     let profile = profile_dir();
     let deps = profile.join("deps");
@@ -45,9 +46,11 @@ pub fn work_dir() -> PathBuf {
     profile_dir().join("ndjit-ffi-c")
 }
 
-/// The crate directory, `ffi/`.
+/// The C library's crate directory, `ffi/` (the parent of this test package's).
 pub fn ffi_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("ffi/tests lies in ffi/")
 }
 
 /// Whether a program can be run (`name --version` succeeds).

@@ -234,6 +234,6 @@ pub fn expm1(a: &[crate::pir::Reg]) {
 /// `exp(x - k ln2) * 2^(k-1)` with k = 2043, for sinh/cosh near overflow (`k_expo2`).
 pub fn expo2(x: F) -> F {
     let kln2 = fb(0x40962066151add8b);
-    let scale = F::from_words(((0x3ffu32 + 2043 / 2) << 20) as u32, 0u32);
+    let scale = F::from_words((0x3ffu32 + 2043 / 2) << 20, 0u32);
     call_f("ndjit_exp", &[x - kln2]) * scale * scale
 }

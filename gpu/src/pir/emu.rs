@@ -431,7 +431,7 @@ impl<'m> Emu<'m> {
                 "{sp:?} access of {n} bytes at {at:#x} is out of bounds"
             ));
         }
-        if at % n as u64 != 0 {
+        if !at.is_multiple_of(n as u64) {
             return Err(format!("misaligned {sp:?} access of {n} bytes at {at:#x}"));
         }
         Ok(&mut buf[i..i + n])
@@ -486,7 +486,7 @@ fn extend(t: T, v: u64) -> u64 {
 }
 
 fn sval(t: T, v: u64) -> i64 {
-    extend(t, v) as i64 | 0 // sign-extended for signed types, zero-extended otherwise
+    extend(t, v) as i64 // sign-extended for signed types, zero-extended otherwise
 }
 
 fn f64_min_max(op: Bin, x: f64, y: f64) -> u64 {

@@ -610,7 +610,8 @@ impl Func {
         });
         d
     }
-    /// `d = (a cmp b) bop [!]c`.
+    /// `d = (a cmp b) bop [!]c`: the operands of PTX's combining `setp`, one argument each.
+    #[allow(clippy::too_many_arguments)]
     pub fn setp_comb(
         &mut self,
         cmp: Cmp,

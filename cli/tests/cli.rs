@@ -444,7 +444,7 @@ fn bad_input_gives_clear_errors_and_no_output() {
 #[test]
 fn the_bundled_sample_image_filters() {
     let d = dir("sample");
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample.png");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/sample.png");
     ndjit_ok(&[
         "filter",
         s(&sample),

@@ -1,0 +1,31 @@
+"""``ndjit.generic_filter``: a Dask array goes to :mod:`ndjit.dask`, anything else to ``_driver``.
+
+This is the one module that knows both paths, so that ``ndjit.dask`` (whose chunks run through
+``_driver``) and ``_driver`` need not know each other. Dask is imported only for a Dask array.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+from . import _driver
+
+__all__ = ["generic_filter"]
+
+
+def _is_dask_array(a: Any) -> bool:
+    """Whether ``a`` is a Dask array; Dask is not imported when it is not loaded already (no Dask
+    array can exist then)."""
+    da = sys.modules.get("dask.array")
+    return da is not None and isinstance(a, da.Array)
+
+
+@functools.wraps(_driver.generic_filter)
+def generic_filter(input, *args, target: str = "cpu", **kwargs):
+    if _is_dask_array(input):
+        if target != "cpu":
+            raise TypeError("target applies to NumPy and device arrays: Dask chunks of CuPy arrays run on the GPU by themselves")
+        from .dask import generic_filter as dask_filter
+        return dask_filter(input, *args, **kwargs)
+    return _driver.generic_filter(input, *args, target=target, **kwargs)

@@ -1,0 +1,279 @@
+//! The names a filter can call: modules, functions and methods, resolved from the source's
+//! spelling (aliases included) to one typed [`Builtin`] each, so that lowering matches on
+//! variants, never on text. Each function's spelling is written once, in [`Func`]'s table.
+
+use std::fmt;
+
+/// The namespace a function is called through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Module {
+    /// `np.*` (or `numpy.*`): NumPy's functions, on arrays and NumPy scalars.
+    Np,
+    /// `math.*`: CPython's math module, on Python floats.
+    Math,
+    /// Python's builtins (`len`, `min`, `range` ...).
+    Builtin,
+    /// Methods of arrays and scalars that are not NumPy functions (`x.astype(int)` ...).
+    Method,
+}
+
+impl Module {
+    /// How a call's display name starts (`np.sum`, `math.exp`, `len`, `method.astype`).
+    fn prefix(self) -> &'static str {
+        match self {
+            Module::Np => "np.",
+            Module::Math => "math.",
+            Module::Builtin => "",
+            Module::Method => "method.",
+        }
+    }
+}
+
+/// Declares [`Func`] with each variant's spelling, and the table that resolves spellings.
+macro_rules! funcs {
+    ($($variant:ident = $name:literal,)*) => {
+        /// A function's identity, whatever module it is called through (`np.exp` and `math.exp`
+        /// are both [`Func::Exp`]; the [`Module`] tells their semantics apart).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Func {
+            $($variant,)*
+        }
+
+        impl Func {
+            const ALL: &[Func] = &[$(Func::$variant,)*];
+
+            /// The canonical spelling, e.g. `"arcsin"` (not the alias `"asin"`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Func::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+funcs! {
+    // element-wise math (NumPy and math)
+    Sqrt = "sqrt", Exp = "exp", Expm1 = "expm1", Log = "log", Log2 = "log2", Log10 = "log10",
+    Log1p = "log1p", Sin = "sin", Cos = "cos", Tan = "tan", Sinh = "sinh", Cosh = "cosh",
+    Tanh = "tanh", Cbrt = "cbrt", Exp2 = "exp2", Floor = "floor", Ceil = "ceil", Trunc = "trunc",
+    IsNan = "isnan", IsInf = "isinf", IsFinite = "isfinite", CopySign = "copysign", Fmod = "fmod",
+    Hypot = "hypot", Degrees = "degrees", Radians = "radians", Fabs = "fabs", Arcsin = "arcsin",
+    Arccos = "arccos", Arctan = "arctan", Arcsinh = "arcsinh", Arccosh = "arccosh",
+    Arctanh = "arctanh", Arctan2 = "arctan2", Power = "power",
+    // NumPy element-wise and array functions
+    Abs = "abs", Round = "round", Sign = "sign", Square = "square", Negative = "negative",
+    Reciprocal = "reciprocal", Minimum = "minimum", Maximum = "maximum", Fmin = "fmin",
+    Fmax = "fmax", Where = "where", Clip = "clip", LogicalAnd = "logical_and",
+    LogicalOr = "logical_or", LogicalNot = "logical_not", LogicalXor = "logical_xor", Add = "add",
+    Subtract = "subtract", Multiply = "multiply", Divide = "divide", Remainder = "remainder",
+    FloorDivide = "floor_divide", Delete = "delete", Concatenate = "concatenate", Sort = "sort",
+    Dot = "dot", Average = "average", Diff = "diff", Flip = "flip", Bincount = "bincount",
+    Histogram = "histogram", Reshape = "reshape", Array = "array", Float64 = "float64",
+    Int64 = "int64", BoolScalar = "bool_",
+    // NumPy reductions
+    Sum = "sum", Nansum = "nansum", Prod = "prod", Nanprod = "nanprod", Mean = "mean",
+    Nanmean = "nanmean", Var = "var", Nanvar = "nanvar", Std = "std", Nanstd = "nanstd",
+    Min = "min", Max = "max", Nanmin = "nanmin", Nanmax = "nanmax", Ptp = "ptp",
+    Median = "median", Nanmedian = "nanmedian", Percentile = "percentile",
+    Nanpercentile = "nanpercentile", Quantile = "quantile", Nanquantile = "nanquantile",
+    Any = "any", All = "all", CountNonzero = "count_nonzero", Argmin = "argmin",
+    Argmax = "argmax", Size = "size",
+    // Python builtins (besides abs, min, max, sum, any, all and round above)
+    Len = "len", Float = "float", Int = "int", Bool = "bool", Pow = "pow", Range = "range",
+    Enumerate = "enumerate", Zip = "zip",
+    // methods that are not NumPy functions
+    Astype = "astype", Item = "item", IsInteger = "is_integer",
+}
+
+impl fmt::Display for Func {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Func {
+    /// The function spelled `name` canonically, if any.
+    fn named(name: &str) -> Option<Func> {
+        Func::ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    /// Whether `module.<canonical name>` is a function of the language.
+    fn is_in(self, module: Module) -> bool {
+        use Func::*;
+        let builtin = matches!(
+            self,
+            Len | Abs
+                | Min
+                | Max
+                | Sum
+                | Any
+                | All
+                | Round
+                | Float
+                | Int
+                | Bool
+                | Pow
+                | Range
+                | Enumerate
+                | Zip
+        );
+        let method_only = matches!(self, Astype | Item | IsInteger);
+        match module {
+            Module::Np => {
+                !method_only
+                    && !matches!(
+                        self,
+                        Len | Float | Int | Bool | Pow | Range | Enumerate | Zip
+                    )
+            }
+            Module::Math => {
+                matches!(
+                    self,
+                    Sqrt | Exp
+                        | Expm1
+                        | Log
+                        | Log2
+                        | Log10
+                        | Log1p
+                        | Sin
+                        | Cos
+                        | Tan
+                        | Sinh
+                        | Cosh
+                        | Tanh
+                        | Cbrt
+                        | Exp2
+                        | Floor
+                        | Ceil
+                        | Trunc
+                        | IsNan
+                        | IsInf
+                        | IsFinite
+                        | CopySign
+                        | Fmod
+                        | Hypot
+                        | Degrees
+                        | Radians
+                        | Fabs
+                        | Arcsin
+                        | Arccos
+                        | Arctan
+                        | Arcsinh
+                        | Arccosh
+                        | Arctanh
+                        | Arctan2
+                )
+            }
+            Module::Builtin => builtin,
+            Module::Method => method_only || self == Reshape,
+        }
+    }
+}
+
+/// A function as a call resolves it: its module and identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Builtin {
+    pub module: Module,
+    pub func: Func,
+}
+
+impl fmt::Display for Builtin {
+    /// The name calls are reported under (`np.sum`, `math.exp`, `len`, `method.astype`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.module.prefix(), self.func)
+    }
+}
+
+/// `module.name`, aliases resolved (`np.amax` is `np.max`, `math.asin` is `math.arcsin`).
+pub(crate) fn resolve(module: Module, name: &str) -> Option<Builtin> {
+    use Func::*;
+    use Module::{Math, Np};
+    let func = match (module, name) {
+        (Np | Math, "asin") => Arcsin,
+        (Np | Math, "acos") => Arccos,
+        (Np | Math, "atan") => Arctan,
+        (Np | Math, "asinh") => Arcsinh,
+        (Np | Math, "acosh") => Arccosh,
+        (Np | Math, "atanh") => Arctanh,
+        (Np | Math, "atan2") => Arctan2,
+        (Np | Math, "pow") => Power,
+        (Np, "rad2deg") => Degrees,
+        (Np, "deg2rad") => Radians,
+        (Np, "absolute") => Abs,
+        (Np, "rint" | "around") => Round,
+        (Np, "fix") => Trunc,
+        (Np, "true_divide") => Divide,
+        (Np, "mod") => Remainder,
+        (Np, "asarray" | "asanyarray" | "ravel") => Array,
+        (Np, "double" | "float32" | "single" | "float_") => Float64,
+        (
+            Np,
+            "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32" | "uint64",
+        ) => Int64,
+        (Np, "amin") => Min,
+        (Np, "amax") => Max,
+        _ => Func::named(name).filter(|f| f.is_in(module))?,
+    };
+    Some(Builtin { module, func })
+}
+
+/// `x.<name>(...)`: the function a method of arrays and scalars calls, its receiver first.
+pub(crate) fn method(name: &str) -> Option<Builtin> {
+    use Func::*;
+    let np = |func| {
+        Some(Builtin {
+            module: Module::Np,
+            func,
+        })
+    };
+    match name {
+        "sum" => np(Sum),
+        "mean" => np(Mean),
+        "var" => np(Var),
+        "std" => np(Std),
+        "min" => np(Min),
+        "max" => np(Max),
+        "prod" => np(Prod),
+        "any" => np(Any),
+        "all" => np(All),
+        "argmin" => np(Argmin),
+        "argmax" => np(Argmax),
+        "round" => np(Round),
+        "clip" => np(Clip),
+        "copy" | "flatten" | "ravel" => np(Array),
+        _ => resolve(Module::Method, name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_are_unique_and_resolve_to_themselves() {
+        for &f in Func::ALL {
+            assert_eq!(Func::named(f.name()), Some(f));
+        }
+    }
+
+    #[test]
+    fn aliases_and_modules() {
+        let r = |m, n| resolve(m, n).map(|b| b.to_string());
+        assert_eq!(r(Module::Np, "amax").as_deref(), Some("np.max"));
+        assert_eq!(r(Module::Math, "pow").as_deref(), Some("math.power"));
+        assert_eq!(r(Module::Math, "power"), None, "Python's math has no power");
+        assert_eq!(r(Module::Np, "len"), None);
+        assert_eq!(r(Module::Builtin, "sqrt"), None);
+        assert_eq!(r(Module::Builtin, "len").as_deref(), Some("len"));
+        assert_eq!(
+            method("astype").map(|b| b.to_string()).as_deref(),
+            Some("method.astype")
+        );
+        assert_eq!(
+            method("ravel").map(|b| b.to_string()).as_deref(),
+            Some("np.array")
+        );
+        assert_eq!(method("median"), None);
+    }
+}
