@@ -116,3 +116,35 @@ impl Layout {
         slot
     }
 }
+
+/// Bound values by slot: what the `user_data` context holds, and what a backend that bakes the
+/// values into its code (the GPU) substitutes (see [`crate::ir::substitute`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoundValues {
+    pub floats: Vec<f64>,
+    pub ints: Vec<i64>,
+    pub arrays: Vec<Vec<f64>>,
+}
+
+impl BoundValues {
+    /// The values of `values` in the slots of `layout`. An int bound to a float slot becomes a
+    /// float (as Python would convert it); names without a slot, or of another kind, are ignored
+    /// (compiling and [`crate::Filter::with_bindings`] have rejected wrong kinds already).
+    pub fn new(layout: &Layout, values: &[(String, Value)]) -> BoundValues {
+        let mut b = BoundValues {
+            floats: vec![0.0; layout.floats as usize],
+            ints: vec![0; layout.ints as usize],
+            arrays: vec![Vec::new(); layout.arrays as usize],
+        };
+        for (name, v) in values {
+            match (layout.slot(name), v) {
+                (Some(Slot::Float(k)), Value::Float(x)) => b.floats[k as usize] = *x,
+                (Some(Slot::Float(k)), Value::Int(x)) => b.floats[k as usize] = *x as f64,
+                (Some(Slot::Int(k)), Value::Int(x)) => b.ints[k as usize] = *x,
+                (Some(Slot::Array(k)), Value::Array(a)) => b.arrays[k as usize] = a.clone(),
+                _ => {}
+            }
+        }
+        b
+    }
+}

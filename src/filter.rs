@@ -1,8 +1,8 @@
 //! The public face of the core: compile filter source once, call it many times.
 
-use crate::bind::{Bindings, Layout, Slot, Value};
+use crate::bind::{Bindings, BoundValues, Layout, Slot, Value};
 use crate::error::{snippet, Error, ErrorKind, Result, RuntimeError, Span};
-use crate::ir::{Func, Sig};
+use crate::ir::{self, Func, Sig};
 use crate::jit::{self, FilterFn, JitCode, JitOptions};
 use crate::runtime::{ArrayRef, RawContext};
 use std::ffi::c_void;
@@ -34,58 +34,46 @@ pub struct Filter {
 
 struct Compiled {
     source: Arc<str>,
-    /// Aliases given with [`FilterBuilder::import`], kept to recompile (`specialize`).
-    imports: Vec<(String, String)>,
+    /// The IR as lowered, before any optimisation: what [`Filter::specialize`] and
+    /// [`Filter::baked_ir`] start from (specialising never re-parses or re-lowers).
+    lowered: Func,
     general: Func,
     specialized: Option<Func>,
     layout: Layout,
     jit: JitCode,
+    /// Whether [`FilterBuilder::inspect`] was set (kept for the specialised versions).
+    inspect: bool,
 }
 
 /// The bound values a call reads, behind the [`RawContext`] that `user_data` points at.
 struct Context {
     raw: RawContext,
-    _floats: Box<[f64]>,
-    _ints: Box<[i64]>,
-    _arrays: Vec<Box<[f64]>>,
+    _bound: BoundValues,
     _refs: Box<[ArrayRef]>,
     values: Vec<(String, Value)>,
 }
 
-// SAFETY: the raw pointers (in `raw` and `_refs`) point into the boxed slices owned by the same
+// SAFETY: the raw pointers (in `raw` and `_refs`) point into the heap buffers owned by the same
 // context, which are never mutated after construction; the mutable state is atomics and a mutex.
 unsafe impl Send for Context {}
 unsafe impl Sync for Context {}
 
 impl Context {
     fn new(layout: &Layout, values: Vec<(String, Value)>) -> Context {
-        let mut floats = vec![0.0; layout.floats as usize].into_boxed_slice();
-        let mut ints = vec![0i64; layout.ints as usize].into_boxed_slice();
-        let mut arrays: Vec<Box<[f64]>> = vec![Box::new([]); layout.arrays as usize];
-        for (name, v) in &values {
-            match (layout.slot(name), v) {
-                (Some(Slot::Float(k)), Value::Float(x)) => floats[k as usize] = *x,
-                (Some(Slot::Float(k)), Value::Int(x)) => floats[k as usize] = *x as f64,
-                (Some(Slot::Int(k)), Value::Int(x)) => ints[k as usize] = *x,
-                (Some(Slot::Array(k)), Value::Array(a)) => {
-                    arrays[k as usize] = a.clone().into_boxed_slice()
-                }
-                _ => {}
-            }
-        }
-        let refs: Box<[ArrayRef]> = arrays
+        let bound = BoundValues::new(layout, &values);
+        let refs: Box<[ArrayRef]> = bound
+            .arrays
             .iter()
             .map(|a| ArrayRef {
                 ptr: a.as_ptr(),
                 len: a.len() as i64,
             })
             .collect();
-        let raw = RawContext::new(floats.as_ptr(), ints.as_ptr(), refs.as_ptr());
+        // The vectors' heap buffers do not move when `bound` moves into the context.
+        let raw = RawContext::new(bound.floats.as_ptr(), bound.ints.as_ptr(), refs.as_ptr());
         Context {
             raw,
-            _floats: floats,
-            _ints: ints,
-            _arrays: arrays,
+            _bound: bound,
             _refs: refs,
             values,
         }
@@ -143,55 +131,69 @@ impl FilterBuilder {
         self.inspect = yes;
         self
     }
+    /// Parse → check and lower → optimise → generate code, each step one call.
     pub fn compile(self) -> Result<Filter> {
         let source: Arc<str> = self.source.into();
         let attach = |e: Error| e.with_source(&source);
         let mut program = crate::syntax::parse(&source).map_err(attach)?;
-        program.imports.extend(self.imports.iter().cloned());
-        let general =
-            crate::lower::lower(&program, &self.bindings, None, self.sig).map_err(attach)?;
+        program.imports.extend(self.imports);
+        let lowered = crate::lower::lower(&program, &self.bindings, self.sig).map_err(attach)?;
+        let general = ir::optimize(lowered.func.clone(), ir::optimize::ALL);
         // Only generic_filter calls have one size per footprint worth specialising for.
         let specialized = match self.filter_size {
-            Some(n) if self.sig == Sig::Filter => Some(
-                crate::lower::lower(&program, &self.bindings, Some(n), self.sig)
-                    .map_err(attach)?
-                    .func,
-            ),
+            Some(n) if self.sig == Sig::Filter => Some(specialized(&lowered.func, n)),
             _ => None,
         };
-        let opts = JitOptions {
-            clif_text: self.inspect,
-            disasm: self.inspect,
-        };
-        let jit = jit::compile(&general.func, specialized.as_ref(), &opts).map_err(attach)?;
-        let values = general
-            .layout
-            .entries
-            .iter()
-            .map(|(name, _)| {
-                (
-                    name.clone(),
-                    self.bindings
-                        .get(name)
-                        .cloned()
-                        .unwrap_or_else(|| default_of(&program, name)),
-                )
-            })
-            .collect();
-        let ctx = Arc::new(Context::new(&general.layout, values));
+        let jit = jit::compile(&general, specialized.as_ref(), &jit_options(self.inspect))
+            .map_err(attach)?;
+        let values = bound_values(&program, &self.bindings, &lowered.layout);
         let compiled = Compiled {
             source,
-            imports: self.imports,
-            general: general.func,
+            lowered: lowered.func,
+            general,
             specialized,
-            layout: general.layout,
+            layout: lowered.layout,
             jit,
+            inspect: self.inspect,
         };
-        Ok(Filter {
-            compiled: Arc::new(compiled),
-            ctx,
-        })
+        Ok(Filter::new(compiled, values))
     }
+}
+
+/// Keep the Cranelift IR and disassembly text when inspecting.
+fn jit_options(inspect: bool) -> JitOptions {
+    JitOptions {
+        clif_text: inspect,
+        disasm: inspect,
+    }
+}
+
+/// The lowered IR specialised to `filter_size = n`, then optimised.
+fn specialized(lowered: &Func, n: usize) -> Func {
+    let known = ir::Known {
+        filter_size: Some(n),
+        bound: None,
+    };
+    ir::optimize(ir::substitute(lowered.clone(), known), ir::optimize::ALL)
+}
+
+/// The value of each name of the layout: the binding, else the parameter's default.
+fn bound_values(
+    program: &crate::syntax::Program,
+    bindings: &Bindings,
+    layout: &Layout,
+) -> Vec<(String, Value)> {
+    layout
+        .entries
+        .iter()
+        .map(|(name, _)| {
+            let value = bindings.get(name).cloned();
+            (
+                name.clone(),
+                value.unwrap_or_else(|| default_of(program, name)),
+            )
+        })
+        .collect()
 }
 
 /// The default value of a parameter (the lowering has already checked it is a constant).
@@ -225,6 +227,14 @@ fn default_of(program: &crate::syntax::Program, name: &str) -> Value {
 }
 
 impl Filter {
+    fn new(compiled: Compiled, values: Vec<(String, Value)>) -> Filter {
+        let ctx = Arc::new(Context::new(&compiled.layout, values));
+        Filter {
+            compiled: Arc::new(compiled),
+            ctx,
+        }
+    }
+
     /// Compiles filter source: an expression over `x` (`"max(x) - min(x)"`), a `lambda`, or a
     /// `def` whose first parameter is the neighbourhood. Names the source reads that are not
     /// locals, parameters with defaults, `np`/`math` or builtins must be in `bindings`.
@@ -526,23 +536,50 @@ impl Filter {
     }
 
     /// This filter compiled for a known `filter_size` (straight-line code for that size), with the
-    /// same source and current bound values. Returns a clone when already specialised to `n`.
+    /// same source and current bound values. It starts from the lowered IR kept at compile time
+    /// (nothing is parsed or lowered again). Returns a clone when already specialised to `n`, or
+    /// when the signature has no footprint size (only generic_filter callbacks are specialised).
     pub fn specialize(&self, n: usize) -> Result<Filter> {
         if self.filter_size() == Some(n) {
             return Ok(self.clone());
         }
-        let mut b = Bindings::new();
-        for (name, v) in &self.ctx.values {
-            b.set(name.clone(), v.clone());
+        let c = &self.compiled;
+        if c.general.sig != Sig::Filter {
+            return Ok(self.clone());
         }
-        let mut builder = Filter::builder(&self.compiled.source)
-            .bindings(&b)
-            .signature(self.signature())
-            .filter_size(n);
-        for (module, alias) in &self.compiled.imports {
-            builder = builder.import(module, alias);
-        }
-        builder.compile()
+        let sized = specialized(&c.lowered, n);
+        let attach = |e: Error| e.with_source(&c.source);
+        let jit =
+            jit::compile(&c.general, Some(&sized), &jit_options(c.inspect)).map_err(attach)?;
+        let compiled = Compiled {
+            source: c.source.clone(),
+            lowered: c.lowered.clone(),
+            general: c.general.clone(),
+            specialized: Some(sized),
+            layout: c.layout.clone(),
+            jit,
+            inspect: c.inspect,
+        };
+        Ok(Filter::new(compiled, self.ctx.values.clone()))
+    }
+
+    /// The IR specialised to `filter_size = n` with the current bound values substituted and
+    /// everything they decide folded: what a backend that bakes the values into its code (the
+    /// GPU) compiles. Makes no native code.
+    pub fn baked_ir(&self, n: usize) -> Func {
+        let bound = BoundValues::new(&self.compiled.layout, &self.ctx.values);
+        let known = ir::Known {
+            filter_size: Some(n),
+            bound: Some(&bound),
+        };
+        let baked = ir::substitute(self.compiled.lowered.clone(), known);
+        let optimized = ir::optimize(baked, ir::optimize::ALL);
+        // The networks' elements read bound arrays at indices that only they made constant.
+        let bound_only = ir::Known {
+            filter_size: None,
+            bound: Some(&bound),
+        };
+        ir::substitute(optimized, bound_only)
     }
 
     /// The names of the bound values the filter reads, and their current values.

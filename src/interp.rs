@@ -5,7 +5,7 @@
 //! same context, so a filter run here and a filter run natively agree bit for bit.
 
 use crate::ir::eval::{self, Val};
-use crate::ir::{ArrKind, ArrayOp, Expr, Func, ReduceOp, SortedStat, Stmt, Ty, Var};
+use crate::ir::{network, ArrKind, ArrayOp, Expr, Func, ReduceOp, SortedStat, Stmt, Ty, Var};
 use crate::math::{fmax, fmin};
 use crate::runtime::{self, Failure, RawContext};
 use std::sync::atomic::Ordering;
@@ -243,6 +243,18 @@ impl Machine<'_> {
                     }
                 };
                 self.set(*dst, Val::F(r));
+            }
+            Stmt::MedianNetwork {
+                dst,
+                elems,
+                fallback,
+            } => {
+                let mut v: Vec<f64> = elems.iter().map(|e| self.eval(e).f()).collect();
+                let sum = network::balanced_sum(0, v.len(), &mut |k| v[k], &mut |a, b| a + b);
+                if sum.is_nan() {
+                    return self.block(fallback);
+                }
+                self.set(*dst, Val::F(network::median_by_network(&mut v)));
             }
         }
         Flow::Next

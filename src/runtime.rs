@@ -238,10 +238,16 @@ pub unsafe extern "C" fn ndjit_rt_median(ptr: *const f64, n: i64) -> f64 {
     if s[n - 1].is_nan() {
         return f64::NAN;
     }
+    middle_mean(s)
+}
+
+/// NumPy's median of sorted, NaN-free values (at least one): the middle one, or `np.mean` of the
+/// two middle ones, `(0.0 + a + b) / 2`; both add to `0.0` first.
+pub fn middle_mean(s: &[f64]) -> f64 {
+    let n = s.len();
     if n % 2 == 1 {
         0.0 + s[n / 2]
     } else {
-        // np.mean of the two middle values: (0.0 + a + b) / 2.
         (0.0 + s[n / 2 - 1] + s[n / 2]) / 2.0
     }
 }
@@ -256,43 +262,57 @@ pub unsafe extern "C" fn ndjit_rt_quantile(ptr: *const f64, n: i64, q: f64) -> f
         return f64::NAN;
     }
     let s = unsafe { std::slice::from_raw_parts(ptr, n as usize) };
-    let n = s.len();
-    if s[n - 1].is_nan() || q.is_nan() {
+    if s[s.len() - 1].is_nan() {
         return f64::NAN;
     }
-    let virtual_index = (n as f64 - 1.0) * q;
-    if virtual_index.is_nan() {
-        return f64::NAN; // q = ±inf with one element: 0 * inf; never index with it
-    }
-    let (prev, next) = if virtual_index >= (n - 1) as f64 {
-        (n - 1, n - 1)
-    } else if virtual_index < 0.0 {
-        (0, 0)
-    } else {
-        let p = virtual_index.floor() as usize;
-        (p, p + 1)
-    };
-    let gamma = quantile_gamma(virtual_index, n);
-    let (a, b) = (s[prev], s[next]);
-    let diff = b - a;
-    if gamma >= 0.5 {
-        b - diff * (1.0 - gamma)
-    } else {
-        a + diff * gamma
+    match QuantilePlan::new(s.len(), q) {
+        Some(plan) => plan.lerp(s[plan.prev], s[plan.next]),
+        None => f64::NAN,
     }
 }
 
-/// NumPy's `gamma` (`_get_gamma` after `_get_indexes`): `virtual_index - previous_index`, where
-/// the previous index is `-1` at or above the last element (NumPy's "last" index) and `0` below
-/// the first. The `-1` matters: it makes `gamma = virtual_index + 1`, which picks `_lerp`'s
-/// `b - diff * (1 - gamma)` branch and so the sign of a zero.
-pub fn quantile_gamma(virtual_index: f64, n: usize) -> f64 {
-    if virtual_index >= (n - 1) as f64 {
-        virtual_index + 1.0
-    } else if virtual_index < 0.0 {
-        virtual_index
-    } else {
-        virtual_index - virtual_index.floor()
+/// Where NumPy's default (linear) quantile reads a sorted array of `n` values at `q`, and how it
+/// mixes the two values it reads: the index arithmetic of `np.quantile`/`np.percentile`, shared by
+/// the runtime routine and the backends that know `n` and `q` when they compile (the GPU).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantilePlan {
+    pub prev: usize,
+    pub next: usize,
+    /// NumPy's `gamma` (`_get_gamma` after `_get_indexes`): `virtual_index - previous_index`,
+    /// where the previous index is `-1` at or above the last element (NumPy's "last" index) and
+    /// `0` below the first. The `-1` matters: it makes `gamma = virtual_index + 1`, which picks
+    /// `_lerp`'s `b - diff * (1 - gamma)` branch and so the sign of a zero.
+    pub gamma: f64,
+}
+
+impl QuantilePlan {
+    /// The plan for `n > 0` values, or `None` when the quantile is NaN whatever the values (`q`
+    /// NaN, or `q = ±inf` with one element: `0 * inf`, never an index).
+    pub fn new(n: usize, q: f64) -> Option<QuantilePlan> {
+        let virtual_index = (n as f64 - 1.0) * q;
+        if n == 0 || virtual_index.is_nan() {
+            return None;
+        }
+        let last = (n - 1) as f64;
+        let (prev, next, gamma) = if virtual_index >= last {
+            (n - 1, n - 1, virtual_index + 1.0)
+        } else if virtual_index < 0.0 {
+            (0, 0, virtual_index)
+        } else {
+            let p = virtual_index.floor();
+            (p as usize, p as usize + 1, virtual_index - p)
+        };
+        Some(QuantilePlan { prev, next, gamma })
+    }
+
+    /// `numpy.lib._function_base_impl._lerp` of the two values read, `a = s[prev]`, `b = s[next]`.
+    pub fn lerp(self, a: f64, b: f64) -> f64 {
+        let diff = b - a;
+        if self.gamma >= 0.5 {
+            b - diff * (1.0 - self.gamma)
+        } else {
+            a + diff * self.gamma
+        }
     }
 }
 
@@ -368,6 +388,27 @@ mod tests {
         assert!(v[3].is_nan());
         let big: Vec<f64> = (0..100).rev().map(|i| i as f64).collect();
         assert_eq!(sorted(big), (0..100).map(|i| i as f64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_quantile_plan_reads_numpys_indices() {
+        // At or above the last element NumPy's previous index is -1: gamma = vi + 1.
+        let last = QuantilePlan {
+            prev: 3,
+            next: 3,
+            gamma: 4.0,
+        };
+        assert_eq!(QuantilePlan::new(4, 1.0), Some(last));
+        let inner = QuantilePlan {
+            prev: 1,
+            next: 2,
+            gamma: 4.0f64 * 0.3 - 1.0,
+        };
+        assert_eq!(QuantilePlan::new(5, 0.3), Some(inner));
+        // NaN whatever the values: never an index.
+        assert_eq!(QuantilePlan::new(1, f64::INFINITY), None);
+        assert_eq!(QuantilePlan::new(3, f64::NAN), None);
+        assert_eq!(QuantilePlan::new(0, 0.5), None);
     }
 
     #[test]

@@ -373,17 +373,25 @@ fn exercise(source: &str, bindings: &Bindings, jit: bool, stats: &mut Stats) {
     stats.parsed += 1;
     let mut lowered = false;
     for sig in [Sig::Filter, Sig::Filter1d, Sig::Transform, Sig::Integrand] {
-        for size in [None, Some(1), Some(9)] {
-            match ndjit::lower::lower(&program, bindings, size, sig) {
-                Ok(_) => lowered |= sig == Sig::Filter && size.is_none(),
-                Err(_) if size.is_none() => {
-                    let r = Filter::builder(source)
-                        .bindings(bindings)
-                        .signature(sig)
-                        .compile();
-                    let _ = r.err().map(|e| e.to_string());
+        match ndjit::lower::lower(&program, bindings, sig) {
+            Ok(l) => {
+                lowered |= sig == Sig::Filter;
+                // The optimiser on the general IR and on two specialisations.
+                for filter_size in [None, Some(1), Some(9)] {
+                    let known = ndjit::ir::Known {
+                        filter_size,
+                        bound: None,
+                    };
+                    let func = ndjit::ir::substitute(l.func.clone(), known);
+                    let _ = ndjit::ir::optimize(func, ndjit::ir::optimize::ALL);
                 }
-                Err(_) => {}
+            }
+            Err(_) => {
+                let r = Filter::builder(source)
+                    .bindings(bindings)
+                    .signature(sig)
+                    .compile();
+                let _ = r.err().map(|e| e.to_string());
             }
         }
     }

@@ -118,6 +118,11 @@ impl<'a> Emulator<'a> {
 impl Executor for Emulator<'_> {
     type Error = GpuError;
 
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
         // As `FromHost`: the input read into a copy, the output written back in C order.
         let (in_desc, out_desc) = (ArrayDesc::of(run.input), ArrayDesc::of_mut(run.output));

@@ -271,37 +271,25 @@ impl GpuFilter {
         &self.filter
     }
 
-    /// The kernel for `spec` (generated once), from the filter specialised to its size.
+    /// The kernel for `spec` (generated once).
     pub fn kernel(&self, spec: &KernelSpec) -> Result<Arc<Kernel>> {
-        let sized = driver::specialised(&self.filter, spec.filter_size())?;
-        Ok(self.kernel_of(&sized, spec)?.kernel.clone())
+        Ok(self.ready(spec)?.kernel.clone())
     }
 
-    /// The kernel of `sized` (this filter specialised to `spec`'s size) for `spec`.
-    fn kernel_of(&self, sized: &ndjit::Filter, spec: &KernelSpec) -> Result<Arc<Ready>> {
+    /// The kernel for `spec`, with its PTX and modules (generated once, kept in an LRU).
+    fn ready(&self, spec: &KernelSpec) -> Result<Arc<Ready>> {
         let cache = || self.kernels.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(k) = cache().get(spec) {
             return Ok(k);
         }
-        let ir = match sized.specialized_ir() {
-            Some(ir) => ir,
-            // The driver hands over the general filter when specialising failed (the CPU then
-            // fails at run time); the GPU needs the unrolled body, so it reports why.
-            None => {
-                return Err(self
-                    .filter
-                    .specialize(spec.filter_size())
-                    .err()
-                    .map_or_else(
-                        || GpuError::Unsupported("the filter has no specialised IR".into()),
-                        GpuError::Compile,
-                    ))
-            }
-        };
+        // The IR specialised to the footprint size with the bound values folded in, made from the
+        // filter's lowered IR (no native code, no re-parsing).
+        let ir = self.filter.baked_ir(spec.filter_size());
+        let f = &self.filter;
         let k = Arc::new(Ready::new(codegen::generate(
-            ir,
-            sized.layout(),
-            sized.bound_values(),
+            &ir,
+            f.layout(),
+            f.bound_values(),
             spec,
         )?));
         cache().insert(spec.clone(), k.clone());
@@ -317,7 +305,7 @@ impl GpuFilter {
         tuning: &Tuning,
     ) -> Result<Arc<Ready>> {
         let spec = KernelSpec::resolved(run, contiguous, target, tuning);
-        self.kernel_of(run.filter, &spec)
+        self.ready(&spec)
     }
 
     /// The PTX of the kernel for images of `rank` axes (what `inspect_ptx` shows), for
@@ -618,6 +606,11 @@ impl<'a> OnDevice<'a> {
 impl Executor for OnDevice<'_> {
     type Error = GpuError;
 
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
     /// Queues the run and keeps it pending; [`GpuFilter::launch`] hands it over.
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
         let launched = unsafe { self.launch(run)? };
@@ -632,6 +625,11 @@ pub struct FromHost<'a>(pub OnDevice<'a>);
 
 impl Executor for FromHost<'_> {
     type Error = GpuError;
+
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
         let gpu = self.0.gpu;
@@ -685,6 +683,11 @@ struct Inspect<'a, 's> {
 impl Executor for Inspect<'_, '_> {
     type Error = GpuError;
 
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
         let ready = self
             .filter
@@ -704,6 +707,11 @@ struct Prepare<'a> {
 
 impl Executor for Prepare<'_> {
     type Error = GpuError;
+
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
         let (in_desc, out_desc) = (ArrayDesc::of(run.input), ArrayDesc::of_mut(run.output));

@@ -175,3 +175,42 @@ ZERO_TO_INFINITE_POWERS = [
 @pytest.mark.parametrize("source,windows", ZERO_TO_INFINITE_POWERS)
 def test_zero_to_an_infinite_power_is_python_s(source, windows):
     test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# A Python float and a Python int compare exactly (the int was rounded to float first: 2**63 - 1
+# became 2**63); with a NumPy scalar on either side NumPy's float64 comparison stays.
+FLOAT_INT_COMPARISONS = [
+    ("def f(x):\n    return 9.223372036854776e18 <= 9223372036854775807\n", [[1.0]]),
+    ("def f(x):\n    return (-9.223372036854776e18) < (-9223372036854775807)\n", [[1.0]]),
+    ("def f(x):\n    return 2**53 + 1 == 9007199254740992.0\n", [[1.0]]),
+    ("def f(x):\n    return 9007199254740992.0 < 2**53 + 1\n", [[1.0]]),
+    ("def f(x):\n    return float(x[0]) * 2.0**62 >= 9223372036854775807\n", [[2.0], [1.0], [np.nan]]),
+    ("def f(x):\n    return x[0] * 2.0**62 >= 9223372036854775807\n", [[2.0], [1.0]]),
+    ("def f(x):\n    if 9.223372036854776e18 <= 9223372036854775807:\n        return 1.0\n    return x[9]\n",
+     [[1.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", FLOAT_INT_COMPARISONS)
+def test_python_floats_and_ints_compare_exactly(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# Values the lowering computes keep the kind Python gives them: an element of an array is a NumPy
+# scalar even where its expression is a literal (`np.where(c, x, 0.1)`), `.item()` is a Python
+# number, and NumPy int results that are literals in the IR (`** 0`, a shift by a negative count)
+# are NumPy ints; each counted as the other kind, and a division by zero raised or did not.
+KINDS_OF_COMPUTED_VALUES = [
+    ("def f(x):\n    v = 0.0\n    for e in np.where(x > 0.5, x, 0.1):\n        v = e // 0.5\n        v //= v\n"
+     "    return v\n", [[3.0, 0.1], [0.0, 1.0]]),
+    ("def f(x):\n    return 1.0 / np.where(x > 5, x, 0.0)[0]\n", [[3.0, 0.1], [6.0, 1.0]]),
+    ("def f(x):\n    return 1.0 / x[0].item()\n", [[0.0], [2.0]]),
+    ("def f(x):\n    return 1.0 / x[:1].item()\n", [[0.0], [2.0]]),
+    ("def f(x):\n    v = np.count_nonzero(x) ** 0\n    v -= 1\n    return 2 // v\n", [[0.0, 1.0]]),
+    ("def f(x):\n    v = np.count_nonzero(x) << -1\n    return 1 // v\n", [[3.0, 1.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", KINDS_OF_COMPUTED_VALUES)
+def test_computed_values_keep_pythons_kind(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)

@@ -49,8 +49,9 @@ pub struct Resolved<'a> {
     /// The mode as applied inside filters (the `grid-*` aliases resolved).
     pub mode: Mode,
     pub cval: f64,
-    /// The filter, specialised to `geometry.tap_count()` values where that compiles and the
-    /// footprint is small enough for unrolled code to pay (else the general filter).
+    /// For executors that run native code, the filter specialised to `geometry.tap_count()`
+    /// values where that compiles and the footprint is small enough for unrolled code to pay;
+    /// else the filter as compiled.
     pub filter: &'a Filter,
     /// The arrays, a 0-d pair as shape `[1]` (then [`Resolved::rank`] is 0). The pointers are
     /// whatever memory the executor addresses: host memory for the CPU, device memory for a GPU.
@@ -77,6 +78,13 @@ pub trait Executor {
     /// The executor's errors: the driver's, plus its own (a missing device, say).
     type Error: From<DriverError>;
 
+    /// Whether the executor calls the filter's native code, which the driver then compiles for
+    /// the footprint's size (cached). One that makes code of its own from the filter's IR (the
+    /// GPU) says `false`, and gets the filter as it was compiled.
+    fn runs_native_code(&self) -> bool {
+        true
+    }
+
     /// # Safety
     /// The arrays' pointers must address memory this executor can read (input) and write
     /// (output) at every element their shapes and strides reach, for the whole call.
@@ -87,7 +95,8 @@ pub trait Executor {
 ///
 /// Validates `opts` against the input as scipy does (its errors, in its order: see
 /// [`DriverError`]), checks the output's shape, specialises the filter to the footprint's size
-/// (cached), and runs `executor`. An empty input calls nothing.
+/// (cached) for an executor that runs native code, and runs `executor`. An empty input calls
+/// nothing.
 ///
 /// # Safety
 /// As [`Executor::execute`]: the arrays must be valid, for `executor`, at every element their
@@ -132,7 +141,7 @@ pub unsafe fn execute<E: Executor + ?Sized>(
     // The filter compiled for this footprint's size; the general one if that fails to compile
     // (it then fails the same way at run time, where scipy would), or if the footprint is too
     // large for unrolled code to pay.
-    let filter = match n <= MAX_UNROLLED_TAPS {
+    let filter = match executor.runs_native_code() && n <= MAX_UNROLLED_TAPS {
         true => cache::specialised(filter, n).unwrap_or_else(|| filter.clone()),
         false => filter.clone(),
     };

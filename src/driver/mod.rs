@@ -65,13 +65,6 @@ use crate::Filter;
 /// 65537 taps on 8×8 take 0.02 s).
 pub(crate) const MAX_UNROLLED_TAPS: usize = 1 << 16;
 
-/// `filter` specialised to `n` values (itself if it already is), through the driver's cache: what
-/// [`execute`] hands executors, for the callers that need it without a run (a kernel's source).
-pub fn specialised(filter: &Filter, n: usize) -> Result<Filter, crate::Error> {
-    // The cache keeps successes only; a failure is compiled again for its error.
-    cache::specialised(filter, n).map_or_else(|| filter.specialize(n), Ok)
-}
-
 /// `scipy.ndimage.generic_filter(input, filter, output=output, ...)` on dtype-erased arrays, on
 /// the CPU engine `opts.engine` ([`execute`] with that executor).
 ///

@@ -614,9 +614,10 @@ fn single_constants(body: &[Stmt]) -> HashMap<Var, Expr> {
 fn count_defs(stmts: &[Stmt], counts: &mut HashMap<Var, usize>) {
     for s in stmts {
         match s {
-            Stmt::Assign(v, _) | Stmt::Reduce { dst: v, .. } | Stmt::Sorted { dst: v, .. } => {
-                *counts.entry(*v).or_default() += 1
-            }
+            Stmt::Assign(v, _)
+            | Stmt::Reduce { dst: v, .. }
+            | Stmt::Sorted { dst: v, .. }
+            | Stmt::MedianNetwork { dst: v, .. } => *counts.entry(*v).or_default() += 1,
             _ => {}
         }
         if let Stmt::Reduce { index, .. } | Stmt::Fill { index, .. } = s {

@@ -18,8 +18,13 @@ pub mod eval;
 pub mod facts;
 pub mod fold;
 pub mod network;
+pub mod optimize;
 pub mod print;
 pub mod ranges;
+pub mod substitute;
+
+pub use optimize::{optimize, Pass};
+pub use substitute::{substitute, Known};
 
 use crate::error::Span;
 use crate::math::MathFn;
@@ -383,6 +388,20 @@ pub enum Stmt {
         arr: Arr,
         q: Expr,
     },
+    /// `dst = median(elems)` by a sorting network, emitted by [`network::expand_medians`] for a
+    /// median of a known length (see that module for why it is exact). Every element is
+    /// evaluated; when their sum (in [`network::balanced_sum`] order) is NaN, `fallback` runs
+    /// instead: the runtime's own statements, which give NumPy's NaN. Otherwise the values are
+    /// sorted by the comparators of [`network::batcher_pairs`], each `(i, j)` setting
+    /// `(v[i], v[j]) = v[j] < v[i] ? (v[j], v[i]) : (v[i], v[j])`, and `dst` is `0.0 + v[n/2]`
+    /// (odd `n`) or `(0.0 + v[n/2-1] + v[n/2]) / 2.0` (even `n`). Which branch runs never changes
+    /// the result, only the speed. When `elems[k]` is `x[k]` for every `k`, this is the median of
+    /// the whole footprint, which the GPU computes for two neighbouring outputs at once.
+    MedianNetwork {
+        dst: Var,
+        elems: Vec<Expr>,
+        fallback: Vec<Stmt>,
+    },
 }
 
 impl Stmt {
@@ -394,6 +413,9 @@ impl Stmt {
             Stmt::Reduce { dst, index, .. } => *dst == v || *index == v,
             Stmt::Fill { index, .. } => *index == v,
             Stmt::If(_, a, b) => a.iter().chain(b).any(|s| s.writes(v)),
+            Stmt::MedianNetwork { dst, fallback, .. } => {
+                *dst == v || fallback.iter().any(|s| s.writes(v))
+            }
             Stmt::Loop { body, latch } => body.iter().chain(latch).any(|s| s.writes(v)),
             _ => false,
         }
@@ -553,6 +575,7 @@ pub fn stmt_exprs<'a>(s: &'a Stmt, mut f: impl FnMut(&'a Expr)) {
             }
         }
         Stmt::Sorted { q, .. } => f(q),
+        Stmt::MedianNetwork { elems, .. } => elems.iter().for_each(f),
         Stmt::Loop { .. } | Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed => {}
     }
 }
@@ -621,6 +644,18 @@ pub fn map_stmt_exprs(s: Stmt, f: &mut dyn FnMut(Expr) -> Expr) -> Stmt {
             arr,
             q: f(q),
         },
+        Stmt::MedianNetwork {
+            dst,
+            elems,
+            fallback,
+        } => {
+            let elems = elems.into_iter().map(&mut *f).collect();
+            Stmt::MedianNetwork {
+                dst,
+                elems,
+                fallback: block(fallback, f),
+            }
+        }
         s @ (Stmt::Break | Stmt::Continue | Stmt::ArrayOp(..) | Stmt::Succeed) => s,
     }
 }
@@ -636,6 +671,7 @@ pub fn stmt_blocks<'a>(s: &'a Stmt, mut f: impl FnMut(&'a [Stmt])) {
             f(body);
             f(latch)
         }
+        Stmt::MedianNetwork { fallback, .. } => f(fallback),
         _ => {}
     }
 }

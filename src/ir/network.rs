@@ -1,25 +1,31 @@
-//! Medians of a known number of values as sorting networks, written in the IR itself.
+//! Medians of a known number of values as sorting networks: an optimisation pass and the one
+//! Batcher network every backend emits.
 //!
 //! `np.median(x)` lowers to `Fill` + `ArrayOp::Sort` + `Sorted { Median }`: a call to the runtime's
 //! insertion sort, ~3 comparisons per element with unpredictable branches. When the length is a
 //! constant (a filter specialised to its footprint), [`expand_medians`] replaces that sequence with
-//! Batcher's odd–even merge network over scalar variables, each comparator being
-//! `lo = b < a ? b : a; hi = b < a ? a : b`. Those are the patterns the Cranelift x86-64 backend
-//! lowers to `minsd`/`maxsd`, and only the comparators the middle element depends on survive its
-//! dead-code elimination, which leaves a selection network.
+//! a [`Stmt::MedianNetwork`]: Batcher's odd–even merge network ([`batcher_pairs`]) over the values,
+//! each comparator being `lo = b < a ? b : a; hi = b < a ? a : b`. Those are the patterns the
+//! Cranelift x86-64 backend lowers to `minsd`/`maxsd`, and only the comparators the middle element
+//! depends on survive its dead-code elimination, which leaves a selection network; the GPU prunes
+//! them the same way (`ndjit_gpu::codegen::sort`).
 //!
-//! The rewrite is exact: it is ordinary IR (so the interpreter and the JIT still agree bit for bit),
-//! and it gives the runtime routine's result for every input:
+//! The construct is exact (the interpreter, the JIT and the GPU agree bit for bit), and it gives
+//! the runtime routine's result for every input:
 //! - a comparator on two equal values leaves them in place, so the network permutes its inputs and,
 //!   without NaN, sorts them by value;
 //! - the only inputs it may order differently from the runtime's stable sort are equal values with
-//!   different bits, which for non-NaN doubles means `-0.0` and `+0.0`. The mean of the two middle
-//!   values (`(0.0 + a + b) / 2`) does not see the difference; a single middle value that is zero
-//!   might, so the original statements run instead when it is zero;
-//! - a NaN anywhere (detected as a NaN sum, which `inf - inf` can also produce) also runs the
-//!   original statements, which give NumPy's NaN.
+//!   different bits, which for non-NaN doubles means `-0.0` and `+0.0`. The median adds `0.0`
+//!   first (`0.0 + middle`, `(0.0 + a + b) / 2`), as the runtime does, so which zero lands in the
+//!   middle does not show;
+//! - a NaN anywhere (detected as a NaN sum, which `inf - inf` can also produce) runs the original
+//!   statements instead, which give NumPy's NaN.
+//!
+//! The pass runs after folding: folding never sees a network (refolding expanded networks was
+//! exponential), and values known at compile time are substituted before it
+//! ([`super::substitute`]).
 
-use super::{ArrKind, ArrayOp, BinOp, CmpOp, Expr, Func, SortedStat, Stmt, Ty, Var, VarDecl};
+use super::{ArrKind, ArrayOp, Expr, Func, SortedStat, Stmt, Ty, Var};
 
 /// Longest array whose median becomes a network: 11×11 footprints (121 values; Batcher's network
 /// for 128 values has 1471 comparators before pruning, and compiles in about 0.1 s).
@@ -91,7 +97,7 @@ fn expand_block(func: &mut Func, uses: &[usize], stmts: Vec<Stmt>) -> Vec<Stmt> 
             {
                 let (sort, stat) = (it.next().unwrap(), it.next().unwrap());
                 if let Some(stmts) =
-                    network_median(func, n as usize, [s.clone(), sort.clone(), stat.clone()])
+                    expand_one(func, n as usize, [s.clone(), sort.clone(), stat.clone()])
                 {
                     out.extend(stmts);
                 } else {
@@ -107,7 +113,7 @@ fn expand_block(func: &mut Func, uses: &[usize], stmts: Vec<Stmt>) -> Vec<Stmt> 
 
 /// The statements replacing `original` (`Fill`, `Sort`, `Sorted { Median }`), or `None` when the
 /// element is not an f64 expression.
-fn network_median(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<Stmt>> {
+fn expand_one(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<Stmt>> {
     let Stmt::Fill {
         dst, index, elem, ..
     } = &original[0]
@@ -125,61 +131,63 @@ fn network_median(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<
     {
         return None;
     }
-    let (index, elem, result) = (*index, elem.clone(), *result);
-    let mut new_var = |name: String| {
-        func.vars.push(VarDecl { ty: Ty::F64, name });
-        Var(func.vars.len() as u32 - 1)
-    };
-    let v: Vec<Var> = (0..n).map(|k| new_var(format!("%net{k}"))).collect();
-    let tmp = new_var("%net_t".into());
-    let sum = new_var("%net_sum".into());
-    let var = |x: Var| Expr::Var(x);
-    let mut out = Vec::new();
-    for (k, &vk) in v.iter().enumerate() {
-        out.push(Stmt::Assign(vk, subst(&elem, index, k as i64)));
-    }
-    // The index is left at its last value, as after the fill.
-    out.push(Stmt::Assign(index, Expr::I64(n as i64 - 1)));
-    out.push(Stmt::Assign(sum, sum_tree(&v)));
-    let mut fast = Vec::new();
-    for (i, j) in batcher_pairs(n) {
-        let lt = || Expr::Cmp(CmpOp::Lt, var(v[j]).boxed(), var(v[i]).boxed());
-        fast.push(Stmt::Assign(
-            tmp,
-            Expr::Select(lt().boxed(), var(v[j]).boxed(), var(v[i]).boxed()),
-        ));
-        fast.push(Stmt::Assign(
-            v[j],
-            Expr::Select(lt().boxed(), var(v[i]).boxed(), var(v[j]).boxed()),
-        ));
-        fast.push(Stmt::Assign(v[i], var(tmp)));
-    }
-    let add = |a: Expr, b: Expr| Expr::Binary(BinOp::Add, a.boxed(), b.boxed());
-    if n % 2 == 1 {
-        // ndjit_rt_median's `0.0 + middle`: which zero the network leaves in the middle (it
-        // may differ from the stable sort's) does not show.
-        fast.push(Stmt::Assign(result, add(Expr::F64(0.0), var(v[n / 2]))));
-    } else {
-        // ndjit_rt_median's `(0.0 + a + b) / 2.0`.
-        let total = add(add(Expr::F64(0.0), var(v[n / 2 - 1])), var(v[n / 2]));
-        fast.push(Stmt::Assign(
-            result,
-            Expr::Binary(BinOp::Div, total.boxed(), Expr::F64(2.0).boxed()),
-        ));
-    }
-    let has_nan = Expr::Cmp(CmpOp::Ne, var(sum).boxed(), var(sum).boxed());
-    out.push(Stmt::If(has_nan, original.to_vec(), fast));
-    Some(out)
+    let (index, elem, dst) = (*index, elem.clone(), *result);
+    let elems = (0..n).map(|k| subst(&elem, index, k as i64)).collect();
+    Some(vec![
+        // The index is left at its last value, as after the fill.
+        Stmt::Assign(index, Expr::I64(n as i64 - 1)),
+        Stmt::MedianNetwork {
+            dst,
+            elems,
+            fallback: original.to_vec(),
+        },
+    ])
 }
 
-/// A balanced sum of the variables (any NaN among them makes it NaN).
-fn sum_tree(v: &[Var]) -> Expr {
-    match v {
-        [x] => Expr::Var(*x),
-        _ => {
-            let (a, b) = v.split_at(v.len() / 2);
-            Expr::Binary(BinOp::Add, sum_tree(a).boxed(), sum_tree(b).boxed())
+/// The order in which backends add the network's values to detect a NaN: a balanced tree, `f`
+/// called on each half's sum (`add(lo_half, hi_half)`); `leaf(k)` gives value `k`. A NaN among
+/// the values makes the sum NaN (so does `inf - inf`, which just takes the slower branch).
+pub fn balanced_sum<T>(
+    lo: usize,
+    hi: usize,
+    leaf: &mut impl FnMut(usize) -> T,
+    add: &mut impl FnMut(T, T) -> T,
+) -> T {
+    if hi - lo == 1 {
+        return leaf(lo);
+    }
+    let mid = lo + (hi - lo) / 2;
+    let a = balanced_sum(lo, mid, leaf, add);
+    let b = balanced_sum(mid, hi, leaf, add);
+    add(a, b)
+}
+
+/// The [`Stmt::MedianNetwork`] result for NaN-free values (the interpreter's definition): the
+/// values sorted in place by the network, then the runtime median's arithmetic.
+pub fn median_by_network(v: &mut [f64]) -> f64 {
+    for (i, j) in batcher_pairs(v.len()) {
+        if v[j] < v[i] {
+            v.swap(i, j);
         }
+    }
+    crate::runtime::middle_mean(v)
+}
+
+/// Whether a network's values are the buffer in order (`elems[k]` is `x[k]`): the median of the
+/// whole footprint.
+pub fn is_footprint(elems: &[Expr]) -> bool {
+    elems
+        .iter()
+        .enumerate()
+        .all(|(k, e)| matches!(e, Expr::Load(super::BUFFER, i) if **i == Expr::I64(k as i64)))
+}
+
+/// The positions of the sorted values the median reads: `[n/2]`, or `[n/2 - 1, n/2]`.
+pub fn median_positions(n: usize) -> Vec<usize> {
+    if n % 2 == 1 {
+        vec![n / 2]
+    } else {
+        vec![n / 2 - 1, n / 2]
     }
 }
 
@@ -317,7 +325,7 @@ mod lowering_tests {
                 .specialized_ir()
                 .unwrap()
                 .to_string()
-                .contains("%net0"));
+                .contains("median network"));
             for _ in 0..200 {
                 let buf: Vec<f64> = (0..n)
                     .map(|_| {
@@ -347,7 +355,7 @@ mod lowering_tests {
         let ir = f.specialized_ir().unwrap();
         let text = ir.to_string();
         assert!(
-            !text.starts_with("Sort(") && text.contains("%net0"),
+            !text.starts_with("Sort(") && text.contains("median network"),
             "{text}"
         );
     }

@@ -107,6 +107,18 @@ fn block(s: &mut String, stmts: &[Stmt], depth: usize) -> fmt::Result {
             Stmt::Sorted { dst, stat, arr, q } => {
                 writeln!(s, "%{} = {stat:?}(sorted @{}, q={q})", dst.0, arr.0)?
             }
+            Stmt::MedianNetwork {
+                dst,
+                elems,
+                fallback,
+            } => {
+                let elems: Vec<String> = elems.iter().map(|e| e.to_string()).collect();
+                let elems = elems.join(", ");
+                writeln!(s, "%{} = median network [{elems}], on NaN {{", dst.0)?;
+                block(s, fallback, depth + 1)?;
+                indent(s, depth);
+                writeln!(s, "}}")?;
+            }
         }
     }
     Ok(())

@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind, Span};
 use crate::ir::eval::Val;
 use crate::ir::{self, Arr, ArrKind, ArrayOp, Expr, SortedStat, Stmt, Ty, Var};
 use crate::runtime::{OFFSET_ARRAYS, OFFSET_FAILED, OFFSET_INTS, OFFSET_SCALARS};
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Ieee64;
 use cranelift_codegen::ir::{
     types, AbiParam, AliasRegion, AliasRegionData, Block, BlockArg, FuncRef, Function, InstBuilder,
@@ -566,6 +566,11 @@ impl<'a> Translator<'a> {
             } => self.translate_fill(*dst, len, *index, elem, keep.as_ref()),
             Stmt::ArrayOp(ArrayOp::Sort, a) => self.translate_sort(*a),
             Stmt::Sorted { dst, stat, arr, q } => self.translate_sorted(*dst, *stat, *arr, q),
+            Stmt::MedianNetwork {
+                dst,
+                elems,
+                fallback,
+            } => self.translate_median_network(*dst, elems, fallback),
         }
     }
 
@@ -797,6 +802,60 @@ impl<'a> Translator<'a> {
         };
         let r = r.ok_or_else(|| codegen_error("sorted statistic without a result"))?;
         self.def_ir_var(dst, Opnd::Dyn(r, Ty::F64))?;
+        Ok(true)
+    }
+
+    /// A [`Stmt::MedianNetwork`]: the NaN test, the fallback, and the comparators as
+    /// `select(b < a, ..)` pairs, which x86-64 lowers to `minsd`/`maxsd`; those the median does
+    /// not depend on are removed by Cranelift's dead-code elimination.
+    fn translate_median_network(
+        &mut self,
+        dst: Var,
+        elems: &[Expr],
+        fallback: &[Stmt],
+    ) -> Result<bool> {
+        let mut v = Vec::with_capacity(elems.len());
+        for e in elems {
+            v.push(self.value_as(e, Ty::F64)?);
+        }
+        let b = &mut self.b;
+        let sum =
+            ir::network::balanced_sum(0, v.len(), &mut |k| v[k], &mut |x, y| b.ins().fadd(x, y));
+        let is_nan = self.b.ins().fcmp(FloatCC::Unordered, sum, sum);
+        let (slow, fast, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(is_nan, slow, &[], fast, &[]);
+        self.b.seal_block(slow);
+        self.b.seal_block(fast);
+        self.b.switch_to_block(slow);
+        if self.translate_block(fallback)? {
+            self.b.ins().jump(merge, &[]);
+        }
+        self.b.switch_to_block(fast);
+        for (i, j) in ir::network::batcher_pairs(v.len()) {
+            let lt = self.b.ins().fcmp(FloatCC::LessThan, v[j], v[i]);
+            let lo = self.b.ins().select(lt, v[j], v[i]);
+            v[j] = self.b.ins().select(lt, v[i], v[j]);
+            v[i] = lo;
+        }
+        let n = v.len();
+        let zero = self.b.ins().f64const(0.0);
+        let r = if n % 2 == 1 {
+            self.b.ins().fadd(zero, v[n / 2])
+        } else {
+            let a = self.b.ins().fadd(zero, v[n / 2 - 1]);
+            let total = self.b.ins().fadd(a, v[n / 2]);
+            let two = self.b.ins().f64const(2.0);
+            self.b.ins().fdiv(total, two)
+        };
+        self.def_ir_var(dst, Opnd::Dyn(r, Ty::F64))?;
+        self.b.ins().jump(merge, &[]);
+        self.b.seal_block(merge);
+        // The network always reaches the merge.
+        self.b.switch_to_block(merge);
         Ok(true)
     }
 

@@ -232,9 +232,11 @@ pub(crate) fn call(
     let python = match name.module {
         Module::Math => true,
         Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool),
-        Module::Np | Module::Method => false,
+        Module::Method => name.func == Item,
+        Module::Np => false,
     };
-    let numpy = matches!(name.module, Module::Np | Module::Method) || receiver_was_array;
+    let numpy =
+        !python && (matches!(name.module, Module::Np | Module::Method) || receiver_was_array);
     Ok(match v {
         // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
         Value::Scalar(_, Ty::F64) if name.module == Module::Builtin && name.func == Round => v,
@@ -647,6 +649,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             match v {
+                // A Python number: see the provenance rule in `call` (`1.0 / x[0].item()` raises).
                 Value::Scalar(..) => Ok(v),
                 v => {
                     let arr = t.array_of(v, s)?;

@@ -870,12 +870,58 @@ impl<'p> Translator<'p> {
                 return Ok(Value::Scalar(Expr::Bool(same == (op == C::Is)), Ty::Bool));
             }
         };
-        self.elementwise(vec![a, b], span, &mut |_, ops, _| {
+        self.elementwise(vec![a, b], span, &mut |t, ops, elementwise| {
             let mut it = ops.into_iter();
             let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
-            let t = tx.max(ty);
-            Ok((cmp(o, convert(x, tx, t), convert(y, ty, t)), Ty::Bool))
+            if !elementwise && (tx, ty) == (Ty::F64, Ty::I64) {
+                return Ok((t.float_int_compare(o, x, y, false), Ty::Bool));
+            }
+            if !elementwise && (tx, ty) == (Ty::I64, Ty::F64) {
+                return Ok((t.float_int_compare(o, y, x, true), Ty::Bool));
+            }
+            let tt = tx.max(ty);
+            Ok((cmp(o, convert(x, tx, tt), convert(y, ty, tt)), Ty::Bool))
         })
+    }
+
+    /// `f o i` (`i o f` when `int_first`) for a float `f` and an int `i`. Python compares a float
+    /// and an int exactly, NumPy (where either is a NumPy scalar) converts the int to float64;
+    /// they differ past 2**53: `9.223372036854776e18 <= 9223372036854775807` is False in Python.
+    /// Exactly: where `f != float(i)` (or is NaN) the rounding cannot change the order, so the
+    /// float comparison is the answer; where they are equal, `f` is an integer in
+    /// `[-2**63, 2**63]`, compared as an int (2**63 itself is above every i64).
+    fn float_int_compare(&mut self, o: CmpOp, f: Expr, i: Expr, int_first: bool) -> Expr {
+        let python = Prov::both(self.prov(&f), self.prov(&i));
+        let ordered = |a: Expr, b: Expr| {
+            if int_first {
+                cmp(o, b, a)
+            } else {
+                cmp(o, a, b)
+            }
+        };
+        if python == Prov::Np {
+            return ordered(f, convert(i, Ty::I64, Ty::F64));
+        }
+        let (f, i) = (self.stable(f, Ty::F64), self.stable(i, Ty::I64));
+        let fi = self.stable(convert(i.clone(), Ty::I64, Ty::F64), Ty::F64);
+        let as_floats = ordered(f.clone(), fi.clone());
+        const TWO_63: f64 = 9223372036854775808.0;
+        let exact = Expr::Select(
+            cmp(CmpOp::Ne, f.clone(), fi).boxed(),
+            as_floats.clone().boxed(),
+            Expr::Select(
+                cmp(CmpOp::Eq, f.clone(), Expr::F64(TWO_63)).boxed(),
+                ordered(Expr::I64(1), Expr::I64(0)).boxed(), // f above i
+                ordered(Expr::Cast(Ty::I64, f.boxed()), i).boxed(),
+            )
+            .boxed(),
+        );
+        let r = match &python {
+            Prov::Py => exact,
+            flag => Expr::Select(flag.flag().boxed(), exact.boxed(), as_floats.boxed()),
+        };
+        // A Python bool between Python numbers, np.bool_ otherwise (`1.0 / (a < b)`).
+        self.with_prov(r, Ty::Bool, python)
     }
 
     // ---- indexing ---------------------------------------------------------------------------

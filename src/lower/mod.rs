@@ -62,16 +62,12 @@ pub struct Lowered {
     pub layout: Layout,
 }
 
-/// Lowers a parsed program. `filter_size` specialises `len(buffer)` to a constant.
-pub fn lower(
-    program: &Program,
-    bindings: &Bindings,
-    filter_size: Option<usize>,
-    sig: ir::Sig,
-) -> Result<Lowered> {
+/// Lowers a parsed program to IR valid for every filter size, unoptimised: the caller runs
+/// [`ir::optimize`] (after [`ir::substitute`] to specialise it).
+pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Lowered> {
     let mut learned: Learned = (HashMap::new(), HashMap::new());
     for _ in 0..8 {
-        let mut t = Translator::new(program, bindings, filter_size, &learned);
+        let mut t = Translator::new(program, bindings, &learned);
         t.func.sig = sig;
         t.function()?;
         if !t.changed {
@@ -86,9 +82,6 @@ pub fn lower(
             }
             let mut func = t.func;
             func.body = t.block;
-            crate::ir::fold::fold(&mut func);
-            // Medians of a known length become sorting networks (exact; see the module).
-            crate::ir::network::expand_medians(&mut func);
             return Ok(Lowered {
                 func,
                 layout: t.layout,
@@ -107,7 +100,6 @@ pub fn lower(
 pub(crate) struct Translator<'a> {
     program: &'a Program,
     bindings: &'a Bindings,
-    filter_size: Option<usize>,
     pub(crate) func: Func,
     /// The statement list being emitted into.
     pub(crate) block: Vec<Stmt>,
@@ -136,22 +128,16 @@ pub(crate) struct Translator<'a> {
 }
 
 impl<'a> Translator<'a> {
-    fn new(
-        program: &'a Program,
-        bindings: &'a Bindings,
-        filter_size: Option<usize>,
-        passes: &Learned,
-    ) -> Self {
+    fn new(program: &'a Program, bindings: &'a Bindings, passes: &Learned) -> Self {
         let mut t = Translator {
             program,
             bindings,
-            filter_size,
             func: Func {
                 vars: Vec::new(),
                 arrays: Vec::new(),
                 body: Vec::new(),
                 errors: Vec::new(),
-                filter_size,
+                filter_size: None,
                 sig: ir::Sig::Filter,
             },
             block: Vec::new(),
@@ -222,12 +208,10 @@ impl<'a> Translator<'a> {
         Arr(self.func.arrays.len() as u32 - 1)
     }
 
-    /// The length of an array slot; the buffer's is a constant when specialised.
+    /// The length of an array slot (the buffer's becomes a constant when the IR is specialised,
+    /// see [`ir::substitute`]).
     pub(crate) fn slot_len(&self, a: Arr) -> Expr {
-        match (a, self.filter_size) {
-            (BUFFER, Some(n)) => Expr::I64(n as i64),
-            _ => Expr::Len(a),
-        }
+        Expr::Len(a)
     }
 
     /// A plain view `a[i]` of an array slot.
@@ -1081,7 +1065,7 @@ impl<'a> Translator<'a> {
                             Expr::I64(n),
                         );
                         (0..n)
-                            .map(|i| Value::Scalar(a.at(Expr::I64(i)), a.ty))
+                            .map(|i| Value::Scalar(self.element(&a, Expr::I64(i)), a.ty))
                             .collect()
                     }
                     other => {
@@ -1236,15 +1220,15 @@ impl<'a> Translator<'a> {
         use ir::{BinOp, CmpOp};
         let broke = self.loop_flag(orelse);
         // `range(...)` loops count directly; everything else iterates an array by index.
-        let (start, stop, step, item): (Expr, Expr, i64, Box<dyn Fn(Expr) -> Value>) =
-            match self.range_args(iter)? {
-                Some((a, b, s)) => (a, b, s, Box::new(|i| Value::Scalar(i, Ty::I64))),
-                None => {
-                    let seq = self.iterable(iter, body)?;
-                    let len = self.stable(seq.len(), Ty::I64);
-                    (Expr::I64(0), len, 1, Box::new(move |i| seq.item(i)))
-                }
-            };
+        type Item = Box<dyn Fn(&mut Translator, Expr) -> Value>;
+        let (start, stop, step, item): (Expr, Expr, i64, Item) = match self.range_args(iter)? {
+            Some((a, b, s)) => (a, b, s, Box::new(|_, i| Value::Scalar(i, Ty::I64))),
+            None => {
+                let seq = self.iterable(iter, body)?;
+                let len = self.stable(seq.len(), Ty::I64);
+                (Expr::I64(0), len, 1, Box::new(move |t, i| seq.item(t, i)))
+            }
+        };
         let counter = self.temp(Ty::I64);
         self.emit(Stmt::Assign(counter, start));
         self.var_prov.insert(counter, provenance::Prov::Py);
@@ -1256,7 +1240,7 @@ impl<'a> Translator<'a> {
         );
         let (_, mut loop_body) = self.nested(|t| {
             t.emit(Stmt::If(not(more), vec![Stmt::Break], vec![]));
-            let v = item(Expr::Var(counter));
+            let v = item(t, Expr::Var(counter));
             t.assign(target, v)
         })?;
         self.loops.push(LoopCtx { broke });
@@ -1441,19 +1425,20 @@ impl Iterable {
             Iterable::Zip(_, len) => len.clone(),
         }
     }
-    fn item(&self, i: Expr) -> Value {
+    /// Item `i`: NumPy scalars from the arrays, a Python int from `enumerate`'s counter.
+    fn item(&self, t: &mut Translator, i: Expr) -> Value {
         match self {
-            Iterable::Array(a) => Value::Scalar(a.at(i), a.ty),
+            Iterable::Array(a) => Value::Scalar(t.element(a, i), a.ty),
             Iterable::Enumerate(a, start) => Value::Tuple(vec![
                 Value::Scalar(
                     Expr::Binary(ir::BinOp::Add, start.clone().boxed(), i.clone().boxed()),
                     Ty::I64,
                 ),
-                Value::Scalar(a.at(i), a.ty),
+                Value::Scalar(t.element(a, i), a.ty),
             ]),
             Iterable::Zip(arrs, _) => Value::Tuple(
                 arrs.iter()
-                    .map(|a| Value::Scalar(a.at(i.clone()), a.ty))
+                    .map(|a| Value::Scalar(t.element(a, i.clone()), a.ty))
                     .collect(),
             ),
         }

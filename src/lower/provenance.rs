@@ -8,8 +8,9 @@
 //! known statically where possible; a variable assigned both kinds gets a boolean shadow variable
 //! that records, at run time, whether it currently holds a Python number.
 
+use super::value::ArrayVal;
 use super::Translator;
-use crate::ir::{BinOp, Expr, Stmt, Ty, UnOp, Var};
+use crate::ir::{ArrKind, BinOp, Expr, Stmt, Ty, UnOp, Var};
 
 /// Whether a scalar is a plain Python number.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,6 +101,19 @@ impl Translator<'_> {
         self.emit(Stmt::Assign(t, e));
         self.var_prov.insert(t, p);
         Expr::Var(t)
+    }
+
+    /// Element `i` of an array value, as a NumPy scalar whatever expression computes it: the
+    /// `0.1` of `np.where(c, x, 0.1)` is stored into a float64 array and reads back as
+    /// `np.float64` (it counted as a Python float, and a division by it raised).
+    /// (A transform's coordinates are a tuple of Python ints, and keep that kind.)
+    pub(crate) fn element(&mut self, arr: &ArrayVal, i: Expr) -> Expr {
+        let e = arr.at(i);
+        let coords = |a: &crate::ir::Arr| self.func.arrays[a.0 as usize].kind == ArrKind::Coords;
+        if matches!(&e, Expr::Load(a, _) if coords(a)) {
+            return e;
+        }
+        self.with_prov(e, arr.ty, Prov::Np)
     }
 
     /// `r = a` in `then`, `r = b` in `els` (a conditional expression or `and`/`or` lowered to an

@@ -32,10 +32,12 @@ impl Translator<'_> {
         span: Span,
     ) -> Expr {
         if python == Prov::Np {
-            return match op {
+            let r = match op {
                 BinOp::Shl | BinOp::Shr => shift(op, x, y),
                 _ => bin(op, x, y),
             };
+            // A NumPy int, also where `shift` gives its literal 0 (a Python 0 otherwise).
+            return self.with_prov(r, Ty::I64, Prov::Np);
         }
         let (x, y) = (self.stable(x, Ty::I64), self.stable(y, Ty::I64));
         let flag = python.flag();
@@ -76,7 +78,7 @@ impl Translator<'_> {
         if overflow != Expr::Bool(false) {
             self.python_check(&flag, overflow, Exception::OverflowError, TOO_BIG, span);
         }
-        r
+        self.with_prov(r, Ty::I64, python)
     }
 
     /// Whether `r`, the wrapped `x op y`, differs from the exact result.
@@ -135,7 +137,9 @@ impl Translator<'_> {
                 base = self.stable(sq, Ty::I64);
             }
         }
-        acc.unwrap_or(Expr::I64(1))
+        // `k == 0`: the literal 1 has the operands' kind (`np.argmax(x) ** 0` is a NumPy 1).
+        let r = acc.unwrap_or(Expr::I64(1));
+        self.with_prov(r, Ty::I64, python)
     }
 
     /// Fails with `exception` and `message` when `bad` holds and `python` (the flag "both

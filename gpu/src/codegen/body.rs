@@ -19,10 +19,11 @@ use super::{BoundValues, NO_RECORD};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Global, Ins, Reg, Rnd, Space, Src, Un, T};
 use ndjit::ir::eval::{self, Val};
 use ndjit::ir::{
-    self, Arr, ArrKind, ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp, Var,
-    BUFFER,
+    self, network, Arr, ArrKind, ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp,
+    Var, BUFFER,
 };
 use ndjit::math::MathFn;
+use ndjit::runtime::QuantilePlan;
 use std::collections::{BTreeSet, HashSet};
 
 /// Longest constant loop that is unrolled, and the bound on `trip count × expression nodes`.
@@ -254,16 +255,12 @@ pub struct Body<'s, 'a, 'k> {
     ex: Exits,
     /// A unique prefix for the local arrays of this instance.
     tag: String,
-    /// Variables known not to be NaN here (inside the NaN-free branch of a median network).
-    nan_free: HashSet<u32>,
     /// Each tap's position in the thread's window (interior instances).
     window: Option<Vec<[i64; 3]>>,
     /// The pair-median shortcut, when the stencil prepared one for this output.
     median: Option<MedianHint>,
     /// The taps as float32 registers, for a float32 image (min/max are exact in float32).
     taps32: Option<Vec<Reg>>,
-    /// Variables currently held as integer keys (see [`NetworkStyle::IntKey`]).
-    keys: std::collections::BTreeMap<u32, Reg>,
 }
 
 impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
@@ -307,8 +304,6 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             loops: vec![],
             ex,
             tag: tag.to_string(),
-            nan_free: HashSet::new(),
-            keys: Default::default(),
         };
         for d in &func.vars {
             let r = b.k.reg(cls(d.ty));
@@ -370,110 +365,59 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     /// Translates a block; returns whether control can reach its end.
     fn block(&mut self, stmts: &[Stmt]) -> Res<bool> {
-        let mut i = 0;
-        while i < stmts.len() {
-            if self.network_step(&stmts[i..]) {
-                i += 3;
-                continue;
-            }
-            if let (Stmt::If(c, t, e), Some(prev)) =
-                (&stmts[i], i.checked_sub(1).map(|j| &stmts[j]))
-            {
-                if let Some(vars) = nan_guard(c, prev) {
-                    let median = self.median_network(&stmts[..i], &vars, e);
-                    if !self.guarded_if(c, t, e, vars, median)? {
-                        return Ok(false);
-                    }
-                    i += 1;
-                    continue;
-                }
-            }
-            if !matches!(stmts[i], Stmt::Assign(..)) {
-                self.flush_keys();
-            }
-            if !self.stmt(&stmts[i])? {
+        for s in stmts {
+            if !self.stmt(s)? {
                 return Ok(false);
             }
-            i += 1;
         }
-        self.flush_keys();
         Ok(true)
     }
 
-    /// `if isnan(sum) { original } else { network }` where `sum` adds the network's variables:
-    /// in the second branch they hold no NaN.
-    fn guarded_if(
-        &mut self,
-        c: &Expr,
-        then: &[Stmt],
-        els: &[Stmt],
-        vars: Vec<u32>,
-        median: Option<(usize, u32)>,
-    ) -> Res<bool> {
-        let saved = self.nan_free.clone();
-        self.flush_keys();
-        let r = self.if_with(c, then, els, Some(vars), median);
-        self.flush_keys();
-        self.nan_free = saved;
-        r
+    /// A [`Stmt::MedianNetwork`]: `if isnan(sum) { fallback } else { network; median }`. For the
+    /// whole footprint, with the stencil's pair-median hint, the network is the shortcut.
+    fn median_network(&mut self, dst: Var, elems: &[Expr], fallback: &[Stmt]) -> Res<bool> {
+        let mut v = Vec::with_capacity(elems.len());
+        for e in elems {
+            let x = self.expr_as(e, Ty::F64)?;
+            v.push(self.reg(x));
+        }
+        let k = &mut *self.k;
+        let sum = network::balanced_sum(0, v.len(), &mut |i| v[i], &mut |a, b| {
+            k.bin(Bin::Add, T::F64, a, b)
+        });
+        let nan = self.k.setp(Cmp::Nan, T::F64, sum, sum);
+        let pair = self.pair_median_applies(elems);
+        self.branch(
+            nan,
+            |b| b.block(fallback),
+            |b| {
+                let m = if pair {
+                    let m = b.pair_median();
+                    b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
+                } else {
+                    b.network_median(v)
+                };
+                b.assign(dst, V::R(m, Ty::F64));
+                Ok(true)
+            },
+        )
     }
 
-    /// Whether the guarded `If` at the end of `before` (whose sum adds `vars`) is ndjit's median
-    /// network over exactly the taps `x[0..n]` in order, with this body holding a pair-median
-    /// hint: then `(statements of the network in the else branch, the median's variable)`.
-    fn median_network(&self, before: &[Stmt], vars: &[u32], els: &[Stmt]) -> Option<(usize, u32)> {
-        let hint = self.median.as_ref()?;
-        let n = vars.len();
-        if n != self.taps.len()
-            || n % 2 == 0
-            || hint.plan.rank >= hint.cands.len() + hint.own.len()
-            || before.len() < n + 2
-        {
-            return None;
-        }
-        // x loads, `index = n - 1`, `sum = ...` (the last is `prev`).
-        let loads = &before[before.len() - 2 - n..before.len() - 2];
-        for (k, st) in loads.iter().enumerate() {
-            match st {
-                Stmt::Assign(v, Expr::Load(a, i))
-                    if v.0 == vars[k] && *a == BUFFER && **i == Expr::I64(k as i64) => {}
-                _ => return None,
-            }
-        }
-        let pairs = ndjit::ir::network::batcher_pairs(n);
-        if els.len() < 3 * pairs.len() {
-            return None;
-        }
-        for (c, &(i, j)) in pairs.iter().enumerate() {
-            let t = &els[3 * c..3 * c + 3];
-            let ok = match (&t[0], &t[1], &t[2]) {
-                (
-                    Stmt::Assign(_, Expr::Select(c1, x1, y1)),
-                    Stmt::Assign(b, Expr::Select(_, x2, y2)),
-                    Stmt::Assign(a, Expr::Var(_)),
-                ) => {
-                    let var = |e: &Expr, want: u32| matches!(e, Expr::Var(v) if v.0 == want);
-                    matches!(&**c1, Expr::Cmp(CmpOp::Lt, p, q) if var(p, vars[j]) && var(q, vars[i]))
-                        && var(x1, vars[j])
-                        && var(y1, vars[i])
-                        && var(x2, vars[i])
-                        && var(y2, vars[j])
-                        && b.0 == vars[j]
-                        && a.0 == vars[i]
-                }
-                _ => false,
-            };
-            if !ok {
-                return None;
-            }
-        }
-        Some((3 * pairs.len(), vars[n / 2]))
+    /// Whether the pair-median shortcut computes this median: one over the whole footprint (odd),
+    /// with the hint the stencil prepared for this output.
+    fn pair_median_applies(&self, elems: &[Expr]) -> bool {
+        let Some(hint) = &self.median else {
+            return false;
+        };
+        elems.len() == self.taps.len()
+            && elems.len() % 2 == 1
+            && hint.plan.rank < hint.cands.len() + hint.own.len()
+            && network::is_footprint(elems)
     }
 
     /// The pair-median shortcut: sort this output's own column, merge it with the shared sorted
-    /// candidates, and leave the median in variable `v` (the network's other variables are
-    /// temporaries nothing reads afterwards).
-    fn pair_median(&mut self, v: u32) {
+    /// candidates; the median's register.
+    fn pair_median(&mut self) -> Reg {
         let h = self.median.clone().expect("a hint");
         let mut t: Vec<Reg> = h.own.clone();
         for &(i, j) in &h.plan.own {
@@ -483,107 +427,55 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         for &(i, j) in &h.plan.merge {
             self.exchange(&mut c, i, j);
         }
-        self.keys.remove(&v);
-        let r = self.vars[v as usize];
-        self.k.set(T::F64, r, c[h.plan.rank]);
+        c[h.plan.rank]
+    }
+
+    /// The median of NaN-free values by ndjit's network (`ir::network::batcher_pairs`), pruned to
+    /// the comparators the middle positions depend on, then the runtime median's arithmetic.
+    /// With [`NetworkStyle::Select`] each comparator is one compare and two selects (the IR's own
+    /// semantics). With [`NetworkStyle::IntKey`] the values are order-preserving integer keys
+    /// (`bits ^ ((bits >> 63) >>> 1)`) compared as integers: without NaN that orders them as the
+    /// selects do, except that two zeros of opposite signs may swap, which the median does not see
+    /// (it adds `0.0` first, which makes either zero `+0.0`).
+    fn network_median(&mut self, mut v: Vec<Reg>) -> Reg {
+        let n = v.len();
+        let middle = network::median_positions(n);
+        let pairs = sort::pruned_pairs(&network::batcher_pairs(n), &middle);
+        if self.sh.network == NetworkStyle::IntKey {
+            let mut keys: Vec<Reg> = v.iter().map(|&r| self.int_key(r)).collect();
+            for (i, j) in pairs {
+                let p = self.k.setp(Cmp::Lt, T::S64, keys[j], keys[i]);
+                let lo = self.k.selp(T::B64, keys[j], keys[i], p);
+                keys[j] = self.k.selp(T::B64, keys[i], keys[j], p);
+                keys[i] = lo;
+            }
+            for &m in &middle {
+                let bits = self.int_key(keys[m]);
+                v[m] = self.k.reg(Cls::F64);
+                self.k.push(Ins::Mov {
+                    t: T::B64,
+                    d: v[m],
+                    a: Src::R(bits),
+                });
+            }
+        } else {
+            for (i, j) in pairs {
+                self.exchange(&mut v, i, j);
+            }
+        }
+        let s = self.k.bin(Bin::Add, T::F64, Src::f64(0.0), v[middle[0]]);
+        match middle[..] {
+            [_, hi] => {
+                let s = self.k.bin(Bin::Add, T::F64, s, v[hi]);
+                self.k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
+            }
+            _ => s,
+        }
     }
 
     /// `lo = b < a ? b : a; hi = b < a ? a : b` on positions `i < j` (new registers).
     pub fn exchange(&mut self, v: &mut [Reg], i: usize, j: usize) {
         exchange(self.k, v, i, j);
-    }
-
-    /// A comparator of ndjit's median networks (`ir::network`):
-    /// `t = b < a ? b : a; b = b < a ? a : b; a = t`. With [`NetworkStyle::Select`] it is one
-    /// compare and two selects (the IR's own semantics, exact for any input). With
-    /// [`NetworkStyle::IntKey`], inside the NaN-free branch only, the variables are kept as
-    /// order-preserving integer keys (`bits ^ ((bits >> 63) >>> 1)`) and compared as integers:
-    /// without NaN that orders them as the selects do, except that two zeros of opposite signs may
-    /// swap, which the network's result does not see (the median adds `0.0` first, which makes
-    /// either zero `+0.0`).
-    fn network_step(&mut self, s: &[Stmt]) -> bool {
-        if s.len() < 3 {
-            return false;
-        }
-        let (Stmt::Assign(t, e1), Stmt::Assign(b2, e2), Stmt::Assign(a3, Expr::Var(t3))) =
-            (&s[0], &s[1], &s[2])
-        else {
-            return false;
-        };
-        let sel = |e: &Expr| match e {
-            Expr::Select(c, x, y) => match (&**c, &**x, &**y) {
-                (Expr::Cmp(CmpOp::Lt, p, q), Expr::Var(x), Expr::Var(y)) => match (&**p, &**q) {
-                    (Expr::Var(p), Expr::Var(q)) => Some((*p, *q, *x, *y)),
-                    _ => None,
-                },
-                _ => None,
-            },
-            _ => None,
-        };
-        let (Some((b, a, x1, y1)), Some((b_, a_, x2, y2))) = (sel(e1), sel(e2)) else {
-            return false;
-        };
-        let ok = b == b_
-            && a == a_
-            && x1 == b
-            && y1 == a
-            && x2 == a
-            && y2 == b
-            && *b2 == b
-            && *a3 == a
-            && t3 == t
-            && a != b
-            && *t != a
-            && *t != b;
-        let f = self.sh.func;
-        if !ok || [a, b, *t].iter().any(|v| f.var_ty(*v) != Ty::F64) {
-            return false;
-        }
-        let int_keys = self.sh.network == NetworkStyle::IntKey
-            && self.nan_free.contains(&a.0)
-            && self.nan_free.contains(&b.0);
-        if int_keys {
-            let (ka, kb) = (self.key_of(a.0), self.key_of(b.0));
-            let p = self.k.setp(Cmp::Lt, T::S64, kb, ka);
-            let lo = self.k.selp(T::B64, kb, ka, p);
-            let hi = self.k.selp(T::B64, ka, kb, p);
-            for (v, k) in [(t.0, lo), (b.0, hi), (a.0, lo)] {
-                self.keys.insert(v, k);
-                self.nan_free.insert(v);
-            }
-            return true;
-        }
-        let (ra, rb, rt) = (
-            self.var_f64(a.0),
-            self.var_f64(b.0),
-            self.vars[t.0 as usize],
-        );
-        for v in [a.0, b.0, t.0] {
-            self.keys.remove(&v);
-        }
-        let p = self.k.setp(Cmp::Lt, T::F64, rb, ra);
-        let lo = self.k.selp(T::F64, rb, ra, p);
-        let hi = self.k.selp(T::F64, ra, rb, p);
-        self.k.set(T::F64, rt, lo);
-        self.k.set(T::F64, rb, hi);
-        self.k.set(T::F64, ra, lo);
-        if self.nan_free.contains(&a.0) && self.nan_free.contains(&b.0) {
-            self.nan_free.insert(t.0);
-        } else {
-            self.nan_free.remove(&t.0);
-        }
-        true
-    }
-
-    /// The integer key of f64 variable `v` (made from its register when it is not a key yet).
-    fn key_of(&mut self, v: u32) -> Reg {
-        if let Some(&k) = self.keys.get(&v) {
-            return k;
-        }
-        let r = self.vars[v as usize];
-        let k = self.int_key(r);
-        self.keys.insert(v, k);
-        k
     }
 
     /// `bits ^ ((bits >> 63) >>> 1)`: signed order of the keys = order of the (non-NaN) values;
@@ -598,28 +490,6 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let m = self.k.bin(Bin::Shr, T::S64, bits, Src::I(63));
         let m = self.k.bin(Bin::Shr, T::U64, m, Src::I(1));
         self.k.bin(Bin::Xor, T::B64, bits, m)
-    }
-
-    /// The f64 register of variable `v`, written back from its key first if it is held as one.
-    fn var_f64(&mut self, v: u32) -> Reg {
-        let r = self.vars[v as usize];
-        if let Some(k) = self.keys.remove(&v) {
-            let bits = self.int_key(k);
-            self.k.push(Ins::Mov {
-                t: T::B64,
-                d: r,
-                a: Src::R(bits),
-            });
-        }
-        r
-    }
-
-    /// Writes every variable held as a key back to its register (before control flow).
-    fn flush_keys(&mut self) {
-        let vars: Vec<u32> = self.keys.keys().copied().collect();
-        for v in vars {
-            self.var_f64(v);
-        }
     }
 
     fn stmt(&mut self, s: &Stmt) -> Res<bool> {
@@ -705,12 +575,15 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 self.assign(*dst, r);
                 Ok(true)
             }
+            Stmt::MedianNetwork {
+                dst,
+                elems,
+                fallback,
+            } => self.median_network(*dst, elems, fallback),
         }
     }
 
     fn assign(&mut self, v: Var, x: V) {
-        self.nan_free.remove(&v.0);
-        self.keys.remove(&v.0);
         let ty = self.sh.func.var_ty(v);
         let x = self.coerce(x, ty);
         let src = self.src(x);
@@ -764,44 +637,32 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     fn if_(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt]) -> Res<bool> {
-        self.if_with(c, then, els, None, None)
-    }
-
-    /// `if c {then} else {els}`; `else_nan_free` names variables known not to be NaN in `els`;
-    /// `else_median = (n, v)`: the first `n` statements of `els` are a median network over the
-    /// taps whose result is variable `v`, computed instead by the pair-median shortcut.
-    fn if_with(
-        &mut self,
-        c: &Expr,
-        then: &[Stmt],
-        els: &[Stmt],
-        else_nan_free: Option<Vec<u32>>,
-        else_median: Option<(usize, u32)>,
-    ) -> Res<bool> {
         let p = match self.expr_as(c, Ty::Bool)? {
             V::C(v) => return self.block(if v.b() { then } else { els }),
             V::R(p, _) => p,
         };
+        self.branch(p, |b| b.block(then), |b| b.block(els))
+    }
+
+    /// `if p {then} else {els}`, each side emitted by its closure, which returns whether control
+    /// reaches its end.
+    fn branch(
+        &mut self,
+        p: Reg,
+        then: impl FnOnce(&mut Self) -> Res<bool>,
+        els: impl FnOnce(&mut Self) -> Res<bool>,
+    ) -> Res<bool> {
         let before = self.regs_states();
         let (l_else, l_end) = (self.k.new_label(), self.k.new_label());
         self.k.bra_if(p, true, l_else);
-        let t_falls = self.block(then)?;
+        let t_falls = then(self)?;
         let after_then = self.regs_states();
         if t_falls {
             self.k.bra(l_end);
         }
         self.k.place(l_else);
         self.set_regs_states(&before);
-        if let Some(vars) = else_nan_free {
-            self.nan_free.extend(vars);
-        }
-        let e_falls = match else_median {
-            Some((skip, v)) => {
-                self.pair_median(v);
-                self.block(&els[skip..])?
-            }
-            None => self.block(els)?,
-        };
+        let e_falls = els(self)?;
         let after_else = self.regs_states();
         self.k.place(l_end);
         // Register arrays must have the same length on every path that reaches the merge.
@@ -968,7 +829,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Expr::Bool(x) => V::C(Val::B(*x)),
             Expr::Var(v) => match self.consts[v.0 as usize] {
                 Some(c) => V::C(c),
-                None => V::R(self.var_f64(v.0), self.sh.func.var_ty(*v)),
+                None => V::R(self.vars[v.0 as usize], self.sh.func.var_ty(*v)),
             },
             Expr::Param(k) => V::C(Val::F(
                 self.sh
@@ -2205,7 +2066,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             });
         }
         self.k.bra_if(bad.expect("n >= 2"), false, slow);
-        for c in sort::pruned(n, &needed) {
+        for c in sort::pruned(&sort::batcher(n), &needed) {
             let (x, y) = (regs[c.i], regs[c.j]);
             let lo = if c.want_min {
                 Some(self.k.bin(Bin::Min, T::F64, x, y))
@@ -2309,10 +2170,10 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                             V::C(c) => c.f(),
                             V::R(..) => return Err(Restart::Local(a.0)),
                         };
-                        if qc.is_nan() {
+                        let Some(plan) = QuantilePlan::new(n as usize, qc) else {
                             return Ok(nan);
-                        }
-                        let (prev, next, gamma) = quantile_plan(n as usize, qc);
+                        };
+                        let (prev, next, gamma) = (plan.prev, plan.next, plan.gamma);
                         let x = self.sorted_at(a, V::C(Val::I(prev as i64)))?;
                         let y = self.sorted_at(a, V::C(Val::I(next as i64)))?;
                         let diff = self.k.bin(Bin::Sub, T::F64, y, x);
@@ -2389,7 +2250,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let next = self.k.selp(T::S64, Src::I(0), p1, below);
                 let prev = self.k.selp(T::S64, nm1, prev, top);
                 let next = self.k.selp(T::S64, nm1, next, top);
-                // gamma = vi - previous index, as `ndjit::runtime::quantile_gamma`: the previous
+                // gamma = vi - previous index, as `ndjit::runtime::QuantilePlan`: the previous
                 // index is -1 at or above the last element, 0 below the first, else floor(vi).
                 let c = self.k.selp(T::F64, Src::f64(0.0), fl, below);
                 let c = self.k.selp(T::F64, Src::f64(-1.0), c, top);
@@ -2412,20 +2273,6 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 }
 
-/// `(prev, next, gamma)` of `runtime::ndjit_rt_quantile` for a constant length and q.
-fn quantile_plan(n: usize, q: f64) -> (usize, usize, f64) {
-    let virtual_index = (n as f64 - 1.0) * q;
-    let (prev, next) = if virtual_index >= (n - 1) as f64 {
-        (n - 1, n - 1)
-    } else if virtual_index < 0.0 {
-        (0, 0)
-    } else {
-        let p = virtual_index.floor() as usize;
-        (p, p + 1)
-    };
-    (prev, next, ndjit::runtime::quantile_gamma(virtual_index, n))
-}
-
 /// A compare-exchange of positions `i < j` with the IR networks' semantics (equal or NaN: no
 /// exchange), into new registers.
 pub fn exchange(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
@@ -2434,39 +2281,6 @@ pub fn exchange(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
     let hi = k.selp(T::F64, v[i], v[j], p);
     v[i] = lo;
     v[j] = hi;
-}
-
-/// For `if sum != sum` right after `sum = v1 + v2 + ...` (variables only): the variables, which
-/// hold no NaN where the condition is false.
-fn nan_guard(c: &Expr, prev: &Stmt) -> Option<Vec<u32>> {
-    let Expr::Cmp(CmpOp::Ne, x, y) = c else {
-        return None;
-    };
-    let (Expr::Var(s1), Expr::Var(s2)) = (&**x, &**y) else {
-        return None;
-    };
-    let Stmt::Assign(s0, tree) = prev else {
-        return None;
-    };
-    if s1 != s2 || s0 != s1 {
-        return None;
-    }
-    fn leaves(e: &Expr, out: &mut Vec<u32>) -> bool {
-        match e {
-            Expr::Var(v) => {
-                out.push(v.0);
-                true
-            }
-            Expr::Binary(BinOp::Add, a, b) => leaves(a, out) && leaves(b, out),
-            _ => false,
-        }
-    }
-    let mut out = Vec::new();
-    if leaves(tree, &mut out) && !out.contains(&s0.0) {
-        Some(out)
-    } else {
-        None
-    }
 }
 
 fn reads_array(e: &Expr, a: Arr) -> bool {

@@ -205,6 +205,10 @@ impl Analysis<'_> {
                 self.widen_cap(dst.0 as usize, l.hi);
             }
             Stmt::Sorted { dst, .. } => self.widen_var(dst.0 as usize, Iv { lo: 0, hi: 1 }),
+            Stmt::MedianNetwork { dst, fallback, .. } => {
+                self.block(fallback);
+                self.widen_var(dst.0 as usize, Iv { lo: 0, hi: 1 });
+            }
             Stmt::Succeed
             | Stmt::Store(..)
             | Stmt::Break

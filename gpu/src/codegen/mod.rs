@@ -22,10 +22,11 @@ pub mod stencil;
 
 use crate::error::{GpuError, Result};
 use crate::pir::Module;
-use ndjit::bind::{Layout, Slot, Value};
+pub use ndjit::bind::BoundValues;
+use ndjit::bind::{Layout, Value};
 pub use ndjit::driver::{Dtype, Mode};
 use ndjit::driver::{Geometry, Resolved};
-use ndjit::ir::{self, Expr, Func};
+use ndjit::ir::{self, Func};
 use std::hash::{Hash, Hasher};
 
 /// The element types the kernels read and write: the driver's [`Dtype`]s the GPU supports.
@@ -312,8 +313,9 @@ pub const NO_RECORD: u64 = (1 << SITE_BITS) - 1;
 /// What the replay kernel writes as the failure code when the pixel did not fail.
 pub const REPLAY_OK: u64 = u64::MAX;
 
-/// Generates the stencil kernels of `func` (the IR specialised to `spec.filter_size()`), with
-/// the bound values `values` (laid out by `layout`) baked in.
+/// Generates the stencil kernels of `func` (the IR specialised to `spec.filter_size()`, best
+/// `ndjit::Filter::baked_ir`, which has also folded what the bound values decide), with the bound
+/// values `values` (laid out by `layout`) baked in.
 pub fn generate(
     func: &Func,
     layout: &Layout,
@@ -335,77 +337,12 @@ pub fn generate(
         )));
     }
     let bound = BoundValues::new(layout, values);
-    let func = prepare(func, &bound);
-    stencil::generate(&func, &bound, spec)
-}
-
-/// The bound values of a filter, by slot.
-#[derive(Clone, Debug, Default)]
-pub struct BoundValues {
-    pub floats: Vec<f64>,
-    pub ints: Vec<i64>,
-    pub arrays: Vec<Vec<f64>>,
-}
-
-impl BoundValues {
-    /// As `ndjit`'s context stores them: an int bound to a float slot becomes a float.
-    pub fn new(layout: &Layout, values: &[(String, Value)]) -> BoundValues {
-        let mut b = BoundValues {
-            floats: vec![0.0; layout.floats as usize],
-            ints: vec![0; layout.ints as usize],
-            arrays: vec![vec![]; layout.arrays as usize],
-        };
-        for (name, v) in values {
-            match (layout.slot(name), v) {
-                (Some(Slot::Float(k)), Value::Float(x)) => b.floats[k as usize] = *x,
-                (Some(Slot::Float(k)), Value::Int(x)) => b.floats[k as usize] = *x as f64,
-                (Some(Slot::Int(k)), Value::Int(x)) => b.ints[k as usize] = *x,
-                (Some(Slot::Array(k)), Value::Array(a)) => b.arrays[k as usize] = a.clone(),
-                _ => {}
-            }
-        }
-        b
-    }
-}
-
-/// The IR with the bound scalars, integers and array lengths substituted: constants that the
-/// translation folds (through `ndjit::ir::eval`, the interpreter's definitions). Loads from bound
-/// arrays at constant indices become constants too. (`ndjit::ir::fold` is not run again: the IR
-/// is folded already, and refolding the expanded median networks takes exponential time.)
-pub fn prepare(func: &Func, bound: &BoundValues) -> Func {
-    let mut f = func.clone();
-    let arrays = std::mem::take(&mut f.arrays);
-    f.body = std::mem::take(&mut f.body)
-        .into_iter()
-        .map(|s| ir::map_stmt_exprs(s, &mut |e| subst(e, &arrays, bound)))
-        .collect();
-    f.arrays = arrays;
-    f
-}
-
-fn subst(e: Expr, arrays: &[ir::ArrDecl], b: &BoundValues) -> Expr {
-    let bound_k = |a: &ir::Arr| match arrays.get(a.0 as usize).map(|d| &d.kind) {
-        Some(ir::ArrKind::Bound(k)) => Some(*k as usize),
-        _ => None,
+    // Bound values become constants (already so in `ndjit::Filter::baked_ir`, which has also
+    // folded what they decide; IR from elsewhere is taken as it is, not refolded).
+    let known = ir::Known {
+        filter_size: None,
+        bound: Some(&bound),
     };
-    match e {
-        Expr::Param(k) => Expr::F64(b.floats.get(k as usize).copied().unwrap_or(0.0)),
-        Expr::IntParam(k) => Expr::I64(b.ints.get(k as usize).copied().unwrap_or(0)),
-        Expr::Len(a) => match bound_k(&a) {
-            Some(k) => Expr::I64(b.arrays.get(k).map_or(0, |v| v.len() as i64)),
-            None => e,
-        },
-        Expr::Load(a, i) => {
-            let i = subst(*i, arrays, b);
-            if let (Some(k), Some(c)) = (bound_k(&a), ir::fold::const_expr(&i)) {
-                if let Some(v) = b.arrays.get(k).and_then(|v| v.get(c.i() as usize)) {
-                    if c.i() >= 0 {
-                        return Expr::F64(*v);
-                    }
-                }
-            }
-            Expr::Load(a, Box::new(i))
-        }
-        e => e.map_children(|c| subst(c, arrays, b)),
-    }
+    let func = ir::substitute(func.clone(), known);
+    stencil::generate(&func, &bound, spec)
 }

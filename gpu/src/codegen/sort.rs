@@ -19,44 +19,22 @@ pub struct Comparator {
     pub want_max: bool,
 }
 
-/// Batcher's odd-even merge sort on `n` positions (built for the next power of two; comparators
-/// touching positions `>= n` are dropped, which is valid because padding would be +inf).
-pub fn batcher(n: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    if n < 2 {
-        return out;
-    }
-    let size = n.next_power_of_two();
-    let mut p = 1;
-    while p < size {
-        let mut k = p;
-        while k >= 1 {
-            let mut j = k % p;
-            while j + k < size {
-                for i in 0..k.min(size - j - k) {
-                    let (a, b) = (i + j, i + j + k);
-                    if a / (2 * p) == b / (2 * p) && b < n {
-                        out.push((a, b));
-                    }
-                }
-                j += 2 * k;
-            }
-            k /= 2;
-        }
-        p *= 2;
-    }
-    out
-}
+/// Batcher's odd-even merge sort on `n` positions: the core's network (`ir::network`), which
+/// every backend emits.
+pub use ndjit::ir::network::batcher_pairs as batcher;
 
-/// The network for `n` positions pruned to what `needed` positions depend on, in execution
-/// order.
-pub fn pruned(n: usize, needed: &[usize]) -> Vec<Comparator> {
-    let net = batcher(n);
+/// The comparators of `net` (in order) that the positions `needed` depend on, with which of their
+/// outputs are needed.
+pub fn pruned(net: &[(usize, usize)], needed: &[usize]) -> Vec<Comparator> {
+    let n = net
+        .iter()
+        .map(|&(_, j)| j + 1)
+        .chain(needed.iter().map(|&p| p + 1))
+        .max()
+        .unwrap_or(0);
     let mut live = vec![false; n];
     for &p in needed {
-        if p < n {
-            live[p] = true;
-        }
+        live[p] = true;
     }
     let mut out = Vec::new();
     for &(i, j) in net.iter().rev() {
@@ -75,6 +53,11 @@ pub fn pruned(n: usize, needed: &[usize]) -> Vec<Comparator> {
     }
     out.reverse();
     out
+}
+
+/// [`pruned`] as plain pairs.
+pub fn pruned_pairs(net: &[(usize, usize)], needed: &[usize]) -> Vec<(usize, usize)> {
+    pruned(net, needed).iter().map(|c| (c.i, c.j)).collect()
 }
 
 #[cfg(test)]
@@ -98,8 +81,8 @@ mod tests {
         let mut seed = 12345u64;
         for n in 1..=40 {
             let all: Vec<usize> = (0..n).collect();
-            let full = pruned(n, &all);
-            let mid = pruned(n, &[n / 2]);
+            let full = pruned(&batcher(n), &all);
+            let mid = pruned(&batcher(n), &[n / 2]);
             assert!(mid.len() <= full.len());
             for _ in 0..200 {
                 let mut v: Vec<i64> = (0..n)
@@ -121,36 +104,12 @@ mod tests {
         }
         // For a median of 25 the pruned network is smaller than the full one (113 vs 140).
         assert!(
-            pruned(25, &[12]).len() < batcher(25).len(),
+            pruned(&batcher(25), &[12]).len() < batcher(25).len(),
             "{} vs {}",
-            pruned(25, &[12]).len(),
+            pruned(&batcher(25), &[12]).len(),
             batcher(25).len()
         );
     }
-}
-
-/// The comparators of `net` (in order) that the positions `needed` depend on.
-pub fn pruned_pairs(net: &[(usize, usize)], needed: &[usize]) -> Vec<(usize, usize)> {
-    let n = net
-        .iter()
-        .map(|&(_, j)| j + 1)
-        .max()
-        .unwrap_or(0)
-        .max(needed.iter().map(|&p| p + 1).max().unwrap_or(0));
-    let mut live = vec![false; n];
-    for &p in needed {
-        live[p] = true;
-    }
-    let mut out = Vec::new();
-    for &(i, j) in net.iter().rev() {
-        if live[i] || live[j] {
-            live[i] = true;
-            live[j] = true;
-            out.push((i, j));
-        }
-    }
-    out.reverse();
-    out
 }
 
 /// Batcher's network on `ns + nt` positions whose first `ns` and last `nt` values arrive sorted,

@@ -9,7 +9,7 @@ use crate::error::{GpuError, Result};
 use crate::pir::{
     Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T,
 };
-use ndjit::ir::{self, Expr, Func as IrFunc, Stmt};
+use ndjit::ir::{self, Func as IrFunc, Stmt};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The footprint over three axes (leading axes of size 1 for 1-d and 2-d images).
@@ -152,29 +152,15 @@ fn pair_median_plan(
     sort::PairMedian::new(rows, cols)
 }
 
-/// Whether the body contains `x_k = x[k]` for every tap in order (how ndjit's median networks
-/// begin).
+/// Whether the body holds a median network over the `n` taps in order (odd `n`).
 fn has_tap_median(stmts: &[Stmt], n: usize) -> bool {
-    let mut run = 0;
-    for s in stmts {
-        match s {
-            Stmt::Assign(_, Expr::Load(a, i))
-                if *a == ndjit::ir::BUFFER && **i == Expr::I64(run as i64) =>
-            {
-                run += 1;
-                if run == n && n % 2 == 1 {
-                    return true;
-                }
-            }
-            _ => run = 0,
-        }
-        let mut found = false;
-        ir::stmt_blocks(s, |b| found |= has_tap_median(b, n));
-        if found {
-            return true;
-        }
-    }
-    false
+    stmts.iter().any(|s| {
+        let here = matches!(s, Stmt::MedianNetwork { elems, .. }
+            if elems.len() == n && n % 2 == 1 && ir::network::is_footprint(elems));
+        let mut nested = false;
+        ir::stmt_blocks(s, |b| nested |= has_tap_median(b, n));
+        here || nested
+    })
 }
 
 /// Rows per thread when the spec leaves it to us: more than one only for min/max bodies over
@@ -1048,4 +1034,23 @@ fn build_replay(
     k.place(end);
     k.push(Ins::Exit);
     Ok(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_tap_median;
+
+    /// The pair-median shortcut is found from the IR's `MedianNetwork` over the taps in order,
+    /// and only there.
+    #[test]
+    fn tap_medians_are_read_from_the_ir() {
+        let ir = |src: &str| {
+            let f = ndjit::Filter::compile(src, &ndjit::Bindings::new()).unwrap();
+            f.baked_ir(25).body
+        };
+        assert!(has_tap_median(&ir("np.median(x)"), 25));
+        assert!(!has_tap_median(&ir("np.median(x)"), 9));
+        assert!(!has_tap_median(&ir("np.median(x * 2.0)"), 25));
+        assert!(!has_tap_median(&ir("np.mean(x)"), 25));
+    }
 }
