@@ -125,7 +125,7 @@ impl Executor for Emulator<'_> {
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
         // As `FromHost`: the input read into a copy, the output written back in C order.
-        let (in_desc, out_desc) = (ArrayDesc::of(run.input), ArrayDesc::of_mut(run.output));
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
         let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
         Geometry::new(&ci, &co)?;

@@ -551,7 +551,7 @@ impl<'a> OnDevice<'a> {
     unsafe fn launch(&self, run: &Resolved<'_>) -> Result<Launched> {
         let gpu = self.gpu;
         let stream = self.stream.unwrap_or_else(|| gpu.cu_stream());
-        let (in_desc, out_desc) = (ArrayDesc::of(run.input), ArrayDesc::of_mut(run.output));
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let g = Geometry::new(&in_desc, &out_desc)?;
         let ready = self
             .filter
@@ -636,7 +636,7 @@ impl Executor for FromHost<'_> {
         // Whatever the aliasing: the input is read into a copy, and the output is written back
         // one element at a time in C order, so where output elements share memory the last pixel
         // wins, as in scipy's loop.
-        let (in_desc, out_desc) = (ArrayDesc::of(run.input), ArrayDesc::of_mut(run.output));
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
         let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
         // SAFETY: the caller's contract.
@@ -714,7 +714,7 @@ impl Executor for Prepare<'_> {
     }
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
-        let (in_desc, out_desc) = (ArrayDesc::of(run.input), ArrayDesc::of_mut(run.output));
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let g = Geometry::new(&in_desc, &out_desc)?;
         let target = self.gpu.target();
         let ready = self

@@ -3,7 +3,7 @@
 
 use crate::codegen::{Dtype, Kernel, NO_RECORD, SITE_BITS};
 use crate::error::{GpuError, Result};
-use ndjit::driver::{RawArray, RawArrayMut};
+use ndjit::driver::Resolved;
 
 /// An array's description: element type, shape and strides **in bytes** (NumPy's convention).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,21 +14,18 @@ pub struct ArrayDesc {
 }
 
 impl ArrayDesc {
-    /// The description of a driver's array, without its pointer.
-    pub fn of(a: &RawArray) -> ArrayDesc {
-        ArrayDesc {
-            dtype: a.dtype,
-            shape: a.shape.clone(),
-            strides: a.strides.clone(),
-        }
-    }
-    /// The description of a driver's output array, without its pointer.
-    pub fn of_mut(a: &RawArrayMut) -> ArrayDesc {
-        ArrayDesc {
-            dtype: a.dtype,
-            shape: a.shape.clone(),
-            strides: a.strides.clone(),
-        }
+    /// The descriptions of a resolved run's input and output, without their pointers.
+    pub fn of_run(run: &Resolved<'_>) -> (ArrayDesc, ArrayDesc) {
+        let (i, o) = (run.input, run.output);
+        let desc = |dtype, shape: &[usize], strides: &[isize]| ArrayDesc {
+            dtype,
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+        };
+        (
+            desc(i.dtype, &i.shape, &i.strides),
+            desc(o.dtype, &o.shape, &o.strides),
+        )
     }
     /// A C-contiguous array.
     pub fn contiguous(dtype: Dtype, shape: &[usize]) -> ArrayDesc {
