@@ -10,7 +10,7 @@
 #
 # `run` writes logs to $OUT (the device tool's output folder) and prints the summaries last.
 # Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api and
-# NDJIT_SKIP=device,python,bench,cupy.
+# NDJIT_SKIP=device,python,bench,percall,cupy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,6 +64,11 @@ run)
     case ",${NDJIT_SKIP:-}," in *,bench,*) ;; *)
         CUDA_CACHE_DISABLE=1 timeout "${NDJIT_BENCH_TIMEOUT:-200}" .device/gpu_stencil 2>&1 | tee "$out/bench.log" || status=$? ;;
     esac
+    case ",${NDJIT_SKIP:-}," in *,percall,*) ;; *)
+        # Host time per target="cuda" call beyond the GPU work (issue 13: at most 30 µs).
+        PYTHONPATH=/tmp/ndjit-site timeout "${NDJIT_PERCALL_TIMEOUT:-200}" python3 benches/percall_gpu.py \
+            2>&1 | tee "$out/percall.log" || status=$? ;;
+    esac
     case ",${NDJIT_SKIP:-}," in *,cupy,*) ;; *)
         if [ -f .device/gpu_anchor.py ]; then
             PYTHONUNBUFFERED=1 timeout "${NDJIT_CUPY_TIMEOUT:-200}" python3 .device/gpu_anchor.py 2>&1 | tee "$out/cupy.log" || true
@@ -73,6 +78,7 @@ run)
     echo "== summaries =="
     sed -n '/== device summary ==/,$p' "$out/device.log" 2>/dev/null || true
     tail -n 3 "$out/python.log" 2>/dev/null || true
+    tail -n 4 "$out/percall.log" 2>/dev/null || true
     sed -n '/== ndjit-gpu on/,$p' "$out/bench.log" 2>/dev/null || true
     grep -E "copy|minimum_filter|median_filter|RawKernel|first call" "$out/cupy.log" 2>/dev/null || true
     exit $status

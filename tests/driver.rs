@@ -135,7 +135,14 @@ fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
 /// The footprint over all axes, the taps' offsets, as scipy builds them; `None` for an invalid
 /// origin.
 fn reference_taps(ndim: usize, opts: &Options) -> Option<Vec<Vec<i64>>> {
-    let axes: Vec<usize> = opts.axes.clone().unwrap_or_else(|| (0..ndim).collect());
+    // Negative axes count from the end, as in scipy's `_check_axes`.
+    let axes: Vec<usize> = match &opts.axes {
+        Some(axes) => axes
+            .iter()
+            .map(|&a| a.rem_euclid(ndim as isize) as usize)
+            .collect(),
+        None => (0..ndim).collect(),
+    };
     let mut sorted = axes.clone();
     sorted.sort();
     let fp = &opts.footprint;
@@ -317,7 +324,7 @@ const SOURCES: &[&str] = &[
 ];
 
 fn random_options(rng: &mut Rng, ndim: usize) -> Options {
-    let axes: Option<Vec<usize>> = if ndim > 1 && rng.chance(0.25) {
+    let axes: Option<Vec<isize>> = if ndim > 1 && rng.chance(0.25) {
         let mut a: Vec<usize> = (0..ndim).filter(|_| rng.chance(0.6)).collect();
         if a.is_empty() {
             a.push(rng.below(ndim));
@@ -325,7 +332,12 @@ fn random_options(rng: &mut Rng, ndim: usize) -> Options {
         if rng.chance(0.5) {
             a.reverse();
         }
-        Some(a)
+        // Some counted from the end: the driver normalises them.
+        let signed = a.into_iter().map(|x| match rng.chance(0.3) {
+            true => x as isize - ndim as isize,
+            false => x as isize,
+        });
+        Some(signed.collect())
     } else {
         None
     };

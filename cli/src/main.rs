@@ -144,9 +144,10 @@ fn filter(args: &FilterArgs) -> Result<(), Failure> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     let ndim = input.shape().len();
-    let axes: Option<Vec<usize>> = match (&args.axes, is_image) {
+    let axes: Option<Vec<isize>> = match (&args.axes, is_image) {
         (Some(a), _) => Some(parse_list(a, "axes")?),
-        (None, true) => data::spatial_axes(&input, true),
+        (None, true) => data::spatial_axes(&input, true)
+            .map(|axes| axes.into_iter().map(|a| a as isize).collect()),
         (None, false) => None,
     };
     let num_axes = axes.as_ref().map_or(ndim, Vec::len);

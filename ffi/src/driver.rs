@@ -3,9 +3,7 @@
 use crate::args::{count, handle, slice_arg};
 use crate::error::{guard, guard_value, ndjit_error, ndjit_status, Failure, Result};
 use crate::filter::ndjit_filter;
-use ndjit_core::driver::{
-    DriverError, Dtype, Engine, Footprint, Mode, Options, RawArray, RawArrayMut,
-};
+use ndjit_core::driver::{DriverError, Dtype, Footprint, Mode, Options, RawArray, RawArrayMut};
 use std::ffi::c_void;
 
 /// The element type of an array (`ndjit_array.dtype`): one of the `NDJIT_BOOL` ...
@@ -138,37 +136,6 @@ struct Checked {
     dtype: Dtype,
     shape: Vec<usize>,
     strides: Vec<isize>,
-    /// Whether it has no elements.
-    empty: bool,
-}
-
-impl Checked {
-    /// Byte extent along each axis with more than one element, sorted by |stride|: `(|stride|,
-    /// len)`.
-    fn spans(&self) -> Vec<(usize, usize)> {
-        let mut v: Vec<(usize, usize)> = self
-            .shape
-            .iter()
-            .zip(&self.strides)
-            .filter(|(&n, _)| n > 1)
-            .map(|(&n, &s)| (s.unsigned_abs(), n))
-            .collect();
-        v.sort_unstable();
-        v
-    }
-
-    /// Whether no two elements share a byte, by a simple sufficient test: sorted by |stride|,
-    /// each stride steps over everything the smaller ones reach.
-    fn elements_disjoint(&self) -> bool {
-        let mut reach = self.dtype.itemsize();
-        for (s, n) in self.spans() {
-            if s < reach {
-                return false;
-            }
-            reach += s * (n - 1);
-        }
-        true
-    }
 }
 
 /// Checks an array argument against the memory it describes.
@@ -246,7 +213,6 @@ unsafe fn check(a: &ndjit_array, what: &str) -> Result<Checked> {
             dtype,
             shape,
             strides,
-            empty: true,
         });
     }
     if a.data.is_null() {
@@ -281,7 +247,6 @@ unsafe fn check(a: &ndjit_array, what: &str) -> Result<Checked> {
         dtype,
         shape,
         strides,
-        empty: false,
     })
 }
 
@@ -664,31 +629,13 @@ pub unsafe extern "C" fn ndjit_generic_filter(
                 "no footprint: call ndjit_options_set_size or ndjit_options_set_footprint first",
             )
         })?;
-        let ndim = inp.shape.len() as isize;
-        let axes = match &options.axes {
-            None => None,
-            Some(axes) => Some(
-                axes.iter()
-                    .map(|&a| {
-                        let r = if a < 0 { a + ndim } else { a };
-                        usize::try_from(r).ok().filter(|&r| (r as isize) < ndim).ok_or_else(|| {
-                            Failure::invalid(format!("specified axis: {a} is out of range for an image of {ndim} dimensions"))
-                        })
-                    })
-                    .collect::<Result<Vec<usize>>>()?,
-            ),
-        };
+        // The driver normalises negative axes and runs a self-overlapping output sequentially.
         let mut opts = Options::new(footprint);
         opts.mode = options.mode;
         opts.cval = options.cval;
         opts.origin = options.origin.clone();
-        opts.axes = axes;
+        opts.axes = options.axes.clone();
         opts.threads = options.threads;
-        if !out.empty && !out.elements_disjoint() {
-            // Parallel writers could race on shared bytes: write one element at a time, in C
-            // order, as scipy does.
-            opts.engine = Engine::Sequential;
-        }
         let raw_in = RawArray {
             ptr: inp.origin,
             dtype: inp.dtype,
@@ -738,7 +685,6 @@ mod tests {
         // 2x3 f64, C order: exactly 48 bytes.
         let c = unsafe { check(&arr(p, 48, 0, NDJIT_FLOAT64, &[2, 3], None), "a") }.unwrap();
         assert_eq!(c.strides, vec![24, 8]);
-        assert!(c.elements_disjoint());
         assert_eq!(
             unsafe { check(&arr(p, 47, 0, NDJIT_FLOAT64, &[2, 3], None), "a") }
                 .err()
@@ -761,14 +707,14 @@ mod tests {
             )
         }
         .is_err());
-        // Zero strides: allowed for reading, not disjoint for writing.
-        let z =
-            unsafe { check(&arr(p, 8, 0, NDJIT_FLOAT64, &[2, 3], Some(&[0, 0])), "a") }.unwrap();
-        assert!(!z.elements_disjoint());
-        // Overlapping rows.
-        let o =
-            unsafe { check(&arr(p, 48, 0, NDJIT_FLOAT64, &[2, 3], Some(&[8, 8])), "a") }.unwrap();
-        assert!(!o.elements_disjoint());
+        // Zero strides and overlapping rows are allowed (the driver writes such outputs
+        // sequentially: `driver::array`'s `self_overlapping_outputs_are_recognised`).
+        assert!(
+            unsafe { check(&arr(p, 8, 0, NDJIT_FLOAT64, &[2, 3], Some(&[0, 0])), "a") }.is_ok()
+        );
+        assert!(
+            unsafe { check(&arr(p, 48, 0, NDJIT_FLOAT64, &[2, 3], Some(&[8, 8])), "a") }.is_ok()
+        );
         // Empty arrays need no memory.
         assert!(
             unsafe {
@@ -778,7 +724,8 @@ mod tests {
                 )
             }
             .unwrap()
-            .empty
+            .shape
+                == [0, 5]
         );
         // Huge strides do not overflow.
         assert!(unsafe {

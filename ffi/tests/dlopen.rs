@@ -757,23 +757,12 @@ impl Run<'_> {
             None => Footprint::from_size(&self.footprint.0),
             Some(mask) => Footprint::new(self.footprint.0.clone(), mask.clone()).unwrap(),
         };
-        let ndim = self.shape.len() as isize;
         let mut opts = Options::new(fp)
             .mode(self.mode.1)
             .cval(self.cval)
             .origin(&self.origin);
         if let Some(axes) = &self.axes {
-            let axes: Vec<usize> = axes
-                .iter()
-                .map(|&x| {
-                    if x < 0 {
-                        (x + ndim) as usize
-                    } else {
-                        x as usize
-                    }
-                })
-                .collect();
-            opts = opts.axes(&axes);
+            opts = opts.axes(axes);
         }
         if self.threads > 0 {
             opts = opts.threads(self.threads);

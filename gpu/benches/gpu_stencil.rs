@@ -6,7 +6,7 @@
 //! compiles the PTX on the first call instead of reading its disk cache).
 
 use ndjit_gpu::codegen::body::NetworkStyle;
-use ndjit_gpu::{ArrayDesc, DType, Footprint, Gpu, GpuFilter, Mode, Options};
+use ndjit_gpu::{ArrayDesc, Dtype, Footprint, Gpu, GpuFilter, KernelSpec, Mode, Options, Tuning};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,8 +38,8 @@ struct Bufs {
     err: ndjit_gpu::runtime::DeviceBuffer,
 }
 
-fn bufs(gpu: &Arc<Gpu>, n: usize, dt: DType, seed: u64) -> Bufs {
-    let bytes = n * n * dt.size();
+fn bufs(gpu: &Arc<Gpu>, n: usize, dt: Dtype, seed: u64) -> Bufs {
+    let bytes = n * n * dt.itemsize();
     let input = gpu.alloc(bytes).unwrap();
     let mut s = seed | 1;
     let mut host = Vec::with_capacity(bytes);
@@ -49,8 +49,8 @@ fn bufs(gpu: &Arc<Gpu>, n: usize, dt: DType, seed: u64) -> Bufs {
         s ^= s << 17;
         let u = (s >> 11) as f64 / (1u64 << 53) as f64;
         match dt {
-            DType::F64 => host.extend(u.to_le_bytes()),
-            DType::F32 => host.extend((u as f32).to_le_bytes()),
+            Dtype::F64 => host.extend(u.to_le_bytes()),
+            Dtype::F32 => host.extend((u as f32).to_le_bytes()),
             _ => unreachable!(),
         }
     }
@@ -83,29 +83,29 @@ fn main() {
         "device: {}, {n}x{n}, medians of {reps} event-timed runs",
         gpu.name()
     );
-    let f64b = bufs(&gpu, n, DType::F64, 7);
-    let f32b = bufs(&gpu, n, DType::F32, 9);
-    let copy = |b: &Bufs, dt: DType| {
-        let bytes = n * n * dt.size();
+    let f64b = bufs(&gpu, n, Dtype::F64, 7);
+    let f32b = bufs(&gpu, n, Dtype::F32, 9);
+    let copy = |b: &Bufs, dt: Dtype| {
+        let bytes = n * n * dt.itemsize();
         time(&gpu, reps, || unsafe {
             gpu.copy(b.output.ptr(), b.input.ptr(), bytes, gpu.cu_stream())
                 .unwrap()
         })
     };
-    let copy64 = copy(&f64b, DType::F64);
-    let copy32 = copy(&f32b, DType::F32);
-    let gbs = |dt: DType, ms: f64| 2.0 * (n * n * dt.size()) as f64 / ms / 1e6;
+    let copy64 = copy(&f64b, Dtype::F64);
+    let copy32 = copy(&f32b, Dtype::F32);
+    let gbs = |dt: Dtype, ms: f64| 2.0 * (n * n * dt.itemsize()) as f64 / ms / 1e6;
     println!(
         "copy floor: f64 {copy64:.3} ms ({:.0} GB/s), f32 {copy32:.3} ms ({:.0} GB/s)",
-        gbs(DType::F64, copy64),
-        gbs(DType::F32, copy32)
+        gbs(Dtype::F64, copy64),
+        gbs(Dtype::F32, copy32)
     );
 
     struct Case {
         name: &'static str,
         src: &'static str,
         fp: Footprint,
-        dt: DType,
+        dt: Dtype,
         goal: f64,
         cupy: &'static str,
     }
@@ -113,80 +113,80 @@ fn main() {
         Case {
             name: "min, cross f64",
             src: "np.min(x)",
-            fp: Footprint::cross(),
-            dt: DType::F64,
+            fp: Footprint::cross(2, 1),
+            dt: Dtype::F64,
             goal: 0.33,
             cupy: "1.14 (minimum_filter 1.06)",
         },
         Case {
             name: "min, 5x5 f64",
             src: "np.min(x)",
-            fp: Footprint::size(&[5, 5]),
-            dt: DType::F64,
+            fp: Footprint::from_size(&[5, 5]),
+            dt: Dtype::F64,
             goal: 0.50,
             cupy: "3.96",
         },
         Case {
             name: "median, 5x5 f64",
             src: "np.median(x)",
-            fp: Footprint::size(&[5, 5]),
-            dt: DType::F64,
+            fp: Footprint::from_size(&[5, 5]),
+            dt: Dtype::F64,
             goal: 2.0,
             cupy: "median_filter 13.7",
         },
         Case {
             name: "min, cross f32",
             src: "np.min(x)",
-            fp: Footprint::cross(),
-            dt: DType::F32,
+            fp: Footprint::cross(2, 1),
+            dt: Dtype::F32,
             goal: 0.20,
             cupy: "0.97",
         },
         Case {
             name: "builtin min, cross f64",
             src: "min(x)",
-            fp: Footprint::cross(),
-            dt: DType::F64,
+            fp: Footprint::cross(2, 1),
+            dt: Dtype::F64,
             goal: f64::NAN,
             cupy: "",
         },
         Case {
             name: "sum, 3x3 f64",
             src: "np.sum(x)",
-            fp: Footprint::size(&[3, 3]),
-            dt: DType::F64,
+            fp: Footprint::from_size(&[3, 3]),
+            dt: Dtype::F64,
             goal: f64::NAN,
             cupy: "",
         },
         Case {
             name: "identity x[0] f64",
             src: "x[0]",
-            fp: Footprint::size(&[1, 1]),
-            dt: DType::F64,
+            fp: Footprint::from_size(&[1, 1]),
+            dt: Dtype::F64,
             goal: f64::NAN,
             cupy: "",
         },
         Case {
             name: "identity x[0] f32",
             src: "x[0]",
-            fp: Footprint::size(&[1, 1]),
-            dt: DType::F32,
+            fp: Footprint::from_size(&[1, 1]),
+            dt: Dtype::F32,
             goal: f64::NAN,
             cupy: "",
         },
         Case {
             name: "min, 5x5 f32",
             src: "np.min(x)",
-            fp: Footprint::size(&[5, 5]),
-            dt: DType::F32,
+            fp: Footprint::from_size(&[5, 5]),
+            dt: Dtype::F32,
             goal: f64::NAN,
             cupy: "",
         },
         Case {
             name: "median, 3x3 f64",
             src: "np.median(x)",
-            fp: Footprint::size(&[3, 3]),
-            dt: DType::F64,
+            fp: Footprint::from_size(&[3, 3]),
+            dt: Dtype::F64,
             goal: f64::NAN,
             cupy: "",
         },
@@ -215,7 +215,7 @@ fn main() {
     }
     for c in &cases {
         let f = GpuFilter::compile(c.src, &ndjit::Bindings::new()).unwrap();
-        let b = if c.dt == DType::F64 { &f64b } else { &f32b };
+        let b = if c.dt == Dtype::F64 { &f64b } else { &f32b };
         let desc = ArrayDesc::contiguous(c.dt, &[n, n]);
         let styles: &[NetworkStyle] = if c.src.contains("median") {
             &[NetworkStyle::Select, NetworkStyle::IntKey]
@@ -229,11 +229,13 @@ fn main() {
                 .iter()
                 .flat_map(move |r| styles.iter().map(move |s| (v, r, s)))
         }) {
-            let mut opts = Options::new(c.fp.clone()).mode(Mode::Reflect);
-            opts.outputs_per_thread = v;
-            opts.rows_per_thread = r;
-            opts.network = style;
-            let mut p = match f.prepare(&gpu, &desc, &desc, &opts) {
+            let opts = Options::new(c.fp.clone()).mode(Mode::Reflect);
+            let tuning = Tuning {
+                outputs_per_thread: v,
+                rows_per_thread: r,
+                network: style,
+            };
+            let mut p = match f.prepare(&gpu, &desc, &desc, &opts, &tuning) {
                 Ok(p) => p,
                 Err(e) => {
                     println!("{} V={v} R={r}: {e}", c.name);
@@ -291,24 +293,27 @@ fn main() {
                         a
                     }
                 });
-        let floor = if c.dt == DType::F64 { copy64 } else { copy32 };
+        let floor = if c.dt == Dtype::F64 { copy64 } else { copy32 };
         rows.push((c.name, auto, best, floor, c.goal, c.cupy));
     }
 
     // First call: a filter never seen before, compiled, generated, loaded and run on 1024².
     let m = 1024;
-    let small = bufs(&gpu, m, DType::F64, 3);
-    let desc = ArrayDesc::contiguous(DType::F64, &[m, m]);
+    let small = bufs(&gpu, m, Dtype::F64, 3);
+    let desc = ArrayDesc::contiguous(Dtype::F64, &[m, m]);
     let mut firsts = Vec::new();
     for k in 0..3 {
         let src = format!("np.min(x) + {}.{k}5", 17 + k);
         let t0 = Instant::now();
         let f = GpuFilter::compile(&src, &ndjit::Bindings::new()).unwrap();
         let t_compile = t0.elapsed();
-        let opts = Options::new(Footprint::cross());
-        let spec = opts
-            .spec(2, DType::F64, DType::F64, true, gpu.target())
-            .unwrap();
+        let opts = Options::new(Footprint::cross(2, 1));
+        let spec = KernelSpec {
+            shape: vec![3, 3],
+            mask: vec![false, true, false, true, true, true, false, true, false],
+            target: gpu.target(),
+            ..KernelSpec::boxed(2, 3)
+        };
         let kernel = f.kernel(&spec).unwrap();
         let ptx = kernel.module.to_ptx();
         let t_codegen = t0.elapsed();

@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out: ndarray::ArrayD<f64> = f.run(
         &gpu,
         image.view().into_dyn(),
-        &Options::new(Footprint::size(&[3, 3])),
+        &Options::new(Footprint::from_size(&[3, 3])),
     )?;
     println!(
         "{} on {}: out[10, 10..15] = {:?}",

@@ -23,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Mode::Wrap,
     ] {
         // A 3x3 window moved one step down-right: x[0] is the pixel two up and two left.
-        let opts = Options::new(Footprint::size(&[3, 3]))
+        let opts = Options::new(Footprint::from_size(&[3, 3]))
             .mode(mode)
             .cval(-1.0)
             .origin(&[-1, -1]);

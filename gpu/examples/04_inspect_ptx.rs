@@ -2,7 +2,7 @@
 //!
 //! `cargo run -p ndjit-gpu --example 04_inspect_ptx`
 
-use ndjit_gpu::{DType, Footprint, GpuFilter, Options, Target};
+use ndjit_gpu::{Dtype, Footprint, GpuFilter, Options, Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let f = GpuFilter::compile(
@@ -10,10 +10,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ndjit::Bindings::new().set_array("w", vec![0.25, 0.5, 0.25]),
     )?;
     let ptx = f.ptx(
-        &Options::new(Footprint::size(&[3])),
+        &Options::new(Footprint::from_size(&[3])),
         1,
-        DType::F32,
-        DType::F32,
+        Dtype::F32,
+        Dtype::F32,
         Target::SM90,
     )?;
     // The weights are baked in as immediates; every add and multiply carries `.rn`.

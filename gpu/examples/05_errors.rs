@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     match f.run::<f64, f64>(
         &gpu,
         image.view().into_dyn(),
-        &Options::new(Footprint::size(&[3, 3])),
+        &Options::new(Footprint::from_size(&[3, 3])),
     ) {
         Err(GpuError::Filter { pixel, error }) => {
             println!("failed at {pixel:?}: {}", error.message)

@@ -3,7 +3,7 @@
 //!
 //! `cargo run -p ndjit-gpu --example 06_streams_events`
 
-use ndjit_gpu::{ArrayDesc, DType, Footprint, Gpu, GpuFilter, Options};
+use ndjit_gpu::{ArrayDesc, Dtype, Footprint, Gpu, GpuFilter, Options, Tuning};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gpu = match Gpu::get(0) {
@@ -14,9 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let n = 4096;
-    let desc = ArrayDesc::contiguous(DType::F64, &[n, n]);
+    let desc = ArrayDesc::contiguous(Dtype::F64, &[n, n]);
     let f = GpuFilter::compile("np.median(x)", &ndjit::Bindings::new())?;
-    let prepared = f.prepare(&gpu, &desc, &desc, &Options::new(Footprint::size(&[3, 3])))?;
+    let opts = Options::new(Footprint::from_size(&[3, 3]));
+    let prepared = f.prepare(&gpu, &desc, &desc, &opts, &Tuning::default())?;
     let input = gpu.alloc(n * n * 8)?;
     let output = gpu.alloc(n * n * 8)?;
     let err = gpu.alloc(prepared.err_bytes())?;

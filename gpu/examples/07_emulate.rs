@@ -3,7 +3,7 @@
 //!
 //! `cargo run -p ndjit-gpu --example 07_emulate`
 
-use ndjit_gpu::codegen::{generate, DType, KernelSpec, Mode};
+use ndjit_gpu::codegen::{generate, Dtype, KernelSpec, Mode};
 use ndjit_gpu::{emulate, reference, ArrayDesc};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -21,9 +21,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shape = [6, 8];
     let values: Vec<f64> = (0..48).map(|i| (i as f64 * 0.37).sin()).collect();
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let desc = ArrayDesc::contiguous(DType::F64, &shape);
+    let desc = ArrayDesc::contiguous(Dtype::F64, &shape);
     let run = emulate::run(&kernel, &f, &bytes, &desc, &desc, 0)?;
-    let gpu = reference::to_f64(&run.output, DType::F64);
+    let gpu = reference::to_f64(&run.output, Dtype::F64);
     let cpu: Vec<f64> = reference::generic_filter(&f, &values, &shape, &spec)
         .into_iter()
         .collect::<Result<_, _>>()?;

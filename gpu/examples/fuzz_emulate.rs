@@ -11,7 +11,7 @@
 //!
 //! `cargo build --release -p ndjit-gpu --example fuzz_emulate`
 
-use ndjit_gpu::codegen::{generate, DType, KernelSpec, Mode};
+use ndjit_gpu::codegen::{generate, Dtype, KernelSpec, Mode};
 use ndjit_gpu::{emulate, reference, ArrayDesc, GpuError};
 use std::io::{self, BufRead, Write};
 
@@ -59,17 +59,17 @@ fn one_line(s: &str) -> String {
 fn run(mode: &str, shape: &[usize; 2], values: &[f64], source: &str) -> Result<Vec<f64>, GpuError> {
     let f = ndjit::Filter::builder(source).filter_size(9).compile()?;
     let mut spec = KernelSpec::boxed(2, 3);
-    spec.mode = Mode::parse(mode)?;
+    spec.mode = mode.parse::<Mode>()?.in_filter();
     let ir = f
         .specialized_ir()
         .ok_or_else(|| GpuError::Unsupported("no specialised IR".into()))?;
     let kernel = generate(ir, f.layout(), f.bound_values(), &spec)?;
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let desc = ArrayDesc::contiguous(DType::F64, shape);
+    let desc = ArrayDesc::contiguous(Dtype::F64, shape);
     let run = emulate::run(&kernel, &f, &bytes, &desc, &desc, 0)?;
     match run.error {
         Some(e) => Err(e),
-        None => Ok(reference::to_f64(&run.output, DType::F64)),
+        None => Ok(reference::to_f64(&run.output, Dtype::F64)),
     }
 }
 

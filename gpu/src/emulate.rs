@@ -2,10 +2,12 @@
 //! debugging without a GPU. Slow (an interpreter), but it executes the very module that would be
 //! loaded on the device.
 
-use crate::codegen::{Kernel, ENTRY, REPLAY_ENTRY};
+use crate::codegen::{Kernel, Target, Tuning, ENTRY, REPLAY_ENTRY};
 use crate::error::{GpuError, Result};
+use crate::filter::{gather_bytes, scatter_bytes, GpuFilter};
 use crate::pir::emu::Emu;
 use crate::plan::{self, ArrayDesc, Geometry};
+use ndjit::driver::{Executor, Resolved};
 
 /// What an emulated run produced: the output bytes (C-contiguous), and the error if a pixel failed.
 pub struct Emulated {
@@ -24,13 +26,33 @@ pub fn run(
     output_desc: &ArrayDesc,
     poison: u8,
 ) -> Result<Emulated> {
+    let rank = input_desc.shape.len();
+    run_ranked(
+        kernel,
+        filter,
+        input,
+        (input_desc, output_desc),
+        poison,
+        rank,
+    )
+}
+
+/// [`run`], the failing pixel reported with `rank` coordinates (none for a 0-d input).
+fn run_ranked(
+    kernel: &Kernel,
+    filter: &ndjit::Filter,
+    input: &[u8],
+    (input_desc, output_desc): (&ArrayDesc, &ArrayDesc),
+    poison: u8,
+    rank: usize,
+) -> Result<Emulated> {
     let g = Geometry::new(input_desc, output_desc)?;
     let mut emu = Emu::new(&kernel.module);
     let mut remu = Emu::new(&kernel.replay);
     emu.step_limit = 2_000_000_000;
     let in_addr = emu.alloc(input.len() as u64);
     emu.write(in_addr, input);
-    let out_len = output_desc.len() * output_desc.dtype.size();
+    let out_len = output_desc.len() * output_desc.dtype.itemsize();
     let out_addr = emu.alloc(out_len as u64);
     emu.write(out_addr, &vec![poison; out_len]);
     let err_len = plan::err_bytes(kernel);
@@ -65,17 +87,58 @@ pub fn run(
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
                 .collect();
-            Some(plan::failure(
-                filter,
-                &g,
-                input_desc.shape.len(),
-                pixel,
-                &rec,
-            ))
+            Some(plan::failure(filter, &g, rank, pixel, &rec))
         }
     };
     Ok(Emulated {
         output: emu.read(out_addr, out_len).to_vec(),
         error,
     })
+}
+
+/// The emulator as an executor of the driver's runs on host arrays, as [`crate::FromHost`]: the
+/// kernel the GPU would run for that run, executed here. With it the GPU
+/// path, from the driver's validation to the kernel's result, is tested without a GPU.
+pub struct Emulator<'a> {
+    pub filter: &'a GpuFilter,
+    pub target: Target,
+    pub tuning: Tuning,
+}
+
+impl<'a> Emulator<'a> {
+    pub fn new(filter: &'a GpuFilter) -> Self {
+        Emulator {
+            filter,
+            target: Target::SM90,
+            tuning: Tuning::default(),
+        }
+    }
+}
+
+impl Executor for Emulator<'_> {
+    type Error = GpuError;
+
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
+    unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
+        // As `FromHost`: the input read into a copy, the output written back in C order.
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
+        let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
+        let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
+        Geometry::new(&ci, &co)?;
+        let kernel = self
+            .filter
+            .resolve(run, true, self.target, &self.tuning)?
+            .kernel
+            .clone();
+        // SAFETY: the caller's contract.
+        let input = unsafe { gather_bytes(run.input.ptr, &in_desc) };
+        let done = run_ranked(&kernel, run.filter, &input, (&ci, &co), 0, run.rank)?;
+        // SAFETY: the caller's contract; `done.output` is the C-contiguous output.
+        unsafe { scatter_bytes(&done.output, run.output.ptr, &out_desc) };
+        done.error.map_or(Ok(()), Err)
+    }
 }

@@ -12,8 +12,10 @@ pub enum GpuError {
     Driver { call: &'static str, code: String },
     /// The driver rejected the generated PTX; `log` is ptxas's own error log.
     PtxLoad { log: String },
-    /// The arguments do not describe a valid filter application (shape, strides, origin,
-    /// footprint, dtype). `message` follows scipy's wording where scipy has one.
+    /// The driver's validation rejected the arguments (footprint, origin, axes, shapes): the
+    /// same error, and the same scipy exception, as on the CPU.
+    Arguments(ndjit::driver::DriverError),
+    /// The arrays cannot be used as given (on different GPUs, say).
     Invalid(String),
     /// The filter uses something this backend cannot compile (the message says what).
     Unsupported(String),
@@ -39,6 +41,7 @@ impl fmt::Display for GpuError {
             GpuError::PtxLoad { log } => {
                 write!(f, "the CUDA driver rejected the generated PTX:\n{log}")
             }
+            GpuError::Arguments(e) => write!(f, "{e}"),
             GpuError::Invalid(m) => write!(f, "{m}"),
             GpuError::Unsupported(m) => write!(f, "not supported on the GPU: {m}"),
             GpuError::Compile(e) => write!(f, "{e}"),
@@ -55,6 +58,12 @@ impl std::error::Error for GpuError {}
 impl From<ndjit::Error> for GpuError {
     fn from(e: ndjit::Error) -> GpuError {
         GpuError::Compile(e)
+    }
+}
+
+impl From<ndjit::driver::DriverError> for GpuError {
+    fn from(e: ndjit::driver::DriverError) -> GpuError {
+        GpuError::Arguments(e)
     }
 }
 

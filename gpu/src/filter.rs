@@ -1,155 +1,25 @@
 //! The public API: a compiled filter run as a GPU stencil, on host arrays (copied in and out) or on
 //! device memory (no copies).
+//!
+//! Every run goes through the driver ([`ndjit::driver::execute`]): it validates the arguments as
+//! for the CPU, resolves the footprint, origins and axes, and specialises the filter; the GPU is
+//! an [`Executor`] of that resolved run ([`OnDevice`], or [`FromHost`] for host arrays).
 
-use crate::codegen::{self, DType, Kernel, KernelSpec, Mode, Target};
+use crate::codegen::{self, Dtype, Kernel, KernelSpec, Target, Tuning};
 use crate::error::{GpuError, Result};
 use crate::plan::{self, ArrayDesc, Geometry};
 use crate::runtime::{DeviceBuffer, Gpu, Module};
 use cudarc::driver::sys::CUstream;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use ndjit::driver::{
+    self, Aliasing, Element, Executor, Lru, Options, RawArray, RawArrayMut, Resolved,
+};
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// The neighbourhood: a boolean footprint over the image's axes (scipy's `footprint`, or a box
-/// for `size`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Footprint {
-    pub shape: Vec<usize>,
-    /// Row-major, `shape.iter().product()` entries.
-    pub mask: Vec<bool>,
-}
-
-impl Footprint {
-    /// A full box (scipy's `size=`).
-    pub fn size(shape: &[usize]) -> Footprint {
-        Footprint {
-            shape: shape.to_vec(),
-            mask: vec![true; shape.iter().product()],
-        }
-    }
-    pub fn from_mask(shape: &[usize], mask: &[bool]) -> Result<Footprint> {
-        if mask.len() != shape.iter().product::<usize>() {
-            return Err(GpuError::Invalid(
-                "footprint array has incorrect shape".into(),
-            ));
-        }
-        Ok(Footprint {
-            shape: shape.to_vec(),
-            mask: mask.to_vec(),
-        })
-    }
-    /// The 3×3 cross (`generate_binary_structure(2, 1)`).
-    pub fn cross() -> Footprint {
-        Footprint {
-            shape: vec![3, 3],
-            mask: vec![false, true, false, true, true, true, false, true, false],
-        }
-    }
-    /// The number of true entries: the `filter_size` the filter is called with.
-    pub fn count(&self) -> usize {
-        self.mask.iter().filter(|&&b| b).count()
-    }
-}
-
-/// How the filter is applied (scipy's `generic_filter` arguments).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Options {
-    pub footprint: Footprint,
-    pub mode: Mode,
-    pub cval: f64,
-    /// One entry per axis; empty means zeros.
-    pub origin: Vec<isize>,
-    /// Outputs per thread (0: chosen from the filter).
-    pub outputs_per_thread: u32,
-    /// Rows per thread (0: chosen from the filter).
-    pub rows_per_thread: u32,
-    /// How median networks compare (a tuning knob; both are exact).
-    pub network: crate::codegen::body::NetworkStyle,
-}
-
-impl Options {
-    pub fn new(footprint: Footprint) -> Options {
-        Options {
-            footprint,
-            mode: Mode::Reflect,
-            cval: 0.0,
-            origin: vec![],
-            outputs_per_thread: 0,
-            rows_per_thread: 0,
-            network: crate::codegen::body::NetworkStyle::Select,
-        }
-    }
-    pub fn mode(mut self, m: Mode) -> Options {
-        self.mode = m;
-        self
-    }
-    pub fn cval(mut self, c: f64) -> Options {
-        self.cval = c;
-        self
-    }
-    pub fn origin(mut self, o: &[isize]) -> Options {
-        self.origin = o.to_vec();
-        self
-    }
-
-    /// The kernel spec for images of `rank` axes.
-    pub fn spec(
-        &self,
-        rank: usize,
-        input: DType,
-        output: DType,
-        contiguous: bool,
-        target: Target,
-    ) -> Result<KernelSpec> {
-        if self.footprint.shape.len() != rank {
-            return Err(GpuError::Invalid(
-                "footprint array has incorrect shape".into(),
-            ));
-        }
-        let origin = if self.origin.is_empty() {
-            vec![0; rank]
-        } else {
-            self.origin.clone()
-        };
-        let spec = KernelSpec {
-            shape: self.footprint.shape.clone(),
-            mask: self.footprint.mask.clone(),
-            mode: self.mode,
-            cval: self.cval,
-            origin,
-            input,
-            output,
-            contiguous,
-            outputs_per_thread: self.outputs_per_thread,
-            rows_per_thread: self.rows_per_thread,
-            target,
-            native_minmax: true,
-            network: self.network,
-        };
-        spec.validate()?;
-        Ok(spec)
-    }
-}
-
-/// Rust element types of images on the GPU.
-pub trait Element: Copy + Default + 'static {
-    const DTYPE: DType;
-}
-impl Element for f64 {
-    const DTYPE: DType = DType::F64;
-}
-impl Element for f32 {
-    const DTYPE: DType = DType::F32;
-}
-impl Element for u8 {
-    const DTYPE: DType = DType::U8;
-}
-impl Element for u16 {
-    const DTYPE: DType = DType::U16;
-}
-impl Element for i32 {
-    const DTYPE: DType = DType::I32;
-}
+/// The kernels kept per filter (each one is a few milliseconds of code generation and PTX
+/// loading): the specs of a handful of footprints, dtypes and modes in use at once.
+const KERNELS: usize = 32;
 
 fn as_bytes<T: Element>(s: &[T]) -> &[u8] {
     // SAFETY: plain numeric types without padding.
@@ -169,10 +39,10 @@ pub struct DeviceArray {
 
 impl DeviceArray {
     /// Uninitialised, C-contiguous.
-    pub fn new(gpu: &Gpu, dtype: DType, shape: &[usize]) -> Result<DeviceArray> {
+    pub fn new(gpu: &Gpu, dtype: Dtype, shape: &[usize]) -> Result<DeviceArray> {
         let desc = ArrayDesc::contiguous(dtype, shape);
         Ok(DeviceArray {
-            buf: gpu.alloc(desc.len() * dtype.size())?,
+            buf: gpu.alloc(desc.len() * dtype.itemsize())?,
             desc,
         })
     }
@@ -218,8 +88,19 @@ impl DeviceArray {
     }
 }
 
-/// A filter launched and not yet waited for (see [`GpuFilter::launch`]).
-pub struct Pending {
+/// A filter launched and not yet waited for (see [`GpuFilter::launch`]); nothing when the input
+/// is empty.
+pub struct Pending(Option<Launched>);
+
+impl Pending {
+    /// Waits for the kernel and reports the first failing pixel as the CPU would.
+    pub fn finish(self) -> Result<()> {
+        self.0.map_or(Ok(()), Launched::finish)
+    }
+}
+
+/// The work of a [`Pending`] run on the device.
+struct Launched {
     gpu: Arc<Gpu>,
     kernel: Arc<Kernel>,
     err: DeviceBuffer,
@@ -233,10 +114,15 @@ pub struct Pending {
     _copy: Option<DeviceBuffer>,
 }
 
-impl Pending {
-    /// Waits for the kernel and reports the first failing pixel as the CPU would.
-    pub fn finish(self) -> Result<()> {
+impl Launched {
+    fn finish(self) -> Result<()> {
         let r = self.check();
+        // The work is done (`check` waited for it): the record can serve the next call. After
+        // a failure it is left to be freed, as the replay wrote it.
+        if r.is_ok() {
+            self.gpu.recycle(self.err);
+            return Ok(());
+        }
         // Freeing memory the stream may still read must wait for it.
         if self._copy.is_some() {
             // SAFETY: the stream the work was launched on, alive for the call.
@@ -328,18 +214,53 @@ impl Prepared {
     }
 }
 
-/// A filter ready to run on GPUs: the CPU filter plus its kernels, generated on demand and
-/// cached per (footprint, mode, cval, origin, dtypes, rank, layout, target).
+/// A filter ready to run on GPUs: the CPU filter plus its kernels, generated on demand and kept
+/// per [`KernelSpec`] (footprint, mode, cval, origins, dtypes, layout, target, tuning).
 pub struct GpuFilter {
     filter: ndjit::Filter,
-    kernels: Mutex<HashMap<String, Arc<Kernel>>>,
+    kernels: Mutex<Lru<KernelSpec, Arc<Ready>>>,
+}
+
+/// A generated kernel with its PTX text and the modules it is loaded as: a repeated call finds
+/// its module here without printing or hashing the PTX again.
+pub(crate) struct Ready {
+    pub kernel: Arc<Kernel>,
+    ptx: OnceLock<String>,
+    /// Per GPU (by its address: devices live as long as the process), the loaded module.
+    loaded: Mutex<Vec<(usize, Arc<Module>)>>,
+}
+
+impl Ready {
+    fn new(kernel: Kernel) -> Ready {
+        Ready {
+            kernel: Arc::new(kernel),
+            ptx: OnceLock::new(),
+            loaded: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn ptx(&self) -> &str {
+        self.ptx.get_or_init(|| self.kernel.module.to_ptx())
+    }
+
+    /// The stencil module loaded on `gpu`.
+    fn module(&self, gpu: &Gpu) -> Result<Arc<Module>> {
+        let id = gpu as *const Gpu as usize;
+        let loaded = || self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, m)) = loaded().iter().find(|(g, _)| *g == id) {
+            return Ok(m.clone());
+        }
+        let m = gpu.load(self.ptx(), codegen::ENTRY)?;
+        loaded().push((id, m.clone()));
+        Ok(m)
+    }
 }
 
 impl GpuFilter {
     pub fn new(filter: &ndjit::Filter) -> GpuFilter {
         GpuFilter {
             filter: filter.clone(),
-            kernels: Mutex::new(HashMap::new()),
+            kernels: Mutex::new(Lru::new(KERNELS)),
         }
     }
     /// Compiles filter source (see [`ndjit::Filter::compile`]).
@@ -352,67 +273,87 @@ impl GpuFilter {
 
     /// The kernel for `spec` (generated once).
     pub fn kernel(&self, spec: &KernelSpec) -> Result<Arc<Kernel>> {
-        let key = format!("{spec:?}|{:016x}", spec.cval.to_bits());
-        if let Some(k) = self
-            .kernels
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-        {
-            return Ok(k.clone());
+        Ok(self.ready(spec)?.kernel.clone())
+    }
+
+    /// The kernel for `spec`, with its PTX and modules (generated once, kept in an LRU).
+    fn ready(&self, spec: &KernelSpec) -> Result<Arc<Ready>> {
+        let cache = || self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = cache().get(spec) {
+            return Ok(k);
         }
         // The IR specialised to the footprint size with the bound values folded in, made from the
         // filter's lowered IR (no native code, no re-parsing).
         let ir = self.filter.baked_ir(spec.filter_size());
         let f = &self.filter;
-        let k = Arc::new(codegen::generate(&ir, f.layout(), f.bound_values(), spec)?);
-        self.kernels
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key, k.clone());
+        let k = Arc::new(Ready::new(codegen::generate(
+            &ir,
+            f.layout(),
+            f.bound_values(),
+            spec,
+        )?));
+        cache().insert(spec.clone(), k.clone());
         Ok(k)
     }
 
-    /// The PTX of the kernel for images of `rank` axes (what `inspect_ptx` shows).
+    /// The spec of a run the driver resolved, and its kernel.
+    pub(crate) fn resolve(
+        &self,
+        run: &Resolved<'_>,
+        contiguous: bool,
+        target: Target,
+        tuning: &Tuning,
+    ) -> Result<Arc<Ready>> {
+        let spec = KernelSpec::resolved(run, contiguous, target, tuning);
+        self.ready(&spec)
+    }
+
+    /// The PTX of the kernel for images of `rank` axes (what `inspect_ptx` shows), for
+    /// C-contiguous arrays.
     pub fn ptx(
         &self,
         opts: &Options,
         rank: usize,
-        input: DType,
-        output: DType,
+        input: Dtype,
+        output: Dtype,
         target: Target,
     ) -> Result<String> {
-        let spec = opts.spec(rank, input, output, true, target)?;
-        Ok(self.kernel(&spec)?.module.to_ptx())
+        // The driver's validation and geometry, on a unit image of that rank (the kernel does
+        // not depend on the extents).
+        let desc = |dtype| ArrayDesc::contiguous(dtype, &vec![1; rank]);
+        let (input, output) = (desc(input), desc(output));
+        let mut ptx = String::new();
+        let exec = Inspect {
+            filter: self,
+            target,
+            ptx: RefCell::new(&mut ptx),
+        };
+        // SAFETY: `Inspect` reads no memory; the null pointers describe nothing it touches.
+        unsafe { execute(&exec, self, (8, &input), (8, &output), opts)? };
+        Ok(ptx)
     }
 
-    /// Generates and loads the kernel for these arrays on `gpu`.
+    /// Generates and loads the kernel for these arrays on `gpu`, with `tuning`.
     pub fn prepare(
         &self,
         gpu: &Gpu,
         in_desc: &ArrayDesc,
         out_desc: &ArrayDesc,
         opts: &Options,
+        tuning: &Tuning,
     ) -> Result<Prepared> {
-        let g = Geometry::new(in_desc, out_desc)?;
-        let spec = opts.spec(
-            in_desc.shape.len(),
-            in_desc.dtype,
-            out_desc.dtype,
-            g.contiguous(),
-            gpu.target(),
-        )?;
-        let kernel = self.kernel(&spec)?;
-        let module = gpu.load(&kernel.module.to_ptx(), codegen::ENTRY)?;
-        let block = plan::block(&g, &kernel);
-        let grid = plan::grid(&g, &kernel, block);
-        Ok(Prepared {
-            module,
-            kernel,
-            geometry: g,
-            grid,
-            block,
-        })
+        let prepared = RefCell::new(None);
+        let exec = Prepare {
+            filter: self,
+            gpu,
+            tuning: *tuning,
+            prepared: &prepared,
+        };
+        // SAFETY: `Prepare` reads no memory; the pointers describe nothing it touches.
+        unsafe { execute(&exec, self, (8, in_desc), (8, out_desc), opts)? };
+        prepared
+            .into_inner()
+            .ok_or_else(|| GpuError::Invalid("prepare: the arrays are empty".into()))
     }
 
     /// Starts the filter on device arrays: `input` and `output` are device pointers to arrays
@@ -422,6 +363,7 @@ impl GpuFilter {
     /// # Safety
     /// The pointers must address device memory of this GPU covering the described arrays, and
     /// must stay valid until the work is done. The arrays may overlap (the input is then copied).
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn launch(
         &self,
         gpu: &Arc<Gpu>,
@@ -432,67 +374,32 @@ impl GpuFilter {
         opts: &Options,
         stream: Option<CUstream>,
     ) -> Result<Pending> {
-        let stream = stream.unwrap_or_else(|| gpu.cu_stream());
-        let Prepared {
-            module,
-            kernel,
-            geometry: g,
-            grid,
-            block,
-        } = self.prepare(gpu, in_desc, out_desc, opts)?;
-        let err_bytes = plan::err_bytes(&kernel);
-        let err = gpu.alloc(err_bytes)?;
-        // SAFETY: our own buffer.
-        unsafe { gpu.memset(err.ptr(), 0xff, err_bytes, stream)? };
-        // In-place (or overlapping) calls read a copy of the input, as scipy does.
-        let (ilo, ihi) = in_desc.byte_span();
-        let (olo, ohi) = out_desc.byte_span();
-        let (a0, a1) = (input as i128 + ilo as i128, input as i128 + ihi as i128);
-        let (b0, b1) = (output as i128 + olo as i128, output as i128 + ohi as i128);
-        let mut keep = None;
-        let mut input = input;
-        if a0 < b1 && b0 < a1 && g.pixels() > 0 {
-            let bytes = (ihi - ilo) as usize;
-            let tmp = gpu.alloc(bytes)?;
-            // SAFETY: the caller guarantees the input span is valid.
-            unsafe { gpu.copy(tmp.ptr(), (input as i64 + ilo as i64) as u64, bytes, stream)? };
-            input = (tmp.ptr() as i64 - ilo as i64) as u64;
-            keep = Some(tmp);
-        }
-        if g.pixels() > 0 {
-            let params = plan::params(&g, input, output, err.ptr(), None);
-            // SAFETY: the parameters are the kernel's, the pointers the caller's.
-            unsafe {
-                gpu.launch(
-                    module.function(codegen::ENTRY),
-                    grid,
-                    block,
-                    &params,
-                    stream,
-                )?
-            };
-        }
-        // A failure is replayed on the CPU, where any version of the filter gives its error.
-        let filter = self.filter.clone();
-        drop(module);
-        Ok(Pending {
-            gpu: gpu.clone(),
-            kernel,
-            err,
-            err_bytes,
-            geometry: g,
-            rank: in_desc.shape.len(),
-            filter,
-            params: (input, output),
-            stream,
-            _copy: keep,
-        })
+        let exec = OnDevice::new(self, gpu, stream);
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_on(&exec, (input, in_desc), (output, out_desc), opts) }
+    }
+
+    /// [`GpuFilter::launch`] through `exec` (its GPU, stream and [`Tuning`]).
+    ///
+    /// # Safety
+    /// As [`GpuFilter::launch`].
+    pub unsafe fn launch_on(
+        &self,
+        exec: &OnDevice<'_>,
+        input: (u64, &ArrayDesc),
+        output: (u64, &ArrayDesc),
+        opts: &Options,
+    ) -> Result<Pending> {
+        // SAFETY: the caller's contract.
+        unsafe { execute(exec, self, input, output, opts)? };
+        Ok(Pending(exec.pending.take()))
     }
 
     /// Runs the filter on device arrays and waits (zero-copy).
     ///
     /// # Safety
     /// As [`GpuFilter::launch`].
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn run_raw(
         &self,
         gpu: &Arc<Gpu>,
@@ -520,23 +427,17 @@ impl GpuFilter {
         out_desc: &ArrayDesc,
         opts: &Options,
     ) -> Result<()> {
-        let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
-        let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
+        let exec = FromHost(OnDevice::new(self, gpu, None));
         // SAFETY: the caller's contract.
-        let host_in = unsafe { gather_bytes(input, in_desc) };
-        let d_in = DeviceArray::new(gpu, ci.dtype, &ci.shape)?;
-        let d_out = DeviceArray::new(gpu, co.dtype, &co.shape)?;
-        // SAFETY: sizes match the contiguous descriptors; we wait before `host_in` is dropped.
         unsafe {
-            gpu.upload(d_in.ptr(), &host_in, gpu.cu_stream())?;
+            execute(
+                &exec,
+                self,
+                (input as u64, in_desc),
+                (output as u64, out_desc),
+                opts,
+            )
         }
-        let r = unsafe { self.run_raw(gpu, d_in.ptr(), &ci, d_out.ptr(), &co, opts, None) };
-        let mut host_out = vec![0u8; co.len() * co.dtype.size()];
-        // SAFETY: the output buffer's size.
-        unsafe { gpu.download(&mut host_out, d_out.ptr(), gpu.cu_stream())? };
-        // Like scipy, the output holds what was computed even when a pixel failed.
-        unsafe { scatter_bytes(&host_out, output, out_desc) };
-        r
     }
 
     /// Runs the filter on a host array; the output has type `B` (scipy's `output=` dtype).
@@ -575,12 +476,270 @@ impl GpuFilter {
     }
 }
 
+/// [`driver::execute`] on arrays at these addresses (device or host, as `executor` reads them).
+///
+/// # Safety
+/// As [`Executor::execute`] for `executor`.
+unsafe fn execute<E: Executor<Error = GpuError>>(
+    executor: &E,
+    filter: &GpuFilter,
+    (input, in_desc): (u64, &ArrayDesc),
+    (output, out_desc): (u64, &ArrayDesc),
+    opts: &Options,
+) -> Result<()> {
+    let input = RawArray {
+        ptr: input as *const u8,
+        dtype: in_desc.dtype,
+        shape: in_desc.shape.clone(),
+        strides: in_desc.strides.clone(),
+    };
+    let output = RawArrayMut {
+        ptr: output as *mut u8,
+        dtype: out_desc.dtype,
+        shape: out_desc.shape.clone(),
+        strides: out_desc.strides.clone(),
+    };
+    // SAFETY: the caller's contract.
+    unsafe { driver::execute(executor, &input, &output, &filter.filter, opts) }
+}
+
+/// The GPU's overlap policy: whether the kernels must read a copy of the input. In-place (or
+/// overlapping) calls read a copy; an output whose elements share bytes is refused, as threads
+/// writing them in parallel would race.
+pub(crate) fn input_copy(aliasing: Aliasing) -> Result<bool> {
+    match aliasing {
+        Aliasing::Disjoint => Ok(false),
+        Aliasing::OverlapsInput => Ok(true),
+        Aliasing::SelfOverlapping => Err(GpuError::Unsupported(
+            "outputs whose elements overlap each other (a zero stride, say)".into(),
+        )),
+    }
+}
+
+/// The GPU as an executor of the driver's runs on device memory, on `stream` (`None`: the
+/// device's own). The work is queued; [`Pending::finish`] (or [`Executor::execute`], which
+/// waits) reports failures.
+pub struct OnDevice<'a> {
+    pub filter: &'a GpuFilter,
+    pub gpu: &'a Arc<Gpu>,
+    pub stream: Option<CUstream>,
+    pub tuning: Tuning,
+    pending: RefCell<Option<Launched>>,
+}
+
+impl<'a> OnDevice<'a> {
+    pub fn new(filter: &'a GpuFilter, gpu: &'a Arc<Gpu>, stream: Option<CUstream>) -> Self {
+        OnDevice {
+            filter,
+            gpu,
+            stream,
+            tuning: Tuning::default(),
+            pending: RefCell::new(None),
+        }
+    }
+
+    /// With the GPU's own knobs (none changes a result).
+    pub fn tuning(mut self, tuning: Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// Queues the run (see [`GpuFilter::launch`]).
+    ///
+    /// # Safety
+    /// As [`GpuFilter::launch`].
+    unsafe fn launch(&self, run: &Resolved<'_>) -> Result<Launched> {
+        let gpu = self.gpu;
+        let stream = self.stream.unwrap_or_else(|| gpu.cu_stream());
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
+        let g = Geometry::new(&in_desc, &out_desc)?;
+        let ready = self
+            .filter
+            .resolve(run, g.contiguous(), gpu.target(), &self.tuning)?;
+        let (module, kernel) = (ready.module(gpu)?, ready.kernel.clone());
+        let block = plan::block(&g, &kernel);
+        let grid = plan::grid(&g, &kernel, block);
+        let err_bytes = plan::err_bytes(&kernel);
+        let err = gpu.scratch(err_bytes)?;
+        // SAFETY: our own buffer.
+        unsafe { gpu.memset(err.ptr(), 0xff, err_bytes, stream)? };
+        let mut input = run.input.ptr as u64;
+        let copy = match input_copy(run.aliasing)? {
+            false => None,
+            true => {
+                let (lo, hi) = in_desc.byte_span();
+                let bytes = (hi - lo) as usize;
+                let tmp = gpu.alloc(bytes)?;
+                // SAFETY: the caller guarantees the input span is valid.
+                unsafe { gpu.copy(tmp.ptr(), (input as i64 + lo as i64) as u64, bytes, stream)? };
+                input = (tmp.ptr() as i64 - lo as i64) as u64;
+                Some(tmp)
+            }
+        };
+        let output = run.output.ptr as u64;
+        let params = plan::params(&g, input, output, err.ptr(), None);
+        // SAFETY: the parameters are the kernel's, the pointers the caller's.
+        unsafe {
+            gpu.launch(
+                module.function(codegen::ENTRY),
+                grid,
+                block,
+                &params,
+                stream,
+            )?
+        };
+        Ok(Launched {
+            gpu: gpu.clone(),
+            kernel,
+            err,
+            err_bytes,
+            geometry: g,
+            rank: run.rank,
+            filter: run.filter.clone(),
+            params: (input, output),
+            stream,
+            _copy: copy,
+        })
+    }
+}
+
+impl Executor for OnDevice<'_> {
+    type Error = GpuError;
+
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
+    /// Queues the run and keeps it pending; [`GpuFilter::launch`] hands it over.
+    unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
+        let launched = unsafe { self.launch(run)? };
+        *self.pending.borrow_mut() = Some(launched);
+        Ok(())
+    }
+}
+
+/// The GPU on host arrays: the input copied to the device (C-contiguous), the output copied
+/// back, and waited for. Like scipy, the output holds what was computed even when a pixel fails.
+pub struct FromHost<'a>(pub OnDevice<'a>);
+
+impl Executor for FromHost<'_> {
+    type Error = GpuError;
+
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
+    unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
+        let gpu = self.0.gpu;
+        // Whatever the aliasing: the input is read into a copy, and the output is written back
+        // one element at a time in C order, so where output elements share memory the last pixel
+        // wins, as in scipy's loop.
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
+        let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
+        let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
+        // SAFETY: the caller's contract.
+        let host_in = unsafe { gather_bytes(run.input.ptr, &in_desc) };
+        let d_in = DeviceArray::new(gpu, ci.dtype, &ci.shape)?;
+        let d_out = DeviceArray::new(gpu, co.dtype, &co.shape)?;
+        // SAFETY: sizes match the contiguous descriptors; we wait before `host_in` is dropped.
+        unsafe { gpu.upload(d_in.ptr(), &host_in, gpu.cu_stream())? };
+        let (input, output) = (
+            RawArray {
+                ptr: d_in.ptr() as *const u8,
+                strides: ci.strides.clone(),
+                ..run.input.clone()
+            },
+            RawArrayMut {
+                ptr: d_out.ptr() as *mut u8,
+                strides: co.strides.clone(),
+                ..run.output.clone()
+            },
+        );
+        // The input was read into a copy: the device arrays are disjoint.
+        let on_device = Resolved {
+            input: &input,
+            output: &output,
+            aliasing: Aliasing::Disjoint,
+            ..*run
+        };
+        let r = unsafe { self.0.launch(&on_device) }.and_then(Launched::finish);
+        let mut host_out = vec![0u8; co.len() * co.dtype.itemsize()];
+        // SAFETY: the output buffer's size.
+        unsafe { gpu.download(&mut host_out, d_out.ptr(), gpu.cu_stream())? };
+        unsafe { scatter_bytes(&host_out, run.output.ptr, &out_desc) };
+        r
+    }
+}
+
+/// Generates the kernel of a run and keeps its PTX (for [`GpuFilter::ptx`]).
+struct Inspect<'a, 's> {
+    filter: &'a GpuFilter,
+    target: Target,
+    ptx: RefCell<&'s mut String>,
+}
+
+impl Executor for Inspect<'_, '_> {
+    type Error = GpuError;
+
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
+    unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
+        let ready = self
+            .filter
+            .resolve(run, true, self.target, &Tuning::default())?;
+        **self.ptx.borrow_mut() = ready.ptx().to_string();
+        Ok(())
+    }
+}
+
+/// Generates and loads the kernel of a run (for [`GpuFilter::prepare`]).
+struct Prepare<'a> {
+    filter: &'a GpuFilter,
+    gpu: &'a Gpu,
+    tuning: Tuning,
+    prepared: &'a RefCell<Option<Prepared>>,
+}
+
+impl Executor for Prepare<'_> {
+    type Error = GpuError;
+
+    /// The kernels are made from the filter's IR ([`GpuFilter::kernel`]).
+    fn runs_native_code(&self) -> bool {
+        false
+    }
+
+    unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
+        let (in_desc, out_desc) = ArrayDesc::of_run(run);
+        let g = Geometry::new(&in_desc, &out_desc)?;
+        let target = self.gpu.target();
+        let ready = self
+            .filter
+            .resolve(run, g.contiguous(), target, &self.tuning)?;
+        let (module, kernel) = (ready.module(self.gpu)?, ready.kernel.clone());
+        let block = plan::block(&g, &kernel);
+        let grid = plan::grid(&g, &kernel, block);
+        *self.prepared.borrow_mut() = Some(Prepared {
+            module,
+            kernel,
+            geometry: g,
+            grid,
+            block,
+        });
+        Ok(())
+    }
+}
+
 /// A C-contiguous copy of a strided host array.
 ///
 /// # Safety
 /// `base` must be valid for the described array.
-unsafe fn gather_bytes(base: *const u8, d: &ArrayDesc) -> Vec<u8> {
-    let es = d.dtype.size();
+pub(crate) unsafe fn gather_bytes(base: *const u8, d: &ArrayDesc) -> Vec<u8> {
+    let es = d.dtype.itemsize();
     let mut out = Vec::with_capacity(d.len() * es);
     let n = d.len();
     let mut idx = vec![0usize; d.shape.len()];
@@ -607,8 +766,8 @@ unsafe fn gather_bytes(base: *const u8, d: &ArrayDesc) -> Vec<u8> {
 ///
 /// # Safety
 /// `base` must be valid for the described array.
-unsafe fn scatter_bytes(src: &[u8], base: *mut u8, d: &ArrayDesc) {
-    let es = d.dtype.size();
+pub(crate) unsafe fn scatter_bytes(src: &[u8], base: *mut u8, d: &ArrayDesc) {
+    let es = d.dtype.itemsize();
     let mut idx = vec![0usize; d.shape.len()];
     for k in 0..d.len() {
         let off: isize = idx
@@ -625,5 +784,18 @@ unsafe fn scatter_bytes(src: &[u8], base: *mut u8, d: &ArrayDesc) {
             }
             idx[a] = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_arrays_overlapping_the_input_are_read_from_a_copy_and_shared_outputs_refused() {
+        assert!(!input_copy(Aliasing::Disjoint).unwrap());
+        assert!(input_copy(Aliasing::OverlapsInput).unwrap());
+        let refused = input_copy(Aliasing::SelfOverlapping).unwrap_err();
+        assert!(matches!(&refused, GpuError::Unsupported(m) if m.contains("overlap each other")));
     }
 }

@@ -10,7 +10,7 @@
 //! let gpu = Gpu::get(0)?;                      // GpuError::NoDevice without a GPU
 //! let f = GpuFilter::compile("np.median(x)", &ndjit::Bindings::new())?;
 //! let image = ndarray::Array2::<f64>::from_shape_fn((512, 512), |(i, j)| ((i * j) % 17) as f64);
-//! let opts = Options::new(Footprint::size(&[5, 5])).mode(Mode::Nearest);
+//! let opts = Options::new(Footprint::from_size(&[5, 5])).mode(Mode::Nearest);
 //! let out: ndarray::ArrayD<f64> = f.run(&gpu, image.view().into_dyn(), &opts)?;
 //! # Ok::<(), ndjit_gpu::GpuError>(())
 //! ```
@@ -20,7 +20,8 @@
 //! - [`math`]: the f64 math routines written in PTX (bit-identical to the CPU's `libm`);
 //! - [`codegen`]: filter IR → stencil kernel ([`codegen::generate`]);
 //! - [`plan`], [`runtime`]: launching through cudarc's driver API;
-//! - [`filter`]: the API on host `ndarray`s and device memory;
+//! - [`filter`]: the API on host `ndarray`s and device memory, the GPU as an executor of the
+//!   driver's resolved runs ([`ndjit::driver::execute`] validates and resolves the arguments);
 //! - [`reference`], [`emulate`]: scipy's loop on the CPU, and kernels run in the emulator.
 
 pub mod codegen;
@@ -33,10 +34,12 @@ pub mod plan;
 pub mod reference;
 pub mod runtime;
 
-pub use codegen::{DType, KernelSpec, Mode, Target};
+pub use codegen::{Dtype, KernelSpec, Mode, Target, Tuning};
 /// A CUDA stream handle (for launching on a stream the caller owns, e.g. CuPy's).
 pub use cudarc::driver::sys::CUstream;
 pub use error::{GpuError, Result};
-pub use filter::{DeviceArray, Element, Footprint, GpuFilter, Options, Pending};
+pub use filter::{DeviceArray, FromHost, GpuFilter, OnDevice, Pending};
+/// The driver's arguments and element types: the GPU takes the same as the CPU.
+pub use ndjit::driver::{Element, Footprint, Options};
 pub use plan::ArrayDesc;
 pub use runtime::Gpu;

@@ -1,22 +1,36 @@
 //! How a kernel is launched on an image: the three-axis view of the arrays, the parameter values
 //! in declaration order, and the grid. Shared by the CUDA runtime and the emulator.
 
-use crate::codegen::{DType, Kernel, NO_RECORD, SITE_BITS};
+use crate::codegen::{Dtype, Kernel, NO_RECORD, SITE_BITS};
 use crate::error::{GpuError, Result};
+use ndjit::driver::Resolved;
 
 /// An array's description: element type, shape and strides **in bytes** (NumPy's convention).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArrayDesc {
-    pub dtype: DType,
+    pub dtype: Dtype,
     pub shape: Vec<usize>,
     pub strides: Vec<isize>,
 }
 
 impl ArrayDesc {
+    /// The descriptions of a resolved run's input and output, without their pointers.
+    pub fn of_run(run: &Resolved<'_>) -> (ArrayDesc, ArrayDesc) {
+        let (i, o) = (run.input, run.output);
+        let desc = |dtype, shape: &[usize], strides: &[isize]| ArrayDesc {
+            dtype,
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+        };
+        (
+            desc(i.dtype, &i.shape, &i.strides),
+            desc(o.dtype, &o.shape, &o.strides),
+        )
+    }
     /// A C-contiguous array.
-    pub fn contiguous(dtype: DType, shape: &[usize]) -> ArrayDesc {
+    pub fn contiguous(dtype: Dtype, shape: &[usize]) -> ArrayDesc {
         let mut strides = vec![0isize; shape.len()];
-        let mut s = dtype.size() as isize;
+        let mut s = dtype.itemsize() as isize;
         for a in (0..shape.len()).rev() {
             strides[a] = s;
             s *= shape[a].max(1) as isize;
@@ -35,7 +49,7 @@ impl ArrayDesc {
     }
     /// Strides in elements; an error when a stride is not a multiple of the element size.
     pub fn elem_strides(&self) -> Result<Vec<i64>> {
-        let sz = self.dtype.size() as isize;
+        let sz = self.dtype.itemsize() as isize;
         self.strides
             .iter()
             .map(|&s| {
@@ -63,7 +77,7 @@ impl ArrayDesc {
                 hi += e;
             }
         }
-        (lo, hi + self.dtype.size() as isize)
+        (lo, hi + self.dtype.itemsize() as isize)
     }
 }
 
@@ -94,13 +108,10 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// The arrays as the kernels index them; their shapes are equal (the driver checks it).
+    /// Errors for what the GPU cannot address: more than 3 axes, more than 2^31 rows or columns.
     pub fn new(input: &ArrayDesc, output: &ArrayDesc) -> Result<Geometry> {
-        if input.shape != output.shape {
-            return Err(GpuError::Invalid(format!(
-                "output shape {:?} does not match input shape {:?}",
-                output.shape, input.shape
-            )));
-        }
+        debug_assert_eq!(input.shape, output.shape);
         let r = input.shape.len();
         if !(1..=3).contains(&r) {
             return Err(GpuError::Unsupported(format!(

@@ -1,78 +1,10 @@
 //! The CPU reference: scipy's `generic_filter` loop with ndjit's CPU JIT as the callback.
 //!
-//! It gathers every neighbourhood exactly as scipy's `NI_InitFilterOffsets` maps coordinates,
-//! calls [`ndjit::Filter::call`] on it, and casts as C does. The tests compare the GPU (or the
+//! It gathers every neighbourhood with the driver's boundary mapping ([`ndjit::driver::Mode::map`],
+//! scipy's `NI_InitFilterOffsets`), calls [`ndjit::Filter::call`] on it, and casts as C does. The tests compare the GPU (or the
 //! emulator) with it bit for bit.
 
-use crate::codegen::{DType, KernelSpec, Mode};
-
-/// scipy's mapping of coordinate `c` on an axis of length `n` (`NI_InitFilterOffsets`); `None` is
-/// "outside" in constant mode.
-pub fn map_coord(mode: Mode, c: i64, n: i64) -> Option<i64> {
-    if (0..n).contains(&c) {
-        return Some(c);
-    }
-    if mode == Mode::Constant {
-        return None;
-    }
-    if n <= 1 {
-        return Some(0);
-    }
-    let mut cc = c;
-    Some(match mode {
-        Mode::Nearest => cc.clamp(0, n - 1),
-        Mode::Wrap => {
-            if cc < 0 {
-                cc += n * (-cc / n);
-                if cc < 0 {
-                    cc += n;
-                }
-            } else {
-                cc -= n * (cc / n);
-            }
-            cc
-        }
-        Mode::Reflect => {
-            let sz2 = 2 * n;
-            if cc < 0 {
-                if cc < -sz2 {
-                    cc += sz2 * (-cc / sz2);
-                }
-                if cc < -n {
-                    cc + sz2
-                } else {
-                    -cc - 1
-                }
-            } else {
-                cc -= sz2 * (cc / sz2);
-                if cc >= n {
-                    sz2 - cc - 1
-                } else {
-                    cc
-                }
-            }
-        }
-        Mode::Mirror => {
-            let sz2 = 2 * n - 2;
-            if cc < 0 {
-                cc += sz2 * (-cc / sz2);
-                if cc <= 1 - n {
-                    cc + sz2
-                } else {
-                    -cc
-                }
-            } else {
-                cc -= sz2 * (cc / sz2);
-                if cc >= n {
-                    sz2 - cc
-                } else {
-                    cc
-                }
-            }
-        }
-        Mode::Constant => unreachable!(),
-    })
-}
+use crate::codegen::{Dtype, KernelSpec};
 
 /// The neighbourhood of `pixel` (coordinates in the image's rank) of a C-contiguous image, in
 /// scipy's buffer order.
@@ -88,7 +20,7 @@ pub fn gather(input: &[f64], shape: &[usize], spec: &KernelSpec, pixel: &[usize]
             for a in 0..r {
                 let shift = (spec.shape[a] / 2) as i64 + spec.origin[a] as i64;
                 let c = pixel[a] as i64 + k[a] as i64 - shift;
-                match map_coord(spec.mode, c, shape[a] as i64) {
+                match spec.mode.map(c, shape[a] as i64) {
                     Some(m) => idx = idx * shape[a] + m as usize,
                     None => outside = true,
                 }
@@ -130,34 +62,19 @@ pub fn generic_filter(
     out
 }
 
-/// Elements of `dt` (little-endian bytes) as f64, exactly.
-pub fn to_f64(bytes: &[u8], dt: DType) -> Vec<f64> {
+/// Elements of `dt` (native bytes) as f64, exactly: the driver's conversion ([`Dtype::read`]).
+pub fn to_f64(bytes: &[u8], dt: Dtype) -> Vec<f64> {
     bytes
-        .chunks_exact(dt.size())
-        .map(|c| match dt {
-            DType::F64 => f64::from_le_bytes(c.try_into().unwrap()),
-            DType::F32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::U8 => c[0] as f64,
-            DType::U16 => u16::from_le_bytes(c.try_into().unwrap()) as f64,
-            DType::I32 => i32::from_le_bytes(c.try_into().unwrap()) as f64,
-        })
+        .chunks_exact(dt.itemsize())
+        // SAFETY: each chunk holds one element.
+        .map(|c| unsafe { dt.read(c.as_ptr()) })
         .collect()
 }
 
-/// C's conversion of a double to `dt` as on x86-64 (what scipy's loop does): floats round to
-/// nearest; integers go through `cvttsd2si` to int32 (NaN and out-of-range give INT_MIN) and keep
-/// the low bits.
-pub fn cast(v: f64, dt: DType) -> Vec<u8> {
-    let i32v = if v > -2147483649.0 && v < 2147483648.0 {
-        v as i32
-    } else {
-        i32::MIN
-    };
-    match dt {
-        DType::F64 => v.to_le_bytes().to_vec(),
-        DType::F32 => (v as f32).to_le_bytes().to_vec(),
-        DType::U8 => vec![i32v as u8],
-        DType::U16 => (i32v as u16).to_le_bytes().to_vec(),
-        DType::I32 => i32v.to_le_bytes().to_vec(),
-    }
+/// A double as `dt` with scipy's C cast on x86-64: the driver's conversion ([`Dtype::write`]).
+pub fn cast(v: f64, dt: Dtype) -> Vec<u8> {
+    let mut out = vec![0u8; dt.itemsize()];
+    // SAFETY: `out` holds one element.
+    unsafe { dt.write(out.as_mut_ptr(), v) };
+    out
 }

@@ -31,7 +31,13 @@ pub struct Gpu {
     target: Target,
     /// Loaded stencil modules by PTX text: compiling PTX is the expensive part of a first call.
     modules: Mutex<HashMap<Arc<str>, Arc<Module>>>,
+    /// Small buffers given back after use (the kernels' error records), so that a repeated call
+    /// allocates no device memory.
+    scratch: Mutex<Vec<DeviceBuffer>>,
 }
+
+/// Scratch buffers kept per device.
+const SCRATCH: usize = 8;
 
 static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
 
@@ -99,6 +105,7 @@ impl Gpu {
             driver_version,
             target,
             modules: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(Vec::new()),
         })
     }
 
@@ -178,6 +185,27 @@ impl Gpu {
             ptr,
             bytes,
         })
+    }
+
+    /// A buffer of at least `bytes` bytes (uninitialised), reused from [`Gpu::recycle`] when one
+    /// is there.
+    pub fn scratch(&self, bytes: usize) -> Result<DeviceBuffer> {
+        let mut kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        match kept.iter().position(|b| b.bytes >= bytes) {
+            Some(k) => Ok(kept.swap_remove(k)),
+            None => {
+                drop(kept);
+                self.alloc(bytes)
+            }
+        }
+    }
+
+    /// Keeps a buffer no work uses any more for [`Gpu::scratch`] (a few, the rest are freed).
+    pub fn recycle(&self, buf: DeviceBuffer) {
+        let mut kept = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() < SCRATCH {
+            kept.push(buf);
+        }
     }
 
     /// Blocks until the work queued on `stream` is done.

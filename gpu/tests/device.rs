@@ -16,11 +16,11 @@ mod common;
 
 use common::{geometries, with, Inputs};
 use ndjit::math::MathFn;
-use ndjit_gpu::codegen::{DType, KernelSpec, Mode};
+use ndjit_gpu::codegen::{Dtype, KernelSpec, Mode};
 use ndjit_gpu::math::{sample_inputs, test_module, ulp_diff};
 use ndjit_gpu::pir::{emu::Emu, Addr, Bin, Cls, Func, Ins, Module, Param, Space, Special, Src, T};
 use ndjit_gpu::plan::{ArrayDesc, Geometry};
-use ndjit_gpu::{reference, Footprint, Gpu, GpuError, GpuFilter, Options};
+use ndjit_gpu::{reference, Footprint, Gpu, GpuError, GpuFilter, OnDevice, Options, Tuning};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -330,7 +330,7 @@ struct Tally {
     failures: Vec<String>,
 }
 
-fn value_of(b: &[u8], dt: DType) -> f64 {
+fn value_of(b: &[u8], dt: Dtype) -> f64 {
     reference::to_f64(b, dt)[0]
 }
 
@@ -355,21 +355,19 @@ fn corpus_case(
         })
         .unwrap_or(true);
     let gf = GpuFilter::new(&f);
-    let opts = Options {
-        footprint: Footprint {
-            shape: spec.shape.clone(),
-            mask: spec.mask.clone(),
-        },
-        mode: spec.mode,
-        cval: spec.cval,
-        origin: spec.origin.clone(),
-        outputs_per_thread: 0,
-        rows_per_thread: 0,
+    let footprint =
+        Footprint::new(spec.shape.clone(), spec.mask.clone()).map_err(|e| e.to_string())?;
+    let opts = Options::new(footprint)
+        .mode(spec.mode)
+        .cval(spec.cval)
+        .origin(&spec.origin);
+    let tuning = Tuning {
         network: spec.network,
+        ..Tuning::default()
     };
     let n: usize = shape.iter().product();
     let input = Inputs::new(seed).bytes(n, spec.input);
-    let es = spec.input.size();
+    let es = spec.input.itemsize();
     // A strided input: the image stored transposed (last two axes swapped in memory).
     let (in_desc, dev_in_bytes) = if strided && shape.len() == 2 {
         let (h, w) = (shape[0], shape[1]);
@@ -394,23 +392,21 @@ fn corpus_case(
     let out_desc = ArrayDesc::contiguous(spec.output, shape);
     let d_in = gpu.alloc(dev_in_bytes.len()).map_err(|e| e.to_string())?;
     let d_out = gpu
-        .alloc(n * spec.output.size())
+        .alloc(n * spec.output.itemsize())
         .map_err(|e| e.to_string())?;
-    let mut out = vec![0u8; n * spec.output.size()];
+    let mut out = vec![0u8; n * spec.output.itemsize()];
     let err = unsafe {
         gpu.upload(d_in.ptr(), &dev_in_bytes, stream)
             .map_err(|e| e.to_string())?;
         gpu.memset(d_out.ptr(), 0xA5, out.len(), stream)
             .map_err(|e| e.to_string())?;
+        let exec = OnDevice::new(&gf, gpu, Some(stream)).tuning(tuning);
         let r = gf
-            .launch(
-                gpu,
-                d_in.ptr(),
-                &in_desc,
-                d_out.ptr(),
-                &out_desc,
+            .launch_on(
+                &exec,
+                (d_in.ptr(), &in_desc),
+                (d_out.ptr(), &out_desc),
                 &opts,
-                Some(stream),
             )
             .map_err(|e| format!("launch: {e}"))?
             .finish();
@@ -423,7 +419,7 @@ fn corpus_case(
         .specialize(spec.filter_size())
         .map_err(|e| e.to_string())?;
     let want = reference::generic_filter(&sized, &values, shape, spec);
-    let os = spec.output.size();
+    let os = spec.output.itemsize();
     let mut first_err = None;
     let mut max_ulp = 0;
     for (i, w) in want.iter().enumerate() {
@@ -492,21 +488,21 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
         vec![vec![], vec![], vec![]];
     for p in &programs {
         let (g0, _, b0) = &geos[0];
-        for mode in Mode::ALL {
+        for mode in Mode::APPLIED {
             phases[0].push((
                 *p,
                 g0,
                 sizes[0].clone(),
-                with(b0, mode, DType::F64, DType::F64, gpu.target()),
+                with(b0, mode, Dtype::F64, Dtype::F64, gpu.target()),
                 false,
             ));
         }
         for (mode, di, dout) in [
-            (Mode::Reflect, DType::F32, DType::F32),
-            (Mode::Constant, DType::F32, DType::F32),
-            (Mode::Nearest, DType::U8, DType::U8),
-            (Mode::Wrap, DType::U16, DType::F64),
-            (Mode::Mirror, DType::I32, DType::I32),
+            (Mode::Reflect, Dtype::F32, Dtype::F32),
+            (Mode::Constant, Dtype::F32, Dtype::F32),
+            (Mode::Nearest, Dtype::U8, Dtype::U8),
+            (Mode::Wrap, Dtype::U16, Dtype::F64),
+            (Mode::Mirror, Dtype::I32, Dtype::I32),
         ] {
             phases[1].push((
                 *p,
@@ -520,16 +516,16 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
             *p,
             "2d 3x3 strided",
             sizes[0].clone(),
-            with(b0, Mode::Reflect, DType::F64, DType::F64, gpu.target()),
+            with(b0, Mode::Reflect, Dtype::F64, Dtype::F64, gpu.target()),
             true,
         ));
         for (gi, (gname, _, base)) in geos.iter().enumerate().skip(1) {
-            for mode in Mode::ALL {
+            for mode in Mode::APPLIED {
                 phases[2].push((
                     *p,
                     gname,
                     sizes[gi].clone(),
-                    with(base, mode, DType::F64, DType::F64, gpu.target()),
+                    with(base, mode, Dtype::F64, Dtype::F64, gpu.target()),
                     false,
                 ));
             }
@@ -639,12 +635,17 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
     let img = Array2::<f64>::from_shape_fn((300, 257), |(i, j)| {
         ((i * 31 + j * 17) % 101) as f64 * 0.25 - 3.0
     });
-    let opts = Options::new(Footprint::size(&[3, 5]))
+    let opts = Options::new(Footprint::from_size(&[3, 5]))
         .mode(Mode::Mirror)
         .origin(&[1, -1]);
-    let spec = opts
-        .spec(2, DType::F64, DType::F64, true, gpu.target())
-        .map_err(e)?;
+    let spec = KernelSpec {
+        shape: vec![3, 5],
+        mask: vec![true; 15],
+        mode: Mode::Mirror,
+        origin: vec![1, -1],
+        target: gpu.target(),
+        ..KernelSpec::boxed(2, 3)
+    };
     let sized = f.filter().specialize(15).map_err(|x| x.to_string())?;
     let want: Vec<f64> =
         reference::generic_filter(&sized, img.as_slice().unwrap(), &[300, 257], &spec)
@@ -670,7 +671,7 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
     }
     // Device arrays, reused, and in place.
     let d_in = ndjit_gpu::DeviceArray::from_host(gpu, img.view().into_dyn()).map_err(e)?;
-    let mut d_out = ndjit_gpu::DeviceArray::new(gpu, DType::F64, &[300, 257]).map_err(e)?;
+    let mut d_out = ndjit_gpu::DeviceArray::new(gpu, Dtype::F64, &[300, 257]).map_err(e)?;
     f.run_device(gpu, &d_in, &mut d_out, &opts).map_err(e)?;
     if d_out.to_host::<f64>(gpu).map_err(e)? != got {
         return Err("device run differs".into());
@@ -696,7 +697,7 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
     let c = GpuFilter::compile("x[0] * 100.0", &ndjit::Bindings::new()).map_err(e)?;
     let a = ArrayD::from_shape_vec(IxDyn(&[4]), vec![3.0, -1.5, f64::NAN, 1e10]).unwrap();
     let u: ArrayD<u8> = c
-        .run(gpu, a.view(), &Options::new(Footprint::size(&[1])))
+        .run(gpu, a.view(), &Options::new(Footprint::from_size(&[1])))
         .map_err(e)?;
     if u.as_slice().unwrap() != [44, 106, 0, 0] {
         return Err(format!("uint8 casts: {:?}", u.as_slice().unwrap()));
@@ -706,7 +707,7 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
     match bad.run::<f64, f64>(
         gpu,
         img.view().into_dyn(),
-        &Options::new(Footprint::size(&[1, 3])),
+        &Options::new(Footprint::from_size(&[1, 3])),
     ) {
         Err(GpuError::Filter { pixel, error })
             if pixel == vec![0, 0] && error.message.contains("out of bounds") => {}
@@ -721,9 +722,10 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
     let prepared = f
         .prepare(
             gpu,
-            &ArrayDesc::contiguous(DType::F64, &[300, 257]),
-            &ArrayDesc::contiguous(DType::F64, &[300, 257]),
+            &ArrayDesc::contiguous(Dtype::F64, &[300, 257]),
+            &ArrayDesc::contiguous(Dtype::F64, &[300, 257]),
             &opts,
+            &Tuning::default(),
         )
         .map_err(e)?;
     Ok(format!("host, strided, device, in-place, casts and errors agree; max-min 3x5: {} registers, {} B local", prepared.module.registers, prepared.module.local_bytes))

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ndjit_gpu::codegen::{generate, DType, Kernel, KernelSpec, Mode, Target};
+use ndjit_gpu::codegen::{generate, Dtype, Kernel, KernelSpec, Mode, Target};
 use std::path::PathBuf;
 
 fn golden(name: &str, text: &str) {
@@ -68,8 +68,8 @@ fn min_cross_2d() {
 #[test]
 fn weighted_sum_f32_portable() {
     let mut spec = KernelSpec::boxed(1, 3);
-    spec.input = DType::F32;
-    spec.output = DType::F32;
+    spec.input = Dtype::F32;
+    spec.output = Dtype::F32;
     spec.mode = Mode::Constant;
     spec.cval = 0.5;
     spec.target = Target::PORTABLE;

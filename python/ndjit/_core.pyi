@@ -1,4 +1,4 @@
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -44,9 +44,11 @@ def compile(
     inspect: bool = False,
 ) -> CompiledFilter: ...
 
+# (pointer, typestr, shape, byte strides) from __cuda_array_interface__.
 _DeviceArg = Tuple[int, str, Sequence[int], Sequence[int]]
 
 def cuda_unavailable_reason() -> Optional[str]: ...
+def cuda_dtypes() -> List[str]: ...
 def cuda_device(ordinal: int = 0) -> Tuple[str, Tuple[int, int], int, str]: ...
 def cuda_ptx(
     compiled: CompiledFilter,

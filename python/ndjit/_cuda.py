@@ -18,7 +18,7 @@ from ._scipy_args import footprint_and_origins
 __all__ = ["is_available", "device", "is_device_array"]
 
 # The element types the GPU kernels read and write (others get a TypeError naming these).
-_SUPPORTED = ("float64", "float32", "uint8", "uint16", "int32")
+_SUPPORTED = tuple(_core.cuda_dtypes())
 
 
 def is_available() -> bool:
@@ -38,7 +38,8 @@ def is_device_array(a: Any) -> bool:
 
 
 def _describe(a: Any, role: str):
-    """``(pointer, dtype name, shape, byte strides, stream)`` from the array interface (v2/v3)."""
+    """``((pointer, typestr, shape, byte strides), dtype, stream)`` from the array interface
+    (v2/v3); the typestr goes to the driver as the interface states it."""
     cai = a.__cuda_array_interface__
     dtype = np.dtype(cai["typestr"])
     if dtype.kind == "c":
@@ -56,7 +57,7 @@ def _describe(a: Any, role: str):
     ptr, readonly = cai["data"]
     if role == "output" and readonly:
         raise ValueError("output array is read-only")
-    return (int(ptr), dtype.name, list(shape), [int(s) for s in strides]), dtype, cai.get("stream")
+    return (int(ptr), cai["typestr"], list(shape), [int(s) for s in strides]), dtype, cai.get("stream")
 
 
 def _empty_like(a: Any, shape: tuple, dtype: np.dtype) -> Any:

@@ -1,18 +1,23 @@
 //! `target="cuda"`: ndjit's GPU backend (`ndjit-gpu`) on NumPy arrays (copied to the device and
 //! back) and on device arrays described by `__cuda_array_interface__` (zero-copy). Arguments are
-//! normalised in `ndjit/_cuda.py` with scipy's own helpers; this layer describes the arrays.
+//! normalised in `ndjit/_driver.py` with scipy's own helpers; this layer describes the arrays and
+//! hands them to the driver (`ndjit::driver::execute`), whose executor is the GPU.
 
-use crate::driver::{check_writeable, describe, driver_error, SendPtr};
+use crate::driver::{check_writeable, describe, driver_error, footprint_mask, SendPtr};
 use crate::{compiled::CompiledFilter, errors};
-use ndjit_gpu::{ArrayDesc, DType, Footprint, Gpu, GpuError, Mode, Options, Target};
+use ndjit::driver::{Dtype, Footprint, Mode, Options};
+use ndjit_gpu::codegen::{supported_dtype_names, SUPPORTED_DTYPES};
+use ndjit_gpu::{ArrayDesc, Gpu, GpuError, Target};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-/// The Python exception for a GPU error: compile and filter failures are the same exceptions the
-/// CPU raises; a missing driver or device is `CudaUnavailableError`; the rest `CudaError`.
+/// The Python exception for a GPU error: argument, compile and filter failures are the same
+/// exceptions the CPU raises; a missing driver or device is `CudaUnavailableError`; the rest
+/// `CudaError`.
 fn gpu_error(py: Python<'_>, e: GpuError) -> PyErr {
     let class = match &e {
+        GpuError::Arguments(a) => return driver_error(py, a.clone()),
         GpuError::Compile(c) => return errors::compile_error(py, c),
         GpuError::Filter { error, .. } => return errors::runtime_error(py, error),
         GpuError::Invalid(m) => return PyValueError::new_err(m.clone()),
@@ -22,30 +27,43 @@ fn gpu_error(py: Python<'_>, e: GpuError) -> PyErr {
     errors::build(py, class, (e.to_string(),))
 }
 
-fn dtype(name: &str) -> PyResult<DType> {
-    DType::parse(name).map_err(|e| PyTypeError::new_err(e.to_string()))
+/// `dtype` if the kernels read and write it, else the `TypeError` naming those they do.
+fn supported(dtype: Option<Dtype>, name: &str) -> PyResult<Dtype> {
+    dtype
+        .filter(|d| SUPPORTED_DTYPES.contains(d))
+        .ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "arrays of dtype {name} are not supported on the GPU (supported: {})",
+                supported_dtype_names()
+            ))
+        })
 }
 
-/// The filter's application, as `ndjit-gpu` takes it.
+/// The driver's options from the normalised arguments of `ndjit/_driver.py` (a footprint over
+/// every axis, one origin per axis): the same the CPU path builds.
 fn options(
+    py: Python<'_>,
     footprint: &numpy::PyReadonlyArrayDyn<'_, bool>,
     mode: &str,
     cval: f64,
     origins: &[isize],
-) -> Result<Options, GpuError> {
-    let mask = crate::driver::footprint_mask(footprint)
-        .map_err(|_| GpuError::Invalid("the footprint must be C-contiguous".into()))?;
-    let fp = Footprint::from_mask(footprint.shape(), &mask)?;
-    Ok(Options::new(fp)
-        .mode(Mode::parse(mode)?)
-        .cval(cval)
-        .origin(origins))
+) -> PyResult<Options> {
+    let fp = Footprint::new(footprint.shape().to_vec(), footprint_mask(footprint)?)
+        .map_err(|e| driver_error(py, e))?;
+    let mode: Mode = mode.parse().map_err(|e| driver_error(py, e))?;
+    Ok(Options::new(fp).mode(mode).cval(cval).origin(origins))
 }
 
 /// `None` when a CUDA device can be used, else why not.
 #[pyfunction]
 pub fn cuda_unavailable_reason() -> Option<String> {
     Gpu::available().err().map(|e| e.to_string())
+}
+
+/// NumPy's names of the element types the GPU kernels read and write.
+#[pyfunction]
+pub fn cuda_dtypes() -> Vec<&'static str> {
+    SUPPORTED_DTYPES.iter().map(|d| d.name()).collect()
 }
 
 /// `(name, (major, minor), driver_version, ptx_target)` of device `ordinal`.
@@ -78,7 +96,11 @@ pub fn cuda_ptx(
     output_dtype: &str,
     sm: Option<u32>,
 ) -> PyResult<String> {
-    let (input, output) = (dtype(input_dtype)?, dtype(output_dtype)?);
+    let by_name = |name: &str| {
+        let dtype = Dtype::ALL.into_iter().find(|d| d.name() == name);
+        supported(dtype, name)
+    };
+    let (input, output) = (by_name(input_dtype)?, by_name(output_dtype)?);
     let target = match sm {
         None => Gpu::get(0).map(|g| g.target()).unwrap_or(Target::SM90),
         Some(75) => Target::PORTABLE,
@@ -88,7 +110,7 @@ pub fn cuda_ptx(
         ))),
     };
     let rank = footprint.ndim();
-    let opts = options(&footprint, mode, cval, &origins).map_err(|e| gpu_error(py, e))?;
+    let opts = options(py, &footprint, mode, cval, &origins)?;
     compiled
         .gpu()
         .ptx(&opts, rank, input, output, target)
@@ -98,10 +120,11 @@ pub fn cuda_ptx(
 /// Describes a NumPy array for the GPU (the driver's description: byte strides, as NumPy's).
 fn host_desc(py: Python<'_>, a: &Bound<'_, PyUntypedArray>) -> PyResult<(*mut u8, ArrayDesc)> {
     let (ptr, dt, shape, strides) = describe(a).map_err(|e| driver_error(py, e))?;
+    let dtype = supported(Some(dt), dt.name())?;
     Ok((
         ptr,
         ArrayDesc {
-            dtype: dtype(dt.name())?,
+            dtype,
             shape,
             strides,
         },
@@ -125,7 +148,7 @@ pub fn cuda_filter_host(
     check_writeable(output)?;
     let (ip, id) = host_desc(py, input)?;
     let (op, od) = host_desc(py, output)?;
-    let opts = options(&footprint, mode, cval, &origins).map_err(|e| gpu_error(py, e))?;
+    let opts = options(py, &footprint, mode, cval, &origins)?;
     let gpu = Gpu::get(0).map_err(|e| gpu_error(py, e))?;
     let filter = compiled.gpu();
     let (ip, op) = (SendPtr(ip), SendPtr(op));
@@ -138,7 +161,7 @@ pub fn cuda_filter_host(
     .map_err(|e| gpu_error(py, e))
 }
 
-/// A device array from `__cuda_array_interface__`: `(pointer, dtype, shape, byte strides)`.
+/// A device array from `__cuda_array_interface__`: `(pointer, typestr, shape, byte strides)`.
 type DeviceArg = (u64, String, Vec<usize>, Vec<isize>);
 
 /// Filters device array `input` into device array `output` in place on the device (no copies),
@@ -159,14 +182,15 @@ pub fn cuda_filter_device(
     stream: Option<usize>,
 ) -> PyResult<()> {
     let desc = |a: &DeviceArg| -> PyResult<ArrayDesc> {
+        let dtype = Dtype::from_typestr(&a.1).map_err(|e| driver_error(py, e))?;
         Ok(ArrayDesc {
-            dtype: dtype(&a.1)?,
+            dtype: supported(Some(dtype), dtype.name())?,
             shape: a.2.clone(),
             strides: a.3.clone(),
         })
     };
     let (id, od) = (desc(&input)?, desc(&output)?);
-    let opts = options(&footprint, mode, cval, &origins).map_err(|e| gpu_error(py, e))?;
+    let opts = options(py, &footprint, mode, cval, &origins)?;
     if id.is_empty() {
         return Ok(()); // nothing to compute, and an empty array's pointer may be null
     }

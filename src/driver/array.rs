@@ -54,6 +54,30 @@ impl RawArrayMut {
     }
 }
 
+impl RawArrayMut {
+    /// Whether no two elements share a byte, by a simple sufficient test: sorted by |stride|,
+    /// each stride steps over everything the smaller ones reach. An output that fails it (a zero
+    /// stride, say) cannot be written by parallel workers without racing on the shared bytes.
+    pub fn elements_disjoint(&self) -> bool {
+        let mut spans: Vec<(usize, usize)> = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .filter(|(&n, _)| n > 1)
+            .map(|(&n, &s)| (s.unsigned_abs(), n))
+            .collect();
+        spans.sort_unstable();
+        let mut reach = self.dtype.itemsize();
+        for (s, n) in spans {
+            if s < reach {
+                return false;
+            }
+            reach += s * (n - 1);
+        }
+        true
+    }
+}
+
 /// What both kinds of description answer alike (they differ only in the pointer's mutability).
 macro_rules! describe {
     ($t:ty) => {
@@ -178,6 +202,22 @@ pub(crate) fn overlaps(a: Option<(usize, usize)>, b: Option<(usize, usize)>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn self_overlapping_outputs_are_recognised() {
+        let out = |shape: Vec<usize>, strides: Vec<isize>| RawArrayMut {
+            ptr: 8 as *mut u8,
+            dtype: Dtype::F64,
+            shape,
+            strides,
+        };
+        assert!(out(vec![2, 3], vec![24, 8]).elements_disjoint());
+        assert!(out(vec![2, 3], vec![-8, 16]).elements_disjoint());
+        assert!(out(vec![1, 3], vec![0, 8]).elements_disjoint());
+        assert!(!out(vec![2, 3], vec![0, 8]).elements_disjoint());
+        assert!(!out(vec![2, 3], vec![8, 8]).elements_disjoint());
+        assert!(!out(vec![3], vec![4]).elements_disjoint());
+    }
 
     #[test]
     fn extents_and_overlap() {

@@ -19,15 +19,15 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-/// A small map that forgets its least recently used entries.
-struct Lru<K, V> {
+/// A small map that forgets its least recently used entries (also the GPU's kernel cache).
+pub struct Lru<K, V> {
     map: HashMap<K, (V, u64)>,
     cap: usize,
     clock: u64,
 }
 
 impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
-    fn new(cap: usize) -> Self {
+    pub fn new(cap: usize) -> Self {
         Lru {
             map: HashMap::new(),
             cap,
@@ -35,7 +35,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
         }
     }
 
-    fn get(&mut self, k: &K) -> Option<V> {
+    pub fn get(&mut self, k: &K) -> Option<V> {
         self.clock += 1;
         let clock = self.clock;
         self.map.get_mut(k).map(|(v, used)| {
@@ -44,7 +44,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
         })
     }
 
-    fn insert(&mut self, k: K, v: V) {
+    pub fn insert(&mut self, k: K, v: V) {
         if self.map.len() >= self.cap {
             if let Some(old) = self
                 .map

@@ -15,7 +15,7 @@ pub enum DriverError {
     /// (`RuntimeError('array type not supported')`).
     UnsupportedDtype { dtype: String, complex: bool },
     /// An entry of `axes` outside the array. `ValueError('specified axis: 2 is out of range')`.
-    AxisOutOfRange { axis: usize, ndim: usize },
+    AxisOutOfRange { axis: isize, ndim: usize },
     /// `axes` names an axis twice. `ValueError('axes must be unique')`.
     DuplicateAxes,
     /// `size` or `origin` has neither one entry nor one per filtered axis.

@@ -12,6 +12,7 @@ use super::alloc::{self, try_resize};
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::exec;
+use super::executor::check_call;
 use super::mode::Mode;
 use super::options::{Geometry, Options, Progress};
 use super::plan::Plan;
@@ -70,14 +71,7 @@ pub unsafe fn generic_filter1d_raw(
     filter: &Filter,
     opts: &Filter1dOptions,
 ) -> Result<(), DriverError> {
-    input.check("input")?;
-    output.check("output")?;
-    if filter.signature() != Sig::Filter1d {
-        return Err(DriverError::WrongSignature {
-            expected: Sig::Filter1d.capsule_name(),
-            found: filter.signature().capsule_name(),
-        });
-    }
+    check_call(input, output, filter, Sig::Filter1d)?;
     if output.shape != input.shape {
         return Err(DriverError::OutputShape {
             input: input.shape.clone(),

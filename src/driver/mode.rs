@@ -44,6 +44,16 @@ impl Mode {
         Mode::GridWrap,
     ];
 
+    /// The modes as filters apply them ([`Mode::in_filter`] of each is itself): the `grid-*`
+    /// aliases left out.
+    pub const APPLIED: [Mode; 5] = [
+        Mode::Reflect,
+        Mode::Constant,
+        Mode::Nearest,
+        Mode::Mirror,
+        Mode::Wrap,
+    ];
+
     /// scipy's name for the mode (`"grid-mirror"` ...).
     pub fn name(self) -> &'static str {
         match self {

@@ -39,9 +39,10 @@ pub struct Options {
     /// Per filtered axis (in the order of `axes`), or empty for all zeros. A scalar origin is
     /// the same value repeated.
     pub origin: Vec<isize>,
-    /// The axes to filter (default: all). Footprint dimensions apply to these axes in increasing
-    /// order, origins in the order given, as in scipy.
-    pub axes: Option<Vec<usize>>,
+    /// The axes to filter (default: all); negative numbers count from the last axis (-1), as in
+    /// scipy. Footprint dimensions apply to these axes in increasing order, origins in the order
+    /// given.
+    pub axes: Option<Vec<isize>>,
     /// Worker threads; `None` uses all cores.
     pub threads: Option<usize>,
     /// Progress reports, e.g. for a progress bar.
@@ -88,7 +89,7 @@ impl Options {
         self
     }
 
-    pub fn axes(mut self, axes: &[usize]) -> Self {
+    pub fn axes(mut self, axes: &[isize]) -> Self {
         self.axes = Some(axes.to_vec());
         self
     }
@@ -123,13 +124,16 @@ impl std::fmt::Debug for Options {
     }
 }
 
-/// The footprint and origins over every axis of the input, validated.
+/// The footprint and origins over every axis of the input, validated: what every executor reads
+/// the neighbourhood from.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Geometry {
+pub struct Geometry {
     /// The input's shape; a 0-d input is treated as shape `[1]`.
     pub shape: Vec<usize>,
     /// The footprint's shape over all axes (1 on the axes not filtered).
     pub fshape: Vec<usize>,
+    /// scipy's origin on every axis (0 on the axes not filtered).
+    pub origins: Vec<isize>,
     /// Per tap, in buffer order (row-major over the footprint, `true` entries only): the offset of
     /// the neighbour from the pixel along each axis, `shape.len()` values per tap.
     taps: Vec<i64>,
@@ -140,21 +144,7 @@ impl Geometry {
     /// axes, size length, footprint rank, origin length, empty footprint dimensions, origins.
     pub fn resolve(shape: &[usize], opts: &Options) -> Result<Geometry, DriverError> {
         let ndim = shape.len();
-        let axes: Vec<usize> = match &opts.axes {
-            None => (0..ndim).collect(),
-            Some(axes) => {
-                if let Some(&axis) = axes.iter().find(|&&a| a >= ndim) {
-                    return Err(DriverError::AxisOutOfRange { axis, ndim });
-                }
-                let mut sorted = axes.clone();
-                sorted.sort_unstable();
-                sorted.dedup();
-                if sorted.len() != axes.len() {
-                    return Err(DriverError::DuplicateAxes);
-                }
-                axes.clone()
-            }
-        };
+        let axes = Geometry::axes(opts.axes.as_deref(), ndim)?;
         let num_axes = axes.len();
         let fp = &opts.footprint;
         if fp.is_from_size() && fp.ndim() != num_axes {
@@ -234,8 +224,49 @@ impl Geometry {
         Ok(Geometry {
             shape,
             fshape,
+            origins,
             taps,
         })
+    }
+
+    /// scipy's `_check_axes`: every axis in `-ndim..ndim`, negative ones counted from the end,
+    /// none repeated (after normalisation, so `(0, -2)` on a 2-d input is a repeat).
+    fn axes(axes: Option<&[isize]>, ndim: usize) -> Result<Vec<usize>, DriverError> {
+        let Some(axes) = axes else {
+            return Ok((0..ndim).collect());
+        };
+        let n = ndim as isize;
+        let normalised: Vec<usize> = axes
+            .iter()
+            .map(|&axis| match axis {
+                a if (0..n).contains(&a) => Ok(a as usize),
+                a if (-n..0).contains(&a) => Ok((a + n) as usize),
+                axis => Err(DriverError::AxisOutOfRange { axis, ndim }),
+            })
+            .collect::<Result<_, _>>()?;
+        let mut sorted = normalised.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != normalised.len() {
+            return Err(DriverError::DuplicateAxes);
+        }
+        Ok(normalised)
+    }
+
+    /// The footprint over all axes ([`Geometry::fshape`]), row-major: the entries the taps read.
+    pub fn mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.fshape.iter().product()];
+        for tap in self.taps() {
+            let flat = tap
+                .iter()
+                .zip(&self.fshape)
+                .zip(&self.origins)
+                .fold(0usize, |flat, ((&t, &n), &o)| {
+                    flat * n + (t + (n / 2) as i64 + o as i64) as usize
+                });
+            mask[flat] = true;
+        }
+        mask
     }
 
     /// The number of taps: the filter's `filter_size`.
@@ -297,6 +328,14 @@ mod tests {
             "ValueError: specified axis: 2 is out of range"
         );
         assert_eq!(
+            err(&[3, 4], Options::size(&[3]).axes(&[-3])),
+            "ValueError: specified axis: -3 is out of range"
+        );
+        assert_eq!(
+            err(&[3, 4], Options::size(&[3, 3]).axes(&[0, -2])),
+            "ValueError: axes must be unique"
+        );
+        assert_eq!(
             err(&[3, 4], Options::size(&[3, 3]).axes(&[1, 1])),
             "ValueError: axes must be unique"
         );
@@ -349,6 +388,14 @@ mod tests {
         assert_eq!(g.fshape, vec![1, 1, 3]);
         assert_eq!(g.taps, vec![0, 0, -2, 0, 0, -1, 0, 0, 0]);
         assert_eq!(g.tap_count(), 3);
+        assert_eq!(g.origins, vec![0, 0, 1]);
+        // Negative axes count from the end: (-1, -2) is (2, 1).
+        let neg = Geometry::resolve(
+            &[2, 3, 4],
+            &Options::size(&[1, 3]).axes(&[-1, -2]).origin(&[1, 0]),
+        )
+        .unwrap();
+        assert_eq!(neg, g);
         // Even sizes centre at n // 2.
         let g = Geometry::resolve(&[5], &Options::size(&[2])).unwrap();
         assert_eq!(g.taps, vec![-1, 0]);
@@ -363,5 +410,17 @@ mod tests {
         )
         .unwrap();
         assert!(g.taps.is_empty());
+        assert_eq!(g.mask(), vec![false; 9]);
+    }
+
+    #[test]
+    fn the_mask_is_the_footprint_over_all_axes() {
+        let fp = Footprint::cross(2, 1);
+        let g = Geometry::resolve(&[5, 6, 7], &Options::new(fp).axes(&[2, 0]).origin(&[1, -1]))
+            .unwrap();
+        assert_eq!(g.fshape, vec![3, 1, 3]);
+        assert_eq!(g.origins, vec![-1, 0, 1]);
+        let cross = [false, true, false, true, true, true, false, true, false];
+        assert_eq!(g.mask(), cross.to_vec());
     }
 }

@@ -6,25 +6,18 @@
 //! before them. This reproduces that, and is otherwise just a slow, simple engine.
 
 use super::alloc::try_vec;
-use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
-use super::options::{Engine, Geometry, Options};
-use crate::{interrupt, Filter};
+use super::executor::Resolved;
+use crate::interrupt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Each value is computed by the C callback, or by the interpreter for [`Engine::Interpreter`].
-pub(crate) fn run(
-    geom: &Geometry,
-    input: &RawArray,
-    output: &RawArrayMut,
-    filter: &Filter,
-    opts: &Options,
-) -> Result<(), DriverError> {
+/// Each value is computed by the C callback, or by the interpreter when `interpret` is set.
+pub(crate) fn run(run: &Resolved<'_>, interpret: bool) -> Result<(), DriverError> {
+    let (geom, input, output, filter) = (run.geometry, run.input, run.output, run.filter);
     let shape = &geom.shape;
     let total: usize = shape.iter().product();
-    let (mode, cval) = (opts.mode.in_filter(), opts.cval);
-    let interpret = opts.engine == Engine::Interpreter;
-    let cancel: Option<&AtomicBool> = opts.cancel.as_deref();
+    let (mode, cval) = (run.mode, run.cval);
+    let cancel: Option<&AtomicBool> = run.options.cancel.as_deref();
     // The cancel scope of interrupts seen inside the filter's loops.
     let interrupted = AtomicBool::new(false);
     let ctx = filter.new_context();

@@ -24,98 +24,19 @@ use crate::error::{GpuError, Result};
 use crate::pir::Module;
 pub use ndjit::bind::BoundValues;
 use ndjit::bind::{Layout, Value};
+pub use ndjit::driver::{Dtype, Mode};
+use ndjit::driver::{Geometry, Resolved};
 use ndjit::ir::{self, Func};
+use std::hash::{Hash, Hasher};
 
-/// scipy's boundary modes. Inside filters `grid-wrap` is `wrap`, `grid-constant` is `constant` and
-/// `grid-mirror` is `reflect`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Mode {
-    Reflect,
-    Constant,
-    Nearest,
-    Mirror,
-    Wrap,
-}
+/// The element types the kernels read and write: the driver's [`Dtype`]s the GPU supports.
+pub const SUPPORTED_DTYPES: [Dtype; 5] =
+    [Dtype::F64, Dtype::F32, Dtype::U8, Dtype::U16, Dtype::I32];
 
-impl Mode {
-    /// Parses scipy's mode names.
-    pub fn parse(s: &str) -> Result<Mode> {
-        Ok(match s {
-            "reflect" | "grid-mirror" => Mode::Reflect,
-            "constant" | "grid-constant" => Mode::Constant,
-            "nearest" => Mode::Nearest,
-            "mirror" => Mode::Mirror,
-            "wrap" | "grid-wrap" => Mode::Wrap,
-            other => {
-                return Err(GpuError::Invalid(format!(
-                    "boundary mode not supported: {other:?}"
-                )))
-            }
-        })
-    }
-    pub const ALL: [Mode; 5] = [
-        Mode::Reflect,
-        Mode::Constant,
-        Mode::Nearest,
-        Mode::Mirror,
-        Mode::Wrap,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Reflect => "reflect",
-            Mode::Constant => "constant",
-            Mode::Nearest => "nearest",
-            Mode::Mirror => "mirror",
-            Mode::Wrap => "wrap",
-        }
-    }
-}
-
-/// Element types of images on the GPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    F64,
-    F32,
-    U8,
-    U16,
-    I32,
-}
-
-impl DType {
-    pub fn size(self) -> usize {
-        match self {
-            DType::F64 => 8,
-            DType::F32 | DType::I32 => 4,
-            DType::U16 => 2,
-            DType::U8 => 1,
-        }
-    }
-    /// NumPy's name (`"float64"` ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::F64 => "float64",
-            DType::F32 => "float32",
-            DType::U8 => "uint8",
-            DType::U16 => "uint16",
-            DType::I32 => "int32",
-        }
-    }
-    /// Parses NumPy names and type characters.
-    pub fn parse(s: &str) -> Result<DType> {
-        Ok(match s {
-            "float64" | "f8" | "d" | "<f8" => DType::F64,
-            "float32" | "f4" | "f" | "<f4" => DType::F32,
-            "uint8" | "u1" | "B" | "|u1" => DType::U8,
-            "uint16" | "u2" | "H" | "<u2" => DType::U16,
-            "int32" | "i4" | "i" | "<i4" => DType::I32,
-            other => {
-                return Err(GpuError::Unsupported(format!(
-                    "arrays of dtype {other} (supported: float64, float32, uint8, uint16, int32)"
-                )))
-            }
-        })
-    }
-    pub const ALL: [DType; 5] = [DType::F64, DType::F32, DType::U8, DType::U16, DType::I32];
+/// `"float64, float32, ..."`: the [`SUPPORTED_DTYPES`], for error messages.
+pub fn supported_dtype_names() -> String {
+    let names: Vec<&str> = SUPPORTED_DTYPES.iter().map(|d| d.name()).collect();
+    names.join(", ")
 }
 
 /// The PTX ISA version and `sm_` target to emit.
@@ -171,19 +92,21 @@ impl Target {
     }
 }
 
-/// Everything a stencil kernel is specialised to, besides the filter itself.
-#[derive(Clone, Debug, PartialEq)]
+/// Everything a stencil kernel is specialised to, besides the filter itself. Equal specs (`cval`
+/// compared by its bits) make the same kernel: the key of [`crate::GpuFilter`]'s kernel cache.
+#[derive(Clone, Debug)]
 pub struct KernelSpec {
     /// The footprint's shape, one entry per image axis (1 to 3 axes).
     pub shape: Vec<usize>,
     /// The footprint, row-major, `shape.iter().product()` entries.
     pub mask: Vec<bool>,
+    /// As applied inside filters: never a `grid-*` alias.
     pub mode: Mode,
     pub cval: f64,
     /// Per axis, as scipy's `origin`.
     pub origin: Vec<isize>,
-    pub input: DType,
-    pub output: DType,
+    pub input: Dtype,
+    pub output: Dtype,
     /// Both arrays have unit stride along the last axis (then neighbour offsets are immediates).
     pub contiguous: bool,
     /// Outputs per thread; 0 picks automatically.
@@ -208,8 +131,8 @@ impl KernelSpec {
             mode: Mode::Reflect,
             cval: 0.0,
             origin: vec![0; rank],
-            input: DType::F64,
-            output: DType::F64,
+            input: Dtype::F64,
+            output: Dtype::F64,
             contiguous: true,
             outputs_per_thread: 0,
             rows_per_thread: 0,
@@ -225,7 +148,35 @@ impl KernelSpec {
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
-    /// Checks the footprint and origin as scipy does.
+    /// The kernel for a run the driver resolved: its footprint and origins over every axis (the
+    /// filtered axes and the others alike), its mode and cval, the arrays' dtypes.
+    pub fn resolved(
+        run: &Resolved<'_>,
+        contiguous: bool,
+        target: Target,
+        tuning: &Tuning,
+    ) -> KernelSpec {
+        let g: &Geometry = run.geometry;
+        KernelSpec {
+            shape: g.fshape.clone(),
+            mask: g.mask(),
+            mode: run.mode,
+            cval: run.cval,
+            origin: g.origins.clone(),
+            input: run.input.dtype,
+            output: run.output.dtype,
+            contiguous,
+            outputs_per_thread: tuning.outputs_per_thread,
+            rows_per_thread: tuning.rows_per_thread,
+            target,
+            native_minmax: true,
+            network: tuning.network,
+        }
+    }
+
+    /// Checks what the kernels support. The arguments themselves (footprint, origins, axes) are
+    /// the driver's to validate ([`ndjit::driver::execute`]); a spec made by hand that breaks
+    /// their invariants is reported here rather than generating a wrong kernel.
     pub fn validate(&self) -> Result<()> {
         let r = self.shape.len();
         if !(1..=3).contains(&r) {
@@ -233,26 +184,106 @@ impl KernelSpec {
                 "{r}-d images (the GPU backend handles 1 to 3 dimensions)"
             )));
         }
-        if self.mask.len() != self.shape.iter().product::<usize>() || self.shape.contains(&0) {
-            return Err(GpuError::Invalid(
-                "footprint array has incorrect shape".into(),
-            ));
+        for dtype in [self.input, self.output] {
+            if !SUPPORTED_DTYPES.contains(&dtype) {
+                return Err(GpuError::Unsupported(format!(
+                    "arrays of dtype {} (supported: {})",
+                    dtype.name(),
+                    supported_dtype_names()
+                )));
+            }
+        }
+        // What indexing the footprint needs. The origins' range is the driver's to check (scipy's
+        // `invalid origin`); any origin makes a well-defined kernel, one whose window is shifted.
+        if self.mask.len() != self.shape.iter().product::<usize>() || self.origin.len() != r {
+            return Err(GpuError::Invalid(format!(
+                "a kernel spec whose footprint or origins do not match its rank: {self:?}"
+            )));
+        }
+        if self.mode != self.mode.in_filter() {
+            return Err(GpuError::Invalid(format!(
+                "a kernel spec with the alias mode {:?} (resolve it with Mode::in_filter)",
+                self.mode
+            )));
         }
         if self.filter_size() == 0 {
             return Err(GpuError::Invalid("no footprint elements".into()));
         }
-        if self.origin.len() != r {
-            return Err(GpuError::Invalid(
-                "sequence argument must have length equal to input rank".into(),
-            ));
-        }
-        for (&n, &o) in self.shape.iter().zip(&self.origin) {
-            let s = (n / 2) as isize + o;
-            if s < 0 || s >= n as isize {
-                return Err(GpuError::Invalid("invalid origin".into()));
-            }
-        }
         Ok(())
+    }
+
+    /// Everything but `cval`, which is compared and hashed by its bits.
+    #[allow(clippy::type_complexity)]
+    fn key(
+        &self,
+    ) -> (
+        (&[usize], &[bool], Mode, u64, &[isize]),
+        (
+            Dtype,
+            Dtype,
+            bool,
+            u32,
+            u32,
+            Target,
+            bool,
+            body::NetworkStyle,
+        ),
+    ) {
+        (
+            (
+                &self.shape,
+                &self.mask,
+                self.mode,
+                self.cval.to_bits(),
+                &self.origin,
+            ),
+            (
+                self.input,
+                self.output,
+                self.contiguous,
+                self.outputs_per_thread,
+                self.rows_per_thread,
+                self.target,
+                self.native_minmax,
+                self.network,
+            ),
+        )
+    }
+}
+
+impl PartialEq for KernelSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for KernelSpec {}
+
+impl Hash for KernelSpec {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+/// The GPU's own knobs: how the kernel spreads the work over threads and compares in median
+/// networks. None of them changes a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tuning {
+    /// Outputs per thread (0: chosen from the filter).
+    pub outputs_per_thread: u32,
+    /// Rows per thread (0: chosen from the filter).
+    pub rows_per_thread: u32,
+    /// How median networks compare (a measured choice; both styles are exact).
+    pub network: body::NetworkStyle,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            outputs_per_thread: 0,
+            rows_per_thread: 0,
+            network: body::NetworkStyle::Select,
+        }
     }
 }
 

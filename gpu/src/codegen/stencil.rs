@@ -3,7 +3,7 @@
 
 use super::body::{Body, Exits, Restart, Shared};
 use super::{
-    sort, BoundValues, DType, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
+    sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
 };
 use crate::error::{GpuError, Result};
 use crate::pir::{
@@ -103,7 +103,7 @@ impl Traits {
 /// vector loads then read in one instruction; more outputs per thread lose coalescing.
 fn auto_outputs(t: &Traits, spec: &KernelSpec) -> u32 {
     let per16 = match spec.input {
-        DType::F64 => 2,
+        Dtype::F64 => 2,
         _ => 4,
     };
     if t.loops || t.keeps || t.size > 3000 || t.calls {
@@ -331,35 +331,36 @@ fn wide(k: &mut Func, r: Reg) -> Reg {
 }
 
 /// Loads one input element at `addr` and converts it to f64 (exactly).
-fn load_input(k: &mut Func, dt: DType, addr: Addr) -> Reg {
+fn load_input(k: &mut Func, dt: Dtype, addr: Addr) -> Reg {
     match dt {
-        DType::F64 => k.ld(Space::GlobalNc, T::F64, addr),
-        DType::F32 => {
+        Dtype::F64 => k.ld(Space::GlobalNc, T::F64, addr),
+        Dtype::F32 => {
             let v = k.ld(Space::GlobalNc, T::F32, addr);
             k.cvt(None, T::F64, T::F32, v)
         }
-        DType::U8 => {
+        Dtype::U8 => {
             let v = k.ld(Space::GlobalNc, T::U8, addr);
             k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
         }
-        DType::U16 => {
+        Dtype::U16 => {
             let v = k.ld(Space::GlobalNc, T::U16, addr);
             k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
         }
-        DType::I32 => {
+        Dtype::I32 => {
             let v = k.ld(Space::GlobalNc, T::S32, addr);
             k.cvt(Some(Rnd::Rn), T::F64, T::S32, v)
         }
+        other => unreachable!("{other:?}: KernelSpec::validate admits only SUPPORTED_DTYPES"),
     }
 }
 
 /// Stores `v` (f64) as the output type with C's conversion on x86-64: float rounds to nearest;
 /// the integer types go through `cvttsd2si` to int32 (NaN and out-of-range give INT_MIN) and
 /// keep the low bits, so uint8 300 -> 44.
-fn store_output(k: &mut Func, dt: DType, addr: Addr, v: Reg) {
+fn store_output(k: &mut Func, dt: Dtype, addr: Addr, v: Reg) {
     match dt {
-        DType::F64 => k.st(Space::Global, T::F64, addr, v),
-        DType::F32 => {
+        Dtype::F64 => k.st(Space::Global, T::F64, addr, v),
+        Dtype::F32 => {
             let f = k.cvt(Some(Rnd::Rn), T::F32, T::F64, v);
             k.st(Space::Global, T::F32, addr, f);
         }
@@ -377,8 +378,8 @@ fn store_output(k: &mut Func, dt: DType, addr: Addr, v: Reg) {
             let t = k.cvt(Some(Rnd::Rzi), T::S32, T::F64, v);
             let r = k.selp(T::S32, t, Src::I(i32::MIN as i64), ok);
             let st = match dt {
-                DType::U8 => T::U8,
-                DType::U16 => T::U16,
+                Dtype::U8 => T::U8,
+                Dtype::U16 => T::U16,
                 _ => T::S32,
             };
             k.st(Space::Global, st, addr, r);
@@ -438,32 +439,18 @@ fn map_coord(k: &mut Func, mode: Mode, c: Reg, n: Reg) -> (Reg, Option<Reg>) {
             (k.selp(T::S32, plus, rem, p), None)
         }
         Mode::Reflect => {
-            let small = k.setp(Cmp::Le, T::S32, n, Src::I(1));
+            // The driver's mapping (`Mode::map`): with period 2n, r = c mod 2n (Euclidean);
+            // r >= n ? 2n - 1 - r : r. (scipy's own loop differs only at c = -4n, -6n ...,
+            // where it reads outside the line; the driver follows the period there too.)
             let sz2 = k.bin(Bin::Add, T::S32, n, n);
-            // Below: if c < -sz2 { c = sz2 * (-c / sz2) + c }; c < -n ? c + sz2 : -c - 1
-            let mc = k.un(crate::pir::Un::Neg, T::S32, c);
-            let q = k.bin(Bin::Div, T::S32, mc, sz2);
-            let t = k.fma(T::S32, sz2, q, c);
-            let msz2 = k.un(crate::pir::Un::Neg, T::S32, sz2);
-            let far = k.setp(Cmp::Lt, T::S32, c, msz2);
-            let t = k.selp(T::S32, t, c, far);
-            let mn = k.un(crate::pir::Un::Neg, T::S32, n);
-            let lt = k.setp(Cmp::Lt, T::S32, t, mn);
-            let a = k.bin(Bin::Add, T::S32, t, sz2);
-            let mt = k.un(crate::pir::Un::Neg, T::S32, t);
-            let b = k.bin(Bin::Sub, T::S32, mt, Src::I(1));
-            let below = k.selp(T::S32, a, b, lt);
-            // Above: c -= sz2 * (c / sz2); if c >= n { c = sz2 - c - 1 }
-            let q2 = k.bin(Bin::Div, T::S32, c, sz2);
-            let prod = k.bin(Bin::Mul, T::S32, sz2, q2);
-            let u = k.bin(Bin::Sub, T::S32, c, prod);
-            let ge = k.setp(Cmp::Ge, T::S32, u, n);
-            let v = k.bin(Bin::Sub, T::S32, sz2, u);
+            let rem = k.bin(Bin::Rem, T::S32, c, sz2);
+            let p = k.setp(Cmp::Lt, T::S32, rem, Src::I(0));
+            let plus = k.bin(Bin::Add, T::S32, rem, sz2);
+            let r = k.selp(T::S32, plus, rem, p);
+            let ge = k.setp(Cmp::Ge, T::S32, r, n);
+            let v = k.bin(Bin::Sub, T::S32, sz2, r);
             let v = k.bin(Bin::Sub, T::S32, v, Src::I(1));
-            let above = k.selp(T::S32, v, u, ge);
-            let r = k.selp(T::S32, above, c, over);
-            let r = k.selp(T::S32, below, r, neg);
-            (k.selp(T::S32, Src::I(0), r, small), None)
+            (k.selp(T::S32, v, r, ge), None)
         }
         Mode::Mirror => {
             let small = k.setp(Cmp::Le, T::S32, n, Src::I(1));
@@ -490,6 +477,7 @@ fn map_coord(k: &mut Func, mode: Mode, c: Reg, n: Reg) -> (Reg, Option<Reg>) {
             let r = k.selp(T::S32, below, r, neg);
             (k.selp(T::S32, Src::I(0), r, small), None)
         }
+        alias => unreachable!("{alias:?}: KernelSpec::validate admits only modes as applied"),
     }
 }
 
@@ -540,7 +528,7 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
             }
         }
     }
-    let esize = spec.input.size() as i64;
+    let esize = spec.input.itemsize() as i64;
     // Byte offsets per axis and mapped coordinate.
     let mut offs: [BTreeMap<i64, Reg>; 3] = Default::default();
     for ax in 0..3 {
@@ -647,8 +635,8 @@ fn build_main(
     };
     // Vector loads: whole 16-byte chunks of each window row, when the rows are 16-byte aligned
     // (a property of the whole launch: a uniform branch). Vector stores likewise.
-    let esize_v = spec.input.size() as i64;
-    let osize_v = spec.output.size() as i64;
+    let esize_v = spec.input.itemsize() as i64;
+    let osize_v = spec.output.itemsize() as i64;
     let vw = 16 / esize_v;
     let aligned = |k: &mut Func, base: Reg, strides: &[Reg], size: i64| -> Reg {
         let m = k.bin(Bin::And, T::B64, base, Src::I(15));
@@ -666,7 +654,7 @@ fn build_main(
         None
     };
     let vec_out = if spec.contiguous
-        && matches!(spec.output, DType::F64 | DType::F32)
+        && matches!(spec.output, Dtype::F64 | Dtype::F32)
         && (v * osize_v) % 16 == 0
     {
         Some(aligned(&mut k, a.out, &[a.os[0], a.os[1]], osize_v))
@@ -700,8 +688,8 @@ fn build_main(
     k.bra_if(inside.expect("at least one test"), true, boundary);
 
     // ---- interior ----
-    let esize = spec.input.size() as i64;
-    let osize = spec.output.size() as i64;
+    let esize = spec.input.itemsize() as i64;
+    let osize = spec.output.itemsize() as i64;
     let e0 = k.bin(Bin::Mul, T::S64, zw, a.is[0]);
     let e0 = k.fma(T::S64, yw, a.is[1], e0);
     let e0 = k.fma(T::S64, xw, a.is[2], e0);
@@ -727,7 +715,7 @@ fn build_main(
     for (&(dz, dy), cs) in &cols {
         for &c in cs {
             window.insert((dz, dy, c), k.reg(Cls::F64));
-            if spec.input == DType::F32 {
+            if spec.input == Dtype::F32 {
                 window32.insert((dz, dy, c), k.reg(Cls::F32));
             }
         }

@@ -1,7 +1,7 @@
 //! Shared by the GPU crate's tests: the project's filter corpus and awkward inputs.
 #![allow(dead_code)]
 
-use ndjit_gpu::codegen::{DType, KernelSpec, Mode, Target};
+use ndjit_gpu::codegen::{Dtype, KernelSpec, Mode, Target};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -88,15 +88,16 @@ impl Inputs {
         }
     }
     /// Little-endian bytes of `n` values of `dt` (integers drawn in their range).
-    pub fn bytes(&mut self, n: usize, dt: DType) -> Vec<u8> {
-        let mut out = Vec::with_capacity(n * dt.size());
+    pub fn bytes(&mut self, n: usize, dt: Dtype) -> Vec<u8> {
+        let mut out = Vec::with_capacity(n * dt.itemsize());
         for _ in 0..n {
             match dt {
-                DType::F64 => out.extend(self.value().to_le_bytes()),
-                DType::F32 => out.extend((self.value() as f32).to_le_bytes()),
-                DType::U8 => out.push((self.next() % 7) as u8 * 40),
-                DType::U16 => out.extend(((self.next() % 70000) as u16).to_le_bytes()),
-                DType::I32 => out.extend(((self.next() as i64 % 2000 - 1000) as i32).to_le_bytes()),
+                Dtype::F64 => out.extend(self.value().to_le_bytes()),
+                Dtype::F32 => out.extend((self.value() as f32).to_le_bytes()),
+                Dtype::U8 => out.push((self.next() % 7) as u8 * 40),
+                Dtype::U16 => out.extend(((self.next() % 70000) as u16).to_le_bytes()),
+                Dtype::I32 => out.extend(((self.next() as i64 % 2000 - 1000) as i32).to_le_bytes()),
+                other => panic!("the GPU does not read {other:?} arrays"),
             }
         }
         out
@@ -125,8 +126,8 @@ pub fn geometries() -> Vec<(&'static str, Vec<usize>, KernelSpec)> {
 pub fn with(
     spec: &KernelSpec,
     mode: Mode,
-    input: DType,
-    output: DType,
+    input: Dtype,
+    output: Dtype,
     target: Target,
 ) -> KernelSpec {
     let mut s = spec.clone();
@@ -203,7 +204,7 @@ pub fn assemble(ptxas: &std::path::Path, ptx: &str, sm: u32, tag: &str) -> Resul
 /// equal values keeps only the error. So the bound is absolute below 1 and relative above:
 /// `|cpu - gpu| <= CALL_TOLERANCE * max(1, |cpu|)`, or one unit of an integer output (a value
 /// near a rounding boundary of the cast). `Err` gives the difference.
-pub fn agrees(cpu: &[u8], gpu: &[u8], dt: DType, has_call: bool) -> Result<(), f64> {
+pub fn agrees(cpu: &[u8], gpu: &[u8], dt: Dtype, has_call: bool) -> Result<(), f64> {
     if same_bits(cpu, gpu, dt) {
         return Ok(());
     }
@@ -213,8 +214,8 @@ pub fn agrees(cpu: &[u8], gpu: &[u8], dt: DType, has_call: bool) -> Result<(), f
     );
     let diff = (c - g).abs();
     let limit = match dt {
-        DType::F64 => CALL_TOLERANCE * c.abs().max(1.0),
-        DType::F32 => f64::from(f32::EPSILON) * 8.0 * c.abs().max(1.0),
+        Dtype::F64 => CALL_TOLERANCE * c.abs().max(1.0),
+        Dtype::F32 => f64::from(f32::EPSILON) * 8.0 * c.abs().max(1.0),
         _ => 1.0,
     };
     if has_call && diff <= limit {
@@ -227,16 +228,16 @@ pub fn agrees(cpu: &[u8], gpu: &[u8], dt: DType, has_call: bool) -> Result<(), f
 /// See [`agrees`]: about 450 ulp of a value near 1.
 pub const CALL_TOLERANCE: f64 = 1e-13;
 
-pub fn same_bits(a: &[u8], b: &[u8], dt: DType) -> bool {
+pub fn same_bits(a: &[u8], b: &[u8], dt: Dtype) -> bool {
     if a == b {
         return true;
     }
     match dt {
-        DType::F64 => {
+        Dtype::F64 => {
             f64::from_le_bytes(a.try_into().unwrap()).is_nan()
                 && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
         }
-        DType::F32 => {
+        Dtype::F32 => {
             f32::from_le_bytes(a.try_into().unwrap()).is_nan()
                 && f32::from_le_bytes(b.try_into().unwrap()).is_nan()
         }

@@ -1,0 +1,180 @@
+//! The GPU is an executor of the driver's plan: through `ndjit::driver::execute`, the emulated GPU
+//! (the very kernel the device would run) and the CPU engines reject the same arguments with the
+//! same errors, and agree bit for bit on what they accept, including what only the driver knows
+//! (axes, negative axes, the overlap policy, 0-d inputs).
+
+use ndjit::driver::{
+    self, DriverError, Dtype, Engine, Executor, Footprint, Mode, Options, RawArray, RawArrayMut,
+};
+use ndjit_gpu::emulate::Emulator;
+use ndjit_gpu::{GpuError, GpuFilter};
+
+const SOURCE: &str = "np.max(x) - x[0] * 0.5 + len(x)";
+
+/// A deterministic image of `shape`.
+fn image(shape: &[usize]) -> Vec<f64> {
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|i| ((i * 7919) % 251) as f64 * 0.75 - 40.0)
+        .collect()
+}
+
+/// `execute` on `input` into a fresh output of `dtype`, through `exec`.
+fn run<E: Executor>(
+    exec: &E,
+    filter: &ndjit::Filter,
+    input: &[f64],
+    shape: &[usize],
+    out_dtype: Dtype,
+    opts: &Options,
+) -> Result<Vec<u8>, E::Error> {
+    let n: usize = shape.iter().product();
+    let mut out = vec![0u8; n.max(1) * out_dtype.itemsize()];
+    let input = RawArray::from_slice(input, shape).expect("input");
+    let output = RawArrayMut {
+        ptr: out.as_mut_ptr(),
+        dtype: out_dtype,
+        shape: shape.to_vec(),
+        strides: driver::c_strides(shape, out_dtype),
+    };
+    // SAFETY: both arrays are ours, described by their own shapes and strides.
+    unsafe { driver::execute(exec, &input, &output, filter, opts) }?;
+    Ok(out)
+}
+
+/// `source` run on `image(shape)` through the CPU's row kernel and through the emulated GPU.
+fn both(
+    source: &str,
+    shape: &[usize],
+    out_dtype: Dtype,
+    opts: &Options,
+) -> (Result<Vec<u8>, DriverError>, Result<Vec<u8>, GpuError>) {
+    let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
+    let input = image(shape);
+    let cpu = run(&Engine::Auto, gpu.filter(), &input, shape, out_dtype, opts);
+    let emulated = run(
+        &Emulator::new(&gpu),
+        gpu.filter(),
+        &input,
+        shape,
+        out_dtype,
+        opts,
+    );
+    (cpu, emulated)
+}
+
+fn cpu_and_emulated(
+    shape: &[usize],
+    out_dtype: Dtype,
+    opts: &Options,
+) -> (Result<Vec<u8>, DriverError>, Result<Vec<u8>, GpuError>) {
+    both(SOURCE, shape, out_dtype, opts)
+}
+
+#[test]
+fn the_gpu_and_the_cpu_reject_bad_options_with_the_same_errors() {
+    let size = |s: &[usize]| Options::size(s);
+    let cross = || Options::new(Footprint::cross(2, 1));
+    let cases: Vec<(&[usize], Options)> = vec![
+        (&[4, 5], size(&[3]).axes(&[2])),
+        (&[4, 5], size(&[3]).axes(&[-3])),
+        (&[4, 5], size(&[3, 3]).axes(&[1, -1])),
+        (&[4, 5], size(&[3, 3, 3])),
+        (&[4, 5], Options::new(Footprint::cross(3, 1))),
+        (&[4, 5], cross().origin(&[0, 0, 0])),
+        (&[4, 5], cross().origin(&[2, 0])),
+        (&[4, 5], cross().origin(&[0, -2])),
+        (&[4, 5], size(&[0, 3])),
+    ];
+    for (shape, opts) in cases {
+        let (cpu, emulated) = cpu_and_emulated(shape, Dtype::F64, &opts);
+        let want = cpu.expect_err("the CPU rejects it");
+        match emulated {
+            Err(GpuError::Arguments(got)) => assert_eq!(got, want, "{opts:?}"),
+            other => panic!("{opts:?}: the GPU gave {:?}, the CPU {want}", other.err()),
+        }
+        // The same scipy exception and message, whichever face raises it.
+        assert!(!want.to_string().is_empty() && !want.python_type().is_empty());
+    }
+}
+
+#[test]
+fn the_gpu_follows_the_drivers_axes_including_negative_ones() {
+    let opts = [
+        Options::new(Footprint::cross(2, 1))
+            .axes(&[-1, 0])
+            .origin(&[1, 0])
+            .mode(Mode::GridWrap),
+        Options::size(&[3]).axes(&[-2]).mode(Mode::Mirror),
+        Options::size(&[2, 3, 1]).mode(Mode::Constant).cval(-2.5),
+    ];
+    for opts in &opts {
+        for out_dtype in [Dtype::F64, Dtype::U8, Dtype::I32] {
+            let (cpu, emulated) = cpu_and_emulated(&[3, 4, 5], out_dtype, opts);
+            let (cpu, emulated) = (cpu.expect("cpu"), emulated.expect("emulated"));
+            assert_eq!(cpu, emulated, "{opts:?} -> {out_dtype:?}");
+        }
+    }
+    // Negative axes are the positive ones counted from the end.
+    let (a, _) = cpu_and_emulated(&[3, 4, 5], Dtype::F64, &Options::size(&[3]).axes(&[-2]));
+    let (b, _) = cpu_and_emulated(&[3, 4, 5], Dtype::F64, &Options::size(&[3]).axes(&[1]));
+    assert_eq!(a.unwrap(), b.unwrap());
+}
+
+#[test]
+fn reflect_far_past_the_edge_follows_the_period_on_both() {
+    // Offsets of -8 on an axis of length 2 (= -4 * len): scipy's own loop reads outside the line
+    // there; the driver, and so every executor, continues the period.
+    let opts = Options::size(&[17]).mode(Mode::Reflect);
+    let (cpu, emulated) = cpu_and_emulated(&[2], Dtype::F64, &opts);
+    assert_eq!(cpu.unwrap(), emulated.unwrap());
+}
+
+#[test]
+fn zero_d_inputs_and_errors_report_the_callers_rank() {
+    let (cpu, emulated) = cpu_and_emulated(&[], Dtype::F64, &Options::size(&[]));
+    assert_eq!(cpu.unwrap(), emulated.unwrap());
+    // `x[3]` on four values never fails: the same results.
+    let (cpu, emulated) = both("x[3]", &[2, 3], Dtype::F64, &Options::size(&[2, 2]));
+    assert_eq!(cpu.unwrap(), emulated.unwrap());
+    // On three it fails at the first pixel, with the same error and position.
+    let (cpu, emulated) = both("x[3]", &[2, 3], Dtype::F64, &Options::size(&[1, 3]));
+    let want = cpu.expect_err("x[3] of 3 values");
+    match (want, emulated) {
+        (DriverError::Filter { error, position }, Err(GpuError::Filter { pixel, error: got })) => {
+            assert_eq!((position, error.to_string()), (pixel, got.to_string()));
+        }
+        (want, got) => panic!("CPU {want:?}, GPU {:?}", got.err()),
+    }
+}
+
+#[test]
+fn a_self_overlapping_host_output_is_written_in_scipys_order() {
+    let gpu = GpuFilter::compile(SOURCE, &ndjit::Bindings::new()).expect("compiles");
+    let input = image(&[3, 4]);
+    let input = RawArray::from_slice(&input, &[3, 4]).unwrap();
+    let opts = Options::size(&[3, 3]);
+    // Every row of the output is the same memory: the last row's values remain, as in scipy.
+    let shared = |out: &mut [f64; 4]| RawArrayMut {
+        ptr: out.as_mut_ptr().cast(),
+        dtype: Dtype::F64,
+        shape: vec![3, 4],
+        strides: vec![0, 8],
+    };
+    let (mut cpu, mut emulated) = ([0.0f64; 4], [0.0f64; 4]);
+    // SAFETY: every element the descriptions reach is inside `input` or the output rows.
+    unsafe {
+        driver::execute(
+            &Engine::Auto,
+            &input,
+            &shared(&mut cpu),
+            gpu.filter(),
+            &opts,
+        )
+    }
+    .expect("cpu");
+    let exec = Emulator::new(&gpu);
+    unsafe { driver::execute(&exec, &input, &shared(&mut emulated), gpu.filter(), &opts) }
+        .expect("emulated");
+    assert_eq!(cpu.map(f64::to_bits), emulated.map(f64::to_bits));
+}

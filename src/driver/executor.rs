@@ -1,0 +1,233 @@
+//! The seam between the driver and what computes: every face (Python, C, the CLI, Rust callers)
+//! goes through [`execute`], which owns scipy's validation and errors, the geometry, the axis and
+//! overlap policies and the specialisation cache, and hands an [`Executor`] a [`Resolved`] run.
+//!
+//! An executor only computes: the CPU engines ([`Engine`]: row kernel, C callback, interpreter,
+//! scipy's sequential loop) here, the GPU in `ndjit-gpu`. None of them re-validates the options
+//! or has boundary, origin or dtype rules of its own; they read them from the plan.
+
+use super::array::{self, RawArray, RawArrayMut};
+use super::error::DriverError;
+use super::exec::{self, Compute, Job};
+use super::mode::Mode;
+use super::options::{Engine, Geometry, Options};
+use super::plan::Plan;
+use super::{cache, sequential, MAX_UNROLLED_TAPS};
+use crate::jit::kernel::Taps;
+use crate::{Filter, Sig};
+
+/// How the output's memory relates to the input's: whether pixels may be computed in any order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aliasing {
+    /// Disjoint arrays, no output element sharing bytes with another: any order gives scipy's
+    /// result.
+    Disjoint,
+    /// The output overlaps the input. scipy's loop computes the pixels in C order, each reading
+    /// the input as it then is, so later pixels see earlier results.
+    OverlapsInput,
+    /// Output elements share bytes (a zero stride, say): parallel writers would race, so they are
+    /// written one at a time in C order, as scipy does.
+    SelfOverlapping,
+}
+
+impl Aliasing {
+    fn of(input: &RawArray, output: &RawArrayMut) -> Aliasing {
+        if array::overlaps(input.extent(), output.extent()) {
+            Aliasing::OverlapsInput
+        } else if !output.elements_disjoint() {
+            Aliasing::SelfOverlapping
+        } else {
+            Aliasing::Disjoint
+        }
+    }
+}
+
+/// A validated run, resolved for an executor.
+pub struct Resolved<'a> {
+    /// The footprint and origins over every axis, and the taps in buffer order.
+    pub geometry: &'a Geometry,
+    /// The mode as applied inside filters (the `grid-*` aliases resolved).
+    pub mode: Mode,
+    pub cval: f64,
+    /// For executors that run native code, the filter specialised to `geometry.tap_count()`
+    /// values where that compiles and the footprint is small enough for unrolled code to pay;
+    /// else the filter as compiled.
+    pub filter: &'a Filter,
+    /// The arrays, a 0-d pair as shape `[1]` (then [`Resolved::rank`] is 0). The pointers are
+    /// whatever memory the executor addresses: host memory for the CPU, device memory for a GPU.
+    pub input: &'a RawArray,
+    pub output: &'a RawArrayMut,
+    /// The caller's rank: error positions have this many coordinates.
+    pub rank: usize,
+    pub aliasing: Aliasing,
+    /// Threads, progress reports and cancellation, for the executors that use them.
+    pub options: &'a Options,
+}
+
+impl Resolved<'_> {
+    /// A pixel's position as the caller sees it: none for a 0-d input.
+    pub fn position(&self, mut position: Vec<usize>) -> Vec<usize> {
+        position.drain(..position.len().saturating_sub(self.rank));
+        position
+    }
+}
+
+/// Computes a resolved run. Every executor gives scipy's result bit for bit, and the error of
+/// the first failing pixel in C order.
+pub trait Executor {
+    /// The executor's errors: the driver's, plus its own (a missing device, say).
+    type Error: From<DriverError>;
+
+    /// Whether the executor calls the filter's native code, which the driver then compiles for
+    /// the footprint's size (cached). One that makes code of its own from the filter's IR (the
+    /// GPU) says `false`, and gets the filter as it was compiled.
+    fn runs_native_code(&self) -> bool {
+        true
+    }
+
+    /// # Safety
+    /// The arrays' pointers must address memory this executor can read (input) and write
+    /// (output) at every element their shapes and strides reach, for the whole call.
+    unsafe fn execute(&self, run: &Resolved<'_>) -> Result<(), Self::Error>;
+}
+
+/// `scipy.ndimage.generic_filter(input, filter, output=output, ...)` through `executor`.
+///
+/// Validates `opts` against the input as scipy does (its errors, in its order: see
+/// [`DriverError`]), checks the output's shape, specialises the filter to the footprint's size
+/// (cached) for an executor that runs native code, and runs `executor`. An empty input calls
+/// nothing.
+///
+/// # Safety
+/// As [`Executor::execute`]: the arrays must be valid, for `executor`, at every element their
+/// shapes and strides reach, for the duration of the call.
+pub unsafe fn execute<E: Executor + ?Sized>(
+    executor: &E,
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<(), E::Error> {
+    check_call(input, output, filter, Sig::Filter)?;
+    let geometry = Geometry::resolve(&input.shape, opts)?;
+    if output.shape != input.shape {
+        return Err(DriverError::OutputShape {
+            input: input.shape.clone(),
+            output: output.shape.clone(),
+        }
+        .into());
+    }
+    if input.is_empty() {
+        return Ok(());
+    }
+    let rank = input.shape.len();
+    // A 0-d array is one pixel on an axis of length 1.
+    let (input, output) = match rank {
+        0 => (
+            RawArray {
+                shape: vec![1],
+                strides: vec![0],
+                ..input.clone()
+            },
+            RawArrayMut {
+                shape: vec![1],
+                strides: vec![0],
+                ..output.clone()
+            },
+        ),
+        _ => (input.clone(), output.clone()),
+    };
+    let n = geometry.tap_count();
+    // The filter compiled for this footprint's size; the general one if that fails to compile
+    // (it then fails the same way at run time, where scipy would), or if the footprint is too
+    // large for unrolled code to pay.
+    let filter = match executor.runs_native_code() && n <= MAX_UNROLLED_TAPS {
+        true => cache::specialised(filter, n).unwrap_or_else(|| filter.clone()),
+        false => filter.clone(),
+    };
+    let run = Resolved {
+        geometry: &geometry,
+        mode: opts.mode.in_filter(),
+        cval: opts.cval,
+        filter: &filter,
+        aliasing: Aliasing::of(&input, &output),
+        input: &input,
+        output: &output,
+        rank,
+        options: opts,
+    };
+    unsafe { executor.execute(&run) }
+}
+
+/// The arrays' descriptions, and `filter`'s signature against the one the entry point calls.
+pub(crate) fn check_call(
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    sig: Sig,
+) -> Result<(), DriverError> {
+    input.check("input")?;
+    output.check("output")?;
+    if filter.signature() != sig {
+        return Err(DriverError::WrongSignature {
+            expected: sig.capsule_name(),
+            found: filter.signature().capsule_name(),
+        });
+    }
+    Ok(())
+}
+
+/// The CPU engines. Whatever the engine, an output that overlaps the input or itself runs
+/// scipy's sequential loop, the only order that reproduces scipy's result there.
+impl Executor for Engine {
+    type Error = DriverError;
+
+    unsafe fn execute(&self, run: &Resolved<'_>) -> Result<(), DriverError> {
+        let result = match (self, run.aliasing) {
+            (Engine::Sequential, _) | (_, Aliasing::OverlapsInput | Aliasing::SelfOverlapping) => {
+                let interpret = *self == Engine::Interpreter;
+                sequential::run(run, interpret)
+            }
+            (engine, Aliasing::Disjoint) => parallel(*engine, run),
+        };
+        result.map_err(|e| match e {
+            DriverError::Filter { error, position } => DriverError::Filter {
+                error,
+                position: run.position(position),
+            },
+            e => e,
+        })
+    }
+}
+
+/// The parallel engines: the row kernel where one compiles for this footprint, else the C
+/// callback (or the interpreter) on gathered neighbourhoods.
+fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
+    let (geom, filter) = (run.geometry, run.filter);
+    let plan = Plan::new(geom, run.mode, run.cval)?;
+    let kernel = match (engine, filter.specialized_ir()) {
+        (Engine::Auto, Some(_)) if geom.tap_count() <= MAX_UNROLLED_TAPS => {
+            let taps = Taps {
+                slot: plan.tap_slot.clone(),
+                col: plan.tap_col.clone(),
+                slots: plan.slots.len(),
+            };
+            cache::kernel(filter, &taps)
+        }
+        _ => None,
+    };
+    let compute = match (&kernel, engine) {
+        (Some(kernel), _) => Compute::Kernel { kernel, filter },
+        (None, Engine::Interpreter) => Compute::Interpreter(filter),
+        (None, _) => Compute::Callback(filter),
+    };
+    let job = Job {
+        plan: &plan,
+        input: run.input,
+        output: run.output,
+        compute,
+        progress: run.options.progress.as_ref(),
+        cancel: run.options.cancel.as_deref(),
+    };
+    exec::run(&job, exec::thread_count(run.options.threads))
+}
