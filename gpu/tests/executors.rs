@@ -149,6 +149,21 @@ fn zero_d_inputs_and_errors_report_the_callers_rank() {
 }
 
 #[test]
+fn a_constant_index_past_the_taps_fails_as_on_the_cpu() {
+    // Sliced first, the load survives folding behind its failing index check: the kernel
+    // generator indexed its taps with it and panicked (found by the differential fuzzer).
+    let source = "def f(x):\n    v = x[:3][1:][len(x)]\n    return v\n";
+    let (cpu, emulated) = both(source, &[3, 4], Dtype::F64, &Options::size(&[3, 3]));
+    match (cpu.expect_err("an index past the end"), emulated) {
+        (DriverError::Filter { error, position }, Err(GpuError::Filter { pixel, error: got })) => {
+            assert_eq!(error.exception, ndjit::Exception::IndexError);
+            assert_eq!((position, error.to_string()), (pixel, got.to_string()));
+        }
+        (want, got) => panic!("CPU {want:?}, GPU {:?}", got.err()),
+    }
+}
+
+#[test]
 fn a_self_overlapping_host_output_is_written_in_scipys_order() {
     let gpu = GpuFilter::compile(SOURCE, &ndjit::Bindings::new()).expect("compiles");
     let input = image(&[3, 4]);

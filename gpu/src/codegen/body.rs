@@ -921,7 +921,15 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     fn load(&mut self, a: Arr, i: V) -> Res<V> {
         match self.arrays[a.0 as usize].clone() {
             Storage::Buffer => match i {
-                V::C(c) => Ok(V::R(self.taps[c.i() as usize], Ty::F64)),
+                // A constant index past the taps sits behind the IR's index check, which fails
+                // for every pixel first (`x[9]` of 9 taps): the code is unreachable, and any value
+                // will do where the kernel must still be generated.
+                V::C(c) => Ok(
+                    match usize::try_from(c.i()).ok().and_then(|k| self.taps.get(k)) {
+                        Some(&r) => V::R(r, Ty::F64),
+                        None => V::C(Val::F(0.0)),
+                    },
+                ),
                 V::R(..) => {
                     let Some(name) = self.buf_local.clone() else {
                         return Err(Restart::Buffer);
