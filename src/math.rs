@@ -293,8 +293,15 @@ pub fn remainder(a: f64, b: f64) -> f64 {
     divmod(a, b).1
 }
 
-/// Python's floor division on i64. The divisor is non-zero (the IR checks it); `MIN // -1` wraps.
+/// Python's floor division on i64; `MIN // -1` wraps. Total, as every IR expression is: `a // 0`
+/// is 0 (NumPy's value). A Python int divided by zero fails at the `Check` before the division,
+/// but if-conversion may evaluate a branch's division speculatively where the check, guarded by
+/// the branch's condition, does not fail (`(i ** 0) if c else (i % i)`): that value is never
+/// used, and must not abort the process.
 pub extern "C" fn ndjit_ifloordiv(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        return 0;
+    }
     let q = a.wrapping_div(b);
     if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
         q - 1
@@ -303,8 +310,11 @@ pub extern "C" fn ndjit_ifloordiv(a: i64, b: i64) -> i64 {
     }
 }
 
-/// Python's modulo on i64: the sign follows the divisor. The divisor is non-zero.
+/// Python's modulo on i64: the sign follows the divisor. `a % 0` is 0 (see [`ndjit_ifloordiv`]).
 pub extern "C" fn ndjit_imod(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        return 0;
+    }
     let r = a.wrapping_rem(b);
     if r != 0 && ((r < 0) != (b < 0)) {
         r + b
@@ -365,6 +375,8 @@ mod tests {
         assert_eq!(ndjit_imod(-7, 2), 1);
         assert_eq!(ndjit_imod(7, -2), -1);
         assert_eq!(ndjit_ifloordiv(i64::MIN, -1), i64::MIN);
+        // Total, as IR expressions are (evaluated speculatively, never used).
+        assert_eq!((ndjit_ifloordiv(5, 0), ndjit_imod(-5, 0)), (0, 0));
     }
 
     #[test]

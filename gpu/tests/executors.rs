@@ -164,6 +164,16 @@ fn a_constant_index_past_the_taps_fails_as_on_the_cpu() {
 }
 
 #[test]
+fn a_speculative_int_division_by_zero_is_harmless_on_both() {
+    // If-conversion evaluates `i % i` (0 % 0 at first) though the branch is never taken.
+    let source = "def f(x):\n    v = 0\n    for i, e in enumerate(x):\n        v = (i ** 0) if e > -1000.0 else (i % i)\n    return v\n";
+    let (cpu, emulated) = both(source, &[3, 4], Dtype::F64, &Options::size(&[1, 2]));
+    let cpu = cpu.expect("the branch with the division is never taken");
+    assert_eq!(cpu, emulated.expect("the same on the GPU"));
+    assert!(cpu.chunks(8).all(|v| v == 1.0f64.to_ne_bytes()));
+}
+
+#[test]
 fn a_self_overlapping_host_output_is_written_in_scipys_order() {
     let gpu = GpuFilter::compile(SOURCE, &ndjit::Bindings::new()).expect("compiles");
     let input = image(&[3, 4]);

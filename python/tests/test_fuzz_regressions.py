@@ -214,3 +214,29 @@ KINDS_OF_COMPUTED_VALUES = [
 @pytest.mark.parametrize("source,windows", KINDS_OF_COMPUTED_VALUES)
 def test_computed_values_keep_pythons_kind(source, windows):
     test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# If-conversion evaluates a branch's int `%`/`//` speculatively, behind the Python check that
+# guards it: with a zero divisor the runtime's division aborted the process (on every backend).
+SPECULATIVE_INT_DIVISIONS = [
+    ("def f(x):\n    v = 0\n    for i, e in enumerate(x):\n        v = (i ** 0) if e > 0 else (i % i)\n    return v\n",
+     [[1.0, 2.0], [1.0, -1.0], [-1.0, 2.0]]),
+    ("def f(x):\n    v = 0\n    for i, e in enumerate(x):\n        v = (i // i) if e < 0 else 7\n    return v\n",
+     [[1.0, 2.0], [1.0, -1.0], [-1.0, 2.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", SPECULATIVE_INT_DIVISIONS)
+def test_speculative_int_divisions_by_zero_do_not_abort(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)
+    # The driver's row kernel too, on an image where the branch with the division never runs.
+    image = np.array([[1.0, 4.0, 2.0], [3.0, 0.5, 2.5]])
+    got = ndjit.generic_filter(image, ndjit.jit_filter(source), size=(1, 2), mode="nearest")
+    want = np.empty_like(image)
+    for r in range(2):
+        for c in range(3):
+            w = [image[r, c - 1 if c else 0], image[r, c]]
+            outcome = python_outcome(source, w)
+            assert outcome[0] == "ok"
+            want[r, c] = outcome[1]
+    assert got.tobytes() == want.tobytes()

@@ -1172,7 +1172,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.k.selp(T::F64, Src::f64(f64::NAN), r, nan)
     }
 
-    /// Python's `//` and `%` on i64 (divisor non-zero; `MIN // -1` wraps).
+    /// Python's `//` and `%` on i64 (`MIN // -1` wraps; a zero divisor gives 0, as the IR
+    /// defines it: see `ndjit::math::ndjit_ifloordiv`).
     fn floor_div_mod(&mut self, op: BinOp, a: V, b: V) -> V {
         let x = self.reg(a);
         if let V::C(Val::I(c)) = b {
@@ -1188,7 +1189,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
         let y = self.reg(b);
         let m1 = self.k.setp(Cmp::Eq, T::S64, y, Src::I(-1));
-        let safe = self.k.selp(T::S64, Src::I(1), y, m1);
+        let zero = self.k.setp(Cmp::Eq, T::S64, y, Src::I(0));
+        let special = self.k.bin(Bin::Or, T::Pred, m1, zero);
+        let safe = self.k.selp(T::S64, Src::I(1), y, special);
         let q0 = self.k.bin(Bin::Div, T::S64, x, safe);
         let r0 = self.k.bin(Bin::Rem, T::S64, x, safe);
         let negx = self.k.un(Un::Neg, T::S64, x);
@@ -1207,6 +1210,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             let add = self.k.selp(T::S64, y, Src::I(0), adj);
             self.k.bin(Bin::Add, T::S64, r0, add)
         };
+        let r = self.k.selp(T::S64, Src::I(0), r, zero);
         V::R(r, Ty::I64)
     }
 
