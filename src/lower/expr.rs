@@ -935,9 +935,7 @@ impl<'p> Translator<'p> {
         };
         match base {
             Value::Array(arr) => {
-                let coords = arr.slot().is_some_and(|a| {
-                    self.func.arrays[a.0 as usize].kind == crate::ir::ArrKind::Coords
-                });
+                let coords = self.is_coords(&arr);
                 let v = self.index_array(arr, index, span)?;
                 Ok(numpy(self, v, coords))
             }

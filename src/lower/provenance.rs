@@ -109,11 +109,16 @@ impl Translator<'_> {
     /// (A transform's coordinates are a tuple of Python ints, and keep that kind.)
     pub(crate) fn element(&mut self, arr: &ArrayVal, i: Expr) -> Expr {
         let e = arr.at(i);
-        let coords = |a: &crate::ir::Arr| self.func.arrays[a.0 as usize].kind == ArrKind::Coords;
-        if matches!(&e, Expr::Load(a, _) if coords(a)) {
+        if self.is_coords(arr) {
             return e;
         }
         self.with_prov(e, arr.ty, Prov::Np)
+    }
+
+    /// Whether `arr` is a transform's output coordinates (Python ints, not NumPy scalars).
+    pub(crate) fn is_coords(&self, arr: &ArrayVal) -> bool {
+        arr.slot()
+            .is_some_and(|a| self.func.arrays[a.0 as usize].kind == ArrKind::Coords)
     }
 
     /// `r = a` in `then`, `r = b` in `els` (a conditional expression or `and`/`or` lowered to an
