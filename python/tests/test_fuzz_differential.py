@@ -7,6 +7,7 @@ deviation the README documents (``compare.documented``: np.dot's order of additi
 float powers with complex results, the GPU's math within 1-3 ulp) or ndjit's by-design
 OverflowError past 64 bits (``Finding.known_open``).
 """
+import faulthandler
 import os
 import sys
 import time
@@ -39,3 +40,47 @@ def test_programs_agree_with_cpython():
     assert not unexplained, text
     if MATH_BIT_EXACT:
         assert report.substituted == 0 and not report.beyond_ulp, text
+
+
+def _aborts_at_7(task):
+    """A stand-in for a batch of programs in which program 7 kills the process (as an abort in
+    native code would)."""
+    _, first, count, *_ = task
+    if first <= 7 < first + count:
+        faulthandler.disable()  # pytest's traceback dump would only be noise here
+        os.abort()
+    return differential.Report(programs=count)
+
+
+def _hangs_from_4(task):
+    if task[1] == 4:
+        time.sleep(3600)
+    return differential.Report(programs=task[2])
+
+
+def _batches(*firsts):
+    return [(SEED, s, 4, 4, 10, None, differential.FULL) for s in firsts]
+
+
+def test_a_program_that_kills_its_process_is_reported_and_the_run_goes_on():
+    merged = []
+    crashed = list(differential.run_isolated(_aborts_at_7, _batches(0, 4, 8), 2, merged.append, lambda: False, 60))
+    assert [(task[1], status) for task, status in crashed] == [(4, "killed by signal 6")]
+    assert sorted(r.programs for r in merged) == [4, 4]
+    assert differential.locate_crash(_aborts_at_7, crashed[0][0], 60) == 7
+    assert differential.locate_crash(_aborts_at_7, _batches(0)[0], 60) is None
+
+
+def test_a_hung_batch_is_reported_after_its_timeout():
+    merged = []
+    crashed = list(differential.run_isolated(_hangs_from_4, _batches(0, 4), 2, merged.append, lambda: False, 2))
+    assert [task[1] for task, _ in crashed] == [4]
+    assert crashed[0][1].startswith("hung: still running after")
+    assert [r.programs for r in merged] == [4]
+
+
+def test_the_report_names_a_crashing_program_and_counts_it():
+    report = differential.Report(programs=1, crashes=[(7, "x[0] + 1\n", "killed by signal 6")])
+    text = differential.render(report, SEED, 1.0)
+    assert report.disagreements == 1
+    assert "### program 7: killed by signal 6" in text and "x[0] + 1" in text

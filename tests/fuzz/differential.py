@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import multiprocessing.connection
 import os
 import random
 import sys
@@ -67,6 +68,8 @@ class Report:
     # The first program showing each signature: signature -> (index, source, finding, mode); the
     # source is the shrunk one once Fuzzer.minimise_examples has run.
     examples: Dict[tuple, tuple] = field(default_factory=dict)
+    # Programs that killed or hung the process running them: (index, source, status).
+    crashes: List[tuple] = field(default_factory=list)
 
     def merge(self, other: "Report") -> None:
         self.programs += other.programs
@@ -78,6 +81,7 @@ class Report:
         self.substituted += other.substituted
         self.gpu_unsupported.update(other.gpu_unsupported)
         self.beyond_ulp.update(other.beyond_ulp)
+        self.crashes += other.crashes
         for k, v in other.examples.items():
             if k not in self.examples or v[0] < self.examples[k][0]:
                 self.examples[k] = v
@@ -87,7 +91,7 @@ class Report:
     @property
     def disagreements(self) -> int:
         """Programs that disagreed, plus transcendental calls more than 1 ulp from CPython's."""
-        return sum(self.signatures.values()) + len(self.beyond_ulp)
+        return sum(self.signatures.values()) + len(self.beyond_ulp) + len(self.crashes)
 
 
 class Fuzzer:
@@ -159,6 +163,89 @@ def _worker(args) -> Report:
     return Fuzzer(seed, windows, image_every, emulator=_emulator(emulator_path), profile=profile).run(first, count)
 
 
+def _child(conn, work, task) -> None:
+    conn.send(work(task))
+    conn.close()
+
+
+def _start(ctx, work, task):
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, work, task), daemon=True)
+    proc.start()
+    send.close()  # the child holds the only writer: its death reads as EOF here
+    return receive, proc
+
+
+def _status(proc, started: float) -> str:
+    if proc.is_alive():
+        return f"hung: still running after {time.time() - started:.0f} s"
+    code = proc.exitcode
+    return f"killed by signal {-code}" if code and code < 0 else f"exited with status {code}"
+
+
+def run_isolated(work, tasks, jobs: int, merge, out_of_time, timeout: float):
+    """Runs `work` on each batch in a process of its own, `jobs` at a time, passing each batch's report to
+    `merge`. A batch whose process dies or runs past `timeout` seconds loses nothing else: it is
+    yielded as `(task, status)`, and the run goes on. (multiprocessing.Pool waits forever for a
+    task whose worker died, which is how a crashing program used to hang a whole run.)"""
+    ctx = multiprocessing.get_context("fork")
+    pending, running = list(tasks), {}  # running: pipe -> (task, process, start time)
+    while pending or running:
+        while pending and len(running) < jobs and not out_of_time():
+            task = pending.pop(0)
+            conn, proc = _start(ctx, work, task)
+            running[conn] = (task, proc, time.time())
+        if not running:
+            return
+        ready = multiprocessing.connection.wait(list(running), timeout=5)
+        for conn, (task, proc, started) in list(running.items()):
+            if conn not in ready and time.time() - started <= timeout:
+                continue
+            del running[conn]
+            try:
+                part = conn.recv() if conn in ready else None
+            except EOFError:  # the process died before sending its report
+                part = None
+            if part is not None:
+                proc.join()
+                merge(part)
+                continue
+            status = _status(proc, started)
+            proc.kill()
+            proc.join()
+            yield task, status
+
+
+def locate_crash(work, task, timeout: float) -> Optional[int]:
+    """The index of a program of a crashed batch `(seed, first, count, ...)` that crashes `work`
+    on its own, found by bisection in fresh processes; None when the batch does not crash again
+    or no single program crashes alone."""
+    seed, first, count, *rest = task
+    ctx = multiprocessing.get_context("fork")
+
+    def crashes(lo: int, n: int) -> bool:
+        conn, proc = _start(ctx, work, (seed, lo, n, *rest))
+        ok = conn.poll(timeout)
+        try:
+            ok = ok and conn.recv() is not None
+        except EOFError:
+            ok = False
+        proc.kill()
+        proc.join()
+        return not ok
+
+    lo, n = first, count
+    if not crashes(lo, n):
+        return None
+    while n > 1:
+        half = n // 2
+        if crashes(lo, half):
+            n = half
+        else:
+            lo, n = lo + half, n - half
+    return lo if n == count or crashes(lo, 1) else None
+
+
 def _emulator(path: Optional[str]):
     if not path:
         return None
@@ -178,6 +265,12 @@ def render(report: Report, seed: int, seconds: float) -> str:
              f"{report.substituted}; more than 1 ulp apart: {len(report.beyond_ulp)} distinct calls",
              f"- disagreements (programs per backend and kind, plus calls more than 1 ulp off): "
              f"{report.disagreements}, of which known (an open issue-12 item or a documented deviation): {known}", ""]
+    lines.append("## Programs that killed or hung their process\n")
+    for index, source, status in sorted(report.crashes, key=lambda c: c[0]):
+        title = f"program {index}" if source else f"the batch from program {index} (no single program crashes alone)"
+        lines += [f"### {title}: {status}", "", "```python", (source or "").rstrip(), "```", ""]
+    if not report.crashes:
+        lines.append("none\n")
     lines.append("## Disagreements by backend and kind\n")
     for sig, n in report.signatures.most_common():
         backend, kind, classes = sig
@@ -211,6 +304,8 @@ def main(argv=None) -> int:
     ap.add_argument("--emulator", help="the fuzz_emulate binary (cargo build --release -p ndjit-gpu --example fuzz_emulate)")
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds: start no new batch of programs after this, then shrink and report what ran")
+    ap.add_argument("--task-timeout", type=float, default=900,
+                    help="seconds a batch of programs may run before its process is taken for hung")
     ap.add_argument("--shrink-budget", type=int, default=300, help="candidate programs tried per finding")
     ap.add_argument("--report", help="write the markdown report here (default: stdout)")
     ap.add_argument("--profile", choices=["full", "quiet"], default="full",
@@ -228,20 +323,15 @@ def main(argv=None) -> int:
              for s in range(a.first, a.first + a.programs, chunk)]
     report = Report()
     out_of_time = lambda: a.time_limit is not None and time.time() - start > a.time_limit  # noqa: E731
-    if a.jobs == 1:
-        for t in tasks:
-            if out_of_time():
-                break
-            report.merge(_worker(t))
-            _progress(report, start, a.report, a.seed)
-    else:
-        with multiprocessing.get_context("fork").Pool(a.jobs, maxtasksperchild=20) as pool:
-            for part in pool.imap_unordered(_worker, tasks):
-                report.merge(part)
-                _progress(report, start, a.report, a.seed)
-                if out_of_time():
-                    pool.terminate()
-                    break
+
+    def merge(part: Report) -> None:
+        report.merge(part)
+        _progress(report, start, a.report, a.seed)
+
+    for task, status in run_isolated(_worker, tasks, a.jobs, merge, out_of_time, a.task_timeout):
+        index = locate_crash(_worker, task, a.task_timeout)
+        source = None if index is None else make_case(a.seed, index, a.windows, a.image_every, profile).program.source()
+        report.crashes.append((task[1] if index is None else index, source, status))
     seconds = time.time() - start
     shrinker = Fuzzer(a.seed, a.windows, a.image_every, profile=profile, shrink_budget=a.shrink_budget,
                       emulator=_emulator(a.emulator))
