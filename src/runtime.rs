@@ -343,15 +343,27 @@ pub fn pairwise_block(b: &[f64]) -> f64 {
 /// Block length of [`pairwise_sum`] (NumPy's `PW_BLOCKSIZE`).
 pub const SUM_BLOCK: usize = 128;
 
-/// The IR's `Sum`: `0.0 + pairwise_block(x)` for up to 128 values, which is bit for bit
-/// `np.sum`; above that, block sums of 128 consecutive values added in order (NumPy halves
-/// recursively instead; the difference is a rounding-order one, ~1e-16 relative).
+/// Where NumPy splits a pairwise sum of more than [`SUM_BLOCK`] values: half of them, rounded
+/// down to a multiple of eight (`n2 = n / 2; n2 -= n2 % 8`).
+pub fn pairwise_split(n: usize) -> usize {
+    let half = n / 2;
+    half - half % 8
+}
+
+/// The IR's `Sum`, bit for bit `np.sum` of a contiguous float64 array: `0.0 +` NumPy's
+/// `pairwise_sum`, which sums a block of up to 128 values with [`pairwise_block`] and splits a
+/// longer array at [`pairwise_split`] into two halves summed the same way and then added.
 pub fn pairwise_sum(x: &[f64]) -> f64 {
-    let mut total = 0.0;
-    for block in x.chunks(SUM_BLOCK) {
-        total += pairwise_block(block);
+    fn pairwise(x: &[f64]) -> f64 {
+        match x.len() {
+            n if n <= SUM_BLOCK => pairwise_block(x),
+            n => {
+                let (left, right) = x.split_at(pairwise_split(n));
+                pairwise(left) + pairwise(right)
+            }
+        }
     }
-    total
+    0.0 + pairwise(x)
 }
 
 /// Runtime symbols the JIT links against, with their addresses.

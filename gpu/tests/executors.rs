@@ -205,3 +205,41 @@ fn a_self_overlapping_host_output_is_written_in_scipys_order() {
         .expect("emulated");
     assert_eq!(cpu.map(f64::to_bits), emulated.map(f64::to_bits));
 }
+
+#[test]
+fn sums_of_more_than_128_values_follow_numpys_pairwise_order_on_both() {
+    // Magnitudes far apart, so that every order of additions rounds differently; a 15x15
+    // footprint sums 225 taps (unrolled), a mask sums a run-time number of them (a loop).
+    let shape = [14, 17];
+    let input: Vec<f64> = (0..shape[0] * shape[1])
+        .map(|i| [1e16, 1.0, 3.3e-3, -7e15][i % 4] * (1.0 + (i % 17) as f64 * 1e-3))
+        .collect();
+    let opts = Options::size(&[15, 15]);
+    for source in ["np.sum(x)", "np.sum(x[x > -1e15])", "np.mean(x[x != 1.0])"] {
+        let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
+        let on = |exec: &dyn Fn(&[f64]) -> Vec<u8>| exec(&input);
+        let cpu = on(&|x| run(&Engine::Auto, gpu.filter(), x, &shape, Dtype::F64, &opts).unwrap());
+        let interp = on(&|x| {
+            run(
+                &Engine::Interpreter,
+                gpu.filter(),
+                x,
+                &shape,
+                Dtype::F64,
+                &opts,
+            )
+            .unwrap()
+        });
+        let emulated = run(
+            &Emulator::new(&gpu),
+            gpu.filter(),
+            &input,
+            &shape,
+            Dtype::F64,
+            &opts,
+        )
+        .expect("emulated");
+        assert_eq!(cpu, interp, "{source}: row kernel against the interpreter");
+        assert_eq!(cpu, emulated, "{source}: the emulated GPU against the CPU");
+    }
+}

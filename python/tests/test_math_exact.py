@@ -136,3 +136,25 @@ def test_numpy_functions_are_within_their_bound(name):
         worst = max(ulps(w, g) for w, g in zip(want, got))
         bound = NUMPY_ULPS.get(name, 1)
         assert worst <= bound, f"np.{npname}: {worst} ulp from NumPy (bound {bound})"
+
+
+@pytest.mark.parametrize("src", ["np.sum(x)", "np.mean(x)", "np.var(x)", "np.sum(x[x > 0.0])"])
+def test_long_sums_are_numpys_pairwise_sums(src):
+    """NumPy sums more than 128 values by splitting them in two (at half, rounded down to a
+    multiple of 8) and recursing: windows of every length around the splits, with magnitudes far
+    apart so that any other order of additions rounds differently."""
+    rng = np.random.default_rng(12)
+    fn = eval("lambda x: " + src, {"np": np})
+    f = ndjit.jit_filter(src)
+    lengths = [129, 136, 137, 200, 255, 256, 257, 263, 300, 511, 1000, 1025, 2049, 4100]
+    windows = [rng.uniform(-1, 1, n) * 10.0 ** rng.integers(-8, 16, n) for n in lengths]
+    assert sum(float(np.sum(w)) != math.fsum(w) for w in windows) > len(windows) // 2
+    want = [float(fn(w)) for w in windows]
+    assert_same(src, want, lengths, [[f.evaluate(w) for w in windows], [f.interpret(w) for w in windows]])
+    # Through the native driver, where the footprint's size is known when compiling (unrolled
+    # for 13x13, a loop for 37x37).
+    img = rng.uniform(-1, 1, (40, 40)) * 10.0 ** rng.integers(-8, 16, (40, 40))
+    for k in (13, 37):
+        want = ndi.generic_filter(img, fn, size=k, mode="reflect")
+        got = ndjit.generic_filter(img, src, size=k, mode="reflect")
+        assert np.array_equal(want.view(np.int64), got.view(np.int64)), (src, k)

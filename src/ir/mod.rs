@@ -242,7 +242,7 @@ pub enum CmpOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     /// f64 sum in NumPy's pairwise order (see [`crate::runtime::pairwise_sum`]): sequential
-    /// below 8 elements, eight interleaved partial sums up to 128, halves above. Empty: 0.0.
+    /// below 8 elements, eight interleaved partial sums up to 128, split in two above. Empty: 0.0.
     Sum,
     /// f64 sum strictly left to right from `+0.0`: `((0.0 + e0) + e1) + ...`, the order of
     /// Python's builtin `sum` over NumPy scalars (`0 + x0` turns a `-0.0` first element into

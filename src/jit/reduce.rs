@@ -10,7 +10,7 @@ use super::imports::Callee;
 use super::translate::{codegen_error, Opnd, Result, Translator};
 use crate::ir::eval::Val;
 use crate::ir::{Arr, ArrKind, ErrorId, Expr, ReduceOp, Ty, Var};
-use crate::runtime::SUM_BLOCK;
+use crate::runtime::{pairwise_split, SUM_BLOCK};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, StackSlotData, StackSlotKind, Value};
 
@@ -435,15 +435,30 @@ impl Translator<'_> {
 
     /// `runtime::pairwise_sum` over a constant number of elements, unrolled.
     fn sum_unrolled(&mut self, k: i64, index: Var, elem: &Expr) -> Result<Value> {
-        let mut total = self.value(Opnd::Const(Val::F(0.0)));
-        let mut start = 0;
-        while start < k {
-            let len = (k - start).min(SUM_BLOCK as i64);
-            let block = self.pairwise_block_unrolled(start, len, index, elem)?;
-            total = self.b.ins().fadd(total, block);
-            start += len;
+        let zero = self.value(Opnd::Const(Val::F(0.0)));
+        if k == 0 {
+            return Ok(zero);
         }
-        Ok(total)
+        let sum = self.pairwise_unrolled(0, k, index, elem)?;
+        Ok(self.b.ins().fadd(zero, sum))
+    }
+
+    /// NumPy's `pairwise_sum` of elements `start..start + len` (len ≥ 1): one block up to 128
+    /// elements, else the two halves of `runtime::pairwise_split`, added.
+    fn pairwise_unrolled(
+        &mut self,
+        start: i64,
+        len: i64,
+        index: Var,
+        elem: &Expr,
+    ) -> Result<Value> {
+        if len <= SUM_BLOCK as i64 {
+            return self.pairwise_block_unrolled(start, len, index, elem);
+        }
+        let half = pairwise_split(len as usize) as i64;
+        let left = self.pairwise_unrolled(start, half, index, elem)?;
+        let right = self.pairwise_unrolled(start + half, len - half, index, elem)?;
+        Ok(self.b.ins().fadd(left, right))
     }
 
     /// `runtime::pairwise_block` of elements `start..start + len` (1 ≤ len ≤ 128). Where the

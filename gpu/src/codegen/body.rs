@@ -1704,16 +1704,24 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     /// `runtime::pairwise_sum` over a constant number of elements.
     fn sum_unrolled(&mut self, k: i64, index: Var, elem: &Expr) -> Res<V> {
-        let mut total = V::C(Val::F(0.0));
-        let mut start = 0;
-        while start < k {
-            let len = (k - start).min(ndjit::runtime::SUM_BLOCK as i64);
-            let block = self.pairwise_block(start, len, index, elem)?;
-            total = self.binary(BinOp::Add, total, block);
-            start += len;
+        // An empty sum is 0.0; a sum of constants folds to a constant.
+        if k == 0 {
+            return Ok(V::C(Val::F(0.0)));
         }
-        // An empty sum is 0.0; a sum of constants folded to a constant.
-        Ok(total)
+        let sum = self.pairwise_unrolled(0, k, index, elem)?;
+        Ok(self.binary(BinOp::Add, V::C(Val::F(0.0)), sum))
+    }
+
+    /// NumPy's `pairwise_sum` of elements `start..start + len` (len ≥ 1): one block up to 128
+    /// elements, else the two halves of `runtime::pairwise_split`, added.
+    fn pairwise_unrolled(&mut self, start: i64, len: i64, index: Var, elem: &Expr) -> Res<V> {
+        if len <= ndjit::runtime::SUM_BLOCK as i64 {
+            return self.pairwise_block(start, len, index, elem);
+        }
+        let half = ndjit::runtime::pairwise_split(len as usize) as i64;
+        let left = self.pairwise_unrolled(start, half, index, elem)?;
+        let right = self.pairwise_unrolled(start + half, len - half, index, elem)?;
+        Ok(self.binary(BinOp::Add, left, right))
     }
 
     /// `runtime::pairwise_block` of elements `start..start + len` (1 ≤ len ≤ 128).
@@ -1752,22 +1760,81 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         Ok(res.unwrap_or(V::C(Val::F(-0.0))))
     }
 
-    /// `runtime::pairwise_sum` of a run-time number of elements: blocks of 128, each summed with
-    /// eight interleaved partial sums when it has at least eight elements.
+    /// `runtime::pairwise_sum` of a run-time number `n` of elements. NumPy's recursion (a block of
+    /// up to 128 elements, else two halves split at `runtime::pairwise_split`, summed the same
+    /// way and added) runs as a loop over an explicit stack of pending right halves in local
+    /// memory: each entry holds the right half's start and length (0 once its left half is
+    /// summed) and the left half's sum. Halves at least halve, so for any `n` below 128 * 2^24
+    /// (far beyond any array a thread holds) the stack never holds more than 24 entries.
     fn sum_loop(&mut self, n: Reg, index: Var, elem: &Expr) -> Res<V> {
+        const ENTRY: i64 = 24;
+        // One stack serves every sum of the kernel: a sum's elements are expressions, never sums.
+        self.k.local("sum_stack", 24 * ENTRY as u64);
+        let base = self.k.addr_of("sum_stack");
+        let block = ndjit::runtime::SUM_BLOCK as i64;
         let total = self.k.mov(T::F64, Src::f64(0.0));
-        let blk = self.k.mov(T::S64, Src::I(0));
-        let (top, end) = (self.k.new_label(), self.k.new_label());
-        self.k.place(top);
-        let done = self.k.setp(Cmp::Ge, T::S64, blk, n);
-        self.k.bra_if(done, false, end);
-        let rest = self.k.bin(Bin::Sub, T::S64, n, blk);
-        let len = self.k.bin(
-            Bin::Min,
-            T::S64,
-            rest,
-            Src::I(ndjit::runtime::SUM_BLOCK as i64),
-        );
+        let [descend, leaf, ascend, combine, finish, end] = [(); 6].map(|_| self.k.new_label());
+        let empty = self.k.setp(Cmp::Le, T::S64, n, Src::I(0));
+        self.k.bra_if(empty, false, end);
+        let pos = self.k.mov(T::S64, Src::I(0));
+        let len = self.k.mov(T::S64, n);
+        let top = self.k.mov(T::S64, base); // one past the stack's last entry
+        let v = self.k.reg(Cls::F64);
+        // Descend to the leftmost block of [pos, pos + len), pushing the right halves.
+        self.k.place(descend);
+        let small = self.k.setp(Cmp::Le, T::S64, len, Src::I(block));
+        self.k.bra_if(small, false, leaf);
+        let half = self.k.bin(Bin::Shr, T::S64, len, Src::I(1));
+        let half = self.k.bin(Bin::And, T::B64, half, Src::I(!7));
+        let right = self.k.bin(Bin::Add, T::S64, pos, half);
+        let rest = self.k.bin(Bin::Sub, T::S64, len, half);
+        self.k.st(Space::Local, T::S64, Addr::reg(top, 0), right);
+        self.k.st(Space::Local, T::S64, Addr::reg(top, 8), rest);
+        let pushed = self.k.bin(Bin::Add, T::S64, top, Src::I(ENTRY));
+        self.k.set(T::S64, top, pushed);
+        self.k.set(T::S64, len, half);
+        self.k.bra(descend);
+        self.k.place(leaf);
+        let sum = self.block_sum(pos, len, index, elem)?;
+        self.k.set(T::F64, v, sum);
+        // Ascend: a finished left half waits for its right half; a finished right half is added
+        // to its left half's sum.
+        self.k.place(ascend);
+        let bottom = self.k.setp(Cmp::Eq, T::S64, top, base);
+        self.k.bra_if(bottom, false, finish);
+        let entry = self.k.bin(Bin::Sub, T::S64, top, Src::I(ENTRY));
+        let rest = self.k.ld(Space::Local, T::S64, Addr::reg(entry, 8));
+        let left_done = self.k.setp(Cmp::Eq, T::S64, rest, Src::I(0));
+        self.k.bra_if(left_done, false, combine);
+        self.k.st(Space::Local, T::F64, Addr::reg(entry, 16), v);
+        self.k
+            .st(Space::Local, T::S64, Addr::reg(entry, 8), Src::I(0));
+        let right = self.k.ld(Space::Local, T::S64, Addr::reg(entry, 0));
+        self.k.set(T::S64, pos, right);
+        self.k.set(T::S64, len, rest);
+        self.k.bra(descend);
+        self.k.place(combine);
+        let left = self.k.ld(Space::Local, T::F64, Addr::reg(entry, 16));
+        let both = self.k.bin(Bin::Add, T::F64, left, v);
+        self.k.set(T::F64, v, both);
+        self.k.set(T::S64, top, entry);
+        self.k.bra(ascend);
+        self.k.place(finish);
+        let t = self.k.bin(Bin::Add, T::F64, total, v);
+        self.k.set(T::F64, total, t);
+        self.k.place(end);
+        // The index variable ends at its last value, as after the interpreter's loop.
+        let last = self.k.bin(Bin::Sub, T::S64, n, Src::I(1));
+        let nonempty = self.k.setp(Cmp::Gt, T::S64, n, Src::I(0));
+        let var = self.vars[index.0 as usize];
+        let after = self.k.selp(T::S64, last, var, nonempty);
+        self.k.set(T::S64, var, after);
+        Ok(V::R(total, Ty::F64))
+    }
+
+    /// `runtime::pairwise_block` of elements `blk..blk + len` (1 ≤ len ≤ 128, run-time values):
+    /// eight interleaved partial sums when there are at least eight, the rest in order.
+    fn block_sum(&mut self, blk: Reg, len: Reg, index: Var, elem: &Expr) -> Res<Reg> {
         let res = self.k.reg(Cls::F64);
         let (short, joined) = (self.k.new_label(), self.k.new_label());
         let lt8 = self.k.setp(Cmp::Lt, T::S64, len, Src::I(8));
@@ -1847,24 +1914,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             self.k.place(ltend);
         }
         self.k.place(joined);
-        let t = self.k.bin(Bin::Add, T::F64, total, res);
-        self.k.set(T::F64, total, t);
-        let nb = self.k.bin(
-            Bin::Add,
-            T::S64,
-            blk,
-            Src::I(ndjit::runtime::SUM_BLOCK as i64),
-        );
-        self.k.set(T::S64, blk, nb);
-        self.k.bra(top);
-        self.k.place(end);
-        // The index variable ends at its last value, as after the interpreter's loop.
-        let last = self.k.bin(Bin::Sub, T::S64, n, Src::I(1));
-        let nonempty = self.k.setp(Cmp::Gt, T::S64, n, Src::I(0));
-        let var = self.vars[index.0 as usize];
-        let after = self.k.selp(T::S64, last, var, nonempty);
-        self.k.set(T::S64, var, after);
-        Ok(V::R(total, Ty::F64))
+        Ok(res)
     }
 
     // ---- fills and scratch arrays ----------------------------------------------------------------
