@@ -3,7 +3,7 @@
 //! The translation mirrors `ndjit`'s interpreter and Cranelift JIT statement by statement, so the
 //! GPU computes the same bits: every f64 operation is its IEEE instruction with `.rn`; NumPy's
 //! min/max propagate NaN explicitly (PTX `min`/`max` ignore it); reductions run in the
-//! interpreter's order (`Sum` in NumPy's pairwise order, blocks of 128); casts saturate as Rust's
+//! interpreter's order (`Sum` in NumPy's pairwise order); casts saturate as Rust's
 //! `as` does; integer `//` and `%` follow Python.
 //!
 //! Scratch arrays live in registers when every fill has the same constant length and every
