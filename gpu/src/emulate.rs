@@ -4,7 +4,7 @@
 
 use crate::codegen::{Kernel, Target, Tuning, ENTRY, REPLAY_ENTRY};
 use crate::error::{GpuError, Result};
-use crate::filter::{gather_bytes, scatter_bytes, GpuFilter};
+use crate::filter::{check_overlap, gather_bytes, scatter_bytes, GpuFilter};
 use crate::pir::emu::Emu;
 use crate::plan::{self, ArrayDesc, Geometry};
 use ndjit::driver::{Executor, Resolved};
@@ -124,7 +124,9 @@ impl Executor for Emulator<'_> {
     }
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
-        // As `FromHost`: the input read into a copy, the output written back in C order.
+        // As `FromHost`: its overlap policy, the input read into a copy, the output written back
+        // in C order.
+        check_overlap(run.aliasing, true)?;
         let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
         let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);

@@ -110,8 +110,6 @@ struct Launched {
     filter: ndjit::Filter,
     params: (u64, u64),
     stream: CUstream,
-    /// A copy of an overlapping input, read by the kernels.
-    _copy: Option<DeviceBuffer>,
 }
 
 impl Launched {
@@ -121,12 +119,6 @@ impl Launched {
         // a failure it is left to be freed, as the replay wrote it.
         if r.is_ok() {
             self.gpu.recycle(self.err);
-            return Ok(());
-        }
-        // Freeing memory the stream may still read must wait for it.
-        if self._copy.is_some() {
-            // SAFETY: the stream the work was launched on, alive for the call.
-            unsafe { self.gpu.synchronize(self.stream)? };
         }
         r
     }
@@ -503,13 +495,21 @@ unsafe fn execute<E: Executor<Error = GpuError>>(
     unsafe { driver::execute(executor, &input, &output, &filter.filter, opts) }
 }
 
-/// The GPU's overlap policy: whether the kernels must read a copy of the input. In-place (or
-/// overlapping) calls read a copy; an output whose elements share bytes is refused, as threads
-/// writing them in parallel would race.
-pub(crate) fn input_copy(aliasing: Aliasing) -> Result<bool> {
+/// The GPU's overlap policy. An output that overlaps the input is refused: scipy's loop then
+/// reads pixels it has already written, an order that threads running in parallel cannot
+/// reproduce, and reading a copy instead would silently give another result. An output whose
+/// elements share bytes is refused on the device, where threads writing them would race (the
+/// host executor writes its copy back in scipy's order instead).
+pub(crate) fn check_overlap(aliasing: Aliasing, on_host: bool) -> Result<()> {
     match aliasing {
-        Aliasing::Disjoint => Ok(false),
-        Aliasing::OverlapsInput => Ok(true),
+        Aliasing::Disjoint => Ok(()),
+        Aliasing::SelfOverlapping if on_host => Ok(()),
+        Aliasing::OverlapsInput => Err(GpuError::Invalid(
+            "the output overlaps the input: scipy's loop then reads pixels it has already \
+             written, an order the GPU's parallel threads cannot reproduce; pass a separate \
+             output array, or run on the CPU"
+                .into(),
+        )),
         Aliasing::SelfOverlapping => Err(GpuError::Unsupported(
             "outputs whose elements overlap each other (a zero stride, say)".into(),
         )),
@@ -549,6 +549,7 @@ impl<'a> OnDevice<'a> {
     /// # Safety
     /// As [`GpuFilter::launch`].
     unsafe fn launch(&self, run: &Resolved<'_>) -> Result<Launched> {
+        check_overlap(run.aliasing, false)?;
         let gpu = self.gpu;
         let stream = self.stream.unwrap_or_else(|| gpu.cu_stream());
         let (in_desc, out_desc) = ArrayDesc::of_run(run);
@@ -563,19 +564,7 @@ impl<'a> OnDevice<'a> {
         let err = gpu.scratch(err_bytes)?;
         // SAFETY: our own buffer.
         unsafe { gpu.memset(err.ptr(), 0xff, err_bytes, stream)? };
-        let mut input = run.input.ptr as u64;
-        let copy = match input_copy(run.aliasing)? {
-            false => None,
-            true => {
-                let (lo, hi) = in_desc.byte_span();
-                let bytes = (hi - lo) as usize;
-                let tmp = gpu.alloc(bytes)?;
-                // SAFETY: the caller guarantees the input span is valid.
-                unsafe { gpu.copy(tmp.ptr(), (input as i64 + lo as i64) as u64, bytes, stream)? };
-                input = (tmp.ptr() as i64 - lo as i64) as u64;
-                Some(tmp)
-            }
-        };
+        let input = run.input.ptr as u64;
         let output = run.output.ptr as u64;
         let params = plan::params(&g, input, output, err.ptr(), None);
         // SAFETY: the parameters are the kernel's, the pointers the caller's.
@@ -598,7 +587,6 @@ impl<'a> OnDevice<'a> {
             filter: run.filter.clone(),
             params: (input, output),
             stream,
-            _copy: copy,
         })
     }
 }
@@ -632,10 +620,10 @@ impl Executor for FromHost<'_> {
     }
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
+        check_overlap(run.aliasing, true)?;
         let gpu = self.0.gpu;
-        // Whatever the aliasing: the input is read into a copy, and the output is written back
-        // one element at a time in C order, so where output elements share memory the last pixel
-        // wins, as in scipy's loop.
+        // The output is written back one element at a time in C order, so where output elements
+        // share memory the last pixel wins, as in scipy's loop.
         let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
         let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
@@ -657,7 +645,7 @@ impl Executor for FromHost<'_> {
                 ..run.output.clone()
             },
         );
-        // The input was read into a copy: the device arrays are disjoint.
+        // The device arrays are fresh: disjoint.
         let on_device = Resolved {
             input: &input,
             output: &output,
@@ -792,10 +780,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn device_arrays_overlapping_the_input_are_read_from_a_copy_and_shared_outputs_refused() {
-        assert!(!input_copy(Aliasing::Disjoint).unwrap());
-        assert!(input_copy(Aliasing::OverlapsInput).unwrap());
-        let refused = input_copy(Aliasing::SelfOverlapping).unwrap_err();
+    fn outputs_overlapping_the_input_are_refused_and_shared_outputs_on_the_device() {
+        for on_host in [false, true] {
+            assert!(check_overlap(Aliasing::Disjoint, on_host).is_ok());
+            let refused = check_overlap(Aliasing::OverlapsInput, on_host).unwrap_err();
+            assert!(matches!(&refused, GpuError::Invalid(m) if m.contains("overlaps the input")));
+        }
+        assert!(check_overlap(Aliasing::SelfOverlapping, true).is_ok());
+        let refused = check_overlap(Aliasing::SelfOverlapping, false).unwrap_err();
         assert!(matches!(&refused, GpuError::Unsupported(m) if m.contains("overlap each other")));
     }
 }

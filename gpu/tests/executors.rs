@@ -207,6 +207,34 @@ fn a_self_overlapping_host_output_is_written_in_scipys_order() {
 }
 
 #[test]
+fn an_output_overlapping_the_input_is_refused_not_computed_out_of_place() {
+    // scipy's loop reads the pixels it has already written; the CPU reproduces that order, the
+    // GPU cannot, and reading a copy would silently give another result.
+    let gpu = GpuFilter::compile(SOURCE, &ndjit::Bindings::new()).expect("compiles");
+    let mut data = image(&[3, 4]);
+    let before = data.clone();
+    let opts = Options::size(&[3, 3]);
+    let (input, output) = (
+        RawArray::from_slice(&data, &[3, 4]).unwrap(),
+        RawArrayMut {
+            ptr: data.as_mut_ptr().cast(),
+            dtype: Dtype::F64,
+            shape: vec![3, 4],
+            strides: vec![32, 8],
+        },
+    );
+    let exec = Emulator::new(&gpu);
+    // SAFETY: both descriptions cover `data` exactly.
+    let refused = unsafe { driver::execute(&exec, &input, &output, gpu.filter(), &opts) }
+        .expect_err("in place on the GPU");
+    assert!(
+        matches!(&refused, GpuError::Invalid(m) if m.contains("overlaps the input") && m.contains("separate output")),
+        "{refused}"
+    );
+    assert_eq!(data, before, "nothing is written");
+}
+
+#[test]
 fn sums_of_more_than_128_values_follow_numpys_pairwise_order_on_both() {
     // Magnitudes far apart, so that every order of additions rounds differently; a 15x15
     // footprint sums 225 taps (unrolled), a mask sums a run-time number of them (a loop).
