@@ -3,7 +3,8 @@
 
 use super::body::{Body, Exits, Restart, Shared};
 use super::{
-    sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
+    elem, sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK,
+    SITE_BITS,
 };
 use crate::error::{GpuError, Result};
 use crate::pir::{
@@ -102,8 +103,8 @@ impl Traits {
 /// benchmark): each thread should cover 16 bytes of a row (two f64, four f32), which the
 /// vector loads then read in one instruction; more outputs per thread lose coalescing.
 fn auto_outputs(t: &Traits, spec: &KernelSpec) -> u32 {
-    let per16 = match spec.input {
-        Dtype::F64 => 2,
+    let per16 = match spec.input.itemsize() {
+        8 => 2,
         _ => 4,
     };
     if t.loops || t.keeps || t.size > 3000 || t.calls {
@@ -330,63 +331,6 @@ fn wide(k: &mut Func, r: Reg) -> Reg {
     k.cvt(None, T::S64, T::S32, r)
 }
 
-/// Loads one input element at `addr` and converts it to f64 (exactly).
-fn load_input(k: &mut Func, dt: Dtype, addr: Addr) -> Reg {
-    match dt {
-        Dtype::F64 => k.ld(Space::GlobalNc, T::F64, addr),
-        Dtype::F32 => {
-            let v = k.ld(Space::GlobalNc, T::F32, addr);
-            k.cvt(None, T::F64, T::F32, v)
-        }
-        Dtype::U8 => {
-            let v = k.ld(Space::GlobalNc, T::U8, addr);
-            k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
-        }
-        Dtype::U16 => {
-            let v = k.ld(Space::GlobalNc, T::U16, addr);
-            k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
-        }
-        Dtype::I32 => {
-            let v = k.ld(Space::GlobalNc, T::S32, addr);
-            k.cvt(Some(Rnd::Rn), T::F64, T::S32, v)
-        }
-        other => unreachable!("{other:?}: KernelSpec::validate admits only SUPPORTED_DTYPES"),
-    }
-}
-
-/// Stores `v` (f64) as the output type with C's conversion on x86-64: float rounds to nearest;
-/// the integer types go through `cvttsd2si` to int32 (NaN and out-of-range give INT_MIN) and
-/// keep the low bits, so uint8 300 -> 44.
-fn store_output(k: &mut Func, dt: Dtype, addr: Addr, v: Reg) {
-    match dt {
-        Dtype::F64 => k.st(Space::Global, T::F64, addr, v),
-        Dtype::F32 => {
-            let f = k.cvt(Some(Rnd::Rn), T::F32, T::F64, v);
-            k.st(Space::Global, T::F32, addr, f);
-        }
-        _ => {
-            let lo = k.setp(Cmp::Gt, T::F64, v, Src::f64(-2147483649.0));
-            let ok = k.setp_comb(
-                Cmp::Lt,
-                T::F64,
-                v,
-                Src::f64(2147483648.0),
-                BoolOp::And,
-                lo,
-                false,
-            );
-            let t = k.cvt(Some(Rnd::Rzi), T::S32, T::F64, v);
-            let r = k.selp(T::S32, t, Src::I(i32::MIN as i64), ok);
-            let st = match dt {
-                Dtype::U8 => T::U8,
-                Dtype::U16 => T::U16,
-                _ => T::S32,
-            };
-            k.st(Space::Global, st, addr, r);
-        }
-    }
-}
-
 /// Exit registers and labels for one body instance.
 fn exits(k: &mut Func, details: bool) -> Exits {
     Exits {
@@ -547,7 +491,7 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
             k.bin(Bin::Add, T::S64, a.inp, s)
         });
         let addr = k.bin(Bin::Add, T::S64, row, offs[2][&t[2]]);
-        let v = load_input(k, spec.input, Addr::reg(addr, 0));
+        let v = elem::load(k, spec.input, Addr::reg(addr, 0));
         let v = if spec.mode == Mode::Constant {
             let mut valid: Option<Reg> = None;
             for ax in 0..3 {
@@ -734,7 +678,7 @@ fn build_main(
         for &((dz, dy), rp) in &rows {
             let chunks: BTreeSet<i64> = cols[&(dz, dy)].iter().map(|c| c.div_euclid(vw)).collect();
             for q in chunks {
-                let t = if esize == 8 { T::F64 } else { T::F32 };
+                let t = elem::ptx_type(spec.input);
                 let parts: Vec<Reg> = (0..vw).map(|_| k.reg(t.cls())).collect();
                 k.push(Ins::LdV {
                     sp: Space::GlobalNc,
@@ -743,20 +687,12 @@ fn build_main(
                     addr: Addr::reg(rp, q * 16),
                 });
                 for (j, r) in parts.iter().enumerate() {
-                    if let Some(w) = window.get(&(dz, dy, q * vw + j as i64)) {
-                        if esize == 8 {
-                            k.set(T::F64, *w, *r);
-                        } else if let Some(w32) = window32.get(&(dz, dy, q * vw + j as i64)) {
-                            k.set(T::F32, *w32, *r);
-                        } else {
-                            k.push(Ins::Cvt {
-                                rnd: None,
-                                dt: T::F64,
-                                st: T::F32,
-                                d: *w,
-                                a: Src::R(*r),
-                            });
-                        }
+                    let at = (dz, dy, q * vw + j as i64);
+                    if let Some(w32) = window32.get(&at) {
+                        k.set(T::F32, *w32, *r);
+                    } else if let Some(w) = window.get(&at) {
+                        let val = elem::to_f64(&mut k, spec.input, *r);
+                        k.set(T::F64, *w, val);
                     }
                 }
             }
@@ -777,7 +713,7 @@ fn build_main(
                 let v32 = k.ld(Space::GlobalNc, T::F32, addr);
                 k.set(T::F32, *w32, v32);
             } else {
-                let val = load_input(&mut k, spec.input, addr);
+                let val = elem::load(&mut k, spec.input, addr);
                 k.set(T::F64, window[&(dz, dy, c)], val);
             }
         }
@@ -886,7 +822,7 @@ fn build_main(
                         Addr::reg(k.bin(Bin::Add, T::S64, pout_r, off), 0)
                     }
                 };
-                store_output(&mut k, spec.output, addr, ret);
+                elem::store(&mut k, spec.output, addr, ret);
             }
             k.bra(next);
             k.place(fail);
@@ -921,7 +857,7 @@ fn build_main(
             k.bra(done);
             k.place(scalar);
             for (vv, r) in results.iter().enumerate() {
-                store_output(
+                elem::store(
                     &mut k,
                     spec.output,
                     Addr::reg(pout_r, vv as i64 * osize),
@@ -965,7 +901,7 @@ fn build_main(
     let o = k.fma(T::S64, xw, a.os[2], o);
     let o = k.bin(Bin::Mul, T::S64, o, Src::I(osize));
     let oa = k.bin(Bin::Add, T::S64, a.out, o);
-    store_output(&mut k, spec.output, Addr::reg(oa, 0), ret);
+    elem::store(&mut k, spec.output, Addr::reg(oa, 0), ret);
     k.bra(next);
     k.place(fail);
     let pix = k.fma(T::S64, zw, hw, yw);
