@@ -169,3 +169,69 @@ fn every_dtype_pair_assembles() {
         }
     }
 }
+
+/// Past a register window's worth of taps, general callbacks read their taps from memory: ptxas
+/// allocates them a bounded number of registers and spills nothing, however wide the window (the
+/// register window spilled from 7×7 on, up to 110 kB of spill loads per thread at 31×31).
+#[test]
+fn large_windows_neither_spill_nor_grow_in_registers() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let mut module = ndjit_gpu::pir::Module::new(Target::SM90.version, Target::SM90.sm);
+    let mut entries = Vec::new();
+    let cases = [
+        ("min", "np.min(x)"),
+        ("max", "np.max(x)"),
+        ("mean", "np.mean(x)"),
+        ("nanmean", "np.nanmean(x)"),
+    ];
+    for (name, src) in cases {
+        for (dt, sizes) in [(Dtype::F64, &[11, 15, 31][..]), (Dtype::F32, &[31][..])] {
+            for &k in sizes {
+                let f = ndjit::Filter::builder(src)
+                    .filter_size(k * k)
+                    .compile()
+                    .unwrap();
+                let spec = with(
+                    &KernelSpec::boxed(2, k),
+                    Mode::Reflect,
+                    dt,
+                    dt,
+                    Target::SM90,
+                );
+                let ir = f.specialized_ir().unwrap();
+                let kern = generate(ir, f.layout(), f.bound_values(), &spec).unwrap();
+                let tag = format!("_{name}_{dt}_{k}");
+                module.merge(&kern.module, |n| format!("{n}{tag}"));
+                entries.push(format!("ndjit_stencil{tag}"));
+            }
+        }
+    }
+    let log = assemble(&ptxas, &module.to_ptx(), 90, "windows").expect("assembles");
+    for e in &entries {
+        let (regs, spill_stores, spill_loads) = resources(&log, e);
+        println!("{e}: {regs} registers, spills {spill_stores} B stored, {spill_loads} B loaded");
+        assert!(regs > 0 && regs <= 96, "{e}: {regs} registers");
+        assert_eq!((spill_stores, spill_loads), (0, 0), "{e} spills");
+    }
+}
+
+/// ptxas's report for kernel `entry`: registers, spill stores and spill loads (bytes).
+fn resources(log: &str, entry: &str) -> (u32, u32, u32) {
+    let lines: Vec<&str> = log
+        .lines()
+        .skip_while(|l| !l.contains(&format!("'{entry}'")))
+        .take(5)
+        .collect();
+    // The number just before `key` on the line that has it.
+    let num = |key: &str| -> u32 {
+        let line = lines.iter().find(|l| l.contains(key)).unwrap_or(&"");
+        let before = line[..line.find(key).unwrap_or(0)].trim_end();
+        let digits = before.rsplit(|c: char| !c.is_ascii_digit()).next();
+        digits.and_then(|n| n.parse().ok()).unwrap_or(0)
+    };
+    (
+        num("registers"),
+        num("bytes spill stores"),
+        num("bytes spill loads"),
+    )
+}

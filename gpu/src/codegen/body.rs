@@ -15,6 +15,7 @@
 
 use super::bounds;
 use super::sort;
+use super::taps::{self, Taps};
 use super::{BoundValues, NO_RECORD};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Global, Ins, Reg, Rnd, Space, Src, Un, T};
 use ndjit::ir::eval::{self, Val};
@@ -245,7 +246,7 @@ struct LoopT {
 pub struct Body<'s, 'a, 'k> {
     pub sh: &'s mut Shared<'a>,
     k: &'k mut Func,
-    taps: Vec<Reg>,
+    taps: Taps,
     /// The neighbourhood copied to local memory, when indexed dynamically.
     buf_local: Option<String>,
     vars: Vec<Reg>,
@@ -264,11 +265,11 @@ pub struct Body<'s, 'a, 'k> {
 }
 
 impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
-    /// Translates the body for the neighbourhood `taps` (f64 registers).
+    /// Translates the body for the neighbourhood `taps`.
     pub fn translate(
         sh: &'s mut Shared<'a>,
         k: &'k mut Func,
-        taps: &[Reg],
+        taps: Taps,
         ex: Exits,
         tag: &str,
     ) -> Res<()> {
@@ -282,7 +283,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     pub fn translate_at(
         sh: &'s mut Shared<'a>,
         k: &'k mut Func,
-        taps: &[Reg],
+        taps: Taps,
         window: Option<&[[i64; 3]]>,
         taps32: Option<Vec<Reg>>,
         median: Option<MedianHint>,
@@ -296,7 +297,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             median,
             sh,
             k,
-            taps: taps.to_vec(),
+            taps,
             buf_local: None,
             vars: vec![],
             consts: vec![None; func.vars.len()],
@@ -346,10 +347,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             };
             b.arrays.push(s);
         }
-        if b.sh.buffer_local {
+        // Taps in memory are indexed at run time as they are.
+        if let (true, Taps::Regs(regs)) = (b.sh.buffer_local, &b.taps) {
             let name = format!("{}_buf", b.tag);
-            b.k.local(&name, 8 * b.taps.len().max(1) as u64);
-            for (i, &t) in b.taps.clone().iter().enumerate() {
+            b.k.local(&name, 8 * regs.len().max(1) as u64);
+            for (i, &t) in regs.iter().enumerate() {
                 b.k.st(Space::Local, T::F64, Addr::sym(&name, 8 * i as i64), t);
             }
             b.buf_local = Some(name);
@@ -920,17 +922,20 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     fn load(&mut self, a: Arr, i: V) -> Res<V> {
         match self.arrays[a.0 as usize].clone() {
-            Storage::Buffer => match i {
+            Storage::Buffer => match (&self.taps, i) {
                 // A constant index past the taps sits behind the IR's index check, which fails
                 // for every pixel first (`x[9]` of 9 taps): the code is unreachable, and any value
                 // will do where the kernel must still be generated.
-                V::C(c) => Ok(
-                    match usize::try_from(c.i()).ok().and_then(|k| self.taps.get(k)) {
-                        Some(&r) => V::R(r, Ty::F64),
-                        None => V::C(Val::F(0.0)),
-                    },
-                ),
-                V::R(..) => {
+                (taps, V::C(c)) if usize::try_from(c.i()).map_or(true, |c| c >= taps.len()) => {
+                    Ok(V::C(Val::F(0.0)))
+                }
+                (Taps::Regs(regs), V::C(c)) => Ok(V::R(regs[c.i() as usize], Ty::F64)),
+                (Taps::Memory(m), i) => {
+                    let m = m.clone();
+                    let i = self.src(i);
+                    Ok(V::R(m.load(self.k, i), Ty::F64))
+                }
+                (Taps::Regs(_), V::R(..)) => {
                     let Some(name) = self.buf_local.clone() else {
                         return Err(Restart::Buffer);
                     };
@@ -1389,6 +1394,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             self.leave_index(index, k);
             return Ok(r);
         }
+        if matches!(op, ReduceOp::Min | ReduceOp::Max) && k as usize > taps::WINDOW_REGS {
+            let r = self.minmax_chunked(op == ReduceOp::Min, k, index, elem, ein)?;
+            self.leave_index(index, k);
+            return Ok(r);
+        }
         let mut items = Vec::with_capacity(k as usize);
         for i in 0..k {
             items.push(self.elem_at(index, V::C(Val::I(i)), elem, ein)?);
@@ -1415,6 +1425,25 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         } else {
             acc
         })
+    }
+
+    /// NumPy min/max of more elements than registers hold at once: each chunk's elements are
+    /// evaluated (loaded) and folded before the next chunk's, so that few are live at a time.
+    /// The chunks' results fold with NumPy's two-argument min/max, which gives the same value as
+    /// folding every element in any order (`lowering_variants_agree` checks the two lowerings).
+    fn minmax_chunked(&mut self, min: bool, k: i64, index: Var, elem: &Expr, ein: Ty) -> Res<V> {
+        const CHUNK: i64 = 16;
+        let mut acc: Option<V> = None;
+        for start in (0..k).step_by(CHUNK as usize) {
+            let mut items = Vec::with_capacity(CHUNK as usize);
+            for i in start..(start + CHUNK).min(k) {
+                items.push(self.elem_at(index, V::C(Val::I(i)), elem, ein)?);
+            }
+            let part = self.minmax_all(min, &items);
+            let op = if min { BinOp::Min } else { BinOp::Max };
+            acc = Some(acc.map_or(part, |a| self.binary(op, a, part)));
+        }
+        Ok(acc.expect("k > 0"))
     }
 
     /// The fold state after the first element.

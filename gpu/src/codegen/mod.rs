@@ -20,6 +20,7 @@ pub mod bounds;
 pub mod elem;
 pub mod sort;
 pub mod stencil;
+pub mod taps;
 
 use crate::error::{GpuError, Result};
 use crate::pir::Module;
