@@ -253,8 +253,8 @@ fn large_windows_read_taps_from_memory() {
             bindings: Default::default(),
         };
         for (ci, (base, shape)) in cases.iter().enumerate() {
-            // 17×17 loops over the window (past the unrolling limit): one sorting body suffices.
-            if ci == 4 && source.contains("median") {
+            // A median of many values sorts them one by one in the emulator: one footprint.
+            if ci > 0 && source.contains("median") {
                 continue;
             }
             for (mi, mode) in Mode::APPLIED.into_iter().enumerate() {
