@@ -183,7 +183,6 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
         ("max", "np.max(x)"),
         ("mean", "np.mean(x)"),
         ("nanmean", "np.nanmean(x)"),
-        ("median", "np.median(x)"),
     ];
     for (name, src) in cases {
         for (dt, sizes) in [(Dtype::F64, &[11, 15, 31][..]), (Dtype::F32, &[31][..])] {

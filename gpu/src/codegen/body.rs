@@ -378,12 +378,6 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// A [`Stmt::MedianNetwork`]: `if isnan(sum) { fallback } else { network; median }`. For the
     /// whole footprint, with the stencil's pair-median hint, the network is the shortcut.
     fn median_network(&mut self, dst: Var, elems: &[Expr], fallback: &[Stmt]) -> Res<bool> {
-        // A network over more values than registers hold spills at every comparator (255
-        // registers and spills for 11×11); the fallback, exact for every input (the IR's
-        // contract: the branch never changes the result), sorts in local memory instead.
-        if elems.len() > taps::WINDOW_REGS {
-            return self.block(fallback);
-        }
         let mut v = Vec::with_capacity(elems.len());
         for e in elems {
             let x = self.expr_as(e, Ty::F64)?;
