@@ -135,6 +135,11 @@ def test_target_argument_errors():
         ndjit.generic_filter(a, "np.max(x)", size=3, target="gpu")
     with pytest.raises(TypeError, match="workers"):
         ndjit.generic_filter(a, "np.max(x)", size=3, target="cuda", workers=2)
+    # scipy's errors for the dtypes it refuses, before any device is needed.
+    with pytest.raises(RuntimeError, match="array type not supported"):
+        ndjit.generic_filter(a.astype(np.float16), "np.max(x)", size=3, target="cuda")
+    with pytest.raises(TypeError, match="Complex type not supported"):
+        ndjit.generic_filter(a.astype(np.complex64), "np.max(x)", size=3, target="cuda")
 
 
 @no_gpu
