@@ -206,6 +206,35 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
             }
         }
     }
+    // The portable target too, with a body that indexes the taps at run time (a sort).
+    let mut portable = ndjit_gpu::pir::Module::new(Target::PORTABLE.version, Target::PORTABLE.sm);
+    for (src, k) in [("np.nanmean(x)", 31), ("np.median(x)", 15)] {
+        let f = ndjit::Filter::builder(src)
+            .filter_size(k * k)
+            .compile()
+            .unwrap();
+        let spec = with(
+            &KernelSpec::boxed(2, k),
+            Mode::Mirror,
+            Dtype::U16,
+            Dtype::F32,
+            Target::PORTABLE,
+        );
+        let kern = generate(
+            f.specialized_ir().unwrap(),
+            f.layout(),
+            f.bound_values(),
+            &spec,
+        )
+        .unwrap();
+        portable.merge(&kern.module, |n| format!("{n}_{k}"));
+    }
+    if let Err(e) = assemble(&ptxas, &portable.to_ptx(), 75, "windows75") {
+        panic!(
+            "sm_75: {}",
+            e.lines().take(12).collect::<Vec<_>>().join("\n")
+        );
+    }
     let log = assemble(&ptxas, &module.to_ptx(), 90, "windows").expect("assembles");
     for e in &entries {
         let (regs, spill_stores, spill_loads) = resources(&log, e);
