@@ -8,7 +8,7 @@ mod common;
 
 use common::{assemble, find_ptxas, selected, with};
 use ndjit::math::MathFn;
-use ndjit_gpu::codegen::{generate, Dtype, KernelSpec, Mode, Target};
+use ndjit_gpu::codegen::{generate, Dtype, Kernel, KernelSpec, Mode, Target};
 use std::sync::Mutex;
 
 fn ptxas_or_skip() -> Option<std::path::PathBuf> {
@@ -141,10 +141,6 @@ fn every_math_routine_assembles() {
 #[test]
 fn every_dtype_pair_assembles() {
     let Some(ptxas) = ptxas_or_skip() else { return };
-    let f = ndjit::Filter::builder("np.min(x) + x[4] * 0.5")
-        .filter_size(9)
-        .compile()
-        .unwrap();
     for target in [Target::SM90, Target::PORTABLE] {
         let mut module = ndjit_gpu::pir::Module::new(target.version, target.sm);
         let floats = [Dtype::F64, Dtype::F32];
@@ -152,21 +148,12 @@ fn every_dtype_pair_assembles() {
             .iter()
             .flat_map(|&d| floats.map(|f| [(d, f), (f, d)]));
         for (i, o) in pairs.flatten() {
-            let spec = with(&KernelSpec::boxed(2, 3), Mode::Reflect, i, o, target);
-            let ir = f.specialized_ir().unwrap();
-            let k = generate(ir, f.layout(), f.bound_values(), &spec)
-                .unwrap_or_else(|e| panic!("{i} -> {o}: {e}"));
+            let k = box_kernel("np.min(x) + x[4] * 0.5", 3, Mode::Reflect, (i, o), target);
             let tag = format!("_{i}_{o}");
             module.merge(&k.module, |n| format!("{n}{tag}"));
             module.merge(&k.replay, |n| format!("{n}{tag}"));
         }
-        if let Err(e) = assemble(&ptxas, &module.to_ptx(), target.sm, "dtypes") {
-            panic!(
-                "sm_{}: {}",
-                target.sm,
-                e.lines().take(12).collect::<Vec<_>>().join("\n")
-            );
-        }
+        assembled(&ptxas, &module, "dtypes");
     }
 }
 
@@ -187,19 +174,7 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
     for (name, src) in cases {
         for (dt, sizes) in [(Dtype::F64, &[11, 15, 31][..]), (Dtype::F32, &[31][..])] {
             for &k in sizes {
-                let f = ndjit::Filter::builder(src)
-                    .filter_size(k * k)
-                    .compile()
-                    .unwrap();
-                let spec = with(
-                    &KernelSpec::boxed(2, k),
-                    Mode::Reflect,
-                    dt,
-                    dt,
-                    Target::SM90,
-                );
-                let ir = f.specialized_ir().unwrap();
-                let kern = generate(ir, f.layout(), f.bound_values(), &spec).unwrap();
+                let kern = box_kernel(src, k, Mode::Reflect, (dt, dt), Target::SM90);
                 let tag = format!("_{name}_{dt}_{k}");
                 module.merge(&kern.module, |n| format!("{n}{tag}"));
                 entries.push(format!("ndjit_stencil{tag}"));
@@ -209,39 +184,42 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
     // The portable target too, with a body that indexes the taps at run time (a sort).
     let mut portable = ndjit_gpu::pir::Module::new(Target::PORTABLE.version, Target::PORTABLE.sm);
     for (src, k) in [("np.nanmean(x)", 31), ("np.median(x)", 15)] {
-        let f = ndjit::Filter::builder(src)
-            .filter_size(k * k)
-            .compile()
-            .unwrap();
-        let spec = with(
-            &KernelSpec::boxed(2, k),
-            Mode::Mirror,
-            Dtype::U16,
-            Dtype::F32,
-            Target::PORTABLE,
-        );
-        let kern = generate(
-            f.specialized_ir().unwrap(),
-            f.layout(),
-            f.bound_values(),
-            &spec,
-        )
-        .unwrap();
+        let dts = (Dtype::U16, Dtype::F32);
+        let kern = box_kernel(src, k, Mode::Mirror, dts, Target::PORTABLE);
         portable.merge(&kern.module, |n| format!("{n}_{k}"));
     }
-    if let Err(e) = assemble(&ptxas, &portable.to_ptx(), 75, "windows75") {
-        panic!(
-            "sm_75: {}",
-            e.lines().take(12).collect::<Vec<_>>().join("\n")
-        );
-    }
-    let log = assemble(&ptxas, &module.to_ptx(), 90, "windows").expect("assembles");
+    assembled(&ptxas, &portable, "windows75");
+    let log = assembled(&ptxas, &module, "windows");
     for e in &entries {
         let (regs, spill_stores, spill_loads) = resources(&log, e);
         println!("{e}: {regs} registers, spills {spill_stores} B stored, {spill_loads} B loaded");
         assert!(regs > 0 && regs <= 96, "{e}: {regs} registers");
         assert_eq!((spill_stores, spill_loads), (0, 0), "{e} spills");
     }
+}
+
+/// ptxas's log for `module` (for its own target); panics with ptxas's first lines if rejected.
+fn assembled(ptxas: &std::path::Path, module: &ndjit_gpu::pir::Module, tag: &str) -> String {
+    assemble(ptxas, &module.to_ptx(), module.target, tag).unwrap_or_else(|e| {
+        let head: Vec<&str> = e.lines().take(12).collect();
+        panic!("{tag} for sm_{}: {}", module.target, head.join("\n"))
+    })
+}
+
+/// The kernel of `src` over a k×k box.
+fn box_kernel(src: &str, k: usize, mode: Mode, (i, o): (Dtype, Dtype), target: Target) -> Kernel {
+    let f = ndjit::Filter::builder(src)
+        .filter_size(k * k)
+        .compile()
+        .unwrap();
+    let spec = with(&KernelSpec::boxed(2, k), mode, i, o, target);
+    generate(
+        f.specialized_ir().unwrap(),
+        f.layout(),
+        f.bound_values(),
+        &spec,
+    )
+    .unwrap_or_else(|e| panic!("{src} {k}x{k} {i} -> {o}: {e}"))
 }
 
 /// ptxas's report for kernel `entry`: registers, spill stores and spill loads (bytes).
