@@ -239,11 +239,13 @@ fn large_windows_read_taps_from_memory() {
     let mut deep = ndjit_gpu::codegen::KernelSpec::boxed(2, 17);
     deep.shape = vec![17, 17];
     let cases = [
-        (spec9, vec![13, 17]),
+        (spec9.clone(), vec![13, 17]),
         (ring, vec![15, 14]),
         (line, vec![90]),
         (cube, vec![6, 7, 8]),
         (deep, vec![18, 19]),
+        // Smaller than the window: every coordinate maps, far past the edges.
+        (spec9, vec![3, 4]),
     ];
     let mut failures = Vec::new();
     for source in programs {
