@@ -255,7 +255,7 @@ fn large_windows_read_taps_from_memory() {
             bindings: Default::default(),
         };
         for (ci, (base, shape)) in cases.iter().enumerate() {
-            // A median of many values sorts them one by one in the emulator: one footprint.
+            // A median of many values sorts them in the emulator: one footprint.
             if ci > 0 && source.contains("median") {
                 continue;
             }

@@ -2058,10 +2058,13 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 Ok(())
             }
             Storage::Regs { .. } => Err(Restart::Local(a.0)),
-            Storage::Local { name, len, .. } => {
+            // Short arrays (at most NETWORK_MAX) sort fastest by insertion; both sorts are stable
+            // and give the same array.
+            Storage::Local { name, cap, len, .. } if cap <= NETWORK_MAX => {
                 self.insertion_sort(&name, len);
                 Ok(())
             }
+            Storage::Local { name, cap, len, .. } => self.merge_sort(&name, cap, len),
             _ => Err(Restart::Local(a.0)),
         }
     }
@@ -2144,7 +2147,101 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.k.place(done);
     }
 
-    /// The runtime's insertion sort (stable, NaN last) on a local array.
+    /// A sort in NumPy's order (NaN last) of a local array: a stable bottom-up merge sort through
+    /// a second array of its capacity, O(n log n) where the insertion sort it replaces was O(n²)
+    /// (a median of 31×31 moves ~10⁴ values instead of ~2·10⁵). Values that compare equal but
+    /// differ in bits (±0, NaN payloads) may end in another order than the runtime's unstable
+    /// sort leaves them, as with the insertion sort; the sorted statistics do not depend on it
+    /// (`0.0 +` makes every zero +0.0, a NaN gives NaN).
+    fn merge_sort(&mut self, name: &str, cap: i64, n: Reg) -> Res<()> {
+        let tmp = format!("{name}_merge");
+        self.k.local(&tmp, 8 * cap.max(1) as u64);
+        let base = self.k.addr_of(name);
+        let other = self.k.addr_of(&tmp);
+        let (src, dst) = (self.k.mov(T::U64, base), self.k.mov(T::U64, other));
+        let width = self.k.mov(T::S64, Src::I(1));
+        let (passes, passes_end) = self.while_below(width, n);
+        let two = self.k.bin(Bin::Add, T::S64, width, width);
+        let lo = self.k.mov(T::S64, Src::I(0));
+        let (runs, runs_end) = self.while_below(lo, n);
+        let mid = self.k.bin(Bin::Add, T::S64, lo, width);
+        let mid = self.k.bin(Bin::Min, T::S64, mid, n);
+        let hi = self.k.bin(Bin::Add, T::S64, lo, two);
+        let hi = self.k.bin(Bin::Min, T::S64, hi, n);
+        self.merge_runs((src, dst), (lo, mid, hi));
+        self.k.set(T::S64, lo, hi);
+        self.k.bra(runs);
+        self.k.place(runs_end);
+        let t = self.k.mov(T::U64, src);
+        self.k.set(T::U64, src, dst);
+        self.k.set(T::U64, dst, t);
+        self.k.set(T::S64, width, two);
+        self.k.bra(passes);
+        self.k.place(passes_end);
+        // After an odd number of passes the sorted values are in the second array.
+        let sorted = self.k.new_label();
+        let home = self.k.setp(Cmp::Eq, T::U64, src, base);
+        self.k.bra_if(home, false, sorted);
+        self.counted(Src::I(0), n, &mut |b, c| {
+            b.move_cell((src, c), (base, c));
+            Ok(())
+        })?;
+        self.k.place(sorted);
+        Ok(())
+    }
+
+    /// The head of a loop `while i < n` (s64): its top (to branch back to) and its exit labels.
+    fn while_below(&mut self, i: Reg, n: Reg) -> (u32, u32) {
+        let (top, end) = (self.k.new_label(), self.k.new_label());
+        self.k.place(top);
+        let done = self.k.setp(Cmp::Ge, T::S64, i, n);
+        self.k.bra_if(done, false, end);
+        (top, end)
+    }
+
+    /// `dst[to] = src[from]` between local f64 arrays at `src` and `dst`.
+    fn move_cell(&mut self, (src, from): (Reg, Reg), (dst, to): (Reg, Reg)) {
+        let at = self.elem_addr(src, V::R(from, Ty::I64));
+        let v = self.k.ld(Space::Local, T::F64, at);
+        let to = self.elem_addr(dst, V::R(to, Ty::I64));
+        self.k.st(Space::Local, T::F64, to, v);
+    }
+
+    /// Merges the sorted runs `src[lo..mid]` and `src[mid..hi]` into `dst[lo..hi]`, taking from
+    /// the right run only when the left's head comes strictly after the right's (stable).
+    fn merge_runs(&mut self, (src, dst): (Reg, Reg), (lo, mid, hi): (Reg, Reg, Reg)) {
+        let (i, j, o) = (
+            self.k.mov(T::S64, lo),
+            self.k.mov(T::S64, mid),
+            self.k.mov(T::S64, lo),
+        );
+        let (left, right, next) = (self.k.new_label(), self.k.new_label(), self.k.new_label());
+        let (top, end) = self.while_below(o, hi);
+        let left_empty = self.k.setp(Cmp::Ge, T::S64, i, mid);
+        self.k.bra_if(left_empty, false, right);
+        let right_empty = self.k.setp(Cmp::Ge, T::S64, j, hi);
+        self.k.bra_if(right_empty, false, left);
+        let ai = self.elem_addr(src, V::R(i, Ty::I64));
+        let x = self.k.ld(Space::Local, T::F64, ai);
+        let aj = self.elem_addr(src, V::R(j, Ty::I64));
+        let y = self.k.ld(Space::Local, T::F64, aj);
+        let after = self.numpy_after(x, y);
+        self.k.bra_if(after, false, right);
+        for (label, from) in [(left, i), (right, j)] {
+            self.k.place(label);
+            self.move_cell((src, from), (dst, o));
+            let nf = self.k.bin(Bin::Add, T::S64, from, Src::I(1));
+            self.k.set(T::S64, from, nf);
+            self.k.bra(next);
+        }
+        self.k.place(next);
+        let no = self.k.bin(Bin::Add, T::S64, o, Src::I(1));
+        self.k.set(T::S64, o, no);
+        self.k.bra(top);
+        self.k.place(end);
+    }
+
+    /// An insertion sort (stable, NaN last) of a local array.
     fn insertion_sort(&mut self, name: &str, len: Reg) {
         let base = self.k.addr_of(name);
         let i = self.k.mov(T::S64, Src::I(1));
