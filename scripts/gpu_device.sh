@@ -10,7 +10,7 @@
 #
 # `run` writes logs to $OUT (the device tool's output folder) and prints the summaries last.
 # Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api and
-# NDJIT_SKIP=device,python,bench,percall,cupy.
+# NDJIT_SKIP=device,python,bench,percall,window,cupy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,6 +69,12 @@ run)
         PYTHONPATH=/tmp/ndjit-site timeout "${NDJIT_PERCALL_TIMEOUT:-200}" python3 benches/percall_gpu.py \
             2>&1 | tee "$out/percall.log" || status=$? ;;
     esac
+    case ",${NDJIT_SKIP:-}," in *,window,*) ;; *)
+        # Time against the window size, k = 3..31, beside cupyx (issue 18; the wheel from the
+        # python section).
+        PYTHONPATH=/tmp/ndjit-site PYTHONUNBUFFERED=1 timeout "${NDJIT_WINDOW_TIMEOUT:-300}" python3 \
+            benches/gpu_window.py --budget "${NDJIT_WINDOW_BUDGET:-240}" 2>&1 | tee "$out/window.log" || status=$? ;;
+    esac
     case ",${NDJIT_SKIP:-}," in *,cupy,*) ;; *)
         if [ -f .device/gpu_anchor.py ]; then
             PYTHONUNBUFFERED=1 timeout "${NDJIT_CUPY_TIMEOUT:-200}" python3 .device/gpu_anchor.py 2>&1 | tee "$out/cupy.log" || true
@@ -80,6 +86,7 @@ run)
     tail -n 3 "$out/python.log" 2>/dev/null || true
     tail -n 4 "$out/percall.log" 2>/dev/null || true
     sed -n '/== ndjit-gpu on/,$p' "$out/bench.log" 2>/dev/null || true
+    sed -n '/== gpu_window table/,$p' "$out/window.log" 2>/dev/null || true
     grep -E "copy|minimum_filter|median_filter|RawKernel|first call" "$out/cupy.log" 2>/dev/null || true
     exit $status
     ;;

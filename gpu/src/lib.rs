@@ -2,8 +2,9 @@
 //!
 //! The same IR that ndjit's CPU JIT compiles is lowered here to PTX text (by Rust code, no NVRTC,
 //! no toolkit) and run through the CUDA driver with scipy's `generic_filter` semantics: every
-//! boundary mode and origin, any footprint, 1-d to 3-d images, float64/float32/uint8/uint16/int32
-//! inputs converted to double and outputs cast as C does.
+//! boundary mode and origin, any footprint, 1-d to 3-d images, every dtype scipy takes (bool,
+//! int8–int64, uint8–uint64, float32, float64) converted to double and cast back as scipy's C
+//! casts do.
 //!
 //! ```no_run
 //! use ndjit_gpu::{Footprint, Gpu, GpuFilter, Mode, Options};

@@ -480,13 +480,14 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
         vec![29, 31],
         vec![7, 9, 11],
     ];
-    // Phase 1: every program in every mode (2-d 3x3, float64); then other dtypes and a strided
-    // input; then the 1-d, cross, 5x5-with-origin and 3-d footprints. Jobs run in that order
-    // until the time budget (NDJIT_CORPUS_BUDGET seconds, default 300) is spent.
+    // Phase 1: every program in every mode (2-d 3x3, float64); then other dtypes (every pair of
+    // them over the corpus) and a strided input; then the 1-d, cross, 5x5-with-origin and 3-d
+    // footprints. Jobs run in that order until the time budget (NDJIT_CORPUS_BUDGET seconds,
+    // default 300) is spent.
     let geos = geometries();
     let mut phases: Vec<Vec<(&common::Program, &str, Vec<usize>, KernelSpec, bool)>> =
         vec![vec![], vec![], vec![]];
-    for p in &programs {
+    for (pi, p) in programs.iter().enumerate() {
         let (g0, _, b0) = &geos[0];
         for mode in Mode::APPLIED {
             phases[0].push((
@@ -504,6 +505,23 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
             (Mode::Wrap, Dtype::U16, Dtype::F64),
             (Mode::Mirror, Dtype::I32, Dtype::I32),
         ] {
+            phases[1].push((
+                *p,
+                g0,
+                sizes[0].clone(),
+                with(b0, mode, di, dout, gpu.target()),
+                false,
+            ));
+        }
+        // Three of the 121 input × output dtype pairs per program, in turn: the corpus covers
+        // every pair (each with a mode of its own) once it has 41 programs.
+        for j in 0..3 {
+            let q = (pi * 3 + j) % (Dtype::ALL.len() * Dtype::ALL.len());
+            let (di, dout) = (
+                Dtype::ALL[q / Dtype::ALL.len()],
+                Dtype::ALL[q % Dtype::ALL.len()],
+            );
+            let mode = Mode::APPLIED[q % Mode::APPLIED.len()];
             phases[1].push((
                 *p,
                 g0,

@@ -216,3 +216,61 @@ fn outputs_and_rows_per_thread_do_not_change_results() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Footprints past what a register window holds read their taps from memory (the image in the
+/// interior, a local array filled by a loop at the edges): every mode, constant and run-time
+/// indices (the unrolled reductions and the loops of larger windows), box, masked, 1-d and 3-d
+/// footprints with origins, float and integer images.
+#[test]
+fn large_windows_read_taps_from_memory() {
+    let programs = [
+        "np.min(x)",
+        "np.median(x)",
+        "np.nanmean(x)",
+        "x[len(x) // 2] - x[int(x[0] > 0.5)]",
+    ];
+    let mut spec9 = ndjit_gpu::codegen::KernelSpec::boxed(2, 9);
+    spec9.origin = vec![1, -2];
+    let mut ring = ndjit_gpu::codegen::KernelSpec::boxed(2, 11);
+    ring.mask = (0..121).map(|i| (i / 11 + i % 11) % 3 != 0).collect();
+    let mut line = ndjit_gpu::codegen::KernelSpec::boxed(1, 71);
+    line.origin = vec![3];
+    let cube = ndjit_gpu::codegen::KernelSpec::boxed(3, 5);
+    let mut deep = ndjit_gpu::codegen::KernelSpec::boxed(2, 17);
+    deep.shape = vec![17, 17];
+    let cases = [
+        (spec9.clone(), vec![13, 17]),
+        (ring, vec![15, 14]),
+        (line, vec![90]),
+        (cube, vec![6, 7, 8]),
+        (deep, vec![18, 19]),
+        // Smaller than the window: every coordinate maps, far past the edges.
+        (spec9, vec![3, 4]),
+    ];
+    let mut failures = Vec::new();
+    for source in programs {
+        let p = common::Program {
+            name: source.into(),
+            source: source.into(),
+            bindings: Default::default(),
+        };
+        for (ci, (base, shape)) in cases.iter().enumerate() {
+            // A median of many values sorts them in the emulator: one footprint.
+            if ci > 0 && source.contains("median") {
+                continue;
+            }
+            for (mi, mode) in Mode::APPLIED.into_iter().enumerate() {
+                let dt = [Dtype::F64, Dtype::F32, Dtype::U8, Dtype::I64, Dtype::F64][mi];
+                let spec = with(base, mode, dt, Dtype::F64, Target::SM90);
+                if let Err(e) = check(&p, shape, &spec, 17 + ci as u64) {
+                    failures.push(format!(
+                        "{source} {:?} {} {dt}: {e}",
+                        base.shape,
+                        mode.name()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,20 +1,22 @@
 //! Every kernel the corpus generates assembles with NVIDIA's ptxas, for sm_90 and for the portable
-//! target (sm_75, PTX 7.0). ptxas comes from the PyPI wheel `nvidia-cuda-nvcc-cu12` (or
-//! `$NDJIT_PTXAS`); without it the test says so and passes.
+//! target (sm_75, PTX 7.0), and so does the kernel of every input × output dtype pair. ptxas comes
+//! from the PyPI wheel `nvidia-cuda-nvcc-cu12` (or `$NDJIT_PTXAS`); without it each test prints
+//! `SKIPPED` and passes, except under CI (`$CI` set, as `.ci/run` does), where a missing ptxas
+//! fails them: there a pass must mean the kernels were assembled.
 
 mod common;
 
 use common::{assemble, find_ptxas, selected, with};
 use ndjit::math::MathFn;
-use ndjit_gpu::codegen::{generate, Dtype, Mode, Target};
+use ndjit_gpu::codegen::{generate, Dtype, Kernel, KernelSpec, Mode, Target};
 use std::sync::Mutex;
 
 fn ptxas_or_skip() -> Option<std::path::PathBuf> {
     let p = find_ptxas();
     if p.is_none() {
-        println!(
-            "SKIPPED: ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set NDJIT_PTXAS)"
-        );
+        let why = "ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set NDJIT_PTXAS)";
+        assert!(std::env::var_os("CI").is_none(), "CI is set and {why}");
+        println!("SKIPPED: {why}");
     }
     p
 }
@@ -131,4 +133,112 @@ fn every_math_routine_assembles() {
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
+}
+
+/// The kernels of every input dtype into float64 and float32 outputs and of float64 and float32
+/// into every output dtype: each type's loads, conversions and cast, and every vector load and
+/// store shape (the element sizes decide them), one module per target.
+#[test]
+fn every_dtype_pair_assembles() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    for target in [Target::SM90, Target::PORTABLE] {
+        let mut module = ndjit_gpu::pir::Module::new(target.version, target.sm);
+        let floats = [Dtype::F64, Dtype::F32];
+        let pairs = Dtype::ALL
+            .iter()
+            .flat_map(|&d| floats.map(|f| [(d, f), (f, d)]));
+        for (i, o) in pairs.flatten() {
+            let k = box_kernel("np.min(x) + x[4] * 0.5", 3, Mode::Reflect, (i, o), target);
+            let tag = format!("_{i}_{o}");
+            module.merge(&k.module, |n| format!("{n}{tag}"));
+            module.merge(&k.replay, |n| format!("{n}{tag}"));
+        }
+        assembled(&ptxas, &module, "dtypes");
+    }
+}
+
+/// Past a register window's worth of taps, general callbacks read their taps from memory: ptxas
+/// allocates them a bounded number of registers and spills nothing, however wide the window (the
+/// register window spilled from 7×7 on, up to 110 kB of spill loads per thread at 31×31).
+#[test]
+fn large_windows_neither_spill_nor_grow_in_registers() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let mut module = ndjit_gpu::pir::Module::new(Target::SM90.version, Target::SM90.sm);
+    let mut entries = Vec::new();
+    let cases = [
+        ("min", "np.min(x)"),
+        ("max", "np.max(x)"),
+        ("mean", "np.mean(x)"),
+        ("nanmean", "np.nanmean(x)"),
+    ];
+    for (name, src) in cases {
+        for (dt, sizes) in [(Dtype::F64, &[11, 15, 31][..]), (Dtype::F32, &[31][..])] {
+            for &k in sizes {
+                let kern = box_kernel(src, k, Mode::Reflect, (dt, dt), Target::SM90);
+                let tag = format!("_{name}_{dt}_{k}");
+                module.merge(&kern.module, |n| format!("{n}{tag}"));
+                entries.push(format!("ndjit_stencil{tag}"));
+            }
+        }
+    }
+    // The portable target too, with a body that indexes the taps at run time (a sort).
+    let mut portable = ndjit_gpu::pir::Module::new(Target::PORTABLE.version, Target::PORTABLE.sm);
+    for (src, k) in [("np.nanmean(x)", 31), ("np.median(x)", 15)] {
+        let dts = (Dtype::U16, Dtype::F32);
+        let kern = box_kernel(src, k, Mode::Mirror, dts, Target::PORTABLE);
+        portable.merge(&kern.module, |n| format!("{n}_{k}"));
+    }
+    assembled(&ptxas, &portable, "windows75");
+    let log = assembled(&ptxas, &module, "windows");
+    for e in &entries {
+        let (regs, spill_stores, spill_loads) = resources(&log, e);
+        println!("{e}: {regs} registers, spills {spill_stores} B stored, {spill_loads} B loaded");
+        assert!(regs > 0 && regs <= 96, "{e}: {regs} registers");
+        assert_eq!((spill_stores, spill_loads), (0, 0), "{e} spills");
+    }
+}
+
+/// ptxas's log for `module` (for its own target); panics with ptxas's first lines if rejected.
+fn assembled(ptxas: &std::path::Path, module: &ndjit_gpu::pir::Module, tag: &str) -> String {
+    assemble(ptxas, &module.to_ptx(), module.target, tag).unwrap_or_else(|e| {
+        let head: Vec<&str> = e.lines().take(12).collect();
+        panic!("{tag} for sm_{}: {}", module.target, head.join("\n"))
+    })
+}
+
+/// The kernel of `src` over a k×k box.
+fn box_kernel(src: &str, k: usize, mode: Mode, (i, o): (Dtype, Dtype), target: Target) -> Kernel {
+    let f = ndjit::Filter::builder(src)
+        .filter_size(k * k)
+        .compile()
+        .unwrap();
+    let spec = with(&KernelSpec::boxed(2, k), mode, i, o, target);
+    generate(
+        f.specialized_ir().unwrap(),
+        f.layout(),
+        f.bound_values(),
+        &spec,
+    )
+    .unwrap_or_else(|e| panic!("{src} {k}x{k} {i} -> {o}: {e}"))
+}
+
+/// ptxas's report for kernel `entry`: registers, spill stores and spill loads (bytes).
+fn resources(log: &str, entry: &str) -> (u32, u32, u32) {
+    let lines: Vec<&str> = log
+        .lines()
+        .skip_while(|l| !l.contains(&format!("'{entry}'")))
+        .take(5)
+        .collect();
+    // The number just before `key` on the line that has it.
+    let num = |key: &str| -> u32 {
+        let line = lines.iter().find(|l| l.contains(key)).unwrap_or(&"");
+        let before = line[..line.find(key).unwrap_or(0)].trim_end();
+        let digits = before.rsplit(|c: char| !c.is_ascii_digit()).next();
+        digits.and_then(|n| n.parse().ok()).unwrap_or(0)
+    };
+    (
+        num("registers"),
+        num("bytes spill stores"),
+        num("bytes spill loads"),
+    )
 }

@@ -1,4 +1,4 @@
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -48,7 +48,6 @@ def compile(
 _DeviceArg = Tuple[int, str, Sequence[int], Sequence[int]]
 
 def cuda_unavailable_reason() -> Optional[str]: ...
-def cuda_dtypes() -> List[str]: ...
 def cuda_device(ordinal: int = 0) -> Tuple[str, Tuple[int, int], int, str]: ...
 def cuda_ptx(
     compiled: CompiledFilter,

@@ -18,10 +18,6 @@ from ._scipy_args import footprint_and_origins
 
 __all__ = ["is_available", "device", "is_device_array"]
 
-# The element types the GPU kernels read and write (others get a TypeError naming these).
-_SUPPORTED = tuple(_core.cuda_dtypes())
-
-
 def is_available() -> bool:
     """Whether ``target="cuda"`` can run here (an NVIDIA driver and a GPU)."""
     return _core.cuda_unavailable_reason() is None
@@ -40,22 +36,20 @@ def is_device_array(a: Any) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _device_dtype(typestr: str):
-    """``(dtype, supported on the GPU)`` of an array interface's typestr, worked out once per
-    typestr: NumPy's dtype lookups cost microseconds, a tenth of a repeated call's host time."""
-    dtype = np.dtype(typestr)
-    return dtype, dtype.name in _SUPPORTED and dtype.isnative
+    """The NumPy dtype of an array interface's typestr, worked out once per typestr: NumPy's dtype
+    lookups cost microseconds, a tenth of a repeated call's host time."""
+    return np.dtype(typestr)
 
 
 def _describe(a: Any, role: str):
     """``((pointer, typestr, shape, byte strides), dtype, stream)`` from the array interface
     (v2/v3); the typestr goes to the driver as the interface states it."""
     cai = a.__cuda_array_interface__
-    dtype, supported = _device_dtype(cai["typestr"])
+    dtype = _device_dtype(cai["typestr"])
+    # scipy's first check; the driver refuses the other dtypes it does not take (float16 ...)
+    # with scipy's errors when it reads the typestr.
     if dtype.kind == "c":
         raise TypeError("Complex type not supported")
-    if not supported:
-        raise TypeError(f"{role} arrays of dtype {dtype.name} are not supported on the GPU "
-                        f"(supported: {', '.join(_SUPPORTED)})")
     shape = tuple(int(n) for n in cai["shape"])
     strides = cai.get("strides")
     if strides is None:  # C-contiguous

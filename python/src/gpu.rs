@@ -5,11 +5,10 @@
 
 use crate::driver::{check_writeable, describe, driver_error, footprint_mask, SendPtr};
 use crate::{compiled::CompiledFilter, errors};
-use ndjit::driver::{Dtype, Footprint, Mode, Options};
-use ndjit_gpu::codegen::{supported_dtype_names, SUPPORTED_DTYPES};
+use ndjit::driver::{DriverError, Dtype, Footprint, Mode, Options};
 use ndjit_gpu::{ArrayDesc, Gpu, GpuError, Target};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// The Python exception for a GPU error: argument, compile and filter failures are the same
@@ -25,18 +24,6 @@ fn gpu_error(py: Python<'_>, e: GpuError) -> PyErr {
         _ => "CudaError",
     };
     errors::build(py, class, (e.to_string(),))
-}
-
-/// `dtype` if the kernels read and write it, else the `TypeError` naming those they do.
-fn supported(dtype: Option<Dtype>, name: &str) -> PyResult<Dtype> {
-    dtype
-        .filter(|d| SUPPORTED_DTYPES.contains(d))
-        .ok_or_else(|| {
-            PyTypeError::new_err(format!(
-                "arrays of dtype {name} are not supported on the GPU (supported: {})",
-                supported_dtype_names()
-            ))
-        })
 }
 
 /// The driver's options from the normalised arguments of `ndjit/_driver.py` (a footprint over
@@ -58,12 +45,6 @@ fn options(
 #[pyfunction]
 pub fn cuda_unavailable_reason() -> Option<String> {
     Gpu::available().err().map(|e| e.to_string())
-}
-
-/// NumPy's names of the element types the GPU kernels read and write.
-#[pyfunction]
-pub fn cuda_dtypes() -> Vec<&'static str> {
-    SUPPORTED_DTYPES.iter().map(|d| d.name()).collect()
 }
 
 /// `(name, (major, minor), driver_version, ptx_target)` of device `ordinal`.
@@ -96,9 +77,21 @@ pub fn cuda_ptx(
     output_dtype: &str,
     sm: Option<u32>,
 ) -> PyResult<String> {
+    // NumPy's dtype names; the others get the driver's errors for them (scipy's).
     let by_name = |name: &str| {
-        let dtype = Dtype::ALL.into_iter().find(|d| d.name() == name);
-        supported(dtype, name)
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name() == name)
+            .ok_or_else(|| {
+                let complex = name.starts_with("complex");
+                driver_error(
+                    py,
+                    DriverError::UnsupportedDtype {
+                        dtype: name.into(),
+                        complex,
+                    },
+                )
+            })
     };
     let (input, output) = (by_name(input_dtype)?, by_name(output_dtype)?);
     let target = match sm {
@@ -120,11 +113,10 @@ pub fn cuda_ptx(
 /// Describes a NumPy array for the GPU (the driver's description: byte strides, as NumPy's).
 fn host_desc(py: Python<'_>, a: &Bound<'_, PyUntypedArray>) -> PyResult<(*mut u8, ArrayDesc)> {
     let (ptr, dt, shape, strides) = describe(a).map_err(|e| driver_error(py, e))?;
-    let dtype = supported(Some(dt), dt.name())?;
     Ok((
         ptr,
         ArrayDesc {
-            dtype,
+            dtype: dt,
             shape,
             strides,
         },
@@ -184,7 +176,7 @@ pub fn cuda_filter_device(
     let desc = |a: &DeviceArg| -> PyResult<ArrayDesc> {
         let dtype = Dtype::from_typestr(&a.1).map_err(|e| driver_error(py, e))?;
         Ok(ArrayDesc {
-            dtype: supported(Some(dtype), dtype.name())?,
+            dtype,
             shape: a.2.clone(),
             strides: a.3.clone(),
         })

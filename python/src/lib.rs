@@ -26,7 +26,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(driver::generic_filter1d, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_unavailable_reason, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_device, m)?)?;
-    m.add_function(wrap_pyfunction!(gpu::cuda_dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_ptx, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_host, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_device, m)?)?;

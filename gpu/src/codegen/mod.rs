@@ -17,8 +17,10 @@
 
 pub mod body;
 pub mod bounds;
+pub mod elem;
 pub mod sort;
 pub mod stencil;
+pub mod taps;
 
 use crate::error::{GpuError, Result};
 use crate::pir::Module;
@@ -28,16 +30,6 @@ pub use ndjit::driver::{Dtype, Mode};
 use ndjit::driver::{Geometry, Resolved};
 use ndjit::ir::{self, Func};
 use std::hash::{Hash, Hasher};
-
-/// The element types the kernels read and write: the driver's [`Dtype`]s the GPU supports.
-pub const SUPPORTED_DTYPES: [Dtype; 5] =
-    [Dtype::F64, Dtype::F32, Dtype::U8, Dtype::U16, Dtype::I32];
-
-/// `"float64, float32, ..."`: the [`SUPPORTED_DTYPES`], for error messages.
-pub fn supported_dtype_names() -> String {
-    let names: Vec<&str> = SUPPORTED_DTYPES.iter().map(|d| d.name()).collect();
-    names.join(", ")
-}
 
 /// The PTX ISA version and `sm_` target to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -183,15 +175,6 @@ impl KernelSpec {
             return Err(GpuError::Unsupported(format!(
                 "{r}-d images (the GPU backend handles 1 to 3 dimensions)"
             )));
-        }
-        for dtype in [self.input, self.output] {
-            if !SUPPORTED_DTYPES.contains(&dtype) {
-                return Err(GpuError::Unsupported(format!(
-                    "arrays of dtype {} (supported: {})",
-                    dtype.name(),
-                    supported_dtype_names()
-                )));
-            }
         }
         // What indexing the footprint needs. The origins' range is the driver's to check (scipy's
         // `invalid origin`); any origin makes a well-defined kernel, one whose window is shifted.

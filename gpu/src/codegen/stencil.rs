@@ -2,8 +2,10 @@
 //! input conversion, output casts and failure records.
 
 use super::body::{Body, Exits, Restart, Shared};
+use super::taps::{self, TapMemory, Taps, WINDOW_REGS};
 use super::{
-    sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
+    elem, sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK,
+    SITE_BITS,
 };
 use crate::error::{GpuError, Result};
 use crate::pir::{
@@ -102,8 +104,8 @@ impl Traits {
 /// benchmark): each thread should cover 16 bytes of a row (two f64, four f32), which the
 /// vector loads then read in one instruction; more outputs per thread lose coalescing.
 fn auto_outputs(t: &Traits, spec: &KernelSpec) -> u32 {
-    let per16 = match spec.input {
-        Dtype::F64 => 2,
+    let per16 = match spec.input.itemsize() {
+        8 => 2,
         _ => 4,
     };
     if t.loops || t.keeps || t.size > 3000 || t.calls {
@@ -186,12 +188,17 @@ const AUTO_ROWS_BLOCK: (u32, u32) = (32, 4);
 pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result<Kernel> {
     let geo = Geo::new(spec);
     let traits = Traits::of(func);
+    // Past what a register window holds, taps are read from memory (see `taps`): one output
+    // per thread, nothing shared between outputs.
+    let large = geo.taps.len() > WINDOW_REGS;
     let outputs = match spec.outputs_per_thread {
+        _ if large => 1,
         0 => auto_outputs(&traits, spec),
         v => v.clamp(1, 16),
     };
     // A 1-d image has one row: nothing to share vertically.
     let rows = match (spec.rank(), spec.rows_per_thread) {
+        _ if large => 1,
         (1, _) => 1,
         (_, 0) => auto_rows(&traits, spec, outputs),
         (_, r) => r.clamp(1, 8),
@@ -205,7 +212,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         sh.network = spec.network;
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
-        let built = build_main(&mut sh, &geo, spec, outputs, rows, tuned)
+        let built = build_main(&mut sh, &geo, spec, (outputs, rows, large), tuned)
             .and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
         match built {
             Ok((main, replay)) => {
@@ -328,63 +335,6 @@ fn load_args(k: &mut Func) -> Args {
 
 fn wide(k: &mut Func, r: Reg) -> Reg {
     k.cvt(None, T::S64, T::S32, r)
-}
-
-/// Loads one input element at `addr` and converts it to f64 (exactly).
-fn load_input(k: &mut Func, dt: Dtype, addr: Addr) -> Reg {
-    match dt {
-        Dtype::F64 => k.ld(Space::GlobalNc, T::F64, addr),
-        Dtype::F32 => {
-            let v = k.ld(Space::GlobalNc, T::F32, addr);
-            k.cvt(None, T::F64, T::F32, v)
-        }
-        Dtype::U8 => {
-            let v = k.ld(Space::GlobalNc, T::U8, addr);
-            k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
-        }
-        Dtype::U16 => {
-            let v = k.ld(Space::GlobalNc, T::U16, addr);
-            k.cvt(Some(Rnd::Rn), T::F64, T::U32, v)
-        }
-        Dtype::I32 => {
-            let v = k.ld(Space::GlobalNc, T::S32, addr);
-            k.cvt(Some(Rnd::Rn), T::F64, T::S32, v)
-        }
-        other => unreachable!("{other:?}: KernelSpec::validate admits only SUPPORTED_DTYPES"),
-    }
-}
-
-/// Stores `v` (f64) as the output type with C's conversion on x86-64: float rounds to nearest;
-/// the integer types go through `cvttsd2si` to int32 (NaN and out-of-range give INT_MIN) and
-/// keep the low bits, so uint8 300 -> 44.
-fn store_output(k: &mut Func, dt: Dtype, addr: Addr, v: Reg) {
-    match dt {
-        Dtype::F64 => k.st(Space::Global, T::F64, addr, v),
-        Dtype::F32 => {
-            let f = k.cvt(Some(Rnd::Rn), T::F32, T::F64, v);
-            k.st(Space::Global, T::F32, addr, f);
-        }
-        _ => {
-            let lo = k.setp(Cmp::Gt, T::F64, v, Src::f64(-2147483649.0));
-            let ok = k.setp_comb(
-                Cmp::Lt,
-                T::F64,
-                v,
-                Src::f64(2147483648.0),
-                BoolOp::And,
-                lo,
-                false,
-            );
-            let t = k.cvt(Some(Rnd::Rzi), T::S32, T::F64, v);
-            let r = k.selp(T::S32, t, Src::I(i32::MIN as i64), ok);
-            let st = match dt {
-                Dtype::U8 => T::U8,
-                Dtype::U16 => T::U16,
-                _ => T::S32,
-            };
-            k.st(Space::Global, st, addr, r);
-        }
-    }
 }
 
 /// Exit registers and labels for one body instance.
@@ -547,7 +497,7 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
             k.bin(Bin::Add, T::S64, a.inp, s)
         });
         let addr = k.bin(Bin::Add, T::S64, row, offs[2][&t[2]]);
-        let v = load_input(k, spec.input, Addr::reg(addr, 0));
+        let v = elem::load(k, spec.input, Addr::reg(addr, 0));
         let v = if spec.mode == Mode::Constant {
             let mut valid: Option<Reg> = None;
             for ax in 0..3 {
@@ -570,12 +520,94 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
     out
 }
 
+/// The taps of an interior output whose pixel lies at `pin` in the input, read from the image.
+fn image_taps(
+    k: &mut Func,
+    sh: &mut Shared,
+    spec: &KernelSpec,
+    geo: &Geo,
+    a: &Args,
+    pin: Reg,
+) -> TapMemory {
+    let esize = spec.input.itemsize() as i64;
+    let bytes = |k: &mut Func, s: Reg| Src::R(k.bin(Bin::Mul, T::S64, s, Src::I(esize)));
+    let strides = [
+        bytes(k, a.is[0]),
+        bytes(k, a.is[1]),
+        if spec.contiguous {
+            Src::I(esize)
+        } else {
+            bytes(k, a.is[2])
+        },
+    ];
+    let table = taps::table(&mut sh.globals, &geo.taps);
+    TapMemory::image(pin, strides, spec.input, table, &geo.taps)
+}
+
+/// [`gather`] as a loop over the window (code and registers independent of its size): the
+/// neighbourhood of the output at `(z, y, x)` through the boundary rules, into a local array.
+fn gather_local(
+    k: &mut Func,
+    sh: &mut Shared,
+    a: &Args,
+    geo: &Geo,
+    spec: &KernelSpec,
+    coord: [Reg; 3],
+) -> TapMemory {
+    let n = geo.taps.len();
+    let name = "bb_taps".to_string();
+    k.local(&name, 8 * n as u64);
+    let table = taps::table(&mut sh.globals, &geo.taps);
+    let (tbase, lbase) = (k.addr_of(&table), k.addr_of(&name));
+    let esize = spec.input.itemsize() as i64;
+    let dims = [a.d, a.h, a.w];
+    let i = k.mov(T::S64, Src::I(0));
+    let (top, end) = (k.new_label(), k.new_label());
+    k.place(top);
+    let done = k.setp(Cmp::Ge, T::S64, i, Src::I(n as i64));
+    k.bra_if(done, false, end);
+    let row = k.fma(T::S64, i, Src::I(12), tbase);
+    let mut addr = a.inp;
+    let mut valid: Option<Reg> = None;
+    for ax in 0..3 {
+        let mapped = if geo.taps.iter().all(|t| t[ax] == 0) {
+            coord[ax]
+        } else {
+            let d = k.ld(Space::GlobalNc, T::S32, Addr::reg(row, 4 * ax as i64));
+            let c = k.bin(Bin::Add, T::S32, coord[ax], d);
+            let r = k.call(&map_fn(spec.mode), vec![c, dims[ax]], &[Cls::B32, Cls::B32]);
+            if spec.mode == Mode::Constant {
+                let inside = k.setp(Cmp::Ne, T::S32, r[1], Src::I(0));
+                valid = Some(match valid {
+                    None => inside,
+                    Some(q) => k.bin(Bin::And, T::Pred, q, inside),
+                });
+            }
+            r[0]
+        };
+        let m = wide(k, mapped);
+        let stride = k.bin(Bin::Mul, T::S64, a.is[ax], Src::I(esize));
+        addr = k.fma(T::S64, m, stride, addr);
+    }
+    let v = elem::load(k, spec.input, Addr::reg(addr, 0));
+    let v = match valid {
+        Some(p) => k.selp(T::F64, v, Src::f64(spec.cval), p),
+        None => v,
+    };
+    let at = k.fma(T::S64, i, Src::I(8), lbase);
+    k.st(Space::Local, T::F64, Addr::reg(at, 0), v);
+    let next = k.bin(Bin::Add, T::S64, i, Src::I(1));
+    k.set(T::S64, i, next);
+    k.bra(top);
+    k.place(end);
+    TapMemory::local(name, n)
+}
+
 fn build_main(
     sh: &mut Shared,
     geo: &Geo,
     spec: &KernelSpec,
-    outputs: u32,
-    nrows: u32,
+    (outputs, nrows, large): (u32, u32, bool),
     tuned: bool,
 ) -> std::result::Result<Func, Restart> {
     let mut k = Func::new_entry(ENTRY, params(false));
@@ -700,98 +732,11 @@ fn build_main(
     } else {
         Some(k.bin(Bin::Mul, T::S64, a.is[2], Src::I(esize)))
     };
-    // The window: each needed element loaded once, into registers shared by both load paths.
-    let mut cols: BTreeMap<(i64, i64), BTreeSet<i64>> = BTreeMap::new();
-    for t in &geo.taps {
-        for r in 0..nr {
-            for vv in 0..v {
-                cols.entry((t[0], t[1] + r)).or_default().insert(t[2] + vv);
-            }
-        }
-    }
-    let mut window: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
-    // float32 images also keep the float32 values: min/max of them are exact in float32.
-    let mut window32: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
-    for (&(dz, dy), cs) in &cols {
-        for &c in cs {
-            window.insert((dz, dy, c), k.reg(Cls::F64));
-            if spec.input == Dtype::F32 {
-                window32.insert((dz, dy, c), k.reg(Cls::F32));
-            }
-        }
-    }
-    let mut rows: Vec<((i64, i64), Reg)> = Vec::new();
-    for &(dz, dy) in cols.keys() {
-        let ro = k.bin(Bin::Mul, T::S64, a.is[0], Src::I(dz * esize));
-        let ro = k.fma(T::S64, a.is[1], Src::I(dy * esize), ro);
-        rows.push(((dz, dy), k.bin(Bin::Add, T::S64, pin, ro)));
-    }
-    let join = k.new_label();
-    if let Some((vw, vec_ok)) = vec_in {
-        // 16-byte vector loads of whole aligned chunks.
-        let scalar = k.new_label();
-        k.bra_if(vec_ok, true, scalar);
-        for &((dz, dy), rp) in &rows {
-            let chunks: BTreeSet<i64> = cols[&(dz, dy)].iter().map(|c| c.div_euclid(vw)).collect();
-            for q in chunks {
-                let t = if esize == 8 { T::F64 } else { T::F32 };
-                let parts: Vec<Reg> = (0..vw).map(|_| k.reg(t.cls())).collect();
-                k.push(Ins::LdV {
-                    sp: Space::GlobalNc,
-                    t,
-                    d: parts.clone(),
-                    addr: Addr::reg(rp, q * 16),
-                });
-                for (j, r) in parts.iter().enumerate() {
-                    if let Some(w) = window.get(&(dz, dy, q * vw + j as i64)) {
-                        if esize == 8 {
-                            k.set(T::F64, *w, *r);
-                        } else if let Some(w32) = window32.get(&(dz, dy, q * vw + j as i64)) {
-                            k.set(T::F32, *w32, *r);
-                        } else {
-                            k.push(Ins::Cvt {
-                                rnd: None,
-                                dt: T::F64,
-                                st: T::F32,
-                                d: *w,
-                                a: Src::R(*r),
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        k.bra(join);
-        k.place(scalar);
-    }
-    for &((dz, dy), rp) in &rows {
-        for &c in &cols[&(dz, dy)] {
-            let addr = match sx {
-                None => Addr::reg(rp, c * esize),
-                Some(sx) => {
-                    let off = k.bin(Bin::Mul, T::S64, sx, Src::I(c));
-                    Addr::reg(k.bin(Bin::Add, T::S64, rp, off), 0)
-                }
-            };
-            if let Some(w32) = window32.get(&(dz, dy, c)) {
-                let v32 = k.ld(Space::GlobalNc, T::F32, addr);
-                k.set(T::F32, *w32, v32);
-            } else {
-                let val = load_input(&mut k, spec.input, addr);
-                k.set(T::F64, window[&(dz, dy, c)], val);
-            }
-        }
-    }
-    k.place(join);
-    for (key, w32) in &window32 {
-        k.push(Ins::Cvt {
-            rnd: None,
-            dt: T::F64,
-            st: T::F32,
-            d: window[key],
-            a: Src::R(*w32),
-        });
-    }
+    let (window, window32) = if large {
+        Default::default()
+    } else {
+        load_window(&mut k, spec, geo, &a, (pin, sx), (v, nr), vec_in)
+    };
     let o0 = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
     let o0 = k.fma(T::S64, yw, a.os[1], o0);
     let o0 = k.fma(T::S64, xw, a.os[2], o0);
@@ -848,7 +793,11 @@ fn build_main(
         let mut results = Vec::new();
         for vv in 0..v {
             let at = |t: &[i64; 3]| (t[0], t[1] + r, t[2] + vv);
-            let taps: Vec<Reg> = geo.taps.iter().map(|t| window[&at(t)]).collect();
+            let taps = if large {
+                Taps::Memory(image_taps(&mut k, sh, spec, geo, &a, pin))
+            } else {
+                Taps::Regs(geo.taps.iter().map(|t| window[&at(t)]).collect())
+            };
             let cols: Vec<[i64; 3]> = geo
                 .taps
                 .iter()
@@ -869,7 +818,7 @@ fn build_main(
             Body::translate_at(
                 sh,
                 &mut k,
-                &taps,
+                taps,
                 Some(&cols),
                 taps32,
                 hint,
@@ -886,7 +835,7 @@ fn build_main(
                         Addr::reg(k.bin(Bin::Add, T::S64, pout_r, off), 0)
                     }
                 };
-                store_output(&mut k, spec.output, addr, ret);
+                elem::store(&mut k, spec.output, addr, ret);
             }
             k.bra(next);
             k.place(fail);
@@ -921,7 +870,7 @@ fn build_main(
             k.bra(done);
             k.place(scalar);
             for (vv, r) in results.iter().enumerate() {
-                store_output(
+                elem::store(
                     &mut k,
                     spec.output,
                     Addr::reg(pout_r, vv as i64 * osize),
@@ -953,11 +902,15 @@ fn build_main(
     let x = k.bin(Bin::Add, T::S32, x0, vi);
     let stop = k.setp_comb(Cmp::Ge, T::S32, x, a.w, BoolOp::Or, stop_v, false);
     k.bra_if(stop, false, next_sub);
-    let taps = gather(&mut k, &a, geo, spec, [z, y, x]);
+    let taps = if large {
+        Taps::Memory(gather_local(&mut k, sh, &a, geo, spec, [z, y, x]))
+    } else {
+        Taps::Regs(gather(&mut k, &a, geo, spec, [z, y, x]))
+    };
     let xw = wide(&mut k, x);
     let ex = exits(&mut k, false);
     let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
-    Body::translate(sh, &mut k, &taps, ex, "bb")?;
+    Body::translate(sh, &mut k, taps, ex, "bb")?;
     let next = k.new_label();
     k.place(ok);
     let o = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
@@ -965,7 +918,7 @@ fn build_main(
     let o = k.fma(T::S64, xw, a.os[2], o);
     let o = k.bin(Bin::Mul, T::S64, o, Src::I(osize));
     let oa = k.bin(Bin::Add, T::S64, a.out, o);
-    store_output(&mut k, spec.output, Addr::reg(oa, 0), ret);
+    elem::store(&mut k, spec.output, Addr::reg(oa, 0), ret);
     k.bra(next);
     k.place(fail);
     let pix = k.fma(T::S64, zw, hw, yw);
@@ -987,6 +940,109 @@ fn build_main(
     k.place(exit);
     k.push(Ins::Exit);
     Ok(k)
+}
+
+/// A window of registers, by `(dz, dy, dx)` relative to the thread's first output.
+type Window = BTreeMap<(i64, i64, i64), Reg>;
+
+/// Loads the thread's window: every element the `v` outputs of `nr` rows read, once, into f64
+/// registers (for float32 images also into float32 registers: min/max of them are exact in
+/// float32), by 16-byte vector loads where `vec_in` says the rows allow them.
+fn load_window(
+    k: &mut Func,
+    spec: &KernelSpec,
+    geo: &Geo,
+    a: &Args,
+    (pin, sx): (Reg, Option<Reg>),
+    (v, nr): (i64, i64),
+    vec_in: Option<(i64, Reg)>,
+) -> (Window, Window) {
+    let esize = spec.input.itemsize() as i64;
+    // The window: each needed element loaded once, into registers shared by both load paths.
+    let mut cols: BTreeMap<(i64, i64), BTreeSet<i64>> = BTreeMap::new();
+    for t in &geo.taps {
+        for r in 0..nr {
+            for vv in 0..v {
+                cols.entry((t[0], t[1] + r)).or_default().insert(t[2] + vv);
+            }
+        }
+    }
+    let mut window: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
+    // float32 images also keep the float32 values: min/max of them are exact in float32.
+    let mut window32: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
+    for (&(dz, dy), cs) in &cols {
+        for &c in cs {
+            window.insert((dz, dy, c), k.reg(Cls::F64));
+            if spec.input == Dtype::F32 {
+                window32.insert((dz, dy, c), k.reg(Cls::F32));
+            }
+        }
+    }
+    let mut rows: Vec<((i64, i64), Reg)> = Vec::new();
+    for &(dz, dy) in cols.keys() {
+        let ro = k.bin(Bin::Mul, T::S64, a.is[0], Src::I(dz * esize));
+        let ro = k.fma(T::S64, a.is[1], Src::I(dy * esize), ro);
+        rows.push(((dz, dy), k.bin(Bin::Add, T::S64, pin, ro)));
+    }
+    let join = k.new_label();
+    if let Some((vw, vec_ok)) = vec_in {
+        // 16-byte vector loads of whole aligned chunks.
+        let scalar = k.new_label();
+        k.bra_if(vec_ok, true, scalar);
+        for &((dz, dy), rp) in &rows {
+            let chunks: BTreeSet<i64> = cols[&(dz, dy)].iter().map(|c| c.div_euclid(vw)).collect();
+            for q in chunks {
+                let t = elem::ptx_type(spec.input);
+                let parts: Vec<Reg> = (0..vw).map(|_| k.reg(t.cls())).collect();
+                k.push(Ins::LdV {
+                    sp: Space::GlobalNc,
+                    t,
+                    d: parts.clone(),
+                    addr: Addr::reg(rp, q * 16),
+                });
+                for (j, r) in parts.iter().enumerate() {
+                    let at = (dz, dy, q * vw + j as i64);
+                    if let Some(w32) = window32.get(&at) {
+                        k.set(T::F32, *w32, *r);
+                    } else if let Some(w) = window.get(&at) {
+                        let val = elem::to_f64(k, spec.input, *r);
+                        k.set(T::F64, *w, val);
+                    }
+                }
+            }
+        }
+        k.bra(join);
+        k.place(scalar);
+    }
+    for &((dz, dy), rp) in &rows {
+        for &c in &cols[&(dz, dy)] {
+            let addr = match sx {
+                None => Addr::reg(rp, c * esize),
+                Some(sx) => {
+                    let off = k.bin(Bin::Mul, T::S64, sx, Src::I(c));
+                    Addr::reg(k.bin(Bin::Add, T::S64, rp, off), 0)
+                }
+            };
+            if let Some(w32) = window32.get(&(dz, dy, c)) {
+                let v32 = k.ld(Space::GlobalNc, T::F32, addr);
+                k.set(T::F32, *w32, v32);
+            } else {
+                let val = elem::load(k, spec.input, addr);
+                k.set(T::F64, window[&(dz, dy, c)], val);
+            }
+        }
+    }
+    k.place(join);
+    for (key, w32) in &window32 {
+        k.push(Ins::Cvt {
+            rnd: None,
+            dt: T::F64,
+            st: T::F32,
+            d: window[key],
+            a: Src::R(*w32),
+        });
+    }
+    (window, window32)
 }
 
 /// One pixel through the general path; writes `err[1..4] = (code, a, b)` and the neighbourhood
@@ -1017,7 +1073,7 @@ fn build_replay(
     }
     let ex = exits(&mut k, true);
     let (ok, fail, site, ea, eb) = (ex.ok, ex.fail, ex.site, ex.a, ex.b);
-    Body::translate(sh, &mut k, &taps, ex, "br")?;
+    Body::translate(sh, &mut k, Taps::Regs(taps), ex, "br")?;
     let end = k.new_label();
     k.place(ok);
     k.st(

@@ -87,6 +87,17 @@ impl Inputs {
             _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 0.5,
         }
     }
+    /// An integer in `[lo, hi]`: one draw in four an extreme (`lo`, `hi`, their neighbours or 0),
+    /// the others spread over the range (64-bit ones mostly beyond 2^53, where the conversion to
+    /// double rounds).
+    pub fn int_in(&mut self, lo: i128, hi: i128) -> i128 {
+        let x = self.next();
+        if x.is_multiple_of(4) {
+            [lo, hi, 0, lo + 1, hi - 1][(x >> 8) as usize % 5]
+        } else {
+            lo + (x >> 2) as i128 % (hi - lo + 1)
+        }
+    }
     /// Little-endian bytes of `n` values of `dt` (integers drawn in their range).
     pub fn bytes(&mut self, n: usize, dt: Dtype) -> Vec<u8> {
         let mut out = Vec::with_capacity(n * dt.itemsize());
@@ -97,7 +108,15 @@ impl Inputs {
                 Dtype::U8 => out.push((self.next() % 7) as u8 * 40),
                 Dtype::U16 => out.extend(((self.next() % 70000) as u16).to_le_bytes()),
                 Dtype::I32 => out.extend(((self.next() as i64 % 2000 - 1000) as i32).to_le_bytes()),
-                other => panic!("the GPU does not read {other:?} arrays"),
+                Dtype::Bool => out.push((self.next() % 2) as u8),
+                Dtype::I8 => out.push(self.int_in(-128, 127) as i8 as u8),
+                Dtype::I16 => out.extend((self.int_in(-32768, 32767) as i16).to_le_bytes()),
+                Dtype::U32 => out.extend((self.int_in(0, u32::MAX.into()) as u32).to_le_bytes()),
+                Dtype::U64 => out.extend((self.int_in(0, u64::MAX.into()) as u64).to_le_bytes()),
+                Dtype::I64 => {
+                    let v = self.int_in(i64::MIN.into(), i64::MAX.into());
+                    out.extend((v as i64).to_le_bytes())
+                }
             }
         }
         out

@@ -1,0 +1,111 @@
+"""GPU time against the window size: ndjit's ``target="cuda"`` beside cupyx's built-in filters.
+
+    python benches/gpu_window.py [--size 8192] [--reps 10] [--k 3,5,7,9,11,15,21,31] [--budget 240]
+
+For k×k boxes (mode reflect) on a CuPy array of size² float32 and float64: min, max, median, mean
+and a NaN-aware mean, as ndjit callbacks (``np.min(x)`` ...) and as cupyx.scipy.ndimage's
+``minimum_filter``, ``maximum_filter``, ``median_filter`` and ``uniform_filter`` (cupyx has no
+NaN-aware filter: its column stays empty). Each cell is the median over ``--reps`` runs timed with
+CUDA events after a warm-up call (kernel generation and loading), with ``output=`` preallocated.
+A cell whose warm-up takes more than a second is timed over 3 runs; once ``--budget`` seconds are
+spent, the remaining cells print "skipped". The copy floor is a device-to-device copy of the
+image. The ratio is cupyx's time over ndjit's: above 1, ndjit is faster.
+
+Prints "cupy: not installed" and exits 0 without CuPy, "no CUDA device" without a GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+try:
+    import cupy
+    import cupyx.scipy.ndimage as cndi
+except ImportError:
+    print("cupy: not installed")
+    sys.exit(0)
+
+import ndjit
+
+FILTERS = [
+    ("min", "np.min(x)", lambda a, k, out: cndi.minimum_filter(a, size=k, mode="reflect", output=out)),
+    ("max", "np.max(x)", lambda a, k, out: cndi.maximum_filter(a, size=k, mode="reflect", output=out)),
+    ("median", "np.median(x)", lambda a, k, out: cndi.median_filter(a, size=k, mode="reflect", output=out)),
+    ("mean", "np.mean(x)", lambda a, k, out: cndi.uniform_filter(a, size=k, mode="reflect", output=out)),
+    ("nanmean", "np.nanmean(x) if np.any(~np.isnan(x)) else 0.0", None),
+]
+
+
+def timed(run, reps):
+    """Median milliseconds of ``run()`` over ``reps`` runs, CUDA events on the current stream
+    (where ndjit launches for a CuPy input, and where cupyx runs)."""
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def warm_then_time(run, reps):
+    t0 = time.perf_counter()
+    run()
+    cupy.cuda.get_current_stream().synchronize()
+    slow = time.perf_counter() - t0 > 1.0
+    return timed(run, 3 if slow else reps)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", type=int, default=8192)
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--k", default="3,5,7,9,11,15,21,31")
+    p.add_argument("--budget", type=float, default=240.0)
+    args = p.parse_args()
+    if not ndjit.cuda.is_available():
+        print("no CUDA device")
+        return
+    info = ndjit.cuda.device()
+    sizes = [int(k) for k in args.k.split(",")]
+    print(f"== gpu_window on {info['name']}, {args.size}x{args.size}, median of {args.reps} "
+          f"(CUDA events), cupy {cupy.__version__} ==")
+    rng = np.random.default_rng(0)
+    t_start = time.perf_counter()
+    rows = []
+    for dtype in (np.float32, np.float64):
+        a = cupy.asarray(rng.random((args.size, args.size)).astype(dtype))
+        a[::97, ::89] = np.nan  # a NaN-aware statistic has NaNs to skip
+        out = cupy.empty_like(a)
+        floor = timed(lambda: out.__setitem__(Ellipsis, a), args.reps)
+        print(f"copy floor {np.dtype(dtype).name}: {floor:.3f} ms")
+        for name, source, anchor in FILTERS:
+            f = ndjit.jit_filter(source)
+            for k in sizes:
+                cell = f"{name:8} {np.dtype(dtype).name:8} k={k:2}"
+                if time.perf_counter() - t_start > args.budget:
+                    rows.append(f"{cell}  skipped (budget)")
+                    print(rows[-1], flush=True)
+                    continue
+                ours = warm_then_time(
+                    lambda: ndjit.generic_filter(a, f, size=k, mode="reflect", output=out, target="cuda"),
+                    args.reps)
+                theirs = warm_then_time(lambda: anchor(a, k, out), args.reps) if anchor else None
+                ratio = f"{theirs / ours:7.2f}" if theirs else "      -"
+                cupyx_ms = f"{theirs:10.3f}" if theirs else "         -"
+                rows.append(f"{cell}  ndjit {ours:10.3f} ms  cupyx {cupyx_ms} ms  ratio {ratio}  "
+                            f"x copy {ours / floor:6.1f}")
+                print(rows[-1], flush=True)
+    print("\n== gpu_window table (ratio = cupyx / ndjit; above 1 ndjit is faster) ==")
+    for r in rows:
+        print(r)
+
+
+if __name__ == "__main__":
+    main()
