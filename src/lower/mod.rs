@@ -11,7 +11,10 @@ mod names;
 mod provenance;
 mod pyint;
 mod pyround;
+mod raising;
+mod rebind;
 mod value;
+mod window_writes;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
@@ -342,27 +345,10 @@ impl<'a> Translator<'a> {
             let v = self.param(p)?;
             self.names.insert(p.name.clone(), v);
         }
-        collect_locals(&f.body, &mut self.locals);
-        for p in &f.params {
-            self.locals.remove(&p.name);
-            if Some(&p.name) == self.output_name.as_ref() {
-                continue; // the output line is written in place
-            }
-            if assigned_in(&f.body, &p.name) {
-                return Err(self
-                    .err(
-                        ErrorKind::Unsupported,
-                        p.span,
-                        format!("parameter `{}` is assigned to in the body", p.name),
-                    )
-                    .hint(format!(
-                        "assign to a new local variable instead of `{}`",
-                        p.name
-                    )));
-            }
-        }
-        let body = f.body.clone();
+        let body = self.rebind_params(f)?;
+        collect_locals(&body, &mut self.locals);
         self.stmts(&body)?;
+        rebind::check_aliasing(&body, |n| self.holds_array(n))?;
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
@@ -379,6 +365,48 @@ impl<'a> Translator<'a> {
             });
         }
         Ok(())
+    }
+
+    /// The body with rebound parameters renamed to versions (see `rebind.rs`), after refusing
+    /// writes into parameters that are not the callback's own copy.
+    fn rebind_params(&mut self, f: &ast::Function) -> Result<Vec<ast::Stmt>> {
+        let versioned: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .filter(|n| Some(n) != self.output_name.as_ref())
+            .collect();
+        let (body, copied) = rebind::version_params(&versioned, &f.body);
+        for (name, span) in copied {
+            // Only generic_filter's buffer is a fresh copy for each call; a bound array is shared
+            // by every pixel, a transform's coordinates are a tuple, and a generic_filter1d input
+            // line is scipy's own buffer.
+            let own_copy = self.func.sig == ir::Sig::Filter && name == f.params[0].name;
+            let is_array = !matches!(self.names.get(&name), Some(Value::Scalar(..)));
+            if is_array && !own_copy {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        format!("`{name}` cannot be written into: it is not the filter's own copy"),
+                    )
+                    .hint(format!(
+                        "assign to a new local variable, e.g. `y = {name}.copy()`, and change that"
+                    )));
+            }
+        }
+        Ok(body)
+    }
+
+    /// Whether a name holds an array (a local as typed so far, or a parameter or bound value).
+    fn holds_array(&self, name: &str) -> bool {
+        match self.hints.get(name) {
+            Some(t) => matches!(t, NameTy::Array(_)),
+            None => matches!(
+                self.names.get(name),
+                Some(Value::Array(_) | Value::Matrix(..))
+            ),
+        }
     }
 
     /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values.
@@ -857,6 +885,8 @@ impl<'a> Translator<'a> {
                     self.import(m, a, s.span)?;
                 }
             }
+            StmtKind::Raise { exc } => self.lower_raise(exc.as_ref(), s.span)?,
+            StmtKind::Assert { test, msg } => self.lower_assert(test, msg.as_ref(), s.span)?,
             StmtKind::Unsupported(what) => {
                 return Err(self.err(
                     ErrorKind::Unsupported,
@@ -1160,6 +1190,18 @@ impl<'a> Translator<'a> {
                 .hint("assign the whole line with [...] or loop over the elements"));
         }
         let iv = self.expr(index)?;
+        if let Value::Array(mask) = iv {
+            if mask.ty == Ty::Bool {
+                return self.assign_masked(slot, ety, mask, value, span);
+            }
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    index.span,
+                    "assigning through an array of indices is not supported",
+                )
+                .hint("assign through a boolean mask, or loop over the indices"));
+        }
         let (i, ity) = self.scalar(iv, index.span, "an index")?;
         if ity == Ty::F64 {
             return Err(self
@@ -1173,7 +1215,8 @@ impl<'a> Translator<'a> {
         let len = self.slot_len(slot);
         let i = self.checked_index(i, len, index.span);
         let (v, vty) = self.scalar(value, span, "an array element")?;
-        self.emit(Stmt::Store(slot, i, expr::convert(v, vty, ety)));
+        let v = self.store_value(v, vty, ety, span);
+        self.emit(Stmt::Store(slot, i, v));
         Ok(())
     }
 
@@ -1403,12 +1446,6 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
             _ => {}
         }
     }
-}
-
-fn assigned_in(stmts: &[ast::Stmt], name: &str) -> bool {
-    let mut s = HashSet::new();
-    collect_locals(stmts, &mut s);
-    s.contains(name)
 }
 
 /// What a `for` loop iterates: element `i` of one or more arrays.

@@ -903,6 +903,121 @@ P("python_round_digits", "lambda v: round(float(v[0]), 2) + 1000 * round(float(v
 P("numpy_sign_zero", "lambda v: 1.0 / np.sign(v[0]) + np.sign(v).sum()", kinds=("q", "sp"),
   hand=[[-0.0, 1.0], [0.0, -0.0], [nan, 1.0]])
 
+# --- added by callbacks ---
+# Issue 15: the callbacks people write. Rebinding a parameter and writing into the window (the
+# buffer is the callback's own copy for each pixel).
+
+P("cb_majority_astype_int", """
+    def cb_majority_astype_int(values):
+        values = values.astype(int)
+        return np.bincount(values).argmax()
+""", kinds=("lab", "lab3"), sizes=(9, 5, 1))
+
+P("cb_rebind_reshape_rows", """
+    def cb_rebind_reshape_rows(w):
+        w = w.reshape(3, 3)
+        return w[0, 0] + 2 * w[1, 1] - w[2, 2]
+""", sizes=(9,))
+
+P("cb_rebind_finite_only", """
+    def cb_rebind_finite_only(x):
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            return np.nan
+        return x.mean()
+""", kinds=("nan", "sp", "u"))
+
+P("cb_clip_outliers_in_window", """
+    def cb_clip_outliers_in_window(arr, t=0.8):
+        arr[arr > t] = 0
+        return arr.sum()
+""")
+
+P("cb_zero_centre_then_max", """
+    def cb_zero_centre_then_max(buf):
+        buf[len(buf) // 2] = 0
+        return buf.max()
+""", sizes=(9, 25, 5, 1))
+
+P("cb_fixed_index_write", """
+    def cb_fixed_index_write(buf):
+        buf[4] = 0
+        return np.median(buf)
+""", sizes=(9, 5, 3), hand=[[1, 2, 3]])
+
+P("cb_augmented_store_loop", """
+    def cb_augmented_store_loop(w):
+        for i in range(len(w)):
+            w[i] *= 2
+            w[i] -= 1
+        return w.sum() - w[-1]
+""")
+
+P("cb_inplace_scale_window", """
+    def cb_inplace_scale_window(w):
+        m = w.mean()
+        w -= m
+        w /= 2
+        return np.abs(w).max()
+""")
+
+P("cb_nan_fill_then_mean", """
+    def cb_nan_fill_then_mean(v):
+        v[np.isnan(v)] = np.nanmean(v) if not np.isnan(v).all() else 0.0
+        return v.mean()
+""", kinds=("nan", "u", "sp"))
+
+P("cb_rebind_twice_types", """
+    def cb_rebind_twice_types(values):
+        values = values * 10
+        values = values.astype(int)
+        values = values % 7
+        return float(values.sum()) / len(values) if len(values) else -1.0
+""", kinds=("u", "n", "q", "sp"))
+
+P("cb_rebind_in_branch", """
+    def cb_rebind_in_branch(x):
+        if x[0] > 0.5:
+            x = x * 2
+        return x.sum()
+""")
+
+P("cb_scalar_param_rebind", """
+    def cb_scalar_param_rebind(x, k=2):
+        k = int(k) + 1
+        x = np.sort(x)
+        return x[-min(k, len(x))] if len(x) else 0.0
+""", {"k": 3})
+
+# raise and assert: the same exception class and message at run time.
+
+P("cb_raise_on_nan_window", """
+    def cb_raise_on_nan_window(w):
+        if np.isnan(w).any():
+            raise ValueError("window contains NaN")
+        return w.max() - w.min()
+""", kinds=("nan", "u"))
+
+P("cb_assert_window_size", """
+    def cb_assert_window_size(w):
+        assert len(w) == 9, "expected a 3x3 window"
+        return w[4] - w.mean()
+""", sizes=(9, 5))
+
+P("cb_assert_no_message", """
+    def cb_assert_no_message(w):
+        assert w.min() >= 0
+        return np.sqrt(w).sum()
+""", kinds=("u", "n"))
+
+P("cb_raise_bare_class", """
+    def cb_raise_bare_class(w):
+        total = w.sum()
+        if total > 6:
+            raise OverflowError
+        return total
+""", kinds=("u", "pos"))
+
 
 # ===================================================================================================
 # Input generation
@@ -993,7 +1108,7 @@ def inputs_for(prog):
 # Running the Python reference
 # ===================================================================================================
 
-ALLOWED_ERRORS = (IndexError, ValueError, OverflowError, ZeroDivisionError)
+ALLOWED_ERRORS = (IndexError, ValueError, OverflowError, ZeroDivisionError, AssertionError)
 
 
 def load_function(prog):
