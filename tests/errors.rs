@@ -52,6 +52,17 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    x[x > 0] = x[:2]\n    return x[0]", K::Unsupported, 2, 5, "through a boolean mask"),
     ("def f(x):\n    x[x.astype(int)] = 0.0\n    return x[0]", K::Unsupported, 2, 7, "an array of indices"),
     ("def f(x):\n    import os\n    return 0.0", K::Unsupported, 2, 5, "module `os`"),
+    // --- helper functions -------------------------------------------------------------------------
+    ("def f(x):\n    return g(x[0])\ndef g(v):\n    return g(v - 1)", K::Unsupported, 4, 12, "recursion cannot be inlined: `g` calls `g`"),
+    ("def f(x):\n    return g(x[0])\ndef g(v):\n    return h(v)\ndef h(v):\n    return g(v)", K::Unsupported, 6, 12, "`g` calls `h` calls `g`"),
+    ("def f(x):\n    return g(x[0], 1)\ndef g(v):\n    return v", K::Arity, 2, 12, "takes 1 positional arguments but 2"),
+    ("def f(x):\n    return g()\ndef g(v):\n    return v", K::Arity, 2, 12, "missing required argument `v`"),
+    ("def f(x):\n    return g(x, w=1)\ndef g(v):\n    return v[0]", K::Arity, 2, 17, "unexpected keyword argument `w`"),
+    ("def f(x):\n    return g(x)\ndef g(a):\n    a[0] = 1.0\n    return a.sum()", K::Unsupported, 4, 5, "writes into its argument `a`"),
+    ("def f(x):\n    return g(x[0])\ndef g(v):\n    if v > 0:\n        return None\n    return v", K::Unsupported, 5, 16, "returns None"),
+    ("def f(x):\n    return x[0]\nk = 3", K::Syntax, 3, 1, "with helper functions beside it"),
+    ("def f(x):\n    return x[0]\nh = g", K::Syntax, 3, 1, "must name a helper function"),
+    ("def f(x):\n    return g(x)\ndef g(x):\n    return f(x)", K::Syntax, 1, 1, "every function is called by another one"),
     ("'abc' + 'd'", K::Type, 1, 1, "must be a number, not a string"),
     ("float('abc')", K::Unsupported, 1, 7, "strings are not supported"),
     ("x[[0, 1]].sum()", K::Unsupported, 1, 3, "integer array"),
@@ -252,4 +263,24 @@ fn binding_errors() {
         e.to_string().contains("`w` was compiled as an array"),
         "{e}"
     );
+}
+
+/// Inlining copies a helper's code at every call: a call tree that doubles at each level stops at
+/// the cap with a clear error instead of blowing up compile time and code size.
+#[test]
+fn inlining_is_capped() {
+    // `levels` helpers, each calling the next twice: 2**levels - 1 calls, value x * 2**(levels-1).
+    let doubling = |levels: u32| {
+        let mut src = String::from("def f(x):\n    return h1(x[0])\n");
+        for k in 1..levels {
+            src += &format!("def h{k}(v):\n    return h{0}(v) + h{0}(v)\n", k + 1);
+        }
+        src + &format!("def h{levels}(v):\n    return v\n")
+    };
+    let e = Filter::compile(doubling(9).as_str(), &Bindings::new()).unwrap_err();
+    assert_eq!(e.kind, K::Limit, "{e}");
+    assert!(e.message.contains("helper calls to inline"), "{e}");
+    // 255 calls are within the cap.
+    let f = Filter::compile(doubling(8).as_str(), &Bindings::new()).unwrap();
+    assert_eq!(f.call(&[1.5]).unwrap(), 1.5 * 128.0);
 }

@@ -68,10 +68,10 @@ impl<'p> Translator<'p> {
                 func,
                 args,
                 keywords,
-            } => {
-                let f = self.expr(func)?;
-                builtins::call(self, f, args, keywords, e.span, func.span)?
-            }
+            } => match self.expr(func)? {
+                Value::Helper(k) => self.call_helper(k, args, keywords, e.span)?,
+                f => builtins::call(self, f, args, keywords, e.span, func.span)?,
+            },
             ExprKind::Attribute(base, attr) => {
                 let b = self.expr(base)?;
                 builtins::attribute(self, b, attr, e.span)?

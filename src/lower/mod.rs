@@ -7,6 +7,7 @@
 
 mod builtins;
 mod expr;
+mod inline;
 mod names;
 mod provenance;
 mod pyint;
@@ -128,6 +129,10 @@ pub(crate) struct Translator<'a> {
     /// Which scalars are plain Python numbers (see `provenance.rs`); absent means NumPy.
     pub(crate) var_prov: HashMap<Var, provenance::Prov>,
     pub(crate) prov_hints: HashMap<String, provenance::ProvHint>,
+    /// Helper calls being inlined (see `inline.rs`).
+    inline: inline::Inliner,
+    /// The filter's parameter names, which inlined helpers do not see.
+    param_names: HashSet<String>,
 }
 
 impl<'a> Translator<'a> {
@@ -157,6 +162,13 @@ impl<'a> Translator<'a> {
             matrix_cols: HashMap::new(),
             var_prov: HashMap::new(),
             prov_hints: passes.1.clone(),
+            inline: inline::Inliner::default(),
+            param_names: program
+                .function
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .collect(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -459,6 +471,17 @@ impl<'a> Translator<'a> {
     /// A parameter after the buffer: a bound value by name, else its default (bound too, so that
     /// it can be rebound without recompiling).
     fn param(&mut self, p: &ast::Param) -> Result<Value> {
+        // A function passed as an argument: a helper of that name, or a default naming one.
+        let helper = match &p.default {
+            Some(ast::Expr {
+                kind: ExprKind::Name(n),
+                ..
+            }) if self.bindings.get(&p.name).is_none() => self.helper(n),
+            _ => None,
+        };
+        if let Some(k) = helper.or_else(|| self.helper(&p.name)) {
+            return Ok(Value::Helper(k));
+        }
         let value = match self.bindings.get(&p.name) {
             Some(v) => v.clone(),
             None => match &p.default {
@@ -575,6 +598,14 @@ impl<'a> Translator<'a> {
     // ---- names ------------------------------------------------------------------------------
 
     pub(crate) fn read_name(&mut self, name: &str, span: Span) -> Result<Value> {
+        // Code inlined from a helper sees its own (renamed) names and the module's, never the
+        // filter's parameters and locals.
+        let hidden = self.inline.in_helper()
+            && !inline::is_scoped(name)
+            && (self.locals.contains(name) || self.param_names.contains(name));
+        if hidden {
+            return self.global_name(name, span);
+        }
         if self.locals.contains(name) {
             if let Some(local) = self.declared.get(name).copied() {
                 return Ok(self.local_value(local));
@@ -595,11 +626,19 @@ impl<'a> Translator<'a> {
         if let Some(v) = self.names.get(name) {
             return Ok(v.clone());
         }
+        self.global_name(name, span)
+    }
+
+    /// A module-level name: a bound value, a helper function, or a builtin.
+    fn global_name(&mut self, name: &str, span: Span) -> Result<Value> {
         if let Some(b) = self.bindings.get(name) {
             let b = b.clone();
             let v = self.bound(name, &b);
             self.names.insert(name.to_string(), v.clone());
             return Ok(v);
+        }
+        if let Some(k) = self.helper(name) {
+            return Ok(Value::Helper(k));
         }
         if let Some(v) = builtins::global(name) {
             return Ok(v);
@@ -848,6 +887,7 @@ impl<'a> Translator<'a> {
                     body: loop_body,
                     latch: vec![],
                 });
+                self.leave_if_returned();
                 self.loop_else(broke, orelse)?;
             }
             StmtKind::For {
@@ -901,6 +941,9 @@ impl<'a> Translator<'a> {
     /// `return value`, per signature: a number (filters, integrands), nothing (generic_filter1d
     /// writes its output line), or a tuple of input coordinates (transforms).
     fn lower_return(&mut self, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        if self.inline.ret.is_some() {
+            return self.helper_return(value, span);
+        }
         match (self.func.sig, value) {
             (ir::Sig::Filter1d, None) => self.emit(Stmt::Succeed),
             (ir::Sig::Filter1d, Some(v)) => {
@@ -1303,6 +1346,7 @@ impl<'a> Translator<'a> {
             latch,
         });
         let _ = span;
+        self.leave_if_returned();
         self.loop_else(broke, orelse)
     }
 

@@ -14,6 +14,7 @@
 
 use crate::error::{Error, ErrorKind, Result, Span};
 use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::syntax::visit::{for_each_child, for_each_child_mut};
 use std::collections::{HashMap, HashSet};
 
 /// Renames rebound parameters in `body`. `params` are the parameter names that may be versioned
@@ -88,7 +89,7 @@ impl Renamer {
         version
     }
 
-    fn rename_stmt(&mut self, s: &mut Stmt) {
+    fn rename_stmt(&self, s: &mut Stmt) {
         match &mut s.kind {
             StmtKind::Expr(e) | StmtKind::Return(Some(e)) => self.rename_expr(e),
             StmtKind::Assign { targets, value } => {
@@ -145,6 +146,17 @@ impl Renamer {
     }
 }
 
+/// Renames the names of `map` throughout a statement list (for inlining a helper's body).
+pub(super) fn rename_stmts(body: &mut [Stmt], map: &HashMap<String, String>) {
+    let r = Renamer {
+        params: HashSet::new(),
+        current: map.clone(),
+        counts: HashMap::new(),
+        copied: Vec::new(),
+    };
+    body.iter_mut().for_each(|s| r.rename_stmt(s));
+}
+
 /// Renames free occurrences of names in `e` (a lambda's own parameters shadow them).
 fn rename(e: &mut Expr, map: &HashMap<String, String>) {
     crate::with_stack(|| match &mut e.kind {
@@ -166,90 +178,6 @@ fn rename(e: &mut Expr, map: &HashMap<String, String>) {
         }
         _ => for_each_child_mut(e, |c| rename(c, map)),
     })
-}
-
-/// Calls `f` on each direct sub-expression of `e`.
-pub(super) fn for_each_child_mut(e: &mut Expr, mut f: impl FnMut(&mut Expr)) {
-    match &mut e.kind {
-        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter_mut().for_each(f),
-        ExprKind::Unary(_, a) => f(a),
-        ExprKind::Binary(_, a, b) | ExprKind::Subscript(a, b) => {
-            f(a);
-            f(b);
-        }
-        ExprKind::BoolOp(_, items) => items.iter_mut().for_each(f),
-        ExprKind::Compare(a, rest) => {
-            f(a);
-            rest.iter_mut().for_each(|(_, e)| f(e));
-        }
-        ExprKind::IfExp { test, body, orelse } => {
-            f(test);
-            f(body);
-            f(orelse);
-        }
-        ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } => {
-            f(func);
-            args.iter_mut().for_each(&mut f);
-            keywords.iter_mut().for_each(|k| f(&mut k.value));
-        }
-        ExprKind::Attribute(a, _) => f(a),
-        ExprKind::Slice(a, b, c) => {
-            for x in [a, b, c].into_iter().flatten() {
-                f(x);
-            }
-        }
-        ExprKind::Name(_)
-        | ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Bool(_)
-        | ExprKind::None
-        | ExprKind::Str(_)
-        | ExprKind::Ellipsis
-        | ExprKind::Lambda(_)
-        | ExprKind::Unsupported(_) => {}
-    }
-}
-
-/// Calls `f` on each direct sub-expression of `e` (read-only).
-pub(super) fn for_each_child(e: &Expr, mut f: impl FnMut(&Expr)) {
-    match &e.kind {
-        ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::BoolOp(_, items) => {
-            items.iter().for_each(f)
-        }
-        ExprKind::Unary(_, a) | ExprKind::Attribute(a, _) => f(a),
-        ExprKind::Binary(_, a, b) | ExprKind::Subscript(a, b) => {
-            f(a);
-            f(b);
-        }
-        ExprKind::Compare(a, rest) => {
-            f(a);
-            rest.iter().for_each(|(_, e)| f(e));
-        }
-        ExprKind::IfExp { test, body, orelse } => {
-            f(test);
-            f(body);
-            f(orelse);
-        }
-        ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } => {
-            f(func);
-            args.iter().for_each(&mut f);
-            keywords.iter().for_each(|k| f(&k.value));
-        }
-        ExprKind::Slice(a, b, c) => {
-            for x in [a, b, c].into_iter().flatten() {
-                f(x);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Names a statement writes: rebinds (unless `top` and the statement is a plain assignment,

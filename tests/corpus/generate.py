@@ -1018,6 +1018,127 @@ P("cb_raise_bare_class", """
         return total
 """, kinds=("u", "pos"))
 
+# Helper functions, inlined at compile time: module-level functions (the filter comes first), lambdas
+# assigned at the top level, chains of helpers, helpers with loops and early returns.
+
+P("cb_helper_clamp", """
+    def cb_helper_clamp(w):
+        return cb_clamp_value(w.mean(), 0.2, 0.7)
+
+    def cb_clamp_value(v, lo, hi):
+        return min(max(v, lo), hi)
+""")
+
+P("cb_helper_lambda_square", """
+    def cb_helper_lambda_square(w):
+        return cb_sq(w[0]) + cb_sq(w[-1]) if len(w) else 0.0
+
+    cb_sq = lambda v: v * v
+""")
+
+P("cb_helper_chain_zscore", """
+    def cb_helper_chain_zscore(w):
+        return cb_zscore_of(w, len(w) // 2)
+
+    def cb_zscore_of(a, i):
+        s = cb_spread(a)
+        return (a[i] - a.mean()) / s if s > 0 else 0.0
+
+    def cb_spread(a):
+        return a.std()
+""")
+
+P("cb_helper_first_above_loop", """
+    def cb_helper_first_above_loop(w):
+        return cb_first_above(w, 0.5) + 10 * cb_first_above(w, 0.9)
+
+    def cb_first_above(a, t):
+        for i in range(len(a)):
+            if a[i] > t:
+                return i
+        return -1
+""")
+
+P("cb_helper_nested_loops_return", """
+    def cb_helper_nested_loops_return(w):
+        return cb_pair_sum_index(w, 1.0)
+
+    def cb_pair_sum_index(a, target):
+        n = len(a)
+        for i in range(n):
+            for j in range(i + 1, n):
+                if a[i] + a[j] > target:
+                    return i * 100 + j
+        return -1
+""", kinds=("u", "q"))
+
+P("cb_helper_keyword_default", """
+    def cb_helper_keyword_default(w):
+        return cb_trimmed(w) + cb_trimmed(w, k=2)
+
+    def cb_trimmed(a, k=1):
+        s = np.sort(a)
+        if len(s) <= 2 * k:
+            return np.nan
+        return s[k:len(s) - k].mean()
+""", hand=[[1, 2, 3, 4, 5]])
+
+P("cb_helper_returns_array", """
+    def cb_helper_returns_array(w):
+        d = cb_deviations(w)
+        return d.max()
+
+    def cb_deviations(a):
+        return np.abs(a - np.median(a))
+""", sizes=(9, 25, 5, 1))
+
+P("cb_helper_if_else_returns", """
+    def cb_helper_if_else_returns(w):
+        c = w[len(w) // 2]
+        return cb_classify(c) * 10 + cb_classify(w.mean())
+
+    def cb_classify(v):
+        "0 below, 1 inside, 2 above the band"
+        if v < 0.25:
+            return 0
+        elif v > 0.75:
+            return 2
+        else:
+            return 1
+""", sizes=(9, 5, 1))
+
+P("cb_helper_alias_passed", """
+    def cb_helper_alias_passed(w):
+        return cb_apply(cb_range_of, w) + cb_apply(cb_mid_of, w)
+
+    def cb_apply(func, a):
+        return func(a)
+
+    def cb_range_of(a):
+        return a.max() - a.min()
+
+    def cb_mid_of(a):
+        return (a.max() + a.min()) / 2
+""")
+
+P("cb_helper_uses_global", """
+    def cb_helper_uses_global(w):
+        return cb_scaled_sum(w) - w.sum()
+
+    def cb_scaled_sum(a):
+        return (a * CB_GAIN).sum()
+""", {"CB_GAIN": 1.5})
+
+P("cb_helper_raises", """
+    def cb_helper_raises(w):
+        return cb_checked_log(w.min())
+
+    def cb_checked_log(v):
+        if v <= 0:
+            raise ValueError("log of a non-positive value")
+        return math.log(v)
+""", kinds=("u", "pos", "n"))
+
 
 # ===================================================================================================
 # Input generation
@@ -1130,8 +1251,8 @@ def load_function(prog):
         else:
             exec(compile(src, prog["name"], "exec"), env)
         fns = [v for k, v in env.items() if k not in before and isinstance(v, types.FunctionType)]
-        assert len(fns) == 1, f"{prog['name']}: expected one function, got {len(fns)}"
-        fn = fns[0]
+        assert fns, f"{prog['name']}: expected a function"
+        fn = fns[0]  # the filter comes first; the other functions are helpers it calls
         params = list(inspect.signature(fn).parameters)
     extra = {p: env[p] for p in params[1:] if p in prog["bindings"]}
     return lambda a: fn(a, **extra)
