@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 from scipy import LowLevelCallable
 
-from . import _core
+from . import _core, _helpers
 from ._errors import ErrorKind, FilterCompileError, FilterTypeError
 from ._frontend import Spec, _convert, describe
 from ._scipy_args import footprint_and_origins
@@ -35,7 +35,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     try:
         compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
     except FilterCompileError as e:
-        e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
+        _locate_error(e, spec)
         for name, type_name in spec.unsupported:
             if e.error_kind is ErrorKind.UNKNOWN_NAME and e.name == name:
                 raise FilterTypeError(
@@ -49,6 +49,20 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
         if len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return compiled
+
+
+def _locate_error(e: FilterCompileError, spec: Spec) -> None:
+    """Moves a compile error's position into the user's file: the filter's, or a helper's."""
+    hit = _helpers.find(spec.regions, e.lineno)
+    if hit is None:
+        e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
+        return
+    region, line = hit
+    shift = e.lineno - line
+    e.lineno -= shift
+    if e.end_lineno is not None:
+        e.end_lineno -= shift
+    e._locate(region.filename, region.line_offset, region.col_offset, region.indent)
 
 
 class Filter(LowLevelCallable):

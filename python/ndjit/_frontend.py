@@ -18,9 +18,9 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-from . import _shadowing
+from . import _helpers, _shadowing
 from ._errors import SourceUnavailable
-from ._locate import locate
+from ._locate import locate, source_of
 
 __all__ = ["Spec", "describe", "SourceUnavailable"]
 
@@ -44,6 +44,8 @@ class Spec:
     # Globals and closure cells the function reads that ndjit cannot bind, with their type names:
     # used to turn "name is not defined" into a precise error.
     unsupported: Tuple[Tuple[str, str], ...] = ()
+    # Helper functions appended to `source`: where each one's lines come from (see `_helpers`).
+    regions: Tuple["_helpers.Region", ...] = ()
 
     def key(self) -> tuple:
         """A hashable identity of the compiled content (source, bound values, imports)."""
@@ -147,34 +149,27 @@ def _string_params(text: str) -> list:
 
 def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Spec:
     located = locate(func)
-    filename, text, node = located.filename, located.text, located.node
-    if isinstance(node, ast.Lambda):
-        # Parenthesised, so that a lambda spanning lines inside a call still reads as one line.
-        source = "(" + ast.get_source_segment(text, node) + ")"
-        line_offset, col_offset = node.lineno - 1, node.col_offset - 1
-    else:
-        # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at form
-        # feeds and other separators, which would shift every later line).
-        lines = io.StringIO(text).readlines()[node.lineno - 1 : node.end_lineno]
-        source = textwrap.dedent("".join(lines))
-        line_offset, col_offset = node.lineno - 1, 0
-    bindings, imports, unsupported, shadowed = _bound_values(func, args, kwargs, inputs)
+    source, line_offset, col_offset, indent = source_of(located)
+    bindings = _parameter_values(func, args, kwargs, inputs)
+    imports, unsupported, shadowed, helpers = _outer_values(func, bindings)
     _shadowing.check(func, located, shadowed)
+    extra, regions = _helpers.collect(source, helpers, bindings, imports, unsupported, _outer_values)
     return Spec(
-        source=source,
+        source=source + extra,
         bindings=bindings,
         imports=tuple(imports),
         name=func.__qualname__,
-        filename=filename,
+        filename=located.filename,
         line_offset=line_offset,
         col_offset=col_offset,
-        indent=0 if isinstance(node, ast.Lambda) else node.col_offset,
+        indent=indent,
         unsupported=tuple(unsupported),
+        regions=tuple(regions),
     )
 
 
-def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1):
-    """Defaults, extra arguments, closure cells and module globals the function reads."""
+def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Dict[str, Any]:
+    """The values of the parameters after the ones scipy fills: defaults, extra arguments."""
     code = func.__code__
     pos = list(code.co_varnames[: code.co_argcount])
     kwonly = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
@@ -204,9 +199,18 @@ def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: O
     missing = [p for p in params + kwonly if p not in values]
     if missing:
         raise TypeError(f"{func.__qualname__} needs a value for {', '.join(missing)}: pass extra_arguments or extra_keywords")
-    bindings = {k: _convert(k, v) for k, v in values.items()}
+    # A function passed as a parameter value is a helper, inlined under the parameter's name.
+    return {k: v if isinstance(v, types.FunctionType) else _convert(k, v) for k, v in values.items()}
 
-    imports, unsupported, shadowed = [], [], []
+
+def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
+    """The closure cells and module globals the function reads: numbers and arrays are added to
+    `bindings` (a name bound to two different values is an error), NumPy and math to the imports,
+    Python functions to the helpers; also the names ndjit cannot bind and the builtins shadowed."""
+    code = func.__code__
+    imports, unsupported, shadowed, helpers = [], [], [], []
+    for name in [k for k, v in bindings.items() if isinstance(v, types.FunctionType)]:
+        helpers.append((name, bindings.pop(name)))
     free = dict(zip(code.co_freevars, func.__closure__ or ()))
     outer = {}
     for name, cell in free.items():
@@ -217,21 +221,43 @@ def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: O
     for name in code.co_names:
         if name in func.__globals__ and name not in outer:
             outer[name] = func.__globals__[name]
+    own = set(code.co_varnames)  # attribute names in co_names may equal a parameter's
     for name, v in outer.items():
-        if name in bindings:
+        if name in own:
             continue
         kind = _classify(v)
         if kind == "value":
-            bindings[name] = _convert(name, v)
+            _bind(bindings, name, _convert(name, v), func)
         elif kind is not None:
             if kind != name:  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
                 imports.append((kind, name))
         elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
             shadowed.append((name, v))
+        elif isinstance(v, types.FunctionType):
+            helpers.append((name, v))
         elif not callable(v):
             unsupported.append((name, type(v).__name__))
-    return bindings, imports, unsupported, shadowed
+    return imports, unsupported, shadowed, helpers
+
+
+def _bind(bindings: Dict[str, Any], name: str, value: Any, func: types.FunctionType) -> None:
+    """Adds a bound value; the filter and its helpers share one namespace, so one name must
+    mean one value in all of them."""
+    if name in bindings:
+        old = bindings[name]
+        same = (
+            np.array_equal(old, value)
+            if isinstance(old, np.ndarray) or isinstance(value, np.ndarray)
+            else type(old) is type(value) and old == value
+        )
+        if not same:
+            raise TypeError(
+                f"`{name}` means different values in {func.__qualname__} and the filter or another "
+                "helper; ndjit inlines helpers into one program: rename one of them"
+            )
+        return
+    bindings[name] = value
 
 
 def _classify(v: Any) -> Optional[str]:

@@ -359,6 +359,9 @@ impl<'a> Translator<'a> {
         }
         let body = self.rebind_params(f)?;
         collect_locals(&body, &mut self.locals);
+        for p in &f.params {
+            self.locals.remove(&p.name); // only the output line, written in place, is left
+        }
         self.stmts(&body)?;
         rebind::check_aliasing(&body, |n| self.holds_array(n))?;
         if sig == ir::Sig::Filter1d {

@@ -82,7 +82,11 @@ fn item(s: Stmt) -> Result<Item> {
         StmtKind::Expr(Expr {
             kind: ExprKind::Lambda(f),
             ..
-        }) if f.name.is_some() => Ok(Item::Function(f.name.clone().unwrap_or_default(), *f)),
+        }) => {
+            // A bare lambda (the Python front end's form of a lambda filter) is named by nothing.
+            let name = f.name.clone().unwrap_or_else(|| "<lambda>".into());
+            Ok(Item::Function(name, *f))
+        }
         StmtKind::Assign {
             ref targets,
             ref value,
