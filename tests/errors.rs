@@ -52,6 +52,10 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    x[x > 0] = x[:2]\n    return x[0]", K::Unsupported, 2, 5, "through a boolean mask"),
     ("def f(x):\n    x[x.astype(int)] = 0.0\n    return x[0]", K::Unsupported, 2, 7, "an array of indices"),
     ("def f(x):\n    import os\n    return 0.0", K::Unsupported, 2, 5, "module `os`"),
+    // --- strings and tuples -----------------------------------------------------------------------
+    ("def f(x, m='a'):\n    return x[0] if m < 1 else 0.0", K::Unsupported, 2, 24, "comparing a string with an int"),
+    ("def f(x):\n    t = (1, 2)\n    t = (3, 4)\n    return x[t[0]]", K::Unsupported, 2, 5, "must be assigned once"),
+    ("def f(x):\n    if x[0] > 0:\n        t = (1, 2)\n    return x[0]", K::Unsupported, 3, 9, "must be assigned once"),
     // --- helper functions -------------------------------------------------------------------------
     ("def f(x):\n    return g(x[0])\ndef g(v):\n    return g(v - 1)", K::Unsupported, 4, 12, "recursion cannot be inlined: `g` calls `g`"),
     ("def f(x):\n    return g(x[0])\ndef g(v):\n    return h(v)\ndef h(v):\n    return g(v)", K::Unsupported, 6, 12, "`g` calls `h` calls `g`"),
@@ -283,4 +287,24 @@ fn inlining_is_capped() {
     // 255 calls are within the cap.
     let f = Filter::compile(doubling(8).as_str(), &Bindings::new()).unwrap();
     assert_eq!(f.call(&[1.5]).unwrap(), 1.5 * 128.0);
+}
+
+/// A bound string is folded into the code: rebinding another one without recompiling is an
+/// error, never the old branch silently.
+#[test]
+fn folded_strings_cannot_be_rebound() {
+    let mut b = Bindings::new();
+    b.set("method", ndjit::Value::Str("mean".into()));
+    let src = "def f(x):\n    return x.mean() if method == 'mean' else x.max()";
+    let f = Filter::compile(src, &b).unwrap();
+    assert_eq!(f.call(&[1.0, 3.0]).unwrap(), 2.0);
+    assert!(f.with_bindings(&b).is_ok());
+    b.set("method", ndjit::Value::Str("max".into()));
+    let e = f.with_bindings(&b).unwrap_err();
+    assert_eq!(e.kind, K::Binding);
+    assert!(e.message.contains("folded into the code"), "{e}");
+    assert_eq!(
+        Filter::compile(src, &b).unwrap().call(&[1.0, 3.0]).unwrap(),
+        3.0
+    );
 }

@@ -10,9 +10,10 @@ import numpy as np
 from scipy import LowLevelCallable
 
 from . import _core, _helpers
-from ._errors import ErrorKind, FilterCompileError, FilterTypeError
-from ._frontend import Spec, _convert, describe
+from ._errors import ErrorKind, FilterCompileError
+from ._frontend import Spec, _convert, _flatten_matrices, describe
 from ._scipy_args import footprint_and_origins
+from ._unsupported import unbindable
 
 __all__ = ["Filter", "as_filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"]
 
@@ -38,11 +39,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
         _locate_error(e, spec)
         for name, type_name in spec.unsupported:
             if e.error_kind is ErrorKind.UNKNOWN_NAME and e.name == name:
-                raise FilterTypeError(
-                    "binding error", f"`{name}` is a {type_name}; ndjit can bind numbers, NumPy scalars, "
-                    "1-D numeric arrays and tuples of numbers", e.lineno, e.col, e.lineno, e.col + len(name),
-                    getattr(e, "text", None), "pass the value the filter needs as a number or array", "",
-                ) from None
+                raise unbindable(e, name, type_name) from None
         raise
     with _cache_lock:
         _cache[key] = compiled
@@ -145,7 +142,7 @@ class Filter(LowLevelCallable):
         unknown = [k for k in values if k not in known]
         if unknown:
             raise TypeError(f"the filter has no bound value named {', '.join(map(repr, unknown))} (it reads {sorted(known)})")
-        converted = {k: _convert(k, v) for k, v in values.items()}
+        converted = _flatten_matrices({k: _convert(k, v) for k, v in values.items()})
         compiled = self._compiled.with_bindings(converted)
         bindings = dict(self._spec.bindings)
         bindings.update(converted)

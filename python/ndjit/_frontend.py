@@ -14,7 +14,7 @@ import math
 import textwrap
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
         source = f"lambda {', '.join(['x'] + params + list(kwargs))}: {source}({', '.join(call_args)})"
         bindings = {p: _convert(p, v) for p, v in zip(params, args)}
         bindings.update({k: _convert(k, v) for k, v in kwargs.items()})
-        return Spec(source=source, bindings=bindings, name=name)
+        return Spec(source=source, bindings=_flatten_matrices(bindings), name=name)
     text = textwrap.dedent(source).strip("\n")
     bindings: Dict[str, Any] = {}
     if args or kwargs:
@@ -127,7 +127,7 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
             if k not in params:
                 raise TypeError(f"the filter has no parameter {k!r} (extra_keywords)")
             bindings[k] = _convert(k, v)
-    return Spec(source=text, bindings=bindings, name=name)
+    return Spec(source=text, bindings=_flatten_matrices(bindings), name=name)
 
 
 def _is_callable_name(source: str) -> bool:
@@ -156,7 +156,7 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
     extra, regions = _helpers.collect(source, helpers, bindings, imports, unsupported, _outer_values)
     return Spec(
         source=source + extra,
-        bindings=bindings,
+        bindings=_flatten_matrices(bindings),
         imports=tuple(imports),
         name=func.__qualname__,
         filename=located.filename,
@@ -236,9 +236,26 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
             shadowed.append((name, v))
         elif isinstance(v, types.FunctionType):
             helpers.append((name, v))
-        elif not callable(v):
-            unsupported.append((name, type(v).__name__))
+        else:
+            if _bind_attributes(bindings, name, v, code.co_names, func) or not callable(v) or isinstance(v, type):
+                unsupported.append((name, type(v).__name__))
     return imports, unsupported, shadowed, helpers
+
+
+def _bind_attributes(bindings: Dict[str, Any], name: str, obj: Any, attrs, func: types.FunctionType) -> bool:
+    """Binds `name.attr` for the attributes of a class or instance the function may read
+    (`cfg.k`, `Cfg.k`: `attrs` holds every attribute name it reads). Returns whether `obj` is
+    such an object."""
+    if isinstance(obj, (types.ModuleType, types.BuiltinFunctionType)) or (callable(obj) and not isinstance(obj, type)):
+        return False
+    for attr in attrs:
+        try:
+            value = getattr(obj, attr)
+        except Exception:  # a property that raises, or no such attribute: not read from here
+            continue
+        if _classify(value) == "value":
+            _bind(bindings, f"{name}.{attr}", _convert(f"{name}.{attr}", value), func)
+    return True
 
 
 def _bind(bindings: Dict[str, Any], name: str, value: Any, func: types.FunctionType) -> None:
@@ -260,11 +277,33 @@ def _bind(bindings: Dict[str, Any], name: str, value: Any, func: types.FunctionT
     bindings[name] = value
 
 
+class _Matrix(NamedTuple):
+    """A 2-D bound array: bound flat under its name, with its column count beside it."""
+
+    flat: np.ndarray
+    cols: int
+
+
+# The Rust side's name for a 2-D array's column count (`lower/attributes.rs`).
+_COLUMNS_SUFFIX = ".__ncols__"
+
+
+def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
+    """The bindings as the Rust layer takes them: each 2-D array flat, with its column count."""
+    out = {}
+    for k, v in bindings.items():
+        if isinstance(v, _Matrix):
+            out[k], out[k + _COLUMNS_SUFFIX] = v.flat, v.cols
+        else:
+            out[k] = v
+    return out
+
+
 def _classify(v: Any) -> Optional[str]:
     """'value' for numbers/arrays, a module path for NumPy/math modules and functions, else None."""
     if isinstance(v, types.ModuleType):
         return {"numpy": "numpy", "math": "math"}.get(v.__name__)
-    if isinstance(v, (bool, int, float, np.number, np.bool_, tuple, list, np.ndarray)):
+    if isinstance(v, (bool, int, float, str, np.number, np.bool_, tuple, list, np.ndarray)):
         return "value"
     name = getattr(v, "__name__", None)
     if name and (getattr(np, name, None) is v):
@@ -285,13 +324,18 @@ def _convert(name: str, v: Any):
         return v
     if isinstance(v, (float, np.floating)):
         return float(v)
+    if isinstance(v, str):
+        return v  # folded into the code: `if method == "mean":`
     if isinstance(v, (tuple, list)) or (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"):
         a = np.asarray(v)
         if a.ndim == 0:
             return _convert(name, a.item())
+        if a.ndim == 2 and a.dtype.kind in "biuf":
+            return _Matrix(np.ascontiguousarray(a, dtype=np.float64).ravel(), a.shape[1])
         if a.ndim != 1 or a.dtype.kind not in "biuf":
             raise TypeError(
-                f"bound value {name!r} is a {a.ndim}-D {a.dtype} array; ndjit binds numbers and 1-D numeric arrays"
+                f"bound value {name!r} is a {a.ndim}-D {a.dtype} array; ndjit binds numbers and 1-D and 2-D "
+                "numeric arrays"
             )
         return np.ascontiguousarray(a, dtype=np.float64)
     raise TypeError(

@@ -201,3 +201,103 @@ def test_source_unavailable_is_exported():
     exec("f = lambda x: x.sum()", ns)  # no linecache entry: Python keeps no source
     with pytest.raises(ndjit.SourceUnavailable, match="pass its source as a string"):
         ndjit.jit_filter(ns["f"])
+
+
+# --- more bound values --------------------------------------------------------------------------
+
+class Cfg:
+    k = 2.0
+    method = "mean"
+
+
+class Params:
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+
+def test_class_and_instance_attributes_and_strings():
+    cfg = Params(0.2, 0.7)
+
+    def filt(w):
+        v = w.mean() if Cfg.method == "mean" else np.median(w)
+        return np.clip(v * Cfg.k, cfg.lo, cfg.hi)
+
+    same_as_scipy(filt)
+
+
+def test_string_parameter_selects_the_branch_at_compile_time():
+    def filt(w, method="median"):
+        if method == "mean":
+            return w.mean()
+        return np.median(w)
+
+    same_as_scipy(filt)
+    want = ndi.generic_filter(IMG, filt, size=3, extra_keywords={"method": "mean"})
+    f = ndjit.jit_filter(filt, extra_keywords={"method": "mean"})
+    assert_same(ndi.generic_filter(IMG, f, size=3), want)
+
+
+def test_unbindable_attribute_is_named():
+    class Holder:
+        data = {"k": 1}
+
+    def filt(w):
+        return w.sum() * Holder.data
+
+    with pytest.raises(ndjit.FilterTypeError, match="`Holder` is a type"):
+        ndjit.jit_filter(filt)
+
+
+# --- new-user errors ----------------------------------------------------------------------------
+
+def test_scipy_function_is_named_with_the_closest_supported_code():
+    import scipy
+    import scipy.stats  # noqa: F401
+
+    def filt(x):
+        return scipy.stats.skew(x)
+
+    with pytest.raises(ndjit.FilterTypeError) as info:
+        ndjit.jit_filter(filt)
+    e = info.value
+    assert "`scipy.stats.skew` is not supported" in e.msg
+    assert "np.mean(((x - x.mean()) / x.std()) ** 3)" in e.hint
+    assert e.filename == os.path.abspath(__file__)
+    assert e.lineno == filt.__code__.co_firstlineno + 1
+    assert e.text[e.col - 1:].startswith("scipy.stats.skew")
+    assert str(e).startswith(f"binding error at {os.path.abspath(__file__)}:{e.lineno}:")
+
+
+def test_source_from_a_linecache_entry_like_ipython_cells():
+    import linecache
+
+    src = "import numpy as np\n\ndef cell_helper(a):\n    return a.max()\n\ndef cell_filter(w):\n    return cell_helper(w) - w.min()\n"
+    name = "<ndjit-test-cell-1>"
+    linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+    ns = {}
+    exec(compile(src, name, "exec"), ns)
+    same_as_scipy(ns["cell_filter"])
+
+
+KERNEL = np.array([[1.0, 2.0, 1.0], [0.0, 0.0, 0.0], [-1.0, -2.0, -1.0]])
+
+
+def test_two_d_bound_arrays_index_by_row_and_column():
+    def sobel(w):
+        win = w.reshape(3, 3)
+        total = 0.0
+        for i in range(3):
+            for j in range(3):
+                total += win[i, j] * KERNEL[i, j]
+        return total + KERNEL[-1, 0]
+
+    same_as_scipy(sobel)
+
+    def weighted(w, k):
+        return (w.reshape(3, 3) * k).sum()
+
+    want = ndi.generic_filter(IMG, weighted, size=3, extra_arguments=(KERNEL.T,))
+    f = ndjit.jit_filter(weighted, extra_arguments=(KERNEL.T,))
+    assert_same(ndi.generic_filter(IMG, f, size=3), want)
+    assert_same(ndi.generic_filter(IMG, f.bind(k=KERNEL), size=3),
+                ndi.generic_filter(IMG, weighted, size=3, extra_arguments=(KERNEL,)))

@@ -73,6 +73,9 @@ impl<'p> Translator<'p> {
                 f => builtins::call(self, f, args, keywords, e.span, func.span)?,
             },
             ExprKind::Attribute(base, attr) => {
+                if let Some(v) = self.bound_attribute(base, attr) {
+                    return Ok(v);
+                }
                 let b = self.expr(base)?;
                 builtins::attribute(self, b, attr, e.span)?
             }
@@ -829,6 +832,9 @@ impl<'p> Translator<'p> {
 
     fn compare_one(&mut self, op: ast::CmpOp, a: Value, b: Value, span: Span) -> Result<Value> {
         use ast::CmpOp as C;
+        if let Some(folded) = self.compare_strings(op, &a, &b, span)? {
+            return Ok(folded);
+        }
         let o = match op {
             C::Lt => CmpOp::Lt,
             C::Le => CmpOp::Le,

@@ -129,6 +129,8 @@ impl Translator<'_> {
             }
         }
         collect_locals(&body, &mut self.locals);
+        self.assigned_once
+            .extend(super::tuples::assigned_once_at_top(&body));
 
         let saved_loops = std::mem::take(&mut self.loops);
         let saved_ret = self.inline.ret.take();

@@ -5,6 +5,7 @@
 //! needing a wider type (an `int` counter later assigned a float) records the wider type and the
 //! pass is repeated; each pass is microseconds and two suffice in practice.
 
+mod attributes;
 mod builtins;
 mod expr;
 mod inline;
@@ -14,6 +15,8 @@ mod pyint;
 mod pyround;
 mod raising;
 mod rebind;
+mod strings;
+mod tuples;
 mod value;
 mod window_writes;
 
@@ -133,6 +136,10 @@ pub(crate) struct Translator<'a> {
     inline: inline::Inliner,
     /// The filter's parameter names, which inlined helpers do not see.
     param_names: HashSet<String>,
+    /// Names assigned once, at the top level of their function (see `tuples.rs`).
+    assigned_once: HashSet<String>,
+    /// The tuples held by such names.
+    tuple_values: HashMap<String, Value>,
 }
 
 impl<'a> Translator<'a> {
@@ -169,6 +176,8 @@ impl<'a> Translator<'a> {
                 .iter()
                 .map(|p| p.name.clone())
                 .collect(),
+            assigned_once: HashSet::new(),
+            tuple_values: HashMap::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -358,6 +367,7 @@ impl<'a> Translator<'a> {
             self.names.insert(p.name.clone(), v);
         }
         let body = self.rebind_params(f)?;
+        self.assigned_once = tuples::assigned_once_at_top(&body);
         collect_locals(&body, &mut self.locals);
         for p in &f.params {
             self.locals.remove(&p.name); // only the output line, written in place, is left
@@ -440,7 +450,7 @@ impl<'a> Translator<'a> {
                 let default = match self.constant(d)? {
                     Bound::Float(x) => Expr::F64(x),
                     Bound::Int(x) => Expr::F64(x as f64),
-                    Bound::Array(_) => {
+                    Bound::Array(_) | Bound::Str(_) => {
                         return Err(self.err(
                             ErrorKind::Unsupported,
                             p.span,
@@ -505,6 +515,9 @@ impl<'a> Translator<'a> {
 
     /// Registers a bound value in the layout and returns how the code reads it.
     fn bound(&mut self, name: &str, value: &Bound) -> Value {
+        if let Bound::Str(s) = value {
+            return Value::Str(s.clone());
+        }
         match self.layout.add(name, value) {
             Slot::Float(k) => Value::Scalar(Expr::Param(k), Ty::F64),
             Slot::Int(k) => Value::Scalar(Expr::IntParam(k), Ty::I64),
@@ -532,6 +545,7 @@ impl<'a> Translator<'a> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Bound::Int(*v)),
             ExprKind::Bool(v) => Ok(Bound::Int(*v as i64)),
+            ExprKind::Str(s) => Ok(Bound::Str(s.clone())),
             ExprKind::Unary(ast::UnaryOp::Neg, inner) if matches!(inner.kind, ExprKind::Int(_)) => {
                 let ExprKind::Int(v) = inner.kind else {
                     unreachable!()
@@ -609,6 +623,9 @@ impl<'a> Translator<'a> {
         if hidden {
             return self.global_name(name, span);
         }
+        if let Some(v) = self.tuple_values.get(name) {
+            return Ok(v.clone());
+        }
         if self.locals.contains(name) {
             if let Some(local) = self.declared.get(name).copied() {
                 return Ok(self.local_value(local));
@@ -637,6 +654,7 @@ impl<'a> Translator<'a> {
         if let Some(b) = self.bindings.get(name) {
             let b = b.clone();
             let v = self.bound(name, &b);
+            let v = self.bound_matrix(name, v);
             self.names.insert(name.to_string(), v.clone());
             return Ok(v);
         }
@@ -747,6 +765,7 @@ impl<'a> Translator<'a> {
             ));
         }
         let value = match value {
+            Value::Tuple(items) => return self.assign_tuple(name, items, span),
             Value::Matrix(arr, cols) => {
                 // A 2-D value: stored flat, its column count remembered with the slot.
                 let Local::Array(slot, _) = self.local_for(name, NameTy::Array(arr.ty), span)?

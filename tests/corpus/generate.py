@@ -1139,6 +1139,70 @@ P("cb_helper_raises", """
         return math.log(v)
 """, kinds=("u", "pos", "n"))
 
+# Strings folded at compile time, tuples as values, `in` over literal lists, annotations.
+
+P("cb_method_string_default", """
+    def cb_method_string_default(w, method="median"):
+        if method == "mean":
+            return w.mean()
+        elif method in ("median", "med"):
+            return np.median(w)
+        else:
+            raise ValueError("unknown method")
+""")
+
+P("cb_method_string_not_equal", """
+    def cb_method_string_not_equal(w, mode='max'):
+        if mode != 'max':
+            return w.min()
+        return w.max() if mode not in ['min'] else 0.0
+""")
+
+P("cb_tuple_bounds_indexed", """
+    def cb_tuple_bounds_indexed(w):
+        bounds = (0.25, 0.75)
+        return np.clip(w, bounds[0], bounds[1]).mean() + bounds[-1]
+""")
+
+P("cb_tuple_unpack_literal", """
+    def cb_tuple_unpack_literal(w):
+        lo, hi = (0.2, 0.8)
+        inside = w[(w >= lo) & (w <= hi)]
+        return inside.size / w.size if w.size else 0.0
+""")
+
+P("cb_tuple_returned_by_helper", """
+    def cb_tuple_returned_by_helper(w):
+        m, s = cb_mean_std(w)
+        return (w[len(w) // 2] - m) / s if s > 0 else 0.0
+
+    def cb_mean_std(a):
+        return a.mean(), a.std()
+""")
+
+P("cb_tuple_loop_offsets", """
+    def cb_tuple_loop_offsets(w):
+        offsets = (1, 3, 5, 7)
+        total = 0.0
+        for i in offsets:
+            total += w[i]
+        return total / len(offsets)
+""", sizes=(9,))
+
+P("cb_in_literal_list", """
+    def cb_in_literal_list(w):
+        c = w[len(w) // 2]
+        return 1.0 if c in [0.0, 1.0] else (2.0 if c not in (3.0, 4.0) else 3.0)
+""", kinds=("lab", "bin", "q"))
+
+P("cb_annotated_filter", """
+    def cb_annotated_filter(w: np.ndarray, k: int = 2) -> float:
+        total: float = 0.0
+        for v in np.sort(w)[-k:]:
+            total += v
+        return total
+""")
+
 
 # ===================================================================================================
 # Input generation
