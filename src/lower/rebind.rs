@@ -14,7 +14,9 @@
 
 use crate::error::{Error, ErrorKind, Result, Span};
 use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
-use crate::syntax::visit::{for_each_child, for_each_child_mut};
+use crate::syntax::visit::{
+    for_each_child_mut, for_each_stmt_expr, for_each_stmt_expr_mut, names_in,
+};
 use std::collections::{HashMap, HashSet};
 
 /// Renames rebound parameters in `body`. `params` are the parameter names that may be versioned
@@ -90,52 +92,7 @@ impl Renamer {
     }
 
     fn rename_stmt(&self, s: &mut Stmt) {
-        match &mut s.kind {
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => self.rename_expr(e),
-            StmtKind::Assign { targets, value } => {
-                targets.iter_mut().for_each(|t| self.rename_expr(t));
-                self.rename_expr(value);
-            }
-            StmtKind::AugAssign { target, value, .. } => {
-                self.rename_expr(target);
-                self.rename_expr(value);
-            }
-            StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
-                self.rename_expr(test);
-                body.iter_mut()
-                    .chain(orelse.iter_mut())
-                    .for_each(|s| self.rename_stmt(s));
-            }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                orelse,
-            } => {
-                self.rename_expr(target);
-                self.rename_expr(iter);
-                body.iter_mut()
-                    .chain(orelse.iter_mut())
-                    .for_each(|s| self.rename_stmt(s));
-            }
-            StmtKind::Raise { exc, .. } => {
-                if let Some(e) = exc {
-                    self.rename_expr(e);
-                }
-            }
-            StmtKind::Assert { test, msg } => {
-                self.rename_expr(test);
-                if let Some(m) = msg {
-                    self.rename_expr(m);
-                }
-            }
-            StmtKind::Return(None)
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Pass
-            | StmtKind::Import(_)
-            | StmtKind::Unsupported(_) => {}
-        }
+        for_each_stmt_expr_mut(std::slice::from_mut(s), &mut |e| self.rename_expr(e));
     }
 
     fn rename_expr(&self, e: &mut Expr) {
@@ -397,55 +354,10 @@ fn has_slice(index: &Expr) -> bool {
     }
 }
 
-/// How many times `name` is read in `body` (assignment targets that are plain names excluded).
+/// How many times `name` is mentioned in `body`, assignments to it included (an over-count of
+/// its reads, so the aliasing check errs on the side of refusing).
 fn count_reads(body: &[Stmt], name: &str) -> usize {
-    fn in_expr(e: &Expr, name: &str) -> usize {
-        match &e.kind {
-            ExprKind::Name(n) => usize::from(n == name),
-            _ => {
-                let mut k = 0;
-                for_each_child(e, |c| k += in_expr(c, name));
-                k
-            }
-        }
-    }
-    fn in_target(t: &Expr, name: &str) -> usize {
-        match &t.kind {
-            ExprKind::Name(_) => 0,
-            ExprKind::Tuple(items) | ExprKind::List(items) => {
-                items.iter().map(|i| in_target(i, name)).sum()
-            }
-            _ => in_expr(t, name),
-        }
-    }
-    body.iter()
-        .map(|s| match &s.kind {
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => in_expr(e, name),
-            StmtKind::Assign { targets, value } => {
-                targets.iter().map(|t| in_target(t, name)).sum::<usize>() + in_expr(value, name)
-            }
-            StmtKind::AugAssign { target, value, .. } => {
-                in_expr(target, name) + in_expr(value, name)
-            }
-            StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
-                in_expr(test, name) + count_reads(body, name) + count_reads(orelse, name)
-            }
-            StmtKind::For {
-                target,
-                iter,
-                body,
-                orelse,
-            } => {
-                in_target(target, name)
-                    + in_expr(iter, name)
-                    + count_reads(body, name)
-                    + count_reads(orelse, name)
-            }
-            StmtKind::Raise { exc: Some(e), .. } => in_expr(e, name),
-            StmtKind::Assert { test, msg } => {
-                in_expr(test, name) + msg.as_ref().map_or(0, |m| in_expr(m, name))
-            }
-            _ => 0,
-        })
-        .sum()
+    let mut names = Vec::new();
+    for_each_stmt_expr(body, &mut |e| names_in(e, &mut names));
+    names.iter().filter(|n| *n == name).count()
 }
