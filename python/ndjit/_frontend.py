@@ -13,6 +13,7 @@ import io
 import math
 import textwrap
 import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
@@ -229,7 +230,7 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
         if kind == "value":
             _bind(bindings, name, _convert(name, v), func)
         elif kind is not None:
-            if kind != name:  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
+            if kind != name or kind == "typing":  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
                 imports.append((kind, name))
         elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
@@ -302,7 +303,9 @@ def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
 def _classify(v: Any) -> Optional[str]:
     """'value' for numbers/arrays, a module path for NumPy/math modules and functions, else None."""
     if isinstance(v, types.ModuleType):
-        return {"numpy": "numpy", "math": "math"}.get(v.__name__)
+        return {"numpy": "numpy", "math": "math", "typing": "typing"}.get(v.__name__)
+    if v is typing.cast:
+        return "typing.cast"
     if isinstance(v, (bool, int, float, str, np.number, np.bool_, tuple, list, np.ndarray)):
         return "value"
     name = getattr(v, "__name__", None)

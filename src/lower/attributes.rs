@@ -10,6 +10,24 @@ use crate::syntax::ast::{self, ExprKind};
 pub const COLUMNS_SUFFIX: &str = ".__ncols__";
 
 impl Translator<'_> {
+    /// `typing.cast(T, v)`: only a hint for type checkers, so `v` itself (`T` is not evaluated,
+    /// as it may name types ndjit does not know).
+    pub(super) fn typing_cast(
+        &mut self,
+        args: &[ast::Expr],
+        keywords: &[ast::Keyword],
+        span: crate::error::Span,
+    ) -> crate::error::Result<Value> {
+        match (args, keywords) {
+            ([_, v], []) => self.expr(v),
+            _ => Err(self.err(
+                crate::error::ErrorKind::Arity,
+                span,
+                "cast() takes a type and a value",
+            )),
+        }
+    }
+
     /// A bound array with a column count bound beside it is 2-D: `kernel[i, j]`.
     pub(super) fn bound_matrix(&mut self, name: &str, v: Value) -> Value {
         let key = format!("{name}{COLUMNS_SUFFIX}");

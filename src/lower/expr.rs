@@ -70,6 +70,7 @@ impl<'p> Translator<'p> {
                 keywords,
             } => match self.expr(func)? {
                 Value::Helper(k) => self.call_helper(k, args, keywords, e.span)?,
+                Value::Typing(true) => self.typing_cast(args, keywords, e.span)?,
                 f => builtins::call(self, f, args, keywords, e.span, func.span)?,
             },
             ExprKind::Attribute(base, attr) => {
@@ -77,6 +78,9 @@ impl<'p> Translator<'p> {
                     return Ok(v);
                 }
                 let b = self.expr(base)?;
+                if matches!(b, Value::Typing(false)) && attr == "cast" {
+                    return Ok(Value::Typing(true));
+                }
                 builtins::attribute(self, b, attr, e.span)?
             }
             ExprKind::Subscript(base, index) => {

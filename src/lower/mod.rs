@@ -579,6 +579,8 @@ impl<'a> Translator<'a> {
         let v = match module {
             "numpy" => Value::Module(Module::Np),
             "math" => Value::Module(Module::Math),
+            "typing" => Value::Typing(false),
+            "typing.cast" => Value::Typing(true),
             _ => match module.split_once('.') {
                 Some(("numpy" | "math", name)) => {
                     let m = if module.starts_with("numpy") {

@@ -46,6 +46,8 @@ pub enum Value {
     Module(Module),
     /// A function value, e.g. `np.median` or `len`.
     Function(Builtin),
+    /// `typing` (`Typing(false)`) or `typing.cast` (`Typing(true)`): `cast(T, v)` is `v`.
+    Typing(bool),
     /// A helper function of the program (its index in `Program::helpers`), inlined when called.
     Helper(usize),
     /// A method bound to its receiver, e.g. `x.sum`.
@@ -66,7 +68,10 @@ impl Value {
             Value::Matrix(..) => "a 2-D array",
             Value::Tuple(_) => "a tuple",
             Value::Module(_) => "a module",
-            Value::Function(_) | Value::Method(..) | Value::Helper(_) => "a function",
+            Value::Function(_) | Value::Method(..) | Value::Helper(_) | Value::Typing(true) => {
+                "a function"
+            }
+            Value::Typing(false) => "a module",
             Value::None => "None",
             Value::Ellipsis => "Ellipsis",
             Value::Str(_) => "a string",

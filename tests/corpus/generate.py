@@ -1203,6 +1203,15 @@ P("cb_annotated_filter", """
         return total
 """)
 
+P("cb_typing_cast", """
+    import typing
+    from typing import cast
+
+    def cb_typing_cast(w: np.ndarray) -> float:
+        m = typing.cast(float, w.mean())
+        return cast("float", m * 2) - w[0]
+""")
+
 
 # ===================================================================================================
 # Input generation
@@ -1314,7 +1323,8 @@ def load_function(prog):
             env["__lambda__"] = eval(compile(ast.Expression(stmts[0].value), prog["name"], "eval"), env)
         else:
             exec(compile(src, prog["name"], "exec"), env)
-        fns = [v for k, v in env.items() if k not in before and isinstance(v, types.FunctionType)]
+        fns = [v for k, v in env.items() if k not in before and isinstance(v, types.FunctionType)
+               and v.__code__.co_filename == prog["name"]]  # not imported ones (`from typing import cast`)
         assert fns, f"{prog['name']}: expected a function"
         fn = fns[0]  # the filter comes first; the other functions are helpers it calls
         params = list(inspect.signature(fn).parameters)
