@@ -728,7 +728,8 @@ impl<'a> Translator<'a> {
                         ErrorKind::Type,
                         span,
                         format!(
-                            "`{name}` holds {} here but {} elsewhere",
+                            "`{}` holds {} here but {} elsewhere",
+                            rebind::display(name),
                             what(new),
                             what(old)
                         ),
