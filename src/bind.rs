@@ -14,6 +14,9 @@ pub enum Value {
     Int(i64),
     /// A 1-D float64 array (tuples of numbers arrive as arrays too).
     Array(Vec<f64>),
+    /// A string, folded into the code at compile time (`if method == "mean":`): it has no slot,
+    /// so binding another string needs a new compile.
+    Str(String),
 }
 
 impl Value {
@@ -22,6 +25,7 @@ impl Value {
             Value::Float(_) => "float",
             Value::Int(_) => "int",
             Value::Array(_) => "array",
+            Value::Str(_) => "string",
         }
     }
 }
@@ -94,6 +98,7 @@ impl Layout {
             .map(|(_, s)| *s)
     }
     /// Adds `name` with the kind of `value` and returns its slot (the existing one if present).
+    /// Strings have no slot: the lowering folds them and never calls this for one.
     pub(crate) fn add(&mut self, name: &str, value: &Value) -> Slot {
         if let Some(s) = self.slot(name) {
             return s;
@@ -111,6 +116,7 @@ impl Layout {
                 self.arrays += 1;
                 Slot::Array(self.arrays - 1)
             }
+            Value::Str(_) => unreachable!("strings are folded at compile time"),
         };
         self.entries.push((name.to_string(), slot));
         slot

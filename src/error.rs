@@ -230,6 +230,11 @@ enum_with_all! {
         /// NumPy's `AxisError` (both a `ValueError` and an `IndexError`).
         AxisError,
         KeyboardInterrupt,
+        /// A failed `assert` in the filter.
+        AssertionError,
+        /// Raised by the filter's own `raise` statements (with the classes above).
+        NotImplementedError,
+        ArithmeticError,
     }
 }
 
@@ -246,6 +251,9 @@ impl Exception {
             Exception::MemoryError => "MemoryError",
             Exception::AxisError => "AxisError",
             Exception::KeyboardInterrupt => "KeyboardInterrupt",
+            Exception::AssertionError => "AssertionError",
+            Exception::NotImplementedError => "NotImplementedError",
+            Exception::ArithmeticError => "ArithmeticError",
         }
     }
 }

@@ -193,6 +193,13 @@ fn bound_values(
                 value.unwrap_or_else(|| default_of(program, name)),
             )
         })
+        // Strings have no slot: kept so that rebinding one can be refused (they are folded).
+        .chain(
+            bindings
+                .iter()
+                .filter(|(_, v)| matches!(v, Value::Str(_)))
+                .map(|(n, v)| (n.to_string(), v.clone())),
+        )
         .collect()
 }
 
@@ -500,6 +507,18 @@ impl Filter {
     pub fn with_bindings(&self, bindings: &Bindings) -> Result<Filter> {
         let mut values = self.ctx.values.clone();
         for (name, v) in bindings.iter() {
+            let folded = values.iter().find_map(|(n, old)| match old {
+                Value::Str(s) if n == name => Some(s),
+                _ => None,
+            });
+            if let Some(old) = folded.filter(|old| !matches!(v, Value::Str(s) if s == *old)) {
+                return Err(Error::new(
+                    ErrorKind::Binding,
+                    Span::default(),
+                    format!("`{name}` was compiled as the string {old:?}, folded into the code"),
+                )
+                .hint("recompile the filter to bind another string"));
+            }
             let Some(slot) = self.compiled.layout.slot(name) else {
                 continue;
             };

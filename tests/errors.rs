@@ -27,8 +27,11 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    try:\n        return x[0]\n    except:\n        return 0.0", K::Unsupported, 2, 5, "`try` statements are not supported"),
     ("def f(x):\n    with open('f') as g:\n        pass\n    return 0.0", K::Unsupported, 2, 5, "`with` statements"),
     ("def f(x):\n    class A:\n        pass\n    return 0.0", K::Unsupported, 2, 5, "`class` statements"),
-    ("def f(x):\n    raise ValueError('no')", K::Unsupported, 2, 5, "`raise` statements"),
-    ("def f(x):\n    assert len(x) == 9\n    return x[0]", K::Unsupported, 2, 5, "`assert` statements"),
+    ("def f(x):\n    raise MyError('no')", K::Unsupported, 2, 11, "only built-in exception classes"),
+    ("def f(x):\n    raise", K::Unsupported, 2, 5, "a bare `raise`"),
+    ("def f(x):\n    raise ValueError('a', 'b')", K::Unsupported, 2, 27, "several arguments"),
+    ("def f(x):\n    assert len(x) == 9, x[0]\n    return x[0]", K::Unsupported, 2, 25, "only a string known at compile time"),
+    ("def f(x):\n    assert len(x) == 9, 'size {a}'\n    return x[0]", K::Unsupported, 2, 25, "reserve"),
     ("def f(x):\n    global g\n    return x[0]", K::Unsupported, 2, 5, "`global` statements"),
     ("def f(x):\n    del x\n    return 0.0", K::Unsupported, 2, 5, "`del` statements"),
     ("def f(x):\n    yield x[0]", K::Unsupported, 2, 5, "`yield` statements"),
@@ -42,9 +45,30 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    g = lambda v: v\n    return 0.0", K::Unsupported, 2, 9, "lambdas are not supported"),
     ("x @ x", K::Unsupported, 1, 1, "the @ operator"),
     ("def f(x):\n    x.flags = 1\n    return 0.0", K::Unsupported, 2, 5, "assigning to attributes"),
-    ("def f(x):\n    x[0] = 1.0\n    return x[0]", K::Unsupported, 2, 5, "read-only"),
-    ("def f(x):\n    x = x * 2\n    return x[0]", K::Unsupported, 1, 7, "is assigned to in the body"),
+    ("def f(x, w=(1.0, 2.0)):\n    w[0] = 1.0\n    return x[0]", K::Unsupported, 2, 5, "not the filter's own copy"),
+    ("def f(x, w=(1.0, 2.0)):\n    w += 1.0\n    return x[0]", K::Unsupported, 2, 5, "not the filter's own copy"),
+    ("def f(x):\n    y = x\n    y[0] = 1.0\n    return x[0]", K::Unsupported, 2, 9, "shares memory"),
+    ("def f(x):\n    y = x[1:]\n    x[0] = 1.0\n    return y[0]", K::Unsupported, 2, 9, "shares memory"),
+    ("def f(x):\n    x[x > 0] = x[:2]\n    return x[0]", K::Unsupported, 2, 5, "through a boolean mask"),
+    ("def f(x):\n    x[x.astype(int)] = 0.0\n    return x[0]", K::Unsupported, 2, 7, "an array of indices"),
     ("def f(x):\n    import os\n    return 0.0", K::Unsupported, 2, 5, "module `os`"),
+    // --- strings and tuples -----------------------------------------------------------------------
+    ("def f(x, m='a'):\n    return x[0] if m < 1 else 0.0", K::Unsupported, 2, 24, "comparing a string with an int"),
+    ("def f(x):\n    t = (1, 2)\n    t = (3, 4)\n    return x[t[0]]", K::Unsupported, 2, 5, "must be assigned once"),
+    ("def f(x):\n    if x[0] > 0:\n        t = (1, 2)\n    return x[0]", K::Unsupported, 3, 9, "must be assigned once"),
+    ("import typing\ndef f(x):\n    return typing.cast(x[0])", K::Arity, 3, 12, "cast() takes a type and a value"),
+    ("def f(x, w=(1.0, 2.0)):\n    x = x.sum()\n    if x > 0:\n        x = w * 2\n    return 0.0", K::Type, 4, 9, "`x` holds an array here but a number elsewhere"),
+    // --- helper functions -------------------------------------------------------------------------
+    ("def f(x):\n    return g(x[0])\ndef g(v):\n    return g(v - 1)", K::Unsupported, 4, 12, "recursion cannot be inlined: `g` calls `g`"),
+    ("def f(x):\n    return g(x[0])\ndef g(v):\n    return h(v)\ndef h(v):\n    return g(v)", K::Unsupported, 6, 12, "`g` calls `h` calls `g`"),
+    ("def f(x):\n    return g(x[0], 1)\ndef g(v):\n    return v", K::Arity, 2, 12, "takes 1 positional arguments but 2"),
+    ("def f(x):\n    return g()\ndef g(v):\n    return v", K::Arity, 2, 12, "missing required argument `v`"),
+    ("def f(x):\n    return g(x, w=1)\ndef g(v):\n    return v[0]", K::Arity, 2, 17, "unexpected keyword argument `w`"),
+    ("def f(x):\n    return g(x)\ndef g(a):\n    a[0] = 1.0\n    return a.sum()", K::Unsupported, 4, 5, "writes into its argument `a`"),
+    ("def f(x):\n    return g(x[0])\ndef g(v):\n    if v > 0:\n        return None\n    return v", K::Unsupported, 5, 16, "returns None"),
+    ("def f(x):\n    return x[0]\nk = 3", K::Syntax, 3, 1, "with helper functions beside it"),
+    ("def f(x):\n    return x[0]\nh = g", K::Syntax, 3, 1, "must name a helper function"),
+    ("def f(x):\n    return g(x)\ndef g(x):\n    return f(x)", K::Syntax, 1, 1, "every function is called by another one"),
     ("'abc' + 'd'", K::Type, 1, 1, "must be a number, not a string"),
     ("float('abc')", K::Unsupported, 1, 7, "strings are not supported"),
     ("x[[0, 1]].sum()", K::Unsupported, 1, 3, "integer array"),
@@ -244,5 +268,45 @@ fn binding_errors() {
     assert!(
         e.to_string().contains("`w` was compiled as an array"),
         "{e}"
+    );
+}
+
+/// Inlining copies a helper's code at every call: a call tree that doubles at each level stops at
+/// the cap with a clear error instead of blowing up compile time and code size.
+#[test]
+fn inlining_is_capped() {
+    // `levels` helpers, each calling the next twice: 2**levels - 1 calls, value x * 2**(levels-1).
+    let doubling = |levels: u32| {
+        let mut src = String::from("def f(x):\n    return h1(x[0])\n");
+        for k in 1..levels {
+            src += &format!("def h{k}(v):\n    return h{0}(v) + h{0}(v)\n", k + 1);
+        }
+        src + &format!("def h{levels}(v):\n    return v\n")
+    };
+    let e = Filter::compile(doubling(9).as_str(), &Bindings::new()).unwrap_err();
+    assert_eq!(e.kind, K::Limit, "{e}");
+    assert!(e.message.contains("helper calls to inline"), "{e}");
+    // 255 calls are within the cap.
+    let f = Filter::compile(doubling(8).as_str(), &Bindings::new()).unwrap();
+    assert_eq!(f.call(&[1.5]).unwrap(), 1.5 * 128.0);
+}
+
+/// A bound string is folded into the code: rebinding another one without recompiling is an
+/// error, never the old branch silently.
+#[test]
+fn folded_strings_cannot_be_rebound() {
+    let mut b = Bindings::new();
+    b.set("method", ndjit::Value::Str("mean".into()));
+    let src = "def f(x):\n    return x.mean() if method == 'mean' else x.max()";
+    let f = Filter::compile(src, &b).unwrap();
+    assert_eq!(f.call(&[1.0, 3.0]).unwrap(), 2.0);
+    assert!(f.with_bindings(&b).is_ok());
+    b.set("method", ndjit::Value::Str("max".into()));
+    let e = f.with_bindings(&b).unwrap_err();
+    assert_eq!(e.kind, K::Binding);
+    assert!(e.message.contains("folded into the code"), "{e}");
+    assert_eq!(
+        Filter::compile(src, &b).unwrap().call(&[1.0, 3.0]).unwrap(),
+        3.0
     );
 }

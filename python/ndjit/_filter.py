@@ -9,10 +9,11 @@ from typing import Any, Callable, Optional
 import numpy as np
 from scipy import LowLevelCallable
 
-from . import _core
-from ._errors import ErrorKind, FilterCompileError, FilterTypeError
-from ._frontend import Spec, _convert, describe
+from . import _core, _helpers
+from ._errors import ErrorKind, FilterCompileError
+from ._frontend import Spec, _convert, _flatten_matrices, describe
 from ._scipy_args import footprint_and_origins
+from ._unsupported import unbindable
 
 __all__ = ["Filter", "as_filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"]
 
@@ -35,20 +36,30 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     try:
         compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
     except FilterCompileError as e:
-        e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
+        _locate_error(e, spec)
         for name, type_name in spec.unsupported:
             if e.error_kind is ErrorKind.UNKNOWN_NAME and e.name == name:
-                raise FilterTypeError(
-                    "binding error", f"`{name}` is a {type_name}; ndjit can bind numbers, NumPy scalars, "
-                    "1-D numeric arrays and tuples of numbers", e.lineno, e.col, e.lineno, e.col + len(name),
-                    getattr(e, "text", None), "pass the value the filter needs as a number or array", "",
-                ) from None
+                raise unbindable(e, name, type_name) from None
         raise
     with _cache_lock:
         _cache[key] = compiled
         if len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return compiled
+
+
+def _locate_error(e: FilterCompileError, spec: Spec) -> None:
+    """Moves a compile error's position into the user's file: the filter's, or a helper's."""
+    hit = _helpers.find(spec.regions, e.lineno)
+    if hit is None:
+        e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
+        return
+    region, line = hit
+    shift = e.lineno - line
+    e.lineno -= shift
+    if e.end_lineno is not None:
+        e.end_lineno -= shift
+    e._locate(region.filename, region.line_offset, region.col_offset, region.indent)
 
 
 class Filter(LowLevelCallable):
@@ -131,7 +142,7 @@ class Filter(LowLevelCallable):
         unknown = [k for k in values if k not in known]
         if unknown:
             raise TypeError(f"the filter has no bound value named {', '.join(map(repr, unknown))} (it reads {sorted(known)})")
-        converted = {k: _convert(k, v) for k, v in values.items()}
+        converted = _flatten_matrices({k: _convert(k, v) for k, v in values.items()})
         compiled = self._compiled.with_bindings(converted)
         bindings = dict(self._spec.bindings)
         bindings.update(converted)

@@ -13,14 +13,15 @@ import io
 import math
 import textwrap
 import types
+import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from . import _shadowing
+from . import _helpers, _shadowing
 from ._errors import SourceUnavailable
-from ._locate import locate
+from ._locate import locate, source_of
 
 __all__ = ["Spec", "describe", "SourceUnavailable"]
 
@@ -44,6 +45,8 @@ class Spec:
     # Globals and closure cells the function reads that ndjit cannot bind, with their type names:
     # used to turn "name is not defined" into a precise error.
     unsupported: Tuple[Tuple[str, str], ...] = ()
+    # Helper functions appended to `source`: where each one's lines come from (see `_helpers`).
+    regions: Tuple["_helpers.Region", ...] = ()
 
     def key(self) -> tuple:
         """A hashable identity of the compiled content (source, bound values, imports)."""
@@ -111,7 +114,7 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
         source = f"lambda {', '.join(['x'] + params + list(kwargs))}: {source}({', '.join(call_args)})"
         bindings = {p: _convert(p, v) for p, v in zip(params, args)}
         bindings.update({k: _convert(k, v) for k, v in kwargs.items()})
-        return Spec(source=source, bindings=bindings, name=name)
+        return Spec(source=source, bindings=_flatten_matrices(bindings), name=name)
     text = textwrap.dedent(source).strip("\n")
     bindings: Dict[str, Any] = {}
     if args or kwargs:
@@ -125,7 +128,7 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
             if k not in params:
                 raise TypeError(f"the filter has no parameter {k!r} (extra_keywords)")
             bindings[k] = _convert(k, v)
-    return Spec(source=text, bindings=bindings, name=name)
+    return Spec(source=text, bindings=_flatten_matrices(bindings), name=name)
 
 
 def _is_callable_name(source: str) -> bool:
@@ -147,34 +150,27 @@ def _string_params(text: str) -> list:
 
 def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Spec:
     located = locate(func)
-    filename, text, node = located.filename, located.text, located.node
-    if isinstance(node, ast.Lambda):
-        # Parenthesised, so that a lambda spanning lines inside a call still reads as one line.
-        source = "(" + ast.get_source_segment(text, node) + ")"
-        line_offset, col_offset = node.lineno - 1, node.col_offset - 1
-    else:
-        # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at form
-        # feeds and other separators, which would shift every later line).
-        lines = io.StringIO(text).readlines()[node.lineno - 1 : node.end_lineno]
-        source = textwrap.dedent("".join(lines))
-        line_offset, col_offset = node.lineno - 1, 0
-    bindings, imports, unsupported, shadowed = _bound_values(func, args, kwargs, inputs)
+    source, line_offset, col_offset, indent = source_of(located)
+    bindings = _parameter_values(func, args, kwargs, inputs)
+    imports, unsupported, shadowed, helpers = _outer_values(func, bindings)
     _shadowing.check(func, located, shadowed)
+    extra, regions = _helpers.collect(source, helpers, bindings, imports, unsupported, _outer_values)
     return Spec(
-        source=source,
-        bindings=bindings,
+        source=source + extra,
+        bindings=_flatten_matrices(bindings),
         imports=tuple(imports),
         name=func.__qualname__,
-        filename=filename,
+        filename=located.filename,
         line_offset=line_offset,
         col_offset=col_offset,
-        indent=0 if isinstance(node, ast.Lambda) else node.col_offset,
+        indent=indent,
         unsupported=tuple(unsupported),
+        regions=tuple(regions),
     )
 
 
-def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1):
-    """Defaults, extra arguments, closure cells and module globals the function reads."""
+def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Dict[str, Any]:
+    """The values of the parameters after the ones scipy fills: defaults, extra arguments."""
     code = func.__code__
     pos = list(code.co_varnames[: code.co_argcount])
     kwonly = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
@@ -204,9 +200,18 @@ def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: O
     missing = [p for p in params + kwonly if p not in values]
     if missing:
         raise TypeError(f"{func.__qualname__} needs a value for {', '.join(missing)}: pass extra_arguments or extra_keywords")
-    bindings = {k: _convert(k, v) for k, v in values.items()}
+    # A function passed as a parameter value is a helper, inlined under the parameter's name.
+    return {k: v if isinstance(v, types.FunctionType) else _convert(k, v) for k, v in values.items()}
 
-    imports, unsupported, shadowed = [], [], []
+
+def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
+    """The closure cells and module globals the function reads: numbers and arrays are added to
+    `bindings` (a name bound to two different values is an error), NumPy and math to the imports,
+    Python functions to the helpers; also the names ndjit cannot bind and the builtins shadowed."""
+    code = func.__code__
+    imports, unsupported, shadowed, helpers = [], [], [], []
+    for name in [k for k, v in bindings.items() if isinstance(v, types.FunctionType)]:
+        helpers.append((name, bindings.pop(name)))
     free = dict(zip(code.co_freevars, func.__closure__ or ()))
     outer = {}
     for name, cell in free.items():
@@ -217,28 +222,91 @@ def _bound_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: O
     for name in code.co_names:
         if name in func.__globals__ and name not in outer:
             outer[name] = func.__globals__[name]
+    own = set(code.co_varnames)  # attribute names in co_names may equal a parameter's
     for name, v in outer.items():
-        if name in bindings:
+        if name in own:
             continue
         kind = _classify(v)
         if kind == "value":
-            bindings[name] = _convert(name, v)
+            _bind(bindings, name, _convert(name, v), func)
         elif kind is not None:
-            if kind != name:  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
+            if kind != name or kind == "typing":  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
                 imports.append((kind, name))
         elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
             shadowed.append((name, v))
-        elif not callable(v):
-            unsupported.append((name, type(v).__name__))
-    return bindings, imports, unsupported, shadowed
+        elif isinstance(v, types.FunctionType):
+            helpers.append((name, v))
+        else:
+            if _bind_attributes(bindings, name, v, code.co_names, func) or not callable(v) or isinstance(v, type):
+                unsupported.append((name, type(v).__name__))
+    return imports, unsupported, shadowed, helpers
+
+
+def _bind_attributes(bindings: Dict[str, Any], name: str, obj: Any, attrs, func: types.FunctionType) -> bool:
+    """Binds `name.attr` for the attributes of a class or instance the function may read
+    (`cfg.k`, `Cfg.k`: `attrs` holds every attribute name it reads). Returns whether `obj` is
+    such an object."""
+    if isinstance(obj, (types.ModuleType, types.BuiltinFunctionType)) or (callable(obj) and not isinstance(obj, type)):
+        return False
+    for attr in attrs:
+        try:
+            value = getattr(obj, attr)
+        except Exception:  # a property that raises, or no such attribute: not read from here
+            continue
+        if _classify(value) == "value":
+            _bind(bindings, f"{name}.{attr}", _convert(f"{name}.{attr}", value), func)
+    return True
+
+
+def _bind(bindings: Dict[str, Any], name: str, value: Any, func: types.FunctionType) -> None:
+    """Adds a bound value; the filter and its helpers share one namespace, so one name must
+    mean one value in all of them."""
+    if name in bindings:
+        old = bindings[name]
+        same = (
+            np.array_equal(old, value)
+            if isinstance(old, np.ndarray) or isinstance(value, np.ndarray)
+            else type(old) is type(value) and old == value
+        )
+        if not same:
+            raise TypeError(
+                f"`{name}` means different values in {func.__qualname__} and the filter or another "
+                "helper; ndjit inlines helpers into one program: rename one of them"
+            )
+        return
+    bindings[name] = value
+
+
+class _Matrix(NamedTuple):
+    """A 2-D bound array: bound flat under its name, with its column count beside it."""
+
+    flat: np.ndarray
+    cols: int
+
+
+# The Rust side's name for a 2-D array's column count (`lower/attributes.rs`).
+_COLUMNS_SUFFIX = ".__ncols__"
+
+
+def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
+    """The bindings as the Rust layer takes them: each 2-D array flat, with its column count."""
+    out = {}
+    for k, v in bindings.items():
+        if isinstance(v, _Matrix):
+            out[k], out[k + _COLUMNS_SUFFIX] = v.flat, v.cols
+        else:
+            out[k] = v
+    return out
 
 
 def _classify(v: Any) -> Optional[str]:
     """'value' for numbers/arrays, a module path for NumPy/math modules and functions, else None."""
     if isinstance(v, types.ModuleType):
-        return {"numpy": "numpy", "math": "math"}.get(v.__name__)
-    if isinstance(v, (bool, int, float, np.number, np.bool_, tuple, list, np.ndarray)):
+        return {"numpy": "numpy", "math": "math", "typing": "typing"}.get(v.__name__)
+    if v is typing.cast:
+        return "typing.cast"
+    if isinstance(v, (bool, int, float, str, np.number, np.bool_, tuple, list, np.ndarray)):
         return "value"
     name = getattr(v, "__name__", None)
     if name and (getattr(np, name, None) is v):
@@ -259,13 +327,18 @@ def _convert(name: str, v: Any):
         return v
     if isinstance(v, (float, np.floating)):
         return float(v)
+    if isinstance(v, str):
+        return v  # folded into the code: `if method == "mean":`
     if isinstance(v, (tuple, list)) or (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"):
         a = np.asarray(v)
         if a.ndim == 0:
             return _convert(name, a.item())
+        if a.ndim == 2 and a.dtype.kind in "biuf":
+            return _Matrix(np.ascontiguousarray(a, dtype=np.float64).ravel(), a.shape[1])
         if a.ndim != 1 or a.dtype.kind not in "biuf":
             raise TypeError(
-                f"bound value {name!r} is a {a.ndim}-D {a.dtype} array; ndjit binds numbers and 1-D numeric arrays"
+                f"bound value {name!r} is a {a.ndim}-D {a.dtype} array; ndjit binds numbers and 1-D and 2-D "
+                "numeric arrays"
             )
         return np.ascontiguousarray(a, dtype=np.float64)
     raise TypeError(

@@ -18,15 +18,17 @@ import __future__
 import ast
 import functools
 import inspect
+import io
 import linecache
 import sys
+import textwrap
 import types
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
 from ._errors import SourceMismatch, SourceUnavailable
 
-__all__ = ["Located", "locate"]
+__all__ = ["Located", "locate", "source_of"]
 
 # The `from __future__` flags a code object carries, which its source must be compiled with again.
 _FUTURE_FLAGS = functools.reduce(
@@ -63,6 +65,19 @@ def locate(func: types.FunctionType) -> Located:
         # linecache may hold the text of an earlier version (it reads a file once): read it again.
         linecache.checkcache(filename)
         return _locate_in(filename, func)
+
+
+def source_of(located: Located) -> Tuple[str, int, int, int]:
+    """A function's source as ndjit compiles it, and where it lies in its file: (text, line
+    offset, column offset of the first line, indentation of every line)."""
+    text, node = located.text, located.node
+    if isinstance(node, ast.Lambda):
+        # Parenthesised, so that a lambda spanning lines inside a call still reads as one line.
+        return "(" + ast.get_source_segment(text, node) + ")", node.lineno - 1, node.col_offset - 1, 0
+    # Lines as Python numbers them: split at "\n" only (str.splitlines also splits at form
+    # feeds and other separators, which would shift every later line).
+    lines = io.StringIO(text).readlines()[node.lineno - 1 : node.end_lineno]
+    return textwrap.dedent("".join(lines)), node.lineno - 1, 0, node.col_offset
 
 
 def _locate_in(filename: str, func: types.FunctionType) -> Located:

@@ -5,8 +5,9 @@
 
 use ndjit::{ErrorKind, Exception};
 use pyo3::exceptions::{
-    PyIndexError, PyKeyboardInterrupt, PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError,
-    PyValueError, PyZeroDivisionError,
+    PyArithmeticError, PyAssertionError, PyIndexError, PyKeyboardInterrupt, PyMemoryError,
+    PyNotImplementedError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
+    PyZeroDivisionError,
 };
 use pyo3::prelude::*;
 use std::ffi::c_long;
@@ -86,6 +87,9 @@ pub fn builtin_exception(py: Python<'_>, exception: Exception, message: String) 
         Exception::RuntimeError => PyRuntimeError::new_err(message),
         Exception::MemoryError => PyMemoryError::new_err(message),
         Exception::KeyboardInterrupt => PyKeyboardInterrupt::new_err(message),
+        Exception::AssertionError => PyAssertionError::new_err(message),
+        Exception::NotImplementedError => PyNotImplementedError::new_err(message),
+        Exception::ArithmeticError => PyArithmeticError::new_err(message),
         // NumPy's class, which `_errors.py` finds wherever this NumPy keeps it.
         Exception::AxisError => build(py, "_AxisError", (message,)),
     }

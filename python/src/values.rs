@@ -1,10 +1,10 @@
-//! Bound values between Python and ndjit: numbers and 1-D float64 arrays.
+//! Bound values between Python and ndjit: numbers, strings and 1-D float64 arrays.
 
 use ndjit::{Bindings, Value};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 /// Reads `{name: number | 1-D float64 array}`. The Python layer has already normalised NumPy
 /// scalars and tuples; anything else is a `TypeError` naming the variable.
@@ -21,6 +21,8 @@ pub fn from_dict(d: Option<&Bound<'_, PyDict>>) -> PyResult<Bindings> {
             })?)
         } else if v.is_instance_of::<PyFloat>() {
             Value::Float(v.extract()?)
+        } else if v.is_instance_of::<PyString>() {
+            Value::Str(v.extract()?)
         } else if let Ok(a) = v.extract::<PyReadonlyArray1<'_, f64>>() {
             Value::Array(a.as_array().to_vec())
         } else {
@@ -41,6 +43,7 @@ pub fn to_dict<'py>(py: Python<'py>, values: &[(String, Value)]) -> PyResult<Bou
             Value::Float(x) => d.set_item(name, x)?,
             Value::Int(x) => d.set_item(name, x)?,
             Value::Array(a) => d.set_item(name, PyArray1::from_slice(py, a))?,
+            Value::Str(s) => d.set_item(name, s)?,
         }
     }
     Ok(d)

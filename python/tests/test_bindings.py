@@ -67,8 +67,9 @@ def test_values_that_cannot_be_bound_are_named():
 
     with pytest.raises(TypeError, match="`CONFIG` is a dict"):
         ndjit.jit_filter(uses_dict)
-    with pytest.raises(TypeError, match="'w' is a 2-D float64 array"):
-        ndjit.jit_filter("def f(x, w):\n    return x[0]", extra_arguments=(np.ones((2, 2)),))
+    # 2-D arrays bind (issue 15: a 2-D kernel, `img[i, j]`); three dimensions do not.
+    with pytest.raises(TypeError, match="'w' is a 3-D float64 array"):
+        ndjit.jit_filter("def f(x, w):\n    return x[0]", extra_arguments=(np.ones((2, 2, 2)),))
     with pytest.raises(TypeError, match="needs a value for two_sigma"):
         ndjit.jit_filter(sigma)
     with pytest.raises(TypeError, match="takes 1 extra argument"):

@@ -160,6 +160,8 @@ fn filter_key(filter: &Filter) -> String {
             Value::Float(x) => vec![x.to_bits()],
             Value::Int(i) => vec![*i as u64, 1],
             Value::Array(a) => a.iter().map(|x| x.to_bits()).chain([2]).collect(),
+            // Folded into the IR, which is part of the key already.
+            Value::Str(_) => vec![3],
         };
         key.push_str(&format!("\u{0}{name}={bits:?}"));
     }

@@ -1482,7 +1482,7 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
 }
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
-fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
+pub(crate) fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
     t.check_plain(
         not(un(UnOp::IsNan, x.clone())),
         Exception::ValueError,

@@ -68,12 +68,19 @@ impl<'p> Translator<'p> {
                 func,
                 args,
                 keywords,
-            } => {
-                let f = self.expr(func)?;
-                builtins::call(self, f, args, keywords, e.span, func.span)?
-            }
+            } => match self.expr(func)? {
+                Value::Helper(k) => self.call_helper(k, args, keywords, e.span)?,
+                Value::Typing(true) => self.typing_cast(args, keywords, e.span)?,
+                f => builtins::call(self, f, args, keywords, e.span, func.span)?,
+            },
             ExprKind::Attribute(base, attr) => {
+                if let Some(v) = self.bound_attribute(base, attr) {
+                    return Ok(v);
+                }
                 let b = self.expr(base)?;
+                if matches!(b, Value::Typing(false)) && attr == "cast" {
+                    return Ok(Value::Typing(true));
+                }
                 builtins::attribute(self, b, attr, e.span)?
             }
             ExprKind::Subscript(base, index) => {
@@ -829,6 +836,9 @@ impl<'p> Translator<'p> {
 
     fn compare_one(&mut self, op: ast::CmpOp, a: Value, b: Value, span: Span) -> Result<Value> {
         use ast::CmpOp as C;
+        if let Some(folded) = self.compare_strings(op, &a, &b, span)? {
+            return Ok(folded);
+        }
         let o = match op {
             C::Lt => CmpOp::Lt,
             C::Le => CmpOp::Le,

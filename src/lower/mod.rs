@@ -5,13 +5,20 @@
 //! needing a wider type (an `int` counter later assigned a float) records the wider type and the
 //! pass is repeated; each pass is microseconds and two suffice in practice.
 
+mod attributes;
 mod builtins;
 mod expr;
+mod inline;
 mod names;
 mod provenance;
 mod pyint;
 mod pyround;
+mod raising;
+mod rebind;
+mod strings;
+mod tuples;
 mod value;
+mod window_writes;
 
 use crate::bind::{Bindings, Layout, Slot, Value as Bound};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
@@ -125,6 +132,14 @@ pub(crate) struct Translator<'a> {
     /// Which scalars are plain Python numbers (see `provenance.rs`); absent means NumPy.
     pub(crate) var_prov: HashMap<Var, provenance::Prov>,
     pub(crate) prov_hints: HashMap<String, provenance::ProvHint>,
+    /// Helper calls being inlined (see `inline.rs`).
+    inline: inline::Inliner,
+    /// The filter's parameter names, which inlined helpers do not see.
+    param_names: HashSet<String>,
+    /// Names assigned once, at the top level of their function (see `tuples.rs`).
+    assigned_once: HashSet<String>,
+    /// The tuples held by such names.
+    tuple_values: HashMap<String, Value>,
 }
 
 impl<'a> Translator<'a> {
@@ -154,6 +169,15 @@ impl<'a> Translator<'a> {
             matrix_cols: HashMap::new(),
             var_prov: HashMap::new(),
             prov_hints: passes.1.clone(),
+            inline: inline::Inliner::default(),
+            param_names: program
+                .function
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .collect(),
+            assigned_once: HashSet::new(),
+            tuple_values: HashMap::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -342,27 +366,14 @@ impl<'a> Translator<'a> {
             let v = self.param(p)?;
             self.names.insert(p.name.clone(), v);
         }
-        collect_locals(&f.body, &mut self.locals);
+        let body = self.rebind_params(f)?;
+        self.assigned_once = tuples::assigned_once_at_top(&body);
+        collect_locals(&body, &mut self.locals);
         for p in &f.params {
-            self.locals.remove(&p.name);
-            if Some(&p.name) == self.output_name.as_ref() {
-                continue; // the output line is written in place
-            }
-            if assigned_in(&f.body, &p.name) {
-                return Err(self
-                    .err(
-                        ErrorKind::Unsupported,
-                        p.span,
-                        format!("parameter `{}` is assigned to in the body", p.name),
-                    )
-                    .hint(format!(
-                        "assign to a new local variable instead of `{}`",
-                        p.name
-                    )));
-            }
+            self.locals.remove(&p.name); // only the output line, written in place, is left
         }
-        let body = f.body.clone();
         self.stmts(&body)?;
+        rebind::check_aliasing(&body, |n| self.holds_array(n))?;
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
@@ -381,6 +392,48 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
+    /// The body with rebound parameters renamed to versions (see `rebind.rs`), after refusing
+    /// writes into parameters that are not the callback's own copy.
+    fn rebind_params(&mut self, f: &ast::Function) -> Result<Vec<ast::Stmt>> {
+        let versioned: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .filter(|n| Some(n) != self.output_name.as_ref())
+            .collect();
+        let (body, copied) = rebind::version_params(&versioned, &f.body);
+        for (name, span) in copied {
+            // Only generic_filter's buffer is a fresh copy for each call; a bound array is shared
+            // by every pixel, a transform's coordinates are a tuple, and a generic_filter1d input
+            // line is scipy's own buffer.
+            let own_copy = self.func.sig == ir::Sig::Filter && name == f.params[0].name;
+            let is_array = !matches!(self.names.get(&name), Some(Value::Scalar(..)));
+            if is_array && !own_copy {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        format!("`{name}` cannot be written into: it is not the filter's own copy"),
+                    )
+                    .hint(format!(
+                        "assign to a new local variable, e.g. `y = {name}.copy()`, and change that"
+                    )));
+            }
+        }
+        Ok(body)
+    }
+
+    /// Whether a name holds an array (a local as typed so far, or a parameter or bound value).
+    fn holds_array(&self, name: &str) -> bool {
+        match self.hints.get(name) {
+            Some(t) => matches!(t, NameTy::Array(_)),
+            None => matches!(
+                self.names.get(name),
+                Some(Value::Array(_) | Value::Matrix(..))
+            ),
+        }
+    }
+
     /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values.
     fn integrand_param(&mut self, k: usize, p: &ast::Param) -> Result<Value> {
         use ir::CmpOp;
@@ -397,7 +450,7 @@ impl<'a> Translator<'a> {
                 let default = match self.constant(d)? {
                     Bound::Float(x) => Expr::F64(x),
                     Bound::Int(x) => Expr::F64(x as f64),
-                    Bound::Array(_) => {
+                    Bound::Array(_) | Bound::Str(_) => {
                         return Err(self.err(
                             ErrorKind::Unsupported,
                             p.span,
@@ -431,6 +484,17 @@ impl<'a> Translator<'a> {
     /// A parameter after the buffer: a bound value by name, else its default (bound too, so that
     /// it can be rebound without recompiling).
     fn param(&mut self, p: &ast::Param) -> Result<Value> {
+        // A function passed as an argument: a helper of that name, or a default naming one.
+        let helper = match &p.default {
+            Some(ast::Expr {
+                kind: ExprKind::Name(n),
+                ..
+            }) if self.bindings.get(&p.name).is_none() => self.helper(n),
+            _ => None,
+        };
+        if let Some(k) = helper.or_else(|| self.helper(&p.name)) {
+            return Ok(Value::Helper(k));
+        }
         let value = match self.bindings.get(&p.name) {
             Some(v) => v.clone(),
             None => match &p.default {
@@ -451,6 +515,9 @@ impl<'a> Translator<'a> {
 
     /// Registers a bound value in the layout and returns how the code reads it.
     fn bound(&mut self, name: &str, value: &Bound) -> Value {
+        if let Bound::Str(s) = value {
+            return Value::Str(s.clone());
+        }
         match self.layout.add(name, value) {
             Slot::Float(k) => Value::Scalar(Expr::Param(k), Ty::F64),
             Slot::Int(k) => Value::Scalar(Expr::IntParam(k), Ty::I64),
@@ -478,6 +545,7 @@ impl<'a> Translator<'a> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Bound::Int(*v)),
             ExprKind::Bool(v) => Ok(Bound::Int(*v as i64)),
+            ExprKind::Str(s) => Ok(Bound::Str(s.clone())),
             ExprKind::Unary(ast::UnaryOp::Neg, inner) if matches!(inner.kind, ExprKind::Int(_)) => {
                 let ExprKind::Int(v) = inner.kind else {
                     unreachable!()
@@ -511,6 +579,8 @@ impl<'a> Translator<'a> {
         let v = match module {
             "numpy" => Value::Module(Module::Np),
             "math" => Value::Module(Module::Math),
+            "typing" => Value::Typing(false),
+            "typing.cast" => Value::Typing(true),
             _ => match module.split_once('.') {
                 Some(("numpy" | "math", name)) => {
                     let m = if module.starts_with("numpy") {
@@ -547,6 +617,17 @@ impl<'a> Translator<'a> {
     // ---- names ------------------------------------------------------------------------------
 
     pub(crate) fn read_name(&mut self, name: &str, span: Span) -> Result<Value> {
+        // Code inlined from a helper sees its own (renamed) names and the module's, never the
+        // filter's parameters and locals.
+        let hidden = self.inline.in_helper()
+            && !inline::is_scoped(name)
+            && (self.locals.contains(name) || self.param_names.contains(name));
+        if hidden {
+            return self.global_name(name, span);
+        }
+        if let Some(v) = self.tuple_values.get(name) {
+            return Ok(v.clone());
+        }
         if self.locals.contains(name) {
             if let Some(local) = self.declared.get(name).copied() {
                 return Ok(self.local_value(local));
@@ -567,11 +648,20 @@ impl<'a> Translator<'a> {
         if let Some(v) = self.names.get(name) {
             return Ok(v.clone());
         }
+        self.global_name(name, span)
+    }
+
+    /// A module-level name: a bound value, a helper function, or a builtin.
+    fn global_name(&mut self, name: &str, span: Span) -> Result<Value> {
         if let Some(b) = self.bindings.get(name) {
             let b = b.clone();
             let v = self.bound(name, &b);
+            let v = self.bound_matrix(name, v);
             self.names.insert(name.to_string(), v.clone());
             return Ok(v);
+        }
+        if let Some(k) = self.helper(name) {
+            return Ok(Value::Helper(k));
         }
         if let Some(v) = builtins::global(name) {
             return Ok(v);
@@ -638,7 +728,8 @@ impl<'a> Translator<'a> {
                         ErrorKind::Type,
                         span,
                         format!(
-                            "`{name}` holds {} here but {} elsewhere",
+                            "`{}` holds {} here but {} elsewhere",
+                            rebind::display(name),
                             what(new),
                             what(old)
                         ),
@@ -677,6 +768,7 @@ impl<'a> Translator<'a> {
             ));
         }
         let value = match value {
+            Value::Tuple(items) => return self.assign_tuple(name, items, span),
             Value::Matrix(arr, cols) => {
                 // A 2-D value: stored flat, its column count remembered with the slot.
                 let Local::Array(slot, _) = self.local_for(name, NameTy::Array(arr.ty), span)?
@@ -820,6 +912,7 @@ impl<'a> Translator<'a> {
                     body: loop_body,
                     latch: vec![],
                 });
+                self.leave_if_returned();
                 self.loop_else(broke, orelse)?;
             }
             StmtKind::For {
@@ -857,6 +950,8 @@ impl<'a> Translator<'a> {
                     self.import(m, a, s.span)?;
                 }
             }
+            StmtKind::Raise { exc } => self.lower_raise(exc.as_ref(), s.span)?,
+            StmtKind::Assert { test, msg } => self.lower_assert(test, msg.as_ref(), s.span)?,
             StmtKind::Unsupported(what) => {
                 return Err(self.err(
                     ErrorKind::Unsupported,
@@ -871,6 +966,9 @@ impl<'a> Translator<'a> {
     /// `return value`, per signature: a number (filters, integrands), nothing (generic_filter1d
     /// writes its output line), or a tuple of input coordinates (transforms).
     fn lower_return(&mut self, value: Option<&ast::Expr>, span: Span) -> Result<()> {
+        if self.inline.ret.is_some() {
+            return self.helper_return(value, span);
+        }
         match (self.func.sig, value) {
             (ir::Sig::Filter1d, None) => self.emit(Stmt::Succeed),
             (ir::Sig::Filter1d, Some(v)) => {
@@ -1160,6 +1258,18 @@ impl<'a> Translator<'a> {
                 .hint("assign the whole line with [...] or loop over the elements"));
         }
         let iv = self.expr(index)?;
+        if let Value::Array(mask) = iv {
+            if mask.ty == Ty::Bool {
+                return self.assign_masked(slot, ety, mask, value, span);
+            }
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    index.span,
+                    "assigning through an array of indices is not supported",
+                )
+                .hint("assign through a boolean mask, or loop over the indices"));
+        }
         let (i, ity) = self.scalar(iv, index.span, "an index")?;
         if ity == Ty::F64 {
             return Err(self
@@ -1173,7 +1283,8 @@ impl<'a> Translator<'a> {
         let len = self.slot_len(slot);
         let i = self.checked_index(i, len, index.span);
         let (v, vty) = self.scalar(value, span, "an array element")?;
-        self.emit(Stmt::Store(slot, i, expr::convert(v, vty, ety)));
+        let v = self.store_value(v, vty, ety, span);
+        self.emit(Stmt::Store(slot, i, v));
         Ok(())
     }
 
@@ -1260,6 +1371,7 @@ impl<'a> Translator<'a> {
             latch,
         });
         let _ = span;
+        self.leave_if_returned();
         self.loop_else(broke, orelse)
     }
 
@@ -1403,12 +1515,6 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
             _ => {}
         }
     }
-}
-
-fn assigned_in(stmts: &[ast::Stmt], name: &str) -> bool {
-    let mut s = HashSet::new();
-    collect_locals(stmts, &mut s);
-    s.contains(name)
 }
 
 /// What a `for` loop iterates: element `i` of one or more arrays.

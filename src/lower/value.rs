@@ -46,6 +46,10 @@ pub enum Value {
     Module(Module),
     /// A function value, e.g. `np.median` or `len`.
     Function(Builtin),
+    /// `typing` (`Typing(false)`) or `typing.cast` (`Typing(true)`): `cast(T, v)` is `v`.
+    Typing(bool),
+    /// A helper function of the program (its index in `Program::helpers`), inlined when called.
+    Helper(usize),
     /// A method bound to its receiver, e.g. `x.sum`.
     Method(Box<Value>, String),
     /// `x.shape`: a tuple of one length, kept apart so that `.shape[0]` works.
@@ -64,7 +68,10 @@ impl Value {
             Value::Matrix(..) => "a 2-D array",
             Value::Tuple(_) => "a tuple",
             Value::Module(_) => "a module",
-            Value::Function(_) | Value::Method(..) => "a function",
+            Value::Function(_) | Value::Method(..) | Value::Helper(_) | Value::Typing(true) => {
+                "a function"
+            }
+            Value::Typing(false) => "a module",
             Value::None => "None",
             Value::Ellipsis => "Ellipsis",
             Value::Str(_) => "a string",

@@ -64,6 +64,16 @@ pub enum StmtKind {
         orelse: Vec<Stmt>,
     },
     Return(Option<Expr>),
+    /// `raise E("message")` (`exc` is None for a bare `raise`; a `from` clause is dropped: it
+    /// only sets `__cause__`).
+    Raise {
+        exc: Option<Expr>,
+    },
+    /// `assert test, msg`.
+    Assert {
+        test: Expr,
+        msg: Option<Expr>,
+    },
     Break,
     Continue,
     Pass,

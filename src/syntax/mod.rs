@@ -2,7 +2,9 @@
 
 pub mod ast;
 pub mod lexer;
+mod module;
 pub mod parser;
+pub mod visit;
 
 use crate::error::{Error, ErrorKind, Position, Result, Span};
 use ast::*;
@@ -16,6 +18,8 @@ pub const MAX_SOURCE_BYTES: usize = 64 * 1024;
 pub struct Program {
     pub function: Function,
     pub imports: Vec<(String, String)>,
+    /// Helper functions the filter calls, by the names it calls them (inlined by the lowering).
+    pub helpers: Vec<(String, Function)>,
 }
 
 /// Parses filter source: an expression over `x`, a `lambda`, `name = lambda ...`, or one `def`
@@ -62,6 +66,14 @@ pub fn parse(source: &str) -> Result<Program> {
             end,
         )
     };
+    if candidates.len() > 1 {
+        let (function, helpers) = module::split(candidates)?;
+        return Ok(Program {
+            function,
+            imports,
+            helpers,
+        });
+    }
     let [stmt] = <[Stmt; 1]>::try_from(candidates).map_err(|c| {
         let span = if c.len() > 1 { c[1].span } else { whole() };
         Error::new(
@@ -113,7 +125,11 @@ pub fn parse(source: &str) -> Result<Program> {
             .hint("statements belong inside `def f(x): ...`"))
         }
     };
-    Ok(Program { function, imports })
+    Ok(Program {
+        function,
+        imports,
+        helpers: Vec::new(),
+    })
 }
 
 #[cfg(test)]

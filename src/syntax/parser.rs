@@ -205,15 +205,18 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// Whether the current simple statement ends here (`return`/`raise` without a value).
+    fn at_statement_end(&self) -> bool {
+        matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Dedent) || self.is_op(";")
+    }
+
     fn simple_statement(&mut self) -> Result<Stmt> {
         let start = self.span();
         let kind = match self.peek() {
             Tok::Name(n) => match n.as_str() {
                 "return" => {
                     self.bump();
-                    if matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Dedent)
-                        || self.is_op(";")
-                    {
+                    if self.at_statement_end() {
                         StmtKind::Return(None)
                     } else {
                         StmtKind::Return(Some(self.testlist()?))
@@ -269,10 +272,30 @@ impl<'t> Parser<'t> {
                     }
                     StmtKind::Import(names)
                 }
-                "raise" | "assert" | "del" | "global" | "nonlocal" | "yield" | "await" => {
+                "raise" => {
+                    self.bump();
+                    if self.at_statement_end() {
+                        StmtKind::Raise { exc: None }
+                    } else {
+                        let exc = self.expr()?;
+                        if self.eat_kw("from") {
+                            self.expr()?;
+                        }
+                        StmtKind::Raise { exc: Some(exc) }
+                    }
+                }
+                "assert" => {
+                    self.bump();
+                    let test = self.expr()?;
+                    let msg = if self.eat_op(",") {
+                        Some(self.expr()?)
+                    } else {
+                        None
+                    };
+                    StmtKind::Assert { test, msg }
+                }
+                "del" | "global" | "nonlocal" | "yield" | "await" => {
                     let what = match n.as_str() {
-                        "raise" => "raise",
-                        "assert" => "assert",
                         "del" => "del",
                         "global" => "global",
                         "nonlocal" => "nonlocal",
@@ -280,9 +303,6 @@ impl<'t> Parser<'t> {
                         _ => "await",
                     };
                     let hint = match what {
-                        "raise" | "assert" => {
-                            "return np.nan (or another sentinel value) instead of raising"
-                        }
                         "global" | "nonlocal" => {
                             "filters cannot change outer variables; use a local variable"
                         }

@@ -903,6 +903,315 @@ P("python_round_digits", "lambda v: round(float(v[0]), 2) + 1000 * round(float(v
 P("numpy_sign_zero", "lambda v: 1.0 / np.sign(v[0]) + np.sign(v).sum()", kinds=("q", "sp"),
   hand=[[-0.0, 1.0], [0.0, -0.0], [nan, 1.0]])
 
+# --- added by callbacks ---
+# Issue 15: the callbacks people write. Rebinding a parameter and writing into the window (the
+# buffer is the callback's own copy for each pixel).
+
+P("cb_majority_astype_int", """
+    def cb_majority_astype_int(values):
+        values = values.astype(int)
+        return np.bincount(values).argmax()
+""", kinds=("lab", "lab3"), sizes=(9, 5, 1))
+
+P("cb_rebind_reshape_rows", """
+    def cb_rebind_reshape_rows(w):
+        w = w.reshape(3, 3)
+        return w[0, 0] + 2 * w[1, 1] - w[2, 2]
+""", sizes=(9,))
+
+P("cb_rebind_finite_only", """
+    def cb_rebind_finite_only(x):
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            return np.nan
+        return x.mean()
+""", kinds=("nan", "sp", "u"))
+
+P("cb_clip_outliers_in_window", """
+    def cb_clip_outliers_in_window(arr, t=0.8):
+        arr[arr > t] = 0
+        return arr.sum()
+""")
+
+P("cb_zero_centre_then_max", """
+    def cb_zero_centre_then_max(buf):
+        buf[len(buf) // 2] = 0
+        return buf.max()
+""", sizes=(9, 25, 5, 1))
+
+P("cb_fixed_index_write", """
+    def cb_fixed_index_write(buf):
+        buf[4] = 0
+        return np.median(buf)
+""", sizes=(9, 5, 3), hand=[[1, 2, 3]])
+
+P("cb_augmented_store_loop", """
+    def cb_augmented_store_loop(w):
+        for i in range(len(w)):
+            w[i] *= 2
+            w[i] -= 1
+        return w.sum() - w[-1]
+""")
+
+P("cb_inplace_scale_window", """
+    def cb_inplace_scale_window(w):
+        m = w.mean()
+        w -= m
+        w /= 2
+        return np.abs(w).max()
+""")
+
+P("cb_nan_fill_then_mean", """
+    def cb_nan_fill_then_mean(v):
+        v[np.isnan(v)] = np.nanmean(v) if not np.isnan(v).all() else 0.0
+        return v.mean()
+""", kinds=("nan", "u", "sp"))
+
+P("cb_rebind_twice_types", """
+    def cb_rebind_twice_types(values):
+        values = values * 10
+        values = values.astype(int)
+        values = values % 7
+        return float(values.sum()) / len(values) if len(values) else -1.0
+""", kinds=("u", "n", "q", "sp"))
+
+P("cb_rebind_in_branch", """
+    def cb_rebind_in_branch(x):
+        if x[0] > 0.5:
+            x = x * 2
+        return x.sum()
+""")
+
+P("cb_scalar_param_rebind", """
+    def cb_scalar_param_rebind(x, k=2):
+        k = int(k) + 1
+        x = np.sort(x)
+        return x[-min(k, len(x))] if len(x) else 0.0
+""", {"k": 3})
+
+# raise and assert: the same exception class and message at run time.
+
+P("cb_raise_on_nan_window", """
+    def cb_raise_on_nan_window(w):
+        if np.isnan(w).any():
+            raise ValueError("window contains NaN")
+        return w.max() - w.min()
+""", kinds=("nan", "u"))
+
+P("cb_assert_window_size", """
+    def cb_assert_window_size(w):
+        assert len(w) == 9, "expected a 3x3 window"
+        return w[4] - w.mean()
+""", sizes=(9, 5))
+
+P("cb_assert_no_message", """
+    def cb_assert_no_message(w):
+        assert w.min() >= 0
+        return np.sqrt(w).sum()
+""", kinds=("u", "n"))
+
+P("cb_raise_bare_class", """
+    def cb_raise_bare_class(w):
+        total = w.sum()
+        if total > 6:
+            raise OverflowError
+        return total
+""", kinds=("u", "pos"))
+
+# Helper functions, inlined at compile time: module-level functions (the filter comes first), lambdas
+# assigned at the top level, chains of helpers, helpers with loops and early returns.
+
+P("cb_helper_clamp", """
+    def cb_helper_clamp(w):
+        return cb_clamp_value(w.mean(), 0.2, 0.7)
+
+    def cb_clamp_value(v, lo, hi):
+        return min(max(v, lo), hi)
+""")
+
+P("cb_helper_lambda_square", """
+    def cb_helper_lambda_square(w):
+        return cb_sq(w[0]) + cb_sq(w[-1]) if len(w) else 0.0
+
+    cb_sq = lambda v: v * v
+""")
+
+P("cb_helper_chain_zscore", """
+    def cb_helper_chain_zscore(w):
+        return cb_zscore_of(w, len(w) // 2)
+
+    def cb_zscore_of(a, i):
+        s = cb_spread(a)
+        return (a[i] - a.mean()) / s if s > 0 else 0.0
+
+    def cb_spread(a):
+        return a.std()
+""")
+
+P("cb_helper_first_above_loop", """
+    def cb_helper_first_above_loop(w):
+        return cb_first_above(w, 0.5) + 10 * cb_first_above(w, 0.9)
+
+    def cb_first_above(a, t):
+        for i in range(len(a)):
+            if a[i] > t:
+                return i
+        return -1
+""")
+
+P("cb_helper_nested_loops_return", """
+    def cb_helper_nested_loops_return(w):
+        return cb_pair_sum_index(w, 1.0)
+
+    def cb_pair_sum_index(a, target):
+        n = len(a)
+        for i in range(n):
+            for j in range(i + 1, n):
+                if a[i] + a[j] > target:
+                    return i * 100 + j
+        return -1
+""", kinds=("u", "q"))
+
+P("cb_helper_keyword_default", """
+    def cb_helper_keyword_default(w):
+        return cb_trimmed(w) + cb_trimmed(w, k=2)
+
+    def cb_trimmed(a, k=1):
+        s = np.sort(a)
+        if len(s) <= 2 * k:
+            return np.nan
+        return s[k:len(s) - k].mean()
+""", hand=[[1, 2, 3, 4, 5]])
+
+P("cb_helper_returns_array", """
+    def cb_helper_returns_array(w):
+        d = cb_deviations(w)
+        return d.max()
+
+    def cb_deviations(a):
+        return np.abs(a - np.median(a))
+""", sizes=(9, 25, 5, 1))
+
+P("cb_helper_if_else_returns", """
+    def cb_helper_if_else_returns(w):
+        c = w[len(w) // 2]
+        return cb_classify(c) * 10 + cb_classify(w.mean())
+
+    def cb_classify(v):
+        "0 below, 1 inside, 2 above the band"
+        if v < 0.25:
+            return 0
+        elif v > 0.75:
+            return 2
+        else:
+            return 1
+""", sizes=(9, 5, 1))
+
+P("cb_helper_alias_passed", """
+    def cb_helper_alias_passed(w):
+        return cb_apply(cb_range_of, w) + cb_apply(cb_mid_of, w)
+
+    def cb_apply(func, a):
+        return func(a)
+
+    def cb_range_of(a):
+        return a.max() - a.min()
+
+    def cb_mid_of(a):
+        return (a.max() + a.min()) / 2
+""")
+
+P("cb_helper_uses_global", """
+    def cb_helper_uses_global(w):
+        return cb_scaled_sum(w) - w.sum()
+
+    def cb_scaled_sum(a):
+        return (a * CB_GAIN).sum()
+""", {"CB_GAIN": 1.5})
+
+P("cb_helper_raises", """
+    def cb_helper_raises(w):
+        return cb_checked_log(w.min())
+
+    def cb_checked_log(v):
+        if v <= 0:
+            raise ValueError("log of a non-positive value")
+        return math.log(v)
+""", kinds=("u", "pos", "n"))
+
+# Strings folded at compile time, tuples as values, `in` over literal lists, annotations.
+
+P("cb_method_string_default", """
+    def cb_method_string_default(w, method="median"):
+        if method == "mean":
+            return w.mean()
+        elif method in ("median", "med"):
+            return np.median(w)
+        else:
+            raise ValueError("unknown method")
+""")
+
+P("cb_method_string_not_equal", """
+    def cb_method_string_not_equal(w, mode='max'):
+        if mode != 'max':
+            return w.min()
+        return w.max() if mode not in ['min'] else 0.0
+""")
+
+P("cb_tuple_bounds_indexed", """
+    def cb_tuple_bounds_indexed(w):
+        bounds = (0.25, 0.75)
+        return np.clip(w, bounds[0], bounds[1]).mean() + bounds[-1]
+""")
+
+P("cb_tuple_unpack_literal", """
+    def cb_tuple_unpack_literal(w):
+        lo, hi = (0.2, 0.8)
+        inside = w[(w >= lo) & (w <= hi)]
+        return inside.size / w.size if w.size else 0.0
+""")
+
+P("cb_tuple_returned_by_helper", """
+    def cb_tuple_returned_by_helper(w):
+        m, s = cb_mean_std(w)
+        return (w[len(w) // 2] - m) / s if s > 0 else 0.0
+
+    def cb_mean_std(a):
+        return a.mean(), a.std()
+""")
+
+P("cb_tuple_loop_offsets", """
+    def cb_tuple_loop_offsets(w):
+        offsets = (1, 3, 5, 7)
+        total = 0.0
+        for i in offsets:
+            total += w[i]
+        return total / len(offsets)
+""", sizes=(9,))
+
+P("cb_in_literal_list", """
+    def cb_in_literal_list(w):
+        c = w[len(w) // 2]
+        return 1.0 if c in [0.0, 1.0] else (2.0 if c not in (3.0, 4.0) else 3.0)
+""", kinds=("lab", "bin", "q"))
+
+P("cb_annotated_filter", """
+    def cb_annotated_filter(w: np.ndarray, k: int = 2) -> float:
+        total: float = 0.0
+        for v in np.sort(w)[-k:]:
+            total += v
+        return total
+""")
+
+P("cb_typing_cast", """
+    import typing
+    from typing import cast
+
+    def cb_typing_cast(w: np.ndarray) -> float:
+        m = typing.cast(float, w.mean())
+        return cast("float", m * 2) - w[0]
+""")
+
 
 # ===================================================================================================
 # Input generation
@@ -993,7 +1302,7 @@ def inputs_for(prog):
 # Running the Python reference
 # ===================================================================================================
 
-ALLOWED_ERRORS = (IndexError, ValueError, OverflowError, ZeroDivisionError)
+ALLOWED_ERRORS = (IndexError, ValueError, OverflowError, ZeroDivisionError, AssertionError)
 
 
 def load_function(prog):
@@ -1014,9 +1323,10 @@ def load_function(prog):
             env["__lambda__"] = eval(compile(ast.Expression(stmts[0].value), prog["name"], "eval"), env)
         else:
             exec(compile(src, prog["name"], "exec"), env)
-        fns = [v for k, v in env.items() if k not in before and isinstance(v, types.FunctionType)]
-        assert len(fns) == 1, f"{prog['name']}: expected one function, got {len(fns)}"
-        fn = fns[0]
+        fns = [v for k, v in env.items() if k not in before and isinstance(v, types.FunctionType)
+               and v.__code__.co_filename == prog["name"]]  # not imported ones (`from typing import cast`)
+        assert fns, f"{prog['name']}: expected a function"
+        fn = fns[0]  # the filter comes first; the other functions are helpers it calls
         params = list(inspect.signature(fn).parameters)
     extra = {p: env[p] for p in params[1:] if p in prog["bindings"]}
     return lambda a: fn(a, **extra)

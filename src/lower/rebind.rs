@@ -1,0 +1,363 @@
+//! Parameters that the body rebinds or writes into, made into ordinary locals before lowering.
+//!
+//! `values = values.astype(int)` makes `values` an int array from that line on, while the lines
+//! before it read the float buffer. Each top-level assignment to a parameter therefore starts a new
+//! *version* (`values'1`, `values'2` ...), a local of its own type, and every later mention is
+//! renamed to it; assignments nested in loops and branches write the current version. A write into
+//! the parameter itself (`w[4] = 0`, `w += 1`, a nested rebinding) first copies it into a version
+//! (`w'1 = w`), which is scipy's contract anyway: the buffer is the callback's own copy for each
+//! pixel, so the copy changes nothing observable and nothing leaks between pixels.
+//!
+//! The lowering copies on array assignment, where NumPy shares memory (`y = x` or `y = x[1:]` is a
+//! view). That differs only when one of the two names is written into and the other is read
+//! afterwards; [`check_aliasing`] refuses exactly those programs and asks for `.copy()`.
+
+use crate::error::{Error, ErrorKind, Result, Span};
+use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::syntax::visit::{
+    for_each_child_mut, for_each_stmt_expr, for_each_stmt_expr_mut, names_in,
+};
+use std::collections::{HashMap, HashSet};
+
+/// Renames rebound parameters in `body`. `params` are the parameter names that may be versioned
+/// (a generic_filter1d output line is written in place, so it is left out). Returns the new body
+/// and, for each parameter copied because it is written into, the span of the first write.
+pub(super) fn version_params(params: &[String], body: &[Stmt]) -> (Vec<Stmt>, Vec<(String, Span)>) {
+    let mut r = Renamer {
+        params: params.iter().cloned().collect(),
+        current: HashMap::new(),
+        counts: HashMap::new(),
+        copied: Vec::new(),
+    };
+    let mut out = Vec::with_capacity(body.len());
+    for s in body {
+        r.top_level(s, &mut out);
+    }
+    (out, r.copied)
+}
+
+struct Renamer {
+    params: HashSet<String>,
+    /// The version each parameter name refers to now.
+    current: HashMap<String, String>,
+    counts: HashMap<String, u32>,
+    copied: Vec<(String, Span)>,
+}
+
+impl Renamer {
+    fn top_level(&mut self, s: &Stmt, out: &mut Vec<Stmt>) {
+        let mut s = s.clone();
+        // Writes this statement makes into a parameter that has no version yet need a copy first,
+        // except a plain top-level rebinding, which starts a version by itself.
+        let mut written = Vec::new();
+        writes_of(&s, true, &mut written);
+        for (name, span) in written {
+            if self.params.contains(&name) && !self.current.contains_key(&name) {
+                let version = self.new_version(&name);
+                out.push(assign(&version, name_expr(&name, span), span));
+                self.copied.push((name, span));
+            }
+        }
+        match &mut s.kind {
+            StmtKind::Assign { targets, value } => {
+                self.rename_expr(value);
+                for t in targets {
+                    self.rebind_target(t);
+                }
+            }
+            _ => self.rename_stmt(&mut s),
+        }
+        out.push(s);
+    }
+
+    /// A top-level assignment target: a parameter named there gets a new version.
+    fn rebind_target(&mut self, t: &mut Expr) {
+        match &mut t.kind {
+            ExprKind::Name(n) if self.params.contains(n.as_str()) => {
+                *n = self.new_version(n);
+            }
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter_mut().for_each(|i| self.rebind_target(i))
+            }
+            _ => self.rename_expr(t),
+        }
+    }
+
+    fn new_version(&mut self, name: &str) -> String {
+        let k = self.counts.entry(name.to_string()).or_insert(0);
+        *k += 1;
+        let version = format!("{name}'{k}");
+        self.current.insert(name.to_string(), version.clone());
+        version
+    }
+
+    fn rename_stmt(&self, s: &mut Stmt) {
+        for_each_stmt_expr_mut(std::slice::from_mut(s), &mut |e| self.rename_expr(e));
+    }
+
+    fn rename_expr(&self, e: &mut Expr) {
+        if self.current.is_empty() {
+            return;
+        }
+        rename(e, &self.current);
+    }
+}
+
+/// Renames the names of `map` throughout a statement list (for inlining a helper's body).
+pub(super) fn rename_stmts(body: &mut [Stmt], map: &HashMap<String, String>) {
+    let r = Renamer {
+        params: HashSet::new(),
+        current: map.clone(),
+        counts: HashMap::new(),
+        copied: Vec::new(),
+    };
+    body.iter_mut().for_each(|s| r.rename_stmt(s));
+}
+
+/// Renames free occurrences of names in `e` (a lambda's own parameters shadow them).
+fn rename(e: &mut Expr, map: &HashMap<String, String>) {
+    crate::with_stack(|| match &mut e.kind {
+        ExprKind::Name(n) => {
+            if let Some(v) = map.get(n.as_str()) {
+                *n = v.clone();
+            }
+        }
+        ExprKind::Lambda(f) => {
+            let mut inner = map.clone();
+            for p in &f.params {
+                inner.remove(&p.name);
+            }
+            for s in &mut f.body {
+                if let StmtKind::Return(Some(r)) = &mut s.kind {
+                    rename(r, &inner);
+                }
+            }
+        }
+        _ => for_each_child_mut(e, |c| rename(c, map)),
+    })
+}
+
+/// Names a statement writes: rebinds (unless `top` and the statement is a plain assignment,
+/// which versions them itself) and writes into (`n[i] = ...`, `n += ...`), with where.
+fn writes_of(s: &Stmt, top: bool, out: &mut Vec<(String, Span)>) {
+    match &s.kind {
+        StmtKind::Assign { targets, .. } => {
+            for t in targets {
+                target_writes(t, !top, out);
+            }
+        }
+        StmtKind::AugAssign { target, .. } => target_writes(target, true, out),
+        StmtKind::For {
+            target,
+            body,
+            orelse,
+            ..
+        } => {
+            target_writes(target, true, out);
+            body.iter()
+                .chain(orelse)
+                .for_each(|s| writes_of(s, false, out));
+        }
+        StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => body
+            .iter()
+            .chain(orelse)
+            .for_each(|s| writes_of(s, false, out)),
+        _ => {}
+    }
+}
+
+fn target_writes(t: &Expr, names_too: bool, out: &mut Vec<(String, Span)>) {
+    match &t.kind {
+        ExprKind::Name(n) if names_too => out.push((n.clone(), t.span)),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| target_writes(i, names_too, out))
+        }
+        ExprKind::Subscript(base, _) => {
+            if let ExprKind::Name(n) = &base.kind {
+                out.push((n.clone(), t.span));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn name_expr(name: &str, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Name(name.to_string()),
+        span,
+    }
+}
+
+fn assign(target: &str, value: Expr, span: Span) -> Stmt {
+    Stmt {
+        kind: StmtKind::Assign {
+            targets: vec![name_expr(target, span)],
+            value,
+        },
+        span,
+    }
+}
+
+/// The name shown to the user for a local: a version `w'2` is still `w` to them.
+pub(super) fn display(name: &str) -> &str {
+    name.split_once('\'').map_or(name, |(n, _)| n)
+}
+
+// ---- aliasing --------------------------------------------------------------------------------
+
+/// Refuses `y = x` (or a view of `x`: a slice, `reshape`, `ravel`, `.T`) where `y` or `x` is later
+/// written into and the other is read: NumPy would share the memory, the lowering copies.
+/// `is_array` tells the names that hold arrays (`n += 1` on a number rebinds it, on an array it
+/// writes in place).
+pub(super) fn check_aliasing(body: &[Stmt], is_array: impl Fn(&str) -> bool) -> Result<()> {
+    let mut mutated = Vec::new();
+    for s in body {
+        element_writes(s, &mut mutated);
+    }
+    mutated.retain(|n| is_array(n));
+    if mutated.is_empty() {
+        return Ok(());
+    }
+    // A version is the same NumPy array as the name it was copied from (see `version_params`).
+    let is_mutated = |n: &str| mutated.iter().any(|m: &String| display(m) == display(n));
+    let mut found = None;
+    visit_assignments(body, &mut |target, value| {
+        if found.is_some() {
+            return;
+        }
+        let source = view_source(value).filter(|s| display(s) != display(target) && is_array(s));
+        if let Some(source) = source {
+            let (written, other) = if is_mutated(target) {
+                (target, source)
+            } else if is_mutated(source) {
+                (source, target)
+            } else {
+                return;
+            };
+            // Each read of `other` beyond the assignment itself sees NumPy's shared memory.
+            if count_reads(body, other) > usize::from(other == source) {
+                found = Some((
+                    target.to_string(),
+                    source.to_string(),
+                    written.to_string(),
+                    value.span,
+                ));
+            }
+        }
+    });
+    match found {
+        None => Ok(()),
+        Some((target, source, written, span)) => Err(Error::new(
+            ErrorKind::Unsupported,
+            span,
+            format!(
+                "`{}` shares memory with `{}` in NumPy, and `{}` is written into while the other is read",
+                display(&target),
+                display(&source),
+                display(&written)
+            ),
+        )
+        .hint(format!(
+            "make an independent copy: `{} = {}.copy()`",
+            display(&target),
+            display(&source)
+        ))),
+    }
+}
+
+/// Names written into element-wise (`n[i] = v`) or in place (`n += v`, an array updated in place).
+fn element_writes(s: &Stmt, out: &mut Vec<String>) {
+    match &s.kind {
+        StmtKind::Assign { targets, .. } => {
+            for t in targets {
+                if let ExprKind::Subscript(base, _) = &t.kind {
+                    if let ExprKind::Name(n) = &base.kind {
+                        out.push(n.clone());
+                    }
+                }
+            }
+        }
+        StmtKind::AugAssign { target, .. } => match &target.kind {
+            ExprKind::Name(n) => out.push(n.clone()),
+            ExprKind::Subscript(base, _) => {
+                if let ExprKind::Name(n) = &base.kind {
+                    out.push(n.clone());
+                }
+            }
+            _ => {}
+        },
+        StmtKind::If { body, orelse, .. }
+        | StmtKind::While { body, orelse, .. }
+        | StmtKind::For { body, orelse, .. } => body
+            .iter()
+            .chain(orelse)
+            .for_each(|s| element_writes(s, out)),
+        _ => {}
+    }
+}
+
+fn visit_assignments(body: &[Stmt], f: &mut impl FnMut(&str, &Expr)) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                for t in targets {
+                    if let ExprKind::Name(n) = &t.kind {
+                        f(n, value);
+                    }
+                }
+            }
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. } => {
+                visit_assignments(body, f);
+                visit_assignments(orelse, f);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The name an expression may be a NumPy view of: `x`, `x[a:b]`, `x[...]`, `x.reshape(...)`,
+/// `x.ravel()`, `x.T`, `np.reshape(x, ...)`, `np.ravel(x)`, `np.asarray(x)`.
+fn view_source(e: &Expr) -> Option<&str> {
+    const METHODS: &[&str] = &["reshape", "ravel", "view", "squeeze", "transpose"];
+    const FUNCTIONS: &[&str] = &["reshape", "ravel", "asarray", "asanyarray", "squeeze"];
+    match &e.kind {
+        ExprKind::Name(n) => Some(n),
+        ExprKind::Subscript(base, index) if has_slice(index) => view_source(base),
+        ExprKind::Attribute(base, attr) if attr == "T" => view_source(base),
+        ExprKind::Call { func, args, .. } => match &func.kind {
+            ExprKind::Attribute(base, m) if METHODS.contains(&m.as_str()) => match &base.kind {
+                ExprKind::Name(module) if matches!(module.as_str(), "np" | "numpy") => FUNCTIONS
+                    .contains(&m.as_str())
+                    .then(|| args.first().and_then(view_source))
+                    .flatten(),
+                _ => view_source(base),
+            },
+            ExprKind::Attribute(base, m)
+                if FUNCTIONS.contains(&m.as_str())
+                    && matches!(&base.kind, ExprKind::Name(module) if matches!(module.as_str(), "np" | "numpy")) =>
+            {
+                args.first().and_then(view_source)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn has_slice(index: &Expr) -> bool {
+    match &index.kind {
+        ExprKind::Slice(..) | ExprKind::Ellipsis => true,
+        ExprKind::Tuple(items) => items.iter().any(has_slice),
+        _ => false,
+    }
+}
+
+/// How many times `name` is mentioned in `body`, assignments to it included (an over-count of
+/// its reads, so the aliasing check errs on the side of refusing).
+fn count_reads(body: &[Stmt], name: &str) -> usize {
+    let mut names = Vec::new();
+    for_each_stmt_expr(body, &mut |e| names_in(e, &mut names));
+    names.iter().filter(|n| *n == name).count()
+}

@@ -1,0 +1,87 @@
+//! Tuples held in variables: `a = (1, 2)`, `lo, hi = bounds`, `return a`.
+//!
+//! A tuple is immutable, so a name assigned a tuple exactly once, by a statement at the top of
+//! the function body, is that value wherever it is read: its numbers are stored in temporaries
+//! and computed arrays materialised, so later writes cannot change what it holds.
+
+use super::{Translator, Value};
+use crate::error::{ErrorKind, Result, Span};
+use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
+use std::collections::{HashMap, HashSet};
+
+/// Names assigned exactly once in `body`, by a top-level `name = ...`.
+pub(super) fn assigned_once_at_top(body: &[Stmt]) -> HashSet<String> {
+    let mut counts: HashMap<String, u32> = HashMap::new();
+    count_assignments(body, &mut counts);
+    body.iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Assign { targets, .. } => Some(targets),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|t| match &t.kind {
+            ExprKind::Name(n) if counts.get(n) == Some(&1) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn count_assignments(body: &[Stmt], counts: &mut HashMap<String, u32>) {
+    fn target(t: &Expr, counts: &mut HashMap<String, u32>) {
+        match &t.kind {
+            ExprKind::Name(n) => *counts.entry(n.clone()).or_insert(0) += 1,
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter().for_each(|i| target(i, counts))
+            }
+            _ => {}
+        }
+    }
+    for s in body {
+        match &s.kind {
+            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target(t, counts)),
+            StmtKind::AugAssign { target: t, .. } => target(t, counts),
+            StmtKind::For {
+                target: t,
+                body,
+                orelse,
+                ..
+            } => {
+                target(t, counts);
+                count_assignments(body, counts);
+                count_assignments(orelse, counts);
+            }
+            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                count_assignments(body, counts);
+                count_assignments(orelse, counts);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Translator<'_> {
+    /// `name = (a, b, ...)`: remembered as the tuple's (fixed) items.
+    pub(super) fn assign_tuple(&mut self, name: &str, items: Vec<Value>, span: Span) -> Result<()> {
+        if !self.assigned_once.contains(name) {
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("`{}` holds a tuple, so it must be assigned once, at the top level of the function", super::rebind::display(name)),
+                )
+                .hint("unpack the tuple into separate variables, e.g. `lo, hi = ...`"));
+        }
+        let items = items
+            .into_iter()
+            .map(|v| match v {
+                // NumPy's tuple holds the array itself: a view stays a view, a computed array
+                // is computed now.
+                Value::Array(a) if a.slot().is_none() => Value::Array(self.materialize(&a, None)),
+                v => self.stabilize(v),
+            })
+            .collect();
+        self.tuple_values
+            .insert(name.to_string(), Value::Tuple(items));
+        Ok(())
+    }
+}

@@ -1,0 +1,78 @@
+//! Writes into arrays: `a[i] = v`, `a[mask] = v`, with NumPy's conversion of the value to the
+//! array's element type.
+
+use super::{expr, reads_array_elsewhere, ArrayVal, Translator, Value};
+use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::ir::{self, Arr, Expr, Stmt, Ty};
+
+impl Translator<'_> {
+    /// The value `v` converted for a store into an array of `ety`, as NumPy's `__setitem__`
+    /// converts it: a float stored into an int array truncates, and NaN, infinity and values out
+    /// of range raise what `int()` raises.
+    pub(super) fn store_value(&mut self, v: Expr, vty: Ty, ety: Ty, span: Span) -> Expr {
+        if vty == Ty::F64 && ety == Ty::I64 {
+            let v = self.stable(v, vty);
+            super::builtins::int_checks(self, &v, span);
+            return expr::convert(v, vty, ety);
+        }
+        expr::convert(v, vty, ety)
+    }
+
+    /// `a[mask] = value`: NumPy sets the elements where the boolean mask holds, after checking
+    /// that the mask is as long as the array.
+    pub(super) fn assign_masked(
+        &mut self,
+        slot: Arr,
+        ety: Ty,
+        mask: ArrayVal,
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
+        let Value::Scalar(v, vty) = value else {
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!(
+                        "assigning {} through a boolean mask is not supported",
+                        value.describe()
+                    ),
+                )
+                .hint("assign one number (`a[a > t] = 0`), or loop over the elements"));
+        };
+        let len = self.slot_len(slot);
+        self.check(
+            expr::cmp(ir::CmpOp::Eq, mask.len.clone(), len.clone()),
+            Exception::IndexError,
+            "boolean index did not match indexed array along axis 0; size of axis is {b} but size of corresponding boolean axis is {a}",
+            span,
+            mask.len.clone(),
+            len.clone(),
+        );
+        let v = self.store_value(v, vty, ety, span);
+        let v = self.stable(v, ety);
+        // The mask is read while the array is written: compute it first unless each element
+        // reads only its own position.
+        let mask = if reads_array_elsewhere(&mask.elem, slot, mask.index) {
+            self.materialize(&mask, None)
+        } else {
+            mask
+        };
+        // A loop of stores: a fill cannot read the array it writes.
+        let i = mask.index;
+        self.emit(Stmt::Assign(i, Expr::I64(0)));
+        let more = expr::cmp(ir::CmpOp::Lt, Expr::Var(i), len);
+        let store = Stmt::Store(slot, Expr::Var(i), v);
+        self.emit(Stmt::Loop {
+            body: vec![
+                Stmt::If(super::not(more), vec![Stmt::Break], vec![]),
+                Stmt::If(mask.elem, vec![store], vec![]),
+            ],
+            latch: vec![Stmt::Assign(
+                i,
+                expr::bin(ir::BinOp::Add, Expr::Var(i), Expr::I64(1)),
+            )],
+        });
+        Ok(())
+    }
+}
