@@ -8,6 +8,7 @@
 mod builtins;
 mod expr;
 mod names;
+mod numpy;
 mod provenance;
 mod pyint;
 mod pyround;

@@ -1,0 +1,135 @@
+//! Reductions along an axis: `w.reshape(3, 3).sum(axis=0)`, `np.median(m, axis=1)` ...
+//!
+//! Each lane (a column for `axis=0`, a row for `axis=1`) is reduced by the same lowering as a
+//! 1-D array, in a loop that stores one result per lane. One thing differs: NumPy sums along
+//! `axis=0` of a row-major array by adding whole rows, in order, to a zeroed result, not
+//! pairwise per column; so the sums there become [`ReduceOp::SumSeq`] (sequential from `+0.0`).
+
+use super::{const_int, tabulate};
+use crate::error::{ErrorKind, Result};
+use crate::ir::{BinOp, Expr, ReduceOp, Stmt, Ty};
+use crate::lower::builtins::{reduction, Args};
+use crate::lower::expr::bin;
+use crate::lower::names::Func;
+use crate::lower::value::{ArrayVal, Value};
+use crate::lower::Translator;
+
+/// Whether `np.<f>` takes `axis=` (and goes through [`reduce_along`]).
+pub(super) fn takes_axis(f: Func) -> bool {
+    use Func::*;
+    matches!(
+        f,
+        Sum | Nansum
+            | Prod
+            | Nanprod
+            | Mean
+            | Nanmean
+            | Var
+            | Nanvar
+            | Std
+            | Nanstd
+            | Min
+            | Max
+            | Nanmin
+            | Nanmax
+            | Ptp
+            | Median
+            | Nanmedian
+            | Percentile
+            | Nanpercentile
+            | Quantile
+            | Nanquantile
+            | Any
+            | All
+            | CountNonzero
+            | Argmin
+            | Argmax
+    )
+}
+
+/// `f(x, ..., axis=k)`; `None` when the axis is `None` (a reduction of everything).
+pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<Option<Value>> {
+    let (axis, axis_span) = a.kw("axis").expect("the caller saw axis=");
+    if matches!(axis, Value::None) || a.pos.is_empty() {
+        return Ok(None);
+    }
+    let axis = const_int(t, axis, axis_span, "axis")?;
+    let (v, s) = a.take();
+    let ndim = if matches!(v, Value::Matrix(..)) { 2 } else { 1 };
+    if !(-ndim..ndim).contains(&axis) {
+        return Err(t.err(
+            ErrorKind::Type,
+            axis_span,
+            format!("axis {axis} is out of bounds for array of dimension {ndim}"),
+        ));
+    }
+    let Value::Matrix(arr, cols) = v else {
+        return reduction(t, f, v, s, a).map(Some);
+    };
+    let cols = t.stable(cols, Ty::I64);
+    let rows = t.stable(
+        bin(
+            BinOp::FloorDiv,
+            arr.len.clone(),
+            bin(BinOp::Max, cols.clone(), Expr::I64(1)),
+        ),
+        Ty::I64,
+    );
+    let down_columns = axis == 0 || axis == -2;
+    let (lanes, lane_len) = if down_columns {
+        (cols.clone(), rows)
+    } else {
+        (rows, cols.clone())
+    };
+    let (result, mut stmts) = t.nested(|t| {
+        tabulate(t, lanes, "%axis", |t, j| {
+            let index = t.temp(Ty::I64);
+            let i = Expr::Var(index);
+            let at = if down_columns {
+                bin(BinOp::Add, bin(BinOp::Mul, i, cols.clone()), j)
+            } else {
+                bin(BinOp::Add, bin(BinOp::Mul, j, cols.clone()), i)
+            };
+            let lane = ArrayVal {
+                len: lane_len,
+                ty: arr.ty,
+                index,
+                elem: arr.at(at),
+            };
+            match reduction(t, f, Value::Array(lane), s, a)? {
+                Value::Scalar(e, ty) => Ok((e, ty)),
+                other => Err(t.err(
+                    ErrorKind::Unsupported,
+                    s,
+                    format!("np.{f} along an axis gives {}", other.describe()),
+                )),
+            }
+        })
+    })?;
+    if down_columns {
+        sequential_sums(&mut stmts);
+    }
+    for st in stmts {
+        t.emit(st);
+    }
+    Ok(Some(Value::Array(result)))
+}
+
+/// Turns every pairwise [`ReduceOp::Sum`] in the block into an in-order one.
+fn sequential_sums(stmts: &mut [Stmt]) {
+    for st in stmts {
+        match st {
+            Stmt::Reduce { op, .. } if *op == ReduceOp::Sum => *op = ReduceOp::SumSeq,
+            Stmt::If(_, a, b) => {
+                sequential_sums(a);
+                sequential_sums(b);
+            }
+            Stmt::Loop { body, latch } => {
+                sequential_sums(body);
+                sequential_sums(latch);
+            }
+            Stmt::MedianNetwork { fallback, .. } => sequential_sums(fallback),
+            _ => {}
+        }
+    }
+}

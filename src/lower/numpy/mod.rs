@@ -1,0 +1,141 @@
+//! NumPy's array functions that are more than an element-wise map or one reduction: sets
+//! (`np.unique`, `np.isin`), indices (`np.nonzero`, fancy indexing), histograms, reductions along
+//! an axis of a 2-D array, `np.linalg.norm` and `@`, and sequences (`np.cumsum`, `np.roll`,
+//! `np.r_`). Each is expressed with the IR's existing statements (`Fill`, `Reduce`, `Sort`,
+//! `Loop`), so every backend runs them without code of its own.
+
+mod axes;
+mod histogram;
+pub(super) mod indexing;
+pub(super) mod linalg;
+pub(super) mod sequences;
+mod unique;
+
+use super::builtins::Args;
+use super::expr::{bin, cmp, un};
+use super::names::{Builtin, Func, Module};
+use super::value::{ArrayVal, Value};
+use super::{not, Translator};
+use crate::error::{ErrorKind, Result, Span};
+use crate::ir::{ArrKind, BinOp, CmpOp, Expr, Stmt, Ty, UnOp};
+
+/// Lowers `name(args)` if it is one of this module's functions; `None` leaves the call to the
+/// general builtins.
+pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<Result<Value>> {
+    use Func::*;
+    match (name.module, name.func) {
+        (Module::Np, Unique) => Some(unique::unique(t, a)),
+        (Module::Np, Nonzero | Argwhere | Flatnonzero) => Some(indexing::nonzero(t, name.func, a)),
+        (Module::Np, Where) if a.pos.len() == 1 && a.kw.is_empty() => {
+            Some(indexing::nonzero(t, Nonzero, a))
+        }
+        (Module::Np, Histogram) => Some(histogram::histogram(t, a)),
+        (Module::Np, Cumsum | Cumprod) => Some(sequences::accumulate(t, name.func, a)),
+        (Module::Np, Isin) => Some(sequences::isin(t, a)),
+        (Module::Np, Roll) => Some(sequences::roll(t, a)),
+        (Module::Np, RConcat) => Some(Err(t
+            .err(ErrorKind::Type, a.span, "np.r_ is indexed, not called")
+            .hint("write np.r_[a, b]"))),
+        (Module::Linalg, Norm) => Some(linalg::norm(t, a)),
+        (Module::Np, f) if axes::takes_axis(f) && a.kw.iter().any(|(k, _, _)| k == "axis") => {
+            axes::reduce_along(t, f, a).transpose()
+        }
+        _ => None,
+    }
+}
+
+/// An array's elements as float64 (NumPy's comparisons and sorts of mixed kinds happen there).
+fn as_f64(arr: &ArrayVal) -> ArrayVal {
+    ArrayVal {
+        elem: super::expr::convert(arr.elem.clone(), arr.ty, Ty::F64),
+        ty: Ty::F64,
+        ..arr.clone()
+    }
+}
+
+/// `a == b` for floats with NaN equal to NaN (how `np.unique` groups values).
+fn same_value(a: Expr, b: Expr) -> Expr {
+    let both_nan = bin(
+        BinOp::And,
+        un(UnOp::IsNan, a.clone()),
+        un(UnOp::IsNan, b.clone()),
+    );
+    bin(BinOp::Or, cmp(CmpOp::Eq, a, b), both_nan)
+}
+
+/// `a < b` in NumPy's sort order (NaN after every number), as `np.sort` and `np.searchsorted`
+/// compare.
+fn sorts_before(a: Expr, b: Expr) -> Expr {
+    let number_before_nan = bin(
+        BinOp::And,
+        not(un(UnOp::IsNan, a.clone())),
+        un(UnOp::IsNan, b.clone()),
+    );
+    bin(BinOp::Or, cmp(CmpOp::Lt, a, b), number_before_nan)
+}
+
+/// A constant `bool` keyword (`return_counts=True`), `default` when absent.
+fn const_flag(t: &mut Translator, a: &mut Args, name: &str, default: bool) -> Result<bool> {
+    let Some((v, s)) = a.kw(name) else {
+        return Ok(default);
+    };
+    let e = match v {
+        Value::Scalar(e, _) => crate::ir::fold::const_expr(&e),
+        _ => None,
+    };
+    match e {
+        Some(c) => Ok(c.f() != 0.0),
+        None => Err(t.err(
+            ErrorKind::Unsupported,
+            s,
+            format!("`{name}` must be a constant True or False in a filter"),
+        )),
+    }
+}
+
+/// A constant integer argument (a dimension, an axis), with `what` naming it in the error.
+fn const_int(t: &mut Translator, v: Value, s: Span, what: &str) -> Result<i64> {
+    let e = t.int(v, s, what)?;
+    match crate::ir::fold::const_expr(&e) {
+        Some(c) => Ok(c.i()),
+        None => Err(t.err(
+            ErrorKind::Unsupported,
+            s,
+            format!("{what} must be a constant in a filter"),
+        )),
+    }
+}
+
+/// Computes element `i` of a new array with statements (a reduction per element, say): runs
+/// `body` for `i in 0..len`, storing what it returns into a scratch array of its type.
+fn tabulate(
+    t: &mut Translator,
+    len: Expr,
+    name: &str,
+    body: impl FnOnce(&mut Translator, Expr) -> Result<(Expr, Ty)>,
+) -> Result<ArrayVal> {
+    let len = t.stable(len, Ty::I64);
+    let i = t.temp(Ty::I64);
+    let mut slot = None;
+    let ((), stmts) = t.nested(|t| {
+        t.emit(Stmt::If(
+            not(cmp(CmpOp::Lt, Expr::Var(i), len.clone())),
+            vec![Stmt::Break],
+            vec![],
+        ));
+        let (e, ty) = body(t, Expr::Var(i))?;
+        let dst = t.new_array(ArrKind::Scratch { elem: ty }, name);
+        t.emit(Stmt::Store(dst, Expr::Var(i), e));
+        slot = Some((dst, ty));
+        Ok(())
+    })?;
+    let (dst, ty) = slot.expect("the body ran");
+    // Sized (and zeroed) before the loop: every element is then stored in range.
+    super::builtins::fill_zeros(t, dst, len, ty);
+    t.emit(Stmt::Assign(i, Expr::I64(0)));
+    t.emit(Stmt::Loop {
+        body: stmts,
+        latch: vec![Stmt::Assign(i, bin(BinOp::Add, Expr::Var(i), Expr::I64(1)))],
+    });
+    Ok(t.view(dst))
+}
