@@ -543,8 +543,14 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, Where) => {
             if a.pos.len() != 3 {
                 return Err(t
-                    .err(ErrorKind::Arity, span, "np.where() needs three arguments in a filter")
-                    .hint("np.where(cond, a, b); for the indices of a mask use np.count_nonzero or a loop"));
+                    .err(
+                        ErrorKind::Arity,
+                        span,
+                        "np.where() needs three arguments in a filter",
+                    )
+                    .hint(
+                        "np.where(cond, a, b), or np.where(cond) for the indices where cond holds",
+                    ));
             }
             let (c, _) = a.take();
             let (x, _) = a.take();

@@ -57,10 +57,15 @@ pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<
     let (v, s) = a.take();
     let ndim = if matches!(v, Value::Matrix(..)) { 2 } else { 1 };
     if !(-ndim..ndim).contains(&axis) {
+        let valid = if ndim == 1 {
+            " (the buffer is 1-D: axis must be None or 0)"
+        } else {
+            ""
+        };
         return Err(t.err(
-            ErrorKind::Type,
+            ErrorKind::Arity,
             axis_span,
-            format!("axis {axis} is out of bounds for array of dimension {ndim}"),
+            format!("axis {axis} is out of bounds for array of dimension {ndim}{valid}"),
         ));
     }
     let Value::Matrix(arr, cols) = v else {
