@@ -831,6 +831,15 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             match v {
                 Value::Tuple(items) => Ok(Value::Scalar(Expr::I64(items.len() as i64), Ty::I64)),
                 Value::Scalar(..) if base == Size => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
+                // The length of a 2-D array is its number of rows.
+                Value::Matrix(arr, cols) if base == Len => Ok(Value::Scalar(
+                    bin(
+                        BinOp::FloorDiv,
+                        arr.len,
+                        bin(BinOp::Max, cols, Expr::I64(1)),
+                    ),
+                    Ty::I64,
+                )),
                 v => {
                     let arr = t
                         .array_of(v, s)

@@ -2,8 +2,14 @@
 //!
 //! Each lane (a column for `axis=0`, a row for `axis=1`) is reduced by the same lowering as a
 //! 1-D array, in a loop that stores one result per lane. One thing differs: NumPy sums along
-//! `axis=0` of a row-major array by adding whole rows, in order, to a zeroed result, not
-//! pairwise per column; so the sums there become [`ReduceOp::SumSeq`] (sequential from `+0.0`).
+//! `axis=0` of a row-major array with two or more columns by adding whole rows, in order, to a
+//! zeroed result, not pairwise per column; so the sums there become [`ReduceOp::SumSeq`]
+//! (sequential from `+0.0`). Along `axis=1`, and down a single column, it sums pairwise.
+//!
+//! The order follows the memory layout, which a 2-D value here does not carry: a transposed
+//! array (`m.T`, column-major in NumPy) is summed by the row-major rule, so its sums along an
+//! axis of 8 or more elements may differ from NumPy's in the last bits, as `np.dot`'s do (below 8
+//! the two orders give the same result).
 
 use super::{const_int, tabulate};
 use crate::error::{ErrorKind, Result};
@@ -112,7 +118,17 @@ pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<
         })
     })?;
     if down_columns {
-        sequential_sums(&mut stmts);
+        // A single column is the whole array, which NumPy sums pairwise like any 1-D array.
+        match crate::ir::fold::const_expr(&cols).map(|c| c.i()) {
+            Some(1) => {}
+            Some(_) => sequential_sums(&mut stmts),
+            None => {
+                let mut in_order = stmts.clone();
+                sequential_sums(&mut in_order);
+                let one = crate::lower::expr::cmp(crate::ir::CmpOp::Eq, cols, Expr::I64(1));
+                stmts = vec![Stmt::If(one, stmts, in_order)];
+            }
+        }
     }
     for st in stmts {
         t.emit(st);
