@@ -1032,6 +1032,9 @@ P("norm_default", "lambda x: np.linalg.norm(x - x.mean())", kinds=("n", "u", "sp
 P("norm_orders", "lambda x: np.linalg.norm(x, 1) + 10 * np.linalg.norm(x, np.inf) + np.linalg.norm(x, ord=0) - np.linalg.norm(x, -np.inf)",
   kinds=("n", "q", "sp"), sizes=(9, 25, 5, 1))
 
+P("norm_inf_of_the_rest", "lambda x: np.linalg.norm(x[1:], np.inf) + np.linalg.norm(x[:0]) + np.linalg.norm(x[:0], 1)",
+  kinds=("n", "sp"), sizes=(9, 5, 1))
+
 P("norm_frobenius", "lambda x: np.linalg.norm(x.reshape(3, 3)) + np.linalg.norm(x.reshape(3, 3), 'fro')",
   kinds=("n", "sp"), sizes=(9,))
 

@@ -1,13 +1,13 @@
 //! `np.linalg.norm` of a vector (or the Frobenius norm of a 2-D array) and the `@` operator.
 //!
 //! NumPy's default norm is `sqrt(x.dot(x))`, with no scaling (so it overflows where `x.dot(x)`
-//! does); ord=1 is `sum(abs(x))`, ord=inf `max(abs(x))`, ord=-inf `min(abs(x))`, ord=0 the number
+//! does); ord=1 is `sum(abs(x))`, ord=inf `max(abs(x))` (0 when empty), ord=-inf `min(abs(x))`, ord=0 the number
 //! of non-zeros. Dot products are summed like `np.dot` (see [`ReduceOp::Sum`]); NumPy hands them
 //! to BLAS, whose order of additions is its own, so they agree to rounding, as `np.dot` does.
 
 use super::{as_f64, tabulate};
 use crate::error::{ErrorKind, Exception, Result, Span};
-use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Ty, UnOp};
+use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::lower::builtins::Args;
 use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::value::{ArrayVal, Value};
@@ -36,37 +36,7 @@ pub(super) fn norm(t: &mut Translator, a: &mut Args) -> Result<Value> {
         }
     }
     let matrix = matches!(v, Value::Matrix(..));
-    let ord =
-        match ord {
-            None | Some((Value::None, _)) => Ord::Two,
-            Some((Value::Str(f), _)) if matrix && (f == "fro" || f == "f") => Ord::Two,
-            Some((o, os)) => {
-                let k = match &o {
-                    Value::Scalar(e, _) if !matrix => crate::ir::fold::const_expr(e).map(|c| c.f()),
-                    _ => None,
-                };
-                match k {
-                    Some(k) if k == 2.0 => Ord::Two,
-                    Some(k) if k == 1.0 => Ord::One,
-                    Some(k) if k == f64::INFINITY => Ord::Inf,
-                    Some(k) if k == f64::NEG_INFINITY => Ord::NegInf,
-                    Some(k) if k == 0.0 => Ord::Zero,
-                    _ => return Err(t
-                        .err(
-                            ErrorKind::Unsupported,
-                            os,
-                            if matrix {
-                                "only the Frobenius norm of a 2-D array is supported"
-                            } else {
-                                "np.linalg.norm supports ord None, 0, 1, 2, np.inf and -np.inf"
-                            },
-                        )
-                        .hint(
-                            "compute other norms directly, e.g. np.sum(np.abs(x) ** p) ** (1 / p)",
-                        )),
-                }
-            }
-        };
+    let ord = norm_ord(t, ord, matrix)?;
     let x = as_f64(&t.array_of(v, s)?);
     let abs = ArrayVal {
         elem: un(UnOp::Abs, x.elem.clone()),
@@ -83,7 +53,19 @@ pub(super) fn norm(t: &mut Translator, a: &mut Args) -> Result<Value> {
             un(UnOp::Sqrt, t.reduce(ReduceOp::Sum, &sq, span, None)?)
         }
         Ord::One => t.reduce(ReduceOp::Sum, &abs, span, None)?,
-        Ord::Inf => t.reduce(ReduceOp::Max, &abs, span, Some(&empty("maximum")))?,
+        Ord::Inf => {
+            // NumPy takes the maximum with initial=0, so an empty array has norm 0.
+            let r = t.temp(Ty::F64);
+            t.emit(Stmt::Assign(r, Expr::F64(0.0)));
+            let ((), top) = t.nested(|t| {
+                let m = t.reduce(ReduceOp::Max, &abs, span, Some(&empty("maximum")))?;
+                t.emit(Stmt::Assign(r, m));
+                Ok(())
+            })?;
+            let some = cmp(CmpOp::Gt, abs.len.clone(), Expr::I64(0));
+            t.emit(Stmt::If(some, top, vec![]));
+            Expr::Var(r)
+        }
         Ord::NegInf => t.reduce(ReduceOp::Min, &abs, span, Some(&empty("minimum")))?,
         Ord::Zero => {
             let nz = ArrayVal {
@@ -99,6 +81,54 @@ pub(super) fn norm(t: &mut Translator, a: &mut Args) -> Result<Value> {
         }
     };
     Ok(Value::Scalar(r, Ty::F64))
+}
+
+/// The `ord=` of a norm: `None`, `'fro'` for a 2-D array, or a number NumPy computes without
+/// an SVD.
+fn norm_ord(t: &Translator, ord: Option<(Value, Span)>, matrix: bool) -> Result<Ord> {
+    let (o, os) = match ord {
+        None | Some((Value::None, _)) => return Ok(Ord::Two),
+        Some((Value::Str(f), _)) if matrix && (f == "fro" || f == "f") => return Ok(Ord::Two),
+        Some(o) => o,
+    };
+    let k = match &o {
+        Value::Scalar(e, _) if !matrix => crate::ir::fold::const_expr(e).map(|c| c.f()),
+        _ => None,
+    };
+    let Some(k) = k else {
+        return Err(unsupported_ord(t, os, matrix));
+    };
+    Ok(if k == 2.0 {
+        Ord::Two
+    } else if k == 1.0 {
+        Ord::One
+    } else if k == f64::INFINITY {
+        Ord::Inf
+    } else if k == f64::NEG_INFINITY {
+        Ord::NegInf
+    } else if k == 0.0 {
+        Ord::Zero
+    } else {
+        return Err(unsupported_ord(t, os, matrix));
+    })
+}
+
+fn unsupported_ord(t: &Translator, os: Span, matrix: bool) -> crate::error::Error {
+    if matrix {
+        return t
+            .err(
+                ErrorKind::Unsupported,
+                os,
+                "only the Frobenius norm of a 2-D array is supported",
+            )
+            .hint("flatten it for a vector norm: np.linalg.norm(m.ravel(), ord)");
+    }
+    t.err(
+        ErrorKind::Unsupported,
+        os,
+        "np.linalg.norm supports ord None, 0, 1, 2, np.inf and -np.inf",
+    )
+    .hint("compute other norms directly, e.g. np.sum(np.abs(x) ** p) ** (1 / p)")
 }
 
 /// `np.dot(x, y)`: a number scales the other operand, 2-D operands multiply as matrices, and
