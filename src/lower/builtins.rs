@@ -1071,12 +1071,7 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
             )
             .hint("convert first, e.g. np.bincount(x.astype(int))"));
     }
-    let ints = ArrayVal {
-        elem: convert(arr.elem.clone(), arr.ty, Ty::I64),
-        ty: Ty::I64,
-        ..arr
-    };
-    let vals = t.materialize(&ints, None);
+    let vals = t.materialize(&super::numpy::as_type(&arr, Ty::I64), None);
     let vslot = vals.slot().unwrap();
     let n = t.stable(vals.len.clone(), Ty::I64);
     let nonneg = ArrayVal {
@@ -1109,29 +1104,17 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
         None => None,
     };
     // Length: max(max(x) + 1, minlength), with max() of an empty array taken as -1.
-    let top = t.temp(Ty::I64);
-    t.emit(Stmt::Assign(top, Expr::I64(-1)));
-    let ((), find) = t.nested(|t| {
-        let as_f = ArrayVal {
-            elem: convert(vals.elem.clone(), Ty::I64, Ty::F64),
-            ty: Ty::F64,
-            ..vals.clone()
-        };
-        let m = t.reduce(ReduceOp::Max, &as_f, span, None)?;
-        t.emit(Stmt::Assign(top, Expr::Cast(Ty::I64, m.boxed())));
-        Ok(())
+    let top = super::numpy::if_nonempty(t, &n, Ty::I64, Expr::I64(-1), |t| {
+        let m = t.reduce(
+            ReduceOp::Max,
+            &super::numpy::as_type(&vals, Ty::F64),
+            span,
+            None,
+        )?;
+        Ok(Expr::Cast(Ty::I64, m.boxed()))
     })?;
-    t.emit(Stmt::If(
-        cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
-        find,
-        vec![],
-    ));
     let len = t.stable(
-        bin(
-            BinOp::Max,
-            bin(BinOp::Add, Expr::Var(top), Expr::I64(1)),
-            minlength,
-        ),
+        bin(BinOp::Max, bin(BinOp::Add, top, Expr::I64(1)), minlength),
         Ty::I64,
     );
     let ty = if w.is_some() { Ty::F64 } else { Ty::I64 };

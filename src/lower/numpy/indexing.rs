@@ -84,11 +84,7 @@ pub(crate) fn take(t: &mut Translator, arr: ArrayVal, idx: Value, span: Span) ->
             )
             .hint("convert the indices first, e.g. idx.astype(int)"));
     }
-    let idx = ArrayVal {
-        elem: convert(idx.elem.clone(), idx.ty, Ty::I64),
-        ty: Ty::I64,
-        ..idx
-    };
+    let idx = super::as_type(&idx, Ty::I64);
     let n = t.stable(arr.len.clone(), Ty::I64);
     let idx = if idx.slot().is_some() {
         idx

@@ -5,9 +5,9 @@
 //! of non-zeros. Dot products are summed like `np.dot` (see [`ReduceOp::Sum`]); NumPy hands them
 //! to BLAS, whose order of additions is its own, so they agree to rounding, as `np.dot` does.
 
-use super::{as_f64, tabulate};
+use super::{as_f64, as_type, if_nonempty, tabulate};
 use crate::error::{ErrorKind, Exception, Result, Span};
-use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
+use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Ty, UnOp};
 use crate::lower::builtins::Args;
 use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::value::{ArrayVal, Value};
@@ -53,19 +53,10 @@ pub(super) fn norm(t: &mut Translator, a: &mut Args) -> Result<Value> {
             un(UnOp::Sqrt, t.reduce(ReduceOp::Sum, &sq, span, None)?)
         }
         Ord::One => t.reduce(ReduceOp::Sum, &abs, span, None)?,
-        Ord::Inf => {
-            // NumPy takes the maximum with initial=0, so an empty array has norm 0.
-            let r = t.temp(Ty::F64);
-            t.emit(Stmt::Assign(r, Expr::F64(0.0)));
-            let ((), top) = t.nested(|t| {
-                let m = t.reduce(ReduceOp::Max, &abs, span, Some(&empty("maximum")))?;
-                t.emit(Stmt::Assign(r, m));
-                Ok(())
-            })?;
-            let some = cmp(CmpOp::Gt, abs.len.clone(), Expr::I64(0));
-            t.emit(Stmt::If(some, top, vec![]));
-            Expr::Var(r)
-        }
+        // NumPy takes the maximum with initial=0, so an empty array has norm 0.
+        Ord::Inf => if_nonempty(t, &abs.len, Ty::F64, Expr::F64(0.0), |t| {
+            t.reduce(ReduceOp::Max, &abs, span, Some(&empty("maximum")))
+        })?,
         Ord::NegInf => t.reduce(ReduceOp::Min, &abs, span, Some(&empty("minimum")))?,
         Ord::Zero => {
             let nz = ArrayVal {
@@ -175,11 +166,7 @@ fn sum_of(t: &mut Translator, p: &ArrayVal, span: Span) -> Value {
     } else {
         (ReduceOp::SumInt, Ty::I64)
     };
-    let p = ArrayVal {
-        elem: convert(p.elem.clone(), p.ty, ty),
-        ty,
-        ..p.clone()
-    };
+    let p = as_type(p, ty);
     let r = t
         .reduce(op, &p, span, None)
         .expect("sums need no empty check");
@@ -208,7 +195,7 @@ pub(crate) fn matmul(t: &mut Translator, a: Value, b: Value, span: Span) -> Resu
     let (a_cols, b_cols) = (shape(t, &a)?, shape(t, &b)?);
     let (la, lb) = (t.array_of(a, span)?, t.array_of(b, span)?);
     let ty = la.ty.max(lb.ty).max(Ty::I64);
-    let (la, lb) = (widen(&la, ty), widen(&lb, ty));
+    let (la, lb) = (as_type(&la, ty), as_type(&lb, ty));
     let len_a = t.stable(la.len.clone(), Ty::I64);
     let len_b = t.stable(lb.len.clone(), Ty::I64);
     // Rows and the shared dimension of the left operand, columns of the right one.
@@ -274,15 +261,6 @@ pub(crate) fn matmul(t: &mut Translator, a: Value, b: Value, span: Span) -> Resu
         (Some(_), Some(_)) => Value::Matrix(out, c_count),
         _ => Value::Array(out),
     })
-}
-
-/// An array's elements converted to `ty`.
-fn widen(a: &ArrayVal, ty: Ty) -> ArrayVal {
-    ArrayVal {
-        elem: convert(a.elem.clone(), a.ty, ty),
-        ty,
-        ..a.clone()
-    }
 }
 
 /// A divisor that is at least 1 (the dimensions of an empty 2-D array may be 0).

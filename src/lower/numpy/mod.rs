@@ -44,13 +44,42 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
     }
 }
 
-/// An array's elements as float64 (NumPy's comparisons and sorts of mixed kinds happen there).
-fn as_f64(arr: &ArrayVal) -> ArrayVal {
+/// An array's elements converted to `ty`.
+pub(super) fn as_type(arr: &ArrayVal, ty: Ty) -> ArrayVal {
     ArrayVal {
-        elem: super::expr::convert(arr.elem.clone(), arr.ty, Ty::F64),
-        ty: Ty::F64,
+        elem: super::expr::convert(arr.elem.clone(), arr.ty, ty),
+        ty,
         ..arr.clone()
     }
+}
+
+/// An array's elements as float64 (NumPy's comparisons and sorts of mixed kinds happen there).
+fn as_f64(arr: &ArrayVal) -> ArrayVal {
+    as_type(arr, Ty::F64)
+}
+
+/// A temporary holding `init`, then, when `len > 0`, what `body` computes (a reduction that
+/// needs a non-empty array, say).
+pub(super) fn if_nonempty(
+    t: &mut Translator,
+    len: &Expr,
+    ty: Ty,
+    init: Expr,
+    body: impl FnOnce(&mut Translator) -> Result<Expr>,
+) -> Result<Expr> {
+    let dst = t.temp(ty);
+    t.emit(Stmt::Assign(dst, init));
+    let ((), stmts) = t.nested(|t| {
+        let v = body(t)?;
+        t.emit(Stmt::Assign(dst, v));
+        Ok(())
+    })?;
+    t.emit(Stmt::If(
+        cmp(CmpOp::Gt, len.clone(), Expr::I64(0)),
+        stmts,
+        vec![],
+    ));
+    Ok(Expr::Var(dst))
 }
 
 /// `a == b` for floats with NaN equal to NaN (how `np.unique` groups values).

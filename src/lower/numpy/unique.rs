@@ -11,7 +11,7 @@
 //! used with `return_counts=True` alone, may pick another zero: the value is equal, only its
 //! sign can differ.)
 
-use super::{as_f64, const_flag, same_value, sorts_before, tabulate};
+use super::{as_f64, const_flag, if_nonempty, same_value, sorts_before, tabulate};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty};
 use crate::lower::builtins::{sorted_copy, Args};
@@ -151,9 +151,7 @@ fn exact_ints(t: &mut Translator, x: &ArrayVal, span: Span) {
 
 /// The first zero of `x` (`-0.0` or `0.0`), or `0.0` if it has none.
 fn first_zero(t: &mut Translator, x: &ArrayVal, n: &Expr, span: Span) -> Result<Expr> {
-    let z = t.temp(Ty::F64);
-    t.emit(Stmt::Assign(z, Expr::F64(0.0)));
-    let ((), find) = t.nested(|t| {
+    if_nonempty(t, n, Ty::F64, Expr::F64(0.0), |t| {
         let is_zero = ArrayVal {
             elem: convert(
                 cmp(CmpOp::Eq, x.elem.clone(), Expr::F64(0.0)),
@@ -164,15 +162,8 @@ fn first_zero(t: &mut Translator, x: &ArrayVal, n: &Expr, span: Span) -> Result<
             ..x.clone()
         };
         let at = t.reduce(ReduceOp::ArgMax, &is_zero, span, None)?;
-        t.emit(Stmt::Assign(z, x.at(at)));
-        Ok(())
-    })?;
-    t.emit(Stmt::If(
-        cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
-        find,
-        vec![],
-    ));
-    Ok(Expr::Var(z))
+        Ok(x.at(at))
+    })
 }
 
 /// `return_index`: where each unique value first occurs in `x`.
