@@ -481,3 +481,18 @@ fn integer_array_indexing_checks_every_index_first() {
         Err("index -4 is out of bounds for axis 0 with size 3".into())
     );
 }
+
+#[test]
+fn a_second_positional_argument_of_a_reduction_is_its_axis() {
+    let x: Vec<f64> = (0..6).map(f64::from).collect();
+    // np.sum(m, 1) sums each row; it used to be ignored (the total) and np.var(x, 1) took it
+    // as ddof.
+    assert_eq!(run("np.sum(x.reshape(2, 3), 1)[1]", &x), Ok(12.0));
+    assert_eq!(run("x.reshape(2, 3).max(0)[0]", &x), Ok(3.0));
+    assert_eq!(run("np.var(x, 0)", &[1.0, 3.0]), Ok(1.0));
+    assert_eq!(run("np.percentile(x.reshape(2, 3), 50, 0)[2]", &x), Ok(3.5));
+    let e = Filter::compile("np.var(x, 1)", &Bindings::new()).unwrap_err();
+    assert!(e
+        .to_string()
+        .contains("axis 1 is out of bounds for array of dimension 1"));
+}

@@ -53,6 +53,26 @@ pub(super) fn takes_axis(f: Func) -> bool {
     )
 }
 
+/// Whether the call names an axis, as `axis=` or positionally (`np.sum(m, 0)`, `m.sum(0)`,
+/// `np.percentile(m, 50, 1)`); a positional one is moved to the keywords.
+pub(super) fn axis_given(f: Func, a: &mut Args) -> bool {
+    let at = if matches!(
+        f,
+        Func::Percentile | Func::Nanpercentile | Func::Quantile | Func::Nanquantile
+    ) {
+        2
+    } else {
+        1
+    };
+    let named = a.kw.iter().any(|(k, _, _)| k == "axis");
+    if !named && a.pos.len() > at {
+        let (v, s) = a.pos.remove(at);
+        a.kw.push(("axis".to_string(), v, s));
+        return true;
+    }
+    named
+}
+
 /// `f(x, ..., axis=k)`; `None` when the axis is `None` (a reduction of everything).
 pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<Option<Value>> {
     let (axis, axis_span) = a.kw("axis").expect("the caller saw axis=");

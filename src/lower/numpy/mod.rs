@@ -37,7 +37,7 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
             .err(ErrorKind::Type, a.span, "np.r_ is indexed, not called")
             .hint("write np.r_[a, b]"))),
         (Module::Linalg, Norm) => Some(linalg::norm(t, a)),
-        (Module::Np, f) if axes::takes_axis(f) && a.kw.iter().any(|(k, _, _)| k == "axis") => {
+        (Module::Np, f) if axes::takes_axis(f) && axes::axis_given(f, a) => {
             axes::reduce_along(t, f, a).transpose()
         }
         _ => None,
