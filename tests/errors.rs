@@ -72,6 +72,7 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("np.r_[0:int(x[0])][0]", K::Unsupported, 1, 9, "must be a constant"),
     ("np.r_[0:][0]", K::Unsupported, 1, 7, "np.r_ needs the end of a range"),
     ("np.r_(x)[0]", K::Type, 1, 1, "np.r_ is indexed, not called"),
+    ("np.linspace(0, 1, 5, retstep=True)[0]", K::Unsupported, 1, 1, "np.linspace's retstep"),
     ("x.reshape(3, 3).sum(axis=2)[0]", K::Arity, 1, 21, "axis 2 is out of bounds for array of dimension 2"),
     ("x.reshape(3, 3).sum(axis=int(x[0]))[0]", K::Unsupported, 1, 21, "axis must be a constant"),
     // --- names ----------------------------------------------------------------------------------

@@ -496,3 +496,21 @@ fn a_second_positional_argument_of_a_reduction_is_its_axis() {
         .to_string()
         .contains("axis 1 is out of bounds for array of dimension 1"));
 }
+
+#[test]
+fn linspace_is_numpys() {
+    // One point: start (NumPy multiplies k = 0 by the whole span); none: an empty array.
+    assert_eq!(run("np.linspace(2.0, 3.0, 1)[0]", &[0.0]), Ok(2.0));
+    assert_eq!(run("np.linspace(2.0, 3.0, 0).size", &[0.0]), Ok(0.0));
+    assert_eq!(
+        run("np.linspace(0.0, 1.0, 4, endpoint=False)[3]", &[0.0]),
+        Ok(0.75)
+    );
+    // A step that underflows to 0 scales k / div by the span instead.
+    assert_eq!(run("np.linspace(0.0, 5e-324, 3)[1]", &[0.0]), Ok(0.0));
+    assert_eq!(run("np.linspace(0.0, 5e-324, 3)[2]", &[0.0]), Ok(5e-324));
+    assert_eq!(
+        run("np.linspace(0.0, 1.0, len(x) - 3)[0]", &[1.0]),
+        Err("Number of samples, -2, must be non-negative.".into())
+    );
+}

@@ -77,7 +77,7 @@ funcs! {
     // NumPy array functions lowered in `numpy/`
     Unique = "unique", Nonzero = "nonzero", Argwhere = "argwhere", Flatnonzero = "flatnonzero",
     Cumsum = "cumsum", Cumprod = "cumprod", Isin = "isin", Roll = "roll", RConcat = "r_",
-    Norm = "norm",
+    Norm = "norm", Linspace = "linspace",
     // NumPy reductions
     Sum = "sum", Nansum = "nansum", Prod = "prod", Nanprod = "nanprod", Mean = "mean",
     Nanmean = "nanmean", Var = "var", Nanvar = "nanvar", Std = "std", Nanstd = "nanstd",

@@ -1071,6 +1071,15 @@ P("isin_bound_labels", "lambda x: np.mean(np.isin(x, LABELS, invert=True))", {"L
 P("roll_differences", "lambda x: np.abs(x - np.roll(x, 1)).max() + np.roll(x, -2)[0] + np.roll(x, 11)[1]",
   kinds=("n", "q", "sp"))
 
+P("histogram_linspace_edges", """
+    def band_counts(w):
+        counts, edges = np.histogram(w, bins=np.linspace(0.0, 1.0, 6))
+        return counts.argmax() + 10 * counts.max() + edges[3]
+""", kinds=("u", "nan"), hand=[[0.6, 0.6000000000000001, 0.5999999999999999, 1.0, 0.0]])
+
+P("linspace_ramps", "lambda x: np.dot(x, np.linspace(-1.0, 1.0, len(x))) + np.linspace(0, 1, 7, endpoint=False)[3] + np.linspace(2.0, 3.0, 1)[0]",
+  kinds=("n", "q", "sp"), sizes=(9, 5, 2, 1, 0))
+
 P("roll_matrix_shape", "lambda x: np.roll(x.reshape(3, 3), -2)[0, 0] + np.roll(x.reshape(3, 3), 4)[2, 1]",
   kinds=("n", "q"), sizes=(9,))
 

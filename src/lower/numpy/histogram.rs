@@ -170,27 +170,9 @@ fn equal_width(
     let (lo, hi) = outer_edges(t, x, range, span)?;
     let nbins = t.stable(Expr::Cast(Ty::F64, bins.clone().boxed()), Ty::F64);
     let delta = t.stable(bin(BinOp::Sub, hi.clone(), lo.clone()), Ty::F64);
-    let step = t.stable(bin(BinOp::Div, delta.clone(), nbins.clone()), Ty::F64);
-    // np.linspace(lo, hi, bins + 1): k * step + lo (k / bins * delta + lo when the step
-    // underflows to 0), and exactly hi at the end.
-    let edge = |k: Expr| {
-        let kf = Expr::Cast(Ty::F64, k.clone().boxed());
-        let scaled = Expr::Select(
-            cmp(CmpOp::Eq, step.clone(), Expr::F64(0.0)).boxed(),
-            bin(
-                BinOp::Mul,
-                bin(BinOp::Div, kf.clone(), nbins.clone()),
-                delta.clone(),
-            )
-            .boxed(),
-            bin(BinOp::Mul, kf, step.clone()).boxed(),
-        );
-        Expr::Select(
-            cmp(CmpOp::Eq, k, bins.clone()).boxed(),
-            hi.clone().boxed(),
-            bin(BinOp::Add, scaled, lo.clone()).boxed(),
-        )
-    };
+    let num = bin(BinOp::Add, bins.clone(), Expr::I64(1));
+    let edges = super::sequences::linspace_values(t, lo.clone(), hi.clone(), num, true);
+    let edge = |k: Expr| edges.at(k);
     let last = bin(BinOp::Sub, bins.clone(), Expr::I64(1));
     let counts = zeros(t, bins.clone(), Ty::I64, "%histogram");
     counted_loop(t, x.len.clone(), |t, i| {
@@ -249,16 +231,9 @@ fn equal_width(
         t.emit(Stmt::If(inside, count, vec![]));
         Ok(())
     })?;
-    let index = t.temp(Ty::I64);
-    let edges = ArrayVal {
-        len: bin(BinOp::Add, bins.clone(), Expr::I64(1)),
-        ty: Ty::F64,
-        index,
-        elem: edge(Expr::Var(index)),
-    };
     Ok(Value::Tuple(vec![
         Value::Array(t.view(counts)),
-        Value::Array(edges),
+        Value::Array(edges.clone()),
     ]))
 }
 

@@ -33,6 +33,7 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
         (Module::Np, Cumsum | Cumprod) => Some(sequences::accumulate(t, name.func, a)),
         (Module::Np, Isin) => Some(sequences::isin(t, a)),
         (Module::Np, Roll) => Some(sequences::roll(t, a)),
+        (Module::Np, Linspace) => Some(sequences::linspace(t, a)),
         (Module::Np, RConcat) => Some(Err(t
             .err(ErrorKind::Type, a.span, "np.r_ is indexed, not called")
             .hint("write np.r_[a, b]"))),

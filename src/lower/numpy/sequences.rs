@@ -1,5 +1,5 @@
-//! Functions that build a sequence from an array: `np.cumsum`/`np.cumprod`, `np.roll`,
-//! `np.isin`, and `np.r_[...]`.
+//! Functions that build a sequence: `np.cumsum`/`np.cumprod`, `np.roll`, `np.isin`,
+//! `np.linspace` and `np.r_[...]`.
 
 use super::{const_flag, tabulate};
 use crate::error::{ErrorKind, Result, Span};
@@ -123,6 +123,91 @@ pub(super) fn isin(t: &mut Translator, a: &mut Args) -> Result<Value> {
         Some(c) => Value::Matrix(out, c),
         None => Value::Array(out),
     })
+}
+
+/// `np.linspace(start, stop, num=50, endpoint=True)`.
+pub(super) fn linspace(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 2, 3)?;
+    let (lo, ls) = a.take();
+    let (hi, hs) = a.take();
+    let num = a.pos.pop().or_else(|| a.kw("num"));
+    let endpoint = const_flag(t, a, "endpoint", true)?;
+    if const_flag(t, a, "retstep", false)? {
+        return Err(t
+            .err(ErrorKind::Unsupported, a.span, "np.linspace's retstep")
+            .hint("compute the step as (stop - start) / (num - 1)"));
+    }
+    let lo = t.float(lo, ls, "start")?;
+    let hi = t.float(hi, hs, "stop")?;
+    let num = match num {
+        Some((n, ns)) => {
+            let n = t.int(n, ns, "num")?;
+            let n = t.stable(n, Ty::I64);
+            t.check(
+                cmp(CmpOp::Ge, n.clone(), Expr::I64(0)),
+                crate::error::Exception::ValueError,
+                "Number of samples, {a}, must be non-negative.",
+                ns,
+                n.clone(),
+                Expr::I64(0),
+            );
+            n
+        }
+        None => Expr::I64(50),
+    };
+    Ok(Value::Array(linspace_values(t, lo, hi, num, endpoint)))
+}
+
+/// The values of `np.linspace(lo, hi, num, endpoint)`: `k * step + lo` with
+/// `step = (hi - lo) / div` (`div` is `num - 1` with the endpoint, else `num`); when the step
+/// underflows to 0, `k / div * (hi - lo) + lo`; with the endpoint, exactly `hi` last.
+pub(super) fn linspace_values(
+    t: &mut Translator,
+    lo: Expr,
+    hi: Expr,
+    num: Expr,
+    endpoint: bool,
+) -> ArrayVal {
+    let lo = t.stable(lo, Ty::F64);
+    let hi = t.stable(hi, Ty::F64);
+    let num = t.stable(num, Ty::I64);
+    let div = if endpoint {
+        t.stable(bin(BinOp::Sub, num.clone(), Expr::I64(1)), Ty::I64)
+    } else {
+        num.clone()
+    };
+    let divf = t.stable(Expr::Cast(Ty::F64, div.clone().boxed()), Ty::F64);
+    let delta = t.stable(bin(BinOp::Sub, hi.clone(), lo.clone()), Ty::F64);
+    let step = t.stable(bin(BinOp::Div, delta.clone(), divf.clone()), Ty::F64);
+    let index = t.temp(Ty::I64);
+    let k = Expr::Var(index);
+    let kf = Expr::Cast(Ty::F64, k.clone().boxed());
+    let scaled = Expr::Select(
+        cmp(CmpOp::Eq, step.clone(), Expr::F64(0.0)).boxed(),
+        bin(BinOp::Mul, bin(BinOp::Div, kf.clone(), divf), delta.clone()).boxed(),
+        bin(BinOp::Mul, kf.clone(), step).boxed(),
+    );
+    // No step at all (one point with the endpoint): k * delta.
+    let scaled = Expr::Select(
+        cmp(CmpOp::Gt, div, Expr::I64(0)).boxed(),
+        scaled.boxed(),
+        bin(BinOp::Mul, kf, delta).boxed(),
+    );
+    let mut elem = bin(BinOp::Add, scaled, lo);
+    if endpoint {
+        let last = bin(
+            BinOp::And,
+            cmp(CmpOp::Gt, num.clone(), Expr::I64(1)),
+            cmp(CmpOp::Eq, k, bin(BinOp::Sub, num.clone(), Expr::I64(1))),
+        );
+        elem = Expr::Select(last.boxed(), hi.boxed(), elem.boxed());
+    }
+    ArrayVal {
+        len: num,
+        ty: Ty::F64,
+        index,
+        elem,
+    }
 }
 
 /// `np.r_[a, b, 3, 0:4]`: the parts joined into one 1-D array; a number is one element, a
