@@ -41,6 +41,7 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    def g(v):\n        return v\n    return g(x[0])", K::Unsupported, 2, 5, "nested function definitions"),
     ("def f(x):\n    g = lambda v: v\n    return 0.0", K::Unsupported, 2, 9, "lambdas are not supported"),
     ("x @ 2.0", K::Type, 1, 1, "matmul: Input operand does not have enough dimensions"),
+    ("[1.0, 2.0] @ [x[0], x[1]]", K::Type, 1, 1, "unsupported operand type(s) for @"),
     ("def f(x):\n    x.flags = 1\n    return 0.0", K::Unsupported, 2, 5, "assigning to attributes"),
     ("def f(x):\n    x[0] = 1.0\n    return x[0]", K::Unsupported, 2, 5, "read-only"),
     ("def f(x):\n    x = x * 2\n    return x[0]", K::Unsupported, 1, 7, "is assigned to in the body"),

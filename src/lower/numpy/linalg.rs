@@ -192,6 +192,16 @@ pub(crate) fn matmul(t: &mut Translator, a: Value, b: Value, span: Span) -> Resu
                 .hint("use * to multiply by a number")),
         }
     };
+    if let (Value::Tuple(_), Value::Tuple(_)) = (&a, &b) {
+        // Python's lists and tuples have no `@`: NumPy only takes over when one side is an array.
+        return Err(t
+            .err(
+                ErrorKind::Type,
+                span,
+                "unsupported operand type(s) for @: two lists or tuples",
+            )
+            .hint("make one side an array: np.array([...]) @ [...]"));
+    }
     let (a_cols, b_cols) = (shape(t, &a)?, shape(t, &b)?);
     let (la, lb) = (t.array_of(a, span)?, t.array_of(b, span)?);
     let ty = la.ty.max(lb.ty).max(Ty::I64);
