@@ -32,11 +32,7 @@ pub(super) fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
         }
     }
     let x = as_f64(&t.array_of(v, s)?);
-    let x = if x.slot().is_some() {
-        x
-    } else {
-        t.materialize(&x, None)
-    };
+    let x = super::in_slot(t, x);
     let range = a.kw("range");
     match bins {
         Some((b @ (Value::Array(_) | Value::Tuple(_)), bs)) => {
@@ -245,11 +241,7 @@ fn explicit_edges(
     span: Span,
     bs: Span,
 ) -> Result<Value> {
-    let edges = if edges.slot().is_some() {
-        edges
-    } else {
-        t.materialize(&edges, None)
-    };
+    let edges = super::in_slot(t, edges);
     let e = as_f64(&edges);
     let ne = t.stable(e.len.clone(), Ty::I64);
     t.check_plain(

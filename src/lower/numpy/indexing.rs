@@ -86,11 +86,7 @@ pub(crate) fn take(t: &mut Translator, arr: ArrayVal, idx: Value, span: Span) ->
     }
     let idx = super::as_type(&idx, Ty::I64);
     let n = t.stable(arr.len.clone(), Ty::I64);
-    let idx = if idx.slot().is_some() {
-        idx
-    } else {
-        t.materialize(&idx, None)
-    };
+    let idx = super::in_slot(t, idx);
     counted_loop(t, idx.len.clone(), |t, k| {
         t.checked_index(idx.at(k), n.clone(), span);
         Ok(())

@@ -59,6 +59,16 @@ fn as_f64(arr: &ArrayVal) -> ArrayVal {
     as_type(arr, Ty::F64)
 }
 
+/// The array as a plain view of a slot, materialised if it is computed: for values read many
+/// times (or at computed indices), which should not be recomputed each time.
+fn in_slot(t: &mut Translator, arr: ArrayVal) -> ArrayVal {
+    if arr.slot().is_some() {
+        arr
+    } else {
+        t.materialize(&arr, None)
+    }
+}
+
 /// A temporary holding `init`, then, when `len > 0`, what `body` computes (a reduction that
 /// needs a non-empty array, say).
 pub(super) fn if_nonempty(

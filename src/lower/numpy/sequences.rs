@@ -86,11 +86,7 @@ pub(super) fn isin(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let invert = const_flag(t, a, "invert", false)?;
     let _ = const_flag(t, a, "assume_unique", false)?;
     let tests = t.array_of(w, ws)?;
-    let tests = if tests.slot().is_some() {
-        tests
-    } else {
-        t.materialize(&tests, None)
-    };
+    let tests = super::in_slot(t, tests);
     let span = a.span;
     // Compared as NumPy compares mixed kinds: integers with integers, anything else as floats.
     let member = |t: &mut Translator, e: Expr, ty: Ty| -> Result<Expr> {

@@ -40,11 +40,7 @@ pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
             .hint("leave equal_nan at its default (True)"));
     }
     let arr = t.array_of(v, s)?;
-    let x = if arr.slot().is_some() {
-        arr
-    } else {
-        t.materialize(&arr, None)
-    };
+    let x = super::in_slot(t, arr);
     if x.ty == Ty::I64 {
         exact_ints(t, &x, span);
     }
