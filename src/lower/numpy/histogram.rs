@@ -167,8 +167,17 @@ fn equal_width(
     let nbins = t.stable(Expr::Cast(Ty::F64, bins.clone().boxed()), Ty::F64);
     let delta = t.stable(bin(BinOp::Sub, hi.clone(), lo.clone()), Ty::F64);
     let num = bin(BinOp::Add, bins.clone(), Expr::I64(1));
+    // Computed once: the loop below reads two edges per value.
     let edges = super::sequences::linspace_values(t, lo.clone(), hi.clone(), num, true);
-    let edge = |k: Expr| edges.at(k);
+    let edges = super::in_slot(t, edges);
+    // k stays in 0..=bins by the arithmetic; the clamp makes every load provably in range.
+    let edge = |k: Expr| {
+        edges.at(bin(
+            BinOp::Max,
+            bin(BinOp::Min, k, bins.clone()),
+            Expr::I64(0),
+        ))
+    };
     let last = bin(BinOp::Sub, bins.clone(), Expr::I64(1));
     let counts = zeros(t, bins.clone(), Ty::I64, "%histogram");
     counted_loop(t, x.len.clone(), |t, i| {

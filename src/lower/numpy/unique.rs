@@ -172,11 +172,18 @@ fn first_indices(
     let xf = as_f64(x);
     tabulate(t, vals.len.clone(), "%unique_index", |t, k| {
         let v = t.stable(convert(vals.at(k), vals.ty, Ty::F64), Ty::F64);
-        let hit = ArrayVal {
-            elem: convert(same_value(xf.elem.clone(), v), Ty::Bool, Ty::F64),
+        // The smallest index holding the value (a minimum compiles to less code than an argmax).
+        let j = Expr::Cast(Ty::F64, Expr::Var(xf.index).boxed());
+        let at = ArrayVal {
+            elem: Expr::Select(
+                same_value(xf.elem.clone(), v).boxed(),
+                j.boxed(),
+                Expr::F64(f64::INFINITY).boxed(),
+            ),
             ..xf.clone()
         };
-        Ok((t.reduce(ReduceOp::ArgMax, &hit, span, None)?, Ty::I64))
+        let first = t.reduce(ReduceOp::Min, &at, span, None)?;
+        Ok((Expr::Cast(Ty::I64, first.boxed()), Ty::I64))
     })
 }
 
