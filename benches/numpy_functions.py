@@ -43,10 +43,9 @@ def majority(w):
 
 
 def histogram_entropy(w):
-    hist, _ = np.histogram(w, bins=NBINS, range=(-3.0, 3.0))
-    p = hist / len(w)
-    p = p[p > 0]
-    return -np.sum(p * np.log2(p))
+    counts = np.histogram(w, NBINS, range=(-3.0, 3.0))[0]
+    p = counts[counts > 0] / w.size
+    return -(p * np.log(p)).sum()
 
 
 def gradient(w):

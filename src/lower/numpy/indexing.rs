@@ -15,10 +15,7 @@ use crate::lower::Translator;
 pub(super) fn nonzero(t: &mut Translator, func: Func, a: &mut Args) -> Result<Value> {
     a.arity(t, 1, 1)?;
     let (v, s) = a.take();
-    let cols = match &v {
-        Value::Matrix(_, c) => Some(t.stable(c.clone(), Ty::I64)),
-        _ => None,
-    };
+    let cols = super::columns(&v).map(|c| t.stable(c, Ty::I64));
     let arr = t.array_of(v, s)?;
     let slot = t.new_array(ArrKind::Scratch { elem: Ty::I64 }, "%nonzero");
     t.emit(Stmt::Fill {

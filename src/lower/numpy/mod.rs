@@ -59,6 +59,22 @@ fn as_f64(arr: &ArrayVal) -> ArrayVal {
     as_type(arr, Ty::F64)
 }
 
+/// The number of columns of a 2-D value (`None` for anything else).
+fn columns(v: &Value) -> Option<Expr> {
+    match v {
+        Value::Matrix(_, c) => Some(c.clone()),
+        _ => None,
+    }
+}
+
+/// An element-by-element result with the shape of its input: 2-D with `cols` columns, or 1-D.
+fn shaped(out: ArrayVal, cols: Option<Expr>) -> Value {
+    match cols {
+        Some(c) => Value::Matrix(out, c),
+        None => Value::Array(out),
+    }
+}
+
 /// The array as a plain view of a slot, materialised if it is computed: for values read many
 /// times (or at computed indices), which should not be recomputed each time.
 fn in_slot(t: &mut Translator, arr: ArrayVal) -> ArrayVal {

@@ -50,10 +50,7 @@ pub(super) fn roll(t: &mut Translator, a: &mut Args) -> Result<Value> {
                 .hint("roll the flattened window, or index the rows and columns"));
         }
     }
-    let cols = match &v {
-        Value::Matrix(_, c) => Some(c.clone()),
-        _ => None,
-    };
+    let cols = super::columns(&v);
     let x = t.array_of(v, s)?;
     let k = t.int(k, ks, "the shift")?;
     let n = t.stable(bin(BinOp::Max, x.len.clone(), Expr::I64(1)), Ty::I64);
@@ -71,10 +68,7 @@ pub(super) fn roll(t: &mut Translator, a: &mut Args) -> Result<Value> {
         index,
         elem: x.at(from),
     };
-    Ok(match cols {
-        Some(c) => Value::Matrix(rolled, c),
-        None => Value::Array(rolled),
-    })
+    Ok(super::shaped(rolled, cols))
 }
 
 /// `np.isin(element, test_elements, invert=False)`: whether each element equals one of the test
@@ -104,10 +98,7 @@ pub(super) fn isin(t: &mut Translator, a: &mut Args) -> Result<Value> {
         let any = t.reduce(ReduceOp::Any, &hit, span, None)?;
         Ok(if invert { not(any) } else { any })
     };
-    let cols = match &v {
-        Value::Matrix(_, c) => Some(c.clone()),
-        _ => None,
-    };
+    let cols = super::columns(&v);
     if let Value::Scalar(e, ty) = v {
         return Ok(Value::Scalar(member(t, e, ty)?, Ty::Bool));
     }
@@ -115,10 +106,7 @@ pub(super) fn isin(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let out = tabulate(t, x.len.clone(), "%isin", |t, i| {
         Ok((member(t, x.at(i), x.ty)?, Ty::Bool))
     })?;
-    Ok(match cols {
-        Some(c) => Value::Matrix(out, c),
-        None => Value::Array(out),
-    })
+    Ok(super::shaped(out, cols))
 }
 
 /// `np.linspace(start, stop, num=50, endpoint=True)`.
