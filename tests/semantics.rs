@@ -381,3 +381,136 @@ fn median_percentile_and_masks() {
         Err("Percentiles must be in the range [0, 100]".into())
     );
 }
+
+#[test]
+fn len_of_a_2d_array_is_its_number_of_rows() {
+    let x: Vec<f64> = (0..12).map(f64::from).collect();
+    assert_eq!(run("len(x.reshape(4, 3))", &x), Ok(4.0));
+    assert_eq!(
+        run("len(x.reshape(-1, 6)) + 100 * x.reshape(4, 3).size", &x),
+        Ok(1202.0)
+    );
+}
+
+#[test]
+fn np_dot_with_a_number_scales_the_array() {
+    // np.dot(w, 2.0) is the array w * 2.0, not its sum.
+    assert_eq!(run("np.dot(x, 2.0)[1]", &[1.0, 3.0]), Ok(6.0));
+    assert_eq!(run("np.dot(x, x)", &[1.0, 3.0]), Ok(10.0));
+    let neg_zero = run("np.dot(x[0], 2.0)", &[-0.0]).unwrap();
+    assert!(neg_zero == 0.0 && neg_zero.is_sign_negative());
+}
+
+#[test]
+fn sums_along_axis_0_add_rows_in_order_unless_there_is_one_column() {
+    // Pairwise, 1e16 + 1 + ... keeps some of the ones; in order, each one is rounded away.
+    let x = [1e16, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1e16, 0.0];
+    let col = "x[:9].reshape(9, 1).sum(axis=0)[0]";
+    assert_eq!(run(col, &x), Ok(6.0));
+    assert_eq!(run("x[:9].reshape(1, 9).sum(axis=1)[0]", &x), Ok(6.0));
+    let two_columns: Vec<f64> = x[..9].iter().flat_map(|&v| [v, 0.0]).collect();
+    assert_eq!(run("x.reshape(9, 2).sum(axis=0)[0]", &two_columns), Ok(0.0));
+    assert_eq!(run("np.sum(x.reshape(9, 2)[:, 0])", &two_columns), Ok(6.0));
+    // Columns known only at run time: both orders are compiled, the shape picks one.
+    assert_eq!(run("x[:9].reshape(9, -1).sum(axis=0)[0]", &x), Ok(6.0));
+    assert_eq!(
+        run(
+            "x.reshape(5, -1).mean(axis=0)[0]",
+            &[1e16, 0.0, 1.0, 0.0, 1.0, 0.0, -1e16, 0.0, 0.0, 0.0]
+        ),
+        Ok(0.0)
+    );
+}
+
+#[test]
+fn unique_groups_nans_and_counts_runs() {
+    let x = [2.0, f64::NAN, -1.0, 2.0, f64::NAN];
+    let u = "np.unique(x, return_index=True, return_inverse=True, return_counts=True)";
+    let pick = |part: usize, i: usize| format!("{u}[{part}][{i}]");
+    assert_eq!(run(&pick(0, 0), &x), Ok(-1.0));
+    assert!(run(&pick(0, 2), &x).unwrap().is_nan());
+    assert_eq!(run(&format!("len({u}[0])"), &x), Ok(3.0));
+    // first indices [2, 0, 1], inverse [1, 2, 0, 1, 2], counts [1, 2, 2]
+    assert_eq!(run(&pick(1, 0), &x), Ok(2.0));
+    assert_eq!(run(&pick(1, 2), &x), Ok(1.0));
+    assert_eq!(run(&pick(2, 1), &x), Ok(2.0));
+    assert_eq!(run(&pick(2, 2), &x), Ok(0.0));
+    assert_eq!(run(&pick(3, 2), &x), Ok(2.0));
+    assert_eq!(run("len(np.unique(x, equal_nan=False))", &x), Ok(4.0));
+    assert_eq!(run("len(np.unique(x[:0]))", &x), Ok(0.0));
+}
+
+#[test]
+fn histogram_edges_follow_numpys_searchsorted() {
+    let x = [0.0, 0.5, 1.0, f64::NAN];
+    assert_eq!(
+        run("np.histogram(x, bins=[0.0, 0.5, 1.0])[0][1]", &x),
+        Ok(2.0)
+    );
+    // A NaN edge sorts last: every number is below it.
+    assert_eq!(
+        run("np.histogram(x, bins=[0.0, np.nan])[0][0]", &x),
+        Ok(4.0)
+    );
+    assert_eq!(
+        run("np.histogram(x, bins=[1.0, 0.0])[0][0]", &x),
+        Err("`bins` must increase monotonically, when an array".into())
+    );
+    assert_eq!(raises("np.histogram(x, bins=[])[0][0]", &x), "IndexError");
+    assert_eq!(
+        run("np.histogram(x, bins=3)[0][0]", &x),
+        Err("autodetected range of [min, max] is not finite".into())
+    );
+    assert_eq!(
+        run("np.histogram(x, bins=3, range=(np.nan, 1.0))[0][0]", &x),
+        Err("supplied range of [lo, hi] is not finite".into())
+    );
+}
+
+#[test]
+fn integer_array_indexing_checks_every_index_first() {
+    let x = [1.0, 2.0, 3.0];
+    assert_eq!(run("x[[2, -3, 0]].sum() + x[[]].size", &x), Ok(5.0));
+    assert_eq!(run("x[[True, False, True]].sum()", &x), Ok(4.0));
+    assert_eq!(
+        run("x[[0, 3]].sum()", &x),
+        Err("index 3 is out of bounds for axis 0 with size 3".into())
+    );
+    assert_eq!(
+        run("x[[-4]].sum()", &x),
+        Err("index -4 is out of bounds for axis 0 with size 3".into())
+    );
+}
+
+#[test]
+fn a_second_positional_argument_of_a_reduction_is_its_axis() {
+    let x: Vec<f64> = (0..6).map(f64::from).collect();
+    // np.sum(m, 1) sums each row; it used to be ignored (the total) and np.var(x, 1) took it
+    // as ddof.
+    assert_eq!(run("np.sum(x.reshape(2, 3), 1)[1]", &x), Ok(12.0));
+    assert_eq!(run("x.reshape(2, 3).max(0)[0]", &x), Ok(3.0));
+    assert_eq!(run("np.var(x, 0)", &[1.0, 3.0]), Ok(1.0));
+    assert_eq!(run("np.percentile(x.reshape(2, 3), 50, 0)[2]", &x), Ok(3.5));
+    let e = Filter::compile("np.var(x, 1)", &Bindings::new()).unwrap_err();
+    assert!(e
+        .to_string()
+        .contains("axis 1 is out of bounds for array of dimension 1"));
+}
+
+#[test]
+fn linspace_is_numpys() {
+    // One point: start (NumPy multiplies k = 0 by the whole span); none: an empty array.
+    assert_eq!(run("np.linspace(2.0, 3.0, 1)[0]", &[0.0]), Ok(2.0));
+    assert_eq!(run("np.linspace(2.0, 3.0, 0).size", &[0.0]), Ok(0.0));
+    assert_eq!(
+        run("np.linspace(0.0, 1.0, 4, endpoint=False)[3]", &[0.0]),
+        Ok(0.75)
+    );
+    // A step that underflows to 0 scales k / div by the span instead.
+    assert_eq!(run("np.linspace(0.0, 5e-324, 3)[1]", &[0.0]), Ok(0.0));
+    assert_eq!(run("np.linspace(0.0, 5e-324, 3)[2]", &[0.0]), Ok(5e-324));
+    assert_eq!(
+        run("np.linspace(0.0, 1.0, len(x) - 3)[0]", &[1.0]),
+        Err("Number of samples, -2, must be non-negative.".into())
+    );
+}

@@ -21,7 +21,8 @@ def assert_same(got, want):
         return
     g, w = got.astype(float), want.astype(float)
     assert np.array_equal(np.isnan(g), np.isnan(w)), "NaN positions differ"
-    ok = np.isnan(w) | (np.abs(g - w) <= 1e-10 * np.maximum(1.0, np.abs(w)))
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
+        ok = np.isnan(w) | (g == w) | (np.abs(g - w) <= 1e-10 * np.maximum(1.0, np.abs(w)))
     assert ok.all(), f"{(~ok).sum()} of {ok.size} differ; first at {np.argwhere(~ok)[0]}: {g[~ok][0]!r} vs {w[~ok][0]!r}"
 
 

@@ -35,6 +35,7 @@ pub(crate) fn module_attr(module: Module, name: &str) -> Option<Value> {
         (Math, "tau") => c(std::f64::consts::TAU),
         (Np, "NINF") => c(f64::NEG_INFINITY),
         (Np, "newaxis") => None,
+        (Np, "linalg") => Some(Value::Module(Module::Linalg)),
         _ => names::resolve(module, name).map(Value::Function),
     }
 }
@@ -43,7 +44,11 @@ pub(crate) fn module_attr(module: Module, name: &str) -> Option<Value> {
 pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span) -> Result<Value> {
     match base {
         Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
-            let full = if m == Module::Np { "numpy" } else { "math" };
+            let full = match m {
+                Module::Np => "numpy",
+                Module::Linalg => "numpy.linalg",
+                _ => "math",
+            };
             t.err(
                 ErrorKind::UnknownName,
                 span,
@@ -89,7 +94,11 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                         rows,
                     ))
                 }
-                _ => Ok(Value::Method(Box::new(Value::Array(a)), attr.to_string())),
+                // Methods see the 2-D shape (`m.sum(axis=0)` reduces along it).
+                _ => Ok(Value::Method(
+                    Box::new(Value::Matrix(a, cols)),
+                    attr.to_string(),
+                )),
             }
         }
         Value::Array(a) => match attr {
@@ -116,16 +125,16 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
 }
 
 /// Arguments of one call, with helpers that produce precise errors.
-struct Args<'x> {
-    name: String,
-    pos: Vec<(Value, Span)>,
-    kw: Vec<(String, Value, Span)>,
-    span: Span,
+pub(super) struct Args<'x> {
+    pub(super) name: String,
+    pub(super) pos: Vec<(Value, Span)>,
+    pub(super) kw: Vec<(String, Value, Span)>,
+    pub(super) span: Span,
     _p: std::marker::PhantomData<&'x ()>,
 }
 
 impl Args<'_> {
-    fn arity(&self, t: &Translator, min: usize, max: usize) -> Result<()> {
+    pub(super) fn arity(&self, t: &Translator, min: usize, max: usize) -> Result<()> {
         let n = self.pos.len();
         if n < min || n > max {
             let want = if min == max {
@@ -145,7 +154,7 @@ impl Args<'_> {
         Ok(())
     }
     /// Takes a keyword argument; every keyword must be taken or [`Args::done`] rejects it.
-    fn kw(&mut self, name: &str) -> Option<(Value, Span)> {
+    pub(super) fn kw(&mut self, name: &str) -> Option<(Value, Span)> {
         let i = self.kw.iter().position(|(n, _, _)| n == name)?;
         let (_, v, s) = self.kw.remove(i);
         Some((v, s))
@@ -161,7 +170,7 @@ impl Args<'_> {
         }
         Ok(())
     }
-    fn take(&mut self) -> (Value, Span) {
+    pub(super) fn take(&mut self) -> (Value, Span) {
         self.pos.remove(0)
     }
 }
@@ -233,10 +242,11 @@ pub(crate) fn call(
         Module::Math => true,
         Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool),
         Module::Method => name.func == Item,
-        Module::Np => false,
+        Module::Np | Module::Linalg => false,
     };
-    let numpy =
-        !python && (matches!(name.module, Module::Np | Module::Method) || receiver_was_array);
+    let numpy = !python
+        && (matches!(name.module, Module::Np | Module::Linalg | Module::Method)
+            || receiver_was_array);
     Ok(match v {
         // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
         Value::Scalar(_, Ty::F64) if name.module == Module::Builtin && name.func == Round => v,
@@ -302,6 +312,9 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
     use Module::{Math, Np};
     let Builtin { module, func: base } = name;
     let span = a.span;
+    if let Some(r) = super::numpy::lower(t, name, a) {
+        return r;
+    }
 
     // math.*: scalars only, with CPython's domain and range errors.
     if module == Math {
@@ -530,8 +543,14 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, Where) => {
             if a.pos.len() != 3 {
                 return Err(t
-                    .err(ErrorKind::Arity, span, "np.where() needs three arguments in a filter")
-                    .hint("np.where(cond, a, b); for the indices of a mask use np.count_nonzero or a loop"));
+                    .err(
+                        ErrorKind::Arity,
+                        span,
+                        "np.where() needs three arguments in a filter",
+                    )
+                    .hint(
+                        "np.where(cond, a, b), or np.where(cond) for the indices where cond holds",
+                    ));
             }
             let (c, _) = a.take();
             let (x, _) = a.take();
@@ -644,7 +663,6 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             reshape(t, arr, dims, span)
         }
         (Np, Bincount) => bincount(t, a),
-        (Np, Histogram) => histogram(t, a),
         (Module::Method, Item) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
@@ -790,23 +808,9 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         }
         (Np, Dot) => {
             a.arity(t, 2, 2)?;
-            let (x, xs) = a.take();
-            let (y, ys) = a.take();
-            // np.dot of two 1-D arrays needs equal lengths: no broadcasting of a length-1 side.
-            if let (Value::Array(_), Value::Array(_)) = (&x, &y) {
-                let (xa, ya) = (t.array_of(x.clone(), xs)?, t.array_of(y.clone(), ys)?);
-                let (l, m) = (t.stable(xa.len, Ty::I64), t.stable(ya.len, Ty::I64));
-                t.check(
-                    cmp(CmpOp::Eq, l.clone(), m.clone()),
-                    Exception::ValueError,
-                    "shapes ({a},) and ({b},) not aligned: {a} (dim 0) != {b} (dim 0)",
-                    span,
-                    l,
-                    m,
-                );
-            }
-            let p = t.binary(ast::BinOp::Mul, x, y, span)?;
-            reduction(t, Sum, p, span, a)
+            let x = a.take();
+            let y = a.take();
+            super::numpy::linalg::dot(t, x, y, span)
         }
         (Np, Average) => {
             a.arity(t, 1, 1)?;
@@ -827,6 +831,15 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             match v {
                 Value::Tuple(items) => Ok(Value::Scalar(Expr::I64(items.len() as i64), Ty::I64)),
                 Value::Scalar(..) if base == Size => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
+                // The length of a 2-D array is its number of rows.
+                Value::Matrix(arr, cols) if base == Len => Ok(Value::Scalar(
+                    bin(
+                        BinOp::FloorDiv,
+                        arr.len,
+                        bin(BinOp::Max, cols, Expr::I64(1)),
+                    ),
+                    Ty::I64,
+                )),
                 v => {
                     let arr = t
                         .array_of(v, s)
@@ -988,7 +1001,7 @@ fn reshape(
 }
 
 /// Emits `for i in 0..n: body(i)` as an IR loop over a fresh counter.
-fn counted_loop(
+pub(super) fn counted_loop(
     t: &mut Translator,
     n: Expr,
     body: impl FnOnce(&mut Translator, Expr) -> Result<()>,
@@ -1012,8 +1025,14 @@ fn counted_loop(
 }
 
 /// A zeroed scratch array of `len` elements.
-fn zeros(t: &mut Translator, len: Expr, ty: Ty, name: &str) -> crate::ir::Arr {
+pub(super) fn zeros(t: &mut Translator, len: Expr, ty: Ty, name: &str) -> crate::ir::Arr {
     let slot = t.new_array(crate::ir::ArrKind::Scratch { elem: ty }, name);
+    fill_zeros(t, slot, len, ty);
+    slot
+}
+
+/// Sizes scratch array `slot` (of elements `ty`) to `len` zeros.
+pub(super) fn fill_zeros(t: &mut Translator, slot: crate::ir::Arr, len: Expr, ty: Ty) {
     let index = t.temp(Ty::I64);
     let zero = match ty {
         Ty::F64 => Expr::F64(0.0),
@@ -1027,7 +1046,6 @@ fn zeros(t: &mut Translator, len: Expr, ty: Ty, name: &str) -> crate::ir::Arr {
         elem: zero,
         keep: None,
     });
-    slot
 }
 
 /// `np.bincount(x, weights=None, minlength=0)`: counts of each non-negative integer value.
@@ -1053,12 +1071,7 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
             )
             .hint("convert first, e.g. np.bincount(x.astype(int))"));
     }
-    let ints = ArrayVal {
-        elem: convert(arr.elem.clone(), arr.ty, Ty::I64),
-        ty: Ty::I64,
-        ..arr
-    };
-    let vals = t.materialize(&ints, None);
+    let vals = t.materialize(&super::numpy::as_type(&arr, Ty::I64), None);
     let vslot = vals.slot().unwrap();
     let n = t.stable(vals.len.clone(), Ty::I64);
     let nonneg = ArrayVal {
@@ -1091,29 +1104,17 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
         None => None,
     };
     // Length: max(max(x) + 1, minlength), with max() of an empty array taken as -1.
-    let top = t.temp(Ty::I64);
-    t.emit(Stmt::Assign(top, Expr::I64(-1)));
-    let ((), find) = t.nested(|t| {
-        let as_f = ArrayVal {
-            elem: convert(vals.elem.clone(), Ty::I64, Ty::F64),
-            ty: Ty::F64,
-            ..vals.clone()
-        };
-        let m = t.reduce(ReduceOp::Max, &as_f, span, None)?;
-        t.emit(Stmt::Assign(top, Expr::Cast(Ty::I64, m.boxed())));
-        Ok(())
+    let top = super::numpy::if_nonempty(t, &n, Ty::I64, Expr::I64(-1), |t| {
+        let m = t.reduce(
+            ReduceOp::Max,
+            &super::numpy::as_type(&vals, Ty::F64),
+            span,
+            None,
+        )?;
+        Ok(Expr::Cast(Ty::I64, m.boxed()))
     })?;
-    t.emit(Stmt::If(
-        cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
-        find,
-        vec![],
-    ));
     let len = t.stable(
-        bin(
-            BinOp::Max,
-            bin(BinOp::Add, Expr::Var(top), Expr::I64(1)),
-            minlength,
-        ),
+        bin(BinOp::Max, bin(BinOp::Add, top, Expr::I64(1)), minlength),
         Ty::I64,
     );
     let ty = if w.is_some() { Ty::F64 } else { Ty::I64 };
@@ -1133,220 +1134,6 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
         Ok(())
     })?;
     Ok(Value::Array(t.view(counts)))
-}
-
-/// `np.histogram(a, bins=10, range=None)` with equal-width bins: NumPy's algorithm, including
-/// its corrections at the bin edges. Returns `(hist, bin_edges)`.
-fn histogram(t: &mut Translator, a: &mut Args) -> Result<Value> {
-    let span = a.span;
-    a.arity(t, 1, 2)?;
-    let (v, s) = a.take();
-    let bins = match a.pos.pop().or_else(|| a.kw("bins")) {
-        Some((b, bs)) => {
-            let e = t
-                .int(b, bs, "bins")
-                .map_err(|e| e.hint("only a number of equal-width bins is supported"))?;
-            match crate::ir::fold::const_expr(&e) {
-                Some(k) if k.i() > 0 => k.i(),
-                Some(_) => {
-                    return Err(t.err(
-                        ErrorKind::Type,
-                        bs,
-                        "`bins` must be positive, when an integer",
-                    ))
-                }
-                None => return Err(t.err(ErrorKind::Unsupported, bs, "`bins` must be a constant")),
-            }
-        }
-        None => 10,
-    };
-    for unsupported in ["weights", "density"] {
-        if let Some((w, ws)) = a.kw(unsupported) {
-            if !matches!(w, Value::None) {
-                return Err(t.err(
-                    ErrorKind::Unsupported,
-                    ws,
-                    format!("np.histogram's `{unsupported}` is not supported in filters"),
-                ));
-            }
-        }
-    }
-    let x = t.array_of(v, s)?;
-    let x = ArrayVal {
-        elem: convert(x.elem.clone(), x.ty, Ty::F64),
-        ty: Ty::F64,
-        ..x
-    };
-    let x = if x.slot().is_some() {
-        x
-    } else {
-        t.materialize(&x, None)
-    };
-    let n = t.stable(x.len.clone(), Ty::I64);
-    let (lo, hi) = (t.temp(Ty::F64), t.temp(Ty::F64));
-    match a.kw("range") {
-        Some((Value::Tuple(r), rs)) if r.len() == 2 => {
-            let mut r = r.into_iter();
-            let l = t.float(r.next().unwrap(), rs, "the range")?;
-            let h = t.float(r.next().unwrap(), rs, "the range")?;
-            t.emit(Stmt::Assign(lo, l));
-            t.emit(Stmt::Assign(hi, h));
-            t.check_plain(
-                cmp(CmpOp::Le, Expr::Var(lo), Expr::Var(hi)),
-                Exception::ValueError,
-                "max must be larger than min in range parameter.",
-                rs,
-            );
-            let finite = bin(
-                BinOp::And,
-                un(UnOp::IsFinite, Expr::Var(lo)),
-                un(UnOp::IsFinite, Expr::Var(hi)),
-            );
-            t.check_plain(
-                finite,
-                Exception::ValueError,
-                "supplied range of [lo, hi] is not finite",
-                rs,
-            );
-        }
-        Some((Value::None, _)) | None => {
-            t.emit(Stmt::Assign(lo, Expr::F64(0.0)));
-            t.emit(Stmt::Assign(hi, Expr::F64(1.0)));
-            let ((), auto) = t.nested(|t| {
-                let l = t.reduce(ReduceOp::Min, &x, span, None)?;
-                let h = t.reduce(ReduceOp::Max, &x, span, None)?;
-                t.emit(Stmt::Assign(lo, l));
-                t.emit(Stmt::Assign(hi, h));
-                let finite = bin(
-                    BinOp::And,
-                    un(UnOp::IsFinite, Expr::Var(lo)),
-                    un(UnOp::IsFinite, Expr::Var(hi)),
-                );
-                t.check_plain(
-                    finite,
-                    Exception::ValueError,
-                    "autodetected range of [min, max] is not finite",
-                    span,
-                );
-                Ok(())
-            })?;
-            t.emit(Stmt::If(
-                cmp(CmpOp::Gt, n.clone(), Expr::I64(0)),
-                auto,
-                vec![],
-            ));
-        }
-        Some((_, rs)) => {
-            return Err(t.err(ErrorKind::Type, rs, "range must be a (min, max) tuple"))
-        }
-    }
-    // Equal edges are widened by 0.5 on each side, as NumPy does.
-    let same = cmp(CmpOp::Eq, Expr::Var(lo), Expr::Var(hi));
-    t.emit(Stmt::If(
-        same,
-        vec![
-            Stmt::Assign(lo, bin(BinOp::Sub, Expr::Var(lo), Expr::F64(0.5))),
-            Stmt::Assign(hi, bin(BinOp::Add, Expr::Var(hi), Expr::F64(0.5))),
-        ],
-        vec![],
-    ));
-    // np.linspace(lo, hi, bins + 1): k * step + lo, and exactly hi at the end.
-    let step = t.stable(
-        bin(
-            BinOp::Div,
-            bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo)),
-            Expr::F64(bins as f64),
-        ),
-        Ty::F64,
-    );
-    let edge = |k: Expr| {
-        Expr::Select(
-            cmp(CmpOp::Eq, k.clone(), Expr::I64(bins)).boxed(),
-            Expr::Var(hi).boxed(),
-            bin(
-                BinOp::Add,
-                bin(BinOp::Mul, Expr::Cast(Ty::F64, k.boxed()), step.clone()),
-                Expr::Var(lo),
-            )
-            .boxed(),
-        )
-    };
-    let counts = zeros(t, Expr::I64(bins), Ty::I64, "%histogram");
-    counted_loop(t, n, |t, i| {
-        let v = t.stable(x.at(i), Ty::F64);
-        let inside = bin(
-            BinOp::And,
-            cmp(CmpOp::Ge, v.clone(), Expr::Var(lo)),
-            cmp(CmpOp::Le, v.clone(), Expr::Var(hi)),
-        );
-        let ((), count) = t.nested(|t| {
-            // f = ((v - lo) / (hi - lo)) * bins, truncated; the top edge belongs to the last bin.
-            let f = bin(
-                BinOp::Mul,
-                bin(
-                    BinOp::Div,
-                    bin(BinOp::Sub, v.clone(), Expr::Var(lo)),
-                    bin(BinOp::Sub, Expr::Var(hi), Expr::Var(lo)),
-                ),
-                Expr::F64(bins as f64),
-            );
-            let k = t.temp(Ty::I64);
-            t.emit(Stmt::Assign(
-                k,
-                bin(
-                    BinOp::Min,
-                    Expr::Cast(Ty::I64, f.boxed()),
-                    Expr::I64(bins - 1),
-                ),
-            ));
-            let kv = Expr::Var(k);
-            // NumPy's corrections for values within an ulp of an edge.
-            t.emit(Stmt::If(
-                cmp(CmpOp::Lt, v.clone(), edge(kv.clone())),
-                vec![Stmt::Assign(k, bin(BinOp::Sub, kv.clone(), Expr::I64(1)))],
-                vec![],
-            ));
-            let up = bin(
-                BinOp::And,
-                cmp(
-                    CmpOp::Ge,
-                    v.clone(),
-                    edge(bin(BinOp::Add, kv.clone(), Expr::I64(1))),
-                ),
-                cmp(CmpOp::Ne, kv.clone(), Expr::I64(bins - 1)),
-            );
-            t.emit(Stmt::If(
-                up,
-                vec![Stmt::Assign(k, bin(BinOp::Add, kv.clone(), Expr::I64(1)))],
-                vec![],
-            ));
-            let k = bin(
-                BinOp::Max,
-                bin(BinOp::Min, kv, Expr::I64(bins - 1)),
-                Expr::I64(0),
-            );
-            let k = t.stable(k, Ty::I64);
-            t.emit(Stmt::Store(
-                counts,
-                k.clone(),
-                bin(BinOp::Add, Expr::Load(counts, k.boxed()), Expr::I64(1)),
-            ));
-            Ok(())
-        })?;
-        t.emit(Stmt::If(inside, count, vec![]));
-        Ok(())
-    })?;
-    let index = t.temp(Ty::I64);
-    let edges = ArrayVal {
-        len: Expr::I64(bins + 1),
-        ty: Ty::F64,
-        index,
-        elem: edge(Expr::Var(index)),
-    };
-    Ok(Value::Tuple(vec![
-        Value::Array(t.view(counts)),
-        Value::Array(edges),
-    ]))
 }
 
 /// np.round(x, decimals): NumPy multiplies by 10**d, rounds half to even, and divides back.
@@ -1399,7 +1186,7 @@ fn python_or_numpy_round(t: &mut Translator, x: Expr, n: i64, ds: Span) -> Resul
 }
 
 /// Two arrays joined: materialised, each part copied under a guard so no load is out of range.
-fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVal {
+pub(super) fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVal {
     let ty = a.ty.max(b.ty);
     let la = t.stable(a.len.clone(), Ty::I64);
     let lb = t.stable(b.len.clone(), Ty::I64);
@@ -1939,7 +1726,13 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
 }
 
 /// NumPy reductions by name, on an array (or a number, as a one-element array).
-fn reduction(t: &mut Translator, base: Func, v: Value, s: Span, a: &mut Args) -> Result<Value> {
+pub(super) fn reduction(
+    t: &mut Translator,
+    base: Func,
+    v: Value,
+    s: Span,
+    a: &mut Args,
+) -> Result<Value> {
     let span = a.span;
     let arr = match v {
         Value::Scalar(e, ty) => ArrayVal {
@@ -2282,7 +2075,11 @@ fn count_valid(t: &mut Translator, arr: &ArrayVal, span: Span) -> Result<Expr> {
 }
 
 /// A sorted f64 copy (of the elements where `keep` holds).
-fn sorted_copy(t: &mut Translator, arr: &ArrayVal, keep: Option<Expr>) -> crate::ir::Arr {
+pub(super) fn sorted_copy(
+    t: &mut Translator,
+    arr: &ArrayVal,
+    keep: Option<Expr>,
+) -> crate::ir::Arr {
     let x = ArrayVal {
         elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
         ty: Ty::F64,

@@ -371,13 +371,7 @@ impl<'p> Translator<'p> {
         span: Span,
     ) -> Result<Value> {
         if op == ast::BinOp::MatMul {
-            return Err(self
-                .err(
-                    ErrorKind::Unsupported,
-                    span,
-                    "the @ operator is not supported",
-                )
-                .hint("use np.dot(a, b)"));
+            return super::numpy::linalg::matmul(self, a, b, span);
         }
         if let (Value::Tuple(_), Value::Tuple(_)) = (&a, &b) {
             return Err(self.err(
@@ -953,6 +947,9 @@ impl<'p> Translator<'p> {
                 let v = self.index_matrix(arr, cols, index, span)?;
                 Ok(numpy(self, v, false))
             }
+            Value::Function(f) if f.func == super::names::Func::RConcat => {
+                super::numpy::sequences::r_(self, index, span)
+            }
             Value::Tuple(items) => {
                 let v = self.expr(index)?;
                 let i = self.int(v, index.span, "a tuple index")?;
@@ -1097,7 +1094,18 @@ impl<'p> Translator<'p> {
             ExprKind::Ellipsis => return Ok(Value::Array(arr)),
             _ => {}
         }
-        let iv = self.expr(index)?;
+        let iv = match self.expr(index)? {
+            // A list of bools is a mask, as in NumPy.
+            Value::Tuple(items)
+                if !items.is_empty()
+                    && items
+                        .iter()
+                        .all(|i| matches!(i, Value::Scalar(_, Ty::Bool))) =>
+            {
+                Value::Array(self.array_of(Value::Tuple(items), index.span)?)
+            }
+            iv => iv,
+        };
         match iv {
             Value::Array(mask) if mask.ty == Ty::Bool => {
                 let (n, m) = (arr.len.clone(), mask.len.clone());
@@ -1113,13 +1121,14 @@ impl<'p> Translator<'p> {
                 let keep = mask.at(Expr::Var(arr.index));
                 Ok(Value::Array(self.materialize(&arr, Some(keep))))
             }
-            Value::Array(_) | Value::Tuple(_) => Err(self
-                .err(
-                    ErrorKind::Unsupported,
-                    index.span,
-                    "indexing with an integer array is not supported",
-                )
-                .hint("use a boolean mask, a slice or a loop")),
+            // `w[np.nonzero(m)]`: a tuple holding one index array is that array.
+            Value::Tuple(mut items) if items.len() == 1 && matches!(items[0], Value::Array(_)) => {
+                let one = items.pop().unwrap();
+                super::numpy::indexing::take(self, arr, one, index.span)
+            }
+            Value::Array(_) | Value::Tuple(_) => {
+                super::numpy::indexing::take(self, arr, iv, index.span)
+            }
             v => {
                 let (i, t) = self.scalar(v, index.span, "an index")?;
                 if t == Ty::F64 {

@@ -10,6 +10,7 @@ mod builtins;
 mod expr;
 mod inline;
 mod names;
+mod numpy;
 mod provenance;
 mod pyint;
 mod pyround;

@@ -15,6 +15,8 @@ pub enum Module {
     Builtin,
     /// Methods of arrays and scalars that are not NumPy functions (`x.astype(int)` ...).
     Method,
+    /// `np.linalg.*` (reached as `np.linalg`).
+    Linalg,
 }
 
 impl Module {
@@ -25,6 +27,7 @@ impl Module {
             Module::Math => "math.",
             Module::Builtin => "",
             Module::Method => "method.",
+            Module::Linalg => "np.linalg.",
         }
     }
 }
@@ -71,6 +74,10 @@ funcs! {
     Dot = "dot", Average = "average", Diff = "diff", Flip = "flip", Bincount = "bincount",
     Histogram = "histogram", Reshape = "reshape", Array = "array", Float64 = "float64",
     Int64 = "int64", BoolScalar = "bool_",
+    // NumPy array functions lowered in `numpy/`
+    Unique = "unique", Nonzero = "nonzero", Argwhere = "argwhere", Flatnonzero = "flatnonzero",
+    Cumsum = "cumsum", Cumprod = "cumprod", Isin = "isin", Roll = "roll", RConcat = "r_",
+    Norm = "norm", Linspace = "linspace",
     // NumPy reductions
     Sum = "sum", Nansum = "nansum", Prod = "prod", Nanprod = "nanprod", Mean = "mean",
     Nanmean = "nanmean", Var = "var", Nanvar = "nanvar", Std = "std", Nanstd = "nanstd",
@@ -124,9 +131,10 @@ impl Func {
                 !method_only
                     && !matches!(
                         self,
-                        Len | Float | Int | Bool | Pow | Range | Enumerate | Zip
+                        Len | Float | Int | Bool | Pow | Range | Enumerate | Zip | Norm
                     )
             }
+            Module::Linalg => self == Norm,
             Module::Math => {
                 matches!(
                     self,
@@ -242,6 +250,9 @@ pub(crate) fn method(name: &str) -> Option<Builtin> {
         "round" => np(Round),
         "clip" => np(Clip),
         "copy" | "flatten" | "ravel" => np(Array),
+        "cumsum" => np(Cumsum),
+        "cumprod" => np(Cumprod),
+        "nonzero" => np(Nonzero),
         _ => resolve(Module::Method, name),
     }
 }
@@ -275,5 +286,8 @@ mod tests {
             Some("np.array")
         );
         assert_eq!(method("median"), None);
+        assert_eq!(r(Module::Linalg, "norm").as_deref(), Some("np.linalg.norm"));
+        assert_eq!(r(Module::Np, "norm"), None, "norm lives in np.linalg");
+        assert_eq!(r(Module::Np, "r_").as_deref(), Some("np.r_"));
     }
 }

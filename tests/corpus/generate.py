@@ -1211,6 +1211,185 @@ P("cb_typing_cast", """
         m = typing.cast(float, w.mean())
         return cast("float", m * 2) - w[0]
 """)
+# --- added by numpy ---
+# NumPy's array functions as majority, entropy and texture filters use them (issue 15, item 7).
+
+P("majority_unique_counts", """
+    def majority(values):
+        vals, counts = np.unique(values, return_counts=True)
+        return vals[np.argmax(counts)]
+""", kinds=("lab", "lab3", "q", "nan", "sp"), hand=[[-0.0, 0.0, 1.0], [0.0, -0.0, 2.0, 2.0], [nan, nan, 1.0]])
+
+P("unique_first_index", """
+    def first_seen(w):
+        vals, first = np.unique(w, return_index=True)
+        return first.sum() + 100.0 * vals[-1] + len(vals)
+""", kinds=("lab3", "q", "nan", "sp"), hand=[[2.0, 1.0, 2.0, nan, 1.0, nan], [-0.0, 0.0]])
+
+P("unique_count_labels", "lambda x: len(np.unique(x))", kinds=("lab", "q", "nan", "sp"))
+
+P("unique_inverse_centre", """
+    def rank_of_centre(w):
+        vals, inv = np.unique(w, return_inverse=True)
+        return inv[len(w) // 2] + 10 * vals.size
+""", kinds=("lab", "q", "nan", "sp"))
+
+P("unique_all_outputs", """
+    def unique_all(w):
+        u, i, inv, c = np.unique(w, return_index=True, return_inverse=True, return_counts=True)
+        return float(u @ c) + i.max() - inv.min() + c.max()
+""", kinds=("lab3", "q", "nan"))
+
+P("unique_nan_kept_apart", "lambda w: len(np.unique(w, equal_nan=False)) - len(np.unique(w))",
+  kinds=("nan", "sp", "lab"))
+
+P("unique_of_ints", """
+    def label_diversity(w):
+        labels = np.unique(w.astype(int))
+        return labels.max() - labels.min() + labels.size
+""", kinds=("lab", "q", "n"))
+
+P("where_one_argument", """
+    def bright_positions(w):
+        idx = np.where(w > 0.5)[0]
+        if len(idx) == 0:
+            return -1.0
+        return idx.sum() / len(idx)
+""", kinds=("u", "nan", "sp"))
+
+P("nonzero_first_index", "lambda x: float(np.nonzero(x)[0][0]) if np.count_nonzero(x) else np.nan",
+  kinds=("bin", "q", "sp"), hand=[[0.0, -0.0, nan], [0.0, 0.0]])
+
+P("argwhere_rows", "lambda x: np.argwhere(x > 0).sum() + len(np.argwhere(x > 0))", kinds=("q", "n", "sp"))
+
+P("argwhere_2d", """
+    def mass_centre(w):
+        pts = np.argwhere(w.reshape(3, 3) > 0)
+        if len(pts) == 0:
+            return 0.0
+        return pts[:, 0].mean() * 10 + pts[:, 1].mean()
+""", kinds=("q", "n", "bin"), sizes=(9,))
+
+P("nonzero_2d_tuple", """
+    def spread(w):
+        rows, cols = np.nonzero(w.reshape(3, 3))
+        return float(rows.sum() * 100 + cols.sum()) + 0.5 * len(rows)
+""", kinds=("bin", "q"), sizes=(9,))
+
+P("fancy_index_list", "lambda x: x[[0, 2, -1]].sum() - x[[1]][0]", kinds=("n", "q", "sp"), sizes=(9, 25, 5, 2))
+
+P("fancy_index_from_mask", "lambda x: x[np.nonzero(x > 0)].mean() if np.any(x > 0) else 0.0",
+  kinds=("n", "q", "sp"))
+
+P("fancy_index_flatnonzero", """
+    def above_median(w):
+        idx = np.flatnonzero(w > np.median(w))
+        return w[idx].sum() + idx.size
+""", kinds=("n", "q", "u"))
+
+P("histogram_bound_bins_entropy", """
+    def local_entropy(values):
+        hist, _ = np.histogram(values, bins=NBINS, range=(0.0, 1.0))
+        p = hist / len(values)
+        p = p[p > 0]
+        return -np.sum(p * np.log2(p))
+""", {"NBINS": 8}, kinds=("u", "nan"), sizes=(9, 25, 5, 1))
+
+P("histogram_auto_range_mode", """
+    def histogram_mode(w):
+        hist, edges = np.histogram(w, bins=NB)
+        k = np.argmax(hist)
+        return 0.5 * (edges[k] + edges[k + 1])
+""", {"NB": 5}, kinds=("n", "u", "q", "sp"), hand=[[1.0, 1.0, 1.0], [0.1, 0.2, 0.30000000000000004]])
+
+P("histogram_edges_list", """
+    def coarse_classes(w):
+        counts, edges = np.histogram(w, bins=[-1.0, -0.5, 0.0, 0.5, 1.0])
+        return counts[0] + 10 * counts[1] + 100 * counts[2] + 1000 * counts[3] + edges[-1]
+""", kinds=("q", "n", "sp"), hand=[[1.0, -1.0, 0.0, -0.0, nan, 0.5]])
+
+P("histogram_edges_bound", "lambda w: np.histogram(w, EDGES)[0].argmax() + np.histogram(w, EDGES)[0].max()",
+  {"EDGES": [0.0, 0.1, 0.3, 0.7, 1.0]}, kinds=("u", "nan"))
+
+P("axis_sum_columns", "lambda w: w.reshape(3, 3).sum(axis=0)[2] - w.reshape(3, 3).sum(axis=0)[0]",
+  kinds=("n", "q", "sp", "dem"), sizes=(9,), hand=[[-0.0] * 9, [1e16, 1.0, -1.0, 1.0, 1.0, 1.0, -1e16, 1.0, 1.0]])
+
+P("axis_mean_rows", "lambda w: np.mean(w.reshape(3, 3), axis=1).max() - np.mean(w.reshape(3, -1), axis=-1).min()",
+  kinds=("n", "nan", "dem"), sizes=(9,))
+
+P("axis_std_5x5", """
+    def column_texture(w):
+        m = w.reshape(5, 5)
+        return m.std(axis=0).mean() + m.var(axis=1, ddof=1).max()
+""", kinds=("n", "dem", "nan"), sizes=(25,))
+
+P("axis_extremes_and_median", """
+    def row_contrast(w):
+        m = w.reshape(3, 3)
+        return (m.max(axis=0) - m.min(axis=0)).sum() + np.median(m, axis=1)[1] + np.nanmean(m, axis=0)[0]
+""", kinds=("n", "q", "nan", "sp"), sizes=(9,))
+
+P("axis_argmax_any", """
+    def strongest_row(w):
+        m = w.reshape(3, 3)
+        return float(np.argmax(m.sum(axis=1))) + 10 * np.any(m > 1.0, axis=0).sum() + np.ptp(m, axis=1)[0]
+""", kinds=("n", "q"), sizes=(9,))
+
+P("norm_default", "lambda x: np.linalg.norm(x - x.mean())", kinds=("n", "u", "sp", "big"))
+
+P("norm_orders", "lambda x: np.linalg.norm(x, 1) + 10 * np.linalg.norm(x, np.inf) + np.linalg.norm(x, ord=0) - np.linalg.norm(x, -np.inf)",
+  kinds=("n", "q", "sp"), sizes=(9, 25, 5, 1))
+
+P("norm_inf_of_the_rest", "lambda x: np.linalg.norm(x[1:], np.inf) + np.linalg.norm(x[:0]) + np.linalg.norm(x[:0], 1)",
+  kinds=("n", "sp"), sizes=(9, 5, 1))
+
+P("norm_frobenius", "lambda x: np.linalg.norm(x.reshape(3, 3)) + np.linalg.norm(x.reshape(3, 3), 'fro')",
+  kinds=("n", "sp"), sizes=(9,))
+
+P("matmul_weights", "lambda x: x @ W", {"W": GAUSS3}, kinds=("n", "u", "sp"), sizes=(9, 5))
+
+P("matmul_matrix_vector", """
+    def sobel_like(w):
+        m = w.reshape(3, 3)
+        gx = m @ np.array([-1.0, 0.0, 1.0])
+        gy = np.array([-1.0, 0.0, 1.0]) @ m
+        return np.hypot(gx @ np.array([1.0, 2.0, 1.0]), gy @ np.array([1.0, 2.0, 1.0]))
+""", kinds=("n", "dem", "q"), sizes=(9,))
+
+P("matmul_matrix_matrix", "lambda w: (w.reshape(3, 3) @ w.reshape(3, 3))[1, 2] + (w.reshape(3, 3) @ w.reshape(3, 3).T)[0, 0]",
+  kinds=("n", "q"), sizes=(9,))
+
+P("r_without_centre", "lambda x: np.r_[x[:len(x) // 2], x[len(x) // 2 + 1:]].std()", kinds=("n", "u", "nan"))
+
+P("r_numbers_and_arrays", "lambda x: np.r_[x[0], x, 0.0, [1.0, 2.0]].mean() + np.r_[x].size", kinds=("n", "q"))
+
+P("r_index_ranges", "lambda x: x[np.r_[0:3, 6:9]].sum() - x[np.r_[1:8:3]].max()",
+  kinds=("n", "q"), sizes=(9,))
+
+P("cumsum_running_max", "lambda x: np.cumsum(x).max() - x.cumsum()[0]", kinds=("n", "q", "sp"),
+  hand=[[-0.0, -0.0], [1e16, 1.0, -1e16]])
+
+P("cumprod_growth", "lambda x: np.cumprod(1.0 + 0.1 * x)[-1] + np.cumsum(x > 0)[-1]", kinds=("n", "q", "nan"))
+
+P("isin_class_list", "lambda x: np.isin(x, [0.0, 1.0, 2.0]).sum() + np.isin(x[0], (3, 4))", kinds=("lab", "q", "nan"))
+
+P("isin_bound_labels", "lambda x: np.mean(np.isin(x, LABELS, invert=True))", {"LABELS": [1.0, 3.0, -0.0]},
+  kinds=("lab", "q", "nan"))
+
+P("roll_differences", "lambda x: np.abs(x - np.roll(x, 1)).max() + np.roll(x, -2)[0] + np.roll(x, 11)[1]",
+  kinds=("n", "q", "sp"))
+
+P("histogram_linspace_edges", """
+    def band_counts(w):
+        counts, edges = np.histogram(w, bins=np.linspace(0.0, 1.0, 6))
+        return counts.argmax() + 10 * counts.max() + edges[3]
+""", kinds=("u", "nan"), hand=[[0.6, 0.6000000000000001, 0.5999999999999999, 1.0, 0.0]])
+
+P("linspace_ramps", "lambda x: np.dot(x, np.linspace(-1.0, 1.0, len(x))) + np.linspace(0, 1, 7, endpoint=False)[3] + np.linspace(2.0, 3.0, 1)[0]",
+  kinds=("n", "q", "sp"), sizes=(9, 5, 2, 1, 0))
+
+P("roll_matrix_shape", "lambda x: np.roll(x.reshape(3, 3), -2)[0, 0] + np.roll(x.reshape(3, 3), 4)[2, 1]",
+  kinds=("n", "q"), sizes=(9,))
 
 
 # ===================================================================================================

@@ -1,0 +1,209 @@
+"""NumPy's array functions in filters (issue 15, item 7), against NumPy run at test time.
+
+Each callback runs three ways on images holding NaN, inf and zeros of both signs: scipy with the
+plain Python function (the reference), scipy with ndjit's callable (the JIT), and ndjit's native
+driver. Functions NumPy computes exactly (unique, histogram, indices, cumsum, roll, isin, axis
+reductions) must match bit for bit; dot products (``@``, ``np.linalg.norm``) go through BLAS in
+NumPy, so they are compared to rounding (1e-10 relative), as ``np.dot`` is.
+"""
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import ndjit
+from conftest import assert_same
+
+NBINS = 6
+EDGES = np.array([-1.0, -0.25, 0.0, 0.5, 2.0])
+LABELS = np.array([1.0, 3.0, -0.0])
+W9 = np.arange(9.0) / 36.0
+
+
+def majority(values):
+    vals, counts = np.unique(values, return_counts=True)
+    return vals[np.argmax(counts)]
+
+
+def first_index_mode(values):
+    vals, first = np.unique(values, return_index=True)
+    return first[np.argmax(vals)] + 10.0 * len(vals)
+
+
+def inverse_rank(values):
+    vals, inv, counts = np.unique(values, return_inverse=True, return_counts=True)
+    return inv[len(values) // 2] + 100.0 * counts.max()
+
+
+def entropy_bound_bins(values):
+    hist, _ = np.histogram(values, bins=NBINS, range=(-1.0, 1.0))
+    p = hist / len(values)
+    p = p[p > 0]
+    return -np.sum(p * np.log2(p))
+
+
+def histogram_auto(values):
+    hist, edges = np.histogram(values[np.isfinite(values)], bins=NBINS)
+    k = np.argmax(hist)
+    return edges[k] + hist[k]
+
+
+def histogram_edges(values):
+    hist, edges = np.histogram(values, EDGES)
+    return hist @ np.array([1, 10, 100, 1000]) + edges[1]
+
+
+def column_sums(values):
+    m = values.reshape(3, 3)
+    return m.sum(axis=0)[0] * 3 + m.mean(axis=1)[2] - np.nanstd(m, axis=0).max()
+
+
+def row_medians(values):
+    m = values.reshape(3, 3)
+    return np.median(m, axis=1).min() + np.argmax(m.max(axis=0)) + np.all(m > 0, axis=1).sum()
+
+
+def where_nonzero_take(values):
+    idx = np.where(values > 0)[0]
+    if len(idx) == 0:
+        return -1.0
+    return values[idx].sum() + np.nonzero(values < 0)[0].size + values[[0, -1]].max()
+
+
+def argwhere_centre(values):
+    pts = np.argwhere(values.reshape(3, 3) > 0)
+    return pts.sum() + len(pts)
+
+
+def cumsum_roll_isin(values):
+    c = np.cumsum(values)
+    return c[-1] - c[0] + np.roll(values, 2)[0] + np.isin(values, LABELS).sum()
+
+
+def r_concat(values):
+    ring = np.r_[values[:4], values[5:]]
+    return ring.max() - np.r_[values[4], 0.0][0]
+
+
+def norms(values):
+    return np.linalg.norm(values) + np.linalg.norm(values, 1) + np.linalg.norm(values, np.inf)
+
+
+def matmul(values):
+    m = values.reshape(3, 3)
+    return values @ W9 + (m @ np.array([1.0, 0.0, -1.0])).sum()
+
+
+EXACT = [majority, first_index_mode, inverse_rank, entropy_bound_bins, histogram_auto, histogram_edges,
+         column_sums, row_medians, where_nonzero_take, argwhere_centre, cumsum_roll_isin, r_concat]
+ROUNDED = [norms, matmul]
+
+
+def image(rng, kind):
+    if kind == "labels":
+        return rng.integers(0, 4, (16, 17)).astype(float)
+    a = np.round(rng.normal(0.0, 0.8, (16, 17)), 1)
+    if kind == "special":
+        hits = rng.random(a.shape) < 0.15
+        a[hits] = rng.choice([np.nan, np.inf, -np.inf, -0.0, 0.0], hits.sum())
+    return a
+
+
+@pytest.mark.parametrize("func", EXACT + ROUNDED, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("kind", ["labels", "normal", "special"])
+def test_filters_match_scipy_running_python(func, kind, rng):
+    img = image(rng, kind)
+    if func is histogram_auto and kind == "labels":
+        img[0, 0] = np.inf  # an infinite value filtered out before the histogram
+    want = ndi.generic_filter(img, func, size=3, mode="reflect")
+    jit = ndi.generic_filter(img, ndjit.jit_filter(func), size=3, mode="reflect")
+    native = ndjit.generic_filter(img, func, size=3, mode="reflect")
+    if func in EXACT:
+        np.testing.assert_array_equal(jit, want)
+        np.testing.assert_array_equal(native, want)
+    else:
+        assert_same(jit, want)
+        assert_same(native, want)
+
+
+def bits(v):
+    v = np.float64(v)
+    return "nan" if np.isnan(v) else v.tobytes().hex()
+
+
+def test_unique_keeps_the_first_zero_as_numpy_does():
+    # np.unique's hash path and its stable sort (return_index) keep the first zero of the input.
+    plain = ndjit.jit_filter(lambda x: np.unique(x)[0])
+    indexed = ndjit.jit_filter(lambda x: np.unique(x, return_index=True)[0][0])
+    for combo in ([-0.0, 0.0, 1.0], [0.0, -0.0, 1.0], [1.0, -0.0, 0.0, -0.0], [np.nan, 0.0, -0.0]):
+        a = np.array(combo)
+        want = bits(np.unique(a)[0])
+        assert want == bits(np.unique(a, return_index=True)[0][0])
+        for f in (plain, indexed):
+            assert bits(f.evaluate(a)) == want, combo
+            assert bits(f.interpret(a)) == want, combo
+
+
+def test_unique_collapses_nans_unless_asked_not_to():
+    a = np.array([np.nan, 2.0, np.nan, 1.0, np.nan])
+    count = ndjit.jit_filter(lambda x: len(np.unique(x)) + 10 * len(np.unique(x, equal_nan=False)))
+    assert count.evaluate(a) == len(np.unique(a)) + 10 * len(np.unique(a, equal_nan=False))
+    counts = ndjit.jit_filter(lambda x: np.unique(x, return_counts=True)[1][-1])
+    assert counts.evaluate(a) == np.unique(a, return_counts=True)[1][-1] == 3
+
+
+NB = 3
+ZERO_BINS = 0
+DIGITS = 10.0 ** np.arange(10)
+ONES4 = np.ones(4)
+
+
+def test_histogram_of_values_within_an_ulp_of_the_edges():
+    # NumPy's corrections move values the division puts in the wrong bin; check every edge.
+    def hist(values):
+        return np.histogram(values, bins=NB, range=(0.1, 0.7))[0] @ DIGITS[:NB]
+
+    f = ndjit.jit_filter(hist)
+    for nb in (3, 7, 10):
+        edges = np.linspace(0.1, 0.7, nb + 1)
+        near = np.concatenate([edges, np.nextafter(edges, -1), np.nextafter(edges, 2)])
+        g = f.bind(NB=nb)
+        for start in range(0, len(near) - 5, 5):
+            a = near[start:start + 5]
+            want = np.histogram(a, bins=nb, range=(0.1, 0.7))[0] @ (10.0 ** np.arange(nb))
+            assert g.evaluate(a) == want, (nb, a)
+
+
+@pytest.mark.parametrize("func", [
+    lambda x: x[[0, 12]].sum(),
+    lambda x: x[[-4]].sum(),
+    lambda x: np.histogram(x, bins=ZERO_BINS)[0][0],
+    lambda x: np.histogram(x, bins=np.array([0.0, 1.0, 0.5]))[0][0],
+    lambda x: np.histogram(x, bins=4)[0][0],
+    lambda x: np.histogram(x, bins=4, range=(1.0, 0.0))[0][0],
+    lambda x: x @ ONES4,
+    lambda x: np.linalg.norm(x[:0], -np.inf),
+])
+def test_run_time_errors_are_numpys(func):
+    a = np.array([1.0, np.nan, 3.0])
+    with pytest.raises(Exception) as want:
+        func(a)
+    with pytest.raises(type(want.value)) as got:
+        ndjit.jit_filter(func).evaluate(a)
+    if isinstance(want.value, IndexError):
+        assert str(want.value) in str(got.value)
+
+
+def test_unique_refuses_integers_it_cannot_sort_exactly():
+    f = ndjit.jit_filter(lambda x: np.unique(x.astype(int))[0])
+    assert f.evaluate(np.array([2.0 ** 53, 1.0])) == 1.0
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        f.evaluate(np.array([2.0 ** 60, 1.0]))
+
+
+def test_compile_errors_point_at_the_call():
+    with pytest.raises(ndjit.FilterTypeError) as e:
+        ndjit.jit_filter("lambda x: x @ 2.0")
+    assert "matmul" in str(e.value) and "^" in str(e.value)
+    with pytest.raises((ndjit.FilterSyntaxError, ndjit.FilterTypeError)) as e:
+        ndjit.jit_filter("lambda x: np.linalg.norm(x, 3)")
+    assert "ord" in str(e.value) and "^" in str(e.value)

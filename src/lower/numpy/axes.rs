@@ -1,0 +1,176 @@
+//! Reductions along an axis: `w.reshape(3, 3).sum(axis=0)`, `np.median(m, axis=1)` ...
+//!
+//! Each lane (a column for `axis=0`, a row for `axis=1`) is reduced by the same lowering as a
+//! 1-D array, in a loop that stores one result per lane. One thing differs: NumPy sums along
+//! `axis=0` of a row-major array with two or more columns by adding whole rows, in order, to a
+//! zeroed result, not pairwise per column; so the sums there become [`ReduceOp::SumSeq`]
+//! (sequential from `+0.0`). Along `axis=1`, and down a single column, it sums pairwise.
+//!
+//! The order follows the memory layout, which a 2-D value here does not carry: a transposed
+//! array (`m.T`, column-major in NumPy) is summed by the row-major rule, so its sums along an
+//! axis of 8 or more elements may differ from NumPy's in the last bits, as `np.dot`'s do (below 8
+//! the two orders give the same result).
+
+use super::{const_int, tabulate};
+use crate::error::{ErrorKind, Result};
+use crate::ir::{BinOp, Expr, ReduceOp, Stmt, Ty};
+use crate::lower::builtins::{reduction, Args};
+use crate::lower::expr::bin;
+use crate::lower::names::Func;
+use crate::lower::value::{ArrayVal, Value};
+use crate::lower::Translator;
+
+/// Whether `np.<f>` takes `axis=` (and goes through [`reduce_along`]).
+pub(super) fn takes_axis(f: Func) -> bool {
+    use Func::*;
+    matches!(
+        f,
+        Sum | Nansum
+            | Prod
+            | Nanprod
+            | Mean
+            | Nanmean
+            | Var
+            | Nanvar
+            | Std
+            | Nanstd
+            | Min
+            | Max
+            | Nanmin
+            | Nanmax
+            | Ptp
+            | Median
+            | Nanmedian
+            | Percentile
+            | Nanpercentile
+            | Quantile
+            | Nanquantile
+            | Any
+            | All
+            | CountNonzero
+            | Argmin
+            | Argmax
+    )
+}
+
+/// Whether the call names an axis, as `axis=` or positionally (`np.sum(m, 0)`, `m.sum(0)`,
+/// `np.percentile(m, 50, 1)`); a positional one is moved to the keywords.
+pub(super) fn axis_given(f: Func, a: &mut Args) -> bool {
+    let at = if matches!(
+        f,
+        Func::Percentile | Func::Nanpercentile | Func::Quantile | Func::Nanquantile
+    ) {
+        2
+    } else {
+        1
+    };
+    let named = a.kw.iter().any(|(k, _, _)| k == "axis");
+    if !named && a.pos.len() > at {
+        let (v, s) = a.pos.remove(at);
+        a.kw.push(("axis".to_string(), v, s));
+        return true;
+    }
+    named
+}
+
+/// `f(x, ..., axis=k)`; `None` when the axis is `None` (a reduction of everything).
+pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<Option<Value>> {
+    let (axis, axis_span) = a.kw("axis").expect("the caller saw axis=");
+    if matches!(axis, Value::None) || a.pos.is_empty() {
+        return Ok(None);
+    }
+    let axis = const_int(t, axis, axis_span, "axis")?;
+    let (v, s) = a.take();
+    let ndim = if matches!(v, Value::Matrix(..)) { 2 } else { 1 };
+    if !(-ndim..ndim).contains(&axis) {
+        let valid = if ndim == 1 {
+            " (the buffer is 1-D: axis must be None or 0)"
+        } else {
+            ""
+        };
+        return Err(t.err(
+            ErrorKind::Arity,
+            axis_span,
+            format!("axis {axis} is out of bounds for array of dimension {ndim}{valid}"),
+        ));
+    }
+    let Value::Matrix(arr, cols) = v else {
+        return reduction(t, f, v, s, a).map(Some);
+    };
+    let cols = t.stable(cols, Ty::I64);
+    let rows = t.stable(
+        bin(
+            BinOp::FloorDiv,
+            arr.len.clone(),
+            bin(BinOp::Max, cols.clone(), Expr::I64(1)),
+        ),
+        Ty::I64,
+    );
+    let down_columns = axis == 0 || axis == -2;
+    let (lanes, lane_len) = if down_columns {
+        (cols.clone(), rows)
+    } else {
+        (rows, cols.clone())
+    };
+    let (result, mut stmts) = t.nested(|t| {
+        tabulate(t, lanes, "%axis", |t, j| {
+            let index = t.temp(Ty::I64);
+            let i = Expr::Var(index);
+            let at = if down_columns {
+                bin(BinOp::Add, bin(BinOp::Mul, i, cols.clone()), j)
+            } else {
+                bin(BinOp::Add, bin(BinOp::Mul, j, cols.clone()), i)
+            };
+            let lane = ArrayVal {
+                len: lane_len,
+                ty: arr.ty,
+                index,
+                elem: arr.at(at),
+            };
+            match reduction(t, f, Value::Array(lane), s, a)? {
+                Value::Scalar(e, ty) => Ok((e, ty)),
+                other => Err(t.err(
+                    ErrorKind::Unsupported,
+                    s,
+                    format!("np.{f} along an axis gives {}", other.describe()),
+                )),
+            }
+        })
+    })?;
+    if down_columns {
+        // A single column is the whole array, which NumPy sums pairwise like any 1-D array.
+        match crate::ir::fold::const_expr(&cols).map(|c| c.i()) {
+            Some(1) => {}
+            Some(_) => sequential_sums(&mut stmts),
+            None => {
+                let mut in_order = stmts.clone();
+                sequential_sums(&mut in_order);
+                let one = crate::lower::expr::cmp(crate::ir::CmpOp::Eq, cols, Expr::I64(1));
+                stmts = vec![Stmt::If(one, stmts, in_order)];
+            }
+        }
+    }
+    for st in stmts {
+        t.emit(st);
+    }
+    Ok(Some(Value::Array(result)))
+}
+
+/// Turns every pairwise [`ReduceOp::Sum`] in the block into an in-order one.
+fn sequential_sums(stmts: &mut [Stmt]) {
+    for st in stmts {
+        match st {
+            Stmt::Reduce { op, .. } if *op == ReduceOp::Sum => *op = ReduceOp::SumSeq,
+            Stmt::If(_, a, b) => {
+                sequential_sums(a);
+                sequential_sums(b);
+            }
+            Stmt::Loop { body, latch } => {
+                sequential_sums(body);
+                sequential_sums(latch);
+            }
+            Stmt::MedianNetwork { fallback, .. } => sequential_sums(fallback),
+            _ => {}
+        }
+    }
+}
