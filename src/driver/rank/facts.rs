@@ -1,0 +1,95 @@
+//! Facts about the data that the proof needs and the IR cannot give: whether a float input holds
+//! NaN or `-0.0`. One pass over the input, a few instructions per element; when a fact fails the
+//! general engine runs instead.
+
+use super::super::array::RawArray;
+use super::super::dtype::Dtype;
+
+/// What a scan found in float data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub nan: bool,
+    pub negative_zero: bool,
+}
+
+impl Found {
+    /// What `v` itself is.
+    pub fn of(v: f64) -> Found {
+        Found {
+            nan: v.is_nan(),
+            negative_zero: v.to_bits() == (-0.0f64).to_bits(),
+        }
+    }
+
+    pub fn or(self, o: Found) -> Found {
+        Found {
+            nan: self.nan || o.nan,
+            negative_zero: self.negative_zero || o.negative_zero,
+        }
+    }
+}
+
+/// Scans every element of a float input (nothing for other dtypes, which hold neither).
+///
+/// # Safety
+/// `input` must describe valid memory at every element its shape and strides reach.
+pub(crate) unsafe fn scan(input: &RawArray) -> Found {
+    match input.dtype {
+        Dtype::F32 => unsafe { scan_as::<u32>(input, 0x8000_0000, 0x7f80_0000) },
+        Dtype::F64 => unsafe { scan_as::<u64>(input, 1 << 63, 0x7ff0_0000_0000_0000) },
+        _ => Found::default(),
+    }
+}
+
+/// A float's bits as an unsigned integer, for a branch-free scan that LLVM vectorises.
+trait Bits:
+    Copy + Eq + PartialOrd + std::ops::BitAnd<Output = Self> + std::ops::Not<Output = Self>
+{
+    unsafe fn read(p: *const u8) -> Self;
+}
+impl Bits for u32 {
+    unsafe fn read(p: *const u8) -> u32 {
+        unsafe { (p as *const u32).read_unaligned() }
+    }
+}
+impl Bits for u64 {
+    unsafe fn read(p: *const u8) -> u64 {
+        unsafe { (p as *const u64).read_unaligned() }
+    }
+}
+
+/// NaN is an all-ones exponent with a non-zero mantissa, that is `bits & !sign > inf`.
+unsafe fn scan_as<B: Bits>(input: &RawArray, sign: B, inf: B) -> Found {
+    let last = input.shape.len() - 1;
+    let (len, stride) = (input.shape[last], input.strides[last]);
+    let lines: usize = input.shape[..last].iter().product();
+    let mut idx = vec![0usize; last];
+    let mut found = Found::default();
+    for _ in 0..lines {
+        let mut p = input.ptr;
+        for (d, &i) in idx.iter().enumerate() {
+            p = p.wrapping_offset(i as isize * input.strides[d]);
+        }
+        let (mut nan, mut nz) = (false, false);
+        for j in 0..len {
+            let b = unsafe { B::read(p.wrapping_offset(j as isize * stride)) };
+            nan |= (b & !sign) > inf;
+            nz |= b == sign;
+        }
+        found = found.or(Found {
+            nan,
+            negative_zero: nz,
+        });
+        if found.nan && found.negative_zero {
+            break;
+        }
+        for d in (0..last).rev() {
+            idx[d] += 1;
+            if idx[d] < input.shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    found
+}
