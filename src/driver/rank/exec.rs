@@ -193,45 +193,17 @@ impl<T: Elem> Worker<T> {
         self.write(work, a, m, native);
     }
 
-    /// The extended line of slot `s` for columns `a..a + m` (from its leftmost tap).
-    fn ext_line(&mut self, work: &Work<T>, s: usize, a: usize, m: usize) -> *const T {
-        let plan = work.plan;
-        let src = self.srcs[s];
-        let len = m + (plan.cmax - plan.cmin) as usize;
-        let col0 = a as i64 + plan.cmin;
-        let (input, cval) = (work.input, work.cval);
-        self.ext.get((src, a, m, 0, 0), len, |buf| unsafe {
-            plan.fill_as(
-                input,
-                src,
-                col0,
-                buf,
-                cval,
-                |p, stride, dst| {
-                    let mut q = p;
-                    for d in dst {
-                        *d = T::read(q);
-                        q = q.wrapping_offset(stride);
-                    }
-                },
-                |p| T::read(p),
-            )
-        })
-    }
-
     /// `acc[0][..m]` = the minimum (or maximum) over the footprint of each pixel.
     fn extremes(&mut self, work: &Work<T>, shape: &Shape, a: usize, m: usize, max: bool) {
         let mut first = true;
         self.acc[0].resize(m, T::default());
         for (s, chords) in shape.chords.iter().enumerate() {
             for &(o, w) in chords {
-                let key = (self.srcs[s], a, m, o, w);
-                let ext = self.ext_line(work, s, a, m);
-                let len = m + (work.plan.cmax - work.plan.cmin) as usize;
-                // SAFETY: the extended line holds `len` values and stays put this segment.
-                let ext = unsafe { std::slice::from_raw_parts(ext, len) };
-                let scratch = &mut self.scratch;
-                let line = self.extremes[max as usize].get(key, m, |out| {
+                let src = self.srcs[s];
+                let (ext, scratch) = (&mut self.ext, &mut self.scratch);
+                // The extended line is read only when the chord's extremes are not cached.
+                let line = self.extremes[max as usize].get((src, a, m, o, w), m, |out| {
+                    let ext = ext_line(ext, work, src, a, m);
                     sliding::extremes(&ext[o..], w, max, out, scratch)
                 });
                 let line = unsafe { std::slice::from_raw_parts(line, m) };
@@ -250,9 +222,10 @@ impl<T: Elem> Worker<T> {
         let plan = work.plan;
         let pos = shape.positions.expect("order statistics have positions");
         let len = m + (plan.cmax - plan.cmin) as usize;
-        let ext: Vec<&[T]> = (0..plan.slots.len())
-            // SAFETY: as in `extremes`: every line of this segment stays put until the next.
-            .map(|s| unsafe { std::slice::from_raw_parts(self.ext_line(work, s, a, m), len) })
+        let ext: Vec<&[T]> = self
+            .srcs
+            .iter()
+            .map(|&src| ext_line(&mut self.ext, work, src, a, m))
             .collect();
         let mut out = Results {
             native: &mut self.acc[0][..m],
@@ -290,6 +263,13 @@ impl<T: Elem> Worker<T> {
         let stride = out.strides[last];
         let p = p.wrapping_offset(a as isize * stride);
         if native && out.dtype == work.input.dtype && T::ROUND_TRIPS {
+            let line = &self.acc[0][..m];
+            if stride == std::mem::size_of::<T>() as isize {
+                let bytes = std::mem::size_of_val(line);
+                // SAFETY: the output segment is contiguous and valid (the caller's contract).
+                unsafe { std::ptr::copy_nonoverlapping(line.as_ptr() as *const u8, p, bytes) };
+                return;
+            }
             let mut q = p;
             for &v in &self.acc[0][..m] {
                 // SAFETY: the output segment is valid (the caller's contract).
@@ -306,4 +286,43 @@ impl<T: Elem> Worker<T> {
         // SAFETY: as above.
         unsafe { out.dtype.write_line(p, stride, &self.double[..m]) };
     }
+}
+
+/// The extended input line `src` for output columns `a..a + m`, from the leftmost tap's column,
+/// in the input's type; it stays valid until the cache's stamp moves on (the next segment).
+fn ext_line<'c, T: Elem>(
+    cache: &mut LineCache<Key, T>,
+    work: &Work<T>,
+    src: Option<isize>,
+    a: usize,
+    m: usize,
+) -> &'c [T] {
+    let plan = work.plan;
+    let len = m + (plan.cmax - plan.cmin) as usize;
+    let col0 = a as i64 + plan.cmin;
+    let (input, cval) = (work.input, work.cval);
+    let line = cache.get((src, a, m, 0, 0), len, |buf| unsafe {
+        plan.fill_as(
+            input,
+            src,
+            col0,
+            buf,
+            cval,
+            |p, stride, dst| {
+                if stride == std::mem::size_of::<T>() as isize {
+                    let bytes = std::mem::size_of_val(dst);
+                    std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr() as *mut u8, bytes);
+                    return;
+                }
+                let mut q = p;
+                for d in dst {
+                    *d = T::read(q);
+                    q = q.wrapping_offset(stride);
+                }
+            },
+            |p| T::read(p),
+        )
+    });
+    // SAFETY: the cache keeps the line's `len` values in place until its stamp moves on.
+    unsafe { std::slice::from_raw_parts(line, len) }
 }

@@ -70,12 +70,21 @@ unsafe fn scan_as<B: Bits>(input: &RawArray, sign: B, inf: B) -> Found {
         for (d, &i) in idx.iter().enumerate() {
             p = p.wrapping_offset(i as isize * input.strides[d]);
         }
-        let (mut nan, mut nz) = (false, false);
-        for j in 0..len {
-            let b = unsafe { B::read(p.wrapping_offset(j as isize * stride)) };
-            nan |= (b & !sign) > inf;
-            nz |= b == sign;
-        }
+        let size = std::mem::size_of::<B>();
+        let flags = if stride == size as isize && (p as usize).is_multiple_of(size) {
+            // SAFETY: a contiguous, aligned line of `len` elements.
+            let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
+            line.iter().fold(0u8, |f, &b| f | flags(b, sign, inf))
+        } else {
+            (0..len).fold(0u8, |f, j| {
+                f | flags(
+                    unsafe { B::read(p.wrapping_offset(j as isize * stride)) },
+                    sign,
+                    inf,
+                )
+            })
+        };
+        let (nan, nz) = (flags & 1 != 0, flags & 2 != 0);
         found = found.or(Found {
             nan,
             negative_zero: nz,
@@ -92,4 +101,11 @@ unsafe fn scan_as<B: Bits>(input: &RawArray, sign: B, inf: B) -> Found {
         }
     }
     found
+}
+
+/// Bit 0: `b` is a NaN; bit 1: `b` is `-0.0`. Branch-free, so that the fold over a line becomes
+/// vector ORs.
+#[inline(always)]
+fn flags<B: Bits>(b: B, sign: B, inf: B) -> u8 {
+    ((b & !sign) > inf) as u8 | (((b == sign) as u8) << 1)
 }

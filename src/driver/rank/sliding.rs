@@ -24,29 +24,41 @@ pub(crate) fn extremes<T: Elem>(e: &[T], w: usize, max: bool, out: &mut [T], tmp
 pub(crate) type Scratch<T> = (Vec<T>, Vec<T>);
 
 #[inline(always)]
-fn extremes_by<T: Elem>(e: &[T], w: usize, out: &mut [T], tmp: &mut Scratch<T>, op: fn(T, T) -> T) {
+fn extremes_by<T: Elem, F: Fn(T, T) -> T + Copy>(
+    e: &[T],
+    w: usize,
+    out: &mut [T],
+    tmp: &mut Scratch<T>,
+    op: F,
+) {
     let m = out.len();
     debug_assert!(w >= 1 && e.len() >= m + w - 1);
     let (a, b) = tmp;
     let mut len = m + w - 1;
-    a.clear();
-    a.extend_from_slice(&e[..len]);
+    if a.len() < len {
+        a.resize(len, T::default());
+        b.resize(len, T::default());
+    }
     let mut span = 1;
-    // `a[i]` is the extreme of `span` values from `i`; each pass doubles `span` through `b`
-    // (two slices, so the loop vectorises).
+    // `level[i]` is the extreme of `span` values from `i`: `e` itself, then `a`; each pass
+    // doubles `span` into `b` (separate slices, so the loop vectorises).
+    let mut first = true;
     while 2 * span <= w {
         len -= span;
-        b.clear();
-        b.extend(
-            a[..len]
-                .iter()
-                .zip(&a[span..span + len])
-                .map(|(&x, &y)| op(x, y)),
-        );
+        let level: &[T] = if first { e } else { a };
+        pair(&level[..len], &level[span..span + len], &mut b[..len], op);
         std::mem::swap(a, b);
+        first = false;
         span *= 2;
     }
-    for ((o, &x), &y) in out.iter_mut().zip(&a[..m]).zip(&a[w - span..w - span + m]) {
+    let level: &[T] = if first { e } else { a };
+    pair(&level[..m], &level[w - span..w - span + m], out, op);
+}
+
+/// `out[i] = op(x[i], y[i])`.
+#[inline(always)]
+fn pair<T: Elem>(x: &[T], y: &[T], out: &mut [T], op: impl Fn(T, T) -> T) {
+    for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
         *o = op(x, y);
     }
 }
