@@ -69,10 +69,13 @@ int_elem!(u8: 8, 0, true; i8: 8, 0x80, true; u16: 16, 0, true; i16: 16, 0x8000, 
 macro_rules! float_elem {
     ($($t:ty),*) => {$(
         impl Elem for $t {
+            // IEEE minNum/maxNum: the same as `<` on NaN-free data but for which of two
+            // zeros comes out, and never a conditional store (which LLVM makes of a `<` select
+            // written back in place, as the networks' comparators are).
             #[inline(always)]
-            fn min(self, o: Self) -> Self { if o < self { o } else { self } }
+            fn min(self, o: Self) -> Self { <$t>::min(self, o) }
             #[inline(always)]
-            fn max(self, o: Self) -> Self { if o > self { o } else { self } }
+            fn max(self, o: Self) -> Self { <$t>::max(self, o) }
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
             #[inline(always)]

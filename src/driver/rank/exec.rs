@@ -221,7 +221,6 @@ impl<T: Elem> Worker<T> {
     fn order(&mut self, work: &Work<T>, shape: &Shape, a: usize, m: usize) -> bool {
         let plan = work.plan;
         let pos = shape.positions.expect("order statistics have positions");
-        let len = m + (plan.cmax - plan.cmin) as usize;
         let ext: Vec<&[T]> = self
             .srcs
             .iter()

@@ -47,6 +47,7 @@ mod elem;
 mod exec;
 mod facts;
 mod order;
+mod simd;
 mod sliding;
 mod stat;
 

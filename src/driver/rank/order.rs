@@ -13,6 +13,7 @@
 //! caller has excluded where their sign could show (the parent module's proof).
 
 use super::elem::Elem;
+use super::simd;
 use super::stat::Positions;
 use crate::ir::network::batcher_pairs;
 
@@ -58,7 +59,7 @@ const NETWORK_MAX: usize = 64;
 
 impl Order {
     pub fn choose<T: Elem>(n: usize, pos: &Positions) -> Order {
-        if n <= NETWORK_MAX {
+        if n <= NETWORK_MAX * 2 {
             let (a, b) = wanted(pos);
             Order::Network(pruned(n, &[a, b]))
         } else if T::KEY_BITS > 0 {
@@ -109,16 +110,18 @@ pub(crate) fn network<T: Elem>(
         for (t, tap) in taps.iter().enumerate() {
             wires[t * block..t * block + len].copy_from_slice(&tap[j0..j0 + len]);
         }
-        for &(i, j) in pairs {
-            let (lo, hi) = wires.split_at_mut(j as usize * block);
-            let a = &mut lo[i as usize * block..i as usize * block + len];
-            let b = &mut hi[..len];
-            for (x, y) in a.iter_mut().zip(b.iter_mut()) {
-                let (u, v) = (*x, *y);
-                *x = T::min(u, v);
-                *y = T::max(u, v);
+        simd::fast(|| {
+            for &(i, j) in pairs {
+                let (lo, hi) = wires.split_at_mut(j as usize * block);
+                let a = &mut lo[i as usize * block..i as usize * block + len];
+                let b = &mut hi[..len];
+                for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                    let (u, v) = (*x, *y);
+                    *x = T::min(u, v);
+                    *y = T::max(u, v);
+                }
             }
-        }
+        });
         for k in 0..len {
             out.put(j0 + k, pos, wires[pa * block + k], wires[pb * block + k]);
         }
