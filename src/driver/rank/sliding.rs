@@ -9,15 +9,15 @@
 //! three dependent scalar comparisons per value.
 
 use super::elem::Elem;
+use super::simd;
 
 /// `out[i]` = the minimum (or maximum) of `e[i..i + w]` for `i in 0..out.len()`; `e` holds at
 /// least `out.len() + w - 1` values, `w >= 1`. `tmp` is scratch.
 pub(crate) fn extremes<T: Elem>(e: &[T], w: usize, max: bool, out: &mut [T], tmp: &mut Scratch<T>) {
-    if max {
-        extremes_by(e, w, out, tmp, T::max)
-    } else {
-        extremes_by(e, w, out, tmp, T::min)
-    }
+    simd::fast(|| match max {
+        true => extremes_by(e, w, out, tmp, T::max),
+        false => extremes_by(e, w, out, tmp, T::min),
+    })
 }
 
 /// Two level buffers, reused between calls.
@@ -66,15 +66,10 @@ fn pair<T: Elem>(x: &[T], y: &[T], out: &mut [T], op: impl Fn(T, T) -> T) {
 /// `acc[i] = op(acc[i], v[i])`: one chord's extremes into the pixel's.
 #[inline]
 pub(crate) fn merge<T: Elem>(acc: &mut [T], v: &[T], max: bool) {
-    if max {
-        for (a, &x) in acc.iter_mut().zip(v) {
-            *a = T::max(*a, x);
-        }
-    } else {
-        for (a, &x) in acc.iter_mut().zip(v) {
-            *a = T::min(*a, x);
-        }
-    }
+    simd::fast(|| match max {
+        true => acc.iter_mut().zip(v).for_each(|(a, &x)| *a = T::max(*a, x)),
+        false => acc.iter_mut().zip(v).for_each(|(a, &x)| *a = T::min(*a, x)),
+    })
 }
 
 #[cfg(test)]
