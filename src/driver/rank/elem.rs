@@ -100,47 +100,15 @@ float_elem!(f32, f64);
 /// Calls `$body` with `$T` bound to the element type of `$dtype` (`bool` as `u8`).
 macro_rules! with_elem {
     ($dtype:expr, $T:ident => $body:expr) => {
+        with_elem!(@arms $dtype, $T, $body, [Bool u8] [U8 u8] [I8 i8] [U16 u16] [I16 i16]
+                   [U32 u32] [I32 i32] [U64 u64] [I64 i64] [F32 f32] [F64 f64])
+    };
+    (@arms $dtype:expr, $T:ident, $body:expr, $([$d:ident $t:ty])*) => {
         match $dtype {
-            Dtype::Bool | Dtype::U8 => {
-                type $T = u8;
+            $(Dtype::$d => {
+                type $T = $t;
                 $body
-            }
-            Dtype::I8 => {
-                type $T = i8;
-                $body
-            }
-            Dtype::U16 => {
-                type $T = u16;
-                $body
-            }
-            Dtype::I16 => {
-                type $T = i16;
-                $body
-            }
-            Dtype::U32 => {
-                type $T = u32;
-                $body
-            }
-            Dtype::I32 => {
-                type $T = i32;
-                $body
-            }
-            Dtype::U64 => {
-                type $T = u64;
-                $body
-            }
-            Dtype::I64 => {
-                type $T = i64;
-                $body
-            }
-            Dtype::F32 => {
-                type $T = f32;
-                $body
-            }
-            Dtype::F64 => {
-                type $T = f64;
-                $body
-            }
+            })*
         }
     };
 }
