@@ -59,6 +59,7 @@ use super::error::DriverError;
 use super::executor::Resolved;
 use super::mode::Mode;
 use super::plan::Plan;
+use super::MAX_UNROLLED_TAPS;
 use elem::{is_float, with_elem, Elem};
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
@@ -102,6 +103,11 @@ pub fn rank_stat(filter: &crate::Filter, n: usize) -> Option<RankStat> {
 /// engine. Called for disjoint arrays under `Engine::Auto` only.
 pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), DriverError>> {
     let n = run.geometry.tap_count();
+    // Above this the filter is not specialised (its loops would be unrolled over every tap),
+    // and neither is the IR that would prove it a rank statistic.
+    if n > MAX_UNROLLED_TAPS {
+        return None;
+    }
     let stat = rank_stat(run.filter, n)?;
     let input = run.input;
     let constant = run.mode == Mode::Constant;

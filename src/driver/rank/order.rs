@@ -199,11 +199,6 @@ impl Histogram {
         }
         k
     }
-
-    fn clear(&mut self) {
-        self.fine.fill(0);
-        self.coarse.fill(0);
-    }
 }
 
 /// Huang's sliding histogram along `m` pixels. `ext[s]` is slot `s`'s line from the segment's
@@ -218,12 +213,21 @@ pub(crate) fn histogram<T: Elem>(
     hist: &mut Histogram,
 ) {
     let (pa, pb) = wanted(pos);
-    hist.clear();
-    for (line, chords) in ext.iter().zip(chords) {
-        for &(o, w) in chords {
-            line[o..o + w].iter().for_each(|v| hist.add(v.key()));
+    // The histogram is empty between calls: the last window is taken out at the end (cheaper
+    // than clearing 65536 bins for 16-bit types).
+    let window = |hist: &mut Histogram, j: usize, add: bool| {
+        for (line, chords) in ext.iter().zip(chords) {
+            for &(o, w) in chords {
+                for v in &line[j + o..j + o + w] {
+                    match add {
+                        true => hist.add(v.key()),
+                        false => hist.remove(v.key()),
+                    }
+                }
+            }
         }
-    }
+    };
+    window(hist, 0, true);
     for j in 0..m {
         let a = T::from_key(hist.at(pa));
         let b = match pb > pa {
@@ -231,7 +235,9 @@ pub(crate) fn histogram<T: Elem>(
             false => a,
         };
         out.put(j, pos, a, b);
-        if j + 1 < m {
+        if j + 1 == m {
+            window(hist, j, false);
+        } else {
             for (line, chords) in ext.iter().zip(chords) {
                 for &(o, w) in chords {
                     hist.remove(line[j + o].key());
