@@ -280,10 +280,11 @@ fn data_facts_that_fail_the_proof_run_the_general_engine() {
     assert_eq!(chosen("np.min(x)", Dtype::F64, &plain, &callback), None);
 }
 
-/// Footprints beyond the selection network: the sliding histogram (8/16-bit) and selection
-/// per pixel (wider types), against the interpreter.
+/// Each order algorithm against the interpreter: the 3×3 box median's shared column sorts, the
+/// selection network, and beyond it the sliding histogram (8/16-bit) and selection per pixel
+/// (wider types).
 #[test]
-fn large_footprints_take_the_histogram_and_selection() {
+fn every_order_algorithm_equals_the_interpreter() {
     let mut rng = Rng::new(77);
     for dtype in [
         Dtype::U8,
@@ -300,8 +301,20 @@ fn large_footprints_take_the_histogram_and_selection() {
         let data = array(dtype, &values);
         let input = c_array(&data, dtype, &shape);
         for src in ["np.median(x)", "np.percentile(x, 37)", "np.sort(x)[5]"] {
-            for fp in [Footprint::from_size(&[9, 9]), Footprint::disk(5)] {
-                let opts = Options::new(fp).mode(Mode::Mirror).threads(2);
+            let footprints = [
+                Footprint::from_size(&[3, 3]),
+                Footprint::from_size(&[5, 5]),
+                Footprint::from_size(&[13, 11]),
+                Footprint::disk(6),
+            ];
+            for (fp, origin) in footprints
+                .into_iter()
+                .zip([[0, 1], [-1, 0], [0, 0], [2, -3]])
+            {
+                let opts = Options::new(fp)
+                    .mode(Mode::Mirror)
+                    .origin(&origin)
+                    .threads(2);
                 let f = compile(src);
                 let fast = run(&f, &input, Dtype::F64, &opts);
                 assert!(last_run().is_some(), "{src} {dtype}");

@@ -63,7 +63,9 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
     let chords = chords(plan);
     let n = plan.tap_slot.len();
     let positions = work.stat.positions(n);
-    let order = positions.as_ref().map(|p| Order::choose::<T>(n, p));
+    let order = positions
+        .as_ref()
+        .map(|p| Order::choose::<T>(n, p, &chords));
     let parts = chunks(plan, threads, work.options.progress.is_some());
     let (cancelled, done) = (AtomicBool::new(false), AtomicUsize::new(0));
     let total = plan.lines * plan.len;
@@ -238,6 +240,17 @@ impl<T: Elem> Worker<T> {
                 .collect()
         };
         match shape.order.expect("order statistics have an algorithm") {
+            Order::Median3x3 => {
+                let plus_zero = matches!(
+                    pos,
+                    Positions::One {
+                        plus_zero: true,
+                        ..
+                    }
+                );
+                let rows = [ext[0], ext[1], ext[2]];
+                order::median3x3(rows, m, plus_zero, out.native, &mut self.wires)
+            }
             Order::Network(pairs) => {
                 order::network(pairs, &taps(), m, pos, &mut out, &mut self.wires)
             }
