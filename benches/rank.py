@@ -120,7 +120,8 @@ def opencv(op, x, fp):
 
 
 def skimage(op, x, fp):
-    if skrank is None or x.dtype not in (np.uint8, np.uint16) or op not in ("min", "max", "median"):
+    # u8 only: on u16 scikit-image's histograms have 65536 bins (minutes per 1024² median).
+    if skrank is None or x.dtype != np.uint8 or op not in ("min", "max", "median"):
         return None
     f = {"min": skrank.minimum, "max": skrank.maximum, "median": skrank.median}[op]
     return lambda: f(x, fp.astype(np.uint8))
