@@ -1,5 +1,6 @@
 //! Sorted positions of every window of a line segment (medians, quantiles, `np.sort(x)[k]`),
-//! three ways, chosen by the footprint's size and the element type ([`Order::choose`]):
+//! four ways, chosen by the footprint and the element type ([`Order::choose`]):
+//! - the median of a 3×3 box from column sorts shared by neighbouring pixels ([`median3x3`]);
 //! - a selection network run on many pixels at once: each comparator is a `min` and a `max` of
 //!   two rows of pixels, which LLVM vectorises; only the comparators the wanted positions depend
 //!   on are kept;
