@@ -128,7 +128,7 @@ impl Seen {
 /// their compiled code. Building the key formats the whole IR, microseconds that a small image's
 /// run would pay on every call; it is built once per filter object (the number is remembered by
 /// identity in [`Seen`]). Numbers are never reused, so an evicted key only costs a recompilation.
-fn content_id(filter: &Filter) -> u64 {
+pub(crate) fn content_id(filter: &Filter) -> u64 {
     static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
     static BY_CONTENT: OnceLock<Mutex<Lru<String, u64>>> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(0);

@@ -139,7 +139,7 @@ pub(crate) fn thread_count(threads: Option<usize>) -> usize {
 /// Splits the pixels into chunks `[p0, p1)` in C order: whole lines when lines are short, pieces
 /// of a line when there are few long ones; about 16 per thread (at least 100 with a progress
 /// report) and at least 4096 pixels each.
-fn chunks(plan: &Plan, threads: usize, progress: bool) -> Vec<(usize, usize)> {
+pub(crate) fn chunks(plan: &Plan, threads: usize, progress: bool) -> Vec<(usize, usize)> {
     let total = plan.lines * plan.len;
     let wanted = if progress {
         (threads * 16).max(100)
@@ -215,7 +215,7 @@ struct Worker {
     idx: Vec<usize>,
     srcs: Vec<Option<isize>>,
     rows: Vec<*const f64>,
-    cache: LineCache,
+    cache: LineCache<(Option<isize>, i64, usize), f64>,
     strips: Vec<Vec<f64>>,
     out_row: Vec<f64>,
     buf: Vec<f64>,
@@ -364,9 +364,9 @@ impl Worker {
         self.cache.stamp += 1;
         for s in 0..plan.slots.len() {
             let key = (self.srcs[s], col0, n);
-            let line = self
-                .cache
-                .get(key, |buf| unsafe { plan.fill(job.input, key.0, col0, buf) });
+            let line = self.cache.get(key, n, |buf| unsafe {
+                plan.fill(job.input, key.0, col0, buf)
+            });
             // Column `a` is `-cmin` elements into the extended values.
             self.rows[s] = unsafe { line.add((-plan.cmin) as usize) };
         }
@@ -487,22 +487,25 @@ impl Worker {
     }
 }
 
-/// Extended input lines, converted to f64, kept while they may be reused by the next lines.
-struct LineCache {
-    entries: Vec<Entry>,
+/// Lines of values keyed by what they are computed from (here: extended input lines converted to
+/// f64; in the rank executor, lines in the input's own type), kept while they may be reused by
+/// the next lines.
+pub(crate) struct LineCache<K, T> {
+    entries: Vec<Entry<K, T>>,
     cap: usize,
     /// The current segment's stamp: entries with it are in use and never evicted.
-    stamp: u64,
+    pub stamp: u64,
 }
 
-struct Entry {
-    key: (Option<isize>, i64, usize),
-    data: Vec<f64>,
+struct Entry<K, T> {
+    key: K,
+    data: Vec<T>,
     used: u64,
 }
 
-impl LineCache {
-    fn new(cap: usize) -> LineCache {
+impl<K: PartialEq + Copy, T: Copy + Default> LineCache<K, T> {
+    /// A cache of `cap` lines, more than a segment uses at once.
+    pub fn new(cap: usize) -> LineCache<K, T> {
         LineCache {
             entries: Vec::new(),
             cap,
@@ -510,12 +513,9 @@ impl LineCache {
         }
     }
 
-    /// The values for `key`, computed by `fill` on a miss.
-    fn get(
-        &mut self,
-        key: (Option<isize>, i64, usize),
-        fill: impl FnOnce(&mut [f64]),
-    ) -> *const f64 {
+    /// The `len` values for `key`, computed by `fill` on a miss. The pointer stays valid until
+    /// a call with a later stamp.
+    pub fn get(&mut self, key: K, len: usize, fill: impl FnOnce(&mut [T])) -> *const T {
         if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
             e.used = self.stamp;
             return e.data.as_ptr();
@@ -542,7 +542,7 @@ impl LineCache {
         let e = &mut self.entries[i];
         e.key = key;
         e.used = self.stamp;
-        e.data.resize(key.2, 0.0);
+        e.data.resize(len, T::default());
         fill(&mut e.data);
         e.data.as_ptr()
     }

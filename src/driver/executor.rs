@@ -12,7 +12,7 @@ use super::exec::{self, Compute, Job};
 use super::mode::Mode;
 use super::options::{Engine, Geometry, Options};
 use super::plan::Plan;
-use super::{cache, sequential, MAX_UNROLLED_TAPS};
+use super::{cache, rank, sequential, MAX_UNROLLED_TAPS};
 use crate::jit::kernel::Taps;
 use crate::{Filter, Sig};
 
@@ -183,6 +183,7 @@ impl Executor for Engine {
     type Error = DriverError;
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<(), DriverError> {
+        rank::forget_last_run();
         let result = match (self, run.aliasing) {
             (Engine::Sequential, _) | (_, Aliasing::OverlapsInput | Aliasing::SelfOverlapping) => {
                 let interpret = *self == Engine::Interpreter;
@@ -205,6 +206,11 @@ impl Executor for Engine {
 fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
     let (geom, filter) = (run.geometry, run.filter);
     let plan = Plan::new(geom, run.mode, run.cval)?;
+    if engine == Engine::Auto {
+        if let Some(done) = rank::try_run(run, &plan) {
+            return done;
+        }
+    }
     let kernel = match (engine, filter.specialized_ir()) {
         (Engine::Auto, Some(_)) if geom.tap_count() <= MAX_UNROLLED_TAPS => {
             let taps = Taps {

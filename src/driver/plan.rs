@@ -116,8 +116,39 @@ impl Plan {
     /// # Safety
     /// `input` must describe valid memory and `src` be an offset from [`Plan::sources`].
     pub unsafe fn fill(&self, input: &RawArray, src: Option<isize>, col0: i64, buf: &mut [f64]) {
+        let dtype = input.dtype;
+        unsafe {
+            self.fill_as(
+                input,
+                src,
+                col0,
+                buf,
+                self.cval,
+                |p, stride, dst| dtype.read_line(p, stride, dst),
+                |p| dtype.read(p),
+            )
+        }
+    }
+
+    /// [`Plan::fill`] for elements of any type: `read_line(p, stride, dst)` reads `dst.len()`
+    /// elements from `p`, `read(p)` one, and `cval` is the constant in that type. The rank
+    /// executor reads lines in the input's own dtype through it.
+    ///
+    /// # Safety
+    /// As [`Plan::fill`]; `read_line` and `read` must read elements of the input's dtype.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn fill_as<T: Copy>(
+        &self,
+        input: &RawArray,
+        src: Option<isize>,
+        col0: i64,
+        buf: &mut [T],
+        cval: T,
+        read_line: impl Fn(*const u8, isize, &mut [T]),
+        read: impl Fn(*const u8) -> T,
+    ) {
         let Some(src) = src else {
-            buf.fill(self.cval);
+            buf.fill(cval);
             return;
         };
         let n = self.len as i64;
@@ -128,17 +159,13 @@ impl Plan {
         let (lo, hi) = (col0.max(0), end.min(n));
         if lo < hi {
             let dst = &mut buf[(lo - col0) as usize..(hi - col0) as usize];
-            unsafe {
-                input
-                    .dtype
-                    .read_line(base.wrapping_offset(lo as isize * stride), stride, dst)
-            };
+            read_line(base.wrapping_offset(lo as isize * stride), stride, dst);
         }
         // Columns before the start, then past the end.
         for c in (col0..end.min(0)).chain(col0.max(n)..end) {
             buf[(c - col0) as usize] = match self.mode.map(c, n) {
-                Some(i) => unsafe { input.dtype.read(base.wrapping_offset(i as isize * stride)) },
-                None => self.cval,
+                Some(i) => read(base.wrapping_offset(i as isize * stride)),
+                None => cval,
             };
         }
     }

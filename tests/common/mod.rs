@@ -126,6 +126,13 @@ impl Inputs {
             _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 0.5,
         }
     }
+    /// A uniform choice in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
     pub fn buffer(&mut self, n: usize) -> Vec<f64> {
         (0..n).map(|_| self.value()).collect()
     }

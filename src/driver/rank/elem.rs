@@ -1,0 +1,120 @@
+//! The input's own element types, as the rank executor computes in them.
+//!
+//! Every dtype converts to double monotonically (exactly, or rounded to nearest for 64-bit
+//! integers), so the order of the values, and which one sits at a sorted position, is the same
+//! in the native type as in double; only the final value is converted ([`Elem::to_f64`]).
+
+use super::super::dtype::Dtype;
+
+/// A native element type: `bool` is read as its byte (`u8`), as the general path reads it.
+pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
+    /// The smaller and larger of two values, neither of them NaN (the executor runs on float
+    /// data only after checking it holds no NaN).
+    fn min(self, other: Self) -> Self;
+    fn max(self, other: Self) -> Self;
+    /// The value as the general path reads it: `(double)v`.
+    fn to_f64(self) -> f64;
+    /// `0.0 + (double)v` in this type: the median's addition, which turns `-0.0` into `0.0`.
+    fn plus_zero(self) -> Self;
+    /// The element equal to `v`, if there is one whose double is `v` bit for bit.
+    fn exactly(v: f64) -> Option<Self>;
+    /// Whether `(dtype)(double)v == v` for every value: then a result may be stored natively
+    /// in an output of the same dtype, the general path's C cast of its double being the value.
+    const ROUND_TRIPS: bool;
+    /// For types of at most 16 bits, the order-preserving bin of a value, `0..1 << KEY_BITS`.
+    const KEY_BITS: u32;
+    fn key(self) -> usize;
+    fn from_key(k: usize) -> Self;
+    /// # Safety
+    /// `p` must be valid for reading one element (any alignment).
+    unsafe fn read(p: *const u8) -> Self;
+    /// # Safety
+    /// `p` must be valid for writing one element (any alignment).
+    unsafe fn write(p: *mut u8, v: Self);
+}
+
+macro_rules! int_elem {
+    ($($t:ty: $bits:expr, $flip:expr, $trips:expr);*) => {$(
+        impl Elem for $t {
+            #[inline(always)]
+            fn min(self, o: Self) -> Self { Ord::min(self, o) }
+            #[inline(always)]
+            fn max(self, o: Self) -> Self { Ord::max(self, o) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn plus_zero(self) -> Self { self }
+            fn exactly(v: f64) -> Option<Self> {
+                let t = v as $t;
+                (t as f64 == v && (v != 0.0 || v.is_sign_positive())).then_some(t)
+            }
+            const ROUND_TRIPS: bool = $trips;
+            const KEY_BITS: u32 = $bits;
+            #[inline(always)]
+            fn key(self) -> usize { ((self as u64) ^ $flip) as usize & ((1usize << $bits) - 1) }
+            #[inline(always)]
+            fn from_key(k: usize) -> Self { ((k as u64) ^ $flip) as $t }
+            #[inline(always)]
+            unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $t).read_unaligned() } }
+            #[inline(always)]
+            unsafe fn write(p: *mut u8, v: Self) { unsafe { (p as *mut $t).write_unaligned(v) } }
+        }
+    )*};
+}
+// Keys of signed types flip the sign bit, so that they sort as unsigned. Wider types have no
+// keys (0 bits): they never use a histogram.
+int_elem!(u8: 8, 0, true; i8: 8, 0x80, true; u16: 16, 0, true; i16: 16, 0x8000, true;
+          u32: 0, 0, true; i32: 0, 0, true; u64: 0, 0, false; i64: 0, 0, false);
+
+macro_rules! float_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            // IEEE minNum/maxNum: the same as `<` on NaN-free data but for which of two
+            // zeros comes out, and never a conditional store (which LLVM makes of a `<` select
+            // written back in place, as the networks' comparators are).
+            #[inline(always)]
+            fn min(self, o: Self) -> Self { <$t>::min(self, o) }
+            #[inline(always)]
+            fn max(self, o: Self) -> Self { <$t>::max(self, o) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn plus_zero(self) -> Self { 0.0 + self }
+            fn exactly(v: f64) -> Option<Self> {
+                let t = v as $t;
+                ((t as f64).to_bits() == v.to_bits()).then_some(t)
+            }
+            const ROUND_TRIPS: bool = true;
+            const KEY_BITS: u32 = 0;
+            fn key(self) -> usize { unreachable!("floats have no histogram keys") }
+            fn from_key(_: usize) -> Self { unreachable!("floats have no histogram keys") }
+            #[inline(always)]
+            unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $t).read_unaligned() } }
+            #[inline(always)]
+            unsafe fn write(p: *mut u8, v: Self) { unsafe { (p as *mut $t).write_unaligned(v) } }
+        }
+    )*};
+}
+float_elem!(f32, f64);
+
+/// Calls `$body` with `$T` bound to the element type of `$dtype` (`bool` as `u8`).
+macro_rules! with_elem {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        with_elem!(@arms $dtype, $T, $body, [Bool u8] [U8 u8] [I8 i8] [U16 u16] [I16 i16]
+                   [U32 u32] [I32 i32] [U64 u64] [I64 i64] [F32 f32] [F64 f64])
+    };
+    (@arms $dtype:expr, $T:ident, $body:expr, $([$d:ident $t:ty])*) => {
+        match $dtype {
+            $(Dtype::$d => {
+                type $T = $t;
+                $body
+            })*
+        }
+    };
+}
+pub(crate) use with_elem;
+
+/// Whether a float dtype's data can hold NaN or `-0.0` (integers cannot).
+pub(crate) fn is_float(d: Dtype) -> bool {
+    matches!(d, Dtype::F32 | Dtype::F64)
+}

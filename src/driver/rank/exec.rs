@@ -1,0 +1,340 @@
+//! Running a rank statistic over the pixels: the driver's chunks and threads ([`team`]), lines
+//! in the input's own element type.
+//!
+//! Per output line segment, each slot (a distinct offset of the footprint on the leading axes,
+//! [`Plan`]) reads one input line, extended past the ends by the mode exactly as the general
+//! engine extends it ([`Plan::fill_as`]). The taps of a slot fall into *chords*, runs of
+//! consecutive columns. Min and max take the extreme along each chord ([`sliding`]), cached per
+//! source line and chord so the lines of a box share them, then across the chords; the order
+//! statistics read all taps ([`order`]).
+
+use super::super::array::{RawArray, RawArrayMut};
+use super::super::error::DriverError;
+use super::super::exec::{chunks, LineCache};
+use super::super::plan::Plan;
+use super::super::{team, Options};
+use super::elem::Elem;
+use super::order::{self, Histogram, Order, Results};
+use super::sliding::{self, Scratch};
+use super::stat::{Positions, RankStat};
+use crate::interrupt;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// What a run computes, fixed before the workers start.
+pub(crate) struct Work<'a, T> {
+    pub plan: &'a Plan,
+    pub input: &'a RawArray,
+    pub output: &'a RawArrayMut,
+    pub stat: RankStat,
+    /// `cval` in the input's type (checked exact by the caller).
+    pub cval: T,
+    pub options: &'a Options,
+}
+
+// SAFETY: the arrays are raw memory the caller vouches for; the input is only read and each
+// chunk writes its own output pixels (the arrays are disjoint: `Aliasing::Disjoint`).
+unsafe impl<T> Sync for Work<'_, T> {}
+
+/// Per slot, its chords `(offset from the leftmost tap, width)`.
+fn chords(plan: &Plan) -> Vec<Vec<(usize, usize)>> {
+    let mut cols: Vec<Vec<i64>> = vec![Vec::new(); plan.slots.len()];
+    for (&s, &c) in plan.tap_slot.iter().zip(&plan.tap_col) {
+        cols[s as usize].push(c);
+    }
+    cols.into_iter()
+        .map(|mut c| {
+            c.sort_unstable();
+            let mut runs: Vec<(usize, usize)> = Vec::new();
+            for col in c {
+                let o = (col - plan.cmin) as usize;
+                match runs.last_mut() {
+                    Some((start, w)) if *start + *w == o => *w += 1,
+                    _ => runs.push((o, 1)),
+                }
+            }
+            runs
+        })
+        .collect()
+}
+
+/// Runs the work on `threads` threads.
+pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverError> {
+    let plan = work.plan;
+    let chords = chords(plan);
+    let n = plan.tap_slot.len();
+    let positions = work.stat.positions(n);
+    let order = positions
+        .as_ref()
+        .map(|p| Order::choose::<T>(n, p, &chords));
+    let parts = chunks(plan, threads, work.options.progress.is_some());
+    let (cancelled, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let total = plan.lines * plan.len;
+    team::for_each_init(
+        threads,
+        &parts,
+        || Worker::<T>::new(plan, chords.iter().map(Vec::len).sum()),
+        |w, &(p0, p1)| {
+            if work
+                .options
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
+            {
+                cancelled.store(true, Ordering::Relaxed);
+            }
+            let stop = interrupt::with_cancel(&cancelled, interrupt::poll);
+            if stop {
+                return;
+            }
+            let mut p = p0;
+            while p < p1 {
+                let (line, a) = (p / plan.len, p % plan.len);
+                let b = plan.len.min(a + (p1 - p));
+                let shape = Shape {
+                    chords: &chords,
+                    positions: positions.as_ref(),
+                    order: order.as_ref(),
+                };
+                w.segment(work, &shape, line, a, b);
+                p += b - a;
+            }
+            if let Some(report) = &work.options.progress {
+                report(
+                    done.fetch_add(p1 - p0, Ordering::Relaxed) + (p1 - p0),
+                    total,
+                );
+            }
+        },
+    );
+    match cancelled.load(Ordering::Relaxed) {
+        true => Err(DriverError::Cancelled),
+        false => Ok(()),
+    }
+}
+
+/// The footprint's decomposition and the statistic's algorithm.
+struct Shape<'a> {
+    chords: &'a [Vec<(usize, usize)>],
+    positions: Option<&'a Positions>,
+    order: Option<&'a Order>,
+}
+
+/// Key of a cached line: the source line (`None`: `cval`), then either the extended line of
+/// columns `a..a + m` (`width == 0`) or the extremes of the chord at `offset` of that width.
+type Key = (Option<isize>, usize, usize, usize, usize);
+
+/// A worker's scratch, reused across its chunks.
+struct Worker<T> {
+    idx: Vec<usize>,
+    srcs: Vec<Option<isize>>,
+    /// Extended input lines, and chords' minima and maxima.
+    ext: LineCache<Key, T>,
+    extremes: [LineCache<Key, T>; 2],
+    acc: [Vec<T>; 2],
+    double: Vec<f64>,
+    scratch: Scratch<T>,
+    wires: Vec<T>,
+    hist: Option<Histogram>,
+}
+
+impl<T: Elem> Worker<T> {
+    /// Scratch for a plan whose slots have `chords` chords in all: the caches hold two lines'
+    /// worth (a segment's, and the previous one's for the next line to reuse).
+    fn new(plan: &Plan, chords: usize) -> Worker<T> {
+        let slots = plan.slots.len();
+        Worker {
+            idx: vec![0; plan.shape.len()],
+            srcs: Vec::with_capacity(slots),
+            ext: LineCache::new(2 * slots + 2),
+            extremes: [
+                LineCache::new(2 * chords + 2),
+                LineCache::new(2 * chords + 2),
+            ],
+            acc: [Vec::new(), Vec::new()],
+            double: Vec::new(),
+            scratch: (Vec::new(), Vec::new()),
+            wires: Vec::new(),
+            hist: (T::KEY_BITS > 0).then(|| Histogram::new(T::KEY_BITS)),
+        }
+    }
+
+    /// Computes and writes columns `a..b` of line `line`.
+    fn segment(&mut self, work: &Work<T>, shape: &Shape, line: usize, a: usize, b: usize) {
+        let plan = work.plan;
+        let last = plan.shape.len() - 1;
+        plan.line_index(line, &mut self.idx[..last]);
+        plan.sources(&self.idx[..last], &work.input.strides, &mut self.srcs);
+        let m = b - a;
+        self.ext.stamp += 1;
+        for c in &mut self.extremes {
+            c.stamp += 1;
+        }
+        self.acc[0].resize(m, T::default());
+        self.double.resize(m, 0.0);
+        let native = match work.stat {
+            RankStat::Min => {
+                self.extremes(work, shape, a, m, false);
+                true
+            }
+            RankStat::Max => {
+                self.extremes(work, shape, a, m, true);
+                true
+            }
+            RankStat::Range => {
+                self.extremes(work, shape, a, m, true);
+                self.acc.swap(0, 1);
+                self.extremes(work, shape, a, m, false);
+                let [min, max] = &self.acc;
+                for ((d, hi), lo) in self.double.iter_mut().zip(max).zip(min) {
+                    *d = hi.to_f64() - lo.to_f64();
+                }
+                false
+            }
+            _ => self.order(work, shape, a, m),
+        };
+        self.write(work, a, m, native);
+    }
+
+    /// `acc[0][..m]` = the minimum (or maximum) over the footprint of each pixel.
+    fn extremes(&mut self, work: &Work<T>, shape: &Shape, a: usize, m: usize, max: bool) {
+        let mut first = true;
+        self.acc[0].resize(m, T::default());
+        for (s, chords) in shape.chords.iter().enumerate() {
+            for &(o, w) in chords {
+                let src = self.srcs[s];
+                let (ext, scratch) = (&mut self.ext, &mut self.scratch);
+                // The extended line is read only when the chord's extremes are not cached.
+                let line = self.extremes[max as usize].get((src, a, m, o, w), m, |out| {
+                    let ext = ext_line(ext, work, src, a, m);
+                    sliding::extremes(&ext[o..], w, max, out, scratch)
+                });
+                let line = unsafe { std::slice::from_raw_parts(line, m) };
+                if first {
+                    self.acc[0].copy_from_slice(line);
+                    first = false;
+                } else {
+                    sliding::merge(&mut self.acc[0], line, max);
+                }
+            }
+        }
+    }
+
+    /// The order statistic of each pixel into `acc[0]` (native) or `double`; whether native.
+    fn order(&mut self, work: &Work<T>, shape: &Shape, a: usize, m: usize) -> bool {
+        let plan = work.plan;
+        let pos = shape.positions.expect("order statistics have positions");
+        let ext: Vec<&[T]> = self
+            .srcs
+            .iter()
+            .map(|&src| ext_line(&mut self.ext, work, src, a, m))
+            .collect();
+        let mut out = Results {
+            native: &mut self.acc[0][..m],
+            double: &mut self.double[..m],
+        };
+        let taps = || -> Vec<&[T]> {
+            plan.tap_slot
+                .iter()
+                .zip(&plan.tap_col)
+                .map(|(&s, &c)| &ext[s as usize][(c - plan.cmin) as usize..])
+                .collect()
+        };
+        match shape.order.expect("order statistics have an algorithm") {
+            Order::Median3x3 => {
+                let plus_zero = matches!(
+                    pos,
+                    Positions::One {
+                        plus_zero: true,
+                        ..
+                    }
+                );
+                let rows = [ext[0], ext[1], ext[2]];
+                order::median3x3(rows, m, plus_zero, out.native, &mut self.wires)
+            }
+            Order::Network(pairs) => {
+                order::network(pairs, &taps(), m, pos, &mut out, &mut self.wires)
+            }
+            Order::Select => order::select(&taps(), m, pos, &mut out, &mut self.wires),
+            Order::Histogram => {
+                let hist = self.hist.as_mut().expect("histogram types have one");
+                order::histogram(&ext, shape.chords, m, pos, &mut out, hist)
+            }
+        }
+        matches!(pos, Positions::One { .. })
+    }
+
+    /// Writes the segment's results: natively where the general path's C cast of the double
+    /// would give the value back, else as doubles through the driver's own cast.
+    fn write(&mut self, work: &Work<T>, a: usize, m: usize, native: bool) {
+        let out = work.output;
+        let last = out.shape.len() - 1;
+        let mut p = out.ptr;
+        for d in 0..last {
+            p = p.wrapping_offset(self.idx[d] as isize * out.strides[d]);
+        }
+        let stride = out.strides[last];
+        let p = p.wrapping_offset(a as isize * stride);
+        if native && out.dtype == work.input.dtype && T::ROUND_TRIPS {
+            let line = &self.acc[0][..m];
+            if stride == std::mem::size_of::<T>() as isize {
+                let bytes = std::mem::size_of_val(line);
+                // SAFETY: the output segment is contiguous and valid (the caller's contract).
+                unsafe { std::ptr::copy_nonoverlapping(line.as_ptr() as *const u8, p, bytes) };
+                return;
+            }
+            let mut q = p;
+            for &v in &self.acc[0][..m] {
+                // SAFETY: the output segment is valid (the caller's contract).
+                unsafe { T::write(q, v) };
+                q = q.wrapping_offset(stride);
+            }
+            return;
+        }
+        if native {
+            for (d, v) in self.double.iter_mut().zip(&self.acc[0][..m]) {
+                *d = v.to_f64();
+            }
+        }
+        // SAFETY: as above.
+        unsafe { out.dtype.write_line(p, stride, &self.double[..m]) };
+    }
+}
+
+/// The extended input line `src` for output columns `a..a + m`, from the leftmost tap's column,
+/// in the input's type; it stays valid until the cache's stamp moves on (the next segment).
+fn ext_line<'c, T: Elem>(
+    cache: &mut LineCache<Key, T>,
+    work: &Work<T>,
+    src: Option<isize>,
+    a: usize,
+    m: usize,
+) -> &'c [T] {
+    let plan = work.plan;
+    let len = m + (plan.cmax - plan.cmin) as usize;
+    let col0 = a as i64 + plan.cmin;
+    let (input, cval) = (work.input, work.cval);
+    let line = cache.get((src, a, m, 0, 0), len, |buf| unsafe {
+        plan.fill_as(
+            input,
+            src,
+            col0,
+            buf,
+            cval,
+            |p, stride, dst| {
+                if stride == std::mem::size_of::<T>() as isize {
+                    let bytes = std::mem::size_of_val(dst);
+                    std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr() as *mut u8, bytes);
+                    return;
+                }
+                let mut q = p;
+                for d in dst {
+                    *d = T::read(q);
+                    q = q.wrapping_offset(stride);
+                }
+            },
+            |p| T::read(p),
+        )
+    });
+    // SAFETY: the cache keeps the line's `len` values in place until its stamp moves on.
+    unsafe { std::slice::from_raw_parts(line, len) }
+}

@@ -1,0 +1,331 @@
+//! The rank executor (`src/driver/rank`) against the general engine, bit for bit: random
+//! footprints (box, cross, disk, random masks), modes, origins, `cval`s, dtypes, NaN/±inf/-0.0
+//! data and shapes smaller than the footprint, in 1-3 dimensions; and which runs take it.
+
+use ndjit::driver::{
+    c_strides, generic_filter_raw, last_run, rank_stat, Dtype, Engine, Footprint, Mode, Options,
+    RankStat, RawArray, RawArrayMut,
+};
+use ndjit::{Bindings, Filter};
+
+mod common;
+use common::Inputs as Rng;
+
+/// The rank statistics in the forms users write them, with what each is.
+const FILTERS: &[(&str, RankStat)] = &[
+    ("np.min(x)", RankStat::Min),
+    ("max(x)", RankStat::Max),
+    ("x.max() - x.min()", RankStat::Range),
+    ("np.median(x)", RankStat::Median),
+    ("np.percentile(x, 90)", RankStat::Quantile(0.9)),
+    ("np.quantile(x, 0.25)", RankStat::Quantile(0.25)),
+    ("np.sort(x)[0]", RankStat::KthSorted(0)),
+    (
+        "def f(x):\n    m = x[0]\n    for v in x:\n        if v < m:\n            m = v\n    return m",
+        RankStat::Min,
+    ),
+    (
+        "def f(x):\n    m = x[0]\n    for v in x:\n        if m < v:\n            m = v\n    return m",
+        RankStat::Max,
+    ),
+];
+
+/// A random value of `dtype`, as a double; floats include NaN, ±inf and ±0.0 when `special`.
+fn value(rng: &mut Rng, dtype: Dtype, special: bool) -> f64 {
+    if special && rng.chance(10) {
+        return [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0][rng.below(5)];
+    }
+    let small = rng.below(7) as f64 - 3.0;
+    match dtype {
+        Dtype::Bool => rng.below(2) as f64,
+        Dtype::U8 | Dtype::U16 | Dtype::U32 | Dtype::U64 if rng.chance(50) => small.abs(),
+        Dtype::U8 => rng.below(256) as f64,
+        Dtype::I8 => rng.below(256) as f64 - 128.0,
+        Dtype::U16 => rng.below(65536) as f64,
+        Dtype::I64 => (rng.value().to_bits() as i64 >> rng.below(64)) as f64,
+        Dtype::U64 => (rng.value().to_bits() >> rng.below(64)) as f64,
+        Dtype::F32 | Dtype::F64 if rng.chance(50) => small,
+        Dtype::F32 | Dtype::F64 => (rng.value().to_bits() as i32) as f64 / 256.0,
+        _ => small,
+    }
+}
+
+/// An array of `dtype` in C order, as bytes (aligned for every dtype).
+fn array(dtype: Dtype, values: &[f64]) -> Vec<u64> {
+    let mut data = vec![0u64; values.len() + 1];
+    let p = data.as_mut_ptr() as *mut u8;
+    for (i, &v) in values.iter().enumerate() {
+        unsafe { dtype.write(p.add(i * dtype.itemsize()), v) };
+    }
+    data
+}
+
+/// `data` as a C-ordered input of `shape`.
+fn c_array(data: &[u64], dtype: Dtype, shape: &[usize]) -> RawArray {
+    RawArray {
+        ptr: data.as_ptr() as *const u8,
+        dtype,
+        shape: shape.to_vec(),
+        strides: c_strides(shape, dtype),
+    }
+}
+
+fn footprint(rng: &mut Rng, ndim: usize) -> Footprint {
+    let r = rng.below(3);
+    match rng.below(4) {
+        0 => Footprint::from_size(&(0..ndim).map(|_| 1 + rng.below(5)).collect::<Vec<_>>()),
+        1 => Footprint::cross(ndim, r),
+        2 if ndim == 2 => Footprint::disk(1 + r),
+        _ => {
+            let shape: Vec<usize> = (0..ndim).map(|_| 1 + rng.below(4)).collect();
+            let mut seed = rng.value().to_bits() | 1;
+            let fp = Footprint::from_fn(&shape, |_| {
+                seed = seed.rotate_left(7) ^ 0x9e37;
+                !seed.is_multiple_of(3)
+            });
+            match fp.count() {
+                Some(0) => Footprint::from_size(&shape),
+                _ => fp,
+            }
+        }
+    }
+}
+
+/// Runs `filter` with `engine`, returning the output's bytes (every NaN made the same: the
+/// engines may differ in NaN payloads, which no dtype conversion shows).
+fn run(filter: &Filter, input: &RawArray, out_dtype: Dtype, opts: &Options) -> Vec<u8> {
+    let n: usize = input.shape.iter().product();
+    let mut data = vec![0u64; n + 1];
+    let output = RawArrayMut {
+        ptr: data.as_mut_ptr() as *mut u8,
+        dtype: out_dtype,
+        shape: input.shape.clone(),
+        strides: c_strides(&input.shape, out_dtype),
+    };
+    unsafe { generic_filter_raw(input, &output, filter, opts) }.expect("the run succeeds");
+    let size = out_dtype.itemsize();
+    let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, n * size) };
+    bytes
+        .chunks(size)
+        .flat_map(|b| {
+            let v = unsafe { out_dtype.read(b.as_ptr()) };
+            match v.is_nan() {
+                true => vec![0xAA; size],
+                false => b.to_vec(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn rank_executor_equals_the_interpreter_bit_for_bit() {
+    let filters: Vec<(Filter, RankStat)> = FILTERS
+        .iter()
+        .map(|(s, st)| (Filter::compile(s, &Bindings::new()).unwrap(), *st))
+        .collect();
+    let mut rng = Rng::new(0x5eed_1234_abcd);
+    let (mut ranked, mut cases) = (0, 0);
+    for _ in 0..1500 {
+        let ndim = 1 + rng.below(3);
+        let shape: Vec<usize> = (0..ndim).map(|_| 1 + rng.below(9)).collect();
+        let dtype = Dtype::ALL[rng.below(Dtype::ALL.len())];
+        let out_dtype = match rng.chance(70) {
+            true => dtype,
+            false => Dtype::ALL[rng.below(Dtype::ALL.len())],
+        };
+        let special = rng.chance(30);
+        let values: Vec<f64> = (0..shape.iter().product::<usize>())
+            .map(|_| value(&mut rng, dtype, special))
+            .collect();
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, &shape);
+        let fp = footprint(&mut rng, ndim);
+        let origin: Vec<isize> = fp
+            .shape()
+            .iter()
+            .map(|&n| rng.below(n) as isize - (n / 2) as isize)
+            .collect();
+        let cval = match rng.below(4) {
+            0 => 0.5,
+            1 => -0.0,
+            _ => value(&mut rng, dtype, special),
+        };
+        let mode = Mode::ALL[rng.below(Mode::ALL.len())];
+        let (filter, stat) = &filters[rng.below(filters.len())];
+        let opts = Options::new(fp)
+            .mode(mode)
+            .cval(cval)
+            .origin(&origin)
+            .threads(1 + rng.below(3));
+        let fast = run(filter, &input, out_dtype, &opts);
+        let took = last_run();
+        let slow = run(
+            filter,
+            &input,
+            out_dtype,
+            &opts.clone().engine(Engine::Interpreter),
+        );
+        assert_eq!(
+            last_run(),
+            None,
+            "only Engine::Auto takes the rank executor"
+        );
+        assert_eq!(
+            fast, slow,
+            "{:?} {dtype}->{out_dtype} shape {shape:?} mode {mode} cval {cval} origin {origin:?} values {values:?}",
+            filter.source()
+        );
+        if let Some(s) = took {
+            // One value is its own minimum and maximum, and the IR says so.
+            if opts.footprint.count() != Some(1) {
+                assert_eq!(s, *stat);
+            }
+            ranked += 1;
+        }
+        cases += 1;
+    }
+    // The data facts and cvals send some runs to the general engine, most not.
+    assert!(
+        ranked * 2 > cases,
+        "only {ranked} of {cases} took the rank executor"
+    );
+}
+
+fn compile(src: &str) -> Filter {
+    Filter::compile(src, &Bindings::new()).unwrap()
+}
+
+#[test]
+fn recognised_forms_and_forms_that_are_not_rank_statistics() {
+    for (src, stat) in FILTERS {
+        assert_eq!(rank_stat(&compile(src), 9), Some(*stat), "{src}");
+    }
+    let mut b = Bindings::new();
+    b.set_float("q", 30.0);
+    let bound = Filter::compile("np.percentile(x, q)", &b).unwrap();
+    assert_eq!(rank_stat(&bound, 9), Some(RankStat::Quantile(0.3)));
+    assert_eq!(
+        rank_stat(&compile("np.sort(x)[-1]"), 9),
+        Some(RankStat::KthSorted(8))
+    );
+    assert_eq!(
+        rank_stat(&compile("np.median(x)"), 200),
+        Some(RankStat::Median)
+    );
+    for src in [
+        "np.mean(x)",
+        "np.min(x) + 1",
+        "np.max(x[1:])",
+        "np.min(x) - np.max(x)",
+        "np.sort(x)[9]",
+        "np.nanmedian(x)",
+        "np.nanmin(x)",
+        // `<=` keeps the last of equal values: another statistic when zeros have signs.
+        "def f(x):\n    m = x[0]\n    for v in x:\n        if v <= m:\n            m = v\n    return m",
+        "def f(x):\n    m = x[0]\n    for v in x:\n        if v < m:\n            m = v\n    return m + 0",
+    ] {
+        assert_eq!(rank_stat(&compile(src), 9), None, "{src}");
+    }
+}
+
+/// A 2-d input of `dtype` and its run through `Engine::Auto`: what [`last_run`] then says.
+fn chosen(src: &str, dtype: Dtype, values: &[f64], opts: &Options) -> Option<RankStat> {
+    let data = array(dtype, values);
+    let input = c_array(&data, dtype, &[1, values.len()]);
+    run(&compile(src), &input, dtype, opts);
+    last_run()
+}
+
+#[test]
+fn data_facts_that_fail_the_proof_run_the_general_engine() {
+    let opts = Options::size(&[1, 3]);
+    let plain = [3.0, 1.0, 2.0, 5.0];
+    assert_eq!(
+        chosen("np.min(x)", Dtype::F64, &plain, &opts),
+        Some(RankStat::Min)
+    );
+    let nan = [3.0, f64::NAN, 2.0, 5.0];
+    assert_eq!(chosen("np.min(x)", Dtype::F32, &nan, &opts), None);
+    assert_eq!(chosen("np.median(x)", Dtype::F64, &nan, &opts), None);
+    // `-0.0` only matters where the sign of a zero can show: not in a median.
+    let zero = [3.0, -0.0, 0.0, 5.0];
+    assert_eq!(chosen("np.max(x)", Dtype::F64, &zero, &opts), None);
+    assert_eq!(
+        chosen("np.median(x)", Dtype::F64, &zero, &opts),
+        Some(RankStat::Median)
+    );
+    // A cval that the input's type cannot hold, or NaN/-0.0 as cval, in the constant mode.
+    let constant = |cval| opts.clone().mode(Mode::Constant).cval(cval);
+    assert_eq!(chosen("np.min(x)", Dtype::U8, &plain, &constant(0.5)), None);
+    assert_eq!(
+        chosen("np.min(x)", Dtype::U8, &plain, &constant(-0.0)),
+        None
+    );
+    assert_eq!(
+        chosen("np.min(x)", Dtype::F64, &plain, &constant(f64::NAN)),
+        None
+    );
+    assert_eq!(
+        chosen("np.min(x)", Dtype::U8, &plain, &constant(7.0)),
+        Some(RankStat::Min)
+    );
+    // Other modes never read cval.
+    let reflect = opts.clone().cval(0.5);
+    assert_eq!(
+        chosen("np.min(x)", Dtype::U8, &plain, &reflect),
+        Some(RankStat::Min)
+    );
+    // Only Engine::Auto.
+    let callback = opts.clone().engine(Engine::Callback);
+    assert_eq!(chosen("np.min(x)", Dtype::F64, &plain, &callback), None);
+}
+
+/// Each order algorithm against the interpreter: the 3×3 box median's shared column sorts, the
+/// selection network, and beyond it the sliding histogram (8/16-bit) and selection per pixel
+/// (wider types).
+#[test]
+fn every_order_algorithm_equals_the_interpreter() {
+    let mut rng = Rng::new(77);
+    for dtype in [
+        Dtype::U8,
+        Dtype::I16,
+        Dtype::U16,
+        Dtype::I32,
+        Dtype::F32,
+        Dtype::F64,
+    ] {
+        let shape = vec![13, 21];
+        let values: Vec<f64> = (0..13 * 21)
+            .map(|_| value(&mut rng, dtype, false))
+            .collect();
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, &shape);
+        for src in ["np.median(x)", "np.percentile(x, 37)", "np.sort(x)[5]"] {
+            let footprints = [
+                Footprint::from_size(&[3, 3]),
+                Footprint::from_size(&[5, 5]),
+                Footprint::from_size(&[13, 11]),
+                Footprint::disk(6),
+            ];
+            for (fp, origin) in footprints
+                .into_iter()
+                .zip([[0, 1], [-1, 0], [0, 0], [2, -3]])
+            {
+                let opts = Options::new(fp)
+                    .mode(Mode::Mirror)
+                    .origin(&origin)
+                    .threads(2);
+                let f = compile(src);
+                let fast = run(&f, &input, Dtype::F64, &opts);
+                assert!(last_run().is_some(), "{src} {dtype}");
+                let slow = run(
+                    &f,
+                    &input,
+                    Dtype::F64,
+                    &opts.clone().engine(Engine::Interpreter),
+                );
+                assert_eq!(fast, slow, "{src} {dtype}");
+            }
+        }
+    }
+}
