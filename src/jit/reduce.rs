@@ -359,7 +359,7 @@ impl Translator<'_> {
     }
 
     /// The fold state after element 0: `(accumulator, argument index)`.
-    fn fold_first(&mut self, op: ReduceOp, v: Value) -> (Value, Value) {
+    pub(super) fn fold_first(&mut self, op: ReduceOp, v: Value) -> (Value, Value) {
         let zero = self.zero(Ty::I64);
         let acc = match op {
             ReduceOp::Count => self.b.ins().uextend(types::I64, v),
@@ -374,7 +374,7 @@ impl Translator<'_> {
     }
 
     /// One fold step with element `v` at index `i`.
-    fn fold_step(
+    pub(super) fn fold_step(
         &mut self,
         op: ReduceOp,
         acc: (Value, Value),
@@ -435,51 +435,45 @@ impl Translator<'_> {
 
     /// `runtime::pairwise_sum` over a constant number of elements, unrolled.
     fn sum_unrolled(&mut self, k: i64, index: Var, elem: &Expr) -> Result<Value> {
-        let mut total = self.value(Opnd::Const(Val::F(0.0)));
-        let mut start = 0;
-        while start < k {
-            let len = (k - start).min(SUM_BLOCK as i64);
-            let block = self.pairwise_block_unrolled(start, len, index, elem)?;
-            total = self.b.ins().fadd(total, block);
-            start += len;
+        let mut elems = Vec::with_capacity(k as usize);
+        for i in 0..k {
+            elems.push(self.elem_at(index, Index::Const(i), elem, Ty::F64)?);
         }
-        Ok(total)
+        let zero = self.value(Opnd::Const(Val::F(0.0)));
+        Ok(self.pairwise_sum(&elems, zero))
     }
 
-    /// `runtime::pairwise_block` of elements `start..start + len` (1 ≤ len ≤ 128). Where the
-    /// runtime starts a sum at -0.0, this starts at the first element: `-0.0 + x == x`.
-    fn pairwise_block_unrolled(
-        &mut self,
-        start: i64,
-        len: i64,
-        index: Var,
-        elem: &Expr,
-    ) -> Result<Value> {
-        let at = |t: &mut Self, p: i64| t.elem_at(index, Index::Const(start + p), elem, Ty::F64);
-        let mut res = None;
-        let mut tail = 0;
+    /// `runtime::pairwise_sum` of `elems`, starting from `zero` (`+0.0`, as a scalar or in every
+    /// lane of a vector: the adds are the same instructions on either type). Blocks of
+    /// `SUM_BLOCK` elements, each summed by `runtime::pairwise_block`'s order, added in turn.
+    pub(super) fn pairwise_sum(&mut self, elems: &[Value], zero: Value) -> Value {
+        elems.chunks(SUM_BLOCK).fold(zero, |total, block| {
+            let block = self.pairwise_block(block);
+            self.b.ins().fadd(total, block)
+        })
+    }
+
+    /// `runtime::pairwise_block` of 1 to 128 elements. Where the runtime starts a sum at -0.0,
+    /// this starts at the first element: `-0.0 + x == x`.
+    fn pairwise_block(&mut self, elems: &[Value]) -> Value {
+        let len = elems.len();
+        let (mut res, mut tail) = (None, 0);
         if len >= 8 {
-            let mut r = Vec::with_capacity(8);
-            for p in 0..8 {
-                r.push(at(self, p)?);
-            }
+            let mut r = elems[..8].to_vec();
             let end8 = len - len % 8;
-            for p in 8..end8 {
-                let v = at(self, p)?;
-                let j = (p % 8) as usize;
-                r[j] = self.b.ins().fadd(r[j], v);
+            for (p, &v) in elems.iter().enumerate().take(end8).skip(8) {
+                r[p % 8] = self.b.ins().fadd(r[p % 8], v);
             }
             res = Some(self.pairwise_tree(&r));
             tail = end8;
         }
-        for p in tail..len {
-            let v = at(self, p)?;
+        for &v in &elems[tail..] {
             res = Some(match res {
                 None => v,
                 Some(acc) => self.b.ins().fadd(acc, v),
             });
         }
-        res.ok_or_else(|| codegen_error("empty pairwise block"))
+        res.unwrap_or(elems[0])
     }
 
     /// `((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))`.
