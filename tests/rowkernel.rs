@@ -194,3 +194,16 @@ fn a_failing_check_in_any_lane_reports_the_first_failing_pixel() {
         }
     }
 }
+
+#[test]
+#[ignore]
+fn probe() {
+    let src = std::env::var("SRC").unwrap();
+    let k: usize = std::env::var("K").map(|s| s.parse().unwrap()).unwrap_or(3);
+    let f = Filter::compile(&src, &Bindings::new())
+        .unwrap()
+        .specialize(k * k)
+        .unwrap();
+    let kern = compile_row_kernel(f.specialized_ir().unwrap(), &square_taps(k), true).unwrap();
+    println!("{}", kern.disasm().unwrap());
+}

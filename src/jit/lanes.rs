@@ -47,7 +47,7 @@ use super::translate::{codegen_error, Opnd, Result, Translator};
 use crate::ir::eval::{self, Val};
 use crate::ir::{self, ArrKind, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp, Var};
 use crate::math::MathFn;
-use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Ieee64;
 use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Type, Value};
 
@@ -174,6 +174,7 @@ pub(super) fn translate_group(t: &mut Translator<'_>, func: &ir::Func, bail: Blo
             mask: None,
             offset,
             bail,
+            checked: Lane::Uni(Opnd::Const(Val::B(true))),
         };
         if !c.block(&func.body)? {
             // The scalar kernel falls off the end the same way, and reports it.
@@ -195,6 +196,8 @@ struct Chain<'t, 'a> {
     offset: i32,
     /// Where the group goes when a lane fails a check.
     bail: Block,
+    /// The lanes in which every check so far held.
+    checked: Lane,
 }
 
 impl Chain<'_, '_> {
@@ -231,6 +234,7 @@ impl Chain<'_, '_> {
                 let v = self.expr(e)?;
                 let v = self.cast(v, Ty::F64)?;
                 let v = self.vector(v);
+                self.test_checks();
                 let out = self.t.kernel_out_addr()?;
                 self.t.b.ins().store(VECTOR_MEM, v, out, self.offset);
                 return Ok(true);
@@ -284,23 +288,28 @@ impl Chain<'_, '_> {
         }
     }
 
-    /// Bails unless `cond` holds in every active lane.
+    /// Adds `cond`, in every active lane, to what the chain's `return` requires. Expressions
+    /// are pure and total, so the test can wait: one branch per chain, just before its store,
+    /// keeps every value of the body from being live (and spilled) across a branch.
     fn check(&mut self, cond: &Expr) -> Result<()> {
         let c = self.expr(cond)?;
         let c = self.cast(c, Ty::Bool)?;
-        let ok = match self.mask {
+        let c = match self.mask {
             None => c,
             Some(m) => {
                 let inactive = self.unary(UnOp::Not, m)?;
                 self.binary(BinOp::Or, c, inactive)?
             }
         };
-        let all = match ok {
-            Lane::Uni(Opnd::Const(c)) if c.b() => return Ok(()),
-            Lane::Uni(Opnd::Const(_)) => {
-                self.jump_to_bail();
-                return Ok(());
-            }
+        self.checked = self.binary(BinOp::And, self.checked, c)?;
+        Ok(())
+    }
+
+    /// Bails unless every check so far held in every lane.
+    fn test_checks(&mut self) {
+        let all = match self.checked {
+            Lane::Uni(Opnd::Const(c)) if c.b() => return,
+            Lane::Uni(Opnd::Const(_)) => return self.jump_to_bail(),
             Lane::Uni(Opnd::Dyn(v, _)) => v,
             Lane::Vec(v, _) => self.t.b.ins().vall_true(v),
         };
@@ -309,7 +318,6 @@ impl Chain<'_, '_> {
         // The branch is the only predecessor of the rest.
         self.t.b.seal_block(next);
         self.t.b.switch_to_block(next);
-        Ok(())
     }
 
     /// Jumps to the bail block and continues in a new block that nothing reaches (Cranelift
@@ -483,7 +491,7 @@ impl Chain<'_, '_> {
             (UnOp::Neg, Ty::F64) => ins.fneg(v),
             (UnOp::Abs, Ty::F64) => ins.fabs(v),
             (UnOp::Sqrt, Ty::F64) => ins.sqrt(v),
-            (UnOp::Not, Ty::Bool) => return Ok(Lane::Vec(ins.bnot(v), Ty::Bool)),
+            (UnOp::Not, Ty::Bool) => return Ok(Lane::Vec(self.not(v), Ty::Bool)),
             (UnOp::IsNan, Ty::F64) => {
                 return Ok(Lane::Vec(ins.fcmp(FloatCC::Unordered, v, v), Ty::Bool))
             }
@@ -603,6 +611,10 @@ impl Chain<'_, '_> {
                 let zero = self.splat_f64(0.0);
                 self.t.b.ins().fcmp(FloatCC::NotEqual, v, zero)
             }
+            (Ty::I64, Ty::Bool) => {
+                let zero = self.vector(Lane::Uni(Opnd::Const(Val::I(0))));
+                self.t.b.ins().icmp(IntCC::NotEqual, v, zero)
+            }
             _ => return self.per_lane(&[x], |t, o| Ok(t.coerce(o[0], ty))),
         };
         Ok(Lane::Vec(r, ty))
@@ -652,11 +664,7 @@ impl Chain<'_, '_> {
             Lane::Vec(v, ty) => {
                 let s = self.t.b.ins().extractlane(v, lane);
                 if ty == Ty::Bool {
-                    let b = self.t.b.ins().icmp_imm_s(
-                        cranelift_codegen::ir::condcodes::IntCC::NotEqual,
-                        s,
-                        0,
-                    );
+                    let b = self.t.b.ins().icmp_imm_s(IntCC::NotEqual, s, 0);
                     Opnd::Dyn(b, Ty::Bool)
                 } else {
                     Opnd::Dyn(s, ty)
@@ -679,6 +687,24 @@ impl Chain<'_, '_> {
                 self.t.b.ins().splat(vector_ty(o.ty()), v)
             }
         }
+    }
+
+    /// The complement of a mask: of a float compare, the complemented compare (`not isnan(v)`
+    /// is `ordered`), which stays a whole-lane mask a blend can use directly.
+    fn not(&mut self, m: Value) -> Value {
+        use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
+        let dfg = &self.t.b.func.dfg;
+        if let ValueDef::Result(inst, _) = dfg.value_def(m) {
+            if let InstructionData::FloatCompare {
+                opcode: Opcode::Fcmp,
+                cond,
+                args: [p, q],
+            } = dfg.insts[inst]
+            {
+                return self.t.b.ins().fcmp(cond.complement(), p, q);
+            }
+        }
+        self.t.b.ins().bnot(m)
     }
 
     fn splat_f64(&mut self, x: f64) -> Value {
