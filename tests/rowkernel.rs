@@ -141,6 +141,7 @@ const LANE_BODIES: &[(&str, usize)] = &[
         3,
     ),
     ("math.acos(x[4]) + x[0]", 3),
+    ("math.acos(x[4]) + 1 // int(x[5])", 3),
 ];
 
 /// Bodies that keep the scalar kernel: loops, sorts and medians.
