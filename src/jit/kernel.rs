@@ -116,6 +116,16 @@ pub fn compile_row_kernel(
             return Ok(k);
         }
     }
+    compile_scalar_row_kernel(func, taps, disasm)
+}
+
+/// Compiles the row kernel without lane groups, one pixel per iteration: the reference that the
+/// lane groups are tested and measured against.
+pub fn compile_scalar_row_kernel(
+    func: &ir::Func,
+    taps: &Taps,
+    disasm: bool,
+) -> std::result::Result<RowKernel, Error> {
     compile_kernel(func, taps, disasm, false)
 }
 
