@@ -57,9 +57,15 @@ pub(super) const LANES: usize = 2;
 pub(super) const CHAINS: usize = 2;
 /// Pixels per group.
 pub(super) const GROUP: usize = LANES * CHAINS;
-/// Largest body, in IR expression nodes after unrolling, compiled in lanes: the lane groups add
-/// `CHAINS` copies of the body to the kernel, and compile time grows with them.
-const MAX_NODES: usize = 2000;
+/// Largest body compiled in lanes, in [`cost`] units after unrolling: the lane groups add
+/// `CHAINS` copies of the body to the kernel, and compile time grows with them (measured by
+/// `benches/rowkernel_compile.rs`).
+const MAX_COST: usize = 600;
+/// The cost of an operation done lane by lane (extracts, `GROUP` scalar operations, inserts).
+const PER_LANE_COST: usize = 4 * GROUP;
+/// The cost of a call into the runtime, made once per lane: every live vector is saved around
+/// each of the `GROUP` calls, which costs register allocation more than the lanes save.
+const CALL_COST: usize = 4 * PER_LANE_COST;
 
 /// Vector loads and stores: never trapping, but not aligned (an `f64x2` at an odd pixel), so
 /// that Cranelift does not fold them into SSE operands that require alignment.
@@ -71,24 +77,24 @@ const VECTOR_TAP: MemFlagsData = VECTOR_MEM.with_readonly().with_can_move();
 /// (assignments, `if`s whose arms assign and check, checks, reductions of a constant length,
 /// a final `return`), reading the buffer at constant taps, and not too big.
 pub(super) fn supported(func: &ir::Func) -> bool {
-    let mut nodes = 0;
-    block_supported(func, &func.body, true, &mut nodes) && nodes <= MAX_NODES
+    let mut cost = 0;
+    block_supported(func, &func.body, true, &mut cost) && cost <= MAX_COST
 }
 
-fn block_supported(func: &ir::Func, stmts: &[Stmt], top: bool, nodes: &mut usize) -> bool {
+fn block_supported(func: &ir::Func, stmts: &[Stmt], top: bool, cost: &mut usize) -> bool {
     stmts.iter().all(|s| match s {
-        Stmt::Assign(_, e) => expr_supported(func, e, 1, nodes),
+        Stmt::Assign(_, e) => expr_supported(func, e, 1, cost),
         Stmt::If(c, a, b) => {
-            expr_supported(func, c, 1, nodes)
-                && block_supported(func, a, false, nodes)
-                && block_supported(func, b, false, nodes)
+            expr_supported(func, c, 1, cost)
+                && block_supported(func, a, false, cost)
+                && block_supported(func, b, false, cost)
         }
-        Stmt::Check { cond, .. } => expr_supported(func, cond, 1, nodes),
-        Stmt::Return(e) => top && expr_supported(func, e, 1, nodes),
+        Stmt::Check { cond, .. } => expr_supported(func, cond, 1, cost),
+        Stmt::Return(e) => top && expr_supported(func, e, 1, cost),
         Stmt::Reduce { op, len, elem, .. } => match *len {
             Expr::I64(k) if !matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax) => {
                 (k > 0 || !op.needs_nonempty())
-                    && expr_supported(func, elem, k.max(0) as usize, nodes)
+                    && expr_supported(func, elem, k.max(0) as usize, cost)
             }
             _ => false,
         },
@@ -96,12 +102,25 @@ fn block_supported(func: &ir::Func, stmts: &[Stmt], top: bool, nodes: &mut usize
     })
 }
 
-/// Counts `e`'s nodes `times` into `nodes`; false for loads of the buffer at a computed index
+/// Adds `times` the cost of `e` to `cost`; false for loads of the buffer at a computed index
 /// and of scratch arrays.
-fn expr_supported(func: &ir::Func, e: &Expr, times: usize, nodes: &mut usize) -> bool {
-    *nodes = nodes.saturating_add(e.size().saturating_mul(times));
+fn expr_supported(func: &ir::Func, e: &Expr, times: usize, cost: &mut usize) -> bool {
     let mut ok = true;
+    let mut units = 0usize;
     e.visit(&mut |e| {
+        units += match e {
+            Expr::Call(..) => CALL_COST,
+            Expr::Cast(..) => PER_LANE_COST,
+            Expr::Binary(op, ..) if !matches!(op, BinOp::Add | BinOp::Sub) => {
+                // Integer products, divisions and shifts go lane by lane.
+                if e.ty(func) == Ty::I64 {
+                    PER_LANE_COST
+                } else {
+                    1
+                }
+            }
+            _ => 1,
+        };
         if let Expr::Load(a, i) = e {
             ok &= match func.arrays.get(a.0 as usize).map(|d| &d.kind) {
                 Some(ArrKind::Buffer) => matches!(**i, Expr::I64(_) | Expr::Var(_)),
@@ -110,6 +129,7 @@ fn expr_supported(func: &ir::Func, e: &Expr, times: usize, nodes: &mut usize) ->
             };
         }
     });
+    *cost = cost.saturating_add(units.saturating_mul(times));
     ok
 }
 
