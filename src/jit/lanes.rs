@@ -402,7 +402,8 @@ impl Chain<'_, '_> {
                 let zero = self.splat_f64(0.0);
                 self.t.b.ins().fadd(zero, first)
             }
-            ReduceOp::Count => self.t.b.ins().ushr_imm_u(first, 63),
+            // A true lane's mask is -1: counting subtracts it.
+            ReduceOp::Count => self.t.b.ins().ineg(first),
             _ => first,
         };
         let unused = self.t.b.ins().iconst(types::I64, 0);
@@ -412,10 +413,7 @@ impl Chain<'_, '_> {
                 ReduceOp::PyMax => self.blend_less(acc, v, v, acc),
                 ReduceOp::Any => self.t.b.ins().bor(acc, v),
                 ReduceOp::All => self.t.b.ins().band(acc, v),
-                ReduceOp::Count => {
-                    let one = self.t.b.ins().ushr_imm_u(v, 63);
-                    self.t.b.ins().iadd(acc, one)
-                }
+                ReduceOp::Count => self.t.b.ins().isub(acc, v),
                 // The rest are one instruction, the same on vectors as on scalars.
                 _ => self.t.fold_step(op, (acc, unused), v, unused).0,
             };
