@@ -82,15 +82,19 @@ def numba_loops(parallel):
                             hi = v
                 out[i, j] = hi - lo
 
+    @njit
+    def window5(p, i, j, win):
+        for a in range(5):
+            for b in range(5):
+                win[5 * a + b] = p[i + a, j + b]
+        return win
+
     @deco
     def var(p, out):
         for i in rows(out.shape[0]):
             win = np.empty(25)
             for j in range(out.shape[1]):
-                for a in range(5):
-                    for b in range(5):
-                        win[5 * a + b] = p[i + a, j + b]
-                out[i, j] = np.var(win)
+                out[i, j] = np.var(window5(p, i, j, win))
 
     @deco
     def weighted(p, out):
@@ -118,9 +122,7 @@ def numba_loops(parallel):
         for i in rows(out.shape[0]):
             win = np.empty(25)
             for j in range(out.shape[1]):
-                for a in range(5):
-                    for b in range(5):
-                        win[5 * a + b] = p[i + a, j + b]
+                window5(p, i, j, win)
                 out[i, j] = (win[12] - np.mean(win)) / np.std(win)
 
     @deco

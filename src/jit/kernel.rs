@@ -16,6 +16,12 @@
 //! context (as the callback does) and returns the index of the failing pixel. Everything else —
 //! expressions, reductions, checks, scratch arrays, calls into the runtime — is the callback's
 //! translation, so the kernel's results are the callback's, bit for bit.
+//!
+//! Where the specialised body is straight-line (see [`super::lanes`]), the kernel first runs
+//! *lane groups*: `GROUP_PIXELS` adjacent pixels per iteration in vector lanes, each lane doing
+//! its pixel's operations in the same order. The pixel loop above then computes what the groups
+//! leave: a group in which some lane failed a check (so that the first failing pixel and its
+//! error are found exactly as without groups), and the end of the row.
 
 use super::translate::{self, codegen_error, Opnd, Result, Translator, MOVABLE, READONLY, TRUSTED};
 use super::{module_error, Jit};

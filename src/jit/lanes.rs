@@ -26,22 +26,40 @@
 //! outputs before it are exactly the scalar kernel's. The pixels at the end of a row that do not
 //! fill a group are the scalar kernel's too.
 //!
-//! **Why `f64x2`, and why two chains.** Cranelift 0.135 has no 256-bit vector types on x86-64;
-//! it lowers the wasm SIMD set on 128-bit registers, with AVX encodings where the CPU has them.
-//! Measured on a 5×5 range (`max(x) - min(x)`, 1024² f64, one thread, `benches/rowkernel.py`):
-//! the scalar kernel issues one `maxsd`/`minsd` per tap and pixel and is bound by their
-//! throughput, not their latency (the out-of-order core already overlaps consecutive pixels:
-//! nothing is carried between them). Interleaving scalar chains therefore does not help; `f64x2`
-//! halves the instruction count. Two chains per group give the core two independent dependency
-//! chains per fold, and let the second chain's taps at `c` reuse the first chain's loads at
-//! `c + 2` (Cranelift merges identical read-only loads): a sliding window of loads shared within
-//! the group.
+//! **Why `f64x2`, and what limits it.** Cranelift 0.135 has no 256-bit vector types on x86-64;
+//! it lowers the wasm SIMD set on 128-bit registers, with AVX encodings where the CPU has them
+//! (`vmaxpd`, `vblendvpd`, `vcmpordpd` on the test machine). Measured on 1024² f64, one thread
+//! (`benches/rowkernel.py`; medians, a shared 2-core machine, so ±10%):
+//!
+//! | 1024², ms | scalar kernel | `f64x2`, 1 chain | 2 chains | 4 chains |
+//! |---|---|---|---|---|
+//! | range 5×5 | 10.5 | 7.2 | 7.3 | 7.5 |
+//! | variance 5×5 | 21.4 | 10.4 | 10.6 | 10.7 |
+//! | NaN-aware mean 3×3 | 13.0 | 12.5 | 11.6 (6.7 with checks tested once, below) | 11.5 |
+//!
+//! `f64x2` halves the instructions of every fold. More chains do not help: Cranelift's
+//! elaborator places a pure value at its first use, so each chain's whole expression tree is
+//! computed at its store, one chain after the other, and a fold such as Python's `max` is a
+//! serial chain of dependent `maxpd`s bound by their latency (the out-of-order window overlaps
+//! only the end of one chain with the start of the next). Interleaved *scalar* chains meet the
+//! same elaborator, with twice the instructions. Two chains per group stay: they cost nothing,
+//! and a tap of the second chain at column `c` is the first chain's load at `c + 2`, which
+//! Cranelift merges (loads shared along the row) outside reductions. A reduction's loads get an
+//! alias region of their own, as in the scalar kernel: a load shared with another reduction or
+//! chain stays live until that one runs, and is spilled, which costs more than reloading it.
+//! Interleaving the chains' folds (stores of the running states in program order, as
+//! `kernel_barrier` does for the scalar kernel) is the next step for latency-bound folds.
+//!
+//! Checks are tested once per chain, before its store: a branch per check kept the masks and
+//! loads live across it, and spilled (the NaN-aware mean went from 11.6 to 6.7 ms).
 //!
 //! **aarch64.** Everything here is in Cranelift's portable vector subset (`f64x2`, `i64x2`,
 //! `fcmp`, `bitselect`, `vall_true`, `extractlane`/`insertlane`, `splat`), which its aarch64
-//! backend lowers to NEON, where `fmin`/`fmax` are single instructions with the same rule. On
-//! x86-64 without SSE4.1 some `i64x2` compares do not lower: the kernel is then compiled without
-//! lane groups (see `kernel::compile_row_kernel`), never wrong.
+//! backend lowers to NEON, where `fmin`/`fmax` are single instructions with the same rule;
+//! nothing here is x86-specific. Where a backend cannot lower one of these operations for the
+//! host (an `i64x2` compare on an x86-64 without SSE4.1), compiling fails and the kernel is
+//! compiled without lane groups (see `kernel::compile_row_kernel`): slower, never wrong.
+//! Untested on aarch64 here (no such machine).
 
 use super::translate::{codegen_error, Opnd, Result, Translator};
 use crate::ir::eval::{self, Val};
@@ -57,7 +75,8 @@ pub(super) const LANES: usize = 2;
 pub(super) const CHAINS: usize = 2;
 /// Pixels per group.
 pub(super) const GROUP: usize = LANES * CHAINS;
-/// Largest body compiled in lanes, in [`cost`] units after unrolling: the lane groups add
+/// Largest body compiled in lanes, in cost units after unrolling (one per expression node,
+/// more for the operations below): the lane groups add
 /// `CHAINS` copies of the body to the kernel, and compile time grows with them (measured by
 /// `benches/rowkernel_compile.rs`).
 const MAX_COST: usize = 600;
@@ -111,13 +130,11 @@ fn expr_supported(func: &ir::Func, e: &Expr, times: usize, cost: &mut usize) -> 
         units += match e {
             Expr::Call(..) => CALL_COST,
             Expr::Cast(..) => PER_LANE_COST,
-            Expr::Binary(op, ..) if !matches!(op, BinOp::Add | BinOp::Sub) => {
-                // Integer products, divisions and shifts go lane by lane.
-                if e.ty(func) == Ty::I64 {
-                    PER_LANE_COST
-                } else {
-                    1
-                }
+            // Integer products, divisions and shifts go lane by lane.
+            Expr::Binary(op, ..)
+                if !matches!(op, BinOp::Add | BinOp::Sub) && e.ty(func) == Ty::I64 =>
+            {
+                PER_LANE_COST
             }
             _ => 1,
         };
