@@ -26,29 +26,32 @@
 //! outputs before it are exactly the scalar kernel's. The pixels at the end of a row that do not
 //! fill a group are the scalar kernel's too.
 //!
-//! **Why `f64x2`, and what limits it.** Cranelift 0.135 has no 256-bit vector types on x86-64;
-//! it lowers the wasm SIMD set on 128-bit registers, with AVX encodings where the CPU has them
-//! (`vmaxpd`, `vblendvpd`, `vcmpordpd` on the test machine). Measured on 1024² f64, one thread
-//! (`benches/rowkernel.py`; medians, a shared 2-core machine, so ±10%):
+//! **Why `f64x2`, and why interleaved chains.** Cranelift 0.135 has no 256-bit vector types on
+//! x86-64; it lowers the wasm SIMD set on 128-bit registers, with AVX encodings where the CPU has
+//! them (`vmaxpd`, `vblendvpd`, `vcmpordpd` on the test machine). Measured on 1024² f64, one
+//! thread (`benches/rowkernel.py --clock cpu`; medians, a shared 2-core machine, so ±10%):
 //!
-//! | 1024², ms | scalar kernel | `f64x2`, 1 chain | 2 chains | 4 chains |
+//! | 1024², ms | scalar | `f64x2`, 1 / 2 / 4 chains in turn | 2 interleaved | 4 interleaved |
 //! |---|---|---|---|---|
-//! | range 5×5 | 10.5 | 7.2 | 7.3 | 7.5 |
-//! | variance 5×5 | 21.4 | 10.4 | 10.6 | 10.7 |
-//! | NaN-aware mean 3×3 | 13.0 | 12.5 | 11.6 (6.7 with checks tested once, below) | 11.5 |
+//! | range 5×5 | 10.5 | 7.2 / 7.3 / 7.5 | 4.75 | 4.6 |
+//! | variance 5×5 | 21.4 | 10.4 / 10.6 / 10.7 | 10.7 | 10.8 |
+//! | NaN-aware mean 3×3 | 13.0 | 12.5 / 11.6 / 11.5 | 6.9 | 7.4 |
 //!
-//! `f64x2` halves the instructions of every fold. More chains do not help: Cranelift's
-//! elaborator places a pure value at its first use, so each chain's whole expression tree is
-//! computed at its store, one chain after the other, and a fold such as Python's `max` is a
-//! serial chain of dependent `maxpd`s bound by their latency (the out-of-order window overlaps
-//! only the end of one chain with the start of the next). Interleaved *scalar* chains meet the
-//! same elaborator, with twice the instructions. Two chains per group stay: they cost nothing,
-//! and a tap of the second chain at column `c` is the first chain's load at `c + 2`, which
-//! Cranelift merges (loads shared along the row) outside reductions. A reduction's loads get an
-//! alias region of their own, as in the scalar kernel: a load shared with another reduction or
-//! chain stays live until that one runs, and is spilled, which costs more than reloading it.
-//! Interleaving the chains' folds (stores of the running states in program order, as
-//! `kernel_barrier` does for the scalar kernel) is the next step for latency-bound folds.
+//! (The NaN-aware mean's drop to 6.9 comes from testing checks once, below.) `f64x2` halves the
+//! instructions of every fold. Chains alone do not help: Cranelift's elaborator places a pure
+//! value at its first use, so each chain's whole expression tree is computed at its store, one
+//! chain after the other, and a fold such as Python's `max` is a serial chain of dependent
+//! `maxpd`s bound by their latency. So the chains run in lockstep, statement by statement, and
+//! a top-level reduction folds all chains together, storing each chain's running state every
+//! `INTERLEAVE` steps (a store is a use in program order): the chains' steps then alternate and
+//! their latencies overlap. Interleaved *scalar* chains would need the same device, with twice
+//! the instructions. Four chains gain little over two and double the code (compile time), so
+//! two. A tap of the second chain at column `c` is the first chain's load at `c + 2`: within a
+//! reduction they share one alias region and Cranelift merges the two loads (loads shared
+//! along the row). Different reductions get different regions, as in the scalar kernel: a load
+//! shared with a later reduction stays live until it runs, and is spilled, which costs more
+//! than reloading it from L1. (`variance` is two pairwise sums, eight independent partial sums
+//! each already, so it does not change.)
 //!
 //! Checks are tested once per chain, before its store: a branch per check kept the masks and
 //! loads live across it, and spilled (the NaN-aware mean went from 11.6 to 6.7 ms).
@@ -67,7 +70,10 @@ use crate::ir::{self, ArrKind, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp, Var
 use crate::math::MathFn;
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::immediates::Ieee64;
-use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{
+    types, Block, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Type, Value,
+};
+use std::ops::Range;
 
 /// Pixels per vector (`f64x2`).
 pub(super) const LANES: usize = 2;
@@ -75,6 +81,8 @@ pub(super) const LANES: usize = 2;
 pub(super) const CHAINS: usize = 2;
 /// Pixels per group.
 pub(super) const GROUP: usize = LANES * CHAINS;
+/// Steps of a fold between the stores that interleave the chains' folds (see `Group::fold`).
+const INTERLEAVE: usize = 4;
 /// Largest body compiled in lanes, in cost units after unrolling (one per expression node,
 /// more for the operations below): the lane groups add
 /// `CHAINS` copies of the body to the kernel, and compile time grows with them (measured by
@@ -194,71 +202,33 @@ fn vector_ty(ty: Ty) -> Type {
     }
 }
 
-/// Translates one group: `CHAINS` chains of the body at consecutive pixels. A chain that does
-/// not reach its `return`, or a failing check in any lane, jumps to `bail`. Runs inside the
-/// kernel's group loop, with the kernel's state set.
+/// Translates one group: `CHAINS` chains of the body at consecutive pixels, statement by
+/// statement in lockstep (reductions interleaved, see [`Group::fold`]). A body that does not
+/// reach its `return`, or a failing check in any lane, jumps to `bail`. Runs inside the kernel's
+/// group loop, with the kernel's state set.
 pub(super) fn translate_group(t: &mut Translator<'_>, func: &ir::Func, bail: Block) -> Result<()> {
+    let mut chains = Vec::with_capacity(CHAINS);
     for chain in 0..CHAINS {
-        let offset = i32::try_from(chain * LANES * 8).map_err(|_| codegen_error("group"))?;
-        let mut c = Chain {
-            t: &mut *t,
-            func,
+        chains.push(ChainState {
             vals: func
                 .vars
                 .iter()
                 .map(|d| Lane::Uni(Opnd::Const(Val::from_bits(d.ty, 0))))
                 .collect(),
             mask: None,
-            offset,
-            bail,
+            offset: i32::try_from(chain * LANES * 8).map_err(|_| codegen_error("group"))?,
             checked: Lane::Uni(Opnd::Const(Val::B(true))),
-        };
-        if !c.block(&func.body)? {
-            // The scalar kernel falls off the end the same way, and reports it.
-            c.jump_to_bail();
-        }
+        });
     }
-    Ok(())
-}
-
-/// The translation of the body for one chain of `LANES` pixels.
-struct Chain<'t, 'a> {
-    t: &'t mut Translator<'a>,
-    func: &'t ir::Func,
-    /// Each IR variable's current value: code is straight-line, so no Cranelift variables.
-    vals: Vec<Lane>,
-    /// Inside the arms of an if-converted `if`: the lanes for which the arm runs.
-    mask: Option<Lane>,
-    /// The chain's first pixel, in bytes from the group's.
-    offset: i32,
-    /// Where the group goes when a lane fails a check.
-    bail: Block,
-    /// The lanes in which every check so far held.
-    checked: Lane,
-}
-
-impl Chain<'_, '_> {
-    // ---------------------------------------------------------------------------------------------
-    // Statements
-
-    /// Translates `stmts`; returns whether a `return` ended them.
-    fn block(&mut self, stmts: &[Stmt]) -> Result<bool> {
-        for s in stmts {
-            if self.stmt(s)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    fn stmt(&mut self, s: &Stmt) -> Result<bool> {
-        match s {
-            Stmt::Assign(v, e) => {
-                let x = self.expr(e)?;
-                self.set(*v, x)?;
-            }
-            Stmt::If(c, then, els) => return self.if_converted(c, then, els),
-            Stmt::Check { cond, .. } => self.check(cond)?,
+    let mut g = Group {
+        t,
+        func,
+        chains,
+        bail,
+        sink: None,
+    };
+    for s in &func.body {
+        let returned = match s {
             Stmt::Reduce {
                 dst,
                 op,
@@ -266,14 +236,86 @@ impl Chain<'_, '_> {
                 index,
                 elem,
                 ..
-            } => self.reduce(*dst, *op, len, *index, elem)?,
-            Stmt::Return(e) if self.mask.is_none() => {
-                let v = self.expr(e)?;
+            } => {
+                g.reduce(0..CHAINS, *dst, *op, len, *index, elem)?;
+                false
+            }
+            // Every chain takes the same path: the code is straight-line.
+            _ => (0..CHAINS).try_fold(false, |_, ch| g.stmt(ch, s))?,
+        };
+        if returned {
+            return Ok(());
+        }
+    }
+    // The scalar kernel falls off the end the same way, and reports it.
+    g.jump_to_bail();
+    Ok(())
+}
+
+/// The translation of the body for a group's chains.
+struct Group<'t, 'a> {
+    t: &'t mut Translator<'a>,
+    func: &'t ir::Func,
+    chains: Vec<ChainState>,
+    /// Where the group goes when a lane fails a check.
+    bail: Block,
+    /// Where [`Group::fold`] stores running states (16 bytes per chain, which nothing reads),
+    /// made on first use.
+    sink: Option<StackSlot>,
+}
+
+/// One chain of `LANES` pixels.
+struct ChainState {
+    /// Each IR variable's current value: code is straight-line, so no Cranelift variables.
+    vals: Vec<Lane>,
+    /// Inside the arms of an if-converted `if`: the lanes for which the arm runs.
+    mask: Option<Lane>,
+    /// The chain's first pixel, in bytes from the group's.
+    offset: i32,
+    /// The lanes in which every check so far held.
+    checked: Lane,
+}
+
+impl Group<'_, '_> {
+    // ---------------------------------------------------------------------------------------------
+    // Statements
+
+    /// Translates `stmts`; returns whether a `return` ended them.
+    fn block(&mut self, ch: usize, stmts: &[Stmt]) -> Result<bool> {
+        for s in stmts {
+            if self.stmt(ch, s)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn stmt(&mut self, ch: usize, s: &Stmt) -> Result<bool> {
+        match s {
+            Stmt::Assign(v, e) => {
+                let x = self.expr(ch, e)?;
+                self.set(ch, *v, x)?;
+            }
+            Stmt::If(c, then, els) => return self.if_converted(ch, c, then, els),
+            Stmt::Check { cond, .. } => self.check(ch, cond)?,
+            Stmt::Reduce {
+                dst,
+                op,
+                len,
+                index,
+                elem,
+                ..
+            } => self.reduce(ch..ch + 1, *dst, *op, len, *index, elem)?,
+            Stmt::Return(e) if self.chains[ch].mask.is_none() => {
+                let v = self.expr(ch, e)?;
                 let v = self.cast(v, Ty::F64)?;
                 let v = self.vector(v);
-                self.test_checks();
+                self.test_checks(ch);
                 let out = self.t.kernel_out_addr()?;
-                self.t.b.ins().store(VECTOR_MEM, v, out, self.offset);
+                self.t
+                    .b
+                    .ins()
+                    .store(VECTOR_MEM, v, out, self.chains[ch].offset);
                 return Ok(true);
             }
             _ => return Err(codegen_error("statement not computable in lanes")),
@@ -281,37 +323,37 @@ impl Chain<'_, '_> {
         Ok(false)
     }
 
-    fn set(&mut self, v: Var, x: Lane) -> Result<()> {
+    fn set(&mut self, ch: usize, v: Var, x: Lane) -> Result<()> {
         let ty = self.t.var_ty(v)?;
         if x.ty() != ty {
             return Err(codegen_error("ill-typed IR: assignment of another type"));
         }
-        self.vals[v.0 as usize] = x;
+        self.chains[ch].vals[v.0 as usize] = x;
         Ok(())
     }
 
     /// Both arms under their lane masks, then each variable they assign blended by `c`. A
     /// constant condition translates its arm alone.
-    fn if_converted(&mut self, c: &Expr, then: &[Stmt], els: &[Stmt]) -> Result<bool> {
-        let c = self.expr(c)?;
+    fn if_converted(&mut self, ch: usize, c: &Expr, then: &[Stmt], els: &[Stmt]) -> Result<bool> {
+        let c = self.expr(ch, c)?;
         let c = self.cast(c, Ty::Bool)?;
         if let Some(c) = c.constant() {
-            return self.block(if c.b() { then } else { els });
+            return self.block(ch, if c.b() { then } else { els });
         }
-        let outer = self.mask;
-        let before = self.vals.clone();
-        self.mask = Some(self.within(outer, c)?);
+        let outer = self.chains[ch].mask;
+        let before = self.chains[ch].vals.clone();
+        self.chains[ch].mask = Some(self.within(outer, c)?);
         // `supported` admits no `return` in an arm, and `stmt` refuses one under a mask.
-        self.block(then)?;
-        let then_vals = std::mem::replace(&mut self.vals, before);
+        self.block(ch, then)?;
+        let then_vals = std::mem::replace(&mut self.chains[ch].vals, before);
         let not_c = self.unary(UnOp::Not, c)?;
-        self.mask = Some(self.within(outer, not_c)?);
-        self.block(els)?;
-        self.mask = outer;
+        self.chains[ch].mask = Some(self.within(outer, not_c)?);
+        self.block(ch, els)?;
+        self.chains[ch].mask = outer;
         for (i, &t) in then_vals.iter().enumerate() {
-            let e = self.vals[i];
+            let e = self.chains[ch].vals[i];
             if !t.same(e) {
-                self.vals[i] = self.select(c, t, e)?;
+                self.chains[ch].vals[i] = self.select(c, t, e)?;
             }
         }
         Ok(false)
@@ -328,23 +370,23 @@ impl Chain<'_, '_> {
     /// Adds `cond`, in every active lane, to what the chain's `return` requires. Expressions
     /// are pure and total, so the test can wait: one branch per chain, just before its store,
     /// keeps every value of the body from being live (and spilled) across a branch.
-    fn check(&mut self, cond: &Expr) -> Result<()> {
-        let c = self.expr(cond)?;
+    fn check(&mut self, ch: usize, cond: &Expr) -> Result<()> {
+        let c = self.expr(ch, cond)?;
         let c = self.cast(c, Ty::Bool)?;
-        let c = match self.mask {
+        let c = match self.chains[ch].mask {
             None => c,
             Some(m) => {
                 let inactive = self.unary(UnOp::Not, m)?;
                 self.binary(BinOp::Or, c, inactive)?
             }
         };
-        self.checked = self.binary(BinOp::And, self.checked, c)?;
+        self.chains[ch].checked = self.binary(BinOp::And, self.chains[ch].checked, c)?;
         Ok(())
     }
 
     /// Bails unless every check so far held in every lane.
-    fn test_checks(&mut self) {
-        let all = match self.checked {
+    fn test_checks(&mut self, ch: usize) {
+        let all = match self.chains[ch].checked {
             Lane::Uni(Opnd::Const(c)) if c.b() => return,
             Lane::Uni(Opnd::Const(_)) => return self.jump_to_bail(),
             Lane::Uni(Opnd::Dyn(v, _)) => v,
@@ -366,18 +408,19 @@ impl Chain<'_, '_> {
         self.t.b.switch_to_block(dead);
     }
 
-    /// A reduction of constant length `len`, unrolled with the index bound to each constant and
-    /// folded lane-wise in the scalar kernel's order.
+    /// A reduction of constant length `len` in each of `chains`, unrolled with the index bound
+    /// to each constant and folded lane-wise in the scalar kernel's order.
     fn reduce(
         &mut self,
+        chains: Range<usize>,
         dst: Var,
         op: ReduceOp,
         len: &Expr,
         index: Var,
         elem: &Expr,
     ) -> Result<()> {
-        let k = match self.expr(len)?.constant() {
-            Some(Val::I(k)) => k.max(0),
+        let k = match self.expr(chains.start, len)?.constant() {
+            Some(Val::I(k)) => k.max(0) as usize,
             _ => return Err(codegen_error("reduction of a run-time length in lanes")),
         };
         let (elem_ty, result_ty) = op.types();
@@ -385,68 +428,111 @@ impl Chain<'_, '_> {
         // a tap shared with another reduction would be kept live, and spilled, until it is
         // used again; reloading it from L1 is cheaper.
         self.t.new_load_region();
-        let mut elems = Vec::with_capacity(k as usize);
+        let mut elems = vec![Vec::with_capacity(k); chains.len()];
         for i in 0..k {
-            self.vals[index.0 as usize] = Lane::Uni(Opnd::Const(Val::I(i)));
-            let e = self.expr(elem)?;
-            let e = self.cast(e, elem_ty)?;
-            elems.push(self.vector(e));
+            for (n, ch) in chains.clone().enumerate() {
+                self.chains[ch].vals[index.0 as usize] = Lane::Uni(Opnd::Const(Val::I(i as i64)));
+                let e = self.expr(ch, elem)?;
+                let e = self.cast(e, elem_ty)?;
+                elems[n].push(self.vector(e));
+            }
         }
         self.t.region = None;
-        let result = match elems.split_first() {
-            None if op.needs_nonempty() => {
-                return Err(codegen_error("empty reduction in lanes"));
-            }
-            None => Lane::Uni(Opnd::Const(eval::reduce_empty(op))),
-            Some((&first, rest)) => Lane::Vec(self.fold(op, first, rest, &elems)?, result_ty),
+        let results = match k {
+            0 if op.needs_nonempty() => return Err(codegen_error("empty reduction in lanes")),
+            0 => vec![Lane::Uni(Opnd::Const(eval::reduce_empty(op))); chains.len()],
+            _ => self
+                .fold(op, &elems)?
+                .into_iter()
+                .map(|v| Lane::Vec(v, result_ty))
+                .collect(),
         };
-        // After the loop the index holds its last value, as in the interpreter.
-        if k > 0 {
-            self.vals[index.0 as usize] = Lane::Uni(Opnd::Const(Val::I(k - 1)));
+        for (ch, result) in chains.zip(results) {
+            // After the loop the index holds its last value, as in the interpreter.
+            if k > 0 {
+                self.chains[ch].vals[index.0 as usize] =
+                    Lane::Uni(Opnd::Const(Val::I(k as i64 - 1)));
+            }
+            self.set(ch, dst, result)?;
         }
-        self.set(dst, result)
+        Ok(())
     }
 
-    /// `op` over the lane vectors `all = [first, rest..]`.
-    fn fold(&mut self, op: ReduceOp, first: Value, rest: &[Value], all: &[Value]) -> Result<Value> {
+    /// `op` over each chain's lane vectors (at least one each). The chains' folds are
+    /// independent dependency chains: a store of every chain's running state each `INTERLEAVE`
+    /// steps, in program order, makes Cranelift's elaborator (which computes a pure value at its
+    /// first use) emit the chains' steps alternately, so that their latencies overlap.
+    fn fold(&mut self, op: ReduceOp, elems: &[Vec<Value>]) -> Result<Vec<Value>> {
+        let mut accs = Vec::with_capacity(elems.len());
+        for e in elems {
+            accs.push(match op {
+                ReduceOp::Sum => {
+                    // Eight independent partial sums already.
+                    let zero = self.splat_f64(0.0);
+                    self.t.pairwise_sum(e, zero)
+                }
+                // Python's `0 + x0`.
+                ReduceOp::SumSeq => {
+                    let zero = self.splat_f64(0.0);
+                    self.t.b.ins().fadd(zero, e[0])
+                }
+                // A true lane's mask is -1: counting subtracts it.
+                ReduceOp::Count => self.t.b.ins().ineg(e[0]),
+                _ => e[0],
+            });
+        }
         if op == ReduceOp::Sum {
-            let zero = self.splat_f64(0.0);
-            return Ok(self.t.pairwise_sum(all, zero));
+            return Ok(accs);
         }
-        let mut acc = match op {
-            // Python's `0 + x0`.
-            ReduceOp::SumSeq => {
-                let zero = self.splat_f64(0.0);
-                self.t.b.ins().fadd(zero, first)
-            }
-            // A true lane's mask is -1: counting subtracts it.
-            ReduceOp::Count => self.t.b.ins().ineg(first),
-            _ => first,
-        };
+        let k = elems.first().map_or(0, Vec::len);
         let unused = self.t.b.ins().iconst(types::I64, 0);
-        for &v in rest {
-            acc = match op {
-                ReduceOp::PyMin => self.blend_less(v, acc, v, acc),
-                ReduceOp::PyMax => self.blend_less(acc, v, v, acc),
-                ReduceOp::Any => self.t.b.ins().bor(acc, v),
-                ReduceOp::All => self.t.b.ins().band(acc, v),
-                ReduceOp::Count => self.t.b.ins().isub(acc, v),
-                // The rest are one instruction, the same on vectors as on scalars.
-                _ => self.t.fold_step(op, (acc, unused), v, unused).0,
-            };
+        for i in 1..k {
+            for (acc, e) in accs.iter_mut().zip(elems) {
+                let v = e[i];
+                *acc = match op {
+                    ReduceOp::PyMin => self.blend_less(v, *acc, v, *acc),
+                    ReduceOp::PyMax => self.blend_less(*acc, v, v, *acc),
+                    ReduceOp::Any => self.t.b.ins().bor(*acc, v),
+                    ReduceOp::All => self.t.b.ins().band(*acc, v),
+                    ReduceOp::Count => self.t.b.ins().isub(*acc, v),
+                    // The rest are one instruction, the same on vectors as on scalars.
+                    _ => self.t.fold_step(op, (*acc, unused), v, unused).0,
+                };
+            }
+            if accs.len() > 1 && i % INTERLEAVE == 0 && i + 1 < k {
+                // One slot per chain: a store followed by another to the same place is dead,
+                // and Cranelift drops it.
+                for (n, &acc) in accs.iter().enumerate() {
+                    let sink = self.sink();
+                    self.t
+                        .b
+                        .ins()
+                        .stack_store(types::I64, acc, sink, 16 * n as i32);
+                }
+            }
         }
-        Ok(acc)
+        Ok(accs)
+    }
+
+    fn sink(&mut self) -> StackSlot {
+        *self.sink.get_or_insert_with(|| {
+            self.t.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                (16 * CHAINS) as u32,
+                4,
+            ))
+        })
     }
 
     // ---------------------------------------------------------------------------------------------
     // Expressions
 
-    fn expr(&mut self, e: &Expr) -> Result<Lane> {
+    fn expr(&mut self, ch: usize, e: &Expr) -> Result<Lane> {
         Ok(match e {
             Expr::F64(x) => Lane::Uni(Opnd::Const(Val::F(*x))),
             Expr::I64(x) => Lane::Uni(Opnd::Const(Val::I(*x))),
             Expr::Bool(x) => Lane::Uni(Opnd::Const(Val::B(*x))),
-            Expr::Var(v) => *self
+            Expr::Var(v) => *self.chains[ch]
                 .vals
                 .get(v.0 as usize)
                 .ok_or_else(|| codegen_error("undeclared variable"))?,
@@ -463,13 +549,13 @@ impl Chain<'_, '_> {
                 _ => Lane::Uni(self.t.translate_len(*a)?),
             },
             Expr::Load(a, i) => {
-                let i = self.expr(i)?;
+                let i = self.expr(ch, i)?;
                 let i = self.cast(i, Ty::I64)?;
                 match (self.t.arr_kind(*a)?, i.constant()) {
                     (ArrKind::Buffer, Some(Val::I(k))) => {
                         let (addr, offset) = self.t.kernel_tap(k)?;
                         let offset = offset
-                            .checked_add(self.offset)
+                            .checked_add(self.chains[ch].offset)
                             .ok_or_else(|| codegen_error("tap offset out of range"))?;
                         let flags = VECTOR_TAP.with_alias_region(self.t.region);
                         let v = self.t.b.ins().load(types::F64X2, flags, addr, offset);
@@ -482,35 +568,35 @@ impl Chain<'_, '_> {
                 }
             }
             Expr::Unary(op, x) => {
-                let x = self.expr(x)?;
+                let x = self.expr(ch, x)?;
                 self.unary(*op, x)?
             }
             Expr::Binary(op, a, b) => {
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let (a, b) = (self.expr(ch, a)?, self.expr(ch, b)?);
                 self.binary(*op, a, b)?
             }
             Expr::Cmp(op, a, b) => {
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let (a, b) = (self.expr(ch, a)?, self.expr(ch, b)?);
                 self.cmp(*op, a, b)?
             }
             Expr::Select(c, a, b) => {
-                let c = self.expr(c)?;
+                let c = self.expr(ch, c)?;
                 let c = self.cast(c, Ty::Bool)?;
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
+                let (a, b) = (self.expr(ch, a)?, self.expr(ch, b)?);
                 self.select(c, a, b)?
             }
-            Expr::Call(f, args) => self.call(*f, args)?,
+            Expr::Call(f, args) => self.call(ch, *f, args)?,
             Expr::Cast(ty, x) => {
-                let x = self.expr(x)?;
+                let x = self.expr(ch, x)?;
                 self.cast(x, *ty)?
             }
         })
     }
 
-    fn call(&mut self, f: MathFn, args: &[Expr]) -> Result<Lane> {
+    fn call(&mut self, ch: usize, f: MathFn, args: &[Expr]) -> Result<Lane> {
         let mut xs = Vec::with_capacity(args.len());
         for a in args {
-            let x = self.expr(a)?;
+            let x = self.expr(ch, a)?;
             xs.push(self.cast(x, Ty::F64)?);
         }
         // The runtime's functions are scalar: one call per lane.
