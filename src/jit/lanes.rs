@@ -229,15 +229,8 @@ pub(super) fn translate_group(t: &mut Translator<'_>, func: &ir::Func, bail: Blo
     };
     for s in &func.body {
         let returned = match s {
-            Stmt::Reduce {
-                dst,
-                op,
-                len,
-                index,
-                elem,
-                ..
-            } => {
-                g.reduce(0..CHAINS, *dst, *op, len, *index, elem)?;
+            Stmt::Reduce { .. } => {
+                g.reduce(0..CHAINS, s)?;
                 false
             }
             // Every chain takes the same path: the code is straight-line.
@@ -298,14 +291,7 @@ impl Group<'_, '_> {
             }
             Stmt::If(c, then, els) => return self.if_converted(ch, c, then, els),
             Stmt::Check { cond, .. } => self.check(ch, cond)?,
-            Stmt::Reduce {
-                dst,
-                op,
-                len,
-                index,
-                elem,
-                ..
-            } => self.reduce(ch..ch + 1, *dst, *op, len, *index, elem)?,
+            Stmt::Reduce { .. } => self.reduce(ch..ch + 1, s)?,
             Stmt::Return(e) if self.chains[ch].mask.is_none() => {
                 let v = self.expr(ch, e)?;
                 let v = self.cast(v, Ty::F64)?;
@@ -408,17 +394,20 @@ impl Group<'_, '_> {
         self.t.b.switch_to_block(dead);
     }
 
-    /// A reduction of constant length `len` in each of `chains`, unrolled with the index bound
-    /// to each constant and folded lane-wise in the scalar kernel's order.
-    fn reduce(
-        &mut self,
-        chains: Range<usize>,
-        dst: Var,
-        op: ReduceOp,
-        len: &Expr,
-        index: Var,
-        elem: &Expr,
-    ) -> Result<()> {
+    /// A reduction `s` of constant length in each of `chains`, unrolled with the index bound to
+    /// each constant and folded lane-wise in the scalar kernel's order.
+    fn reduce(&mut self, chains: Range<usize>, s: &Stmt) -> Result<()> {
+        let &Stmt::Reduce {
+            dst,
+            op,
+            ref len,
+            index,
+            ref elem,
+            ..
+        } = s
+        else {
+            return Err(codegen_error("not a reduction"));
+        };
         let k = match self.expr(chains.start, len)?.constant() {
             Some(Val::I(k)) => k.max(0) as usize,
             _ => return Err(codegen_error("reduction of a run-time length in lanes")),
