@@ -38,6 +38,10 @@ SOURCES = [
     "np.nanmax(x) + np.count_nonzero(x > 10)",
     "np.percentile(x, 30)",
     "np.sum(x * x) - 1000.0",
+    # Computed by the row kernel's lane groups (src/jit/lanes.rs), rows of every remainder.
+    "np.var(x)",
+    "def f(x):\n    t = 0.0\n    c = 0\n    for v in x:\n        if not np.isnan(v):\n            t += v\n            c += 1\n    return t / c if c else np.nan\n",
+    "math.acos(x[0] / 200.0) + 1 // int(x[-1] + 1)",
 ]
 
 DTYPES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float32", "float64"]

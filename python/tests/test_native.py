@@ -161,3 +161,48 @@ def test_big_endian_read_only_output():
         ndi.generic_filter(np.zeros((4, 4)), FILTERS[0], size=3, output=out)
     with pytest.raises(ValueError, match="read-only"):
         ndjit.generic_filter(np.zeros((4, 4)), FILTERS[0], size=3, output=out)
+
+
+# Bodies the row kernel computes in lane groups of 4 pixels (src/jit/lanes.rs), with the remainder
+# of each row pixel by pixel: every row width from 1 to 2 groups + 1, data with NaN, ±0 and ±inf.
+LANE_SOURCES = [
+    "max(x) - min(x)",
+    "np.var(x)",
+    "def f(x):\n    t = 0.0\n    c = 0\n    for v in x:\n        if not np.isnan(v):\n            t += v\n            c += 1\n    return t / c if c else np.nan\n",
+    "(x[len(x) // 2] - np.mean(x)) / np.std(x)",
+    "np.count_nonzero(x > 0.5) + (x[0] if x[0] > x[1] else -x[1])",
+]
+
+
+@pytest.mark.parametrize("src", LANE_SOURCES)
+def test_lane_groups_match_scipy_at_every_row_remainder(src):
+    rng = np.random.default_rng(len(src))
+    special = np.array([np.nan, 0.0, -0.0, np.inf, -np.inf, 1.0])
+    f = ndjit.jit_filter(src)
+    for width in range(1, 10):
+        data = rng.integers(-4, 5, (5, width)) / 4.0
+        picks = rng.random(data.shape) < 0.2
+        data[picks] = rng.choice(special, size=int(picks.sum()))
+        with np.errstate(all="ignore"):
+            want = ndi.generic_filter(data, f, size=3, mode="reflect")
+            got = ndjit.generic_filter(data, f, size=3, mode="reflect", workers=1)
+        assert np.array_equal(want, got, equal_nan=True) and (np.signbit(want) == np.signbit(got)).all(), (src, width)
+
+
+def test_lane_groups_report_the_first_failing_pixel_as_scipy():
+    # ValueError where the centre leaves [-1, 1], ZeroDivisionError where the right neighbour
+    # truncates to 0: one of each in a row, in either order, at every pair of lane positions.
+    f = ndjit.jit_filter("math.acos(x[4]) + 1 // int(x[5])")
+    for width in range(1, 10):
+        for value_error, zero_division in itertools.permutations(range(width), 2):
+            data = np.ones((3, width))
+            data[1, value_error] = 2.0
+            if zero_division + 1 < width:
+                data[1, zero_division + 1] = 0.5
+            first = ValueError if value_error < zero_division or zero_division + 1 >= width else ZeroDivisionError
+            kw = dict(size=3, mode="constant", cval=1.0)
+            with pytest.raises(first) as want:
+                ndi.generic_filter(data, f, **kw)
+            with pytest.raises(first) as got:
+                ndjit.generic_filter(data, f, workers=1, **kw)
+            assert str(got.value) == str(want.value)

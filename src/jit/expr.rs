@@ -97,7 +97,7 @@ impl Translator<'_> {
         })
     }
 
-    fn translate_len(&mut self, a: Arr) -> Result<Opnd> {
+    pub(super) fn translate_len(&mut self, a: Arr) -> Result<Opnd> {
         // As the interpreter: a specialised Func knows the buffer's length.
         if let (true, Some(n)) = (a == BUFFER, self.func.filter_size) {
             let n = i64::try_from(n).map_err(|_| codegen_error("filter_size too large"))?;
@@ -116,7 +116,7 @@ impl Translator<'_> {
     }
 
     /// `a[i]`, the index proved in range by the IR.
-    fn translate_load(&mut self, a: Arr, i: Opnd) -> Result<Opnd> {
+    pub(super) fn translate_load(&mut self, a: Arr, i: Opnd) -> Result<Opnd> {
         // A row kernel reads the taps from the input rows.
         if self.kernel.is_some() && matches!(self.arr_kind(a)?, ArrKind::Buffer) {
             return self.kernel_load(i);
@@ -151,7 +151,7 @@ impl Translator<'_> {
         Ok(Opnd::Dyn(v, elem))
     }
 
-    fn translate_unary(&mut self, op: UnOp, x: Opnd) -> Result<Opnd> {
+    pub(super) fn translate_unary(&mut self, op: UnOp, x: Opnd) -> Result<Opnd> {
         let accepted = match op {
             UnOp::Neg | UnOp::Abs => x.ty() != Ty::Bool,
             UnOp::BitNot => x.ty() != Ty::F64,
@@ -226,7 +226,7 @@ impl Translator<'_> {
         Opnd::Dyn(f, Ty::F64)
     }
 
-    fn translate_binary(&mut self, op: BinOp, a: Opnd, b: Opnd) -> Result<Opnd> {
+    pub(super) fn translate_binary(&mut self, op: BinOp, a: Opnd, b: Opnd) -> Result<Opnd> {
         let ty = a.ty();
         if b.ty() != ty || !binary_accepts(op, ty) {
             return Err(ill_typed(format_args!(
@@ -360,33 +360,17 @@ impl Translator<'_> {
 
     /// Comparisons as `eval::cmp`: IEEE on two f64 (ordered except `Ne`), otherwise on the
     /// operands converted with `Val::i`.
-    fn translate_cmp(&mut self, op: CmpOp, a: Opnd, b: Opnd) -> Opnd {
+    pub(super) fn translate_cmp(&mut self, op: CmpOp, a: Opnd, b: Opnd) -> Opnd {
         if let (Opnd::Const(x), Opnd::Const(y)) = (a, b) {
             return Opnd::Const(Val::B(eval::cmp(op, x, y)));
         }
         let r = if a.ty() == Ty::F64 && b.ty() == Ty::F64 {
             let (x, y) = (self.value(a), self.value(b));
-            let cc = match op {
-                CmpOp::Lt => FloatCC::LessThan,
-                CmpOp::Le => FloatCC::LessThanOrEqual,
-                CmpOp::Gt => FloatCC::GreaterThan,
-                CmpOp::Ge => FloatCC::GreaterThanOrEqual,
-                CmpOp::Eq => FloatCC::Equal,
-                CmpOp::Ne => FloatCC::NotEqual,
-            };
-            self.b.ins().fcmp(cc, x, y)
+            self.b.ins().fcmp(float_cc(op), x, y)
         } else {
             let (a, b) = (self.coerce(a, Ty::I64), self.coerce(b, Ty::I64));
             let (x, y) = (self.value(a), self.value(b));
-            let cc = match op {
-                CmpOp::Lt => IntCC::SignedLessThan,
-                CmpOp::Le => IntCC::SignedLessThanOrEqual,
-                CmpOp::Gt => IntCC::SignedGreaterThan,
-                CmpOp::Ge => IntCC::SignedGreaterThanOrEqual,
-                CmpOp::Eq => IntCC::Equal,
-                CmpOp::Ne => IntCC::NotEqual,
-            };
-            self.b.ins().icmp(cc, x, y)
+            self.b.ins().icmp(int_cc(op), x, y)
         };
         Opnd::Dyn(r, Ty::Bool)
     }
@@ -539,17 +523,22 @@ impl Translator<'_> {
 
     /// A math function: a call to the same `extern "C"` shim the interpreter calls.
     fn translate_call(&mut self, f: MathFn, args: &[Expr]) -> Result<Opnd> {
-        if args.len() != f.arity() {
+        let mut xs = Vec::with_capacity(args.len());
+        for a in args {
+            xs.push(self.expr_as(a, Ty::F64)?);
+        }
+        self.call_math(f, xs)
+    }
+
+    /// `f(xs)` of translated arguments (already f64): folded when all are constants.
+    pub(super) fn call_math(&mut self, f: MathFn, xs: Vec<Opnd>) -> Result<Opnd> {
+        if xs.len() != f.arity() {
             return Err(codegen_error(format!(
                 "{} takes {} arguments, got {}",
                 f.name(),
                 f.arity(),
-                args.len()
+                xs.len()
             )));
-        }
-        let mut xs = Vec::with_capacity(args.len());
-        for a in args {
-            xs.push(self.expr_as(a, Ty::F64)?);
         }
         if let Some(consts) = xs
             .iter()
@@ -569,6 +558,30 @@ impl Translator<'_> {
             .call(Callee::Math(f), &vals)?
             .ok_or_else(|| codegen_error("math shim without result"))?;
         Ok(Opnd::Dyn(r, Ty::F64))
+    }
+}
+
+/// The condition of an IR comparison of two f64: IEEE, ordered except `Ne`.
+pub(super) fn float_cc(op: CmpOp) -> FloatCC {
+    match op {
+        CmpOp::Lt => FloatCC::LessThan,
+        CmpOp::Le => FloatCC::LessThanOrEqual,
+        CmpOp::Gt => FloatCC::GreaterThan,
+        CmpOp::Ge => FloatCC::GreaterThanOrEqual,
+        CmpOp::Eq => FloatCC::Equal,
+        CmpOp::Ne => FloatCC::NotEqual,
+    }
+}
+
+/// The condition of an IR comparison of two i64: signed.
+pub(super) fn int_cc(op: CmpOp) -> IntCC {
+    match op {
+        CmpOp::Lt => IntCC::SignedLessThan,
+        CmpOp::Le => IntCC::SignedLessThanOrEqual,
+        CmpOp::Gt => IntCC::SignedGreaterThan,
+        CmpOp::Ge => IntCC::SignedGreaterThanOrEqual,
+        CmpOp::Eq => IntCC::Equal,
+        CmpOp::Ne => IntCC::NotEqual,
     }
 }
 

@@ -16,6 +16,12 @@
 //! context (as the callback does) and returns the index of the failing pixel. Everything else —
 //! expressions, reductions, checks, scratch arrays, calls into the runtime — is the callback's
 //! translation, so the kernel's results are the callback's, bit for bit.
+//!
+//! Where the specialised body is straight-line (see [`super::lanes`]), the kernel first runs
+//! *lane groups*: `GROUP_PIXELS` adjacent pixels per iteration in vector lanes, each lane doing
+//! its pixel's operations in the same order. The pixel loop above then computes what the groups
+//! leave: a group in which some lane failed a check (so that the first failing pixel and its
+//! error are found exactly as without groups), and the end of the row.
 
 use super::translate::{self, codegen_error, Opnd, Result, Translator, MOVABLE, READONLY, TRUSTED};
 use super::{module_error, Jit};
@@ -48,12 +54,17 @@ pub struct Taps {
     pub slots: usize,
 }
 
+/// Pixels per lane group of a kernel with [`RowKernel::lanes`].
+pub const GROUP_PIXELS: usize = super::lanes::GROUP;
+
 /// A compiled row kernel; owns its code memory.
 pub struct RowKernel {
     /// Owns the code; freed in `Drop` (a `JITModule` leaks its memory when dropped).
     module: ManuallyDrop<JITModule>,
     entry: RowKernelFn,
     disasm: Option<String>,
+    /// Whether it computes lane groups (else one pixel at a time).
+    lanes: bool,
 }
 
 // SAFETY: as for `JitCode`: the finalized code is immutable and keeps no state; the module is only
@@ -67,6 +78,12 @@ impl RowKernel {
     /// `user_data` must be a live context of the filter the IR came from.
     pub fn entry(&self) -> RowKernelFn {
         self.entry
+    }
+
+    /// Whether the kernel computes groups of [`GROUP_PIXELS`] pixels in vector lanes (see
+    /// [`super::lanes`]); the pixels of a row that do not fill a group are computed one by one.
+    pub fn lanes(&self) -> bool {
+        self.lanes
     }
 
     /// Cranelift's disassembly, when compiled with `disasm`.
@@ -91,11 +108,39 @@ impl std::fmt::Debug for RowKernel {
     }
 }
 
-/// Compiles a row kernel for a Func specialised to `taps.slot.len()` elements.
+/// Compiles a row kernel for a Func specialised to `taps.slot.len()` elements, with lane groups
+/// where the body allows them (see [`super::lanes`]).
 pub fn compile_row_kernel(
     func: &ir::Func,
     taps: &Taps,
     disasm: bool,
+) -> std::result::Result<RowKernel, Error> {
+    if super::lanes::supported(func) {
+        // A body the lanes cannot translate after all, or vector code the host's Cranelift
+        // cannot lower, leaves the scalar kernel, which is always correct.
+        if let Ok(k) = compile_kernel(func, taps, disasm, true) {
+            return Ok(k);
+        }
+    }
+    compile_scalar_row_kernel(func, taps, disasm)
+}
+
+/// Compiles the row kernel without lane groups, one pixel per iteration: the reference that the
+/// lane groups are tested and measured against.
+pub fn compile_scalar_row_kernel(
+    func: &ir::Func,
+    taps: &Taps,
+    disasm: bool,
+) -> std::result::Result<RowKernel, Error> {
+    compile_kernel(func, taps, disasm, false)
+}
+
+/// Compiles a row kernel, with lane groups when `lanes` is set.
+fn compile_kernel(
+    func: &ir::Func,
+    taps: &Taps,
+    disasm: bool,
+    lanes: bool,
 ) -> std::result::Result<RowKernel, Error> {
     if func.filter_size != Some(taps.slot.len()) || taps.col.len() != taps.slot.len() {
         return Err(codegen_error(
@@ -130,6 +175,7 @@ pub fn compile_row_kernel(
             &mut jit.builder_ctx,
             func,
             taps,
+            lanes,
         )?;
         jit.ctx.set_disasm(disasm);
         if let Err(e) = jit.module.define_function(id, &mut jit.ctx) {
@@ -176,6 +222,7 @@ pub fn compile_row_kernel(
         module: ManuallyDrop::new(module),
         entry,
         disasm: text,
+        lanes,
     })
 }
 
@@ -198,18 +245,21 @@ pub(super) struct KernelState {
 }
 
 impl<'a> Translator<'a> {
-    /// The prologue, the pixel loop around the body of `func`, and the epilogue; `rows`, `n`,
-    /// `out` are the entry's first three parameters (held as `buffer`, `size`, `ret`).
+    /// The prologue, the pixel loops around the body of `func`, and the epilogue; `rows`, `n`,
+    /// `out`, `ctx` are the entry's parameters (held as `buffer`, `size`, `ret`, `ctx`).
+    ///
+    /// With `lanes`, a group loop computes `GROUP_PIXELS` pixels per iteration while a whole group
+    /// fits; the scalar pixel loop then computes the pixels up to `limit`: the group that bailed
+    /// (after which the group loop resumes), or the rest of the row.
     pub(super) fn translate_kernel_loop(
         &mut self,
         func: &'a ir::Func,
         taps: &Taps,
-        rows: Value,
-        n: Value,
-        out: Value,
-        ctx: Value,
+        [rows, n, out, ctx]: [Value; 4],
+        lanes: bool,
     ) -> Result<()> {
         let j8 = self.b.declare_var(types::I64);
+        let limit = self.b.declare_var(types::I64);
         let zero = self.b.ins().iconst(types::I64, 0);
         self.b.def_var(j8, zero);
         // The fail path returns `j8 >> 3`, so the state exists before the first branch to it.
@@ -231,8 +281,66 @@ impl<'a> Translator<'a> {
         self.b.seal_block(has_ctx);
         self.b.switch_to_block(has_ctx);
         self.load_bound_for(func)?;
+        self.kernel_tables(taps, rows)?;
 
-        // Row pointers, once per call.
+        let n8 = self.b.ins().ishl_imm_s(n, 3);
+        let (scalar, body, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let group_loop = if lanes {
+            Some(self.translate_group_loop(func, n8, limit, scalar)?)
+        } else {
+            self.b.def_var(limit, n8);
+            self.b.ins().jump(scalar, &[]);
+            None
+        };
+        // Every jump to the scalar loop's entry exists now.
+        self.b.seal_block(scalar);
+        self.b.switch_to_block(scalar);
+        let after = group_loop.map_or(done, |(_, after)| after);
+        let (j, end) = (self.b.use_var(j8), self.b.use_var(limit));
+        let enter = self.b.ins().icmp(IntCC::SignedLessThan, j, end);
+        self.b.ins().brif(enter, body, &[], after, &[]);
+
+        // for j8 in (j8..limit).step_by(8) { body }
+        self.b.switch_to_block(body);
+        // Inside the pixel loop, movable loads of bound values could be hoisted above the
+        // checks that guard them: the loop depth keeps them in place.
+        self.loop_depth += 1;
+        self.translate_body(func)?;
+        self.loop_depth -= 1;
+        // Every `Return` has jumped to the latch by now.
+        self.b.seal_block(latch);
+        self.b.switch_to_block(latch);
+        let j = self.b.use_var(j8);
+        let next = self.b.ins().iadd_imm_s(j, 8);
+        self.b.def_var(j8, next);
+        let end = self.b.use_var(limit);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, next, end);
+        self.b.ins().brif(more, body, &[], after, &[]);
+        // The back edge exists: the body has all its predecessors.
+        self.b.seal_block(body);
+
+        if let Some((head, after)) = group_loop {
+            // After the scalar pixels: more groups, unless the row is done.
+            self.b.seal_block(after);
+            self.b.switch_to_block(after);
+            let j = self.b.use_var(j8);
+            let more = self.b.ins().icmp(IntCC::SignedLessThan, j, n8);
+            self.b.ins().brif(more, head, &[], done, &[]);
+            self.b.seal_block(head);
+        }
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
+        self.b.ins().return_(&[n]);
+        Ok(())
+    }
+
+    /// The row pointers, loaded once per call, and the taps' address table for loads at a
+    /// run-time index.
+    fn kernel_tables(&mut self, taps: &Taps, rows: Value) -> Result<()> {
         let mut bases = Vec::with_capacity(taps.slots);
         for s in 0..taps.slots {
             let offset = i32::try_from(s * 8).map_err(|_| codegen_error("too many rows"))?;
@@ -244,7 +352,6 @@ impl<'a> Translator<'a> {
             .zip(&taps.col)
             .map(|(&s, &c)| (s as usize, (c * 8) as i32))
             .collect();
-        // The address table for run-time indices.
         let table = if tap_list.is_empty() {
             None
         } else {
@@ -268,32 +375,91 @@ impl<'a> Translator<'a> {
             k.taps = tap_list;
             k.table = table;
         }
-
-        // for j8 in (0..8n).step_by(8) { body }
-        let n8 = self.b.ins().ishl_imm_s(n, 3);
-        let (body, done) = (self.b.create_block(), self.b.create_block());
-        let enter = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, n8, 0);
-        self.b.ins().brif(enter, body, &[], done, &[]);
-        self.b.switch_to_block(body);
-        // Inside the pixel loop, movable loads of bound values could be hoisted above the
-        // checks that guard them: the loop depth keeps them in place.
-        self.loop_depth += 1;
-        self.translate_body(func)?;
-        self.loop_depth -= 1;
-        // Every `Return` has jumped to the latch by now.
-        self.b.seal_block(latch);
-        self.b.switch_to_block(latch);
-        let j = self.b.use_var(j8);
-        let next = self.b.ins().iadd_imm_s(j, 8);
-        self.b.def_var(j8, next);
-        let more = self.b.ins().icmp(IntCC::SignedLessThan, next, n8);
-        self.b.ins().brif(more, body, &[], done, &[]);
-        // The back edge exists: the body and the exit have all their predecessors.
-        self.b.seal_block(body);
-        self.b.seal_block(done);
-        self.b.switch_to_block(done);
-        self.b.ins().return_(&[n]);
         Ok(())
+    }
+
+    /// The group loop, entered from the current block: `head` tests whether a whole group fits
+    /// before `n8`; a group that bails, and the pixels left when none fits, go to `scalar` with
+    /// `limit` set. Returns `head` (unsealed: the scalar loop's exit jumps back to it) and the
+    /// block the scalar loop leaves to.
+    fn translate_group_loop(
+        &mut self,
+        func: &'a ir::Func,
+        n8: Value,
+        limit: Variable,
+        scalar: Block,
+    ) -> Result<(Block, Block)> {
+        let j8 = self
+            .kernel
+            .as_ref()
+            .ok_or_else(|| codegen_error("not a row kernel"))?
+            .j8;
+        let step = (8 * GROUP_PIXELS) as i64;
+        let (head, group, rest, bail, after) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        let j = self.b.use_var(j8);
+        let end = self.b.ins().iadd_imm_s(j, step);
+        let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, end, n8);
+        self.b.ins().brif(fits, group, &[], rest, &[]);
+        self.b.seal_block(group);
+        self.b.seal_block(rest);
+
+        self.b.switch_to_block(group);
+        self.loop_depth += 1;
+        super::lanes::translate_group(self, func, bail)?;
+        self.loop_depth -= 1;
+        let j = self.b.use_var(j8);
+        let next = self.b.ins().iadd_imm_s(j, step);
+        self.b.def_var(j8, next);
+        self.b.ins().jump(head, &[]);
+
+        // A lane failed a check: the scalar loop recomputes the group, and reports the failure.
+        self.b.seal_block(bail);
+        self.b.switch_to_block(bail);
+        self.b.set_cold_block(bail);
+        let j = self.b.use_var(j8);
+        let end = self.b.ins().iadd_imm_s(j, step);
+        self.b.def_var(limit, end);
+        self.b.ins().jump(scalar, &[]);
+
+        self.b.switch_to_block(rest);
+        self.b.def_var(limit, n8);
+        self.b.ins().jump(scalar, &[]);
+        Ok((head, after))
+    }
+
+    /// A lane group's tap `k`: the address of the group's first pixel in the tap's row, and the
+    /// tap's displacement from it.
+    pub(super) fn kernel_tap(&mut self, k: i64) -> Result<(Value, i32)> {
+        let state = self
+            .kernel
+            .as_ref()
+            .ok_or_else(|| codegen_error("not a row kernel"))?;
+        let &(s, off) = usize::try_from(k)
+            .ok()
+            .and_then(|k| state.taps.get(k))
+            .ok_or_else(|| codegen_error("tap index out of range"))?;
+        let (base, j8) = (state.bases[s], state.j8);
+        let j8 = self.b.use_var(j8);
+        Ok((self.b.ins().iadd(base, j8), off))
+    }
+
+    /// A lane group's output address: `out + 8 * j`.
+    pub(super) fn kernel_out_addr(&mut self) -> Result<Value> {
+        let state = self
+            .kernel
+            .as_ref()
+            .ok_or_else(|| codegen_error("not a row kernel"))?;
+        let (out, j8) = (state.out, state.j8);
+        let j8 = self.b.use_var(j8);
+        Ok(self.b.ins().iadd(out, j8))
     }
 
     /// `Load(BUFFER, i)` in a row kernel: tap `i` of the current pixel.

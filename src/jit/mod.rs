@@ -23,6 +23,7 @@
 mod expr;
 mod imports;
 pub mod kernel;
+mod lanes;
 mod poll;
 mod reduce;
 mod translate;

@@ -359,7 +359,7 @@ impl Translator<'_> {
     }
 
     /// The fold state after element 0: `(accumulator, argument index)`.
-    fn fold_first(&mut self, op: ReduceOp, v: Value) -> (Value, Value) {
+    pub(super) fn fold_first(&mut self, op: ReduceOp, v: Value) -> (Value, Value) {
         let zero = self.zero(Ty::I64);
         let acc = match op {
             ReduceOp::Count => self.b.ins().uextend(types::I64, v),
@@ -374,7 +374,7 @@ impl Translator<'_> {
     }
 
     /// One fold step with element `v` at index `i`.
-    fn fold_step(
+    pub(super) fn fold_step(
         &mut self,
         op: ReduceOp,
         acc: (Value, Value),
@@ -435,66 +435,57 @@ impl Translator<'_> {
 
     /// `runtime::pairwise_sum` over a constant number of elements, unrolled.
     fn sum_unrolled(&mut self, k: i64, index: Var, elem: &Expr) -> Result<Value> {
+        let mut elems = Vec::with_capacity(k as usize);
+        for i in 0..k {
+            elems.push(self.elem_at(index, Index::Const(i), elem, Ty::F64)?);
+        }
         let zero = self.value(Opnd::Const(Val::F(0.0)));
-        if k == 0 {
-            return Ok(zero);
-        }
-        let sum = self.pairwise_unrolled(0, k, index, elem)?;
-        Ok(self.b.ins().fadd(zero, sum))
+        Ok(self.pairwise_sum(&elems, zero))
     }
 
-    /// NumPy's `pairwise_sum` of elements `start..start + len` (len ≥ 1): one block up to 128
-    /// elements, else the two halves of `runtime::pairwise_split`, added.
-    fn pairwise_unrolled(
-        &mut self,
-        start: i64,
-        len: i64,
-        index: Var,
-        elem: &Expr,
-    ) -> Result<Value> {
-        if len <= SUM_BLOCK as i64 {
-            return self.pairwise_block_unrolled(start, len, index, elem);
+    /// `runtime::pairwise_sum` of `elems`, starting from `zero` (`+0.0`, as a scalar or in every
+    /// lane of a vector: the adds are the same instructions on either type), in NumPy's
+    /// pairwise order.
+    pub(super) fn pairwise_sum(&mut self, elems: &[Value], zero: Value) -> Value {
+        if elems.is_empty() {
+            return zero;
         }
-        let half = pairwise_split(len as usize) as i64;
-        let left = self.pairwise_unrolled(start, half, index, elem)?;
-        let right = self.pairwise_unrolled(start + half, len - half, index, elem)?;
-        Ok(self.b.ins().fadd(left, right))
+        let sum = self.pairwise(elems);
+        self.b.ins().fadd(zero, sum)
     }
 
-    /// `runtime::pairwise_block` of elements `start..start + len` (1 ≤ len ≤ 128). Where the
-    /// runtime starts a sum at -0.0, this starts at the first element: `-0.0 + x == x`.
-    fn pairwise_block_unrolled(
-        &mut self,
-        start: i64,
-        len: i64,
-        index: Var,
-        elem: &Expr,
-    ) -> Result<Value> {
-        let at = |t: &mut Self, p: i64| t.elem_at(index, Index::Const(start + p), elem, Ty::F64);
-        let mut res = None;
-        let mut tail = 0;
+    /// NumPy's `pairwise_sum` of one or more elements: one block up to 128 elements, else the
+    /// two halves of `runtime::pairwise_split`, added.
+    fn pairwise(&mut self, elems: &[Value]) -> Value {
+        if elems.len() <= SUM_BLOCK {
+            return self.pairwise_block(elems);
+        }
+        let (left, right) = elems.split_at(pairwise_split(elems.len()));
+        let (left, right) = (self.pairwise(left), self.pairwise(right));
+        self.b.ins().fadd(left, right)
+    }
+
+    /// `runtime::pairwise_block` of 1 to 128 elements. Where the runtime starts a sum at -0.0,
+    /// this starts at the first element: `-0.0 + x == x`.
+    fn pairwise_block(&mut self, elems: &[Value]) -> Value {
+        let len = elems.len();
+        let (mut res, mut tail) = (None, 0);
         if len >= 8 {
-            let mut r = Vec::with_capacity(8);
-            for p in 0..8 {
-                r.push(at(self, p)?);
-            }
+            let mut r = elems[..8].to_vec();
             let end8 = len - len % 8;
-            for p in 8..end8 {
-                let v = at(self, p)?;
-                let j = (p % 8) as usize;
-                r[j] = self.b.ins().fadd(r[j], v);
+            for (p, &v) in elems.iter().enumerate().take(end8).skip(8) {
+                r[p % 8] = self.b.ins().fadd(r[p % 8], v);
             }
             res = Some(self.pairwise_tree(&r));
             tail = end8;
         }
-        for p in tail..len {
-            let v = at(self, p)?;
+        for &v in &elems[tail..] {
             res = Some(match res {
                 None => v,
                 Some(acc) => self.b.ins().fadd(acc, v),
             });
         }
-        res.ok_or_else(|| codegen_error("empty pairwise block"))
+        res.unwrap_or(elems[0])
     }
 
     /// `((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))`.

@@ -200,17 +200,18 @@ pub(super) fn translate<'a>(
 }
 
 /// Builds a row kernel (see `super::kernel`) for the specialised `func` into `clif`, whose
-/// signature is `(rows, n, out, user_data) -> i64`.
+/// signature is `(rows, n, out, user_data) -> i64`, with lane groups when `lanes` is set.
 pub(super) fn translate_kernel<'a>(
     module: &'a mut JITModule,
     clif: &'a mut Function,
     builder_ctx: &'a mut FunctionBuilderContext,
     func: &'a ir::Func,
     taps: &super::kernel::Taps,
+    lanes: bool,
 ) -> Result<()> {
     let mut t = start(module, clif, builder_ctx, func, None)?;
     let (rows, n, out, ctx) = (t.buffer, t.size, t.ret, t.ctx);
-    t.translate_kernel_loop(func, taps, rows, n, out, ctx)?;
+    t.translate_kernel_loop(func, taps, [rows, n, out, ctx], lanes)?;
     t.finish()
 }
 
