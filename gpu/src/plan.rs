@@ -229,10 +229,18 @@ pub fn failure(
         "the filter failed without recording why".to_string()
     } else {
         match filter.ir().errors.get(code as usize) {
-            Some(site) => site
-                .message
-                .replace("{a}", &(record[2] as i64).to_string())
-                .replace("{b}", &(record[3] as i64).to_string()),
+            Some(site) => {
+                let m = site
+                    .message
+                    .replace("{a}", &(record[2] as i64).to_string())
+                    .replace("{b}", &(record[3] as i64).to_string());
+                if code == crate::codegen::body::SITE_SCRATCH {
+                    // The CPU grows its scratch arrays; a GPU thread's local memory is fixed.
+                    format!("{m} on the GPU (a thread's local memory is smaller): run this filter on the CPU")
+                } else {
+                    m
+                }
+            }
             None => format!("the filter failed (error site {code})"),
         }
     };

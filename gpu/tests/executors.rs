@@ -271,3 +271,50 @@ fn sums_of_more_than_128_values_follow_numpys_pairwise_order_on_both() {
         assert_eq!(cpu, emulated, "{source}: the emulated GPU against the CPU");
     }
 }
+
+#[test]
+fn scratch_past_a_threads_local_memory_is_refused_with_the_reason() {
+    // np.bincount of 16-bit values needs up to 65,536 counters per pixel: the CPU grows its
+    // scratch array, a GPU thread cannot, so the GPU must say so instead of writing anything.
+    let source = "np.bincount(x.astype(int)).argmax()";
+    let shape = [4, 5];
+    let input: Vec<f64> = (0..20).map(|i| (3000 + 37 * i) as f64).collect();
+    let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
+    let opts = Options::size(&[3, 3]);
+    let cpu = run(&Engine::Auto, gpu.filter(), &input, &shape, Dtype::F64, &opts).expect("cpu");
+    assert!(cpu.iter().any(|&b| b != 0), "the CPU computed something");
+    let refused = run(
+        &Emulator::new(&gpu),
+        gpu.filter(),
+        &input,
+        &shape,
+        Dtype::F64,
+        &opts,
+    )
+    .expect_err("the GPU's scratch is too small");
+    match &refused {
+        GpuError::FilterGpuOnly { pixel, message } => {
+            assert_eq!(pixel, &vec![0, 0], "the first pixel in C order");
+            assert!(
+                message.starts_with("out of memory for")
+                    && message.contains("on the GPU")
+                    && message.contains("run this filter on the CPU"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a GPU-only failure, got {other:?}"),
+    }
+    // Small values fit: the same filter runs on the GPU and agrees bit for bit.
+    let small: Vec<f64> = (0..20).map(|i| (i % 5) as f64).collect();
+    let cpu = run(&Engine::Auto, gpu.filter(), &small, &shape, Dtype::F64, &opts).expect("cpu");
+    let emulated = run(
+        &Emulator::new(&gpu),
+        gpu.filter(),
+        &small,
+        &shape,
+        Dtype::F64,
+        &opts,
+    )
+    .expect("emulated");
+    assert_eq!(cpu, emulated);
+}

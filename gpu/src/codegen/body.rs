@@ -38,7 +38,7 @@ const DEFAULT_CAPACITY: i64 = 1024;
 /// Largest local array (elements): beyond it, a run-time check fails instead.
 const LOCAL_MAX: i64 = 16384;
 /// The lowering's error site for "out of memory for {a} elements of scratch space".
-const SITE_SCRATCH: u64 = 1;
+pub(crate) const SITE_SCRATCH: u64 = 1;
 
 /// How the comparators of ndjit's median networks are emitted (see `Body::network_step`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
