@@ -307,12 +307,23 @@ impl QuantilePlan {
 
     /// `numpy.lib._function_base_impl._lerp` of the two values read, `a = s[prev]`, `b = s[next]`.
     pub fn lerp(self, a: f64, b: f64) -> f64 {
-        let diff = b - a;
         if self.gamma >= 0.5 {
-            b - diff * (1.0 - self.gamma)
+            self.lerp_upper(a, b)
         } else {
-            a + diff * self.gamma
+            self.lerp_lower(a, b)
         }
+    }
+
+    /// [`QuantilePlan::lerp`]'s branch for `gamma >= 0.5` (for loops that choose it once).
+    #[inline(always)]
+    pub fn lerp_upper(self, a: f64, b: f64) -> f64 {
+        b - (b - a) * (1.0 - self.gamma)
+    }
+
+    /// [`QuantilePlan::lerp`]'s branch for `gamma < 0.5`.
+    #[inline(always)]
+    pub fn lerp_lower(self, a: f64, b: f64) -> f64 {
+        a + (b - a) * self.gamma
     }
 }
 

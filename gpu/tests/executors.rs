@@ -281,7 +281,15 @@ fn scratch_past_a_threads_local_memory_is_refused_with_the_reason() {
     let input: Vec<f64> = (0..20).map(|i| (3000 + 37 * i) as f64).collect();
     let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
     let opts = Options::size(&[3, 3]);
-    let cpu = run(&Engine::Auto, gpu.filter(), &input, &shape, Dtype::F64, &opts).expect("cpu");
+    let cpu = run(
+        &Engine::Auto,
+        gpu.filter(),
+        &input,
+        &shape,
+        Dtype::F64,
+        &opts,
+    )
+    .expect("cpu");
     assert!(cpu.iter().any(|&b| b != 0), "the CPU computed something");
     let refused = run(
         &Emulator::new(&gpu),
@@ -306,7 +314,15 @@ fn scratch_past_a_threads_local_memory_is_refused_with_the_reason() {
     }
     // Small values fit: the same filter runs on the GPU and agrees bit for bit.
     let small: Vec<f64> = (0..20).map(|i| (i % 5) as f64).collect();
-    let cpu = run(&Engine::Auto, gpu.filter(), &small, &shape, Dtype::F64, &opts).expect("cpu");
+    let cpu = run(
+        &Engine::Auto,
+        gpu.filter(),
+        &small,
+        &shape,
+        Dtype::F64,
+        &opts,
+    )
+    .expect("cpu");
     let emulated = run(
         &Emulator::new(&gpu),
         gpu.filter(),

@@ -172,12 +172,14 @@ impl<T: Elem> Worker<T> {
         self.acc[0].resize(m, T::default());
         self.double.resize(m, 0.0);
         let native = match work.stat {
-            RankStat::Min => {
-                self.extremes(work, shape, a, m, false);
-                true
-            }
-            RankStat::Max => {
-                self.extremes(work, shape, a, m, true);
+            RankStat::Min | RankStat::Max => {
+                let max = work.stat == RankStat::Max;
+                if let Some(out) = self.native_segment(work, a, m) {
+                    // The extremes go straight into the output: nothing to copy afterwards.
+                    self.extremes_into(work, shape, a, m, max, out);
+                    return;
+                }
+                self.extremes(work, shape, a, m, max);
                 true
             }
             RankStat::Range => {
@@ -197,8 +199,25 @@ impl<T: Elem> Worker<T> {
 
     /// `acc[0][..m]` = the minimum (or maximum) over the footprint of each pixel.
     fn extremes(&mut self, work: &Work<T>, shape: &Shape, a: usize, m: usize, max: bool) {
-        let mut first = true;
-        self.acc[0].resize(m, T::default());
+        let mut acc = std::mem::take(&mut self.acc[0]);
+        acc.resize(m, T::default());
+        self.extremes_into(work, shape, a, m, max, &mut acc);
+        self.acc[0] = acc;
+    }
+
+    /// `out[..m]` = the minimum (or maximum) over the footprint of each pixel: the extremes of
+    /// each chord (cached per source line, so the lines of a box share them), then across them.
+    fn extremes_into(
+        &mut self,
+        work: &Work<T>,
+        shape: &Shape,
+        a: usize,
+        m: usize,
+        max: bool,
+        out: &mut [T],
+    ) {
+        let mut pending: Option<&[T]> = None;
+        let mut merged = false;
         for (s, chords) in shape.chords.iter().enumerate() {
             for &(o, w) in chords {
                 let src = self.srcs[s];
@@ -208,15 +227,52 @@ impl<T: Elem> Worker<T> {
                     let ext = ext_line(ext, work, src, a, m);
                     sliding::extremes(&ext[o..], w, max, out, scratch)
                 });
-                let line = unsafe { std::slice::from_raw_parts(line, m) };
-                if first {
-                    self.acc[0].copy_from_slice(line);
-                    first = false;
-                } else {
-                    sliding::merge(&mut self.acc[0], line, max);
+                // SAFETY: the cache keeps the line in place until the next segment's stamp.
+                let line: &[T] = unsafe { std::slice::from_raw_parts(line, m) };
+                // The first two chords merge into `out` in one pass, the rest into it in place.
+                match (pending.take(), merged) {
+                    (None, false) => pending = Some(line),
+                    (Some(first), _) => {
+                        sliding::merge2(out, first, line, max);
+                        merged = true;
+                    }
+                    (None, true) => sliding::merge(out, line, max),
                 }
             }
         }
+        if let Some(only) = pending {
+            out.copy_from_slice(only);
+        }
+    }
+
+    /// The output's segment for columns `a..a + m` of the current line as a slice of `T`, when
+    /// the results can be stored there as they are: the output has the input's dtype, every
+    /// value round-trips through double, and the segment is contiguous and aligned.
+    fn native_segment<'o>(&self, work: &Work<T>, a: usize, m: usize) -> Option<&'o mut [T]> {
+        let out = work.output;
+        let size = std::mem::size_of::<T>();
+        let last = out.shape.len() - 1;
+        if out.dtype != work.input.dtype || !T::ROUND_TRIPS || out.strides[last] != size as isize {
+            return None;
+        }
+        let p = self.out_ptr(work, a);
+        if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
+            return None;
+        }
+        // SAFETY: the output segment is valid, and written by this worker alone (the
+        // caller's contract: disjoint chunks of disjoint arrays).
+        Some(unsafe { std::slice::from_raw_parts_mut(p as *mut T, m) })
+    }
+
+    /// The address of column `a` of the current line in the output.
+    fn out_ptr(&self, work: &Work<T>, a: usize) -> *mut u8 {
+        let out = work.output;
+        let last = out.shape.len() - 1;
+        let mut p = out.ptr;
+        for d in 0..last {
+            p = p.wrapping_offset(self.idx[d] as isize * out.strides[d]);
+        }
+        p.wrapping_offset(a as isize * out.strides[last])
     }
 
     /// The order statistic of each pixel into `acc[0]` (native) or `double`; whether native.
@@ -267,13 +323,8 @@ impl<T: Elem> Worker<T> {
     /// would give the value back, else as doubles through the driver's own cast.
     fn write(&mut self, work: &Work<T>, a: usize, m: usize, native: bool) {
         let out = work.output;
-        let last = out.shape.len() - 1;
-        let mut p = out.ptr;
-        for d in 0..last {
-            p = p.wrapping_offset(self.idx[d] as isize * out.strides[d]);
-        }
-        let stride = out.strides[last];
-        let p = p.wrapping_offset(a as isize * stride);
+        let stride = out.strides[out.shape.len() - 1];
+        let p = self.out_ptr(work, a);
         if native && out.dtype == work.input.dtype && T::ROUND_TRIPS {
             let line = &self.acc[0][..m];
             if stride == std::mem::size_of::<T>() as isize {

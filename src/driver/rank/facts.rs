@@ -1,9 +1,12 @@
 //! Facts about the data that the proof needs and the IR cannot give: whether a float input holds
-//! NaN or `-0.0`. One pass over the input, a few instructions per element; when a fact fails the
+//! NaN or `-0.0`. One pass over the input, vector ORs of per-element flags; when a fact fails the
 //! general engine runs instead.
 
 use super::super::array::RawArray;
 use super::super::dtype::Dtype;
+use super::super::team;
+use super::simd;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// What a scan found in float data.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,83 +32,185 @@ impl Found {
     }
 }
 
-/// Scans every element of a float input (nothing for other dtypes, which hold neither).
+/// Scans every element of a float input (nothing for other dtypes, which hold neither), its
+/// lines shared out over `threads` of the driver's team: on a many-core machine a one-thread
+/// scan would cost more than the rank filter it guards.
 ///
 /// # Safety
 /// `input` must describe valid memory at every element its shape and strides reach.
-pub(crate) unsafe fn scan(input: &RawArray) -> Found {
+pub(crate) unsafe fn scan(input: &RawArray, threads: usize) -> Found {
     match input.dtype {
-        Dtype::F32 => unsafe { scan_as::<u32>(input, 0x8000_0000, 0x7f80_0000) },
-        Dtype::F64 => unsafe { scan_as::<u64>(input, 1 << 63, 0x7ff0_0000_0000_0000) },
+        Dtype::F32 => unsafe { scan_as::<u32>(input, threads) },
+        Dtype::F64 => unsafe { scan_as::<u64>(input, threads) },
         _ => Found::default(),
     }
 }
 
 /// A float's bits as an unsigned integer, for a branch-free scan that LLVM vectorises.
-trait Bits:
-    Copy + Eq + PartialOrd + std::ops::BitAnd<Output = Self> + std::ops::Not<Output = Self>
-{
+trait Bits: Copy + Send + Sync {
+    /// The bits without the sign, as a signed integer (non-negative, so that the comparison
+    /// with infinity is a signed one, which AVX2 has for 64-bit lanes), and whether they were
+    /// exactly the sign bit (`-0.0`).
+    fn flags(self) -> u8;
     unsafe fn read(p: *const u8) -> Self;
 }
-impl Bits for u32 {
-    unsafe fn read(p: *const u8) -> u32 {
-        unsafe { (p as *const u32).read_unaligned() }
-    }
-}
-impl Bits for u64 {
-    unsafe fn read(p: *const u8) -> u64 {
-        unsafe { (p as *const u64).read_unaligned() }
-    }
-}
 
-/// NaN is an all-ones exponent with a non-zero mantissa, that is `bits & !sign > inf`.
-unsafe fn scan_as<B: Bits>(input: &RawArray, sign: B, inf: B) -> Found {
+macro_rules! bits {
+    ($($u:ty, $i:ty, $sign:expr, $inf:expr);*) => {$(
+        impl Bits for $u {
+            /// Bit 0: a NaN (an all-ones exponent with a non-zero mantissa: above infinity
+            /// once the sign is cleared); bit 1: `-0.0`. Branch-free, so that the fold over a
+            /// line becomes vector ORs.
+            #[inline(always)]
+            fn flags(self) -> u8 {
+                let magnitude = (self & !$sign) as $i;
+                (magnitude > $inf as $i) as u8 | (((self == $sign) as u8) << 1)
+            }
+            #[inline(always)]
+            unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $u).read_unaligned() } }
+        }
+    )*};
+}
+bits!(u32, i32, 0x8000_0000u32, 0x7f80_0000u32; u64, i64, 1u64 << 63, 0x7ff0_0000_0000_0000u64);
+
+/// Lines per item of the team: enough work to pay for handing it out.
+const LINES_PER_ITEM: usize = 16;
+
+unsafe fn scan_as<B: Bits>(input: &RawArray, threads: usize) -> Found {
     let last = input.shape.len() - 1;
     let (len, stride) = (input.shape[last], input.strides[last]);
     let lines: usize = input.shape[..last].iter().product();
-    let mut idx = vec![0usize; last];
-    let mut found = Found::default();
-    for _ in 0..lines {
-        let mut p = input.ptr;
-        for (d, &i) in idx.iter().enumerate() {
-            p = p.wrapping_offset(i as isize * input.strides[d]);
-        }
-        let size = std::mem::size_of::<B>();
-        let flags = if stride == size as isize && (p as usize).is_multiple_of(size) {
-            // SAFETY: a contiguous, aligned line of `len` elements.
-            let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
-            line.iter().fold(0u8, |f, &b| f | flags(b, sign, inf))
-        } else {
-            (0..len).fold(0u8, |f, j| {
-                f | flags(
-                    unsafe { B::read(p.wrapping_offset(j as isize * stride)) },
-                    sign,
-                    inf,
-                )
-            })
-        };
-        let (nan, nz) = (flags & 1 != 0, flags & 2 != 0);
-        found = found.or(Found {
-            nan,
-            negative_zero: nz,
-        });
-        if found.nan && found.negative_zero {
-            break;
-        }
-        for d in (0..last).rev() {
-            idx[d] += 1;
-            if idx[d] < input.shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+    if len == 0 || lines == 0 {
+        return Found::default();
     }
-    found
+    let items: Vec<(usize, usize)> = (0..lines)
+        .step_by(LINES_PER_ITEM)
+        .map(|l0| (l0, (l0 + LINES_PER_ITEM).min(lines)))
+        .collect();
+    let threads = threads.clamp(1, items.len());
+    let found = AtomicU8::new(0);
+    let base = SendPtr(input.ptr);
+    let (shape, strides) = (&input.shape, &input.strides);
+    team::for_each_init(
+        threads,
+        &items,
+        || (),
+        |_, &(l0, l1)| {
+            if found.load(Ordering::Relaxed) == 3 {
+                return; // NaN and -0.0 both found: nothing left to learn.
+            }
+            let mut flags = 0u8;
+            for line in l0..l1 {
+                // The line's start: its index over the leading axes, in C order.
+                let (mut p, mut rest) = (base.get(), line);
+                for d in (0..last).rev() {
+                    let i = rest % shape[d];
+                    rest /= shape[d];
+                    p = p.wrapping_offset(i as isize * strides[d]);
+                }
+                // SAFETY: the caller vouches for every element of the input.
+                flags |= unsafe { line_flags::<B>(p, len, stride) };
+            }
+            found.fetch_or(flags, Ordering::Relaxed);
+        },
+    );
+    let flags = found.into_inner();
+    Found {
+        nan: flags & 1 != 0,
+        negative_zero: flags & 2 != 0,
+    }
 }
 
-/// Bit 0: `b` is a NaN; bit 1: `b` is `-0.0`. Branch-free, so that the fold over a line becomes
-/// vector ORs.
-#[inline(always)]
-fn flags<B: Bits>(b: B, sign: B, inf: B) -> u8 {
-    ((b & !sign) > inf) as u8 | (((b == sign) as u8) << 1)
+/// The flags of the `len` elements from `p`, `stride` bytes apart.
+///
+/// # Safety
+/// The elements must be valid for reading.
+unsafe fn line_flags<B: Bits>(p: *const u8, len: usize, stride: isize) -> u8 {
+    let size = std::mem::size_of::<B>();
+    if stride == size as isize && (p as usize).is_multiple_of(size) {
+        // SAFETY: a contiguous, aligned line of `len` elements.
+        let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
+        return simd::fast(|| line.iter().fold(0u8, |f, &b| f | b.flags()));
+    }
+    (0..len).fold(0u8, |f, j| {
+        f | unsafe { B::read(p.wrapping_offset(j as isize * stride)) }.flags()
+    })
+}
+
+/// The input's base pointer, shared with the team (the scan only reads).
+#[derive(Clone, Copy)]
+struct SendPtr(*const u8);
+impl SendPtr {
+    /// The pointer (a method, so that closures capture the whole `SendPtr`, not its field).
+    fn get(self) -> *const u8 {
+        self.0
+    }
+}
+// SAFETY: the pointer is only read through, for the duration of the scan.
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every placement of a NaN and a `-0.0` (first, last, a line of their own, past the first
+    /// item of lines), contiguous and strided, on one thread and several.
+    #[test]
+    fn finds_nan_and_negative_zero_wherever_they_are() {
+        let shape = [37usize, 5, 9];
+        let n: usize = shape.iter().product();
+        let plain: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 + 1.0).collect();
+        let places = [0, 1, n / 2, n - 9, n - 1];
+        for threads in [1, 3] {
+            let scan64 =
+                |v: &[f64]| unsafe { scan(&RawArray::from_slice(v, &shape).unwrap(), threads) };
+            assert_eq!(scan64(&plain), Found::default());
+            for &at in &places {
+                for (value, want) in [
+                    (
+                        f64::NAN,
+                        Found {
+                            nan: true,
+                            negative_zero: false,
+                        },
+                    ),
+                    (
+                        -f64::NAN,
+                        Found {
+                            nan: true,
+                            negative_zero: false,
+                        },
+                    ),
+                    (
+                        -0.0,
+                        Found {
+                            nan: false,
+                            negative_zero: true,
+                        },
+                    ),
+                    (0.0, Found::default()),
+                    (f64::NEG_INFINITY, Found::default()),
+                ] {
+                    let mut v = plain.clone();
+                    v[at] = value;
+                    assert_eq!(scan64(&v), want, "{value} at {at}, {threads} threads");
+                    let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                    let a = RawArray::from_slice(&v32, &shape).unwrap();
+                    assert_eq!(unsafe { scan(&a, threads) }, want, "f32 {value} at {at}");
+                }
+            }
+            // A strided view: every other column of a wider array; a NaN in a skipped column
+            // is not the view's.
+            let wide: Vec<f64> = (0..2 * n)
+                .map(|i| if i % 2 == 1 { f64::NAN } else { 1.0 })
+                .collect();
+            let mut view = RawArray::from_slice(&wide, &[37, 5, 18]).unwrap();
+            view.shape[2] = 9;
+            view.strides[2] *= 2;
+            assert_eq!(unsafe { scan(&view, threads) }, Found::default());
+            view.ptr = view.ptr.wrapping_add(8);
+            assert!(unsafe { scan(&view, threads) }.nan);
+        }
+    }
 }

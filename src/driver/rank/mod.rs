@@ -111,9 +111,10 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), Driv
     let stat = rank_stat(run.filter, n)?;
     let input = run.input;
     let constant = run.mode == Mode::Constant;
+    let threads = super::exec::thread_count(run.options.threads);
     if is_float(input.dtype) {
         // SAFETY: the input is valid memory (`execute`'s contract).
-        let mut found = unsafe { facts::scan(input) };
+        let mut found = unsafe { facts::scan(input, threads) };
         if constant {
             found = found.or(facts::Found::of(run.cval));
         }
@@ -121,7 +122,6 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), Driv
             return None;
         }
     }
-    let threads = super::exec::thread_count(run.options.threads);
     let result = with_elem!(input.dtype, T => {
         // Outside the constant mode `cval` is never read; any value of the type will do.
         let cval = match constant {

@@ -15,7 +15,7 @@
 
 use super::elem::Elem;
 use super::simd;
-use super::stat::Positions;
+use super::stat::{Mix, Positions};
 use crate::ir::network::batcher_pairs;
 
 /// Where a segment's results go: `native[j]` for a result that is one of the values, `double[j]`
@@ -35,6 +35,38 @@ impl<T: Elem> Results<'_, T> {
                 self.native[j] = if plus_zero { a.plus_zero() } else { a }
             }
             Positions::Two(_, _, mix) => self.double[j] = mix.apply(a.to_f64(), b.to_f64()),
+        }
+    }
+
+    /// Stores the results of pixels `j0..j0 + a.len()` from the rows of values at their sorted
+    /// positions: the same as [`Results::put`] per pixel, with the choice of formula (and of
+    /// `_lerp`'s branch, fixed by the plan) made once per row, so that the loop vectorises.
+    #[inline(always)]
+    fn put_rows(&mut self, j0: usize, pos: &Positions, a: &[T], b: &[T]) {
+        let len = a.len();
+        match *pos {
+            Positions::One { plus_zero, .. } => {
+                let dst = &mut self.native[j0..j0 + len];
+                match plus_zero {
+                    true => dst.iter_mut().zip(a).for_each(|(d, v)| *d = v.plus_zero()),
+                    false => dst.copy_from_slice(a),
+                }
+            }
+            Positions::Two(_, _, mix) => {
+                let dst = &mut self.double[j0..j0 + len];
+                let rows = dst.iter_mut().zip(a).zip(&b[..len]);
+                match mix {
+                    Mix::Mean => {
+                        rows.for_each(|((d, x), y)| *d = Mix::Mean.apply(x.to_f64(), y.to_f64()))
+                    }
+                    Mix::Lerp(plan) if plan.gamma >= 0.5 => {
+                        rows.for_each(|((d, x), y)| *d = plan.lerp_upper(x.to_f64(), y.to_f64()))
+                    }
+                    Mix::Lerp(plan) => {
+                        rows.for_each(|((d, x), y)| *d = plan.lerp_lower(x.to_f64(), y.to_f64()))
+                    }
+                }
+            }
         }
     }
 }
@@ -130,9 +162,10 @@ pub(crate) fn network<T: Elem>(
                 }
             }
         });
-        for k in 0..len {
-            out.put(j0 + k, pos, wires[pa * block + k], wires[pb * block + k]);
-        }
+        simd::fast(|| {
+            let (a, b) = (&wires[pa * block..pa * block + len], &wires[pb * block..]);
+            out.put_rows(j0, pos, a, b)
+        });
         j0 += len;
     }
 }

@@ -72,6 +72,15 @@ pub(crate) fn merge<T: Elem>(acc: &mut [T], v: &[T], max: bool) {
     })
 }
 
+/// `out[i] = op(a[i], b[i])`: the first two chords' extremes into the pixel's, in one pass.
+#[inline]
+pub(crate) fn merge2<T: Elem>(out: &mut [T], a: &[T], b: &[T], max: bool) {
+    simd::fast(|| match max {
+        true => pair(a, b, out, T::max),
+        false => pair(a, b, out, T::min),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
