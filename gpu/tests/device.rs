@@ -508,8 +508,8 @@ fn corpus(gpu: &Arc<Gpu>) -> Result<String, String> {
     // footprints. Jobs run in that order until the time budget (NDJIT_CORPUS_BUDGET seconds,
     // default 300) is spent.
     let geos = geometries();
-    let mut phases: Vec<Vec<(&common::Program, &str, Vec<usize>, KernelSpec, bool)>> =
-        vec![vec![], vec![], vec![]];
+    type Job<'a> = (&'a common::Program, &'a str, Vec<usize>, KernelSpec, bool);
+    let mut phases: Vec<Vec<Job>> = vec![vec![], vec![], vec![]];
     for (pi, p) in programs.iter().enumerate() {
         let (g0, _, b0) = &geos[0];
         for mode in Mode::APPLIED {

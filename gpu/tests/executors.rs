@@ -50,12 +50,22 @@ fn both(
     opts: &Options,
 ) -> (Result<Vec<u8>, DriverError>, Result<Vec<u8>, GpuError>) {
     let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
-    let input = image(shape);
-    let cpu = run(&Engine::Auto, gpu.filter(), &input, shape, out_dtype, opts);
+    both_on(&gpu, &image(shape), shape, out_dtype, opts)
+}
+
+/// `gpu`'s filter run on `input` through the CPU's row kernel and through the emulated GPU.
+fn both_on(
+    gpu: &GpuFilter,
+    input: &[f64],
+    shape: &[usize],
+    out_dtype: Dtype,
+    opts: &Options,
+) -> (Result<Vec<u8>, DriverError>, Result<Vec<u8>, GpuError>) {
+    let cpu = run(&Engine::Auto, gpu.filter(), input, shape, out_dtype, opts);
     let emulated = run(
-        &Emulator::new(&gpu),
+        &Emulator::new(gpu),
         gpu.filter(),
-        &input,
+        input,
         shape,
         out_dtype,
         opts,
@@ -245,28 +255,17 @@ fn sums_of_more_than_128_values_follow_numpys_pairwise_order_on_both() {
     let opts = Options::size(&[15, 15]);
     for source in ["np.sum(x)", "np.sum(x[x > -1e15])", "np.mean(x[x != 1.0])"] {
         let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
-        let on = |exec: &dyn Fn(&[f64]) -> Vec<u8>| exec(&input);
-        let cpu = on(&|x| run(&Engine::Auto, gpu.filter(), x, &shape, Dtype::F64, &opts).unwrap());
-        let interp = on(&|x| {
-            run(
-                &Engine::Interpreter,
-                gpu.filter(),
-                x,
-                &shape,
-                Dtype::F64,
-                &opts,
-            )
-            .unwrap()
-        });
-        let emulated = run(
-            &Emulator::new(&gpu),
+        let (cpu, emulated) = both_on(&gpu, &input, &shape, Dtype::F64, &opts);
+        let (cpu, emulated) = (cpu.expect("cpu"), emulated.expect("emulated"));
+        let interp = run(
+            &Engine::Interpreter,
             gpu.filter(),
             &input,
             &shape,
             Dtype::F64,
             &opts,
         )
-        .expect("emulated");
+        .expect("interpreter");
         assert_eq!(cpu, interp, "{source}: row kernel against the interpreter");
         assert_eq!(cpu, emulated, "{source}: the emulated GPU against the CPU");
     }
@@ -281,25 +280,10 @@ fn scratch_past_a_threads_local_memory_is_refused_with_the_reason() {
     let input: Vec<f64> = (0..20).map(|i| (3000 + 37 * i) as f64).collect();
     let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
     let opts = Options::size(&[3, 3]);
-    let cpu = run(
-        &Engine::Auto,
-        gpu.filter(),
-        &input,
-        &shape,
-        Dtype::F64,
-        &opts,
-    )
-    .expect("cpu");
+    let (cpu, refused) = both_on(&gpu, &input, &shape, Dtype::F64, &opts);
+    let cpu = cpu.expect("cpu");
     assert!(cpu.iter().any(|&b| b != 0), "the CPU computed something");
-    let refused = run(
-        &Emulator::new(&gpu),
-        gpu.filter(),
-        &input,
-        &shape,
-        Dtype::F64,
-        &opts,
-    )
-    .expect_err("the GPU's scratch is too small");
+    let refused = refused.expect_err("the GPU's scratch is too small");
     match &refused {
         GpuError::FilterGpuOnly { pixel, message } => {
             assert_eq!(pixel, &vec![0, 0], "the first pixel in C order");
@@ -314,23 +298,7 @@ fn scratch_past_a_threads_local_memory_is_refused_with_the_reason() {
     }
     // Small values fit: the same filter runs on the GPU and agrees bit for bit.
     let small: Vec<f64> = (0..20).map(|i| (i % 5) as f64).collect();
-    let cpu = run(
-        &Engine::Auto,
-        gpu.filter(),
-        &small,
-        &shape,
-        Dtype::F64,
-        &opts,
-    )
-    .expect("cpu");
-    let emulated = run(
-        &Emulator::new(&gpu),
-        gpu.filter(),
-        &small,
-        &shape,
-        Dtype::F64,
-        &opts,
-    )
-    .expect("emulated");
+    let (cpu, emulated) = both_on(&gpu, &small, &shape, Dtype::F64, &opts);
+    let (cpu, emulated) = (cpu.expect("cpu"), emulated.expect("emulated"));
     assert_eq!(cpu, emulated);
 }

@@ -25,7 +25,7 @@ use ndjit::ir::{
 };
 use ndjit::math::MathFn;
 use ndjit::runtime::QuantilePlan;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Longest constant loop that is unrolled, and the bound on `trip count × expression nodes`.
 const UNROLL_MAX_LEN: i64 = 256;
@@ -787,7 +787,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     /// A value of type `ty` from a cell (`Val::from_bits`), given as a b64 or f64 register.
-    fn from_bits(&mut self, cell: Reg, ty: Ty) -> V {
+    fn cell_value(&mut self, cell: Reg, ty: Ty) -> V {
         let want = cls(ty);
         if cell.cls == want {
             return V::R(cell, ty);
@@ -819,7 +819,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Src::R(r) => r,
             s => self.k.mov(T::B64, s),
         };
-        self.from_bits(r, elem)
+        self.cell_value(r, elem)
     }
 
     // ---- expressions --------------------------------------------------------------------------
@@ -970,7 +970,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let addr = self.elem_addr(base, i);
                 let t = if elem == Ty::F64 { T::F64 } else { T::B64 };
                 let cell = self.k.ld(Space::Local, t, addr);
-                Ok(self.from_bits(cell, elem))
+                Ok(self.cell_value(cell, elem))
             }
         }
     }
@@ -1473,8 +1473,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Expr::Load(a, i) if *a == BUFFER && **i == Expr::Var(index) => {}
             _ => return None,
         }
-        let mut by_col: std::collections::BTreeMap<(i64, i64), Vec<(i64, i64, usize)>> =
-            Default::default();
+        // Per column (dz, x): its taps as (dy, 0, tap index).
+        type Taps = Vec<(i64, i64, usize)>;
+        let mut by_col: BTreeMap<(i64, i64), Taps> = BTreeMap::new();
         for (i, p) in w.iter().enumerate() {
             // Column = (dz, x); rows (dy) inside.
             by_col.entry((p[0], p[2])).or_default().push((p[1], 0, i));
@@ -2141,7 +2142,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         };
         if self.sh.median[a.0 as usize] {
             needed.insert(n / 2);
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 needed.insert(n / 2 - 1);
             }
         }

@@ -161,7 +161,7 @@ pub struct PairMedian {
 impl PairMedian {
     pub fn new(rows: usize, cols: usize) -> Option<PairMedian> {
         let n = rows * cols;
-        if n % 2 == 0 || cols < 2 || rows == 0 {
+        if n.is_multiple_of(2) || cols < 2 || rows == 0 {
             return None;
         }
         let (k, t) = (n / 2, rows);
