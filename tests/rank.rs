@@ -300,7 +300,16 @@ fn every_order_algorithm_equals_the_interpreter() {
             .collect();
         let data = array(dtype, &values);
         let input = c_array(&data, dtype, &shape);
-        for src in ["np.median(x)", "np.percentile(x, 37)", "np.sort(x)[5]"] {
+        // Min, max and range over up to 13 rows of chords per pixel: every grouping of the
+        // chords' merge (four lines, then three at a time) is reached.
+        for src in [
+            "np.median(x)",
+            "np.percentile(x, 37)",
+            "np.sort(x)[5]",
+            "min(x)",
+            "np.max(x)",
+            "x.max() - x.min()",
+        ] {
             let footprints = [
                 Footprint::from_size(&[3, 3]),
                 Footprint::from_size(&[5, 5]),

@@ -495,6 +495,10 @@ pub(crate) struct LineCache<K, T> {
     cap: usize,
     /// The current segment's stamp: entries with it are in use and never evicted.
     pub stamp: u64,
+    /// Where the next search starts: just after the last entry found or filled. A segment asks
+    /// for its lines in the order the previous one did, shifted by a line, so the search almost
+    /// always succeeds at once (a footprint of k rows costs O(k) per segment, not O(k²)).
+    next: usize,
 }
 
 struct Entry<K, T> {
@@ -510,14 +514,20 @@ impl<K: PartialEq + Copy, T: Copy + Default> LineCache<K, T> {
             entries: Vec::new(),
             cap,
             stamp: 0,
+            next: 0,
         }
     }
 
     /// The `len` values for `key`, computed by `fill` on a miss. The pointer stays valid until
     /// a call with a later stamp.
     pub fn get(&mut self, key: K, len: usize, fill: impl FnOnce(&mut [T])) -> *const T {
-        if let Some(e) = self.entries.iter_mut().find(|e| e.key == key) {
+        let n = self.entries.len();
+        let start = self.next.min(n);
+        let (after, before) = (start..n, 0..start);
+        if let Some(i) = after.chain(before).find(|&i| self.entries[i].key == key) {
+            let e = &mut self.entries[i];
             e.used = self.stamp;
+            self.next = i + 1;
             return e.data.as_ptr();
         }
         let i = if self.entries.len() < self.cap {
@@ -539,6 +549,7 @@ impl<K: PartialEq + Copy, T: Copy + Default> LineCache<K, T> {
                 .expect("cache capacity exceeds the slots");
             i
         };
+        self.next = i + 1;
         let e = &mut self.entries[i];
         e.key = key;
         e.used = self.stamp;

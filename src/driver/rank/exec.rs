@@ -135,6 +135,8 @@ struct Worker<T> {
     scratch: Scratch<T>,
     wires: Vec<T>,
     hist: Option<Histogram>,
+    /// The chords' extreme lines of the current segment.
+    lines: Vec<*const T>,
 }
 
 impl<T: Elem> Worker<T> {
@@ -155,6 +157,7 @@ impl<T: Elem> Worker<T> {
             scratch: (Vec::new(), Vec::new()),
             wires: Vec::new(),
             hist: (T::KEY_BITS > 0).then(|| Histogram::new(T::KEY_BITS)),
+            lines: Vec::new(),
         }
     }
 
@@ -216,33 +219,25 @@ impl<T: Elem> Worker<T> {
         max: bool,
         out: &mut [T],
     ) {
-        let mut pending: Option<&[T]> = None;
-        let mut merged = false;
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.clear();
         for (s, chords) in shape.chords.iter().enumerate() {
             for &(o, w) in chords {
                 let src = self.srcs[s];
                 let (ext, scratch) = (&mut self.ext, &mut self.scratch);
                 // The extended line is read only when the chord's extremes are not cached.
-                let line = self.extremes[max as usize].get((src, a, m, o, w), m, |out| {
-                    let ext = ext_line(ext, work, src, a, m);
-                    sliding::extremes(&ext[o..], w, max, out, scratch)
-                });
-                // SAFETY: the cache keeps the line in place until the next segment's stamp.
-                let line: &[T] = unsafe { std::slice::from_raw_parts(line, m) };
-                // The first two chords merge into `out` in one pass, the rest into it in place.
-                match (pending.take(), merged) {
-                    (None, false) => pending = Some(line),
-                    (Some(first), _) => {
-                        sliding::merge2(out, first, line, max);
-                        merged = true;
-                    }
-                    (None, true) => sliding::merge(out, line, max),
-                }
+                lines.push(
+                    self.extremes[max as usize].get((src, a, m, o, w), m, |out| {
+                        let ext = ext_line(ext, work, src, a, m);
+                        sliding::extremes(&ext[o..], w, max, out, scratch)
+                    }),
+                );
             }
         }
-        if let Some(only) = pending {
-            out.copy_from_slice(only);
-        }
+        // SAFETY: the cache keeps each line's `m` values in place until the next segment's
+        // stamp; `out` is the accumulator or the output, neither of them a cached line.
+        unsafe { sliding::merge_lines(out, &lines, max) };
+        self.lines = lines;
     }
 
     /// The output's segment for columns `a..a + m` of the current line as a slice of `T`, when

@@ -63,27 +63,100 @@ fn pair<T: Elem>(x: &[T], y: &[T], out: &mut [T], op: impl Fn(T, T) -> T) {
     }
 }
 
-/// `acc[i] = op(acc[i], v[i])`: one chord's extremes into the pixel's.
-#[inline]
-pub(crate) fn merge<T: Elem>(acc: &mut [T], v: &[T], max: bool) {
+/// `out[i]` = the minimum (or maximum) of `lines[l][i]` over the lines: the chords' extremes
+/// into the pixels'. Up to four lines are read per pass over `out` (then three more and `out`
+/// itself), so a footprint of k rows costs about k/3 passes of loads and stores, not k.
+///
+/// # Safety
+/// Each pointer must be valid for reading `out.len()` values, none of them inside `out`.
+pub(crate) unsafe fn merge_lines<T: Elem>(out: &mut [T], lines: &[*const T], max: bool) {
     simd::fast(|| match max {
-        true => acc.iter_mut().zip(v).for_each(|(a, &x)| *a = T::max(*a, x)),
-        false => acc.iter_mut().zip(v).for_each(|(a, &x)| *a = T::min(*a, x)),
+        // SAFETY: as the caller promises.
+        true => unsafe { merge_lines_by(out, lines, T::max) },
+        false => unsafe { merge_lines_by(out, lines, T::min) },
     })
 }
 
-/// `out[i] = op(a[i], b[i])`: the first two chords' extremes into the pixel's, in one pass.
-#[inline]
-pub(crate) fn merge2<T: Elem>(out: &mut [T], a: &[T], b: &[T], max: bool) {
-    simd::fast(|| match max {
-        true => pair(a, b, out, T::max),
-        false => pair(a, b, out, T::min),
-    })
+#[inline(always)]
+unsafe fn merge_lines_by<T: Elem, F: Fn(T, T) -> T + Copy>(
+    out: &mut [T],
+    lines: &[*const T],
+    op: F,
+) {
+    let m = out.len();
+    // SAFETY: the caller's promise.
+    let line = |p: *const T| unsafe { std::slice::from_raw_parts(p, m) };
+    let (first, rest) = lines.split_at(lines.len().min(4));
+    match *first {
+        [] => return,
+        [a] => out.copy_from_slice(line(a)),
+        [a, b] => pair(line(a), line(b), out, op),
+        [a, b, c] => {
+            let abc = line(a).iter().zip(line(b)).zip(line(c));
+            for (o, ((&x, &y), &z)) in out.iter_mut().zip(abc) {
+                *o = op(op(x, y), z);
+            }
+        }
+        [a, b, c, d, ..] => {
+            let abcd = line(a).iter().zip(line(b)).zip(line(c)).zip(line(d));
+            for (o, (((&x, &y), &z), &w)) in out.iter_mut().zip(abcd) {
+                *o = op(op(x, y), op(z, w));
+            }
+        }
+    }
+    for group in rest.chunks(3) {
+        match *group {
+            [a] => out
+                .iter_mut()
+                .zip(line(a))
+                .for_each(|(o, &x)| *o = op(*o, x)),
+            [a, b] => {
+                for (o, (&x, &y)) in out.iter_mut().zip(line(a).iter().zip(line(b))) {
+                    *o = op(*o, op(x, y));
+                }
+            }
+            [a, b, c, ..] => {
+                let abc = line(a).iter().zip(line(b)).zip(line(c));
+                for (o, ((&x, &y), &z)) in out.iter_mut().zip(abc) {
+                    *o = op(*o, op(op(x, y), z));
+                }
+            }
+            [] => {}
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merging_any_number_of_lines_equals_a_fold() {
+        let m = 37;
+        let lines: Vec<Vec<f32>> = (0..14)
+            .map(|l| {
+                (0..m)
+                    .map(|i| ((i * 31 + l * 17) % 23) as f32 - 11.0)
+                    .collect()
+            })
+            .collect();
+        let ptrs: Vec<*const f32> = lines.iter().map(|l| l.as_ptr()).collect();
+        for n in 1..=ptrs.len() {
+            for max in [false, true] {
+                let mut out = vec![0.0; m];
+                // SAFETY: every line holds `m` values and none is `out`.
+                unsafe { merge_lines(&mut out, &ptrs[..n], max) };
+                for (i, &got) in out.iter().enumerate() {
+                    let col = lines[..n].iter().map(|l| l[i]);
+                    let want = match max {
+                        true => col.fold(f32::NEG_INFINITY, f32::max),
+                        false => col.fold(f32::INFINITY, f32::min),
+                    };
+                    assert_eq!(got, want, "{n} lines, max={max}, pixel {i}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_window_and_length_against_brute_force() {
