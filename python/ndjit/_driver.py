@@ -20,7 +20,7 @@ except ImportError:  # NumPy 1.x
     from numpy.core.multiarray import normalize_axis_index
 
 from . import _core, _cuda
-from ._filter import Filter, as_filter, jit_filter1d
+from ._filter import Filter, as_filter, jit_filter1d, located
 from ._scipy_args import check_mode, check_workers, footprint_and_origins, into, native, output_like
 
 __all__ = ["generic_filter", "generic_filter1d"]
@@ -54,11 +54,12 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     output = output_like(output, input)
     check_workers(workers)
     f = as_filter(function, tuple(extra_arguments or ()), extra_keywords)
-    if target == "cuda":
-        return into(output, lambda out: _core.cuda_filter_host(input, out, f._compiled, footprint, mode,
-                                                               float(cval), origins))
-    return into(output, lambda out: _core.generic_filter(input, out, f._compiled, footprint, mode, float(cval),
-                                                         origins, workers))
+    with located(f):
+        if target == "cuda":
+            return into(output, lambda out: _core.cuda_filter_host(input, out, f._compiled, footprint, mode,
+                                                                   float(cval), origins))
+        return into(output, lambda out: _core.generic_filter(input, out, f._compiled, footprint, mode,
+                                                             float(cval), origins, workers))
 
 
 def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
@@ -85,6 +86,7 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
     else:
         f = jit_filter1d(function, extra_arguments=tuple(extra_arguments or ()), extra_keywords=extra_keywords)
     # scipy's C layer takes the size and origin as integers (bools too), never floats.
-    return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled, operator.index(filter_size),
-                                                           int(axis), mode, float(cval), operator.index(origin),
-                                                           workers))
+    with located(f):
+        return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled,
+                                                               operator.index(filter_size), int(axis), mode,
+                                                               float(cval), operator.index(origin), workers))

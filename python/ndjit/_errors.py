@@ -77,6 +77,14 @@ class FilterCompileError(FilterError):
         self.error_kind = ErrorKind(kind)
         self.kind, self.hint, self.rendered, self.name = self.error_kind.value, hint, rendered, name
 
+    def __reduce__(self):
+        # Pickled as it stands, located in the user's file (SyntaxError keeps its position in
+        # slots that the default pickling of exceptions does not carry).
+        end_col = self.end_offset if isinstance(self, SyntaxError) else self.end_col
+        args = (self.kind, self.msg, self.lineno, self.col, self.end_lineno, end_col, self.text, self.hint,
+                self.rendered, self.name)
+        return _rebuilt, (type(self), args, self.filename, dict(self.__dict__))
+
     def _locate(self, filename: Optional[str], line_offset: int, col_offset: int, indent: int = 0) -> None:
         """Moves the position from the compiled text to the user's file, quoting its line:
         `col_offset` shifts the first line, `indent` every line."""
@@ -92,6 +100,14 @@ class FilterCompileError(FilterError):
             line = linecache.getline(filename, self.lineno)
             if line:
                 self.text = line.rstrip("\n")
+
+
+def _rebuilt(cls, args, filename, state):
+    """A compile error from its pickled fields."""
+    e = cls(*args)
+    e.__dict__.update(state)
+    e.filename = filename
+    return e
 
 
 class FilterSyntaxError(FilterCompileError, SyntaxError):
@@ -152,14 +168,45 @@ class FilterTypeError(FilterCompileError, TypeError):
 
 
 class FilterRuntimeError(FilterError):
-    """A failure while a compiled filter ran; ``lineno``/``col`` locate it in the filter source."""
+    """A failure while a compiled filter ran. ``filename``/``lineno``/``col`` locate it in the
+    user's file, as for compile errors (``filename`` is ``None`` for source given as text, whose
+    lines are the filter's own); ``snippet`` quotes the line."""
 
-    def __init__(self, message, line, col, snippet):
+    def __init__(self, message, line, col, snippet, end_line=None, end_col=None):
         super().__init__(message)
         self.msg, self.lineno, self.col, self.snippet = message, line, col, snippet
+        self.end_lineno, self.end_col = end_line, end_col
+        self.filename: Optional[str] = None
+
+    def __reduce__(self):
+        # Pickled with its position (a Dask worker's failure reaches the client this way).
+        args = (self.msg, self.lineno, self.col, self.snippet, self.end_lineno, self.end_col)
+        return type(self), args, self.__dict__
+
+    def _shift_end(self, by: int) -> None:
+        if self.end_col is not None:
+            self.end_col += by
+
+    def _locate(self, filename: Optional[str], line_offset: int, col_offset: int, indent: int = 0) -> None:
+        """Moves the position from the compiled text to the user's file, as compile errors do,
+        and quotes the file's line."""
+        first = col_offset if self.lineno == 1 else 0
+        self.col += first + indent
+        if self.end_lineno == self.lineno:
+            self._shift_end(first + indent)
+        self.lineno += line_offset
+        if self.end_lineno is not None:
+            self.end_lineno += line_offset
+        self.filename = filename
+        line = linecache.getline(filename, self.lineno).rstrip("\n") if filename else ""
+        if line:
+            width = self.end_col - self.col if self.end_lineno == self.lineno and self.end_col else 1
+            gutter = " " * len(str(self.lineno))
+            self.snippet = f"{self.lineno} | {line}\n{gutter} | {' ' * (self.col - 1)}{'^' * max(1, width)}"
 
     def __str__(self) -> str:
-        text = f"{self.msg} (filter line {self.lineno}, column {self.col})"
+        where = f"{self.filename}:{self.lineno}:{self.col}" if self.filename else f"filter line {self.lineno}, column {self.col}"
+        text = f"{self.msg} ({where})"
         if self.snippet:
             text += "\n" + self.snippet
         return text
@@ -196,10 +243,10 @@ def compile_error(kind, message, line, col, end_line, end_col, text, hint, rende
     return cls(kind, message, line, col, end_line, end_col, text, hint, rendered, name)
 
 
-def runtime_error(exception, message, line, col, snippet):
+def runtime_error(exception, message, line, col, snippet, end_line=None, end_col=None):
     """Called by the Rust layer: the exception for a run-time failure (`exception` is one of
-    ``_core.EXCEPTIONS``)."""
-    return _RUNTIME[exception](message, line, col, snippet)
+    ``_core.EXCEPTIONS``), at the filter text's own lines until it is located in the file."""
+    return _RUNTIME[exception](message, line, col, snippet, end_line, end_col)
 
 
 def deferred(exc: BaseException) -> type:

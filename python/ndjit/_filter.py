@@ -1,16 +1,17 @@
 """``ndjit.Filter``: a compiled filter that *is* a ``scipy.LowLevelCallable``."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 from scipy import LowLevelCallable
 
 from . import _core, _helpers
-from ._errors import ErrorKind, FilterCompileError
+from ._errors import ErrorKind, FilterCompileError, FilterRuntimeError
 from ._frontend import Spec, _convert, _flatten_matrices, describe
 from ._scipy_args import footprint_and_origins
 from ._unsupported import unbindable
@@ -36,7 +37,7 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     try:
         compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
     except FilterCompileError as e:
-        _locate_error(e, spec)
+        locate_error(e, spec)
         for name, type_name in spec.unsupported:
             if e.error_kind is ErrorKind.UNKNOWN_NAME and e.name == name:
                 raise unbindable(e, name, type_name) from None
@@ -48,8 +49,12 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
     return compiled
 
 
-def _locate_error(e: FilterCompileError, spec: Spec) -> None:
-    """Moves a compile error's position into the user's file: the filter's, or a helper's."""
+def locate_error(e: Union[FilterCompileError, FilterRuntimeError], spec: Spec) -> None:
+    """Moves a compile or run-time error's position into the user's file: the filter's, or a
+    helper's (once: a run-time error may pass several layers)."""
+    if getattr(e, "_located", False):
+        return
+    e._located = True
     hit = _helpers.find(spec.regions, e.lineno)
     if hit is None:
         e._locate(spec.filename, spec.line_offset, spec.col_offset, spec.indent)
@@ -60,6 +65,16 @@ def _locate_error(e: FilterCompileError, spec: Spec) -> None:
     if e.end_lineno is not None:
         e.end_lineno -= shift
     e._locate(region.filename, region.line_offset, region.col_offset, region.indent)
+
+
+@contextlib.contextmanager
+def located(f: "Filter"):
+    """Run-time errors of `f` raised inside the block come out located in the user's file."""
+    try:
+        yield
+    except FilterRuntimeError as e:
+        locate_error(e, f._spec)
+        raise
 
 
 class Filter(LowLevelCallable):
@@ -76,7 +91,7 @@ class Filter(LowLevelCallable):
     """
 
     def __new__(cls, spec: Spec, compiled: "_core.CompiledFilter", *, filter_size: Optional[int] = None, debug: bool = False):
-        context = compiled.new_context(debug)
+        context = compiled.new_context(debug, lambda exc: locate_error(exc, spec))
         function, user_data = context.capsules()
         self = super().__new__(cls, function, user_data)
         # scipy's capsule (item 0) then follows the specialised code: no trampoline per pixel.
@@ -106,6 +121,10 @@ class Filter(LowLevelCallable):
         return self._run(args, interpret=True)
 
     def _run(self, args, interpret: bool):
+        with located(self):
+            return self._run_here(args, interpret)
+
+    def _run_here(self, args, interpret: bool):
         kind = self._spec.signature
         empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
         as_f = lambda v: np.ascontiguousarray(v, dtype=np.float64).ravel()  # noqa: E731

@@ -141,9 +141,12 @@ impl CompiledFilter {
     }
 
     /// A new `user_data` context; `debug=True` makes its capsule run the reference interpreter.
-    #[pyo3(signature = (debug=false))]
-    fn new_context(&self, debug: bool) -> PyResult<CallContext> {
-        CallContext::new(&self.filter, debug)
+    /// `locate(exc)`, if given, moves a run-time failure's position into the user's file before
+    /// scipy sees the exception (the compiled filter is shared by every function with the same
+    /// text, each context belongs to one of them).
+    #[pyo3(signature = (debug=false, locate=None))]
+    fn new_context(&self, debug: bool, locate: Option<Py<PyAny>>) -> PyResult<CallContext> {
+        CallContext::new(&self.filter, debug, locate)
     }
 
     #[getter]

@@ -27,7 +27,7 @@ pub struct CallContext {
 }
 
 impl CallContext {
-    pub fn new(filter: &Filter, debug: bool) -> PyResult<CallContext> {
+    pub fn new(filter: &Filter, debug: bool, locate: Option<Py<PyAny>>) -> PyResult<CallContext> {
         if debug && filter.signature() != ndjit::Sig::Filter {
             return Err(pyo3::exceptions::PyValueError::new_err(
                 "the interpreter callback (debug mode) exists for generic_filter only",
@@ -45,6 +45,12 @@ impl CallContext {
                     // Back through the trampoline, whose next call asks `resume`.
                     repoint(py, &on_fail, ndjit::adaptive_callback as *const c_void);
                     let exc = errors::runtime_error(py, &err);
+                    if let Some(locate) = &locate {
+                        // Only the position changes; if that fails, the exception still stands.
+                        if let Err(e) = locate.call1(py, (exc.value(py),)) {
+                            e.write_unraisable(py, None);
+                        }
+                    }
                     match &deferred {
                         Some(d) => d.schedule(py, exc),
                         None => exc.restore(py),

@@ -71,6 +71,8 @@ pub fn runtime_error(py: Python<'_>, e: &ndjit::RuntimeError) -> PyErr {
         e.span.start.line,
         e.span.start.column,
         e.snippet.clone(),
+        e.span.end.line,
+        e.span.end.column,
     );
     build(py, "runtime_error", args)
 }

@@ -167,3 +167,88 @@ def test_unknown_names_carry_the_name():
     with pytest.raises(ndjit.FilterSyntaxError) as info:
         ndjit.jit_filter("np.undefined_thing(x)")
     assert info.value.error_kind is ndjit.ErrorKind.UNKNOWN_NAME and info.value.name is None
+
+
+RUNTIME_MODULE = '''
+import numpy as np
+
+
+def helper(v):
+    return v[20]
+
+
+def f(x):
+    if x.sum() > 4:
+        raise ValueError("too big")
+    return helper(x)
+'''
+
+
+def test_runtime_errors_point_into_the_users_file_like_compile_errors(tmp_path, monkeypatch):
+    """Through scipy, ndjit's driver and evaluate, in the function and in an inlined helper: the
+    file, its line and column, and the file's own line quoted with a caret."""
+    (tmp_path / "ndjit_runtime_lines.py").write_text(RUNTIME_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+    import sys
+    try:
+        mod = importlib.import_module("ndjit_runtime_lines")
+        f = ndjit.jit_filter(mod.f)
+        path = mod.__file__
+        big, small = np.ones((5, 5)), np.zeros((5, 5))
+        calls = [
+            (lambda img: ndi.generic_filter(img, f, size=3), "scipy"),
+            (lambda img: ndjit.generic_filter(img, f, size=3), "driver"),
+            (lambda img: ndjit.generic_filter(img, f, size=3, workers=2), "driver, 2 threads"),
+            (lambda img: f.evaluate(img[:3, :3]), "evaluate"),
+        ]
+        for call, how in calls:
+            with pytest.raises(ValueError, match="too big") as e:
+                call(big)
+            err = e.value
+            assert (err.filename, err.lineno, err.col) == (path, 11, 9), how
+            assert str(err).startswith(f"too big ({path}:11:9)\n11 |         raise ValueError"), how
+            assert err.snippet.splitlines()[1] == "   |         " + "^" * len('raise ValueError("too big")')
+            with pytest.raises(IndexError) as e:
+                call(small)
+            assert (e.value.filename, e.value.lineno, e.value.col) == (path, 6, 14), how
+            assert e.value.snippet.startswith("6 |     return v[20]"), how
+    finally:
+        sys.modules.pop("ndjit_runtime_lines", None)
+
+
+def test_runtime_errors_of_source_text_keep_the_filters_own_lines():
+    f = ndjit.jit_filter("def g(x):\n    return x[20]")
+    with pytest.raises(IndexError) as e:
+        f.evaluate(np.zeros(9))
+    assert e.value.filename is None and (e.value.lineno, e.value.col) == (2, 14)
+    assert str(e.value).startswith("index 20 is out of bounds for axis 0 with size 9 (filter line 2, column 14)")
+
+
+def test_errors_pickle_with_their_type_message_and_position():
+    """A Dask worker's failure reaches the client pickled: the same class (so still a ValueError,
+    an IndexError...), message, file, line and column."""
+    import pickle
+
+    def located(x):
+        return x[20]
+
+    errors = []
+    for call in (lambda: ndjit.jit_filter(located).evaluate(np.zeros(9)),
+                 lambda: ndjit.jit_filter("x[20]").evaluate(np.zeros(9)),
+                 lambda: ndjit.jit_filter("x[1.5]"),
+                 lambda: ndjit.jit_filter(bad_for_pickling)):
+        with pytest.raises(ndjit.FilterError) as e:
+            call()
+        errors.append(e.value)
+    assert errors[0].filename == os.path.abspath(__file__)
+    for e in errors:
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is type(e) and str(back) == str(e)
+        assert (back.filename, back.lineno, back.col) == (e.filename, e.lineno, e.col)
+    assert isinstance(pickle.loads(pickle.dumps(errors[0])), IndexError)
+    assert pickle.loads(pickle.dumps(errors[3])).error_kind is ndjit.ErrorKind.UNKNOWN_NAME
+
+
+def bad_for_pickling(x):
+    return x.max() + not_defined_anywhere  # noqa: F821
