@@ -1230,7 +1230,13 @@ pub(super) fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVa
 }
 
 fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value> {
-    let ty = match &d {
+    let ty = dtype_ty(t, &d, ds)?;
+    Ok(Value::Array(cast_array(arr, ty)))
+}
+
+/// The element type a `dtype` argument names: 64-bit types only.
+pub(super) fn dtype_ty(t: &mut Translator, d: &Value, ds: Span) -> Result<Ty> {
+    Ok(match d {
         Value::Function(Builtin {
             module: Module::Builtin,
             func: Int,
@@ -1252,7 +1258,11 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
                 .err(ErrorKind::Type, ds, "astype() supports int, float and bool")
                 .hint("64-bit types only: int, 'int64', float, 'float64', bool"))
         }
-    };
+    })
+}
+
+/// An array's elements converted to `ty` as NumPy's `astype` converts them.
+pub(super) fn cast_array(arr: ArrayVal, ty: Ty) -> ArrayVal {
     let elem = if arr.ty == Ty::F64 && ty == Ty::I64 {
         // NumPy's float-to-int cast on x86-64 (`cvttsd2si`): NaN and values out of range give
         // -(2**63), where the IR's cast saturates.
@@ -1265,7 +1275,7 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
     } else {
         convert(arr.elem.clone(), arr.ty, ty)
     };
-    Ok(Value::Array(ArrayVal { elem, ty, ..arr }))
+    ArrayVal { elem, ty, ..arr }
 }
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.

@@ -77,7 +77,8 @@ funcs! {
     // NumPy array functions lowered in `numpy/`
     Unique = "unique", Nonzero = "nonzero", Argwhere = "argwhere", Flatnonzero = "flatnonzero",
     Cumsum = "cumsum", Cumprod = "cumprod", Isin = "isin", Roll = "roll", RConcat = "r_",
-    Norm = "norm", Linspace = "linspace",
+    Norm = "norm", Linspace = "linspace", Zeros = "zeros", Ones = "ones", Full = "full",
+    ZerosLike = "zeros_like", OnesLike = "ones_like", FullLike = "full_like", Arange = "arange",
     // NumPy reductions
     Sum = "sum", Nansum = "nansum", Prod = "prod", Nanprod = "nanprod", Mean = "mean",
     Nanmean = "nanmean", Var = "var", Nanvar = "nanvar", Std = "std", Nanstd = "nanstd",

@@ -1552,6 +1552,28 @@ def tkey(k):
     return k
 
 
+# --- new arrays: np.zeros / np.ones / np.full (and _like), np.arange ---
+
+P("new_zeros_filled_in_a_loop", """
+    def new_zeros_filled_in_a_loop(x):
+        y = np.zeros(len(x))
+        for i in range(len(x)):
+            if x[i] > 0:
+                y[i] = x[i] * 2
+        return y.sum() - y.max()
+""", kinds=("u", "n", "sp"))
+
+P("arange_weights", "lambda v: np.sum(v * np.arange(len(v))) / max(len(v), 1)")
+
+P("arange_float_steps", """
+    def arange_float_steps(x):
+        t = np.arange(0.0, 1.0, 0.1)
+        return np.dot(x[:3], t[:3]) + len(np.arange(x[0], 5.0, 0.75)) if len(x) >= 3 else np.arange(3)[-1]
+""", kinds=("u", "n"), sizes=(9, 5, 1))
+
+P("full_like_baseline", "lambda v: np.sum(np.abs(v - np.full_like(v, np.median(v))))", kinds=("u", "n", "q"))
+
+
 def render(results):
     lines = [
         "# ndjit corpus: filter programs with CPython/NumPy expectations.",

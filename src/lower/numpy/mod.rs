@@ -5,6 +5,7 @@
 //! `Loop`), so every backend runs them without code of its own.
 
 mod axes;
+mod creation;
 mod histogram;
 pub(super) mod indexing;
 pub(super) mod linalg;
@@ -34,6 +35,11 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
         (Module::Np, Isin) => Some(sequences::isin(t, a)),
         (Module::Np, Roll) => Some(sequences::roll(t, a)),
         (Module::Np, Linspace) => Some(sequences::linspace(t, a)),
+        (Module::Np, Zeros | Ones | Full) => Some(creation::filled(t, name.func, a)),
+        (Module::Np, ZerosLike | OnesLike | FullLike) => {
+            Some(creation::filled_like(t, name.func, a))
+        }
+        (Module::Np, Arange) => Some(creation::arange(t, a)),
         (Module::Np, RConcat) => Some(Err(t
             .err(ErrorKind::Type, a.span, "np.r_ is indexed, not called")
             .hint("write np.r_[a, b]"))),
