@@ -67,6 +67,7 @@ def locate(func: types.FunctionType) -> Located:
         return _locate_in(filename, func)
 
 
+@functools.lru_cache(maxsize=256)
 def source_of(located: Located) -> Tuple[str, int, int, int]:
     """A function's source as ndjit compiles it, and where it lies in its file: (text, line
     offset, column offset of the first line, indentation of every line)."""
@@ -84,6 +85,15 @@ def _locate_in(filename: str, func: types.FunctionType) -> Located:
     code, qualname = func.__code__, func.__qualname__
     # The module's globals let linecache ask its loader (zip imports and other loaders).
     text = "".join(linecache.getlines(filename, func.__globals__))
+    return _located(filename, text, code, qualname)
+
+
+@functools.lru_cache(maxsize=256)
+def _located(filename: str, text: str, code: types.CodeType, qualname: str) -> Located:
+    """`_locate_in`'s answer for one text of the file and one code object, remembered: finding
+    the node walks the module's whole syntax tree, which a call with a plain function would
+    otherwise pay every time. The text is part of the key, so a file changed on disk (and
+    re-read by linecache) is located, and checked against the running code, again."""
     if not text:
         raise SourceUnavailable(
             f"cannot find the source of {qualname}: it was defined in {code.co_filename!r}, whose text "

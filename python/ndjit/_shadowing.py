@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import linecache
 import types
 from typing import Any, Dict, Iterable, Tuple
@@ -28,12 +29,7 @@ def check(func: types.FunctionType, located: Located, shadowed: Iterable[Tuple[s
     module, to other objects) the function reads, then for names it reads that the module binds
     later, at its top level."""
     code = func.__code__
-    names = sorted((n for n in ast.walk(located.node) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
-    uses: Dict[str, ast.Name] = {}
-    for n in names:
-        # Globals and closure variables only (co_names also holds attributes, as in `x.sum()`).
-        if n.id in IMPLICIT and (n.id in code.co_names or n.id in code.co_freevars):
-            uses.setdefault(n.id, n)
+    uses = _implicit_uses(located, code)
     for name, value in shadowed:
         if name in uses:
             what = f"your {type(value).__name__} {getattr(value, '__name__', '')}".rstrip()
@@ -46,10 +42,25 @@ def check(func: types.FunctionType, located: Located, shadowed: Iterable[Tuple[s
                          f"compiled: Python will call that `{name}`, where ndjit would compile {_known(name)}")
 
 
+@functools.lru_cache(maxsize=256)
+def _implicit_uses(located: Located, code: types.CodeType) -> Dict[str, ast.Name]:
+    """The first use of each name in :data:`IMPLICIT` the function reads as a global or closure
+    variable (fixed by its source and code: remembered, as calls with a plain function repeat
+    it; callers only read the dict)."""
+    names = sorted((n for n in ast.walk(located.node) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
+    uses: Dict[str, ast.Name] = {}
+    for n in names:
+        # Globals and closure variables only (co_names also holds attributes, as in `x.sum()`).
+        if n.id in IMPLICIT and (n.id in code.co_names or n.id in code.co_freevars):
+            uses.setdefault(n.id, n)
+    return uses
+
+
 def _known(name: str) -> str:
     return "the NumPy or math module" if name in ("np", "numpy", "math") else f"Python's built-in `{name}`"
 
 
+@functools.lru_cache(maxsize=64)
 def _module_bindings(tree: ast.Module) -> Dict[str, int]:
     """The names the module's top-level statements bind, with the line of the first."""
     bound: Dict[str, int] = {}

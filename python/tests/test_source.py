@@ -50,6 +50,8 @@ def strategy(request, monkeypatch):
         pytest.skip("co_positions is new in 3.11")
     if request.param == "bytecode":
         monkeypatch.setattr(_locate, "_by_positions", lambda candidates, code: None)
+    # Located functions are remembered: each strategy must find them afresh.
+    _locate._located.cache_clear()
     return request.param
 
 
@@ -97,6 +99,7 @@ def test_same_bytecode_from_different_text():
 
 def test_same_bytecode_without_columns_is_an_error(monkeypatch):
     monkeypatch.setattr(_locate, "_by_positions", lambda candidates, code: None)
+    _locate._located.cache_clear()
     with pytest.raises(ndjit.SourceUnavailable, match="cannot tell which of the 2 lambdas on line"):
         ndjit.jit_filter(folded[1])
 
@@ -264,3 +267,31 @@ def test_builtin_hidden_later_in_the_module_is_an_error(tmp_path, monkeypatch):
         assert (e.value.lineno, e.value.col) == (5, 12)
     finally:
         sys.modules.pop("ndjit_decorated_early", None)
+
+
+def test_a_plain_function_is_located_once_and_its_globals_read_every_call(tmp_path, monkeypatch):
+    """Calls with a plain function reuse where its source lies (no walk of the module's tree per
+    call), but still read the values it binds, and still notice an edited file."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "ndjit_located_once.py"
+    path.write_text("import numpy as np\nT = 1.0\n\ndef f(x):\n    return np.max(x) + T\n")
+    mod = importlib.import_module("ndjit_located_once")
+    try:
+        x = np.arange(9.0)
+        before = _locate._located.cache_info()
+        assert ndjit.jit_filter(mod.f).evaluate(x) == 9.0
+        assert ndjit.jit_filter(mod.f).evaluate(x) == 9.0
+        after = _locate._located.cache_info()
+        assert after.hits >= before.hits + 1, (before, after)
+        mod.T = 2.5  # a global the filter binds: read again at each call
+        assert ndjit.jit_filter(mod.f).evaluate(x) == 10.5
+        # Edited on disk after import: the new text is located again and found not to be the
+        # running function.
+        path.write_text("import numpy as np\nT = 1.0\n\ndef f(x):\n    return np.min(x) + T\n")
+        linecache.checkcache(str(path))
+        with pytest.raises(ndjit.SourceMismatch):
+            ndjit.jit_filter(mod.f)
+    finally:
+        sys.modules.pop("ndjit_located_once", None)
+
