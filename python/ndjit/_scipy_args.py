@@ -28,9 +28,28 @@ def footprint_and_origins(ndim: int, size, footprint, origin, axes, mode) -> Tup
     if footprint is None and _plain(size) and _plain(origin) and _plain(axes) and type(mode) is str:
         shape, fp, origins = _normalised(ndim, size, origin, axes, mode)
         return (np.ones(shape, dtype=bool) if fp is None else fp), list(origins)
+    if (size is None and type(footprint) is np.ndarray and footprint.dtype.kind in "biuf"
+            and footprint.size <= _REMEMBERED_ELEMENTS and _plain(origin) and _plain(axes) and type(mode) is str):
+        # A small numeric footprint array: remembered by its dtype, shape and bytes (equal keys are
+        # equal arrays, which scipy reads alike).
+        key = (footprint.dtype.str, footprint.shape, footprint.tobytes())
+        fp, origins = _normalised_footprint(ndim, key, origin, axes, mode)
+        return fp, list(origins)
     if (size is not None) and (footprint is not None):
         warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=_caller_level())
     return _normalise(ndim, size, footprint, origin, axes, mode)
+
+
+@functools.lru_cache(maxsize=256)
+def _normalised_footprint(ndim: int, key: tuple, origin, axes, mode: str) -> Tuple[np.ndarray, tuple]:
+    """:func:`_normalise` for a footprint array given by ``(dtype, shape, bytes)`` and plain
+    arguments, remembered (an error is raised anew each time); the footprint is read-only."""
+    dtype, shape, data = key
+    footprint = np.frombuffer(data, dtype=dtype).reshape(shape)
+    fp, origins = _normalise(ndim, None, footprint, origin, axes, mode)
+    fp = np.array(fp, dtype=bool, order="C")
+    fp.flags.writeable = False
+    return fp, tuple(origins)
 
 
 def _caller_level() -> int:

@@ -69,6 +69,39 @@ def test_a_remembered_footprint_is_shared_read_only():
     assert footprint_and_origins(2, 65, None, 0, None, "reflect")[0] is not big
 
 
+CROSS = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]])
+
+
+# Footprint arrays are remembered by dtype, shape and bytes: equal ones share the normalised
+# footprint, different ones (content, dtype, shape, strides) and errors get scipy's outcome.
+@pytest.mark.parametrize("kwargs", [
+    dict(footprint=CROSS), dict(footprint=CROSS.astype(bool)), dict(footprint=CROSS.astype(np.float32)),
+    dict(footprint=CROSS.T.copy()), dict(footprint=CROSS[::-1]), dict(footprint=np.ones((3, 1), np.int8)),
+    dict(footprint=np.array([[0.5, np.nan, 0.0]])), dict(footprint=np.zeros((3, 3))),
+    dict(footprint=CROSS, origin=1), dict(footprint=CROSS, origin=2), dict(footprint=CROSS, axes=(1, 0)),
+    dict(footprint=CROSS, mode="nope"), dict(footprint=np.ones(3)), dict(footprint=np.ones((2, 2, 2))),
+    dict(footprint=CROSS, size=5),
+])
+def test_footprint_arrays_give_scipys_outcome_on_every_call(kwargs):
+    x = np.arange(20.0).reshape(4, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = outcome(lambda: ndi.generic_filter(x, MIN, **kwargs))
+        for _ in range(2):
+            assert_same_outcome(outcome(lambda: ndjit.generic_filter(x, MIN, **kwargs)), want)
+
+
+def test_a_footprint_array_is_remembered_by_its_contents():
+    from ndjit._scipy_args import footprint_and_origins
+    a, _ = footprint_and_origins(2, None, CROSS, 0, None, "reflect")
+    b, _ = footprint_and_origins(2, None, CROSS.copy(), 0, None, "reflect")
+    assert a is b and not a.flags.writeable and a.dtype == bool
+    changed = CROSS.copy()
+    changed[0, 0] = 1
+    c, _ = footprint_and_origins(2, None, changed, 0, None, "reflect")
+    assert c is not a and c[0, 0] and not a[0, 0]
+
+
 @pytest.mark.parametrize("via", ["numpy", "inspect_ptx"])
 def test_the_size_and_footprint_warning_points_at_the_callers_line(via):
     x, fp = np.arange(9.0).reshape(3, 3), np.ones((3, 3), bool)
