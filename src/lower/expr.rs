@@ -1155,6 +1155,31 @@ impl<'p> Translator<'p> {
         step: Option<&ast::Expr>,
         span: Span,
     ) -> Result<Value> {
+        let _ = span;
+        let (start, n, step) = self.slice_bounds(arr.len.clone(), lo, hi, step)?;
+        let index = self.temp(Ty::I64);
+        let at = bin(
+            BinOp::Add,
+            start,
+            bin(BinOp::Mul, Expr::Var(index), Expr::I64(step)),
+        );
+        Ok(Value::Array(ArrayVal {
+            len: n,
+            ty: arr.ty,
+            index,
+            elem: arr.at(at),
+        }))
+    }
+
+    /// The positions `lo:hi:step` selects in an array of `len` elements, as Python clamps them:
+    /// `(start, count, step)`, element `k` at `start + k * step`; `step` must be a constant.
+    pub(crate) fn slice_bounds(
+        &mut self,
+        len: Expr,
+        lo: Option<&ast::Expr>,
+        hi: Option<&ast::Expr>,
+        step: Option<&ast::Expr>,
+    ) -> Result<(Expr, Expr, i64)> {
         let step = match step {
             None => 1,
             Some(s) => {
@@ -1175,7 +1200,7 @@ impl<'p> Translator<'p> {
                 }
             }
         };
-        let len = self.stable(arr.len.clone(), Ty::I64);
+        let len = self.stable(len, Ty::I64);
         let (lower, upper) = if step > 0 {
             (Expr::I64(0), len.clone())
         } else {
@@ -1258,19 +1283,7 @@ impl<'p> Translator<'p> {
             )
         };
         let n = self.stable(n, Ty::I64);
-        let _ = span;
-        let index = self.temp(Ty::I64);
-        let at = bin(
-            BinOp::Add,
-            start,
-            bin(BinOp::Mul, Expr::Var(index), Expr::I64(step)),
-        );
-        Ok(Value::Array(ArrayVal {
-            len: n,
-            ty: arr.ty,
-            index,
-            elem: arr.at(at),
-        }))
+        Ok((start, n, step))
     }
 
     // ---- reductions and loops ---------------------------------------------------------------

@@ -1249,14 +1249,18 @@ impl<'a> Translator<'a> {
                 )
                 .hint("copy it first, e.g. `y = x * 1.0`, then assign elements of the copy"));
         };
-        if let ExprKind::Slice(..) = index.kind {
-            return Err(self
-                .err(
-                    ErrorKind::Unsupported,
-                    index.span,
-                    "assigning to a slice is not supported",
-                )
-                .hint("assign the whole line with [...] or loop over the elements"));
+        if let ExprKind::Slice(lo, hi, step) = &index.kind {
+            if is_output {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        index.span,
+                        "assigning to a slice of the output line is not supported",
+                    )
+                    .hint("assign the whole line with [...] or loop over the elements"));
+            }
+            let (lo, hi, step) = (lo.as_deref(), hi.as_deref(), step.as_deref());
+            return self.assign_slice(slot, ety, (lo, hi, step), value, span);
         }
         let iv = self.expr(index)?;
         if let Value::Array(mask) = iv {

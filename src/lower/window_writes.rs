@@ -1,9 +1,10 @@
-//! Writes into arrays: `a[i] = v`, `a[mask] = v`, with NumPy's conversion of the value to the
-//! array's element type.
+//! Writes into arrays: `a[i] = v`, `a[mask] = v`, `a[lo:hi:step] = v`, with NumPy's conversion
+//! of the value to the array's element type.
 
 use super::{expr, reads_array_elsewhere, ArrayVal, Translator, Value};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, Arr, Expr, Stmt, Ty};
+use crate::syntax::ast;
 
 impl Translator<'_> {
     /// The value `v` converted for a store into an array of `ety`, as NumPy's `__setitem__`
@@ -71,6 +72,80 @@ impl Translator<'_> {
             latch: vec![Stmt::Assign(
                 i,
                 expr::bin(ir::BinOp::Add, Expr::Var(i), Expr::I64(1)),
+            )],
+        });
+        Ok(())
+    }
+
+    /// `a[lo:hi:step] = value` on a 1-D array: one number into every selected element, or an
+    /// array of as many elements (or of one), read in full before any is written, as NumPy
+    /// copies a right-hand side that overlaps the array; its elements convert as `astype` does.
+    pub(super) fn assign_slice(
+        &mut self,
+        slot: Arr,
+        ety: Ty,
+        (lo, hi, step): (Option<&ast::Expr>, Option<&ast::Expr>, Option<&ast::Expr>),
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
+        let len = self.slot_len(slot);
+        let (start, n, step) = self.slice_bounds(len, lo, hi, step)?;
+        let k = self.temp(Ty::I64);
+        let elem = match value {
+            Value::Scalar(v, vty) => {
+                let v = self.store_value(v, vty, ety, span);
+                self.stable(v, ety)
+            }
+            Value::Array(rhs) => {
+                self.check(
+                    expr::bin(
+                        ir::BinOp::Or,
+                        expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), n.clone()),
+                        expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), Expr::I64(1)),
+                    ),
+                    Exception::ValueError,
+                    "could not broadcast input array from shape ({a},) into shape ({b},)",
+                    span,
+                    rhs.len.clone(),
+                    n.clone(),
+                );
+                let rhs = super::builtins::cast_array(rhs, ety);
+                // Read in full first when it reads the array at all (NumPy's copy of an
+                // overlapping right-hand side); otherwise element k is read as it is stored.
+                let rhs = if super::expr_reads_array(&rhs.elem, slot) {
+                    self.materialize(&rhs, None)
+                } else {
+                    rhs
+                };
+                let one = expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), Expr::I64(1));
+                let at = Expr::Select(one.boxed(), Expr::I64(0).boxed(), Expr::Var(k).boxed());
+                rhs.at(at)
+            }
+            other => {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        format!("assigning {} to a slice is not supported", other.describe()),
+                    )
+                    .hint("assign a number or a 1-D array"))
+            }
+        };
+        let position = expr::bin(
+            ir::BinOp::Add,
+            start,
+            expr::bin(ir::BinOp::Mul, Expr::Var(k), Expr::I64(step)),
+        );
+        self.emit(Stmt::Assign(k, Expr::I64(0)));
+        let more = expr::cmp(ir::CmpOp::Lt, Expr::Var(k), n);
+        self.emit(Stmt::Loop {
+            body: vec![
+                Stmt::If(super::not(more), vec![Stmt::Break], vec![]),
+                Stmt::Store(slot, position, elem),
+            ],
+            latch: vec![Stmt::Assign(
+                k,
+                expr::bin(ir::BinOp::Add, Expr::Var(k), Expr::I64(1)),
             )],
         });
         Ok(())

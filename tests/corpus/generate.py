@@ -1573,6 +1573,24 @@ P("arange_float_steps", """
 
 P("full_like_baseline", "lambda v: np.sum(np.abs(v - np.full_like(v, np.median(v))))", kinds=("u", "n", "q"))
 
+# --- slice assignment ---
+
+P("slice_assign_clear_border", """
+    def slice_assign_clear_border(x):
+        y = x.copy()
+        y[:2] = 0
+        y[-2:] = y[2:4]
+        return y.sum() - y[::-3].max()
+""", kinds=("u", "n", "sp"), sizes=(9, 5, 4))
+
+P("slice_assign_shift", """
+    def slice_assign_shift(x):
+        y = x.copy()
+        y[1:] = y[:-1]
+        y[::2] = x[len(x) // 2]
+        return y[0] * 10 + y[-1]
+""", kinds=("u", "n"), sizes=(9, 5, 1))
+
 
 def render(results):
     lines = [

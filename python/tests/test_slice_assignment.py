@@ -1,0 +1,76 @@
+"""Slice assignment `a[lo:hi:step] = value` in filters: NumPy's positions (negative bounds and
+steps, empty slices), a number or an array of as many elements (or one), a right-hand side that
+overlaps the array read in full first, NumPy's conversions and errors; the window stays each
+pixel's own copy."""
+import math
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import ndjit
+
+WINDOW = np.array([0.5, 1.5, -2.0, 3.0, 7.25, 0.0, 2.0, 9.0, 4.0])
+
+PROGRAMS = {
+    "fill": "def f(x):\n    y = x.copy()\n    y[1:4] = 0\n    return y.sum() + y[1]\n",
+    "step": "def f(x):\n    y = x.copy()\n    y[::2] = -1.0\n    return y.sum()\n",
+    "negative_step": "def f(x):\n    y = x.copy()\n    y[::-3] = 5\n    return y[8] * 100 + y[5] * 10 + y[2]\n",
+    "array": "def f(x):\n    y = np.zeros(9)\n    y[1:4] = x[1:4]\n    return y.sum() + y[3]\n",
+    "overlap_shift": "def f(x):\n    y = x.copy()\n    y[1:] = y[:-1]\n    return y[1] * 100 + y[8]\n",
+    "overlap_reversed": "def f(x):\n    y = x.copy()\n    y[:] = y[::-1]\n    return y[0] * 100 + y[8]\n",
+    "broadcast_one": "def f(x):\n    y = x.copy()\n    y[2:5] = x[4:5]\n    return y.sum()\n",
+    "into_int_array": "def f(x):\n    y = np.zeros(9, dtype=int)\n    y[0:3] = x[0:3] * 1.5\n    return y.sum()\n",
+    "window_itself": "def f(x):\n    x[:4] = 0\n    return x.sum()\n",
+    "empty": "def f(x):\n    y = x.copy()\n    y[5:2] = 1\n    return y.sum()\n",
+    "negative_bounds": "def f(x):\n    y = x.copy()\n    y[-3:] = 0\n    return y.sum()\n",
+    "bounds_from_data": "def f(x):\n    y = x.copy()\n    k = int(x[4]) % 9\n    y[k:] = 1\n    return y.sum()\n",
+}
+
+
+def python(src):
+    ns = {"np": np, "math": math}
+    exec(src, ns)
+    return ns["f"]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_values_equal_pythons(name):
+    src = PROGRAMS[name]
+    want = python(src)(WINDOW.copy())
+    got = ndjit.jit_filter(src).evaluate(WINDOW.copy())
+    assert np.float64(got).tobytes() == np.float64(want).tobytes(), (name, got, want)
+
+
+@pytest.mark.parametrize("name", ["fill", "overlap_shift", "window_itself", "bounds_from_data", "into_int_array"])
+@pytest.mark.parametrize("mode", ["reflect", "constant", "wrap"])
+def test_through_scipy_and_the_driver_each_pixel_has_its_own_window(name, mode):
+    img = np.random.default_rng(3).random((7, 9)) * 9
+    f = ndjit.jit_filter(PROGRAMS[name])
+    want = ndi.generic_filter(img, python(PROGRAMS[name]), size=3, mode=mode)
+    assert np.array_equal(ndi.generic_filter(img, f, size=3, mode=mode), want)
+    assert np.array_equal(ndjit.generic_filter(img, f, size=3, mode=mode), want)
+
+
+@pytest.mark.parametrize("src,exc,msg", [
+    ("def f(x):\n    y = x.copy()\n    y[2:5] = x[0:2]\n    return y.sum()\n", ValueError,
+     r"could not broadcast input array from shape \(2,\) into shape \(3,\)"),
+    ("def f(x):\n    y = np.zeros(9, dtype=int)\n    y[0:3] = x[0] * np.nan\n    return y.sum()\n", ValueError,
+     "cannot convert float NaN to integer"),
+])
+def test_errors_are_numpys(src, exc, msg):
+    with pytest.raises(exc, match=msg):
+        python(src)(WINDOW.copy())
+    with pytest.raises(exc, match=msg) as e:
+        ndjit.jit_filter(src).evaluate(WINDOW.copy())
+    assert isinstance(e.value, ndjit.FilterRuntimeError)
+
+
+@pytest.mark.parametrize("src,what", [
+    ("def f(x):\n    y = x.copy()\n    y[::0] = 1\n    return y.sum()\n", "slice step cannot be zero"),
+    ("def f(x):\n    y = x.copy()\n    y[::int(x[0])] = 1\n    return y.sum()\n", "the slice step must be a constant"),
+    ("def f(x):\n    y = x.reshape(3, 3).copy()\n    y[1, :] = 0\n    return y.sum()\n", "a slice is only valid inside"),
+])
+def test_what_is_not_supported_is_a_compile_error(src, what):
+    with pytest.raises(ndjit.FilterCompileError, match=what):
+        ndjit.jit_filter(src)
