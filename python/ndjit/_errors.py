@@ -61,7 +61,27 @@ class SourceMismatch(SourceUnavailable):
     module was imported): reload the module."""
 
 
-class FilterCompileError(FilterError):
+class _Positioned:
+    """What compile and run-time errors share: a position in the compiled text (``lineno``,
+    ``col``, ``end_lineno`` and an end column) that moves into the user's file."""
+
+    def _locate(self, filename: Optional[str], line_offset: int, col_offset: int, indent: int = 0) -> None:
+        """Moves the position from the compiled text to the user's file and quotes the file's
+        line: `col_offset` shifts the first line, `indent` every line."""
+        first = col_offset if self.lineno == 1 else 0
+        self.col += first + indent
+        if self.end_lineno == self.lineno:
+            self._shift_end(first + indent)
+        self.lineno += line_offset
+        if self.end_lineno is not None:
+            self.end_lineno += line_offset
+        self.filename = filename
+        line = linecache.getline(filename, self.lineno).rstrip("\n") if filename else ""
+        if line:
+            self._quote(line)
+
+
+class FilterCompileError(FilterError, _Positioned):
     """A program ndjit cannot compile. ``lineno``/``col`` are 1-based, in the user's file.
     ``error_kind`` is its :class:`ErrorKind` (``kind`` that kind's display name), and ``name`` the
     unknown name for an ``ErrorKind.UNKNOWN_NAME`` error about a plain name (else ``None``)."""
@@ -85,21 +105,8 @@ class FilterCompileError(FilterError):
                 self.rendered, self.name)
         return _rebuilt, (type(self), args, self.filename, dict(self.__dict__))
 
-    def _locate(self, filename: Optional[str], line_offset: int, col_offset: int, indent: int = 0) -> None:
-        """Moves the position from the compiled text to the user's file, quoting its line:
-        `col_offset` shifts the first line, `indent` every line."""
-        first = col_offset if self.lineno == 1 else 0
-        self.col += first + indent
-        if self.end_lineno == self.lineno:
-            self._shift_end(first + indent)
-        self.lineno += line_offset
-        if self.end_lineno is not None:
-            self.end_lineno += line_offset
-        self.filename = filename
-        if filename:
-            line = linecache.getline(filename, self.lineno)
-            if line:
-                self.text = line.rstrip("\n")
+    def _quote(self, line: str) -> None:
+        self.text = line
 
 
 def _rebuilt(cls, args, filename, state):
@@ -167,7 +174,7 @@ class FilterTypeError(FilterCompileError, TypeError):
         self.end_col += by
 
 
-class FilterRuntimeError(FilterError):
+class FilterRuntimeError(FilterError, _Positioned):
     """A failure while a compiled filter ran. ``filename``/``lineno``/``col`` locate it in the
     user's file, as for compile errors (``filename`` is ``None`` for source given as text, whose
     lines are the filter's own); ``snippet`` quotes the line."""
@@ -187,22 +194,10 @@ class FilterRuntimeError(FilterError):
         if self.end_col is not None:
             self.end_col += by
 
-    def _locate(self, filename: Optional[str], line_offset: int, col_offset: int, indent: int = 0) -> None:
-        """Moves the position from the compiled text to the user's file, as compile errors do,
-        and quotes the file's line."""
-        first = col_offset if self.lineno == 1 else 0
-        self.col += first + indent
-        if self.end_lineno == self.lineno:
-            self._shift_end(first + indent)
-        self.lineno += line_offset
-        if self.end_lineno is not None:
-            self.end_lineno += line_offset
-        self.filename = filename
-        line = linecache.getline(filename, self.lineno).rstrip("\n") if filename else ""
-        if line:
-            width = self.end_col - self.col if self.end_lineno == self.lineno and self.end_col else 1
-            gutter = " " * len(str(self.lineno))
-            self.snippet = f"{self.lineno} | {line}\n{gutter} | {' ' * (self.col - 1)}{'^' * max(1, width)}"
+    def _quote(self, line: str) -> None:
+        width = self.end_col - self.col if self.end_lineno == self.lineno and self.end_col else 1
+        gutter = " " * len(str(self.lineno))
+        self.snippet = f"{self.lineno} | {line}\n{gutter} | {' ' * (self.col - 1)}{'^' * max(1, width)}"
 
     def __str__(self) -> str:
         where = f"{self.filename}:{self.lineno}:{self.col}" if self.filename else f"filter line {self.lineno}, column {self.col}"

@@ -19,24 +19,10 @@ pub(super) fn filled(t: &mut Translator, func: Func, a: &mut Args) -> Result<Val
     let full = func == Func::Full;
     a.arity(t, if full { 2 } else { 1 }, if full { 3 } else { 2 })?;
     let (shape, ss) = a.take();
-    let (value, vty) = match full {
-        true => {
-            let (v, vs) = a.take();
-            t.scalar(v, vs, "the fill value")?
-        }
-        false => (
-            Expr::F64(if func == Func::Ones { 1.0 } else { 0.0 }),
-            Ty::F64,
-        ),
-    };
-    let dtype = a.pos.pop().or_else(|| a.kw("dtype"));
-    let ty = match dtype {
-        Some((d, ds)) => dtype_ty(t, &d, ds)?,
-        None => vty,
-    };
     let (len, cols) = dimensions(t, shape, ss)?;
-    let elem = cast_scalar(t, value, vty, ty);
-    shaped(t, len, cols, ty, elem)
+    let one = func == Func::Ones;
+    let constant = (Expr::F64(if one { 1.0 } else { 0.0 }), Ty::F64);
+    fill(t, a, full, constant, None, (len, cols))
 }
 
 /// `np.zeros_like(x)`, `np.ones_like(x)`, `np.full_like(x, value)`: `x`'s shape and dtype.
@@ -49,23 +35,35 @@ pub(super) fn filled_like(t: &mut Translator, func: Func, a: &mut Args) -> Resul
         _ => None,
     };
     let arr = t.array_of(like, ls)?;
+    let len = t.stable(arr.len, Ty::I64);
+    let one = func == Func::OnesLike;
+    let constant = (Expr::I64(if one { 1 } else { 0 }), Ty::I64);
+    fill(t, a, full, constant, Some(arr.ty), (len, cols))
+}
+
+/// The rest of the six functions' arguments, and their array: the fill value (the next
+/// argument for the `full` forms, else `constant`), converted to the element type, which is
+/// `dtype` if given, else `natural` (`None`: the fill value's own).
+fn fill(
+    t: &mut Translator,
+    a: &mut Args,
+    full: bool,
+    constant: (Expr, Ty),
+    natural: Option<Ty>,
+    (len, cols): (Expr, Option<Expr>),
+) -> Result<Value> {
     let (value, vty) = match full {
         true => {
             let (v, vs) = a.take();
             t.scalar(v, vs, "the fill value")?
         }
-        false => (
-            Expr::I64(if func == Func::OnesLike { 1 } else { 0 }),
-            Ty::I64,
-        ),
+        false => constant,
     };
-    let dtype = a.pos.pop().or_else(|| a.kw("dtype"));
-    let ty = match dtype {
+    let ty = match a.pos.pop().or_else(|| a.kw("dtype")) {
         Some((d, ds)) => dtype_ty(t, &d, ds)?,
-        None => arr.ty,
+        None => natural.unwrap_or(vty),
     };
     let elem = cast_scalar(t, value, vty, ty);
-    let len = t.stable(arr.len, Ty::I64);
     shaped(t, len, cols, ty, elem)
 }
 
