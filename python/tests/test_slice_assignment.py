@@ -69,8 +69,49 @@ def test_errors_are_numpys(src, exc, msg):
 @pytest.mark.parametrize("src,what", [
     ("def f(x):\n    y = x.copy()\n    y[::0] = 1\n    return y.sum()\n", "slice step cannot be zero"),
     ("def f(x):\n    y = x.copy()\n    y[::int(x[0])] = 1\n    return y.sum()\n", "the slice step must be a constant"),
-    ("def f(x):\n    y = x.reshape(3, 3).copy()\n    y[1, :] = 0\n    return y.sum()\n", "a slice is only valid inside"),
+    ("def f(x):\n    y = x.reshape(3, 3).copy()\n    y[1, :] = 0\n    return y.sum()\n",
+     "a row, a column or a slice of a 2-D array"),
 ])
 def test_what_is_not_supported_is_a_compile_error(src, what):
     with pytest.raises(ndjit.FilterCompileError, match=what):
+        ndjit.jit_filter(src)
+
+
+# --- 2-D arrays: copies stay 2-D, elements are assigned as w[i, j] ------------------------------
+
+TWO_D = {
+    "copy_row_sum": "lambda x: x.reshape(3, 3).copy()[1].sum()",
+    "array_row_sum": "lambda x: np.array(x.reshape(3, 3))[1].sum()",
+    "asarray_shape": "lambda x: np.asarray(x.reshape(3, 3)).shape[0]",
+    "copy_len": "lambda x: len(x.reshape(3, 3).copy())",
+    "array_dtype": "lambda x: np.array(x.reshape(3, 3), dtype=int)[2, 1] / 2",
+    "flatten_is_1d": "lambda x: x.reshape(3, 3).flatten()[1] + len(x.reshape(3, 3).ravel())",
+    "np_ravel_is_1d": "lambda x: np.ravel(x.reshape(3, 3))[4]",
+    "element": "def f(x):\n    w = x.reshape(3, 3).copy()\n    w[1, 1] = 0\n    return w.sum() + w[1].sum()\n",
+    "negative_element": "def f(x):\n    w = x.reshape(3, 3).copy()\n    w[2, -1] = 0.5\n    return w.sum()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TWO_D))
+def test_two_d_copies_and_element_writes_equal_numpys(name):
+    src = TWO_D[name]
+    f = eval(src, {"np": np}) if src.startswith("lambda") else python(src)
+    want = f(WINDOW.copy())
+    got = ndjit.jit_filter(src).evaluate(WINDOW.copy())
+    assert np.float64(got).tobytes() == np.float64(want).tobytes(), (name, got, want)
+
+
+def test_two_d_index_errors_name_the_axis_size():
+    src = "def f(x):\n    w = x.reshape(3, 3).copy()\n    w[3, 0] = 1\n    return w.sum()\n"
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        python(src)(WINDOW.copy())
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        ndjit.jit_filter(src).evaluate(WINDOW.copy())
+
+
+@pytest.mark.parametrize("target", ["w[1]", "w[0:2]", "w[:, 0]", "w[1, :]"])
+def test_rows_columns_and_slices_of_a_two_d_array_are_refused_not_written_flat(target):
+    # Stored flat, `w[1] = 0` once wrote element 1 instead of row 1.
+    src = f"def f(x):\n    w = x.reshape(3, 3).copy()\n    {target} = 0\n    return w.sum()\n"
+    with pytest.raises(ndjit.FilterCompileError, match="a row, a column or a slice of a 2-D array"):
         ndjit.jit_filter(src)

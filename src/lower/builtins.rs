@@ -614,15 +614,28 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 Ok((e, tt))
             })
         }
-        (Np, Array) => {
+        (Np, Array | Ravel) => {
             a.arity(t, 1, 1)?;
             let dtype = a.kw("dtype");
             let (v, s) = a.take();
+            // `np.array`, `np.asarray` and `.copy()` keep a 2-D array 2-D; `np.ravel`,
+            // `.ravel()` and `.flatten()` make it 1-D.
+            let cols = match (&v, name.func) {
+                (Value::Matrix(_, cols), Array) => Some(cols.clone()),
+                _ => None,
+            };
             let arr = t.array_of(v, s)?;
-            match dtype {
-                None => Ok(Value::Array(arr)),
-                Some((d, ds)) => astype(t, arr, d, ds),
-            }
+            let arr = match dtype {
+                None => arr,
+                Some((d, ds)) => {
+                    let ty = dtype_ty(t, &d, ds)?;
+                    cast_array(arr, ty)
+                }
+            };
+            Ok(match cols {
+                Some(cols) => Value::Matrix(arr, cols),
+                None => Value::Array(arr),
+            })
         }
         (Module::Method, Astype) => {
             a.arity(t, 2, 2)?;

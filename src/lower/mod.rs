@@ -1249,6 +1249,10 @@ impl<'a> Translator<'a> {
                 )
                 .hint("copy it first, e.g. `y = x * 1.0`, then assign elements of the copy"));
         };
+        if let Some(cols) = self.matrix_cols.get(&slot).cloned() {
+            // Stored flat: a 1-D index or slice would write the wrong elements.
+            return self.assign_matrix_element(slot, ety, cols, index, value, span);
+        }
         if let ExprKind::Slice(lo, hi, step) = &index.kind {
             if is_output {
                 return Err(self

@@ -72,7 +72,8 @@ funcs! {
     Subtract = "subtract", Multiply = "multiply", Divide = "divide", Remainder = "remainder",
     FloorDivide = "floor_divide", Delete = "delete", Concatenate = "concatenate", Sort = "sort",
     Dot = "dot", Average = "average", Diff = "diff", Flip = "flip", Bincount = "bincount",
-    Histogram = "histogram", Reshape = "reshape", Array = "array", Float64 = "float64",
+    Histogram = "histogram", Reshape = "reshape", Array = "array", Ravel = "ravel",
+    Float64 = "float64",
     Int64 = "int64", BoolScalar = "bool_",
     // NumPy array functions lowered in `numpy/`
     Unique = "unique", Nonzero = "nonzero", Argwhere = "argwhere", Flatnonzero = "flatnonzero",
@@ -214,7 +215,7 @@ pub(crate) fn resolve(module: Module, name: &str) -> Option<Builtin> {
         (Np, "fix") => Trunc,
         (Np, "true_divide") => Divide,
         (Np, "mod") => Remainder,
-        (Np, "asarray" | "asanyarray" | "ravel") => Array,
+        (Np, "asarray" | "asanyarray") => Array,
         (Np, "double" | "float32" | "single" | "float_") => Float64,
         (
             Np,
@@ -250,7 +251,9 @@ pub(crate) fn method(name: &str) -> Option<Builtin> {
         "argmax" => np(Argmax),
         "round" => np(Round),
         "clip" => np(Clip),
-        "copy" | "flatten" | "ravel" => np(Array),
+        // A copy keeps the shape; flatten and ravel make it 1-D.
+        "copy" => np(Array),
+        "flatten" | "ravel" => np(Ravel),
         "cumsum" => np(Cumsum),
         "cumprod" => np(Cumprod),
         "nonzero" => np(Nonzero),
@@ -284,6 +287,10 @@ mod tests {
         );
         assert_eq!(
             method("ravel").map(|b| b.to_string()).as_deref(),
+            Some("np.ravel")
+        );
+        assert_eq!(
+            method("copy").map(|b| b.to_string()).as_deref(),
             Some("np.array")
         );
         assert_eq!(method("median"), None);

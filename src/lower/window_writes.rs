@@ -150,4 +150,62 @@ impl Translator<'_> {
         });
         Ok(())
     }
+
+    /// `w[i, j] = value` on a 2-D array (stored flat, `cols` per row). Rows, columns and slices
+    /// of a 2-D array are refused: written through the flat storage they would be other elements.
+    pub(super) fn assign_matrix_element(
+        &mut self,
+        slot: Arr,
+        ety: Ty,
+        cols: Expr,
+        index: &ast::Expr,
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
+        let refuse = |t: &mut Self| {
+            Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    index.span,
+                    "assigning to a row, a column or a slice of a 2-D array is not supported",
+                )
+                .hint("assign its elements one by one, `w[i, j] = v`, in a loop"))
+        };
+        let ast::ExprKind::Tuple(items) = &index.kind else {
+            return refuse(self);
+        };
+        let [i, j] = &items[..] else {
+            return refuse(self);
+        };
+        if [i, j]
+            .iter()
+            .any(|e| matches!(e.kind, ast::ExprKind::Slice(..)))
+        {
+            return refuse(self);
+        }
+        let len = self.slot_len(slot);
+        let cols = self.stable(cols, Ty::I64);
+        // `len / cols` rows (no rows when there are no columns).
+        let safe_cols = Expr::Select(
+            expr::cmp(ir::CmpOp::Eq, cols.clone(), Expr::I64(0)).boxed(),
+            Expr::I64(1).boxed(),
+            cols.clone().boxed(),
+        );
+        let rows = self.stable(expr::bin(ir::BinOp::FloorDiv, len, safe_cols), Ty::I64);
+        let mut at = Vec::new();
+        for (e, n) in [(i, rows), (j, cols.clone())] {
+            let v = self.expr(e)?;
+            let k = self.int(v, e.span, "an index")?;
+            at.push(self.checked_index(k, n, e.span));
+        }
+        let flat = expr::bin(
+            ir::BinOp::Add,
+            expr::bin(ir::BinOp::Mul, at[0].clone(), cols),
+            at[1].clone(),
+        );
+        let (v, vty) = self.scalar(value, span, "an array element")?;
+        let v = self.store_value(v, vty, ety, span);
+        self.emit(Stmt::Store(slot, flat, v));
+        Ok(())
+    }
 }
