@@ -89,6 +89,9 @@ TWO_D = {
     "np_ravel_is_1d": "lambda x: np.ravel(x.reshape(3, 3))[4]",
     "element": "def f(x):\n    w = x.reshape(3, 3).copy()\n    w[1, 1] = 0\n    return w.sum() + w[1].sum()\n",
     "negative_element": "def f(x):\n    w = x.reshape(3, 3).copy()\n    w[2, -1] = 0.5\n    return w.sum()\n",
+    "astype_keeps_shape": "lambda x: x.reshape(3, 3).astype(int)[2].sum()",
+    "flip_keeps_shape": "lambda x: np.flip(x.reshape(3, 3))[0].sum() + np.flip(x.reshape(3, 3))[2, 0]",
+    "transposed_copies": "lambda x: x.reshape(3, 3).T.copy()[0, 1] + np.array(x.reshape(3, 3).T)[2, 1]",
 }
 
 
@@ -115,3 +118,12 @@ def test_rows_columns_and_slices_of_a_two_d_array_are_refused_not_written_flat(t
     src = f"def f(x):\n    w = x.reshape(3, 3).copy()\n    {target} = 0\n    return w.sum()\n"
     with pytest.raises(ndjit.FilterCompileError, match="a row, a column or a slice of a 2-D array"):
         ndjit.jit_filter(src)
+
+
+@pytest.mark.parametrize("expr", ["np.sort(w)[0].sum()", "np.diff(w)[0].sum()", "np.concatenate((w, w))[3].sum()"])
+def test_functions_along_an_axis_of_a_two_d_array_are_refused_not_computed_flat(expr):
+    # Each once flattened the array and gave another result (np.sort(w)[0] was -2.0 where
+    # NumPy, sorting each row, gives 0.0).
+    with pytest.raises(ndjit.FilterCompileError, match="of a 2-D array works along an axis"):
+        ndjit.jit_filter(f"def f(x):\n    w = x.reshape(3, 3)\n    return {expr}\n")
+

@@ -620,8 +620,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             let (v, s) = a.take();
             // `np.array`, `np.asarray` and `.copy()` keep a 2-D array 2-D; `np.ravel`,
             // `.ravel()` and `.flatten()` make it 1-D.
-            let cols = match (&v, name.func) {
-                (Value::Matrix(_, cols), Array) => Some(cols.clone()),
+            let cols = match name.func {
+                Array => matrix_cols(&v),
                 _ => None,
             };
             let arr = t.array_of(v, s)?;
@@ -632,10 +632,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                     cast_array(arr, ty)
                 }
             };
-            Ok(match cols {
-                Some(cols) => Value::Matrix(arr, cols),
-                None => Value::Array(arr),
-            })
+            Ok(shaped_like(arr, cols))
         }
         (Module::Method, Astype) => {
             a.arity(t, 2, 2)?;
@@ -655,8 +652,10 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                     }
                 }
                 v => {
+                    let cols = matrix_cols(&v);
                     let arr = t.array_of(v, s)?;
-                    astype(t, arr, d, ds)
+                    let ty = dtype_ty(t, &d, ds)?;
+                    Ok(shaped_like(cast_array(arr, ty), cols))
                 }
             }
         }
@@ -751,7 +750,10 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                             )
                             .hint("wrap numbers in a tuple: (v,)"))
                     }
-                    p => t.array_of(p, s)?,
+                    p => {
+                        rows_unsupported(t, &p, s, "np.concatenate")?;
+                        t.array_of(p, s)?
+                    }
                 };
                 arrays.push(p);
             }
@@ -770,6 +772,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, Sort) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
+            rows_unsupported(t, &v, s, "np.sort")?;
             let arr = t.array_of(v, s)?;
             let arr = ArrayVal {
                 elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
@@ -784,6 +787,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, Flip) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
+            // Flipping every axis of a 2-D array reverses its flat order and keeps its shape.
+            let cols = matrix_cols(&v);
             let arr = t.array_of(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
@@ -792,16 +797,18 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 bin(BinOp::Sub, len.clone(), Expr::I64(1)),
                 Expr::Var(index),
             );
-            Ok(Value::Array(ArrayVal {
+            let flipped = ArrayVal {
                 len,
                 ty: arr.ty,
                 index,
                 elem: arr.at(src),
-            }))
+            };
+            Ok(shaped_like(flipped, cols))
         }
         (Np, Diff) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
+            rows_unsupported(t, &v, s, "np.diff")?;
             let arr = t.array_of(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
@@ -1240,6 +1247,37 @@ pub(super) fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVa
         vec![Stmt::If(b_empty, vec![only_a], vec![joined])],
     ));
     t.view(slot)
+}
+
+/// The column count of a 2-D value (`None` for anything else).
+fn matrix_cols(v: &Value) -> Option<Expr> {
+    match v {
+        Value::Matrix(_, cols) => Some(cols.clone()),
+        _ => None,
+    }
+}
+
+/// `arr` with the 2-D shape of `cols` columns, if given (an element-wise result of a 2-D array).
+fn shaped_like(arr: ArrayVal, cols: Option<Expr>) -> Value {
+    match cols {
+        Some(cols) => Value::Matrix(arr, cols),
+        None => Value::Array(arr),
+    }
+}
+
+/// Refuses a 2-D array for a function that works along its last axis, row by row, which ndjit
+/// does not compute (flattening it instead would silently give another result).
+fn rows_unsupported(t: &mut Translator, v: &Value, span: Span, what: &str) -> Result<()> {
+    if let Value::Matrix(..) = v {
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!("{what} of a 2-D array works along an axis, which is not supported"),
+            )
+            .hint("flatten it first (w.ravel()), or work on one row w[i] at a time"));
+    }
+    Ok(())
 }
 
 fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value> {
