@@ -621,7 +621,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             // `np.array`, `np.asarray` and `.copy()` keep a 2-D array 2-D; `np.ravel`,
             // `.ravel()` and `.flatten()` make it 1-D.
             let cols = match name.func {
-                Array => matrix_cols(&v),
+                Array => super::numpy::columns(&v),
                 _ => None,
             };
             let arr = t.array_of(v, s)?;
@@ -632,7 +632,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                     cast_array(arr, ty)
                 }
             };
-            Ok(shaped_like(arr, cols))
+            Ok(super::numpy::shaped(arr, cols))
         }
         (Module::Method, Astype) => {
             a.arity(t, 2, 2)?;
@@ -652,10 +652,10 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                     }
                 }
                 v => {
-                    let cols = matrix_cols(&v);
+                    let cols = super::numpy::columns(&v);
                     let arr = t.array_of(v, s)?;
                     let ty = dtype_ty(t, &d, ds)?;
-                    Ok(shaped_like(cast_array(arr, ty), cols))
+                    Ok(super::numpy::shaped(cast_array(arr, ty), cols))
                 }
             }
         }
@@ -788,7 +788,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             // Flipping every axis of a 2-D array reverses its flat order and keeps its shape.
-            let cols = matrix_cols(&v);
+            let cols = super::numpy::columns(&v);
             let arr = t.array_of(v, s)?;
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
@@ -803,7 +803,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 index,
                 elem: arr.at(src),
             };
-            Ok(shaped_like(flipped, cols))
+            Ok(super::numpy::shaped(flipped, cols))
         }
         (Np, Diff) => {
             a.arity(t, 1, 1)?;
@@ -1249,22 +1249,6 @@ pub(super) fn concat2(t: &mut Translator, a: &ArrayVal, b: &ArrayVal) -> ArrayVa
     t.view(slot)
 }
 
-/// The column count of a 2-D value (`None` for anything else).
-fn matrix_cols(v: &Value) -> Option<Expr> {
-    match v {
-        Value::Matrix(_, cols) => Some(cols.clone()),
-        _ => None,
-    }
-}
-
-/// `arr` with the 2-D shape of `cols` columns, if given (an element-wise result of a 2-D array).
-fn shaped_like(arr: ArrayVal, cols: Option<Expr>) -> Value {
-    match cols {
-        Some(cols) => Value::Matrix(arr, cols),
-        None => Value::Array(arr),
-    }
-}
-
 /// Refuses a 2-D array for a function that works along its last axis, row by row, which ndjit
 /// does not compute (flattening it instead would silently give another result).
 fn rows_unsupported(t: &mut Translator, v: &Value, span: Span, what: &str) -> Result<()> {
@@ -1314,19 +1298,23 @@ pub(super) fn dtype_ty(t: &mut Translator, d: &Value, ds: Span) -> Result<Ty> {
 
 /// An array's elements converted to `ty` as NumPy's `astype` converts them.
 pub(super) fn cast_array(arr: ArrayVal, ty: Ty) -> ArrayVal {
-    let elem = if arr.ty == Ty::F64 && ty == Ty::I64 {
+    let elem = cast_elem(arr.elem.clone(), arr.ty, ty);
+    ArrayVal { elem, ty, ..arr }
+}
+
+/// One element of type `from` converted to `to` as NumPy's `astype` converts it.
+pub(super) fn cast_elem(x: Expr, from: Ty, to: Ty) -> Expr {
+    if from == Ty::F64 && to == Ty::I64 {
         // NumPy's float-to-int cast on x86-64 (`cvttsd2si`): NaN and values out of range give
         // -(2**63), where the IR's cast saturates.
-        let x = arr.elem.clone();
         Expr::Select(
             fits_i64(x.clone()).boxed(),
             Expr::Cast(Ty::I64, x.boxed()).boxed(),
             Expr::I64(i64::MIN).boxed(),
         )
     } else {
-        convert(arr.elem.clone(), arr.ty, ty)
-    };
-    ArrayVal { elem, ty, ..arr }
+        convert(x, from, to)
+    }
 }
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.

@@ -1,6 +1,7 @@
 //! Writes into arrays: `a[i] = v`, `a[mask] = v`, `a[lo:hi:step] = v`, with NumPy's conversion
 //! of the value to the array's element type.
 
+use super::builtins::counted_loop;
 use super::{expr, reads_array_elsewhere, ArrayVal, Translator, Value};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, Arr, Expr, Stmt, Ty};
@@ -60,21 +61,14 @@ impl Translator<'_> {
             mask
         };
         // A loop of stores: a fill cannot read the array it writes.
-        let i = mask.index;
-        self.emit(Stmt::Assign(i, Expr::I64(0)));
-        let more = expr::cmp(ir::CmpOp::Lt, Expr::Var(i), len);
-        let store = Stmt::Store(slot, Expr::Var(i), v);
-        self.emit(Stmt::Loop {
-            body: vec![
-                Stmt::If(super::not(more), vec![Stmt::Break], vec![]),
-                Stmt::If(mask.elem, vec![store], vec![]),
-            ],
-            latch: vec![Stmt::Assign(
-                i,
-                expr::bin(ir::BinOp::Add, Expr::Var(i), Expr::I64(1)),
-            )],
-        });
-        Ok(())
+        counted_loop(self, len, |t, i| {
+            t.emit(Stmt::If(
+                mask.at(i.clone()),
+                vec![Stmt::Store(slot, i, v)],
+                vec![],
+            ));
+            Ok(())
+        })
     }
 
     /// `a[lo:hi:step] = value` on a 1-D array: one number into every selected element, or an
@@ -90,11 +84,16 @@ impl Translator<'_> {
     ) -> Result<()> {
         let len = self.slot_len(slot);
         let (start, n, step) = self.slice_bounds(len, lo, hi, step)?;
-        let k = self.temp(Ty::I64);
-        let elem = match value {
+        // The values stored, as an array of as many elements or of one (a number).
+        let rhs = match value {
             Value::Scalar(v, vty) => {
                 let v = self.store_value(v, vty, ety, span);
-                self.stable(v, ety)
+                ArrayVal {
+                    len: Expr::I64(1),
+                    ty: ety,
+                    index: self.temp(Ty::I64),
+                    elem: self.stable(v, ety),
+                }
             }
             Value::Array(rhs) => {
                 self.check(
@@ -112,14 +111,10 @@ impl Translator<'_> {
                 let rhs = super::builtins::cast_array(rhs, ety);
                 // Read in full first when it reads the array at all (NumPy's copy of an
                 // overlapping right-hand side); otherwise element k is read as it is stored.
-                let rhs = if super::expr_reads_array(&rhs.elem, slot) {
-                    self.materialize(&rhs, None)
-                } else {
-                    rhs
-                };
-                let one = expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), Expr::I64(1));
-                let at = Expr::Select(one.boxed(), Expr::I64(0).boxed(), Expr::Var(k).boxed());
-                rhs.at(at)
+                match super::expr_reads_array(&rhs.elem, slot) {
+                    true => self.materialize(&rhs, None),
+                    false => rhs,
+                }
             }
             other => {
                 return Err(self
@@ -131,24 +126,17 @@ impl Translator<'_> {
                     .hint("assign a number or a 1-D array"))
             }
         };
-        let position = expr::bin(
-            ir::BinOp::Add,
-            start,
-            expr::bin(ir::BinOp::Mul, Expr::Var(k), Expr::I64(step)),
-        );
-        self.emit(Stmt::Assign(k, Expr::I64(0)));
-        let more = expr::cmp(ir::CmpOp::Lt, Expr::Var(k), n);
-        self.emit(Stmt::Loop {
-            body: vec![
-                Stmt::If(super::not(more), vec![Stmt::Break], vec![]),
-                Stmt::Store(slot, position, elem),
-            ],
-            latch: vec![Stmt::Assign(
-                k,
-                expr::bin(ir::BinOp::Add, Expr::Var(k), Expr::I64(1)),
-            )],
-        });
-        Ok(())
+        counted_loop(self, n, |t, k| {
+            let one = expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), Expr::I64(1));
+            let from = Expr::Select(one.boxed(), Expr::I64(0).boxed(), k.clone().boxed());
+            let position = expr::bin(
+                ir::BinOp::Add,
+                start,
+                expr::bin(ir::BinOp::Mul, k, Expr::I64(step)),
+            );
+            t.emit(Stmt::Store(slot, position, rhs.at(from)));
+            Ok(())
+        })
     }
 
     /// `w[i, j] = value` on a 2-D array (stored flat, `cols` per row). Rows, columns and slices

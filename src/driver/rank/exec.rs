@@ -245,9 +245,8 @@ impl<T: Elem> Worker<T> {
     /// value round-trips through double, and the segment is contiguous and aligned.
     fn native_segment<'o>(&self, work: &Work<T>, a: usize, m: usize) -> Option<&'o mut [T]> {
         let out = work.output;
-        let size = std::mem::size_of::<T>();
-        let last = out.shape.len() - 1;
-        if out.dtype != work.input.dtype || !T::ROUND_TRIPS || out.strides[last] != size as isize {
+        let size = std::mem::size_of::<T>() as isize;
+        if !stores_natively(work) || out.strides[out.shape.len() - 1] != size {
             return None;
         }
         let p = self.out_ptr(work, a);
@@ -320,12 +319,9 @@ impl<T: Elem> Worker<T> {
         let out = work.output;
         let stride = out.strides[out.shape.len() - 1];
         let p = self.out_ptr(work, a);
-        if native && out.dtype == work.input.dtype && T::ROUND_TRIPS {
-            let line = &self.acc[0][..m];
-            if stride == std::mem::size_of::<T>() as isize {
-                let bytes = std::mem::size_of_val(line);
-                // SAFETY: the output segment is contiguous and valid (the caller's contract).
-                unsafe { std::ptr::copy_nonoverlapping(line.as_ptr() as *const u8, p, bytes) };
+        if native && stores_natively(work) {
+            if let Some(dst) = self.native_segment(work, a, m) {
+                dst.copy_from_slice(&self.acc[0][..m]);
                 return;
             }
             let mut q = p;
@@ -344,6 +340,13 @@ impl<T: Elem> Worker<T> {
         // SAFETY: as above.
         unsafe { out.dtype.write_line(p, stride, &self.double[..m]) };
     }
+}
+
+/// Whether a result that is one of the input's values may be stored as it is: the output has
+/// the input's dtype, and every value of it round-trips through double (the general path's C
+/// cast of its double is then the value).
+fn stores_natively<T: Elem>(work: &Work<T>) -> bool {
+    work.output.dtype == work.input.dtype && T::ROUND_TRIPS
 }
 
 /// The extended input line `src` for output columns `a..a + m`, from the leftmost tap's column,

@@ -2,7 +2,7 @@
 //! a lazy array, an element expression over its index, so a later index assignment copies it
 //! like any other array value ([`super::super::window_writes`]).
 
-use super::super::builtins::{dtype_ty, Args};
+use super::super::builtins::{cast_elem, dtype_ty, Args};
 use super::super::expr::{bin, cmp, convert};
 use super::super::names::Func;
 use super::super::value::{ArrayVal, Value};
@@ -63,35 +63,16 @@ fn fill(
         Some((d, ds)) => dtype_ty(t, &d, ds)?,
         None => natural.unwrap_or(vty),
     };
-    let elem = cast_scalar(t, value, vty, ty);
-    shaped(t, len, cols, ty, elem)
-}
-
-/// A value converted as NumPy stores it into an array of `ty` (a float into an int array with
-/// the C cast NumPy uses, as `astype` does).
-fn cast_scalar(t: &mut Translator, value: Expr, from: Ty, to: Ty) -> Expr {
-    let v = t.stable(value, from);
-    let one = ArrayVal {
-        len: Expr::I64(1),
-        ty: from,
-        index: t.temp(Ty::I64),
-        elem: v,
-    };
-    super::super::builtins::cast_array(one, to).elem
-}
-
-/// The array (or 2-D array of `cols` columns) of `len` copies of `elem`.
-fn shaped(t: &mut Translator, len: Expr, cols: Option<Expr>, ty: Ty, elem: Expr) -> Result<Value> {
-    let arr = ArrayVal {
+    // The value as NumPy stores it into an array of `ty` (a float into an int array with the
+    // C cast of `astype`).
+    let value = t.stable(value, vty);
+    let filled = ArrayVal {
         len,
         ty,
         index: t.temp(Ty::I64),
-        elem,
+        elem: cast_elem(value, vty, ty),
     };
-    Ok(match cols {
-        Some(c) => Value::Matrix(arr, c),
-        None => Value::Array(arr),
-    })
+    Ok(super::shaped(filled, cols))
 }
 
 /// The element count and, for two dimensions, the column count of a shape argument: an integer
@@ -167,13 +148,14 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let mut args = Vec::new();
     while !a.pos.is_empty() {
         let (v, s) = a.take();
-        args.push(t.scalar(v, s, "a bound of np.arange")?);
+        let (e, ty) = t.scalar(v, s, "a bound of np.arange")?;
+        args.push((t.stable(e, ty), ty));
     }
-    let all_ints = args.iter().all(|(_, ty)| *ty != Ty::F64);
+    let ints = args.iter().all(|(_, ty)| *ty != Ty::F64);
     match dtype {
         // Integers as doubles are exact (the length check keeps them below 2**53).
         Some((Ty::F64, _)) | None => {}
-        Some((Ty::I64, _)) if all_ints => {}
+        Some((Ty::I64, _)) if ints => {}
         Some((_, ds)) => {
             return Err(t
                 .err(
@@ -184,28 +166,70 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
                 .hint("use dtype=float, or integer bounds with dtype=int"))
         }
     }
-    let to_float = matches!(dtype, Some((Ty::F64, _))) && all_ints;
-    let (start, stop, step) = match args.len() {
-        1 => (
-            (Expr::I64(0), Ty::I64),
-            args[0].clone(),
-            (Expr::I64(1), Ty::I64),
-        ),
-        2 => (args[0].clone(), args[1].clone(), (Expr::I64(1), Ty::I64)),
-        _ => (args[0].clone(), args[1].clone(), args[2].clone()),
+    let (zero, one) = ((Expr::I64(0), Ty::I64), (Expr::I64(1), Ty::I64));
+    let (start, stop, step) = match &args[..] {
+        [stop] => (zero, stop.clone(), one),
+        [start, stop] => (start.clone(), stop.clone(), one),
+        [start, stop, step, ..] => (start.clone(), stop.clone(), step.clone()),
+        [] => unreachable!("arity checked"),
     };
-    let ty = if [&start, &stop, &step].iter().any(|(_, t)| *t == Ty::F64) {
-        Ty::F64
+    let len = arange_len(t, ints, &start, &stop, &step, span);
+    let index = t.temp(Ty::I64);
+    let i = Expr::Var(index);
+    let elem = if ints {
+        let (start, step) = (
+            convert(start.0, start.1, Ty::I64),
+            convert(step.0, step.1, Ty::I64),
+        );
+        bin(BinOp::Add, start, bin(BinOp::Mul, i, step))
     } else {
-        Ty::I64
+        let lo = convert(start.0, start.1, Ty::F64);
+        let second = t.stable(
+            bin(BinOp::Add, lo.clone(), convert(step.0, step.1, Ty::F64)),
+            Ty::F64,
+        );
+        let delta = t.stable(bin(BinOp::Sub, second.clone(), lo.clone()), Ty::F64);
+        let later = bin(
+            BinOp::Add,
+            lo.clone(),
+            bin(BinOp::Mul, Expr::Cast(Ty::F64, i.clone().boxed()), delta),
+        );
+        let at = |k: i64| cmp(CmpOp::Eq, i.clone(), Expr::I64(k)).boxed();
+        Expr::Select(
+            at(0),
+            lo.boxed(),
+            Expr::Select(at(1), second.boxed(), later.boxed()).boxed(),
+        )
     };
-    let f = |t: &mut Translator, (e, et): (Expr, Ty)| t.stable(convert(e, et, Ty::F64), Ty::F64);
-    let stop_i = stop.clone();
-    let (lo, hi, st) = (f(t, start.clone()), f(t, stop), f(t, step.clone()));
-    let st_f = st.clone();
-    let zero_message = match ty {
-        Ty::F64 => "float division by zero",
-        _ => "division by zero",
+    let arr = ArrayVal {
+        len,
+        ty: if ints { Ty::I64 } else { Ty::F64 },
+        index,
+        elem,
+    };
+    // `dtype=float` with integer bounds: the integers as doubles.
+    let to_float = ints && matches!(dtype, Some((Ty::F64, _)));
+    Ok(Value::Array(match to_float {
+        true => super::as_type(&arr, Ty::F64),
+        false => arr,
+    }))
+}
+
+/// NumPy's length of `np.arange(start, stop, step)` (each a stable value and its type), with
+/// its errors: a zero step, a NaN or infinite length, and more elements than a filter holds.
+fn arange_len(
+    t: &mut Translator,
+    ints: bool,
+    start: &(Expr, Ty),
+    stop: &(Expr, Ty),
+    step: &(Expr, Ty),
+    span: Span,
+) -> Expr {
+    let float = |(e, ty): &(Expr, Ty)| convert(e.clone(), *ty, Ty::F64);
+    let (lo, hi, st) = (float(start), float(stop), float(step));
+    let zero_message = match ints {
+        true => "division by zero",
+        false => "float division by zero",
     };
     t.check_plain(
         cmp(CmpOp::Ne, st.clone(), Expr::F64(0.0)),
@@ -213,11 +237,11 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
         zero_message,
         span,
     );
-    if ty == Ty::I64 {
+    let diff = if ints {
         // NumPy divides the exact integer difference; in double that is exact up to 2**53.
         let span_ok = cmp(
             CmpOp::Le,
-            crate::ir::Expr::Unary(UnOp::Abs, bin(BinOp::Sub, hi.clone(), lo.clone()).boxed()),
+            Expr::Unary(UnOp::Abs, bin(BinOp::Sub, hi, lo).boxed()),
             Expr::F64(9007199254740992.0),
         );
         t.check_plain(
@@ -226,18 +250,10 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
             "np.arange over more than 2**53 integers in a filter",
             span,
         );
-    }
-    let diff = match ty {
-        // The exact integer difference (in range: checked above), then in double.
-        Ty::I64 => {
-            let d = bin(
-                BinOp::Sub,
-                convert(stop_i.0.clone(), stop_i.1, Ty::I64),
-                convert(start.0.clone(), start.1, Ty::I64),
-            );
-            Expr::Cast(Ty::F64, d.boxed())
-        }
-        _ => bin(BinOp::Sub, hi, lo.clone()),
+        let int = |(e, ty): &(Expr, Ty)| convert(e.clone(), *ty, Ty::I64);
+        Expr::Cast(Ty::F64, bin(BinOp::Sub, int(stop), int(start)).boxed())
+    } else {
+        bin(BinOp::Sub, hi, lo)
     };
     let quotient = t.stable(bin(BinOp::Div, diff, st), Ty::F64);
     t.check_plain(
@@ -254,48 +270,8 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
         span,
     );
     limit(t, ceil.clone(), span);
-    let len = t.stable(
+    t.stable(
         bin(BinOp::Max, Expr::Cast(Ty::I64, ceil.boxed()), Expr::I64(0)),
         Ty::I64,
-    );
-    let index = t.temp(Ty::I64);
-    let i = Expr::Var(index);
-    let elem = match ty {
-        Ty::I64 => {
-            let (s0, _) = start;
-            let (d, _) = step;
-            let s0 = t.stable(s0, Ty::I64);
-            let d = t.stable(d, Ty::I64);
-            bin(BinOp::Add, s0, bin(BinOp::Mul, i, d))
-        }
-        _ => {
-            let second = t.stable(bin(BinOp::Add, lo.clone(), st_f), Ty::F64);
-            let delta = t.stable(bin(BinOp::Sub, second.clone(), lo.clone()), Ty::F64);
-            let later = bin(
-                BinOp::Add,
-                lo.clone(),
-                bin(BinOp::Mul, Expr::Cast(Ty::F64, i.clone().boxed()), delta),
-            );
-            Expr::Select(
-                cmp(CmpOp::Eq, i.clone(), Expr::I64(0)).boxed(),
-                lo.boxed(),
-                Expr::Select(
-                    cmp(CmpOp::Eq, i, Expr::I64(1)).boxed(),
-                    second.boxed(),
-                    later.boxed(),
-                )
-                .boxed(),
-            )
-        }
-    };
-    let arr = ArrayVal {
-        len,
-        ty,
-        index,
-        elem,
-    };
-    Ok(Value::Array(match to_float {
-        true => super::as_type(&arr, Ty::F64),
-        false => arr,
-    }))
+    )
 }

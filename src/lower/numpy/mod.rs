@@ -66,7 +66,7 @@ fn as_f64(arr: &ArrayVal) -> ArrayVal {
 }
 
 /// The number of columns of a 2-D value (`None` for anything else).
-fn columns(v: &Value) -> Option<Expr> {
+pub(super) fn columns(v: &Value) -> Option<Expr> {
     match v {
         Value::Matrix(_, c) => Some(c.clone()),
         _ => None,
@@ -74,7 +74,7 @@ fn columns(v: &Value) -> Option<Expr> {
 }
 
 /// An element-by-element result with the shape of its input: 2-D with `cols` columns, or 1-D.
-fn shaped(out: ArrayVal, cols: Option<Expr>) -> Value {
+pub(super) fn shaped(out: ArrayVal, cols: Option<Expr>) -> Value {
     match cols {
         Some(c) => Value::Matrix(out, c),
         None => Value::Array(out),
