@@ -198,8 +198,8 @@ fn numpy_order(a: &f64, b: &f64) -> std::cmp::Ordering {
     }
 }
 
-/// Sorts `n` f64 values in place, NaN last. Insertion sort for the small sizes filters use,
-/// the standard library's unstable sort above.
+/// Sorts `n` f64 values in place, NaN last, stably. Insertion sort for the small sizes filters
+/// use, the standard library's stable sort above.
 ///
 /// # Safety
 /// `ptr` must point to `n` writable f64 values.
@@ -219,7 +219,9 @@ pub unsafe extern "C" fn ndjit_rt_sort(ptr: *mut f64, n: i64) {
             s[j] = v;
         }
     } else {
-        s.sort_unstable_by(numpy_order);
+        // Stable, as the GPU's merge sort is: Python's sorted() keeps equal elements (-0.0 and
+        // 0.0) in their original order, and every backend must agree on where they go.
+        s.sort_by(numpy_order);
     }
 }
 
@@ -411,6 +413,28 @@ mod tests {
         assert!(v[3].is_nan());
         let big: Vec<f64> = (0..100).rev().map(|i| i as f64).collect();
         assert_eq!(sorted(big), (0..100).map(|i| i as f64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn sort_keeps_equal_zeros_in_their_order_at_every_length() {
+        // Python's sorted() is stable, and -0.0 == 0.0: their order in the input is kept, by the
+        // insertion sort (up to 32) and by the library sort above it alike.
+        for n in [9usize, 33, 200] {
+            let v: Vec<f64> = (0..n)
+                .map(|i| match i % 3 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    _ => (i % 7) as f64 - 3.0,
+                })
+                .collect();
+            let zeros_in = |v: &[f64]| -> Vec<bool> {
+                v.iter()
+                    .filter(|z| **z == 0.0)
+                    .map(|z| z.is_sign_negative())
+                    .collect()
+            };
+            assert_eq!(zeros_in(&sorted(v.clone())), zeros_in(&v), "n = {n}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use super::expr::{bin, cmp, convert, un};
 use super::names::Func::*;
 use super::names::{self, Builtin, Func, Module};
-use super::value::{ArrayVal, Value};
+use super::value::{ArrayVal, ElemKind, Value};
 use super::{not, Translator};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
 use crate::ir::{ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp};
@@ -43,6 +43,15 @@ pub(crate) fn module_attr(module: Module, name: &str) -> Option<Value> {
 /// `base.attr`.
 pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span) -> Result<Value> {
     match base {
+        Value::List(..) => Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!("the list method or attribute `.{attr}` is not supported"),
+            )
+            .hint(format!(
+                "use the builtins (len, sum, min, max, sorted), or np.array(...).{attr}"
+            ))),
         Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
             let full = match m {
                 Module::Np => "numpy",
@@ -125,7 +134,7 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
 }
 
 /// Arguments of one call, with helpers that produce precise errors.
-pub(super) struct Args<'x> {
+pub(crate) struct Args<'x> {
     pub(super) name: String,
     pub(super) pos: Vec<(Value, Span)>,
     pub(super) kw: Vec<(String, Value, Span)>,
@@ -221,6 +230,21 @@ pub(crate) fn call(
         pos.push((r, fspan));
     }
     for a in args {
+        if let ast::ExprKind::Comp(c) = &a.kind {
+            if c.kind == ast::CompKind::Generator {
+                let consumed = name.module == Module::Builtin
+                    && super::comprehension::consumes_generator(name.func)
+                    && pos.is_empty();
+                if !consumed {
+                    return Err(t.generator_elsewhere(a.span));
+                }
+                if matches!(name.func, Any | All) && args.len() == 1 && keywords.is_empty() {
+                    return t.any_all_generator(name.func == Any, c);
+                }
+                pos.push((t.list_comprehension(c, a.span)?, a.span));
+                continue;
+            }
+        }
         pos.push((t.expr(a)?, a.span));
     }
     for k in keywords {
@@ -906,6 +930,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             t.binary(ast::BinOp::Pow, x, y, span)
         }
         (Module::Builtin, Min | Max) => builtin_min_max(t, base, a),
+        (Module::Builtin, Sorted) => super::lists::sorted(t, a),
+        (Module::Builtin, List) => super::lists::list(t, a),
         (Module::Builtin, Sum) => builtin_sum(t, a),
         (Module::Builtin, Any | All) => {
             a.arity(t, 1, 1)?;
@@ -1568,9 +1594,17 @@ fn builtin_min_max(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
         BinOp::PyMax
     };
     if a.pos.len() == 1 {
+        // The winner is one of the elements, so it is of their kind.
         let (v, s) = a.take();
-        let arr = t.array_of(v, s)?;
-        return py_fold(t, op, &arr, span, base).map(|(e, ty)| Value::Scalar(e, ty));
+        let (arr, kind) = super::lists::sequence(t, v, s)?;
+        let (e, ty) = py_fold(t, op, &arr, span, base)?;
+        return super::lists::result_kind(
+            t,
+            Value::Scalar(e, ty),
+            kind,
+            s,
+            "its minimum or maximum",
+        );
     }
     let mut acc: Option<(Expr, Ty)> = None;
     for (v, s) in std::mem::take(&mut a.pos) {
@@ -1733,6 +1767,35 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
         }
         return Ok(acc);
     }
+    let v = match v {
+        Value::List(arr, kind) => match (kind, arr.ty) {
+            (ElemKind::NumPy, _) => Value::Array(arr),
+            (ElemKind::Mixed, _) => return Err(t.mixed_list(s, "its sum")),
+            (ElemKind::Python, Ty::F64) => {
+                return Err(t
+                    .err(
+                        ErrorKind::Unsupported,
+                        s,
+                        "sum() of Python floats depends on the Python version (3.12+ uses \
+                         compensated summation)",
+                    )
+                    .hint("sum NumPy values (`sum(v for v in x)`), or write np.sum([...])"))
+            }
+            (ElemKind::Python, _) => {
+                if let Some((_, ss)) = start {
+                    return Err(t
+                        .err(
+                            ErrorKind::Unsupported,
+                            ss,
+                            "sum() of a list with a start value",
+                        )
+                        .hint("write start + sum(values)"));
+                }
+                return super::lists::sum_python_ints(t, &arr, span);
+            }
+        },
+        v => v,
+    };
     if let Value::Matrix(..) = v {
         // Iterating a 2-D array gives its rows, so Python's sum would be a row, not a number.
         return Err(t

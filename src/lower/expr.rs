@@ -2,7 +2,7 @@
 
 use super::builtins;
 use super::provenance::Prov;
-use super::value::{ArrayVal, Value};
+use super::value::{ArrayVal, ElemKind, Value};
 use super::{not, Iterable, Translator};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
@@ -94,6 +94,10 @@ impl<'p> Translator<'p> {
                     "a slice is only valid inside [ ]",
                 ))
             }
+            ExprKind::Comp(c) => match c.kind {
+                ast::CompKind::List => self.list_comprehension(c, e.span)?,
+                ast::CompKind::Generator => return Err(self.generator_elsewhere(e.span)),
+            },
             ExprKind::Lambda(_) => {
                 return Err(self
                     .err(
@@ -159,6 +163,7 @@ impl<'p> Translator<'p> {
             Value::Scalar(e, t) => Ok(convert(e, t, Ty::Bool)),
             Value::None => Ok(Expr::Bool(false)),
             Value::Tuple(items) => Ok(Expr::Bool(!items.is_empty())),
+            Value::List(a, _) => Ok(cmp(CmpOp::Ne, a.len, Expr::I64(0))),
             Value::Array(_) => Err(self
                 .err(
                     ErrorKind::Type,
@@ -177,7 +182,7 @@ impl<'p> Translator<'p> {
     /// Converts tuples/lists of numbers into arrays; arrays pass through.
     pub(crate) fn array_of(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
         match v {
-            Value::Array(a) | Value::Matrix(a, _) => Ok(a),
+            Value::Array(a) | Value::Matrix(a, _) | Value::List(a, _) => Ok(a),
             Value::Tuple(items) => {
                 let mut elems = Vec::new();
                 let mut ty = Ty::Bool;
@@ -261,7 +266,7 @@ impl<'p> Translator<'p> {
         let mut operands = Vec::new();
         for a in args {
             match a {
-                Value::Array(_) | Value::Tuple(_) => {
+                Value::Array(_) | Value::Tuple(_) | Value::List(..) => {
                     let arr = self.array_of(a, span)?;
                     operands.push(None);
                     arrays.push(arr);
@@ -950,6 +955,7 @@ impl<'p> Translator<'p> {
             Value::Function(f) if f.func == super::names::Func::RConcat => {
                 super::numpy::sequences::r_(self, index, span)
             }
+            Value::List(arr, kind) => self.index_list(arr, kind, index, span),
             Value::Tuple(items) => {
                 let v = self.expr(index)?;
                 let i = self.int(v, index.span, "a tuple index")?;
@@ -1144,6 +1150,57 @@ impl<'p> Translator<'p> {
                 Ok(Value::Scalar(arr.at(i), arr.ty))
             }
         }
+    }
+
+    /// `lst[i]` (an int or a bool, as Python takes it) or `lst[lo:hi:step]` of a Python list.
+    fn index_list(
+        &mut self,
+        arr: ArrayVal,
+        kind: ElemKind,
+        index: &ast::Expr,
+        span: Span,
+    ) -> Result<Value> {
+        if let ExprKind::Slice(lo, hi, step) = &index.kind {
+            let part = self.slice(arr, lo.as_deref(), hi.as_deref(), step.as_deref(), span)?;
+            let part = self.array_of(part, span)?;
+            return Ok(Value::List(part, kind));
+        }
+        let v = self.expr(index)?;
+        let (i, t) = self.scalar(v, index.span, "a list index")?;
+        if t == Ty::F64 {
+            return Err(self
+                .err(
+                    ErrorKind::Type,
+                    index.span,
+                    "list indices must be integers or slices, not float",
+                )
+                .hint("use // for integer division, or int(...)"));
+        }
+        if kind == ElemKind::Mixed {
+            return Err(self.mixed_list(span, "reading an element"));
+        }
+        let len = arr.len.clone();
+        let i = self.checked_index_with(
+            convert(i, t, Ty::I64),
+            len,
+            index.span,
+            "list index out of range",
+        );
+        Ok(Value::Scalar(self.list_item(&arr, kind, i), arr.ty))
+    }
+
+    /// The error for a use of a list of mixed Python numbers and NumPy scalars that depends on
+    /// each element's kind.
+    pub(crate) fn mixed_list(&self, span: Span, what: &str) -> crate::error::Error {
+        self.err(
+            ErrorKind::Unsupported,
+            span,
+            format!(
+                "this list holds Python numbers and NumPy scalars, and {what} depends on which \
+                 each element is"
+            ),
+        )
+        .hint("make every element one kind, e.g. `float(...)` around the element, or use np.array(...)")
     }
 
     /// `a[lo:hi:step]` with Python's clamping; `step` must be a constant.
@@ -1396,6 +1453,13 @@ impl<'p> Translator<'p> {
             }
         }
         let v = self.expr(iter)?;
+        if let Value::List(a, kind) = v {
+            let a = fix(self, a);
+            return match kind {
+                ElemKind::Mixed => Err(self.mixed_list(iter.span, "iterating over it")),
+                kind => Ok(Iterable::List(a, kind)),
+            };
+        }
         let a = self
             .array_of(v, iter.span)
             .map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;

@@ -7,8 +7,10 @@
 
 mod attributes;
 mod builtins;
+mod comprehension;
 mod expr;
 mod inline;
+mod lists;
 mod names;
 mod numpy;
 mod provenance;
@@ -30,7 +32,7 @@ use crate::syntax::ast::{self, ExprKind, StmtKind};
 use crate::syntax::Program;
 use names::Module;
 use std::collections::{HashMap, HashSet};
-pub(crate) use value::{ArrayVal, Value};
+pub(crate) use value::{ArrayVal, ElemKind, Value};
 
 /// The most IR nodes a lowered filter may have.
 pub const MAX_IR_NODES: usize = 200_000;
@@ -46,10 +48,12 @@ enum NameTy {
     Array(Ty),
 }
 
-/// What a lowering pass learned for the next one: variable types and provenance.
+/// What a lowering pass learned for the next one: variable types, provenance, and which local
+/// arrays are Python lists (with their elements' kind).
 type Learned = (
     HashMap<String, NameTy>,
     HashMap<String, provenance::ProvHint>,
+    HashMap<String, ElemKind>,
 );
 
 /// A declared local.
@@ -73,7 +77,7 @@ pub struct Lowered {
 /// Lowers a parsed program to IR valid for every filter size, unoptimised: the caller runs
 /// [`ir::optimize`] (after [`ir::substitute`] to specialise it).
 pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Lowered> {
-    let mut learned: Learned = (HashMap::new(), HashMap::new());
+    let mut learned: Learned = (HashMap::new(), HashMap::new(), HashMap::new());
     for _ in 0..8 {
         let mut t = Translator::new(program, bindings, &learned);
         t.func.sig = sig;
@@ -95,7 +99,7 @@ pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Low
                 layout: t.layout,
             });
         }
-        learned = (t.hints, t.prov_hints);
+        learned = (t.hints, t.prov_hints, t.list_hints);
     }
     Err(Error::new(
         ErrorKind::Type,
@@ -141,6 +145,10 @@ pub(crate) struct Translator<'a> {
     assigned_once: HashSet<String>,
     /// The tuples held by such names.
     tuple_values: HashMap<String, Value>,
+    /// Local names that hold Python lists, with their elements' kind (see `comprehension.rs`).
+    list_hints: HashMap<String, ElemKind>,
+    /// Comprehensions lowered so far in this pass: their hidden names are numbered by it.
+    comp_count: u32,
 }
 
 impl<'a> Translator<'a> {
@@ -179,6 +187,8 @@ impl<'a> Translator<'a> {
                 .collect(),
             assigned_once: HashSet::new(),
             tuple_values: HashMap::new(),
+            list_hints: passes.2.clone(),
+            comp_count: 0,
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -631,14 +641,14 @@ impl<'a> Translator<'a> {
         }
         if self.locals.contains(name) {
             if let Some(local) = self.declared.get(name).copied() {
-                return Ok(self.local_value(local));
+                return Ok(self.local_value(name, local));
             }
             // Read before its first assignment in program order: legal in a loop (set on an earlier
             // iteration). Declare it with the type learned so far, or ask for another pass.
             return match self.hints.get(name).copied() {
                 Some(t) => {
                     let local = self.declare(name, t);
-                    Ok(self.local_value(local))
+                    Ok(self.local_value(name, local))
                 }
                 None => {
                     self.changed = true;
@@ -681,11 +691,14 @@ impl<'a> Translator<'a> {
             .naming(name))
     }
 
-    fn local_value(&mut self, local: Local) -> Value {
+    fn local_value(&mut self, name: &str, local: Local) -> Value {
         match local {
             Local::Scalar(v, ty) => Value::Scalar(Expr::Var(v), ty),
             Local::Array(a, _) => {
                 let view = self.view(a);
+                if let Some(kind) = self.list_hints.get(name) {
+                    return Value::List(view, *kind);
+                }
                 match self.matrix_cols.get(&a) {
                     Some(cols) => Value::Matrix(view, cols.clone()),
                     None => Value::Array(view),
@@ -768,8 +781,10 @@ impl<'a> Translator<'a> {
                 format!("cannot assign to `{name}`"),
             ));
         }
+        self.note_list(name, &value, span)?;
         let value = match value {
             Value::Tuple(items) => return self.assign_tuple(name, items, span),
+            Value::List(arr, _) => Value::Array(arr),
             Value::Matrix(arr, cols) => {
                 // A 2-D value: stored flat, its column count remembered with the slot.
                 let Local::Array(slot, _) = self.local_for(name, NameTy::Array(arr.ty), span)?
@@ -821,6 +836,42 @@ impl<'a> Translator<'a> {
                         format!("cannot assign {} to a variable", other.describe()),
                     )
                     .hint("variables hold numbers or arrays"))
+            }
+        }
+        Ok(())
+    }
+
+    /// Records whether `name` holds a Python list, and of which kind: a name holds lists
+    /// everywhere or arrays everywhere, since a read must know which it gets.
+    fn note_list(&mut self, name: &str, value: &Value, span: Span) -> Result<()> {
+        let kind = match value {
+            Value::List(_, kind) => Some(*kind),
+            Value::Array(_) | Value::Matrix(..) => None,
+            _ => return Ok(()),
+        };
+        let array_before = matches!(self.hints.get(name), Some(NameTy::Array(_)));
+        match (kind, self.list_hints.get(name).copied()) {
+            (Some(k), Some(old)) if k.join(old) != old => {
+                self.list_hints.insert(name.to_string(), k.join(old));
+                self.changed = true;
+            }
+            (Some(_), Some(_)) => {}
+            (Some(k), None) if !array_before => {
+                self.list_hints.insert(name.to_string(), k);
+                self.changed |= self.declared.contains_key(name);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(self
+                    .err(
+                        ErrorKind::Type,
+                        span,
+                        format!(
+                            "`{}` holds a list here but an array elsewhere",
+                            rebind::display(name)
+                        ),
+                    )
+                    .hint("use a different variable name for each, or np.array(...) for both"))
             }
         }
         Ok(())
@@ -1235,6 +1286,17 @@ impl<'a> Translator<'a> {
         {
             return self.assign_output(value, span);
         }
+        if self.list_hints.contains_key(name.as_str()) {
+            // A list element takes the value as it is (its own type and kind), where the
+            // list's storage would convert it.
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "assigning into a list is not supported",
+                )
+                .hint("build an array instead, e.g. `a = np.array([...])`, and assign into it"));
+        }
         let local = if is_output {
             Some(Local::Array(ir::OUTPUT, Ty::F64))
         } else {
@@ -1299,6 +1361,22 @@ impl<'a> Translator<'a> {
 
     /// Normalises a possibly negative index and checks it against `len`; returns the checked index.
     pub(crate) fn checked_index(&mut self, i: Expr, len: Expr, span: Span) -> Expr {
+        self.checked_index_with(
+            i,
+            len,
+            span,
+            "index {a} is out of bounds for axis 0 with size {b}",
+        )
+    }
+
+    /// [`Translator::checked_index`] failing with IndexError and `message`.
+    pub(crate) fn checked_index_with(
+        &mut self,
+        i: Expr,
+        len: Expr,
+        span: Span,
+        message: &str,
+    ) -> Expr {
         use ir::{BinOp, CmpOp};
         let i = self.stable(
             expr::convert(i.clone(), Ty::Bool.max(Ty::I64), Ty::I64),
@@ -1318,14 +1396,7 @@ impl<'a> Translator<'a> {
             Expr::Cmp(CmpOp::Ge, idx.clone().boxed(), Expr::I64(0).boxed()).boxed(),
             Expr::Cmp(CmpOp::Lt, idx.clone().boxed(), len.clone().boxed()).boxed(),
         );
-        self.check(
-            ok,
-            Exception::IndexError,
-            "index {a} is out of bounds for axis 0 with size {b}",
-            span,
-            i,
-            len,
-        );
+        self.check(ok, Exception::IndexError, message, span, i, len);
         idx
     }
 
@@ -1335,24 +1406,51 @@ impl<'a> Translator<'a> {
         iter: &ast::Expr,
         body: &[ast::Stmt],
         orelse: &[ast::Stmt],
-        span: Span,
+        _span: Span,
+    ) -> Result<()> {
+        let broke = self.loop_flag(orelse);
+        self.iterate(target, iter, body, None, |t| {
+            t.loops.push(LoopCtx { broke });
+            let r = t.stmts(body);
+            t.loops.pop();
+            r
+        })?;
+        self.leave_if_returned();
+        self.loop_else(broke, orelse)
+    }
+
+    /// The loop `for target in iter:` with `body` lowered after the item is bound: `range(...)`
+    /// counts directly, everything else is iterated by index. `assigned` is the Python body,
+    /// whose assignments may require the iterable to be copied first. `prepare`, when given, is
+    /// called with the number of iterations before the loop starts.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn iterate(
+        &mut self,
+        target: &ast::Expr,
+        iter: &ast::Expr,
+        assigned: &[ast::Stmt],
+        prepare: Option<&mut dyn FnMut(&mut Self, Expr) -> Result<()>>,
+        body: impl FnOnce(&mut Self) -> Result<()>,
     ) -> Result<()> {
         use ir::{BinOp, CmpOp};
-        let broke = self.loop_flag(orelse);
-        // `range(...)` loops count directly; everything else iterates an array by index.
         type Item = Box<dyn Fn(&mut Translator, Expr) -> Value>;
         let (start, stop, step, item): (Expr, Expr, i64, Item) = match self.range_args(iter)? {
             Some((a, b, s)) => (a, b, s, Box::new(|_, i| Value::Scalar(i, Ty::I64))),
             None => {
-                let seq = self.iterable(iter, body)?;
+                let seq = self.iterable(iter, assigned)?;
                 let len = self.stable(seq.len(), Ty::I64);
                 (Expr::I64(0), len, 1, Box::new(move |t, i| seq.item(t, i)))
             }
         };
+        let start = self.stable(start, Ty::I64);
+        let stop = self.stable(stop, Ty::I64);
+        if let Some(prepare) = prepare {
+            let trips = self.range_trips(&start, &stop, step, iter.span);
+            prepare(self, trips)?;
+        }
         let counter = self.temp(Ty::I64);
         self.emit(Stmt::Assign(counter, start));
         self.var_prov.insert(counter, provenance::Prov::Py);
-        let stop = self.stable(stop, Ty::I64);
         let more = Expr::Cmp(
             if step > 0 { CmpOp::Lt } else { CmpOp::Gt },
             Expr::Var(counter).boxed(),
@@ -1361,12 +1459,9 @@ impl<'a> Translator<'a> {
         let (_, mut loop_body) = self.nested(|t| {
             t.emit(Stmt::If(not(more), vec![Stmt::Break], vec![]));
             let v = item(t, Expr::Var(counter));
-            t.assign(target, v)
+            t.assign(target, v)?;
+            body(t)
         })?;
-        self.loops.push(LoopCtx { broke });
-        let inner = self.block_of(body);
-        self.loops.pop();
-        loop_body.extend(inner?);
         let latch = vec![Stmt::Assign(
             counter,
             Expr::Binary(
@@ -1376,12 +1471,10 @@ impl<'a> Translator<'a> {
             ),
         )];
         self.emit(Stmt::Loop {
-            body: loop_body,
+            body: std::mem::take(&mut loop_body),
             latch,
         });
-        let _ = span;
-        self.leave_if_returned();
-        self.loop_else(broke, orelse)
+        Ok(())
     }
 
     /// `range(stop)`, `range(start, stop)` or `range(start, stop, step)` with a constant step.
@@ -1529,6 +1622,8 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
 /// What a `for` loop iterates: element `i` of one or more arrays.
 pub(crate) enum Iterable {
     Array(ArrayVal),
+    /// A Python list: its items keep their kind (never [`ElemKind::Mixed`]).
+    List(ArrayVal, ElemKind),
     Enumerate(ArrayVal, Expr),
     Zip(Vec<ArrayVal>, Expr),
 }
@@ -1536,7 +1631,7 @@ pub(crate) enum Iterable {
 impl Iterable {
     fn len(&self) -> Expr {
         match self {
-            Iterable::Array(a) | Iterable::Enumerate(a, _) => a.len.clone(),
+            Iterable::Array(a) | Iterable::List(a, _) | Iterable::Enumerate(a, _) => a.len.clone(),
             Iterable::Zip(_, len) => len.clone(),
         }
     }
@@ -1544,6 +1639,7 @@ impl Iterable {
     fn item(&self, t: &mut Translator, i: Expr) -> Value {
         match self {
             Iterable::Array(a) => Value::Scalar(t.element(a, i), a.ty),
+            Iterable::List(a, kind) => Value::Scalar(t.list_item(a, *kind, i), a.ty),
             Iterable::Enumerate(a, start) => Value::Tuple(vec![
                 Value::Scalar(
                     Expr::Binary(ir::BinOp::Add, start.clone().boxed(), i.clone().boxed()),

@@ -90,7 +90,7 @@ funcs! {
     Argmax = "argmax", Size = "size",
     // Python builtins (besides abs, min, max, sum, any, all and round above)
     Len = "len", Float = "float", Int = "int", Bool = "bool", Pow = "pow", Range = "range",
-    Enumerate = "enumerate", Zip = "zip",
+    Enumerate = "enumerate", Zip = "zip", Sorted = "sorted", List = "list",
     // methods that are not NumPy functions
     Astype = "astype", Item = "item", IsInteger = "is_integer",
 }
@@ -126,6 +126,8 @@ impl Func {
                 | Range
                 | Enumerate
                 | Zip
+                | Sorted
+                | List
         );
         let method_only = matches!(self, Astype | Item | IsInteger);
         match module {
@@ -133,7 +135,16 @@ impl Func {
                 !method_only
                     && !matches!(
                         self,
-                        Len | Float | Int | Bool | Pow | Range | Enumerate | Zip | Norm
+                        Len | Float
+                            | Int
+                            | Bool
+                            | Pow
+                            | Range
+                            | Enumerate
+                            | Zip
+                            | Norm
+                            | Sorted
+                            | List
                     )
             }
             Module::Linalg => self == Norm,

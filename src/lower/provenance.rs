@@ -115,6 +115,15 @@ impl Translator<'_> {
         self.with_prov(e, arr.ty, Prov::Np)
     }
 
+    /// Item `i` of a Python list of `kind` (Python numbers or NumPy scalars, not mixed).
+    pub(crate) fn list_item(&mut self, list: &ArrayVal, kind: super::ElemKind, i: Expr) -> Expr {
+        let p = match kind {
+            super::ElemKind::Python => Prov::Py,
+            _ => Prov::Np,
+        };
+        self.with_prov(list.at(i), list.ty, p)
+    }
+
     /// Whether `arr` is a transform's output coordinates (Python ints, not NumPy scalars).
     pub(crate) fn is_coords(&self, arr: &ArrayVal) -> bool {
         arr.slot()

@@ -114,6 +114,22 @@ pub(super) fn rename_stmts(body: &mut [Stmt], map: &HashMap<String, String>) {
     body.iter_mut().for_each(|s| r.rename_stmt(s));
 }
 
+/// [`rename`] for the comprehensions' scoping.
+pub(super) fn rename_expr(e: &mut Expr, map: &HashMap<String, String>) {
+    rename(e, map)
+}
+
+/// The names a `for` target binds (`v`, or `i, v`).
+pub(super) fn target_names(t: &Expr, out: &mut Vec<String>) {
+    match &t.kind {
+        ExprKind::Name(n) => out.push(n.clone()),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| target_names(i, out))
+        }
+        _ => {}
+    }
+}
+
 /// Renames free occurrences of names in `e` (a lambda's own parameters shadow them).
 fn rename(e: &mut Expr, map: &HashMap<String, String>) {
     crate::with_stack(|| match &mut e.kind {

@@ -35,6 +35,18 @@ impl ArrayVal {
     }
 }
 
+/// What the elements of a [`Value::List`] are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemKind {
+    /// Python numbers (`[float(v) for v in x]`, `[1 for v in x if v > 0]`).
+    Python,
+    /// NumPy scalars (`[v * v for v in x]`, `sorted(x)`).
+    NumPy,
+    /// Either, per element (`[0 if v < 0 else v for v in x]`): only uses that do not depend on
+    /// the kind are allowed (NumPy's conversion to an array, `len`, truth tests).
+    Mixed,
+}
+
 #[derive(Clone, Debug)]
 pub enum Value {
     Scalar(Expr, Ty),
@@ -42,6 +54,11 @@ pub enum Value {
     /// A 2-D array from `reshape`: its elements in row-major order, and the number of columns.
     Matrix(ArrayVal, Expr),
     Tuple(Vec<Value>),
+    /// A Python list of numbers from a comprehension, `sorted()` or `list()`: its elements in
+    /// order, of one IR type, each a Python number or a NumPy scalar as `ElemKind` says. Unlike an
+    /// array it has no arithmetic (`+` concatenates, `*` repeats: refused); NumPy functions
+    /// convert it to an array.
+    List(ArrayVal, ElemKind),
     /// `np`/`numpy` or `math`.
     Module(Module),
     /// A function value, e.g. `np.median` or `len`.
@@ -67,6 +84,7 @@ impl Value {
             Value::Array(_) => "an array",
             Value::Matrix(..) => "a 2-D array",
             Value::Tuple(_) => "a tuple",
+            Value::List(..) => "a list",
             Value::Module(_) => "a module",
             Value::Function(_) | Value::Method(..) | Value::Helper(_) | Value::Typing(true) => {
                 "a function"

@@ -121,8 +121,36 @@ pub enum ExprKind {
     /// `a:b:c` inside a subscript.
     Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
     Lambda(Box<Function>),
-    /// Valid Python that the subset does not include (dicts, sets, comprehensions, f-strings ...).
+    /// `[elt for target in iter if cond ...]` or `(elt for ...)`.
+    Comp(Box<Comprehension>),
+    /// Valid Python that the subset does not include (dicts, sets, f-strings ...).
     Unsupported(&'static str),
+}
+
+/// A list comprehension or a generator expression: `elt` for each combination of its `for`
+/// clauses' items that passes their `if`s. The targets are local to it (Python 3 scoping); the
+/// first clause's iterable is evaluated in the enclosing scope.
+#[derive(Clone, Debug)]
+pub struct Comprehension {
+    pub kind: CompKind,
+    pub elt: Expr,
+    pub clauses: Vec<CompFor>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompKind {
+    /// `[...]`: a list, built at once.
+    List,
+    /// `(...)` or the sole argument of a call: a generator, consumed lazily by its caller.
+    Generator,
+}
+
+/// `for target in iter if cond if cond ...`.
+#[derive(Clone, Debug)]
+pub struct CompFor {
+    pub target: Expr,
+    pub iter: Expr,
+    pub ifs: Vec<Expr>,
 }
 
 #[derive(Clone, Debug)]

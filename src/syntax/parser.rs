@@ -565,6 +565,32 @@ impl<'t> Parser<'t> {
         })
     }
 
+    /// The `for ... in ... if ...` clauses after a comprehension's element (the parser stands on
+    /// the first `for`). Each `in` takes an `or`-level expression and each `if` one too, as in
+    /// Python's grammar, so that a conditional expression needs parentheses there.
+    fn comprehension(&mut self, kind: CompKind, elt: Expr, start: Span) -> Result<Expr> {
+        let mut clauses = Vec::new();
+        while self.eat_kw("for") {
+            let target = self.target_list()?;
+            if !self.eat_kw("in") {
+                return Err(self.unexpected("'in'"));
+            }
+            let iter = self.or_test()?;
+            let mut ifs = Vec::new();
+            while self.eat_kw("if") {
+                ifs.push(self.or_test()?);
+            }
+            clauses.push(CompFor { target, iter, ifs });
+        }
+        if self.is_kw("async") {
+            return Err(self.unexpected("the end of the comprehension"));
+        }
+        Ok(Expr {
+            kind: ExprKind::Comp(Box::new(Comprehension { kind, elt, clauses })),
+            span: start.to(self.prev_span()),
+        })
+    }
+
     // ---- expressions ----------------------------------------------------------------------
 
     /// `a, b, c` (a tuple) or a single expression.
@@ -909,14 +935,22 @@ impl<'t> Parser<'t> {
                     ));
                 }
                 let a = self.expr()?;
-                if self.is_kw("for") {
-                    return Err(err(
-                        ErrorKind::Unsupported,
-                        self.span(),
-                        "generator expressions are not supported",
-                    )
-                    .hint("use an array expression such as np.sum(x * w), or a for loop"));
-                }
+                let a = if self.is_kw("for") {
+                    // `f(v for v in x)`: the call's parentheses are the generator's, so it must
+                    // be the only argument.
+                    let span = a.span;
+                    let g = self.comprehension(CompKind::Generator, a, span)?;
+                    if !args.is_empty() || !keywords.is_empty() || self.is_op(",") {
+                        return Err(err(
+                            ErrorKind::Syntax,
+                            g.span,
+                            "Generator expression must be parenthesized",
+                        ));
+                    }
+                    g
+                } else {
+                    a
+                };
                 args.push(a);
             }
             if !self.eat_op(",") {
@@ -1022,12 +1056,12 @@ impl<'t> Parser<'t> {
                 }
                 let first = self.expr()?;
                 if self.is_kw("for") {
-                    return Err(err(
-                        ErrorKind::Unsupported,
-                        self.span(),
-                        "generator expressions are not supported",
-                    )
-                    .hint("use an array expression such as np.sum(x * w), or a for loop"));
+                    let comp = self.comprehension(CompKind::Generator, first, span)?;
+                    let end = self.expect_op(")")?;
+                    return Ok(Expr {
+                        kind: comp.kind,
+                        span: span.to(end),
+                    });
                 }
                 if self.is_op(")") {
                     let end = self.bump().span;
@@ -1055,13 +1089,14 @@ impl<'t> Parser<'t> {
                 let mut items = Vec::new();
                 while !self.is_op("]") {
                     items.push(self.expr()?);
-                    if self.is_kw("for") {
-                        return Err(err(
-                            ErrorKind::Unsupported,
-                            self.span(),
-                            "list comprehensions are not supported",
-                        )
-                        .hint("use an array expression (x[x > t], np.abs(x - c)) or a for loop"));
+                    if self.is_kw("for") && items.len() == 1 {
+                        let elt = items.pop().unwrap();
+                        let comp = self.comprehension(CompKind::List, elt, span)?;
+                        let end = self.expect_op("]")?;
+                        return Ok(Expr {
+                            kind: comp.kind,
+                            span: span.to(end),
+                        });
                     }
                     if !self.eat_op(",") {
                         break;

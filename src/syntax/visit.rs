@@ -35,6 +35,14 @@ macro_rules! children {
                 args.$iter().for_each(&mut $f);
                 keywords.$iter().for_each(|k| $f(&$($m)? k.value));
             }
+            ExprKind::Comp(c) => {
+                for clause in c.clauses.$iter() {
+                    $f(&$($m)? clause.target);
+                    $f(&$($m)? clause.iter);
+                    clause.ifs.$iter().for_each(&mut $f);
+                }
+                $f(&$($m)? c.elt);
+            }
             ExprKind::Slice(a, b, c) => {
                 for x in [a, b, c].into_iter().flatten() {
                     $f(x);

@@ -1592,6 +1592,93 @@ P("slice_assign_shift", """
 """, kinds=("u", "n"), sizes=(9, 5, 1))
 
 
+# --- comprehensions, generator expressions, sorted() ---
+
+P("gen_sum_of_squares", "lambda x: sum(v * v for v in x) / len(x)", kinds=("u", "n", "nan", "sp"))
+
+P("gen_count_above_center", """
+    def count_above_center(x):
+        c = x[len(x) // 2]
+        return sum(1 for v in x if v > c)
+""", sizes=(9, 25, 5, 1))
+
+P("gen_max_abs_deviation", """
+    def max_abs_deviation(x):
+        center = x[len(x) // 2]
+        return max(abs(v - center) for v in x)
+""", sizes=(9, 25, 5, 1, 0))
+
+P("listcomp_valid_mean", """
+    def valid_mean(values):
+        valid = [v for v in values if not np.isnan(v)]
+        if len(valid) == 0:
+            return np.nan
+        return np.mean(valid)
+""", kinds=("u", "n", "nan", "sp"))
+
+P("listcomp_trimmed_mean", """
+    def trimmed_mean(x):
+        s = sorted(x)
+        core = s[1:-1]
+        return sum(core) / len(core)
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5, 1), hand=([0.0, -0.0, 1.0, -0.0, 0.0, 2.0, -1.0, 0.0, -0.0], [inf, -inf, 0.5, 1.0, 0.0, -0.0, 3.0, 2.0, 1.0]), auto=False)
+
+P("sorted_middle", """
+    def sorted_middle(x):
+        s = sorted(x)
+        return s[len(s) // 2]
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5, 1, 0), hand=([0.0, -0.0, 1.0, -0.0, 0.0, 2.0, -1.0, 0.0, -0.0], [inf, -inf, 0.5, 1.0, 0.0, -0.0, 3.0, 2.0, 1.0]), auto=False)
+
+P("sorted_descending_gap", """
+    def top_gap(x):
+        s = sorted(x, reverse=True)
+        return s[0] - s[1]
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5, 1), hand=([0.0, -0.0, 1.0, -0.0, 0.0, 2.0, -1.0, 0.0, -0.0], [inf, -inf, 0.5, 1.0, 0.0, -0.0, 3.0, 2.0, 1.0]), auto=False)
+
+P("gen_any_spike", """
+    def any_spike(x, t=1.5):
+        c = x[len(x) // 2]
+        return 1.0 if any(abs(v - c) > t for v in x) else 0.0
+""", kinds=("u", "n", "nan"))
+
+P("gen_all_positive_reciprocal", """
+    def all_positive(x):
+        return float(all(1.0 / v > 0 for v in x))
+""", kinds=("u", "n", "q", "sp"))
+
+P("listcomp_weighted_ring", """
+    def weighted_ring(x):
+        n = len(x)
+        w = [x[i] * (i % 3 + 1) for i in range(n) if i != n // 2]
+        return sum(w) / max(len(w), 1)
+""", sizes=(9, 25, 5, 1))
+
+P("gen_enumerate_moment", "lambda x: sum(i * v for i, v in enumerate(x))", kinds=("u", "n", "q"))
+
+P("listcomp_int_histogram_mode", """
+    def mode_of_ints(x):
+        ints = [int(v) for v in x]
+        best, best_count = ints[0], 0
+        for k in sorted(ints):
+            c = sum(1 for j in ints if j == k)
+            if c > best_count:
+                best, best_count = k, c
+        return best
+""", kinds=("q",), sizes=(9, 25, 5, 1))
+
+P("gen_pairwise_any", """
+    def any_close_pair(x, tol=0.05):
+        n = len(x)
+        return float(any(abs(x[i] - x[j]) < tol for i in range(n) for j in range(i)))
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5, 1))
+
+P("listcomp_clipped_median", """
+    def clipped_median(x):
+        clipped = [min(max(v, 0.0), 1.0) for v in x]
+        return np.median(clipped)
+""", kinds=("u", "n", "nan", "sp"))
+
+
 def render(results):
     lines = [
         "# ndjit corpus: filter programs with CPython/NumPy expectations.",

@@ -125,7 +125,7 @@ fn dimensions(t: &mut Translator, shape: Value, span: Span) -> Result<(Expr, Opt
 
 /// NumPy's `MemoryError` for an array of more than [`MAX_LEN`] elements (`count` in double, so
 /// that a product of two sizes cannot wrap before it is checked).
-fn limit(t: &mut Translator, count: Expr, span: Span) {
+pub(crate) fn limit(t: &mut Translator, count: Expr, span: Span) {
     t.check_plain(
         cmp(CmpOp::Le, count, Expr::F64(MAX_LEN as f64)),
         Exception::MemoryError,

@@ -5,7 +5,7 @@
 //! `Loop`), so every backend runs them without code of its own.
 
 mod axes;
-mod creation;
+pub(super) mod creation;
 mod histogram;
 pub(super) mod indexing;
 pub(super) mod linalg;

@@ -1,0 +1,216 @@
+//! Python's builtins on sequences whose elements keep their own kind: `sorted`, `list`, and
+//! `sum`/`min`/`max` of a list or a tuple (see [`Value::List`]).
+
+use super::builtins::{counted_loop, Args};
+use super::expr::{bin, cmp, convert, un};
+use super::provenance::Prov;
+use super::value::{ArrayVal, ElemKind, Value};
+use super::Translator;
+use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::ir::{ArrKind, ArrayOp, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
+use crate::syntax::ast;
+
+/// Integers up to this magnitude survive the round trip through f64 that sorting takes.
+const EXACT_INT: i64 = 1 << 53;
+
+/// A sequence as Python iterates it: its elements, and what kind of number each is. An array's
+/// elements are NumPy scalars; a tuple's and a list's are whatever they hold.
+pub(super) fn sequence(t: &mut Translator, v: Value, span: Span) -> Result<(ArrayVal, ElemKind)> {
+    match v {
+        Value::List(a, kind) => Ok((a, kind)),
+        Value::Tuple(items) => {
+            let kind = items
+                .iter()
+                .map(|it| match it {
+                    Value::Scalar(e, _) => match t.prov(e) {
+                        Prov::Py => ElemKind::Python,
+                        Prov::Np => ElemKind::NumPy,
+                        Prov::Dyn(_) => ElemKind::Mixed,
+                    },
+                    _ => ElemKind::Mixed,
+                })
+                .reduce(ElemKind::join)
+                .unwrap_or(ElemKind::Python);
+            Ok((t.array_of(Value::Tuple(items), span)?, kind))
+        }
+        Value::Matrix(..) => Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                "iterating a 2-D array gives its rows, which are not numbers",
+            )
+            .hint("flatten it first: m.ravel()")),
+        v => Ok((t.array_of(v, span)?, ElemKind::NumPy)),
+    }
+}
+
+/// `sorted(iterable, reverse=False)`: a new list in ascending order, equal elements in their
+/// original order (Python's sort is stable, which decides where `-0.0` and `0.0` go; the runtime
+/// sort is stable too). `reverse=True` keeps the order of equal elements as well, as CPython
+/// does by reversing before and after a stable sort.
+///
+/// CPython compares with `<` only, so with a NaN among the values the order is whatever its
+/// merge steps leave; ndjit raises instead of guessing it.
+pub(super) fn sorted(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    a.arity(t, 1, 1)?;
+    let (v, s) = a.take();
+    if let Some((_, ks)) = a.kw("key") {
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                ks,
+                "sorted(key=...) is not supported",
+            )
+            .hint("sort the values themselves, e.g. sorted(np.abs(x))"));
+    }
+    let reverse = match a.kw("reverse") {
+        None => false,
+        Some((Value::Scalar(e, Ty::Bool | Ty::I64), rs)) => match crate::ir::fold::const_expr(&e) {
+            Some(c) => c.f() != 0.0,
+            None => {
+                return Err(t.err(
+                    ErrorKind::Unsupported,
+                    rs,
+                    "sorted(reverse=...) must be a constant",
+                ))
+            }
+        },
+        Some((_, rs)) => {
+            return Err(t.err(ErrorKind::Type, rs, "sorted(reverse=...) takes a bool"));
+        }
+    };
+    let (arr, kind) = sequence(t, v, s)?;
+    if kind == ElemKind::Mixed {
+        return Err(t.mixed_list(s, "sorting it"));
+    }
+    let arr = t.materialize(&arr, None);
+    let values = ArrayVal {
+        elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
+        ty: Ty::F64,
+        ..arr.clone()
+    };
+    refuse_unsortable(t, &values, arr.ty, span)?;
+    let values = if reverse {
+        reversed(t, &values)
+    } else {
+        values
+    };
+    let slot = t.new_array(ArrKind::Scratch { elem: Ty::F64 }, "%sorted");
+    t.emit(Stmt::Fill {
+        dst: slot,
+        len: values.len.clone(),
+        index: values.index,
+        elem: values.elem.clone(),
+        keep: None,
+    });
+    t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
+    let out = t.view(slot);
+    let out = if reverse { reversed(t, &out) } else { out };
+    let back = ArrayVal {
+        elem: convert(out.elem.clone(), Ty::F64, arr.ty),
+        ty: arr.ty,
+        ..out
+    };
+    Ok(Value::List(t.materialize(&back, None), kind))
+}
+
+/// Raises for the values a sort through f64 cannot order as Python does: a NaN, and ints past
+/// 2**53 (which f64 would round).
+fn refuse_unsortable(t: &mut Translator, values: &ArrayVal, ty: Ty, span: Span) -> Result<()> {
+    let (bad, exception, message) = match ty {
+        Ty::F64 => (
+            un(UnOp::IsNan, values.elem.clone()),
+            Exception::ValueError,
+            "sorted() of values that include NaN: CPython's order then depends on its merge \
+             steps, which ndjit does not reproduce (np.sort puts NaN last)",
+        ),
+        Ty::I64 => (
+            cmp(
+                CmpOp::Gt,
+                un(UnOp::Abs, values.elem.clone()),
+                Expr::F64(EXACT_INT as f64),
+            ),
+            Exception::OverflowError,
+            "sorted() of ints beyond 2**53, which ndjit sorts as floats",
+        ),
+        Ty::Bool => return Ok(()),
+    };
+    let probe = ArrayVal {
+        elem: bad,
+        ty: Ty::Bool,
+        ..values.clone()
+    };
+    let any = t.reduce(ReduceOp::Any, &probe, span, None)?;
+    t.check_plain(crate::lower::not(any), exception, message, span);
+    Ok(())
+}
+
+/// The elements in reverse order (a lazy view).
+fn reversed(t: &mut Translator, a: &ArrayVal) -> ArrayVal {
+    let index = t.temp(Ty::I64);
+    let len = a.len.clone();
+    let from = bin(
+        BinOp::Sub,
+        bin(BinOp::Sub, len.clone(), Expr::I64(1)),
+        Expr::Var(index),
+    );
+    ArrayVal {
+        len,
+        ty: a.ty,
+        index,
+        elem: a.at(from),
+    }
+}
+
+/// `list(iterable)`: a new list of the same elements.
+pub(super) fn list(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let (v, s) = a.take();
+    let (arr, kind) = sequence(t, v, s)?;
+    Ok(Value::List(t.materialize(&arr, None), kind))
+}
+
+/// `sum(seq)` of a list or tuple of Python ints (or bools): Python adds exactly, so a total past
+/// 64 bits raises OverflowError rather than wrapping. Python floats are refused by the caller.
+pub(super) fn sum_python_ints(t: &mut Translator, arr: &ArrayVal, span: Span) -> Result<Value> {
+    let acc = t.temp(Ty::I64);
+    t.emit(Stmt::Assign(acc, Expr::I64(0)));
+    t.var_prov.insert(acc, Prov::Py);
+    let n = t.stable(arr.len.clone(), Ty::I64);
+    counted_loop(t, n, |t, i| {
+        let item = convert(arr.at(i), arr.ty, Ty::I64);
+        let item = t.with_prov(item, Ty::I64, Prov::Py);
+        let total = t.binary(
+            ast::BinOp::Add,
+            Value::Scalar(Expr::Var(acc), Ty::I64),
+            Value::Scalar(item, Ty::I64),
+            span,
+        )?;
+        let (e, _) = t.scalar(total, span, "a sum")?;
+        t.emit(Stmt::Assign(acc, e));
+        Ok(())
+    })?;
+    t.var_prov.insert(acc, Prov::Py);
+    Ok(Value::Scalar(Expr::Var(acc), Ty::I64))
+}
+
+/// The kind a `min`/`max`/`sum` of a sequence's elements hands back: its elements' own.
+pub(super) fn result_kind(
+    t: &mut Translator,
+    v: Value,
+    kind: ElemKind,
+    span: Span,
+    what: &str,
+) -> Result<Value> {
+    match (v, kind) {
+        (_, ElemKind::Mixed) => Err(t.mixed_list(span, what)),
+        (Value::Scalar(e, ty), ElemKind::Python) => {
+            Ok(Value::Scalar(t.with_prov(e, ty, Prov::Py), ty))
+        }
+        (Value::Scalar(e, ty), ElemKind::NumPy) => {
+            Ok(Value::Scalar(t.with_prov(e, ty, Prov::Np), ty))
+        }
+        (v, _) => Ok(v),
+    }
+}
