@@ -1,4 +1,4 @@
-"""List comprehensions, generator expressions, sorted() and list(): values equal to CPython's
+"""List comprehensions, generator expressions, sorted(), list() and lists grown by append(): values equal to CPython's
 running the same function (each element keeps its own kind: Python number or NumPy scalar), the
 same errors at the same places, and a clear refusal wherever ndjit cannot follow Python."""
 import math
@@ -147,7 +147,6 @@ def test_run_time_errors_are_pythons(src, exc, msg):
     ("def f(x):\n    return min([0 if v < 0 else v for v in x])\n", "Python numbers and NumPy scalars"),
     ("def f(x):\n    return sorted(x, key=abs)[0]\n", r"sorted\(key=...\)"),
     ("def f(x):\n    return [v for v in x].sum()\n", "list method or attribute `.sum`"),
-    ("def f(x):\n    l = [v for v in x]\n    l.append(1.0)\n    return len(l)\n", "`.append`"),
     ("def f(x):\n    l = [v for v in x]\n    l[0] = 2.5\n    return sum(l)\n", "assigning into a list"),
     ("def f(x):\n    l = [v for v in x]\n    l = np.array(l)\n    return l.sum()\n", "holds a list here but an array elsewhere"),
     ("def f(x):\n    l = [v for v in x]\n    return l[1.0]\n", "list indices must be integers"),
@@ -158,3 +157,68 @@ def test_unsupported_uses_are_refused_with_the_place(src, msg):
     with pytest.raises(ndjit.FilterCompileError, match=msg) as e:
         ndjit.jit_filter(src)
     assert "<filter>:" in str(e.value) and "^" in str(e.value)
+
+
+# ---- lists grown by .append() ---------------------------------------------------------------------
+
+NAN_WINDOW = np.array([0.5, 1.5, -2.0, 3.0, 7.25, np.nan, 2.0, 9.0, 4.0])
+
+APPENDS = {
+    "valid_mean": "def f(x):\n    vals = []\n    for v in x:\n        if not np.isnan(v):\n            vals.append(v)\n    return np.mean(vals)\n",
+    "sum_and_len": "def f(x):\n    vals = []\n    for v in x:\n        if v > 0:\n            vals.append(v * 2)\n    return sum(vals) + len(vals)\n",
+    "python_ints": "def f(x):\n    ks = []\n    for i in range(len(x)):\n        if x[i] > 1:\n            ks.append(i)\n    return sum(ks) * 10 + ks[-1] + 7 // (ks[0] + 1) if ks else -1.0\n",
+    "empty_is_false": "def f(x):\n    vals = []\n    for v in x:\n        if v > 100:\n            vals.append(v)\n    if not vals:\n        return -1.0\n    return max(vals)\n",
+    "grows_past_its_storage": "def f(x):\n    vals = []\n    for k in range(100):\n        vals.append(k * 0.5)\n    return sorted(vals, reverse=True)[3] + len(vals) + vals[57]\n",
+    "starts_from_a_literal": "def f(x):\n    vals = [x[0], x[1]]\n    vals.append(x[2])\n    return vals[2] + len(vals)\n",
+    "while_len": "def f(x):\n    vals = []\n    i = 0\n    while len(vals) < 4:\n        vals.append(x[i])\n        i += 1\n    return np.median(vals)\n",
+    "mixed_kinds_to_numpy": "def f(x):\n    vals = []\n    for v in x:\n        vals.append(v if v > 0 else 0)\n    return np.sum(np.array(vals))\n",
+    "numpy_zero_divides_to_inf": "def f(x):\n    vals = []\n    vals.append(x[0] * 0)\n    return 1.0 / vals[0]\n",
+    "bools": "def f(x):\n    flags = []\n    for v in x:\n        flags.append(v > 1)\n    return sum(flags)\n",
+    "rebuilt_by_a_comprehension": "def f(x):\n    vals = []\n    for v in x:\n        vals.append(v)\n    vals = [v * 2 for v in vals if v > 2]\n    vals.append(x[0])\n    return sum(vals) + len(vals)\n",
+    "in_a_helper_local": "def grow(x):\n    out = []\n    for v in x:\n        out.append(abs(v))\n    return max(out)\n\ndef f(x):\n    return grow(x) + grow(x[1:])\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(APPENDS))
+def test_appended_lists_equal_pythons(name):
+    src = APPENDS[name]
+    with np.errstate(all="ignore"):
+        want = python(src)(NAN_WINDOW.copy())
+    got = ndjit.jit_filter(src).evaluate(NAN_WINDOW.copy())
+    assert same(got, want), (name, got, want)
+
+
+@pytest.mark.parametrize("name", ["valid_mean", "python_ints", "grows_past_its_storage"])
+def test_appended_lists_through_scipy_and_the_driver(name):
+    img = np.random.default_rng(9).random((7, 8)) * 4
+    img[2, 3] = np.nan
+    f = ndjit.jit_filter(APPENDS[name])
+    with np.errstate(all="ignore"):
+        want = ndi.generic_filter(img, python(APPENDS[name]), size=3, mode="nearest")
+    assert np.array_equal(ndi.generic_filter(img, f, size=3, mode="nearest"), want, equal_nan=True)
+    assert np.array_equal(ndjit.generic_filter(img, f, size=3, mode="nearest"), want, equal_nan=True)
+
+
+def test_a_python_float_appended_keeps_pythons_division_error():
+    src = "def f(x):\n    vals = []\n    vals.append(0.0)\n    return 1.0 / vals[0]\n"
+    with pytest.raises(ZeroDivisionError):
+        python(src)(WINDOW.copy())
+    with pytest.raises(ZeroDivisionError, match="float division by zero"):
+        ndjit.jit_filter(src).evaluate(WINDOW.copy())
+
+
+@pytest.mark.parametrize("src,msg", [
+    ("def f(x):\n    a = []\n    b = a\n    b.append(1.0)\n    return len(a)\n", "second name"),
+    ("def f(x):\n    a = []\n    a.append(1.0)\n    b = a\n    return len(b)\n", "second name"),
+    ("def f(x):\n    a = []\n    t = (a, 1)\n    a.append(1.0)\n    return len(t[0])\n", "second name"),
+    ("def f(x):\n    vals = [1.0]\n    for v in vals:\n        vals.append(v)\n    return len(vals)\n", "appends to `vals` while it iterates"),
+    ("def f(x):\n    rows = []\n    rows.append([1, 2])\n    return len(rows)\n", "element of a list must be a number"),
+    ("def f(x):\n    vals = []\n    vals.append(1.0, 2.0)\n    return len(vals)\n", "exactly one argument"),
+    ("def f(x):\n    vals = []\n    vals.extend(x)\n    return len(vals)\n", "`extend`"),
+    ("def f(x):\n    vals = []\n    vals = 3.0\n    vals.append(1.0)\n    return vals\n", "holds a list"),
+    ("def f(x):\n    vals = []\n    for v in x:\n        vals.append(v if v > 0 else 0)\n    return sum(vals)\n", "Python numbers and NumPy scalars"),
+    ("def helper(l):\n    l.append(1.0)\n    return len(l)\n\ndef f(x):\n    a = [x[0]]\n    return helper(a)\n", "append"),
+])
+def test_unsupported_list_growth_is_refused(src, msg):
+    with pytest.raises(ndjit.FilterCompileError, match=msg):
+        ndjit.jit_filter(src)

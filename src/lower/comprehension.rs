@@ -252,7 +252,8 @@ impl Translator<'_> {
     }
 }
 
-fn zero(ty: Ty) -> Expr {
+/// The zero of a type, for storage that is written before it is read.
+pub(super) fn zero(ty: Ty) -> Expr {
     match ty {
         Ty::Bool => Expr::Bool(false),
         Ty::I64 => Expr::I64(0),

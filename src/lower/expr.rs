@@ -336,6 +336,13 @@ impl<'p> Translator<'p> {
     }
 
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
+        if op == ast::UnaryOp::Not {
+            // `not v` is Python's: the truth of v (an error for an array of several elements),
+            // negated, as a Python bool whatever v was (`1 / (not x[0])` divides by a bool).
+            let c = self.truth(v, span)?;
+            let r = self.with_prov(un(UnOp::Not, c), Ty::Bool, Prov::Py);
+            return Ok(Value::Scalar(r, Ty::Bool));
+        }
         self.elementwise(vec![v], span, &mut |t, a, elementwise| {
             let (e, ty) = a.into_iter().next().unwrap();
             Ok(match op {
@@ -349,7 +356,7 @@ impl<'p> Translator<'p> {
                     let t2 = ty.max(Ty::I64);
                     (un(UnOp::Neg, convert(e, ty, t2)), t2)
                 }
-                ast::UnaryOp::Not => (un(UnOp::Not, convert(e, ty, Ty::Bool)), Ty::Bool),
+                ast::UnaryOp::Not => unreachable!("`not` is lowered above"),
                 ast::UnaryOp::Invert => match ty {
                     Ty::Bool => (un(UnOp::Not, e), Ty::Bool),
                     Ty::I64 => (un(UnOp::BitNot, e), Ty::I64),

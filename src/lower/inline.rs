@@ -129,8 +129,13 @@ impl Translator<'_> {
             }
         }
         collect_locals(&body, &mut self.locals);
-        self.assigned_once
-            .extend(super::tuples::assigned_once_at_top(&body));
+        let appended = rebind::appended_names(&body);
+        self.assigned_once.extend(
+            super::tuples::assigned_once_at_top(&body)
+                .into_iter()
+                .filter(|n| !appended.contains(n)),
+        );
+        self.appended.extend(appended);
 
         let saved_loops = std::mem::take(&mut self.loops);
         let saved_ret = self.inline.ret.take();

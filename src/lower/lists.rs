@@ -214,3 +214,146 @@ pub(super) fn result_kind(
         (v, _) => Ok(v),
     }
 }
+
+impl Translator<'_> {
+    /// `name = [...]` (`[]`, a comprehension, `list(...)`, `sorted(...)`) for a list the code
+    /// appends to: the list's storage and its length.
+    pub(super) fn assign_growing_list(
+        &mut self,
+        name: &str,
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
+        let elements = match value {
+            Value::Tuple(items) if items.is_empty() => None,
+            v @ (Value::Tuple(_) | Value::List(..)) => Some(sequence(self, v, span)?),
+            other => {
+                return Err(self
+                    .err(
+                        ErrorKind::Type,
+                        span,
+                        format!(
+                            "`{}` is appended to, so it holds a list, not {}",
+                            super::rebind::display(name),
+                            other.describe()
+                        ),
+                    )
+                    .hint("use a different variable name for each"))
+            }
+        };
+        let ty = match (&elements, self.hints.get(name)) {
+            (Some((a, _)), _) => a.ty,
+            (None, Some(super::NameTy::Array(ty))) => *ty,
+            (None, _) => Ty::Bool,
+        };
+        let super::Local::Array(slot, ety) =
+            self.local_for(name, super::NameTy::Array(ty), span)?
+        else {
+            unreachable!("a list is stored in an array")
+        };
+        let len = self.list_len[&slot];
+        let Some((arr, kind)) = elements else {
+            let index = self.temp(Ty::I64);
+            let elem = super::comprehension::zero(ety);
+            self.emit(Stmt::Fill {
+                dst: slot,
+                len: Expr::I64(0),
+                index,
+                elem,
+                keep: None,
+            });
+            self.emit(Stmt::Assign(len, Expr::I64(0)));
+            return Ok(());
+        };
+        self.note_list_kind(name, kind);
+        let arr = self.materialize(&arr, None); // it may read the list it replaces
+        self.emit(Stmt::Fill {
+            dst: slot,
+            len: arr.len.clone(),
+            index: arr.index,
+            elem: convert(arr.elem.clone(), arr.ty, ety),
+            keep: None,
+        });
+        self.emit(Stmt::Assign(len, Expr::Len(slot)));
+        Ok(())
+    }
+
+    /// `name.append(value)`: stores the value as it is (of its own type and kind) after the last
+    /// element, doubling the storage when it is full.
+    pub(super) fn append(&mut self, name: &str, call: &ast::Expr) -> Result<()> {
+        let ast::ExprKind::Call { args, keywords, .. } = &call.kind else {
+            unreachable!("an append is a call")
+        };
+        let [arg] = &args[..] else {
+            return Err(self.err(
+                ErrorKind::Arity,
+                call.span,
+                format!(
+                    "list.append() takes exactly one argument ({} given)",
+                    args.len()
+                ),
+            ));
+        };
+        if let Some(k) = keywords.first() {
+            return Err(self.err(
+                ErrorKind::Arity,
+                k.span,
+                "list.append() takes no keyword arguments",
+            ));
+        }
+        let v = self.expr(arg)?;
+        let (e, ty) = self.scalar(v, arg.span, "an element of a list")?;
+        let kind = match self.prov(&e) {
+            Prov::Py => ElemKind::Python,
+            Prov::Np => ElemKind::NumPy,
+            Prov::Dyn(_) => ElemKind::Mixed,
+        };
+        self.note_list_kind(name, kind);
+        let super::Local::Array(slot, ety) =
+            self.local_for(name, super::NameTy::Array(ty), call.span)?
+        else {
+            unreachable!("a list is stored in an array")
+        };
+        let e = self.stable(convert(e, ty, ety), ety);
+        let len = self.list_len[&slot];
+        let n = Expr::Var(len);
+        let ((), grow) = self.nested(|t| {
+            let index = t.temp(Ty::I64);
+            let old = ArrayVal {
+                len: n.clone(),
+                ty: ety,
+                index,
+                elem: Expr::Load(slot, Expr::Var(index).boxed()),
+            };
+            let kept = t.materialize(&old, None);
+            let capacity = bin(
+                BinOp::Add,
+                bin(BinOp::Mul, n.clone(), Expr::I64(2)),
+                Expr::I64(8),
+            );
+            let as_f = convert(capacity.clone(), Ty::I64, Ty::F64);
+            super::numpy::creation::limit(t, as_f, call.span);
+            let index = t.temp(Ty::I64);
+            let elem = super::comprehension::zero(ety);
+            t.emit(Stmt::Fill {
+                dst: slot,
+                len: capacity,
+                index,
+                elem,
+                keep: None,
+            });
+            counted_loop(t, n.clone(), |t, k| {
+                t.emit(Stmt::Store(slot, k.clone(), kept.at(k)));
+                Ok(())
+            })
+        })?;
+        self.emit(Stmt::If(
+            cmp(CmpOp::Ge, n.clone(), Expr::Len(slot)),
+            grow,
+            vec![],
+        ));
+        self.emit(Stmt::Store(slot, n.clone(), e));
+        self.emit(Stmt::Assign(len, bin(BinOp::Add, n, Expr::I64(1))));
+        Ok(())
+    }
+}

@@ -149,6 +149,10 @@ pub(crate) struct Translator<'a> {
     list_hints: HashMap<String, ElemKind>,
     /// Comprehensions lowered so far in this pass: their hidden names are numbered by it.
     comp_count: u32,
+    /// Local names whose `.append(...)` the code calls: lists that grow (see `lists.rs`).
+    appended: HashSet<String>,
+    /// The length of each growing list; its storage's length is the capacity.
+    list_len: HashMap<Arr, Var>,
 }
 
 impl<'a> Translator<'a> {
@@ -189,6 +193,8 @@ impl<'a> Translator<'a> {
             tuple_values: HashMap::new(),
             list_hints: passes.2.clone(),
             comp_count: 0,
+            appended: HashSet::new(),
+            list_len: HashMap::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -378,7 +384,9 @@ impl<'a> Translator<'a> {
             self.names.insert(p.name.clone(), v);
         }
         let body = self.rebind_params(f)?;
+        self.appended = rebind::appended_names(&body);
         self.assigned_once = tuples::assigned_once_at_top(&body);
+        self.assigned_once.retain(|n| !self.appended.contains(n));
         collect_locals(&body, &mut self.locals);
         for p in &f.params {
             self.locals.remove(&p.name); // only the output line, written in place, is left
@@ -435,7 +443,12 @@ impl<'a> Translator<'a> {
     }
 
     /// Whether a name holds an array (a local as typed so far, or a parameter or bound value).
+    /// (A Python list is not one here: slicing it copies, and the aliases that writing into one
+    /// could expose are refused where they are made, see `refuse_list_alias`.)
     fn holds_array(&self, name: &str) -> bool {
+        if self.list_hints.contains_key(name) || self.appended.contains(name) {
+            return false;
+        }
         match self.hints.get(name) {
             Some(t) => matches!(t, NameTy::Array(_)),
             None => matches!(
@@ -695,9 +708,15 @@ impl<'a> Translator<'a> {
         match local {
             Local::Scalar(v, ty) => Value::Scalar(Expr::Var(v), ty),
             Local::Array(a, _) => {
-                let view = self.view(a);
+                let mut view = self.view(a);
+                if let Some(len) = self.list_len.get(&a) {
+                    view.len = Expr::Var(*len);
+                }
                 if let Some(kind) = self.list_hints.get(name) {
                     return Value::List(view, *kind);
+                }
+                if self.appended.contains(name) {
+                    return Value::List(view, ElemKind::Python); // `[]`: nothing appended yet
                 }
                 match self.matrix_cols.get(&a) {
                     Some(cols) => Value::Matrix(view, cols.clone()),
@@ -715,7 +734,12 @@ impl<'a> Translator<'a> {
                 Local::Scalar(v, ty)
             }
             NameTy::Array(ty) => {
-                Local::Array(self.new_array(ArrKind::Scratch { elem: ty }, name), ty)
+                let slot = self.new_array(ArrKind::Scratch { elem: ty }, name);
+                if self.appended.contains(name) {
+                    let len = self.new_var(Ty::I64, &format!("{name}%len"));
+                    self.list_len.insert(slot, len);
+                }
+                Local::Array(slot, ty)
             }
         };
         self.declared.insert(name.to_string(), local);
@@ -780,6 +804,9 @@ impl<'a> Translator<'a> {
                 span,
                 format!("cannot assign to `{name}`"),
             ));
+        }
+        if self.appended.contains(name) {
+            return self.assign_growing_list(name, value, span);
         }
         self.note_list(name, &value, span)?;
         let value = match value {
@@ -851,15 +878,8 @@ impl<'a> Translator<'a> {
         };
         let array_before = matches!(self.hints.get(name), Some(NameTy::Array(_)));
         match (kind, self.list_hints.get(name).copied()) {
-            (Some(k), Some(old)) if k.join(old) != old => {
-                self.list_hints.insert(name.to_string(), k.join(old));
-                self.changed = true;
-            }
-            (Some(_), Some(_)) => {}
-            (Some(k), None) if !array_before => {
-                self.list_hints.insert(name.to_string(), k);
-                self.changed |= self.declared.contains_key(name);
-            }
+            (Some(k), Some(_)) => self.note_list_kind(name, k),
+            (Some(k), None) if !array_before => self.note_list_kind(name, k),
             (None, None) => {}
             _ => {
                 return Err(self
@@ -875,6 +895,51 @@ impl<'a> Translator<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Refuses `b = a` where either name is a list the code appends to: Python's two names are
+    /// then one list, which the lowering's copy would not be.
+    fn refuse_list_alias(&self, targets: &[ast::Expr], value: &ast::Expr) -> Result<()> {
+        let grows =
+            |e: &ast::Expr| matches!(&e.kind, ExprKind::Name(n) if self.appended.contains(n));
+        let shared = match &value.kind {
+            // `b = a`: one list under two names when either grows.
+            ExprKind::Name(_) => grows(value) || targets.iter().any(grows),
+            // `t = (a, 1)`: the tuple holds the list itself.
+            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().any(grows),
+            _ => false,
+        };
+        if !shared {
+            return Ok(());
+        }
+        let hint = match &value.kind {
+            ExprKind::Name(n) => {
+                let n = rebind::display(n);
+                format!("copy the list: `{n}[:]` or `list({n})`")
+            }
+            _ => "copy the list: `values[:]` or `list(values)`".to_string(),
+        };
+        Err(self
+            .err(
+                ErrorKind::Unsupported,
+                value.span,
+                "this gives a list that is appended to a second name (or puts it in a tuple): in \
+                 Python both see every append",
+            )
+            .hint(hint))
+    }
+
+    /// Joins `kind` into what `name`'s list elements are known to be; a change means that earlier
+    /// reads in this pass may have assumed less, so the pass is repeated.
+    pub(crate) fn note_list_kind(&mut self, name: &str, kind: ElemKind) {
+        let joined = match self.list_hints.get(name) {
+            Some(old) => old.join(kind),
+            None => kind,
+        };
+        if self.list_hints.get(name) != Some(&joined) {
+            self.list_hints.insert(name.to_string(), joined);
+            self.changed = true;
+        }
     }
 
     /// Materialises an array into a fresh scratch slot (keeping elements where `keep` holds).
@@ -920,11 +985,17 @@ impl<'a> Translator<'a> {
                         )
                         .hint("inline the helper's body into the filter"))
                 }
-                _ => {
-                    self.expr(e)?;
-                }
+                _ => match rebind::appended_list(e) {
+                    Some(name) if self.appended.contains(name) && self.locals.contains(name) => {
+                        self.append(name, e)?
+                    }
+                    _ => {
+                        self.expr(e)?;
+                    }
+                },
             },
             StmtKind::Assign { targets, value } => {
+                self.refuse_list_alias(targets, value)?;
                 let v = self.expr(value)?;
                 // Evaluate once when several targets (or a tuple) read the value again; a single
                 // name is assigned the expression itself.
@@ -1408,6 +1479,20 @@ impl<'a> Translator<'a> {
         orelse: &[ast::Stmt],
         _span: Span,
     ) -> Result<()> {
+        if let ExprKind::Name(n) = &iter.kind {
+            if self.appended.contains(n) && rebind::appended_names(body).contains(n) {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        iter.span,
+                        format!(
+                            "the loop appends to `{}` while it iterates over it",
+                            rebind::display(n)
+                        ),
+                    )
+                    .hint("iterate over a copy, `for v in list(values):`, or use a while loop"));
+            }
+        }
         let broke = self.loop_flag(orelse);
         self.iterate(target, iter, body, None, |t| {
             t.loops.push(LoopCtx { broke });

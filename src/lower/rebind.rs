@@ -130,6 +130,31 @@ pub(super) fn target_names(t: &Expr, out: &mut Vec<String>) {
     }
 }
 
+/// The list named by `name.append(value)`, if `e` is such a call.
+pub(super) fn appended_list(e: &Expr) -> Option<&str> {
+    let ExprKind::Call { func, .. } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Attribute(base, attr) = &func.kind else {
+        return None;
+    };
+    match &base.kind {
+        ExprKind::Name(n) if attr == "append" => Some(n),
+        _ => None,
+    }
+}
+
+/// Names whose `.append(...)` a statement calls: lists that grow in place.
+pub(super) fn appended_names(body: &[Stmt]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for_each_stmt_expr(body, &mut |e| {
+        if let Some(n) = appended_list(e) {
+            out.insert(n.to_string());
+        }
+    });
+    out
+}
+
 /// Renames free occurrences of names in `e` (a lambda's own parameters shadow them).
 fn rename(e: &mut Expr, map: &HashMap<String, String>) {
     crate::with_stack(|| match &mut e.kind {
@@ -284,6 +309,11 @@ pub(super) fn check_aliasing(body: &[Stmt], is_array: impl Fn(&str) -> bool) -> 
 /// Names written into element-wise (`n[i] = v`) or in place (`n += v`, an array updated in place).
 fn element_writes(s: &Stmt, out: &mut Vec<String>) {
     match &s.kind {
+        StmtKind::Expr(e) => {
+            if let Some(n) = appended_list(e) {
+                out.push(n.to_string());
+            }
+        }
         StmtKind::Assign { targets, .. } => {
             for t in targets {
                 if let ExprKind::Subscript(base, _) = &t.kind {

@@ -1679,6 +1679,80 @@ P("listcomp_clipped_median", """
 """, kinds=("u", "n", "nan", "sp"))
 
 
+# --- lists grown by append() ---
+
+P("append_valid_mean", """
+    def nan_aware_mean(values):
+        valid = []
+        for v in values:
+            if not np.isnan(v):
+                valid.append(v)
+        if len(valid) == 0:
+            return np.nan
+        return sum(valid) / len(valid)
+""", kinds=("u", "n", "nan", "sp"))
+
+P("append_neighbours_median", """
+    def median_of_similar(x, tol=0.25):
+        centre = x[len(x) // 2]
+        similar = []
+        for v in x:
+            if abs(v - centre) <= tol:
+                similar.append(v)
+        return np.median(similar)
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5, 1))
+
+P("append_differences", """
+    def mean_abs_step(x):
+        steps = []
+        for i in range(1, len(x)):
+            steps.append(abs(x[i] - x[i - 1]))
+        if not steps:
+            return 0.0
+        return max(steps) - min(steps) + np.mean(steps)
+""", kinds=("u", "n", "nan"))
+
+P("append_int_labels_mode", """
+    def label_mode(x):
+        labels = []
+        counts = []
+        for v in x:
+            k = int(v)
+            if k in labels:
+                continue
+            labels.append(k)
+            counts.append(sum(1 for w in x if int(w) == k))
+        best = 0
+        for i in range(len(labels)):
+            if counts[i] > counts[best]:
+                best = i
+        return labels[best]
+""", kinds=("q",), sizes=(9, 25, 5, 1))
+
+P("append_then_sorted_trim", """
+    def trimmed_positive_mean(x):
+        pos = []
+        for v in x:
+            if v > 0:
+                pos.append(v)
+        pos = sorted(pos)
+        if len(pos) < 3:
+            return np.nan
+        core = pos[1:-1]
+        return np.mean(core)
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5))
+
+P("append_while_growing", """
+    def first_rising(x):
+        run = [x[0]]
+        i = 1
+        while i < len(x) and x[i] > run[-1]:
+            run.append(x[i])
+            i += 1
+        return len(run) + run[-1]
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5, 1))
+
+
 def render(results):
     lines = [
         "# ndjit corpus: filter programs with CPython/NumPy expectations.",

@@ -124,6 +124,8 @@ class Profile:
     # NumPy ints (np.argmin ...) beside Python ints: each divides, shifts and overflows as its own
     # kind, also through variables and builtin min/max that hold either.
     numpy_ints: bool = True
+    # List comprehensions and generator expressions (sum/min/max/any/all/sorted of them).
+    comprehensions: bool = True
 
 
 FULL = Profile()
@@ -206,7 +208,29 @@ class Generator:
             (1, lambda: Expr("f", f"np.quantile({{0}}, {self.r.choice(['0.0', '0.5', '0.75', '1.0'])})",
                              [e("a", d)])),
             (1, lambda: Expr("f", "{0}[{1}]", [e("a", d), leaf("i", self.index())])),
+            (2 * p.comprehensions, lambda: self.generator_reduction(d)),
+            (p.comprehensions, lambda: Expr("f", f"sorted({{0}}{self.r.choice(['', ', reverse=True'])})[{self.index()}]",
+                                            [e("a", d)])),
         )
+
+    def comprehension(self, d: int, elt_ty: str) -> tuple:
+        """``elt for v in <array or range> [if cond]``: the element and the condition see ``v``
+        (a float of the array, or an int of the range); it is out of scope again afterwards."""
+        name = self.fresh("c")
+        over_range = self.r.random() < 0.3
+        source = leaf("a", "range(len(x))") if over_range else self.expr("a", d)
+        saved = dict(self.vars)
+        self.vars[name] = "i" if over_range else "f"
+        elt = self.expr(elt_ty, d)
+        cond = self.expr("b", d) if self.r.random() < 0.5 else None
+        self.vars = saved
+        text = "{0} for " + name + " in {1}" + (" if {2}" if cond is not None else "")
+        return text, [elt, source] + ([cond] if cond is not None else [])
+
+    def generator_reduction(self, d: int) -> Expr:
+        fn = self.r.choice(["sum", "min", "max"])
+        text, parts = self.comprehension(d, "f")
+        return Expr("f", f"{fn}({text})", parts)
 
     def exponent(self) -> Expr:
         return self.pick((3, lambda: leaf("i", self.r.choice(["0", "1", "2", "3", "-1", "-2", "5"]))),
@@ -261,7 +285,12 @@ class Generator:
             (1, lambda: Expr("b", f"{self.r.choice(['np.any', 'np.all', 'any', 'all'])}({{0}} > {{1}})",
                              [e("a", d), e("f", d)])),
             (1, lambda: Expr("b", "bool({0})", [e(self.r.choice("fi"), d)])),
+            (self.profile.comprehensions, lambda: self.any_all(d)),
         )
+
+    def any_all(self, d: int) -> Expr:
+        text, parts = self.comprehension(d, "b")
+        return Expr("b", f"{self.r.choice(['any', 'all'])}({text})", parts)
 
     def gen_a(self, d: int) -> Expr:
         e = self.expr
@@ -280,7 +309,12 @@ class Generator:
             (1, lambda: Expr("a", "np.clip({0}, {1}, {2})", [e("a", d), e("f", d), e("f", d)])),
             (1, lambda: Expr("a", "np.where({0} > {1}, {0}, {2})", [e("a", 0), e("f", d), e("f", d)])),
             (1, lambda: Expr("a", "np.concatenate(({0}, {1}))", [e("a", d), e("a", 0)])),
+            (self.profile.comprehensions, lambda: self.list_comprehension(d)),
         )
+
+    def list_comprehension(self, d: int) -> Expr:
+        text, parts = self.comprehension(d, "f")
+        return Expr("a", "np.array([" + text + "], dtype=float)", parts)
 
     # --- statements ---------------------------------------------------------------------------
     def fresh(self, prefix: str) -> str:
