@@ -1,5 +1,10 @@
-//! Python's builtins on sequences whose elements keep their own kind: `sorted`, `list`, and
-//! `sum`/`min`/`max` of a list or a tuple (see [`Value::List`]).
+//! Python lists, whose elements keep their own kind (see [`Value::List`]): the builtins on them
+//! (`sorted`, `list`, and `sum`/`min`/`max` of a list or a tuple), and lists grown by `append`.
+//!
+//! A list the code appends to is a local with a length variable beside its storage, whose length
+//! is the capacity; an append that finds it full copies the elements out, makes the storage
+//! twice as large and copies them back. Python's lists are shared between names, the lowering's
+//! are copied on assignment, so a second name for a growing list is refused where it is made.
 
 use super::builtins::{counted_loop, Args};
 use super::expr::{bin, cmp, convert, un};

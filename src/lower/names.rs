@@ -87,7 +87,7 @@ funcs! {
     Median = "median", Nanmedian = "nanmedian", Percentile = "percentile",
     Nanpercentile = "nanpercentile", Quantile = "quantile", Nanquantile = "nanquantile",
     Any = "any", All = "all", CountNonzero = "count_nonzero", Argmin = "argmin",
-    Argmax = "argmax", Size = "size",
+    Argmax = "argmax", Argsort = "argsort", Size = "size",
     // Python builtins (besides abs, min, max, sum, any, all and round above)
     Len = "len", Float = "float", Int = "int", Bool = "bool", Pow = "pow", Range = "range",
     Enumerate = "enumerate", Zip = "zip", Sorted = "sorted", List = "list",
@@ -260,6 +260,7 @@ pub(crate) fn method(name: &str) -> Option<Builtin> {
         "all" => np(All),
         "argmin" => np(Argmin),
         "argmax" => np(Argmax),
+        "argsort" => np(Argsort),
         "round" => np(Round),
         "clip" => np(Clip),
         // A copy keeps the shape; flatten and ravel make it 1-D.

@@ -1753,6 +1753,18 @@ P("append_while_growing", """
 """, kinds=("u", "n", "q"), sizes=(9, 25, 5, 1))
 
 
+# --- np.argsort ---
+
+P("argsort_centre_rank_stable", """
+    def centre_rank(x):
+        order = np.argsort(x, kind="stable")
+        return float(np.flatnonzero(order == len(x) // 2)[0]) / max(len(x) - 1, 1)
+""", kinds=("u", "n", "q", "nan", "sp"), sizes=(9, 25, 5, 1))
+
+P("argsort_median_position", "lambda x: np.argsort(x)[len(x) // 2]",
+  kinds=("u", "n"), sizes=(9, 25, 5, 1), auto=False)
+
+
 def render(results):
     lines = [
         "# ndjit corpus: filter programs with CPython/NumPy expectations.",

@@ -4,6 +4,7 @@
 //! `np.r_`). Each is expressed with the IR's existing statements (`Fill`, `Reduce`, `Sort`,
 //! `Loop`), so every backend runs them without code of its own.
 
+mod argsort;
 mod axes;
 pub(super) mod creation;
 mod histogram;
@@ -26,6 +27,7 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
     use Func::*;
     match (name.module, name.func) {
         (Module::Np, Unique) => Some(unique::unique(t, a)),
+        (Module::Np, Argsort) => Some(argsort::argsort(t, a)),
         (Module::Np, Nonzero | Argwhere | Flatnonzero) => Some(indexing::nonzero(t, name.func, a)),
         (Module::Np, Where) if a.pos.len() == 1 && a.kw.is_empty() => {
             Some(indexing::nonzero(t, Nonzero, a))
