@@ -240,3 +240,37 @@ def test_speculative_int_divisions_by_zero_do_not_abort(source, windows):
             assert outcome[0] == "ok"
             want[r, c] = outcome[1]
     assert got.tobytes() == want.tobytes()
+
+
+# Items of a tuple or list display keep their kind when iterated (they were taken as NumPy
+# scalars: `for v in (0.0, 2.0): 1 / v` gave inf where Python raises, and Python ints wrapped at
+# 64 bits where Python's ints go on); `not v` is a Python bool whatever v is (`1 / (not x[0])`
+# gave NumPy's inf); builtin min/max of a tuple of Python numbers return a Python number.
+PYTHON_ITEM_KINDS = [
+    ("def f(x):\n    t = 0.0\n    for v in (0.0, 2.0):\n        t += 1 / v\n    return t\n", [[1.0]]),
+    ("def f(x):\n    return any(1 / v < 0 for v in (x[0], 0.0))\n", [[0.0], [4.0], [-1.0]]),
+    ("def f(x):\n    t = 0.0\n    for i, v in enumerate((x[0], 0.0)):\n        t += i / v\n    return t\n", [[0.0], [2.0]]),
+    ("def f(x):\n    t = 0.0\n    for a, b in zip((1.0, 0.0), x):\n        t += b * (1 / a)\n    return t\n", [[1.0], [1.0, 2.0]]),
+    ("def f(x):\n    return 1 / (not x[0])\n", [[0.0], [1.0]]),
+    ("def f(x):\n    return 1 / min((0.0, 1.0)) + x[0]\n", [[1.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", PYTHON_ITEM_KINDS)
+def test_iterated_items_keep_their_kind(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+def test_python_ints_iterated_from_a_literal_raise_past_64_bits_instead_of_wrapping():
+    src = "def f(x):\n    t = 0\n    for v in [3, 2**62]:\n        t += v * 4\n    return t\n"
+    with pytest.raises(OverflowError, match="64 bits"):
+        ndjit.jit_filter(src).evaluate(np.zeros(3))
+
+
+@pytest.mark.parametrize("source,msg", [
+    ("def f(x):\n    t = 0.0\n    for row in x.reshape(3, 3):\n        t = max(t, row)\n    return t\n", "2-D array"),
+    ("def f(x):\n    t = 0.0\n    for v in (1, 0.5):\n        t += v\n    return t\n", "ints and floats together"),
+])
+def test_iterations_ndjit_cannot_follow_are_refused(source, msg):
+    with pytest.raises(ndjit.FilterCompileError, match=msg):
+        ndjit.jit_filter(source)

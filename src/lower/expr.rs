@@ -3,7 +3,7 @@
 use super::builtins;
 use super::provenance::Prov;
 use super::value::{ArrayVal, ElemKind, Value};
-use super::{not, Iterable, Translator};
+use super::{not, ItemKinds, Iterable, Seq, Translator};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::math::MathFn;
@@ -1424,8 +1424,7 @@ impl<'p> Translator<'p> {
                             ));
                         }
                         let v = self.expr(&args[0])?;
-                        let a = self.array_of(v, args[0].span)?;
-                        let a = fix(self, a);
+                        let a = self.sequence_of(v, args[0].span, &fix)?;
                         let start_e = args.get(1).or(keywords.first().map(|k| &k.value));
                         let start = match start_e {
                             Some(s) => {
@@ -1440,8 +1439,7 @@ impl<'p> Translator<'p> {
                     let mut arrs = Vec::new();
                     for a in args {
                         let v = self.expr(a)?;
-                        let arr = self.array_of(v, a.span)?;
-                        arrs.push(fix(self, arr));
+                        arrs.push(self.sequence_of(v, a.span, &fix)?);
                     }
                     if arrs.is_empty() {
                         return Err(self.err(
@@ -1450,9 +1448,9 @@ impl<'p> Translator<'p> {
                             "zip() needs at least one array",
                         ));
                     }
-                    let mut len = arrs[0].len.clone();
+                    let mut len = arrs[0].arr.len.clone();
                     for a in &arrs[1..] {
-                        len = bin(BinOp::Min, len, a.len.clone());
+                        len = bin(BinOp::Min, len, a.arr.len.clone());
                     }
                     let len = self.stable(len, Ty::I64);
                     return Ok(Iterable::Zip(arrs, len));
@@ -1460,17 +1458,64 @@ impl<'p> Translator<'p> {
             }
         }
         let v = self.expr(iter)?;
-        if let Value::List(a, kind) = v {
-            let a = fix(self, a);
-            return match kind {
-                ElemKind::Mixed => Err(self.mixed_list(iter.span, "iterating over it")),
-                kind => Ok(Iterable::List(a, kind)),
-            };
-        }
-        let a = self
-            .array_of(v, iter.span)
+        let seq = self
+            .sequence_of(v, iter.span, &fix)
             .map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
-        Ok(Iterable::Array(fix(self, a)))
+        Ok(Iterable::Seq(seq))
+    }
+
+    /// A value iterated by index (by a loop, a comprehension, `enumerate` or `zip`), with what
+    /// kind of number each item is: an array's are NumPy scalars, a list's its own kind, a
+    /// tuple's each its own (`for v in (0.0, 2.0): 1 / v` raises, as in Python). A 2-D array
+    /// (whose items are rows) and a tuple of ints beside floats (which would share one type) are
+    /// refused.
+    fn sequence_of(
+        &mut self,
+        v: Value,
+        span: Span,
+        fix: &dyn Fn(&mut Self, ArrayVal) -> ArrayVal,
+    ) -> Result<Seq> {
+        let (arr, kinds) = match v {
+            Value::Matrix(..) => {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        "iterating over a 2-D array (its items are rows)",
+                    )
+                    .hint("iterate over its rows by index, `for i in range(len(m)): m[i]`, or over m.ravel()"))
+            }
+            Value::List(_, ElemKind::Mixed) => {
+                return Err(self.mixed_list(span, "iterating over it"))
+            }
+            Value::List(a, ElemKind::Python) => (a, ItemKinds::Python),
+            Value::List(a, _) => (a, ItemKinds::NumPy),
+            Value::Tuple(items) => {
+                let mut provs = Vec::new();
+                let mut types = Vec::new();
+                for it in &items {
+                    if let Value::Scalar(e, ty) = it {
+                        provs.push(self.prov(e));
+                        types.push(if *ty == Ty::Bool { Ty::I64 } else { *ty });
+                    }
+                }
+                if types.windows(2).any(|w| w[0] != w[1]) {
+                    return Err(self
+                        .err(
+                            ErrorKind::Unsupported,
+                            span,
+                            "iterating over ints and floats together",
+                        )
+                        .hint("write the ints as floats (1.0), or loop over each kind apart"));
+                }
+                (self.array_of(Value::Tuple(items), span)?, ItemKinds::PerItem(provs))
+            }
+            v => (self.array_of(v, span)?, ItemKinds::NumPy),
+        };
+        Ok(Seq {
+            arr: fix(self, arr),
+            kinds,
+        })
     }
 }
 

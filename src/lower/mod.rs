@@ -1704,39 +1704,64 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
     }
 }
 
-/// What a `for` loop iterates: element `i` of one or more arrays.
+/// What a `for` loop iterates: item `i` of one sequence, or of several at once.
 pub(crate) enum Iterable {
-    Array(ArrayVal),
-    /// A Python list: its items keep their kind (never [`ElemKind::Mixed`]).
-    List(ArrayVal, ElemKind),
-    Enumerate(ArrayVal, Expr),
-    Zip(Vec<ArrayVal>, Expr),
+    Seq(Seq),
+    Enumerate(Seq, Expr),
+    Zip(Vec<Seq>, Expr),
+}
+
+/// A sequence iterated by index: its elements, and what kind of number each item is.
+pub(crate) struct Seq {
+    pub arr: ArrayVal,
+    pub kinds: ItemKinds,
+}
+
+pub(crate) enum ItemKinds {
+    /// An array's elements (a transform's coordinates stay Python ints, see `element`).
+    NumPy,
+    /// A list of Python numbers.
+    Python,
+    /// A tuple: item `k` has the kind of the tuple's `k`-th number.
+    PerItem(Vec<provenance::Prov>),
+}
+
+impl Seq {
+    fn item(&self, t: &mut Translator, i: Expr) -> Value {
+        let a = &self.arr;
+        let e = match &self.kinds {
+            ItemKinds::NumPy => t.element(a, i),
+            ItemKinds::Python => t.list_item(a, ElemKind::Python, i),
+            ItemKinds::PerItem(provs) => {
+                let p = provenance::Prov::at(provs, &i);
+                t.with_prov(a.at(i), a.ty, p)
+            }
+        };
+        Value::Scalar(e, a.ty)
+    }
 }
 
 impl Iterable {
     fn len(&self) -> Expr {
         match self {
-            Iterable::Array(a) | Iterable::List(a, _) | Iterable::Enumerate(a, _) => a.len.clone(),
+            Iterable::Seq(s) | Iterable::Enumerate(s, _) => s.arr.len.clone(),
             Iterable::Zip(_, len) => len.clone(),
         }
     }
-    /// Item `i`: NumPy scalars from the arrays, a Python int from `enumerate`'s counter.
+    /// Item `i`: the sequence's, with `enumerate`'s counter (a Python int) first.
     fn item(&self, t: &mut Translator, i: Expr) -> Value {
         match self {
-            Iterable::Array(a) => Value::Scalar(t.element(a, i), a.ty),
-            Iterable::List(a, kind) => Value::Scalar(t.list_item(a, *kind, i), a.ty),
-            Iterable::Enumerate(a, start) => Value::Tuple(vec![
+            Iterable::Seq(s) => s.item(t, i),
+            Iterable::Enumerate(s, start) => Value::Tuple(vec![
                 Value::Scalar(
                     Expr::Binary(ir::BinOp::Add, start.clone().boxed(), i.clone().boxed()),
                     Ty::I64,
                 ),
-                Value::Scalar(t.element(a, i), a.ty),
+                s.item(t, i),
             ]),
-            Iterable::Zip(arrs, _) => Value::Tuple(
-                arrs.iter()
-                    .map(|a| Value::Scalar(t.element(a, i.clone()), a.ty))
-                    .collect(),
-            ),
+            Iterable::Zip(seqs, _) => {
+                Value::Tuple(seqs.iter().map(|s| s.item(t, i.clone())).collect())
+            }
         }
     }
 }

@@ -45,6 +45,26 @@ impl Prov {
             Prov::Dyn(e) => e.clone(),
         }
     }
+    /// The kind of item `i` (an i64 expression) of a sequence whose items have `provs`: known
+    /// when they all agree, else chosen at run time by the index.
+    pub(crate) fn at(provs: &[Prov], i: &Expr) -> Prov {
+        match provs.first() {
+            Some(first) if provs.iter().all(|p| p == first) => first.clone(),
+            _ => {
+                let mut flag = Expr::Bool(false);
+                for (k, p) in provs.iter().enumerate().rev() {
+                    let here = Expr::Cmp(
+                        crate::ir::CmpOp::Eq,
+                        i.clone().boxed(),
+                        Expr::I64(k as i64).boxed(),
+                    );
+                    flag = Expr::Select(here.boxed(), p.flag().boxed(), flag.boxed());
+                }
+                Prov::Dyn(flag)
+            }
+        }
+    }
+
     /// Both operands Python numbers (the only case in which Python's own arithmetic runs).
     pub(crate) fn both(a: Prov, b: Prov) -> Prov {
         match (a, b) {

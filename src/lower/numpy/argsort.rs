@@ -22,7 +22,11 @@ pub(super) fn argsort(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let (v, s) = a.take();
     if matches!(v, Value::Matrix(..)) {
         return Err(t
-            .err(ErrorKind::Unsupported, s, "np.argsort of a 2-D array (it sorts each row)")
+            .err(
+                ErrorKind::Unsupported,
+                s,
+                "np.argsort of a 2-D array (it sorts each row)",
+            )
             .hint("argsort the flat array, m.ravel()"));
     }
     let kind = a.pos.pop().or_else(|| a.kw("kind"));
