@@ -69,8 +69,7 @@ def test_errors_are_numpys(src, exc, msg):
 @pytest.mark.parametrize("src,what", [
     ("def f(x):\n    y = x.copy()\n    y[::0] = 1\n    return y.sum()\n", "slice step cannot be zero"),
     ("def f(x):\n    y = x.copy()\n    y[::int(x[0])] = 1\n    return y.sum()\n", "the slice step must be a constant"),
-    ("def f(x):\n    y = x.reshape(3, 3).copy()\n    y[1, :] = 0\n    return y.sum()\n",
-     "a row, a column or a slice of a 2-D array"),
+    ("def f(x):\n    y = x.reshape(3, 3).copy()\n    y[1, ::0] = 0\n    return y.sum()\n", "slice step cannot be zero"),
 ])
 def test_what_is_not_supported_is_a_compile_error(src, what):
     with pytest.raises(ndjit.FilterCompileError, match=what):
@@ -112,12 +111,67 @@ def test_two_d_index_errors_name_the_axis_size():
         ndjit.jit_filter(src).evaluate(WINDOW.copy())
 
 
-@pytest.mark.parametrize("target", ["w[1]", "w[0:2]", "w[:, 0]", "w[1, :]"])
-def test_rows_columns_and_slices_of_a_two_d_array_are_refused_not_written_flat(target):
-    # Stored flat, `w[1] = 0` once wrote element 1 instead of row 1.
-    src = f"def f(x):\n    w = x.reshape(3, 3).copy()\n    {target} = 0\n    return w.sum()\n"
-    with pytest.raises(ndjit.FilterCompileError, match="a row, a column or a slice of a 2-D array"):
+TWO_D_TARGETS = ["w[1]", "w[0:2]", "w[:, 0]", "w[1, :]", "w[-1, ::-2]", "w[::2, 1:]", "w[1:, 1]"]
+TWO_D_VALUES = ["0", "x[:3] * 2", "x[4:5]", "[7.0, 8.0, 9.0]", "w[2]"]
+
+
+@pytest.mark.parametrize("target", TWO_D_TARGETS)
+@pytest.mark.parametrize("value", TWO_D_VALUES)
+def test_rows_columns_and_blocks_of_a_two_d_array_are_written_as_numpy_writes_them(target, value):
+    # Stored flat, `w[1] = 0` once wrote element 1 instead of row 1 (then it was refused).
+    src = (f"def f(x):\n    w = x.reshape(3, 3).copy()\n    {target} = {value}\n"
+           "    return np.sum(w * np.arange(1, 10).reshape(3, 3))\n")
+    try:
+        want = python(src)(WINDOW.copy())
+    except ValueError as e:  # the value does not broadcast to that selection
+        with pytest.raises(ValueError, match="could not broadcast"):
+            ndjit.jit_filter(src).evaluate(WINDOW.copy())
+        assert "broadcast" in str(e)
+        return
+    got = ndjit.jit_filter(src).evaluate(WINDOW.copy())
+    assert np.float64(got).tobytes() == np.float64(want).tobytes(), (src, got, want)
+
+
+@pytest.mark.parametrize("target,value,msg", [
+    ("w[1]", "x.reshape(3, 3)", "2-D array to a row or a column"),
+    ("w[1, 2, 0]", "1", "too many indices"),
+    ("w[True]", "1", "with a bool"),
+])
+def test_two_d_writes_ndjit_cannot_follow_are_refused(target, value, msg):
+    src = f"def f(x):\n    w = x.reshape(3, 3).copy()\n    {target} = {value}\n    return w.sum()\n"
+    with pytest.raises(ndjit.FilterCompileError, match=msg):
         ndjit.jit_filter(src)
+
+
+FANCY = {
+    "list_of_indices": "def f(x):\n    y = x.copy()\n    y[[0, 2, -1]] = 0\n    return np.sum(y * np.arange(9))\n",
+    "values_per_index": "def f(x):\n    y = x.copy()\n    y[[1, 3]] = [10, 20]\n    return np.sum(y * np.arange(9))\n",
+    "from_argsort": "def f(x):\n    y = x.copy()\n    y[np.argsort(y, kind='stable')[:2]] = 0\n    return np.sum(y * np.arange(9))\n",
+    "repeated_index_last_wins": "def f(x):\n    y = x.copy()\n    y[[0, 0, 0]] = x[3:6]\n    return y[0]\n",
+    "from_nonzero": "def f(x):\n    y = x.copy()\n    y[np.nonzero(y > 1)[0]] = 1\n    return np.sum(y * np.arange(9))\n",
+    "int_array_into_ints": "def f(x):\n    y = np.zeros(9, dtype=int)\n    y[np.arange(0, 9, 4)] = x[:3] * 1.5\n    return np.sum(y * np.arange(9))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FANCY))
+def test_index_array_assignment_equals_numpys(name):
+    src = FANCY[name]
+    want = python(src)(WINDOW.copy())
+    got = ndjit.jit_filter(src).evaluate(WINDOW.copy())
+    assert np.float64(got).tobytes() == np.float64(want).tobytes(), (name, got, want)
+
+
+@pytest.mark.parametrize("src,exc,msg", [
+    ("def f(x):\n    y = x.copy()\n    y[[0, 20]] = 1\n    return y.sum()\n", IndexError,
+     "index 20 is out of bounds for axis 0 with size 9"),
+    ("def f(x):\n    y = x.copy()\n    y[[0, 1]] = x[:3]\n    return y.sum()\n", ValueError,
+     r"shape mismatch: value array of shape \(3,\) could not be broadcast to indexing result of shape \(2,\)"),
+])
+def test_index_array_assignment_errors_are_numpys(src, exc, msg):
+    with pytest.raises(exc, match=msg):
+        python(src)(WINDOW.copy())
+    with pytest.raises(exc, match=msg):
+        ndjit.jit_filter(src).evaluate(WINDOW.copy())
 
 
 @pytest.mark.parametrize("expr", ["np.sort(w)[0].sum()", "np.diff(w)[0].sum()", "np.concatenate((w, w))[3].sum()"])

@@ -1030,7 +1030,10 @@ impl<'p> Translator<'p> {
         let full = |e: &ast::Expr| matches!(e.kind, ExprKind::Slice(None, None, None));
         let axis_index = |t: &mut Self, e: &ast::Expr, n: Expr| -> Result<Expr> {
             let v = t.expr(e)?;
-            let i = t.int(v, e.span, "an index")?;
+            let (i, ty) = t.scalar(v, e.span, "an index")?;
+            if ty != Ty::I64 {
+                return Err(super::bad_scalar_index(t, ty, e.span));
+            }
             Ok(t.checked_index(i, n, e.span))
         };
         match second {
@@ -1144,14 +1147,8 @@ impl<'p> Translator<'p> {
             }
             v => {
                 let (i, t) = self.scalar(v, index.span, "an index")?;
-                if t == Ty::F64 {
-                    return Err(self
-                        .err(
-                            ErrorKind::Type,
-                            index.span,
-                            "array indices must be integers, not float",
-                        )
-                        .hint("use // for integer division, or int(...)"));
+                if t != Ty::I64 {
+                    return Err(super::bad_scalar_index(self, t, index.span));
                 }
                 let i = self.checked_index(convert(i, t, Ty::I64), arr.len.clone(), index.span);
                 Ok(Value::Scalar(arr.at(i), arr.ty))

@@ -1399,28 +1399,39 @@ impl<'a> Translator<'a> {
             let (lo, hi, step) = (lo.as_deref(), hi.as_deref(), step.as_deref());
             return self.assign_slice(slot, ety, (lo, hi, step), value, span);
         }
-        let iv = self.expr(index)?;
-        if let Value::Array(mask) = iv {
-            if mask.ty == Ty::Bool {
-                return self.assign_masked(slot, ety, mask, value, span);
+        let iv = match self.expr(index)? {
+            // `a[[0, 2]] = v`: a list of ints is an index array, a list of bools a mask.
+            Value::Tuple(items) if matches!(index.kind, ExprKind::List(_)) => {
+                Value::Array(self.array_of(Value::Tuple(items), index.span)?)
             }
-            return Err(self
-                .err(
-                    ErrorKind::Unsupported,
-                    index.span,
-                    "assigning through an array of indices is not supported",
-                )
-                .hint("assign through a boolean mask, or loop over the indices"));
+            Value::List(arr, _) => Value::Array(arr),
+            iv => iv,
+        };
+        if let Value::Array(idx) = iv {
+            if is_output {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        index.span,
+                        "assigning through a mask or an index array into the output line is not supported",
+                    )
+                    .hint("assign the whole line with [...] or loop over the elements"));
+            }
+            return match idx.ty {
+                Ty::Bool => self.assign_masked(slot, ety, idx, value, span),
+                Ty::I64 => self.assign_fancy(slot, ety, idx, value, span),
+                Ty::F64 => Err(self
+                    .err(
+                        ErrorKind::Type,
+                        index.span,
+                        "arrays used as indices must be of integer (or boolean) type",
+                    )
+                    .hint("use .astype(int)")),
+            };
         }
         let (i, ity) = self.scalar(iv, index.span, "an index")?;
-        if ity == Ty::F64 {
-            return Err(self
-                .err(
-                    ErrorKind::Type,
-                    index.span,
-                    "array indices must be integers",
-                )
-                .hint("use int(...)"));
+        if ity != Ty::I64 {
+            return Err(bad_scalar_index(self, ity, index.span));
         }
         let len = self.slot_len(slot);
         let i = self.checked_index(i, len, index.span);
@@ -1636,6 +1647,27 @@ const SITE_BAD_ARGS_MSG: &str =
 
 pub(crate) fn not(e: Expr) -> Expr {
     Expr::Unary(ir::UnOp::Not, e.boxed())
+}
+
+/// The error for a float or bool used as an array index: NumPy refuses a float, and a bool
+/// is not an integer there (`x[True]` adds an axis and selects the whole array).
+pub(crate) fn bad_scalar_index(t: &Translator, ty: Ty, span: Span) -> Error {
+    match ty {
+        Ty::Bool => t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                "indexing an array with a bool (NumPy then adds an axis: x[True] is the whole array)",
+            )
+            .hint("index with an int, int(cond), or select with a mask array"),
+        _ => t
+            .err(
+                ErrorKind::Type,
+                span,
+                "array indices must be integers",
+            )
+            .hint("use // for integer division, or int(...)"),
+    }
 }
 
 /// Whether `e` reads array `a` at any index other than `index` (so writing `a[index]` while

@@ -7,6 +7,9 @@ use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, Arr, Expr, Stmt, Ty};
 use crate::syntax::ast;
 
+/// NumPy's message for a value that does not fit a slice or a selection.
+const BROADCAST: &str = "could not broadcast input array from shape ({a},) into shape ({b},)";
+
 impl Translator<'_> {
     /// The value `v` converted for a store into an array of `ety`, as NumPy's `__setitem__`
     /// converts it: a float stored into an int array truncates, and NaN, infinity and values out
@@ -84,63 +87,119 @@ impl Translator<'_> {
     ) -> Result<()> {
         let len = self.slot_len(slot);
         let (start, n, step) = self.slice_bounds(len, lo, hi, step)?;
-        // The values stored, as an array of as many elements or of one (a number).
+        let n = self.stable(n, Ty::I64);
+        let rhs = self.stored_values(slot, ety, value, n.clone(), span, BROADCAST)?;
+        counted_loop(self, n, |t, k| {
+            let position = expr::bin(
+                ir::BinOp::Add,
+                start,
+                expr::bin(ir::BinOp::Mul, k.clone(), Expr::I64(step)),
+            );
+            t.emit(Stmt::Store(slot, position, rhs.at(k)));
+            Ok(())
+        })
+    }
+
+    /// `a[[i, j, ...]] = value` or `a[idx] = value` with an array of ints on a 1-D array: every
+    /// index is checked (negative ones count from the end) before any element is written; the
+    /// value is a number, or an array of as many elements (or of one), read in full first. With
+    /// a repeated index the last value stays, as in NumPy.
+    pub(super) fn assign_fancy(
+        &mut self,
+        slot: Arr,
+        ety: Ty,
+        idx: ArrayVal,
+        value: Value,
+        span: Span,
+    ) -> Result<()> {
+        let len = self.slot_len(slot);
+        let idx = self.materialize(&super::builtins::cast_array(idx, Ty::I64), None);
+        let n = self.stable(idx.len.clone(), Ty::I64);
+        counted_loop(self, n.clone(), |t, k| {
+            t.checked_index(idx.at(k), len.clone(), span);
+            Ok(())
+        })?;
+        const MISMATCH: &str = "shape mismatch: value array of shape ({a},) could not be broadcast to indexing result of shape ({b},)";
+        let rhs = self.stored_values(slot, ety, value, n.clone(), span, MISMATCH)?;
+        counted_loop(self, n, |t, k| {
+            let i = t.stable(idx.at(k.clone()), Ty::I64);
+            let at = Expr::Select(
+                expr::cmp(ir::CmpOp::Lt, i.clone(), Expr::I64(0)).boxed(),
+                expr::bin(ir::BinOp::Add, i.clone(), len).boxed(),
+                i.boxed(),
+            );
+            t.emit(Stmt::Store(slot, at, rhs.at(k)));
+            Ok(())
+        })
+    }
+
+    /// The values an assignment of `n` elements stores: a number repeated, or a 1-D array of `n`
+    /// elements (or of one, repeated), converted as NumPy converts them and read in full before
+    /// the store when it reads the array written. `rhs.at(k)` is the k-th value.
+    fn stored_values(
+        &mut self,
+        slot: Arr,
+        ety: Ty,
+        value: Value,
+        n: Expr,
+        span: Span,
+        mismatch: &str,
+    ) -> Result<ArrayVal> {
         let rhs = match value {
             Value::Scalar(v, vty) => {
                 let v = self.store_value(v, vty, ety, span);
-                ArrayVal {
-                    len: Expr::I64(1),
+                let v = self.stable(v, ety);
+                return Ok(ArrayVal {
+                    len: n,
                     ty: ety,
                     index: self.temp(Ty::I64),
-                    elem: self.stable(v, ety),
-                }
+                    elem: v,
+                });
             }
-            Value::Array(rhs) => {
-                self.check(
-                    expr::bin(
-                        ir::BinOp::Or,
-                        expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), n.clone()),
-                        expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), Expr::I64(1)),
-                    ),
-                    Exception::ValueError,
-                    "could not broadcast input array from shape ({a},) into shape ({b},)",
-                    span,
-                    rhs.len.clone(),
-                    n.clone(),
-                );
-                let rhs = super::builtins::cast_array(rhs, ety);
-                // Read in full first when it reads the array at all (NumPy's copy of an
-                // overlapping right-hand side); otherwise element k is read as it is stored.
-                match super::expr_reads_array(&rhs.elem, slot) {
-                    true => self.materialize(&rhs, None),
-                    false => rhs,
-                }
-            }
+            Value::Array(rhs) | Value::List(rhs, _) => rhs,
+            items @ Value::Tuple(_) => self.array_of(items, span)?,
             other => {
                 return Err(self
                     .err(
                         ErrorKind::Unsupported,
                         span,
-                        format!("assigning {} to a slice is not supported", other.describe()),
+                        format!("assigning {} here is not supported", other.describe()),
                     )
                     .hint("assign a number or a 1-D array"))
             }
         };
-        counted_loop(self, n, |t, k| {
-            let one = expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), Expr::I64(1));
-            let from = Expr::Select(one.boxed(), Expr::I64(0).boxed(), k.clone().boxed());
-            let position = expr::bin(
-                ir::BinOp::Add,
-                start,
-                expr::bin(ir::BinOp::Mul, k, Expr::I64(step)),
-            );
-            t.emit(Stmt::Store(slot, position, rhs.at(from)));
-            Ok(())
+        let one = expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), Expr::I64(1));
+        self.check(
+            expr::bin(
+                ir::BinOp::Or,
+                expr::cmp(ir::CmpOp::Eq, rhs.len.clone(), n.clone()),
+                one.clone(),
+            ),
+            Exception::ValueError,
+            mismatch,
+            span,
+            rhs.len.clone(),
+            n.clone(),
+        );
+        let rhs = super::builtins::cast_array(rhs, ety);
+        let rhs = match super::expr_reads_array(&rhs.elem, slot) {
+            true => self.materialize(&rhs, None),
+            false => rhs,
+        };
+        let index = self.temp(Ty::I64);
+        let from = Expr::Select(one.boxed(), Expr::I64(0).boxed(), Expr::Var(index).boxed());
+        Ok(ArrayVal {
+            len: n,
+            ty: ety,
+            index,
+            elem: rhs.at(from),
         })
     }
 
-    /// `w[i, j] = value` on a 2-D array (stored flat, `cols` per row). Rows, columns and slices
-    /// of a 2-D array are refused: written through the flat storage they would be other elements.
+    /// `w[i, j] = v`, `w[i] = row`, `w[i, :] = v`, `w[:, j] = v`, `w[r0:r1, c0:c1] = v` on a 2-D
+    /// array (stored flat, `cols` per row). The selection keeps the axes given by slices; the
+    /// value is a number, or a 1-D array that broadcasts along the selection's last axis (as
+    /// NumPy's would), or a 2-D array of the selection's shape.
     pub(super) fn assign_matrix_element(
         &mut self,
         slot: Arr,
@@ -150,27 +209,20 @@ impl Translator<'_> {
         value: Value,
         span: Span,
     ) -> Result<()> {
-        let refuse = |t: &mut Self| {
-            Err(t
-                .err(
-                    ErrorKind::Unsupported,
+        let (first, second) = match &index.kind {
+            ast::ExprKind::Tuple(items) if items.len() == 2 => (&items[0], Some(&items[1])),
+            ast::ExprKind::Tuple(items) => {
+                return Err(self.err(
+                    ErrorKind::Type,
                     index.span,
-                    "assigning to a row, a column or a slice of a 2-D array is not supported",
-                )
-                .hint("assign its elements one by one, `w[i, j] = v`, in a loop"))
+                    format!(
+                        "too many indices: the array is 2-D, but {} were given",
+                        items.len()
+                    ),
+                ))
+            }
+            _ => (index, None),
         };
-        let ast::ExprKind::Tuple(items) = &index.kind else {
-            return refuse(self);
-        };
-        let [i, j] = &items[..] else {
-            return refuse(self);
-        };
-        if [i, j]
-            .iter()
-            .any(|e| matches!(e.kind, ast::ExprKind::Slice(..)))
-        {
-            return refuse(self);
-        }
         let len = self.slot_len(slot);
         let cols = self.stable(cols, Ty::I64);
         // `len / cols` rows (no rows when there are no columns).
@@ -180,20 +232,132 @@ impl Translator<'_> {
             cols.clone().boxed(),
         );
         let rows = self.stable(expr::bin(ir::BinOp::FloorDiv, len, safe_cols), Ty::I64);
-        let mut at = Vec::new();
-        for (e, n) in [(i, rows), (j, cols.clone())] {
-            let v = self.expr(e)?;
-            let k = self.int(v, e.span, "an index")?;
-            at.push(self.checked_index(k, n, e.span));
+        let r = self.pick(first, rows)?;
+        let c = match second {
+            Some(j) => self.pick(j, cols.clone())?,
+            None => Pick::Range {
+                start: Expr::I64(0),
+                n: cols.clone(),
+                step: 1,
+            },
+        };
+        let (nr, nc) = (r.count(), c.count());
+        let values = self.selection_values(slot, ety, value, (&r, &c), span)?;
+        counted_loop(self, nr, |t, kr| {
+            let kr = t.stable(kr, Ty::I64);
+            counted_loop(t, nc, |t, kc| {
+                let flat = expr::bin(
+                    ir::BinOp::Add,
+                    expr::bin(ir::BinOp::Mul, r.at(kr.clone()), cols),
+                    c.at(kc.clone()),
+                );
+                t.emit(Stmt::Store(slot, flat, values(kr, kc)));
+                Ok(())
+            })
+        })
+    }
+
+    /// One axis of a 2-D selection: an index (checked) or a slice (clamped as Python's).
+    fn pick(&mut self, e: &ast::Expr, len: Expr) -> Result<Pick> {
+        if let ast::ExprKind::Slice(lo, hi, step) = &e.kind {
+            let (start, n, step) =
+                self.slice_bounds(len, lo.as_deref(), hi.as_deref(), step.as_deref())?;
+            let start = self.stable(start, Ty::I64);
+            let n = self.stable(n, Ty::I64);
+            return Ok(Pick::Range { start, n, step });
         }
-        let flat = expr::bin(
-            ir::BinOp::Add,
-            expr::bin(ir::BinOp::Mul, at[0].clone(), cols),
-            at[1].clone(),
-        );
-        let (v, vty) = self.scalar(value, span, "an array element")?;
-        let v = self.store_value(v, vty, ety, span);
-        self.emit(Stmt::Store(slot, flat, v));
-        Ok(())
+        let v = self.expr(e)?;
+        let (k, ty) = self.scalar(v, e.span, "an index")?;
+        if ty != Ty::I64 {
+            return Err(super::bad_scalar_index(self, ty, e.span));
+        }
+        Ok(Pick::One(self.checked_index(k, len, e.span)))
+    }
+
+    /// The value stored at selection position (kr, kc), as a function of the two counters.
+    #[allow(clippy::type_complexity)]
+    fn selection_values(
+        &mut self,
+        slot: Arr,
+        ety: Ty,
+        value: Value,
+        (r, c): (&Pick, &Pick),
+        span: Span,
+    ) -> Result<Box<dyn Fn(Expr, Expr) -> Expr>> {
+        if let Value::Matrix(m, mcols) = value {
+            let (Pick::Range { n: nr, .. }, Pick::Range { n: nc, .. }) = (r, c) else {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        "assigning a 2-D array to a row or a column",
+                    )
+                    .hint("assign a 1-D array, e.g. m[i] = v.ravel()"));
+            };
+            let mcols = self.stable(mcols, Ty::I64);
+            let m = super::builtins::cast_array(m, ety);
+            let m = self.materialize(&m, None);
+            let same = expr::bin(
+                ir::BinOp::And,
+                expr::cmp(ir::CmpOp::Eq, mcols.clone(), nc.clone()),
+                expr::cmp(
+                    ir::CmpOp::Eq,
+                    m.len.clone(),
+                    expr::bin(ir::BinOp::Mul, nr.clone(), nc.clone()),
+                ),
+            );
+            self.check(
+                same,
+                Exception::ValueError,
+                "could not broadcast a 2-D array of {a} elements into a selection of {b} elements",
+                span,
+                m.len.clone(),
+                expr::bin(ir::BinOp::Mul, nr.clone(), nc.clone()),
+            );
+            let _ = slot;
+            return Ok(Box::new(move |kr, kc| {
+                m.at(expr::bin(
+                    ir::BinOp::Add,
+                    expr::bin(ir::BinOp::Mul, kr, mcols.clone()),
+                    kc,
+                ))
+            }));
+        }
+        // A 1-D value (or a number) runs along the selection's last kept axis.
+        let along_cols = matches!(c, Pick::Range { .. }) || matches!(r, Pick::One(_));
+        let n = if along_cols { c.count() } else { r.count() };
+        let rhs = self.stored_values(slot, ety, value, n, span, BROADCAST)?;
+        Ok(Box::new(move |kr, kc| {
+            rhs.at(if along_cols { kc } else { kr })
+        }))
+    }
+}
+
+/// One axis of a 2-D assignment's selection.
+enum Pick {
+    /// A single (checked, non-negative) index: the axis is dropped.
+    One(Expr),
+    /// `n` positions from `start` by `step`.
+    Range { start: Expr, n: Expr, step: i64 },
+}
+
+impl Pick {
+    fn count(&self) -> Expr {
+        match self {
+            Pick::One(_) => Expr::I64(1),
+            Pick::Range { n, .. } => n.clone(),
+        }
+    }
+
+    /// The position of the k-th selected element.
+    fn at(&self, k: Expr) -> Expr {
+        match self {
+            Pick::One(i) => i.clone(),
+            Pick::Range { start, step, .. } => expr::bin(
+                ir::BinOp::Add,
+                start.clone(),
+                expr::bin(ir::BinOp::Mul, k, Expr::I64(*step)),
+            ),
+        }
     }
 }

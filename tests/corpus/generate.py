@@ -1761,8 +1761,34 @@ P("argsort_centre_rank_stable", """
         return float(np.flatnonzero(order == len(x) // 2)[0]) / max(len(x) - 1, 1)
 """, kinds=("u", "n", "q", "nan", "sp"), sizes=(9, 25, 5, 1))
 
-P("argsort_median_position", "lambda x: np.argsort(x)[len(x) // 2]",
+P("argsort_median_position", "lambda x: np.argsort(x, kind=\"mergesort\")[len(x) // 2]",
   kinds=("u", "n"), sizes=(9, 25, 5, 1), auto=False)
+
+
+# --- rows, columns and blocks of 2-D arrays; index arrays as targets ---
+
+P("assign_clear_centre_row", """
+    def centre_row_removed(x):
+        w = x.reshape(3, 3).copy()
+        w[1] = 0
+        w[:, 0] = w[:, 2]
+        return w.sum() - w[0, 0]
+""", kinds=("u", "n", "nan"), sizes=(9,))
+
+P("assign_block_from_row", """
+    def block_from_row(x):
+        w = x.reshape(5, 5).copy()
+        w[1:4, 1:4] = x[:3]
+        return np.sum(w * np.arange(25).reshape(5, 5)) / 100.0
+""", kinds=("u", "n", "q"), sizes=(25,))
+
+P("assign_index_array_extremes", """
+    def without_extremes(x):
+        y = x.copy()
+        order = np.argsort(y, kind="stable")
+        y[[order[0], order[-1]]] = np.median(y)
+        return np.mean(y)
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5))
 
 
 def render(results):
