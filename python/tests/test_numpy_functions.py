@@ -207,3 +207,38 @@ def test_compile_errors_point_at_the_call():
     with pytest.raises((ndjit.FilterSyntaxError, ndjit.FilterTypeError)) as e:
         ndjit.jit_filter("lambda x: np.linalg.norm(x, 3)")
     assert "ord" in str(e.value) and "^" in str(e.value)
+
+
+CUMULATIVE_ALONG_AXES = [
+    "lambda x: np.sum(np.cumsum(x.reshape(3, 3), axis=0) * np.arange(9).reshape(3, 3))",
+    "lambda x: np.sum(np.cumsum(x.reshape(3, 3), axis=1) * np.arange(9).reshape(3, 3))",
+    "lambda x: np.sum(np.cumsum(x.reshape(3, 3), -2)[2] * np.arange(3))",
+    "lambda x: np.cumprod(x.reshape(3, 3), axis=-1)[1, 2]",
+    "lambda x: np.cumsum(x.reshape(3, 3).astype(int), axis=0)[2, 1] * 1.0",
+    "lambda x: np.cumsum(x.reshape(3, 3))[7]",
+]
+
+
+@pytest.mark.parametrize("src", CUMULATIVE_ALONG_AXES)
+def test_cumulative_sums_along_an_axis_equal_numpys(src):
+    """Each column (axis 0) or row (axis 1) accumulates on its own, in NumPy's order; without an
+    axis the flattened array does (signed zeros and NaN included)."""
+    f = ndjit.jit_filter(src)
+    py = eval(src, {"np": np})
+    rng = np.random.default_rng(len(src))
+    for k in range(60):
+        w = rng.normal(size=9) * 3
+        if k % 5 == 0:
+            w[rng.integers(9)] = -0.0
+        if k % 7 == 0 and "astype" not in src:
+            w[rng.integers(9)] = np.nan
+        want = py(w.copy())
+        got = f.evaluate(w.copy())
+        assert np.float64(got).tobytes() == np.float64(want).tobytes(), (src, w, got, want)
+
+
+@pytest.mark.parametrize("src", ["lambda x: np.cumsum(x.reshape(3, 3), axis=2)[0, 0]",
+                                 "lambda x: np.cumsum(x, axis=1)[0]"])
+def test_cumulative_sums_along_a_missing_axis_are_refused(src):
+    with pytest.raises(ndjit.FilterCompileError, match="out of bounds for array of dimension"):
+        ndjit.jit_filter(src)

@@ -1791,6 +1791,15 @@ P("assign_index_array_extremes", """
 """, kinds=("u", "n", "q"), sizes=(9, 25, 5))
 
 
+P("cumsum_columns_profile", """
+    def column_profile(x):
+        m = x.reshape(3, 3)
+        down = np.cumsum(m, axis=0)
+        across = np.cumsum(m, axis=1)
+        return down[2].max() - across[:, 2].min()
+""", kinds=("u", "n", "nan"), sizes=(9,))
+
+
 def render(results):
     lines = [
         "# ndjit corpus: filter programs with CPython/NumPy expectations.",

@@ -14,8 +14,13 @@ use crate::syntax::ast::{self, ExprKind};
 /// `np.cumsum(x)` / `np.cumprod(x)` of the flattened array: `out[i] = out[i - 1] op x[i]`, in
 /// order from `x[0]` (NumPy's `add.accumulate`; bools count as integers).
 pub(super) fn accumulate(t: &mut Translator, f: Func, a: &mut Args) -> Result<Value> {
-    a.arity(t, 1, 1)?;
+    a.arity(t, 1, 2)?;
     let (v, s) = a.take();
+    let axis = match a.pos.pop().or_else(|| a.kw("axis")) {
+        None | Some((Value::None, _)) => None,
+        Some((axis, axs)) => Some((super::const_int(t, axis, axs, "axis")?, axs)),
+    };
+    let cols = super::columns(&v);
     let x = t.array_of(v, s)?;
     let ty = x.ty.max(Ty::I64);
     let (op, start) = match (f, ty) {
@@ -25,14 +30,83 @@ pub(super) fn accumulate(t: &mut Translator, f: Func, a: &mut Args) -> Result<Va
         (_, Ty::F64) => (BinOp::Mul, Expr::F64(1.0)),
         _ => (BinOp::Mul, Expr::I64(1)),
     };
+    // Along an axis of a 2-D array, each row (axis 1) or column (axis 0) runs on its own,
+    // in order; otherwise the flattened elements run as one sequence.
+    let (lane_len, down_columns) = match (axis, &cols) {
+        (None, _) => (None, false),
+        (Some((k, _)), None) if k == 0 || k == -1 => (None, false),
+        (Some((k, _)), Some(c)) if (-2..2).contains(&k) => (Some(c.clone()), k == 0 || k == -2),
+        (Some((k, axs)), _) => {
+            let ndim = if cols.is_some() { 2 } else { 1 };
+            return Err(t.err(
+                ErrorKind::Arity,
+                axs,
+                format!("axis {k} is out of bounds for array of dimension {ndim}"),
+            ));
+        }
+    };
+    let Some(c) = lane_len else {
+        let acc = t.temp(ty);
+        t.emit(Stmt::Assign(acc, start));
+        let out = tabulate(t, x.len.clone(), "%accumulate", |t, i| {
+            let next = bin(op, Expr::Var(acc), convert(x.at(i), x.ty, ty));
+            t.emit(Stmt::Assign(acc, next));
+            Ok((Expr::Var(acc), ty))
+        })?;
+        return Ok(Value::Array(out));
+    };
+    let c = t.stable(bin(BinOp::Max, c, Expr::I64(1)), Ty::I64);
+    let r = t.stable(bin(BinOp::FloorDiv, x.len.clone(), c.clone()), Ty::I64);
+    // Step k visits (row, col) in the lane order: column by column for axis 0.
     let acc = t.temp(ty);
-    t.emit(Stmt::Assign(acc, start));
-    let out = tabulate(t, x.len.clone(), "%accumulate", |t, i| {
-        let next = bin(op, Expr::Var(acc), convert(x.at(i), x.ty, ty));
-        t.emit(Stmt::Assign(acc, next));
+    let out = tabulate(t, x.len.clone(), "%accumulate", |t, k| {
+        let (row, col) = if down_columns {
+            (
+                bin(BinOp::Mod, k.clone(), r.clone()),
+                bin(BinOp::FloorDiv, k, r.clone()),
+            )
+        } else {
+            (
+                bin(BinOp::FloorDiv, k.clone(), c.clone()),
+                bin(BinOp::Mod, k, c.clone()),
+            )
+        };
+        let first = cmp(
+            CmpOp::Eq,
+            if down_columns {
+                row.clone()
+            } else {
+                col.clone()
+            },
+            Expr::I64(0),
+        );
+        let from = Expr::Select(first.boxed(), start.clone().boxed(), Expr::Var(acc).boxed());
+        let at = bin(BinOp::Add, bin(BinOp::Mul, row, c.clone()), col);
+        t.emit(Stmt::Assign(
+            acc,
+            bin(op, from, convert(x.at(at), x.ty, ty)),
+        ));
         Ok((Expr::Var(acc), ty))
     })?;
-    Ok(Value::Array(out))
+    // Back to row-major order: element (i, j) was step j * rows + i when going down columns.
+    let index = t.temp(Ty::I64);
+    let i = Expr::Var(index);
+    let step = if down_columns {
+        bin(
+            BinOp::Add,
+            bin(BinOp::Mul, bin(BinOp::Mod, i.clone(), c.clone()), r),
+            bin(BinOp::FloorDiv, i, c.clone()),
+        )
+    } else {
+        i
+    };
+    let ordered = ArrayVal {
+        len: out.len.clone(),
+        ty,
+        index,
+        elem: out.at(step),
+    };
+    Ok(super::shaped(ordered, Some(c)))
 }
 
 /// `np.roll(x, shift)` without an axis: the flattened elements moved `shift` places along,
