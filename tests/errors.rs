@@ -51,7 +51,8 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    y = x\n    y[0] = 1.0\n    return x[0]", K::Unsupported, 2, 9, "shares memory"),
     ("def f(x):\n    y = x[1:]\n    x[0] = 1.0\n    return y[0]", K::Unsupported, 2, 9, "shares memory"),
     ("def f(x):\n    x[x > 0] = x[:2]\n    return x[0]", K::Unsupported, 2, 5, "through a boolean mask"),
-    ("def f(x):\n    x[x.astype(int)] = 0.0\n    return x[0]", K::Unsupported, 2, 7, "an array of indices"),
+    ("def f(x):\n    x[x] = 0.0\n    return x[0]", K::Type, 2, 7, "must be of integer (or boolean) type"),
+    ("def f(x):\n    y = x.copy()\n    y[x[0] > 0] = 0.0\n    return y[0]", K::Unsupported, 3, 7, "with a bool"),
     ("def f(x):\n    import os\n    return 0.0", K::Unsupported, 2, 5, "module `os`"),
     // --- strings and tuples -----------------------------------------------------------------------
     ("def f(x, m='a'):\n    return x[0] if m < 1 else 0.0", K::Unsupported, 2, 24, "comparing a string with an int"),

@@ -181,3 +181,19 @@ def test_functions_along_an_axis_of_a_two_d_array_are_refused_not_computed_flat(
     with pytest.raises(ndjit.FilterCompileError, match="of a 2-D array works along an axis"):
         ndjit.jit_filter(f"def f(x):\n    w = x.reshape(3, 3)\n    return {expr}\n")
 
+
+
+TWO_D_READS = ["m[1:, ::2]", "m[::-1, 1]", "m[0, 1:]", "m[1:3]", "m[:, :]", "m[2:, 2:]", "m[5:, :]",
+               "m[-2]", "m[:2, -1:]", "m[1:, 1:].T", "np.sum(m[::2, ::2], axis=0)", "m[:2, :2].ravel()"]
+
+
+@pytest.mark.parametrize("read", TWO_D_READS)
+def test_rows_columns_and_blocks_of_a_two_d_array_read_as_numpy(read):
+    src = (f"def f(x):\n    m = x.reshape(3, 3)\n    r = {read}\n    a = np.asarray(r).ravel()\n"
+           "    return np.sum(a * np.arange(1, a.size + 1)) + len(r) * 100\n")
+    rng = np.random.default_rng(len(read))
+    f = ndjit.jit_filter(src)
+    for _ in range(10):
+        w = rng.normal(size=9)
+        want = python(src)(w.copy())
+        assert np.float64(f.evaluate(w.copy())).tobytes() == np.float64(want).tobytes(), (read, w)

@@ -994,94 +994,53 @@ impl<'p> Translator<'p> {
     }
 
     /// `z[i, j]`, `z[i]` (a row), `z[:, j]` (a column) of a 2-D array.
+    /// `m[i, j]`, `m[i]`, `m[:, j]`, `m[r0:r1, ::2]` ...: an element, a 1-D array when one axis
+    /// is indexed, a 2-D array when both are sliced (elements read lazily, in row-major order).
     fn index_matrix(
         &mut self,
         arr: ArrayVal,
         cols: Expr,
         index: &ast::Expr,
-        span: Span,
+        _span: Span,
     ) -> Result<Value> {
-        let rows = self.stable(
+        use super::selection::Pick;
+        let cols = self.stable(cols, Ty::I64);
+        let (r, c) = self.select_2d(arr.len.clone(), cols.clone(), index)?;
+        let flat = |kr: Expr, kc: Expr| {
             bin(
-                BinOp::FloorDiv,
-                arr.len.clone(),
-                Expr::Select(
-                    cmp(CmpOp::Eq, cols.clone(), Expr::I64(0)).boxed(),
-                    Expr::I64(1).boxed(),
-                    cols.clone().boxed(),
-                ),
-            ),
-            Ty::I64,
-        );
-        let (first, second) = match &index.kind {
-            ExprKind::Tuple(items) if items.len() == 2 => (&items[0], Some(&items[1])),
-            ExprKind::Tuple(items) => {
-                return Err(self.err(
-                    ErrorKind::Type,
-                    index.span,
-                    format!(
-                        "too many indices: the array is 2-D, but {} were given",
-                        items.len()
-                    ),
-                ))
-            }
-            _ => (index, None),
+                BinOp::Add,
+                bin(BinOp::Mul, r.at(kr), cols.clone()),
+                c.at(kc),
+            )
         };
-        let full = |e: &ast::Expr| matches!(e.kind, ExprKind::Slice(None, None, None));
-        let axis_index = |t: &mut Self, e: &ast::Expr, n: Expr| -> Result<Expr> {
-            let v = t.expr(e)?;
-            let (i, ty) = t.scalar(v, e.span, "an index")?;
-            if ty != Ty::I64 {
-                return Err(super::bad_scalar_index(t, ty, e.span));
-            }
-            Ok(t.checked_index(i, n, e.span))
+        let index = self.temp(Ty::I64);
+        let k = Expr::Var(index);
+        let line = |len: Expr, elem: Expr| ArrayVal {
+            len,
+            ty: arr.ty,
+            index,
+            elem,
         };
-        match second {
-            None if !matches!(first.kind, ExprKind::Slice(..)) => {
-                let i = axis_index(self, first, rows)?;
-                let index = self.temp(Ty::I64);
-                let at = bin(
-                    BinOp::Add,
-                    bin(BinOp::Mul, i, cols.clone()),
-                    Expr::Var(index),
+        Ok(match (&r, &c) {
+            (Pick::One(_), Pick::One(_)) => {
+                Value::Scalar(arr.at(flat(Expr::I64(0), Expr::I64(0))), arr.ty)
+            }
+            (Pick::One(_), Pick::Range { n, .. }) => {
+                Value::Array(line(n.clone(), arr.at(flat(Expr::I64(0), k))))
+            }
+            (Pick::Range { n, .. }, Pick::One(_)) => {
+                Value::Array(line(n.clone(), arr.at(flat(k, Expr::I64(0)))))
+            }
+            (Pick::Range { n: nr, .. }, Pick::Range { n: nc, .. }) => {
+                let per_row = bin(BinOp::Max, nc.clone(), Expr::I64(1));
+                let (kr, kc) = (
+                    bin(BinOp::FloorDiv, k.clone(), per_row.clone()),
+                    bin(BinOp::Mod, k, per_row),
                 );
-                Ok(Value::Array(ArrayVal {
-                    len: cols,
-                    ty: arr.ty,
-                    index,
-                    elem: arr.at(at),
-                }))
+                let len = bin(BinOp::Mul, nr.clone(), nc.clone());
+                Value::Matrix(line(len, arr.at(flat(kr, kc))), nc.clone())
             }
-            Some(j)
-                if !matches!(first.kind, ExprKind::Slice(..))
-                    && !matches!(j.kind, ExprKind::Slice(..)) =>
-            {
-                let i = axis_index(self, first, rows)?;
-                let j = axis_index(self, j, cols.clone())?;
-                Ok(Value::Scalar(
-                    arr.at(bin(BinOp::Add, bin(BinOp::Mul, i, cols), j)),
-                    arr.ty,
-                ))
-            }
-            Some(j) if full(first) && !matches!(j.kind, ExprKind::Slice(..)) => {
-                let j = axis_index(self, j, cols.clone())?;
-                let index = self.temp(Ty::I64);
-                let at = bin(BinOp::Add, bin(BinOp::Mul, Expr::Var(index), cols), j);
-                Ok(Value::Array(ArrayVal {
-                    len: rows,
-                    ty: arr.ty,
-                    index,
-                    elem: arr.at(at),
-                }))
-            }
-            _ => Err(self
-                .err(
-                    ErrorKind::Unsupported,
-                    span,
-                    "only z[i, j], z[i] and z[:, j] index a 2-D array in filters",
-                )
-                .hint("index elements or whole rows and columns")),
-        }
+        })
     }
 
     fn index_array(&mut self, arr: ArrayVal, index: &ast::Expr, _span: Span) -> Result<Value> {

@@ -18,6 +18,7 @@ mod pyint;
 mod pyround;
 mod raising;
 mod rebind;
+mod selection;
 mod strings;
 mod tuples;
 mod value;
@@ -1664,7 +1665,7 @@ pub(crate) fn bad_scalar_index(t: &Translator, ty: Ty, span: Span) -> Error {
             .err(
                 ErrorKind::Type,
                 span,
-                "array indices must be integers",
+                "array indices must be integers, not float",
             )
             .hint("use // for integer division, or int(...)"),
     }

@@ -2,6 +2,7 @@
 //! of the value to the array's element type.
 
 use super::builtins::counted_loop;
+use super::selection::Pick;
 use super::{expr, reads_array_elsewhere, ArrayVal, Translator, Value};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{self, Arr, Expr, Stmt, Ty};
@@ -209,38 +210,9 @@ impl Translator<'_> {
         value: Value,
         span: Span,
     ) -> Result<()> {
-        let (first, second) = match &index.kind {
-            ast::ExprKind::Tuple(items) if items.len() == 2 => (&items[0], Some(&items[1])),
-            ast::ExprKind::Tuple(items) => {
-                return Err(self.err(
-                    ErrorKind::Type,
-                    index.span,
-                    format!(
-                        "too many indices: the array is 2-D, but {} were given",
-                        items.len()
-                    ),
-                ))
-            }
-            _ => (index, None),
-        };
         let len = self.slot_len(slot);
         let cols = self.stable(cols, Ty::I64);
-        // `len / cols` rows (no rows when there are no columns).
-        let safe_cols = Expr::Select(
-            expr::cmp(ir::CmpOp::Eq, cols.clone(), Expr::I64(0)).boxed(),
-            Expr::I64(1).boxed(),
-            cols.clone().boxed(),
-        );
-        let rows = self.stable(expr::bin(ir::BinOp::FloorDiv, len, safe_cols), Ty::I64);
-        let r = self.pick(first, rows)?;
-        let c = match second {
-            Some(j) => self.pick(j, cols.clone())?,
-            None => Pick::Range {
-                start: Expr::I64(0),
-                n: cols.clone(),
-                step: 1,
-            },
-        };
+        let (r, c) = self.select_2d(len, cols.clone(), index)?;
         let (nr, nc) = (r.count(), c.count());
         let values = self.selection_values(slot, ety, value, (&r, &c), span)?;
         counted_loop(self, nr, |t, kr| {
@@ -255,23 +227,6 @@ impl Translator<'_> {
                 Ok(())
             })
         })
-    }
-
-    /// One axis of a 2-D selection: an index (checked) or a slice (clamped as Python's).
-    fn pick(&mut self, e: &ast::Expr, len: Expr) -> Result<Pick> {
-        if let ast::ExprKind::Slice(lo, hi, step) = &e.kind {
-            let (start, n, step) =
-                self.slice_bounds(len, lo.as_deref(), hi.as_deref(), step.as_deref())?;
-            let start = self.stable(start, Ty::I64);
-            let n = self.stable(n, Ty::I64);
-            return Ok(Pick::Range { start, n, step });
-        }
-        let v = self.expr(e)?;
-        let (k, ty) = self.scalar(v, e.span, "an index")?;
-        if ty != Ty::I64 {
-            return Err(super::bad_scalar_index(self, ty, e.span));
-        }
-        Ok(Pick::One(self.checked_index(k, len, e.span)))
     }
 
     /// The value stored at selection position (kr, kc), as a function of the two counters.
@@ -330,34 +285,5 @@ impl Translator<'_> {
         Ok(Box::new(move |kr, kc| {
             rhs.at(if along_cols { kc } else { kr })
         }))
-    }
-}
-
-/// One axis of a 2-D assignment's selection.
-enum Pick {
-    /// A single (checked, non-negative) index: the axis is dropped.
-    One(Expr),
-    /// `n` positions from `start` by `step`.
-    Range { start: Expr, n: Expr, step: i64 },
-}
-
-impl Pick {
-    fn count(&self) -> Expr {
-        match self {
-            Pick::One(_) => Expr::I64(1),
-            Pick::Range { n, .. } => n.clone(),
-        }
-    }
-
-    /// The position of the k-th selected element.
-    fn at(&self, k: Expr) -> Expr {
-        match self {
-            Pick::One(i) => i.clone(),
-            Pick::Range { start, step, .. } => expr::bin(
-                ir::BinOp::Add,
-                start.clone(),
-                expr::bin(ir::BinOp::Mul, k, Expr::I64(*step)),
-            ),
-        }
     }
 }
