@@ -316,8 +316,20 @@ def _classify(v: Any) -> Optional[str]:
     return None
 
 
+def _narrow_float(name: str, dtype) -> TypeError:
+    return TypeError(
+        f"bound value {name!r} is {np.dtype(dtype).name}: NumPy computes with it in that precision "
+        "(beside a Python number, or another such value), while ndjit computes in float64; "
+        f"bind {name}.astype(np.float64) (or float({name})) if float64 arithmetic is what you mean"
+    )
+
+
 def _convert(name: str, v: Any):
     """A bound value in the form the Rust layer takes: int, float, or a 1-D float64 array."""
+    if isinstance(v, np.floating) and v.dtype.itemsize < 8:
+        raise _narrow_float(name, v.dtype)
+    if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype.itemsize < 8:
+        raise _narrow_float(name, v.dtype)
     if isinstance(v, (bool, np.bool_)):
         return int(v)
     if isinstance(v, (int, np.integer)):

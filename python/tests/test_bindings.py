@@ -30,9 +30,19 @@ def test_global_array_and_extra_arguments(rng):
                 ndi.generic_filter(img, sigma, size=5, extra_arguments=(0.3,), extra_keywords={"floor": 0.1}))
 
 
+@pytest.mark.parametrize("narrow", [np.float32(2.5), np.float16(2.5), np.array([1.0, 2.0], np.float32)])
+def test_float32_bound_values_are_refused_not_widened(narrow):
+    # NumPy computes `scale * 0.1` in float32 when scale is np.float32; ndjit computes in float64.
+    def f(x):
+        return np.sum(x) * np.sum(narrow * 0.1)
+
+    with pytest.raises(TypeError, match="float64 arithmetic is what you mean"):
+        ndjit.jit_filter(f)
+
+
 def test_closures_defaults_tuples_and_numpy_scalars(rng):
     img = rng.random((15, 14))
-    scale = np.float32(2.5)
+    scale = np.float64(2.5)
     kernel = (0.0, 1.0, 0.0, 1.0, 4.0, 1.0, 0.0, 1.0, 0.0)
     count = np.int64(4)
 

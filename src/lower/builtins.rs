@@ -58,12 +58,34 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                 Module::Linalg => "numpy.linalg",
                 _ => "math",
             };
+            const NARROW: &[&str] = &[
+                "float32",
+                "float16",
+                "single",
+                "half",
+                "int8",
+                "int16",
+                "int32",
+                "uint8",
+                "uint16",
+                "uint32",
+                "uint64",
+                "uint",
+                "longlong",
+                "ulonglong",
+            ];
+            let hint = if m == Module::Np && NARROW.contains(&attr) {
+                "ndjit computes in 64 bits and does not model narrower types' rounding and \
+                 wrapping: use np.float64 or np.int64, and narrow the filter's output instead"
+            } else {
+                "see the list of supported functions in the ndjit documentation"
+            };
             t.err(
                 ErrorKind::UnknownName,
                 span,
                 format!("`{full}.{attr}` is not supported in filters"),
             )
-            .hint("see the list of supported functions in the ndjit documentation")
+            .hint(hint)
         }),
         Value::Matrix(a, cols) => {
             let rows = bin(
@@ -373,11 +395,16 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             a.arity(t, 2, 2)?;
             let (x, _) = a.take();
             let (y, _) = a.take();
+            let one_exponent = matches!(y, Value::Scalar(..));
             return t.elementwise(vec![x, y], span, &mut |t, ops, _| {
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
+                if m == MathFn::Pow && (tx == Ty::F64 || ty == Ty::F64) {
+                    // NumPy's power loop, whose shortcuts hold for a scalar base too.
+                    return Ok((t.numpy_power(x, tx, y, ty, one_exponent), Ty::F64));
+                }
                 if m == MathFn::Pow {
-                    // np.power of two Python numbers is NumPy's: inf where Python would raise.
+                    // np.power of ints is NumPy's integer power (wrapping at 64 bits).
                     use super::provenance::Prov;
                     let (x, y) = (t.with_prov(x, tx, Prov::Np), t.with_prov(y, ty, Prov::Np));
                     let v = t.binary(
@@ -1310,6 +1337,19 @@ pub(super) fn dtype_ty(t: &mut Translator, d: &Value, ds: Span) -> Result<Ty> {
             module: Module::Builtin,
             func: Bool,
         }) => Ty::Bool,
+        // np.int64 / np.float64 / np.bool_ (and their 64-bit aliases) as dtype objects.
+        Value::Function(Builtin {
+            module: Module::Np,
+            func: Int64,
+        }) => Ty::I64,
+        Value::Function(Builtin {
+            module: Module::Np,
+            func: Float64,
+        }) => Ty::F64,
+        Value::Function(Builtin {
+            module: Module::Np,
+            func: BoolScalar,
+        }) => Ty::Bool,
         Value::Str(s) if matches!(s.as_str(), "int" | "int64" | "i8" | "intp" | "int_") => Ty::I64,
         Value::Str(s) if matches!(s.as_str(), "float" | "float64" | "f8" | "d") => Ty::F64,
         Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
@@ -1317,7 +1357,7 @@ pub(super) fn dtype_ty(t: &mut Translator, d: &Value, ds: Span) -> Result<Ty> {
         _ => {
             return Err(t
                 .err(ErrorKind::Type, ds, "astype() supports int, float and bool")
-                .hint("64-bit types only: int, 'int64', float, 'float64', bool"))
+                .hint("64-bit types only: int, np.int64, 'int64', float, np.float64, bool"))
         }
     })
 }

@@ -392,10 +392,16 @@ impl<'p> Translator<'p> {
                 "operators on tuples are not supported",
             ));
         }
+        // NumPy's power loop takes shortcuts when one exponent serves every element.
+        let one_exponent = matches!(b, Value::Scalar(..));
         self.elementwise(vec![a, b], span, &mut |t, ops, elementwise| {
             let mut it = ops.into_iter();
             let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
-            t.scalar_binary(op, x, tx, y, ty, elementwise, span)
+            let shape = Operands {
+                elementwise,
+                one_exponent,
+            };
+            t.scalar_binary(op, x, tx, y, ty, shape, span)
         })
     }
 
@@ -407,9 +413,10 @@ impl<'p> Translator<'p> {
         tx: Ty,
         y: Expr,
         ty: Ty,
-        elementwise: bool,
+        shape: Operands,
         span: Span,
     ) -> Result<(Expr, Ty)> {
+        let elementwise = shape.elementwise;
         use ast::BinOp as B;
         let num = tx.max(ty).max(Ty::I64);
         let f = |e: Expr, t: Ty| convert(e, t, Ty::F64);
@@ -516,7 +523,9 @@ impl<'p> Translator<'p> {
                 let k = crate::ir::fold::const_expr(&y).map(|v| v.i());
                 if elementwise || both == Prov::Np {
                     if !ints {
-                        return Ok(self.power(x, tx, y, ty));
+                        // Arrays go through NumPy's power loop; NumPy scalars call pow.
+                        let one = elementwise && shape.one_exponent;
+                        return Ok((self.numpy_power(x, tx, y, ty, one), Ty::F64));
                     }
                     // NumPy integer powers wrap at 64 bits, and negative exponents raise.
                     return match k {
@@ -541,7 +550,9 @@ impl<'p> Translator<'p> {
                     }
                 }
                 let (x, y) = (self.stable(x, tx), self.stable(y, ty));
-                let (r, rty) = self.power(x.clone(), tx, y.clone(), ty);
+                // Python's float ** calls the C library's pow, whatever the exponent.
+                let pow = Expr::Call(MathFn::Pow, vec![f(x.clone(), tx), f(y.clone(), ty)]);
+                let (r, rty) = (pow, Ty::F64);
                 if rty == Ty::F64 {
                     let r = self.with_prov(r, Ty::F64, both.clone());
                     let r = self.stable(r, Ty::F64);
@@ -701,17 +712,41 @@ impl<'p> Translator<'p> {
 
     /// `x ** y` in floats (the callers handle integer powers exactly): `x ** 2` is `x * x` (what
     /// NumPy computes for arrays, and bit-identical to a correctly rounded pow); otherwise C `pow`.
-    fn power(&mut self, x: Expr, tx: Ty, y: Expr, ty: Ty) -> (Expr, Ty) {
-        let c = crate::ir::fold::const_expr(&y);
-        let x = convert(x, tx, Ty::F64);
-        if c.map(|v| v.f()) == Some(2.0) {
-            let x = self.stable(x, Ty::F64);
-            return (bin(BinOp::Mul, x.clone(), x), Ty::F64);
+    /// NumPy's float64 power. A NumPy scalar's `**` calls the C library's pow. NumPy's power
+    /// loop (an array's `**`, `np.power`) with one exponent for every element (`one_exponent`)
+    /// first takes its exact shortcuts (NumPy >= 2.0): -1 is `1 / x`, 0 is 1, 0.5 is `sqrt(x)`,
+    /// 1 is `x`, 2 is `x * x`, decided on the exponent's value; any other exponent is pow.
+    pub(crate) fn numpy_power(
+        &mut self,
+        x: Expr,
+        tx: Ty,
+        y: Expr,
+        ty: Ty,
+        one_exponent: bool,
+    ) -> Expr {
+        let (x, y) = (convert(x, tx, Ty::F64), convert(y, ty, Ty::F64));
+        let pow = Expr::Call(MathFn::Pow, vec![x.clone(), y.clone()]);
+        if !one_exponent {
+            return pow;
         }
-        (
-            Expr::Call(MathFn::Pow, vec![x, convert(y, ty, Ty::F64)]),
-            Ty::F64,
-        )
+        let shortcuts = [
+            (-1.0, bin(BinOp::Div, Expr::F64(1.0), x.clone())),
+            (0.0, Expr::F64(1.0)),
+            (0.5, un(UnOp::Sqrt, x.clone())),
+            (1.0, x.clone()),
+            (2.0, bin(BinOp::Mul, x.clone(), x)),
+        ];
+        if let Some(c) = crate::ir::fold::const_expr(&y) {
+            let c = c.f();
+            return shortcuts
+                .into_iter()
+                .find(|(k, _)| *k == c)
+                .map_or(pow, |(_, e)| e);
+        }
+        shortcuts.into_iter().rev().fold(pow, |rest, (k, e)| {
+            let here = cmp(CmpOp::Eq, y.clone(), Expr::F64(k));
+            Expr::Select(here.boxed(), e.boxed(), rest.boxed())
+        })
     }
 
     /// `a and b` / `a or b`, short-circuiting: `b` is only evaluated when needed.
@@ -1473,6 +1508,15 @@ impl<'p> Translator<'p> {
             kinds,
         })
     }
+}
+
+/// How the operands of an element-wise binary operation were given.
+#[derive(Clone, Copy)]
+struct Operands {
+    /// At least one is an array.
+    elementwise: bool,
+    /// The right operand is one number (for `**`, NumPy's power loop then takes shortcuts).
+    one_exponent: bool,
 }
 
 /// A tiny combinator for readability in match arms.

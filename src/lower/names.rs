@@ -227,11 +227,10 @@ pub(crate) fn resolve(module: Module, name: &str) -> Option<Builtin> {
         (Np, "true_divide") => Divide,
         (Np, "mod") => Remainder,
         (Np, "asarray" | "asanyarray") => Array,
-        (Np, "double" | "float32" | "single" | "float_") => Float64,
-        (
-            Np,
-            "int32" | "intp" | "int_" | "int16" | "int8" | "uint8" | "uint16" | "uint32" | "uint64",
-        ) => Int64,
+        // Only the 64-bit types: float32 rounds and int32 or uint8 wrap at their own widths,
+        // which ndjit does not model, so those are refused (unknown names) rather than widened.
+        (Np, "double" | "float_") => Float64,
+        (Np, "intp" | "int_") => Int64,
         (Np, "amin") => Min,
         (Np, "amax") => Max,
         _ => Func::named(name).filter(|f| f.is_in(module))?,

@@ -209,6 +209,7 @@ class Generator:
                              [e("a", d)])),
             (1, lambda: Expr("f", "{0}[{1}]", [e("a", d), leaf("i", self.index())])),
             (2 * p.comprehensions, lambda: self.generator_reduction(d)),
+            (2 if p.comprehensions and self.lists() else 0, self.list_use),
             (p.comprehensions, lambda: Expr("f", f"sorted({{0}}{self.r.choice(['', ', reverse=True'])})[{self.index()}]",
                                             [e("a", d)])),
         )
@@ -336,7 +337,28 @@ class Generator:
         if self.loop_depth:
             options += [(1, lambda: Stmt("if {0}: " + r.choice(["break", "continue"]), [self.expr("b", 2)]))]
         options += [(1, lambda: Stmt("if {0}: return {1}", [self.expr("b", 2), self.expr(r.choice("fib"), 2)]))]
+        if self.profile.comprehensions:
+            options += [(1, self.new_list), (3 if self.lists() else 0, self.append)]
         return self.pick(*options)
+
+    def lists(self) -> List[str]:
+        return [n for n, t in self.vars.items() if t == "l"]
+
+    def new_list(self) -> Stmt:
+        name = self.fresh("l")
+        self.vars[name] = "l"
+        return Stmt(name + " = []", [])
+
+    def append(self) -> Stmt:
+        return Stmt(self.r.choice(self.lists()) + ".append({0})", [self.expr("f", 2)])
+
+    def list_use(self) -> Expr:
+        """A float from a list built by ``append`` (which may still be empty)."""
+        name = leaf("l", self.r.choice(self.lists()))
+        fmt = self.r.choice(["({0}[-1] if {0} else 0.5)", "float(len({0}))", "(np.mean({0}) if len({0}) else 0.0)",
+                             "np.sum(np.array({0}, dtype=float))", "(max({0}) if {0} else -1.0)",
+                             "(sorted({0})[len({0}) // 2] if {0} else 0.0)"])
+        return Expr("f", fmt, [name])
 
     def assign(self) -> Stmt:
         ty = self.r.choice("ffffiib")
