@@ -95,3 +95,32 @@ def test_index_assignment_into_a_new_array_through_scipy():
         want = ndi.generic_filter(img, built_in_a_loop, size=3, mode=mode)
         assert np.array_equal(ndi.generic_filter(img, f, size=3, mode=mode), want)
         assert np.array_equal(ndjit.generic_filter(img, f, size=3, mode=mode), want)
+
+
+TWO_D_LITERALS = {
+    "gauss_kernel": "def f(x):\n    k = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]]) / 16.0\n    return np.sum(x.reshape(3, 3) * k)\n",
+    "rows_of_window_slices": "def f(x):\n    m = np.array([x[:3], x[3:6], x[6:]])\n    return m[1, 2] * 10 + m[2, 0] + m.sum(axis=0)[1]\n",
+    "mixed_int_float_rows": "def f(x):\n    m = np.asarray([[1, 2.5], [3, 4]])\n    return m[0, 1] + m[1].sum() + len(m) * 100\n",
+    "dtype_int": "def f(x):\n    m = np.array([[1.7, 2.2], [3.9, -4.5]], dtype=int)\n    return float(m.sum()) + m[1, 1]\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TWO_D_LITERALS))
+def test_two_d_array_literals_equal_numpys(name):
+    src = TWO_D_LITERALS[name]
+    ns = {"np": np}
+    exec(src, ns)
+    w = np.arange(9.0) * 0.75 - 2
+    want = ns["f"](w.copy())
+    got = ndjit.jit_filter(src).evaluate(w.copy())
+    assert np.float64(got).tobytes() == np.float64(want).tobytes(), (name, got, want)
+
+
+def test_rows_of_different_lengths_raise_numpys_value_error():
+    src = "def f(x):\n    m = np.array([x[:3], x[3:5]])\n    return m.sum()\n"
+    ns = {"np": np}
+    exec(src, ns)
+    with pytest.raises(ValueError, match="inhomogeneous shape"):
+        ns["f"](np.arange(9.0))
+    with pytest.raises(ValueError, match="inhomogeneous shape"):
+        ndjit.jit_filter(src).evaluate(np.arange(9.0))

@@ -222,3 +222,26 @@ def test_a_python_float_appended_keeps_pythons_division_error():
 def test_unsupported_list_growth_is_refused(src, msg):
     with pytest.raises(ndjit.FilterCompileError, match=msg):
         ndjit.jit_filter(src)
+
+
+def test_a_transform_returns_a_tuple_built_by_a_generator():
+    from ndjit_transform_helpers import halve, shift_list  # a real module: ndjit reads its source
+
+    img = np.random.default_rng(2).random((9, 8))
+    for mapping in (halve, shift_list):
+        want = ndi.geometric_transform(img, mapping)
+        assert np.array_equal(ndi.geometric_transform(img, ndjit.jit_transform(mapping)), want)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def transform_helpers(tmp_path_factory):
+    import sys
+
+    d = tmp_path_factory.mktemp("transform_helpers")
+    (d / "ndjit_transform_helpers.py").write_text(
+        "def halve(oc):\n    return tuple(c / 1.5 for c in oc)\n\n"
+        "def shift_list(oc):\n    return tuple([oc[0] * 0.5, oc[1] + 0.25])\n"
+    )
+    sys.path.insert(0, str(d))
+    yield
+    sys.path.remove(str(d))

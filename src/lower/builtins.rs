@@ -669,6 +669,13 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             a.arity(t, 1, 1)?;
             let dtype = a.kw("dtype");
             let (v, s) = a.take();
+            // `np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]])`: rows of one length make a 2-D array.
+            let v = match v {
+                Value::Tuple(rows) if rows.iter().any(|r| !matches!(r, Value::Scalar(..))) => {
+                    super::numpy::creation::rows_to_matrix(t, rows, s)?
+                }
+                v => v,
+            };
             // `np.array`, `np.asarray` and `.copy()` keep a 2-D array 2-D; `np.ravel`,
             // `.ravel()` and `.flatten()` make it 1-D.
             let cols = match name.func {
@@ -958,7 +965,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         }
         (Module::Builtin, Min | Max) => builtin_min_max(t, base, a),
         (Module::Builtin, Sorted) => super::lists::sorted(t, a),
-        (Module::Builtin, List) => super::lists::list(t, a),
+        // A tuple of numbers made at run time reads like a list (both are immutable here).
+        (Module::Builtin, List | TupleOf) => super::lists::list(t, a),
         (Module::Builtin, Sum) => builtin_sum(t, a),
         (Module::Builtin, Any | All) => {
             a.arity(t, 1, 1)?;

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 /// The builtins that consume a generator expression passed to them.
 pub(super) fn consumes_generator(f: super::names::Func) -> bool {
     use super::names::Func::*;
-    matches!(f, Sum | Min | Max | Any | All | Sorted | List)
+    matches!(f, Sum | Min | Max | Any | All | Sorted | List | TupleOf)
 }
 
 impl Translator<'_> {
@@ -208,7 +208,7 @@ impl Translator<'_> {
             ErrorKind::Unsupported,
             span,
             "a generator expression is supported only as the argument of sum(), min(), max(), \
-             any(), all(), sorted() or list()",
+             any(), all(), sorted(), list() or tuple()",
         )
         .hint("write a list comprehension `[... for ...]` to keep the values")
     }

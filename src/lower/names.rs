@@ -90,7 +90,7 @@ funcs! {
     Argmax = "argmax", Argsort = "argsort", Size = "size",
     // Python builtins (besides abs, min, max, sum, any, all and round above)
     Len = "len", Float = "float", Int = "int", Bool = "bool", Pow = "pow", Range = "range",
-    Enumerate = "enumerate", Zip = "zip", Sorted = "sorted", List = "list",
+    Enumerate = "enumerate", Zip = "zip", Sorted = "sorted", List = "list", TupleOf = "tuple",
     // methods that are not NumPy functions
     Astype = "astype", Item = "item", IsInteger = "is_integer",
 }
@@ -128,6 +128,7 @@ impl Func {
                 | Zip
                 | Sorted
                 | List
+                | TupleOf
         );
         let method_only = matches!(self, Astype | Item | IsInteger);
         match module {

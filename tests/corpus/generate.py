@@ -1800,6 +1800,22 @@ P("cumsum_columns_profile", """
 """, kinds=("u", "n", "nan"), sizes=(9,))
 
 
+P("kernel_literal_2d", """
+    def gaussian3(x):
+        kernel = np.array([[1, 2, 1],
+                           [2, 4, 2],
+                           [1, 2, 1]]) / 16.0
+        return np.sum(x.reshape(3, 3) * kernel)
+""", kinds=("u", "n", "nan", "sp"), sizes=(9,))
+
+P("power_two_scalar_loop", """
+    def two_pass_variance(values):
+        n = len(values)
+        mean = sum(values) / n
+        return sum((v - mean) ** 2 for v in values) / (n - 1)
+""", kinds=("u", "n", "q"), sizes=(9, 25, 5, 2))
+
+
 def render(results):
     lines = [
         "# ndjit corpus: filter programs with CPython/NumPy expectations.",

@@ -275,3 +275,70 @@ fn arange_len(
         Ty::I64,
     )
 }
+
+/// `np.array([row, row, ...])` with rows of numbers (tuple or list displays, arrays, lists) of one
+/// length: a 2-D array. Rows of different lengths raise NumPy's ValueError; a row that is a number
+/// beside sequences is refused.
+pub(crate) fn rows_to_matrix(t: &mut Translator, rows: Vec<Value>, span: Span) -> Result<Value> {
+    let mut arrays = Vec::new();
+    for r in rows {
+        match r {
+            Value::Tuple(_) | Value::Array(_) | Value::List(..) => {
+                let a = t.array_of(r, span)?;
+                arrays.push(t.materialize(&a, None));
+            }
+            other => {
+                return Err(t
+                    .err(
+                        ErrorKind::Type,
+                        span,
+                        format!(
+                            "a row of a 2-D array must be a sequence of numbers, not {}",
+                            other.describe()
+                        ),
+                    )
+                    .hint("write every row as a list: [[1, 2], [3, 4]]"))
+            }
+        }
+    }
+    let cols = t.stable(arrays[0].len.clone(), Ty::I64);
+    for a in &arrays[1..] {
+        t.check(
+            cmp(CmpOp::Eq, a.len.clone(), cols.clone()),
+            Exception::ValueError,
+            "setting an array element with a sequence. The requested array has an inhomogeneous \
+             shape after 1 dimensions: rows of {b} and {a} elements",
+            span,
+            a.len.clone(),
+            cols.clone(),
+        );
+    }
+    let ty = arrays.iter().map(|a| a.ty).max().unwrap_or(Ty::F64);
+    let index = t.temp(Ty::I64);
+    let per_row = bin(BinOp::Max, cols.clone(), Expr::I64(1));
+    let row = bin(BinOp::FloorDiv, Expr::Var(index), per_row.clone());
+    let col = bin(BinOp::Mod, Expr::Var(index), per_row);
+    // Element i is row i / cols, column i % cols (every row is cols long, checked above).
+    let mut elem = convert(
+        arrays.last().unwrap().at(col.clone()),
+        arrays.last().unwrap().ty,
+        ty,
+    );
+    for (k, a) in arrays.iter().enumerate().rev().skip(1) {
+        elem = Expr::Select(
+            cmp(CmpOp::Eq, row.clone(), Expr::I64(k as i64)).boxed(),
+            convert(a.at(col.clone()), a.ty, ty).boxed(),
+            elem.boxed(),
+        );
+    }
+    let len = bin(BinOp::Mul, Expr::I64(arrays.len() as i64), cols.clone());
+    Ok(Value::Matrix(
+        ArrayVal {
+            len,
+            ty,
+            index,
+            elem,
+        },
+        cols,
+    ))
+}
