@@ -144,12 +144,18 @@ pub(super) fn appended_list(e: &Expr) -> Option<&str> {
     }
 }
 
-/// Names whose `.append(...)` a statement calls: lists that grow in place.
+/// Names whose `.append(...)` a statement calls, and names assigned an empty list `[]` (which
+/// only growing makes useful): lists that grow in place.
 pub(super) fn appended_names(body: &[Stmt]) -> HashSet<String> {
     let mut out = HashSet::new();
     for_each_stmt_expr(body, &mut |e| {
         if let Some(n) = appended_list(e) {
             out.insert(n.to_string());
+        }
+    });
+    visit_assignments(body, &mut |target, value| {
+        if matches!(&value.kind, ExprKind::List(items) if items.is_empty()) {
+            out.insert(target.to_string());
         }
     });
     out

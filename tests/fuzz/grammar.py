@@ -231,6 +231,10 @@ class Generator:
     def generator_reduction(self, d: int) -> Expr:
         fn = self.r.choice(["sum", "min", "max"])
         text, parts = self.comprehension(d, "f")
+        # Elements of one kind (NumPy scalars) mostly, as in real code: a sum of Python floats
+        # and a min/max of mixed kinds are refused by design (see the README).
+        if self.r.random() < 0.8:
+            text = "np.float64(" + text.replace(" for ", ") for ", 1)
         return Expr("f", f"{fn}({text})", parts)
 
     def exponent(self) -> Expr:
@@ -350,7 +354,9 @@ class Generator:
         return Stmt(name + " = []", [])
 
     def append(self) -> Stmt:
-        return Stmt(self.r.choice(self.lists()) + ".append({0})", [self.expr("f", 2)])
+        # NumPy scalars mostly (a list of mixed kinds is refused where the kind matters).
+        fmt = ".append(np.float64({0}))" if self.r.random() < 0.8 else ".append({0})"
+        return Stmt(self.r.choice(self.lists()) + fmt, [self.expr("f", 2)])
 
     def list_use(self) -> Expr:
         """A float from a list built by ``append`` (which may still be empty)."""
