@@ -242,3 +242,33 @@ def test_cumulative_sums_along_an_axis_equal_numpys(src):
 def test_cumulative_sums_along_a_missing_axis_are_refused(src):
     with pytest.raises(ndjit.FilterCompileError, match="out of bounds for array of dimension"):
         ndjit.jit_filter(src)
+
+
+SEVERAL_QUANTILES = [
+    "lambda x: np.percentile(x, [75, 25])[0] - np.percentile(x, [75, 25])[1]",
+    "lambda x: np.sum(np.quantile(x, np.array([0.1, 0.5, 0.9])) * np.array([1.0, 10.0, 100.0]))",
+    "lambda x: np.nanpercentile(x, [10, 90]).sum()",
+    "lambda x: len(np.percentile(x, (5, 50, 95))) * 1000 + np.percentile(x, (5, 50, 95))[2]",
+]
+
+
+@pytest.mark.parametrize("src", SEVERAL_QUANTILES)
+def test_several_quantiles_at_once_equal_numpys(src):
+    f = ndjit.jit_filter(src)
+    py = eval(src, {"np": np})
+    rng = np.random.default_rng(len(src))
+    for k in range(100):
+        w = rng.normal(size=9)
+        if k % 5 == 0:
+            w[rng.integers(9)] = np.nan
+        with np.errstate(all="ignore"):
+            want = py(w.copy())
+        assert np.float64(f.evaluate(w.copy())).tobytes() == np.float64(want).tobytes(), (src, w)
+
+
+def test_every_q_is_checked_before_any_is_computed():
+    src = "lambda x: np.percentile(x, [75, 125])[0]"
+    with pytest.raises(ValueError, match=r"Percentiles must be in the range \[0, 100\]"):
+        eval(src, {"np": np})(np.arange(9.0))
+    with pytest.raises(ValueError, match=r"Percentiles must be in the range \[0, 100\]"):
+        ndjit.jit_filter(src).evaluate(np.arange(9.0))

@@ -2121,31 +2121,49 @@ pub(super) fn reduction(
                     ));
                 }
             }
-            let (qe, qt) = match q {
-                Value::Scalar(e, ty) => (e, ty),
-                _ => {
-                    return Err(t
-                        .err(
-                            ErrorKind::Unsupported,
-                            qs,
-                            "q must be one number in a filter",
-                        )
-                        .hint("compute one percentile per filter"))
-                }
-            };
             let is_pct = matches!(base, Percentile | Nanpercentile);
-            let q = t.stable(convert(qe, qt, Ty::F64), Ty::F64);
             let (hi, msg) = if is_pct {
                 (100.0, "Percentiles must be in the range [0, 100]")
             } else {
                 (1.0, "Quantiles must be in the range [0, 1]")
             };
-            let ok = bin(
-                BinOp::And,
-                cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)),
-                cmp(CmpOp::Le, q.clone(), Expr::F64(hi)),
-            );
-            t.check_plain(ok, Exception::ValueError, msg, qs);
+            let in_range = |q: Expr| {
+                bin(
+                    BinOp::And,
+                    cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)),
+                    cmp(CmpOp::Le, q, Expr::F64(hi)),
+                )
+            };
+            // One q gives a number; several (`[75, 25]`, an array) an array of as many, each
+            // checked before any is computed, as NumPy does.
+            let qs_arr = match q {
+                Value::Scalar(e, ty) => {
+                    let q = t.stable(convert(e, ty, Ty::F64), Ty::F64);
+                    t.check_plain(in_range(q.clone()), Exception::ValueError, msg, qs);
+                    Err(q)
+                }
+                v @ (Value::Tuple(_) | Value::Array(_) | Value::List(..)) => {
+                    let qa = t.array_of(v, qs)?;
+                    let qa = t.materialize(&super::numpy::as_type(&qa, Ty::F64), None);
+                    let probe = ArrayVal {
+                        elem: not(in_range(qa.elem.clone())),
+                        ty: Ty::Bool,
+                        ..qa.clone()
+                    };
+                    let bad = t.reduce(ReduceOp::Any, &probe, qs, None)?;
+                    t.check_plain(not(bad), Exception::ValueError, msg, qs);
+                    Ok(qa)
+                }
+                _ => {
+                    return Err(t
+                        .err(
+                            ErrorKind::Unsupported,
+                            qs,
+                            "q must be a number or a list of numbers",
+                        )
+                        .hint("e.g. np.percentile(x, 90) or np.percentile(x, [25, 75])"))
+                }
+            };
             let nan_variant = matches!(base, Nanpercentile | Nanquantile);
             if !nan_variant {
                 t.check_plain(
@@ -2161,19 +2179,30 @@ pub(super) fn reduction(
                 None
             };
             let sorted = sorted_copy(t, &arr, keep);
-            let qf = if is_pct {
-                bin(BinOp::Div, q, Expr::F64(100.0))
-            } else {
-                q
+            let quantile = |t: &mut Translator, q: Expr| {
+                let q = if is_pct {
+                    bin(BinOp::Div, q, Expr::F64(100.0))
+                } else {
+                    q
+                };
+                let dst = t.temp(Ty::F64);
+                t.emit(Stmt::Sorted {
+                    dst,
+                    stat: SortedStat::Quantile,
+                    arr: sorted,
+                    q,
+                });
+                Expr::Var(dst)
             };
-            let dst = t.temp(Ty::F64);
-            t.emit(Stmt::Sorted {
-                dst,
-                stat: SortedStat::Quantile,
-                arr: sorted,
-                q: qf,
-            });
-            f(Expr::Var(dst))
+            match qs_arr {
+                Err(q) => f(quantile(t, q)),
+                Ok(qa) => {
+                    let out = super::numpy::tabulate(t, qa.len.clone(), "%quantiles", |t, k| {
+                        Ok((quantile(t, qa.at(k)), Ty::F64))
+                    })?;
+                    Ok(Value::Array(out))
+                }
+            }
         }
         Any | All => {
             let b = ArrayVal {

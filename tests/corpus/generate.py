@@ -1816,6 +1816,13 @@ P("power_two_scalar_loop", """
 """, kinds=("u", "n", "q"), sizes=(9, 25, 5, 2))
 
 
+P("percentile_list_iqr", """
+    def interquartile(values):
+        q75, q25 = np.percentile(values, [75, 25])
+        return q75 - q25
+""", kinds=("u", "n", "q", "nan"), sizes=(9, 25, 5, 1))
+
+
 def render(results):
     lines = [
         "# ndjit corpus: filter programs with CPython/NumPy expectations.",

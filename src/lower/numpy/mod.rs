@@ -54,7 +54,7 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
 }
 
 /// An array's elements converted to `ty`.
-pub(super) fn as_type(arr: &ArrayVal, ty: Ty) -> ArrayVal {
+pub(crate) fn as_type(arr: &ArrayVal, ty: Ty) -> ArrayVal {
     ArrayVal {
         elem: super::expr::convert(arr.elem.clone(), arr.ty, ty),
         ty,
@@ -172,7 +172,7 @@ fn const_int(t: &mut Translator, v: Value, s: Span, what: &str) -> Result<i64> {
 
 /// Computes element `i` of a new array with statements (a reduction per element, say): runs
 /// `body` for `i in 0..len`, storing what it returns into a scratch array of its type.
-fn tabulate(
+pub(super) fn tabulate(
     t: &mut Translator,
     len: Expr,
     name: &str,
