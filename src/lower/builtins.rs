@@ -43,15 +43,30 @@ pub(crate) fn module_attr(module: Module, name: &str) -> Option<Value> {
 /// `base.attr`.
 pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span) -> Result<Value> {
     match base {
-        Value::List(..) => Err(t
-            .err(
-                ErrorKind::Unsupported,
-                span,
-                format!("the list method or attribute `.{attr}` is not supported"),
-            )
-            .hint(format!(
-                "use the builtins (len, sum, min, max, sorted), or np.array(...).{attr}"
-            ))),
+        Value::List(..) => {
+            const LIST_METHODS: &[&str] = &[
+                "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "count",
+                "index", "copy",
+            ];
+            Err(if LIST_METHODS.contains(&attr) {
+                t.err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("the list method `.{attr}` is not supported"),
+                )
+                .hint(
+                    "a list assigned to a name takes `.append(v)`; otherwise use a comprehension, \
+                     the builtins (len, sum, min, max, sorted) or np.array(values)",
+                )
+            } else {
+                t.err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("a list has no attribute `.{attr}` (NumPy arrays do)"),
+                )
+                .hint(format!("convert it first: np.array(values).{attr}"))
+            })
+        }
         Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
             let full = match m {
                 Module::Np => "numpy",
