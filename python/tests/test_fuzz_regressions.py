@@ -274,3 +274,17 @@ def test_python_ints_iterated_from_a_literal_raise_past_64_bits_instead_of_wrapp
 def test_iterations_ndjit_cannot_follow_are_refused(source, msg):
     with pytest.raises(ndjit.FilterCompileError, match=msg):
         ndjit.jit_filter(source)
+
+
+# Builtin min/max of ints compared them as floats, which rounds past 2**53:
+# `min([2**60 + 1, 2**60 + 3])` gave 2**60.
+INT_MIN_MAX = [
+    ("def f(x):\n    return min([2**60 + 1, 2**60 + 3]) - 2**60\n", [[0.0]]),
+    ("def f(x):\n    return max(int(v) * 2**55 + 1 for v in x) - 9 * 2**55\n", [[3.0, 9.0, 1.0]]),
+    ("def f(x):\n    return min(x.astype(int) * 2**55 + 3) - 2**55\n", [[3.0, 1.0, 2.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", INT_MIN_MAX)
+def test_builtin_min_max_of_ints_is_exact_past_2_53(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)

@@ -1776,24 +1776,25 @@ fn py_fold(
         ty: Ty::I64,
         ..arr.clone()
     };
-    // Integers have no NaN, so the builtin is a plain min/max (exact in f64 below 2**53).
-    let as_f = ArrayVal {
-        elem: convert(ints.elem.clone(), Ty::I64, Ty::F64),
-        ty: Ty::F64,
-        ..ints
-    };
-    let red = if op == BinOp::PyMin {
-        ReduceOp::Min
+    // Integers have no NaN: CPython's loop, comparing them as integers (a comparison in f64
+    // rounded those past 2**53: `min([2**60 + 1, 2**60 + 3])` gave 2**60).
+    let later_wins = if op == BinOp::PyMin {
+        CmpOp::Lt
     } else {
-        ReduceOp::Max
+        CmpOp::Gt
     };
-    let e = t.reduce(
-        red,
-        &as_f,
-        span,
-        Some(&format!("{base}() arg is an empty sequence")),
-    )?;
-    Ok((Expr::Cast(Ty::I64, e.boxed()), Ty::I64))
+    let acc = t.temp(Ty::I64);
+    t.emit(Stmt::Assign(acc, ints.at(Expr::I64(0)))); // the length was checked above
+    counted_loop(t, len, |t, i| {
+        let e = t.stable(ints.at(i), Ty::I64);
+        t.emit(Stmt::If(
+            cmp(later_wins, e.clone(), Expr::Var(acc)),
+            vec![Stmt::Assign(acc, e)],
+            vec![],
+        ));
+        Ok(())
+    })?;
+    Ok((Expr::Var(acc), Ty::I64))
 }
 
 /// Python's builtin `sum(iterable, start=0)`: `start + e0 + e1 + ...` strictly left to right,
