@@ -210,6 +210,10 @@ def run_isolated(work, tasks, jobs: int, merge, out_of_time, timeout: float):
                 proc.join()
                 merge(part)
                 continue
+            if conn in ready:
+                # The pipe closed without a report: the process is dying. Let it finish (writing a
+                # core dump can take a while) before asking how it ended.
+                proc.join(max(1.0, timeout - (time.time() - started)))
             status = _status(proc, started)
             proc.kill()
             proc.join()
