@@ -1348,41 +1348,24 @@ fn astype(t: &mut Translator, arr: ArrayVal, d: Value, ds: Span) -> Result<Value
 /// The element type a `dtype` argument names: 64-bit types only.
 pub(super) fn dtype_ty(t: &mut Translator, d: &Value, ds: Span) -> Result<Ty> {
     Ok(match d {
-        Value::Function(Builtin {
-            module: Module::Builtin,
-            func: Int,
-        }) => Ty::I64,
-        Value::Function(Builtin {
-            module: Module::Builtin,
-            func: Float,
-        }) => Ty::F64,
-        Value::Function(Builtin {
-            module: Module::Builtin,
-            func: Bool,
-        }) => Ty::Bool,
-        // np.int64 / np.float64 / np.bool_ (and their 64-bit aliases) as dtype objects.
-        Value::Function(Builtin {
-            module: Module::Np,
-            func: Int64,
-        }) => Ty::I64,
-        Value::Function(Builtin {
-            module: Module::Np,
-            func: Float64,
-        }) => Ty::F64,
-        Value::Function(Builtin {
-            module: Module::Np,
-            func: BoolScalar,
-        }) => Ty::Bool,
+        // int, float and bool, or np.int64, np.float64 and np.bool_ (and their 64-bit aliases).
+        Value::Function(Builtin { module, func }) => match (module, func) {
+            (Module::Builtin, Int) | (Module::Np, Int64) => Ty::I64,
+            (Module::Builtin, Float) | (Module::Np, Float64) => Ty::F64,
+            (Module::Builtin, Bool) | (Module::Np, BoolScalar) => Ty::Bool,
+            _ => return Err(narrow_dtype(t, ds)),
+        },
         Value::Str(s) if matches!(s.as_str(), "int" | "int64" | "i8" | "intp" | "int_") => Ty::I64,
         Value::Str(s) if matches!(s.as_str(), "float" | "float64" | "f8" | "d") => Ty::F64,
         Value::Str(s) if s == "bool" || s == "?" => Ty::Bool,
-        // Narrower types wrap or round (uint8 300 is 44): refused rather than computed wide.
-        _ => {
-            return Err(t
-                .err(ErrorKind::Type, ds, "astype() supports int, float and bool")
-                .hint("64-bit types only: int, np.int64, 'int64', float, np.float64, bool"))
-        }
+        _ => return Err(narrow_dtype(t, ds)),
     })
+}
+
+/// Narrower types wrap or round (uint8 300 is 44): refused rather than computed wide.
+fn narrow_dtype(t: &Translator, ds: Span) -> Error {
+    t.err(ErrorKind::Type, ds, "astype() supports int, float and bool")
+        .hint("64-bit types only: int, np.int64, 'int64', float, np.float64, bool")
 }
 
 /// An array's elements converted to `ty` as NumPy's `astype` converts them.

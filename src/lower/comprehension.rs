@@ -64,14 +64,7 @@ impl Translator<'_> {
                 };
                 let n = expr::convert(trips.clone(), Ty::I64, Ty::F64);
                 super::numpy::creation::limit(t, n, span);
-                let index = t.temp(Ty::I64);
-                t.emit(Stmt::Fill {
-                    dst: a,
-                    len: trips,
-                    index,
-                    elem: zero(ety),
-                    keep: None,
-                });
+                super::builtins::fill_zeros(t, a, trips, ety);
                 t.emit(Stmt::Assign(count, Expr::I64(0)));
                 slot.set(Some((a, ety)));
                 Ok(())
@@ -249,15 +242,6 @@ impl Translator<'_> {
             Expr::Select(some.boxed(), n.boxed(), Expr::I64(0).boxed()),
             Ty::I64,
         )
-    }
-}
-
-/// The zero of a type, for storage that is written before it is read.
-pub(super) fn zero(ty: Ty) -> Expr {
-    match ty {
-        Ty::Bool => Expr::Bool(false),
-        Ty::I64 => Expr::I64(0),
-        Ty::F64 => Expr::F64(0.0),
     }
 }
 

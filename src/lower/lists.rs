@@ -258,15 +258,7 @@ impl Translator<'_> {
         };
         let len = self.list_len[&slot];
         let Some((arr, kind)) = elements else {
-            let index = self.temp(Ty::I64);
-            let elem = super::comprehension::zero(ety);
-            self.emit(Stmt::Fill {
-                dst: slot,
-                len: Expr::I64(0),
-                index,
-                elem,
-                keep: None,
-            });
+            super::builtins::fill_zeros(self, slot, Expr::I64(0), ety);
             self.emit(Stmt::Assign(len, Expr::I64(0)));
             return Ok(());
         };
@@ -338,15 +330,7 @@ impl Translator<'_> {
             );
             let as_f = convert(capacity.clone(), Ty::I64, Ty::F64);
             super::numpy::creation::limit(t, as_f, call.span);
-            let index = t.temp(Ty::I64);
-            let elem = super::comprehension::zero(ety);
-            t.emit(Stmt::Fill {
-                dst: slot,
-                len: capacity,
-                index,
-                elem,
-                keep: None,
-            });
+            super::builtins::fill_zeros(t, slot, capacity, ety);
             counted_loop(t, n.clone(), |t, k| {
                 t.emit(Stmt::Store(slot, k.clone(), kept.at(k)));
                 Ok(())

@@ -132,21 +132,10 @@ impl Func {
         );
         let method_only = matches!(self, Astype | Item | IsInteger);
         match module {
+            // Python's builtins are not NumPy's, except those NumPy also has.
             Module::Np => {
-                !method_only
-                    && !matches!(
-                        self,
-                        Len | Float
-                            | Int
-                            | Bool
-                            | Pow
-                            | Range
-                            | Enumerate
-                            | Zip
-                            | Norm
-                            | Sorted
-                            | List
-                    )
+                let shared = matches!(self, Abs | Min | Max | Sum | Any | All | Round);
+                !method_only && (!builtin || shared) && self != Norm
             }
             Module::Linalg => self == Norm,
             Module::Math => {
@@ -292,6 +281,9 @@ mod tests {
         assert_eq!(r(Module::Math, "power"), None, "Python's math has no power");
         assert_eq!(r(Module::Np, "len"), None);
         assert_eq!(r(Module::Builtin, "sqrt"), None);
+        // Python-only builtins are not NumPy functions.
+        assert_eq!(r(Module::Np, "tuple"), None);
+        assert_eq!(r(Module::Np, "sorted"), None);
         assert_eq!(r(Module::Builtin, "len").as_deref(), Some("len"));
         assert_eq!(
             method("astype").map(|b| b.to_string()).as_deref(),
