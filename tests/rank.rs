@@ -338,3 +338,124 @@ fn every_order_algorithm_equals_the_interpreter() {
         }
     }
 }
+
+/// Box footprints take the separable passes (`src/driver/rank/boxed.rs`), and tall boxes van
+/// Herk's blocks down the second-to-last axis: against the compiled callback, with boxes up to
+/// 31 rows, every mode, origins, 3-d arrays (a block must restart at each plane), lines longer
+/// than a chunk (segments are not whole lines), and several threads (chunks start mid-block).
+#[test]
+fn boxes_and_tall_boxes_equal_the_callback_engine() {
+    let mut rng = Rng::new(0xb0c5);
+    let shapes: [&[usize]; 6] = [
+        &[41, 37],
+        &[3, 29, 23],
+        &[2, 5000],
+        &[60, 7],
+        &[50],
+        &[4, 1, 9],
+    ];
+    let sizes: [&[usize]; 7] = [
+        &[9, 3],
+        &[13, 1],
+        &[20, 7],
+        &[3, 3],
+        &[31, 5],
+        &[1, 9],
+        &[10, 10],
+    ];
+    let filters = ["min(x)", "np.max(x)", "x.max() - x.min()"].map(compile);
+    for case in 0..240 {
+        let shape = shapes[case % shapes.len()];
+        let ndim = shape.len();
+        let size = sizes[rng.below(sizes.len())];
+        // The box on the last two axes (1 on any leading one); a 1-d input takes its width.
+        let fp_shape: Vec<usize> = (0..ndim)
+            .map(|d| match ndim - d {
+                1 => size[1],
+                2 => size[0],
+                _ => 1 + rng.below(2),
+            })
+            .collect();
+        let dtype = [Dtype::U8, Dtype::I16, Dtype::U64, Dtype::F32, Dtype::F64][rng.below(5)];
+        let values: Vec<f64> = (0..shape.iter().product::<usize>())
+            .map(|_| value(&mut rng, dtype, false))
+            .collect();
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, shape);
+        let origin: Vec<isize> = fp_shape
+            .iter()
+            .map(|&n| rng.below(n) as isize - (n / 2) as isize)
+            .collect();
+        let mode = Mode::ALL[rng.below(Mode::ALL.len())];
+        // A value of the dtype (as stored), so the constant modes take the rank executor too.
+        let cval = unsafe { dtype.read(data.as_ptr() as *const u8) };
+        let filter = &filters[rng.below(filters.len())];
+        let opts = Options::new(Footprint::from_size(&fp_shape))
+            .mode(mode)
+            .cval(cval)
+            .origin(&origin)
+            .threads(1 + rng.below(3));
+        let fast = run(filter, &input, dtype, &opts);
+        assert!(
+            last_run().is_some(),
+            "{} took the general engine: {dtype} {fp_shape:?} {mode} cval {cval}",
+            filter.source()
+        );
+        let slow = run(
+            filter,
+            &input,
+            dtype,
+            &opts.clone().engine(Engine::Callback),
+        );
+        assert_eq!(
+            fast,
+            slow,
+            "{:?} {dtype} shape {shape:?} footprint {fp_shape:?} mode {mode} cval {cval} origin {origin:?}",
+            filter.source()
+        );
+    }
+}
+
+/// The data facts are checked line by line as a run goes (or by a scan first, where progress is
+/// reported): a NaN or a `-0.0` on any line, whichever worker's chunk holds it and however far
+/// the run has got, sends the whole run to the general engine, whose output replaces whatever
+/// the rank executor wrote.
+#[test]
+fn a_nan_or_negative_zero_on_any_line_sends_the_whole_run_to_the_general_engine() {
+    let shape = [3usize, 11, 6000];
+    let n: usize = shape.iter().product();
+    let plain: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 - 500.5).collect();
+    let lines = n / shape[2];
+    let min = compile("np.min(x)");
+    let median = compile("np.median(x)");
+    for dtype in [Dtype::F32, Dtype::F64] {
+        for (k, line) in [0, 1, lines / 2, lines - 1].into_iter().enumerate() {
+            for (value, zero_only) in [(f64::NAN, false), (-0.0, true)] {
+                let mut values = plain.clone();
+                // Columns spread over the line, so a line split into segments sees each.
+                values[line * shape[2] + [0, 4097, 5999, 3000][k]] = value;
+                let data = array(dtype, &values);
+                let input = c_array(&data, dtype, &shape);
+                for threads in [1, 3] {
+                    for progress in [false, true] {
+                        let mut opts = Options::size(&[1, 3, 5]).threads(threads);
+                        if progress {
+                            opts = opts.progress(|_, _| {});
+                        }
+                        let got = run(&min, &input, dtype, &opts);
+                        assert_eq!(last_run(), None, "{value} on line {line}, {dtype}");
+                        let want = run(&min, &input, dtype, &opts.clone().engine(Engine::Callback));
+                        assert_eq!(
+                            got, want,
+                            "{value} on line {line}, {dtype}, {threads} threads"
+                        );
+                        // A median does not show the sign of a zero: it keeps the fast path.
+                        run(&median, &input, dtype, &opts);
+                        let took = last_run();
+                        assert_eq!(took.is_some(), zero_only, "median, {value} on line {line}");
+                    }
+                }
+            }
+        }
+    }
+}

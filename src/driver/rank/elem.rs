@@ -12,6 +12,28 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     /// data only after checking it holds no NaN).
     fn min(self, other: Self) -> Self;
     fn max(self, other: Self) -> Self;
+    /// `min`/`max` as a select on `<`, for the loops over whole lines that LLVM vectorises:
+    /// one vector instruction on floats, where IEEE `min` adds a NaN fix-up. The same values
+    /// on NaN-free data but for the sign of zeros (for a `-0.0` and a `0.0` the pair's min and
+    /// max may be the same zero), so used where the data holds no `-0.0` or the result adds
+    /// `0.0` (the median); and out of place only, since a select written back in place can
+    /// become a conditional (masked) store, which is slow.
+    #[inline(always)]
+    fn select_min(self, other: Self) -> Self {
+        if other < self {
+            other
+        } else {
+            self
+        }
+    }
+    #[inline(always)]
+    fn select_max(self, other: Self) -> Self {
+        if self < other {
+            other
+        } else {
+            self
+        }
+    }
     /// The value as the general path reads it: `(double)v`.
     fn to_f64(self) -> f64;
     /// `0.0 + (double)v` in this type: the median's addition, which turns `-0.0` into `0.0`.

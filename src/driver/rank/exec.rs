@@ -13,7 +13,9 @@ use super::super::error::DriverError;
 use super::super::exec::{chunks, LineCache};
 use super::super::plan::Plan;
 use super::super::{team, Options};
+use super::boxed::{self, BoxChord, BoxScratch};
 use super::elem::Elem;
+use super::facts::{self, Watch};
 use super::order::{self, Histogram, Order, Results};
 use super::sliding::{self, Scratch};
 use super::stat::{Positions, RankStat};
@@ -29,6 +31,8 @@ pub(crate) struct Work<'a, T> {
     /// `cval` in the input's type (checked exact by the caller).
     pub cval: T,
     pub options: &'a Options,
+    /// For float data without a scan beforehand: the facts, checked as the lines go.
+    pub watch: Option<&'a Watch>,
 }
 
 // SAFETY: the arrays are raw memory the caller vouches for; the input is only read and each
@@ -66,6 +70,7 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
     let order = positions
         .as_ref()
         .map(|p| Order::choose::<T>(n, p, &chords));
+    let boxed = BoxChord::of::<T>(plan, &chords, work.input);
     let parts = chunks(plan, threads, work.options.progress.is_some());
     let (cancelled, done) = (AtomicBool::new(false), AtomicUsize::new(0));
     let total = plan.lines * plan.len;
@@ -83,7 +88,7 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
                 cancelled.store(true, Ordering::Relaxed);
             }
             let stop = interrupt::with_cancel(&cancelled, interrupt::poll);
-            if stop {
+            if stop || work.watch.is_some_and(Watch::failed) {
                 return;
             }
             let mut p = p0;
@@ -92,6 +97,7 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
                 let b = plan.len.min(a + (p1 - p));
                 let shape = Shape {
                     chords: &chords,
+                    boxed,
                     positions: positions.as_ref(),
                     order: order.as_ref(),
                 };
@@ -115,6 +121,8 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
 /// The footprint's decomposition and the statistic's algorithm.
 struct Shape<'a> {
     chords: &'a [Vec<(usize, usize)>],
+    /// The chord every slot shares, when the footprint is a box read in place.
+    boxed: Option<BoxChord>,
     positions: Option<&'a Positions>,
     order: Option<&'a Order>,
 }
@@ -133,10 +141,15 @@ struct Worker<T> {
     acc: [Vec<T>; 2],
     double: Vec<f64>,
     scratch: Scratch<T>,
+    boxed: BoxScratch<T>,
     wires: Vec<T>,
     hist: Option<Histogram>,
     /// The chords' extreme lines of the current segment.
     lines: Vec<*const T>,
+    /// The last whole line computed, and whether the current segment is the whole line after
+    /// it on the second-to-last axis ([`boxed::Segment::continues`]).
+    whole: Option<usize>,
+    continues: bool,
 }
 
 impl<T: Elem> Worker<T> {
@@ -155,9 +168,12 @@ impl<T: Elem> Worker<T> {
             acc: [Vec::new(), Vec::new()],
             double: Vec::new(),
             scratch: (Vec::new(), Vec::new()),
+            boxed: BoxScratch::default(),
             wires: Vec::new(),
             hist: (T::KEY_BITS > 0).then(|| Histogram::new(T::KEY_BITS)),
             lines: Vec::new(),
+            whole: None,
+            continues: false,
         }
     }
 
@@ -168,6 +184,16 @@ impl<T: Elem> Worker<T> {
         plan.line_index(line, &mut self.idx[..last]);
         plan.sources(&self.idx[..last], &work.input.strides, &mut self.srcs);
         let m = b - a;
+        if let Some(watch) = work.watch {
+            // SAFETY: columns `a..b` of the input line of this index are valid memory.
+            watch.see(unsafe { self.input_facts(work, a, m) });
+        }
+        let whole = a == 0 && b == plan.len;
+        self.continues = whole
+            && last >= 1
+            && self.idx[last - 1] != 0
+            && line.checked_sub(1).is_some_and(|p| self.whole == Some(p));
+        self.whole = whole.then_some(line);
         self.ext.stamp += 1;
         for c in &mut self.extremes {
             c.stamp += 1;
@@ -219,6 +245,20 @@ impl<T: Elem> Worker<T> {
         max: bool,
         out: &mut [T],
     ) {
+        if let Some(chord) = shape.boxed {
+            let seg = boxed::Segment {
+                plan: work.plan,
+                input: work.input,
+                srcs: &self.srcs,
+                cval: work.cval,
+                a,
+                m,
+                continues: self.continues,
+            };
+            // SAFETY: the input is valid memory and `srcs` are this line's sources.
+            unsafe { boxed::extremes(&seg, chord, max, out, &mut self.boxed) };
+            return;
+        }
         let mut lines = std::mem::take(&mut self.lines);
         lines.clear();
         for (s, chords) in shape.chords.iter().enumerate() {
@@ -258,15 +298,36 @@ impl<T: Elem> Worker<T> {
         Some(unsafe { std::slice::from_raw_parts_mut(p as *mut T, m) })
     }
 
+    /// What columns `a..a + m` of the input line of the current line's index hold.
+    ///
+    /// # Safety
+    /// The input must be valid memory.
+    unsafe fn input_facts(&self, work: &Work<T>, a: usize, m: usize) -> facts::Found {
+        let input = work.input;
+        let stride = input.strides[input.shape.len() - 1];
+        let p = input.ptr.wrapping_offset(self.line_offset(&input.strides));
+        // SAFETY: the caller's promise.
+        unsafe {
+            facts::line(
+                input.dtype,
+                p.wrapping_offset(a as isize * stride),
+                m,
+                stride,
+            )
+        }
+    }
+
     /// The address of column `a` of the current line in the output.
     fn out_ptr(&self, work: &Work<T>, a: usize) -> *mut u8 {
         let out = work.output;
-        let last = out.shape.len() - 1;
-        let mut p = out.ptr;
-        for d in 0..last {
-            p = p.wrapping_offset(self.idx[d] as isize * out.strides[d]);
-        }
-        p.wrapping_offset(a as isize * out.strides[last])
+        let p = out.ptr.wrapping_offset(self.line_offset(&out.strides));
+        p.wrapping_offset(a as isize * out.strides[out.shape.len() - 1])
+    }
+
+    /// The byte offset of the current line (column 0) in an array of these strides.
+    fn line_offset(&self, strides: &[isize]) -> isize {
+        let last = strides.len() - 1;
+        (0..last).map(|d| self.idx[d] as isize * strides[d]).sum()
     }
 
     /// The order statistic of each pixel into `acc[0]` (native) or `double`; whether native.

@@ -23,13 +23,6 @@ impl Found {
             negative_zero: v.to_bits() == (-0.0f64).to_bits(),
         }
     }
-
-    pub fn or(self, o: Found) -> Found {
-        Found {
-            nan: self.nan || o.nan,
-            negative_zero: self.negative_zero || o.negative_zero,
-        }
-    }
 }
 
 /// Scans every element of a float input (nothing for other dtypes, which hold neither), its
@@ -46,25 +39,77 @@ pub(crate) unsafe fn scan(input: &RawArray, threads: usize) -> Found {
     }
 }
 
+/// What one line segment of a float input holds: `len` elements from `p`, `stride` bytes apart
+/// (nothing for other dtypes). The rank executor checks each line as it computes the output line
+/// of the same index ([`Watch`]), while the line is in cache, instead of a pass of its own.
+///
+/// # Safety
+/// The elements must be valid for reading.
+pub(crate) unsafe fn line(dtype: Dtype, p: *const u8, len: usize, stride: isize) -> Found {
+    let flags = match dtype {
+        Dtype::F32 => unsafe { line_flags::<u32>(p, len, stride) },
+        Dtype::F64 => unsafe { line_flags::<u64>(p, len, stride) },
+        _ => 0,
+    };
+    Found {
+        nan: flags & 1 != 0,
+        negative_zero: flags & 2 != 0,
+    }
+}
+
+/// The facts a run depends on, gathered by its workers as they go: every output line checks the
+/// input line of its own index, so together they check every line. A run that finds a fact
+/// failing stops (its output is then overwritten by the general engine, the arrays being
+/// disjoint).
+pub(crate) struct Watch {
+    /// Whether a `-0.0` fails the proof (the statistic's result could show its sign).
+    pub zero_matters: bool,
+    pub failed: std::sync::atomic::AtomicBool,
+}
+
+impl Watch {
+    pub fn new(zero_matters: bool) -> Watch {
+        Watch {
+            zero_matters,
+            failed: Default::default(),
+        }
+    }
+
+    /// Records what a line holds.
+    pub fn see(&self, found: Found) {
+        if found.nan || (found.negative_zero && self.zero_matters) {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
 /// A float's bits as an unsigned integer, for a branch-free scan that LLVM vectorises.
 trait Bits: Copy + Send + Sync {
-    /// The bits without the sign, as a signed integer (non-negative, so that the comparison
-    /// with infinity is a signed one, which AVX2 has for 64-bit lanes), and whether they were
-    /// exactly the sign bit (`-0.0`).
-    fn flags(self) -> u8;
+    /// Bit 0: a NaN among the values; bit 1: a `-0.0`.
+    fn flags(line: &[Self]) -> u8;
     unsafe fn read(p: *const u8) -> Self;
 }
 
 macro_rules! bits {
     ($($u:ty, $i:ty, $sign:expr, $inf:expr);*) => {$(
         impl Bits for $u {
-            /// Bit 0: a NaN (an all-ones exponent with a non-zero mantissa: above infinity
-            /// once the sign is cleared); bit 1: `-0.0`. Branch-free, so that the fold over a
-            /// line becomes vector ORs.
+            /// Two reductions that vectorise to one min and one max a vector: the largest
+            /// magnitude (the bits without the sign, as a signed integer, so the comparison is
+            /// one AVX2 has), above infinity's exactly when a NaN is there (an all-ones
+            /// exponent with a non-zero mantissa); and the smallest of the bits with the sign
+            /// flipped, zero exactly when a `-0.0` is there.
             #[inline(always)]
-            fn flags(self) -> u8 {
-                let magnitude = (self & !$sign) as $i;
-                (magnitude > $inf as $i) as u8 | (((self == $sign) as u8) << 1)
+            fn flags(line: &[Self]) -> u8 {
+                let (mut top, mut low) = (0 as $i, <$u>::MAX);
+                for &b in line {
+                    top = top.max((b & !$sign) as $i);
+                    low = low.min(b ^ $sign);
+                }
+                (top > $inf as $i) as u8 | (((low == 0) as u8) << 1)
             }
             #[inline(always)]
             unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $u).read_unaligned() } }
@@ -130,10 +175,10 @@ unsafe fn line_flags<B: Bits>(p: *const u8, len: usize, stride: isize) -> u8 {
     if stride == size as isize && (p as usize).is_multiple_of(size) {
         // SAFETY: a contiguous, aligned line of `len` elements.
         let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
-        return simd::fast(|| line.iter().fold(0u8, |f, &b| f | b.flags()));
+        return simd::fast(|| B::flags(line));
     }
     (0..len).fold(0u8, |f, j| {
-        f | unsafe { B::read(p.wrapping_offset(j as isize * stride)) }.flags()
+        f | B::flags(&[unsafe { B::read(p.wrapping_offset(j as isize * stride)) }])
     })
 }
 

@@ -43,6 +43,7 @@
 //! Which IR forms are accepted, and why each is the statistic it is named for, is documented on
 //! [`stat`]; the algorithms' own exactness on [`order`] and [`sliding`].
 
+mod boxed;
 mod elem;
 mod exec;
 mod facts;
@@ -112,14 +113,27 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), Driv
     let input = run.input;
     let constant = run.mode == Mode::Constant;
     let threads = super::exec::thread_count(run.options.threads);
+    let zero_matters = stat.sign_of_zero_matters();
+    let mut watch = None;
     if is_float(input.dtype) {
-        // SAFETY: the input is valid memory (`execute`'s contract).
-        let mut found = unsafe { facts::scan(input, threads) };
         if constant {
-            found = found.or(facts::Found::of(run.cval));
+            let c = facts::Found::of(run.cval);
+            if c.nan || (c.negative_zero && zero_matters) {
+                return None;
+            }
         }
-        if found.nan || (found.negative_zero && stat.sign_of_zero_matters()) {
-            return None;
+        match run.options.progress {
+            // The data is checked line by line as the run goes (`facts::Watch`)...
+            None => watch = Some(facts::Watch::new(zero_matters)),
+            // ... except where progress is reported: a run that stopped on a NaN would have
+            // reported lines that the general engine then reports again.
+            Some(_) => {
+                // SAFETY: the input is valid memory (`execute`'s contract).
+                let found = unsafe { facts::scan(input, threads) };
+                if found.nan || (found.negative_zero && zero_matters) {
+                    return None;
+                }
+            }
         }
     }
     let result = with_elem!(input.dtype, T => {
@@ -128,9 +142,14 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), Driv
             true => T::exactly(run.cval)?,
             false => T::default(),
         };
-        let work = exec::Work { plan, input, output: run.output, stat, cval, options: run.options };
+        let work = exec::Work {
+            plan, input, output: run.output, stat, cval, options: run.options, watch: watch.as_ref(),
+        };
         exec::run::<T>(&work, threads)
     });
+    if watch.is_some_and(|w| w.failed()) {
+        return None;
+    }
     LAST.with(|l| l.set(Some(stat)));
     Some(result)
 }

@@ -174,7 +174,10 @@ pub(crate) fn network<T: Elem>(
 /// column sorted into `lo <= mid <= hi`, the median of the nine is the median of
 /// `max(lo)`, `median(mid)` and `min(hi)` over the three columns (Paeth's identity, exact on
 /// any totally ordered values). Each column is sorted once and read by three pixels, and every
-/// step is a `min`/`max` of rows of pixels, which LLVM vectorises.
+/// step is a `min`/`max` of rows of pixels, which LLVM vectorises (as selects, written out of
+/// place: one instruction each on floats. A select may return the same zero twice for a `-0.0`
+/// and a `0.0`, which is why only the median, which adds `0.0` to its value, takes this path
+/// with both zeros present).
 pub(crate) fn median3x3<T: Elem>(
     rows: [&[T]; 3],
     m: usize,
@@ -191,29 +194,40 @@ pub(crate) fn median3x3<T: Elem>(
         let cols = lo.iter_mut().zip(mid.iter_mut()).zip(hi.iter_mut());
         let rows = rows[0][..w].iter().zip(&rows[1][..w]).zip(&rows[2][..w]);
         for (((l, md), h), ((&a, &b), &c)) in cols.zip(rows) {
-            let (x, y) = (T::min(a, b), T::max(a, b));
-            let z = T::max(x, c);
-            *l = T::min(x, c);
-            *md = T::min(y, z);
-            *h = T::max(y, z);
+            let (x, y) = (T::select_min(a, b), T::select_max(a, b));
+            let z = T::select_max(x, c);
+            *l = T::select_min(x, c);
+            *md = T::select_min(y, z);
+            *h = T::select_max(y, z);
         }
-        let (lo, mid, hi) = (&*lo, &*mid, &*hi);
-        let los = lo[..m].iter().zip(&lo[1..m + 1]).zip(&lo[2..m + 2]);
-        let mids = mid[..m].iter().zip(&mid[1..m + 1]).zip(&mid[2..m + 2]);
-        let his = hi[..m].iter().zip(&hi[1..m + 1]).zip(&hi[2..m + 2]);
-        for (o, ((l, md), h)) in out[..m].iter_mut().zip(los.zip(mids).zip(his)) {
-            let a = T::max(T::max(*l.0 .0, *l.0 .1), *l.1);
-            let b = med3(*md.0 .0, *md.0 .1, *md.1);
-            let c = T::min(T::min(*h.0 .0, *h.0 .1), *h.1);
-            let v = med3(a, b, c);
-            *o = if plus_zero { v.plus_zero() } else { v };
+        let cols = [&*lo, &*mid, &*hi];
+        // The choice made once, outside the loop (LLVM kept it inside, as a blend a value).
+        match plus_zero {
+            true => medians_of_columns(cols, &mut out[..m], T::plus_zero),
+            false => medians_of_columns(cols, &mut out[..m], |v| v),
         }
     });
 }
 
+/// `out[j]` = `finish` of the median of the 3×3 box whose sorted columns are `j..j + 3` of
+/// `lo`, `mid` and `hi`.
+#[inline(always)]
+fn medians_of_columns<T: Elem>([lo, mid, hi]: [&[T]; 3], out: &mut [T], finish: impl Fn(T) -> T) {
+    let m = out.len();
+    let los = lo[..m].iter().zip(&lo[1..m + 1]).zip(&lo[2..m + 2]);
+    let mids = mid[..m].iter().zip(&mid[1..m + 1]).zip(&mid[2..m + 2]);
+    let his = hi[..m].iter().zip(&hi[1..m + 1]).zip(&hi[2..m + 2]);
+    for (o, ((l, md), h)) in out.iter_mut().zip(los.zip(mids).zip(his)) {
+        let a = T::select_max(T::select_max(*l.0 .0, *l.0 .1), *l.1);
+        let b = med3(*md.0 .0, *md.0 .1, *md.1);
+        let c = T::select_min(T::select_min(*h.0 .0, *h.0 .1), *h.1);
+        *o = finish(med3(a, b, c));
+    }
+}
+
 #[inline(always)]
 fn med3<T: Elem>(a: T, b: T, c: T) -> T {
-    T::max(T::min(a, b), T::min(T::max(a, b), c))
+    T::select_max(T::select_min(a, b), T::select_min(T::select_max(a, b), c))
 }
 
 /// Per pixel, the values gathered and partly sorted by `select_nth_unstable`.
