@@ -34,6 +34,11 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
             self
         }
     }
+    /// The comparators `(i, j)` of a network on rows of pixels ([`super::order::compare_rows`]).
+    #[inline(always)]
+    fn compare_rows(pairs: &[(u32, u32)], rows: &mut [Self], stride: usize, len: usize) {
+        super::order::compare_rows_portable(pairs, rows, stride, len)
+    }
     /// The value as the general path reads it: `(double)v`.
     fn to_f64(self) -> f64;
     /// `0.0 + (double)v` in this type: the median's addition, which turns `-0.0` into `0.0`.
@@ -89,7 +94,7 @@ int_elem!(u8: 8, 0, true; i8: 8, 0x80, true; u16: 16, 0, true; i16: 16, 0x8000, 
           u32: 0, 0, true; i32: 0, 0, true; u64: 0, 0, false; i64: 0, 0, false);
 
 macro_rules! float_elem {
-    ($($t:ty),*) => {$(
+    ($($t:ident),*) => {$(
         impl Elem for $t {
             // IEEE minNum/maxNum: the same as `<` on NaN-free data but for which of two
             // zeros comes out, and never a conditional store (which LLVM makes of a `<` select
@@ -106,6 +111,18 @@ macro_rules! float_elem {
                 let t = v as $t;
                 ((t as f64).to_bits() == v.to_bits()).then_some(t)
             }
+            /// With AVX, the CPU's vector min and max: one instruction each where IEEE `min`
+            /// takes three. They return the second operand for equal values, so a `-0.0` and a
+            /// `0.0` may come out as the same zero twice: the statistics whose result could
+            /// show a zero's sign never run on data holding `-0.0` (the median adds `0.0`).
+            fn compare_rows(pairs: &[(u32, u32)], rows: &mut [Self], stride: usize, len: usize) {
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx") {
+                    // SAFETY: the CPU has AVX.
+                    return unsafe { avx::$t(pairs, rows, stride, len) };
+                }
+                super::order::compare_rows_portable(pairs, rows, stride, len)
+            }
             const ROUND_TRIPS: bool = true;
             const KEY_BITS: u32 = 0;
             fn key(self) -> usize { unreachable!("floats have no histogram keys") }
@@ -118,6 +135,45 @@ macro_rules! float_elem {
     )*};
 }
 float_elem!(f32, f64);
+
+/// The floats' network comparators in AVX registers.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use super::super::order::two_rows;
+    use std::arch::x86_64::*;
+
+    macro_rules! comparators {
+        ($($t:ident, $lanes:expr, $load:ident, $store:ident, $min:ident, $max:ident);*) => {$(
+            /// # Safety
+            /// The CPU must have AVX.
+            #[target_feature(enable = "avx")]
+            pub(super) unsafe fn $t(pairs: &[(u32, u32)], rows: &mut [$t], stride: usize, len: usize) {
+                let whole = len / $lanes * $lanes;
+                for &(i, j) in pairs {
+                    let (a, b) = two_rows(rows, i as usize * stride, j as usize * stride, len);
+                    let (pa, pb) = (a.as_mut_ptr(), b.as_mut_ptr());
+                    for x in (0..whole).step_by($lanes) {
+                        // SAFETY: `x + lanes <= len` values of each row.
+                        unsafe {
+                            let (u, v) = ($load(pa.add(x)), $load(pb.add(x)));
+                            $store(pa.add(x), $min(u, v));
+                            $store(pb.add(x), $max(u, v));
+                        }
+                    }
+                    for x in whole..len {
+                        let (u, v) = (a[x], b[x]);
+                        // As the vector instructions: the second operand unless the first
+                        // is strictly smaller (larger).
+                        a[x] = if u < v { u } else { v };
+                        b[x] = if u > v { u } else { v };
+                    }
+                }
+            }
+        )*};
+    }
+    comparators!(f32, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_min_ps, _mm256_max_ps;
+                 f64, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_min_pd, _mm256_max_pd);
+}
 
 /// Calls `$body` with `$T` bound to the element type of `$dtype` (`bool` as `u8`).
 macro_rules! with_elem {

@@ -143,6 +143,8 @@ struct Worker<T> {
     scratch: Scratch<T>,
     boxed: BoxScratch<T>,
     wires: Vec<T>,
+    /// A segment's sorted columns ([`Order::Columns`]).
+    columns: Vec<T>,
     hist: Option<Histogram>,
     /// The chords' extreme lines of the current segment.
     lines: Vec<*const T>,
@@ -170,6 +172,7 @@ impl<T: Elem> Worker<T> {
             scratch: (Vec::new(), Vec::new()),
             boxed: BoxScratch::default(),
             wires: Vec::new(),
+            columns: Vec::new(),
             hist: (T::KEY_BITS > 0).then(|| Histogram::new(T::KEY_BITS)),
             lines: Vec::new(),
             whole: None,
@@ -362,8 +365,29 @@ impl<T: Elem> Worker<T> {
                 let rows = [ext[0], ext[1], ext[2]];
                 order::median3x3(rows, m, plus_zero, out.native, &mut self.wires)
             }
-            Order::Network(pairs) => {
-                order::network(pairs, &taps(), m, pos, &mut out, &mut self.wires)
+            Order::Network(net) => order::network(net, &taps(), m, pos, &mut out, &mut self.wires),
+            Order::Columns {
+                sort,
+                merge,
+                rows,
+                offset,
+                width,
+            } => {
+                // The columns of the segment's boxes, each sorted: row `r` of `cols` holds
+                // the `r`-th smallest of every column, from the first box's leftmost one.
+                let len = m + width - 1;
+                let mut cols = std::mem::take(&mut self.columns);
+                cols.resize(rows * len, T::default());
+                for (dst, line) in cols.chunks_exact_mut(len).zip(&ext) {
+                    dst.copy_from_slice(&line[*offset..offset + len]);
+                }
+                order::compare_rows(sort, &mut cols, len, len);
+                // Wire `c * rows + r`: rank `r` of the box's column `c`.
+                let taps: Vec<&[T]> = (0..width * rows)
+                    .map(|w| &cols[(w % rows) * len + w / rows..])
+                    .collect();
+                order::network(merge, &taps, m, pos, &mut out, &mut self.wires);
+                self.columns = cols;
             }
             Order::Select => order::select(&taps(), m, pos, &mut out, &mut self.wires),
             Order::Histogram => {

@@ -44,6 +44,7 @@
 //! [`stat`]; the algorithms' own exactness on [`order`] and [`sliding`].
 
 mod boxed;
+mod columns;
 mod elem;
 mod exec;
 mod facts;

@@ -13,6 +13,7 @@
 //! what it is, however it is ordered, and equal values have equal bits except `±0.0`, which the
 //! caller has excluded where their sign could show (the parent module's proof).
 
+use super::columns::{self, Merge};
 use super::elem::Elem;
 use super::simd;
 use super::stat::{Mix, Positions};
@@ -83,7 +84,18 @@ fn wanted(pos: &Positions) -> (usize, usize) {
 pub(crate) enum Order {
     /// The median of a 3×3 box: column sorts shared by neighbouring pixels ([`median3x3`]).
     Median3x3,
-    Network(Vec<(u32, u32)>),
+    /// A selection network on each pixel's values, whose wanted positions end on wires `out`.
+    Network(Merge),
+    /// A box of `rows` slots each holding the chord `(offset, width)`: its columns sorted once
+    /// for all the pixels reading them (the comparators `sort`), then merged per pixel
+    /// ([`super::columns`]).
+    Columns {
+        sort: Vec<(u32, u32)>,
+        merge: Merge,
+        rows: usize,
+        offset: usize,
+        width: usize,
+    },
     Histogram,
     Select,
 }
@@ -101,7 +113,33 @@ impl Order {
             Order::Median3x3
         } else if n <= NETWORK_MAX {
             let (a, b) = wanted(pos);
-            Order::Network(pruned(n, &[a, b]))
+            let plain = Merge {
+                pairs: pruned(n, &[a, b]),
+                out: (a, b),
+            };
+            let first = chords.first().and_then(|c| c.first().copied());
+            match first.filter(|&f| chords.iter().all(|c| c[..] == [f])) {
+                // A box: sorted columns and a merge, where that costs fewer comparators.
+                Some((offset, width)) => {
+                    let rows = chords.len();
+                    let sort: Vec<(u32, u32)> = batcher_pairs(rows)
+                        .into_iter()
+                        .map(|(i, j)| (i as u32, j as u32))
+                        .collect();
+                    let merge = columns::merge(width, rows, a, b);
+                    match sort.len() + merge.pairs.len() < plain.pairs.len() {
+                        true => Order::Columns {
+                            sort,
+                            merge,
+                            rows,
+                            offset,
+                            width,
+                        },
+                        false => Order::Network(plain),
+                    }
+                }
+                None => Order::Network(plain),
+            }
         } else if T::KEY_BITS > 0 {
             Order::Histogram
         } else {
@@ -111,7 +149,7 @@ impl Order {
 }
 
 /// Batcher's comparators that the values at `keep` depend on, in order.
-fn pruned(n: usize, keep: &[usize]) -> Vec<(u32, u32)> {
+pub(crate) fn pruned(n: usize, keep: &[usize]) -> Vec<(u32, u32)> {
     let mut live = vec![false; n];
     for &k in keep {
         live[k] = true;
@@ -131,9 +169,10 @@ fn pruned(n: usize, keep: &[usize]) -> Vec<(u32, u32)> {
 /// Pixels per network block: each of the `n` rows of the block stays in L1 together.
 const BLOCK_BYTES: usize = 512;
 
-/// The network over `m` pixels: `taps[t][j]` is tap `t` of pixel `j`.
+/// The network over `m` pixels: `taps[t][j]` is tap `t` of pixel `j` (wire `t`); the results
+/// are read from wires `net.out`.
 pub(crate) fn network<T: Elem>(
-    pairs: &[(u32, u32)],
+    net: &Merge,
     taps: &[&[T]],
     m: usize,
     pos: &Positions,
@@ -143,30 +182,64 @@ pub(crate) fn network<T: Elem>(
     let n = taps.len();
     let block = (BLOCK_BYTES / std::mem::size_of::<T>()).max(8);
     wires.resize(n * block, T::default());
-    let (pa, pb) = wanted(pos);
+    let (wa, wb) = net.out;
     let mut j0 = 0;
     while j0 < m {
         let len = block.min(m - j0);
         for (t, tap) in taps.iter().enumerate() {
             wires[t * block..t * block + len].copy_from_slice(&tap[j0..j0 + len]);
         }
+        compare_rows(&net.pairs, wires, block, len);
         simd::fast(|| {
-            for &(i, j) in pairs {
-                let (lo, hi) = wires.split_at_mut(j as usize * block);
-                let a = &mut lo[i as usize * block..i as usize * block + len];
-                let b = &mut hi[..len];
-                for (x, y) in a.iter_mut().zip(b.iter_mut()) {
-                    let (u, v) = (*x, *y);
-                    *x = T::min(u, v);
-                    *y = T::max(u, v);
-                }
-            }
-        });
-        simd::fast(|| {
-            let (a, b) = (&wires[pa * block..pa * block + len], &wires[pb * block..]);
+            let (a, b) = (&wires[wa * block..wa * block + len], &wires[wb * block..]);
             out.put_rows(j0, pos, a, b)
         });
         j0 += len;
+    }
+}
+
+/// Runs the comparators `(i, j)` on rows of `len` values, row `i` starting at `i * stride`:
+/// afterwards `rows[i][x] <= rows[j][x]` at each `x`, one vector loop a comparator. (`i > j`
+/// happens: a merged network's wires are relabelled as it is built.)
+pub(crate) fn compare_rows<T: Elem>(
+    pairs: &[(u32, u32)],
+    rows: &mut [T],
+    stride: usize,
+    len: usize,
+) {
+    T::compare_rows(pairs, rows, stride, len)
+}
+
+/// [`compare_rows`] in portable code that LLVM vectorises: `min` and `max` are the type's own
+/// (IEEE for floats, three instructions each: a select written back in place would become a
+/// masked store).
+#[inline(always)]
+pub(crate) fn compare_rows_portable<T: Elem>(
+    pairs: &[(u32, u32)],
+    rows: &mut [T],
+    stride: usize,
+    len: usize,
+) {
+    simd::fast(|| {
+        for &(i, j) in pairs {
+            let (a, b) = two_rows(rows, i as usize * stride, j as usize * stride, len);
+            for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+                let (u, v) = (*x, *y);
+                *x = T::min(u, v);
+                *y = T::max(u, v);
+            }
+        }
+    });
+}
+
+/// The rows of `len` values at `i` and `j` (distinct, not overlapping), in that order.
+#[inline(always)]
+pub(crate) fn two_rows<T>(rows: &mut [T], i: usize, j: usize, len: usize) -> (&mut [T], &mut [T]) {
+    let (lo, hi) = rows.split_at_mut(i.max(j));
+    let (first, second) = (&mut lo[i.min(j)..i.min(j) + len], &mut hi[..len]);
+    match i < j {
+        true => (first, second),
+        false => (second, first),
     }
 }
 
@@ -396,12 +469,15 @@ mod tests {
                         }
                     }
                 };
-                let pairs = pruned(n, &[pa, pb]);
+                let net = Merge {
+                    pairs: pruned(n, &[pa, pb]),
+                    out: (pa, pb),
+                };
                 let mut r = Results {
                     native: &mut native,
                     double: &mut double,
                 };
-                network(&pairs, &taps, m, &pos, &mut r, &mut Vec::new());
+                network(&net, &taps, m, &pos, &mut r, &mut Vec::new());
                 check(&native, &double, "network");
                 let mut r = Results {
                     native: &mut native,
