@@ -459,3 +459,41 @@ fn a_nan_or_negative_zero_on_any_line_sends_the_whole_run_to_the_general_engine(
         }
     }
 }
+
+/// `max - min` of each integer type's extremes: the general path casts the doubles' difference
+/// to the output type (past `i32::MAX` an `int32` output gets the indefinite value, not a
+/// wrapped one); the rank executor's native difference must give the same bits.
+#[test]
+fn range_of_extreme_integers_is_the_cast_of_the_doubles() {
+    let range = compile("x.max() - x.min()");
+    let types = [
+        (Dtype::I8, -128.0, 127.0),
+        (Dtype::U8, 0.0, 255.0),
+        (Dtype::I16, -32768.0, 32767.0),
+        (Dtype::U16, 0.0, 65535.0),
+        (Dtype::I32, -2147483648.0, 2147483647.0),
+        (Dtype::U32, 0.0, 4294967295.0),
+        (Dtype::I64, -9.223372036854776e18, 9.223372036854775e18),
+        (Dtype::U64, 0.0, 1.8446744073709550e19),
+        (Dtype::F32, -3.0e38, 3.0e38),
+    ];
+    for (dtype, lo, hi) in types {
+        let values: Vec<f64> = (0..40)
+            .map(|i| [lo, hi, 0.0, lo / 2.0, 1.0][(i * 7 + i / 5) % 5])
+            .collect();
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, &[8, 5]);
+        for out_dtype in [dtype, Dtype::F64, Dtype::I32] {
+            let opts = Options::size(&[2, 3]);
+            let got = run(&range, &input, out_dtype, &opts);
+            assert_eq!(last_run(), Some(RankStat::Range), "{dtype}");
+            let want = run(
+                &range,
+                &input,
+                out_dtype,
+                &opts.clone().engine(Engine::Callback),
+            );
+            assert_eq!(got, want, "{dtype} -> {out_dtype}");
+        }
+    }
+}

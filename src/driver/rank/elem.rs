@@ -43,6 +43,15 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     fn to_f64(self) -> f64;
     /// `0.0 + (double)v` in this type: the median's addition, which turns `-0.0` into `0.0`.
     fn plus_zero(self) -> Self;
+    /// Whether [`Elem::range`] gives the value the general path stores for `max - min` in an
+    /// output of this dtype: the C cast of `(double)hi - (double)lo`.
+    const RANGE_NATIVE: bool;
+    /// `hi - lo` (`hi >= lo`) as the general path stores it, where [`Elem::RANGE_NATIVE`]:
+    /// - types of up to 16 bits and `u32`: the difference, exact in double and below 2**32, is
+    ///   cast through a 32- or 64-bit integer and truncated to the type, which is the wrapping
+    ///   difference in the type (for the signed ones the same bits);
+    /// - `f64`: the same subtraction; `f32`: the difference of the doubles, rounded to `f32`.
+    fn range(hi: Self, lo: Self) -> Self;
     /// The element equal to `v`, if there is one whose double is `v` bit for bit.
     fn exactly(v: f64) -> Option<Self>;
     /// Whether `(dtype)(double)v == v` for every value: then a result may be stored natively
@@ -61,7 +70,7 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
 }
 
 macro_rules! int_elem {
-    ($($t:ty: $bits:expr, $flip:expr, $trips:expr);*) => {$(
+    ($($t:ty: $bits:expr, $flip:expr, $trips:expr, $range:expr);*) => {$(
         impl Elem for $t {
             #[inline(always)]
             fn min(self, o: Self) -> Self { Ord::min(self, o) }
@@ -76,6 +85,9 @@ macro_rules! int_elem {
                 (t as f64 == v && (v != 0.0 || v.is_sign_positive())).then_some(t)
             }
             const ROUND_TRIPS: bool = $trips;
+            const RANGE_NATIVE: bool = $range;
+            #[inline(always)]
+            fn range(hi: Self, lo: Self) -> Self { hi.wrapping_sub(lo) }
             const KEY_BITS: u32 = $bits;
             #[inline(always)]
             fn key(self) -> usize { ((self as u64) ^ $flip) as usize & ((1usize << $bits) - 1) }
@@ -90,8 +102,11 @@ macro_rules! int_elem {
 }
 // Keys of signed types flip the sign bit, so that they sort as unsigned. Wider types have no
 // keys (0 bits): they never use a histogram.
-int_elem!(u8: 8, 0, true; i8: 8, 0x80, true; u16: 16, 0, true; i16: 16, 0x8000, true;
-          u32: 0, 0, true; i32: 0, 0, true; u64: 0, 0, false; i64: 0, 0, false);
+// `i32` and the 64-bit types are not range-native: a difference past `i32::MAX` (or 2**63) is
+// cast to the integer indefinite value, not wrapped.
+int_elem!(u8: 8, 0, true, true; i8: 8, 0x80, true, true; u16: 16, 0, true, true;
+          i16: 16, 0x8000, true, true; u32: 0, 0, true, true; i32: 0, 0, true, false;
+          u64: 0, 0, false, false; i64: 0, 0, false, false);
 
 macro_rules! float_elem {
     ($($t:ident),*) => {$(
@@ -124,6 +139,9 @@ macro_rules! float_elem {
                 super::order::compare_rows_portable(pairs, rows, stride, len)
             }
             const ROUND_TRIPS: bool = true;
+            const RANGE_NATIVE: bool = true;
+            #[inline(always)]
+            fn range(hi: Self, lo: Self) -> Self { (hi as f64 - lo as f64) as $t }
             const KEY_BITS: u32 = 0;
             fn key(self) -> usize { unreachable!("floats have no histogram keys") }
             fn from_key(_: usize) -> Self { unreachable!("floats have no histogram keys") }

@@ -17,6 +17,7 @@ use super::boxed::{self, BoxChord, BoxScratch};
 use super::elem::Elem;
 use super::facts::{self, Watch};
 use super::order::{self, Histogram, Order, Results};
+use super::simd;
 use super::sliding::{self, Scratch};
 use super::stat::{Positions, RankStat};
 use crate::interrupt;
@@ -218,11 +219,22 @@ impl<T: Elem> Worker<T> {
                 self.extremes(work, shape, a, m, true);
                 self.acc.swap(0, 1);
                 self.extremes(work, shape, a, m, false);
-                let [min, max] = &self.acc;
-                for ((d, hi), lo) in self.double.iter_mut().zip(max).zip(min) {
-                    *d = hi.to_f64() - lo.to_f64();
+                let [min, max] = &mut self.acc;
+                if T::RANGE_NATIVE && work.output.dtype == work.input.dtype {
+                    // The difference in the output's own type, bit for bit the cast of the
+                    // doubles' (`Elem::range`), without a pass through double.
+                    simd::fast(|| {
+                        for (lo, &hi) in min.iter_mut().zip(&*max) {
+                            *lo = T::range(hi, *lo);
+                        }
+                    });
+                    true
+                } else {
+                    for ((d, hi), lo) in self.double.iter_mut().zip(&*max).zip(&*min) {
+                        *d = hi.to_f64() - lo.to_f64();
+                    }
+                    false
                 }
-                false
             }
             _ => self.order(work, shape, a, m),
         };
