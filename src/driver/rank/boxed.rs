@@ -56,17 +56,23 @@ impl BoxChord {
                 .all(|s| (s.unsigned_abs()).is_multiple_of(align));
         let first = *chords.first()?.first()?;
         let boxed = chords.iter().all(|c| c[..] == [first]);
-        let stacked = last >= 1
-            && plan.slots.windows(2).all(|w| {
-                let (a, b) = (&w[0], &w[1]);
-                a[..last - 1] == b[..last - 1] && b[last - 1] == a[last - 1] + 1
-            });
         (in_place && boxed).then_some(BoxChord {
             offset: first.0,
             width: first.1,
-            stacked,
+            stacked: stacked(plan),
         })
     }
+}
+
+/// Whether the plan's slots are consecutive lines of the second-to-last axis, in order: slot `j`
+/// one line below slot `j - 1`, the other leading offsets all equal.
+pub(crate) fn stacked(plan: &Plan) -> bool {
+    let last = plan.shape.len() - 1;
+    last >= 1
+        && plan.slots.windows(2).all(|w| {
+            let (a, b) = (&w[0], &w[1]);
+            a[..last - 1] == b[..last - 1] && b[last - 1] == a[last - 1] + 1
+        })
 }
 
 /// Above this many slots, a stacked box's vertical extremes come from [`VanHerk`] (three passes

@@ -17,6 +17,7 @@ use super::boxed::{self, BoxChord, BoxScratch};
 use super::elem::Elem;
 use super::facts::{self, Watch};
 use super::order::{self, Histogram, Order, Results};
+use super::perreault;
 use super::simd;
 use super::sliding::{self, Scratch};
 use super::stat::{Positions, RankStat};
@@ -70,7 +71,7 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
     let positions = work.stat.positions(n);
     let order = positions
         .as_ref()
-        .map(|p| Order::choose::<T>(n, p, &chords));
+        .map(|p| Order::choose::<T>(n, p, &chords, boxed::stacked(plan)));
     let boxed = BoxChord::of::<T>(plan, &chords, work.input);
     let parts = chunks(plan, threads, work.options.progress.is_some());
     let (cancelled, done) = (AtomicBool::new(false), AtomicUsize::new(0));
@@ -146,6 +147,8 @@ struct Worker<T> {
     wires: Vec<T>,
     /// A segment's sorted columns ([`Order::Columns`]).
     columns: Vec<T>,
+    /// The column histograms of 8-bit boxes ([`Order::Perreault`]), kept from line to line.
+    perreault: perreault::Columns,
     hist: Option<Histogram>,
     /// The chords' extreme lines of the current segment.
     lines: Vec<*const T>,
@@ -174,6 +177,7 @@ impl<T: Elem> Worker<T> {
             boxed: BoxScratch::default(),
             wires: Vec::new(),
             columns: Vec::new(),
+            perreault: perreault::Columns::default(),
             hist: (T::KEY_BITS > 0).then(|| Histogram::new(T::KEY_BITS)),
             lines: Vec::new(),
             whole: None,
@@ -402,6 +406,11 @@ impl<T: Elem> Worker<T> {
                 self.columns = cols;
             }
             Order::Select => order::select(&taps(), m, pos, &mut out, &mut self.wires),
+            Order::Perreault { offset, width } => {
+                let len = ext[0].len();
+                self.perreault.update(&ext, len, self.continues);
+                self.perreault.positions(*offset, *width, m, pos, &mut out);
+            }
             Order::Histogram => {
                 let hist = self.hist.as_mut().expect("histogram types have one");
                 order::histogram(&ext, shape.chords, m, pos, &mut out, hist)

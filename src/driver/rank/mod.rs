@@ -49,6 +49,7 @@ mod elem;
 mod exec;
 mod facts;
 mod order;
+mod perreault;
 mod simd;
 mod sliding;
 mod stat;

@@ -1,0 +1,252 @@
+//! Perreault and Hébert's constant-time median (IEEE TIP 2007) for 8-bit boxes: a histogram of
+//! each column of the box's rows, kept from one output line to the next by removing the row
+//! that left and adding the row that came in (two counts a column), and the box's histogram
+//! slid along the line by adding the column that enters and removing the one that leaves (a
+//! vector pass over 256 bins). A position is found in two levels, 16 coarse bins then 16 fine
+//! ones. The cost per pixel does not grow with the box, where Huang's histogram
+//! ([`super::order::histogram`]) adds and removes a whole column of values per pixel.
+//!
+//! Exact: the box's histogram counts exactly its values (by key, an order-preserving bijection
+//! of the 8-bit values), so the value at a sorted position is the one counted there.
+
+use super::elem::Elem;
+use super::order::Results;
+use super::stat::Positions;
+
+/// Bins of a column's and the box's histograms; coarse bins of 16 fine ones each.
+const BINS: usize = 256;
+const COARSE: usize = 16;
+
+/// The columns' histograms of a segment's extended line.
+#[derive(Default)]
+pub(crate) struct Columns {
+    fine: Vec<u16>,
+    coarse: Vec<u16>,
+    /// The keys of the first slot's line of the last segment: the row that leaves next.
+    first: Vec<u8>,
+}
+
+impl Columns {
+    /// Brings the histograms to the segment whose slots' extended lines are `ext` (every line
+    /// `len` long): by one row out and one in when `continues` (the segment is the whole line
+    /// after the last one, on the axis the box's slots stack along), else counted afresh.
+    pub fn update<T: Elem>(&mut self, ext: &[&[T]], len: usize, continues: bool) {
+        let k = ext.len();
+        if continues && self.first.len() == len {
+            let (gone, new) = (&self.first, &ext[k - 1][..len]);
+            for (x, (&g, n)) in gone.iter().zip(new).enumerate() {
+                let (g, n) = (g as usize, n.key());
+                self.fine[x * BINS + g] -= 1;
+                self.fine[x * BINS + n] += 1;
+                self.coarse[x * COARSE + g / COARSE] -= 1;
+                self.coarse[x * COARSE + n / COARSE] += 1;
+            }
+        } else {
+            self.fine.clear();
+            self.fine.resize(len * BINS, 0);
+            self.coarse.clear();
+            self.coarse.resize(len * COARSE, 0);
+            for line in ext {
+                for (x, v) in line[..len].iter().enumerate() {
+                    let key = v.key();
+                    self.fine[x * BINS + key] += 1;
+                    self.coarse[x * COARSE + key / COARSE] += 1;
+                }
+            }
+        }
+        self.first.clear();
+        self.first
+            .extend(ext[0][..len].iter().map(|v| v.key() as u8));
+    }
+
+    /// The values at the sorted positions of each of the `m` pixels' boxes, the box of pixel
+    /// `j` being columns `j + offset..j + offset + width`.
+    pub fn positions<T: Elem>(
+        &self,
+        offset: usize,
+        width: usize,
+        m: usize,
+        pos: &Positions,
+        out: &mut Results<T>,
+    ) {
+        let (pa, pb) = match *pos {
+            Positions::One { at, .. } => (at, at),
+            Positions::Two(a, b, _) => (a, b),
+        };
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // The whole loop compiled for AVX2 (the slides inlined into it, not dispatched per
+            // pixel).
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2<T: Elem>(
+                c: &Columns,
+                o: usize,
+                w: usize,
+                m: usize,
+                ab: (usize, usize),
+                pos: &Positions,
+                out: &mut Results<T>,
+            ) {
+                c.slide_along(o, w, m, ab, pos, out)
+            }
+            // SAFETY: the CPU has AVX2.
+            return unsafe { avx2(self, offset, width, m, (pa, pb), pos, out) };
+        }
+        self.slide_along(offset, width, m, (pa, pb), pos, out)
+    }
+
+    #[inline(always)]
+    fn slide_along<T: Elem>(
+        &self,
+        offset: usize,
+        width: usize,
+        m: usize,
+        (pa, pb): (usize, usize),
+        pos: &Positions,
+        out: &mut Results<T>,
+    ) {
+        let mut fine = [0u16; BINS];
+        let mut coarse = [0u16; COARSE];
+        for c in offset..offset + width {
+            slide(&mut fine, &self.fine[c * BINS..][..BINS], None);
+            slide(&mut coarse, &self.coarse[c * COARSE..][..COARSE], None);
+        }
+        for j in 0..m {
+            if j > 0 {
+                let (gone, new) = (j - 1 + offset, j - 1 + offset + width);
+                let col = |v: &'_ [u16], c: usize, n: usize| v[c * n..][..n].as_ptr();
+                // SAFETY: both columns are in the line's histograms, `BINS` (`COARSE`) each.
+                unsafe {
+                    slide_raw(
+                        &mut fine,
+                        col(&self.fine, new, BINS),
+                        col(&self.fine, gone, BINS),
+                    );
+                    slide_raw(
+                        &mut coarse,
+                        col(&self.coarse, new, COARSE),
+                        col(&self.coarse, gone, COARSE),
+                    );
+                }
+            }
+            let a = T::from_key(find(&fine, &coarse, pa));
+            let b = match pb > pa {
+                true => T::from_key(find(&fine, &coarse, pb)),
+                false => a,
+            };
+            out.put(j, pos, a, b);
+        }
+    }
+}
+
+/// `h += add - sub` bin by bin (`sub` absent: `h += add`), one vector pass.
+#[inline(always)]
+fn slide<const N: usize>(h: &mut [u16; N], add: &[u16], sub: Option<&[u16]>) {
+    match sub {
+        Some(sub) => {
+            for ((h, &a), &s) in h.iter_mut().zip(add).zip(sub) {
+                *h = h.wrapping_add(a).wrapping_sub(s);
+            }
+        }
+        None => h
+            .iter_mut()
+            .zip(add)
+            .for_each(|(h, &a)| *h = h.wrapping_add(a)),
+    }
+}
+
+/// [`slide`] from raw columns.
+///
+/// # Safety
+/// Each pointer must be valid for reading `N` counts.
+#[inline(always)]
+unsafe fn slide_raw<const N: usize>(h: &mut [u16; N], add: *const u16, sub: *const u16) {
+    // SAFETY: the caller's promise.
+    let (add, sub) = unsafe {
+        (
+            std::slice::from_raw_parts(add, N),
+            std::slice::from_raw_parts(sub, N),
+        )
+    };
+    slide(h, add, Some(sub));
+}
+
+/// The key at sorted position `r` (0-based) of the counted values: the coarse bin first, then
+/// the fine bin inside it.
+#[inline(always)]
+fn find(fine: &[u16; BINS], coarse: &[u16; COARSE], r: usize) -> usize {
+    let (mut b, mut below) = (0, 0usize);
+    while below + coarse[b] as usize <= r {
+        below += coarse[b] as usize;
+        b += 1;
+    }
+    let mut k = b * COARSE;
+    while below + fine[k] as usize <= r {
+        below += fine[k] as usize;
+        k += 1;
+    }
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::stat::Mix;
+    use super::*;
+
+    /// Boxes of 4 rows and widths 1..7, line after line (continuing and afresh), against sorting.
+    #[test]
+    fn positions_equal_sorting_line_after_line() {
+        let (rows, len) = (4, 40);
+        let mut seed = 0x9e37_79b9_u32;
+        let lines: Vec<Vec<u8>> = (0..12)
+            .map(|_| {
+                (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 17;
+                        seed ^= seed << 5;
+                        (seed >> 24) as u8 & 0x3f
+                    })
+                    .collect()
+            })
+            .collect();
+        for width in 1..8 {
+            let m = len - width + 1;
+            let n = rows * width;
+            for pos in [
+                Positions::One {
+                    at: n / 2,
+                    plus_zero: true,
+                },
+                Positions::Two(0, n - 1, Mix::Mean),
+            ] {
+                let mut cols = Columns::default();
+                for y in 0..lines.len() - rows + 1 {
+                    let ext: Vec<&[u8]> = lines[y..y + rows].iter().map(|l| &l[..]).collect();
+                    cols.update(&ext, len, y % 5 != 0);
+                    let (mut native, mut double) = (vec![0u8; m], vec![0.0; m]);
+                    let mut out = Results {
+                        native: &mut native,
+                        double: &mut double,
+                    };
+                    cols.positions(0, width, m, &pos, &mut out);
+                    for j in 0..m {
+                        let mut v: Vec<u8> =
+                            ext.iter().flat_map(|l| l[j..j + width].to_vec()).collect();
+                        v.sort_unstable();
+                        match pos {
+                            Positions::One { at, .. } => {
+                                assert_eq!(native[j], v[at], "w={width} y={y} j={j}")
+                            }
+                            Positions::Two(a, b, _) => assert_eq!(
+                                double[j],
+                                (0.0 + v[a] as f64 + v[b] as f64) / 2.0,
+                                "w={width} y={y} j={j}"
+                            ),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
