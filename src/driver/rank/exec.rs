@@ -4,9 +4,11 @@
 //! Per output line segment, each slot (a distinct offset of the footprint on the leading axes,
 //! [`Plan`]) reads one input line, extended past the ends by the mode exactly as the general
 //! engine extends it ([`Plan::fill_as`]). The taps of a slot fall into *chords*, runs of
-//! consecutive columns. Min and max take the extreme along each chord ([`sliding`]), cached per
-//! source line and chord so the lines of a box share them, then across the chords; the order
-//! statistics read all taps ([`order`]).
+//! consecutive columns. Min and max over a box (every slot one same chord) are separable
+//! ([`boxed`]: the slots' input lines read in place); over other footprints they take the
+//! extreme along each chord ([`sliding`]), cached per source line and chord so the lines share
+//! them, then across the chords. The order statistics read all taps ([`order`]); consecutive
+//! whole lines let van Herk's blocks and the 8-bit column histograms go on from line to line.
 
 use super::super::array::{RawArray, RawArrayMut};
 use super::super::error::DriverError;

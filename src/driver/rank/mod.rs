@@ -40,8 +40,15 @@
 //!   input's dtype and `(T)(double)v == v` for every `T` (all but the 64-bit integers); any other
 //!   result goes through the driver's C cast of the double ([`super::Dtype::write_line`]).
 //!
+//! - **Data facts as the run goes.** Without a progress report, float data is not scanned
+//!   first: each output line checks the input line of its own index ([`facts::Watch`]), so the
+//!   workers together check every line, and a run that finds a NaN (or a `-0.0` where it
+//!   matters) stops and leaves the whole output to the general engine.
+//!
 //! Which IR forms are accepted, and why each is the statistic it is named for, is documented on
-//! [`stat`]; the algorithms' own exactness on [`order`] and [`sliding`].
+//! [`stat`]; the algorithms' own exactness on [`order`], [`sliding`], [`boxed`] (separable
+//! boxes, van Herk/Gil-Werman), [`columns`] (sorted columns merged per pixel) and
+//! [`perreault`] (column histograms).
 
 mod boxed;
 mod columns;

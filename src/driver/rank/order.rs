@@ -1,9 +1,12 @@
 //! Sorted positions of every window of a line segment (medians, quantiles, `np.sort(x)[k]`),
-//! four ways, chosen by the footprint and the element type ([`Order::choose`]):
+//! six ways, chosen by the footprint and the element type ([`Order::choose`]):
 //! - the median of a 3×3 box from column sorts shared by neighbouring pixels ([`median3x3`]);
+//! - for 8-bit boxes above 9×9, column histograms kept from line to line
+//!   ([`super::perreault`]);
 //! - a selection network run on many pixels at once: each comparator is a `min` and a `max` of
 //!   two rows of pixels, which LLVM vectorises; only the comparators the wanted positions depend
-//!   on are kept;
+//!   on are kept; for a box, where it needs fewer comparators, the box's columns are sorted once
+//!   for all the pixels that read them and merged per pixel ([`super::columns`]);
 //! - Huang's sliding histogram for 8- and 16-bit types with larger footprints: moving one pixel
 //!   along the line removes the values leaving each chord of the footprint and adds those
 //!   entering it, and a two-level histogram finds a position in `O(sqrt(bins))`;
