@@ -20,6 +20,7 @@ use super::elem::Elem;
 use super::facts::{self, Watch};
 use super::order::{self, Histogram, Order, Results};
 use super::perreault;
+use super::registers;
 use super::simd;
 use super::sliding::{self, Scratch};
 use super::stat::{Positions, RankStat};
@@ -400,11 +401,23 @@ impl<T: Elem> Worker<T> {
                     dst.copy_from_slice(&line[*offset..offset + len]);
                 }
                 order::compare_rows(sort, &mut cols, len, len);
+                // A 5×5 median in registers, the pixels past its last block by the network.
+                let mut done = 0;
+                if let Positions::One { plus_zero, .. } = *pos {
+                    if registers::is_5x5_median(*rows, *width, pos) {
+                        let sorted = std::array::from_fn(|r| &cols[r * len..(r + 1) * len]);
+                        done = registers::medians_5x5(sorted, out.native, plus_zero);
+                    }
+                }
                 // Wire `c * rows + r`: rank `r` of the box's column `c`.
                 let taps: Vec<&[T]> = (0..width * rows)
-                    .map(|w| &cols[(w % rows) * len + w / rows..])
+                    .map(|w| &cols[(w % rows) * len + w / rows + done..])
                     .collect();
-                order::network(merge, &taps, m, pos, &mut out, &mut self.wires);
+                let mut rest = Results {
+                    native: &mut out.native[done..],
+                    double: &mut out.double[done..],
+                };
+                order::network(merge, &taps, m - done, pos, &mut rest, &mut self.wires);
                 self.columns = cols;
             }
             Order::Select => order::select(&taps(), m, pos, &mut out, &mut self.wires),

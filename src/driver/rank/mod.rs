@@ -57,6 +57,7 @@ mod exec;
 mod facts;
 mod order;
 mod perreault;
+mod registers;
 mod simd;
 mod sliding;
 mod stat;
