@@ -513,3 +513,37 @@ fn range_of_extreme_integers_is_the_cast_of_the_doubles() {
         }
     }
 }
+
+/// Medians of data made mostly of zeros of both signs, for the box sizes with paths of their own
+/// (3×3 sorted columns, 5×5 in registers, 7×7 sorted columns merged): the median adds `0.0`,
+/// so every zero it gives is `+0.0`, whichever zero the comparators kept.
+#[test]
+fn medians_of_signed_zeros_are_positive_zeros() {
+    let median = compile("np.median(x)");
+    let shape = [23usize, 70];
+    let n = shape[0] * shape[1];
+    for dtype in [Dtype::F32, Dtype::F64] {
+        let values: Vec<f64> = (0..n)
+            .map(|i| match (i * 7919) % 5 {
+                0 | 1 => -0.0,
+                2 => 0.0,
+                3 => 1.5,
+                _ => -2.0,
+            })
+            .collect();
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, &shape);
+        for k in [3, 5, 7] {
+            let opts = Options::size(&[k, k]).threads(2);
+            let got = run(&median, &input, dtype, &opts);
+            assert_eq!(last_run(), Some(RankStat::Median), "{dtype} {k}x{k}");
+            let want = run(
+                &median,
+                &input,
+                dtype,
+                &opts.clone().engine(Engine::Callback),
+            );
+            assert_eq!(got, want, "{dtype} {k}x{k}");
+        }
+    }
+}
