@@ -54,14 +54,19 @@ impl BoxChord {
             && input.strides[..last]
                 .iter()
                 .all(|s| (s.unsigned_abs()).is_multiple_of(align));
-        let first = *chords.first()?.first()?;
-        let boxed = chords.iter().all(|c| c[..] == [first]);
-        (in_place && boxed).then_some(BoxChord {
-            offset: first.0,
-            width: first.1,
+        let (offset, width) = box_chord(chords)?;
+        in_place.then_some(BoxChord {
+            offset,
+            width,
             stacked: stacked(plan),
         })
     }
+}
+
+/// The chord `(offset, width)` every slot holds alone, if the footprint is such a box.
+pub(crate) fn box_chord(chords: &[Vec<(usize, usize)>]) -> Option<(usize, usize)> {
+    let first = *chords.first()?.first()?;
+    chords.iter().all(|c| c[..] == [first]).then_some(first)
 }
 
 /// Whether the plan's slots are consecutive lines of the second-to-last axis, in order: slot `j`

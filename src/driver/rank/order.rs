@@ -17,6 +17,7 @@
 //! caller has excluded where their sign could show (the parent module's proof).
 
 use super::super::cache::Lru;
+use super::boxed::box_chord;
 use super::columns::{self, Merge};
 use super::elem::Elem;
 use super::simd;
@@ -131,9 +132,8 @@ impl Order {
         chords: &[Vec<(usize, usize)>],
         stacked: bool,
     ) -> Order {
-        let box3 = chords.len() == 3 && chords.iter().all(|c| c[..] == [(0, 3)]);
-        let first = chords.first().and_then(|c| c.first().copied());
-        let boxed = first.filter(|&f| chords.iter().all(|c| c[..] == [f]));
+        let boxed = box_chord(chords);
+        let box3 = chords.len() == 3 && boxed == Some((0, 3));
         if box3 && matches!(pos, Positions::One { at: 4, .. }) {
             Order::Median3x3
         } else if let Some((offset, width)) =
@@ -144,19 +144,17 @@ impl Order {
         {
             let (a, b) = wanted(pos);
             let rows = chords.len();
-            match (
-                networks(n, a, b, boxed.map(|(_, width)| (rows, width))),
-                boxed,
-            ) {
-                (Networks::Columns { sort, merge }, Some((offset, width))) => Order::Columns {
-                    sort,
-                    merge,
-                    rows,
-                    offset,
-                    width,
-                },
-                (Networks::Plain(net), _) | (Networks::Columns { merge: net, .. }, None) => {
-                    Order::Network(net)
+            match networks(n, a, b, boxed.map(|(_, width)| (rows, width))) {
+                Networks::Plain(net) => Order::Network(net),
+                Networks::Columns { sort, merge } => {
+                    let (offset, width) = boxed.expect("sorted columns are built for boxes only");
+                    Order::Columns {
+                        sort,
+                        merge,
+                        rows,
+                        offset,
+                        width,
+                    }
                 }
             }
         } else if T::KEY_BITS > 0 {
