@@ -12,8 +12,11 @@
 //! NumPy's `np.*` functions use their own SIMD kernels on some CPUs, so against NumPy the result
 //! is within 1 ulp (README: *Known deviations*).
 //!
-//! The GPU backend cannot call the C library: its device routines are transcriptions of the
-//! published fdlibm/musl algorithms and agree with the CPU within their documented ulp bounds.
+//! The GPU backend cannot call the C library: its device routines transcribe glibc's own routines
+//! (its FMA builds on x86-64, instruction for instruction) and are bit-identical to these where the
+//! host's glibc runs those builds; the few still transcribed from fdlibm/musl (the trigonometric
+//! functions and their inverses) agree within CUDA's documented ulp bounds (`ndjit-gpu`'s
+//! `math` module).
 
 use std::ffi::c_void;
 

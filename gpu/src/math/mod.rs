@@ -1,15 +1,17 @@
 //! f64 math routines in PTX, written by ndjit from the published algorithms.
 //!
 //! The CPU calls the C library's routines (glibc's on Linux), because that is what CPython's
-//! `math` module calls (see `ndjit::math`). The device cannot, so the routines here transcribe the
-//! published FreeBSD msun / musl (fdlibm) algorithms, CORE-MATH's cube root, and CPython's own
+//! `math` module calls (see `ndjit::math`). The device cannot, so the routines here transcribe
+//! glibc's own exp, exp2, log, log2, log10, pow, cbrt and hypot (`glibc.rs`: bit-identical to the CPU),
+//! and for the rest the published FreeBSD msun / musl (fdlibm) algorithms and CPython's own
 //! `math.hypot`. They perform *the same operations in the same order* as those algorithms: every
 //! `+ − × ÷ √` is a correctly rounded `.rn` PTX instruction, nothing is contracted into an FMA
-//! unless the algorithm itself calls fma, and table lookups, integer bit manipulations and
-//! branches are the algorithm's own. `tests/math_emu.rs` checks, through the PTX emulator, that
-//! each routine is bit-identical to its algorithm and within CUDA's documented bounds of the
-//! CPU's (≤ 1 ulp for the exp/log family, ≤ 2 ulp for trig and pow; tanh ≤ 3 ulp); `math.hypot`,
-//! fmod, copysign and NumPy's floor division and remainder are bit-identical to the CPU.
+//! unless the algorithm (or, for glibc's FMA builds, its compiled code) has one there, and table
+//! lookups, integer bit manipulations and branches are the algorithm's own. `tests/math_emu.rs`
+//! checks, through the PTX emulator, that each routine is bit-identical to its algorithm and
+//! within CUDA's documented bounds of the CPU's (≤ 1 ulp for the exp/log family, ≤ 2 ulp for trig
+//! and the hyperbolics; tanh ≤ 3 ulp); glibc's transcribed routines, `math.hypot`, fmod, copysign
+//! and NumPy's floor division and remainder are bit-identical to the CPU.
 //!
 //! Each routine is a `.func` named like the CPU's symbol (`ndjit_exp`), defined on demand with its
 //! helpers and tables.
@@ -17,19 +19,17 @@
 // The algorithms' constants are written as fdlibm/musl print them (all digits, `pio2_hi` beside
 // `pio2_lo` ...): they are the split values the algorithms need, not approximations of `std`'s;
 // and `(x - x) / (x - x)` builds the NaN the algorithms return, in the PTX they emit.
+mod arm_tables;
 #[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod atrig;
 pub mod dsl;
-#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
-mod exp;
-#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
-mod hyp;
-#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
-mod log;
+#[allow(clippy::eq_op)]
+mod glibc;
+#[allow(clippy::eq_op)]
+mod glibc_own;
 #[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod misc;
-#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
-mod pow;
+mod scalbn;
 #[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod tables;
 #[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
@@ -73,6 +73,43 @@ pub fn symbol(f: MathFn) -> &'static str {
     }
 }
 
+/// Whether the device routine of `f` transcribes glibc's own (x86-64 FMA) build, so that it is
+/// bit-identical to the CPU's wherever the CPU's glibc runs that build (`glibc.rs`); the others
+/// transcribe musl/fdlibm and stay within CUDA's documented bounds of it.
+pub fn transcribes_glibc(f: MathFn) -> bool {
+    matches!(
+        f,
+        MathFn::Exp
+            | MathFn::Exp2
+            | MathFn::Log
+            | MathFn::Log2
+            | MathFn::Log10
+            | MathFn::Pow
+            | MathFn::Cbrt
+            | MathFn::Hypot
+            | MathFn::Expm1
+            | MathFn::Log1p
+            | MathFn::Sinh
+            | MathFn::Cosh
+            | MathFn::Tanh
+            | MathFn::Asinh
+            | MathFn::Acosh
+            | MathFn::Atanh
+    )
+}
+
+/// The device functions that contain `fma.rn`: glibc's FMA builds (`glibc.rs`, `glibc_own.rs`),
+/// and CPython's `math.hypot` (its exact products). Everything else is unfused.
+pub const FUSED: &[&str] = &[
+    "ndjit_exp",
+    "ndjit_log",
+    "ndjit_log2",
+    "ndjit_pow",
+    "ndjit_expm1",
+    "ndjit_log1p",
+    "ndjit_py_hypot",
+];
+
 /// Defines `f` (and what it calls) in `m`; returns its name.
 pub fn emit(m: &mut Module, f: MathFn) -> &'static str {
     let name = symbol(f);
@@ -85,14 +122,14 @@ pub fn ensure(m: &mut Module, name: &str) {
     use Cls::{B32, F64};
     type Body = fn(&[Reg]);
     let (args, rets, body): (&[Cls], &[Cls], Body) = match name {
-        "ndjit_exp" => (&[F64], &[F64], exp::exp),
-        "ndjit_exp2" => (&[F64], &[F64], exp::exp2),
-        "ndjit_expm1" => (&[F64], &[F64], exp::expm1),
-        "ndjit_scalbn" => (&[F64, B32], &[F64], exp::scalbn),
-        "ndjit_log" => (&[F64], &[F64], log::log),
-        "ndjit_log2" => (&[F64], &[F64], log::log2),
-        "ndjit_log10" => (&[F64], &[F64], log::log10),
-        "ndjit_log1p" => (&[F64], &[F64], log::log1p),
+        "ndjit_exp" => (&[F64], &[F64], glibc::exp),
+        "ndjit_exp2" => (&[F64], &[F64], glibc::exp2),
+        "ndjit_expm1" => (&[F64], &[F64], glibc_own::expm1),
+        "ndjit_scalbn" => (&[F64, B32], &[F64], scalbn::scalbn),
+        "ndjit_log" => (&[F64], &[F64], glibc::log),
+        "ndjit_log2" => (&[F64], &[F64], glibc::log2),
+        "ndjit_log10" => (&[F64], &[F64], glibc_own::log10),
+        "ndjit_log1p" => (&[F64], &[F64], glibc_own::log1p),
         "ndjit_sin" => (&[F64], &[F64], trig::sin),
         "ndjit_cos" => (&[F64], &[F64], trig::cos),
         "ndjit_tan" => (&[F64], &[F64], trig::tan),
@@ -109,15 +146,15 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_acos" => (&[F64], &[F64], atrig::acos),
         "ndjit_atan" => (&[F64], &[F64], atrig::atan),
         "ndjit_atan2" => (&[F64, F64], &[F64], atrig::atan2),
-        "ndjit_sinh" => (&[F64], &[F64], hyp::sinh),
-        "ndjit_cosh" => (&[F64], &[F64], hyp::cosh),
-        "ndjit_tanh" => (&[F64], &[F64], hyp::tanh),
-        "ndjit_asinh" => (&[F64], &[F64], hyp::asinh),
-        "ndjit_acosh" => (&[F64], &[F64], hyp::acosh),
-        "ndjit_atanh" => (&[F64], &[F64], hyp::atanh),
-        "ndjit_pow" => (&[F64, F64], &[F64], pow::pow),
-        "ndjit_cbrt" => (&[F64], &[F64], misc::cbrt),
-        "ndjit_hypot" => (&[F64, F64], &[F64], misc::hypot),
+        "ndjit_sinh" => (&[F64], &[F64], glibc_own::sinh),
+        "ndjit_cosh" => (&[F64], &[F64], glibc_own::cosh),
+        "ndjit_tanh" => (&[F64], &[F64], glibc_own::tanh),
+        "ndjit_asinh" => (&[F64], &[F64], glibc_own::asinh),
+        "ndjit_acosh" => (&[F64], &[F64], glibc_own::acosh),
+        "ndjit_atanh" => (&[F64], &[F64], glibc_own::atanh),
+        "ndjit_pow" => (&[F64, F64], &[F64], glibc::pow),
+        "ndjit_cbrt" => (&[F64], &[F64], glibc_own::cbrt),
+        "ndjit_hypot" => (&[F64, F64], &[F64], glibc_own::hypot),
         "ndjit_py_hypot" => (&[F64, F64], &[F64], misc::py_hypot),
         "ndjit_fmod" => (&[F64, F64], &[F64], misc::fmod),
         "ndjit_copysign" => (&[F64, F64], &[F64], misc::copysign),

@@ -2,7 +2,7 @@
 //! (`e_rem_pio2.c`: Cody-Waite for medium arguments, Payne-Hanek `k_rem_pio2.c` for large ones).
 
 use super::dsl::*;
-use super::exp::call_scalbn;
+use super::scalbn::call_scalbn;
 use super::tables::IPIO2;
 use crate::pir::{Cls, Reg, T};
 
