@@ -27,6 +27,9 @@ pub mod dsl;
 mod glibc;
 #[allow(clippy::eq_op)]
 mod glibc_own;
+mod glibc_tables;
+#[allow(clippy::eq_op)]
+mod glibc_trig;
 #[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod misc;
 mod scalbn;
@@ -95,6 +98,8 @@ pub fn transcribes_glibc(f: MathFn) -> bool {
             | MathFn::Asinh
             | MathFn::Acosh
             | MathFn::Atanh
+            | MathFn::Sin
+            | MathFn::Cos
     )
 }
 
@@ -108,6 +113,10 @@ pub const FUSED: &[&str] = &[
     "ndjit_expm1",
     "ndjit_log1p",
     "ndjit_py_hypot",
+    "ndjit_sin",
+    "ndjit_cos",
+    "ndjit_glibc_do_sin",
+    "ndjit_glibc_do_cos",
 ];
 
 /// Defines `f` (and what it calls) in `m`; returns its name.
@@ -130,11 +139,12 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_log2" => (&[F64], &[F64], glibc::log2),
         "ndjit_log10" => (&[F64], &[F64], glibc_own::log10),
         "ndjit_log1p" => (&[F64], &[F64], glibc_own::log1p),
-        "ndjit_sin" => (&[F64], &[F64], trig::sin),
-        "ndjit_cos" => (&[F64], &[F64], trig::cos),
+        "ndjit_sin" => (&[F64], &[F64], glibc_trig::sin),
+        "ndjit_cos" => (&[F64], &[F64], glibc_trig::cos),
+        "ndjit_glibc_do_sin" => (&[F64, F64], &[F64], glibc_trig::do_sin),
+        "ndjit_glibc_do_cos" => (&[F64, F64], &[F64], glibc_trig::do_cos),
+        "ndjit_glibc_branred" => (&[F64], &[B32, F64, F64], glibc_trig::branred),
         "ndjit_tan" => (&[F64], &[F64], trig::tan),
-        "ndjit_k_sin1" => (&[F64, F64], &[F64], trig::k_sin1),
-        "ndjit_k_cos" => (&[F64, F64], &[F64], trig::k_cos),
         "ndjit_k_tan" => (&[F64, F64, B32], &[F64], trig::k_tan),
         "ndjit_rem_pio2" => (&[F64], &[B32, F64, F64], trig::rem_pio2),
         "ndjit_rem_pio2_large" => (

@@ -1,53 +1,11 @@
-//! sin, cos, tan with fdlibm's kernels (`k_sin.c`, `k_cos.c`, `k_tan.c`) and argument reduction
-//! (`e_rem_pio2.c`: Cody-Waite for medium arguments, Payne-Hanek `k_rem_pio2.c` for large ones).
+//! tan with fdlibm's kernel (`k_tan.c`) and argument reduction (`e_rem_pio2.c`: Cody-Waite for
+//! medium arguments, Payne-Hanek `k_rem_pio2.c` for large ones). sin and cos are glibc's own
+//! (`glibc_trig.rs`).
 
 use super::dsl::*;
 use super::scalbn::call_scalbn;
 use super::tables::IPIO2;
 use crate::pir::{Cls, Reg, T};
-
-const S1: f64 = -1.66666666666666324348e-01;
-const S2: f64 = 8.33333333332248946124e-03;
-const S3: f64 = -1.98412698298579493134e-04;
-const S4: f64 = 2.75573137070700676789e-06;
-const S5: f64 = -2.50507602534068634195e-08;
-const S6: f64 = 1.58969099521155010221e-10;
-
-const C1: f64 = 4.16666666666666019037e-02;
-const C2: f64 = -1.38888888888741095749e-03;
-const C3: f64 = 2.48015872894767294178e-05;
-const C4: f64 = -2.75573143513906633035e-07;
-const C5: f64 = 2.08757232129817482790e-09;
-const C6: f64 = -1.13596475577881948265e-11;
-
-/// `k_sin(x, 0, 0)`, inline.
-fn k_sin0(x: F) -> F {
-    let z = x * x;
-    let w = z * z;
-    let r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6);
-    let v = z * x;
-    x + v * (S1 + z * r)
-}
-
-/// `k_sin(x, y, 1)`.
-pub fn k_sin1(a: &[Reg]) {
-    let (x, y) = (F(a[0]), F(a[1]));
-    let z = x * x;
-    let w = z * z;
-    let r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6);
-    let v = z * x;
-    ret_f(x - ((z * (0.5 * y - v * r) - y) - v * S1));
-}
-
-pub fn k_cos(a: &[Reg]) {
-    let (x, y) = (F(a[0]), F(a[1]));
-    let z = x * x;
-    let w = z * z;
-    let r = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
-    let hz = 0.5 * z;
-    let w = 1.0 - hz;
-    ret_f(w + (((1.0 - w) - hz) + (z * r - x * y)));
-}
 
 const TT: [f64; 13] = [
     3.33333333333334091986e-01,
@@ -408,48 +366,6 @@ pub fn rem_pio2_large(a: &[Reg]) {
 fn rem(x: F) -> (I, F, F) {
     let r = call("ndjit_rem_pio2", &[x.0], &[Cls::B32, Cls::F64, Cls::F64]);
     (I(r[0]), F(r[1]), F(r[2]))
-}
-
-fn k_sin1_call(y0: F, y1: F) -> F {
-    call_f("ndjit_k_sin1", &[y0, y1])
-}
-
-fn k_cos_call(y0: F, y1: F) -> F {
-    call_f("ndjit_k_cos", &[y0, y1])
-}
-
-pub fn sin(a: &[Reg]) {
-    let x = F(a[0]);
-    let ix = x.hi() & 0x7fffffffu32;
-    if_(ix.le(0x3fe921fbu32), || {
-        if_(ix.lt(0x3e500000u32), || ret_f(x));
-        ret_f(k_sin0(x));
-    });
-    if_(ix.ge(0x7ff00000u32), || ret_f(x - x));
-    let (n, y0, y1) = rem(x);
-    let q = n & 3;
-    if_(q.eq(0), || ret_f(k_sin1_call(y0, y1)));
-    if_(q.eq(1), || ret_f(k_cos_call(y0, y1)));
-    if_(q.eq(2), || ret_f(-k_sin1_call(y0, y1)));
-    ret_f(-k_cos_call(y0, y1));
-}
-
-pub fn cos(a: &[Reg]) {
-    let x = F(a[0]);
-    let ix = x.hi() & 0x7fffffffu32;
-    if_(ix.le(0x3fe921fbu32), || {
-        if_(ix.lt(0x3e46a09eu32), || {
-            if_(x.to_i().eq(0), || ret_f(1.0));
-        });
-        ret_f(k_cos_call(x, F::var(0.0)));
-    });
-    if_(ix.ge(0x7ff00000u32), || ret_f(x - x));
-    let (n, y0, y1) = rem(x);
-    let q = n & 3;
-    if_(q.eq(0), || ret_f(k_cos_call(y0, y1)));
-    if_(q.eq(1), || ret_f(-k_sin1_call(y0, y1)));
-    if_(q.eq(2), || ret_f(-k_cos_call(y0, y1)));
-    ret_f(k_sin1_call(y0, y1));
 }
 
 pub fn tan(a: &[Reg]) {
