@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes gpu/src/math/glibc_tables.rs: `__sincostab`, the table of glibc's sin and cos.
+"""Writes gpu/src/math/glibc_tables.rs: the tables of glibc's sin and cos (`__sincostab`) and of
+its atan and atan2 (`cij`).
 
     python3 scripts/glibc_tables.py GLIBC_SRC [LIBM_SO] > gpu/src/math/glibc_tables.rs
 
@@ -12,27 +13,40 @@ import struct
 import sys
 
 
-def main():
-    path = sys.argv[1].rstrip('/') + '/sysdeps/ieee754/dbl-64/sincostab.c'
+def big_endian_doubles(path, n):
+    """The doubles of the `#ifdef BIG_ENDI` block, each written as (high word, low word)."""
     src = open(path).read()
-    # The big-endian block lists each double as (high word, low word).
     block = src[src.index('#ifdef BIG_ENDI'):src.index('#else')]
-    words = [int(w, 16) for w in re.findall(r'0x([0-9A-Fa-f]{8})', block)]
+    words = [int(w, 16) for w in re.findall(r'0[xX]([0-9A-Fa-f]{8})', block)]
     table = [(words[i] << 32) | words[i + 1] for i in range(0, len(words), 2)]
-    assert len(table) == 440, len(table)
+    assert len(table) == n, (path, len(table))
+    return table
+
+
+def main():
+    src = sys.argv[1].rstrip('/') + '/sysdeps/ieee754/dbl-64/'
+    table = big_endian_doubles(src + 'sincostab.c', 440)
+    cij = big_endian_doubles(src + 'uatan.tbl', 241 * 7)
     if len(sys.argv) > 2:
         lib = open(sys.argv[2], 'rb').read()
-        if struct.pack('<440Q', *table) not in lib:
-            sys.exit('__sincostab does not occur in %s' % sys.argv[2])
+        for name, t in (('__sincostab', table), ('cij', cij)):
+            if struct.pack('<%dQ' % len(t), *t) not in lib:
+                sys.exit('%s does not occur in %s' % (name, sys.argv[2]))
     w = sys.stdout.write
-    w('//! `__sincostab` of glibc\'s sin and cos (`sysdeps/ieee754/dbl-64/sincostab.c`, LGPL-2.1+,\n'
-      '//! IBM Accurate Mathematical Library): for each of 110 points, `sin` and `cos` as a double\n'
-      '//! and its correction. Written by `scripts/glibc_tables.py` from glibc 2.36\'s source, and\n'
-      '//! found there byte for byte in glibc 2.36\'s `libm.so.6`.\n\n'
+    w('//! Tables of glibc\'s sin, cos, atan and atan2 (`sysdeps/ieee754/dbl-64/sincostab.c` and\n'
+      '//! `uatan.tbl`, LGPL-2.1+, IBM Accurate Mathematical Library). Written by\n'
+      '//! `scripts/glibc_tables.py` from glibc 2.36\'s source, and found there byte for byte in\n'
+      '//! glibc 2.36\'s `libm.so.6`.\n\n'
       '/// `{sn, ssn, cs, ccs}` per point, indexed by 4 × the low word of `|x| + big`.\n'
       'pub const SINCOSTAB: [u64; 440] = [\n')
     for i in range(0, len(table), 4):
         w('    ' + ', '.join('0x%016x' % x for x in table[i:i + 4]) + ',\n')
+    w('];\n')
+    w('\n/// `cij` of glibc\'s atan and atan2 (`uatan.tbl`): for 241 points x0 in [1/16, 1], `{x0,\n'
+      '/// atan(x0), c2..c6}` with the Taylor coefficients of atan at x0.\n'
+      'pub const CIJ: [u64; 1687] = [\n')
+    for i in range(0, len(cij), 7):
+        w('    ' + ', '.join('0x%016x' % x for x in cij[i:i + 7]) + ',\n')
     w('];\n')
 
 

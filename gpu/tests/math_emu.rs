@@ -47,8 +47,6 @@ fn transcribed(f: MathFn, a: f64, b: f64) -> Option<f64> {
         MathFn::Tan => libm::tan(a),
         MathFn::Asin => libm::asin(a),
         MathFn::Acos => libm::acos(a),
-        MathFn::Atan => libm::atan(a),
-        MathFn::Atan2 => libm::atan2(a, b),
         // Exact operations, and CPython's own hypot: the CPU computes these without the C library.
         _ => f.eval(args),
     })

@@ -25,6 +25,7 @@ mod atrig;
 pub mod dsl;
 #[allow(clippy::eq_op)]
 mod glibc;
+mod glibc_atan;
 #[allow(clippy::eq_op)]
 mod glibc_own;
 mod glibc_tables;
@@ -100,6 +101,8 @@ pub fn transcribes_glibc(f: MathFn) -> bool {
             | MathFn::Atanh
             | MathFn::Sin
             | MathFn::Cos
+            | MathFn::Atan
+            | MathFn::Atan2
     )
 }
 
@@ -117,6 +120,8 @@ pub const FUSED: &[&str] = &[
     "ndjit_cos",
     "ndjit_glibc_do_sin",
     "ndjit_glibc_do_cos",
+    "ndjit_atan",
+    "ndjit_atan2",
 ];
 
 /// Defines `f` (and what it calls) in `m`; returns its name.
@@ -154,8 +159,8 @@ pub fn ensure(m: &mut Module, name: &str) {
         ),
         "ndjit_asin" => (&[F64], &[F64], atrig::asin),
         "ndjit_acos" => (&[F64], &[F64], atrig::acos),
-        "ndjit_atan" => (&[F64], &[F64], atrig::atan),
-        "ndjit_atan2" => (&[F64, F64], &[F64], atrig::atan2),
+        "ndjit_atan" => (&[F64], &[F64], glibc_atan::atan),
+        "ndjit_atan2" => (&[F64, F64], &[F64], glibc_atan::atan2),
         "ndjit_sinh" => (&[F64], &[F64], glibc_own::sinh),
         "ndjit_cosh" => (&[F64], &[F64], glibc_own::cosh),
         "ndjit_tanh" => (&[F64], &[F64], glibc_own::tanh),
