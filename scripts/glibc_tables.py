@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes gpu/src/math/glibc_tables.rs: the tables of glibc's sin and cos (`__sincostab`) and of
-its atan and atan2 (`cij`).
+"""Writes gpu/src/math/glibc_tables.rs: the tables of glibc's sin and cos (`__sincostab`), of its
+atan and atan2 (`cij`) and of its tan (`xfg`).
 
     python3 scripts/glibc_tables.py GLIBC_SRC [LIBM_SO] > gpu/src/math/glibc_tables.rs
 
@@ -27,14 +27,15 @@ def main():
     src = sys.argv[1].rstrip('/') + '/sysdeps/ieee754/dbl-64/'
     table = big_endian_doubles(src + 'sincostab.c', 440)
     cij = big_endian_doubles(src + 'uatan.tbl', 241 * 7)
+    xfg = big_endian_doubles(src + 'utan.tbl', 186 * 4)
     if len(sys.argv) > 2:
         lib = open(sys.argv[2], 'rb').read()
-        for name, t in (('__sincostab', table), ('cij', cij)):
+        for name, t in (('__sincostab', table), ('cij', cij), ('xfg', xfg)):
             if struct.pack('<%dQ' % len(t), *t) not in lib:
                 sys.exit('%s does not occur in %s' % (name, sys.argv[2]))
     w = sys.stdout.write
-    w('//! Tables of glibc\'s sin, cos, atan and atan2 (`sysdeps/ieee754/dbl-64/sincostab.c` and\n'
-      '//! `uatan.tbl`, LGPL-2.1+, IBM Accurate Mathematical Library). Written by\n'
+    w('//! Tables of glibc\'s sin, cos, tan, atan and atan2 (`sysdeps/ieee754/dbl-64/sincostab.c`,\n'
+      '//! `utan.tbl` and `uatan.tbl`, LGPL-2.1+, IBM Accurate Mathematical Library). Written by\n'
       '//! `scripts/glibc_tables.py` from glibc 2.36\'s source, and found there byte for byte in\n'
       '//! glibc 2.36\'s `libm.so.6`.\n\n'
       '/// `{sn, ssn, cs, ccs}` per point, indexed by 4 × the low word of `|x| + big`.\n'
@@ -47,6 +48,12 @@ def main():
       'pub const CIJ: [u64; 1687] = [\n')
     for i in range(0, len(cij), 7):
         w('    ' + ', '.join('0x%016x' % x for x in cij[i:i + 7]) + ',\n')
+    w('];\n')
+    w('\n/// `xfg` of glibc\'s tan (`utan.tbl`): for 186 points x0 in [0.0608, 0.787], `{x0, tan(x0),\n'
+      '/// 1/tan(x0), the correction of tan(x0)}`.\n'
+      'pub const XFG: [u64; 744] = [\n')
+    for i in range(0, len(xfg), 4):
+        w('    ' + ', '.join('0x%016x' % x for x in xfg[i:i + 4]) + ',\n')
     w('];\n')
 
 

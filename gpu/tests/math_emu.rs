@@ -44,7 +44,6 @@ fn transcribed(f: MathFn, a: f64, b: f64) -> Option<f64> {
         return cpu_runs_glibc_fma_builds().then(|| f.eval(args));
     }
     Some(match f {
-        MathFn::Tan => libm::tan(a),
         MathFn::Asin => libm::asin(a),
         MathFn::Acos => libm::acos(a),
         // Exact operations, and CPython's own hypot: the CPU computes these without the C library.

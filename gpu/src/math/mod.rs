@@ -30,14 +30,14 @@ mod glibc_atan;
 mod glibc_own;
 mod glibc_tables;
 #[allow(clippy::eq_op)]
+mod glibc_tan;
+#[allow(clippy::eq_op)]
 mod glibc_trig;
 #[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod misc;
 mod scalbn;
 #[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
 mod tables;
-#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
-mod trig;
 
 use crate::pir::{Addr, Bin, Cls, Cmp, Func, Module, Param, Reg, Space, Special, T};
 use dsl::define;
@@ -103,6 +103,7 @@ pub fn transcribes_glibc(f: MathFn) -> bool {
             | MathFn::Cos
             | MathFn::Atan
             | MathFn::Atan2
+            | MathFn::Tan
     )
 }
 
@@ -122,6 +123,7 @@ pub const FUSED: &[&str] = &[
     "ndjit_glibc_do_cos",
     "ndjit_atan",
     "ndjit_atan2",
+    "ndjit_tan",
 ];
 
 /// Defines `f` (and what it calls) in `m`; returns its name.
@@ -149,14 +151,7 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_glibc_do_sin" => (&[F64, F64], &[F64], glibc_trig::do_sin),
         "ndjit_glibc_do_cos" => (&[F64, F64], &[F64], glibc_trig::do_cos),
         "ndjit_glibc_branred" => (&[F64], &[B32, F64, F64], glibc_trig::branred),
-        "ndjit_tan" => (&[F64], &[F64], trig::tan),
-        "ndjit_k_tan" => (&[F64, F64, B32], &[F64], trig::k_tan),
-        "ndjit_rem_pio2" => (&[F64], &[B32, F64, F64], trig::rem_pio2),
-        "ndjit_rem_pio2_large" => (
-            &[F64, F64, F64, B32, B32],
-            &[B32, F64, F64],
-            trig::rem_pio2_large,
-        ),
+        "ndjit_tan" => (&[F64], &[F64], glibc_tan::tan),
         "ndjit_asin" => (&[F64], &[F64], atrig::asin),
         "ndjit_acos" => (&[F64], &[F64], atrig::acos),
         "ndjit_atan" => (&[F64], &[F64], glibc_atan::atan),
