@@ -9,7 +9,7 @@
 
 use super::dsl::*;
 use super::glibc_tables::SINCOSTAB;
-use super::tables::IPIO2;
+use super::tables::TOVERP;
 use crate::pir::{Cls, Reg, T};
 
 const SINCOS_NAME: &str = "ndjit_glibc_sincostab";

@@ -1,30 +1,33 @@
-//! f64 math routines in PTX, written by ndjit from the published algorithms.
+//! f64 math routines in PTX, transcribed from the C library the CPU calls.
 //!
 //! The CPU calls the C library's routines (glibc's on Linux), because that is what CPython's
-//! `math` module calls (see `ndjit::math`). The device cannot, so the routines here transcribe
-//! glibc's own exp, exp2, log, log2, log10, pow, cbrt and hypot (`glibc.rs`: bit-identical to the CPU),
-//! and for the rest the published FreeBSD msun / musl (fdlibm) algorithms and CPython's own
-//! `math.hypot`. They perform *the same operations in the same order* as those algorithms: every
-//! `+ − × ÷ √` is a correctly rounded `.rn` PTX instruction, nothing is contracted into an FMA
-//! unless the algorithm (or, for glibc's FMA builds, its compiled code) has one there, and table
-//! lookups, integer bit manipulations and branches are the algorithm's own. `tests/math_emu.rs`
-//! checks, through the PTX emulator, that each routine is bit-identical to its algorithm and
-//! within CUDA's documented bounds of the CPU's (≤ 1 ulp for the exp/log family, ≤ 2 ulp for trig
-//! and the hyperbolics; tanh ≤ 3 ulp); glibc's transcribed routines, `math.hypot`, fmod, copysign
-//! and NumPy's floor division and remainder are bit-identical to the CPU.
+//! `math` module and NumPy's scalar math call (see `ndjit::math`). The device cannot, so the
+//! routines here transcribe glibc's own, instruction for instruction:
+//! - `glibc.rs`: exp, exp2, log, log2, pow (ARM's optimized routines, with `arm_tables`);
+//! - `glibc_own.rs`: log10, cbrt, hypot, expm1, log1p and the six hyperbolic functions;
+//! - `glibc_trig.rs`, `glibc_tan.rs`, `glibc_asin.rs`, `glibc_atan.rs`: sin, cos, tan, asin, acos,
+//!   atan, atan2 (the IBM Accurate Mathematical Library, with `glibc_tables`).
+//!
+//! glibc picks builds compiled with FMA for most of these on x86-64 CPUs with FMA and AVX2; the
+//! transcriptions follow those builds: every `+ − × ÷ √` is a correctly rounded `.rn` PTX
+//! instruction, an `fma.rn` stands exactly where glibc 2.36's `libm.so.6` has a fused
+//! multiply-add (read from its disassembly), and table lookups, integer bit manipulations and
+//! branches are glibc's own. The rest (`misc.rs`) is CPython's own `math.hypot`, fmod (exact),
+//! copysign and NumPy's floor division and remainder. `tests/math_emu.rs` checks through the PTX
+//! emulator that every routine is bit-identical to the CPU's.
 //!
 //! Each routine is a `.func` named like the CPU's symbol (`ndjit_exp`), defined on demand with its
 //! helpers and tables.
 
-// The algorithms' constants are written as fdlibm/musl print them (all digits, `pio2_hi` beside
-// `pio2_lo` ...): they are the split values the algorithms need, not approximations of `std`'s;
-// and `(x - x) / (x - x)` builds the NaN the algorithms return, in the PTX they emit.
+// Constants are written as glibc and CPython write them (all digits, split pairs such as
+// `pio2_hi` beside `pio2_lo`), and `(x - x) / (x - x)` builds the NaN glibc returns.
 mod arm_tables;
-#[allow(clippy::approx_constant, clippy::excessive_precision, clippy::eq_op)]
-mod atrig;
 pub mod dsl;
 #[allow(clippy::eq_op)]
 mod glibc;
+// The constants are written as glibc writes them.
+#[allow(clippy::excessive_precision)]
+mod glibc_asin;
 mod glibc_atan;
 #[allow(clippy::eq_op)]
 mod glibc_own;
@@ -77,33 +80,13 @@ pub fn symbol(f: MathFn) -> &'static str {
     }
 }
 
-/// Whether the device routine of `f` transcribes glibc's own (x86-64 FMA) build, so that it is
-/// bit-identical to the CPU's wherever the CPU's glibc runs that build (`glibc.rs`); the others
-/// transcribe musl/fdlibm and stay within CUDA's documented bounds of it.
+/// Whether the device routine of `f` transcribes glibc's (every function the CPU takes from the
+/// C library but fmod, which is exact): bit-identical to the CPU's wherever the CPU's glibc runs
+/// the builds transcribed (x86-64 with FMA and AVX2).
 pub fn transcribes_glibc(f: MathFn) -> bool {
-    matches!(
+    !matches!(
         f,
-        MathFn::Exp
-            | MathFn::Exp2
-            | MathFn::Log
-            | MathFn::Log2
-            | MathFn::Log10
-            | MathFn::Pow
-            | MathFn::Cbrt
-            | MathFn::Hypot
-            | MathFn::Expm1
-            | MathFn::Log1p
-            | MathFn::Sinh
-            | MathFn::Cosh
-            | MathFn::Tanh
-            | MathFn::Asinh
-            | MathFn::Acosh
-            | MathFn::Atanh
-            | MathFn::Sin
-            | MathFn::Cos
-            | MathFn::Atan
-            | MathFn::Atan2
-            | MathFn::Tan
+        MathFn::PyHypot | MathFn::Fmod | MathFn::CopySign | MathFn::FloorDiv | MathFn::Remainder
     )
 }
 
@@ -124,6 +107,8 @@ pub const FUSED: &[&str] = &[
     "ndjit_atan",
     "ndjit_atan2",
     "ndjit_tan",
+    "ndjit_asin",
+    "ndjit_acos",
 ];
 
 /// Defines `f` (and what it calls) in `m`; returns its name.
@@ -152,8 +137,8 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_glibc_do_cos" => (&[F64, F64], &[F64], glibc_trig::do_cos),
         "ndjit_glibc_branred" => (&[F64], &[B32, F64, F64], glibc_trig::branred),
         "ndjit_tan" => (&[F64], &[F64], glibc_tan::tan),
-        "ndjit_asin" => (&[F64], &[F64], atrig::asin),
-        "ndjit_acos" => (&[F64], &[F64], atrig::acos),
+        "ndjit_asin" => (&[F64], &[F64], glibc_asin::asin),
+        "ndjit_acos" => (&[F64], &[F64], glibc_asin::acos),
         "ndjit_atan" => (&[F64], &[F64], glibc_atan::atan),
         "ndjit_atan2" => (&[F64, F64], &[F64], glibc_atan::atan2),
         "ndjit_sinh" => (&[F64], &[F64], glibc_own::sinh),
