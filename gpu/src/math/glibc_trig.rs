@@ -171,10 +171,7 @@ fn branred_half(x: F) -> (F, F, F) {
 
 /// `__branred(x)`: `(n mod 4, a, aa)` with `x = n pi/2 + a + aa`, for |x| ≥ 105414350.
 pub fn branred(a: &[Reg]) {
-    let toverp = IPIO2[..75]
-        .iter()
-        .map(|&v| f64::from(v).to_bits())
-        .collect();
+    let toverp = TOVERP.iter().map(|&v| f64::from(v).to_bits()).collect();
     table(TOVERP_NAME, T::B64, toverp);
     let x = F(a[0]) * c(TM600);
     let t = x * c(SPLIT);
