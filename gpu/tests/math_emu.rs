@@ -5,7 +5,9 @@
 //! not run the glibc builds transcribed, they are checked against CUDA's documented bounds instead.
 
 use ndjit::math::MathFn;
-use ndjit_gpu::math::{emit, sample_inputs, transcribes_glibc, ulp_diff as ulps};
+use ndjit_gpu::math::{
+    cpu_runs_glibc_fma_builds, emit, sample_inputs, transcribes_glibc, ulp_diff as ulps,
+};
 use ndjit_gpu::pir::{emu::Emu, Module};
 
 fn count() -> usize {
@@ -17,20 +19,6 @@ fn count() -> usize {
         } else {
             40_000
         })
-}
-
-/// Whether the CPU's C library runs the glibc builds that the device transcribes: glibc's, with
-/// its FMA builds of exp, log, log2, pow, expm1 and log1p, which it picks on x86-64 CPUs with FMA
-/// and AVX2 (the other transcribed routines are generic builds, some of them calling these).
-fn cpu_runs_glibc_fma_builds() -> bool {
-    #[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
-    {
-        is_x86_feature_detected!("fma") && is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")))]
-    {
-        false
-    }
 }
 
 /// The routine the device transcribes, run on the CPU: the C library's own for glibc's

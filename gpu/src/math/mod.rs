@@ -90,6 +90,21 @@ pub fn transcribes_glibc(f: MathFn) -> bool {
     )
 }
 
+/// Whether this CPU's C library runs the glibc builds that the device transcribes: glibc's, whose
+/// exp, log, log2, pow, expm1, log1p, sin, cos, tan, asin, acos, atan and atan2 are the builds
+/// compiled with FMA that it picks on x86-64 CPUs with FMA and AVX2 (the other routines are
+/// generic builds, some of them calling these).
+pub fn cpu_runs_glibc_fma_builds() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
+    {
+        is_x86_feature_detected!("fma") && is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")))]
+    {
+        false
+    }
+}
+
 /// The device functions that contain `fma.rn`: glibc's FMA builds (`glibc.rs`, `glibc_own.rs`),
 /// and CPython's `math.hypot` (its exact products). Everything else is unfused.
 pub const FUSED: &[&str] = &[
