@@ -158,6 +158,22 @@ mod clib {
     }
 }
 
+/// The version of the glibc this process runs, `(major, minor)`; `None` off glibc. The GPU's math
+/// routines follow the builds of the host's glibc where they differ between versions.
+pub fn glibc_version() -> Option<(u32, u32)> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: gnu_get_libc_version returns a static NUL-terminated string.
+        let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+        let mut parts = v.to_str().ok()?.split('.').map(|p| p.parse::<u32>().ok());
+        Some((parts.next()??, parts.next()??))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
 /// `math.hypot(x, y)`. CPython computes it itself, not with the C library's `hypot`, so this
 /// follows CPython's own steps (`vector_norm` in `Modules/mathmodule.c`, the same since 3.10),
 /// operation for operation, since only the same steps give the same bits in the rare cases
