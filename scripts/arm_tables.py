@@ -2,7 +2,7 @@
 """Writes gpu/src/math/arm_tables.rs: the data of ARM's optimized-routines exp, exp2, log, log2
 and pow, which glibc (since 2.28) and musl (since 1.1.20) both ship.
 
-    python3 scripts/arm_tables.py MUSL_SRC_MATH_DIR [LIBM_SO] > gpu/src/math/arm_tables.rs
+    python3 scripts/arm_tables.py MUSL_SRC_MATH_DIR [LIBM_SO] > gpu/src/math/arm_tables.rs && cargo fmt
 
 MUSL_SRC_MATH_DIR is musl's `src/math` (musl 1.2.3 was used: `musl_1.2.3.orig.tar.gz` from
 Debian). With LIBM_SO (glibc's `libm.so.6`), every table and constant must occur byte for byte in
@@ -12,6 +12,8 @@ data, not merely musl's.
 import re
 import struct
 import sys
+
+from rust_tables import check_in_library, write_table
 
 
 def clean(src):
@@ -92,10 +94,8 @@ def main():
         ('POW_TAB', "pow's log: `{invc, pad, logc, logctail}` of 128 subintervals.", pow_tab),
     ]
     if len(sys.argv) > 2:
-        lib = open(sys.argv[2], 'rb').read()
-        for name, data in [(k, [v]) for k, v in scalars.items()] + [(k, d) for k, _, d in tables]:
-            if struct.pack('<%dQ' % len(data), *data) not in lib:
-                sys.exit('%s does not occur in %s' % (name, sys.argv[2]))
+        check_in_library(sys.argv[2], [(k, [v]) for k, v in scalars.items()]
+                         + [(k, d) for k, _, d in tables])
     w = sys.stdout.write
     w('//! The data of ARM\'s optimized-routines exp, exp2, log, log2 and pow (MIT licence,\n'
       '//! Arm Limited 2018), which glibc (since 2.28) and musl (since 1.1.20) both ship. Written by\n'
@@ -105,10 +105,7 @@ def main():
     for k, v in scalars.items():
         w('pub const %s: u64 = 0x%016x;\n' % (k, v))
     for k, doc, data in tables:
-        w('\n/// %s\npub const %s: [u64; %d] = [\n' % (doc, k, len(data)))
-        for i in range(0, len(data), 4):
-            w('    ' + ', '.join('0x%016x' % x for x in data[i:i + 4]) + ',\n')
-        w('];\n')
+        write_table(k, doc, data)
 
 
 main()

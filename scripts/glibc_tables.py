@@ -2,7 +2,7 @@
 """Writes gpu/src/math/glibc_tables.rs: the tables of glibc's sin and cos (`__sincostab`), of its
 atan and atan2 (`cij`), of its tan (`xfg`) and of its asin and acos (`asncs`, `inroot`).
 
-    python3 scripts/glibc_tables.py GLIBC_SRC [LIBM_SO] > gpu/src/math/glibc_tables.rs
+    python3 scripts/glibc_tables.py GLIBC_SRC [LIBM_SO] > gpu/src/math/glibc_tables.rs && cargo fmt
 
 GLIBC_SRC is glibc's source tree (2.36 was used: `glibc_2.36.orig.tar.xz` from Debian). With
 LIBM_SO (glibc's `libm.so.6`), the table must occur byte for byte in that library, or the script
@@ -11,6 +11,8 @@ fails.
 import re
 import struct
 import sys
+
+from rust_tables import check_in_library, write_table
 
 
 def d2b(v):
@@ -37,46 +39,29 @@ def main():
     root = root[root.index('inroot[128] = {'):]
     inroot = [d2b(float(v)) for v in re.findall(r'\d+\.\d+', root[:root.index('}')])]
     assert len(inroot) == 128, len(inroot)
+    tables = [
+        ('SINCOSTAB', '`{sn, ssn, cs, ccs}` per point, indexed by 4 × the low word of `|x| + big`.',
+         table, 4),
+        ('CIJ', '`cij` of glibc\'s atan and atan2 (`uatan.tbl`): for 241 points x0 in [1/16, 1],\n'
+         '/// `{x0, atan(x0), c2..c6}` with the Taylor coefficients of atan at x0.', cij, 7),
+        ('XFG', '`xfg` of glibc\'s tan (`utan.tbl`): for 186 points x0 in [0.0608, 0.787],\n'
+         '/// `{x0, tan(x0), 1/tan(x0), the correction of tan(x0)}`.', xfg, 4),
+        ('ASNCS', '`asncs` of glibc\'s asin and acos (`asincos.tbl`): per subinterval of\n'
+         '/// [0.125, 0.96875), its point, the Taylor coefficients of asin there, and asin of the\n'
+         '/// point.', asncs, 4),
+        ('INROOT', '`inroot` of glibc\'s asin and acos (`root.tbl`): first guesses of 1/sqrt on\n'
+         '/// [1, 4).', inroot, 4),
+    ]
     if len(sys.argv) > 2:
-        lib = open(sys.argv[2], 'rb').read()
-        for name, t in (('__sincostab', table), ('cij', cij), ('xfg', xfg), ('asncs', asncs),
-                        ('inroot', inroot)):
-            if struct.pack('<%dQ' % len(t), *t) not in lib:
-                sys.exit('%s does not occur in %s' % (name, sys.argv[2]))
-    w = sys.stdout.write
-    w('//! Tables of glibc\'s sin, cos, tan, asin, acos, atan and atan2\n'
-      '//! (`sysdeps/ieee754/dbl-64/sincostab.c`, `utan.tbl`, `asincos.tbl`, `root.tbl` and\n'
-      '//! `uatan.tbl`, LGPL-2.1+, IBM Accurate Mathematical Library). Written by\n'
-      '//! `scripts/glibc_tables.py` from glibc 2.36\'s source, and found there byte for byte in\n'
-      '//! glibc 2.36\'s `libm.so.6`.\n\n'
-      '/// `{sn, ssn, cs, ccs}` per point, indexed by 4 × the low word of `|x| + big`.\n'
-      'pub static SINCOSTAB: [u64; 440] = [\n')
-    for i in range(0, len(table), 4):
-        w('    ' + ', '.join('0x%016x' % x for x in table[i:i + 4]) + ',\n')
-    w('];\n')
-    w('\n/// `cij` of glibc\'s atan and atan2 (`uatan.tbl`): for 241 points x0 in [1/16, 1], `{x0,\n'
-      '/// atan(x0), c2..c6}` with the Taylor coefficients of atan at x0.\n'
-      'pub static CIJ: [u64; 1687] = [\n')
-    for i in range(0, len(cij), 7):
-        w('    ' + ', '.join('0x%016x' % x for x in cij[i:i + 7]) + ',\n')
-    w('];\n')
-    w('\n/// `xfg` of glibc\'s tan (`utan.tbl`): for 186 points x0 in [0.0608, 0.787], `{x0, tan(x0),\n'
-      '/// 1/tan(x0), the correction of tan(x0)}`.\n'
-      'pub static XFG: [u64; 744] = [\n')
-    for i in range(0, len(xfg), 4):
-        w('    ' + ', '.join('0x%016x' % x for x in xfg[i:i + 4]) + ',\n')
-    w('];\n')
-    w('\n/// `asncs` of glibc\'s asin and acos (`asincos.tbl`): per subinterval of [0.125, 0.96875),\n'
-      '/// its point, the Taylor coefficients of asin there, and asin of the point.\n'
-      'pub static ASNCS: [u64; 2568] = [\n')
-    for i in range(0, len(asncs), 4):
-        w('    ' + ', '.join('0x%016x' % x for x in asncs[i:i + 4]) + ',\n')
-    w('];\n')
-    w('\n/// `inroot` of glibc\'s asin and acos (`root.tbl`): first guesses of 1/sqrt on [1, 4).\n'
-      'pub static INROOT: [u64; 128] = [\n')
-    for i in range(0, len(inroot), 4):
-        w('    ' + ', '.join('0x%016x' % x for x in inroot[i:i + 4]) + ',\n')
-    w('];\n')
+        check_in_library(sys.argv[2], [(name, data) for name, _, data, _ in tables])
+    sys.stdout.write(
+        '//! Tables of glibc\'s sin, cos, tan, asin, acos, atan and atan2\n'
+        '//! (`sysdeps/ieee754/dbl-64/sincostab.c`, `utan.tbl`, `asincos.tbl`, `root.tbl` and\n'
+        '//! `uatan.tbl`, LGPL-2.1+, IBM Accurate Mathematical Library). Written by\n'
+        '//! `scripts/glibc_tables.py` from glibc 2.36\'s source, and found there byte for byte in\n'
+        '//! glibc 2.36\'s `libm.so.6`.\n')
+    for name, doc, data, per_line in tables:
+        write_table(name, doc, data, per_line, kind='static')
 
 
 main()

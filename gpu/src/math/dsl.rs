@@ -219,6 +219,12 @@ impl F {
         let hi = self.hi();
         F::from_words(hi, lo)
     }
+    /// `copysign(self, sign)`: |self| with the sign bit of `sign` (bits, NaNs included).
+    pub fn copysign(self, sign: F) -> F {
+        F::from_bits(
+            (self.bits() & 0x7FFF_FFFF_FFFF_FFFFu64) | (sign.bits() & 0x8000_0000_0000_0000u64),
+        )
+    }
     pub fn abs(self) -> F {
         fbits(Bin::And, self.0, Src::I(i64::MAX))
     }

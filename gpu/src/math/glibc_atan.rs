@@ -33,11 +33,6 @@ fn fuses_atan_tail() -> bool {
     ndjit::math::glibc_version().is_some_and(|v| v >= (2, 39))
 }
 
-/// `|m|` with the sign of `s`.
-pub(super) fn with_sign_of(m: F, s: F) -> F {
-    F::from_bits((m.bits() & 0x7fff_ffff_ffff_ffffu64) | (s.bits() & 0x8000_0000_0000_0000u64))
-}
-
 /// `d3 + v (d5 + v (... + v d13))`, by fused steps.
 fn poly_d(v: F) -> F {
     let p = v.fma(fb(D[5]), fb(D[4]));
@@ -73,7 +68,7 @@ pub fn atan(a: &[Reg]) {
         });
         let c = cij_row(u);
         let z = u - c(0);
-        ret_f(with_sign_of(cij_poly(&c, z).fma(z, c(1)), x));
+        ret_f(cij_poly(&c, z).fma(z, c(1)).copysign(x));
     });
     let hpi = fb(HPI);
     if_(u.lt(16.0), || {
@@ -83,7 +78,7 @@ pub fn atan(a: &[Reg]) {
         let c = cij_row(w);
         let z = (1.0 - t1 - t2).fma(w, w - c(0));
         let yy = (-cij_poly(&c, z)).fma(z, fb(HPI1));
-        ret_f(with_sign_of(hpi - c(1) + yy, x));
+        ret_f((hpi - c(1) + yy).copysign(x));
     });
     if_(u.lt(fb(E)), || {
         let w = 1.0 / u;
@@ -99,7 +94,7 @@ pub fn atan(a: &[Reg]) {
         } else {
             cor + fb(HPI1) - e * w - w * v * poly_d(v)
         };
-        ret_f(with_sign_of(r + t3, x));
+        ret_f((r + t3).copysign(x));
     });
     ret_f(F::select(x.gt(0.0), hpi, -hpi));
 }
@@ -110,8 +105,8 @@ const QPI: u64 = 0x3fe9_21fb_5444_2d18; // pi/4
 const TQPI: u64 = 0x4002_d97c_7f33_21d2; // 3 pi/4
 
 /// `EADD(x, y)`/`ESUB(x, y)` for `s` = ±1: `(z, zz)` with `z + zz = x + s y` exactly.
-fn eadd(x: F, y: F, s: f64) -> (F, F) {
-    let sy = y * s;
+pub(super) fn eadd(x: F, y: F, s: f64) -> (F, F) {
+    let sy = if s > 0.0 { y } else { -y };
     let z = x + sy;
     let big_x = x.abs().gt(y.abs());
     let zz = if s > 0.0 {
@@ -156,7 +151,7 @@ pub fn atan2(a: &[Reg]) {
     let de = (uy & 0x7ff0_0000u32).as_i() - (ux & 0x7ff0_0000u32).as_i();
     if_(de.ge(59_768_832), || ret_f(pick(y.gt(0.0), hpi, -hpi)));
     if_(de.le(-59_768_832), || {
-        if_(x.gt(0.0), || ret_f(with_sign_of(ay / ax, y)));
+        if_(x.gt(0.0), || ret_f((ay / ax).copysign(y)));
         ret_f(pick(y.gt(0.0), opi, -opi));
     });
     let (small, large) = (fb(0x20b0_0000_0000_0000), fb(0x5f30_0000_0000_0000));
@@ -174,7 +169,7 @@ pub fn atan2(a: &[Reg]) {
     let u = num / den;
     let v = den * u;
     let du = (num - v - den.fma(u, -v)) / den;
-    let signed = |z: F| ret_f(with_sign_of(z, y));
+    let signed = |z: F| ret_f(z.copysign(y));
     // u < 1/16: the odd polynomial; then z = base ± (u + du) with base 0, pi/2 or pi.
     let near = |base: u64, base1: u64, sign: f64| {
         let v = u * u;

@@ -315,11 +315,6 @@ fn call1(name: &str, x: F) -> F {
     call_f(name, &[x])
 }
 
-/// `|m|` with the sign of `s` (glibc's copysign: bits).
-fn with_sign_of(m: F, s: F) -> F {
-    F::from_bits((m.bits() & !SIGN) | (s.bits() & SIGN))
-}
-
 /// glibc's `e_sinh.c` (fdlibm's; one generic build) on glibc's expm1 and exp.
 pub fn sinh(a: &[Reg]) {
     let x = F(a[0]);
@@ -436,7 +431,7 @@ pub fn asinh(a: &[Reg]) {
             );
         },
     );
-    ret_f(with_sign_of(w, x));
+    ret_f(w.copysign(x));
 }
 
 /// glibc's `e_acosh.c` (fdlibm's on 64-bit words; one generic build) on glibc's log and log1p.
@@ -482,5 +477,5 @@ pub fn atanh(a: &[Reg]) {
             );
         },
     );
-    ret_f(with_sign_of(t, x));
+    ret_f(t.copysign(x));
 }

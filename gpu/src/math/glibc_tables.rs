@@ -448,8 +448,8 @@ pub static SINCOSTAB: [u64; 440] = [
     0x3c747a108073c259,
 ];
 
-/// `cij` of glibc's atan and atan2 (`uatan.tbl`): for 241 points x0 in [1/16, 1], `{x0,
-/// atan(x0), c2..c6}` with the Taylor coefficients of atan at x0.
+/// `cij` of glibc's atan and atan2 (`uatan.tbl`): for 241 points x0 in [1/16, 1],
+/// `{x0, atan(x0), c2..c6}` with the Taylor coefficients of atan at x0.
 pub static CIJ: [u64; 1687] = [
     0x3fb0400665e0244e,
     0x3fb03a737b53dd20,
@@ -2140,8 +2140,8 @@ pub static CIJ: [u64; 1687] = [
     0xbf99b9a718a3ba58,
 ];
 
-/// `xfg` of glibc's tan (`utan.tbl`): for 186 points x0 in [0.0608, 0.787], `{x0, tan(x0),
-/// 1/tan(x0), the correction of tan(x0)}`.
+/// `xfg` of glibc's tan (`utan.tbl`): for 186 points x0 in [0.0608, 0.787],
+/// `{x0, tan(x0), 1/tan(x0), the correction of tan(x0)}`.
 pub static XFG: [u64; 744] = [
     0x3fb000001e519d60,
     0x3fb0055796c4e240,
@@ -2889,8 +2889,9 @@ pub static XFG: [u64; 744] = [
     0xbb5a12e731032e0a,
 ];
 
-/// `asncs` of glibc's asin and acos (`asincos.tbl`): per subinterval of [0.125, 0.96875),
-/// its point, the Taylor coefficients of asin there, and asin of the point.
+/// `asncs` of glibc's asin and acos (`asincos.tbl`): per subinterval of
+/// [0.125, 0.96875), its point, the Taylor coefficients of asin there, and asin of the
+/// point.
 pub static ASNCS: [u64; 2568] = [
     0x3fc0400000000000,
     0x3ff0216988994424,
@@ -5462,7 +5463,8 @@ pub static ASNCS: [u64; 2568] = [
     0x3f7c6b82d36a5e70,
 ];
 
-/// `inroot` of glibc's asin and acos (`root.tbl`): first guesses of 1/sqrt on [1, 4).
+/// `inroot` of glibc's asin and acos (`root.tbl`): first guesses of 1/sqrt on
+/// [1, 4).
 pub static INROOT: [u64; 128] = [
     0x3ff68a1f80d71820,
     0x3ff65de82af9631f,

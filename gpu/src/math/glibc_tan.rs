@@ -5,6 +5,7 @@
 //! 2.36's `libm.so.6` has a fused multiply-add there (read from its disassembly).
 
 use super::dsl::*;
+use super::glibc_atan::eadd;
 use super::glibc_tables::XFG;
 use crate::pir::{Cls, Reg, T};
 
@@ -37,12 +38,6 @@ fn poly_d(a2: F) -> F {
     D[..3].iter().rev().fold(p, |p, &d| a2.fma(p, fb(d)))
 }
 
-/// `EADD(x, y)`: `(z, zz)` with `z + zz = x + y` exactly.
-fn eadd(x: F, y: F) -> (F, F) {
-    let z = x + y;
-    (z, F::select(x.abs().gt(y.abs()), x - z + y, y - z + x))
-}
-
 /// The table point of `w` in (0.0608, 0.787]: `(pz, tan(x0), 1/tan(x0))` with `pz ≈ tan(z)` of
 /// `z = w - x0 + dw`.
 fn table_point(w: F, dw: Option<F>) -> (F, F, F) {
@@ -70,7 +65,7 @@ fn tan_reduced(a: F, da: F, n: I) {
         let y = a + t2;
         if_(!odd, || ret_f(y));
         // -1 / (a + t2) in double length: EADD, then DIV2(1, 0, b, db).
-        let (b, db) = eadd(a, t2);
+        let (b, db) = eadd(a, t2, 1.0);
         let c = 1.0 / b;
         let u = c * b;
         let uu = c.fma(b, -u);
@@ -114,7 +109,7 @@ pub fn tan(a: &[Reg]) {
         let t = (-xn).fma(fb(PP3), t1);
         let da = (-xn).fma(fb(PP3), t1 - t);
         let a = (-xn).fma(fb(PP4), t);
-        let (a, da) = eadd(a, da + (-xn).fma(fb(PP4), t - a));
+        let (a, da) = eadd(a, da + (-xn).fma(fb(PP4), t - a), 1.0);
         tan_reduced(a, da, n);
     });
     let r = call(
@@ -122,6 +117,6 @@ pub fn tan(a: &[Reg]) {
         &[x.0],
         &[Cls::B32, Cls::F64, Cls::F64],
     );
-    let (a, da) = eadd(F(r[1]), F(r[2]));
+    let (a, da) = eadd(F(r[1]), F(r[2]), 1.0);
     tan_reduced(a, da, I(r[0]) & 1);
 }

@@ -51,11 +51,6 @@ fn c(bits: u64) -> f64 {
     fb(bits)
 }
 
-/// |m| with the sign of s.
-fn with_sign_of(m: F, s: F) -> F {
-    F::from_bits((m.bits() & 0x7fff_ffff_ffff_ffffu64) | (s.bits() & 0x8000_0000_0000_0000u64))
-}
-
 /// `{sn, ssn, cs, ccs}` of the table point of `u = |x| + big`.
 fn lookup(u: F) -> (F, F, F, F) {
     table(SINCOS_NAME, T::B64, SINCOSTAB.to_vec());
@@ -87,7 +82,7 @@ pub fn do_sin(r: &[Reg]) {
     let s = xr + (xr * xx).fma(xx.fma(c(SN5), c(SN3)), dx);
     let cc = xr.fma(dx, xx * xx.fma(xx.fma(c(CS6), c(CS4)), CS2));
     let cor = s.fma(cs, (-cc).fma(sn, s.fma(ccs, ssn)));
-    ret_f(with_sign_of(sn + cor, x));
+    ret_f((sn + cor).copysign(x));
 }
 
 /// `do_cos(x, dx)`: cos(x + dx).
@@ -225,7 +220,7 @@ pub fn sin(a: &[Reg]) {
     if_(k.lt(0x3feb_6000u32), || ret_f(call_sin(x, F::var(0.0))));
     if_(k.lt(0x4003_68fdu32), || {
         let t = c(HP0) - x.abs();
-        ret_f(with_sign_of(call_cos(t, F::var(c(HP1))), x));
+        ret_f(call_cos(t, F::var(c(HP1))).copysign(x));
     });
     if_(k.lt(0x4199_21fbu32), || {
         let (n, a, da) = reduce_sincos(x);

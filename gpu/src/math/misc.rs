@@ -127,10 +127,7 @@ pub fn fmod(a: &[Reg]) {
 }
 
 pub fn copysign(a: &[Reg]) {
-    let (x, y) = (F(a[0]), F(a[1]));
-    ret_f(F::from_bits(
-        (x.bits() & 0x7FFF_FFFF_FFFF_FFFFu64) | (y.bits() & 0x8000_0000_0000_0000u64),
-    ));
+    ret_f(F(a[0]).copysign(F(a[1])));
 }
 
 fn copysign0(v: F) -> F {
