@@ -7,6 +7,7 @@
 use super::dsl::*;
 use super::glibc_atan::eadd;
 use super::glibc_tables::XFG;
+use super::glibc_trig::{HPINV, MP1, MP2, PP3, PP4, TOINT};
 use crate::pir::{Cls, Reg, T};
 
 const XFG_NAME: &str = "ndjit_glibc_xfg";
@@ -24,13 +25,7 @@ const G1: u64 = 0x3e4b_096c_0000_0000; // 1.259e-8
 const G2: u64 = 0x3faf_212d_0000_0000; // 0.0608 (also gy2)
 const G3: u64 = 0x3fe9_2f1a_0000_0000; // 0.787
 const G5: u64 = 0x4197_d784_0000_0000; // 1e8
-const MP1: u64 = 0x3ff9_21fb_5800_0000;
-const MP2: u64 = 0xbe4d_de97_3c00_0000;
-const MP3: u64 = 0xbc8c_b3b3_99d7_47f2;
-const PP3: u64 = 0xbc8c_b3b3_9800_0000;
-const PP4: u64 = 0xbacd_747f_23e3_2ed7;
-const HPINV: u64 = 0x3fe4_5f30_6dc9_c883;
-const TOINT: u64 = 0x4338_0000_0000_0000;
+const MP3: u64 = 0xbc8c_b3b3_99d7_47f2; // pi/2 - MP1 - MP2, rounded
 
 /// `d3 + a2 (d5 + ... + a2 d11)`, by fused steps.
 fn poly_d(a2: F) -> F {

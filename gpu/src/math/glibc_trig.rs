@@ -31,12 +31,13 @@ const S: [u64; 5] = [
 const BIG: u64 = 0x42c8_0000_0000_0000; // 0x1.8p45
 const HP0: u64 = 0x3ff9_21fb_5444_2d18; // pi/2, high part
 const HP1: u64 = 0x3c91_a626_3314_5c07; // pi/2, low part
-const TOINT: u64 = 0x4338_0000_0000_0000;
-const HPINV: u64 = 0x3fe4_5f30_6dc9_c883;
-const MP1: u64 = 0x3ff9_21fb_5800_0000;
-const MP2: u64 = 0xbe4d_de97_3c00_0000;
-const PP3: u64 = 0xbc8c_b3b3_9800_0000;
-const PP4: u64 = 0xbacd_747f_23e3_2ed7;
+                                        // The reduction constants, which tan's (`glibc_tan.rs`, `utan.h`) shares.
+pub(super) const TOINT: u64 = 0x4338_0000_0000_0000;
+pub(super) const HPINV: u64 = 0x3fe4_5f30_6dc9_c883; // 2/pi
+pub(super) const MP1: u64 = 0x3ff9_21fb_5800_0000; // pi/2 = MP1 + MP2 + PP3 + PP4
+pub(super) const MP2: u64 = 0xbe4d_de97_3c00_0000;
+pub(super) const PP3: u64 = 0xbc8c_b3b3_9800_0000;
+pub(super) const PP4: u64 = 0xbacd_747f_23e3_2ed7;
 const TAYLOR_MAX: u64 = 0x3fc0_20c4_9ba5_e354; // 0.126
 
 // branred.c / branred.h.
