@@ -288,3 +288,21 @@ INT_MIN_MAX = [
 @pytest.mark.parametrize("source,windows", INT_MIN_MAX)
 def test_builtin_min_max_of_ints_is_exact_past_2_53(source, windows):
     test_chained_comparison_short_circuits_as_python(source, windows)
+
+
+# NumPy's integer and bool scalars define no `__trunc__` (bools no `__round__` either), so Python
+# raises TypeError where ndjit computed a number; Python ints and bools, and NumPy floats, work.
+TRUNCS = [
+    ("def f(x):\n    return math.trunc(np.int64(3))\n", [[1.0]]),
+    ("def f(x):\n    return math.trunc(np.sum(x > 1))\n", [[1.0, 2.0]]),
+    ("def f(x):\n    return math.trunc(x[0] > 0)\n", [[1.0], [-1.0]]),
+    ("def f(x):\n    return round(x[0] > 0)\n", [[1.0]]),
+    ("def f(x):\n    return math.trunc(len(x)) + math.trunc(x[0]) + math.trunc(True)\n", [[2.5]]),
+    ("def f(x):\n    return round(np.int64(3)) + math.floor(x[0] > 0) + round(True)\n", [[2.5]]),
+    ("def f(x):\n    v = 1 if x[0] > 0 else np.int64(2)\n    return math.trunc(v)\n", [[1.0], [-1.0]]),
+]
+
+
+@pytest.mark.parametrize("source,windows", TRUNCS)
+def test_trunc_and_round_of_numpy_ints_and_bools_raise_as_python(source, windows):
+    test_chained_comparison_short_circuits_as_python(source, windows)

@@ -962,6 +962,9 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 return python_or_numpy_round(t, x, k.i(), ds);
             }
             if tx != Ty::F64 {
+                if tx == Ty::Bool {
+                    numpy_lacks(t, &x, "numpy.bool", "__round__", span);
+                }
                 return Ok(Value::Scalar(convert(x, tx, Ty::I64), Ty::I64));
             }
             // round(float) is an int: NaN and infinity cannot be converted.
@@ -1390,6 +1393,15 @@ pub(super) fn cast_elem(x: Expr, from: Ty, to: Ty) -> Expr {
 }
 
 /// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
+/// NumPy's integer and bool scalars define no `__trunc__` (and bools no `__round__`), so
+/// `math.trunc(np.int64(3))` and `round(x[0] > 0)` raise TypeError in Python: a check that `x`
+/// holds a Python number.
+fn numpy_lacks(t: &mut Translator, x: &Expr, class: &str, method: &str, span: Span) {
+    let is_python = t.prov(x).flag();
+    let message = format!("type {class} doesn't define {method} method");
+    t.check_plain(is_python, Exception::TypeError, &message, span);
+}
+
 pub(crate) fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
     t.check_plain(
         not(un(UnOp::IsNan, x.clone())),
@@ -1540,6 +1552,14 @@ fn math_call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
         }
         Floor | Ceil | Trunc => {
             if xs[0].1 != Ty::F64 {
+                if base == Trunc {
+                    let class = if xs[0].1 == Ty::Bool {
+                        "numpy.bool"
+                    } else {
+                        "numpy.int64"
+                    };
+                    numpy_lacks(t, &xs[0].0, class, "__trunc__", span);
+                }
                 return Ok(Value::Scalar(
                     convert(xs[0].0.clone(), xs[0].1, Ty::I64),
                     Ty::I64,
