@@ -47,6 +47,13 @@ pub fn cuda_unavailable_reason() -> Option<String> {
     Gpu::available().err().map(|e| e.to_string())
 }
 
+/// Whether the GPU's math routines give this CPU's bits: the host's glibc runs the builds they
+/// transcribe (`ndjit_gpu::math::cpu_runs_glibc_fma_builds`).
+#[pyfunction]
+pub fn gpu_math_matches_cpu() -> bool {
+    ndjit_gpu::math::cpu_runs_glibc_fma_builds()
+}
+
 /// `(name, (major, minor), driver_version, ptx_target)` of device `ordinal`.
 #[pyfunction]
 #[pyo3(signature = (ordinal=0))]

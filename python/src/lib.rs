@@ -25,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(driver::generic_filter, m)?)?;
     m.add_function(wrap_pyfunction!(driver::generic_filter1d, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_unavailable_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu::gpu_math_matches_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_device, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_ptx, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_host, m)?)?;

@@ -6,7 +6,6 @@ GPU (``scripts/gpu_device.sh run``), the rest compares the GPU with scipy runnin
 LowLevelCallable on the CPU, bit for bit, for NumPy arrays (copied) and CuPy arrays (zero-copy).
 """
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -233,18 +232,7 @@ def assert_bits_equal(got, want, msg=""):
 MATH_CALLS = {"exp"}
 
 
-def _cpu_runs_glibc_fma_builds():
-    if platform.machine() != "x86_64" or platform.libc_ver()[0] != "glibc":
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read().split()
-    except OSError:
-        return False
-    return "fma" in flags and "avx2" in flags
-
-
-GPU_MATH_EXACT = _cpu_runs_glibc_fma_builds()
+GPU_MATH_EXACT = ndjit._core.gpu_math_matches_cpu()
 
 
 def assert_close_for_math(got, want, msg=""):

@@ -12,7 +12,6 @@ the PTX emulator (gpu/examples/fuzz_emulate.rs). Rules (BRIEF, issue 12):
 """
 from __future__ import annotations
 
-import platform
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -147,20 +146,9 @@ def _zero_signs_only(expected, got) -> bool:
     return bool(np.all(same | ((a == 0) & (b == 0))))
 
 
-def _cpu_runs_glibc_fma_builds() -> bool:
-    """Whether this CPU's glibc runs the builds the GPU's math routines transcribe (x86-64 with FMA
-    and AVX2): there the GPU's math is the CPU's, bit for bit, and nothing needs excusing."""
-    if platform.machine() != "x86_64" or platform.libc_ver()[0] != "glibc":
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read().split()
-    except OSError:
-        return False
-    return "fma" in flags and "avx2" in flags
-
-
-_GPU_MATH_EXACT = _cpu_runs_glibc_fma_builds()
+# Where the host's glibc runs the builds the GPU's math transcribes, the GPU's math is the CPU's,
+# bit for bit, and nothing needs excusing.
+_GPU_MATH_EXACT = ndjit._core.gpu_math_matches_cpu()
 
 
 def _within_gpu_math_bound(expected, got) -> bool:
