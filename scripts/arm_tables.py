@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes gpu/src/math/arm_tables.rs: the data of ARM's optimized-routines exp, exp2, log, log2
+"""Writes src/math/arm_tables.rs: the data of ARM's optimized-routines exp, exp2, log, log2
 and pow, which glibc (since 2.28) and musl (since 1.1.20) both ship.
 
-    python3 scripts/arm_tables.py MUSL_SRC_MATH_DIR [LIBM_SO] > gpu/src/math/arm_tables.rs && cargo fmt
+    python3 scripts/arm_tables.py MUSL_SRC_MATH_DIR [LIBM_SO] > src/math/arm_tables.rs && cargo fmt
 
 MUSL_SRC_MATH_DIR is musl's `src/math` (musl 1.2.3 was used: `musl_1.2.3.orig.tar.gz` from
 Debian). With LIBM_SO (glibc's `libm.so.6`), every table and constant must occur byte for byte in

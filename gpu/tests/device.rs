@@ -220,6 +220,10 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
     let mut worst = 0u64;
     let mut inexact = Vec::new();
     let mut glibc_inexact = Vec::new();
+    // ndjit's own np.tanh & co. whatever this host's CPU (glibc's are checked as math.tanh & co.).
+    for f in ndjit::math::numpy_kernels::CHOICES {
+        ndjit::math::numpy_kernels::set_accurate(f, true);
+    }
     for &f in MathFn::ALL {
         let m = test_module(f, gpu.target().version, gpu.target().sm);
         let module = gpu
@@ -309,10 +313,9 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
             ));
         }
     }
-    // glibc's own routines, transcribed, must be bit-identical. The rest: CUDA's bounds (1 ulp
-    // for exp/log, 2 for the rest), and 3 for tanh, whose glibc version (what the CPU and CPython
-    // call) is that far from the musl algorithm the device transcribes (tests/math_emu.rs checks
-    // each function's own bound).
+    // glibc's own routines, transcribed, and ndjit's own np.* routines on them, must be
+    // bit-identical. The exact ones (fmod, copysign, ...) are too; were they not, CUDA's bounds
+    // and 3 ulp at most (tests/math_emu.rs checks each function's own bound off glibc).
     if worst > 3 || !glibc_inexact.is_empty() {
         return Err(glibc_inexact
             .into_iter()

@@ -1,9 +1,10 @@
-"""`math.*` is bit-identical to CPython's, and `np.*` within 1 ulp of NumPy's (3 for cbrt, 2 for tanh, sinh, log10, acosh).
+"""`math.*` is bit-identical to CPython's, and `np.*` within 1 ulp of NumPy's.
 
 CPython's math module calls the C library (glibc on Linux) and ndjit's compiled code calls the very
 same functions, except `math.hypot`, which CPython computes itself and ndjit follows step for step.
 NumPy uses SIMD kernels of its own for some functions on some CPUs, so there the contract is
-1 ulp (README, *Known deviations*). Inputs span many magnitudes; those where Python raises
+1 ulp (README, *Known deviations*; `test_numpy_kernels.py` for the five functions where that
+takes ndjit's own accurate routines). Inputs span many magnitudes; those where Python raises
 (domain and range errors) are checked to raise in ndjit too.
 """
 import math
@@ -118,11 +119,6 @@ def ulps(a, b):
     return abs(int(ia) - int(ib))
 
 
-# NumPy's AVX-512 kernels for these are themselves further from the C library's results (measured
-# here: README, *Known deviations*); everywhere else one ulp.
-NUMPY_ULPS = {"cbrt": 3, "tanh": 2, "sinh": 2, "log10": 2, "acosh": 2}
-
-
 @pytest.mark.parametrize("name", sorted(NUMPY))
 def test_numpy_functions_are_within_their_bound(name):
     npname = NUMPY[name]
@@ -134,8 +130,7 @@ def test_numpy_functions_are_within_their_bound(name):
     src = f"np.{npname}(x[0], x[1])" if two else f"np.{npname}(x[0])"
     for got in pairwise(src, x, y) if two else through_every_face(src, x):
         worst = max(ulps(w, g) for w, g in zip(want, got))
-        bound = NUMPY_ULPS.get(name, 1)
-        assert worst <= bound, f"np.{npname}: {worst} ulp from NumPy (bound {bound})"
+        assert worst <= 1, f"np.{npname}: {worst} ulp from NumPy"
 
 
 @pytest.mark.parametrize("src", ["np.sum(x)", "np.mean(x)", "np.var(x)", "np.sum(x[x > 0.0])"])

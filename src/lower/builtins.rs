@@ -402,6 +402,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         }
         return t.elementwise(vec![v], s, &mut |_, ops, _| {
             let (e, ty) = ops.into_iter().next().unwrap();
+            // np.tanh and four others may not be the C library's (math::numpy_kernels).
+            let f = (f.0.map(MathFn::numpy), f.1);
             Ok((apply_unary(convert(e, ty, Ty::F64), f), Ty::F64))
         });
     }

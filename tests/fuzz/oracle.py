@@ -1,8 +1,8 @@
 """The oracle: CPython + NumPy running the program's own text, as scipy's generic_filter would.
 
-Transcendental functions (``math.exp``, ``np.tanh``, ``**`` ...) may differ from glibc by <= 1 ulp
-in ndjit today (a documented, known deviation that another piece of work removes). A tolerance on
-the final result would not do: one ulp in ``exp`` can flip a comparison or be amplified by a
+Transcendental functions: ``math.*`` is glibc's, as CPython's is, but ``np.*`` (and an array's
+``**``) may be within 1 ulp of NumPy's own SIMD kernels rather than equal to them (README, *Known
+deviations*). A tolerance on the final result would not do: one ulp in ``exp`` can flip a comparison or be amplified by a
 subtraction. So the oracle calls the real function (for its exceptions and its value), then
 substitutes the value ndjit computes for that very call, counting how often that changed the
 value and by how much. Everything else in the program is then compared bit for bit.

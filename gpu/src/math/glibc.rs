@@ -14,9 +14,9 @@
 //! transcribed without contraction. `tests/math_emu.rs` checks bit-identity with the CPU's C
 //! library through the PTX emulator.
 
-use super::arm_tables::*;
 use super::dsl::*;
 use crate::pir::{Reg, T};
+use ndjit::math::arm_tables::*;
 
 const EXP_TAB_NAME: &str = "ndjit_arm_exp_tab";
 pub(super) const SIGN: u64 = 0x8000_0000_0000_0000;
@@ -85,7 +85,6 @@ fn special_case(tmp: F, sbits: L, ki: L, signed: bool, exp2: bool) -> F {
 /// `sign * exp(x + xtail)`: glibc's exp (`xtail` = 0, `sign_bias` = 0) and the tail of pow.
 /// Returns through `ret_f`.
 fn exp_core(x: F, xtail: Option<F>, sign_bias: L) {
-    exp_table();
     let abstop = U::var((x.hi() >> 20) & 0x7ffu32);
     let neg_result = sign_bias.ne(0u64);
     if_((abstop - 0x3c9u32).ge(0x3fu32), || {
@@ -105,6 +104,18 @@ fn exp_core(x: F, xtail: Option<F>, sign_bias: L) {
         });
         abstop.set(0u32);
     });
+    let (sbits, tmp, ki) = exp_reduce(x, xtail, sign_bias);
+    if_(abstop.eq(0u32), || {
+        ret_f(special_case(tmp, sbits, ki, xtail.is_some(), false))
+    });
+    let scale = F::from_bits(sbits);
+    ret_f(scale.fma(tmp, scale));
+}
+
+/// exp's reduction and polynomial, for `|x| < 1024`: `(the bits of scale, tmp, k)` with
+/// `sign * exp(x + xtail) = scale * (1 + tmp)` (`ndjit::math::accurate::exp_dd` on the CPU).
+pub(super) fn exp_reduce(x: F, xtail: Option<F>, sign_bias: L) -> (L, F, L) {
+    exp_table();
     let kd = x.fma(fb(EXP_INVLN2N), fb(EXP_SHIFT));
     let ki = kd.bits();
     let kd = kd - fb(EXP_SHIFT);
@@ -121,11 +132,7 @@ fn exp_core(x: F, xtail: Option<F>, sign_bias: L) {
     let r2 = r * r;
     let tmp = r.fma(c(1), c(0)).fma(r2, r + tail);
     let tmp = r.fma(c(3), c(2)).fma(r2 * r2, tmp);
-    if_(abstop.eq(0u32), || {
-        ret_f(special_case(tmp, sbits, ki, xtail.is_some(), false))
-    });
-    let scale = F::from_bits(sbits);
-    ret_f(scale.fma(tmp, scale));
+    (sbits, tmp, ki)
 }
 
 pub fn exp(a: &[Reg]) {
@@ -364,8 +371,9 @@ fn pow_special(x: F, y: F) -> (L, L) {
     (ix, sign_bias)
 }
 
-/// log(x) as `hi + lo`, about 15 bits past a double (glibc's `log_inline` of pow).
-fn pow_log(ix: L) -> (F, F) {
+/// log(x) as `hi + lo`, about 15 bits past a double (glibc's `log_inline` of pow;
+/// `ndjit::math::accurate::log_dd` on the CPU). `ix`: the bits of a positive x, normalised.
+pub(super) fn pow_log(ix: L) -> (F, F) {
     let tab = "ndjit_arm_pow_log_tab";
     table(tab, T::B64, POW_TAB.to_vec());
     let (kd, i, z) = log_reduce(ix, 0x3fe6_9555_0000_0000, 7);

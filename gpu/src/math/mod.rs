@@ -6,7 +6,9 @@
 //! - `glibc.rs`: exp, exp2, log, log2, pow (ARM's optimized routines, with `arm_tables`);
 //! - `glibc_own.rs`: log10, cbrt, hypot, expm1, log1p and the six hyperbolic functions;
 //! - `glibc_trig.rs`, `glibc_tan.rs`, `glibc_asin.rs`, `glibc_atan.rs`: sin, cos, tan, asin, acos,
-//!   atan, atan2 (the IBM Accurate Mathematical Library, with `glibc_tables`).
+//!   atan, atan2 (the IBM Accurate Mathematical Library, with `glibc_tables`);
+//! - `accurate.rs`: `np.tanh`, `np.sinh`, `np.log10`, `np.arccosh` and `np.cbrt` within 0.51 ulp,
+//!   as `ndjit::math::accurate` computes them on the CPU where NumPy's kernels are its own.
 //!
 //! glibc picks builds compiled with FMA for most of these on x86-64 CPUs with FMA and AVX2; the
 //! transcriptions follow those builds: every `+ − × ÷ √` is a correctly rounded `.rn` PTX
@@ -21,7 +23,8 @@
 
 // Constants are written as glibc and CPython write them (all digits, split pairs such as
 // `pio2_hi` beside `pio2_lo`), and `(x - x) / (x - x)` builds the NaN glibc returns.
-mod arm_tables;
+
+mod accurate;
 pub mod dsl;
 #[allow(clippy::eq_op)]
 mod glibc;
@@ -77,6 +80,19 @@ pub fn symbol(f: MathFn) -> &'static str {
         MathFn::CopySign => "ndjit_copysign",
         MathFn::FloorDiv => "ndjit_floordiv",
         MathFn::Remainder => "ndjit_remainder",
+        // Where NumPy calls the C library for these, so does ndjit: glibc's routine.
+        f if !ndjit::math::numpy_kernels::is_accurate(f) => symbol(match f {
+            MathFn::NpTanh => MathFn::Tanh,
+            MathFn::NpSinh => MathFn::Sinh,
+            MathFn::NpLog10 => MathFn::Log10,
+            MathFn::NpAcosh => MathFn::Acosh,
+            _ => MathFn::Cbrt,
+        }),
+        MathFn::NpTanh => "ndjit_np_tanh",
+        MathFn::NpSinh => "ndjit_np_sinh",
+        MathFn::NpLog10 => "ndjit_np_log10",
+        MathFn::NpAcosh => "ndjit_np_acosh",
+        MathFn::NpCbrt => "ndjit_np_cbrt",
     }
 }
 
@@ -124,6 +140,11 @@ pub const FUSED: &[&str] = &[
     "ndjit_tan",
     "ndjit_asin",
     "ndjit_acos",
+    "ndjit_np_tanh",
+    "ndjit_np_sinh",
+    "ndjit_np_log10",
+    "ndjit_np_acosh",
+    "ndjit_np_cbrt",
 ];
 
 /// Defines `f` (and what it calls) in `m`; returns its name.
@@ -170,6 +191,11 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_copysign" => (&[F64, F64], &[F64], misc::copysign),
         "ndjit_floordiv" => (&[F64, F64], &[F64], misc::floordiv),
         "ndjit_remainder" => (&[F64, F64], &[F64], misc::remainder),
+        "ndjit_np_tanh" => (&[F64], &[F64], accurate::tanh),
+        "ndjit_np_sinh" => (&[F64], &[F64], accurate::sinh),
+        "ndjit_np_log10" => (&[F64], &[F64], accurate::log10),
+        "ndjit_np_acosh" => (&[F64], &[F64], accurate::acosh),
+        "ndjit_np_cbrt" => (&[F64], &[F64], accurate::cbrt),
         other => panic!("no device math routine {other}"),
     };
     define(m, name, args, rets, body, &ensure);
@@ -284,11 +310,15 @@ pub fn sample_inputs(f: MathFn, n: usize, seed: u64) -> Vec<(f64, f64)> {
     }
     let mut g = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let (lo, hi): (f64, f64) = match f {
-        MathFn::Exp | MathFn::Expm1 | MathFn::Sinh | MathFn::Cosh => (-760.0, 760.0),
+        MathFn::Exp | MathFn::Expm1 | MathFn::Sinh | MathFn::Cosh | MathFn::NpSinh => {
+            (-760.0, 760.0)
+        }
         MathFn::Exp2 => (-1100.0, 1100.0),
         MathFn::Tanh | MathFn::Atanh | MathFn::Asin | MathFn::Acos => (-1.2, 1.2),
+        MathFn::NpTanh => (-3.0, 3.0),
         MathFn::Sin | MathFn::Cos | MathFn::Tan => (-40.0, 40.0),
         MathFn::Log | MathFn::Log2 | MathFn::Log10 | MathFn::Acosh => (0.0, 20.0),
+        MathFn::NpLog10 | MathFn::NpAcosh => (0.0, 20.0),
         MathFn::Log1p => (-1.0, 4.0),
         MathFn::Pow => (-4.0, 8.0),
         _ => (-100.0, 100.0),
