@@ -1877,6 +1877,8 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
     }
     // An array's elements are NumPy scalars: `0 + e0` is e0's type, and the sum goes on in order.
     let arr = t.array_of(v, s)?;
+    // Python's start: the int 0 unless a float is given (`sum(..., 0.0)`).
+    let int_start = !matches!(start, Some((Value::Scalar(_, Ty::F64), _)));
     if let Some((st, ss)) = start {
         // `start + e0 + ...` equals the plain sum only when start is the int 0 or +0.0.
         let zero = match &st {
@@ -1902,6 +1904,16 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
     };
     let total = t.reduce(op, &arr, span, None)?;
     // An empty iterable leaves the start, the Python int 0; otherwise the result is NumPy's.
+    if ty == Ty::F64 && int_start && t.refused_sums.contains(&span) {
+        t.check_plain(
+            cmp(CmpOp::Ne, n.clone(), Expr::I64(0)),
+            Exception::TypeError,
+            "sum() of an empty iterable is Python's int 0, and this function goes on to use it \
+             where an int and ndjit's float 0.0 differ (a zero's sign, an integer NumPy result, \
+             a method); write sum(..., 0.0) to start from a float",
+            span,
+        );
+    }
     let empty = cmp(CmpOp::Eq, n, Expr::I64(0));
     Ok(Value::Scalar(t.with_prov(total, ty, Prov::Dyn(empty)), ty))
 }

@@ -8,6 +8,7 @@
 mod attributes;
 mod builtins;
 mod comprehension;
+mod empty_sum;
 mod expr;
 mod inline;
 mod lists;
@@ -154,6 +155,8 @@ pub(crate) struct Translator<'a> {
     appended: HashSet<String>,
     /// The length of each growing list; its storage's length is the capacity.
     list_len: HashMap<Arr, Var>,
+    /// The `sum(...)` calls whose empty case (Python's int 0) must raise (see `empty_sum.rs`).
+    pub(crate) refused_sums: HashSet<Span>,
 }
 
 impl<'a> Translator<'a> {
@@ -196,6 +199,7 @@ impl<'a> Translator<'a> {
             comp_count: 0,
             appended: HashSet::new(),
             list_len: HashMap::new(),
+            refused_sums: HashSet::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -315,6 +319,13 @@ impl<'a> Translator<'a> {
         for (module, alias) in &self.program.imports {
             self.import(module, alias, f.span)?;
         }
+        // The parameter that holds floats: the buffer (the input line of generic_filter1d), an
+        // integrand's variable; a transform's coordinates are ints.
+        let floats: Vec<&str> = match (self.func.sig, f.params.first()) {
+            (ir::Sig::Transform, _) | (_, None) => vec![],
+            (_, Some(p)) => vec![p.name.as_str()],
+        };
+        self.refused_sums = empty_sum::refused_sums(self.program, &floats, &|e| self.callee_of(e));
         let sig = self.func.sig;
         let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
         if f.params.len() < needed {
@@ -597,6 +608,31 @@ impl<'a> Translator<'a> {
                 )
                 .hint("bind the value instead (extra_keywords)")
             }),
+        }
+    }
+
+    /// The builtin a call's function expression names (`len`, `np.sqrt`, an imported alias),
+    /// before any local binding (the caller checks those).
+    fn callee_of(&self, func: &ast::Expr) -> Option<names::Builtin> {
+        let lookup = |n: &str| self.names.get(n).cloned().or_else(|| builtins::global(n));
+        match &func.kind {
+            ast::ExprKind::Name(n) => match lookup(n)? {
+                Value::Function(b) => Some(b),
+                _ => None,
+            },
+            ast::ExprKind::Attribute(m, attr) => {
+                let ast::ExprKind::Name(module) = &m.kind else {
+                    return None;
+                };
+                let Value::Module(module) = lookup(module)? else {
+                    return None;
+                };
+                match builtins::module_attr(module, attr)? {
+                    Value::Function(b) => Some(b),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 

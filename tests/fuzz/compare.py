@@ -175,6 +175,8 @@ def documented(source: str, finding: Finding, expected, got) -> Optional[str]:
         return "np.min/np.max among zeros of both signs: NumPy's SIMD kernels pick one by lane"
     if got[0] == "raise" and len(got) > 2 and "result is complex" in got[2]:
         return "a Python float power whose result would be complex raises ValueError"
+    if got[0] == "raise" and len(got) > 2 and "sum() of an empty iterable is Python's int 0" in got[2]:
+        return "sum() of an empty iterable whose int 0 reaches a use where int and float differ raises TypeError"
     if got[0] == "raise" and len(got) > 2 and "sorted() of values that include NaN" in got[2]:
         return "sorted() of values with a NaN raises ValueError (CPython's order is its merge steps')"
     return None
