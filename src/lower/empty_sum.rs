@@ -486,42 +486,17 @@ const SUM: Builtin = Builtin {
     func: Func::Sum,
 };
 
-/// Whether `b` returns a float whatever numbers it is given: `float()`, and NumPy's and
-/// math's float-valued functions.
+/// Whether `b` returns a float whatever numbers it is given: `float()`, math's functions but
+/// the rounding ones and the tests, and NumPy's same functions (but `fmod`, which keeps ints
+/// integral), true division and `float64`.
 fn float_valued(b: Builtin) -> bool {
     use Func::*;
-    match (b.module, b.func) {
-        (Module::Builtin, Float) => true,
-        (Module::Np | Module::Math, f) => matches!(
-            f,
-            Sqrt | Exp
-                | Expm1
-                | Log
-                | Log2
-                | Log10
-                | Log1p
-                | Sin
-                | Cos
-                | Tan
-                | Sinh
-                | Cosh
-                | Tanh
-                | Cbrt
-                | Exp2
-                | Hypot
-                | Degrees
-                | Radians
-                | Fabs
-                | Arcsin
-                | Arccos
-                | Arctan
-                | Arcsinh
-                | Arccosh
-                | Arctanh
-                | Arctan2
-                | Divide
-                | Float64
-        ),
+    let math = b.func.is_in(Module::Math)
+        && !matches!(b.func, Floor | Ceil | Trunc | IsNan | IsInf | IsFinite);
+    match b.module {
+        Module::Builtin => b.func == Float,
+        Module::Math => math || b.func == Power,
+        Module::Np => (math && b.func != Fmod) || matches!(b.func, Divide | Float64),
         _ => false,
     }
 }

@@ -108,7 +108,7 @@ impl Func {
     }
 
     /// Whether `module.<canonical name>` is a function of the language.
-    fn is_in(self, module: Module) -> bool {
+    pub(crate) fn is_in(self, module: Module) -> bool {
         use Func::*;
         let builtin = matches!(
             self,
