@@ -194,6 +194,9 @@ fn leaves_loop(s: &Stmt) -> bool {
 /// The most expression nodes a branch may hold and still be if-converted: both sides are then
 /// always evaluated, which pays only while they are cheap.
 const IF_CONVERT_NODES: usize = 24;
+/// At most this many variables assigned and checks made by each branch.
+const IF_CONVERT_VARS: usize = 4;
+const IF_CONVERT_CHECKS: usize = 2;
 
 /// If-conversion: `if c { a = e1 } else { b = e2 }` made only of assignments becomes
 /// `a = select(c, e1', a); b = select(c, b, e2')`. A data-dependent branch (`if v < best: best = v`)
@@ -236,7 +239,10 @@ struct Branch {
     checks: Vec<(Expr, ErrorId, Expr, Expr)>,
 }
 
-/// The branch as values and checks; `None` if it does anything else.
+/// The branch as values and checks; `None` if it does anything else, or grows past what
+/// [`cheap`] takes: substituting each assignment into the next makes a long branch's values
+/// grow with its length, so it stops there rather than build them (a 470-term sum took
+/// seconds).
 fn branch_values(stmts: &[Stmt]) -> Option<Branch> {
     let mut b = Branch {
         vals: Vec::new(),
@@ -248,7 +254,11 @@ fn branch_values(stmts: &[Stmt]) -> Option<Branch> {
         let (v, e) = match s {
             Stmt::Assign(v, e) => (v, e),
             Stmt::Check { cond, err, a, b: d } => {
-                b.checks.push((sub(cond), *err, sub(a), sub(d)));
+                let cond = sub(cond);
+                if b.checks.len() == IF_CONVERT_CHECKS || cond.size() > IF_CONVERT_NODES {
+                    return None;
+                }
+                b.checks.push((cond, *err, sub(a), sub(d)));
                 continue;
             }
             _ => return None,
@@ -257,8 +267,13 @@ fn branch_values(stmts: &[Stmt]) -> Option<Branch> {
             return None; // a math call is too expensive to run speculatively
         }
         let e = sub(e);
+        if e.size() > IF_CONVERT_NODES {
+            return None;
+        }
+        let full = b.vals.len() == IF_CONVERT_VARS;
         match b.vals.iter_mut().find(|(w, _)| w == v) {
             Some(slot) => slot.1 = e,
+            None if full => return None,
             None => b.vals.push((*v, e)),
         }
     }
@@ -278,7 +293,9 @@ fn cheap(b: &Branch) -> bool {
     }
     let size = b.vals.iter().map(|(_, e)| e.size()).sum::<usize>()
         + b.checks.iter().map(|c| c.0.size()).sum::<usize>();
-    b.vals.len() <= 4 && b.checks.len() <= 2 && size <= IF_CONVERT_NODES
+    b.vals.len() <= IF_CONVERT_VARS
+        && b.checks.len() <= IF_CONVERT_CHECKS
+        && size <= IF_CONVERT_NODES
 }
 
 /// Every variable either branch assigns gets `select(c, then_value, else_value)`, computed into
@@ -658,6 +675,35 @@ mod tests {
             None,
             "integer division by zero is left to its check"
         );
+    }
+
+    #[test]
+    fn branches_past_if_conversions_bounds_are_refused_as_they_grow() {
+        // `t1 = t0 + 1; t2 = t1 + 1; ...`: substituted, value k has k additions.
+        let chain = |n: u32| -> Vec<Stmt> {
+            (0..n)
+                .map(|i| {
+                    let prev = Expr::Var(Var(i));
+                    Stmt::Assign(
+                        Var(i + 1),
+                        Expr::Binary(BinOp::Add, prev.boxed(), Expr::I64(1).boxed()),
+                    )
+                })
+                .collect()
+        };
+        assert!(branch_values(&chain(3)).is_some_and(|b| cheap(&b)));
+        // Five variables: past IF_CONVERT_VARS.
+        assert!(branch_values(&chain(5)).is_none());
+        // One variable reassigned: the value outgrows IF_CONVERT_NODES.
+        let long: Vec<Stmt> = (0..500)
+            .map(|_| {
+                Stmt::Assign(
+                    Var(0),
+                    Expr::Binary(BinOp::Add, Expr::Var(Var(0)).boxed(), Expr::I64(1).boxed()),
+                )
+            })
+            .collect();
+        assert!(branch_values(&long).is_none());
     }
 
     #[test]
