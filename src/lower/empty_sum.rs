@@ -12,13 +12,15 @@
 //!
 //! Rather than model a value whose type is known only at run time, this pass looks at where
 //! each `sum(...)` result goes, before lowering, and finds the sums whose result (or a value
-//! computed from it that stays an int: `s + 1`, `abs(s)`, `max(s, k)`, a name assigned once)
-//! reaches anything but the uses where int and float agree: comparisons, true division,
+//! computed from it that stays an int: `s + 1`, `abs(s)`, `max(s, k)`, any name it is stored
+//! in, through all of that name's loads) reaches anything but the uses where int and float
+//! agree: comparisons, true division, arithmetic with a float (a literal, the buffer, NumPy
+//! functions of floats), `*`/`%`/`//`/`**` with a non-negative int literal or `len()`,
 //! `float()`/`int()`/`bool()`/`round(s)`, `math.*`, NumPy's float-valued functions (`np.sqrt`,
-//! `np.exp`, ...), arithmetic with a float literal, tests, and the function's result (which
-//! scipy converts to a float). For those sums the lowering raises a `TypeError` when the
-//! iterable is empty, naming the fix (`sum(..., 0.0)` starts from the float). Everything not
-//! known to agree counts as telling them apart, so a new construct can only add an error.
+//! `np.exp`, ...), tests, and the filter's result (which scipy converts to a float). For those
+//! sums the lowering raises a `TypeError` when the iterable is empty, naming the fix
+//! (`sum(..., 0.0)` starts from the float). Everything not known to agree counts as telling
+//! them apart, so a construct this pass does not know can only add an error, never hide one.
 
 use super::names::{Builtin, Func, Module};
 use crate::error::Span;
