@@ -83,3 +83,23 @@ def test_sizes_too_large_for_memory_raise_memory_error():
     # NumPy refuses the footprint itself, as it does under scipy.
     with pytest.raises((MemoryError, ValueError)):
         ndjit.generic_filter(a, "x[0]", size=(2**40, 2**40))
+
+
+def test_an_integer_array_to_a_huge_power_is_refused_not_expanded():
+    # Found by the front-end fuzzer: the power of an int array is expanded into squarings per
+    # element, an expression that doubled with each one (2**63 nodes exhausted the memory).
+    for src, jit in [("np.argsort(x) ** 0x7fffffffffffffff", ndjit.jit_filter),
+                     ("lambda v: np.mean(np.abs(v) ** 0x7fffffffffffffff)", ndjit.jit_transform)]:
+        with pytest.raises(ndjit.FilterSyntaxError, match="to the power 9223372036854775807") as e:
+            jit(src)
+        assert "x.astype(float) ** k" in str(e.value.hint)
+
+
+def test_an_integer_array_to_a_large_power_below_the_bound_is_numpys(rng):
+    img = rng.integers(0, 5, (6, 7)).astype(np.float64)
+    for k in (3, 1023):
+        src = f"np.sum(np.argsort(x, kind='stable') ** {k})"
+        got = ndi.generic_filter(img, ndjit.jit_filter(src), size=3)
+        with np.errstate(over="ignore"):
+            want = ndi.generic_filter(img, lambda b: np.sum(np.argsort(b, kind="stable") ** k), size=3)
+        assert_same(got, want)

@@ -531,7 +531,7 @@ impl<'p> Translator<'p> {
                     return match k {
                         Some(k) if k >= 0 => {
                             let x = convert(x, tx, Ty::I64);
-                            Ok((self.int_power(x, k as u64, Prov::Np, span), Ty::I64))
+                            Ok((self.int_power(x, k as u64, Prov::Np, span)?, Ty::I64))
                         }
                         _ => Err(self
                             .err(
@@ -546,7 +546,7 @@ impl<'p> Translator<'p> {
                 if let (true, Some(k)) = (ints, k) {
                     if k >= 0 {
                         let x = convert(x, tx, Ty::I64);
-                        return Ok((self.int_power(x, k as u64, both, span), Ty::I64));
+                        return Ok((self.int_power(x, k as u64, both, span)?, Ty::I64));
                     }
                 }
                 let (x, y) = (self.stable(x, tx), self.stable(y, ty));

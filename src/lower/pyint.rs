@@ -13,7 +13,7 @@
 use super::expr::{bin, cmp, un};
 use super::provenance::Prov;
 use super::{not, Translator};
-use crate::error::{Exception, Span};
+use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
 
 /// The message of a Python int result that needs more than 64 bits.
@@ -120,7 +120,21 @@ impl Translator<'_> {
     }
 
     /// `x ** k` for a constant `k >= 0` on Python ints: square and multiply, each step checked.
-    pub(crate) fn int_power(&mut self, x: Expr, k: u64, python: Prov, span: Span) -> Expr {
+    /// Element-wise (an int array's power) the steps stay one expression per element, whose
+    /// tree doubles with each squaring, so the exponent is bounded there.
+    pub(crate) fn int_power(&mut self, x: Expr, k: u64, python: Prov, span: Span) -> Result<Expr> {
+        if self.in_elementwise > 0 && k >= ELEMENTWISE_POWER_LIMIT {
+            return Err(self
+                .err(
+                    ErrorKind::Limit,
+                    span,
+                    format!(
+                        "an integer array to the power {k}: each element's power is expanded \
+                         into its squarings, for exponents below {ELEMENTWISE_POWER_LIMIT}"
+                    ),
+                )
+                .hint("raise floats instead (x.astype(float) ** k), or each element in a loop"));
+        }
         let mut base = self.stable(x, Ty::I64);
         let mut acc: Option<Expr> = None;
         let mut k = k;
@@ -139,7 +153,7 @@ impl Translator<'_> {
         }
         // `k == 0`: the literal 1 has the operands' kind (`np.argmax(x) ** 0` is a NumPy 1).
         let r = acc.unwrap_or(Expr::I64(1));
-        self.with_prov(r, Ty::I64, python)
+        Ok(self.with_prov(r, Ty::I64, python))
     }
 
     /// Fails with `exception` and `message` when `bad` holds and `python` (the flag "both
@@ -159,6 +173,10 @@ impl Translator<'_> {
         self.check_plain(ok, exception, message, span);
     }
 }
+
+/// The exponents from which an element-wise integer power is refused (its expression has
+/// about 2^10 nodes per element there).
+const ELEMENTWISE_POWER_LIMIT: u64 = 1 << 10;
 
 /// NumPy's shifts: a count outside `0..64` shifts every bit out (`<<` gives 0, `>>` the sign).
 /// The IR's own shifts mask the count, so the range is handled here.
