@@ -291,11 +291,10 @@ fn cheap(b: &Branch) -> bool {
     if loads && !b.checks.is_empty() {
         return false;
     }
+    // `branch_values` already refused branches past IF_CONVERT_VARS and IF_CONVERT_CHECKS.
     let size = b.vals.iter().map(|(_, e)| e.size()).sum::<usize>()
         + b.checks.iter().map(|c| c.0.size()).sum::<usize>();
-    b.vals.len() <= IF_CONVERT_VARS
-        && b.checks.len() <= IF_CONVERT_CHECKS
-        && size <= IF_CONVERT_NODES
+    size <= IF_CONVERT_NODES
 }
 
 /// Every variable either branch assigns gets `select(c, then_value, else_value)`, computed into

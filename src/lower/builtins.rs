@@ -1394,7 +1394,6 @@ pub(super) fn cast_elem(x: Expr, from: Ty, to: Ty) -> Expr {
     }
 }
 
-/// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
 /// NumPy's integer and bool scalars define no `__trunc__` (and bools no `__round__`), so
 /// `math.trunc(np.int64(3))` and `round(x[0] > 0)` raise TypeError in Python: a check that `x`
 /// holds a Python number.
@@ -1404,6 +1403,7 @@ fn numpy_lacks(t: &mut Translator, x: &Expr, class: &str, method: &str, span: Sp
     t.check_plain(is_python, Exception::TypeError, &message, span);
 }
 
+/// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
 pub(crate) fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
     t.check_plain(
         not(un(UnOp::IsNan, x.clone())),

@@ -108,6 +108,19 @@ impl MathFn {
             f => f,
         }
     }
+
+    /// The C library's function behind `self`: the inverse of [`MathFn::numpy`] (what NumPy
+    /// calls where its kernel is not its own).
+    pub fn c_library(self) -> MathFn {
+        match self {
+            MathFn::NpTanh => MathFn::Tanh,
+            MathFn::NpSinh => MathFn::Sinh,
+            MathFn::NpLog10 => MathFn::Log10,
+            MathFn::NpAcosh => MathFn::Acosh,
+            MathFn::NpCbrt => MathFn::Cbrt,
+            f => f,
+        }
+    }
 }
 
 /// The C library's functions: libm on Unix, the C runtime elsewhere. They are pure functions of

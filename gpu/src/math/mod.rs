@@ -81,13 +81,7 @@ pub fn symbol(f: MathFn) -> &'static str {
         MathFn::FloorDiv => "ndjit_floordiv",
         MathFn::Remainder => "ndjit_remainder",
         // Where NumPy calls the C library for these, so does ndjit: glibc's routine.
-        f if !ndjit::math::numpy_kernels::is_accurate(f) => symbol(match f {
-            MathFn::NpTanh => MathFn::Tanh,
-            MathFn::NpSinh => MathFn::Sinh,
-            MathFn::NpLog10 => MathFn::Log10,
-            MathFn::NpAcosh => MathFn::Acosh,
-            _ => MathFn::Cbrt,
-        }),
+        f if !ndjit::math::numpy_kernels::is_accurate(f) => symbol(f.c_library()),
         MathFn::NpTanh => "ndjit_np_tanh",
         MathFn::NpSinh => "ndjit_np_sinh",
         MathFn::NpLog10 => "ndjit_np_log10",
