@@ -198,6 +198,9 @@ fn numpy_order(a: &f64, b: &f64) -> std::cmp::Ordering {
     }
 }
 
+/// Sizes [`ndjit_rt_sort`] sorts by insertion.
+const SMALL_SORT: usize = 32;
+
 /// Sorts `n` f64 values in place, NaN last, stably. Insertion sort for the small sizes filters
 /// use, the standard library's stable sort above.
 ///
@@ -208,7 +211,7 @@ pub unsafe extern "C" fn ndjit_rt_sort(ptr: *mut f64, n: i64) {
         return;
     }
     let s = unsafe { std::slice::from_raw_parts_mut(ptr, n as usize) };
-    if s.len() <= 32 {
+    if s.len() <= SMALL_SORT {
         for i in 1..s.len() {
             let v = s[i];
             let mut j = i;
@@ -225,6 +228,10 @@ pub unsafe extern "C" fn ndjit_rt_sort(ptr: *mut f64, n: i64) {
     }
 }
 
+/// The median of values holding a NaN (NumPy's `np.nan`); the median networks' fallback
+/// ([`crate::ir::network`]) returns it without sorting.
+pub const MEDIAN_OF_NAN: f64 = f64::NAN;
+
 /// NumPy `median` of a sorted array: NaN when empty or when it holds a NaN (sorted last);
 /// the middle element, or the mean of the two middle ones. NumPy takes the mean of the middle
 /// part in both cases, which adds to `0.0` first: a middle `-0.0` gives `0.0`.
@@ -238,7 +245,7 @@ pub unsafe extern "C" fn ndjit_rt_median(ptr: *const f64, n: i64) -> f64 {
     let s = unsafe { std::slice::from_raw_parts(ptr, n as usize) };
     let n = s.len();
     if s[n - 1].is_nan() {
-        return f64::NAN;
+        return MEDIAN_OF_NAN;
     }
     middle_mean(s)
 }
@@ -413,6 +420,43 @@ mod tests {
         assert!(v[3].is_nan());
         let big: Vec<f64> = (0..100).rev().map(|i| i as f64).collect();
         assert_eq!(sorted(big), (0..100).map(|i| i as f64).collect::<Vec<_>>());
+    }
+
+    /// At every length either side of the insertion sort's limit, with NaNs of several
+    /// payloads and signs, zeros of both signs and repeated values: the bits of the standard
+    /// library's stable sort by NumPy's order.
+    #[test]
+    fn sort_is_the_stable_sort_by_numpys_order_bit_for_bit() {
+        let specials = [
+            f64::NAN,
+            -f64::NAN,
+            f64::from_bits(0x7ff8_0000_0000_0123),
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1.5,
+        ];
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        for n in 0..=SMALL_SORT + 3 {
+            for _ in 0..50 {
+                let v: Vec<f64> = (0..n)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        match seed % 3 {
+                            0 => specials[(seed >> 8) as usize % specials.len()],
+                            _ => ((seed >> 20) % 9) as f64 - 4.0,
+                        }
+                    })
+                    .collect();
+                let mut want = v.clone();
+                want.sort_by(numpy_order);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&sorted(v.clone())), bits(&want), "{v:?}");
+            }
+        }
     }
 
     #[test]

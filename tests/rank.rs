@@ -3,8 +3,8 @@
 //! data and shapes smaller than the footprint, in 1-3 dimensions; and which runs take it.
 
 use ndjit::driver::{
-    c_strides, generic_filter_raw, last_run, rank_stat, Dtype, Engine, Footprint, Mode, Options,
-    RankStat, RawArray, RawArrayMut,
+    c_strides, generic_filter_raw, last_patched, last_run, rank_stat, Dtype, Engine, Footprint,
+    Geometry, Mode, Options, RankStat, RawArray, RawArrayMut,
 };
 use ndjit::{Bindings, Filter};
 
@@ -236,6 +236,8 @@ fn chosen(src: &str, dtype: Dtype, values: &[f64], opts: &Options) -> Option<Ran
     last_run()
 }
 
+/// Data facts that fail the proof on more values than the executor patches (here one of four
+/// values, with three taps), and cvals it cannot use, run the general engine.
 #[test]
 fn data_facts_that_fail_the_proof_run_the_general_engine() {
     let opts = Options::size(&[1, 3]);
@@ -433,11 +435,11 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
 }
 
 /// The data facts are checked line by line as a run goes (or by a scan first, where progress is
-/// reported): a NaN or a `-0.0` on any line, whichever worker's chunk holds it and however far
-/// the run has got, sends the whole run to the general engine, whose output replaces whatever
-/// the rank executor wrote.
+/// reported). A NaN or a `-0.0` on any line, whichever worker's chunk holds it, leaves the rank
+/// executor's output everywhere but in the windows that read it, which the general engine
+/// recomputes; with progress reported, the whole run goes to the general engine.
 #[test]
-fn a_nan_or_negative_zero_on_any_line_sends_the_whole_run_to_the_general_engine() {
+fn a_nan_or_negative_zero_on_any_line_is_patched_by_the_general_engine() {
     let shape = [3usize, 11, 6000];
     let n: usize = shape.iter().product();
     let plain: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 - 500.5).collect();
@@ -449,7 +451,8 @@ fn a_nan_or_negative_zero_on_any_line_sends_the_whole_run_to_the_general_engine(
             for (value, zero_only) in [(f64::NAN, false), (-0.0, true)] {
                 let mut values = plain.clone();
                 // Columns spread over the line, so a line split into segments sees each.
-                values[line * shape[2] + [0, 4097, 5999, 3000][k]] = value;
+                let col = [0, 4097, 5999, 3000][k];
+                values[line * shape[2] + col] = value;
                 let data = array(dtype, &values);
                 let input = c_array(&data, dtype, &shape);
                 for threads in [1, 3] {
@@ -458,22 +461,136 @@ fn a_nan_or_negative_zero_on_any_line_sends_the_whole_run_to_the_general_engine(
                         if progress {
                             opts = opts.progress(|_, _| {});
                         }
+                        let what = format!("{value} at {line}:{col}, {dtype}, {threads} threads");
                         let got = run(&min, &input, dtype, &opts);
-                        assert_eq!(last_run(), None, "{value} on line {line}, {dtype}");
+                        let (took, patched) = (last_run(), last_patched());
+                        assert_eq!(took.is_some(), !progress, "{what}");
+                        // The windows reading it, counted the slow way.
+                        if !progress {
+                            let windows = windows_reading(&values, &shape, &opts, true);
+                            assert_eq!(patched, windows, "{what}");
+                        }
                         let want = run(&min, &input, dtype, &opts.clone().engine(Engine::Callback));
-                        assert_eq!(
-                            got, want,
-                            "{value} on line {line}, {dtype}, {threads} threads"
+                        assert_eq!(got, want, "{what}");
+                        // A median does not show the sign of a zero: nothing to patch.
+                        let got = run(&median, &input, dtype, &opts);
+                        let (took, patched) = (last_run(), last_patched());
+                        assert_eq!(took.is_some(), zero_only || !progress, "median, {what}");
+                        assert_eq!(patched > 0, !zero_only && !progress, "median, {what}");
+                        let want = run(
+                            &median,
+                            &input,
+                            dtype,
+                            &opts.clone().engine(Engine::Callback),
                         );
-                        // A median does not show the sign of a zero: it keeps the fast path.
-                        run(&median, &input, dtype, &opts);
-                        let took = last_run();
-                        assert_eq!(took.is_some(), zero_only, "median, {value} on line {line}");
+                        assert_eq!(got, want, "median, {what}");
                     }
                 }
             }
         }
     }
+}
+
+/// The output pixels whose windows read a NaN or a `-0.0` (where the statistic could show a
+/// zero's sign), counted the slow way: every tap of every pixel mapped through the mode.
+fn windows_reading(values: &[f64], shape: &[usize], opts: &Options, zero_matters: bool) -> usize {
+    let geometry = Geometry::resolve(shape, opts).unwrap();
+    let excluded = |v: f64| v.is_nan() || (zero_matters && v.to_bits() == (-0.0f64).to_bits());
+    let n: usize = shape.iter().product();
+    (0..n)
+        .filter(|&p| {
+            let mut idx = vec![0i64; shape.len()];
+            let mut rest = p;
+            for d in (0..shape.len()).rev() {
+                idx[d] = (rest % shape[d]) as i64;
+                rest /= shape[d];
+            }
+            geometry.taps().any(|tap| {
+                let mut flat = 0usize;
+                for d in 0..shape.len() {
+                    match opts.mode.map(idx[d] + tap[d], shape[d] as i64) {
+                        Some(i) => flat = flat * shape[d] + i as usize,
+                        None => return false, // cval, never excluded here
+                    }
+                }
+                excluded(values[flat])
+            })
+        })
+        .count()
+}
+
+/// Sparse NaN, `-0.0` and infinities in random shapes, footprints, modes and origins: the rank
+/// executor keeps the run, the general engine recomputes exactly the windows that read an
+/// excluded value (no fewer: the count is checked against every tap mapped through the mode),
+/// and the output is the callback engine's bit for bit.
+#[test]
+fn patched_windows_are_exactly_those_reading_an_excluded_value() {
+    let filters: Vec<(Filter, RankStat)> =
+        FILTERS.iter().map(|(s, st)| (compile(s), *st)).collect();
+    let mut rng = Rng::new(0x9a7c_4);
+    let mut patched_runs = 0;
+    for case in 0..400 {
+        let ndim = 1 + rng.below(3);
+        let shape: Vec<usize> = (0..ndim)
+            .map(|d| match d + 1 == ndim {
+                true => 8 + rng.below(60),
+                false => 1 + rng.below(12),
+            })
+            .collect();
+        let total: usize = shape.iter().product();
+        let dtype = [Dtype::F32, Dtype::F64][rng.below(2)];
+        let mut values: Vec<f64> = (0..total).map(|_| value(&mut rng, dtype, false)).collect();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(total);
+            values[at] = [f64::NAN, -f64::NAN, -0.0, 0.0, f64::INFINITY][rng.below(5)];
+        }
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, &shape);
+        let fp = footprint(&mut rng, ndim);
+        let origin: Vec<isize> = fp
+            .shape()
+            .iter()
+            .map(|&n| rng.below(n) as isize - (n / 2) as isize)
+            .collect();
+        let mode = Mode::ALL[rng.below(Mode::ALL.len())];
+        let (filter, _) = &filters[rng.below(filters.len())];
+        let opts = Options::new(fp)
+            .mode(mode)
+            .cval(1.5)
+            .origin(&origin)
+            .threads(1 + rng.below(3));
+        let what = format!(
+            "case {case}: {:?} {dtype} {shape:?} {mode} {origin:?}",
+            filter.source()
+        );
+        let got = run(filter, &input, dtype, &opts);
+        let (took, patched) = (last_run(), last_patched());
+        let want = run(
+            filter,
+            &input,
+            dtype,
+            &opts.clone().engine(Engine::Callback),
+        );
+        assert_eq!(got, want, "{what}");
+        let Some(stat) = took else { continue };
+        let taps = opts.footprint.count().unwrap();
+        let expected = windows_reading(&values, &shape, &opts, stat.sign_of_zero_matters());
+        // Past its limit the executor leaves the whole run to the general engine instead.
+        let excluded = values
+            .iter()
+            .filter(|v| {
+                v.is_nan() || (stat.sign_of_zero_matters() && v.to_bits() == (-0.0f64).to_bits())
+            })
+            .count();
+        if excluded <= total / (8 * taps) {
+            assert_eq!(patched, expected, "{what}");
+            patched_runs += (patched > 0) as usize;
+        }
+    }
+    assert!(
+        patched_runs > 40,
+        "only {patched_runs} runs patched windows"
+    );
 }
 
 /// `max - min` of each integer type's extremes: the general path casts the doubles' difference

@@ -66,11 +66,24 @@ struct Shared {
 /// Runs the job on `threads` threads (1: on the calling thread).
 pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
     let plan = job.plan;
-    let total = plan.lines * plan.len;
+    if plan.lines * plan.len == 0 {
+        return Ok(());
+    }
+    run_pieces(job, &chunks(plan, threads, job.progress.is_some()), threads)
+}
+
+/// Runs the job over these pixels only: ranges `[p0, p1)` in C order, in increasing order (the
+/// rank executor leaves the windows it cannot prove to the general engine this way).
+pub(crate) fn run_pieces(
+    job: &Job,
+    chunks: &[(usize, usize)],
+    threads: usize,
+) -> Result<(), DriverError> {
+    let plan = job.plan;
+    let total = chunks.iter().map(|(p0, p1)| p1 - p0).sum();
     if total == 0 {
         return Ok(());
     }
-    let chunks = chunks(plan, threads, job.progress.is_some());
     let shared = Shared {
         first_fail: AtomicUsize::new(usize::MAX),
         failure: Mutex::new(None),
@@ -81,7 +94,7 @@ pub(crate) fn run(job: &Job, threads: usize) -> Result<(), DriverError> {
     let direct = Direct::new(job);
     team::for_each_init(
         threads,
-        &chunks,
+        chunks,
         || Worker::new(job),
         |w, &c| match w {
             Ok(w) => interrupt::with_cancel(&shared.cancelled, || {
@@ -361,6 +374,18 @@ impl Worker {
         let plan = job.plan;
         let col0 = a as i64 + plan.cmin;
         let n = (b - a) + (plan.cmax - plan.cmin) as usize;
+        if b - a < plan.len {
+            // A piece of a line (a chunk's end, or a window the rank executor left): the next
+            // line's pieces lie elsewhere, so caching would only cost a search and an eviction.
+            for s in 0..plan.slots.len() {
+                let strip = &mut self.strips[s];
+                strip.resize(n, 0.0);
+                // SAFETY: `srcs` are this line's sources (`execute`'s contract for the input).
+                unsafe { plan.fill(job.input, self.srcs[s], col0, strip) };
+                self.rows[s] = unsafe { strip.as_ptr().add((-plan.cmin) as usize) };
+            }
+            return;
+        }
         self.cache.stamp += 1;
         for s in 0..plan.slots.len() {
             let key = (self.srcs[s], col0, n);

@@ -206,9 +206,13 @@ impl Executor for Engine {
 fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
     let (geom, filter) = (run.geometry, run.filter);
     let plan = Plan::new(geom, run.mode, run.cval)?;
+    // The pixels left to this engine: all of them, or those the rank executor could not prove.
+    let mut pieces = None;
     if engine == Engine::Auto {
-        if let Some(done) = rank::try_run(run, &plan) {
-            return done;
+        match rank::try_run(run, &plan) {
+            Some(rank::Taken::Done(result)) => return result,
+            Some(rank::Taken::Patch(p)) => pieces = Some(p),
+            None => {}
         }
     }
     let kernel = match (engine, filter.specialized_ir()) {
@@ -235,5 +239,12 @@ fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
         progress: run.options.progress.as_ref(),
         cancel: run.options.cancel.as_deref(),
     };
-    exec::run(&job, exec::thread_count(run.options.threads))
+    let threads = exec::thread_count(run.options.threads);
+    match pieces {
+        Some(pieces) => {
+            rank::set_patched(pieces.iter().map(|(p0, p1)| p1 - p0).sum());
+            exec::run_pieces(&job, &pieces, threads)
+        }
+        None => exec::run(&job, threads),
+    }
 }

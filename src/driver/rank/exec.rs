@@ -17,7 +17,7 @@ use super::super::plan::Plan;
 use super::super::{team, Options};
 use super::boxed::{self, BoxChord, BoxScratch};
 use super::elem::Elem;
-use super::facts::{self, Watch};
+use super::facts::Watch;
 use super::order::{self, Histogram, Order, Results};
 use super::perreault;
 use super::registers;
@@ -45,7 +45,7 @@ pub(crate) struct Work<'a, T> {
 unsafe impl<T> Sync for Work<'_, T> {}
 
 /// Per slot, its chords `(offset from the leftmost tap, width)`.
-fn chords(plan: &Plan) -> Vec<Vec<(usize, usize)>> {
+pub(super) fn chords(plan: &Plan) -> Vec<Vec<(usize, usize)>> {
     let mut cols: Vec<Vec<i64>> = vec![Vec::new(); plan.slots.len()];
     for (&s, &c) in plan.tap_slot.iter().zip(&plan.tap_col) {
         cols[s as usize].push(c);
@@ -197,7 +197,7 @@ impl<T: Elem> Worker<T> {
         let m = b - a;
         if let Some(watch) = work.watch {
             // SAFETY: columns `a..b` of the input line of this index are valid memory.
-            watch.see(unsafe { self.input_facts(work, a, m) });
+            unsafe { self.watch_input(work, watch, line, a, m) };
         }
         let whole = a == 0 && b == plan.len;
         self.continues = whole
@@ -320,23 +320,18 @@ impl<T: Elem> Worker<T> {
         Some(unsafe { std::slice::from_raw_parts_mut(p as *mut T, m) })
     }
 
-    /// What columns `a..a + m` of the input line of the current line's index hold.
+    /// Has `watch` check columns `a..a + m` of the input line of the current line's index
+    /// (line `line`: the input has the output's shape).
     ///
     /// # Safety
     /// The input must be valid memory.
-    unsafe fn input_facts(&self, work: &Work<T>, a: usize, m: usize) -> facts::Found {
+    unsafe fn watch_input(&self, work: &Work<T>, watch: &Watch, line: usize, a: usize, m: usize) {
         let input = work.input;
         let stride = input.strides[input.shape.len() - 1];
         let p = input.ptr.wrapping_offset(self.line_offset(&input.strides));
+        let p = p.wrapping_offset(a as isize * stride);
         // SAFETY: the caller's promise.
-        unsafe {
-            facts::line(
-                input.dtype,
-                p.wrapping_offset(a as isize * stride),
-                m,
-                stride,
-            )
-        }
+        unsafe { watch.check(line, input.dtype, p, m, stride) }
     }
 
     /// The address of column `a` of the current line in the output.

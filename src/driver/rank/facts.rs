@@ -1,12 +1,13 @@
-//! Facts about the data that the proof needs and the IR cannot give: whether a float input holds
-//! NaN or `-0.0`. One pass over the input, vector ORs of per-element flags; when a fact fails the
-//! general engine runs instead.
+//! Facts about the data that the proof needs and the IR cannot give: whether, and where, a float
+//! input holds NaN or `-0.0` (values the proof excludes). Vector ORs of per-element flags find
+//! them; the windows that read one are recomputed by the general engine ([`super::patch`]), or,
+//! where there are too many, the whole run is.
 
 use super::super::array::RawArray;
 use super::super::dtype::Dtype;
 use super::super::team;
 use super::simd;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// What a scan found in float data.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -22,6 +23,18 @@ impl Found {
             nan: v.is_nan(),
             negative_zero: v.to_bits() == (-0.0f64).to_bits(),
         }
+    }
+
+    fn from_flags(flags: u8) -> Found {
+        Found {
+            nan: flags & 1 != 0,
+            negative_zero: flags & 2 != 0,
+        }
+    }
+
+    /// Whether it fails the proof of a statistic for which a `-0.0` matters or not.
+    pub fn excludes(self, zero_matters: bool) -> bool {
+        self.nan || (self.negative_zero && zero_matters)
     }
 }
 
@@ -40,50 +53,95 @@ pub(crate) unsafe fn scan(input: &RawArray, threads: usize) -> Found {
 }
 
 /// What one line segment of a float input holds: `len` elements from `p`, `stride` bytes apart
-/// (nothing for other dtypes). The rank executor checks each line as it computes the output line
-/// of the same index ([`Watch`]), while the line is in cache, instead of a pass of its own.
+/// (nothing for other dtypes).
 ///
 /// # Safety
 /// The elements must be valid for reading.
 pub(crate) unsafe fn line(dtype: Dtype, p: *const u8, len: usize, stride: isize) -> Found {
-    let flags = match dtype {
+    Found::from_flags(match dtype {
         Dtype::F32 => unsafe { line_flags::<u32>(p, len, stride) },
         Dtype::F64 => unsafe { line_flags::<u64>(p, len, stride) },
         _ => 0,
-    };
-    Found {
-        nan: flags & 1 != 0,
-        negative_zero: flags & 2 != 0,
+    })
+}
+
+/// Calls `each(j)` for every column `j` of a line segment (as [`line`]'s) holding a value the
+/// proof excludes (a NaN, or a `-0.0` where `zero_matters`), in order.
+///
+/// # Safety
+/// As [`line`].
+pub(crate) unsafe fn excluded_columns(
+    dtype: Dtype,
+    p: *const u8,
+    len: usize,
+    stride: isize,
+    zero_matters: bool,
+    each: impl FnMut(usize),
+) {
+    match dtype {
+        Dtype::F32 => unsafe { columns_as::<u32>(p, len, stride, zero_matters, each) },
+        Dtype::F64 => unsafe { columns_as::<u64>(p, len, stride, zero_matters, each) },
+        _ => {}
     }
 }
 
 /// The facts a run depends on, gathered by its workers as they go: every output line checks the
-/// input line of its own index, so together they check every line. A run that finds a fact
-/// failing stops (its output is then overwritten by the general engine, the arrays being
-/// disjoint).
+/// input line of its own index, so together they check every line. It records which lines hold
+/// an excluded value and how many there are; past `limit` of them the run stops (its output is
+/// then overwritten by the general engine, the arrays being disjoint).
 pub(crate) struct Watch {
     /// Whether a `-0.0` fails the proof (the statistic's result could show its sign).
     pub zero_matters: bool,
-    pub failed: std::sync::atomic::AtomicBool,
+    /// A bit per input line (in C order over the leading axes): whether it holds one.
+    tainted: Vec<AtomicU64>,
+    count: AtomicUsize,
+    limit: usize,
+    failed: AtomicBool,
 }
 
 impl Watch {
-    pub fn new(zero_matters: bool) -> Watch {
+    /// A watch over `lines` input lines that gives up past `limit` excluded values.
+    pub fn new(zero_matters: bool, lines: usize, limit: usize) -> Watch {
         Watch {
             zero_matters,
-            failed: Default::default(),
+            tainted: (0..lines.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            count: AtomicUsize::new(0),
+            limit,
+            failed: AtomicBool::new(false),
         }
     }
 
-    /// Records what a line holds.
-    pub fn see(&self, found: Found) {
-        if found.nan || (found.negative_zero && self.zero_matters) {
+    /// Checks columns `0..len` (from `p`, `stride` bytes apart) of input line `line`.
+    ///
+    /// # Safety
+    /// As [`line`].
+    pub unsafe fn check(&self, line: usize, dtype: Dtype, p: *const u8, len: usize, stride: isize) {
+        // SAFETY: the caller's promise.
+        if !unsafe { self::line(dtype, p, len, stride) }.excludes(self.zero_matters) {
+            return;
+        }
+        let mut n = 0;
+        // SAFETY: as above.
+        unsafe { excluded_columns(dtype, p, len, stride, self.zero_matters, |_| n += 1) };
+        self.tainted[line / 64].fetch_or(1 << (line % 64), Ordering::Relaxed);
+        if self.count.fetch_add(n, Ordering::Relaxed) + n > self.limit {
             self.failed.store(true, Ordering::Relaxed);
         }
     }
 
+    /// Whether the run must be left to the general engine.
     pub fn failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Whether input line `line` holds an excluded value.
+    pub fn tainted(&self, line: usize) -> bool {
+        self.tainted[line / 64].load(Ordering::Relaxed) & (1 << (line % 64)) != 0
+    }
+
+    /// Whether any line does.
+    pub fn any(&self) -> bool {
+        self.count.load(Ordering::Relaxed) > 0
     }
 }
 
@@ -91,6 +149,8 @@ impl Watch {
 trait Bits: Copy + Send + Sync {
     /// Bit 0: a NaN among the values; bit 1: a `-0.0`.
     fn flags(line: &[Self]) -> u8;
+    /// Whether the value is a NaN, or a `-0.0` when `zero` is set.
+    fn excluded(self, zero: bool) -> bool;
     unsafe fn read(p: *const u8) -> Self;
 }
 
@@ -110,6 +170,10 @@ macro_rules! bits {
                     low = low.min(b ^ $sign);
                 }
                 (top > $inf as $i) as u8 | (((low == 0) as u8) << 1)
+            }
+            #[inline(always)]
+            fn excluded(self, zero: bool) -> bool {
+                ((self & !$sign) as $i > $inf as $i) | (zero & (self == $sign))
             }
             #[inline(always)]
             unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $u).read_unaligned() } }
@@ -159,11 +223,7 @@ unsafe fn scan_as<B: Bits>(input: &RawArray, threads: usize) -> Found {
             found.fetch_or(flags, Ordering::Relaxed);
         },
     );
-    let flags = found.into_inner();
-    Found {
-        nan: flags & 1 != 0,
-        negative_zero: flags & 2 != 0,
-    }
+    Found::from_flags(found.into_inner())
 }
 
 /// The flags of the `len` elements from `p`, `stride` bytes apart.
@@ -180,6 +240,40 @@ unsafe fn line_flags<B: Bits>(p: *const u8, len: usize, stride: isize) -> u8 {
     (0..len).fold(0u8, |f, j| {
         f | B::flags(&[unsafe { B::read(p.wrapping_offset(j as isize * stride)) }])
     })
+}
+
+/// Elements per block of [`columns_as`]: a block is tested with one vectorised pass, and only
+/// a block holding an excluded value is searched element by element.
+const BLOCK: usize = 64;
+
+unsafe fn columns_as<B: Bits>(
+    p: *const u8,
+    len: usize,
+    stride: isize,
+    zero: bool,
+    mut each: impl FnMut(usize),
+) {
+    let size = std::mem::size_of::<B>();
+    if stride == size as isize && (p as usize).is_multiple_of(size) {
+        // SAFETY: a contiguous, aligned line of `len` elements.
+        let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
+        for (k, block) in line.chunks(BLOCK).enumerate() {
+            if simd::fast(|| block.iter().fold(false, |any, &b| any | b.excluded(zero))) {
+                for (j, &b) in block.iter().enumerate() {
+                    if b.excluded(zero) {
+                        each(k * BLOCK + j);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    for j in 0..len {
+        // SAFETY: element `j` is valid (the caller's promise).
+        if unsafe { B::read(p.wrapping_offset(j as isize * stride)) }.excluded(zero) {
+            each(j);
+        }
+    }
 }
 
 /// The input's base pointer, shared with the team (the scan only reads).

@@ -20,15 +20,16 @@
 //!   `for v in x: if v < m: m = v` loop keep a NaN only when it comes first; `np.median`,
 //!   `np.percentile` and `np.sort(x)[k]` (NaN sorts last) each have rules of their own. Without
 //!   NaN all of these forms agree with each other and with a plain minimum, maximum or sorted
-//!   position. So a float input is scanned first ([`facts`]), `cval` included in the constant
-//!   mode, and one holding a NaN runs the general engine.
+//!   position. So the windows of a float input that read a NaN are computed by the general
+//!   engine, running the filter's own code ([`patch`]); a NaN `cval` in the constant mode sends
+//!   the whole run there.
 //! - **Signed zeros.** `-0.0 == 0.0`, and which of the two a minimum, a maximum, a sorted
 //!   position or a quantile's interpolation returns depends on where each sits in the buffer.
 //!   The median does not: it adds `0.0` to the middle value (`0.0 + v` is `+0.0` for either
-//!   zero), and its even-count mean `(0.0 + a + b) / 2` is `+0.0` for any zeros `a`, `b`. So a
-//!   float input holding `-0.0` runs the general engine for every statistic but the median
-//!   ([`RankStat::sign_of_zero_matters`]). Equal non-zero values have equal bits, so no other
-//!   tie can show.
+//!   zero), and its even-count mean `(0.0 + a + b) / 2` is `+0.0` for any zeros `a`, `b`. So
+//!   the windows reading a `-0.0` are the general engine's too, for every statistic but the
+//!   median ([`RankStat::sign_of_zero_matters`]). Equal non-zero values have equal bits, so no
+//!   other tie can show.
 //! - **Even-count medians and quantiles** are computed from the two values at their sorted
 //!   positions, converted to double, with the runtime's own formulas: `(0.0 + a + b) / 2.0` and
 //!   NumPy's `_lerp` ([`crate::runtime::QuantilePlan`], with the `q` from the IR).
@@ -42,8 +43,12 @@
 //!
 //! - **Data facts as the run goes.** Without a progress report, float data is not scanned
 //!   first: each output line checks the input line of its own index ([`facts::Watch`]), so the
-//!   workers together check every line, and a run that finds a NaN (or a `-0.0` where it
-//!   matters) stops and leaves the whole output to the general engine.
+//!   workers together check every line, recording which lines hold a NaN (or a `-0.0` where it
+//!   matters). Afterwards the general engine recomputes the windows that read one
+//!   ([`patch::pieces`]). A run that finds more of them than [`patch::limit`] (one value in
+//!   eight times the taps: then an eighth of the pixels or more would be recomputed) stops and
+//!   leaves the whole output to the general engine, as does a run reporting progress that a
+//!   scan first finds holding one.
 //!
 //! Which IR forms are accepted, and why each is the statistic it is named for, is documented on
 //! [`stat`]; the algorithms' own exactness on [`order`], [`sliding`], [`boxed`] (separable
@@ -56,6 +61,7 @@ mod elem;
 mod exec;
 mod facts;
 mod order;
+mod patch;
 mod perreault;
 mod registers;
 mod simd;
@@ -79,6 +85,8 @@ thread_local! {
     /// What the last run through [`Engine::Auto`](super::Engine::Auto) on this thread computed
     /// with the rank executor (`None`: the general engines).
     static LAST: Cell<Option<RankStat>> = const { Cell::new(None) };
+    /// See [`last_patched`].
+    static PATCHED: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The statistic the last `Engine::Auto` run on the calling thread computed with the rank
@@ -89,9 +97,22 @@ pub fn last_run() -> Option<RankStat> {
     LAST.with(Cell::get)
 }
 
+/// How many pixels of the last `Engine::Auto` run on the calling thread that the rank executor
+/// took were recomputed by the general engine, their windows holding a NaN (or a `-0.0` where
+/// the statistic could show its sign): see [`patch`].
+pub fn last_patched() -> usize {
+    PATCHED.with(Cell::get)
+}
+
+/// Records how many pixels the general engine recomputed after the rank executor.
+pub(crate) fn set_patched(pixels: usize) {
+    PATCHED.with(|p| p.set(pixels));
+}
+
 /// Starts a CPU run: until the rank executor takes it, [`last_run`] says `None`.
 pub(crate) fn forget_last_run() {
     LAST.with(|l| l.set(None));
+    PATCHED.with(|p| p.set(0));
 }
 
 /// The rank statistic `filter`, specialised to `n` values, computes (its bound values baked in),
@@ -110,9 +131,19 @@ pub fn rank_stat(filter: &crate::Filter, n: usize) -> Option<RankStat> {
     found
 }
 
+/// What the rank executor did with a run.
+pub(crate) enum Taken {
+    /// It computed the whole output.
+    Done(Result<(), DriverError>),
+    /// It computed the output, except these pixels (C-order ranges `[p0, p1)`, each within one
+    /// line), whose windows read a value the proof excludes: the general engine must recompute
+    /// them ([`patch`]).
+    Patch(Vec<(usize, usize)>),
+}
+
 /// Runs `run` with the rank executor if the proof holds for it; `None` leaves it to the general
 /// engine. Called for disjoint arrays under `Engine::Auto` only.
-pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), DriverError>> {
+pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Taken> {
     let n = run.geometry.tap_count();
     // Above this the filter is not specialised (its loops would be unrolled over every tap),
     // and neither is the IR that would prove it a rank statistic.
@@ -126,21 +157,21 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), Driv
     let zero_matters = stat.sign_of_zero_matters();
     let mut watch = None;
     if is_float(input.dtype) {
-        if constant {
-            let c = facts::Found::of(run.cval);
-            if c.nan || (c.negative_zero && zero_matters) {
-                return None;
-            }
+        if constant && facts::Found::of(run.cval).excludes(zero_matters) {
+            return None;
         }
         match run.options.progress {
-            // The data is checked line by line as the run goes (`facts::Watch`)...
-            None => watch = Some(facts::Watch::new(zero_matters)),
-            // ... except where progress is reported: a run that stopped on a NaN would have
-            // reported lines that the general engine then reports again.
+            // The data is checked line by line as the run goes (`facts::Watch`), and the
+            // windows holding an excluded value are patched afterwards...
+            None => {
+                let limit = patch::limit(plan.lines * plan.len, n);
+                watch = Some(facts::Watch::new(zero_matters, plan.lines, limit));
+            }
+            // ... except where progress is reported: a patch would report its pixels twice.
             Some(_) => {
                 // SAFETY: the input is valid memory (`execute`'s contract).
                 let found = unsafe { facts::scan(input, threads) };
-                if found.nan || (found.negative_zero && zero_matters) {
+                if found.excludes(zero_matters) {
                     return None;
                 }
             }
@@ -157,9 +188,15 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Result<(), Driv
         };
         exec::run::<T>(&work, threads)
     });
-    if watch.is_some_and(|w| w.failed()) {
+    if watch.as_ref().is_some_and(|w| w.failed()) {
         return None;
     }
     LAST.with(|l| l.set(Some(stat)));
-    Some(result)
+    match watch {
+        // SAFETY: the input is valid memory (`execute`'s contract).
+        Some(w) if result.is_ok() && w.any() => {
+            Some(Taken::Patch(unsafe { patch::pieces(plan, input, &w) }))
+        }
+        _ => Some(Taken::Done(result)),
+    }
 }

@@ -379,8 +379,13 @@ pub(crate) fn select<T: Elem>(
     buf: &mut Vec<T>,
 ) {
     let (pa, pb) = wanted(pos);
-    // No NaN reaches here: every pair of values compares.
-    let cmp = |x: &T, y: &T| x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal);
+    // A total order, NaN above every number: windows holding a NaN are recomputed by the
+    // general engine ([`super::patch`]), but `select_nth_unstable_by` may panic on a comparison
+    // that is not a total order, so theirs must be one too.
+    let cmp = |x: &T, y: &T| {
+        let nan = |v: &T| v != v;
+        x.partial_cmp(y).unwrap_or_else(|| nan(x).cmp(&nan(y)))
+    };
     for j in 0..m {
         buf.clear();
         buf.extend(taps.iter().map(|t| t[j]));

@@ -1,0 +1,132 @@
+//! The windows the proof leaves out. Where a float input holds a NaN (or a `-0.0`, for a
+//! statistic that could show a zero's sign), the rank algorithms still run over the whole output,
+//! and only the output pixels whose windows read such a value are then recomputed by the general
+//! engine, which runs the filter's own code there ([`pieces`] finds them).
+//!
+//! Why every other pixel is exact: no algorithm of the executor lets a value reach a window that
+//! does not read it. Van Herk/Gil-Werman's prefix and suffix extremes lie inside the window they
+//! serve; a chord's extremes, a sorted column and an extended line are shared only by the windows
+//! that contain them; a network or a selection per pixel reads its own window. A NaN only makes
+//! comparisons of the windows holding it meaningless (and the selection's comparator stays a total
+//! order, so nothing panics), and those windows are the ones recomputed.
+//!
+//! The histogram algorithms run on 8- and 16-bit integers only, which hold neither value.
+
+use super::super::array::RawArray;
+use super::super::plan::Plan;
+use super::exec::chords;
+use super::facts::{self, Watch};
+use std::collections::HashMap;
+
+/// Excluded values a run may hold, in units of the taps that read each: past `total / (PATCH_SHARE
+/// * taps)` of them, recomputing their windows one segment at a time would approach the cost of
+/// the general engine over the whole output, which then runs instead.
+pub(crate) const PATCH_SHARE: usize = 8;
+
+/// The most excluded values a run over `total` pixels with `taps` taps patches.
+pub(crate) fn limit(total: usize, taps: usize) -> usize {
+    total / (PATCH_SHARE * taps.max(1))
+}
+
+/// The output pixels whose windows read a value `watch` found, as ranges `[p0, p1)` of pixels in
+/// C order, each within one line, sorted.
+///
+/// # Safety
+/// The input must be valid memory at every element its shape and strides reach.
+pub(crate) unsafe fn pieces(plan: &Plan, input: &RawArray, watch: &Watch) -> Vec<(usize, usize)> {
+    let last = plan.shape.len() - 1;
+    let len = plan.len;
+    // `Plan::sources` gives line numbers when the leading axes' strides count lines.
+    let mut line_strides = vec![0isize; plan.shape.len()];
+    let mut lines = 1isize;
+    for d in (0..last).rev() {
+        line_strides[d] = lines;
+        lines *= plan.shape[d] as isize;
+    }
+    let chords = chords(plan);
+    let (mut idx, mut srcs) = (vec![0; last], Vec::new());
+    // The excluded columns of each tainted input line, found once.
+    let mut columns: HashMap<usize, Vec<usize>> = HashMap::new();
+    let (mut spans, mut out) = (Vec::new(), Vec::new());
+    for line in 0..plan.lines {
+        plan.line_index(line, &mut idx);
+        plan.sources(&idx, &line_strides, &mut srcs);
+        spans.clear();
+        for (s, src) in srcs.iter().enumerate() {
+            let Some(src) = src.map(|l| l as usize).filter(|&l| watch.tainted(l)) else {
+                continue;
+            };
+            let cols = columns.entry(src).or_insert_with(|| {
+                // SAFETY: the caller's promise.
+                unsafe { excluded(plan, input, src, watch.zero_matters) }
+            });
+            for &(o, w) in &chords[s] {
+                // Taps at columns `c0..c0 + w` from the pixel: pixel `j` reads column `q`
+                // directly for `j` in `q - c0 - w + 1..=q - c0`.
+                let c0 = plan.cmin + o as i64;
+                for &q in cols.iter() {
+                    let lo = (q as i64 - c0 - w as i64 + 1).max(0);
+                    let hi = (q as i64 - c0 + 1).min(len as i64);
+                    if lo < hi {
+                        spans.push((lo as usize, hi as usize));
+                    }
+                }
+            }
+            // Pixels near the ends also read columns the mode maps into the line.
+            let (jl, jr) = plan.interior();
+            for j in (0..jl).chain(jr..len) {
+                let reads = chords[s]
+                    .iter()
+                    .flat_map(|&(o, w)| (0..w).map(move |t| plan.cmin + (o + t) as i64))
+                    .filter(|&c| !(0..len as i64).contains(&(j as i64 + c)))
+                    .filter_map(|c| plan.mode.map(j as i64 + c, len as i64));
+                if reads
+                    .into_iter()
+                    .any(|i| cols.binary_search(&(i as usize)).is_ok())
+                {
+                    spans.push((j, j + 1));
+                }
+            }
+        }
+        spans.sort_unstable();
+        let base = line * len;
+        let mut merged: Option<(usize, usize)> = None;
+        for &(a, b) in &spans {
+            merged = match merged {
+                Some((ma, mb)) if a <= mb => Some((ma, mb.max(b))),
+                Some((ma, mb)) => {
+                    out.push((base + ma, base + mb));
+                    Some((a, b))
+                }
+                None => Some((a, b)),
+            };
+        }
+        out.extend(merged.map(|(a, b)| (base + a, base + b)));
+    }
+    out
+}
+
+/// The excluded columns of input line `line`, in order.
+///
+/// # Safety
+/// As [`pieces`].
+unsafe fn excluded(plan: &Plan, input: &RawArray, line: usize, zero_matters: bool) -> Vec<usize> {
+    let last = plan.shape.len() - 1;
+    let mut idx = vec![0; last];
+    plan.line_index(line, &mut idx);
+    let offset: isize = (0..last).map(|d| idx[d] as isize * input.strides[d]).sum();
+    let p = input.ptr.wrapping_offset(offset);
+    let mut cols = Vec::new();
+    // SAFETY: the line's `len` elements are valid (the caller's promise).
+    unsafe {
+        facts::excluded_columns(
+            input.dtype,
+            p,
+            plan.len,
+            input.strides[last],
+            zero_matters,
+            |j| cols.push(j),
+        )
+    };
+    cols
+}
