@@ -91,6 +91,19 @@ fn footprint(rng: &mut Rng, ndim: usize) -> Footprint {
     }
 }
 
+/// An origin that keeps the footprint's centre inside it on every axis.
+fn random_origin(rng: &mut Rng, fp: &Footprint) -> Vec<isize> {
+    fp.shape()
+        .iter()
+        .map(|&n| rng.below(n) as isize - (n / 2) as isize)
+        .collect()
+}
+
+/// [`FILTERS`], compiled.
+fn compiled_filters() -> Vec<(Filter, RankStat)> {
+    FILTERS.iter().map(|(s, st)| (compile(s), *st)).collect()
+}
+
 /// Runs `filter` with `engine`, returning the output's bytes (every NaN made the same: the
 /// engines may differ in NaN payloads, which no dtype conversion shows).
 fn run(filter: &Filter, input: &RawArray, out_dtype: Dtype, opts: &Options) -> Vec<u8> {
@@ -119,10 +132,7 @@ fn run(filter: &Filter, input: &RawArray, out_dtype: Dtype, opts: &Options) -> V
 
 #[test]
 fn rank_executor_equals_the_interpreter_bit_for_bit() {
-    let filters: Vec<(Filter, RankStat)> = FILTERS
-        .iter()
-        .map(|(s, st)| (Filter::compile(s, &Bindings::new()).unwrap(), *st))
-        .collect();
+    let filters = compiled_filters();
     let mut rng = Rng::new(0x5eed_1234_abcd);
     let (mut ranked, mut cases) = (0, 0);
     for _ in 0..1500 {
@@ -140,11 +150,7 @@ fn rank_executor_equals_the_interpreter_bit_for_bit() {
         let data = array(dtype, &values);
         let input = c_array(&data, dtype, &shape);
         let fp = footprint(&mut rng, ndim);
-        let origin: Vec<isize> = fp
-            .shape()
-            .iter()
-            .map(|&n| rng.below(n) as isize - (n / 2) as isize)
-            .collect();
+        let origin = random_origin(&mut rng, &fp);
         let cval = match rng.below(4) {
             0 => 0.5,
             1 => -0.0,
@@ -525,8 +531,7 @@ fn windows_reading(values: &[f64], shape: &[usize], opts: &Options, zero_matters
 /// and the output is the callback engine's bit for bit.
 #[test]
 fn patched_windows_are_exactly_those_reading_an_excluded_value() {
-    let filters: Vec<(Filter, RankStat)> =
-        FILTERS.iter().map(|(s, st)| (compile(s), *st)).collect();
+    let filters = compiled_filters();
     let mut rng = Rng::new(0x9a7c_4);
     let mut patched_runs = 0;
     for case in 0..400 {
@@ -547,11 +552,7 @@ fn patched_windows_are_exactly_those_reading_an_excluded_value() {
         let data = array(dtype, &values);
         let input = c_array(&data, dtype, &shape);
         let fp = footprint(&mut rng, ndim);
-        let origin: Vec<isize> = fp
-            .shape()
-            .iter()
-            .map(|&n| rng.below(n) as isize - (n / 2) as isize)
-            .collect();
+        let origin = random_origin(&mut rng, &fp);
         let mode = Mode::ALL[rng.below(Mode::ALL.len())];
         let (filter, _) = &filters[rng.below(filters.len())];
         let opts = Options::new(fp)

@@ -77,3 +77,48 @@ def test_sized_filters_and_driver_match_numpy(name, size):
     for got in (ndi.generic_filter(image, f, size=size, mode="nearest"),
                 ndjit.generic_filter(image, func, size=size, mode="nearest")):
         assert [bits(v) for v in got] == [bits(v) for v in want]
+
+
+# --- NumPy's two-operand extremes and clip, zeros of both signs and NaN -------------------------
+SPECIALS = [-0.0, 0.0, 1.0, -1.0, np.nan]
+PAIRWISE = {
+    # NumPy keeps the second of two equal values in maximum/minimum (scalar and SIMD loops alike),
+    # the first in the C library's fmax/fmin (scalars), and x at a clip bound equal to it.
+    "np.maximum(x[0], x[1])": lambda x: np.maximum(x[0], x[1]),
+    "np.minimum(x[0], x[1])": lambda x: np.minimum(x[0], x[1]),
+    "np.fmax(x[0], x[1])": lambda x: np.fmax(x[0], x[1]),
+    "np.fmin(x[0], x[1])": lambda x: np.fmin(x[0], x[1]),
+    "np.clip(x[0], x[1], 2.0)": lambda x: np.clip(x[0], x[1], 2.0),
+    "np.clip(x[0], -2.0, x[1])": lambda x: np.clip(x[0], -2.0, x[1]),
+    "np.clip(x[0], x[1], x[2])": lambda x: np.clip(x[0], x[1], x[2]),
+}
+
+
+@pytest.mark.parametrize("src", sorted(PAIRWISE))
+def test_scalar_extremes_and_clip_match_numpy_bit_for_bit(src):
+    f = ndjit.jit_filter(src)
+    for w in itertools.product(SPECIALS, repeat=3):
+        want = bits(PAIRWISE[src](np.array(w)))
+        assert bits(f.evaluate(list(w))) == want, (src, w)
+        assert bits(f.interpret(list(w))) == want, (src, w)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 9, 25])
+def test_array_maximum_minimum_and_clip_match_numpy_at_every_length(n):
+    """Whole-window operations, whose NumPy loops run in SIMD lanes and a scalar tail: maximum,
+    minimum and clip keep the same operand everywhere (fmax/fmin of arrays do not: a documented
+    deviation)."""
+    rng = np.random.default_rng(n)
+    for src, want in [
+        ("np.maximum(x, 0.0)", lambda x: np.maximum(x, 0.0)),
+        ("np.minimum(x, 0.0)", lambda x: np.minimum(x, 0.0)),
+        ("np.maximum(-0.0, x)", lambda x: np.maximum(-0.0, x)),
+        ("np.clip(x, 0.0, 0.5)", lambda x: np.clip(x, 0.0, 0.5)),
+        ("np.clip(x, -0.0, 0.5)", lambda x: np.clip(x, -0.0, 0.5)),
+    ]:
+        positions = sorted({0, (n - 1) // 2, n - 1})
+        compiled = [(k, ndjit.jit_filter(f"def f(x):\n    return ({src})[{k}]")) for k in positions]
+        for _ in range(40):
+            w = rng.choice(np.array([-0.0, 0.0, 0.25, -1.0, 1.0]), n)
+            for k, f in compiled:
+                assert bits(f.evaluate(list(w))) == bits(want(w)[k]), (src, list(w), k)

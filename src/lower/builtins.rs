@@ -563,7 +563,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             if let Some(op) = op {
                 return t.binary(op, x, y, span);
             }
-            t.elementwise(vec![x, y], span, &mut |t, ops, _| {
+            t.elementwise(vec![x, y], span, &mut |t, ops, in_array| {
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
                 if matches!(base, LogicalAnd | LogicalOr | LogicalXor) {
@@ -580,6 +580,12 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 let tt = tx.max(ty).max(Ty::I64);
                 let (x, y) = (convert(x, tx, tt), convert(y, ty, tt));
                 Ok(match base {
+                    Minimum | Maximum if tt == Ty::F64 => {
+                        (numpy_extreme(t, base == Maximum, x, y), tt)
+                    }
+                    Fmin | Fmax if tt == Ty::F64 && !in_array => {
+                        (c_extreme(t, base == Fmax, x, y), tt)
+                    }
                     Minimum => (bin(BinOp::Min, x, y), tt),
                     Maximum => (bin(BinOp::Max, x, y), tt),
                     _ if tt != Ty::F64 => (
@@ -587,7 +593,9 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                         tt,
                     ),
                     _ => {
-                        // fmin/fmax ignore a NaN operand: pick the other one.
+                        // fmin/fmax of arrays ignore a NaN operand: pick the other one. (Which
+                        // of two equal zeros NumPy's SIMD loops keep depends on the lane: a
+                        // documented deviation.)
                         let (x, y) = (t.stable(x, tt), t.stable(y, tt));
                         let m = bin(
                             if base == Fmin { BinOp::Min } else { BinOp::Max },
@@ -666,18 +674,18 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             if has_hi {
                 vals.push(hi);
             }
-            t.elementwise(vals, span, &mut |_, ops, _| {
+            t.elementwise(vals, span, &mut |t, ops, _| {
                 let tt = ops.iter().map(|o| o.1).max().unwrap().max(Ty::I64);
                 let mut it = ops.into_iter();
                 let (x, tx) = it.next().unwrap();
                 let mut e = convert(x, tx, tt);
                 if has_lo {
                     let (l, tl) = it.next().unwrap();
-                    e = bin(BinOp::Max, e, convert(l, tl, tt));
+                    e = clamp(t, tt, false, e, convert(l, tl, tt));
                 }
                 if has_hi {
                     let (h, th) = it.next().unwrap();
-                    e = bin(BinOp::Min, e, convert(h, th, tt));
+                    e = clamp(t, tt, true, e, convert(h, th, tt));
                 }
                 Ok((e, tt))
             })
@@ -2316,4 +2324,38 @@ pub(super) fn sorted_copy(
 #[allow(dead_code)]
 fn unsupported(t: &Translator, span: Span, what: &str) -> Error {
     t.err(ErrorKind::Unsupported, span, what.to_string())
+}
+
+/// NumPy's `maximum` (`max`) or `minimum` of two doubles: NaN if either is (the first's if both
+/// are), else the second of two equal values, so `np.maximum(0.0, -0.0)` is `-0.0`. NumPy's loops
+/// keep the second operand of equal values, scalar and SIMD alike (`maxpd` does), at every
+/// length (`python/tests/test_zero_signs.py`).
+fn numpy_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
+    let (x, y) = (t.stable(x, Ty::F64), t.stable(y, Ty::F64));
+    let wins = cmp(if max { CmpOp::Gt } else { CmpOp::Lt }, x.clone(), y.clone());
+    let keep_x = bin(BinOp::Or, wins, un(UnOp::IsNan, x.clone()));
+    Expr::Select(keep_x.boxed(), x.boxed(), y.boxed())
+}
+
+/// NumPy's `fmax` (`max`) or `fmin` of two scalars, the C library's: a NaN operand gives the
+/// other, and of two equal values the first, so `np.fmax(-0.0, 0.0)` is `-0.0`.
+fn c_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
+    let (x, y) = (t.stable(x, Ty::F64), t.stable(y, Ty::F64));
+    let wins = cmp(if max { CmpOp::Ge } else { CmpOp::Le }, x.clone(), y.clone());
+    let keep_x = bin(BinOp::Or, wins, un(UnOp::IsNan, y.clone()));
+    let rest = Expr::Select(keep_x.boxed(), x.clone().boxed(), y.clone().boxed());
+    Expr::Select(un(UnOp::IsNan, x).boxed(), y.boxed(), rest.boxed())
+}
+
+/// `np.clip`'s bound: `x` past `bound` (above it for `upper`) becomes `bound`, a NaN bound
+/// included, and `x` stays where they are equal, so `np.clip(0.0, -0.0, 1.0)` is `0.0`.
+/// Integers have no signed zero: their minimum or maximum.
+fn clamp(t: &mut Translator, ty: Ty, upper: bool, x: Expr, bound: Expr) -> Expr {
+    if ty != Ty::F64 {
+        return bin(if upper { BinOp::Min } else { BinOp::Max }, x, bound);
+    }
+    let (x, bound) = (t.stable(x, Ty::F64), t.stable(bound, Ty::F64));
+    let past = cmp(if upper { CmpOp::Gt } else { CmpOp::Lt }, x.clone(), bound.clone());
+    let take = bin(BinOp::Or, past, un(UnOp::IsNan, bound.clone()));
+    Expr::Select(take.boxed(), bound.boxed(), x.boxed())
 }

@@ -135,6 +135,9 @@ def outcome(call: Callable[[], Any]) -> Tuple[Any, ...]:
 _TRANSCENDENTAL = re.compile(r"\b(math|np)\.(exp|log|sin|cos|tan|sinh|cosh|tanh|arc|a(sin|cos|tan)|cbrt|pow|power|hypot|expm1|log1p|exp2|log2|log10)|\*\*")
 # NumPy's SIMD min/max kernels pick among equal zeros of both signs by lane, per CPU.
 _MIN_MAX = re.compile(r"\b(np\.(min|max|amin|amax|nanmin|nanmax|ptp)\(|\.(min|max)\(\))")
+# So do its fmax/fmin of arrays (of scalars, the C library's rule is followed exactly, and tested in
+# python/tests/test_zero_signs.py; the pattern cannot tell the two apart).
+_FMAX_FMIN = re.compile(r"\bnp\.f(max|min)\(")
 
 
 def _zero_signs_only(expected, got) -> bool:
@@ -173,6 +176,9 @@ def documented(source: str, finding: Finding, expected, got) -> Optional[str]:
     if (finding.kind == "value" and _MIN_MAX.search(source) and len(expected) > 1 and len(got) > 1
             and _zero_signs_only(expected[1], got[1])):
         return "np.min/np.max among zeros of both signs: NumPy's SIMD kernels pick one by lane"
+    if (finding.kind == "value" and _FMAX_FMIN.search(source) and len(expected) > 1 and len(got) > 1
+            and _zero_signs_only(expected[1], got[1])):
+        return "np.fmax/np.fmin of arrays among zeros of both signs: NumPy's SIMD kernels pick one by lane"
     if got[0] == "raise" and len(got) > 2 and "result is complex" in got[2]:
         return "a Python float power whose result would be complex raises ValueError"
     if got[0] == "raise" and len(got) > 2 and "sum() of an empty iterable is Python's int 0" in got[2]:
