@@ -93,7 +93,9 @@ impl DeviceArray {
 pub struct Pending(Option<Launched>);
 
 impl Pending {
-    /// Waits for the kernel and reports the first failing pixel as the CPU would.
+    /// Waits for the kernel and reports the first failing pixel as the CPU would. A kernel that
+    /// cannot fail, queued on the caller's stream, is not waited for: the caller's later work on
+    /// that stream is ordered after it, as with CuPy's own calls.
     pub fn finish(self) -> Result<()> {
         self.0.map_or(Ok(()), Launched::finish)
     }
@@ -103,30 +105,42 @@ impl Pending {
 struct Launched {
     gpu: Arc<Gpu>,
     kernel: Arc<Kernel>,
-    err: DeviceBuffer,
+    /// The error record, for a kernel that can fail.
+    err: Option<DeviceBuffer>,
     err_bytes: usize,
     geometry: Geometry,
     rank: usize,
     filter: ndjit::Filter,
     params: (u64, u64),
     stream: CUstream,
+    /// Whether `stream` is the caller's (else the GPU's own, which the caller cannot wait on).
+    callers_stream: bool,
 }
 
 impl Launched {
     fn finish(self) -> Result<()> {
-        let r = self.check();
+        let Some(err) = &self.err else {
+            return match self.callers_stream {
+                true => Ok(()),
+                // SAFETY: the GPU's own stream.
+                false => unsafe { self.gpu.synchronize(self.stream) },
+            };
+        };
+        let r = self.check(err);
         // The work is done (`check` waited for it): the record can serve the next call. After
         // a failure it is left to be freed, as the replay wrote it.
         if r.is_ok() {
-            self.gpu.recycle(self.err);
+            if let Some(err) = self.err {
+                self.gpu.recycle(err);
+            }
         }
         r
     }
 
-    fn check(&self) -> Result<()> {
+    fn check(&self, err: &DeviceBuffer) -> Result<()> {
         let mut key = [0u8; 8];
         // SAFETY: the error buffer holds at least 8 bytes.
-        unsafe { self.gpu.download(&mut key, self.err.ptr(), self.stream)? };
+        unsafe { self.gpu.download(&mut key, err.ptr(), self.stream)? };
         let Some((pixel, _)) = plan::decode_key(u64::from_le_bytes(key)) else {
             return Ok(());
         };
@@ -134,7 +148,7 @@ impl Launched {
             &self.geometry,
             self.params.0,
             self.params.1,
-            self.err.ptr(),
+            err.ptr(),
             Some(pixel),
         );
         let mut rec = vec![0u8; self.err_bytes];
@@ -150,7 +164,7 @@ impl Launched {
                 &params,
                 self.stream,
             )?;
-            self.gpu.download(&mut rec, self.err.ptr(), self.stream)?;
+            self.gpu.download(&mut rec, err.ptr(), self.stream)?;
         }
         let words: Vec<u64> = rec
             .chunks_exact(8)
@@ -387,7 +401,8 @@ impl GpuFilter {
         Ok(Pending(exec.pending.take()))
     }
 
-    /// Runs the filter on device arrays and waits (zero-copy).
+    /// Runs the filter on device arrays (zero-copy) and waits for it, except where the kernel
+    /// cannot fail and runs on the caller's `stream` (see [`Pending::finish`]).
     ///
     /// # Safety
     /// As [`GpuFilter::launch`].
@@ -561,12 +576,19 @@ impl<'a> OnDevice<'a> {
         let block = plan::block(&g, &kernel);
         let grid = plan::grid(&g, &kernel, block);
         let err_bytes = plan::err_bytes(&kernel);
-        let err = gpu.scratch(err_bytes)?;
-        // SAFETY: our own buffer.
-        unsafe { gpu.memset(err.ptr(), 0xff, err_bytes, stream)? };
+        // A kernel that cannot fail never writes an error record: none is reset or read back.
+        let err = match kernel.can_fail {
+            true => {
+                let err = gpu.scratch(err_bytes)?;
+                // SAFETY: our own buffer.
+                unsafe { gpu.memset(err.ptr(), 0xff, err_bytes, stream)? };
+                Some(err)
+            }
+            false => None,
+        };
         let input = run.input.ptr as u64;
         let output = run.output.ptr as u64;
-        let params = plan::params(&g, input, output, err.ptr(), None);
+        let params = plan::params(&g, input, output, err.as_ref().map_or(0, |e| e.ptr()), None);
         // SAFETY: the parameters are the kernel's, the pointers the caller's.
         unsafe {
             gpu.launch(
@@ -587,6 +609,7 @@ impl<'a> OnDevice<'a> {
             filter: run.filter.clone(),
             params: (input, output),
             stream,
+            callers_stream: self.stream.is_some(),
         })
     }
 }

@@ -127,3 +127,27 @@ fn arithmetic_is_rounded_and_unfused() {
         bad.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// A kernel without a failure branch says so (it is then launched without an error record, and
+/// on the caller's stream not waited for); one with a check says it can fail.
+#[test]
+fn kernels_know_whether_they_can_fail() {
+    let spec = KernelSpec::boxed(2, 3);
+    let none = ndjit::Bindings::new();
+    for src in [
+        "np.min(x)",
+        "np.median(x)",
+        "max(x) - min(x)",
+        "np.mean(x)",
+        "x[4] * 2.0",
+    ] {
+        assert!(!kernel_with(src, &none, &spec).can_fail, "{src}");
+    }
+    for src in [
+        "float(int(x[4]))",
+        "math.log(x[4])",
+        "def f(x):\n    assert x[0] > 0\n    return x[1]",
+    ] {
+        assert!(kernel_with(src, &none, &spec).can_fail, "{src}");
+    }
+}

@@ -2332,7 +2332,11 @@ fn unsupported(t: &Translator, span: Span, what: &str) -> Error {
 /// length (`python/tests/test_zero_signs.py`).
 fn numpy_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
     let (x, y) = (t.stable(x, Ty::F64), t.stable(y, Ty::F64));
-    let wins = cmp(if max { CmpOp::Gt } else { CmpOp::Lt }, x.clone(), y.clone());
+    let wins = cmp(
+        if max { CmpOp::Gt } else { CmpOp::Lt },
+        x.clone(),
+        y.clone(),
+    );
     let keep_x = bin(BinOp::Or, wins, un(UnOp::IsNan, x.clone()));
     Expr::Select(keep_x.boxed(), x.boxed(), y.boxed())
 }
@@ -2341,7 +2345,11 @@ fn numpy_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
 /// other, and of two equal values the first, so `np.fmax(-0.0, 0.0)` is `-0.0`.
 fn c_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
     let (x, y) = (t.stable(x, Ty::F64), t.stable(y, Ty::F64));
-    let wins = cmp(if max { CmpOp::Ge } else { CmpOp::Le }, x.clone(), y.clone());
+    let wins = cmp(
+        if max { CmpOp::Ge } else { CmpOp::Le },
+        x.clone(),
+        y.clone(),
+    );
     let keep_x = bin(BinOp::Or, wins, un(UnOp::IsNan, y.clone()));
     let rest = Expr::Select(keep_x.boxed(), x.clone().boxed(), y.clone().boxed());
     Expr::Select(un(UnOp::IsNan, x).boxed(), y.boxed(), rest.boxed())
@@ -2355,7 +2363,11 @@ fn clamp(t: &mut Translator, ty: Ty, upper: bool, x: Expr, bound: Expr) -> Expr 
         return bin(if upper { BinOp::Min } else { BinOp::Max }, x, bound);
     }
     let (x, bound) = (t.stable(x, Ty::F64), t.stable(bound, Ty::F64));
-    let past = cmp(if upper { CmpOp::Gt } else { CmpOp::Lt }, x.clone(), bound.clone());
+    let past = cmp(
+        if upper { CmpOp::Gt } else { CmpOp::Lt },
+        x.clone(),
+        bound.clone(),
+    );
     let take = bin(BinOp::Or, past, un(UnOp::IsNan, bound.clone()));
     Expr::Select(take.boxed(), bound.boxed(), x.boxed())
 }

@@ -78,6 +78,9 @@ pub struct Shared<'a> {
     median: Vec<bool>,
     pub math: BTreeSet<MathFn>,
     pub globals: Vec<Global>,
+    /// Whether a body built so far has a failure branch (a check, a fall-through, a scratch
+    /// limit): a kernel without one cannot fail, and its launch needs no error record.
+    pub fails: bool,
 }
 
 impl<'a> Shared<'a> {
@@ -95,6 +98,7 @@ impl<'a> Shared<'a> {
             median: vec![false; n],
             math: BTreeSet::new(),
             globals: Vec::new(),
+            fails: false,
         };
         s.scan(&func.body);
         s
@@ -616,6 +620,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     fn fail_code(&mut self, site: u64) {
+        self.sh.fails = true;
         self.k.set(T::B64, self.ex.site, Src::I(site as i64));
         self.k.bra(self.ex.fail);
     }

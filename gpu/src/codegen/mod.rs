@@ -283,6 +283,9 @@ pub struct Kernel {
     pub block: (u32, u32),
     /// Number of values in the replay record after its 4 header words.
     pub filter_size: usize,
+    /// Whether the stencil kernel has a failure branch at all. One without cannot fail: it is
+    /// launched without an error record, and on the caller's stream not waited for.
+    pub can_fail: bool,
 }
 
 pub const ENTRY: &str = "ndjit_stencil";

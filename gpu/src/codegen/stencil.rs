@@ -212,10 +212,13 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         sh.network = spec.network;
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
-        let built = build_main(&mut sh, &geo, spec, (outputs, rows, large), tuned)
-            .and_then(|main| build_replay(&mut sh, &geo, spec).map(|r| (main, r)));
+        let built =
+            build_main(&mut sh, &geo, spec, (outputs, rows, large), tuned).and_then(|main| {
+                let can_fail = sh.fails;
+                build_replay(&mut sh, &geo, spec).map(|r| (main, r, can_fail))
+            });
         match built {
-            Ok((main, replay)) => {
+            Ok((main, replay, can_fail)) => {
                 // Two modules: the replay kernel is only compiled when a pixel fails.
                 let mut modules = [
                     (main, Module::new(spec.target.version, spec.target.sm)),
@@ -249,6 +252,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
                     rows_per_thread: rows,
                     block: if tuned { AUTO_ROWS_BLOCK } else { (32, 8) },
                     filter_size: geo.taps.len(),
+                    can_fail,
                 });
             }
             Err(Restart::Local(a)) => {
