@@ -2331,28 +2331,16 @@ fn unsupported(t: &Translator, span: Span, what: &str) -> Error {
 /// keep the second operand of equal values, scalar and SIMD alike (`maxpd` does), at every
 /// length (`python/tests/test_zero_signs.py`).
 fn numpy_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
-    let (x, y) = (t.stable(x, Ty::F64), t.stable(y, Ty::F64));
-    let wins = cmp(
-        if max { CmpOp::Gt } else { CmpOp::Lt },
-        x.clone(),
-        y.clone(),
-    );
-    let keep_x = bin(BinOp::Or, wins, un(UnOp::IsNan, x.clone()));
-    Expr::Select(keep_x.boxed(), x.boxed(), y.boxed())
+    let op = if max { CmpOp::Gt } else { CmpOp::Lt };
+    pick(t, op, x, y, true).2
 }
 
 /// NumPy's `fmax` (`max`) or `fmin` of two scalars, the C library's: a NaN operand gives the
 /// other, and of two equal values the first, so `np.fmax(-0.0, 0.0)` is `-0.0`.
 fn c_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
-    let (x, y) = (t.stable(x, Ty::F64), t.stable(y, Ty::F64));
-    let wins = cmp(
-        if max { CmpOp::Ge } else { CmpOp::Le },
-        x.clone(),
-        y.clone(),
-    );
-    let keep_x = bin(BinOp::Or, wins, un(UnOp::IsNan, y.clone()));
-    let rest = Expr::Select(keep_x.boxed(), x.clone().boxed(), y.clone().boxed());
-    Expr::Select(un(UnOp::IsNan, x).boxed(), y.boxed(), rest.boxed())
+    let op = if max { CmpOp::Ge } else { CmpOp::Le };
+    let (x, y, picked) = pick(t, op, x, y, false);
+    Expr::Select(un(UnOp::IsNan, x).boxed(), y.boxed(), picked.boxed())
 }
 
 /// `np.clip`'s bound: `x` past `bound` (above it for `upper`) becomes `bound`, a NaN bound
@@ -2362,12 +2350,16 @@ fn clamp(t: &mut Translator, ty: Ty, upper: bool, x: Expr, bound: Expr) -> Expr 
     if ty != Ty::F64 {
         return bin(if upper { BinOp::Min } else { BinOp::Max }, x, bound);
     }
-    let (x, bound) = (t.stable(x, Ty::F64), t.stable(bound, Ty::F64));
-    let past = cmp(
-        if upper { CmpOp::Gt } else { CmpOp::Lt },
-        x.clone(),
-        bound.clone(),
-    );
-    let take = bin(BinOp::Or, past, un(UnOp::IsNan, bound.clone()));
-    Expr::Select(take.boxed(), bound.boxed(), x.boxed())
+    let op = if upper { CmpOp::Lt } else { CmpOp::Gt };
+    pick(t, op, bound, x, true).2
+}
+
+/// `a op b || isnan(a or b) ? a : b` (the NaN tested: `a`'s if `nan_of_a`), with `a` and `b`
+/// made safe to repeat; returns them and the selection.
+fn pick(t: &mut Translator, op: CmpOp, a: Expr, b: Expr, nan_of_a: bool) -> (Expr, Expr, Expr) {
+    let (a, b) = (t.stable(a, Ty::F64), t.stable(b, Ty::F64));
+    let nan = un(UnOp::IsNan, if nan_of_a { a.clone() } else { b.clone() });
+    let keep_a = bin(BinOp::Or, cmp(op, a.clone(), b.clone()), nan);
+    let picked = Expr::Select(keep_a.boxed(), a.clone().boxed(), b.clone().boxed());
+    (a, b, picked)
 }
