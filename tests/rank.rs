@@ -91,6 +91,16 @@ fn footprint(rng: &mut Rng, ndim: usize) -> Footprint {
     }
 }
 
+/// [`run`] through the callback engine: the general engine's result, to compare with.
+fn run_callback(filter: &Filter, input: &RawArray, out_dtype: Dtype, opts: &Options) -> Vec<u8> {
+    run(
+        filter,
+        input,
+        out_dtype,
+        &opts.clone().engine(Engine::Callback),
+    )
+}
+
 /// An origin that keeps the footprint's centre inside it on every axis.
 fn random_origin(rng: &mut Rng, fp: &Footprint) -> Vec<isize> {
     fp.shape()
@@ -425,12 +435,7 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
             "{} took the general engine: {dtype} {fp_shape:?} {mode} cval {cval}",
             filter.source()
         );
-        let slow = run(
-            filter,
-            &input,
-            dtype,
-            &opts.clone().engine(Engine::Callback),
-        );
+        let slow = run_callback(filter, &input, dtype, &opts);
         assert_eq!(
             fast,
             slow,
@@ -476,19 +481,14 @@ fn a_nan_or_negative_zero_on_any_line_is_patched_by_the_general_engine() {
                             let windows = windows_reading(&values, &shape, &opts, true);
                             assert_eq!(patched, windows, "{what}");
                         }
-                        let want = run(&min, &input, dtype, &opts.clone().engine(Engine::Callback));
+                        let want = run_callback(&min, &input, dtype, &opts);
                         assert_eq!(got, want, "{what}");
                         // A median does not show the sign of a zero: nothing to patch.
                         let got = run(&median, &input, dtype, &opts);
                         let (took, patched) = (last_run(), last_patched());
                         assert_eq!(took.is_some(), zero_only || !progress, "median, {what}");
                         assert_eq!(patched > 0, !zero_only && !progress, "median, {what}");
-                        let want = run(
-                            &median,
-                            &input,
-                            dtype,
-                            &opts.clone().engine(Engine::Callback),
-                        );
+                        let want = run_callback(&median, &input, dtype, &opts);
                         assert_eq!(got, want, "median, {what}");
                     }
                 }
@@ -566,12 +566,7 @@ fn patched_windows_are_exactly_those_reading_an_excluded_value() {
         );
         let got = run(filter, &input, dtype, &opts);
         let (took, patched) = (last_run(), last_patched());
-        let want = run(
-            filter,
-            &input,
-            dtype,
-            &opts.clone().engine(Engine::Callback),
-        );
+        let want = run_callback(filter, &input, dtype, &opts);
         assert_eq!(got, want, "{what}");
         let Some(stat) = took else { continue };
         let taps = opts.footprint.count().unwrap();
@@ -621,12 +616,7 @@ fn range_of_extreme_integers_is_the_cast_of_the_doubles() {
             let opts = Options::size(&[2, 3]);
             let got = run(&range, &input, out_dtype, &opts);
             assert_eq!(last_run(), Some(RankStat::Range), "{dtype}");
-            let want = run(
-                &range,
-                &input,
-                out_dtype,
-                &opts.clone().engine(Engine::Callback),
-            );
+            let want = run_callback(&range, &input, out_dtype, &opts);
             assert_eq!(got, want, "{dtype} -> {out_dtype}");
         }
     }
@@ -655,12 +645,7 @@ fn medians_of_signed_zeros_are_positive_zeros() {
             let opts = Options::size(&[k, k]).threads(2);
             let got = run(&median, &input, dtype, &opts);
             assert_eq!(last_run(), Some(RankStat::Median), "{dtype} {k}x{k}");
-            let want = run(
-                &median,
-                &input,
-                dtype,
-                &opts.clone().engine(Engine::Callback),
-            );
+            let want = run_callback(&median, &input, dtype, &opts);
             assert_eq!(got, want, "{dtype} {k}x{k}");
         }
     }

@@ -118,21 +118,19 @@ struct Launched {
 }
 
 impl Launched {
-    fn finish(self) -> Result<()> {
-        let Some(err) = &self.err else {
+    fn finish(mut self) -> Result<()> {
+        let Some(err) = self.err.take() else {
             return match self.callers_stream {
                 true => Ok(()),
                 // SAFETY: the GPU's own stream.
                 false => unsafe { self.gpu.synchronize(self.stream) },
             };
         };
-        let r = self.check(err);
+        let r = self.check(&err);
         // The work is done (`check` waited for it): the record can serve the next call. After
         // a failure it is left to be freed, as the replay wrote it.
         if r.is_ok() {
-            if let Some(err) = self.err {
-                self.gpu.recycle(err);
-            }
+            self.gpu.recycle(err);
         }
         r
     }

@@ -378,11 +378,7 @@ impl Worker {
             // A piece of a line (a chunk's end, or a window the rank executor left): the next
             // line's pieces lie elsewhere, so caching would only cost a search and an eviction.
             for s in 0..plan.slots.len() {
-                let strip = &mut self.strips[s];
-                strip.resize(n, 0.0);
-                // SAFETY: `srcs` are this line's sources (`execute`'s contract for the input).
-                unsafe { plan.fill(job.input, self.srcs[s], col0, strip) };
-                self.rows[s] = unsafe { strip.as_ptr().add((-plan.cmin) as usize) };
+                self.rows[s] = self.strip(job, s, a, b);
             }
             return;
         }
@@ -395,6 +391,18 @@ impl Worker {
             // Column `a` is `-cmin` elements into the extended values.
             self.rows[s] = unsafe { line.add((-plan.cmin) as usize) };
         }
+    }
+
+    /// Slot `s`'s extended input values for columns `a..b`, in its strip (not cached): a pointer
+    /// to column `a`'s.
+    fn strip(&mut self, job: &Job, s: usize, a: usize, b: usize) -> *const f64 {
+        let plan = job.plan;
+        let strip = &mut self.strips[s];
+        strip.resize((b - a) + (plan.cmax - plan.cmin) as usize, 0.0);
+        // SAFETY: `srcs` are this line's sources (`execute`'s contract for the input).
+        unsafe { plan.fill(job.input, self.srcs[s], a as i64 + plan.cmin, strip) };
+        // Column `a` is `-cmin` elements into the extended values.
+        unsafe { strip.as_ptr().add((-plan.cmin) as usize) }
     }
 
     /// The kernel on `n` pixels from the current `rows`, writing `dst[0..n]`.
@@ -446,11 +454,7 @@ impl Worker {
                         None => unsafe { direct.cval_line.as_ptr().add(c0) },
                     }
                 } else {
-                    let col0 = c0 as i64 + plan.cmin;
-                    let strip = &mut self.strips[s];
-                    strip.resize((c1 - c0) + (plan.cmax - plan.cmin) as usize, 0.0);
-                    unsafe { plan.fill(job.input, self.srcs[s], col0, strip) };
-                    unsafe { strip.as_ptr().add((-plan.cmin) as usize) }
+                    self.strip(job, s, c0, c1)
                 };
             }
             let out = unsafe { dst.add(c0 - a) };
