@@ -149,6 +149,22 @@ const LANE_BODIES: &[(&str, usize)] = &[
     ),
     ("math.acos(x[4]) + x[0]", 3),
     ("math.acos(x[4]) + 1 // int(x[5])", 3),
+    // Selects with a zero arm (an `and` of the mask, not a blend), of each type; `-0.0` is not
+    // zero bits and keeps the blend.
+    (
+        "(x[0] if x[4] > 0.5 else 0.0) + (0.0 if x[3] < 0.5 else x[1]) * (-0.0 if x[2] > 0.5 else x[5])",
+        3,
+    ),
+    (
+        "def f(x):\n    k = 3 if x[4] > 0.5 else 0\n    j = 0 if x[0] > 0.5 else 5\n    b = (x[1] > 0.5) if x[2] > 0.5 else False\n    return float(k + j) + float(b)\n",
+        3,
+    ),
+    // Counts of masks through a loop and through a sum of booleans.
+    (
+        "def f(x):\n    c = 0\n    for v in x:\n        if v > 0.5:\n            c += 1\n    return c * 1.5\n",
+        3,
+    ),
+    ("np.sum(x < 0.25) - np.count_nonzero(x > 0.5)", 3),
 ];
 
 /// Bodies that keep the scalar kernel: loops, sorts and medians.

@@ -72,28 +72,47 @@ fn masked(e: &Expr, func: &Func) -> Option<Expr> {
 }
 
 /// One step of a running minimum or maximum: `c = v < r; s = select(c, v, r); r = s` (minimum)
-/// or `c = r < v; s = select(c, v, r); r = s` (maximum).
+/// or `c = r < v; s = select(c, v, r); r = s` (maximum), or the same with the compare written
+/// in the select (if-conversion names a condition only when several selects share it).
 #[derive(Clone, Copy, PartialEq)]
 struct Step {
     r: Var,
     v: Var,
-    c: Var,
+    /// The compare's variable, when it has one.
+    c: Option<Var>,
     s: Var,
     min: bool,
+    /// Statements: 3 with a compare variable, else 2.
+    len: usize,
 }
 
 fn step_at(stmts: &[Stmt], i: usize) -> Option<Step> {
-    let [Stmt::Assign(c, Expr::Cmp(CmpOp::Lt, x, y)), Stmt::Assign(s, Expr::Select(cond, a, b)), Stmt::Assign(r, Expr::Var(s2))] =
-        stmts.get(i..i + 3)?
-    else {
-        return None;
-    };
     let var = |e: &Expr| match e {
         Expr::Var(v) => Some(*v),
         _ => None,
     };
+    let (c, cmp, select) = match stmts.get(i..)? {
+        [Stmt::Assign(c, cmp @ Expr::Cmp(..)), select @ Stmt::Assign(_, Expr::Select(cond, _, _)), ..]
+            if var(cond) == Some(*c) =>
+        {
+            (Some(*c), cmp, select)
+        }
+        [select @ Stmt::Assign(_, Expr::Select(cmp, _, _)), ..] => (None, &**cmp, select),
+        _ => return None,
+    };
+    let len = if c.is_some() { 3 } else { 2 };
+    let Expr::Cmp(CmpOp::Lt, x, y) = cmp else {
+        return None;
+    };
+    let Stmt::Assign(s, Expr::Select(_, a, b)) = select else {
+        return None;
+    };
+    let Some(Stmt::Assign(r, Expr::Var(s2))) = stmts.get(i + len - 1) else {
+        return None;
+    };
     let (x, y, a, b) = (var(x)?, var(y)?, var(a)?, var(b)?);
-    if var(cond)? != *c || s2 != s || b != *r || a == *r || [*c, *s].contains(&a) {
+    let temporaries = [c, Some(*s)];
+    if s2 != s || b != *r || a == *r || temporaries.contains(&Some(a)) {
         return None;
     }
     let min = if x == a && y == *r {
@@ -106,9 +125,10 @@ fn step_at(stmts: &[Stmt], i: usize) -> Option<Step> {
     Some(Step {
         r: *r,
         v: a,
-        c: *c,
+        c,
         s: *s,
         min,
+        len,
     })
 }
 
@@ -146,7 +166,8 @@ fn trees_in(
             if !c0.is_nan() && func.var_ty(r) == Ty::F64 {
                 if let Some(chain) = chain_from(stmts, i + 1, r, reads) {
                     out.push(stmts[i].clone());
-                    let end = chain[chain.len() - 1] + 3;
+                    let last = chain[chain.len() - 1];
+                    let end = last + step_at(stmts, last).expect("a step").len;
                     out.extend(rewrite_chain(&stmts[i + 1..end], &chain, i + 1, c0, func));
                     out.extend(stmts[end..].iter().cloned());
                     *stmts = out;
@@ -180,13 +201,14 @@ fn chain_from(
                     Some(_) => break,
                 }
                 steps.push(i);
-                i += 3;
+                i += st.len;
             }
             _ => {
-                let touched = match first {
-                    None => mentions(&stmts[i], &[r]),
-                    Some(f) => mentions(&stmts[i], &[r, f.c, f.s]),
-                };
+                let mut vars = vec![r];
+                if let Some(f) = first {
+                    vars.extend(f.c.into_iter().chain([f.s]));
+                }
+                let touched = mentions(&stmts[i], &vars);
                 if touched {
                     break;
                 }
@@ -197,7 +219,7 @@ fn chain_from(
     let f = first?;
     // The temporaries are read by the chain alone (once per step); `r` by nothing in it.
     let alone = |v: Var| reads.get(&v).copied().unwrap_or(0) == steps.len();
-    (steps.len() >= MIN_TREE && alone(f.c) && alone(f.s)).then_some(steps)
+    (steps.len() >= MIN_TREE && f.c.is_none_or(alone) && alone(f.s)).then_some(steps)
 }
 
 /// The statements `span` (which starts at position `offset`) with the chain's steps replaced by
@@ -243,7 +265,7 @@ fn rewrite_chain(
             continue;
         }
         let st = step_at(span, j).expect("a step");
-        j += 3;
+        j += st.len;
         let leaf = if k % 2 == 0 && k + 1 < chain.len() {
             let leaf = new_var(func);
             out.push(Stmt::Assign(leaf, pick(Expr::F64(c0), Expr::Var(st.v))));

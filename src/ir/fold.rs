@@ -6,7 +6,7 @@
 //! that are never taken, and code after a `return`.
 
 use super::eval::{self, Val};
-use super::{stmt_blocks, BinOp, CmpOp, ErrorId, Expr, Func, Stmt, Ty, UnOp, Var};
+use super::{stmt_blocks, BinOp, CmpOp, Expr, Func, Stmt, Ty, UnOp, Var};
 use std::collections::HashMap;
 
 /// Folds a function in place.
@@ -22,7 +22,7 @@ pub fn fold(func: &mut Func) {
     }
     func.body = fold_block(body);
     let body = std::mem::take(&mut func.body);
-    let body = if_convert_block(body, func);
+    let body = super::if_convert::if_convert(body, func);
     let body = unroll_block(body);
     // What early returns and checks prove, now that unrolling has made the code straight.
     let body = super::facts::propagate(body, func);
@@ -189,181 +189,6 @@ fn leaves_loop(s: &Stmt) -> bool {
         Stmt::If(_, a, b) => a.iter().any(leaves_loop) || b.iter().any(leaves_loop),
         _ => false, // a nested loop's break and continue are its own
     }
-}
-
-/// The most expression nodes a branch may hold and still be if-converted: both sides are then
-/// always evaluated, which pays only while they are cheap.
-const IF_CONVERT_NODES: usize = 24;
-/// At most this many variables assigned and checks made by each branch.
-const IF_CONVERT_VARS: usize = 4;
-const IF_CONVERT_CHECKS: usize = 2;
-
-/// If-conversion: `if c { a = e1 } else { b = e2 }` made only of assignments becomes
-/// `a = select(c, e1', a); b = select(c, b, e2')`. A data-dependent branch (`if v < best: best = v`)
-/// costs a misprediction on every other element; a select never does. This is always sound
-/// here because expressions are total (module docs): evaluating a branch's expressions when the
-/// branch is not taken cannot fail or read outside an array. Checks, stores, loops and calls stay
-/// branches.
-fn if_convert_block(stmts: Vec<Stmt>, func: &mut Func) -> Vec<Stmt> {
-    let mut out = Vec::with_capacity(stmts.len());
-    for s in stmts {
-        match s {
-            Stmt::If(c, then, els) => {
-                let then = if_convert_block(then, func);
-                let els = if_convert_block(els, func);
-                match (branch_values(&then), branch_values(&els)) {
-                    (Some(tv), Some(ev)) if cheap(&tv) && cheap(&ev) => {
-                        out.extend(selects(c, tv, ev, func))
-                    }
-                    _ => out.push(Stmt::If(c, then, els)),
-                }
-            }
-            Stmt::Loop { body, latch } => {
-                let body = if_convert_block(body, func);
-                let latch = if_convert_block(latch, func);
-                out.push(Stmt::Loop { body, latch });
-            }
-            s => out.push(s),
-        }
-    }
-    out
-}
-
-/// What a branch of plain assignments and checks does, in terms of the state before it (later
-/// statements see earlier assignments substituted).
-struct Branch {
-    /// The value it leaves in each variable it assigns.
-    vals: Vec<(Var, Expr)>,
-    /// Its checks: condition, error and details. A check before an assignment sees the same
-    /// state either way, so it can run ahead of the selects, guarded by the branch's condition.
-    checks: Vec<(Expr, ErrorId, Expr, Expr)>,
-}
-
-/// The branch as values and checks; `None` if it does anything else, or grows past what
-/// [`cheap`] takes: substituting each assignment into the next makes a long branch's values
-/// grow with its length, so it stops there rather than build them (a 470-term sum took
-/// seconds).
-fn branch_values(stmts: &[Stmt]) -> Option<Branch> {
-    let mut b = Branch {
-        vals: Vec::new(),
-        checks: Vec::new(),
-    };
-    for s in stmts {
-        let current: HashMap<Var, Expr> = b.vals.iter().cloned().collect();
-        let sub = |e: &Expr| subst_expr(e.clone(), &current);
-        let (v, e) = match s {
-            Stmt::Assign(v, e) => (v, e),
-            Stmt::Check { cond, err, a, b: d } => {
-                let cond = sub(cond);
-                if b.checks.len() == IF_CONVERT_CHECKS || cond.size() > IF_CONVERT_NODES {
-                    return None;
-                }
-                b.checks.push((cond, *err, sub(a), sub(d)));
-                continue;
-            }
-            _ => return None,
-        };
-        if e.has_call() {
-            return None; // a math call is too expensive to run speculatively
-        }
-        let e = sub(e);
-        if e.size() > IF_CONVERT_NODES {
-            return None;
-        }
-        let full = b.vals.len() == IF_CONVERT_VARS;
-        match b.vals.iter_mut().find(|(w, _)| w == v) {
-            Some(slot) => slot.1 = e,
-            None if full => return None,
-            None => b.vals.push((*v, e)),
-        }
-    }
-    Some(b)
-}
-
-fn cheap(b: &Branch) -> bool {
-    // A check may be what proves a load in range: with one, the branch must not load at all
-    // (hoisted, the check no longer dominates the load).
-    let mut loads = false;
-    let checked = b.checks.iter().flat_map(|(c, _, a, d)| [c, a, d]);
-    for e in b.vals.iter().map(|(_, e)| e).chain(checked) {
-        e.visit(&mut |x| loads |= matches!(x, Expr::Load(..)));
-    }
-    if loads && !b.checks.is_empty() {
-        return false;
-    }
-    // `branch_values` already refused branches past IF_CONVERT_VARS and IF_CONVERT_CHECKS.
-    let size = b.vals.iter().map(|(_, e)| e.size()).sum::<usize>()
-        + b.checks.iter().map(|c| c.0.size()).sum::<usize>();
-    size <= IF_CONVERT_NODES
-}
-
-/// Every variable either branch assigns gets `select(c, then_value, else_value)`, computed into
-/// temporaries first so that each select reads the state from before the `if`.
-fn selects(c: Expr, then: Branch, els: Branch, func: &mut Func) -> Vec<Stmt> {
-    let checks = [(true, then.checks), (false, els.checks)];
-    let (then, els) = (then.vals, els.vals);
-    let guarded = checks.iter().any(|(_, cs)| !cs.is_empty());
-    let mut order: Vec<Var> = then.iter().map(|(v, _)| *v).collect();
-    for (v, _) in &els {
-        if !order.contains(v) {
-            order.push(*v);
-        }
-    }
-    let value = |side: &[(Var, Expr)], v: Var| {
-        side.iter()
-            .find(|(w, _)| *w == v)
-            .map(|(_, e)| e.clone())
-            .unwrap_or(Expr::Var(v))
-    };
-    let mut out = Vec::new();
-    let cond = if (order.len() > 1 || guarded) && !matches!(c, Expr::Var(_)) {
-        let t = super::Var(func.vars.len() as u32);
-        func.vars.push(super::VarDecl {
-            ty: super::Ty::Bool,
-            name: format!("%c{}", t.0),
-        });
-        out.push(Stmt::Assign(t, c));
-        Expr::Var(t)
-    } else {
-        c
-    };
-    // `check ok` in the branch taken when `cond` is `side` becomes `check (cond != side) or ok`.
-    for (side, cs) in checks {
-        for (ok, err, a, b) in cs {
-            let skip = if side {
-                Expr::Unary(UnOp::Not, cond.clone().boxed())
-            } else {
-                cond.clone()
-            };
-            out.push(Stmt::Check {
-                cond: fold_expr(Expr::Binary(BinOp::Or, skip.boxed(), ok.boxed())),
-                err,
-                a,
-                b,
-            });
-        }
-    }
-    let mut temps = Vec::new();
-    for v in &order {
-        let sel = fold_expr(Expr::Select(
-            cond.clone().boxed(),
-            value(&then, *v).boxed(),
-            value(&els, *v).boxed(),
-        ));
-        let t = super::Var(func.vars.len() as u32);
-        func.vars.push(super::VarDecl {
-            ty: func.var_ty(*v),
-            name: format!("%s{}", t.0),
-        });
-        out.push(Stmt::Assign(t, sel));
-        temps.push((*v, t));
-    }
-    out.extend(
-        temps
-            .into_iter()
-            .map(|(v, t)| Stmt::Assign(v, Expr::Var(t))),
-    );
-    out
 }
 
 /// The value of an expression if it folds to a constant.
@@ -643,7 +468,7 @@ fn count_defs(stmts: &[Stmt], counts: &mut HashMap<Var, usize>) {
     }
 }
 
-fn subst_expr(e: Expr, m: &HashMap<Var, Expr>) -> Expr {
+pub(super) fn subst_expr(e: Expr, m: &HashMap<Var, Expr>) -> Expr {
     match e {
         Expr::Var(v) => m.get(&v).cloned().unwrap_or(e),
         e => e.map_children(|c| subst_expr(c, m)),
@@ -674,35 +499,6 @@ mod tests {
             None,
             "integer division by zero is left to its check"
         );
-    }
-
-    #[test]
-    fn branches_past_if_conversions_bounds_are_refused_as_they_grow() {
-        // `t1 = t0 + 1; t2 = t1 + 1; ...`: substituted, value k has k additions.
-        let chain = |n: u32| -> Vec<Stmt> {
-            (0..n)
-                .map(|i| {
-                    let prev = Expr::Var(Var(i));
-                    Stmt::Assign(
-                        Var(i + 1),
-                        Expr::Binary(BinOp::Add, prev.boxed(), Expr::I64(1).boxed()),
-                    )
-                })
-                .collect()
-        };
-        assert!(branch_values(&chain(3)).is_some_and(|b| cheap(&b)));
-        // Five variables: past IF_CONVERT_VARS.
-        assert!(branch_values(&chain(5)).is_none());
-        // One variable reassigned: the value outgrows IF_CONVERT_NODES.
-        let long: Vec<Stmt> = (0..500)
-            .map(|_| {
-                Stmt::Assign(
-                    Var(0),
-                    Expr::Binary(BinOp::Add, Expr::Var(Var(0)).boxed(), Expr::I64(1).boxed()),
-                )
-            })
-            .collect();
-        assert!(branch_values(&long).is_none());
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod chains;
 pub mod eval;
 pub mod facts;
 pub mod fold;
+pub mod if_convert;
 pub mod network;
 pub mod optimize;
 pub mod print;

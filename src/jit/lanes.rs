@@ -194,6 +194,15 @@ impl Lane {
     }
 }
 
+/// `(n, c)` when `a + b` is `n + int(c)` (either way round): a count that the lanes keep as
+/// `n - mask` when `c` turns out to be a bool mask.
+fn counted<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
+    match (a, b) {
+        (n, Expr::Cast(Ty::I64, c)) | (Expr::Cast(Ty::I64, c), n) => Some((n, c)),
+        _ => None,
+    }
+}
+
 /// The vector type of an IR type's lanes.
 fn vector_ty(ty: Ty) -> Type {
     match ty {
@@ -560,6 +569,22 @@ impl Group<'_, '_> {
                 let x = self.expr(ch, x)?;
                 self.unary(*op, x)?
             }
+            Expr::Binary(BinOp::Add, a, b) if counted(a, b).is_some() => {
+                // `n + int(c)` of a bool `c`: a true mask is -1, so `n - mask` (one instruction
+                // where the cast takes a shift).
+                let (n, c) = counted(a, b).expect("checked");
+                let (n, c) = (self.expr(ch, n)?, self.expr(ch, c)?);
+                match (n, c) {
+                    (Lane::Vec(_, Ty::I64), Lane::Vec(m, Ty::Bool)) => {
+                        let n = self.vector(n);
+                        Lane::Vec(self.t.b.ins().isub(n, m), Ty::I64)
+                    }
+                    (n, c) => {
+                        let c = self.cast(c, Ty::I64)?;
+                        self.binary(BinOp::Add, n, c)?
+                    }
+                }
+            }
             Expr::Binary(op, a, b) => {
                 let (a, b) = (self.expr(ch, a)?, self.expr(ch, b)?);
                 self.binary(*op, a, b)?
@@ -692,8 +717,41 @@ impl Group<'_, '_> {
             let (x, y) = (self.t.value(self.uni(a)?), self.t.value(self.uni(b)?));
             return Ok(Lane::Uni(Opnd::Dyn(self.t.b.ins().select(c, x, y), ty)));
         }
+        let zero = |l: Lane| match l.constant() {
+            Some(Val::F(z)) => z.to_bits() == 0,
+            Some(Val::I(z)) => z == 0,
+            Some(Val::B(z)) => !z,
+            None => false,
+        };
+        let (a_zero, b_zero) = (zero(a), zero(b));
         let (m, x, y) = (self.vector(c), self.vector(a), self.vector(b));
+        // A mask is all ones or all zeros, and +0.0, 0 and false are all zero bits: one `and`
+        // instead of a blend.
+        if b_zero || a_zero {
+            let m = self.mask_as(m, ty);
+            let ins = self.t.b.ins();
+            return Ok(Lane::Vec(
+                if b_zero {
+                    ins.band(m, x)
+                } else {
+                    ins.band_not(y, m)
+                },
+                ty,
+            ));
+        }
         Ok(Lane::Vec(self.blend(m, x, y, ty), ty))
+    }
+
+    /// A lane mask viewed as a vector of `ty` (bitwise operations need one type).
+    fn mask_as(&mut self, mask: Value, ty: Ty) -> Value {
+        if ty == Ty::F64 {
+            self.t
+                .b
+                .ins()
+                .bitcast(types::F64X2, MemFlagsData::new(), mask)
+        } else {
+            mask
+        }
     }
 
     fn uni(&self, l: Lane) -> Result<Opnd> {
@@ -712,8 +770,9 @@ impl Group<'_, '_> {
         };
         let r = match (from, ty) {
             (Ty::Bool, Ty::F64) => {
-                let (one, zero) = (self.splat_f64(1.0), self.splat_f64(0.0));
-                self.blend(v, one, zero, Ty::F64)
+                let one = self.splat_f64(1.0);
+                let m = self.mask_as(v, Ty::F64);
+                self.t.b.ins().band(m, one)
             }
             (Ty::Bool, Ty::I64) => self.t.b.ins().ushr_imm_u(v, 63),
             // `!= 0`, unordered or not equal: true for NaN, as `coerce`.
@@ -824,14 +883,7 @@ impl Group<'_, '_> {
 
     /// `mask ? x : y` per lane, for vectors of type `ty`.
     fn blend(&mut self, mask: Value, x: Value, y: Value, ty: Ty) -> Value {
-        let mask = if ty == Ty::F64 {
-            self.t
-                .b
-                .ins()
-                .bitcast(types::F64X2, MemFlagsData::new(), mask)
-        } else {
-            mask
-        };
+        let mask = self.mask_as(mask, ty);
         self.t.b.ins().bitselect(mask, x, y)
     }
 
