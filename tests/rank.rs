@@ -532,7 +532,7 @@ fn windows_reading(values: &[f64], shape: &[usize], opts: &Options, zero_matters
 #[test]
 fn patched_windows_are_exactly_those_reading_an_excluded_value() {
     let filters = compiled_filters();
-    let mut rng = Rng::new(0x9a7c_4);
+    let mut rng = Rng::new(0x0009_a7c4);
     let mut patched_runs = 0;
     for case in 0..400 {
         let ndim = 1 + rng.below(3);

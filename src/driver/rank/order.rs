@@ -383,7 +383,8 @@ pub(crate) fn select<T: Elem>(
     // general engine ([`super::patch`]), but `select_nth_unstable_by` may panic on a comparison
     // that is not a total order, so theirs must be one too.
     let cmp = |x: &T, y: &T| {
-        let nan = |v: &T| v != v;
+        // A value unequal to itself is NaN (`T` may be an integer type, which has no `is_nan`).
+        let nan = |v: &T| v.partial_cmp(v).is_none();
         x.partial_cmp(y).unwrap_or_else(|| nan(x).cmp(&nan(y)))
     };
     for j in 0..m {

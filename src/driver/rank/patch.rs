@@ -18,8 +18,8 @@ use super::exec::chords;
 use super::facts::{self, Watch};
 use std::collections::HashMap;
 
-/// Excluded values a run may hold, in units of the taps that read each: past `total / (PATCH_SHARE
-/// * taps)` of them, recomputing their windows one segment at a time would approach the cost of
+/// Excluded values a run may hold, in units of the taps that read each: past
+/// `total / (PATCH_SHARE * taps)` of them, recomputing their windows one segment at a time would approach the cost of
 /// the general engine over the whole output, which then runs instead.
 pub(crate) const PATCH_SHARE: usize = 8;
 
