@@ -220,7 +220,8 @@ fn substitute(e: Expr, known: &Known, func: &Func) -> Expr {
         return Expr::Bool(f.value);
     }
     match e {
-        Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) => {
+        // (`And`/`Or` are also the bitwise operators on ints, which say nothing of either side.)
+        Expr::Binary(op @ (BinOp::Or | BinOp::And), a, b) if a.ty(func) == Ty::Bool => {
             let a = crate::with_stack(|| substitute(*a, known, func));
             let b = if total_everywhere(&b) {
                 let mut k = known.clone();
@@ -344,5 +345,21 @@ mod tests {
         let f = func(&[], body.clone());
         let out = propagate(body, &f);
         assert_eq!(checked(&out), &cond);
+    }
+
+    #[test]
+    fn bitwise_operators_on_ints_teach_nothing() {
+        // `&` and `|` of ints are `And`/`Or` in the IR too; reading an int operand as a fact put a
+        // bool into an int addition (found by the differential fuzzer, seed 2026112601).
+        let sources = [
+            "def f(x):\n    v1 = np.count_nonzero(x)\n    v9 = (v1 & (1 + v1))\n    return float(v9)",
+            "def f(x):\n    v3 = int(np.argmax(x))\n    v6 = int(x[0]) - (v3 | (~v3))\n    return float(v6 + (v3 | 1))",
+        ];
+        let buf = [0.5, 3.0, -1.0, 2.0, 7.0, 0.0, 1.0, 9.0, 4.0];
+        for src in sources {
+            let f = crate::Filter::compile(src, &crate::Bindings::new()).unwrap();
+            let sized = f.specialize(9).unwrap();
+            assert_eq!(sized.call(&buf), f.interpret(&buf), "{src}");
+        }
     }
 }
