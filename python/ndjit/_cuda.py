@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._filter import as_filter, located
+from ._filter import compiled_filter, located
 from ._scipy_args import footprint_and_origins
 
 __all__ = ["is_available", "device", "is_device_array"]
@@ -92,8 +92,8 @@ def generic_filter_device(input, function, size, footprint, output, mode, cval, 
     out_arg, _, _ = _describe(output, "output")
     if tuple(out_arg[2]) != shape:
         raise RuntimeError("output shape not correct")
-    f = as_filter(function, tuple(extra_arguments or ()), extra_keywords)
-    with located(f):
-        _core.cuda_filter_device(in_arg, out_arg, f._compiled, footprint, mode, float(cval), origins,
+    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    with located(spec):
+        _core.cuda_filter_device(in_arg, out_arg, compiled, footprint, mode, float(cval), origins,
                                  None if stream is None else int(stream))
     return output

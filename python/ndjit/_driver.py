@@ -20,7 +20,7 @@ except ImportError:  # NumPy 1.x
     from numpy.core.multiarray import normalize_axis_index
 
 from . import _core, _cuda
-from ._filter import Filter, as_filter, jit_filter1d, located
+from ._filter import Filter, compiled_filter, jit_filter1d, located
 from ._scipy_args import check_mode, check_workers, footprint_and_origins, into, native, output_like
 
 __all__ = ["generic_filter", "generic_filter1d"]
@@ -53,12 +53,12 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     footprint, origins = footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
     output = output_like(output, input)
     check_workers(workers)
-    f = as_filter(function, tuple(extra_arguments or ()), extra_keywords)
-    with located(f):
+    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    with located(spec):
         if target == "cuda":
-            return into(output, lambda out: _core.cuda_filter_host(input, out, f._compiled, footprint, mode,
+            return into(output, lambda out: _core.cuda_filter_host(input, out, compiled, footprint, mode,
                                                                    float(cval), origins))
-        return into(output, lambda out: _core.generic_filter(input, out, f._compiled, footprint, mode,
+        return into(output, lambda out: _core.generic_filter(input, out, compiled, footprint, mode,
                                                              float(cval), origins, workers))
 
 
@@ -86,7 +86,7 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
     else:
         f = jit_filter1d(function, extra_arguments=tuple(extra_arguments or ()), extra_keywords=extra_keywords)
     # scipy's C layer takes the size and origin as integers (bools too), never floats.
-    with located(f):
+    with located(f._spec):
         return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled,
                                                                operator.index(filter_size), int(axis), mode,
                                                                float(cval), operator.index(origin), workers))

@@ -5,7 +5,7 @@ import contextlib
 import functools
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 from scipy import LowLevelCallable
@@ -68,12 +68,13 @@ def locate_error(e: Union[FilterCompileError, FilterRuntimeError], spec: Spec) -
 
 
 @contextlib.contextmanager
-def located(f: "Filter"):
-    """Run-time errors of `f` raised inside the block come out located in the user's file."""
+def located(spec: Spec):
+    """Run-time errors of the filter described by `spec` raised inside the block come out located
+    in the user's file."""
     try:
         yield
     except FilterRuntimeError as e:
-        locate_error(e, f._spec)
+        locate_error(e, spec)
         raise
 
 
@@ -121,7 +122,7 @@ class Filter(LowLevelCallable):
         return self._run(args, interpret=True)
 
     def _run(self, args, interpret: bool):
-        with located(self):
+        with located(self._spec):
             return self._run_here(args, interpret)
 
     def _run_here(self, args, interpret: bool):
@@ -296,3 +297,16 @@ def as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[di
         raise TypeError("ndjit.generic_filter runs ndjit filters; this LowLevelCallable was not made by ndjit "
                         "(pass the Python function instead, or use scipy.ndimage.generic_filter)")
     return jit_filter(function, extra_arguments=extra_arguments, extra_keywords=extra_keywords)
+
+
+def compiled_filter(function: Any, extra_arguments: tuple,
+                    extra_keywords: Optional[dict]) -> Tuple[Spec, "_core.CompiledFilter"]:
+    """What ndjit's own drivers run for the ``generic_filter`` callback ``function``: its spec and
+    compiled code, as :func:`as_filter` would give them, but without building the
+    ``LowLevelCallable`` (a context and two capsules) that a :class:`Filter` adds for scipy:
+    a repeated call's host time is what it costs."""
+    if isinstance(function, (Filter, LowLevelCallable)):
+        f = as_filter(function, extra_arguments, extra_keywords)
+        return f._spec, f._compiled
+    spec = describe(function, extra_arguments, extra_keywords, "filter")
+    return spec, _compile(spec)

@@ -200,6 +200,8 @@ def test_runtime_errors_point_into_the_users_file_like_compile_errors(tmp_path, 
             (lambda img: ndi.generic_filter(img, f, size=3), "scipy"),
             (lambda img: ndjit.generic_filter(img, f, size=3), "driver"),
             (lambda img: ndjit.generic_filter(img, f, size=3, workers=2), "driver, 2 threads"),
+            # The plain function: the driver compiles it without making an ndjit.Filter.
+            (lambda img: ndjit.generic_filter(img, mod.f, size=3), "driver, the function itself"),
             (lambda img: f.evaluate(img[:3, :3]), "evaluate"),
         ]
         for call, how in calls:
