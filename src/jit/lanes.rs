@@ -12,6 +12,9 @@
 //!   as a blend;
 //! - `np.sum` adds the lane vectors in the pairwise order of [`Translator::pairwise_sum`], the
 //!   scalar kernel's own routine;
+//! - a mask is all ones or zero, so `n + int(c)` is `n - mask`, `float(c)` is `mask & 1.0`, and
+//!   a select with an arm of zero bits (`+0.0`, `0`, `False`) is an `and` of the mask, the same
+//!   bits as the blend in one instruction;
 //! - everything else (calls into the runtime, integer division, casts through the integer unit,
 //!   loads of bound arrays at a computed index) is done lane by lane by the scalar translator's
 //!   own operation, on values extracted from the vectors and inserted back;
