@@ -14,7 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: row_kernel SOURCE K (the filter and the box's side)".into());
     };
     let k: usize = k.parse()?;
-    let n = k.checked_mul(k).filter(|&n| n > 0).ok_or("K must be at least 1")?;
+    let n = k
+        .checked_mul(k)
+        .filter(|&n| n > 0)
+        .ok_or("K must be at least 1")?;
     let sized = Filter::compile(&src, &Bindings::new())?.specialize(n)?;
     let ir = sized
         .specialized_ir()

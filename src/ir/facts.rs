@@ -253,27 +253,10 @@ fn total_everywhere(e: &Expr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{ArrDecl, ErrorId, Sig, VarDecl, BUFFER};
+    use crate::ir::{ErrorId, BUFFER};
 
     fn func(vars: &[Ty], body: Vec<Stmt>) -> Func {
-        Func {
-            vars: vars
-                .iter()
-                .enumerate()
-                .map(|(i, &ty)| VarDecl {
-                    ty,
-                    name: format!("v{i}"),
-                })
-                .collect(),
-            arrays: vec![ArrDecl {
-                kind: ArrKind::Buffer,
-                name: "x".into(),
-            }],
-            body,
-            errors: Vec::new(),
-            filter_size: None,
-            sig: Sig::Filter,
-        }
+        crate::ir::test_func(vars, &[], body)
     }
 
     fn check(cond: Expr) -> Stmt {

@@ -697,3 +697,45 @@ pub fn block_has_call(stmts: &[Stmt]) -> bool {
         found
     })
 }
+
+/// A filter's function built by hand, for tests: the buffer `x` and the `scratch` arrays `a1`,
+/// `a2` ..., variables `v0`, `v1` ... of the types `vars`, and four `ValueError` sites (ids 0 to 3:
+/// invalid arguments, out of scratch memory, a check's `{a} {b}`, empty).
+#[cfg(test)]
+pub(crate) fn test_func(vars: &[Ty], scratch: &[ArrKind], body: Vec<Stmt>) -> Func {
+    use crate::error::{Exception, Span};
+
+    let mut arrays = vec![ArrDecl {
+        kind: ArrKind::Buffer,
+        name: "x".into(),
+    }];
+    arrays.extend(scratch.iter().enumerate().map(|(i, k)| ArrDecl {
+        kind: k.clone(),
+        name: format!("a{}", i + 1),
+    }));
+    let site = |m: &str| ErrorSite {
+        message: m.into(),
+        span: Span::default(),
+        exception: Exception::ValueError,
+    };
+    Func {
+        vars: vars
+            .iter()
+            .enumerate()
+            .map(|(i, &ty)| VarDecl {
+                ty,
+                name: format!("v{i}"),
+            })
+            .collect(),
+        arrays,
+        body,
+        errors: vec![
+            site("invalid arguments"),
+            site("out of scratch memory"),
+            site("check {a} {b}"),
+            site("empty"),
+        ],
+        filter_size: None,
+        sig: Sig::Filter,
+    }
+}

@@ -1,11 +1,10 @@
 //! The JIT against the interpreter, bit for bit, on hand-built IR and random inputs.
 
 use super::{compile, JitCode, JitOptions};
-use crate::error::Span;
 use crate::interp;
 use crate::ir::{
-    Arr, ArrDecl, ArrKind, ArrayOp, BinOp, CmpOp, ErrorId, ErrorSite, Exception, Expr, Func,
-    ReduceOp, SortedStat, Stmt, Ty, UnOp, Var, VarDecl, BUFFER,
+    Arr, ArrKind, ArrayOp, BinOp, CmpOp, ErrorId, Expr, Func, ReduceOp, SortedStat, Stmt, Ty, UnOp,
+    Var, BUFFER,
 };
 use crate::math::MathFn;
 use crate::runtime::{ArrayRef, Failure, RawContext};
@@ -17,41 +16,7 @@ use std::ffi::c_void;
 const E_CHECK: ErrorId = ErrorId(2);
 const E_EMPTY: ErrorId = ErrorId(3);
 
-fn func(vars: &[Ty], scratch: &[ArrKind], body: Vec<Stmt>) -> Func {
-    let mut arrays = vec![ArrDecl {
-        kind: ArrKind::Buffer,
-        name: "x".into(),
-    }];
-    arrays.extend(scratch.iter().enumerate().map(|(i, k)| ArrDecl {
-        kind: k.clone(),
-        name: format!("a{}", i + 1),
-    }));
-    let site = |m: &str| ErrorSite {
-        message: m.into(),
-        span: Span::default(),
-        exception: Exception::ValueError,
-    };
-    Func {
-        vars: vars
-            .iter()
-            .enumerate()
-            .map(|(i, &ty)| VarDecl {
-                ty,
-                name: format!("v{i}"),
-            })
-            .collect(),
-        arrays,
-        body,
-        errors: vec![
-            site("invalid arguments"),
-            site("out of scratch memory"),
-            site("check {a} {b}"),
-            site("empty"),
-        ],
-        filter_size: None,
-        sig: crate::ir::Sig::Filter,
-    }
-}
+use crate::ir::test_func as func;
 
 /// The same Func lowered for a known size: the interpreter and the JIT both read `Len(BUFFER)`
 /// as `n` then.
