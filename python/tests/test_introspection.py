@@ -22,3 +22,26 @@ def test_evaluate_and_interpret_agree():
         v = rng.normal(size=n)
         a, b = f.evaluate(v), f.interpret(v)
         assert a == b or (np.isnan(a) and np.isnan(b))
+
+
+def test_text_and_reduction_specs_are_worked_out_once_without_extra_arguments():
+    """Source text and `np.var` with no extra arguments describe the same way every call, so the
+    spec is made once; extra arguments (bound values) and the signature still make their own."""
+    from ndjit._frontend import describe
+
+    text = "lambda x, k=2.0: x[0] * k"
+    assert describe(text) is describe(text)
+    assert describe(np.var) is describe(np.var)
+    assert describe(text).bindings == {}
+    bound = describe(text, extra_arguments=(3.0,))
+    assert bound.bindings == {"k": 3.0} and describe(text, extra_arguments=(4.0,)).bindings == {"k": 4.0}
+    assert describe(np.var, extra_keywords={"ddof": 1}).bindings == {"ddof": 1}
+    assert describe(np.var).bindings == {}
+    line = "def f(i, o):\n    o[:] = i"
+    assert describe(line, signature="filter1d").signature == "filter1d"
+    assert describe(line).signature == "filter"
+    # The results are the filters' own.
+    img = np.arange(25.0).reshape(5, 5)
+    from scipy import ndimage as ndi
+
+    assert ndjit.generic_filter(img, text, size=3)[2, 2] == ndi.generic_filter(img, lambda x, k=2.0: x[0] * k, size=3)[2, 2]
