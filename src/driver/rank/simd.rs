@@ -5,8 +5,9 @@
 //! Not AVX-512: a third tier compiled with `avx512f,avx512bw` (LLVM then uses 64-byte vectors)
 //! was slower on every row measured on the AMD EPYC test machine (`benches/rank.py --n 1024
 //! --threads 1 --only min,range`: min u8 3×3 0.10 → 0.11 ms, u16 5×5 0.30 → 0.40, f32 5×5 0.42 →
-//! 0.56, f64 9×9 1.21 → 1.72, range f32 9×9 1.10 → 1.57): the lines are short (1024 values), so
-//! the wider loops spend more of their time in their scalar and masked ends.
+//! 0.56, f64 9×9 1.21 → 1.72, range f32 9×9 1.10 → 1.57). Not profiled further; likely reasons:
+//! AMD's Zen 4 executes a 512-bit operation as two 256-bit halves, so it gains no throughput
+//! there, and a line of 1024 values leaves a larger share of each loop to its scalar end.
 
 /// Runs `f` compiled with AVX2 when the CPU has it (`is_x86_feature_detected!` caches its
 /// answer). Whatever `f` inlines (the kernels are `#[inline(always)]`) is compiled for AVX2 too.
