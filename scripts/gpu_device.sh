@@ -10,7 +10,7 @@
 #
 # `run` writes logs to $OUT (the device tool's output folder) and prints the summaries last.
 # Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api and
-# NDJIT_SKIP=device,python,bench,percall,window,cupy.
+# NDJIT_SKIP=device,python,dask,bench,percall,window,cupy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +37,14 @@ for line in sys.stdin:
     # The Python package, for `target="cuda"` against scipy there (abi3: any CPython >= 3.9).
     rm -rf .device/wheel
     "${PYTHON:-python3}" -m pip wheel -q --disable-pip-version-check --no-deps -w .device/wheel ./python
+    # Dask for the GPU-chunk test there (the device image has none): its wheels for the image's
+    # Python (3.12), NumPy left to the image's own.
+    rm -rf .device/pydeps
+    "${PYTHON:-python3}" -m pip download -q --disable-pip-version-check --only-binary=:all: \
+        --python-version 3.12 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux_2_28_x86_64 --dest .device/pydeps "dask[array]" distributed \
+        || echo "no Dask wheels (no index?): the device's dask section will be skipped"
+    rm -f .device/pydeps/numpy-*.whl
     for f in ../shared/bench/gpu_anchor.py shared/bench/gpu_anchor.py /work/shared/bench/gpu_anchor.py; do
         if [ -f "$f" ]; then cp "$f" .device/gpu_anchor.py; break; fi
     done
@@ -61,6 +69,15 @@ run)
         PYTHONPATH=/tmp/ndjit-site timeout "${NDJIT_PYTEST_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider \
             python/tests/test_cuda.py 2>&1 | tee "$out/python.log" || status=$? ;;
     esac
+    case ",${NDJIT_SKIP:-}," in *,dask,*) ;; *)
+        # Dask arrays of CuPy chunks through ndjit.dask on this GPU (issue 16), exact against scipy.
+        if ls .device/pydeps/*.whl >/dev/null 2>&1; then
+            python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/ndjit-site \
+                .device/wheel/*.whl .device/pydeps/*.whl
+            PYTHONPATH=/tmp/ndjit-site timeout "${NDJIT_DASK_TIMEOUT:-200}" python3 -m pytest -v -p no:cacheprovider \
+                python/tests/test_dask.py -k cupy 2>&1 | tee "$out/dask.log" || status=$?
+        fi ;;
+    esac
     case ",${NDJIT_SKIP:-}," in *,bench,*) ;; *)
         CUDA_CACHE_DISABLE=1 timeout "${NDJIT_BENCH_TIMEOUT:-200}" .device/gpu_stencil 2>&1 | tee "$out/bench.log" || status=$? ;;
     esac
@@ -84,6 +101,7 @@ run)
     echo "== summaries =="
     sed -n '/== device summary ==/,$p' "$out/device.log" 2>/dev/null || true
     tail -n 3 "$out/python.log" 2>/dev/null || true
+    grep -E "PASSED|FAILED|SKIPPED" "$out/dask.log" 2>/dev/null || true
     tail -n 4 "$out/percall.log" 2>/dev/null || true
     sed -n '/== ndjit-gpu on/,$p' "$out/bench.log" 2>/dev/null || true
     sed -n '/== gpu_window table/,$p' "$out/window.log" 2>/dev/null || true
