@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from . import _helpers, _shadowing
+from . import _helpers, _shadowing, _spec_cache
 from ._errors import SourceUnavailable
 from ._locate import locate, source_of
 
@@ -84,16 +84,23 @@ def describe(func: Any, extra_arguments: tuple = (), extra_keywords: Optional[di
         return _text_spec(text, name, signature)
     if text is not None:
         spec = _from_text(text, name, extra_arguments, extra_keywords, signature)
+    elif isinstance(func, types.FunctionType) and not extra_arguments and not extra_keywords:
+        return _spec_cache.spec_of(func, signature, lambda: _with_signature(
+            _from_function(func, (), {}, inputs=_INPUTS[signature]), signature))
     elif isinstance(func, types.FunctionType):
         spec = _from_function(func, extra_arguments, extra_keywords, inputs=_INPUTS[signature])
     else:
         spec = None
     if spec is not None:
-        return Spec(**{**spec.__dict__, "signature": signature})
+        return _with_signature(spec, signature)
     raise TypeError(
         f"ndjit cannot compile {func!r}: pass a Python function or lambda, a NumPy reduction such as np.var, "
         "or the source as a string"
     )
+
+
+def _with_signature(spec: Spec, signature: str) -> Spec:
+    return Spec(**{**spec.__dict__, "signature": signature})
 
 
 def _text_of(func: Any, signature: str) -> Tuple[Optional[str], Optional[str]]:
@@ -117,8 +124,7 @@ def _from_text(text: str, name: Optional[str], args: tuple, kwargs: dict, signat
 def _text_spec(text: str, name: Optional[str], signature: str) -> Spec:
     """The spec of a callback given as text or a reduction with no extra arguments: a function of
     its text alone, so worked out once per text (4 µs of a repeated call's host time)."""
-    spec = _from_text(text, name, (), {}, signature)
-    return Spec(**{**spec.__dict__, "signature": signature})
+    return _with_signature(_from_text(text, name, (), {}, signature), signature)
 
 
 def _direct_source(func: Any) -> Optional[str]:
