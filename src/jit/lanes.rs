@@ -197,8 +197,7 @@ impl Lane {
     }
 }
 
-/// `(n, c)` when `a + b` is `n + int(c)` (either way round): a count that the lanes keep as
-/// `n - mask` when `c` turns out to be a bool mask.
+/// `(n, c)` when `a + b` is `n + int(c)` (either way round): a count, see [`Group::count`].
 fn counted<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
     match (a, b) {
         (n, Expr::Cast(Ty::I64, c)) | (Expr::Cast(Ty::I64, c), n) => Some((n, c)),
@@ -572,26 +571,13 @@ impl Group<'_, '_> {
                 let x = self.expr(ch, x)?;
                 self.unary(*op, x)?
             }
-            Expr::Binary(BinOp::Add, a, b) if counted(a, b).is_some() => {
-                // `n + int(c)` of a bool `c`: a true mask is -1, so `n - mask` (one instruction
-                // where the cast takes a shift).
-                let (n, c) = counted(a, b).expect("checked");
-                let (n, c) = (self.expr(ch, n)?, self.expr(ch, c)?);
-                match (n, c) {
-                    (Lane::Vec(_, Ty::I64), Lane::Vec(m, Ty::Bool)) => {
-                        let n = self.vector(n);
-                        Lane::Vec(self.t.b.ins().isub(n, m), Ty::I64)
-                    }
-                    (n, c) => {
-                        let c = self.cast(c, Ty::I64)?;
-                        self.binary(BinOp::Add, n, c)?
-                    }
+            Expr::Binary(op, a, b) => match (op, counted(a, b)) {
+                (BinOp::Add, Some((n, c))) => self.count(ch, n, c)?,
+                _ => {
+                    let (a, b) = (self.expr(ch, a)?, self.expr(ch, b)?);
+                    self.binary(*op, a, b)?
                 }
-            }
-            Expr::Binary(op, a, b) => {
-                let (a, b) = (self.expr(ch, a)?, self.expr(ch, b)?);
-                self.binary(*op, a, b)?
-            }
+            },
             Expr::Cmp(op, a, b) => {
                 let (a, b) = (self.expr(ch, a)?, self.expr(ch, b)?);
                 self.cmp(*op, a, b)?
@@ -608,6 +594,18 @@ impl Group<'_, '_> {
                 self.cast(x, *ty)?
             }
         })
+    }
+
+    /// `n + int(c)`: of a bool `c`, whose true mask is -1, `n - mask` (one instruction where the
+    /// cast takes a shift); otherwise the cast and the add.
+    fn count(&mut self, ch: usize, n: &Expr, c: &Expr) -> Result<Lane> {
+        let (n, c) = (self.expr(ch, n)?, self.expr(ch, c)?);
+        if let (Lane::Vec(_, Ty::I64), Lane::Vec(m, Ty::Bool)) = (n, c) {
+            let n = self.vector(n);
+            return Ok(Lane::Vec(self.t.b.ins().isub(n, m), Ty::I64));
+        }
+        let c = self.cast(c, Ty::I64)?;
+        self.binary(BinOp::Add, n, c)
     }
 
     fn call(&mut self, ch: usize, f: MathFn, args: &[Expr]) -> Result<Lane> {
@@ -772,10 +770,10 @@ impl Group<'_, '_> {
             Lane::Uni(_) => return self.per_lane(&[x], |t, o| Ok(t.coerce(o[0], ty))),
         };
         let r = match (from, ty) {
+            // `1.0 if c else 0.0`: the select's `and` of the mask.
             (Ty::Bool, Ty::F64) => {
-                let one = self.splat_f64(1.0);
-                let m = self.mask_as(v, Ty::F64);
-                self.t.b.ins().band(m, one)
+                let constant = |v: f64| Lane::Uni(Opnd::Const(Val::F(v)));
+                return self.select(x, constant(1.0), constant(0.0));
             }
             (Ty::Bool, Ty::I64) => self.t.b.ins().ushr_imm_u(v, 63),
             // `!= 0`, unordered or not equal: true for NaN, as `coerce`.
