@@ -1,11 +1,14 @@
 """GPU time against the window size: ndjit's ``target="cuda"`` beside cupyx's built-in filters.
 
     python benches/gpu_window.py [--size 8192] [--reps 10] [--k 3,5,7,9,11,15,21,31] [--budget 240]
+                                 [--filters min,max,min+nan,median,mean,nanmean] [--dtypes float32,float64]
 
 For k×k boxes (mode reflect) on a CuPy array of size² float32 and float64: min, max, median, mean
 and a NaN-aware mean, as ndjit callbacks (``np.min(x)`` ...) and as cupyx.scipy.ndimage's
 ``minimum_filter``, ``maximum_filter``, ``median_filter`` and ``uniform_filter`` (cupyx has no
-NaN-aware filter: its column stays empty). Each cell is the median over ``--reps`` runs timed with
+NaN-aware filter: its column stays empty). The image is uniform noise; the NaN-aware mean's, and
+``min+nan``'s (a minimum over the same data with one NaN in every 97×89 pixels, whose windows
+ndjit recomputes with the callback's own code), have NaNs. Each cell is the median over ``--reps`` runs timed with
 CUDA events after a warm-up call (kernel generation and loading), with ``output=`` preallocated.
 A cell whose warm-up takes more than a second is timed over 3 runs; once ``--budget`` seconds are
 spent, the remaining cells print "skipped". The copy floor is a device-to-device copy of the
@@ -31,12 +34,18 @@ except ImportError:
 
 import ndjit
 
+def cupyx_min(a, k, out):
+    return cndi.minimum_filter(a, size=k, mode="reflect", output=out)
+
+
+# name, ndjit source, cupyx's filter (None: cupyx has none), whether the image holds NaNs.
 FILTERS = [
-    ("min", "np.min(x)", lambda a, k, out: cndi.minimum_filter(a, size=k, mode="reflect", output=out)),
-    ("max", "np.max(x)", lambda a, k, out: cndi.maximum_filter(a, size=k, mode="reflect", output=out)),
-    ("median", "np.median(x)", lambda a, k, out: cndi.median_filter(a, size=k, mode="reflect", output=out)),
-    ("mean", "np.mean(x)", lambda a, k, out: cndi.uniform_filter(a, size=k, mode="reflect", output=out)),
-    ("nanmean", "np.nanmean(x) if np.any(~np.isnan(x)) else 0.0", None),
+    ("min", "np.min(x)", cupyx_min, False),
+    ("max", "np.max(x)", lambda a, k, out: cndi.maximum_filter(a, size=k, mode="reflect", output=out), False),
+    ("min+nan", "np.min(x)", cupyx_min, True),
+    ("median", "np.median(x)", lambda a, k, out: cndi.median_filter(a, size=k, mode="reflect", output=out), False),
+    ("mean", "np.mean(x)", lambda a, k, out: cndi.uniform_filter(a, size=k, mode="reflect", output=out), False),
+    ("nanmean", "np.nanmean(x) if np.any(~np.isnan(x)) else 0.0", None, True),
 ]
 
 
@@ -68,7 +77,10 @@ def main():
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--k", default="3,5,7,9,11,15,21,31")
     p.add_argument("--budget", type=float, default=240.0)
+    p.add_argument("--filters", default=",".join(f[0] for f in FILTERS))
+    p.add_argument("--dtypes", default="float32,float64")
     args = p.parse_args()
+    chosen = args.filters.split(",")
     if not ndjit.cuda.is_available():
         print("no CUDA device")
         return
@@ -79,13 +91,17 @@ def main():
     rng = np.random.default_rng(0)
     t_start = time.perf_counter()
     rows = []
-    for dtype in (np.float32, np.float64):
-        a = cupy.asarray(rng.random((args.size, args.size)).astype(dtype))
-        a[::97, ::89] = np.nan  # a NaN-aware statistic has NaNs to skip
-        out = cupy.empty_like(a)
-        floor = timed(lambda: out.__setitem__(Ellipsis, a), args.reps)
+    for dtype in [np.dtype(d) for d in args.dtypes.split(",")]:
+        clean = cupy.asarray(rng.random((args.size, args.size)).astype(dtype))
+        holed = clean.copy()
+        holed[::97, ::89] = np.nan  # a NaN-aware statistic has NaNs to skip
+        out = cupy.empty_like(clean)
+        floor = timed(lambda: out.__setitem__(Ellipsis, clean), args.reps)
         print(f"copy floor {np.dtype(dtype).name}: {floor:.3f} ms")
-        for name, source, anchor in FILTERS:
+        for name, source, anchor, nans in FILTERS:
+            if name not in chosen:
+                continue
+            a = holed if nans else clean
             f = ndjit.jit_filter(source)
             for k in sizes:
                 cell = f"{name:8} {np.dtype(dtype).name:8} k={k:2}"

@@ -234,6 +234,8 @@ fn main() {
                 outputs_per_thread: v,
                 rows_per_thread: r,
                 network: style,
+                // `prepare` times the general kernel (one launch).
+                separable: Some(false),
             };
             let mut p = match f.prepare(&gpu, &desc, &desc, &opts, &tuning) {
                 Ok(p) => p,
@@ -317,7 +319,7 @@ fn main() {
         let kernel = f.kernel(&spec).unwrap();
         let ptx = kernel.module.to_ptx();
         let t_codegen = t0.elapsed();
-        let _module = gpu.load(&ptx, ndjit_gpu::codegen::ENTRY).unwrap();
+        let _module = gpu.load(&ptx, &[ndjit_gpu::codegen::ENTRY]).unwrap();
         let t_load = t0.elapsed();
         unsafe {
             f.run_raw(

@@ -5,6 +5,7 @@
 use crate::codegen::{Kernel, Target, Tuning, ENTRY, REPLAY_ENTRY};
 use crate::error::{GpuError, Result};
 use crate::filter::{check_overlap, gather_bytes, scatter_bytes, GpuFilter};
+use crate::passes::{Buffers, Passes};
 use crate::pir::emu::Emu;
 use crate::plan::{self, ArrayDesc, Geometry};
 use ndjit::driver::{Executor, Resolved};
@@ -96,6 +97,49 @@ fn run_ranked(
     })
 }
 
+/// Runs a separable plan's steps on a C-contiguous `input` (see [`run`]). Its statistics cannot
+/// fail.
+fn run_passes(
+    p: &Passes,
+    input: &[u8],
+    (input_desc, output_desc): (&ArrayDesc, &ArrayDesc),
+) -> Result<Emulated> {
+    let g = Geometry::new(input_desc, output_desc)?;
+    let mut emu = Emu::new(&p.module);
+    emu.step_limit = 2_000_000_000;
+    let mut zeroed = |bytes: usize| {
+        let at = emu.alloc(bytes as u64);
+        emu.write(at, &vec![0; bytes]);
+        at
+    };
+    let out_len = output_desc.len() * output_desc.dtype.itemsize();
+    let need = p.scratch(&g);
+    let bufs = Buffers {
+        input: zeroed(input.len()),
+        output: zeroed(out_len),
+        scratch: [0, 1].map(|i| match i < need.arrays {
+            true => zeroed(need.array),
+            false => 0,
+        }),
+        flags: match need.flags {
+            0 => 0,
+            n => zeroed(n),
+        },
+    };
+    emu.write(bufs.input, input);
+    if g.pixels() > 0 {
+        for step in p.steps(&g, &bufs) {
+            let params: Vec<u64> = step.params.iter().map(|v| v.bits()).collect();
+            emu.launch(&step.entry, step.grid, step.block, &params)
+                .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
+        }
+    }
+    Ok(Emulated {
+        output: emu.read(bufs.output, out_len).to_vec(),
+        error: None,
+    })
+}
+
 /// The emulator as an executor of the driver's runs on host arrays, as [`crate::FromHost`]: the
 /// kernel the GPU would run for that run, executed here. With it the GPU
 /// path, from the driver's validation to the kernel's result, is tested without a GPU.
@@ -131,14 +175,16 @@ impl Executor for Emulator<'_> {
         let ci = ArrayDesc::contiguous(in_desc.dtype, &in_desc.shape);
         let co = ArrayDesc::contiguous(out_desc.dtype, &out_desc.shape);
         Geometry::new(&ci, &co)?;
-        let kernel = self
-            .filter
-            .resolve(run, true, self.target, &self.tuning)?
-            .kernel
-            .clone();
         // SAFETY: the caller's contract.
         let input = unsafe { gather_bytes(run.input.ptr, &in_desc) };
-        let done = run_ranked(&kernel, run.filter, &input, (&ci, &co), 0, run.rank)?;
+        let passes = self.filter.passes(run, true, self.target, &self.tuning)?;
+        let done = match passes {
+            Some(p) => run_passes(&p, &input, (&ci, &co))?,
+            None => {
+                let ready = self.filter.resolve(run, true, self.target, &self.tuning)?;
+                run_ranked(&ready.kernel, run.filter, &input, (&ci, &co), 0, run.rank)?
+            }
+        };
         // SAFETY: the caller's contract; `done.output` is the C-contiguous output.
         unsafe { scatter_bytes(&done.output, run.output.ptr, &out_desc) };
         done.error.map_or(Ok(()), Err)

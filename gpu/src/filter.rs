@@ -5,8 +5,9 @@
 //! for the CPU, resolves the footprint, origins and axes, and specialises the filter; the GPU is
 //! an [`Executor`] of that resolved run ([`OnDevice`], or [`FromHost`] for host arrays).
 
-use crate::codegen::{self, Dtype, Kernel, KernelSpec, Target, Tuning};
+use crate::codegen::{self, separable, Dtype, Kernel, KernelSpec, Target, Tuning};
 use crate::error::{GpuError, Result};
+use crate::passes::{Buffers, Passes};
 use crate::plan::{self, ArrayDesc, Geometry};
 use crate::runtime::{DeviceBuffer, Gpu, Module};
 use cudarc::driver::sys::CUstream;
@@ -104,10 +105,8 @@ impl Pending {
 /// The work of a [`Pending`] run on the device.
 struct Launched {
     gpu: Arc<Gpu>,
-    kernel: Arc<Kernel>,
     /// The error record, for a kernel that can fail.
-    err: Option<DeviceBuffer>,
-    err_bytes: usize,
+    record: Option<Record>,
     geometry: Geometry,
     rank: usize,
     filter: ndjit::Filter,
@@ -117,25 +116,34 @@ struct Launched {
     callers_stream: bool,
 }
 
+/// Where a kernel that can fail records the first failing pixel.
+struct Record {
+    buffer: DeviceBuffer,
+    bytes: usize,
+    /// The kernel writing it, whose replay reads the failure's details.
+    kernel: Arc<Kernel>,
+}
+
 impl Launched {
     fn finish(mut self) -> Result<()> {
-        let Some(err) = self.err.take() else {
+        let Some(record) = self.record.take() else {
             return match self.callers_stream {
                 true => Ok(()),
                 // SAFETY: the GPU's own stream.
                 false => unsafe { self.gpu.synchronize(self.stream) },
             };
         };
-        let r = self.check(&err);
+        let r = self.check(&record);
         // The work is done (`check` waited for it): the record can serve the next call. After
         // a failure it is left to be freed, as the replay wrote it.
         if r.is_ok() {
-            self.gpu.recycle(err);
+            self.gpu.recycle(record.buffer);
         }
         r
     }
 
-    fn check(&self, err: &DeviceBuffer) -> Result<()> {
+    fn check(&self, record: &Record) -> Result<()> {
+        let err = &record.buffer;
         let mut key = [0u8; 8];
         // SAFETY: the error buffer holds at least 8 bytes.
         unsafe { self.gpu.download(&mut key, err.ptr(), self.stream)? };
@@ -149,10 +157,10 @@ impl Launched {
             err.ptr(),
             Some(pixel),
         );
-        let mut rec = vec![0u8; self.err_bytes];
+        let mut rec = vec![0u8; record.bytes];
         let replay = self
             .gpu
-            .load(&self.kernel.replay.to_ptx(), codegen::REPLAY_ENTRY)?;
+            .load(&record.kernel.replay.to_ptx(), &[codegen::REPLAY_ENTRY])?;
         // SAFETY: the replay kernel takes the same arrays plus the pixel; it writes the record.
         unsafe {
             self.gpu.launch(
@@ -223,38 +231,63 @@ impl Prepared {
 pub struct GpuFilter {
     filter: ndjit::Filter,
     kernels: Mutex<Lru<KernelSpec, Arc<Ready>>>,
+    /// Per spec, the separable plan, or `None` where it does not apply.
+    passes: Mutex<Lru<KernelSpec, Option<Arc<Passes>>>>,
 }
 
-/// A generated kernel with its PTX text and the modules it is loaded as: a repeated call finds
-/// its module here without printing or hashing the PTX again.
+/// A generated kernel with its PTX text and the modules it is loaded as.
 pub(crate) struct Ready {
     pub kernel: Arc<Kernel>,
-    ptx: OnceLock<String>,
-    /// Per GPU (by its address: devices live as long as the process), the loaded module.
-    loaded: Mutex<Vec<(usize, Arc<Module>)>>,
+    code: Code,
 }
 
 impl Ready {
     fn new(kernel: Kernel) -> Ready {
         Ready {
             kernel: Arc::new(kernel),
-            ptx: OnceLock::new(),
-            loaded: Mutex::new(Vec::new()),
+            code: Code::default(),
         }
     }
 
     pub fn ptx(&self) -> &str {
-        self.ptx.get_or_init(|| self.kernel.module.to_ptx())
+        self.code.ptx(&self.kernel.module)
     }
 
     /// The stencil module loaded on `gpu`.
     fn module(&self, gpu: &Gpu) -> Result<Arc<Module>> {
+        self.code
+            .module(gpu, &self.kernel.module, &[codegen::ENTRY])
+    }
+}
+
+/// A generated module's PTX text and its loaded modules: a repeated call finds its module here
+/// without printing or hashing the PTX again.
+#[derive(Default)]
+pub(crate) struct Code {
+    ptx: OnceLock<String>,
+    /// Per GPU (by its address: devices live as long as the process), the loaded module.
+    loaded: Mutex<Vec<(usize, Arc<Module>)>>,
+}
+
+impl Code {
+    /// The PTX of `m` (printed once: `m` must be the same module at every call).
+    pub fn ptx(&self, m: &crate::pir::Module) -> &str {
+        self.ptx.get_or_init(|| m.to_ptx())
+    }
+
+    /// `m` loaded on `gpu` with its kernels `entries`.
+    pub fn module(
+        &self,
+        gpu: &Gpu,
+        m: &crate::pir::Module,
+        entries: &[&str],
+    ) -> Result<Arc<Module>> {
         let id = gpu as *const Gpu as usize;
         let loaded = || self.loaded.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, m)) = loaded().iter().find(|(g, _)| *g == id) {
             return Ok(m.clone());
         }
-        let m = gpu.load(self.ptx(), codegen::ENTRY)?;
+        let m = gpu.load(self.ptx(m), entries)?;
         loaded().push((id, m.clone()));
         Ok(m)
     }
@@ -265,6 +298,7 @@ impl GpuFilter {
         GpuFilter {
             filter: filter.clone(),
             kernels: Mutex::new(Lru::new(KERNELS)),
+            passes: Mutex::new(Lru::new(KERNELS)),
         }
     }
     /// Compiles filter source (see [`ndjit::Filter::compile`]).
@@ -312,8 +346,48 @@ impl GpuFilter {
         self.ready(&spec)
     }
 
+    /// The separable plan of a run the driver resolved, where `tuning` chooses it and the proof
+    /// holds (see [`codegen::separable`]); `None` runs the general kernel.
+    pub(crate) fn passes(
+        &self,
+        run: &Resolved<'_>,
+        contiguous: bool,
+        target: Target,
+        tuning: &Tuning,
+    ) -> Result<Option<Arc<Passes>>> {
+        let spec = KernelSpec::resolved(run, contiguous, target, tuning);
+        if !tuning.separable.unwrap_or_else(|| separable::chosen(&spec)) {
+            return Ok(None);
+        }
+        let cache = || self.passes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = cache().get(&spec) {
+            return Ok(found);
+        }
+        let stat = driver::rank_stat(&self.filter, spec.filter_size());
+        let found = match separable::plan(stat, &spec) {
+            None => None,
+            Some(plan) => {
+                let patch = match plan.patch {
+                    true => Some(self.ready(&KernelSpec {
+                        patch: true,
+                        ..spec.clone()
+                    })?),
+                    false => None,
+                };
+                // The recognised statistics cannot fail, so the patch needs no error record;
+                // a kernel that could fail keeps the general path, which reports it.
+                match patch.as_ref().is_some_and(|r| r.kernel.can_fail) {
+                    true => None,
+                    false => Some(Arc::new(Passes::new(plan, &spec, patch))),
+                }
+            }
+        };
+        cache().insert(spec, found.clone());
+        Ok(found)
+    }
+
     /// The PTX of the kernel for images of `rank` axes (what `inspect_ptx` shows), for
-    /// C-contiguous arrays.
+    /// C-contiguous arrays: the general kernel, or a separable plan's passes and patch kernel.
     pub fn ptx(
         &self,
         opts: &Options,
@@ -321,6 +395,18 @@ impl GpuFilter {
         input: Dtype,
         output: Dtype,
         target: Target,
+    ) -> Result<String> {
+        self.ptx_tuned(opts, rank, (input, output), target, Tuning::default())
+    }
+
+    /// [`GpuFilter::ptx`] under `tuning`.
+    pub fn ptx_tuned(
+        &self,
+        opts: &Options,
+        rank: usize,
+        (input, output): (Dtype, Dtype),
+        target: Target,
+        tuning: Tuning,
     ) -> Result<String> {
         // The driver's validation and geometry, on a unit image of that rank (the kernel does
         // not depend on the extents).
@@ -330,6 +416,7 @@ impl GpuFilter {
         let exec = Inspect {
             filter: self,
             target,
+            tuning,
             ptx: RefCell::new(&mut ptx),
         };
         // SAFETY: `Inspect` reads no memory; the null pointers describe nothing it touches.
@@ -567,26 +654,63 @@ impl<'a> OnDevice<'a> {
         let stream = self.stream.unwrap_or_else(|| gpu.cu_stream());
         let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let g = Geometry::new(&in_desc, &out_desc)?;
+        let (input, output) = (run.input.ptr as u64, run.output.ptr as u64);
+        let target = gpu.target();
+        let passes = self
+            .filter
+            .passes(run, g.contiguous(), target, &self.tuning)?;
+        // SAFETY (both): the caller's pointers, valid for the resolved run.
+        let record = match passes {
+            Some(p) if unsafe { self.launch_passes(&p, &g, (input, output), stream)? } => None,
+            _ => unsafe { self.launch_general(run, &g, (input, output), stream)? },
+        };
+        Ok(Launched {
+            gpu: gpu.clone(),
+            record,
+            geometry: g,
+            rank: run.rank,
+            filter: run.filter.clone(),
+            params: (input, output),
+            stream,
+            callers_stream: self.stream.is_some(),
+        })
+    }
+
+    /// Queues the general kernel; returns its error record if it can fail.
+    ///
+    /// # Safety
+    /// As [`GpuFilter::launch`].
+    unsafe fn launch_general(
+        &self,
+        run: &Resolved<'_>,
+        g: &Geometry,
+        (input, output): (u64, u64),
+        stream: CUstream,
+    ) -> Result<Option<Record>> {
+        let gpu = self.gpu;
         let ready = self
             .filter
             .resolve(run, g.contiguous(), gpu.target(), &self.tuning)?;
         let (module, kernel) = (ready.module(gpu)?, ready.kernel.clone());
-        let block = plan::block(&g, &kernel);
-        let grid = plan::grid(&g, &kernel, block);
-        let err_bytes = plan::err_bytes(&kernel);
+        let block = plan::block(g, &kernel);
+        let grid = plan::grid(g, &kernel, block);
         // A kernel that cannot fail never writes an error record: none is reset or read back.
-        let err = match kernel.can_fail {
+        let record = match kernel.can_fail {
             true => {
-                let err = gpu.scratch(err_bytes)?;
+                let bytes = plan::err_bytes(&kernel);
+                let buffer = gpu.scratch(bytes)?;
                 // SAFETY: our own buffer.
-                unsafe { gpu.memset(err.ptr(), 0xff, err_bytes, stream)? };
-                Some(err)
+                unsafe { gpu.memset(buffer.ptr(), 0xff, bytes, stream)? };
+                Some(Record {
+                    buffer,
+                    bytes,
+                    kernel,
+                })
             }
             false => None,
         };
-        let input = run.input.ptr as u64;
-        let output = run.output.ptr as u64;
-        let params = plan::params(&g, input, output, err.as_ref().map_or(0, |e| e.ptr()), None);
+        let err = record.as_ref().map_or(0, |r| r.buffer.ptr());
+        let params = plan::params(g, input, output, err, None);
         // SAFETY: the parameters are the kernel's, the pointers the caller's.
         unsafe {
             gpu.launch(
@@ -597,18 +721,56 @@ impl<'a> OnDevice<'a> {
                 stream,
             )?
         };
-        Ok(Launched {
-            gpu: gpu.clone(),
-            kernel,
-            err,
-            err_bytes,
-            geometry: g,
-            rank: run.rank,
-            filter: run.filter.clone(),
-            params: (input, output),
-            stream,
-            callers_stream: self.stream.is_some(),
-        })
+        Ok(record)
+    }
+
+    /// Queues a separable plan's steps, with its scratch allocated and freed in the stream's
+    /// order; `false` (nothing queued) where the device cannot allocate that way.
+    ///
+    /// # Safety
+    /// As [`GpuFilter::launch`]; `stream` is live.
+    unsafe fn launch_passes(
+        &self,
+        p: &Passes,
+        g: &Geometry,
+        (input, output): (u64, u64),
+        stream: CUstream,
+    ) -> Result<bool> {
+        let gpu = self.gpu;
+        let need = p.scratch(g);
+        // SAFETY: every use of these buffers is queued on `stream` below, before they drop.
+        let alloc = |bytes: usize| unsafe { gpu.alloc_on(bytes, stream) };
+        let mut arrays = Vec::new();
+        for _ in 0..need.arrays {
+            match alloc(need.array)? {
+                Some(b) => arrays.push(b),
+                None => return Ok(false),
+            }
+        }
+        let flags = match need.flags {
+            0 => None,
+            n => match alloc(n)? {
+                // SAFETY: our own buffer, on its stream.
+                Some(f) => unsafe { gpu.memset(f.ptr(), 0, n, stream).map(|_| Some(f))? },
+                None => return Ok(false),
+            },
+        };
+        let at = |i: usize| arrays.get(i).map_or(0, |b| b.ptr());
+        let bufs = Buffers {
+            input,
+            output,
+            scratch: [at(0), at(1)],
+            flags: flags.as_ref().map_or(0, |f| f.ptr()),
+        };
+        let entries = p.entries();
+        let names: Vec<&str> = entries.iter().map(String::as_str).collect();
+        let module = p.code.module(gpu, &p.module, &names)?;
+        for step in p.steps(g, &bufs) {
+            let f = module.function(&step.entry);
+            // SAFETY: the parameters are the step's kernel's; the pointers the caller's or ours.
+            unsafe { gpu.launch(f, step.grid, step.block, &step.params, stream)? };
+        }
+        Ok(true)
     }
 }
 
@@ -686,6 +848,7 @@ impl Executor for FromHost<'_> {
 struct Inspect<'a, 's> {
     filter: &'a GpuFilter,
     target: Target,
+    tuning: Tuning,
     ptx: RefCell<&'s mut String>,
 }
 
@@ -698,10 +861,17 @@ impl Executor for Inspect<'_, '_> {
     }
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
-        let ready = self
-            .filter
-            .resolve(run, true, self.target, &Tuning::default())?;
-        **self.ptx.borrow_mut() = ready.ptx().to_string();
+        let tuning = self.tuning;
+        let ptx = match self.filter.passes(run, true, self.target, &tuning)? {
+            // The passes and the patch kernel, one module.
+            Some(p) => p.code.ptx(&p.module).to_string(),
+            None => self
+                .filter
+                .resolve(run, true, self.target, &tuning)?
+                .ptx()
+                .to_string(),
+        };
+        **self.ptx.borrow_mut() = ptx;
         Ok(())
     }
 }

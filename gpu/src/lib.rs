@@ -30,6 +30,7 @@ pub mod emulate;
 pub mod error;
 pub mod filter;
 pub mod math;
+mod passes;
 pub mod pir;
 pub mod plan;
 pub mod reference;

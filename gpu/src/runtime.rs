@@ -86,6 +86,22 @@ impl Gpu {
         // This crate orders its own work on its streams; cudarc's per-buffer events are not needed.
         // SAFETY: no cudarc buffers are shared across streams by this crate.
         unsafe { ctx.disable_event_tracking() };
+        if ctx.has_async_alloc() {
+            // Stream-ordered scratch (`Gpu::alloc_on`) is freed back to the device's pool, which
+            // by default returns it to the system at every synchronisation: keep it instead, so
+            // that the next call's scratch costs no new mapping.
+            let mut keep = u64::MAX;
+            // SAFETY: the context's own device; the attribute takes a u64.
+            let _ = unsafe {
+                result::device::get_default_mem_pool(ctx.cu_device()).and_then(|pool| {
+                    result::mem_pool::set_attribute(
+                        pool,
+                        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                        &mut keep as *mut u64 as *mut c_void,
+                    )
+                })
+            };
+        }
         let capability = ctx
             .compute_capability()
             .map_err(driver("cuDeviceGetAttribute"))?;
@@ -138,9 +154,9 @@ impl Gpu {
         self.ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))
     }
 
-    /// Loads a module with kernel `entry` (`ndjit_stencil` or `ndjit_replay`), cached by its text.
-    /// A rejected module reports ptxas's own log.
-    pub fn load(&self, ptx: &str, entry: &str) -> Result<Arc<Module>> {
+    /// Loads a module with the kernels `entries`, cached by its text. A rejected module reports
+    /// ptxas's own log.
+    pub fn load(&self, ptx: &str, entries: &[&str]) -> Result<Arc<Module>> {
         if let Some(m) = self
             .modules
             .lock()
@@ -150,7 +166,7 @@ impl Gpu {
             return Ok(m.clone());
         }
         // Compile outside the lock: loads of different modules proceed in parallel.
-        let m = Arc::new(self.load_entries(ptx, &[entry])?);
+        let m = Arc::new(self.load_entries(ptx, entries)?);
         Ok(self
             .modules
             .lock()
@@ -185,6 +201,32 @@ impl Gpu {
             ptr,
             bytes,
         })
+    }
+
+    /// Device memory of `bytes` bytes (uninitialised) allocated in `stream`'s order and freed
+    /// in it when dropped, so that work queued on `stream` before the drop may still use it;
+    /// `None` where the device has no memory pools.
+    ///
+    /// # Safety
+    /// `stream` must be a live stream of this device's context, and outlive the buffer; every
+    /// use of the memory must be queued on it.
+    pub unsafe fn alloc_on(
+        &self,
+        bytes: usize,
+        stream: sys::CUstream,
+    ) -> Result<Option<StreamBuffer>> {
+        if !self.ctx.has_async_alloc() {
+            return Ok(None);
+        }
+        self.bind()?;
+        // SAFETY: the caller's contract; freed by StreamBuffer's Drop.
+        let ptr = unsafe { result::malloc_async(stream, bytes.max(1)) }
+            .map_err(driver("cuMemAllocAsync"))?;
+        Ok(Some(StreamBuffer {
+            ctx: self.ctx.clone(),
+            ptr,
+            stream,
+        }))
     }
 
     /// A buffer of at least `bytes` bytes (uninitialised), reused from [`Gpu::recycle`] when one
@@ -449,6 +491,27 @@ impl Drop for Module {
         let _ = self.ctx.bind_to_thread();
         // SAFETY: the module was loaded by us and is unloaded once.
         let _ = unsafe { sys::cuModuleUnload(self.module) };
+    }
+}
+
+/// Device memory in a stream's order (see [`Gpu::alloc_on`]).
+pub struct StreamBuffer {
+    ctx: Arc<CudaContext>,
+    ptr: u64,
+    stream: sys::CUstream,
+}
+
+impl StreamBuffer {
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+}
+
+impl Drop for StreamBuffer {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated on `stream` by `Gpu::alloc_on`, freed once, in its order.
+        let _ = unsafe { result::free_async(self.ptr, self.stream) };
     }
 }
 

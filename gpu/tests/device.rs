@@ -9,6 +9,9 @@
 //!    programs without transcendental calls, within 2 ulp otherwise; failures must report the
 //!    CPU's first failing pixel and message.
 //! 5. The API on host arrays, device arrays, in place, and all output types.
+//! 6. Box minima and maxima as separable passes: against the CPU's general engine bit for bit
+//!    (floats with NaN and `-0.0`, whose windows the general kernel patches), and timed against
+//!    the general kernel (4096², k = 3…31).
 //!
 //! Set `NDJIT_OUT` to a folder to get the full logs there.
 
@@ -85,6 +88,9 @@ fn main() {
     }
     if want("api") {
         section("api", &mut || api(&gpu));
+    }
+    if want("passes") {
+        section("passes", &mut || passes(&gpu));
     }
     println!("\n== device summary ==");
     for s in &summary {
@@ -812,3 +818,152 @@ fn api(gpu: &Arc<Gpu>) -> Result<String, String> {
 
 #[allow(dead_code)]
 fn unused(_: Cls, _: Src, _: Special) {}
+
+/// `source` over a `k`-wide box on the device, the passes forced on or off: the output bytes and
+/// the median milliseconds of `reps` runs after a warm-up (host clock around each run and its
+/// synchronisation).
+fn on_device(
+    gpu: &Arc<Gpu>,
+    gf: &GpuFilter,
+    (input, dt): (&[u8], Dtype),
+    (shape, k, mode): (&[usize], usize, Mode),
+    separable: bool,
+    reps: usize,
+) -> Result<(Vec<u8>, f64), String> {
+    let stream = gpu.cu_stream();
+    let e = |e: GpuError| e.to_string();
+    let desc = ArrayDesc::contiguous(dt, shape);
+    let d_in = gpu.alloc(input.len()).map_err(e)?;
+    let d_out = gpu.alloc(input.len()).map_err(e)?;
+    let opts = Options::new(Footprint::from_size(&vec![k; shape.len()])).mode(mode);
+    let tuning = Tuning {
+        separable: Some(separable),
+        ..Tuning::default()
+    };
+    let exec = OnDevice::new(gf, gpu, Some(stream)).tuning(tuning);
+    let mut times = Vec::new();
+    let mut out = vec![0u8; input.len()];
+    // SAFETY: our own buffers, described by `desc`; every run is waited for.
+    unsafe {
+        gpu.upload(d_in.ptr(), input, stream).map_err(e)?;
+        for i in 0..=reps {
+            let t = Instant::now();
+            gf.launch_on(&exec, (d_in.ptr(), &desc), (d_out.ptr(), &desc), &opts)
+                .and_then(|p| p.finish())
+                .map_err(e)?;
+            gpu.synchronize(stream).map_err(e)?;
+            if i > 0 {
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        gpu.download(&mut out, d_out.ptr(), stream).map_err(e)?;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((out, times.get(times.len() / 2).copied().unwrap_or(0.0)))
+}
+
+/// Section 6: see the module's documentation.
+fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
+    use ndjit::driver::{self, Engine, RawArray, RawArrayMut};
+    let mut log = log_file("passes.log");
+    let mut say = |s: String| {
+        println!("{s}");
+        if let Some(f) = log.as_mut() {
+            let _ = writeln!(f, "{s}");
+        }
+    };
+    let compile =
+        |s: &str| GpuFilter::compile(s, &ndjit::Bindings::new()).map_err(|e| e.to_string());
+    // Correctness: the device against the CPU's general engine.
+    let mut checked = 0;
+    for (source, dt, shape, k, mode) in [
+        ("np.min(x)", Dtype::F32, vec![517, 631], 9, Mode::Reflect),
+        ("min(x)", Dtype::F64, vec![300, 401], 15, Mode::Mirror),
+        ("np.max(x)", Dtype::U8, vec![613, 509], 31, Mode::Wrap),
+        ("max(x)", Dtype::I16, vec![23, 40, 37], 5, Mode::Nearest),
+        ("np.min(x)", Dtype::U64, vec![2001], 11, Mode::Constant),
+    ] {
+        let gf = compile(source)?;
+        let n: usize = shape.iter().product();
+        let mut inputs = Inputs::new(n as u64);
+        let mut input = inputs.bytes(n, dt);
+        if matches!(dt, Dtype::F32 | Dtype::F64) {
+            // Mostly ordinary values: the awkward ones (NaN, -0.0, ...) one pixel in 50.
+            let es = dt.itemsize();
+            for i in 0..n {
+                if !inputs.next().is_multiple_of(50) {
+                    let v = (inputs.next() % 1000) as f64 * 0.25 - 100.0;
+                    let b = match dt {
+                        Dtype::F64 => v.to_le_bytes().to_vec(),
+                        _ => (v as f32).to_le_bytes().to_vec(),
+                    };
+                    input[i * es..(i + 1) * es].copy_from_slice(&b);
+                }
+            }
+        }
+        let (got, _) = on_device(gpu, &gf, (&input, dt), (&shape, k, mode), true, 0)?;
+        let mut want = vec![0u8; got.len()];
+        let opts = Options {
+            engine: Engine::Callback,
+            ..Options::new(Footprint::from_size(&vec![k; shape.len()])).mode(mode)
+        };
+        // SAFETY: our own buffers, described by their shapes and strides.
+        unsafe {
+            let i = RawArray {
+                ptr: input.as_ptr(),
+                dtype: dt,
+                shape: shape.clone(),
+                strides: driver::c_strides(&shape, dt),
+            };
+            let o = RawArrayMut {
+                ptr: want.as_mut_ptr(),
+                dtype: dt,
+                shape: shape.clone(),
+                strides: driver::c_strides(&shape, dt),
+            };
+            driver::execute(&Engine::Callback, &i, &o, gf.filter(), &opts)
+                .map_err(|e| e.to_string())?;
+        }
+        if !common::same_bits(&want, &got, dt) {
+            return Err(format!(
+                "{source} {dt} {shape:?} k={k} {mode:?}: differs from the CPU"
+            ));
+        }
+        say(format!("same bits: {source} {dt} {shape:?} k={k} {mode:?}"));
+        checked += 1;
+    }
+    // Time: the passes against the general kernel.
+    let side = 4096;
+    for (source, dt) in [
+        ("np.min(x)", Dtype::F32),
+        ("np.max(x)", Dtype::U8),
+        ("np.min(x)", Dtype::F64),
+    ] {
+        let gf = compile(source)?;
+        let input = Inputs::new(7).bytes(side * side, dt);
+        let input = match dt {
+            // No NaN or -0.0: the time of the passes alone.
+            Dtype::F32 => (0..side * side)
+                .flat_map(|i| ((i % 1013) as f32).to_le_bytes())
+                .collect(),
+            Dtype::F64 => (0..side * side)
+                .flat_map(|i| ((i % 1013) as f64).to_le_bytes())
+                .collect(),
+            _ => input,
+        };
+        for k in [3, 5, 7, 9, 11, 15, 21, 31] {
+            let shape = [side, side];
+            let (_, general) =
+                on_device(gpu, &gf, (&input, dt), (&shape, k, Mode::Reflect), false, 5)?;
+            let (_, passes) =
+                on_device(gpu, &gf, (&input, dt), (&shape, k, Mode::Reflect), true, 5)?;
+            say(format!(
+                "time {source:10} {dt:4} {side}² k={k:2}: general {general:8.3} ms  passes {passes:8.3} ms  ratio {:6.2}",
+                general / passes
+            ));
+        }
+    }
+    Ok(format!(
+        "{checked} cases same bits as the CPU; times in passes.log"
+    ))
+}

@@ -157,6 +157,76 @@ fn every_dtype_pair_assembles() {
     }
 }
 
+/// The separable passes of box minima and maxima (with the patch kernel for floats) assemble
+/// for every input dtype, every mode and both targets; at 31×31 they spill nothing.
+#[test]
+fn separable_passes_assemble_for_every_dtype_and_mode() {
+    use ndjit_gpu::{GpuFilter, Options, Tuning};
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let forced = Tuning {
+        separable: Some(true),
+        ..Tuning::default()
+    };
+    let min = GpuFilter::compile("np.min(x)", &ndjit::Bindings::new()).unwrap();
+    let max = GpuFilter::compile("max(x)", &ndjit::Bindings::new()).unwrap();
+    let boxed = |k: usize, mode: Mode| Options {
+        mode,
+        cval: 1.0,
+        ..Options::new(ndjit_gpu::Footprint::from_size(&[k, k]))
+    };
+    let mut n = 0;
+    for target in [Target::SM90, Target::PORTABLE] {
+        for (i, &dt) in Dtype::ALL.iter().enumerate() {
+            let (f, mode) = match i % 2 {
+                0 => (&min, Mode::Constant),
+                _ => (&max, Mode::Reflect),
+            };
+            let ptx = f
+                .ptx_tuned(&boxed(3, mode), 2, (dt, Dtype::F64), target, forced)
+                .unwrap();
+            assert!(ptx.contains("ndjit_pass1"), "{dt}: not planned as passes");
+            assemble(
+                &ptxas,
+                &ptx,
+                target.sm,
+                &format!("passes_{dt}_{}", target.sm),
+            )
+            .unwrap_or_else(|e| panic!("passes of {dt} for sm_{}: {e}", target.sm));
+            n += 1;
+        }
+    }
+    for mode in [Mode::Mirror, Mode::Nearest, Mode::Wrap] {
+        let ptx = min
+            .ptx_tuned(
+                &boxed(5, mode),
+                2,
+                (Dtype::F32, Dtype::F32),
+                Target::SM90,
+                forced,
+            )
+            .unwrap();
+        assemble(&ptxas, &ptx, 90, &format!("passes_{}", mode.name())).unwrap();
+        n += 1;
+    }
+    let ptx = min
+        .ptx(
+            &boxed(31, Mode::Reflect),
+            2,
+            Dtype::F64,
+            Dtype::F64,
+            Target::SM90,
+        )
+        .unwrap();
+    let log = assemble(&ptxas, &ptx, 90, "passes_31").unwrap();
+    for e in ["ndjit_pass0", "ndjit_pass1"] {
+        let (regs, stores, loads) = resources(&log, e);
+        println!("{e} 31x31: {regs} registers, spills {stores} B stored, {loads} B loaded");
+        assert!(regs > 0, "{e} not in ptxas's report");
+        assert_eq!((stores, loads), (0, 0), "{e} spills");
+    }
+    assert_eq!(n, 2 * Dtype::ALL.len() + 3);
+}
+
 /// Past a register window's worth of taps, general callbacks read their taps from memory: ptxas
 /// allocates them a bounded number of registers and spills nothing, however wide the window (the
 /// register window spilled from 7×7 on, up to 110 kB of spill loads per thread at 31×31).

@@ -85,6 +85,22 @@ def test_inspect_ptx_assembles_with_ptxas():
                 assert r.returncode == 0, f"program {i} for {sm}: {r.stderr}"
 
 
+def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
+    # Past 7x7 (float32: 9x9) a box's minimum or maximum runs as one pass per axis, with the
+    # general kernel patching windows that hold a NaN or -0.0; other footprints and statistics
+    # keep the general kernel.
+    f = ndjit.jit_filter("np.min(x)")
+    ptx = f.inspect_ptx(size=9, dtype=np.float32)
+    assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" in ptx and ".entry ndjit_patch" in ptx
+    assert "ndjit_pass" not in f.inspect_ptx(size=7, dtype=np.float32)
+    assert "ndjit_pass1" in f.inspect_ptx(size=7, dtype=np.uint8)
+    assert "ndjit_patch" not in f.inspect_ptx(size=7, dtype=np.uint8)
+    disk = np.ones((9, 9), bool)
+    disk[0, 0] = False
+    assert "ndjit_pass" not in f.inspect_ptx(footprint=disk)
+    assert "ndjit_pass" not in ndjit.jit_filter("np.median(x)").inspect_ptx(size=9)
+
+
 def test_inspect_ptx_errors():
     f = ndjit.jit_filter("np.max(x)")
     with pytest.raises(TypeError, match="complex64|supported"):
@@ -328,6 +344,23 @@ def _extremes(rng, shape, dtype):
     a = rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
     a.flat[rng.integers(0, a.size, 4)] = [info.min, info.max, 0, info.max - 1]
     return a
+
+
+@needs_gpu
+@pytest.mark.parametrize("dt", ["float32", "float64", "uint8", "int16", "uint64"])
+def test_box_extremes_as_passes_match_scipy(rng, dt):
+    """Minima and maxima of boxes past 7x7 run as separable passes: equal to scipy running
+    the callback, bit for bit, with NaN and -0.0 in the floats (their windows are patched)."""
+    a = _extremes(rng, (97, 131), dt)
+    if a.dtype.kind == "f":
+        a.flat[rng.integers(0, a.size, 6)] = [np.nan, -0.0, np.nan, -0.0, 0.0, np.nan]
+    for source in ("np.min(x)", "max(x)"):
+        f = ndjit.jit_filter(source)
+        for size, mode, origin in [(9, "reflect", 0), ((11, 8), "wrap", (2, -1)), (15, "constant", 0)]:
+            want = ndi.generic_filter(a, f, size=size, mode=mode, origin=origin, output=np.float64)
+            got = ndjit.generic_filter(a, f, size=size, mode=mode, origin=origin, output=np.float64,
+                                       target="cuda")
+            assert_bits_equal(got, want, f"{source} {dt} {size} {mode}")
 
 
 @needs_gpu

@@ -18,6 +18,7 @@
 pub mod body;
 pub mod bounds;
 pub mod elem;
+pub mod separable;
 pub mod sort;
 pub mod stencil;
 pub mod taps;
@@ -112,6 +113,10 @@ pub struct KernelSpec {
     pub native_minmax: bool,
     /// How median networks compare (measured choices; both exact).
     pub network: body::NetworkStyle,
+    /// The kernel patches after [`separable`] passes: it takes a `flags` parameter (one byte per
+    /// thread position, see [`separable::PatchLayout`]) and its threads whose flag is clear
+    /// leave without computing.
+    pub patch: bool,
 }
 
 impl KernelSpec {
@@ -131,6 +136,7 @@ impl KernelSpec {
             target: Target::SM90,
             native_minmax: true,
             network: body::NetworkStyle::Select,
+            patch: false,
         }
     }
     /// The number of true footprint entries: the filter size scipy passes.
@@ -163,6 +169,7 @@ impl KernelSpec {
             target,
             native_minmax: true,
             network: tuning.network,
+            patch: false,
         }
     }
 
@@ -210,6 +217,7 @@ impl KernelSpec {
             Target,
             bool,
             body::NetworkStyle,
+            bool,
         ),
     ) {
         (
@@ -229,6 +237,7 @@ impl KernelSpec {
                 self.target,
                 self.native_minmax,
                 self.network,
+                self.patch,
             ),
         )
     }
@@ -258,6 +267,9 @@ pub struct Tuning {
     pub rows_per_thread: u32,
     /// How median networks compare (a measured choice; both styles are exact).
     pub network: body::NetworkStyle,
+    /// Whether box minima and maxima run as one pass per axis ([`separable`]) where the proof
+    /// allows: `None` chooses by the window's size ([`separable::chosen`]).
+    pub separable: Option<bool>,
 }
 
 impl Default for Tuning {
@@ -266,6 +278,7 @@ impl Default for Tuning {
             outputs_per_thread: 0,
             rows_per_thread: 0,
             network: body::NetworkStyle::Select,
+            separable: None,
         }
     }
 }

@@ -436,13 +436,13 @@ fn map_coord(k: &mut Func, mode: Mode, c: Reg, n: Reg) -> (Reg, Option<Reg>) {
 }
 
 /// The name of the coordinate-mapping device function of a mode.
-fn map_fn(mode: Mode) -> String {
+pub(super) fn map_fn(mode: Mode) -> String {
     format!("ndjit_map_{}", mode.name())
 }
 
 /// Defines `ndjit_map_<mode>(c, n) -> (coordinate, inside)` (a function, so that the boundary
 /// path calls one copy of the division-heavy mapping instead of inlining it per offset).
-fn define_map(m: &mut Module, mode: Mode) {
+pub(super) fn define_map(m: &mut Module, mode: Mode) {
     if m.has_func(&map_fn(mode)) {
         return;
     }
@@ -614,7 +614,14 @@ fn build_main(
     (outputs, nrows, large): (u32, u32, bool),
     tuned: bool,
 ) -> std::result::Result<Func, Restart> {
-    let mut k = Func::new_entry(ENTRY, params(false));
+    let mut params = params(false);
+    if spec.patch {
+        params.push(Param {
+            name: "flags".into(),
+            t: T::U64,
+        });
+    }
+    let mut k = Func::new_entry(ENTRY, params);
     if tuned {
         k.min_blocks_per_sm = Some(2);
     }
@@ -623,20 +630,13 @@ fn build_main(
     let exit = k.new_label();
     let v = outputs as i64;
     // x0: the first of this thread's outputs along the last axis.
-    let tx = k.sreg(Special::TidX);
-    let ntx = k.sreg(Special::NtidX);
-    let bx = k.sreg(Special::CtaidX);
-    let xg = k.fma(T::U32, bx, ntx, tx);
-    let x0 = k.bin(Bin::Mul, T::S32, xg, Src::I(v));
-    let past = k.setp(Cmp::Ge, T::S32, x0, a.w);
-    k.bra_if(past, false, exit);
-    let ty = k.sreg(Special::TidY);
-    let nty = k.sreg(Special::NtidY);
-    let by = k.sreg(Special::CtaidY);
-    let ncy = k.sreg(Special::NctaidY);
+    let GridPlace {
+        xg,
+        x0,
+        row,
+        row_step,
+    } = grid_place(&mut k, a.w, v, exit);
     // `row`: the first of this thread's `nrows` rows (rows counted over the leading axes).
-    let row = k.fma(T::U32, by, nty, ty);
-    let row_step = k.bin(Bin::Mul, T::U32, ncy, nty);
     let (row, row_step) = if nr > 1 {
         (
             k.bin(Bin::Mul, T::U32, row, Src::I(nr)),
@@ -650,6 +650,20 @@ fn build_main(
     k.place(row_loop);
     let done = k.setp(Cmp::Ge, T::S32, row, total_rows);
     k.bra_if(done, false, exit);
+    let next_row = k.new_label();
+    if spec.patch {
+        // Only the thread positions the separable passes flagged compute (see `separable`).
+        let flags = k.ld(Space::Param, T::U64, Addr::sym("flags", 0));
+        let group = k.bin(Bin::Div, T::U32, row, Src::I(nr));
+        let cols = k.bin(Bin::Add, T::S32, a.w, Src::I(v - 1));
+        let cols = k.bin(Bin::Div, T::U32, cols, Src::I(v));
+        let i = k.fma(T::U32, group, cols, xg);
+        let i = k.cvt(None, T::U64, T::U32, i);
+        let at = k.bin(Bin::Add, T::U64, flags, i);
+        let flag = k.ld(Space::Global, T::U8, Addr::reg(at, 0));
+        let clear = k.setp(Cmp::Eq, T::U32, flag, Src::I(0));
+        k.bra_if(clear, false, next_row);
+    }
     let split = |k: &mut Func, row: Reg| -> (Reg, Reg) {
         if spec.rank() == 3 {
             let z = k.bin(Bin::Div, T::U32, row, a.h);
@@ -717,7 +731,6 @@ fn build_main(
         and(&mut k, p);
     }
     let boundary = k.new_label();
-    let next_row = k.new_label();
     let (zw, yw, xw) = (wide(&mut k, z), wide(&mut k, y), wide(&mut k, x0));
     let hw = wide(&mut k, a.h);
     let ww = wide(&mut k, a.w);
@@ -944,6 +957,42 @@ fn build_main(
     k.place(exit);
     k.push(Ins::Exit);
     Ok(k)
+}
+
+/// Where a thread of a kernel over rows starts (see [`grid_place`]).
+pub(super) struct GridPlace {
+    /// The thread's column group along the last axis.
+    pub xg: Reg,
+    /// Its first column: `xg` times the outputs per thread.
+    pub x0: Reg,
+    /// Its first row (rows counted over the leading axes), and the step of the grid-stride loop
+    /// over rows (the grid's second axis is capped at 65,535 blocks).
+    pub row: Reg,
+    pub row_step: Reg,
+}
+
+/// The thread's place for `per_x` consecutive outputs along a last axis of `w` columns; a
+/// thread past the last column branches to `exit`.
+pub(super) fn grid_place(k: &mut Func, w: Reg, per_x: i64, exit: u32) -> GridPlace {
+    let tx = k.sreg(Special::TidX);
+    let ntx = k.sreg(Special::NtidX);
+    let bx = k.sreg(Special::CtaidX);
+    let xg = k.fma(T::U32, bx, ntx, tx);
+    let x0 = k.bin(Bin::Mul, T::S32, xg, Src::I(per_x));
+    let past = k.setp(Cmp::Ge, T::S32, x0, w);
+    k.bra_if(past, false, exit);
+    let ty = k.sreg(Special::TidY);
+    let nty = k.sreg(Special::NtidY);
+    let by = k.sreg(Special::CtaidY);
+    let ncy = k.sreg(Special::NctaidY);
+    let row = k.fma(T::U32, by, nty, ty);
+    let row_step = k.bin(Bin::Mul, T::U32, ncy, nty);
+    GridPlace {
+        xg,
+        x0,
+        row,
+        row_step,
+    }
 }
 
 /// A window of registers, by `(dz, dy, dx)` relative to the thread's first output.

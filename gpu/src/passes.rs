@@ -1,0 +1,136 @@
+//! The launches of a separable plan ([`crate::codegen::separable`]): its scratch arrays, its
+//! passes in order, and the general kernel that patches the flagged pixels. The CUDA runtime
+//! ([`crate::OnDevice`]) and the emulator ([`crate::emulate::Emulator`]) run the same steps.
+
+use crate::codegen::separable::{self, PatchLayout, SeparablePlan};
+use crate::codegen::KernelSpec;
+use crate::filter::{Code, Ready};
+use crate::pir::Module;
+use crate::plan::{self, Geometry, PVal};
+use std::sync::Arc;
+
+/// The entry of the patch kernel in a plan's module.
+const PATCH_ENTRY: &str = "ndjit_patch";
+
+/// A separable plan ready to run: its pass kernels, and the general kernel that patches.
+pub(crate) struct Passes {
+    pub plan: SeparablePlan,
+    /// The passes, and the patch kernel as [`PATCH_ENTRY`]: one module, loaded once.
+    pub module: Module,
+    pub code: Code,
+    /// The general kernel with [`KernelSpec::patch`] set, for plans that patch.
+    pub patch: Option<Arc<Ready>>,
+}
+
+/// Device addresses of a run's arrays and of its scratch (0 where a plan needs none).
+pub(crate) struct Buffers {
+    pub input: u64,
+    pub output: u64,
+    pub scratch: [u64; 2],
+    pub flags: u64,
+}
+
+/// What a plan needs besides the run's own arrays, in bytes.
+pub(crate) struct Scratch {
+    /// Each intermediate array (the input's type, C-contiguous).
+    pub array: usize,
+    /// How many intermediate arrays (the passes alternate between two).
+    pub arrays: usize,
+    /// The patch flags, zeroed before the passes run.
+    pub flags: usize,
+}
+
+/// One launch of a kernel of [`Passes::module`], in order.
+pub(crate) struct Step {
+    pub entry: String,
+    pub grid: (u32, u32),
+    pub block: (u32, u32),
+    pub params: Vec<PVal>,
+}
+
+impl Passes {
+    pub fn new(plan: SeparablePlan, spec: &KernelSpec, patch: Option<Arc<Ready>>) -> Passes {
+        let layout = patch.as_ref().map(|r| PatchLayout {
+            rows: r.kernel.rows_per_thread,
+            outputs: r.kernel.outputs_per_thread,
+        });
+        let mut module = separable::generate(&plan, spec, layout);
+        if let Some(r) = &patch {
+            module.merge(&r.kernel.module, |_| PATCH_ENTRY.into());
+        }
+        Passes {
+            plan,
+            module,
+            code: Code::default(),
+            patch,
+        }
+    }
+
+    /// The kernels of [`Passes::module`].
+    pub fn entries(&self) -> Vec<String> {
+        let passes = (0..self.plan.passes.len()).map(separable::pass_entry);
+        passes
+            .chain(self.patch.iter().map(|_| PATCH_ENTRY.into()))
+            .collect()
+    }
+
+    fn layout(&self) -> Option<PatchLayout> {
+        self.patch.as_ref().map(|r| PatchLayout {
+            rows: r.kernel.rows_per_thread,
+            outputs: r.kernel.outputs_per_thread,
+        })
+    }
+
+    pub fn scratch(&self, g: &Geometry) -> Scratch {
+        Scratch {
+            array: g.pixels() * self.plan.elem.itemsize(),
+            arrays: (self.plan.passes.len() - 1).min(2),
+            flags: self.layout().map_or(0, |l| l.flags(g.shape)),
+        }
+    }
+
+    /// The launches on an image of geometry `g`, in order.
+    pub fn steps(&self, g: &Geometry, b: &Buffers) -> Vec<Step> {
+        let [d, h, w] = g.shape;
+        let packed = [(h * w) as i64, w as i64, 1];
+        let rows = d * h;
+        let block = if rows >= 8 { (32, 8) } else { (256, 1) };
+        let grid = (
+            w.div_ceil(block.0 as usize).max(1) as u32,
+            rows.div_ceil(block.1 as usize).clamp(1, 65535) as u32,
+        );
+        let n = self.plan.passes.len();
+        let mut steps = Vec::with_capacity(n + 1);
+        for i in 0..n {
+            let (src, ss) = match i {
+                0 => (b.input, g.in_strides),
+                _ => (b.scratch[(i - 1) % 2], packed),
+            };
+            let (dst, ds, flags) = match i + 1 == n {
+                true => (b.output, g.out_strides, b.flags),
+                false => (b.scratch[i % 2], packed, 0),
+            };
+            let mut params = vec![PVal::U64(src), PVal::U64(dst), PVal::U64(flags)];
+            params.extend(g.shape.iter().map(|&e| PVal::S32(e as i32)));
+            params.extend(ss.iter().chain(&ds).map(|&s| PVal::S64(s)));
+            steps.push(Step {
+                entry: separable::pass_entry(i),
+                grid,
+                block,
+                params,
+            });
+        }
+        if let Some(r) = &self.patch {
+            let block = plan::block(g, &r.kernel);
+            let mut params = plan::params(g, b.input, b.output, 0, None);
+            params.push(PVal::U64(b.flags));
+            steps.push(Step {
+                entry: PATCH_ENTRY.into(),
+                grid: plan::grid(g, &r.kernel, block),
+                block,
+                params,
+            });
+        }
+        steps
+    }
+}
