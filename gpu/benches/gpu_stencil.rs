@@ -236,6 +236,7 @@ fn main() {
                 network: style,
                 // `prepare` times the general kernel (one launch).
                 separable: Some(false),
+                pass_outputs: 0,
             };
             let mut p = match f.prepare(&gpu, &desc, &desc, &opts, &tuning) {
                 Ok(p) => p,

@@ -232,8 +232,11 @@ pub struct GpuFilter {
     filter: ndjit::Filter,
     kernels: Mutex<Lru<KernelSpec, Arc<Ready>>>,
     /// Per spec, the separable plan, or `None` where it does not apply.
-    passes: Mutex<Lru<KernelSpec, Option<Arc<Passes>>>>,
+    passes: Mutex<PassesCache>,
 }
+
+/// Per spec and outputs per thread, a separable plan, or `None` where it does not apply.
+type PassesCache = Lru<(KernelSpec, u32), Option<Arc<Passes>>>;
 
 /// A generated kernel with its PTX text and the modules it is loaded as.
 pub(crate) struct Ready {
@@ -359,12 +362,18 @@ impl GpuFilter {
         if !tuning.separable.unwrap_or_else(|| separable::chosen(&spec)) {
             return Ok(None);
         }
+        let outputs = match tuning.pass_outputs {
+            0 => separable::AUTO_OUTPUTS,
+            v => v,
+        };
+        let key = (spec, outputs);
         let cache = || self.passes.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(found) = cache().get(&spec) {
+        if let Some(found) = cache().get(&key) {
             return Ok(found);
         }
+        let spec = &key.0;
         let stat = driver::rank_stat(&self.filter, spec.filter_size());
-        let found = match separable::plan(stat, &spec) {
+        let found = match separable::plan(stat, spec, outputs) {
             None => None,
             Some(plan) => {
                 let patch = match plan.patch {
@@ -378,11 +387,11 @@ impl GpuFilter {
                 // a kernel that could fail keeps the general path, which reports it.
                 match patch.as_ref().is_some_and(|r| r.kernel.can_fail) {
                     true => None,
-                    false => Some(Arc::new(Passes::new(plan, &spec, patch))),
+                    false => Some(Arc::new(Passes::new(plan, spec, patch))),
                 }
             }
         };
-        cache().insert(spec, found.clone());
+        cache().insert(key.clone(), found.clone());
         Ok(found)
     }
 

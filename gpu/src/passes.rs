@@ -91,17 +91,20 @@ impl Passes {
 
     /// The launches on an image of geometry `g`, in order.
     pub fn steps(&self, g: &Geometry, b: &Buffers) -> Vec<Step> {
-        let [d, h, w] = g.shape;
+        let [_, h, w] = g.shape;
         let packed = [(h * w) as i64, w as i64, 1];
-        let rows = d * h;
-        let block = if rows >= 8 { (32, 8) } else { (256, 1) };
-        let grid = (
-            w.div_ceil(block.0 as usize).max(1) as u32,
-            rows.div_ceil(block.1 as usize).clamp(1, 65535) as u32,
-        );
         let n = self.plan.passes.len();
         let mut steps = Vec::with_capacity(n + 1);
-        for i in 0..n {
+        for (i, pass) in self.plan.passes.iter().enumerate() {
+            // Thread positions: the pass's axis in groups of its outputs per thread.
+            let mut groups = g.shape;
+            groups[pass.axis] = groups[pass.axis].div_ceil(pass.outputs(&self.plan) as usize);
+            let rows = groups[0] * groups[1];
+            let block = if rows >= 8 { (32, 8) } else { (256, 1) };
+            let grid = (
+                groups[2].div_ceil(block.0 as usize).max(1) as u32,
+                rows.div_ceil(block.1 as usize).clamp(1, 65535) as u32,
+            );
             let (src, ss) = match i {
                 0 => (b.input, g.in_strides),
                 _ => (b.scratch[(i - 1) % 2], packed),

@@ -827,7 +827,7 @@ fn on_device(
     gf: &GpuFilter,
     (input, dt): (&[u8], Dtype),
     (shape, k, mode): (&[usize], usize, Mode),
-    separable: bool,
+    tuning: Tuning,
     reps: usize,
 ) -> Result<(Vec<u8>, f64), String> {
     let stream = gpu.cu_stream();
@@ -836,10 +836,6 @@ fn on_device(
     let d_in = gpu.alloc(input.len()).map_err(e)?;
     let d_out = gpu.alloc(input.len()).map_err(e)?;
     let opts = Options::new(Footprint::from_size(&vec![k; shape.len()])).mode(mode);
-    let tuning = Tuning {
-        separable: Some(separable),
-        ..Tuning::default()
-    };
     let exec = OnDevice::new(gf, gpu, Some(stream)).tuning(tuning);
     let mut times = Vec::new();
     let mut out = vec![0u8; input.len()];
@@ -860,6 +856,15 @@ fn on_device(
     }
     times.sort_by(f64::total_cmp);
     Ok((out, times.get(times.len() / 2).copied().unwrap_or(0.0)))
+}
+
+/// The passes forced on (`Some(outputs per thread)`, 0 automatic) or off (`None`).
+fn passes_tuning(outputs: Option<u32>) -> Tuning {
+    Tuning {
+        separable: Some(outputs.is_some()),
+        pass_outputs: outputs.unwrap_or(0),
+        ..Tuning::default()
+    }
 }
 
 /// Section 6: see the module's documentation.
@@ -901,7 +906,17 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
                 }
             }
         }
-        let (got, _) = on_device(gpu, &gf, (&input, dt), (&shape, k, mode), true, 0)?;
+        let mut got = Vec::new();
+        for outputs in [1, 3, 0] {
+            let t = passes_tuning(Some(outputs));
+            let (g, _) = on_device(gpu, &gf, (&input, dt), (&shape, k, mode), t, 0)?;
+            if !got.is_empty() && g != got {
+                return Err(format!(
+                    "{source} {dt}: {outputs} outputs per thread differ"
+                ));
+            }
+            got = g;
+        }
         let mut want = vec![0u8; got.len()];
         let opts = Options {
             engine: Engine::Callback,
@@ -953,14 +968,16 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
         };
         for k in [3, 5, 7, 9, 11, 15, 21, 31] {
             let shape = [side, side];
-            let (_, general) =
-                on_device(gpu, &gf, (&input, dt), (&shape, k, Mode::Reflect), false, 5)?;
-            let (_, passes) =
-                on_device(gpu, &gf, (&input, dt), (&shape, k, Mode::Reflect), true, 5)?;
-            say(format!(
-                "time {source:10} {dt:4} {side}² k={k:2}: general {general:8.3} ms  passes {passes:8.3} ms  ratio {:6.2}",
-                general / passes
-            ));
+            let geo = (&shape[..], k, Mode::Reflect);
+            let time = |t| on_device(gpu, &gf, (&input, dt), geo, t, 5).map(|r| r.1);
+            let general = time(passes_tuning(None))?;
+            let mut line =
+                format!("time {source:10} {dt:4} {side}² k={k:2}: general {general:7.3} ms");
+            for v in [1, 4, 8, 16] {
+                let t = time(passes_tuning(Some(v)))?;
+                line += &format!("  V={v:<2} {t:7.3} ({:5.2})", general / t);
+            }
+            say(line);
         }
     }
     Ok(format!(

@@ -33,6 +33,10 @@ fn forced(on: bool) -> Tuning {
     }
 }
 
+/// Outputs per thread along each pass's axis that the checks run with: one, a few (leaving
+/// remainders at the ends of the axes), and the automatic choice.
+const OUTPUTS: [u32; 3] = [1, 3, 0];
+
 /// `exec` on `input` (bytes of `dt`, C order) into a fresh output of `out`.
 fn run<E: Executor>(
     exec: &E,
@@ -89,13 +93,20 @@ fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: 
         &cpu_opts,
     )
     .expect("the CPU runs it");
-    let emu = Emulator {
-        tuning: forced(true),
-        ..Emulator::new(&gpu)
-    };
-    let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts).expect("emulated");
-    if !common::same_bits(&cpu, &got, dts.1) {
-        panic!("{source} {dts:?} shape {shape:?} {opts:?}:\n cpu {cpu:?}\n gpu {got:?}");
+    for outputs in OUTPUTS {
+        let emu = Emulator {
+            tuning: Tuning {
+                pass_outputs: outputs,
+                ..forced(true)
+            },
+            ..Emulator::new(&gpu)
+        };
+        let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts).expect("emulated");
+        if !common::same_bits(&cpu, &got, dts.1) {
+            panic!(
+                "{source} {dts:?} shape {shape:?} {opts:?}, {outputs} outputs per thread:\n cpu {cpu:?}\n gpu {got:?}"
+            );
+        }
     }
 }
 
@@ -188,6 +199,29 @@ fn one_and_three_axes_and_axes_argument() {
         ..boxed(&[3, 2])
     };
     agree("max(x)", &data, &[3, 4, 5], (Dtype::F32, Dtype::F32), &opts);
+    // Windows longer than a thread unrolls (a loop per output), with a NaN and a -0.0.
+    // Distinct values, so that every value read can decide an extreme.
+    let mut long: Vec<u8> = (0..300u64)
+        .flat_map(|i| (((i * 7919) % 1009) as f64).to_le_bytes())
+        .collect();
+    long[100 * 8..101 * 8].copy_from_slice(&f64::NAN.to_le_bytes());
+    long[200 * 8..201 * 8].copy_from_slice(&(-0.0f64).to_le_bytes());
+    for source in ["np.min(x)", "max(x)"] {
+        agree(
+            source,
+            &long,
+            &[300],
+            (Dtype::F64, Dtype::F64),
+            &boxed(&[61]),
+        );
+        agree(
+            source,
+            &long,
+            &[5, 60],
+            (Dtype::F64, Dtype::F32),
+            &boxed(&[2, 59]),
+        );
+    }
     // A window wider than the image.
     agree(
         "np.max(x)",
@@ -326,8 +360,8 @@ fn only_box_extremes_are_planned() {
     assert!(!planned(&f("np.mean(x)"), &boxed(&[3, 3]), 2, dts));
     let cross = Options::new(Footprint::cross(2, 1));
     assert!(!planned(&f("np.min(x)"), &cross, 2, dts));
-    // Without the tuning's say, the passes serve windows past what registers hold, and from 7×7
-    // on but for float32 (the measured choice).
+    // Without the tuning's say, the passes serve windows past what registers hold, from 7×7 on
+    // but for float32, and from 5×5 for one-byte types (the measured choice).
     let gpu = f("np.min(x)");
     let passes = |size: usize, dt: Dtype| {
         let ptx = gpu
@@ -336,6 +370,10 @@ fn only_box_extremes_are_planned() {
         ptx.contains("ndjit_pass1")
     };
     assert!(!passes(5, Dtype::F64));
+    assert!(!passes(3, Dtype::U8));
+    assert!(passes(5, Dtype::U8));
+    assert!(passes(5, Dtype::I8));
+    assert!(!passes(5, Dtype::U16));
     assert!(passes(7, Dtype::F64));
     assert!(passes(7, Dtype::U8));
     assert!(!passes(7, Dtype::F32));

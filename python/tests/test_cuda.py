@@ -86,14 +86,16 @@ def test_inspect_ptx_assembles_with_ptxas():
 
 
 def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
-    # Past 7x7 (float32: 9x9) a box's minimum or maximum runs as one pass per axis, with the
-    # general kernel patching windows that hold a NaN or -0.0; other footprints and statistics
-    # keep the general kernel.
+    # From 7x7 (float32: 9x9; one-byte types: 5x5) a box's minimum or maximum runs as one pass
+    # per axis, with the general kernel patching windows that hold a NaN or -0.0; other
+    # footprints and statistics keep the general kernel.
     f = ndjit.jit_filter("np.min(x)")
     ptx = f.inspect_ptx(size=9, dtype=np.float32)
     assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" in ptx and ".entry ndjit_patch" in ptx
     assert "ndjit_pass" not in f.inspect_ptx(size=7, dtype=np.float32)
-    assert "ndjit_pass1" in f.inspect_ptx(size=7, dtype=np.uint8)
+    assert "ndjit_pass1" in f.inspect_ptx(size=7, dtype=np.float64)
+    assert "ndjit_pass1" in f.inspect_ptx(size=5, dtype=np.uint8)
+    assert "ndjit_pass" not in f.inspect_ptx(size=3, dtype=np.uint8)
     assert "ndjit_patch" not in f.inspect_ptx(size=7, dtype=np.uint8)
     disk = np.ones((9, 9), bool)
     disk[0, 0] = False

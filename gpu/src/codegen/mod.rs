@@ -270,6 +270,8 @@ pub struct Tuning {
     /// Whether box minima and maxima run as one pass per axis ([`separable`]) where the proof
     /// allows: `None` chooses by the window's size ([`separable::chosen`]).
     pub separable: Option<bool>,
+    /// Outputs per thread along each axis in those passes (0: [`separable::AUTO_OUTPUTS`]).
+    pub pass_outputs: u32,
 }
 
 impl Default for Tuning {
@@ -279,6 +281,7 @@ impl Default for Tuning {
             rows_per_thread: 0,
             network: body::NetworkStyle::Select,
             separable: None,
+            pass_outputs: 0,
         }
     }
 }

@@ -26,9 +26,9 @@
 //! `cval` (constant mode) must be a value of the input's type whose double is `cval` bit for bit,
 //! and not one of the excluded values; otherwise the general kernel runs alone.
 
-use super::stencil::{grid_place, GridPlace};
+use super::stencil::{close_row_loop, grid_place, GridPlace};
 use super::{elem, Dtype, KernelSpec, Mode};
-use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, Src, T};
+use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Module, Param, Reg, Space, Src, T};
 use ndjit::driver::RankStat;
 
 /// The extreme a plan computes.
@@ -58,6 +58,20 @@ pub struct SeparablePlan {
     /// Whether the input can hold values the proof excludes (floats), so that flagged pixels
     /// are recomputed by the general kernel.
     pub patch: bool,
+    /// Outputs per thread along each pass's axis (at most the window's extent along it).
+    pub outputs: u32,
+}
+
+/// Outputs per thread along a pass's axis when the tuning leaves it open: measured with 1, 4, 8
+/// and 16 (`gpu/device-run/passes-h200-2026-11-25.log`), 4 was the fastest at every size from
+/// 5×5 on, 1.2–1.7 times as fast as 1 at 31×31.
+pub const AUTO_OUTPUTS: u32 = 4;
+
+impl Pass {
+    /// How many consecutive outputs along the axis one thread computes.
+    pub fn outputs(&self, plan: &SeparablePlan) -> u32 {
+        plan.outputs.clamp(1, (self.hi - self.lo + 1) as u32)
+    }
 }
 
 /// The entry point of pass `i`.
@@ -84,7 +98,7 @@ impl PatchLayout {
 
 /// The passes for `spec` when the filter computes `stat` and the proof above holds for it;
 /// `None` leaves the run to the general kernel.
-pub fn plan(stat: Option<RankStat>, spec: &KernelSpec) -> Option<SeparablePlan> {
+pub fn plan(stat: Option<RankStat>, spec: &KernelSpec, outputs: u32) -> Option<SeparablePlan> {
     let extreme = match stat? {
         RankStat::Min => Extreme::Min,
         RankStat::Max => Extreme::Max,
@@ -117,19 +131,23 @@ pub fn plan(stat: Option<RankStat>, spec: &KernelSpec) -> Option<SeparablePlan> 
         passes,
         elem: spec.input,
         patch: matches!(spec.input, Dtype::F32 | Dtype::F64),
+        outputs: outputs.max(1),
     })
 }
 
 /// Whether the passes are chosen when the tuning leaves it open, by measurement (an H200,
-/// 4096², `passes` section of the device checks: `gpu/device-run/passes-h200-2026-11-25.log`):
-/// where the general kernel reads its taps from memory (past [`super::taps::WINDOW_REGS`]),
-/// and from 7×7 on except for float32, whose general kernel takes minima of float32 registers
-/// (passes/general at 7×7: uint8 0.70, float64 0.74, float32 1.67). Below, the general
+/// 4096², the device checks' `passes` section: `gpu/device-run/passes-h200-2026-11-25.log`,
+/// general kernel time over the passes' with [`AUTO_OUTPUTS`]): where the general kernel reads
+/// its taps from memory (past [`super::taps::WINDOW_REGS`]; 9×9: 1.7–5.6), from 7×7 for all but
+/// float32, whose general kernel takes minima of float32 registers (7×7: uint8 2.55, float64
+/// 1.50, float32 0.88), and from 5×5 for one-byte types (uint8 1.30). Below, the general
 /// kernel's register window shares the loads between neighbouring outputs and one kernel beats
-/// two (3×3: the passes take 2.3–3.4 times as long).
+/// two (3×3: 0.40–0.69).
 pub fn chosen(spec: &KernelSpec) -> bool {
     let n = spec.filter_size();
-    n > super::taps::WINDOW_REGS || (n >= 49 && spec.input != Dtype::F32)
+    n > super::taps::WINDOW_REGS
+        || (n >= 49 && spec.input != Dtype::F32)
+        || (n >= 25 && spec.input.itemsize() == 1)
 }
 
 /// Whether `cval` is a value of `dt` whose double is `cval` bit for bit and which the proof
@@ -229,6 +247,8 @@ struct PassSpec<'a> {
     plan: &'a SeparablePlan,
     pass: Pass,
     first: bool,
+    /// Outputs per thread along the axis.
+    outputs: u32,
     /// The last pass: the output dtype, and the patch layout for floats.
     last: Option<(Dtype, Option<PatchLayout>)>,
     mode: Mode,
@@ -246,6 +266,7 @@ pub fn generate(plan: &SeparablePlan, spec: &KernelSpec, layout: Option<PatchLay
             plan,
             pass,
             first: i == 0,
+            outputs: pass.outputs(plan),
             last: (i + 1 == n).then_some((spec.output, layout.filter(|_| plan.patch))),
             mode: spec.mode,
             cval: spec.cval,
@@ -264,8 +285,10 @@ fn pass_params() -> Vec<Param> {
     v
 }
 
-/// One pass: a thread per element, rows spread over the grid's second axis.
+/// One pass: a thread per `outputs` consecutive elements along the pass's axis, rows spread
+/// over the grid's second axis.
 fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
+    use crate::pir::Bin;
     let mut k = Func::new_entry(name, pass_params());
     let p = |k: &mut Func, n: &str, t: T| k.ld(Space::Param, t, Addr::sym(n, 0));
     let (src, dst, flags) = (
@@ -280,48 +303,172 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     ];
     let ss = ["ss0", "ss1", "ss2"].map(|n| p(&mut k, n, T::S64));
     let ds = ["ds0", "ds1", "ds2"].map(|n| p(&mut k, n, T::S64));
+    let axis = ps.pass.axis;
+    let v = ps.outputs as i64;
+    // The extents in thread positions: the pass's axis counted in groups of `v`.
+    let mut groups = ext;
+    if v > 1 {
+        let up = k.bin(Bin::Add, T::S32, ext[axis], Src::I(v - 1));
+        groups[axis] = k.bin(Bin::Div, T::U32, up, Src::I(v));
+    }
     let exit = k.new_label();
     let GridPlace {
         x0: x,
         row,
         row_step: step,
         ..
-    } = grid_place(&mut k, ext[2], 1, exit);
-    let rows = k.bin(crate::pir::Bin::Mul, T::S32, ext[0], ext[1]);
+    } = grid_place(&mut k, groups[2], 1, exit);
+    let rows = k.bin(Bin::Mul, T::S32, groups[0], groups[1]);
     let top = k.new_label();
     k.place(top);
     let done = k.setp(Cmp::Ge, T::S32, row, rows);
     k.bra_if(done, false, exit);
-    let z = k.bin(crate::pir::Bin::Div, T::U32, row, ext[1]);
-    let zh = k.bin(crate::pir::Bin::Mul, T::S32, z, ext[1]);
-    let y = k.bin(crate::pir::Bin::Sub, T::S32, row, zh);
-    let coord = [z, y, x];
-    let v = window_extreme(&mut k, ps, (src, &ss), coord, ext);
-    store(&mut k, ps, (dst, &ds, flags), coord, (row, ext[2]), v);
-    let next = k.bin(crate::pir::Bin::Add, T::U32, row, step);
-    k.set(T::U32, row, next);
-    k.bra(top);
-    k.place(exit);
-    k.push(Ins::Exit);
+    let z = k.bin(Bin::Div, T::U32, row, groups[1]);
+    let zh = k.bin(Bin::Mul, T::S32, z, groups[1]);
+    let y = k.bin(Bin::Sub, T::S32, row, zh);
+    let mut coord = [z, y, x];
+    if v > 1 {
+        coord[axis] = k.bin(Bin::Mul, T::S32, coord[axis], Src::I(v));
+    }
+    let results = window_extremes(&mut k, ps, (src, &ss), coord, ext);
+    for (j, r) in results.into_iter().enumerate() {
+        let mut at = coord;
+        let skip = k.new_label();
+        if j > 0 {
+            at[axis] = k.bin(Bin::Add, T::S32, coord[axis], Src::I(j as i64));
+            let past = k.setp(Cmp::Ge, T::S32, at[axis], ext[axis]);
+            k.bra_if(past, false, skip);
+        }
+        store(&mut k, ps, (dst, &ds, flags), at, (ext[1], ext[2]), r);
+        k.place(skip);
+    }
+    close_row_loop(&mut k, (row, step), top, exit);
     k
 }
 
-/// The extreme of the pixel's values along the pass's axis, and whether one of them was a NaN
-/// (in the first pass also a `-0.0`): the result is then NaN, the mark the later passes carry.
-fn window_extreme(
+/// A value with, for floats, whether a value it was made from is one the proof excludes.
+#[derive(Clone, Copy)]
+struct Marked {
+    v: Reg,
+    bad: Option<Reg>,
+}
+
+/// How a pass folds values: the extreme in the input's work type, the marks or'ed.
+struct Folder<'a> {
+    ps: &'a PassSpec<'a>,
+    wt: T,
+    op: crate::pir::Bin,
+}
+
+impl Folder<'_> {
+    fn new<'a>(ps: &'a PassSpec<'a>) -> Folder<'a> {
+        Folder {
+            ps,
+            wt: work_type(ps.plan.elem),
+            op: match ps.plan.extreme {
+                Extreme::Min => crate::pir::Bin::Min,
+                Extreme::Max => crate::pir::Bin::Max,
+            },
+        }
+    }
+
+    /// A loaded value, marked when it is a NaN (in the first pass also a `-0.0`, whose bits are
+    /// the sign bit alone).
+    fn mark(&self, k: &mut Func, v: Reg) -> Marked {
+        let wt = self.wt;
+        if !wt.is_float() {
+            return Marked { v, bad: None };
+        }
+        let nan = k.setp(Cmp::Nan, wt, v, v);
+        let bad = match self.ps.first {
+            true => {
+                let (bt, sign) = match wt {
+                    T::F64 => (T::B64, Src::I(i64::MIN)),
+                    _ => (T::B32, Src::I(0x8000_0000)),
+                };
+                let bits = k.mov(bt, v);
+                k.setp_comb(Cmp::Eq, bt, bits, sign, BoolOp::Or, nan, false)
+            }
+            false => nan,
+        };
+        Marked { v, bad: Some(bad) }
+    }
+
+    fn combine(&self, k: &mut Func, a: Marked, b: Marked) -> Marked {
+        let v = k.bin(self.op, self.wt, a.v, b.v);
+        let bad = match (a.bad, b.bad) {
+            (Some(x), Some(y)) => Some(k.bin(crate::pir::Bin::Or, T::Pred, x, y)),
+            (x, y) => x.or(y),
+        };
+        Marked { v, bad }
+    }
+
+    /// The fold of `vals` (at least one).
+    fn all(&self, k: &mut Func, vals: &[Marked]) -> Marked {
+        let mut acc = vals[0];
+        for &x in &vals[1..] {
+            acc = self.combine(k, acc, x);
+        }
+        acc
+    }
+
+    /// A fold kept in registers across a loop's iterations, starting from `v` (and `bad`).
+    fn running(&self, k: &mut Func, v: Src, bad: Option<Src>) -> Marked {
+        Marked {
+            v: k.mov(raw(self.wt), v),
+            bad: bad.map(|b| k.mov(T::Pred, b)),
+        }
+    }
+
+    /// Folds `x` into the registers of `run`.
+    fn fold_into(&self, k: &mut Func, run: Marked, x: Marked) {
+        let m = self.combine(k, run, x);
+        k.set(raw(self.wt), run.v, m.v);
+        if let (Some(d), Some(b)) = (run.bad, m.bad) {
+            k.set(T::Pred, d, b);
+        }
+    }
+
+    /// `dst = m`, with the NaN mark where `m` is marked.
+    fn settle(&self, k: &mut Func, dst: Reg, m: Marked) {
+        let wt = self.wt;
+        let v = match m.bad {
+            Some(bad) => {
+                let nan = match wt {
+                    T::F64 => Src::f64(f64::NAN),
+                    _ => Src::S(f32::NAN.to_bits()),
+                };
+                k.selp(wt, nan, m.v, bad)
+            }
+            None => m.v,
+        };
+        k.set(raw(wt), dst, v);
+    }
+}
+
+/// The extremes of the windows of the `outputs` elements from `coord` along the pass's axis,
+/// NaN (the mark the later passes carry) where a window held a value the proof excludes.
+///
+/// In the interior the thread loads the `k + outputs - 1` values its windows cover once. With
+/// `v` outputs (`v <= k`), window `j` covers values `j..j+k`: all windows share `v-1..k`, so
+/// window `j` is the extreme of a suffix of the values before that shared middle, the middle,
+/// and a prefix of those after it: about `k + 3v` operations for the `v` windows, not `k·v`.
+fn window_extremes(
     k: &mut Func,
     ps: &PassSpec<'_>,
     (src, ss): (Reg, &[Reg; 3]),
     coord: [Reg; 3],
     ext: [Reg; 3],
-) -> Reg {
+) -> Vec<Reg> {
     use crate::pir::Bin;
     let dt = ps.plan.elem;
-    let wt = work_type(dt);
-    let float = wt.is_float();
+    let fo = Folder::new(ps);
+    let wt = fo.wt;
     let esize = dt.itemsize() as i64;
     let Pass { axis, lo, hi } = ps.pass;
-    // The address of the pixel's element with the pass's axis left out.
+    let v = ps.outputs as i64;
+    let taps = hi - lo + 1;
+    // The address of the element with the pass's axis left out.
     let mut off = k.mov(T::S64, Src::I(0));
     for a in (0..3).filter(|&a| a != axis) {
         let c = k.cvt(None, T::S64, T::S32, coord[a]);
@@ -330,90 +477,92 @@ fn window_extreme(
     let off = k.bin(Bin::Mul, T::S64, off, Src::I(esize));
     let base = k.bin(Bin::Add, T::S64, src, off);
     let step = k.bin(Bin::Mul, T::S64, ss[axis], Src::I(esize));
-    let acc = k.mov(raw(wt), identity(dt, ps.plan.extreme));
-    let bad = k.mov(T::Pred, Src::I(0));
-    let op = match ps.plan.extreme {
-        Extreme::Min => Bin::Min,
-        Extreme::Max => Bin::Max,
-    };
-    // Folds one value in.
-    let fold = |k: &mut Func, v: Reg| {
-        let m = k.bin(op, wt, acc, v);
-        k.set(wt, acc, m);
-        if float {
-            let nan = k.setp_comb(Cmp::Nan, wt, v, v, BoolOp::Or, bad, false);
-            let nan = match ps.first {
-                // `-0.0`: its bits are the sign bit alone.
-                true => {
-                    let (bt, sign) = match wt {
-                        T::F64 => (T::B64, Src::I(i64::MIN)),
-                        _ => (T::B32, Src::I(0x8000_0000)),
-                    };
-                    let bits = k.mov(bt, v);
-                    k.setp_comb(Cmp::Eq, bt, bits, sign, BoolOp::Or, nan, false)
-                }
-                false => nan,
-            };
-            k.set(T::Pred, bad, nan);
-        }
-    };
+    let results: Vec<Reg> = (0..v).map(|_| k.reg(wt.cls())).collect();
     let c = coord[axis];
     let n = ext[axis];
     let (boundary, joined) = (k.new_label(), k.new_label());
     let below = k.setp(Cmp::Lt, T::S32, c, Src::I(-lo));
-    let last = k.bin(Bin::Add, T::S32, c, Src::I(hi));
+    let last = k.bin(Bin::Add, T::S32, c, Src::I(hi + v - 1));
     let outside = k.setp_comb(Cmp::Ge, T::S32, last, n, BoolOp::Or, below, false);
     k.bra_if(outside, false, boundary);
     // ---- interior: the values at constant offsets ----
     let cw = k.cvt(None, T::S64, T::S32, c);
     let first = k.fma(T::S64, cw, step, base);
-    let count = hi - lo + 1;
-    if count <= UNROLL {
-        for t in lo..=hi {
-            let off = k.fma(T::S64, step, Src::I(t), first);
-            let v = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(off, 0));
-            fold(k, v);
+    let load = |k: &mut Func, t: Src| {
+        let a = k.fma(T::S64, step, t, first);
+        let x = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(a, 0));
+        fo.mark(k, x)
+    };
+    if taps + v - 1 <= UNROLL {
+        let vals: Vec<Marked> = (lo..hi + v).map(|t| load(k, Src::I(t))).collect();
+        let (vu, tu) = (v as usize, taps as usize);
+        let middle = fo.all(k, &vals[vu - 1..tu]);
+        // suffix[j]: values j..v-1 before the middle; prefix[j]: values k..k+j after it.
+        let mut suffix: Vec<Option<Marked>> = vec![None; vu];
+        for j in (0..vu.saturating_sub(1)).rev() {
+            suffix[j] = Some(match suffix[j + 1] {
+                None => vals[j],
+                Some(s) => fo.combine(k, vals[j], s),
+            });
+        }
+        let mut prefix: Vec<Option<Marked>> = vec![None; vu];
+        for j in 1..vu {
+            let x = vals[tu + j - 1];
+            prefix[j] = Some(match prefix[j - 1] {
+                None => x,
+                Some(p) => fo.combine(k, p, x),
+            });
+        }
+        for j in 0..vu {
+            let mut m = middle;
+            for part in [suffix[j], prefix[j]].into_iter().flatten() {
+                m = fo.combine(k, part, m);
+            }
+            fo.settle(k, results[j], m);
         }
     } else {
-        counted(k, T::S64, (lo, hi), |k, t| {
-            let a = k.fma(T::S64, step, t, first);
-            let v = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(a, 0));
-            fold(k, v);
-        });
+        for (j, &r) in results.iter().enumerate() {
+            let init = load(k, Src::I(lo + j as i64));
+            let run = fo.running(k, Src::R(init.v), init.bad.map(Src::R));
+            counted(k, T::S64, (lo + j as i64 + 1, hi + j as i64), |k, t| {
+                let x = load(k, Src::R(t));
+                fo.fold_into(k, run, x);
+            });
+            fo.settle(k, r, run);
+        }
     }
     k.bra(joined);
     // ---- boundary: every coordinate through scipy's mapping ----
     k.place(boundary);
-    counted(k, T::S32, (lo, hi), |k, t| {
-        let at = k.bin(Bin::Add, T::S32, c, t);
-        let got = k.call(
-            &super::stencil::map_fn(ps.mode),
-            vec![at, n],
-            &[Cls::B32, Cls::B32],
-        );
-        let cw = k.cvt(None, T::S64, T::S32, got[0]);
-        let a = k.fma(T::S64, cw, step, base);
-        let v = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(a, 0));
-        let v = match ps.mode {
-            Mode::Constant => {
-                let outside = k.setp(Cmp::Eq, T::S32, got[1], Src::I(0));
-                let cv = immediate(dt, ps.cval);
-                k.selp(raw(wt), cv, v, outside)
-            }
-            _ => v,
-        };
-        fold(k, v);
-    });
-    k.place(joined);
-    if float {
-        let nan = match wt {
-            T::F64 => Src::f64(f64::NAN),
-            _ => Src::S(f32::NAN.to_bits()),
-        };
-        let marked = k.selp(wt, nan, acc, bad);
-        k.set(wt, acc, marked);
+    for (j, &r) in results.iter().enumerate() {
+        let none = wt.is_float().then_some(Src::I(0));
+        let run = fo.running(k, identity(dt, ps.plan.extreme), none);
+        let cj = k.bin(Bin::Add, T::S32, c, Src::I(j as i64));
+        counted(k, T::S32, (lo, hi), |k, t| {
+            let at = k.bin(Bin::Add, T::S32, cj, t);
+            let got = k.call(
+                &super::stencil::map_fn(ps.mode),
+                vec![at, n],
+                &[Cls::B32, Cls::B32],
+            );
+            let cw = k.cvt(None, T::S64, T::S32, got[0]);
+            let a = k.fma(T::S64, cw, step, base);
+            let x = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(a, 0));
+            let x = match ps.mode {
+                Mode::Constant => {
+                    let outside = k.setp(Cmp::Eq, T::S32, got[1], Src::I(0));
+                    let cv = immediate(dt, ps.cval);
+                    k.selp(raw(wt), cv, x, outside)
+                }
+                _ => x,
+            };
+            let x = fo.mark(k, x);
+            fo.fold_into(k, run, x);
+        });
+        fo.settle(k, r, run);
     }
-    acc
+    k.place(joined);
+    results
 }
 
 /// `body(t)` for `t` in `lo..=hi` (`lo <= hi`), as a loop with a counter of type `t`.
@@ -435,7 +584,7 @@ fn store(
     ps: &PassSpec<'_>,
     (dst, ds, flags): (Reg, &[Reg; 3], Reg),
     coord: [Reg; 3],
-    (row, w): (Reg, Reg),
+    (h, w): (Reg, Reg),
     v: Reg,
 ) {
     use crate::pir::Bin;
@@ -458,6 +607,8 @@ fn store(
                 let wt = work_type(dt);
                 let num = k.setp(Cmp::Num, wt, v, v);
                 k.bra_if(num, false, skip);
+                // Rows counted over the leading axes, as the general kernel counts them.
+                let row = k.fma(T::U32, coord[0], h, coord[1]);
                 let group = k.bin(Bin::Div, T::U32, row, Src::I(l.rows as i64));
                 let cols = k.bin(Bin::Add, T::S32, w, Src::I(l.outputs as i64 - 1));
                 let cols = k.bin(Bin::Div, T::U32, cols, Src::I(l.outputs as i64));
@@ -506,7 +657,7 @@ mod tests {
     #[test]
     fn only_full_boxes_of_an_extreme_are_planned() {
         let spec = KernelSpec::boxed(2, 5);
-        let p = plan(Some(RankStat::Min), &spec).expect("a box minimum");
+        let p = plan(Some(RankStat::Min), &spec, 1).expect("a box minimum");
         assert_eq!(p.extreme, Extreme::Min);
         assert_eq!(
             p.passes,
@@ -524,24 +675,24 @@ mod tests {
             ]
         );
         assert!(p.patch);
-        assert!(plan(Some(RankStat::Median), &spec).is_none());
-        assert!(plan(Some(RankStat::Range), &spec).is_none());
-        assert!(plan(None, &spec).is_none());
+        assert!(plan(Some(RankStat::Median), &spec, 1).is_none());
+        assert!(plan(Some(RankStat::Range), &spec, 1).is_none());
+        assert!(plan(None, &spec, 1).is_none());
         let mut cross = spec.clone();
         cross.mask[0] = false;
-        assert!(plan(Some(RankStat::Max), &cross).is_none());
+        assert!(plan(Some(RankStat::Max), &cross, 1).is_none());
         let mut constant = spec.clone();
         constant.mode = Mode::Constant;
         constant.cval = f64::NAN;
-        assert!(plan(Some(RankStat::Max), &constant).is_none());
+        assert!(plan(Some(RankStat::Max), &constant, 1).is_none());
         constant.cval = 3.0;
-        assert!(plan(Some(RankStat::Max), &constant).is_some());
+        assert!(plan(Some(RankStat::Max), &constant, 1).is_some());
         // Origins shift the window; an axis of extent 1 needs no pass.
         let mut shifted = KernelSpec::boxed(2, 4);
         shifted.shape = vec![1, 4];
         shifted.mask = vec![true; 4];
         shifted.origin = vec![0, -1];
-        let p = plan(Some(RankStat::Max), &shifted).unwrap();
+        let p = plan(Some(RankStat::Max), &shifted, 1).unwrap();
         assert_eq!(
             p.passes,
             vec![Pass {
@@ -552,6 +703,6 @@ mod tests {
         );
         let mut ints = KernelSpec::boxed(1, 3);
         ints.input = Dtype::U16;
-        assert!(!plan(Some(RankStat::Max), &ints).unwrap().patch);
+        assert!(!plan(Some(RankStat::Max), &ints, 1).unwrap().patch);
     }
 }

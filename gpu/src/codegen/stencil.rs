@@ -951,12 +951,18 @@ fn build_main(
     k.bra(sub_row);
 
     k.place(next_row);
-    let next_r = k.bin(Bin::Add, T::U32, row, row_step);
-    k.set(T::U32, row, next_r);
-    k.bra(row_loop);
+    close_row_loop(&mut k, (row, row_step), row_loop, exit);
+    Ok(k)
+}
+
+/// The end of a kernel's grid-stride loop over rows: the next row, back to `top`; then the
+/// `exit` label every thread leaves by.
+pub(super) fn close_row_loop(k: &mut Func, (row, step): (Reg, Reg), top: u32, exit: u32) {
+    let next = k.bin(Bin::Add, T::U32, row, step);
+    k.set(T::U32, row, next);
+    k.bra(top);
     k.place(exit);
     k.push(Ins::Exit);
-    Ok(k)
 }
 
 /// Where a thread of a kernel over rows starts (see [`grid_place`]).
