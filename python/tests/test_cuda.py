@@ -363,6 +363,14 @@ def test_box_extremes_as_passes_match_scipy(rng, dt):
             got = ndjit.generic_filter(a, f, size=size, mode=mode, origin=origin, output=np.float64,
                                        target="cuda")
             assert_bits_equal(got, want, f"{source} {dt} {size} {mode}")
+    # Strided device arrays, in and out: the passes read and write along strides.
+    cupy = pytest.importorskip("cupy")
+    view = cupy.asarray(a)[:, 1::2]
+    out = cupy.zeros((view.shape[0], view.shape[1] * 3), dtype=np.float64)[:, ::3]
+    f = ndjit.jit_filter("np.max(x)")
+    want = ndi.generic_filter(a[:, 1::2], f, size=9, mode="mirror", output=np.float64)
+    ndjit.generic_filter(view, f, size=9, mode="mirror", output=out, target="cuda")
+    assert_bits_equal(cupy.asnumpy(out), want, f"strided {dt}")
 
 
 @needs_gpu

@@ -28,7 +28,7 @@
 
 use super::stencil::{close_row_loop, grid_place, GridPlace};
 use super::{elem, Dtype, KernelSpec, Mode};
-use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Module, Param, Reg, Space, Src, T};
+use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, Src, T};
 use ndjit::driver::RankStat;
 
 /// The extreme a plan computes.
@@ -88,11 +88,16 @@ pub struct PatchLayout {
 }
 
 impl PatchLayout {
-    /// Flags for an image of `shape` (three axes): one per thread position of the general
-    /// kernel, row groups by column groups.
+    /// Bytes before the flags: a word set when any position is flagged, so that the patch
+    /// kernel's threads leave at once on an image without NaN or `-0.0`.
+    pub const HEADER: usize = 8;
+
+    /// Bytes of flags for an image of `shape` (three axes): the header, then one per thread
+    /// position of the general kernel, row groups by column groups.
     pub fn flags(&self, shape: [usize; 3]) -> usize {
-        (shape[0] * shape[1]).div_ceil(self.rows as usize)
-            * shape[2].div_ceil(self.outputs as usize)
+        Self::HEADER
+            + (shape[0] * shape[1]).div_ceil(self.rows as usize)
+                * shape[2].div_ceil(self.outputs as usize)
     }
 }
 
@@ -249,6 +254,9 @@ struct PassSpec<'a> {
     first: bool,
     /// Outputs per thread along the axis.
     outputs: u32,
+    /// The pass reads / writes with unit stride along its axis (the last axis of a C-contiguous
+    /// array or of the packed scratch): neighbours are immediate offsets.
+    unit: (bool, bool),
     /// The last pass: the output dtype, and the patch layout for floats.
     last: Option<(Dtype, Option<PatchLayout>)>,
     mode: Mode,
@@ -267,6 +275,10 @@ pub fn generate(plan: &SeparablePlan, spec: &KernelSpec, layout: Option<PatchLay
             pass,
             first: i == 0,
             outputs: pass.outputs(plan),
+            unit: (
+                pass.axis == 2 && (i > 0 || spec.contiguous),
+                pass.axis == 2 && (i + 1 < n || spec.contiguous),
+            ),
             last: (i + 1 == n).then_some((spec.output, layout.filter(|_| plan.patch))),
             mode: spec.mode,
             cval: spec.cval,
@@ -331,15 +343,34 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
         coord[axis] = k.bin(Bin::Mul, T::S32, coord[axis], Src::I(v));
     }
     let results = window_extremes(&mut k, ps, (src, &ss), coord, ext);
+    // The first output's address; the others follow along the axis.
+    let out_dt = ps.last.map_or(ps.plan.elem, |(o, _)| o);
+    let osize = out_dt.itemsize() as i64;
+    let mut off = k.mov(T::S64, Src::I(0));
+    for a in 0..3 {
+        let c = k.cvt(None, T::S64, T::S32, coord[a]);
+        off = k.fma(T::S64, c, ds[a], off);
+    }
+    let off = k.bin(Bin::Mul, T::S64, off, Src::I(osize));
+    let mut at_addr = k.bin(Bin::Add, T::S64, dst, off);
+    let dstep = k.bin(Bin::Mul, T::S64, ds[axis], Src::I(osize));
     for (j, r) in results.into_iter().enumerate() {
         let mut at = coord;
         let skip = k.new_label();
+        let addr = match (j, ps.unit.1) {
+            (0, _) => Addr::reg(at_addr, 0),
+            (_, true) => Addr::reg(at_addr, j as i64 * osize),
+            (_, false) => {
+                at_addr = k.bin(Bin::Add, T::S64, at_addr, dstep);
+                Addr::reg(at_addr, 0)
+            }
+        };
         if j > 0 {
             at[axis] = k.bin(Bin::Add, T::S32, coord[axis], Src::I(j as i64));
             let past = k.setp(Cmp::Ge, T::S32, at[axis], ext[axis]);
             k.bra_if(past, false, skip);
         }
-        store(&mut k, ps, (dst, &ds, flags), at, (ext[1], ext[2]), r);
+        store(&mut k, ps, (addr, flags), at, (ext[1], ext[2]), r);
         k.place(skip);
     }
     close_row_loop(&mut k, (row, step), top, exit);
@@ -481,8 +512,21 @@ fn window_extremes(
     let c = coord[axis];
     let n = ext[axis];
     let (boundary, joined) = (k.new_label(), k.new_label());
-    let below = k.setp(Cmp::Lt, T::S32, c, Src::I(-lo));
-    let last = k.bin(Bin::Add, T::S32, c, Src::I(hi + v - 1));
+    let unrolled = taps + v - 1 <= UNROLL;
+    // 16-byte vector loads along a unit-stride axis, where each thread's first output starts a
+    // 16-byte chunk (`v` a multiple of the chunk's elements) and the row is aligned (checked
+    // below): whole chunks, so the interior is widened to them.
+    let vw = 16 / esize;
+    let vector = unrolled && ps.unit.0 && matches!(esize, 4 | 8) && v % vw == 0;
+    let (reach_lo, reach_hi) = match vector {
+        true => (
+            lo.div_euclid(vw) * vw,
+            (hi + v - 1).div_euclid(vw) * vw + vw - 1,
+        ),
+        false => (lo, hi + v - 1),
+    };
+    let below = k.setp(Cmp::Lt, T::S32, c, Src::I(-reach_lo));
+    let last = k.bin(Bin::Add, T::S32, c, Src::I(reach_hi));
     let outside = k.setp_comb(Cmp::Ge, T::S32, last, n, BoolOp::Or, below, false);
     k.bra_if(outside, false, boundary);
     // ---- interior: the values at constant offsets ----
@@ -493,33 +537,49 @@ fn window_extremes(
         let x = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(a, 0));
         fo.mark(k, x)
     };
-    if taps + v - 1 <= UNROLL {
-        let vals: Vec<Marked> = (lo..hi + v).map(|t| load(k, Src::I(t))).collect();
-        let (vu, tu) = (v as usize, taps as usize);
-        let middle = fo.all(k, &vals[vu - 1..tu]);
-        // suffix[j]: values j..v-1 before the middle; prefix[j]: values k..k+j after it.
-        let mut suffix: Vec<Option<Marked>> = vec![None; vu];
-        for j in (0..vu.saturating_sub(1)).rev() {
-            suffix[j] = Some(match suffix[j + 1] {
-                None => vals[j],
-                Some(s) => fo.combine(k, vals[j], s),
-            });
-        }
-        let mut prefix: Vec<Option<Marked>> = vec![None; vu];
-        for j in 1..vu {
-            let x = vals[tu + j - 1];
-            prefix[j] = Some(match prefix[j - 1] {
-                None => x,
-                Some(p) => fo.combine(k, p, x),
-            });
-        }
-        for j in 0..vu {
-            let mut m = middle;
-            for part in [suffix[j], prefix[j]].into_iter().flatten() {
-                m = fo.combine(k, part, m);
+    if unrolled {
+        let ld = elem::ptx_type(dt);
+        if vector {
+            let scalar = k.new_label();
+            let m = k.bin(Bin::And, T::B64, first, Src::I(15));
+            let misaligned = k.setp(Cmp::Ne, T::B64, m, Src::I(0));
+            k.bra_if(misaligned, false, scalar);
+            let mut vals = Vec::new();
+            for q in reach_lo.div_euclid(vw)..=reach_hi.div_euclid(vw) {
+                let parts: Vec<Reg> = (0..vw).map(|_| k.reg(ld.cls())).collect();
+                k.push(Ins::LdV {
+                    sp: Space::GlobalNc,
+                    t: ld,
+                    d: parts.clone(),
+                    addr: Addr::reg(first, q * 16),
+                });
+                for (i, &x) in parts.iter().enumerate() {
+                    if (lo..hi + v).contains(&(q * vw + i as i64)) {
+                        vals.push(fo.mark(k, x));
+                    }
+                }
             }
-            fo.settle(k, results[j], m);
+            fold_windows(k, &fo, &vals, (v, taps), &results);
+            k.bra(joined);
+            k.place(scalar);
         }
+        // Unit strides: immediate offsets; others: one address add per value.
+        let mut at = k.fma(T::S64, step, Src::I(lo), first);
+        let vals: Vec<Marked> = (lo..hi + v)
+            .map(|t| {
+                let a = match ps.unit.0 {
+                    true => Addr::reg(first, t * esize),
+                    false if t == lo => Addr::reg(at, 0),
+                    false => {
+                        at = k.bin(Bin::Add, T::S64, at, step);
+                        Addr::reg(at, 0)
+                    }
+                };
+                let x = k.ld(Space::GlobalNc, ld, a);
+                fo.mark(k, x)
+            })
+            .collect();
+        fold_windows(k, &fo, &vals, (v, taps), &results);
     } else {
         for (j, &r) in results.iter().enumerate() {
             let init = load(k, Src::I(lo + j as i64));
@@ -565,6 +625,43 @@ fn window_extremes(
     results
 }
 
+/// The extremes of the `v` windows of `taps` values each over `vals` (`v + taps - 1` values,
+/// window `j` from value `j`) into `results`: the windows share values `v-1..taps`, folded
+/// once; window `j` adds a suffix of the values before them and a prefix of those after.
+fn fold_windows(
+    k: &mut Func,
+    fo: &Folder<'_>,
+    vals: &[Marked],
+    (v, taps): (i64, i64),
+    results: &[Reg],
+) {
+    let (vu, tu) = (v as usize, taps as usize);
+    debug_assert_eq!(vals.len(), vu + tu - 1);
+    let middle = fo.all(k, &vals[vu - 1..tu]);
+    let mut suffix: Vec<Option<Marked>> = vec![None; vu];
+    for j in (0..vu.saturating_sub(1)).rev() {
+        suffix[j] = Some(match suffix[j + 1] {
+            None => vals[j],
+            Some(s) => fo.combine(k, vals[j], s),
+        });
+    }
+    let mut prefix: Vec<Option<Marked>> = vec![None; vu];
+    for j in 1..vu {
+        let x = vals[tu + j - 1];
+        prefix[j] = Some(match prefix[j - 1] {
+            None => x,
+            Some(p) => fo.combine(k, p, x),
+        });
+    }
+    for j in 0..vu {
+        let mut m = middle;
+        for part in [suffix[j], prefix[j]].into_iter().flatten() {
+            m = fo.combine(k, part, m);
+        }
+        fo.settle(k, results[j], m);
+    }
+}
+
 /// `body(t)` for `t` in `lo..=hi` (`lo <= hi`), as a loop with a counter of type `t`.
 fn counted(k: &mut Func, t: T, (lo, hi): (i64, i64), mut body: impl FnMut(&mut Func, Reg)) {
     let i = k.mov(t, Src::I(lo));
@@ -582,21 +679,13 @@ fn counted(k: &mut Func, t: T, (lo, hi): (i64, i64), mut body: impl FnMut(&mut F
 fn store(
     k: &mut Func,
     ps: &PassSpec<'_>,
-    (dst, ds, flags): (Reg, &[Reg; 3], Reg),
+    (addr, flags): (Addr, Reg),
     coord: [Reg; 3],
     (h, w): (Reg, Reg),
     v: Reg,
 ) {
     use crate::pir::Bin;
     let dt = ps.plan.elem;
-    let out_dt = ps.last.map_or(dt, |(o, _)| o);
-    let mut off = k.mov(T::S64, Src::I(0));
-    for a in 0..3 {
-        let c = k.cvt(None, T::S64, T::S32, coord[a]);
-        off = k.fma(T::S64, c, ds[a], off);
-    }
-    let off = k.bin(Bin::Mul, T::S64, off, Src::I(out_dt.itemsize() as i64));
-    let addr = Addr::reg(k.bin(Bin::Add, T::S64, dst, off), 0);
     match ps.last {
         None => k.st(Space::Global, elem::ptx_type(dt), addr, v),
         Some((out, layout)) => {
@@ -616,7 +705,13 @@ fn store(
                 let i = k.fma(T::U32, group, cols, col);
                 let i = k.cvt(None, T::U64, T::U32, i);
                 let a = k.bin(Bin::Add, T::U64, flags, i);
-                k.st(Space::Global, T::U8, Addr::reg(a, 0), Src::I(1));
+                k.st(
+                    Space::Global,
+                    T::U8,
+                    Addr::reg(a, PatchLayout::HEADER as i64),
+                    Src::I(1),
+                );
+                k.st(Space::Global, T::U32, Addr::reg(flags, 0), Src::I(1));
                 k.place(skip);
             }
         }

@@ -2,6 +2,7 @@
 //! input conversion, output casts and failure records.
 
 use super::body::{Body, Exits, Restart, Shared};
+use super::separable::PatchLayout;
 use super::taps::{self, TapMemory, Taps, WINDOW_REGS};
 use super::{
     elem, sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK,
@@ -629,6 +630,15 @@ fn build_main(
     let a = load_args(&mut k);
     let exit = k.new_label();
     let v = outputs as i64;
+    // Patching: nothing to do unless the separable passes flagged a position (the flags'
+    // header word, see `separable::PatchLayout`).
+    let flags = spec.patch.then(|| {
+        let flags = k.ld(Space::Param, T::U64, Addr::sym("flags", 0));
+        let any = k.ld(Space::Global, T::U32, Addr::reg(flags, 0));
+        let none = k.setp(Cmp::Eq, T::U32, any, Src::I(0));
+        k.bra_if(none, false, exit);
+        flags
+    });
     // x0: the first of this thread's outputs along the last axis.
     let GridPlace {
         xg,
@@ -651,16 +661,19 @@ fn build_main(
     let done = k.setp(Cmp::Ge, T::S32, row, total_rows);
     k.bra_if(done, false, exit);
     let next_row = k.new_label();
-    if spec.patch {
+    if let Some(flags) = flags {
         // Only the thread positions the separable passes flagged compute (see `separable`).
-        let flags = k.ld(Space::Param, T::U64, Addr::sym("flags", 0));
         let group = k.bin(Bin::Div, T::U32, row, Src::I(nr));
         let cols = k.bin(Bin::Add, T::S32, a.w, Src::I(v - 1));
         let cols = k.bin(Bin::Div, T::U32, cols, Src::I(v));
         let i = k.fma(T::U32, group, cols, xg);
         let i = k.cvt(None, T::U64, T::U32, i);
         let at = k.bin(Bin::Add, T::U64, flags, i);
-        let flag = k.ld(Space::Global, T::U8, Addr::reg(at, 0));
+        let flag = k.ld(
+            Space::Global,
+            T::U8,
+            Addr::reg(at, PatchLayout::HEADER as i64),
+        );
         let clear = k.setp(Cmp::Eq, T::U32, flag, Src::I(0));
         k.bra_if(clear, false, next_row);
     }
