@@ -5,7 +5,7 @@
 use crate::codegen::{Kernel, Target, Tuning, ENTRY, REPLAY_ENTRY};
 use crate::error::{GpuError, Result};
 use crate::filter::{check_overlap, gather_bytes, scatter_bytes, GpuFilter};
-use crate::passes::{Buffers, Passes};
+use crate::passes::Passes;
 use crate::pir::emu::Emu;
 use crate::plan::{self, ArrayDesc, Geometry};
 use ndjit::driver::{Executor, Resolved};
@@ -114,18 +114,13 @@ fn run_passes(
     };
     let out_len = output_desc.len() * output_desc.dtype.itemsize();
     let need = p.scratch(&g);
-    let bufs = Buffers {
-        input: zeroed(input.len()),
-        output: zeroed(out_len),
-        scratch: [0, 1].map(|i| match i < need.arrays {
-            true => zeroed(need.array),
-            false => 0,
-        }),
-        flags: match need.flags {
-            0 => 0,
-            n => zeroed(n),
-        },
+    let (inp, out) = (zeroed(input.len()), zeroed(out_len));
+    let arrays: Vec<u64> = (0..need.arrays).map(|_| zeroed(need.array)).collect();
+    let flags = match need.flags {
+        0 => 0,
+        n => zeroed(n),
     };
+    let bufs = p.buffers((inp, out), &arrays, flags);
     emu.write(bufs.input, input);
     if g.pixels() > 0 {
         for step in p.steps(&g, &bufs) {

@@ -7,7 +7,7 @@
 
 use crate::codegen::{self, separable, Dtype, Kernel, KernelSpec, Target, Tuning};
 use crate::error::{GpuError, Result};
-use crate::passes::{Buffers, Passes};
+use crate::passes::Passes;
 use crate::plan::{self, ArrayDesc, Geometry};
 use crate::runtime::{DeviceBuffer, Gpu, Module};
 use cudarc::driver::sys::CUstream;
@@ -764,13 +764,12 @@ impl<'a> OnDevice<'a> {
                 None => return Ok(false),
             },
         };
-        let at = |i: usize| arrays.get(i).map_or(0, |b| b.ptr());
-        let bufs = Buffers {
-            input,
-            output,
-            scratch: [at(0), at(1)],
-            flags: flags.as_ref().map_or(0, |f| f.ptr()),
-        };
+        let ptrs: Vec<u64> = arrays.iter().map(|b| b.ptr()).collect();
+        let bufs = p.buffers(
+            (input, output),
+            &ptrs,
+            flags.as_ref().map_or(0, |f| f.ptr()),
+        );
         let entries = p.entries();
         let names: Vec<&str> = entries.iter().map(String::as_str).collect();
         let module = p.code.module(gpu, &p.module, &names)?;

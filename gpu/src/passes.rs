@@ -34,7 +34,9 @@ pub(crate) struct Passes {
 pub(crate) struct Buffers {
     pub input: u64,
     pub output: u64,
-    pub scratch: [u64; 2],
+    /// Per chain (a range carries two: minima, maxima), the two arrays the passes alternate
+    /// between: [`Scratch::arrays`] of them, chain by chain.
+    pub scratch: [[u64; 2]; 2],
     pub flags: u64,
 }
 
@@ -42,7 +44,7 @@ pub(crate) struct Buffers {
 pub(crate) struct Scratch {
     /// Each intermediate array (the input's type, C-contiguous).
     pub array: usize,
-    /// How many intermediate arrays (the passes alternate between two).
+    /// How many intermediate arrays: per chain, one or two (the passes alternate between two).
     pub arrays: usize,
     /// The patch flags, zeroed before the passes run.
     pub flags: usize,
@@ -89,10 +91,28 @@ impl Passes {
         })
     }
 
+    /// Arrays each chain alternates between: one or two.
+    fn per_chain(&self) -> usize {
+        (self.plan.passes.len() - 1).min(2)
+    }
+
+    /// The buffers of a run, its scratch arrays at `arrays` ([`Scratch::arrays`] of them,
+    /// chain by chain).
+    pub fn buffers(&self, (input, output): (u64, u64), arrays: &[u64], flags: u64) -> Buffers {
+        let at = |i: usize| arrays.get(i).copied().unwrap_or(0);
+        let per = self.per_chain();
+        Buffers {
+            input,
+            output,
+            scratch: [[at(0), at(1)], [at(per), at(per + 1)]],
+            flags,
+        }
+    }
+
     pub fn scratch(&self, g: &Geometry) -> Scratch {
         Scratch {
             array: g.pixels() * self.plan.elem.itemsize(),
-            arrays: (self.plan.passes.len() - 1).min(2),
+            arrays: self.per_chain() * self.plan.extreme.chain_count(),
             flags: self.layout().map_or(0, |l| l.flags(g.shape)),
         }
     }
@@ -113,17 +133,40 @@ impl Passes {
                 groups[2].div_ceil(block.0 as usize).max(1) as u32,
                 rows.div_ceil(block.1 as usize).clamp(1, 65535) as u32,
             );
-            let (src, ss) = match i {
-                0 => (b.input, g.in_strides),
-                _ => (b.scratch[(i - 1) % 2], packed),
+            // Chain `c` reads the input first, then its own scratch; the last pass writes the
+            // output (a range's difference), the others each chain's scratch.
+            let chains = self.plan.extreme.chain_count();
+            let src = |c: usize| {
+                if c >= chains {
+                    0
+                } else if i == 0 {
+                    b.input
+                } else {
+                    b.scratch[c][(i - 1) % 2]
+                }
             };
-            let (dst, ds, flags) = match i + 1 == n {
-                true => (b.output, g.out_strides, b.flags),
-                false => (b.scratch[i % 2], packed, 0),
+            let dst = |c: usize| {
+                if i + 1 == n {
+                    if c == 0 {
+                        b.output
+                    } else {
+                        0
+                    }
+                } else if c >= chains {
+                    0
+                } else {
+                    b.scratch[c][i % 2]
+                }
             };
-            let mut params = vec![PVal::U64(src), PVal::U64(dst), PVal::U64(flags)];
+            let ss = if i == 0 { g.in_strides } else { packed };
+            let (ds, flags) = match i + 1 == n {
+                true => (g.out_strides, b.flags),
+                false => (packed, 0),
+            };
+            let mut params = vec![PVal::U64(src(0)), PVal::U64(dst(0)), PVal::U64(flags)];
             params.extend(g.shape.iter().map(|&e| PVal::S32(e as i32)));
             params.extend(ss.iter().chain(&ds).map(|&s| PVal::S64(s)));
+            params.extend([PVal::U64(src(1)), PVal::U64(dst(1))]);
             steps.push(Step {
                 entry: separable::pass_entry(i),
                 grid,

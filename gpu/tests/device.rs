@@ -886,6 +886,20 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
         ("min(x)", Dtype::F64, vec![300, 401], 15, Mode::Mirror),
         ("np.max(x)", Dtype::U8, vec![613, 509], 31, Mode::Wrap),
         ("max(x)", Dtype::I16, vec![23, 40, 37], 5, Mode::Nearest),
+        (
+            "max(x) - min(x)",
+            Dtype::F32,
+            vec![411, 389],
+            13,
+            Mode::Reflect,
+        ),
+        (
+            "np.max(x) - np.min(x)",
+            Dtype::I64,
+            vec![301, 77],
+            9,
+            Mode::Wrap,
+        ),
         ("np.min(x)", Dtype::U64, vec![2001], 11, Mode::Constant),
     ] {
         let gf = compile(source)?;

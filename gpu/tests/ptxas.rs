@@ -157,7 +157,7 @@ fn every_dtype_pair_assembles() {
     }
 }
 
-/// The separable passes of box minima and maxima (with the patch kernel for floats) assemble
+/// The separable passes of box minima, maxima and ranges (with the patch kernel for floats) assemble
 /// for every input dtype, every mode and both targets; at 31×31 they spill nothing.
 #[test]
 fn separable_passes_assemble_for_every_dtype_and_mode() {
@@ -169,6 +169,7 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
     };
     let min = GpuFilter::compile("np.min(x)", &ndjit::Bindings::new()).unwrap();
     let max = GpuFilter::compile("max(x)", &ndjit::Bindings::new()).unwrap();
+    let range = GpuFilter::compile("max(x) - min(x)", &ndjit::Bindings::new()).unwrap();
     let boxed = |k: usize, mode: Mode| Options {
         mode,
         cval: 1.0,
@@ -177,9 +178,10 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
     let mut n = 0;
     for target in [Target::SM90, Target::PORTABLE] {
         for (i, &dt) in Dtype::ALL.iter().enumerate() {
-            let (f, mode) = match i % 2 {
+            let (f, mode) = match i % 3 {
                 0 => (&min, Mode::Constant),
-                _ => (&max, Mode::Reflect),
+                1 => (&max, Mode::Reflect),
+                _ => (&range, Mode::Mirror),
             };
             let ptx = f
                 .ptx_tuned(&boxed(3, mode), 2, (dt, Dtype::F64), target, forced)

@@ -134,7 +134,7 @@ fn every_dtype_in_and_out() {
     for (i, &dt) in ALL.iter().enumerate() {
         let data = clean(42, dt, i as u64 + 1);
         for out in [dt, Dtype::F64, Dtype::U8, Dtype::I16] {
-            for source in ["np.min(x)", "max(x)"] {
+            for source in ["np.min(x)", "max(x)", "max(x) - min(x)"] {
                 agree(source, &data, &shape, (dt, out), &boxed(&[3, 3]));
             }
         }
@@ -171,6 +171,13 @@ fn every_mode_with_origins_and_even_sizes() {
                     ..boxed(&size)
                 };
                 agree("np.max(x)", &data, &shape, (dt, dt), &opts);
+                agree(
+                    "np.max(x) - np.min(x)",
+                    &data,
+                    &shape,
+                    (dt, Dtype::F64),
+                    &opts,
+                );
             }
         }
     }
@@ -206,7 +213,7 @@ fn one_and_three_axes_and_axes_argument() {
         .collect();
     long[100 * 8..101 * 8].copy_from_slice(&f64::NAN.to_le_bytes());
     long[200 * 8..201 * 8].copy_from_slice(&(-0.0f64).to_le_bytes());
-    for source in ["np.min(x)", "max(x)"] {
+    for source in ["np.min(x)", "max(x)", "max(x) - min(x)"] {
         agree(
             source,
             &long,
@@ -250,6 +257,7 @@ fn rows_read_in_vector_chunks_where_aligned_and_elementwise_where_not() {
             for size in [[3, 3], [1, 5], [2, 9]] {
                 agree("np.min(x)", &data, &[6, w], (dt, dt), &boxed(&size));
                 agree("max(x)", &data, &[6, w], (dt, Dtype::F64), &boxed(&size));
+                agree("max(x) - min(x)", &data, &[6, w], (dt, dt), &boxed(&size));
             }
         }
     }
@@ -328,6 +336,8 @@ fn nan_and_negative_zero_windows_are_patched_by_the_filters_own_code() {
             "np.max(x)",
             "max(x)",
             "def f(x):\n    m = x[0]\n    for v in x:\n        if v < m:\n            m = v\n    return m",
+            "max(x) - min(x)",
+            "np.max(x) - np.min(x)",
         ] {
             agree(source, &data, &shape, (dt, dt), &boxed(&[3, 3]));
             agree(source, &data, &shape, (dt, Dtype::I32), &boxed(&[2, 3]));
@@ -374,8 +384,14 @@ fn only_box_extremes_are_planned() {
     let f = |s: &str| GpuFilter::compile(s, &ndjit::Bindings::new()).unwrap();
     let dts = (Dtype::F64, Dtype::F64);
     assert!(!planned(&f("np.median(x)"), &boxed(&[3, 3]), 2, dts));
-    assert!(!planned(
+    assert!(planned(
         &f("np.max(x) - np.min(x)"),
+        &boxed(&[3, 3]),
+        2,
+        dts
+    ));
+    assert!(!planned(
+        &f("np.max(x) - np.min(x) * 2"),
         &boxed(&[3, 3]),
         2,
         dts

@@ -101,6 +101,7 @@ def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
     disk[0, 0] = False
     assert "ndjit_pass" not in f.inspect_ptx(footprint=disk)
     assert "ndjit_pass" not in ndjit.jit_filter("np.median(x)").inspect_ptx(size=9)
+    assert "ndjit_pass1" in ndjit.jit_filter("np.max(x) - np.min(x)").inspect_ptx(size=9)
 
 
 def test_inspect_ptx_errors():
@@ -351,12 +352,12 @@ def _extremes(rng, shape, dtype):
 @needs_gpu
 @pytest.mark.parametrize("dt", ["float32", "float64", "uint8", "int16", "uint64"])
 def test_box_extremes_as_passes_match_scipy(rng, dt):
-    """Minima and maxima of boxes past 7x7 run as separable passes: equal to scipy running
+    """Minima, maxima and ranges of boxes past 7x7 run as separable passes: equal to scipy running
     the callback, bit for bit, with NaN and -0.0 in the floats (their windows are patched)."""
     a = _extremes(rng, (97, 131), dt)
     if a.dtype.kind == "f":
         a.flat[rng.integers(0, a.size, 6)] = [np.nan, -0.0, np.nan, -0.0, 0.0, np.nan]
-    for source in ("np.min(x)", "max(x)"):
+    for source in ("np.min(x)", "max(x)", "max(x) - min(x)"):
         f = ndjit.jit_filter(source)
         for size, mode, origin in [(9, "reflect", 0), ((11, 8), "wrap", (2, -1)), (15, "constant", 0)]:
             want = ndi.generic_filter(a, f, size=size, mode=mode, origin=origin, output=np.float64)

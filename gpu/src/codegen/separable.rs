@@ -1,7 +1,8 @@
-//! Minimum and maximum filters over boxes as one pass per axis, each costing the box's extent
-//! along that axis per pixel instead of its area: a `k×k` minimum reads `2k` values per pixel,
-//! not `k²`. This is the GPU's rank executor for the extremes (the CPU's is
-//! `ndjit::driver::rank`); it is chosen only where [`plan`] proves it gives the filter's result.
+//! Minimum, maximum and range (`max - min`) filters over boxes as one pass per axis, each
+//! costing the box's extent along that axis per pixel instead of its area: a `k×k` minimum
+//! reads `2k` values per pixel, not `k²`. This is the GPU's rank executor for the extremes (the
+//! CPU's is `ndjit::driver::rank`); it is chosen only where [`plan`] proves it gives the
+//! filter's result.
 //!
 //! # Why the result is the filter's, bit for bit
 //!
@@ -12,7 +13,8 @@
 //! rules. The passes keep the input's own type (`(double)` is monotone on every dtype, so the
 //! extreme of the values converts to the extreme of their doubles), and the last one converts
 //! the result to double and casts it to the output dtype with the general kernel's own
-//! [`elem::store`].
+//! [`elem::store`]. A range carries both extremes, each in a chain of its own, and the last pass
+//! subtracts their doubles, as the IR's `Sub` does.
 //!
 //! Two kinds of float values are excluded by the proof: a NaN (NumPy's `np.min` returns it,
 //! Python's `min` and a `<` loop keep it only when it comes first) and `-0.0` (which of two equal
@@ -36,6 +38,26 @@ use ndjit::driver::RankStat;
 pub enum Extreme {
     Min,
     Max,
+    /// `max - min`, the difference of the two extremes converted to double (the IR's `Sub`):
+    /// both are carried through the passes, each in a chain of its own.
+    Range,
+}
+
+impl Extreme {
+    /// The extremes the passes carry, one chain each, in this order.
+    fn chains(self) -> &'static [crate::pir::Bin] {
+        use crate::pir::Bin;
+        match self {
+            Extreme::Min => &[Bin::Min],
+            Extreme::Max => &[Bin::Max],
+            Extreme::Range => &[Bin::Min, Bin::Max],
+        }
+    }
+
+    /// How many chains (scratch arrays per stage) the passes carry.
+    pub fn chain_count(self) -> usize {
+        self.chains().len()
+    }
 }
 
 /// One pass: the extreme along `axis` (of the three the kernels see) of the values at offsets
@@ -107,6 +129,7 @@ pub fn plan(stat: Option<RankStat>, spec: &KernelSpec, outputs: u32) -> Option<S
     let extreme = match stat? {
         RankStat::Min => Extreme::Min,
         RankStat::Max => Extreme::Max,
+        RankStat::Range => Extreme::Range,
         _ => return None,
     };
     if !spec.mask.iter().all(|&b| b) || spec.validate().is_err() {
@@ -214,9 +237,9 @@ fn immediate(dt: Dtype, v: f64) -> Src {
     }
 }
 
-/// The value every window starts from: the identity of the extreme in the work type.
-fn identity(dt: Dtype, e: Extreme) -> Src {
-    let min = e == Extreme::Min;
+/// The value every window starts from: the identity of the extreme `op` in the work type.
+fn identity(dt: Dtype, op: crate::pir::Bin) -> Src {
+    let min = op == crate::pir::Bin::Min;
     match dt {
         Dtype::F64 => Src::f64(if min {
             f64::INFINITY
@@ -294,6 +317,8 @@ fn pass_params() -> Vec<Param> {
     let mut v: Vec<Param> = ["src", "dst", "flags"].map(|n| p(n, T::U64)).into();
     v.extend(["d", "h", "w"].map(|n| p(n, T::S32)));
     v.extend(["ss0", "ss1", "ss2", "ds0", "ds1", "ds2"].map(|n| p(n, T::S64)));
+    // The second chain's arrays (a range's maxima; 0 for one extreme).
+    v.extend(["src2", "dst2"].map(|n| p(n, T::U64)));
     v
 }
 
@@ -315,6 +340,7 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     ];
     let ss = ["ss0", "ss1", "ss2"].map(|n| p(&mut k, n, T::S64));
     let ds = ["ds0", "ds1", "ds2"].map(|n| p(&mut k, n, T::S64));
+    let (src2, dst2) = (p(&mut k, "src2", T::U64), p(&mut k, "dst2", T::U64));
     let axis = ps.pass.axis;
     let v = ps.outputs as i64;
     // The extents in thread positions: the pass's axis counted in groups of `v`.
@@ -342,8 +368,14 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     if v > 1 {
         coord[axis] = k.bin(Bin::Mul, T::S32, coord[axis], Src::I(v));
     }
-    let results = window_extremes(&mut k, ps, (src, &ss), coord, ext);
-    // The first output's address; the others follow along the axis.
+    let ops = ps.plan.extreme.chains();
+    let chains: Vec<Vec<Reg>> = ops
+        .iter()
+        .zip([src, src2])
+        .map(|(&op, from)| window_extremes(&mut k, ps, op, (from, &ss), coord, ext))
+        .collect();
+    // The first output's address in each array written (the chains' scratch, or the output);
+    // the others follow along the axis.
     let out_dt = ps.last.map_or(ps.plan.elem, |(o, _)| o);
     let osize = out_dt.itemsize() as i64;
     let mut off = k.mov(T::S64, Src::I(0));
@@ -352,25 +384,36 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
         off = k.fma(T::S64, c, ds[a], off);
     }
     let off = k.bin(Bin::Mul, T::S64, off, Src::I(osize));
-    let mut at_addr = k.bin(Bin::Add, T::S64, dst, off);
+    let written = match ps.last {
+        Some(_) => 1,
+        None => ops.len(),
+    };
+    let mut at_addr: Vec<Reg> = [dst, dst2][..written]
+        .iter()
+        .map(|&d| k.bin(Bin::Add, T::S64, d, off))
+        .collect();
     let dstep = k.bin(Bin::Mul, T::S64, ds[axis], Src::I(osize));
-    for (j, r) in results.into_iter().enumerate() {
+    for j in 0..v as usize {
         let mut at = coord;
         let skip = k.new_label();
-        let addr = match (j, ps.unit.1) {
-            (0, _) => Addr::reg(at_addr, 0),
-            (_, true) => Addr::reg(at_addr, j as i64 * osize),
-            (_, false) => {
-                at_addr = k.bin(Bin::Add, T::S64, at_addr, dstep);
-                Addr::reg(at_addr, 0)
-            }
-        };
+        let addrs: Vec<Addr> = at_addr
+            .iter_mut()
+            .map(|a| match (j, ps.unit.1) {
+                (0, _) => Addr::reg(*a, 0),
+                (_, true) => Addr::reg(*a, j as i64 * osize),
+                (_, false) => {
+                    *a = k.bin(Bin::Add, T::S64, *a, dstep);
+                    Addr::reg(*a, 0)
+                }
+            })
+            .collect();
         if j > 0 {
             at[axis] = k.bin(Bin::Add, T::S32, coord[axis], Src::I(j as i64));
             let past = k.setp(Cmp::Ge, T::S32, at[axis], ext[axis]);
             k.bra_if(past, false, skip);
         }
-        store(&mut k, ps, (addr, flags), at, (ext[1], ext[2]), r);
+        let vals: Vec<Reg> = chains.iter().map(|c| c[j]).collect();
+        store(&mut k, ps, (&addrs, flags), at, (ext[1], ext[2]), &vals);
         k.place(skip);
     }
     close_row_loop(&mut k, (row, step), top, exit);
@@ -392,14 +435,11 @@ struct Folder<'a> {
 }
 
 impl Folder<'_> {
-    fn new<'a>(ps: &'a PassSpec<'a>) -> Folder<'a> {
+    fn new<'a>(ps: &'a PassSpec<'a>, op: crate::pir::Bin) -> Folder<'a> {
         Folder {
             ps,
             wt: work_type(ps.plan.elem),
-            op: match ps.plan.extreme {
-                Extreme::Min => crate::pir::Bin::Min,
-                Extreme::Max => crate::pir::Bin::Max,
-            },
+            op,
         }
     }
 
@@ -487,13 +527,14 @@ impl Folder<'_> {
 fn window_extremes(
     k: &mut Func,
     ps: &PassSpec<'_>,
+    op: crate::pir::Bin,
     (src, ss): (Reg, &[Reg; 3]),
     coord: [Reg; 3],
     ext: [Reg; 3],
 ) -> Vec<Reg> {
     use crate::pir::Bin;
     let dt = ps.plan.elem;
-    let fo = Folder::new(ps);
+    let fo = Folder::new(ps, op);
     let wt = fo.wt;
     let esize = dt.itemsize() as i64;
     let Pass { axis, lo, hi } = ps.pass;
@@ -596,7 +637,7 @@ fn window_extremes(
     k.place(boundary);
     for (j, &r) in results.iter().enumerate() {
         let none = wt.is_float().then_some(Src::I(0));
-        let run = fo.running(k, identity(dt, ps.plan.extreme), none);
+        let run = fo.running(k, identity(dt, op), none);
         let cj = k.bin(Bin::Add, T::S32, c, Src::I(j as i64));
         counted(k, T::S32, (lo, hi), |k, t| {
             let at = k.bin(Bin::Add, T::S32, cj, t);
@@ -679,22 +720,38 @@ fn counted(k: &mut Func, t: T, (lo, hi): (i64, i64), mut body: impl FnMut(&mut F
 fn store(
     k: &mut Func,
     ps: &PassSpec<'_>,
-    (addr, flags): (Addr, Reg),
+    (addrs, flags): (&[Addr], Reg),
     coord: [Reg; 3],
     (h, w): (Reg, Reg),
-    v: Reg,
+    vals: &[Reg],
 ) {
     use crate::pir::Bin;
     let dt = ps.plan.elem;
     match ps.last {
-        None => k.st(Space::Global, elem::ptx_type(dt), addr, v),
+        None => {
+            for (a, &v) in addrs.iter().zip(vals) {
+                k.st(Space::Global, elem::ptx_type(dt), a.clone(), v);
+            }
+        }
         Some((out, layout)) => {
-            let d = elem::to_f64(k, dt, v);
-            elem::store(k, out, addr, d);
+            // One extreme, or a range's maximum minus its minimum, in double.
+            let d = match vals {
+                [v] => elem::to_f64(k, dt, *v),
+                [lo, hi] => {
+                    let (lo, hi) = (elem::to_f64(k, dt, *lo), elem::to_f64(k, dt, *hi));
+                    k.bin(Bin::Sub, T::F64, hi, lo)
+                }
+                _ => unreachable!("one or two chains"),
+            };
+            elem::store(k, out, addrs[0].clone(), d);
             if let Some(l) = layout {
                 let skip = k.new_label();
                 let wt = work_type(dt);
-                let num = k.setp(Cmp::Num, wt, v, v);
+                // The chains' values are NaN exactly where the window held a marked value.
+                let mut num = k.setp(Cmp::Num, wt, vals[0], vals[0]);
+                for &v in &vals[1..] {
+                    num = k.setp_comb(Cmp::Num, wt, v, v, BoolOp::And, num, false);
+                }
                 k.bra_if(num, false, skip);
                 // Rows counted over the leading axes, as the general kernel counts them.
                 let row = k.fma(T::U32, coord[0], h, coord[1]);
@@ -771,7 +828,8 @@ mod tests {
         );
         assert!(p.patch);
         assert!(plan(Some(RankStat::Median), &spec, 1).is_none());
-        assert!(plan(Some(RankStat::Range), &spec, 1).is_none());
+        let range = plan(Some(RankStat::Range), &spec, 1).expect("a box range");
+        assert_eq!(range.extreme.chain_count(), 2);
         assert!(plan(None, &spec, 1).is_none());
         let mut cross = spec.clone();
         cross.mask[0] = false;
