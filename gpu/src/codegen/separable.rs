@@ -114,6 +114,20 @@ impl PatchLayout {
     /// kernel's threads leave at once on an image without NaN or `-0.0`.
     pub const HEADER: usize = 8;
 
+    /// The address of the flag of the thread position whose first row is `row` (counted over
+    /// the leading axes) and whose column group is `xg`, on rows of `w` columns. In 64 bits: an
+    /// image may have more positions than 2^32.
+    pub fn flag_address(&self, k: &mut Func, flags: Reg, (row, w): (Reg, Reg), xg: Reg) -> Reg {
+        use crate::pir::Bin;
+        let group = k.bin(Bin::Div, T::U32, row, Src::I(self.rows as i64));
+        let cols = k.bin(Bin::Add, T::U32, w, Src::I(self.outputs as i64 - 1));
+        let cols = k.bin(Bin::Div, T::U32, cols, Src::I(self.outputs as i64));
+        let wide = |k: &mut Func, r: Reg| k.cvt(None, T::U64, T::U32, r);
+        let (group, cols, xg) = (wide(k, group), wide(k, cols), wide(k, xg));
+        let i = k.fma(T::U64, group, cols, xg);
+        k.bin(Bin::Add, T::U64, flags, i)
+    }
+
     /// Bytes of flags for an image of `shape` (three axes): the header, then one per thread
     /// position of the general kernel, row groups by column groups.
     pub fn flags(&self, shape: [usize; 3]) -> usize {
@@ -346,7 +360,8 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     // The extents in thread positions: the pass's axis counted in groups of `v`.
     let mut groups = ext;
     if v > 1 {
-        let up = k.bin(Bin::Add, T::S32, ext[axis], Src::I(v - 1));
+        // Unsigned: an axis may be 2^31 - 1 long.
+        let up = k.bin(Bin::Add, T::U32, ext[axis], Src::I(v - 1));
         groups[axis] = k.bin(Bin::Div, T::U32, up, Src::I(v));
     }
     let exit = k.new_label();
@@ -755,13 +770,8 @@ fn store(
                 k.bra_if(num, false, skip);
                 // Rows counted over the leading axes, as the general kernel counts them.
                 let row = k.fma(T::U32, coord[0], h, coord[1]);
-                let group = k.bin(Bin::Div, T::U32, row, Src::I(l.rows as i64));
-                let cols = k.bin(Bin::Add, T::S32, w, Src::I(l.outputs as i64 - 1));
-                let cols = k.bin(Bin::Div, T::U32, cols, Src::I(l.outputs as i64));
                 let col = k.bin(Bin::Div, T::U32, coord[2], Src::I(l.outputs as i64));
-                let i = k.fma(T::U32, group, cols, col);
-                let i = k.cvt(None, T::U64, T::U32, i);
-                let a = k.bin(Bin::Add, T::U64, flags, i);
+                let a = l.flag_address(k, flags, (row, w), col);
                 k.st(
                     Space::Global,
                     T::U8,
@@ -804,6 +814,47 @@ mod tests {
         assert!(holds_exactly(Dtype::U64, 1.8446744073709552e19));
         assert!(!holds_exactly(Dtype::U64, 3.6893488147419103e19));
         assert!(!holds_exactly(Dtype::I64, -1.8446744073709552e19));
+    }
+
+    #[test]
+    fn flag_addresses_do_not_wrap_at_32_bits() {
+        // 70,000 row groups of 2^31 - 1 columns: past 2^32 positions.
+        use crate::pir::emu::Emu;
+        let mut m = Module::new((7, 8), 90);
+        let param = |n: &str, t| Param { name: n.into(), t };
+        let mut k = Func::new_entry(
+            "probe",
+            vec![
+                param("out", T::U64),
+                param("row", T::U32),
+                param("w", T::U32),
+                param("xg", T::U32),
+            ],
+        );
+        let p = |k: &mut Func, n: &str, t: T| k.ld(Space::Param, t, Addr::sym(n, 0));
+        let (out, row, w, xg) = (
+            p(&mut k, "out", T::U64),
+            p(&mut k, "row", T::U32),
+            p(&mut k, "w", T::U32),
+            p(&mut k, "xg", T::U32),
+        );
+        let layout = PatchLayout {
+            rows: 3,
+            outputs: 4,
+        };
+        let zero = k.mov(T::U64, Src::I(0));
+        let a = layout.flag_address(&mut k, zero, (row, w), xg);
+        k.st(Space::Global, T::U64, Addr::reg(out, 0), a);
+        k.push(crate::pir::Ins::Exit);
+        m.funcs.push(k);
+        let mut emu = Emu::new(&m);
+        let at = emu.alloc(8);
+        let (rows, w, xg) = (3 * 70_000u64, (1u64 << 31) - 1, 5u64);
+        emu.launch("probe", (1, 1), (1, 1), &[at, rows, w, xg])
+            .unwrap();
+        let got = u64::from_le_bytes(emu.read(at, 8).try_into().unwrap());
+        assert_eq!(got, 70_000 * w.div_ceil(4) + xg);
+        assert!(got > u32::MAX as u64);
     }
 
     #[test]

@@ -663,12 +663,11 @@ fn build_main(
     let next_row = k.new_label();
     if let Some(flags) = flags {
         // Only the thread positions the separable passes flagged compute (see `separable`).
-        let group = k.bin(Bin::Div, T::U32, row, Src::I(nr));
-        let cols = k.bin(Bin::Add, T::S32, a.w, Src::I(v - 1));
-        let cols = k.bin(Bin::Div, T::U32, cols, Src::I(v));
-        let i = k.fma(T::U32, group, cols, xg);
-        let i = k.cvt(None, T::U64, T::U32, i);
-        let at = k.bin(Bin::Add, T::U64, flags, i);
+        let layout = PatchLayout {
+            rows: nrows,
+            outputs,
+        };
+        let at = layout.flag_address(&mut k, flags, (row, a.w), xg);
         let flag = k.ld(
             Space::Global,
             T::U8,
