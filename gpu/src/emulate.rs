@@ -107,18 +107,19 @@ fn run_passes(
     let g = Geometry::new(input_desc, output_desc)?;
     let mut emu = Emu::new(&p.module);
     emu.step_limit = 2_000_000_000;
-    let mut zeroed = |bytes: usize| {
+    let mut filled = |bytes: usize, byte: u8| {
         let at = emu.alloc(bytes as u64);
-        emu.write(at, &vec![0; bytes]);
+        emu.write(at, &vec![byte; bytes]);
         at
     };
     let out_len = output_desc.len() * output_desc.dtype.itemsize();
     let need = p.scratch(&g);
-    let (inp, out) = (zeroed(input.len()), zeroed(out_len));
-    let arrays: Vec<u64> = (0..need.arrays).map(|_| zeroed(need.array)).collect();
+    // The output poisoned, so that an element the passes fail to write shows.
+    let (inp, out) = (filled(input.len(), 0), filled(out_len, 0xA5));
+    let arrays: Vec<u64> = (0..need.arrays).map(|_| filled(need.array, 0)).collect();
     let flags = match need.flags {
         0 => 0,
-        n => zeroed(n),
+        n => filled(n, 0),
     };
     let bufs = p.buffers((inp, out), &arrays, flags);
     emu.write(bufs.input, input);

@@ -748,17 +748,19 @@ impl<'a> OnDevice<'a> {
         let gpu = self.gpu;
         let need = p.scratch(g);
         // SAFETY: every use of these buffers is queued on `stream` below, before they drop.
-        let alloc = |bytes: usize| unsafe { gpu.alloc_on(bytes, stream) };
+        // Where the scratch cannot be had (no memory pools, or not enough memory for it), the
+        // general kernel, which needs none, runs instead.
+        let alloc = |bytes: usize| unsafe { gpu.alloc_on(bytes, stream) }.ok().flatten();
         let mut arrays = Vec::new();
         for _ in 0..need.arrays {
-            match alloc(need.array)? {
+            match alloc(need.array) {
                 Some(b) => arrays.push(b),
                 None => return Ok(false),
             }
         }
         let flags = match need.flags {
             0 => None,
-            n => match alloc(n)? {
+            n => match alloc(n) {
                 // SAFETY: our own buffer, on its stream.
                 Some(f) => unsafe { gpu.memset(f.ptr(), 0, n, stream).map(|_| Some(f))? },
                 None => return Ok(false),

@@ -99,6 +99,12 @@ impl PVal {
     }
 }
 
+/// The most rows (over the leading axes) or columns a kernel takes. The kernels compute
+/// coordinates in 32 bits: a coordinate plus a window's reach (at most
+/// [`crate::codegen::MAX_REACH`]), twice an axis's length (the reflect and mirror mappings), and a
+/// row plus a grid's row step must all stay below 2^31.
+pub const MAX_AXIS: usize = 1 << 30;
+
 /// The image as three axes `(D, H, W)`, with element strides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -109,7 +115,8 @@ pub struct Geometry {
 
 impl Geometry {
     /// The arrays as the kernels index them; their shapes are equal (the driver checks it).
-    /// Errors for what the GPU cannot address: more than 3 axes, more than 2^31 rows or columns.
+    /// Errors for what the GPU cannot address: more than 3 axes, more than [`MAX_AXIS`] rows or
+    /// columns.
     pub fn new(input: &ArrayDesc, output: &ArrayDesc) -> Result<Geometry> {
         debug_assert_eq!(input.shape, output.shape);
         let r = input.shape.len();
@@ -129,11 +136,12 @@ impl Geometry {
             g.in_strides[3 - r + a] = is[a];
             g.out_strides[3 - r + a] = os[a];
         }
-        if g.shape.iter().any(|&n| n > i32::MAX as usize)
-            || (g.shape[0] as u64 * g.shape[1] as u64) > i32::MAX as u64
+        if g.shape.iter().any(|&n| n > MAX_AXIS)
+            || (g.shape[0] as u64 * g.shape[1] as u64) > MAX_AXIS as u64
         {
             return Err(GpuError::Unsupported(
-                "images with more than 2^31 rows or columns".into(),
+                "images with more than 2^30 rows or columns (the kernels' coordinates are 32-bit)"
+                    .into(),
             ));
         }
         if g.shape.iter().product::<usize>() as u64 >= 1u64 << (64 - SITE_BITS) {
@@ -247,5 +255,30 @@ pub fn failure(
     GpuError::FilterGpuOnly {
         pixel: coords,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_past_what_32_bit_coordinates_hold_are_refused() {
+        let g = |shape: &[usize]| {
+            let d = ArrayDesc::contiguous(Dtype::U8, shape);
+            Geometry::new(&d, &d)
+        };
+        assert!(g(&[MAX_AXIS]).is_ok());
+        assert!(g(&[2, MAX_AXIS / 2]).is_ok());
+        for shape in [
+            &[MAX_AXIS + 1][..],
+            &[2, MAX_AXIS / 2 + 1, 1],
+            &[MAX_AXIS + 1, 1],
+        ] {
+            match g(shape) {
+                Err(GpuError::Unsupported(m)) => assert!(m.contains("2^30"), "{m}"),
+                other => panic!("{shape:?}: {:?}", other.map(|g| g.shape)),
+            }
+        }
     }
 }

@@ -39,6 +39,10 @@ pub struct Gpu {
 /// Scratch buffers kept per device.
 const SCRATCH: usize = 8;
 
+/// Bytes of freed stream-ordered scratch the device's pool keeps across synchronisations (the
+/// rest goes back to the system): the scratch of a float32 image of 8192² is 256 MiB per array.
+const POOL_KEEP: u64 = 1 << 30;
+
 static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
 
 impl Gpu {
@@ -88,9 +92,10 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         if ctx.has_async_alloc() {
             // Stream-ordered scratch (`Gpu::alloc_on`) is freed back to the device's pool, which
-            // by default returns it to the system at every synchronisation: keep it instead, so
-            // that the next call's scratch costs no new mapping.
-            let mut keep = u64::MAX;
+            // by default returns it to the system at every synchronisation: keep up to
+            // `POOL_KEEP` of it, so that the next call's scratch costs no new mapping, without
+            // holding more from other allocators (CuPy's, the legacy `cuMemAlloc`).
+            let mut keep = POOL_KEEP;
             // SAFETY: the context's own device; the attribute takes a u64.
             let _ = unsafe {
                 result::device::get_default_mem_pool(ctx.cu_device()).and_then(|pool| {

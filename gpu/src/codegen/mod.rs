@@ -199,6 +199,13 @@ impl KernelSpec {
         if self.filter_size() == 0 {
             return Err(GpuError::Invalid("no footprint elements".into()));
         }
+        let reach = |a: usize| self.shape[a] + self.origin[a].unsigned_abs();
+        if (0..r).any(|a| reach(a) > MAX_REACH) {
+            return Err(GpuError::Unsupported(
+                "footprints (with their origins) longer than 2^24 along an axis (the kernels' coordinates are 32-bit)"
+                    .into(),
+            ));
+        }
         Ok(())
     }
 
@@ -304,6 +311,10 @@ pub struct Kernel {
     pub can_fail: bool,
 }
 
+/// The longest footprint (plus its origin) along an axis that the kernels take: see
+/// [`crate::plan::MAX_AXIS`].
+pub const MAX_REACH: usize = 1 << 24;
+
 pub const ENTRY: &str = "ndjit_stencil";
 pub const REPLAY_ENTRY: &str = "ndjit_replay";
 
@@ -347,4 +358,20 @@ pub fn generate(
     };
     let func = ir::substitute(func.clone(), known);
     stencil::generate(&func, &bound, spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footprints_past_what_32_bit_coordinates_hold_are_refused() {
+        let mut spec = KernelSpec::boxed(1, 3);
+        assert!(spec.validate().is_ok());
+        spec.origin = vec![-(MAX_REACH as isize)];
+        match spec.validate() {
+            Err(GpuError::Unsupported(m)) => assert!(m.contains("2^24"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
