@@ -33,6 +33,18 @@ fn forced(on: bool) -> Tuning {
     }
 }
 
+/// Every mode scipy takes.
+const MODES: [Mode; 8] = [
+    Mode::Reflect,
+    Mode::Mirror,
+    Mode::Nearest,
+    Mode::Wrap,
+    Mode::Constant,
+    Mode::GridWrap,
+    Mode::GridMirror,
+    Mode::GridConstant,
+];
+
 /// Outputs per thread along each pass's axis that the checks run with: one, a few (leaving
 /// remainders at the ends of the axes), and the automatic choice.
 const OUTPUTS: [u32; 3] = [1, 3, 0];
@@ -144,19 +156,9 @@ fn every_dtype_in_and_out() {
 #[test]
 fn every_mode_with_origins_and_even_sizes() {
     let shape = [5, 9];
-    let modes = [
-        Mode::Reflect,
-        Mode::Mirror,
-        Mode::Nearest,
-        Mode::Wrap,
-        Mode::Constant,
-        Mode::GridWrap,
-        Mode::GridMirror,
-        Mode::GridConstant,
-    ];
     for (i, &dt) in [Dtype::F64, Dtype::I16, Dtype::U8].iter().enumerate() {
         let data = clean(45, dt, 10 + i as u64);
-        for mode in modes {
+        for mode in MODES {
             for (size, origin) in [
                 (vec![3, 3], vec![0, 0]),
                 (vec![2, 4], vec![0, -1]),
@@ -385,16 +387,6 @@ fn random_cases_agree() {
     // awkward values one in eight, and outputs per thread: a property check over what the
     // fixed cases above pick by hand.
     let mut r = Inputs::new(20261125);
-    let modes = [
-        Mode::Reflect,
-        Mode::Mirror,
-        Mode::Nearest,
-        Mode::Wrap,
-        Mode::Constant,
-        Mode::GridWrap,
-        Mode::GridMirror,
-        Mode::GridConstant,
-    ];
     let sources = ["np.min(x)", "max(x)", "max(x) - min(x)"];
     for case in 0..300 {
         let rank = 1 + (r.next() % 3) as usize;
@@ -421,7 +413,7 @@ fn random_cases_agree() {
             }
         }
         let opts = Options {
-            mode: modes[(r.next() % modes.len() as u64) as usize],
+            mode: MODES[(r.next() % MODES.len() as u64) as usize],
             cval: (r.next() % 2) as f64,
             origin,
             ..boxed(&size)
