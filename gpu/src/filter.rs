@@ -772,8 +772,7 @@ impl<'a> OnDevice<'a> {
             &ptrs,
             flags.as_ref().map_or(0, |f| f.ptr()),
         );
-        let entries = p.entries();
-        let names: Vec<&str> = entries.iter().map(String::as_str).collect();
+        let names: Vec<&str> = p.entries.iter().map(String::as_str).collect();
         let module = p.code.module(gpu, &p.module, &names)?;
         for step in p.steps(g, &bufs) {
             let f = module.function(&step.entry);

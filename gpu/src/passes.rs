@@ -25,9 +25,13 @@ pub(crate) struct Passes {
     pub plan: SeparablePlan,
     /// The passes, and the patch kernel as [`PATCH_ENTRY`]: one module, loaded once.
     pub module: Module,
+    /// The kernels of `module`.
+    pub entries: Vec<String>,
     pub code: Code,
-    /// The general kernel with [`KernelSpec::patch`] set, for plans that patch.
+    /// The general kernel with [`KernelSpec::patch`] set, for plans that patch, and where its
+    /// thread positions' flags lie.
     pub patch: Option<Arc<Ready>>,
+    layout: Option<PatchLayout>,
 }
 
 /// Device addresses of a run's arrays and of its scratch (0 where a plan needs none).
@@ -60,35 +64,23 @@ pub(crate) struct Step {
 
 impl Passes {
     pub fn new(plan: SeparablePlan, spec: &KernelSpec, patch: Option<Arc<Ready>>) -> Passes {
-        let layout = patch.as_ref().map(|r| PatchLayout {
-            rows: r.kernel.rows_per_thread,
-            outputs: r.kernel.outputs_per_thread,
-        });
+        let layout = patch.as_ref().map(|r| PatchLayout::of(&r.kernel));
         let mut module = separable::generate(&plan, spec, layout);
         if let Some(r) = &patch {
             module.merge(&r.kernel.module, |_| PATCH_ENTRY.into());
         }
+        let passes = (0..plan.passes.len()).map(separable::pass_entry);
+        let entries = passes
+            .chain(patch.iter().map(|_| PATCH_ENTRY.into()))
+            .collect();
         Passes {
             plan,
             module,
+            entries,
             code: Code::default(),
+            layout,
             patch,
         }
-    }
-
-    /// The kernels of [`Passes::module`].
-    pub fn entries(&self) -> Vec<String> {
-        let passes = (0..self.plan.passes.len()).map(separable::pass_entry);
-        passes
-            .chain(self.patch.iter().map(|_| PATCH_ENTRY.into()))
-            .collect()
-    }
-
-    fn layout(&self) -> Option<PatchLayout> {
-        self.patch.as_ref().map(|r| PatchLayout {
-            rows: r.kernel.rows_per_thread,
-            outputs: r.kernel.outputs_per_thread,
-        })
     }
 
     /// Arrays each chain alternates between: one or two.
@@ -113,7 +105,7 @@ impl Passes {
         Scratch {
             array: g.pixels() * self.plan.elem.itemsize(),
             arrays: self.per_chain() * self.plan.extreme.chain_count(),
-            flags: self.layout().map_or(0, |l| l.flags(g.shape)),
+            flags: self.layout.map_or(0, |l| l.flags(g.shape)),
         }
     }
 

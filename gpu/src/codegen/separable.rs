@@ -110,6 +110,14 @@ pub struct PatchLayout {
 }
 
 impl PatchLayout {
+    /// The thread positions of the general kernel `k`.
+    pub fn of(k: &super::Kernel) -> PatchLayout {
+        PatchLayout {
+            rows: k.rows_per_thread,
+            outputs: k.outputs_per_thread,
+        }
+    }
+
     /// Bytes before the flags: a word set when any position is flagged, so that the patch
     /// kernel's threads leave at once on an image without NaN or `-0.0`.
     pub const HEADER: usize = 8;
