@@ -19,12 +19,17 @@ over ``--calls`` calls of:
   first, so that everything ndjit queues (error-record reset, the stencil kernel, the 8-byte
   error-key copy) is queued before the GPU gets to it: the events then time the GPU work alone,
   not the host's preparation.
-The host time beyond the kernel is end to end minus GPU time. Prints "not installed" and exits 0
+The host time beyond the kernel is end to end minus GPU time. ``cupyx.scipy.ndimage``'s own
+``minimum_filter`` and ``median_filter`` are timed the same way, as the anchor a CuPy user has.
+``--split`` also times the Rust part of each call alone (``_core.cuda_filter_device``) and prints
+the Python functions with the most time of their own (cProfile). Prints "not installed" and exits 0
 without CuPy, and "no CUDA device" without a GPU.
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import statistics
 import sys
 import time
@@ -56,17 +61,17 @@ extern "C" __global__ void spin(long long cycles) {
 }""", "spin")
 
 
-def measure(f, kwargs, a, out, calls):
-    """(GPU ms, end-to-end ms, call ms) medians. ndjit launches on the stream named by the
-    input's ``__cuda_array_interface__``, i.e. CuPy's current stream, where the events are
-    recorded."""
+def measure(call_once, calls):
+    """(GPU ms, end-to-end ms, call ms, back-to-back ms) medians. ndjit launches on the stream
+    named by the input's ``__cuda_array_interface__``, i.e. CuPy's current stream, where the
+    events are recorded."""
     stream = cupy.cuda.get_current_stream()
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     gpu, wall, call = [], [], []
     for _ in range(calls):
         stream.synchronize()
         t0 = time.perf_counter()
-        ndjit.generic_filter(a, f, output=out, target="cuda", **kwargs)
+        call_once()
         t1 = time.perf_counter()
         stream.synchronize()
         wall.append((time.perf_counter() - t0) * 1e3)
@@ -74,23 +79,61 @@ def measure(f, kwargs, a, out, calls):
         # About 10 ms of spinning at 2 GHz: far more than the host needs to queue the call.
         SPIN((1,), (1,), (np.int64(20_000_000),))  # on the current stream
         start.record(stream)
-        ndjit.generic_filter(a, f, output=out, target="cuda", **kwargs)
+        call_once()
         stop.record(stream)
         stop.synchronize()
         gpu.append(cupy.cuda.get_elapsed_time(start, stop))
     stream.synchronize()
     t0 = time.perf_counter()
     for _ in range(calls):
-        ndjit.generic_filter(a, f, output=out, target="cuda", **kwargs)
+        call_once()
     stream.synchronize()
     in_a_row = (time.perf_counter() - t0) * 1e3 / calls
     return statistics.median(gpu), statistics.median(wall), statistics.median(call), in_a_row
+
+
+def split(call_once, calls):
+    """The Rust part of a call alone (``_core.cuda_filter_device``, timed from Python around it)
+    and the Python functions with the most time of their own over ``calls`` calls."""
+    from ndjit import _cuda
+    core, rust = _cuda._core, []
+
+    class Timed:
+        def __getattr__(self, name):
+            return getattr(core, name)
+
+        def cuda_filter_device(self, *args):
+            t0 = time.perf_counter_ns()
+            try:
+                return core.cuda_filter_device(*args)
+            finally:
+                rust.append((time.perf_counter_ns() - t0) / 1e3)
+
+    stream = cupy.cuda.get_current_stream()
+    _cuda._core = Timed()
+    try:
+        for _ in range(calls):
+            stream.synchronize()
+            call_once()
+        profile = cProfile.Profile()
+        for _ in range(calls):
+            stream.synchronize()
+            profile.enable()
+            call_once()
+            profile.disable()
+    finally:
+        _cuda._core = core
+    print(f"    Rust part (_core.cuda_filter_device): median {statistics.median(rust[:calls]):.1f} us, "
+          f"min {min(rust[:calls]):.1f} us")
+    pstats.Stats(profile).sort_stats("tottime").print_stats(12)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=8192)
     p.add_argument("--calls", type=int, default=50)
+    p.add_argument("--split", action="store_true",
+                   help="also time the Rust part of a call and profile the Python part")
     args = p.parse_args()
     if not ndjit.cuda.is_available():
         print(f"no CUDA device: {ndjit._core.cuda_unavailable_reason()}")
@@ -101,16 +144,35 @@ def main():
     rng = np.random.default_rng(0)
     a = cupy.asarray(rng.normal(size=(n, n)))
     out = cupy.empty_like(a)
-    print(f"{'case':<22} {'GPU ms':>10} {'end to end ms':>14} {'host us beyond':>15} {'call us':>9} "
+    print(f"{'case':<26} {'GPU ms':>10} {'end to end ms':>14} {'host us beyond':>15} {'call us':>9} "
           f"{'back to back ms':>16} {'beyond us':>10}")
+    row = "{:<26} {:>10.3f} {:>14.3f} {:>15.1f} {:>9.1f} {:>16.3f} {:>10.1f}"
     for name, fn, kwargs in CASES:
         f = ndjit.jit_filter(fn)
+        call = lambda: ndjit.generic_filter(a, f, output=out, target="cuda", **kwargs)
         for _ in range(3):  # kernel generation, module load, first launches
-            ndjit.generic_filter(a, f, output=out, target="cuda", **kwargs)
+            call()
         cupy.cuda.Device().synchronize()
-        kernel, wall, call, row = measure(f, kwargs, a, out, args.calls)
-        print(f"{name:<22} {kernel:>10.3f} {wall:>14.3f} {(wall - kernel) * 1e3:>15.1f} {call * 1e3:>9.1f} "
-              f"{row:>16.3f} {(row - kernel) * 1e3:>10.1f}")
+        kernel, wall, alone, in_a_row = measure(call, args.calls)
+        print(row.format(name, kernel, wall, (wall - kernel) * 1e3, alone * 1e3, in_a_row,
+                         (in_a_row - kernel) * 1e3))
+        if args.split:
+            split(call, args.calls)
+    try:
+        import cupyx.scipy.ndimage as cndi
+    except ImportError:
+        print("cupyx.scipy.ndimage: not installed")
+    else:
+        cross = cupy.asarray(CASES[0][2]["footprint"])
+        anchors = [("cupyx minimum_filter cross", lambda: cndi.minimum_filter(a, footprint=cross, output=out)),
+                   ("cupyx median_filter 5x5", lambda: cndi.median_filter(a, size=5, output=out))]
+        for name, call in anchors:
+            for _ in range(3):
+                call()
+            cupy.cuda.Device().synchronize()
+            kernel, wall, alone, in_a_row = measure(call, args.calls)
+            print(row.format(name, kernel, wall, (wall - kernel) * 1e3, alone * 1e3, in_a_row,
+                             (in_a_row - kernel) * 1e3))
     # The result is scipy's (a crop, so that the CPU check stays quick).
     crop = a[:256, :256]
     got = ndjit.generic_filter(crop, CASES[1][1], size=5, target="cuda")

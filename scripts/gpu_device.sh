@@ -11,7 +11,8 @@
 # `run` writes logs to $OUT (the device tool's output folder) and prints the summaries last.
 # Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api,passes and
 # NDJIT_SKIP=device,python,dask,bench,percall,window,cupy; the window benchmark's filters with
-# NDJIT_WINDOW_FILTERS=min,max,min+nan,range,median,mean,nanmean.
+# NDJIT_WINDOW_FILTERS=min,max,min+nan,range,median,mean,nanmean; benches/percall_gpu.py's options with
+# NDJIT_PERCALL_ARGS (e.g. "--split").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -85,7 +86,7 @@ run)
     case ",${NDJIT_SKIP:-}," in *,percall,*) ;; *)
         # Host time per target="cuda" call beyond the GPU work (issue 13: at most 30 µs).
         PYTHONPATH=/tmp/ndjit-site timeout "${NDJIT_PERCALL_TIMEOUT:-200}" python3 benches/percall_gpu.py \
-            2>&1 | tee "$out/percall.log" || status=$? ;;
+            ${NDJIT_PERCALL_ARGS:-} 2>&1 | tee "$out/percall.log" || status=$? ;;
     esac
     case ",${NDJIT_SKIP:-}," in *,window,*) ;; *)
         # Time against the window size, k = 3..31, beside cupyx (issue 18; the wheel from the

@@ -3,7 +3,9 @@
 //! and the first-call latency (compile + codegen + module load + run on 1024²).
 //!
 //! `cargo bench -p ndjit-gpu --bench gpu_stencil` (set `CUDA_CACHE_DISABLE=1` so that the driver
-//! compiles the PTX on the first call instead of reading its disk cache).
+//! compiles the PTX on the first call instead of reading its disk cache). `NDJIT_BENCH_ONLY=host`
+//! runs only the host time per call (issue 13): what Rust spends queueing one call, split into
+//! the pointer checks, the bare launch and the driver's resolution around it.
 
 use ndjit_gpu::codegen::body::NetworkStyle;
 use ndjit_gpu::{ArrayDesc, Dtype, Footprint, Gpu, GpuFilter, KernelSpec, Mode, Options, Tuning};
@@ -65,6 +67,61 @@ fn bufs(gpu: &Arc<Gpu>, n: usize, dt: Dtype, seed: u64) -> Bufs {
     }
 }
 
+/// Median µs of `calls` calls of `f`, the device idle before each (so a call never waits for a
+/// full launch queue): the host's time to queue it.
+fn host_us(gpu: &Gpu, calls: usize, mut f: impl FnMut()) -> f64 {
+    let mut ts = Vec::with_capacity(calls);
+    for _ in 0..calls + 10 {
+        gpu.synchronize_own().unwrap();
+        let t0 = Instant::now();
+        f();
+        ts.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    median(ts.split_off(10))
+}
+
+/// The host time of one queued call of `min` over the 3×3 cross and the 5×5 median (float64,
+/// `n`², on the device's own stream given as the caller's, so that a call that cannot fail
+/// returns once queued), beside its parts: the two pointer checks the Python entry makes, and
+/// the bare launch of the prepared kernel.
+fn host_times(gpu: &Arc<Gpu>, n: usize, b: &Bufs) {
+    let calls = 500;
+    let desc = ArrayDesc::contiguous(Dtype::F64, &[n, n]);
+    let (input, output) = (b.input.ptr(), b.output.ptr());
+    let checks = host_us(gpu, calls, || {
+        let a = Gpu::pointer_device(input).unwrap();
+        let b = Gpu::pointer_device(output).unwrap();
+        assert_eq!(a, b);
+    });
+    println!("host µs per call (medians of {calls}): pointer checks (2) {checks:.1}");
+    for (name, src, fp) in [
+        ("min, cross f64", "np.min(x)", Footprint::cross(2, 1)),
+        ("median, 5x5 f64", "np.median(x)", Footprint::from_size(&[5, 5])),
+    ] {
+        let f = GpuFilter::compile(src, &ndjit::Bindings::new()).unwrap();
+        let opts = Options::new(fp).mode(Mode::Reflect);
+        let p = f
+            .prepare(gpu, &desc, &desc, &opts, &Tuning::default())
+            .unwrap();
+        let stream = gpu.cu_stream();
+        // SAFETY (both): our buffers, described by `desc`; the kernel cannot fail, so the error
+        // pointer is never written.
+        let bare = host_us(gpu, calls, || unsafe {
+            p.launch(gpu, input, output, 0, stream).unwrap()
+        });
+        let full = host_us(gpu, calls, || unsafe {
+            f.launch(gpu, input, &desc, output, &desc, &opts, Some(stream))
+                .unwrap()
+                .finish()
+                .unwrap()
+        });
+        println!(
+            "  {name}: bare launch {bare:.1}, whole call (resolve + launch) {full:.1}, resolution {:.1}",
+            full - bare
+        );
+    }
+}
+
 fn main() {
     // `cargo test --benches` passes `--bench`-less flags; a bare run or `--bench` runs everything.
     let gpu = match Gpu::get(0) {
@@ -84,6 +141,10 @@ fn main() {
         gpu.name()
     );
     let f64b = bufs(&gpu, n, Dtype::F64, 7);
+    host_times(&gpu, n, &f64b);
+    if std::env::var("NDJIT_BENCH_ONLY").is_ok_and(|v| v == "host") {
+        return;
+    }
     let f32b = bufs(&gpu, n, Dtype::F32, 9);
     let copy = |b: &Bufs, dt: Dtype| {
         let bytes = n * n * dt.itemsize();

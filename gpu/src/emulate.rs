@@ -2,7 +2,7 @@
 //! debugging without a GPU. Slow (an interpreter), but it executes the very module that would be
 //! loaded on the device.
 
-use crate::codegen::{Kernel, Target, Tuning, ENTRY, REPLAY_ENTRY};
+use crate::codegen::{Kernel, KernelSpec, Target, Tuning, ENTRY, REPLAY_ENTRY};
 use crate::error::{GpuError, Result};
 use crate::filter::{check_overlap, gather_bytes, scatter_bytes, GpuFilter};
 use crate::passes::Passes;
@@ -173,11 +173,11 @@ impl Executor for Emulator<'_> {
         Geometry::new(&ci, &co)?;
         // SAFETY: the caller's contract.
         let input = unsafe { gather_bytes(run.input.ptr, &in_desc) };
-        let passes = self.filter.passes(run, true, self.target, &self.tuning)?;
-        let done = match passes {
+        let spec = KernelSpec::resolved(run, true, self.target, &self.tuning);
+        let done = match self.filter.passes(&spec, &self.tuning)? {
             Some(p) => run_passes(&p, &input, (&ci, &co))?,
             None => {
-                let ready = self.filter.resolve(run, true, self.target, &self.tuning)?;
+                let ready = self.filter.ready(&spec)?;
                 run_ranked(&ready.kernel, run.filter, &input, (&ci, &co), 0, run.rank)?
             }
         };

@@ -318,7 +318,7 @@ impl GpuFilter {
     }
 
     /// The kernel for `spec`, with its PTX and modules (generated once, kept in an LRU).
-    fn ready(&self, spec: &KernelSpec) -> Result<Arc<Ready>> {
+    pub(crate) fn ready(&self, spec: &KernelSpec) -> Result<Arc<Ready>> {
         let cache = || self.kernels.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(k) = cache().get(spec) {
             return Ok(k);
@@ -337,41 +337,26 @@ impl GpuFilter {
         Ok(k)
     }
 
-    /// The spec of a run the driver resolved, and its kernel.
-    pub(crate) fn resolve(
-        &self,
-        run: &Resolved<'_>,
-        contiguous: bool,
-        target: Target,
-        tuning: &Tuning,
-    ) -> Result<Arc<Ready>> {
-        let spec = KernelSpec::resolved(run, contiguous, target, tuning);
-        self.ready(&spec)
-    }
-
-    /// The separable plan of a run the driver resolved, where `tuning` chooses it and the proof
-    /// holds (see [`codegen::separable`]); `None` runs the general kernel.
+    /// The separable plan of a run's kernel spec ([`KernelSpec::resolved`]), where `tuning`
+    /// chooses it and the proof holds (see [`codegen::separable`]); `None` runs the general
+    /// kernel, [`GpuFilter::ready`] for the same spec.
     pub(crate) fn passes(
         &self,
-        run: &Resolved<'_>,
-        contiguous: bool,
-        target: Target,
+        spec: &KernelSpec,
         tuning: &Tuning,
     ) -> Result<Option<Arc<Passes>>> {
-        let spec = KernelSpec::resolved(run, contiguous, target, tuning);
-        if !tuning.separable.unwrap_or_else(|| separable::chosen(&spec)) {
+        if !tuning.separable.unwrap_or_else(|| separable::chosen(spec)) {
             return Ok(None);
         }
         let outputs = match tuning.pass_outputs {
             0 => separable::AUTO_OUTPUTS,
             v => v,
         };
-        let key = (spec, outputs);
+        let key = (spec.clone(), outputs);
         let cache = || self.passes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = cache().get(&key) {
             return Ok(found);
         }
-        let spec = &key.0;
         let stat = driver::rank_stat(&self.filter, spec.filter_size());
         let found = match separable::plan(stat, spec, outputs) {
             None => None,
@@ -664,14 +649,11 @@ impl<'a> OnDevice<'a> {
         let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let g = Geometry::new(&in_desc, &out_desc)?;
         let (input, output) = (run.input.ptr as u64, run.output.ptr as u64);
-        let target = gpu.target();
-        let passes = self
-            .filter
-            .passes(run, g.contiguous(), target, &self.tuning)?;
+        let spec = KernelSpec::resolved(run, g.contiguous(), gpu.target(), &self.tuning);
         // SAFETY (both): the caller's pointers, valid for the resolved run.
-        let record = match passes {
+        let record = match self.filter.passes(&spec, &self.tuning)? {
             Some(p) if unsafe { self.launch_passes(&p, &g, (input, output), stream)? } => None,
-            _ => unsafe { self.launch_general(run, &g, (input, output), stream)? },
+            _ => unsafe { self.launch_general(&spec, &g, (input, output), stream)? },
         };
         Ok(Launched {
             gpu: gpu.clone(),
@@ -691,15 +673,13 @@ impl<'a> OnDevice<'a> {
     /// As [`GpuFilter::launch`].
     unsafe fn launch_general(
         &self,
-        run: &Resolved<'_>,
+        spec: &KernelSpec,
         g: &Geometry,
         (input, output): (u64, u64),
         stream: CUstream,
     ) -> Result<Option<Record>> {
         let gpu = self.gpu;
-        let ready = self
-            .filter
-            .resolve(run, g.contiguous(), gpu.target(), &self.tuning)?;
+        let ready = self.filter.ready(spec)?;
         let (module, kernel) = (ready.module(gpu)?, ready.kernel.clone());
         let block = plan::block(g, &kernel);
         let grid = plan::grid(g, &kernel, block);
@@ -870,15 +850,11 @@ impl Executor for Inspect<'_, '_> {
     }
 
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
-        let tuning = self.tuning;
-        let ptx = match self.filter.passes(run, true, self.target, &tuning)? {
+        let spec = KernelSpec::resolved(run, true, self.target, &self.tuning);
+        let ptx = match self.filter.passes(&spec, &self.tuning)? {
             // The passes and the patch kernel, one module.
             Some(p) => p.code.ptx(&p.module).to_string(),
-            None => self
-                .filter
-                .resolve(run, true, self.target, &tuning)?
-                .ptx()
-                .to_string(),
+            None => self.filter.ready(&spec)?.ptx().to_string(),
         };
         **self.ptx.borrow_mut() = ptx;
         Ok(())
@@ -904,10 +880,8 @@ impl Executor for Prepare<'_> {
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<()> {
         let (in_desc, out_desc) = ArrayDesc::of_run(run);
         let g = Geometry::new(&in_desc, &out_desc)?;
-        let target = self.gpu.target();
-        let ready = self
-            .filter
-            .resolve(run, g.contiguous(), target, &self.tuning)?;
+        let spec = KernelSpec::resolved(run, g.contiguous(), self.gpu.target(), &self.tuning);
+        let ready = self.filter.ready(&spec)?;
         let (module, kernel) = (ready.module(self.gpu)?, ready.kernel.clone());
         let block = plan::block(&g, &kernel);
         let grid = plan::grid(&g, &kernel, block);

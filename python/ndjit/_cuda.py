@@ -8,12 +8,13 @@ made the input.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from . import _core
-from ._filter import compiled_filter, located
+from ._errors import FilterRuntimeError
+from ._filter import compiled_filter, locate_error
 from ._scipy_args import footprint_and_origins
 
 __all__ = ["is_available", "device", "is_device_array"]
@@ -31,7 +32,15 @@ def device(ordinal: int = 0) -> dict:
 
 
 def is_device_array(a: Any) -> bool:
-    return hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray)
+    return interface(a) is not None
+
+
+def interface(a: Any) -> Optional[dict]:
+    """``a.__cuda_array_interface__``, or ``None`` for a NumPy array or an object without one. Read
+    once per call and passed on: CuPy builds the dictionary afresh on every read."""
+    if isinstance(a, np.ndarray):
+        return None
+    return getattr(a, "__cuda_array_interface__", None)
 
 
 @functools.lru_cache(maxsize=64)
@@ -41,26 +50,19 @@ def _device_dtype(typestr: str):
     return np.dtype(typestr)
 
 
-def _describe(a: Any, role: str):
-    """``((pointer, typestr, shape, byte strides), dtype, stream)`` from the array interface
-    (v2/v3); the typestr goes to the driver as the interface states it."""
-    cai = a.__cuda_array_interface__
+def _describe(cai: dict, role: str):
+    """``((pointer, typestr, shape, byte strides or None), dtype, stream)`` from an array interface
+    (v2/v3); the typestr goes to the driver as the interface states it, and strides ``None``
+    (C-contiguous) are worked out there."""
     dtype = _device_dtype(cai["typestr"])
     # scipy's first check; the driver refuses the other dtypes it does not take (float16 ...)
     # with scipy's errors when it reads the typestr.
     if dtype.kind == "c":
         raise TypeError("Complex type not supported")
-    shape = tuple(int(n) for n in cai["shape"])
-    strides = cai.get("strides")
-    if strides is None:  # C-contiguous
-        strides, step = [], dtype.itemsize
-        for n in reversed(shape):
-            strides.insert(0, step)
-            step *= max(n, 1)
     ptr, readonly = cai["data"]
     if role == "output" and readonly:
         raise ValueError("output array is read-only")
-    return (int(ptr), cai["typestr"], list(shape), [int(s) for s in strides]), dtype, cai.get("stream")
+    return (ptr, cai["typestr"], cai["shape"], cai.get("strides")), dtype, cai.get("stream")
 
 
 def _empty_like(a: Any, shape: tuple, dtype: np.dtype) -> Any:
@@ -80,20 +82,25 @@ def _empty_like(a: Any, shape: tuple, dtype: np.dtype) -> Any:
                     "(an array with __cuda_array_interface__)")
 
 
-def generic_filter_device(input, function, size, footprint, output, mode, cval, origin, extra_arguments,
+def generic_filter_device(input, cai, function, size, footprint, output, mode, cval, origin, extra_arguments,
                           extra_keywords, axes):
-    in_arg, in_dtype, stream = _describe(input, "input")
+    """``input`` filtered on its device; ``cai`` is its array interface (:func:`interface`)."""
+    in_arg, in_dtype, stream = _describe(cai, "input")
     shape = tuple(in_arg[2])
     footprint, origins = footprint_and_origins(len(shape), size, footprint, origin, axes, mode)
     if output is None or isinstance(output, (type, np.dtype, str)):
         output = _empty_like(input, shape, np.dtype(in_dtype if output is None else output))
-    elif not is_device_array(output):
+    out_cai = interface(output)
+    if out_cai is None:
         raise TypeError("output must be a device array (with __cuda_array_interface__) when the input is one")
-    out_arg, _, _ = _describe(output, "output")
+    out_arg, _, _ = _describe(out_cai, "output")
     if tuple(out_arg[2]) != shape:
         raise RuntimeError("output shape not correct")
     spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords)
-    with located(spec):
+    try:  # `located(spec)`, written out: its generator costs a microsecond on every call
         _core.cuda_filter_device(in_arg, out_arg, compiled, footprint, mode, float(cval), origins,
                                  None if stream is None else int(stream))
+    except FilterRuntimeError as e:
+        locate_error(e, spec)
+        raise
     return output

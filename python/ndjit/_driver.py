@@ -44,8 +44,9 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     if target == "cuda":
         if workers is not None:
             raise TypeError("workers applies to target='cpu' only")
-        if _cuda.is_device_array(input):
-            return _cuda.generic_filter_device(input, function, size, footprint, output, mode, cval, origin,
+        cai = _cuda.interface(input)
+        if cai is not None:
+            return _cuda.generic_filter_device(input, cai, function, size, footprint, output, mode, cval, origin,
                                                extra_arguments, extra_keywords, axes)
     input = native(np.asarray(input))
     if np.iscomplexobj(input):

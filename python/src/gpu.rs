@@ -160,8 +160,21 @@ pub fn cuda_filter_host(
     .map_err(|e| gpu_error(py, e))
 }
 
-/// A device array from `__cuda_array_interface__`: `(pointer, typestr, shape, byte strides)`.
-type DeviceArg = (u64, String, Vec<usize>, Vec<isize>);
+/// A device array from `__cuda_array_interface__`: `(pointer, typestr, shape, byte strides)`,
+/// the strides `None` for a C-contiguous array (as the interface gives them).
+type DeviceArg = (u64, String, Vec<usize>, Option<Vec<isize>>);
+
+/// The byte strides of a C-contiguous array (an axis of length 0 counted as 1, as NumPy does);
+/// `None` where they overflow.
+fn c_strides(shape: &[usize], itemsize: usize) -> Option<Vec<isize>> {
+    let mut strides = vec![0; shape.len()];
+    let mut step = isize::try_from(itemsize).ok()?;
+    for (s, &n) in strides.iter_mut().zip(shape).rev() {
+        *s = step;
+        step = step.checked_mul(isize::try_from(n.max(1)).ok()?)?;
+    }
+    Some(strides)
+}
 
 /// Filters device array `input` into device array `output` in place on the device (no copies),
 /// on the producer's `stream` (the interface's stream handle; `None`: ndjit's own stream), and
@@ -182,10 +195,16 @@ pub fn cuda_filter_device(
 ) -> PyResult<()> {
     let desc = |a: &DeviceArg| -> PyResult<ArrayDesc> {
         let dtype = Dtype::from_typestr(&a.1).map_err(|e| driver_error(py, e))?;
+        let strides = match &a.3 {
+            Some(s) => s.clone(),
+            None => c_strides(&a.2, dtype.itemsize()).ok_or_else(|| {
+                PyValueError::new_err(format!("array too large: shape {:?}", a.2))
+            })?,
+        };
         Ok(ArrayDesc {
             dtype,
             shape: a.2.clone(),
-            strides: a.3.clone(),
+            strides,
         })
     };
     let (id, od) = (desc(&input)?, desc(&output)?);
