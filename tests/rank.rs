@@ -360,9 +360,10 @@ fn every_order_algorithm_equals_the_interpreter() {
 /// Box footprints take the separable passes (`src/driver/rank/boxed.rs`), and tall boxes van
 /// Herk's blocks down the second-to-last axis; their order statistics the sorted columns
 /// (`columns.rs`) or, for 8-bit types, the column histograms kept from line to line
-/// (`perreault.rs`): against the compiled callback, with boxes up to
-/// 31 rows, every mode, origins, 3-d arrays (a block must restart at each plane), lines longer
-/// than a chunk (segments are not whole lines), and several threads (chunks start mid-block).
+/// (`perreault.rs`); min and max over stacked boxes run whole lines in blocks
+/// (`boxed::extremes_block`): against the compiled callback, with boxes up to 31 rows, every
+/// mode, origins, 3-d arrays (a block must restart at each plane), lines longer than a chunk
+/// (segments are not whole lines), and several threads (chunks start mid-block).
 #[test]
 fn boxes_and_tall_boxes_equal_the_callback_engine() {
     let mut rng = Rng::new(0xb0c5);
@@ -374,7 +375,7 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
         &[50],
         &[4, 1, 9],
     ];
-    let sizes: [&[usize]; 7] = [
+    let sizes: [&[usize]; 10] = [
         &[9, 3],
         &[13, 1],
         &[20, 7],
@@ -382,6 +383,9 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
         &[31, 5],
         &[1, 9],
         &[10, 10],
+        &[5, 4],
+        &[2, 6],
+        &[6, 2],
     ];
     let filters = [
         "min(x)",
@@ -391,7 +395,7 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
         "np.percentile(x, 30)",
     ]
     .map(compile);
-    for case in 0..400 {
+    for case in 0..600 {
         let shape = shapes[case % shapes.len()];
         let ndim = shape.len();
         let size = sizes[rng.below(sizes.len())];
@@ -443,6 +447,41 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
             filter.source()
         );
     }
+}
+
+/// A worker that takes a chunk not following its last one must start van Herk's blocks afresh
+/// (its running extremes are of other lines). Reports that sleep a varying while make the two
+/// workers take the chunks out of turn; tall boxes (van Herk past 8 rows) over an image of
+/// many chunks, against the compiled callback.
+#[test]
+fn van_herk_restarts_where_a_worker_skips_lines() {
+    let mut rng = Rng::new(0x7a11);
+    let shape = [4096usize, 24];
+    let values: Vec<f64> = (0..shape.iter().product::<usize>())
+        .map(|_| value(&mut rng, Dtype::U8, false))
+        .collect();
+    let data = array(Dtype::U8, &values);
+    let input = c_array(&data, Dtype::U8, &shape);
+    let reports = std::sync::atomic::AtomicUsize::new(0);
+    let reports = std::sync::Arc::new(reports);
+    for (src, rows) in [("min(x)", 9), ("np.max(x)", 13)] {
+        let filter = compile(src);
+        let counter = reports.clone();
+        let opts = Options::new(Footprint::from_size(&[rows, 3]))
+            .threads(2)
+            .progress(move |_, _| {
+                let i = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_micros((i as u64 * 37) % 200));
+            });
+        let fast = run(&filter, &input, Dtype::U8, &opts);
+        assert!(last_run().is_some(), "{src} took the general engine");
+        let slow = run_callback(&filter, &input, Dtype::U8, &opts);
+        assert_eq!(fast, slow, "{src} over {rows} rows");
+    }
+    assert!(
+        reports.load(std::sync::atomic::Ordering::Relaxed) > 20,
+        "too few chunks to interleave"
+    );
 }
 
 /// The data facts are checked line by line as a run goes (or by a scan first, where progress is

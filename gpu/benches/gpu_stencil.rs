@@ -96,7 +96,11 @@ fn host_times(gpu: &Arc<Gpu>, n: usize, b: &Bufs) {
     println!("host µs per call (medians of {calls}): pointer checks (2) {checks:.1}");
     for (name, src, fp) in [
         ("min, cross f64", "np.min(x)", Footprint::cross(2, 1)),
-        ("median, 5x5 f64", "np.median(x)", Footprint::from_size(&[5, 5])),
+        (
+            "median, 5x5 f64",
+            "np.median(x)",
+            Footprint::from_size(&[5, 5]),
+        ),
     ] {
         let f = GpuFilter::compile(src, &ndjit::Bindings::new()).unwrap();
         let opts = Options::new(fp).mode(Mode::Reflect);

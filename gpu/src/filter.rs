@@ -340,11 +340,7 @@ impl GpuFilter {
     /// The separable plan of a run's kernel spec ([`KernelSpec::resolved`]), where `tuning`
     /// chooses it and the proof holds (see [`codegen::separable`]); `None` runs the general
     /// kernel, [`GpuFilter::ready`] for the same spec.
-    pub(crate) fn passes(
-        &self,
-        spec: &KernelSpec,
-        tuning: &Tuning,
-    ) -> Result<Option<Arc<Passes>>> {
+    pub(crate) fn passes(&self, spec: &KernelSpec, tuning: &Tuning) -> Result<Option<Arc<Passes>>> {
         if !tuning.separable.unwrap_or_else(|| separable::chosen(spec)) {
             return Ok(None);
         }

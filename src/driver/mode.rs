@@ -86,12 +86,19 @@ impl Mode {
     /// `-4·len` or `-6·len` … (a footprint reaching four times the axis length past the start)
     /// to `-1`, outside the array, and then reads whatever memory precedes the line. Here such an
     /// index follows the mode's period like every other one.
-    #[inline]
+    #[inline(always)]
     pub fn map(self, i: i64, len: i64) -> Option<i64> {
         debug_assert!(len >= 1);
-        if (0..len).contains(&i) {
-            return Some(i);
+        // Inside, the common case, inline at every caller; the modes' arithmetic out of line.
+        match (0..len).contains(&i) {
+            true => Some(i),
+            false => self.map_outside(i, len),
         }
+    }
+
+    /// [`Mode::map`] for an index outside `0..len`.
+    #[inline(never)]
+    fn map_outside(self, i: i64, len: i64) -> Option<i64> {
         Some(match self.in_filter() {
             Mode::Constant => return None,
             Mode::Nearest => i.clamp(0, len - 1),

@@ -91,6 +91,19 @@ impl Plan {
         }
     }
 
+    /// `idx` (the multi-index of a line, as [`Plan::line_index`] gives it) moved on to the next
+    /// line's: the same as `line_index(line + 1)` without its divisions, which cost as much as
+    /// the rest of a short line's bookkeeping.
+    pub fn next_line_index(&self, idx: &mut [usize]) {
+        for d in (0..idx.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < self.shape[d] {
+                return;
+            }
+            idx[d] = 0;
+        }
+    }
+
     /// For the output line at `idx`, the byte offset of each slot's input line (column 0)
     /// relative to the array's data pointer, or `None` where it lies outside under a constant mode.
     pub fn sources(&self, idx: &[usize], strides: &[isize], out: &mut Vec<Option<isize>>) {

@@ -96,18 +96,31 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
             if stop || work.watch.is_some_and(Watch::failed) {
                 return;
             }
-            let mut p = p0;
+            // Positions `p0..p1` in segments of at most a line each, the line and column counted
+            // as they go (not divided out of `p` for every segment).
+            let shape = Shape {
+                chords: &chords,
+                boxed,
+                positions: positions.as_ref(),
+                order: order.as_ref(),
+            };
+            let (mut p, mut line, mut a) = (p0, p0 / plan.len, p0 % plan.len);
             while p < p1 {
-                let (line, a) = (p / plan.len, p % plan.len);
+                if a == 0 {
+                    let done = w.block(work, &shape, line, (p1 - p) / plan.len);
+                    if done > 0 {
+                        (p, line) = (p + done * plan.len, line + done);
+                        continue;
+                    }
+                }
                 let b = plan.len.min(a + (p1 - p));
-                let shape = Shape {
-                    chords: &chords,
-                    boxed,
-                    positions: positions.as_ref(),
-                    order: order.as_ref(),
-                };
                 w.segment(work, &shape, line, a, b);
                 p += b - a;
+                (line, a) = if b == plan.len {
+                    (line + 1, 0)
+                } else {
+                    (line, b)
+                };
             }
             if let Some(report) = &work.options.progress {
                 report(
@@ -138,7 +151,9 @@ type Key = (Option<isize>, usize, usize, usize, usize);
 
 /// A worker's scratch, reused across its chunks.
 struct Worker<T> {
+    /// The multi-index of line `at` over the leading axes.
     idx: Vec<usize>,
+    at: Option<usize>,
     srcs: Vec<Option<isize>>,
     /// Extended input lines, and chords' minima and maxima.
     ext: LineCache<Key, T>,
@@ -168,6 +183,7 @@ impl<T: Elem> Worker<T> {
         let slots = plan.slots.len();
         Worker {
             idx: vec![0; plan.shape.len()],
+            at: None,
             srcs: Vec::with_capacity(slots),
             ext: LineCache::new(2 * slots + 2),
             extremes: [
@@ -192,7 +208,7 @@ impl<T: Elem> Worker<T> {
     fn segment(&mut self, work: &Work<T>, shape: &Shape, line: usize, a: usize, b: usize) {
         let plan = work.plan;
         let last = plan.shape.len() - 1;
-        plan.line_index(line, &mut self.idx[..last]);
+        self.go_to(plan, line);
         plan.sources(&self.idx[..last], &work.input.strides, &mut self.srcs);
         let m = b - a;
         if let Some(watch) = work.watch {
@@ -246,6 +262,92 @@ impl<T: Elem> Worker<T> {
             _ => self.order(work, shape, a, m),
         };
         self.write(work, a, m, native);
+    }
+
+    /// Whole lines from `line` on (at most `avail`) of a minimum or maximum over a stacked box,
+    /// as one [`boxed::Block`]: the lines of one run of the stacked axis whose slots all read
+    /// lines inside the input, with the output stored in place. Returns the number of lines
+    /// done; 0 leaves `line` to [`Worker::segment`].
+    fn block(&mut self, work: &Work<T>, shape: &Shape, line: usize, avail: usize) -> usize {
+        let max = match work.stat {
+            RankStat::Min => false,
+            RankStat::Max => true,
+            _ => return 0,
+        };
+        let (plan, input, output) = (work.plan, work.input, work.output);
+        let (k, last) = (plan.slots.len(), plan.shape.len() - 1);
+        let Some(chord) = shape.boxed.filter(|c| c.stacked) else {
+            return 0;
+        };
+        let align = std::mem::align_of::<T>() as isize;
+        if last == 0 || output.strides[last - 1] % align != 0 {
+            return 0;
+        }
+        self.go_to(plan, line);
+        if self.native_segment(work, 0, plan.len).is_none() {
+            return 0;
+        }
+        // The slots differ on the stacked axis alone: the first inside on every axis, and the
+        // last inside on the stacked one, for every line of the block.
+        let axis = last - 1;
+        let (first, y) = (&plan.slots[0], self.idx[axis] as i64);
+        let inside =
+            |d: usize| (0..plan.shape[d] as i64).contains(&(self.idx[d] as i64 + first[d]));
+        // The block ends with the plane (the lines of one index on the axes before) or where
+        // the last slot leaves the stacked axis.
+        let end = plan.shape[axis] as i64 - Ord::max(plan.slots[k - 1][axis], 0);
+        let count = Ord::min(end - y, avail as i64);
+        if count <= 0 || !(0..=axis).all(inside) {
+            return 0;
+        }
+        let count = count as usize;
+        let rows: isize = (0..last)
+            .map(|d| (self.idx[d] as i64 + first[d]) as isize * input.strides[d])
+            .sum();
+        let block = boxed::Block {
+            rows: input.ptr.wrapping_offset(rows) as *const T,
+            step: input.strides[axis],
+            out: self.out_ptr(work, 0) as *mut T,
+            out_step: output.strides[axis],
+            lines: count,
+            continues: y != 0 && line.checked_sub(1).is_some_and(|p| self.whole == Some(p)),
+        };
+        let centre = input.ptr.wrapping_offset(self.line_offset(&input.strides));
+        let before = |l: usize| {
+            if let Some(watch) = work.watch {
+                let p = centre.wrapping_offset(l as isize * input.strides[axis]);
+                // SAFETY: the input line of output line `line + l`, valid memory.
+                unsafe { watch.check(line + l, input.dtype, p, plan.len, input.strides[last]) };
+            }
+        };
+        // SAFETY: the block's lines are the input's and output's own (checked inside and
+        // aligned above); the arrays are disjoint.
+        unsafe {
+            boxed::extremes_block(
+                &block,
+                plan,
+                (chord, k),
+                (work.cval, max),
+                &mut self.boxed,
+                before,
+            )
+        };
+        // The worker stands at the block's last line, a whole one.
+        self.idx[axis] += count - 1;
+        self.at = Some(line + count - 1);
+        self.whole = self.at;
+        count
+    }
+
+    /// `idx` = the multi-index of `line`.
+    fn go_to(&mut self, plan: &Plan, line: usize) {
+        let last = plan.shape.len() - 1;
+        match self.at {
+            Some(at) if at == line => {}
+            Some(at) if at + 1 == line => plan.next_line_index(&mut self.idx[..last]),
+            _ => plan.line_index(line, &mut self.idx[..last]),
+        }
+        self.at = Some(line);
     }
 
     /// `acc[0][..m]` = the minimum (or maximum) over the footprint of each pixel.
