@@ -378,7 +378,8 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         van_herk,
         ..
     } = s;
-    line.resize(len, T::default());
+    // Two extended lines, for the pairs of `Lines::run`.
+    line.resize(2 * len, T::default());
     from.resize(k, std::ptr::null());
     let ends = ends.of(plan, col0, len, (lo, hi));
     // As in `extremes`: van Herk for tall boxes whose vertical pass covers the whole line.
@@ -405,8 +406,8 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
     });
 }
 
-/// [`Lines::run`]'s buffers: the extended line, the sliding pass's levels, the slots' lines
-/// and, where it runs, van Herk's state.
+/// [`Lines::run`]'s buffers: two extended lines (one after the other), the sliding pass's
+/// levels, the slots' lines and, where it runs, van Herk's state.
 type LinesScratch<'a, T> = (
     &'a mut [T],
     &'a mut Scratch<T>,
@@ -491,7 +492,31 @@ impl<T: Elem> Lines<'_, T> {
             true => &mut [std::ptr::null(); VAN_HERK_SLOTS][..self.k],
             false => from,
         };
-        for l in 0..b.lines {
+        let (line, second) = line.split_at_mut(line.len() / 2);
+        let mut l = 0;
+        // Lines in pairs, which share all their rows but one each (`sliding::fold_pair`).
+        if std::mem::size_of::<T>() >= 4 && (2..=sliding::FOLD_MAX).contains(&self.k) && m > 0 {
+            while l + 1 < b.lines {
+                before(l);
+                before(l + 1);
+                let first = b.rows.wrapping_byte_offset(l as isize * b.step);
+                let mut rows: [&[T]; sliding::FOLD_MAX + 1] = [&[]; sliding::FOLD_MAX + 1];
+                for (j, r) in rows[..=self.k].iter_mut().enumerate() {
+                    // SAFETY: rows `0..=k` are the slots of lines `l` and `l + 1`, inside the
+                    // input, columns `c0..c0 + m` of each.
+                    *r = unsafe { std::slice::from_raw_parts(self.slot(first, j).add(c0), m) };
+                }
+                let pair = [&mut line[at..at + m], &mut second[at..at + m]];
+                sliding::fold_pair(&rows[..=self.k], pair, op);
+                // SAFETY: as `extremes_block`.
+                unsafe {
+                    self.finish(l, first, line, sliding, (op, in_place));
+                    self.finish(l + 1, self.slot(first, 1), second, sliding, (op, in_place));
+                }
+                l += 2;
+            }
+        }
+        for l in l..b.lines {
             before(l);
             let first = b.rows.wrapping_byte_offset(l as isize * b.step);
             for (j, f) in from.iter_mut().enumerate() {
