@@ -18,6 +18,10 @@ import statistics
 import sys
 import time
 
+# NumPy's and scipy's OpenBLAS start a thread per core that spins (seen in `perf`: a fifth of
+# the samples on this 2-core machine); nothing here calls BLAS, so they would only steal the
+# cores the filters run on.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 from scipy import ndimage as ndi
 
@@ -56,13 +60,22 @@ GROUPS = set(args.only.split(","))
 
 
 def ms(f, reps):
-    f()
-    ts = []
-    for _ in range(reps):
-        s = time.perf_counter()
+    return interleaved([f], reps)[0]
+
+
+def interleaved(fs, reps):
+    """The median ms of each of `fs`, timed in turn within every repetition, so that the
+    machine's drift (a shared, noisy one) falls on all of them alike rather than on whichever
+    ran during a slow spell."""
+    for f in fs:
         f()
-        ts.append(time.perf_counter() - s)
-    return 1e3 * statistics.median(ts)
+    ts = [[] for _ in fs]
+    for _ in range(reps):
+        for f, t in zip(fs, ts):
+            s = time.perf_counter()
+            f()
+            t.append(time.perf_counter() - s)
+    return [1e3 * statistics.median(t) for t in ts]
 
 
 def image(n, dt):
@@ -205,9 +218,9 @@ def main():
                 f = filters[op]
                 check(op, x, fp, f, w)
                 reps = args.reps if k <= 9 or n <= 1024 else max(1, args.reps // 2)
-                tn = ms(lambda: ndjit.generic_filter(x, f, footprint=fp, mode="reflect", workers=w), reps)
+                nd = lambda: ndjit.generic_filter(x, f, footprint=fp, mode="reflect", workers=w)
                 cv = opencv(op, x, fp)
-                tc = ms(cv, reps) if cv else float("nan")
+                tn, tc = interleaved([nd, cv], reps) if cv else (ms(nd, reps), float("nan"))
                 # scipy runs on one thread whatever `w`; slow ones once, skipped past the limit.
                 s0 = time.perf_counter()
                 scipy_builtin(op, x, fp)
