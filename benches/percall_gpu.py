@@ -20,7 +20,8 @@ over ``--calls`` calls of:
   error-key copy) is queued before the GPU gets to it: the events then time the GPU work alone,
   not the host's preparation.
 The host time beyond the kernel is end to end minus GPU time. ``cupyx.scipy.ndimage``'s own
-``minimum_filter`` and ``median_filter`` are timed the same way, as the anchor a CuPy user has.
+``minimum_filter`` and ``median_filter`` are timed the same way, as the anchor a CuPy user has,
+and ``cupy.copyto`` as the floor: what a launch and a synchronisation cost beyond the kernel.
 ``--split`` also times the Rust part of each call alone (``_core.cuda_filter_device``) and prints
 the Python functions with the most time of their own (cProfile). Prints "not installed" and exits 0
 without CuPy, and "no CUDA device" without a GPU.
@@ -164,8 +165,11 @@ def main():
         print("cupyx.scipy.ndimage: not installed")
     else:
         cross = cupy.asarray(CASES[0][2]["footprint"])
+        # `copyto` is the floor of any call: one elementwise kernel, no arguments to check, so
+        # its time beyond the kernel is the launch and synchronisation alone.
         anchors = [("cupyx minimum_filter cross", lambda: cndi.minimum_filter(a, footprint=cross, output=out)),
-                   ("cupyx median_filter 5x5", lambda: cndi.median_filter(a, size=5, output=out))]
+                   ("cupyx median_filter 5x5", lambda: cndi.median_filter(a, size=5, output=out)),
+                   ("cupy.copyto (the floor)", lambda: cupy.copyto(out, a))]
         for name, call in anchors:
             for _ in range(3):
                 call()
