@@ -363,7 +363,8 @@ fn every_order_algorithm_equals_the_interpreter() {
 /// (`perreault.rs`); min and max over stacked boxes run whole lines in blocks
 /// (`boxed::extremes_block`): against the compiled callback, with boxes up to 31 rows, every
 /// mode, origins, 3-d arrays (a block must restart at each plane), lines longer than a chunk
-/// (segments are not whole lines), and several threads (chunks start mid-block).
+/// (segments are not whole lines), and several threads (each image here is one chunk; chunks
+/// taken out of turn are `blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine`'s).
 #[test]
 fn boxes_and_tall_boxes_equal_the_callback_engine() {
     let mut rng = Rng::new(0xb0c5);
@@ -449,38 +450,68 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
     }
 }
 
-/// A worker that takes a chunk not following its last one must start van Herk's blocks afresh
-/// (its running extremes are of other lines). Reports that sleep a varying while make the two
-/// workers take the chunks out of turn; tall boxes (van Herk past 8 rows) over an image of
-/// many chunks, against the compiled callback.
+/// Min and max over stacked boxes run whole lines in blocks (`boxed::extremes_block`): van Herk's
+/// blocks past 8 rows, which a worker taking a chunk that does not follow its last one must
+/// start afresh, and two lines at a time up to 8 rows for 4- and 8-byte types. Reports that
+/// sleep a varying while make the workers take the many chunks out of turn. Also: an input read
+/// upside down (a negative stride), and boxes that leave out a column of their footprint (their
+/// vertical pass misses a column at one end, which the mode then reads from the input:
+/// `End::Column`), in every mode, against the compiled callback.
 #[test]
-fn van_herk_restarts_where_a_worker_skips_lines() {
+fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
     let mut rng = Rng::new(0x7a11);
     let shape = [4096usize, 24];
-    let values: Vec<f64> = (0..shape.iter().product::<usize>())
-        .map(|_| value(&mut rng, Dtype::U8, false))
-        .collect();
-    let data = array(Dtype::U8, &values);
-    let input = c_array(&data, Dtype::U8, &shape);
-    let reports = std::sync::atomic::AtomicUsize::new(0);
-    let reports = std::sync::Arc::new(reports);
-    for (src, rows) in [("min(x)", 9), ("np.max(x)", 13)] {
+    let reports = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let two_columns = |left: bool| {
+        Footprint::new(vec![3, 2], (0..6).map(|i| (i % 2 == 0) == left).collect()).unwrap()
+    };
+    let cases = [
+        ("min(x)", Dtype::U8, Footprint::from_size(&[9, 3])),
+        ("np.max(x)", Dtype::U8, Footprint::from_size(&[13, 2])),
+        ("min(x)", Dtype::F32, Footprint::from_size(&[2, 3])),
+        ("np.max(x)", Dtype::F32, Footprint::from_size(&[7, 5])),
+        ("min(x)", Dtype::F64, Footprint::from_size(&[4, 1])),
+        ("np.max(x)", Dtype::F64, Footprint::from_size(&[8, 4])),
+        ("min(x)", Dtype::I32, Footprint::from_size(&[5, 3])),
+        ("np.max(x)", Dtype::F32, two_columns(true)),
+        ("min(x)", Dtype::F64, two_columns(false)),
+    ];
+    for (case, (src, dtype, fp)) in cases.into_iter().enumerate() {
         let filter = compile(src);
-        let counter = reports.clone();
-        let opts = Options::new(Footprint::from_size(&[rows, 3]))
-            .threads(2)
-            .progress(move |_, _| {
-                let i = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                std::thread::sleep(std::time::Duration::from_micros((i as u64 * 37) % 200));
-            });
-        let fast = run(&filter, &input, Dtype::U8, &opts);
-        assert!(last_run().is_some(), "{src} took the general engine");
-        let slow = run_callback(&filter, &input, Dtype::U8, &opts);
-        assert_eq!(fast, slow, "{src} over {rows} rows");
+        let values: Vec<f64> = (0..shape.iter().product::<usize>())
+            .map(|_| value(&mut rng, dtype, false))
+            .collect();
+        let data = array(dtype, &values);
+        let mut input = c_array(&data, dtype, &shape);
+        if case % 2 == 1 {
+            // The same array read from its last row up.
+            let row = input.strides[0];
+            input.ptr = input.ptr.wrapping_offset(row * (shape[0] as isize - 1));
+            input.strides[0] = -row;
+        }
+        for mode in Mode::ALL {
+            let counter = reports.clone();
+            let opts = Options::new(fp.clone())
+                .mode(mode)
+                // A value of the dtype (as stored), so the constant modes take the rank executor.
+                .cval(unsafe { dtype.read(data.as_ptr() as *const u8) })
+                .threads(2 + case % 2)
+                .progress(move |_, _| {
+                    let i = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_micros((i as u64 * 37) % 200));
+                });
+            let fast = run(&filter, &input, dtype, &opts);
+            assert!(
+                last_run().is_some(),
+                "{src} {dtype} took the general engine"
+            );
+            let slow = run_callback(&filter, &input, dtype, &opts);
+            assert_eq!(fast, slow, "{src} {dtype} {:?} {mode}", fp.shape());
+        }
     }
     assert!(
-        reports.load(std::sync::atomic::Ordering::Relaxed) > 20,
-        "too few chunks to interleave"
+        reports.load(std::sync::atomic::Ordering::Relaxed) > 20 * 9 * Mode::ALL.len(),
+        "too few chunks to take out of turn"
     );
 }
 

@@ -321,11 +321,13 @@ mod tests {
         }
     }
 
-    /// Every row count a pair takes, lengths with and without a partial chunk, for a 1-byte
-    /// and an 8-byte type: each line is the fold of its own rows.
+    /// Every row count a pair takes and several lengths, for the types the blocks pair (4 and
+    /// 8 bytes) and a narrow one: each line is the minimum, and the maximum, of its own rows.
     #[test]
     fn a_pair_of_lines_is_two_folds() {
         fn check<T: Elem + std::fmt::Debug + From<u8>>() {
+            let ops: [(fn(T, T) -> T, fn(T, T) -> T); 2] =
+                [(T::select_min, T::min), (T::select_max, T::max)];
             for k in 2..=FOLD_MAX {
                 for m in [1, 31, 64, 100, 257] {
                     let rows: Vec<Vec<T>> = (0..=k)
@@ -336,20 +338,23 @@ mod tests {
                         })
                         .collect();
                     let slices: Vec<&[T]> = rows.iter().map(|r| &r[..]).collect();
-                    let (mut a, mut b) = (vec![T::default(); m], vec![T::default(); m]);
-                    fold_pair(&slices, [&mut a, &mut b], T::select_min);
-                    for i in 0..m {
-                        let min = |rs: &[Vec<T>]| rs.iter().map(|r| r[i]).reduce(T::min).unwrap();
-                        assert_eq!(
-                            (a[i], b[i]),
-                            (min(&rows[..k]), min(&rows[1..])),
-                            "k {k}, m {m}, column {i}"
-                        );
+                    for (op, reduce) in ops {
+                        let (mut a, mut b) = (vec![T::default(); m], vec![T::default(); m]);
+                        fold_pair(&slices, [&mut a, &mut b], op);
+                        for i in 0..m {
+                            let fold = |rs: &[Vec<T>]| rs.iter().map(|r| r[i]).reduce(reduce);
+                            assert_eq!(
+                                (Some(a[i]), Some(b[i])),
+                                (fold(&rows[..k]), fold(&rows[1..])),
+                                "k {k}, m {m}, column {i}"
+                            );
+                        }
                     }
                 }
             }
         }
         check::<u8>();
+        check::<f32>();
         check::<f64>();
     }
 
