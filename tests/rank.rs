@@ -450,7 +450,8 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
     }
 }
 
-/// Min and max over stacked boxes run whole lines in blocks (`boxed::extremes_block`): van Herk's
+/// Min and max over stacked boxes, and 3×3 medians, run whole lines in blocks
+/// (`boxed::extremes_block`, `order::median3x3_block`, the medians with every origin): van Herk's
 /// blocks past 8 rows, which a worker taking a chunk that does not follow its last one must
 /// start afresh, and two lines at a time up to 8 rows for 4- and 8-byte types. Reports that
 /// sleep a varying while make the workers take the many chunks out of turn. Also: an input read
@@ -475,6 +476,9 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
         ("min(x)", Dtype::I32, Footprint::from_size(&[5, 3])),
         ("np.max(x)", Dtype::F32, two_columns(true)),
         ("min(x)", Dtype::F64, two_columns(false)),
+        ("np.median(x)", Dtype::U8, Footprint::from_size(&[3, 3])),
+        ("np.median(x)", Dtype::F32, Footprint::from_size(&[3, 3])),
+        ("np.median(x)", Dtype::I16, Footprint::from_size(&[3, 3])),
     ];
     for (case, (src, dtype, fp)) in cases.into_iter().enumerate() {
         let filter = compile(src);
@@ -491,7 +495,13 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
         }
         for mode in Mode::ALL {
             let counter = reports.clone();
+            // The 3×3 medians with every origin in turn (their ends differ).
+            let origin = match fp.shape() {
+                [3, 3] => vec![case as isize % 3 - 1, (mode as usize % 3) as isize - 1],
+                _ => vec![0, 0],
+            };
             let opts = Options::new(fp.clone())
+                .origin(&origin)
                 .mode(mode)
                 // A value of the dtype (as stored), so the constant modes take the rank executor.
                 .cval(unsafe { dtype.read(data.as_ptr() as *const u8) })
@@ -506,11 +516,16 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
                 "{src} {dtype} took the general engine"
             );
             let slow = run_callback(&filter, &input, dtype, &opts);
-            assert_eq!(fast, slow, "{src} {dtype} {:?} {mode}", fp.shape());
+            assert_eq!(
+                fast,
+                slow,
+                "{src} {dtype} {:?} {mode} origin {origin:?}",
+                fp.shape()
+            );
         }
     }
     assert!(
-        reports.load(std::sync::atomic::Ordering::Relaxed) > 20 * 9 * Mode::ALL.len(),
+        reports.load(std::sync::atomic::Ordering::Relaxed) > 20 * 12 * Mode::ALL.len(),
         "too few chunks to take out of turn"
     );
 }

@@ -136,6 +136,18 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
     }
 }
 
+/// What [`Worker::block`] computes.
+#[derive(Clone, Copy)]
+enum BlockKind {
+    Extremes {
+        max: bool,
+    },
+    /// [`Order::Median3x3`], `plus_zero` as its [`Positions::One`].
+    Median3x3 {
+        plus_zero: bool,
+    },
+}
+
 /// The footprint's decomposition and the statistic's algorithm.
 struct Shape<'a> {
     chords: &'a [Vec<(usize, usize)>],
@@ -264,14 +276,17 @@ impl<T: Elem> Worker<T> {
         self.write(work, a, m, native);
     }
 
-    /// Whole lines from `line` on (at most `avail`) of a minimum or maximum over a stacked box,
-    /// as one [`boxed::Block`]: the lines of one run of the stacked axis whose slots all read
-    /// lines inside the input, with the output stored in place. Returns the number of lines
-    /// done; 0 leaves `line` to [`Worker::segment`].
+    /// Whole lines from `line` on (at most `avail`) of a minimum, a maximum or a 3×3 median over
+    /// a stacked box, as one [`boxed::Block`]: the lines of one run of the stacked axis whose
+    /// slots all read lines inside the input, with the output stored in place. Returns the
+    /// number of lines done; 0 leaves `line` to [`Worker::segment`].
     fn block(&mut self, work: &Work<T>, shape: &Shape, line: usize, avail: usize) -> usize {
-        let max = match work.stat {
-            RankStat::Min => false,
-            RankStat::Max => true,
+        let kind = match (work.stat, shape.order, shape.positions) {
+            (RankStat::Min, ..) => BlockKind::Extremes { max: false },
+            (RankStat::Max, ..) => BlockKind::Extremes { max: true },
+            (_, Some(Order::Median3x3), Some(&Positions::One { plus_zero, .. })) => {
+                BlockKind::Median3x3 { plus_zero }
+            }
             _ => return 0,
         };
         let (plan, input, output) = (work.plan, work.input, work.output);
@@ -320,18 +335,24 @@ impl<T: Elem> Worker<T> {
                 unsafe { watch.check(line + l, input.dtype, p, plan.len, input.strides[last]) };
             }
         };
-        // SAFETY: the block's lines are the input's and output's own (checked inside and
+        // SAFETY (both): the block's lines are the input's and output's own (checked inside and
         // aligned above); the arrays are disjoint.
-        unsafe {
-            boxed::extremes_block(
-                &block,
-                plan,
-                (chord, k),
-                (work.cval, max),
-                &mut self.boxed,
-                before,
-            )
-        };
+        match kind {
+            BlockKind::Extremes { max } => unsafe {
+                boxed::extremes_block(
+                    &block,
+                    plan,
+                    (chord, k),
+                    (work.cval, max),
+                    &mut self.boxed,
+                    before,
+                )
+            },
+            BlockKind::Median3x3 { plus_zero } => unsafe {
+                let scratch = (&mut self.wires, &mut self.columns);
+                order::median3x3_block(&block, plan, (work.cval, plus_zero), scratch, before)
+            },
+        }
         // The worker stands at the block's last line, a whole one.
         self.idx[axis] += count - 1;
         self.at = Some(line + count - 1);

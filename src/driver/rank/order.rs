@@ -17,7 +17,8 @@
 //! caller has excluded where their sign could show (the parent module's proof).
 
 use super::super::cache::Lru;
-use super::boxed::box_chord;
+use super::super::plan::Plan;
+use super::boxed::{box_chord, Block};
 use super::columns::{self, Merge};
 use super::elem::Elem;
 use super::simd;
@@ -326,8 +327,12 @@ pub(crate) fn median3x3<T: Elem>(
     cols: &mut Vec<T>,
 ) {
     let w = m + 2;
-    cols.resize(3 * w, T::default());
-    let (lo, rest) = cols.split_at_mut(w);
+    // Grown only: a line's two ends take a few columns between its middles (`median3x3_block`),
+    // and shrinking for them made every middle fill its buffer anew (a tenth of the time).
+    if cols.len() < 3 * w {
+        cols.resize(3 * w, T::default());
+    }
+    let (lo, rest) = cols[..3 * w].split_at_mut(w);
     let (mid, hi) = rest.split_at_mut(w);
     // Zipped slices of exact lengths: no bounds checks, so both loops vectorise.
     simd::fast(|| {
@@ -347,6 +352,71 @@ pub(crate) fn median3x3<T: Elem>(
             false => medians_of_columns(cols, &mut out[..m], |v| v),
         }
     });
+}
+
+/// [`median3x3`] for each line of a [`Block`] of a 3×3 box (slot `j` of the block's line `l`
+/// is the input line `l + j` steps after `rows`), written in place into the output lines, which
+/// must be contiguous and aligned for `T`. The columns whose windows lie inside the line read
+/// its three rows where they are; the few at either end, whose windows reach past the line,
+/// read rows extended by the mode from a map of their columns worked out once for the block
+/// (per line, the segments' bookkeeping of a line cache took longer than the median itself:
+/// `u8` on 1024²). `before(l)` runs before line `l`.
+///
+/// # Safety
+/// `b` must describe valid, disjoint input and output lines of `plan.len` elements for every
+/// line of the block, the input lines for all three slots.
+pub(crate) unsafe fn median3x3_block<T: Elem>(
+    b: &Block<T>,
+    plan: &Plan,
+    (cval, plus_zero): (T, bool),
+    (wires, ext): (&mut Vec<T>, &mut Vec<T>),
+    mut before: impl FnMut(usize),
+) {
+    debug_assert_eq!(plan.cmax - plan.cmin, 2);
+    let n = plan.len as i64;
+    // Output columns `c0..c1` read columns `c0 + cmin..c1 + cmax` of the line, all inside it.
+    let c0 = (-plan.cmin).clamp(0, n);
+    let c1 = (n - plan.cmax).clamp(c0, n);
+    // The two ends: their output columns, and the input column (or `cval`) of each column of
+    // their extended rows.
+    let ends: Vec<(usize, usize, Vec<Option<usize>>)> = [(0, c0), (c1, n)]
+        .into_iter()
+        .filter(|(a, e)| a < e)
+        .map(|(a, e)| {
+            let cols =
+                (a + plan.cmin..e + plan.cmax).map(|x| plan.mode.map(x, n).map(|i| i as usize));
+            (a as usize, e as usize, cols.collect())
+        })
+        .collect();
+    let (n, c0, c1) = (plan.len, c0 as usize, c1 as usize);
+    for l in 0..b.lines {
+        before(l);
+        let first = b.rows.wrapping_byte_offset(l as isize * b.step);
+        // SAFETY: the caller's promise: slot `j`'s line of `n` elements, and the output line.
+        let row = |j: isize| unsafe {
+            std::slice::from_raw_parts(first.wrapping_byte_offset(j * b.step), n)
+        };
+        let rows = [row(0), row(1), row(2)];
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(b.out.wrapping_byte_offset(l as isize * b.out_step), n)
+        };
+        if c0 < c1 {
+            let from = (c0 as i64 + plan.cmin) as usize;
+            let inside = rows.map(|r| &r[from..]);
+            median3x3(inside, c1 - c0, plus_zero, &mut out[c0..c1], wires);
+        }
+        for (a, e, cols) in &ends {
+            let len = cols.len();
+            ext.resize(3 * len, T::default());
+            for (dst, r) in ext.chunks_exact_mut(len).zip(rows) {
+                for (d, c) in dst.iter_mut().zip(cols) {
+                    *d = c.map_or(cval, |i| r[i]);
+                }
+            }
+            let extended = [&ext[..len], &ext[len..2 * len], &ext[2 * len..]];
+            median3x3(extended, e - a, plus_zero, &mut out[*a..*e], wires);
+        }
+    }
 }
 
 /// `out[j]` = `finish` of the median of the 3×3 box whose sorted columns are `j..j + 3` of

@@ -326,8 +326,8 @@ mod tests {
     #[test]
     fn a_pair_of_lines_is_two_folds() {
         fn check<T: Elem + std::fmt::Debug + From<u8>>() {
-            let ops: [(fn(T, T) -> T, fn(T, T) -> T); 2] =
-                [(T::select_min, T::min), (T::select_max, T::max)];
+            type Op<T> = fn(T, T) -> T;
+            let ops: [(Op<T>, Op<T>); 2] = [(T::select_min, T::min), (T::select_max, T::max)];
             for k in 2..=FOLD_MAX {
                 for m in [1, 31, 64, 100, 257] {
                     let rows: Vec<Vec<T>> = (0..=k)
