@@ -450,8 +450,9 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
     }
 }
 
-/// Min and max over stacked boxes, and 3×3 medians, run whole lines in blocks
-/// (`boxed::extremes_block`, `order::median3x3_block`, the medians with every origin): van Herk's
+/// Min and max over stacked boxes and over footprints of one chord a row (disks, crosses, a
+/// triangle), and 3×3 medians, run whole lines in blocks (`boxed::extremes_block`,
+/// `groups::extremes_block`, `order::median3x3_block`, the medians with every origin): van Herk's
 /// blocks past 8 rows, which a worker taking a chunk that does not follow its last one must
 /// start afresh, and two lines at a time up to 8 rows for 4- and 8-byte types. Reports that
 /// sleep a varying while make the workers take the many chunks out of turn. Also: an input read
@@ -466,6 +467,8 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
     let two_columns = |left: bool| {
         Footprint::new(vec![3, 2], (0..6).map(|i| (i % 2 == 0) == left).collect()).unwrap()
     };
+    // Rows of one chord each, of three widths from the same column (three groups).
+    let triangle = Footprint::new(vec![3, 3], (0..9).map(|i| i % 3 <= i / 3).collect()).unwrap();
     let cases = [
         ("min(x)", Dtype::U8, Footprint::from_size(&[9, 3])),
         ("np.max(x)", Dtype::U8, Footprint::from_size(&[13, 2])),
@@ -476,6 +479,10 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
         ("min(x)", Dtype::I32, Footprint::from_size(&[5, 3])),
         ("np.max(x)", Dtype::F32, two_columns(true)),
         ("min(x)", Dtype::F64, two_columns(false)),
+        ("min(x)", Dtype::U8, Footprint::disk(3)),
+        ("np.max(x)", Dtype::F32, Footprint::cross(2, 2)),
+        ("min(x)", Dtype::U16, Footprint::disk(4)),
+        ("np.max(x)", Dtype::F64, triangle),
         ("np.median(x)", Dtype::U8, Footprint::from_size(&[3, 3])),
         ("np.median(x)", Dtype::F32, Footprint::from_size(&[3, 3])),
         ("np.median(x)", Dtype::I16, Footprint::from_size(&[3, 3])),
@@ -525,7 +532,7 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
         }
     }
     assert!(
-        reports.load(std::sync::atomic::Ordering::Relaxed) > 20 * 12 * Mode::ALL.len(),
+        reports.load(std::sync::atomic::Ordering::Relaxed) > 20 * 16 * Mode::ALL.len(),
         "too few chunks to take out of turn"
     );
 }

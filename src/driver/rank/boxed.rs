@@ -49,21 +49,26 @@ impl BoxChord {
         chords: &[Vec<(usize, usize)>],
         input: &RawArray,
     ) -> Option<BoxChord> {
-        let size = std::mem::size_of::<T>() as isize;
-        let align = std::mem::align_of::<T>();
-        let last = input.shape.len() - 1;
-        let in_place = input.strides[last] == size
-            && (input.ptr as usize).is_multiple_of(align)
-            && input.strides[..last]
-                .iter()
-                .all(|s| (s.unsigned_abs()).is_multiple_of(align));
         let (offset, width) = box_chord(chords)?;
-        in_place.then_some(BoxChord {
+        in_place::<T>(input).then_some(BoxChord {
             offset,
             width,
             stacked: stacked(plan),
         })
     }
+}
+
+/// Whether the input's lines can be read in place as slices of `T`: contiguous along the last
+/// axis, and every line aligned.
+pub(crate) fn in_place<T: Elem>(input: &RawArray) -> bool {
+    let size = std::mem::size_of::<T>() as isize;
+    let align = std::mem::align_of::<T>();
+    let last = input.shape.len() - 1;
+    input.strides[last] == size
+        && (input.ptr as usize).is_multiple_of(align)
+        && input.strides[..last]
+            .iter()
+            .all(|s| (s.unsigned_abs()).is_multiple_of(align))
 }
 
 /// The chord `(offset, width)` every slot holds alone, if the footprint is such a box.
@@ -183,7 +188,7 @@ impl<T: Elem> VanHerk<T> {
 
 /// Where an extended column past either end of the line comes from under the mode.
 #[derive(Clone, Copy)]
-enum End {
+pub(crate) enum End {
     /// The line's own value at this index of the extended line.
     Line(usize),
     /// Input column `i`, outside the columns the vertical pass computed (a partial segment).
@@ -203,19 +208,50 @@ struct Ends {
 impl Ends {
     fn of(&mut self, plan: &Plan, col0: i64, len: usize, (lo, hi): (i64, i64)) -> &[(usize, End)] {
         if self.key != Some((col0, len)) {
-            let (n, end) = (plan.len as i64, col0 + len as i64);
             self.ends.clear();
-            for c in (col0..Ord::min(end, 0)).chain(Ord::max(col0, n)..end) {
-                let from = match plan.mode.map(c, n) {
-                    Some(i) if (lo..hi).contains(&i) => End::Line((i - col0) as usize),
-                    Some(i) => End::Column(i as usize),
-                    None => End::Cval,
-                };
-                self.ends.push(((c - col0) as usize, from));
-            }
+            self.ends.extend(ends_of(plan, col0, len, (lo, hi)));
             self.key = Some((col0, len));
         }
         &self.ends
+    }
+}
+
+/// The extended columns past either end of a line extended from column `col0` over `len`
+/// columns, whose vertical pass covers input columns `lo..hi`, each with its source.
+pub(crate) fn ends_of(
+    plan: &Plan,
+    col0: i64,
+    len: usize,
+    (lo, hi): (i64, i64),
+) -> impl Iterator<Item = (usize, End)> + '_ {
+    let (n, end) = (plan.len as i64, col0 + len as i64);
+    (col0..Ord::min(end, 0))
+        .chain(Ord::max(col0, n)..end)
+        .map(move |c| {
+            let from = match plan.mode.map(c, n) {
+                Some(i) if (lo..hi).contains(&i) => End::Line((i - col0) as usize),
+                Some(i) => End::Column(i as usize),
+                None => End::Cval,
+            };
+            ((c - col0) as usize, from)
+        })
+}
+
+/// `line[e]` for each extended column past the ends: a column of the line itself, the extreme
+/// down input column `i` (`column(i)`: a column the vertical pass did not cover), or `cval`.
+#[inline(always)]
+pub(crate) fn fill_ends<T: Elem>(
+    line: &mut [T],
+    ends: &[(usize, End)],
+    cval: T,
+    column: impl Fn(usize) -> T,
+) {
+    for &(e, src) in ends {
+        line[e] = match src {
+            End::Line(j) => line[j],
+            End::Column(i) => column(i),
+            End::Cval => cval,
+        };
     }
 }
 
@@ -552,17 +588,13 @@ impl<T: Elem> Lines<'_, T> {
         (op, in_place): (F, G),
     ) {
         let b = self.b;
-        for &(e, src) in self.ends {
-            line[e] = match src {
-                End::Line(j) => line[j],
-                // SAFETY: `i` is a column of the slots' lines.
-                End::Column(i) => (1..self.k)
-                    .fold(unsafe { self.slot(first, 0).add(i).read() }, |v, j| {
-                        in_place(v, unsafe { self.slot(first, j).add(i).read() })
-                    }),
-                End::Cval => self.cval,
-            };
-        }
+        // SAFETY: `i` is a column of the slots' lines.
+        let column = |i: usize| unsafe {
+            (1..self.k).fold(self.slot(first, 0).add(i).read(), |v, j| {
+                in_place(v, self.slot(first, j).add(i).read())
+            })
+        };
+        fill_ends(line, self.ends, self.cval, column);
         // SAFETY: the caller's promise: an output line of `n` elements, ours alone.
         let out = unsafe {
             std::slice::from_raw_parts_mut(

@@ -18,6 +18,7 @@ use super::super::{team, Options};
 use super::boxed::{self, BoxChord, BoxScratch};
 use super::elem::Elem;
 use super::facts::Watch;
+use super::groups::{self, Group, GroupScratch};
 use super::order::{self, Histogram, Order, Results};
 use super::perreault;
 use super::registers;
@@ -76,6 +77,12 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
         .as_ref()
         .map(|p| Order::choose::<T>(n, p, &chords, boxed::stacked(plan)));
     let boxed = BoxChord::of::<T>(plan, &chords, work.input);
+    let groups = match work.stat {
+        RankStat::Min | RankStat::Max if boxed.is_none() && boxed::in_place::<T>(work.input) => {
+            groups::groups(plan, &chords)
+        }
+        _ => None,
+    };
     let parts = chunks(plan, threads, work.options.progress.is_some());
     let (cancelled, done) = (AtomicBool::new(false), AtomicUsize::new(0));
     let total = plan.lines * plan.len;
@@ -101,6 +108,7 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
             let shape = Shape {
                 chords: &chords,
                 boxed,
+                groups: groups.as_deref(),
                 positions: positions.as_ref(),
                 order: order.as_ref(),
             };
@@ -138,14 +146,13 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
 
 /// What [`Worker::block`] computes.
 #[derive(Clone, Copy)]
-enum BlockKind {
-    Extremes {
-        max: bool,
-    },
+enum BlockKind<'a> {
+    /// Min or max over a stacked box ([`boxed::extremes_block`]).
+    Box { chord: BoxChord, max: bool },
+    /// Min or max over stacked slots of one chord each ([`groups::extremes_block`]).
+    Groups { groups: &'a [Group], max: bool },
     /// [`Order::Median3x3`], `plus_zero` as its [`Positions::One`].
-    Median3x3 {
-        plus_zero: bool,
-    },
+    Median3x3 { plus_zero: bool },
 }
 
 /// The footprint's decomposition and the statistic's algorithm.
@@ -153,6 +160,9 @@ struct Shape<'a> {
     chords: &'a [Vec<(usize, usize)>],
     /// The chord every slot shares, when the footprint is a box read in place.
     boxed: Option<BoxChord>,
+    /// For min and max over other footprints read in place, the slots grouped by their one
+    /// chord each, where they have one ([`groups::groups`]).
+    groups: Option<&'a [Group]>,
     positions: Option<&'a Positions>,
     order: Option<&'a Order>,
 }
@@ -174,6 +184,7 @@ struct Worker<T> {
     double: Vec<f64>,
     scratch: Scratch<T>,
     boxed: BoxScratch<T>,
+    groups: GroupScratch<T>,
     wires: Vec<T>,
     /// A segment's sorted columns ([`Order::Columns`]).
     columns: Vec<T>,
@@ -206,6 +217,7 @@ impl<T: Elem> Worker<T> {
             double: Vec::new(),
             scratch: (Vec::new(), Vec::new()),
             boxed: BoxScratch::default(),
+            groups: GroupScratch::default(),
             wires: Vec::new(),
             columns: Vec::new(),
             perreault: perreault::Columns::default(),
@@ -281,19 +293,25 @@ impl<T: Elem> Worker<T> {
     /// slots all read lines inside the input, with the output stored in place. Returns the
     /// number of lines done; 0 leaves `line` to [`Worker::segment`].
     fn block(&mut self, work: &Work<T>, shape: &Shape, line: usize, avail: usize) -> usize {
+        let stacked_box = shape.boxed.filter(|c| c.stacked);
         let kind = match (work.stat, shape.order, shape.positions) {
-            (RankStat::Min, ..) => BlockKind::Extremes { max: false },
-            (RankStat::Max, ..) => BlockKind::Extremes { max: true },
-            (_, Some(Order::Median3x3), Some(&Positions::One { plus_zero, .. })) => {
+            (RankStat::Min | RankStat::Max, ..) => {
+                let max = work.stat == RankStat::Max;
+                match (stacked_box, shape.groups) {
+                    (Some(chord), _) => BlockKind::Box { chord, max },
+                    (None, Some(groups)) => BlockKind::Groups { groups, max },
+                    (None, None) => return 0,
+                }
+            }
+            (_, Some(Order::Median3x3), Some(&Positions::One { plus_zero, .. }))
+                if stacked_box.is_some() =>
+            {
                 BlockKind::Median3x3 { plus_zero }
             }
             _ => return 0,
         };
         let (plan, input, output) = (work.plan, work.input, work.output);
         let (k, last) = (plan.slots.len(), plan.shape.len() - 1);
-        let Some(chord) = shape.boxed.filter(|c| c.stacked) else {
-            return 0;
-        };
         let align = std::mem::align_of::<T>() as isize;
         if last == 0 || output.strides[last - 1] % align != 0 {
             return 0;
@@ -338,7 +356,7 @@ impl<T: Elem> Worker<T> {
         // SAFETY (both): the block's lines are the input's and output's own (checked inside and
         // aligned above); the arrays are disjoint.
         match kind {
-            BlockKind::Extremes { max } => unsafe {
+            BlockKind::Box { chord, max } => unsafe {
                 boxed::extremes_block(
                     &block,
                     plan,
@@ -347,6 +365,10 @@ impl<T: Elem> Worker<T> {
                     &mut self.boxed,
                     before,
                 )
+            },
+            BlockKind::Groups { groups, max } => unsafe {
+                let scratch = &mut self.groups;
+                groups::extremes_block(&block, plan, groups, (work.cval, max), scratch, before)
             },
             BlockKind::Median3x3 { plus_zero } => unsafe {
                 let scratch = (&mut self.wires, &mut self.columns);

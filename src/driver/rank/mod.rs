@@ -60,6 +60,7 @@ mod columns;
 mod elem;
 mod exec;
 mod facts;
+mod groups;
 mod order;
 mod patch;
 mod perreault;
