@@ -367,6 +367,34 @@ fn with_constant<T: Elem>(line: &mut [T], c: T, max: bool) {
     })
 }
 
+/// The extended line of a chord over a whole line of a block: it starts at column `col0` (of
+/// the input line) and holds `len` columns, of which the vertical pass covers the input's
+/// columns `lo..hi`; the rest are the mode's ([`ends_of`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Extent {
+    pub col0: i64,
+    pub len: usize,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl Extent {
+    /// The extent of the chord `(offset from the leftmost tap, width)`.
+    pub fn of(plan: &Plan, (offset, width): (usize, usize)) -> Extent {
+        let (n, col0) = (plan.len as i64, plan.cmin + offset as i64);
+        let len = plan.len + width - 1;
+        let (lo, hi) = (Ord::max(col0, 0), Ord::min(col0 + len as i64, n));
+        Extent { col0, len, lo, hi }
+    }
+
+    /// Where the vertical pass goes in the extended line, its first input column and its
+    /// length.
+    pub fn cols(&self) -> (usize, usize, usize) {
+        let m = Ord::max(self.hi - self.lo, 0) as usize;
+        ((self.lo - self.col0) as usize, self.lo as usize, m)
+    }
+}
+
 /// Consecutive whole output lines of a stacked box whose slots all read lines inside the input
 /// (the mode never applies along the stacked axis): slot `j` of output line `l` reads the input
 /// line `l + j` steps after `rows`.
@@ -403,9 +431,8 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
 ) {
     debug_assert!(chord.stacked && k >= 1);
     let n = plan.len;
-    let col0 = plan.cmin + chord.offset as i64;
-    let len = n + chord.width - 1;
-    let (lo, hi) = (Ord::max(col0, 0), Ord::min(col0 + len as i64, n as i64));
+    let extent = Extent::of(plan, (chord.offset, chord.width));
+    let Extent { col0, len, lo, hi } = extent;
     let BoxScratch {
         line,
         ends,
@@ -426,11 +453,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         k,
         n,
         width: chord.width,
-        cols: (
-            (lo - col0) as usize,
-            lo as usize,
-            Ord::max(hi - lo, 0) as usize,
-        ),
+        cols: extent.cols(),
         ends,
         cval,
     };

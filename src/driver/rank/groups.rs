@@ -15,7 +15,7 @@
 //! line's chord extremes, and its bookkeeping took as long as its vector work (`u8` on 1024²).
 
 use super::super::plan::Plan;
-use super::boxed::{ends_of, fill_ends, stacked, Block, End};
+use super::boxed::{ends_of, fill_ends, stacked, Block, End, Extent};
 use super::elem::Elem;
 use super::simd;
 use super::sliding::{self, Scratch};
@@ -79,20 +79,14 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
     let n = plan.len;
     let parts: Vec<Part> = groups
         .iter()
-        .map(|((offset, width), slots)| {
-            let col0 = plan.cmin + *offset as i64;
-            let len = n + width - 1;
-            let (lo, hi) = (Ord::max(col0, 0), Ord::min(col0 + len as i64, n as i64));
+        .map(|(chord, slots)| {
+            let e = Extent::of(plan, *chord);
             Part {
                 slots,
-                width: *width,
-                len,
-                cols: (
-                    (lo - col0) as usize,
-                    lo as usize,
-                    Ord::max(hi - lo, 0) as usize,
-                ),
-                ends: ends_of(plan, col0, len, (lo, hi)).collect(),
+                width: chord.1,
+                len: e.len,
+                cols: e.cols(),
+                ends: ends_of(plan, e.col0, e.len, (e.lo, e.hi)).collect(),
             }
         })
         .collect();
@@ -107,7 +101,6 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         s,
         before,
     };
-    // SAFETY (both): the caller's promise.
     simd::run(job.with(max))
 }
 
