@@ -101,7 +101,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         s,
         before,
     };
-    simd::run(job.with(max))
+    simd::run(Extremes { job, max })
 }
 
 /// [`extremes_block`]'s lines, as one AVX2 kernel.
@@ -114,11 +114,7 @@ struct Job<'a, T, B> {
     before: B,
 }
 
-impl<'a, T: Elem, B: FnMut(usize)> Job<'a, T, B> {
-    fn with(self, max: bool) -> Extremes<'a, T, B> {
-        Extremes { job: self, max }
-    }
-
+impl<T: Elem, B: FnMut(usize)> Job<'_, T, B> {
     /// # Safety
     /// As [`extremes_block`].
     #[inline(always)]
