@@ -23,17 +23,29 @@ _cache: "OrderedDict[tuple, _core.CompiledFilter]" = OrderedDict()
 # Guards `_cache`: a lookup's move_to_end races another thread's eviction of the same key. Held
 # for the dictionary operations only; two threads missing on one key may both compile it.
 _cache_lock = threading.Lock()
+# The spec compiled last (general code) and its compiled filter. A repeated call with a plain
+# function gets the same spec object back from `_spec_cache`, and finds its code here by identity,
+# without hashing the spec's content (a specs's fields are never changed once made).
+_last: Tuple[Optional[Spec], Optional["_core.CompiledFilter"]] = (None, None)
 
 
 def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = False) -> _core.CompiledFilter:
     """Compiles a spec, through a per-process LRU cache keyed by its content (so unpickling the
     same filter many times, e.g. on Dask workers, compiles it once)."""
+    global _last
+    general = filter_size is None and not inspect
+    last = _last  # one read: another thread may replace it
+    if general and last[0] is spec:
+        return last[1]
     key = (spec.key(), filter_size, inspect)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
-            return hit
+    if hit is not None:
+        if general:
+            _last = (spec, hit)
+        return hit
     try:
         compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
     except FilterCompileError as e:
@@ -46,6 +58,8 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
         _cache[key] = compiled
         if len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
+    if general:
+        _last = (spec, compiled)
     return compiled
 
 
