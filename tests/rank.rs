@@ -368,13 +368,16 @@ fn every_order_algorithm_equals_the_interpreter() {
 #[test]
 fn boxes_and_tall_boxes_equal_the_callback_engine() {
     let mut rng = Rng::new(0xb0c5);
-    let shapes: [&[usize]; 6] = [
+    // Lines of 1 and 2 values: every column of a 3-wide window lies past an end.
+    let shapes: [&[usize]; 8] = [
         &[41, 37],
         &[3, 29, 23],
         &[2, 5000],
         &[60, 7],
         &[50],
         &[4, 1, 9],
+        &[17, 1],
+        &[9, 2],
     ];
     let sizes: [&[usize]; 10] = [
         &[9, 3],

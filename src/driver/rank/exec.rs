@@ -371,8 +371,8 @@ impl<T: Elem> Worker<T> {
                 groups::extremes_block(&block, plan, groups, (work.cval, max), scratch, before)
             },
             BlockKind::Median3x3 { plus_zero } => unsafe {
-                let scratch = (&mut self.wires, &mut self.columns);
-                order::median3x3_block(&block, plan, (work.cval, plus_zero), scratch, before)
+                let cols = &mut self.wires;
+                order::median3x3_block(&block, plan, (work.cval, plus_zero), cols, before)
             },
         }
         // The worker stands at the block's last line, a whole one.
