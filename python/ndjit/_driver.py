@@ -52,7 +52,7 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     if np.iscomplexobj(input):
         raise TypeError("Complex type not supported")
     footprint, origins = footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
-    output = output_like(output, input)
+    output = output_like(output, input, every_element_written=True)
     check_workers(workers)
     spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords)
     with located(spec):

@@ -130,10 +130,14 @@ def native(a: np.ndarray) -> np.ndarray:
     return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
 
 
-def output_like(output, input: np.ndarray) -> np.ndarray:
-    """scipy's ``output=`` rules (an array, a dtype, or ``None`` for the input's dtype)."""
+def output_like(output, input: np.ndarray, every_element_written: bool = False) -> np.ndarray:
+    """scipy's ``output=`` rules (an array, a dtype, or ``None`` for the input's dtype). A new
+    array is zeroed as scipy's is, unless the caller writes ``every_element_written`` before
+    anyone sees it (``generic_filter``: one value per pixel, and on an error the array is never
+    returned): zeroing 1024² bytes took 12 µs, a tenth of a 3×3 median of them."""
     if output is None:  # the common case, without scipy's dispatch on the argument's kind
-        return np.zeros(input.shape, dtype=input.dtype)
+        new = np.empty if every_element_written else np.zeros
+        return new(input.shape, dtype=input.dtype)
     return _ni_support._get_output(output, input)
 
 
