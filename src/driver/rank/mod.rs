@@ -56,6 +56,7 @@
 //! share a chord), [`columns`] (sorted columns merged per pixel) and [`perreault`] (column
 //! histograms).
 
+mod aligned;
 mod boxed;
 mod columns;
 mod elem;

@@ -18,6 +18,7 @@
 
 use super::super::cache::Lru;
 use super::super::plan::Plan;
+use super::aligned;
 use super::boxed::{box_chord, Block};
 use super::columns::{self, Merge};
 use super::elem::Elem;
@@ -327,34 +328,11 @@ pub(crate) fn median3x3<T: Elem>(
     cols: &mut Vec<T>,
 ) {
     let w = m + 2;
-    let [lo, mid, hi] = column_rows(cols, w, 0);
+    let [lo, mid, hi] = aligned::rows(cols, 3, w, 0).split();
     simd::fast(|| {
         sort_columns(rows.map(|r| &r[..w]), [lo, mid, hi]);
         medians_of_columns([&*lo, &*mid, &*hi], plus_zero, &mut out[..m]);
     });
-}
-
-/// Three rows of `w` values in `cols`, each of whose column `first` (the first one the column
-/// sorts store) starts a 64-byte cache line, so that the vector stores split none: a `u8` 3×3
-/// median of 1024² took 0.135 ms a run with the rows packed one after another from column 0,
-/// 0.101 with them aligned so (a standalone loop of the same code, on this AMD EPYC). Grown
-/// only: a buffer shrunk and grown again between lines of different widths was refilled every
-/// time (a tenth of a 3×3 median's time, in `memset`).
-fn column_rows<T: Elem>(cols: &mut Vec<T>, w: usize, first: usize) -> [&mut [T]; 3] {
-    const LINE: usize = 64;
-    let size = std::mem::size_of::<T>();
-    debug_assert_eq!(std::mem::align_of::<T>(), size, "every Elem is a primitive of 1 to 8 bytes");
-    let per_line = LINE / size;
-    let stride = w.div_ceil(per_line) * per_line;
-    if cols.len() < 3 * stride + per_line {
-        cols.resize(3 * stride + per_line, T::default());
-    }
-    // A `Vec<T>` is aligned for `T`, whose size is its alignment here: whole elements to skip.
-    let past = (cols.as_ptr() as usize + first * size) % LINE / size;
-    let start = (per_line - past) % per_line;
-    let (lo, rest) = cols[start..start + 3 * stride].split_at_mut(stride);
-    let (mid, hi) = rest.split_at_mut(stride);
-    [&mut lo[..w], &mut mid[..w], &mut hi[..w]]
 }
 
 /// Each column `(a, b, c)` of the three rows sorted into `lo <= mid <= hi`. Zipped slices of
@@ -403,7 +381,7 @@ pub(crate) unsafe fn median3x3_block<T: Elem>(
             (j, plan.mode.map(x, n as i64).map(|i| i as usize + first))
         })
         .collect();
-    let [lo, mid, hi] = column_rows(cols, n + 2, first);
+    let [lo, mid, hi] = aligned::rows(cols, 3, n + 2, first).split();
     for l in 0..b.lines {
         before(l);
         let line = b.rows.wrapping_byte_offset(l as isize * b.step);
