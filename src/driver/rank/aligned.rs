@@ -14,9 +14,18 @@ const LINE: usize = 64;
 /// `count` rows of `len` values in `buf` (grown, never shrunk: a buffer shrunk and grown again
 /// between lines of different widths was refilled every time, a tenth of a 3×3 median's time
 /// in `memset`), each with its column `first` at the start of a cache line.
-pub(crate) fn rows<T: Elem>(buf: &mut Vec<T>, count: usize, len: usize, first: usize) -> Rows<'_, T> {
+pub(crate) fn rows<T: Elem>(
+    buf: &mut Vec<T>,
+    count: usize,
+    len: usize,
+    first: usize,
+) -> Rows<'_, T> {
     let size = std::mem::size_of::<T>();
-    debug_assert_eq!(std::mem::align_of::<T>(), size, "every Elem is a primitive of 1 to 8 bytes");
+    debug_assert_eq!(
+        std::mem::align_of::<T>(),
+        size,
+        "every Elem is a primitive of 1 to 8 bytes"
+    );
     let per_line = LINE / size;
     let stride = len.div_ceil(per_line) * per_line;
     let need = count * stride + per_line;
@@ -44,7 +53,10 @@ impl<'a, T> Rows<'a, T> {
     /// The rows, each `len` long.
     pub(crate) fn split<const N: usize>(self) -> [&'a mut [T]; N] {
         let len = self.len;
-        let mut chunks = self.data.chunks_exact_mut(self.stride).map(|r| &mut r[..len]);
+        let mut chunks = self
+            .data
+            .chunks_exact_mut(self.stride)
+            .map(|r| &mut r[..len]);
         std::array::from_fn(|_| chunks.next().expect("as many rows as were asked for"))
     }
 }
@@ -61,7 +73,11 @@ mod tests {
                 let [a, b, c] = rows(&mut buf, 3, len, first).split();
                 for r in [&a, &b, &c] {
                     assert_eq!(r.len(), len);
-                    assert_eq!((r.as_ptr() as usize + first) % LINE, 0, "first {first} len {len}");
+                    assert_eq!(
+                        (r.as_ptr() as usize + first) % LINE,
+                        0,
+                        "first {first} len {len}"
+                    );
                 }
                 let mut wide: Vec<f64> = Vec::new();
                 let [d, e] = rows(&mut wide, 2, len, first % 8).split();

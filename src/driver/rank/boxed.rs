@@ -26,7 +26,7 @@
 
 use super::super::array::RawArray;
 use super::super::plan::Plan;
-use super::elem::Elem;
+use super::elem::{with_extreme, Elem, Extreme};
 use super::simd;
 use super::sliding::{self, Scratch};
 
@@ -493,11 +493,8 @@ impl<T: Elem, B: FnMut(usize)> simd::Kernel for BlockJob<'_, T, B> {
             before,
             max,
         } = self;
-        // SAFETY (both): `extremes_block`'s caller's promise.
-        match max {
-            true => unsafe { lines.run(scratch, before, (T::select_max, T::max), max) },
-            false => unsafe { lines.run(scratch, before, (T::select_min, T::min), max) },
-        }
+        // SAFETY: `extremes_block`'s caller's promise.
+        with_extreme!(max, E => unsafe { lines.run::<E>(scratch, before) })
     }
 }
 
@@ -517,12 +514,10 @@ impl<T: Elem> Lines<'_, T> {
     /// # Safety
     /// As [`extremes_block`].
     #[inline(always)]
-    unsafe fn run<F: Fn(T, T) -> T + Copy, G: Fn(T, T) -> T + Copy>(
+    unsafe fn run<E: Extreme>(
         &self,
         (line, sliding, from, van_herk): LinesScratch<'_, T>,
         mut before: impl FnMut(usize),
-        (op, in_place): (F, G),
-        max: bool,
     ) {
         let (b, (at, c0, m)) = (self.b, self.cols);
         // The vertical pass is chosen once for the block, a loop for each (one loop testing
@@ -539,11 +534,11 @@ impl<T: Elem> Lines<'_, T> {
                     self.k,
                     row,
                     b.continues || l > 0,
-                    max,
+                    E::MAX,
                     &mut line[at..at + m],
                 );
                 // SAFETY: as `extremes_block`.
-                unsafe { self.finish(l, first, line, sliding, (op, in_place)) };
+                unsafe { self.finish::<E>(l, first, line, sliding) };
             }
             return;
         }
@@ -554,7 +549,7 @@ impl<T: Elem> Lines<'_, T> {
         let (line, second) = line.split_at_mut(line.len() / 2);
         let mut l = 0;
         // Lines in pairs, which share all their rows but one each (`sliding::fold_pair`).
-        if std::mem::size_of::<T>() >= 4 && (2..=sliding::FOLD_MAX).contains(&self.k) && m > 0 {
+        if sliding::pairs_pay::<T>() && (2..=sliding::FOLD_MAX).contains(&self.k) && m > 0 {
             while l + 1 < b.lines {
                 before(l);
                 before(l + 1);
@@ -566,11 +561,11 @@ impl<T: Elem> Lines<'_, T> {
                     *r = unsafe { std::slice::from_raw_parts(self.slot(first, j).add(c0), m) };
                 }
                 let pair = [&mut line[at..at + m], &mut second[at..at + m]];
-                sliding::fold_pair(&rows[..=self.k], pair, op);
+                sliding::fold_pair::<T, E>(&rows[..=self.k], pair);
                 // SAFETY: as `extremes_block`.
                 unsafe {
-                    self.finish(l, first, line, sliding, (op, in_place));
-                    self.finish(l + 1, self.slot(first, 1), second, sliding, (op, in_place));
+                    self.finish::<E>(l, first, line, sliding);
+                    self.finish::<E>(l + 1, self.slot(first, 1), second, sliding);
                 }
                 l += 2;
             }
@@ -583,10 +578,10 @@ impl<T: Elem> Lines<'_, T> {
             }
             if m > 0 {
                 // SAFETY: the slots' lines hold `n` elements, `c0..c0 + m` inside them.
-                unsafe { sliding::merge_lines_by(&mut line[at..at + m], from, op, in_place) };
+                unsafe { sliding::merge_lines_by::<T, E>(&mut line[at..at + m], from) };
             }
             // SAFETY: as `extremes_block`.
-            unsafe { self.finish(l, first, line, sliding, (op, in_place)) };
+            unsafe { self.finish::<E>(l, first, line, sliding) };
         }
     }
 
@@ -602,19 +597,18 @@ impl<T: Elem> Lines<'_, T> {
     /// # Safety
     /// As [`extremes_block`].
     #[inline(always)]
-    unsafe fn finish<F: Fn(T, T) -> T + Copy, G: Fn(T, T) -> T + Copy>(
+    unsafe fn finish<E: Extreme>(
         &self,
         l: usize,
         first: *const T,
         line: &mut [T],
         sliding: &mut Scratch<T>,
-        (op, in_place): (F, G),
     ) {
         let b = self.b;
         // SAFETY: `i` is a column of the slots' lines.
         let column = |i: usize| unsafe {
             (1..self.k).fold(self.slot(first, 0).add(i).read(), |v, j| {
-                in_place(v, self.slot(first, j).add(i).read())
+                E::in_place(v, self.slot(first, j).add(i).read())
             })
         };
         fill_ends(line, self.ends, self.cval, column);
@@ -625,6 +619,6 @@ impl<T: Elem> Lines<'_, T> {
                 self.n,
             )
         };
-        sliding::extremes_by(line, self.width, out, sliding, op);
+        sliding::extremes_by::<T, E>(line, self.width, out, sliding);
     }
 }

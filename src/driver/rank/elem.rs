@@ -69,6 +69,62 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     unsafe fn write(p: *mut u8, v: Self);
 }
 
+/// The minimum or the maximum, as a type: the folds over lines are written once for both, and
+/// the vector kernels ([`super::lanes`]) know which instruction to use.
+pub(crate) trait Extreme: Copy + 'static {
+    const MAX: bool;
+    /// [`Elem::select_min`] or [`Elem::select_max`]: for loops written out of place.
+    fn pick<T: Elem>(a: T, b: T) -> T;
+    /// [`Elem::min`] or [`Elem::max`]: for values read and written back in place.
+    fn in_place<T: Elem>(a: T, b: T) -> T;
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Min;
+#[derive(Clone, Copy)]
+pub(crate) struct Max;
+
+impl Extreme for Min {
+    const MAX: bool = false;
+    #[inline(always)]
+    fn pick<T: Elem>(a: T, b: T) -> T {
+        a.select_min(b)
+    }
+    #[inline(always)]
+    fn in_place<T: Elem>(a: T, b: T) -> T {
+        a.min(b)
+    }
+}
+
+impl Extreme for Max {
+    const MAX: bool = true;
+    #[inline(always)]
+    fn pick<T: Elem>(a: T, b: T) -> T {
+        a.select_max(b)
+    }
+    #[inline(always)]
+    fn in_place<T: Elem>(a: T, b: T) -> T {
+        a.max(b)
+    }
+}
+
+/// `$body` with `$E` bound to [`Min`] or [`Max`], as `max` says.
+macro_rules! with_extreme {
+    ($max:expr, $E:ident => $body:expr) => {
+        match $max {
+            true => {
+                type $E = $crate::driver::rank::elem::Max;
+                $body
+            }
+            false => {
+                type $E = $crate::driver::rank::elem::Min;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_extreme;
+
 macro_rules! int_elem {
     ($($t:ty: $bits:expr, $flip:expr, $trips:expr, $range:expr);*) => {$(
         impl Elem for $t {

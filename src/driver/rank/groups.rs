@@ -16,7 +16,7 @@
 
 use super::super::plan::Plan;
 use super::boxed::{ends_of, fill_ends, stacked, Block, End, Extent};
-use super::elem::Elem;
+use super::elem::{with_extreme, Elem, Extreme};
 use super::simd;
 use super::sliding::{self, Scratch};
 
@@ -118,7 +118,7 @@ impl<T: Elem, B: FnMut(usize)> Job<'_, T, B> {
     /// # Safety
     /// As [`extremes_block`].
     #[inline(always)]
-    unsafe fn run(mut self, op: impl Fn(T, T) -> T + Copy, in_place: impl Fn(T, T) -> T + Copy) {
+    unsafe fn run<E: Extreme>(mut self) {
         let b = self.b;
         let GroupScratch {
             line,
@@ -144,25 +144,25 @@ impl<T: Elem, B: FnMut(usize)> Job<'_, T, B> {
                 from.extend(p.slots.iter().map(|&j| slot(j).wrapping_add(c0)));
                 if m > 0 {
                     // SAFETY: the slots' lines hold `n` elements, `c0..c0 + m` inside them.
-                    unsafe { sliding::merge_lines_by(&mut line[at..at + m], from, op, in_place) };
+                    unsafe { sliding::merge_lines_by::<T, E>(&mut line[at..at + m], from) };
                 }
                 // SAFETY: `i` is a column of the slots' lines.
                 let column = |i: usize| unsafe {
                     p.slots[1..]
                         .iter()
                         .fold(slot(p.slots[0]).add(i).read(), |v, &j| {
-                            in_place(v, slot(j).add(i).read())
+                            E::in_place(v, slot(j).add(i).read())
                         })
                 };
                 fill_ends(line, &p.ends, self.cval, column);
                 // The first group straight into the output, the others folded into it.
                 match g {
-                    0 => sliding::extremes_by(line, p.width, out, sliding, op),
+                    0 => sliding::extremes_by::<T, E>(line, p.width, out, sliding),
                     _ => {
-                        sliding::extremes_by(line, p.width, slid, sliding, op);
+                        sliding::extremes_by::<T, E>(line, p.width, slid, sliding);
                         out.iter_mut()
                             .zip(&*slid)
-                            .for_each(|(o, &v)| *o = in_place(*o, v));
+                            .for_each(|(o, &v)| *o = E::in_place(*o, v));
                     }
                 }
             }
@@ -181,10 +181,7 @@ impl<T: Elem, B: FnMut(usize)> simd::Kernel for Extremes<'_, T, B> {
 
     #[inline(always)]
     fn run(self) {
-        // SAFETY (both): `extremes_block`'s caller's promise.
-        match self.max {
-            true => unsafe { self.job.run(T::select_max, T::max) },
-            false => unsafe { self.job.run(T::select_min, T::min) },
-        }
+        // SAFETY: `extremes_block`'s caller's promise.
+        with_extreme!(self.max, E => unsafe { self.job.run::<E>() })
     }
 }

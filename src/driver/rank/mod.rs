@@ -63,6 +63,7 @@ mod elem;
 mod exec;
 mod facts;
 mod groups;
+mod lanes;
 mod order;
 mod patch;
 mod perreault;

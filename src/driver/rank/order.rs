@@ -395,7 +395,11 @@ pub(crate) unsafe fn median3x3_block<T: Elem>(
         };
         simd::fast(|| {
             let inside = first..first + n;
-            let sorted = [&mut lo[inside.clone()], &mut mid[inside.clone()], &mut hi[inside]];
+            let sorted = [
+                &mut lo[inside.clone()],
+                &mut mid[inside.clone()],
+                &mut hi[inside],
+            ];
             sort_columns(rows, sorted);
             for &(j, from) in &past_ends {
                 (lo[j], mid[j], hi[j]) = match from {

@@ -8,8 +8,8 @@
 //! which for the windows of rank filters (up to a few dozen) costs less than van Herk/Gil-Werman's
 //! three dependent scalar comparisons per value.
 
-use super::elem::Elem;
-use super::simd;
+use super::elem::{with_extreme, Elem, Extreme};
+use super::{lanes, simd};
 
 /// `out[i]` = the minimum (or maximum) of `e[i..i + w]` for `i in 0..out.len()`; `e` holds at
 /// least `out.len() + w - 1` values, `w >= 1`. `tmp` is scratch.
@@ -44,10 +44,7 @@ impl<T: Elem> simd::Kernel for Extremes<'_, T> {
             out,
             tmp,
         } = self;
-        match max {
-            true => extremes_by(e, w, out, tmp, T::select_max),
-            false => extremes_by(e, w, out, tmp, T::select_min),
-        }
+        with_extreme!(max, E => extremes_by::<T, E>(e, w, out, tmp))
     }
 }
 
@@ -55,12 +52,11 @@ impl<T: Elem> simd::Kernel for Extremes<'_, T> {
 pub(crate) type Scratch<T> = (Vec<T>, Vec<T>);
 
 #[inline(always)]
-pub(crate) fn extremes_by<T: Elem, F: Fn(T, T) -> T + Copy>(
+pub(crate) fn extremes_by<T: Elem, E: Extreme>(
     e: &[T],
     w: usize,
     out: &mut [T],
     tmp: &mut Scratch<T>,
-    op: F,
 ) {
     let m = out.len();
     debug_assert!(w >= 1 && e.len() >= m + w - 1);
@@ -70,7 +66,7 @@ pub(crate) fn extremes_by<T: Elem, F: Fn(T, T) -> T + Copy>(
         for (d, s) in shifted[..w].iter_mut().enumerate() {
             *s = &e[d..d + m];
         }
-        return fold(&shifted[..w], out, op);
+        return fold::<T, E>(&shifted[..w], out);
     }
     let (a, b) = tmp;
     let mut len = m + w - 1;
@@ -85,26 +81,26 @@ pub(crate) fn extremes_by<T: Elem, F: Fn(T, T) -> T + Copy>(
     while 2 * span <= w {
         len -= span;
         let level: &[T] = if first { e } else { a };
-        fold_n([&level[..len], &level[span..span + len]], &mut b[..len], op);
+        fold_n::<T, E, 2>([&level[..len], &level[span..span + len]], &mut b[..len]);
         std::mem::swap(a, b);
         first = false;
         span *= 2;
     }
     let level: &[T] = if first { e } else { a };
-    fold_n([&level[..m], &level[w - span..w - span + m]], out, op);
+    fold_n::<T, E, 2>([&level[..m], &level[w - span..w - span + m]], out);
 }
 
 /// The most slices [`fold`] takes in one pass.
 pub(crate) const FOLD_MAX: usize = 8;
 
-/// `out[i]` = `op` folded over `srcs[j][i]`, in one pass for up to [`FOLD_MAX`] slices, each
-/// at least `out.len()` long.
+/// `out[i]` = the extreme of `srcs[j][i]` over `j`, in one pass for up to [`FOLD_MAX`] slices,
+/// each at least `out.len()` long.
 #[inline(always)]
-fn fold<T: Elem>(srcs: &[&[T]], out: &mut [T], op: impl Fn(T, T) -> T + Copy) {
+fn fold<T: Elem, E: Extreme>(srcs: &[&[T]], out: &mut [T]) {
     macro_rules! arity {
         ($($n:literal)*) => {
             match srcs.len() {
-                $($n => fold_n::<T, $n>(srcs.try_into().expect("the arity"), out, op),)*
+                $($n => fold_n::<T, E, $n>(srcs.try_into().expect("the arity"), out),)*
                 n => unreachable!("{n} slices in one pass"),
             }
         };
@@ -112,77 +108,35 @@ fn fold<T: Elem>(srcs: &[&[T]], out: &mut [T], op: impl Fn(T, T) -> T + Copy) {
     arity!(1 2 3 4 5 6 7 8)
 }
 
-/// [`fold`] with the number of slices known, so that the inner loop unrolls and the outer one
-/// vectorises.
+/// [`fold`] with the number of slices known: the whole vectors by [`lanes::fold`], the rest
+/// (and the types without vector min and max) by a loop whose inner fold unrolls.
 #[inline(always)]
-fn fold_n<T: Elem, const N: usize>(srcs: [&[T]; N], out: &mut [T], op: impl Fn(T, T) -> T + Copy) {
-    if std::mem::size_of::<T>() <= 2 && N > 2 {
-        return fold_chunks(srcs, out, op);
-    }
+fn fold_n<T: Elem, E: Extreme, const N: usize>(srcs: [&[T]; N], out: &mut [T]) {
     let m = out.len();
-    let srcs = srcs.map(|s| &s[..m]);
-    for (i, o) in out.iter_mut().enumerate() {
+    let done = lanes::fold::<T, E, N>(srcs, out);
+    let srcs = srcs.map(|s| &s[done..m]);
+    for (i, o) in out[done..].iter_mut().enumerate() {
         let mut v = srcs[0][i];
         for s in &srcs[1..] {
-            v = op(v, s[i]);
+            v = E::pick(v, s[i]);
         }
         *o = v;
     }
 }
 
-/// Bytes of a [`fold_chunks`] chunk: two AVX2 vectors.
-const CHUNK_BYTES: usize = 64;
-
-/// [`fold_n`] a chunk at a time: each chunk's values are all read before any is stored, so the
-/// compiler needs no run-time check that `out` does not overlap the slices to vectorise it. The
-/// plain loop keeps such checks, and for five or more slices of 1- or 2-byte elements LLVM
-/// judges them too costly and runs it as scalar code: a fold of five `u8` slices of 1024 took
-/// 110 ns so, 50 ns in chunks (AVX2; `u16` 100 and 70 ns). From three slices the chunks are
-/// also the faster for `u16` (a 3×3 minimum on 1024², one thread: 0.19 against 0.15-0.16 ms;
-/// `u8` the same either way), and two slices keep the plain loop. For 4- and 8-byte elements the plain
-/// loop vectorises and is the faster (`f32`, three slices: 90 against 190 ns).
-#[inline(always)]
-fn fold_chunks<T: Elem, const N: usize>(
-    srcs: [&[T]; N],
-    out: &mut [T],
-    op: impl Fn(T, T) -> T + Copy,
-) {
-    let m = out.len();
-    let srcs = srcs.map(|s| &s[..m]);
-    let lanes = CHUNK_BYTES / std::mem::size_of::<T>();
-    let whole = m - m % lanes;
-    let mut acc = [T::default(); CHUNK_BYTES];
-    let acc = &mut acc[..lanes];
-    for i in (0..whole).step_by(lanes) {
-        acc.copy_from_slice(&srcs[0][i..i + lanes]);
-        for s in &srcs[1..] {
-            for (a, &x) in acc.iter_mut().zip(&s[i..i + lanes]) {
-                *a = op(*a, x);
-            }
-        }
-        out[i..i + lanes].copy_from_slice(acc);
-    }
-    for (i, o) in out.iter_mut().enumerate().skip(whole) {
-        *o = srcs[1..].iter().fold(srcs[0][i], |v, s| op(v, s[i]));
-    }
-}
-
 /// The vertical extremes of two consecutive lines of a box of `k = rows.len() - 1` rows
-/// (`2 <= k <= FOLD_MAX`): `first[i]` = `op` folded over `rows[..k][i]`, `second[i]` over
+/// (`2 <= k <= FOLD_MAX`): `first[i]` = the extreme of `rows[..k][i]`, `second[i]` of
 /// `rows[1..][i]`. The `k - 1` rows both lines read are folded once, so the pair costs `k + 1`
 /// loads and `k` operations a column where two [`fold`]s cost `2k` and `2k - 2`. Each slice
-/// holds at least `first.len()` values. For 4- and 8-byte types only: LLVM leaves the loop
-/// scalar for narrower ones (measured, `u16` 5×5 on 1024²: 3.3 ms against 0.26 for two folds).
+/// holds at least `first.len()` values. Worth it where [`pairs_pay`]: LLVM leaves the plain loop
+/// scalar for 1- and 2-byte types (measured, `u16` 5×5 on 1024²: 3.3 ms against 0.26 for two
+/// folds), which [`lanes::fold_pair`] computes in vectors.
 #[inline(always)]
-pub(crate) fn fold_pair<T: Elem>(
-    rows: &[&[T]],
-    [first, second]: [&mut [T]; 2],
-    op: impl Fn(T, T) -> T + Copy,
-) {
+pub(crate) fn fold_pair<T: Elem, E: Extreme>(rows: &[&[T]], [first, second]: [&mut [T]; 2]) {
     macro_rules! arity {
         ($($n:literal)*) => {
             match rows.len() {
-                $($n => fold_pair_n::<T, $n>(rows.try_into().expect("the arity"), first, second, op),)*
+                $($n => fold_pair_n::<T, E, $n>(rows.try_into().expect("the arity"), first, second),)*
                 n => unreachable!("a pair of lines over {} rows", n - 1),
             }
         };
@@ -190,30 +144,34 @@ pub(crate) fn fold_pair<T: Elem>(
     arity!(3 4 5 6 7 8 9)
 }
 
-/// [`fold_pair`] with the number of rows known, so that the inner loop unrolls and the outer
-/// one vectorises.
+/// Whether [`fold_pair`] is faster than two [`fold`]s for `T`: where its loop is vector code.
+pub(crate) fn pairs_pay<T: Elem>() -> bool {
+    lanes::available::<T>() || std::mem::size_of::<T>() >= 4
+}
+
+/// [`fold_pair`] with the number of rows known: the whole vectors by [`lanes::fold_pair`], the
+/// rest by a loop whose inner fold unrolls.
 #[inline(always)]
-fn fold_pair_n<T: Elem, const N: usize>(
+fn fold_pair_n<T: Elem, E: Extreme, const N: usize>(
     rows: [&[T]; N],
     first: &mut [T],
     second: &mut [T],
-    op: impl Fn(T, T) -> T + Copy,
 ) {
     let m = first.len();
-    let rows = rows.map(|s| &s[..m]);
-    let second = &mut second[..m];
-    for (i, (x, y)) in first.iter_mut().zip(second.iter_mut()).enumerate() {
-        let v = rows[2..N - 1].iter().fold(rows[1][i], |v, r| op(v, r[i]));
-        (*x, *y) = (op(rows[0][i], v), op(v, rows[N - 1][i]));
+    let done = lanes::fold_pair::<T, E, N>(rows, first, second);
+    let rows = rows.map(|s| &s[done..m]);
+    let second = &mut second[done..m];
+    for (i, (x, y)) in first[done..].iter_mut().zip(second.iter_mut()).enumerate() {
+        let v = rows[2..N - 1]
+            .iter()
+            .fold(rows[1][i], |v, r| E::pick(v, r[i]));
+        (*x, *y) = (E::pick(rows[0][i], v), E::pick(v, rows[N - 1][i]));
     }
 }
 
 /// `out[i]` = the minimum (or maximum) of `x[i]` and `y[i]`.
 pub(crate) fn pair_extremes<T: Elem>(x: &[T], y: &[T], out: &mut [T], max: bool) {
-    simd::fast(|| match max {
-        true => fold_n([x, y], out, T::select_max),
-        false => fold_n([x, y], out, T::select_min),
-    })
+    simd::fast(|| with_extreme!(max, E => fold_n::<T, E, 2>([x, y], out)))
 }
 
 /// `out[i]` = the minimum (or maximum) of `lines[l][i]` over the lines: the chords' extremes
@@ -239,21 +197,13 @@ impl<T: Elem> simd::Kernel for Merge<'_, T> {
     #[inline(always)]
     fn run(self) {
         let Merge { out, lines, max } = self;
-        match max {
-            // SAFETY: `merge_lines`' caller's promise.
-            true => unsafe { merge_lines_by(out, lines, T::select_max, T::max) },
-            false => unsafe { merge_lines_by(out, lines, T::select_min, T::min) },
-        }
+        // SAFETY: `merge_lines`' caller's promise.
+        with_extreme!(max, E => unsafe { merge_lines_by::<T, E>(out, lines) })
     }
 }
 
 #[inline(always)]
-pub(crate) unsafe fn merge_lines_by<T: Elem, F: Fn(T, T) -> T + Copy, G: Fn(T, T) -> T + Copy>(
-    out: &mut [T],
-    lines: &[*const T],
-    op: F,
-    in_place: G,
-) {
+pub(crate) unsafe fn merge_lines_by<T: Elem, E: Extreme>(out: &mut [T], lines: &[*const T]) {
     let m = out.len();
     // SAFETY: the caller's promise.
     let line = |p: *const T| unsafe { std::slice::from_raw_parts(p, m) };
@@ -265,10 +215,10 @@ pub(crate) unsafe fn merge_lines_by<T: Elem, F: Fn(T, T) -> T + Copy, G: Fn(T, T
     for (s, &p) in slices.iter_mut().zip(first) {
         *s = line(p);
     }
-    fold(&slices[..first.len()], out, op);
+    fold::<T, E>(&slices[..first.len()], out);
     // `out` is read and written back from here: `in_place` is an operation LLVM cannot turn
-    // into a masked store (`op`, a select, can be, and masked stores are slow).
-    let op = in_place;
+    // into a masked store (a select can be, and masked stores are slow).
+    let op = E::in_place::<T>;
     for group in rest.chunks(3) {
         match *group {
             [a] => out
@@ -294,6 +244,8 @@ pub(crate) unsafe fn merge_lines_by<T: Elem, F: Fn(T, T) -> T + Copy, G: Fn(T, T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use super::super::elem::{Max, Min};
 
     #[test]
     fn merging_any_number_of_lines_equals_a_fold() {
@@ -323,26 +275,24 @@ mod tests {
         }
     }
 
-    /// Every row count a pair takes and several lengths, for the types the blocks pair (4 and
-    /// 8 bytes) and a narrow one: each line is the minimum, and the maximum, of its own rows.
+    /// Every row count a pair takes and several lengths (whole vectors and a rest), for 1-, 2-,
+    /// 4- and 8-byte types: each line is the minimum, and the maximum, of its own rows.
     #[test]
     fn a_pair_of_lines_is_two_folds() {
         fn check<T: Elem + std::fmt::Debug + From<u8>>() {
-            type Op<T> = fn(T, T) -> T;
-            let ops: [(Op<T>, Op<T>); 2] = [(T::select_min, T::min), (T::select_max, T::max)];
-            for k in 2..=FOLD_MAX {
-                for m in [1, 31, 64, 100, 257] {
-                    let rows: Vec<Vec<T>> = (0..=k)
-                        .map(|r| {
-                            (0..m)
-                                .map(|i| T::from(((i * 37 + r * 101) % 251) as u8))
-                                .collect()
-                        })
-                        .collect();
-                    let slices: Vec<&[T]> = rows.iter().map(|r| &r[..]).collect();
-                    for (op, reduce) in ops {
+            fn both<T: Elem + std::fmt::Debug + From<u8>, E: Extreme>(reduce: fn(T, T) -> T) {
+                for k in 2..=FOLD_MAX {
+                    for m in [1, 31, 64, 100, 257] {
+                        let rows: Vec<Vec<T>> = (0..=k)
+                            .map(|r| {
+                                (0..m)
+                                    .map(|i| T::from(((i * 37 + r * 101) % 251) as u8))
+                                    .collect()
+                            })
+                            .collect();
+                        let slices: Vec<&[T]> = rows.iter().map(|r| &r[..]).collect();
                         let (mut a, mut b) = (vec![T::default(); m], vec![T::default(); m]);
-                        fold_pair(&slices, [&mut a, &mut b], op);
+                        fold_pair::<T, E>(&slices, [&mut a, &mut b]);
                         for i in 0..m {
                             let fold = |rs: &[Vec<T>]| rs.iter().map(|r| r[i]).reduce(reduce);
                             assert_eq!(
@@ -354,8 +304,11 @@ mod tests {
                     }
                 }
             }
+            both::<T, Min>(T::min);
+            both::<T, Max>(T::max);
         }
         check::<u8>();
+        check::<u16>();
         check::<f32>();
         check::<f64>();
     }
