@@ -199,19 +199,20 @@ mod avx2 {
         )*};
     }
 
+    /// The integer types: 256-bit loads and stores of any element width.
+    macro_rules! integers {
+        ($($t:ident, $lanes:expr, $min:ident, $max:ident);*) => {
+            kernels!($(
+                $t, $lanes, |p: *const $t| _mm256_loadu_si256(p as *const __m256i),
+                    |p: *mut $t, v| _mm256_storeu_si256(p as *mut __m256i, v), $min, $max
+            );*);
+        };
+    }
+
+    integers!(u8, 32, _mm256_min_epu8, _mm256_max_epu8; i8, 32, _mm256_min_epi8, _mm256_max_epi8;
+              u16, 16, _mm256_min_epu16, _mm256_max_epu16; i16, 16, _mm256_min_epi16, _mm256_max_epi16;
+              u32, 8, _mm256_min_epu32, _mm256_max_epu32; i32, 8, _mm256_min_epi32, _mm256_max_epi32);
     kernels!(
-        u8, 32, |p: *const u8| _mm256_loadu_si256(p as *const __m256i),
-            |p: *mut u8, v| _mm256_storeu_si256(p as *mut __m256i, v), _mm256_min_epu8, _mm256_max_epu8;
-        i8, 32, |p: *const i8| _mm256_loadu_si256(p as *const __m256i),
-            |p: *mut i8, v| _mm256_storeu_si256(p as *mut __m256i, v), _mm256_min_epi8, _mm256_max_epi8;
-        u16, 16, |p: *const u16| _mm256_loadu_si256(p as *const __m256i),
-            |p: *mut u16, v| _mm256_storeu_si256(p as *mut __m256i, v), _mm256_min_epu16, _mm256_max_epu16;
-        i16, 16, |p: *const i16| _mm256_loadu_si256(p as *const __m256i),
-            |p: *mut i16, v| _mm256_storeu_si256(p as *mut __m256i, v), _mm256_min_epi16, _mm256_max_epi16;
-        u32, 8, |p: *const u32| _mm256_loadu_si256(p as *const __m256i),
-            |p: *mut u32, v| _mm256_storeu_si256(p as *mut __m256i, v), _mm256_min_epu32, _mm256_max_epu32;
-        i32, 8, |p: *const i32| _mm256_loadu_si256(p as *const __m256i),
-            |p: *mut i32, v| _mm256_storeu_si256(p as *mut __m256i, v), _mm256_min_epi32, _mm256_max_epi32;
         f32, 8, |p: *const f32| _mm256_loadu_ps(p), |p: *mut f32, v| _mm256_storeu_ps(p, v),
             _mm256_min_ps, _mm256_max_ps;
         f64, 4, |p: *const f64| _mm256_loadu_pd(p), |p: *mut f64, v| _mm256_storeu_pd(p, v),
