@@ -23,15 +23,15 @@ use std::any::TypeId;
 /// values were done (none without AVX2 or for a type without vector min and max). Each slice
 /// holds at least `out.len()` values.
 #[inline(always)]
-pub(crate) fn fold<T: Elem, E: Extreme, const N: usize>(srcs: [&[T]; N], out: &mut [T]) -> usize {
+pub(crate) fn fold<T: Elem, E: Extreme, const N: usize>(srcs: &[&[T]; N], out: &mut [T]) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         macro_rules! each {
             ($($t:ident),*) => {$(
                 if TypeId::of::<T>() == TypeId::of::<$t>() {
                     // SAFETY: `T` is `$t` (the same type id): the slices are what they are.
-                    let (srcs, out) = unsafe { (srcs.map(|s| retype::<T, $t>(s)), retype_mut::<T, $t>(out)) };
-                    for s in &srcs {
+                    let (srcs, out) = unsafe { (retype::<T, $t, N>(srcs), retype_mut::<T, $t>(out)) };
+                    for s in srcs {
                         assert!(s.len() >= out.len(), "a slice shorter than the line");
                     }
                     if !std::arch::is_x86_feature_detected!("avx2") {
@@ -58,7 +58,7 @@ pub(crate) fn fold<T: Elem, E: Extreme, const N: usize>(srcs: [&[T]; N], out: &m
 /// how many values were done, as [`fold`].
 #[inline(always)]
 pub(crate) fn fold_pair<T: Elem, E: Extreme, const N: usize>(
-    rows: [&[T]; N],
+    rows: &[&[T]; N],
     first: &mut [T],
     second: &mut [T],
 ) -> usize {
@@ -69,9 +69,9 @@ pub(crate) fn fold_pair<T: Elem, E: Extreme, const N: usize>(
                 if TypeId::of::<T>() == TypeId::of::<$t>() {
                     // SAFETY: `T` is `$t` (the same type id): the slices are what they are.
                     let (rows, first, second) = unsafe {
-                        (rows.map(|s| retype::<T, $t>(s)), retype_mut::<T, $t>(first), retype_mut::<T, $t>(second))
+                        (retype::<T, $t, N>(rows), retype_mut::<T, $t>(first), retype_mut::<T, $t>(second))
                     };
-                    for s in &rows {
+                    for s in rows {
                         assert!(s.len() >= first.len(), "a row shorter than the line");
                     }
                     assert!(second.len() >= first.len(), "the second line shorter than the first");
@@ -114,11 +114,14 @@ pub(crate) fn available<T: Elem>() -> bool {
     false
 }
 
+/// The slices as what they are, without copying the array (a copy of each line's array of
+/// slices, `map`ped, cost more than a 1024-byte line's fold).
+///
 /// # Safety
 /// `T` and `U` must be the same type.
 #[cfg(target_arch = "x86_64")]
-unsafe fn retype<T, U>(s: &[T]) -> &[U] {
-    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const U, s.len()) }
+unsafe fn retype<'a, T, U, const N: usize>(s: &'a [&'a [T]; N]) -> &'a [&'a [U]; N] {
+    unsafe { &*(s as *const [&[T]; N] as *const [&[U]; N]) }
 }
 
 /// # Safety
@@ -148,7 +151,7 @@ mod avx2 {
                 /// # Safety
                 /// The CPU must have AVX2; every slice holds `out.len()` values.
                 #[target_feature(enable = "avx2")]
-                pub(crate) unsafe fn fold<const N: usize, const MAX: bool>(srcs: [&[$t]; N], out: &mut [$t]) -> usize {
+                pub(crate) unsafe fn fold<const N: usize, const MAX: bool>(srcs: &[&[$t]; N], out: &mut [$t]) -> usize {
                     let whole = out.len() / $lanes * $lanes;
                     let op = |a, b| unsafe { pick::<_, MAX>(a, b, |x, y| $min(x, y), |x, y| $max(x, y)) };
                     // SAFETY: `i + lanes <= whole <= out.len()` values of every slice.
@@ -175,7 +178,7 @@ mod avx2 {
                 /// The CPU must have AVX2; every row, and `second`, holds `first.len()` values.
                 #[target_feature(enable = "avx2")]
                 pub(crate) unsafe fn fold_pair<const N: usize, const MAX: bool>(
-                    rows: [&[$t]; N],
+                    rows: &[&[$t]; N],
                     first: &mut [$t],
                     second: &mut [$t],
                 ) -> usize {
@@ -240,7 +243,7 @@ mod tests {
                     };
                     let mut out = vec![T::default(); m];
                     let srcs: [&[T]; 5] = std::array::from_fn(|r| &rows[r][..]);
-                    let done = fold::<T, E, 5>(srcs, &mut out);
+                    let done = fold::<T, E, 5>(&srcs, &mut out);
                     assert!(done <= m && (!available::<T>() || m - done < 32));
                     for i in 0..done {
                         assert_eq!(
@@ -250,7 +253,7 @@ mod tests {
                     }
                     let (mut a, mut b) = (vec![T::default(); m], vec![T::default(); m]);
                     let pair: [&[T]; 6] = std::array::from_fn(|r| &rows[r][..]);
-                    let done = fold_pair::<T, E, 6>(pair, &mut a, &mut b);
+                    let done = fold_pair::<T, E, 6>(&pair, &mut a, &mut b);
                     // As `sliding::fold_pair` associates: the shared rows first.
                     for i in 0..done {
                         let shared = want(&rows[1..5], i);

@@ -112,15 +112,15 @@ fn fold<T: Elem, E: Extreme>(srcs: &[&[T]], out: &mut [T]) {
 /// (and the types without vector min and max) by a loop whose inner fold unrolls.
 #[inline(always)]
 fn fold_n<T: Elem, E: Extreme, const N: usize>(srcs: [&[T]; N], out: &mut [T]) {
-    let m = out.len();
-    let done = lanes::fold::<T, E, N>(srcs, out);
+    let (done, m) = (lanes::fold::<T, E, N>(&srcs, out), out.len());
+    // Nothing left is the common case: then no slices are made (per line, that cost more than
+    // a 1024-byte line's fold).
+    if done == m {
+        return;
+    }
     let srcs = srcs.map(|s| &s[done..m]);
     for (i, o) in out[done..].iter_mut().enumerate() {
-        let mut v = srcs[0][i];
-        for s in &srcs[1..] {
-            v = E::pick(v, s[i]);
-        }
-        *o = v;
+        *o = srcs[1..].iter().fold(srcs[0][i], |v, s| E::pick(v, s[i]));
     }
 }
 
@@ -157,8 +157,13 @@ fn fold_pair_n<T: Elem, E: Extreme, const N: usize>(
     first: &mut [T],
     second: &mut [T],
 ) {
-    let m = first.len();
-    let done = lanes::fold_pair::<T, E, N>(rows, first, second);
+    let (done, m) = (
+        lanes::fold_pair::<T, E, N>(&rows, first, second),
+        first.len(),
+    );
+    if done == m {
+        return;
+    }
     let rows = rows.map(|s| &s[done..m]);
     let second = &mut second[done..m];
     for (i, (x, y)) in first[done..].iter_mut().zip(second.iter_mut()).enumerate() {
