@@ -19,6 +19,14 @@ use super::elem::{Elem, Extreme};
 #[cfg(target_arch = "x86_64")]
 use std::any::TypeId;
 
+/// `$m!` over the types with an AVX2 min and max, named once here.
+#[cfg(target_arch = "x86_64")]
+macro_rules! vector_types {
+    ($m:ident) => {
+        $m!(u8, i8, u16, i16, u32, i32, f32, f64)
+    };
+}
+
 /// `out[i]` = the fold of `srcs[j][i]` over `j`, for the whole vectors of `out`; returns how many
 /// values were done (none without AVX2 or for a type without vector min and max). Each slice
 /// holds at least `out.len()` values.
@@ -47,7 +55,7 @@ pub(crate) fn fold<T: Elem, E: Extreme, const N: usize>(srcs: &[&[T]; N], out: &
                 }
             )*};
         }
-        each!(u8, i8, u16, i16, u32, i32, f32, f64);
+        vector_types!(each);
     }
     let _ = (srcs, out);
     0
@@ -88,7 +96,7 @@ pub(crate) fn fold_pair<T: Elem, E: Extreme, const N: usize>(
                 }
             )*};
         }
-        each!(u8, i8, u16, i16, u32, i32, f32, f64);
+        vector_types!(each);
     }
     let _ = (rows, first, second);
     0
@@ -98,17 +106,10 @@ pub(crate) fn fold_pair<T: Elem, E: Extreme, const N: usize>(
 pub(crate) fn available<T: Elem>() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        let vector = [
-            TypeId::of::<u8>(),
-            TypeId::of::<i8>(),
-            TypeId::of::<u16>(),
-            TypeId::of::<i16>(),
-            TypeId::of::<u32>(),
-            TypeId::of::<i32>(),
-            TypeId::of::<f32>(),
-            TypeId::of::<f64>(),
-        ];
-        vector.contains(&TypeId::of::<T>()) && std::arch::is_x86_feature_detected!("avx2")
+        macro_rules! any_of {
+            ($($t:ident),*) => { [$(TypeId::of::<$t>()),*].contains(&TypeId::of::<T>()) };
+        }
+        vector_types!(any_of) && std::arch::is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
