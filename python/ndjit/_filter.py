@@ -25,7 +25,7 @@ _cache: "OrderedDict[tuple, _core.CompiledFilter]" = OrderedDict()
 _cache_lock = threading.Lock()
 # The spec compiled last (general code) and its compiled filter. A repeated call with a plain
 # function gets the same spec object back from `_spec_cache`, and finds its code here by identity,
-# without hashing the spec's content (a specs's fields are never changed once made).
+# without hashing the spec's content (a spec's fields are never changed once made).
 _last: Tuple[Optional[Spec], Optional["_core.CompiledFilter"]] = (None, None)
 
 

@@ -51,11 +51,10 @@
 //!   scan first finds holding one.
 //!
 //! Which IR forms are accepted, and why each is the statistic it is named for, is documented on
-//! [`stat`]; the algorithms' own exactness on [`order`], [`sliding`] (its folds' whole vectors in
-//! [`lanes`]), [`boxed`] (separable
-//! boxes, van Herk/Gil-Werman), [`groups`] (footprints of one chord a row, as boxes of rows that
-//! share a chord), [`columns`] (sorted columns merged per pixel) and [`perreault`] (column
-//! histograms).
+//! [`stat`]; the algorithms' own exactness on [`order`], [`sliding`] (its folds' whole vectors
+//! in [`lanes`]), [`boxed`] (separable boxes, van Herk/Gil-Werman), [`groups`] (footprints of
+//! one chord a row, as boxes of rows that share a chord), [`columns`] (sorted columns merged per
+//! pixel) and [`perreault`] (column histograms).
 
 mod aligned;
 mod boxed;

@@ -19,7 +19,7 @@
 use super::super::cache::Lru;
 use super::super::plan::Plan;
 use super::aligned;
-use super::boxed::{box_chord, Block};
+use super::boxed::{box_chord, ends_of, fill_ends, Block, End, Extent};
 use super::columns::{self, Merge};
 use super::elem::Elem;
 use super::simd;
@@ -371,17 +371,15 @@ pub(crate) unsafe fn median3x3_block<T: Elem>(
 ) {
     debug_assert_eq!(plan.cmax - plan.cmin, 2);
     let n = plan.len;
-    // Column `j` of the sorted rows is the line's column `j + cmin`: the line's own columns
-    // start at `first`.
-    let first = (-plan.cmin) as usize;
-    let past_ends: Vec<(usize, Option<usize>)> = (0..n + 2)
-        .filter(|&j| !(first..first + n).contains(&j))
-        .map(|j| {
-            let x = j as i64 + plan.cmin;
-            (j, plan.mode.map(x, n as i64).map(|i| i as usize + first))
-        })
-        .collect();
-    let [lo, mid, hi] = aligned::rows(cols, 3, n + 2, first).split();
+    // The sorted rows are the extended line of the box's 3-wide chord: the line's own columns
+    // start at `first`, and the mode's columns past the ends are all copies of them or `cval`
+    // (the extent covers the whole line, so no `End::Column`).
+    let extent = Extent::of(plan, (0, 3));
+    let (first, _, _) = extent.cols();
+    let ends: Vec<(usize, End)> =
+        ends_of(plan, extent.col0, extent.len, (extent.lo, extent.hi)).collect();
+    let whole_line = |i: usize| unreachable!("input column {i} outside a 3×3 box's extent");
+    let [lo, mid, hi] = aligned::rows(cols, 3, extent.len, first).split();
     for l in 0..b.lines {
         before(l);
         let line = b.rows.wrapping_byte_offset(l as isize * b.step);
@@ -401,11 +399,8 @@ pub(crate) unsafe fn median3x3_block<T: Elem>(
                 &mut hi[inside],
             ];
             sort_columns(rows, sorted);
-            for &(j, from) in &past_ends {
-                (lo[j], mid[j], hi[j]) = match from {
-                    Some(i) => (lo[i], mid[i], hi[i]),
-                    None => (cval, cval, cval),
-                };
+            for sorted in [&mut *lo, &mut *mid, &mut *hi] {
+                fill_ends(sorted, &ends, cval, whole_line);
             }
             medians_of_columns([&*lo, &*mid, &*hi], plus_zero, out);
         });
