@@ -37,16 +37,23 @@ const SEARCH_COLUMNS: usize = 5;
 /// 5×5 median, merging two pairs of columns, then the fifth into one pair, then the two lists,
 /// keeps 74, where balanced pairs keep 82).
 pub(crate) fn merge(cols: usize, rows: usize, pa: usize, pb: usize) -> Merge {
+    let (pairs, out) = merge_keeping(cols, rows, &[pa, pb]);
+    Merge {
+        pairs,
+        out: (out[0], out[1]),
+    }
+}
+
+/// [`merge`] for any sorted positions `keep`: the comparators, and the wire each position ends
+/// on, in the order of `keep`.
+pub(crate) fn merge_keeping(cols: usize, rows: usize, keep: &[usize]) -> Pruned {
     let lists: Vec<Vec<u32>> = (0..cols)
         .map(|c| ((c * rows) as u32..((c + 1) * rows) as u32).collect())
         .collect();
-    let mut best: Option<Merge> = None;
+    let mut best: Option<Pruned> = None;
     let mut consider = |pairs: &[(u32, u32)], sorted: &[u32]| {
-        let found = pruned(pairs, sorted, cols * rows, pa, pb);
-        if best
-            .as_ref()
-            .is_none_or(|b| found.pairs.len() < b.pairs.len())
-        {
+        let found = pruned(pairs, sorted, cols * rows, keep);
+        if best.as_ref().is_none_or(|b| found.0.len() < b.0.len()) {
             best = Some(found);
         }
     };
@@ -59,6 +66,27 @@ pub(crate) fn merge(cols: usize, rows: usize, pa: usize, pb: usize) -> Merge {
         }
     }
     best.expect("at least one merge order")
+}
+
+/// Comparators, and the wires the wanted sorted positions end on.
+pub(crate) type Pruned = (Vec<(u32, u32)>, Vec<usize>);
+
+/// The network that finds sorted position `at` of `sorted + loose` values: wires `0..sorted`
+/// hold sorted values, wires `sorted..` values in any order. The loose ones are sorted by
+/// Batcher's network, the two lists merged by Batcher's merge, and only the comparators
+/// position `at` depends on kept. (The generator of a network written in code: see
+/// `registers`.)
+#[cfg(test)]
+pub(crate) fn merge_loose(sorted: usize, loose: usize, at: usize) -> Pruned {
+    use crate::ir::network::batcher_pairs;
+    let mut pairs: Vec<(u32, u32)> = batcher_pairs(loose)
+        .into_iter()
+        .map(|(i, j)| ((sorted + i) as u32, (sorted + j) as u32))
+        .collect();
+    let a: Vec<u32> = (0..sorted as u32).collect();
+    let b: Vec<u32> = (sorted as u32..(sorted + loose) as u32).collect();
+    let merged = merge_two(&a, &b, &mut pairs);
+    pruned(&pairs, &merged, sorted + loose, &[at])
 }
 
 /// Calls `done` with the comparators and the merged list of every order of pairwise merges.
@@ -102,12 +130,14 @@ fn balanced(mut lists: Vec<Vec<u32>>, pairs: &mut Vec<(u32, u32)>) -> Vec<u32> {
     lists.pop().unwrap_or_default()
 }
 
-/// The comparators of `pairs` that the wires of sorted positions `pa` and `pb` depend on.
-fn pruned(pairs: &[(u32, u32)], sorted: &[u32], n: usize, pa: usize, pb: usize) -> Merge {
-    let (wa, wb) = (sorted[pa] as usize, sorted[pb] as usize);
+/// The comparators of `pairs` that the wires of the sorted positions `keep` depend on (`sorted`:
+/// the wire of each position after all of `pairs`), and those wires.
+fn pruned(pairs: &[(u32, u32)], sorted: &[u32], n: usize, keep: &[usize]) -> Pruned {
+    let wires: Vec<usize> = keep.iter().map(|&p| sorted[p] as usize).collect();
     let mut live = vec![false; n];
-    live[wa] = true;
-    live[wb] = true;
+    for &w in &wires {
+        live[w] = true;
+    }
     let mut kept: Vec<(u32, u32)> = Vec::new();
     for &(i, j) in pairs.iter().rev() {
         if live[i as usize] || live[j as usize] {
@@ -117,10 +147,7 @@ fn pruned(pairs: &[(u32, u32)], sorted: &[u32], n: usize, pa: usize, pb: usize) 
         }
     }
     kept.reverse();
-    Merge {
-        pairs: kept,
-        out: (wa, wb),
-    }
+    (kept, wires)
 }
 
 /// Batcher's odd–even merge of the sorted lists of wires `a` and `b`, padded with `+inf`

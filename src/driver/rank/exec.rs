@@ -153,6 +153,8 @@ enum BlockKind<'a> {
     Groups { groups: &'a [Group], max: bool },
     /// [`Order::Median3x3`], `plus_zero` as its [`Positions::One`].
     Median3x3 { plus_zero: bool },
+    /// A 5×5 median ([`registers::is_5x5_median`]), two lines at a time.
+    Median5x5 { plus_zero: bool },
 }
 
 /// The footprint's decomposition and the statistic's algorithm.
@@ -288,7 +290,7 @@ impl<T: Elem> Worker<T> {
         self.write(work, a, m, native);
     }
 
-    /// Whole lines from `line` on (at most `avail`) of a minimum, a maximum or a 3×3 median over
+    /// Whole lines from `line` on (at most `avail`) of a minimum, a maximum, or a 3×3 or 5×5 median over
     /// a stacked box, as one [`boxed::Block`]: the lines of one run of the stacked axis whose
     /// slots all read lines inside the input, with the output stored in place. Returns the
     /// number of lines done; 0 leaves `line` to [`Worker::segment`].
@@ -307,6 +309,13 @@ impl<T: Elem> Worker<T> {
                 if stacked_box.is_some() =>
             {
                 BlockKind::Median3x3 { plus_zero }
+            }
+            (
+                _,
+                Some(Order::Columns { rows, width, .. }),
+                Some(pos @ &Positions::One { plus_zero, .. }),
+            ) if stacked_box.is_some() && registers::is_5x5_median(*rows, *width, pos) => {
+                BlockKind::Median5x5 { plus_zero }
             }
             _ => return 0,
         };
@@ -373,6 +382,10 @@ impl<T: Elem> Worker<T> {
             BlockKind::Median3x3 { plus_zero } => unsafe {
                 let cols = &mut self.wires;
                 order::median3x3_block(&block, plan, (work.cval, plus_zero), cols, before)
+            },
+            BlockKind::Median5x5 { plus_zero } => unsafe {
+                let cols = &mut self.wires;
+                order::median5x5_block(&block, plan, (work.cval, plus_zero), cols, before)
             },
         }
         // The worker stands at the block's last line, a whole one.
@@ -541,12 +554,14 @@ impl<T: Elem> Worker<T> {
                     dst.copy_from_slice(&line[*offset..offset + len]);
                 }
                 order::compare_rows(sort, &mut cols, len, len);
-                // A 5×5 median in registers, the pixels past its last block by the network.
+                // A 5×5 median in registers; any other box by the network.
                 let mut done = 0;
                 if let Positions::One { plus_zero, .. } = *pos {
                     if registers::is_5x5_median(*rows, *width, pos) {
                         let sorted = std::array::from_fn(|r| &cols[r * len..(r + 1) * len]);
-                        done = registers::medians_5x5(sorted, out.native, plus_zero);
+                        let out = &mut *out.native;
+                        registers::Job::Sorted { cols: sorted, out }.run(plus_zero);
+                        done = m;
                     }
                 }
                 // Wire `c * rows + r`: rank `r` of the box's column `c`.
