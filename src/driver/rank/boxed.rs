@@ -412,6 +412,30 @@ pub(crate) struct Block<T> {
     pub continues: bool,
 }
 
+impl<T> Block<T> {
+    /// The input line `i` steps along the stacked axis from the block's first slot-0 line (slot
+    /// `j` of the block's line `l` is line `l + j`), `n` elements.
+    ///
+    /// # Safety
+    /// The block's promise ([`extremes_block`]): `i` must be a line of its slots.
+    pub(crate) unsafe fn input_line<'a>(&self, i: usize, n: usize) -> &'a [T] {
+        // SAFETY: the caller's promise.
+        unsafe {
+            std::slice::from_raw_parts(self.rows.wrapping_byte_offset(i as isize * self.step), n)
+        }
+    }
+
+    /// The block's output line `l`, `n` elements.
+    ///
+    /// # Safety
+    /// The block's promise: `l < lines`, and no other reference to that line alive.
+    pub(crate) unsafe fn output_line<'a>(&self, l: usize, n: usize) -> &'a mut [T] {
+        let p = self.out.wrapping_byte_offset(l as isize * self.out_step);
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(p, n) }
+    }
+}
+
 /// [`extremes`] for each line of a [`Block`], written in place into the output lines, which must
 /// be contiguous and aligned for `T`. What is the same for every line (the columns past the ends,
 /// the slots' distances) is worked out once, and the vector code is entered once for the block:

@@ -372,28 +372,21 @@ pub(crate) unsafe fn median3x3_block<T: Elem>(
 ) {
     debug_assert_eq!(plan.cmax - plan.cmin, 2);
     let n = plan.len;
-    // The sorted rows are the extended line of the box's 3-wide chord: the line's own columns
-    // start at `first`, and the mode's columns past the ends are all copies of them or `cval`
-    // (the extent covers the whole line, so no `End::Column`).
-    let extent = Extent::of(plan, (0, 3));
-    let (first, _, _) = extent.cols();
-    let ends: Vec<(usize, End)> =
-        ends_of(plan, extent.col0, extent.len, (extent.lo, extent.hi)).collect();
-    let whole_line = |i: usize| unreachable!("input column {i} outside a 3×3 box's extent");
-    let [lo, mid, hi] = aligned::rows(cols, 3, extent.len, first).split();
+    let ends = BoxEnds::of(plan, 3, cval);
+    let [lo, mid, hi] = aligned::rows(cols, 3, ends.len, ends.first).split();
     for l in 0..b.lines {
         before(l);
-        let line = b.rows.wrapping_byte_offset(l as isize * b.step);
-        // SAFETY: the caller's promise: slot `j`'s line of `n` elements, and the output line.
-        let row = |j: isize| unsafe {
-            std::slice::from_raw_parts(line.wrapping_byte_offset(j * b.step), n)
+        // SAFETY: the caller's promise: the three slots' input lines, and the output line.
+        let rows = unsafe {
+            [
+                b.input_line(l, n),
+                b.input_line(l + 1, n),
+                b.input_line(l + 2, n),
+            ]
         };
-        let rows = [row(0), row(1), row(2)];
-        let out = unsafe {
-            std::slice::from_raw_parts_mut(b.out.wrapping_byte_offset(l as isize * b.out_step), n)
-        };
+        let out = unsafe { b.output_line(l, n) };
         simd::fast(|| {
-            let inside = first..first + n;
+            let inside = ends.inside(n);
             let sorted = [
                 &mut lo[inside.clone()],
                 &mut mid[inside.clone()],
@@ -401,10 +394,46 @@ pub(crate) unsafe fn median3x3_block<T: Elem>(
             ];
             sort_columns(rows, sorted);
             for sorted in [&mut *lo, &mut *mid, &mut *hi] {
-                fill_ends(sorted, &ends, cval, whole_line);
+                ends.fill(sorted);
             }
             medians_of_columns([&*lo, &*mid, &*hi], plus_zero, out);
         });
+    }
+}
+
+/// A `width`-wide box's extended rows in a block of medians: a line's own columns start at
+/// `first`, and the mode's columns past its ends are all copies of them or `cval` (the extent
+/// covers the whole line, so no `End::Column`), worked out once for the block.
+struct BoxEnds<T> {
+    first: usize,
+    len: usize,
+    ends: Vec<(usize, End)>,
+    cval: T,
+}
+
+impl<T: Elem> BoxEnds<T> {
+    fn of(plan: &Plan, width: usize, cval: T) -> BoxEnds<T> {
+        let extent = Extent::of(plan, (0, width));
+        let (first, _, _) = extent.cols();
+        let ends = ends_of(plan, extent.col0, extent.len, (extent.lo, extent.hi)).collect();
+        BoxEnds {
+            first,
+            len: extent.len,
+            ends,
+            cval,
+        }
+    }
+
+    /// Where a line of `n` columns lies in the extended rows.
+    fn inside(&self, n: usize) -> std::ops::Range<usize> {
+        self.first..self.first + n
+    }
+
+    /// The columns past the ends of an extended row whose line is in place.
+    #[inline(always)]
+    fn fill(&self, row: &mut [T]) {
+        let whole_line = |i: usize| unreachable!("input column {i} outside a box's extent");
+        fill_ends(row, &self.ends, self.cval, whole_line);
     }
 }
 
@@ -428,26 +457,19 @@ pub(crate) unsafe fn median5x5_block<T: Elem>(
 ) {
     debug_assert_eq!(plan.cmax - plan.cmin, 4);
     let n = plan.len;
-    let extent = Extent::of(plan, (0, 5));
-    let (first, _, _) = extent.cols();
-    let ends: Vec<(usize, End)> =
-        ends_of(plan, extent.col0, extent.len, (extent.lo, extent.hi)).collect();
-    let whole_line = |i: usize| unreachable!("input column {i} outside a 5×5 box's extent");
-    let [s0, s1, s2, s3, top, bottom] = aligned::rows(cols, 6, extent.len, first).split();
-    // SAFETY: the caller's promise: the input lines of the block's slots, and its output lines.
-    let row = |i: usize| unsafe {
-        std::slice::from_raw_parts(b.rows.wrapping_byte_offset(i as isize * b.step), n)
-    };
-    let out = |l: usize| unsafe {
-        std::slice::from_raw_parts_mut(b.out.wrapping_byte_offset(l as isize * b.out_step), n)
-    };
+    let ends = BoxEnds::of(plan, 5, cval);
+    let [s0, s1, s2, s3, top, bottom] = aligned::rows(cols, 6, ends.len, ends.first).split();
+    // SAFETY (both): the caller's promise: the input lines of the block's slots, and its
+    // output lines (each taken once).
+    let row = |i: usize| unsafe { b.input_line(i, n) };
+    let out = |l: usize| unsafe { b.output_line(l, n) };
     for l in (0..b.lines).step_by(2) {
         let two = l + 1 < b.lines;
         before(l);
         if two {
             before(l + 1);
         }
-        let inside = first..first + n;
+        let inside = ends.inside(n);
         simd::fast(|| {
             let shared = [row(l + 1), row(l + 2), row(l + 3), row(l + 4)];
             let [a, b, c, d] = [&mut *s0, &mut *s1, &mut *s2, &mut *s3];
@@ -456,15 +478,8 @@ pub(crate) unsafe fn median5x5_block<T: Elem>(
             if two {
                 bottom[inside].copy_from_slice(row(l + 5));
             }
-            for line in [
-                &mut *s0,
-                &mut *s1,
-                &mut *s2,
-                &mut *s3,
-                &mut *top,
-                &mut *bottom,
-            ] {
-                fill_ends(line, &ends, cval, whole_line);
+            for line in [s0.as_mut(), s1, s2, s3, top, bottom] {
+                ends.fill(line);
             }
         });
         registers::Job::Pair {
