@@ -74,6 +74,20 @@ fn matches_numpy(got: &Outcome, want: &Expect) -> bool {
     }
 }
 
+/// Rule 3: where the values hold both `0.0` and `-0.0`, NumPy's `min`, `max`, `sort` and
+/// quantiles choose between them by their SIMD code, which ndjit refuses to guess
+/// (`src/ir/zero_signs.rs`): the refusal stands for NumPy's value there, and only there.
+fn refuses_a_zero_choice(got: &Outcome, input: &[f64]) -> bool {
+    let zeros = |negative: bool| {
+        input
+            .iter()
+            .any(|&v| v == 0.0 && v.is_sign_negative() == negative)
+    };
+    matches!(got, Outcome::Error(e) if e.contains("both 0.0 and -0.0"))
+        && zeros(true)
+        && zeros(false)
+}
+
 fn compile_plain(p: &Program, b: &ndjit::Bindings) -> Result<ndjit::Filter, String> {
     match catch_unwind(AssertUnwindSafe(|| {
         ndjit::Filter::compile(p.source.as_str(), b)
@@ -106,11 +120,14 @@ fn check_case(filter: &mut ndjit::Filter, input: &[f64], want: &Expect) -> Optio
     if !same_bits(&jit, &interp) {
         problems.push(format!("jit {jit} != interpreter {interp}"));
     }
-    if !matches_numpy(&interp, want) {
+    if !matches_numpy(&interp, want) && !refuses_a_zero_choice(&interp, input) {
         problems.push(format!("interpreter got {interp}, numpy want {want}"));
     }
     // When the two agree bit for bit, the interpreter's line already says it.
-    if !same_bits(&jit, &interp) && !matches_numpy(&jit, want) {
+    if !same_bits(&jit, &interp)
+        && !matches_numpy(&jit, want)
+        && !refuses_a_zero_choice(&jit, input)
+    {
         problems.push(format!("jit got {jit}, numpy want {want}"));
     }
     if problems.is_empty() {

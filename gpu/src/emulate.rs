@@ -49,7 +49,6 @@ fn run_ranked(
 ) -> Result<Emulated> {
     let g = Geometry::new(input_desc, output_desc)?;
     let mut emu = Emu::new(&kernel.module);
-    let mut remu = Emu::new(&kernel.replay);
     emu.step_limit = 2_000_000_000;
     let in_addr = emu.alloc(input.len() as u64);
     emu.write(in_addr, input);
@@ -70,37 +69,49 @@ fn run_ranked(
             .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
     }
     let key = u64::from_le_bytes(emu.read(err_addr, 8).try_into().unwrap());
-    let error = match plan::decode_key(key) {
-        None => None,
-        Some((pixel, _code)) => {
-            // The replay module has a memory of its own: copy the input in.
-            let rin = remu.alloc(input.len() as u64);
-            remu.write(rin, input);
-            let rerr = remu.alloc(err_len as u64);
-            let params: Vec<u64> = plan::params(&g, rin, 0, rerr, Some(pixel))
-                .iter()
-                .map(|p| p.bits())
-                .collect();
-            remu.launch(REPLAY_ENTRY, (1, 1), (1, 1), &params)
-                .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
-            let rec: Vec<u64> = remu
-                .read(rerr, err_len)
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-                .collect();
-            Some(plan::failure(filter, &g, rank, pixel, &rec))
-        }
-    };
     Ok(Emulated {
         output: emu.read(out_addr, out_len).to_vec(),
-        error,
+        error: failure(kernel, (filter, rank), input, &g, key)?,
     })
 }
 
+/// The error `kernel` recorded under `key` (none if nothing failed), its details from the
+/// failing pixel replayed on `input`.
+fn failure(
+    kernel: &Kernel,
+    (filter, rank): (&ndjit::Filter, usize),
+    input: &[u8],
+    g: &Geometry,
+    key: u64,
+) -> Result<Option<GpuError>> {
+    let Some((pixel, _code)) = plan::decode_key(key) else {
+        return Ok(None);
+    };
+    // The replay module has a memory of its own: copy the input in.
+    let mut remu = Emu::new(&kernel.replay);
+    let err_len = plan::err_bytes(kernel);
+    let rin = remu.alloc(input.len() as u64);
+    remu.write(rin, input);
+    let rerr = remu.alloc(err_len as u64);
+    let params: Vec<u64> = plan::params(g, rin, 0, rerr, Some(pixel))
+        .iter()
+        .map(|p| p.bits())
+        .collect();
+    remu.launch(REPLAY_ENTRY, (1, 1), (1, 1), &params)
+        .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
+    let rec: Vec<u64> = remu
+        .read(rerr, err_len)
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    Ok(Some(plan::failure(filter, g, rank, pixel, &rec)))
+}
+
 /// Runs a separable plan's steps on a C-contiguous `input` (see [`run`]). Its statistics cannot
-/// fail.
+/// fail; its patch kernel may (reported as [`run_ranked`] reports the general kernel's).
 fn run_passes(
     p: &Passes,
+    (filter, rank): (&ndjit::Filter, usize),
     input: &[u8],
     (input_desc, output_desc): (&ArrayDesc, &ArrayDesc),
 ) -> Result<Emulated> {
@@ -121,7 +132,11 @@ fn run_passes(
         0 => 0,
         n => filled(n, 0),
     };
-    let bufs = p.buffers((inp, out), &arrays, flags);
+    let err = match p.failing_patch() {
+        Some(r) => filled(plan::err_bytes(&r.kernel), 0xff),
+        None => 0,
+    };
+    let bufs = p.buffers((inp, out), &arrays, (flags, err));
     emu.write(bufs.input, input);
     if g.pixels() > 0 {
         for step in p.steps(&g, &bufs) {
@@ -130,9 +145,16 @@ fn run_passes(
                 .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
         }
     }
+    let error = match p.failing_patch() {
+        Some(r) => {
+            let key = u64::from_le_bytes(emu.read(err, 8).try_into().unwrap());
+            failure(&r.kernel, (filter, rank), input, &g, key)?
+        }
+        None => None,
+    };
     Ok(Emulated {
         output: emu.read(bufs.output, out_len).to_vec(),
-        error: None,
+        error,
     })
 }
 
@@ -175,7 +197,7 @@ impl Executor for Emulator<'_> {
         let input = unsafe { gather_bytes(run.input.ptr, &in_desc) };
         let spec = KernelSpec::resolved(run, true, self.target, &self.tuning);
         let done = match self.filter.passes(&spec, &self.tuning)? {
-            Some(p) => run_passes(&p, &input, (&ci, &co))?,
+            Some(p) => run_passes(&p, (run.filter, run.rank), &input, (&ci, &co))?,
             None => {
                 let ready = self.filter.ready(&spec)?;
                 run_ranked(&ready.kernel, run.filter, &input, (&ci, &co), 0, run.rank)?

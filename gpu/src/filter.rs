@@ -364,12 +364,10 @@ impl GpuFilter {
                     })?),
                     false => None,
                 };
-                // The recognised statistics cannot fail, so the patch needs no error record;
-                // a kernel that could fail keeps the general path, which reports it.
-                match patch.as_ref().is_some_and(|r| r.kernel.can_fail) {
-                    true => None,
-                    false => Some(Arc::new(Passes::new(plan, spec, patch))),
-                }
+                // The recognised statistics cannot fail, but the patch may: it runs the
+                // filter's own code, guards included, on the windows holding a NaN or -0.0
+                // (`OnDevice::launch_passes` reads its error record back).
+                Some(Arc::new(Passes::new(plan, spec, patch)))
             }
         };
         cache().insert(key.clone(), found.clone());
@@ -647,9 +645,13 @@ impl<'a> OnDevice<'a> {
         let (input, output) = (run.input.ptr as u64, run.output.ptr as u64);
         let spec = KernelSpec::resolved(run, g.contiguous(), gpu.target(), &self.tuning);
         // SAFETY (both): the caller's pointers, valid for the resolved run.
-        let record = match self.filter.passes(&spec, &self.tuning)? {
-            Some(p) if unsafe { self.launch_passes(&p, &g, (input, output), stream)? } => None,
-            _ => unsafe { self.launch_general(&spec, &g, (input, output), stream)? },
+        let passes = match self.filter.passes(&spec, &self.tuning)? {
+            Some(p) => unsafe { self.launch_passes(&p, &g, (input, output), stream)? },
+            None => None,
+        };
+        let record = match passes {
+            Some(record) => record,
+            None => unsafe { self.launch_general(&spec, &g, (input, output), stream)? },
         };
         Ok(Launched {
             gpu: gpu.clone(),
@@ -681,17 +683,8 @@ impl<'a> OnDevice<'a> {
         let grid = plan::grid(g, &kernel, block);
         // A kernel that cannot fail never writes an error record: none is reset or read back.
         let record = match kernel.can_fail {
-            true => {
-                let bytes = plan::err_bytes(&kernel);
-                let buffer = gpu.scratch(bytes)?;
-                // SAFETY: our own buffer.
-                unsafe { gpu.memset(buffer.ptr(), 0xff, bytes, stream)? };
-                Some(Record {
-                    buffer,
-                    bytes,
-                    kernel,
-                })
-            }
+            // SAFETY: `stream` is live (the caller's promise).
+            true => Some(unsafe { self.record(&kernel, stream)? }),
             false => None,
         };
         let err = record.as_ref().map_or(0, |r| r.buffer.ptr());
@@ -709,8 +702,25 @@ impl<'a> OnDevice<'a> {
         Ok(record)
     }
 
+    /// An error record for `kernel`, reset (all bytes 0xFF) in `stream`'s order.
+    ///
+    /// # Safety
+    /// `stream` is live.
+    unsafe fn record(&self, kernel: &Arc<Kernel>, stream: CUstream) -> Result<Record> {
+        let bytes = plan::err_bytes(kernel);
+        let buffer = self.gpu.scratch(bytes)?;
+        // SAFETY: our own buffer, on a live stream.
+        unsafe { self.gpu.memset(buffer.ptr(), 0xff, bytes, stream)? };
+        Ok(Record {
+            buffer,
+            bytes,
+            kernel: kernel.clone(),
+        })
+    }
+
     /// Queues a separable plan's steps, with its scratch allocated and freed in the stream's
-    /// order; `false` (nothing queued) where the device cannot allocate that way.
+    /// order; returns the patch kernel's error record where it can fail, or `None` (nothing
+    /// queued) where the device cannot allocate that way.
     ///
     /// # Safety
     /// As [`GpuFilter::launch`]; `stream` is live.
@@ -720,7 +730,7 @@ impl<'a> OnDevice<'a> {
         g: &Geometry,
         (input, output): (u64, u64),
         stream: CUstream,
-    ) -> Result<bool> {
+    ) -> Result<Option<Option<Record>>> {
         let gpu = self.gpu;
         let need = p.scratch(g);
         // SAFETY: every use of these buffers is queued on `stream` below, before they drop.
@@ -731,7 +741,7 @@ impl<'a> OnDevice<'a> {
         for _ in 0..need.arrays {
             match alloc(need.array) {
                 Some(b) => arrays.push(b),
-                None => return Ok(false),
+                None => return Ok(None),
             }
         }
         let flags = match need.flags {
@@ -739,14 +749,22 @@ impl<'a> OnDevice<'a> {
             n => match alloc(n) {
                 // SAFETY: our own buffer, on its stream.
                 Some(f) => unsafe { gpu.memset(f.ptr(), 0, n, stream).map(|_| Some(f))? },
-                None => return Ok(false),
+                None => return Ok(None),
             },
+        };
+        let record = match p.failing_patch() {
+            // SAFETY: `stream` is live.
+            Some(r) => Some(unsafe { self.record(&r.kernel, stream)? }),
+            None => None,
         };
         let ptrs: Vec<u64> = arrays.iter().map(|b| b.ptr()).collect();
         let bufs = p.buffers(
             (input, output),
             &ptrs,
-            flags.as_ref().map_or(0, |f| f.ptr()),
+            (
+                flags.as_ref().map_or(0, |f| f.ptr()),
+                record.as_ref().map_or(0, |r| r.buffer.ptr()),
+            ),
         );
         let names: Vec<&str> = p.entries.iter().map(String::as_str).collect();
         let module = p.code.module(gpu, &p.module, &names)?;
@@ -755,7 +773,7 @@ impl<'a> OnDevice<'a> {
             // SAFETY: the parameters are the step's kernel's; the pointers the caller's or ours.
             unsafe { gpu.launch(f, step.grid, step.block, &step.params, stream)? };
         }
-        Ok(true)
+        Ok(Some(record))
     }
 }
 

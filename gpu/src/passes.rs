@@ -42,6 +42,9 @@ pub(crate) struct Buffers {
     /// between: [`Scratch::arrays`] of them, chain by chain.
     pub scratch: [[u64; 2]; 2],
     pub flags: u64,
+    /// The patch kernel's error record, where it can fail (a zero-sign guard's check: see
+    /// `ndjit::ir::zero_signs`); 0 otherwise.
+    pub err: u64,
 }
 
 /// What a plan needs besides the run's own arrays, in bytes.
@@ -89,8 +92,13 @@ impl Passes {
     }
 
     /// The buffers of a run, its scratch arrays at `arrays` ([`Scratch::arrays`] of them,
-    /// chain by chain).
-    pub fn buffers(&self, (input, output): (u64, u64), arrays: &[u64], flags: u64) -> Buffers {
+    /// chain by chain), the patch's flags and error record at `(flags, err)`.
+    pub fn buffers(
+        &self,
+        (input, output): (u64, u64),
+        arrays: &[u64],
+        (flags, err): (u64, u64),
+    ) -> Buffers {
         let at = |i: usize| arrays.get(i).copied().unwrap_or(0);
         let per = self.per_chain();
         Buffers {
@@ -98,7 +106,14 @@ impl Passes {
             output,
             scratch: [[at(0), at(1)], [at(per), at(per + 1)]],
             flags,
+            err,
         }
+    }
+
+    /// The patch kernel, if it can fail: its error record must then be reset and read back as
+    /// the general kernel's is.
+    pub fn failing_patch(&self) -> Option<&Arc<Ready>> {
+        self.patch.as_ref().filter(|r| r.kernel.can_fail)
     }
 
     pub fn scratch(&self, g: &Geometry) -> Scratch {
@@ -168,7 +183,7 @@ impl Passes {
         }
         if let Some(r) = &self.patch {
             let block = plan::block(g, &r.kernel);
-            let mut params = plan::params(g, b.input, b.output, 0, None);
+            let mut params = plan::params(g, b.input, b.output, b.err, None);
             params.push(PVal::U64(b.flags));
             // Few rows of blocks, each thread looping down the image: most positions are
             // clear, and a grid of a block per position costs more to launch than to run.

@@ -135,7 +135,7 @@ fn kernels_know_whether_they_can_fail() {
     let spec = KernelSpec::boxed(2, 3);
     let none = ndjit::Bindings::new();
     for src in [
-        "np.min(x)",
+        "min(x)",
         "np.median(x)",
         "max(x) - min(x)",
         "np.mean(x)",
@@ -144,6 +144,8 @@ fn kernels_know_whether_they_can_fail() {
         assert!(!kernel_with(src, &none, &spec).can_fail, "{src}");
     }
     for src in [
+        // NumPy's choice between 0.0 and -0.0 is refused (`ndjit::ir::zero_signs`).
+        "np.min(x)",
         "float(int(x[4]))",
         "math.log(x[4])",
         "def f(x):\n    assert x[0] > 0\n    return x[1]",

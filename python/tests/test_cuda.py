@@ -375,6 +375,26 @@ def test_box_extremes_as_passes_match_scipy(rng, dt):
 
 
 @needs_gpu
+@pytest.mark.parametrize("source", ["np.min(x)", "np.max(x) - np.min(x)", "np.ptp(x)", "np.sort(x)[4]",
+                                    "np.percentile(x, 10)"])
+def test_a_choice_between_zeros_raises_on_the_gpu_as_on_the_cpu(rng, source):
+    """NumPy's choice between equal zeros (src/ir/zero_signs.rs) is refused on the GPU too: by the
+    general kernel, and through the separable passes (9x9), whose windows holding -0.0 it runs."""
+    image = rng.choice(np.array([0.0, 1.0, 2.0]), (40, 50))
+    f = ndjit.jit_filter(source)
+    for size in (3, 9):
+        want = ndi.generic_filter(image, f, size=size)
+        assert_bits_equal(ndjit.generic_filter(image, f, size=size, target="cuda"), want, source)
+    image[10:19, 10:19] = 0.0
+    image[14, 14] = -0.0
+    for size in (3, 9):
+        with pytest.raises(ValueError, match="both 0.0 and -0.0"):
+            ndi.generic_filter(image, f, size=size)
+        with pytest.raises(ValueError, match="both 0.0 and -0.0"):
+            ndjit.generic_filter(image, f, size=size, target="cuda")
+
+
+@needs_gpu
 def test_every_scipy_dtype_in_and_out_matches_scipy(rng):
     """Every input × output dtype pair against scipy, with results that every cast must wrap,
     saturate or replace (out of range, NaN from inf - inf, fractions)."""

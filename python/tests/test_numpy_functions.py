@@ -114,9 +114,18 @@ def test_filters_match_scipy_running_python(func, kind, rng):
     img = image(rng, kind)
     if func is histogram_auto and kind == "labels":
         img[0, 0] = np.inf  # an infinite value filtered out before the histogram
+    try:
+        jit = ndi.generic_filter(img, ndjit.jit_filter(func), size=3, mode="reflect")
+        native = ndjit.generic_filter(img, func, size=3, mode="reflect")
+    except ValueError as e:
+        # NumPy's min/max/sort/quantile chose between a 0.0 and a -0.0 by its SIMD code, which
+        # ndjit refuses to guess (src/ir/zero_signs.rs); with every zero 0.0, nothing is refused.
+        assert "both 0.0 and -0.0" in str(e), e
+        assert np.signbit(img[img == 0]).any() and not np.signbit(img[img == 0]).all()
+        img = img + 0.0
+        jit = ndi.generic_filter(img, ndjit.jit_filter(func), size=3, mode="reflect")
+        native = ndjit.generic_filter(img, func, size=3, mode="reflect")
     want = ndi.generic_filter(img, func, size=3, mode="reflect")
-    jit = ndi.generic_filter(img, ndjit.jit_filter(func), size=3, mode="reflect")
-    native = ndjit.generic_filter(img, func, size=3, mode="reflect")
     if func in EXACT:
         np.testing.assert_array_equal(jit, want)
         np.testing.assert_array_equal(native, want)

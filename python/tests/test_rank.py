@@ -12,9 +12,10 @@ import scipy.ndimage as ndi
 
 import ndjit
 
-# (ndjit source, the plain callback, whether -0.0 may be in the data: NumPy's own min/max and
-# quantiles pick between zeros of both signs by where its SIMD loops and introselect leave them,
-# a documented deviation of every engine; the median and Python's builtins are exact.)
+# (ndjit source, the plain callback, whether -0.0 may be in the data: NumPy's own min/max, sort
+# and quantiles pick between zeros of both signs by where its SIMD loops and introselect leave
+# them, which every engine refuses with ValueError (python/tests/test_zero_signs.py); the median
+# and Python's builtins are exact.)
 FILTERS = [
     ("min(x)", lambda v: min(v), True),
     ("max(x)", lambda v: max(v), True),

@@ -5,8 +5,10 @@ linear quantile takes index ``-1`` at the top (so ``gamma = virtual_index + 1`` 
 the other branch of ``_lerp``). Every path must agree: the JIT, the interpreter, the sorting
 networks of sized filters (the native driver), and scipy with ndjit's callable.
 
-One documented deviation is left out: a quantile of an array holding zeros of *both* signs,
-where NumPy's answer depends on where its introselect (``np.partition``) leaves each zero.
+A quantile of an array holding zeros of *both* signs whose result is a zero depends on where
+NumPy's introselect (``np.partition``) leaves each zero, and ``np.min``, ``np.max``, ``np.sort`` and
+the rest choose between equal zeros by their SIMD lanes: ndjit raises ``ValueError`` there (see
+``src/ir/zero_signs.rs``), and nowhere else.
 """
 import itertools
 
@@ -42,18 +44,30 @@ def arrays(name):
         for combo in itertools.product(VALUES, repeat=n):
             if n >= 4 and combo.count(-0.0) + combo.count(0.0) < n - 1:
                 continue  # keep the sweep small: mostly zeros for longer arrays
-            a = np.array(combo)
-            if name != "median" and mixed_zeros(a):
-                continue  # the documented deviation (see the module's docstring)
-            yield a
+            yield np.array(combo)
+
+
+def refused(call) -> bool:
+    """Whether `call()` raises the zero-sign ValueError (any other error propagates)."""
+    try:
+        call()
+    except ValueError as e:
+        assert "both 0.0 and -0.0" in str(e), e
+        return True
+    return False
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_evaluate_and_interpret_match_numpy(name):
     func = PROGRAMS[name]
     f = ndjit.jit_filter(func)
-    bad, checked = [], 0
+    bad, checked, raised = [], 0, 0
     for a in arrays(name):
+        if name != "median" and mixed_zeros(a) and func(a) == 0:
+            # NumPy's zero here is its SIMD code's choice: both paths refuse it.
+            assert refused(lambda: f.evaluate(a)) and refused(lambda: f.interpret(a)), a
+            raised += 1
+            continue
         checked += 1
         want = bits(func(a))
         got, interp = bits(f.evaluate(a)), bits(f.interpret(a))
@@ -61,6 +75,7 @@ def test_evaluate_and_interpret_match_numpy(name):
             bad.append(f"{a.tolist()}: numpy {want}, jit {got}, interpreter {interp}")
     assert not bad, "\n".join(bad[:10])
     assert checked > 100
+    assert (raised > 0) == (name != "median")
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -122,3 +137,107 @@ def test_array_maximum_minimum_and_clip_match_numpy_at_every_length(n):
             w = rng.choice(np.array([-0.0, 0.0, 0.25, -1.0, 1.0]), n)
             for k, f in compiled:
                 assert bits(f.evaluate(list(w))) == bits(want(w)[k]), (src, list(w), k)
+
+
+# --- NumPy's choices between equal zeros: refused, and only where they could show ---------------
+CHOOSERS = {
+    "np.min(x)": np.min,
+    "np.max(x)": np.max,
+    "x.min()": lambda x: x.min(),
+    "np.nanmin(x)": np.nanmin,
+    "np.nanmax(x)": np.nanmax,
+    "np.ptp(x)": np.ptp,
+    "np.sort(x)[1]": lambda x: np.sort(x)[1],
+    "np.percentile(x, 90)": lambda x: np.percentile(x, 90),
+    "np.quantile(x, 0.25)": lambda x: np.quantile(x, 0.25),
+}
+# The same statistics by rules that leave nothing to choose: never refused.
+DETERMINED = {
+    "min(x)": min,
+    "sorted(x)[1]": lambda x: sorted(x)[1],
+    "np.median(x)": np.median,
+    "np.min(x + 0.0)": lambda x: np.min(x + 0.0),
+}
+
+
+def shows_a_choice(src, a) -> bool:
+    """Whether NumPy's result for `a` could depend on which of two zeros it picked."""
+    if not mixed_zeros(a[~np.isnan(a)] if "nan" in src else a):
+        return False
+    return "sort" in src or CHOOSERS[src](a) == 0
+
+
+@pytest.mark.parametrize("src", sorted(CHOOSERS))
+def test_a_choice_between_zeros_is_refused_and_everything_else_is_numpys(src):
+    f = ndjit.jit_filter(src)
+    rng = np.random.default_rng(len(src))
+    compared = raised = 0
+    for n in (2, 3, 5, 9, 25):
+        for _ in range(60):
+            a = rng.choice(np.array([-0.0, 0.0, 1.0, -1.0, 2.0, np.nan]), n,
+                           p=[0.3, 0.3, 0.15, 0.15, 0.05, 0.05])
+            if shows_a_choice(src, a):
+                assert refused(lambda: f.evaluate(a)) and refused(lambda: f.interpret(a)), a
+                raised += 1
+                continue
+            want = bits(CHOOSERS[src](a))
+            assert bits(f.evaluate(a)) == want and bits(f.interpret(a)) == want, (src, a)
+            compared += 1
+    assert compared > 50 and raised > 20, (compared, raised)
+
+
+@pytest.mark.parametrize("src", sorted(DETERMINED))
+def test_rules_that_leave_no_choice_are_never_refused(src):
+    f = ndjit.jit_filter(src)
+    for a in itertools.product([-0.0, 0.0, 1.0], repeat=4):
+        a = np.array(a)
+        assert bits(f.evaluate(a)) == bits(DETERMINED[src](a)), (src, a)
+
+
+@pytest.mark.parametrize("src", ["np.min(x)", "np.max(x)", "np.ptp(x)", "np.sort(x)[4]",
+                                 "np.percentile(x, 10)"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_images_through_every_face(src, dtype):
+    """The rank executor (which leaves windows holding -0.0 to the general engine), the general
+    engine, and scipy with ndjit's callable: an image of one zero sign is NumPy's bit for bit, and
+    one -0.0 in a window of 0.0s raises."""
+    func = eval(f"lambda x: {src}", {"np": np})
+    rng = np.random.default_rng(7)
+    image = rng.choice(np.array([0.0, 0.0, 1.0, 2.0]), (24, 31)).astype(dtype)
+    f = ndjit.jit_filter(src)
+    want = ndi.generic_filter(image, func, size=3)
+    for got in (ndjit.generic_filter(image, f, size=3),
+                ndjit.generic_filter(image, f, size=3, workers=2),
+                ndi.generic_filter(image, ndjit.jit_filter(src, filter_size=9), size=3)):
+        assert [bits(v) for v in got.ravel()] == [bits(v) for v in want.ravel()]
+    # A window of zeros, one of them -0.0: every statistic here is a zero there.
+    image[4:7, 6:9] = 0.0
+    image[5, 7] = -0.0
+    for run in (lambda: ndjit.generic_filter(image, f, size=3),
+                lambda: ndi.generic_filter(image, ndjit.jit_filter(src, filter_size=9), size=3)):
+        with pytest.raises(ValueError, match="both 0.0 and -0.0"):
+            run()
+
+
+@pytest.mark.parametrize("src", ["np.min(x) + np.mean(x)", "np.max(x) * 2.0 - np.mean(x)",
+                                 "np.nanmin(x) - x[4]"])
+def test_guards_in_the_general_engines_lane_groups(src):
+    """Callbacks that are no rank statistic run in the row kernel's lane groups, which branch
+    around a guard no lane enters (src/jit/lanes.rs): windows whose result is a zero of one sign
+    enter it and are NumPy's bit for bit, and a window holding both zeros raises."""
+    func = eval(f"lambda x: {src}", {"np": np})
+    rng = np.random.default_rng(3)
+    f = ndjit.jit_filter(src)
+    for zero in (0.0, -0.0):
+        sign = -1.0 if "max" in src else 1.0
+        image = sign * rng.choice(np.array([1.0, 2.0, 3.0]), (20, 37))
+        image[rng.random(image.shape) < 0.4] = zero
+        want = ndi.generic_filter(image, func, size=3)
+        assert (want == 0).any() or "mean" in src
+        for got in (ndjit.generic_filter(image, f, size=3, workers=1),
+                    ndi.generic_filter(image, ndjit.jit_filter(src, filter_size=9), size=3)):
+            assert [bits(v) for v in got.ravel()] == [bits(v) for v in want.ravel()], zero
+    image[4:7, 6:9] = 0.0
+    image[5, 7] = -0.0
+    with pytest.raises(ValueError, match="both 0.0 and -0.0"):
+        ndjit.generic_filter(image, f, size=3, workers=1)

@@ -104,6 +104,7 @@ pub fn unary(op: UnOp, v: Val) -> Val {
         (UnOp::IsNan, v) => Val::B(v.f().is_nan()),
         (UnOp::IsInf, v) => Val::B(v.f().is_infinite()),
         (UnOp::IsFinite, v) => Val::B(v.f().is_finite()),
+        (UnOp::SignBit, v) => Val::B(v.f().is_sign_negative()),
         (op, v) => unreachable!("ill-typed IR: {op:?} on {v:?}"),
     }
 }

@@ -23,6 +23,7 @@ pub mod optimize;
 pub mod print;
 pub mod ranges;
 pub mod substitute;
+pub mod zero_signs;
 
 pub use optimize::{optimize, Pass};
 pub use substitute::{substitute, Known};
@@ -193,6 +194,10 @@ pub enum UnOp {
     IsNan,
     IsInf,
     IsFinite,
+    /// Whether an f64's sign bit is set (negatives, `-0.0`, a NaN with its sign bit): the only
+    /// test that tells `-0.0` from `0.0` without a division or a math call
+    /// ([`zero_signs`] guards NumPy's choices between the two with it).
+    SignBit,
 }
 
 /// Binary operators. Both operands have the same type (the lowering inserts casts).
@@ -452,7 +457,7 @@ impl Expr {
             Expr::Var(v) => f.var_ty(*v),
             Expr::Load(a, _) => f.arrays[a.0 as usize].elem(),
             Expr::Unary(op, e) => match op {
-                UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite => Ty::Bool,
+                UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite | UnOp::SignBit => Ty::Bool,
                 _ => e.ty(f),
             },
             Expr::Binary(_, a, _) => a.ty(f),

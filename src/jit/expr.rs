@@ -209,6 +209,13 @@ impl Translator<'_> {
             // `nearest` rounds half to even, like `round_ties_even`.
             UnOp::RoundEven => ins.nearest(v),
             UnOp::IsNan => return Opnd::Dyn(ins.fcmp(FloatCC::Unordered, v, v), Ty::Bool),
+            // The bits as a signed integer: negative exactly when the sign bit is set.
+            UnOp::SignBit => {
+                let flags = cranelift_codegen::ir::MemFlagsData::new();
+                let bits = ins.bitcast(types::I64, flags, v);
+                let set = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0);
+                return Opnd::Dyn(set, Ty::Bool);
+            }
             // |x| == inf; |x| < inf is ordered, so false for NaN.
             UnOp::IsInf | UnOp::IsFinite => {
                 let abs = ins.fabs(v);

@@ -114,6 +114,11 @@ pub(super) fn supported(func: &ir::Func) -> bool {
 fn block_supported(func: &ir::Func, stmts: &[Stmt], top: bool, cost: &mut usize) -> bool {
     stmts.iter().all(|s| match s {
         Stmt::Assign(_, e) => expr_supported(func, e, 1, cost),
+        // A guard's arm is branched around where no lane enters it (`Group::guard`): its size
+        // does not count against the body's.
+        Stmt::If(c, a, b) if b.is_empty() && is_guard(func, a) => {
+            expr_supported(func, c, 1, cost) && block_supported(func, a, false, &mut 0)
+        }
         Stmt::If(c, a, b) => {
             expr_supported(func, c, 1, cost)
                 && block_supported(func, a, false, cost)
@@ -130,6 +135,32 @@ fn block_supported(func: &ir::Func, stmts: &[Stmt], top: bool, cost: &mut usize)
         },
         _ => false,
     })
+}
+
+/// Whether an `if`'s arm (without `else`) is a guard: reductions into variables that only its
+/// own checks read, and those checks. What it computes is then dead after it, and
+/// [`Group::guard`] may branch around it.
+fn is_guard(func: &ir::Func, arm: &[Stmt]) -> bool {
+    let mut written = Vec::new();
+    for s in arm {
+        match s {
+            // (Its index is bound by each reduction that reads it, this one's included.)
+            Stmt::Reduce { dst, .. } => written.push(*dst),
+            Stmt::Check { .. } => {}
+            _ => return false,
+        }
+    }
+    fn read_outside(stmts: &[Stmt], arm: &[Stmt], written: &[Var]) -> bool {
+        stmts.iter().any(|s| {
+            let mut read = false;
+            ir::stmt_exprs(s, |e| read |= written.iter().any(|&v| e.uses_var(v)));
+            ir::stmt_blocks(s, |b| {
+                read |= !std::ptr::eq(b, arm) && read_outside(b, arm, written)
+            });
+            read
+        })
+    }
+    !read_outside(&func.body, arm, &written)
 }
 
 /// Adds `times` the cost of `e` to `cost`; false for loads of the buffer at a computed index
@@ -337,6 +368,9 @@ impl Group<'_, '_> {
         if let Some(c) = c.constant() {
             return self.block(ch, if c.b() { then } else { els });
         }
+        if els.is_empty() && is_guard(self.func, then) {
+            return self.guard(ch, c, then);
+        }
         let outer = self.chains[ch].mask;
         let before = self.chains[ch].vals.clone();
         self.chains[ch].mask = Some(self.within(outer, c)?);
@@ -353,6 +387,36 @@ impl Group<'_, '_> {
                 self.chains[ch].vals[i] = self.select(c, t, e)?;
             }
         }
+        Ok(false)
+    }
+
+    /// A guard's arm ([`is_guard`]), which few windows enter (`ir::zero_signs`: a result that
+    /// is a zero): branched around unless a lane of the chain enters it, so that the others pay
+    /// one test; inside, run under its mask with its checks tested at once (a failing lane
+    /// bails, as at the store). If-converted, every group computed the arm's reductions: a
+    /// 5×5 `np.min(x) + np.mean(x)` on 1024² took 42 ms instead of 15.
+    fn guard(&mut self, ch: usize, c: Lane, then: &[Stmt]) -> Result<bool> {
+        let any = match c {
+            Lane::Vec(v, _) => self.t.b.ins().vany_true(v),
+            Lane::Uni(Opnd::Dyn(v, _)) => v,
+            Lane::Uni(Opnd::Const(_)) => unreachable!("a constant condition takes its arm"),
+        };
+        let (enter, after) = (self.t.b.create_block(), self.t.b.create_block());
+        self.t.b.ins().brif(any, enter, &[], after, &[]);
+        self.t.b.seal_block(enter);
+        self.t.b.switch_to_block(enter);
+        let outer = self.chains[ch].mask;
+        let (vals, checked) = (self.chains[ch].vals.clone(), self.chains[ch].checked);
+        self.chains[ch].mask = Some(self.within(outer, c)?);
+        self.chains[ch].checked = Lane::Uni(Opnd::Const(Val::B(true)));
+        self.block(ch, then)?;
+        self.test_checks(ch);
+        self.t.b.ins().jump(after, &[]);
+        self.t.b.seal_block(after);
+        self.t.b.switch_to_block(after);
+        // Nothing the arm computed is read after it (`is_guard`).
+        let state = &mut self.chains[ch];
+        (state.vals, state.checked, state.mask) = (vals, checked, outer);
         Ok(false)
     }
 

@@ -938,7 +938,13 @@ fn float_operations_and_conversions() {
     ] {
         exprs.push(un(op, a()));
     }
-    for op in [UnOp::IsNan, UnOp::IsInf, UnOp::IsFinite, UnOp::Not] {
+    for op in [
+        UnOp::IsNan,
+        UnOp::IsInf,
+        UnOp::IsFinite,
+        UnOp::SignBit,
+        UnOp::Not,
+    ] {
         exprs.push(cast(Ty::F64, un(op, a())));
     }
     for op in [
@@ -1388,6 +1394,7 @@ impl Gen {
                     UnOp::IsNan,
                     UnOp::IsInf,
                     UnOp::IsFinite,
+                    UnOp::SignBit,
                     UnOp::BitNot,
                 ]);
                 let ty = if op == UnOp::BitNot {

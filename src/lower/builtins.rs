@@ -7,6 +7,7 @@
 use super::expr::{bin, cmp, convert, un};
 use super::names::Func::*;
 use super::names::{self, Builtin, Func, Module};
+use super::numpy::zero_signs::{self, Shows};
 use super::value::{ArrayVal, ElemKind, Value};
 use super::{not, Translator};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
@@ -857,12 +858,16 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             let (v, s) = a.take();
             rows_unsupported(t, &v, s, "np.sort")?;
             let arr = t.array_of(v, s)?;
+            let floats = arr.ty == Ty::F64;
             let arr = ArrayVal {
                 elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
                 ty: Ty::F64,
                 ..arr
             };
             let m = t.materialize(&arr, None);
+            if floats {
+                zero_signs::guard(t, &m, Shows::Sorted, "np.sort", a.span)?;
+            }
             let slot = m.slot().unwrap();
             t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
             Ok(Value::Array(m))
@@ -2081,6 +2086,7 @@ pub(super) fn reduction(
                 Some(&empty_msg(if base == Min { "minimum" } else { "maximum" })),
             )?;
             Ok(if arr.ty == Ty::F64 {
+                zero_signs::guard(t, &arr, Shows::Result(&e), &format!("np.{base}"), span)?;
                 Value::Scalar(e, Ty::F64)
             } else {
                 Value::Scalar(
@@ -2125,13 +2131,22 @@ pub(super) fn reduction(
                 check,
                 vec![],
             ));
+            if arr.ty == Ty::F64 {
+                let (values, name) = (nan_to(&arr, fill), format!("np.{base}"));
+                zero_signs::guard(t, &values, Shows::Result(&Expr::Var(r)), &name, span)?;
+            }
             f(Expr::Var(r))
         }
         Ptp => {
             let x = f64_arr(&arr);
             let hi = t.reduce(ReduceOp::Max, &x, span, Some(&empty_msg("maximum")))?;
             let lo = t.reduce(ReduceOp::Min, &x, span, Some(&empty_msg("minimum")))?;
-            f(bin(BinOp::Sub, hi, lo))
+            let range = bin(BinOp::Sub, hi, lo);
+            // Only a zero range shows the extremes' signs: both are then zeros.
+            if arr.ty == Ty::F64 {
+                zero_signs::guard(t, &x, Shows::Result(&range), "np.ptp", span)?;
+            }
+            f(range)
         }
         Median | Nanmedian => {
             let keep = if base == Nanmedian {
@@ -2220,7 +2235,8 @@ pub(super) fn reduction(
                 None
             };
             let sorted = sorted_copy(t, &arr, keep);
-            let quantile = |t: &mut Translator, q: Expr| {
+            let floats = arr.ty == Ty::F64;
+            let quantile = |t: &mut Translator, q: Expr| -> Result<Expr> {
                 let q = if is_pct {
                     bin(BinOp::Div, q, Expr::F64(100.0))
                 } else {
@@ -2233,13 +2249,17 @@ pub(super) fn reduction(
                     arr: sorted,
                     q,
                 });
-                Expr::Var(dst)
+                if floats {
+                    let (values, name) = (t.view(sorted), format!("np.{base}"));
+                    zero_signs::guard(t, &values, Shows::Result(&Expr::Var(dst)), &name, span)?;
+                }
+                Ok(Expr::Var(dst))
             };
             match qs_arr {
-                Err(q) => f(quantile(t, q)),
+                Err(q) => f(quantile(t, q)?),
                 Ok(qa) => {
                     let out = super::numpy::tabulate(t, qa.len.clone(), "%quantiles", |t, k| {
-                        Ok((quantile(t, qa.at(k)), Ty::F64))
+                        Ok((quantile(t, qa.at(k))?, Ty::F64))
                     })?;
                     Ok(Value::Array(out))
                 }

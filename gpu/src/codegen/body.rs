@@ -1048,6 +1048,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                     UnOp::Trunc => self.k.cvt(Some(Rnd::Rzi), T::F64, T::F64, r),
                     UnOp::RoundEven => self.k.cvt(Some(Rnd::Rni), T::F64, T::F64, r),
                     UnOp::IsNan => return V::R(self.k.setp(Cmp::Nan, T::F64, r, r), Ty::Bool),
+                    // The sign bit alone, or'd into 1.0's bits: -1.0 or 1.0.
+                    UnOp::SignBit => {
+                        let sign = self.fbits(Bin::And, r, i64::MIN);
+                        let one = self.fbits(Bin::Or, sign, 1.0f64.to_bits() as i64);
+                        return V::R(self.k.setp(Cmp::Lt, T::F64, one, Src::f64(0.0)), Ty::Bool);
+                    }
                     UnOp::IsInf | UnOp::IsFinite => {
                         let a = self.fbits(Bin::And, r, i64::MAX);
                         let c = if op == UnOp::IsInf { Cmp::Eq } else { Cmp::Lt };

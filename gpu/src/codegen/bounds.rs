@@ -246,9 +246,10 @@ impl Analysis<'_> {
                 }
             }
             Expr::Cmp(..)
-            | Expr::Unary(UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite | UnOp::Not, _) => {
-                Iv { lo: 0, hi: 1 }
-            }
+            | Expr::Unary(
+                UnOp::IsNan | UnOp::IsInf | UnOp::IsFinite | UnOp::SignBit | UnOp::Not,
+                _,
+            ) => Iv { lo: 0, hi: 1 },
             Expr::Cast(Ty::Bool, _) => Iv { lo: 0, hi: 1 },
             Expr::Cast(Ty::I64, x) => match x.ty(self.f) {
                 Ty::Bool => Iv { lo: 0, hi: 1 },

@@ -29,7 +29,10 @@
 //!   zero), and its even-count mean `(0.0 + a + b) / 2` is `+0.0` for any zeros `a`, `b`. So
 //!   the windows reading a `-0.0` are the general engine's too, for every statistic but the
 //!   median ([`RankStat::sign_of_zero_matters`]). Equal non-zero values have equal bits, so no
-//!   other tie can show.
+//!   other tie can show. There NumPy's own forms (`np.min`, `np.sort`, the quantiles) raise
+//!   where the values hold both zeros, NumPy's choice between them being its SIMD code's
+//!   ([`crate::ir::zero_signs`]): their guards can fail only on such windows, so [`stat`]
+//!   passes over them, for these statistics only.
 //! - **Even-count medians and quantiles** are computed from the two values at their sorted
 //!   positions, converted to double, with the runtime's own formulas: `(0.0 + a + b) / 2.0` and
 //!   NumPy's `_lerp` ([`crate::runtime::QuantilePlan`], with the `q` from the IR).

@@ -5,10 +5,13 @@
 //! `np.median(x)` a [`Stmt::MedianNetwork`] (or `Fill` + `Sort` + [`Stmt::Sorted`] above the
 //! network size), and a `for v in x: if v < m: m = v` loop an unrolled chain of `Select`s. A
 //! small symbolic evaluation walks the body; every value is one of a few shapes ([`Sym`]) and
-//! anything else makes the filter "not a rank statistic" (the general engine then runs). Which
+//! anything else makes the filter "not a rank statistic" (the general engine then runs). The
+//! zero-sign guards NumPy's forms carry ([`crate::ir::zero_signs`]) are passed over where the
+//! statistic sends the windows holding `-0.0` to the general engine, which runs them. Which
 //! forms are accepted, and why each equals its [`RankStat`], is the proof in the parent module.
 
-use crate::ir::{ArrayOp, BinOp, CmpOp, Expr, Func, ReduceOp, SortedStat, Stmt, Var, BUFFER};
+use crate::ir::zero_signs::as_zero_of_sign;
+use crate::ir::{ArrayOp, BinOp, CmpOp, Expr, Func, ReduceOp, SortedStat, Stmt, UnOp, Var, BUFFER};
 use crate::runtime::QuantilePlan;
 
 /// A statistic of the footprint's values that the rank executor computes.
@@ -96,6 +99,9 @@ enum Sym {
         seen: usize,
     },
     Stat(RankStat),
+    /// Whether the footprint's values hold a zero of this sign (`true`: `-0.0`): a reduction of
+    /// [`zero_of_sign`](crate::ir::zero_signs::zero_of_sign) over all of them, part of a guard.
+    ZeroSeen(bool),
     /// Anything else: fine while unused, fatal once read.
     Other,
 }
@@ -118,10 +124,13 @@ pub fn recognise(ir: &Func) -> Option<RankStat> {
         n,
         vars: vec![Sym::Other; ir.vars.len()],
         arrays: vec![Scratch::Other; ir.arrays.len()],
+        guarded: false,
     };
     for s in &ir.body {
         if let Some(result) = eval.stmt(s)? {
-            return Some(result);
+            // A guard can fail only on values holding a `-0.0`, which the executor leaves to
+            // the general engine (running the guard) for the statistics that show a zero's sign.
+            return (!eval.guarded || result.sign_of_zero_matters()).then_some(result);
         }
     }
     None
@@ -131,6 +140,8 @@ struct Eval {
     n: usize,
     vars: Vec<Sym>,
     arrays: Vec<Scratch>,
+    /// Whether a zero-sign guard was passed over ([`Eval::zero_guard`]).
+    guarded: bool,
 }
 
 impl Eval {
@@ -150,6 +161,11 @@ impl Eval {
                 let stat = match op {
                     ReduceOp::Min | ReduceOp::PyMin => RankStat::Min,
                     ReduceOp::Max | ReduceOp::PyMax => RankStat::Max,
+                    ReduceOp::Any => {
+                        let negative = self.zero_seen(len, *index, elem)?;
+                        self.vars[dst.0 as usize] = Sym::ZeroSeen(negative);
+                        return Some(None);
+                    }
                     _ => return None,
                 };
                 self.whole_buffer(len, *index, elem)?;
@@ -198,15 +214,70 @@ impl Eval {
                 self.vars[dst.0 as usize] = Sym::Stat(RankStat::Median);
             }
             Stmt::Check { cond, .. } => {
-                // Only checks that cannot fail: one that could must raise its error.
-                if !self.always_true(cond) {
+                // Only checks that cannot fail, or a zero-sign guard's: one that could fail
+                // otherwise must raise its error.
+                if !self.always_true(cond) && !self.zero_guard(cond) {
                     return None;
+                }
+            }
+            // A guard run when a result is a zero: its condition does not matter, since the
+            // guard fails only where the values hold both zeros whatever it is.
+            Stmt::If(_, then, els) if els.is_empty() => {
+                for s in then {
+                    match s {
+                        Stmt::Reduce {
+                            op: ReduceOp::Any, ..
+                        }
+                        | Stmt::Check { .. } => self.stmt(s)?,
+                        _ => return None,
+                    };
                 }
             }
             Stmt::Return(e) => return self.result(e).map(Some),
             _ => return None,
         }
         Some(None)
+    }
+
+    /// The sign a reduction's [`zero_of_sign`](crate::ir::zero_signs::zero_of_sign) asks about,
+    /// if it reads all the footprint's values: the buffer, or a copy of it, sorted or not.
+    fn zero_seen(&self, len: &Expr, index: Var, elem: &Expr) -> Option<bool> {
+        let (e, negative) = as_zero_of_sign(elem)?;
+        let all = match e {
+            Expr::Load(a, i) if **i == Expr::Var(index) => {
+                *a == BUFFER || self.arrays[a.0 as usize] != Scratch::Other
+            }
+            _ => false,
+        };
+        (all && self.expr(len) == Sym::Int(self.n as i64)).then_some(negative)
+    }
+
+    /// `not (... and neg and pos)`, a conjunction holding both [`Sym::ZeroSeen`]: the check of a
+    /// zero-sign guard, which fails only where the values hold both `0.0` and `-0.0`, whatever
+    /// else the conjunction asks (that the result is a zero, say).
+    fn zero_guard(&mut self, cond: &Expr) -> bool {
+        fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+            match e {
+                Expr::Binary(BinOp::And, a, b) => {
+                    conjuncts(a, out);
+                    conjuncts(b, out);
+                }
+                e => out.push(e),
+            }
+        }
+        let Expr::Unary(UnOp::Not, all) = cond else {
+            return false;
+        };
+        let mut terms = Vec::new();
+        conjuncts(all, &mut terms);
+        let holds = |negative| {
+            terms
+                .iter()
+                .any(|t| self.expr(t) == Sym::ZeroSeen(negative))
+        };
+        let guard = holds(true) && holds(false);
+        self.guarded |= guard;
+        guard
     }
 
     /// That a reduction or fill reads `x[i]` for `i in 0..n`.

@@ -12,6 +12,7 @@ pub(super) mod indexing;
 pub(super) mod linalg;
 pub(super) mod sequences;
 mod unique;
+pub(super) mod zero_signs;
 
 use super::builtins::Args;
 use super::expr::{bin, cmp, un};
