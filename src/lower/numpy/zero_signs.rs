@@ -24,8 +24,8 @@ pub(in crate::lower) enum Shows<'a> {
 /// signs, run where `shows` could show NumPy's choice. For a result, the guard is a branch
 /// taken when the result is a zero, so that other windows pay one comparison: run on every
 /// window instead, its two reductions made a 5×5 `np.min(x) + np.mean(x)` on 1024² float64 take
-/// 34 ms on the CPU's general engine instead of 15 (and the GPU's 5×5 minimum 1.2 ms on 8192²
-/// float32 instead of 0.58 with the branch, 0.27 without a guard).
+/// 34 ms on the CPU's general engine instead of 14 (and the GPU's 5×5 minimum 1.2 ms on 8192²
+/// float32 instead of 0.55 with the branch, 0.27 without a guard).
 pub(in crate::lower) fn guard(
     t: &mut Translator,
     values: &ArrayVal,
