@@ -121,8 +121,8 @@ def test_scalar_extremes_and_clip_match_numpy_bit_for_bit(src):
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 9, 25])
 def test_array_maximum_minimum_and_clip_match_numpy_at_every_length(n):
     """Whole-window operations, whose NumPy loops run in SIMD lanes and a scalar tail: maximum,
-    minimum and clip keep the same operand everywhere (fmax/fmin of arrays do not: a documented
-    deviation)."""
+    minimum and clip keep the same operand everywhere (fmax/fmin of arrays do not, and are
+    refused where zeros of opposite signs meet: the next test)."""
     rng = np.random.default_rng(n)
     for src, want in [
         ("np.maximum(x, 0.0)", lambda x: np.maximum(x, 0.0)),
@@ -241,3 +241,31 @@ def test_guards_in_the_general_engines_lane_groups(src):
     image[5, 7] = -0.0
     with pytest.raises(ValueError, match="both 0.0 and -0.0"):
         ndjit.generic_filter(image, f, size=3, workers=1)
+
+
+@pytest.mark.parametrize("src", ["np.fmax(x, x[::-1])", "np.fmin(x, x[::-1])", "np.fmax(x, -0.0)",
+                                 "np.fmin(0.0, x)"])
+@pytest.mark.parametrize("n", [2, 5, 9, 25])
+def test_fmax_fmin_of_arrays_refuse_opposite_zeros_and_are_numpys_elsewhere(src, n):
+    """NumPy's fmax/fmin of arrays keep the first of two equal zeros in their scalar tail and the
+    second in their vector lanes: where 0.0 meets -0.0 ndjit raises; elsewhere every element is
+    NumPy's, NaN rule included."""
+    rng = np.random.default_rng(n)
+    f = [(k, ndjit.jit_filter(f"def f(x):\n    return ({src})[{k}]")) for k in sorted({0, n // 2, n - 1})]
+    py = eval(f"lambda x: {src}", {"np": np})
+    compared = raised = 0
+    for trial in range(60):
+        dense = [0.3, 0.3, 0.15, 0.15, 0.1] if trial % 2 else [0.03, 0.03, 0.42, 0.42, 0.1]
+        w = rng.choice(np.array([-0.0, 0.0, 1.0, -1.0, np.nan]), n, p=dense)
+        a, b = eval(src.replace("np.fmax", "").replace("np.fmin", "").replace("(x", "(w"),
+                    {"w": w, "x": w})
+        a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
+        meet = ((a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))).any()
+        for k, g in f:
+            if meet:
+                assert refused(lambda: g.evaluate(w)) and refused(lambda: g.interpret(w)), (w, k)
+                raised += 1
+            else:
+                assert bits(g.evaluate(w)) == bits(py(w)[k]) == bits(g.interpret(w)), (w, k)
+                compared += 1
+    assert compared > 5 and raised > 5, (compared, raised)

@@ -564,7 +564,9 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             if let Some(op) = op {
                 return t.binary(op, x, y, span);
             }
-            t.elementwise(vec![x, y], span, &mut |t, ops, in_array| {
+            // The operands of an fmin/fmax of arrays, element by element, for its guard.
+            let mut fm_operands: Option<(Expr, Expr)> = None;
+            let result = t.elementwise(vec![x, y], span, &mut |t, ops, in_array| {
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
                 if matches!(base, LogicalAnd | LogicalOr | LogicalXor) {
@@ -595,9 +597,10 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                     ),
                     _ => {
                         // fmin/fmax of arrays ignore a NaN operand: pick the other one. (Which
-                        // of two equal zeros NumPy's SIMD loops keep depends on the lane: a
-                        // documented deviation.)
+                        // of two equal zeros NumPy's SIMD loops keep depends on the lane: the
+                        // guard below refuses them.)
                         let (x, y) = (t.stable(x, tt), t.stable(y, tt));
+                        fm_operands = Some((x.clone(), y.clone()));
                         let m = bin(
                             if base == Fmin { BinOp::Min } else { BinOp::Max },
                             x.clone(),
@@ -615,7 +618,12 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                         )
                     }
                 })
-            })
+            })?;
+            if let (Some((x, y)), Value::Array(r) | Value::Matrix(r, _)) = (fm_operands, &result) {
+                let name = format!("np.{base}");
+                zero_signs::guard_pairs(t, r, (x, y), &name, span)?;
+            }
+            Ok(result)
         }
         (Np, Where) => {
             if a.pos.len() != 3 {

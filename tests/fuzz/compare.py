@@ -133,20 +133,6 @@ def outcome(call: Callable[[], Any]) -> Tuple[Any, ...]:
 # (*Known deviations*), and how the finding must look. Anything else stays unexplained.
 # (`**` calls pow, whose GPU transcription is within the same bound.)
 _TRANSCENDENTAL = re.compile(r"\b(math|np)\.(exp|log|sin|cos|tan|sinh|cosh|tanh|arc|a(sin|cos|tan)|cbrt|pow|power|hypot|expm1|log1p|exp2|log2|log10)|\*\*")
-# NumPy's SIMD fmax/fmin of arrays (of scalars, the C library's rule is followed exactly, and tested in
-# python/tests/test_zero_signs.py; the pattern cannot tell the two apart).
-_FMAX_FMIN = re.compile(r"\bnp\.f(max|min)\(")
-
-
-def _zero_signs_only(expected, got) -> bool:
-    a = np.atleast_1d(np.asarray(expected, dtype=np.float64)).ravel()
-    b = np.atleast_1d(np.asarray(got, dtype=np.float64)).ravel()
-    if a.shape != b.shape:
-        return False
-    same = (a.view(np.uint64) == b.view(np.uint64)) | (np.isnan(a) & np.isnan(b))
-    return bool(np.all(same | ((a == 0) & (b == 0))))
-
-
 # Where the host's glibc runs the builds the GPU's math transcribes, the GPU's math is the CPU's,
 # bit for bit, and nothing needs excusing.
 _GPU_MATH_EXACT = ndjit._core.gpu_math_matches_cpu()
@@ -172,11 +158,8 @@ def documented(source: str, finding: Finding, expected, got) -> Optional[str]:
             and _TRANSCENDENTAL.search(source) and _within_gpu_math_bound(expected[1], got[1])):
         return "off the glibc builds it transcribes, the GPU's math is within 1-3 ulp of the CPU's"
     if got[0] == "raise" and len(got) > 2 and "both 0.0 and -0.0" in got[2]:
-        return ("np.min/max/sort/quantile's choice between 0.0 and -0.0 (NumPy's SIMD code picks "
-                "by lane) raises ValueError")
-    if (finding.kind == "value" and _FMAX_FMIN.search(source) and len(expected) > 1 and len(got) > 1
-            and _zero_signs_only(expected[1], got[1])):
-        return "np.fmax/np.fmin of arrays among zeros of both signs: NumPy's SIMD kernels pick one by lane"
+        return ("np.min/max/sort/quantile/fmax's choice between 0.0 and -0.0 (NumPy's SIMD code "
+                "picks by lane) raises ValueError")
     if got[0] == "raise" and len(got) > 2 and "result is complex" in got[2]:
         return "a Python float power whose result would be complex raises ValueError"
     if got[0] == "raise" and len(got) > 2 and "sum() of an empty iterable is Python's int 0" in got[2]:

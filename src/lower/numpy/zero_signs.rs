@@ -1,7 +1,8 @@
 //! Guards for NumPy's choices between equal zeros ([`crate::ir::zero_signs`] says why ndjit cannot
 //! reproduce them). Where the result of `np.min`, `np.max`, `np.nanmin`, `np.nanmax`, `np.ptp`,
 //! `np.percentile` or `np.quantile` is a zero and the values hold both `0.0` and `-0.0`, and
-//! wherever `np.sort` sorts both, the filter raises `ValueError`, as `np.argsort` does for ties.
+//! wherever `np.sort` sorts both, the filter raises `ValueError`, as `np.argsort` does for ties;
+//! so does `np.fmin`/`np.fmax` of arrays wherever two zeros of opposite signs meet.
 //! Otherwise the result is NumPy's, bit for bit: with zeros of one sign there is nothing to choose.
 
 use super::super::expr::{bin, cmp};
@@ -67,5 +68,39 @@ pub(in crate::lower) fn guard(
         )),
         Shows::Sorted => body.into_iter().for_each(|s| t.emit(s)),
     }
+    Ok(())
+}
+
+/// The guard of `name` (`np.fmin`/`np.fmax`) of arrays: its element `i` (of `result`'s length
+/// and index) is the fmin/fmax of `x` and `y`, and where those are zeros of opposite signs,
+/// NumPy keeps the first in its scalar tail and the second in its vector lanes.
+pub(in crate::lower) fn guard_pairs(
+    t: &mut Translator,
+    result: &ArrayVal,
+    (x, y): (Expr, Expr),
+    name: &str,
+    span: Span,
+) -> Result<()> {
+    let opposite = bin(
+        BinOp::Or,
+        bin(
+            BinOp::And,
+            zero_of_sign(x.clone(), true),
+            zero_of_sign(y.clone(), false),
+        ),
+        bin(BinOp::And, zero_of_sign(x, false), zero_of_sign(y, true)),
+    );
+    let probe = ArrayVal {
+        elem: opposite,
+        ty: Ty::Bool,
+        ..result.clone()
+    };
+    let met = t.reduce(ReduceOp::Any, &probe, span, None)?;
+    let message = format!(
+        "{name} of arrays holding both 0.0 and -0.0 at one element: which of the two NumPy keeps \
+         depends on its SIMD code and the CPU, which ndjit cannot know (add 0.0 to both, as in \
+         {name}(x + 0.0, y + 0.0), to make every zero 0.0)"
+    );
+    t.check_plain(not(met), Exception::ValueError, &message, span);
     Ok(())
 }
