@@ -2140,8 +2140,9 @@ pub(super) fn reduction(
                 vec![],
             ));
             if arr.ty == Ty::F64 {
-                let (values, name) = (nan_to(&arr, fill), format!("np.{base}"));
-                zero_signs::guard(t, &values, Shows::Result(&Expr::Var(r)), &name, span)?;
+                // Over the values themselves: a NaN, which fmin/fmax skip, is no zero either.
+                let name = format!("np.{base}");
+                zero_signs::guard(t, &arr, Shows::Result(&Expr::Var(r)), &name, span)?;
             }
             f(Expr::Var(r))
         }

@@ -554,25 +554,23 @@ impl<T: Elem> Worker<T> {
                     dst.copy_from_slice(&line[*offset..offset + len]);
                 }
                 order::compare_rows(sort, &mut cols, len, len);
-                // A 5×5 median in registers; any other box by the network.
-                let mut done = 0;
-                if let Positions::One { plus_zero, .. } = *pos {
-                    if registers::is_5x5_median(*rows, *width, pos) {
+                match *pos {
+                    // A 5×5 median in registers (every pixel: its rest one at a time).
+                    Positions::One { plus_zero, .. }
+                        if registers::is_5x5_median(*rows, *width, pos) =>
+                    {
                         let sorted = std::array::from_fn(|r| &cols[r * len..(r + 1) * len]);
                         let out = &mut *out.native;
                         registers::Job::Sorted { cols: sorted, out }.run(plus_zero);
-                        done = m;
+                    }
+                    // Any other box by the network; wire `c * rows + r`: rank `r` of column `c`.
+                    _ => {
+                        let taps: Vec<&[T]> = (0..width * rows)
+                            .map(|w| &cols[(w % rows) * len + w / rows..])
+                            .collect();
+                        order::network(merge, &taps, m, pos, &mut out, &mut self.wires);
                     }
                 }
-                // Wire `c * rows + r`: rank `r` of the box's column `c`.
-                let taps: Vec<&[T]> = (0..width * rows)
-                    .map(|w| &cols[(w % rows) * len + w / rows + done..])
-                    .collect();
-                let mut rest = Results {
-                    native: &mut out.native[done..],
-                    double: &mut out.double[done..],
-                };
-                order::network(merge, &taps, m - done, pos, &mut rest, &mut self.wires);
                 self.columns = cols;
             }
             Order::Select => order::select(&taps(), m, pos, &mut out, &mut self.wires),
