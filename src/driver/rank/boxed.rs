@@ -27,6 +27,7 @@
 use super::super::array::RawArray;
 use super::super::plan::Plan;
 use super::elem::{with_extreme, Elem, Extreme};
+use super::lanes::Spaced;
 use super::simd;
 use super::sliding::{self, Scratch};
 
@@ -92,6 +93,25 @@ pub(crate) fn stacked(plan: &Plan) -> bool {
 /// a line) rather than one pass reading every slot's line. Eight, the most [`sliding`] folds in
 /// one pass: `u8` 7×7 on 1024² took 157 µs with van Herk, 123 in one pass (one thread).
 pub(crate) const VAN_HERK_SLOTS: usize = 8;
+
+/// Whether the vertical extremes of a stacked box of `k` slots over lines of `n` values come from
+/// [`VanHerk`] (about six loads and three stores a column a line, whatever `k`), in the blocks
+/// ([`extremes_block`]) and the segments alike (van Herk's blocks go on from one to the other).
+/// Otherwise pairs of lines share their rows' fold ([`sliding::fold_pair`], `(k + 1) / 2` loads
+/// a column a line) up to [`VAN_HERK_SLOTS`] rows, and beyond while the rows stay within
+/// [`PAIR_ROWS_BYTES`]. Measured, minimum, one thread, 1024², against van Herk from 9 rows:
+/// `u8` 9×9 0.158 → 0.132 ms and `u16` 9×9 0.266 → 0.244 with pairs, but `u16` 15×15 0.30 →
+/// 0.40, `f32` 9×9 0.54 → 0.64 and `f32` 15×15 0.63 → 1.55 (rows past the L1 cache).
+fn van_herk_pays<T: Elem>(k: usize, n: usize) -> bool {
+    let tall = k >= sliding::PAIR_ROWS_MAX
+        || k.saturating_mul(n).saturating_mul(std::mem::size_of::<T>()) > PAIR_ROWS_BYTES;
+    k > VAN_HERK_SLOTS && (!sliding::pairs_pay::<T>() || tall)
+}
+
+/// The most bytes of rows a pair of lines folds over beyond [`VAN_HERK_SLOTS`] rows: past about
+/// half of a core's 32–48 KiB L1 cache, each line's rows come from L2 and van Herk's fewer
+/// loads pay.
+const PAIR_ROWS_BYTES: usize = 24 << 10;
 
 /// A slot's line for the vertical pass: in the input, or the constant mode's `cval` line.
 #[derive(Clone, Copy)]
@@ -313,7 +333,8 @@ pub(crate) unsafe fn extremes<T: Elem>(
     // The columns inside the line, in vector passes over whole lines.
     let (lo, hi) = (Ord::max(col0, 0), Ord::min(end, n));
     let k = s.slots.len();
-    if lo == 0 && hi == n && chord.stacked && k > VAN_HERK_SLOTS {
+    // The same choice as [`extremes_block`]'s, whose lines van Herk's blocks may go on from.
+    if lo == 0 && hi == n && chord.stacked && van_herk_pays::<T>(k, n as usize) {
         let at = (-col0) as usize;
         let slots = &s.slots;
         let row = |j: usize| match slots[j] {
@@ -470,8 +491,8 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
     from.resize(k, std::ptr::null());
     let ends = ends.of(plan, col0, len, (lo, hi));
     // As in `extremes`: van Herk for tall boxes whose vertical pass covers the whole line.
-    let van_herk =
-        (lo == 0 && hi == n as i64 && k > VAN_HERK_SLOTS).then_some(&mut van_herk[max as usize]);
+    let van_herk = (lo == 0 && hi == n as i64 && van_herk_pays::<T>(k, n))
+        .then_some(&mut van_herk[max as usize]);
     let lines = Lines {
         b,
         k,
@@ -573,19 +594,16 @@ impl<T: Elem> Lines<'_, T> {
         let (line, second) = line.split_at_mut(line.len() / 2);
         let mut l = 0;
         // Lines in pairs, which share all their rows but one each (`sliding::fold_pair`).
-        if sliding::pairs_pay::<T>() && (2..=sliding::FOLD_MAX).contains(&self.k) && m > 0 {
+        if sliding::pairs_pay::<T>() && (2..sliding::PAIR_ROWS_MAX).contains(&self.k) && m > 0 {
             while l + 1 < b.lines {
                 before(l);
                 before(l + 1);
                 let first = b.rows.wrapping_byte_offset(l as isize * b.step);
-                let mut rows: [&[T]; sliding::FOLD_MAX + 1] = [&[]; sliding::FOLD_MAX + 1];
-                for (j, r) in rows[..=self.k].iter_mut().enumerate() {
-                    // SAFETY: rows `0..=k` are the slots of lines `l` and `l + 1`, inside the
-                    // input, columns `c0..c0 + m` of each.
-                    *r = unsafe { std::slice::from_raw_parts(self.slot(first, j).add(c0), m) };
-                }
+                let rows = Spaced::of(first.wrapping_add(c0), b.step);
                 let pair = [&mut line[at..at + m], &mut second[at..at + m]];
-                sliding::fold_pair::<T, E>(&rows[..=self.k], pair);
+                // SAFETY: rows `0..=k` are the slots of lines `l` and `l + 1`, inside the
+                // input, each holding columns `c0..c0 + m`; the lines are scratch.
+                unsafe { sliding::fold_pair::<T, E>(rows, self.k + 1, pair) };
                 // SAFETY: as `extremes_block`.
                 unsafe {
                     self.finish::<E>(l, first, line, sliding);

@@ -27,26 +27,70 @@ macro_rules! vector_types {
     };
 }
 
-/// `out[i]` = the fold of `srcs[j][i]` over `j`, for the whole vectors of `out`; returns how many
-/// values were done (none without AVX2 or for a type without vector min and max). Each slice
-/// holds at least `out.len()` values.
+/// Where the `N` inputs of a fold begin: input `j`'s values start at `at(j)`. The kernels take
+/// their inputs' addresses this way, not as an array of slices, because they are entered once a
+/// line: an array built in memory and copied for each call stalled the load that read it back
+/// (`perf annotate`: a fifth of a `u8` 5×5 minimum's time, its lines' bookkeeping).
+pub(crate) trait Sources: Copy {
+    fn at(self, j: usize) -> *const u8;
+}
+
+/// Inputs `step` bytes apart from `first`: the shifted copies of one line (`step` one value) or
+/// consecutive lines of an image.
+#[derive(Clone, Copy)]
+pub(crate) struct Spaced {
+    pub first: *const u8,
+    pub step: isize,
+}
+
+impl Spaced {
+    /// Inputs starting at `first`, `step` bytes apart.
+    pub fn of<T>(first: *const T, step: isize) -> Spaced {
+        Spaced {
+            first: first as *const u8,
+            step,
+        }
+    }
+}
+
+impl Sources for Spaced {
+    #[inline(always)]
+    fn at(self, j: usize) -> *const u8 {
+        self.first.wrapping_offset(j as isize * self.step)
+    }
+}
+
+/// Inputs listed one by one.
+impl<T> Sources for &[*const T] {
+    #[inline(always)]
+    fn at(self, j: usize) -> *const u8 {
+        self[j] as *const u8
+    }
+}
+
+/// `out[i]` = the fold over `j < N` of input `j`'s value `i`, for the whole vectors of `out`;
+/// returns how many values were done (none without AVX2 or for a type without vector min and
+/// max).
+///
+/// # Safety
+/// Each of the `N` inputs must hold `out.len()` values of `T`, none of them inside `out`.
 #[inline(always)]
-pub(crate) fn fold<T: Elem, E: Extreme, const N: usize>(srcs: &[&[T]; N], out: &mut [T]) -> usize {
+pub(crate) unsafe fn fold<T: Elem, E: Extreme, const N: usize>(
+    srcs: impl Sources,
+    out: &mut [T],
+) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         macro_rules! each {
             ($($t:ident),*) => {$(
                 if TypeId::of::<T>() == TypeId::of::<$t>() {
-                    // SAFETY: `T` is `$t` (the same type id): the slices are what they are.
-                    let (srcs, out) = unsafe { (retype::<T, $t, N>(srcs), retype_mut::<T, $t>(out)) };
-                    for s in srcs {
-                        assert!(s.len() >= out.len(), "a slice shorter than the line");
-                    }
                     if !std::arch::is_x86_feature_detected!("avx2") {
                         return 0;
                     }
-                    // SAFETY: the CPU has AVX2; the lengths are checked above.
+                    // SAFETY: `T` is `$t` (the same type id); the CPU has AVX2; the inputs
+                    // hold the line (the caller's promise).
                     return unsafe {
+                        let out = retype_mut::<T, $t>(out);
                         match E::MAX {
                             true => avx2::$t::fold::<N, true>(srcs, out),
                             false => avx2::$t::fold::<N, false>(srcs, out),
@@ -61,12 +105,16 @@ pub(crate) fn fold<T: Elem, E: Extreme, const N: usize>(srcs: &[&[T]; N], out: &
     0
 }
 
-/// The two lines of [`super::sliding::fold_pair`] (`first` the fold of `rows[..N - 1]`, `second`
-/// of `rows[1..]`, the rows both read folded once), for the whole vectors of the lines; returns
+/// The two lines of [`super::sliding::fold_pair`] (`first` the fold of rows `..N - 1`, `second`
+/// of rows `1..`, the rows both read folded once), for the whole vectors of the lines; returns
 /// how many values were done, as [`fold`].
+///
+/// # Safety
+/// Each of the `N` rows, and `second`, must hold `first.len()` values of `T`, none of the rows
+/// inside either line.
 #[inline(always)]
-pub(crate) fn fold_pair<T: Elem, E: Extreme, const N: usize>(
-    rows: &[&[T]; N],
+pub(crate) unsafe fn fold_pair<T: Elem, E: Extreme, const N: usize>(
+    rows: impl Sources,
     first: &mut [T],
     second: &mut [T],
 ) -> usize {
@@ -75,19 +123,14 @@ pub(crate) fn fold_pair<T: Elem, E: Extreme, const N: usize>(
         macro_rules! each {
             ($($t:ident),*) => {$(
                 if TypeId::of::<T>() == TypeId::of::<$t>() {
-                    // SAFETY: `T` is `$t` (the same type id): the slices are what they are.
-                    let (rows, first, second) = unsafe {
-                        (retype::<T, $t, N>(rows), retype_mut::<T, $t>(first), retype_mut::<T, $t>(second))
-                    };
-                    for s in rows {
-                        assert!(s.len() >= first.len(), "a row shorter than the line");
-                    }
                     assert!(second.len() >= first.len(), "the second line shorter than the first");
                     if !std::arch::is_x86_feature_detected!("avx2") {
                         return 0;
                     }
-                    // SAFETY: the CPU has AVX2; the lengths are checked above.
+                    // SAFETY: `T` is `$t` (the same type id); the CPU has AVX2; the rows hold
+                    // the line (the caller's promise).
                     return unsafe {
+                        let (first, second) = (retype_mut::<T, $t>(first), retype_mut::<T, $t>(second));
                         match E::MAX {
                             true => avx2::$t::fold_pair::<N, true>(rows, first, second),
                             false => avx2::$t::fold_pair::<N, false>(rows, first, second),
@@ -115,16 +158,6 @@ pub(crate) fn available<T: Elem>() -> bool {
     false
 }
 
-/// The slices as what they are, without copying the array (a copy of each line's array of
-/// slices, `map`ped, cost more than a 1024-byte line's fold).
-///
-/// # Safety
-/// `T` and `U` must be the same type.
-#[cfg(target_arch = "x86_64")]
-unsafe fn retype<'a, T, U, const N: usize>(s: &'a [&'a [T]; N]) -> &'a [&'a [U]; N] {
-    unsafe { &*(s as *const [&[T]; N] as *const [&[U]; N]) }
-}
-
 /// # Safety
 /// `T` and `U` must be the same type.
 #[cfg(target_arch = "x86_64")]
@@ -150,16 +183,17 @@ mod avx2 {
                 }
 
                 /// # Safety
-                /// The CPU must have AVX2; every slice holds `out.len()` values.
+                /// The CPU must have AVX2; every input holds `out.len()` values.
                 #[target_feature(enable = "avx2")]
-                pub(crate) unsafe fn fold<const N: usize, const MAX: bool>(srcs: &[&[$t]; N], out: &mut [$t]) -> usize {
+                pub(crate) unsafe fn fold<const N: usize, const MAX: bool>(srcs: impl super::super::Sources, out: &mut [$t]) -> usize {
                     let whole = out.len() / $lanes * $lanes;
                     let op = |a, b| unsafe { pick::<_, MAX>(a, b, |x, y| $min(x, y), |x, y| $max(x, y)) };
                     // SAFETY: `i + lanes <= whole <= out.len()` values of every slice.
                     let mut vector = |i: usize| unsafe {
-                        let mut v = $load(srcs[0].as_ptr().add(i));
-                        for s in &srcs[1..] {
-                            v = op(v, $load(s.as_ptr().add(i)));
+                        let src = |j: usize| $load((srcs.at(j) as *const $t).add(i));
+                        let mut v = src(0);
+                        for j in 1..N {
+                            v = op(v, src(j));
                         }
                         $store(out.as_mut_ptr().add(i), v);
                     };
@@ -179,7 +213,7 @@ mod avx2 {
                 /// The CPU must have AVX2; every row, and `second`, holds `first.len()` values.
                 #[target_feature(enable = "avx2")]
                 pub(crate) unsafe fn fold_pair<const N: usize, const MAX: bool>(
-                    rows: &[&[$t]; N],
+                    rows: impl super::super::Sources,
                     first: &mut [$t],
                     second: &mut [$t],
                 ) -> usize {
@@ -188,7 +222,7 @@ mod avx2 {
                     for i in (0..whole).step_by($lanes) {
                         // SAFETY: `i + lanes <= whole` values of every row and line.
                         unsafe {
-                            let row = |r: usize| $load(rows[r].as_ptr().add(i));
+                            let row = |r: usize| $load((rows.at(r) as *const $t).add(i));
                             let mut shared = row(1);
                             for r in 2..N - 1 {
                                 shared = op(shared, row(r));
@@ -243,8 +277,9 @@ mod tests {
                         rs[1..].iter().fold(rs[0][i], |v, r| E::pick(v, r[i]))
                     };
                     let mut out = vec![T::default(); m];
-                    let srcs: [&[T]; 5] = std::array::from_fn(|r| &rows[r][..]);
-                    let done = fold::<T, E, 5>(&srcs, &mut out);
+                    let srcs: Vec<*const T> = rows[..5].iter().map(|r| r.as_ptr()).collect();
+                    // SAFETY: every row holds `m` values.
+                    let done = unsafe { fold::<T, E, 5>(&srcs[..], &mut out) };
                     assert!(done <= m && (!available::<T>() || m - done < 32));
                     for i in 0..done {
                         assert_eq!(
@@ -253,8 +288,9 @@ mod tests {
                         );
                     }
                     let (mut a, mut b) = (vec![T::default(); m], vec![T::default(); m]);
-                    let pair: [&[T]; 6] = std::array::from_fn(|r| &rows[r][..]);
-                    let done = fold_pair::<T, E, 6>(&pair, &mut a, &mut b);
+                    let pair: Vec<*const T> = rows.iter().map(|r| r.as_ptr()).collect();
+                    // SAFETY: every row holds `m` values.
+                    let done = unsafe { fold_pair::<T, E, 6>(&pair[..], &mut a, &mut b) };
                     // As `sliding::fold_pair` associates: the shared rows first.
                     for i in 0..done {
                         let shared = want(&rows[1..5], i);
@@ -285,5 +321,32 @@ mod tests {
         };
         check(|k| zeros(k) as f32);
         check(zeros);
+    }
+
+    /// Spaced inputs are the slices `step` bytes apart: shifted copies of a line, and lines of an
+    /// image, for the single fold and the pair.
+    #[test]
+    fn spaced_inputs_are_the_slices_they_address() {
+        let data: Vec<u16> = (0..600).map(|i| (i * 7919 % 1009) as u16).collect();
+        for (step, m) in [(1, 70), (100, 64)] {
+            let slice = |j: usize| &data[j * step..j * step + m];
+            let spaced = Spaced::of(data.as_ptr(), (step * 2) as isize);
+            let (mut got, mut first, mut second) = (vec![0; m], vec![0; m], vec![0; m]);
+            // SAFETY: inputs `j < 5` start at `j * step` and hold `m` values of `data`.
+            let (done, pair) = unsafe {
+                (
+                    fold::<u16, Max, 4>(spaced, &mut got),
+                    fold_pair::<u16, Min, 5>(spaced, &mut first, &mut second),
+                )
+            };
+            assert_eq!(pair, done);
+            for i in 0..done {
+                let col = |js: std::ops::Range<usize>| js.map(|j| slice(j)[i]);
+                assert_eq!(got[i], col(0..4).max().unwrap(), "step {step}, {i}");
+                assert_eq!(first[i], col(0..4).min().unwrap(), "step {step}, {i}");
+                assert_eq!(second[i], col(1..5).min().unwrap(), "step {step}, {i}");
+            }
+            assert!(!available::<u16>() || done == m / 16 * 16);
+        }
     }
 }

@@ -478,7 +478,7 @@ pub(crate) unsafe fn median5x5_block<T: Elem>(
             if two {
                 bottom[inside].copy_from_slice(row(l + 5));
             }
-            for line in [s0.as_mut(), s1, s2, s3, top, bottom] {
+            for line in [&mut *s0, s1, s2, s3, top, bottom] {
                 ends.fill(line);
             }
         });
