@@ -1,10 +1,11 @@
 //! Perreault and Hébert's constant-time median (IEEE TIP 2007) for 8-bit boxes: a histogram of
 //! each column of the box's rows, kept from one output line to the next by removing the row
 //! that left and adding the row that came in (two counts a column), and the box's histogram
-//! slid along the line by adding the column that enters and removing the one that leaves (a
-//! vector pass over 256 bins). A position is found in two levels, 16 coarse bins then 16 fine
-//! ones. The cost per pixel does not grow with the box, where Huang's histogram
-//! ([`super::order::histogram`]) adds and removes a whole column of values per pixel.
+//! slid along the line by adding the column that enters and removing the one that leaves. A
+//! position is found in two levels, 16 coarse bins then 16 fine ones; the coarse counts are
+//! slid every pixel (one vector), the fine ones only for the coarse bin a position falls in,
+//! when it is read ([`Fine`]). The cost per pixel does not grow with the box, where Huang's
+//! histogram ([`super::order::histogram`]) adds and removes a whole column of values per pixel.
 //!
 //! Exact: the box's histogram counts exactly its values (by key, an order-preserving bijection
 //! of the 8-bit values), so the value at a sorted position is the one counted there.
@@ -159,9 +160,9 @@ impl Fine {
         (j, offset, width): (usize, usize, usize),
         cols: &[u16],
     ) -> usize {
-        let (bin, below) = find_coarse(coarse, r);
+        let (bin, below) = holding(coarse, r);
         let counts = self.bin(bin, j, (offset, width), cols);
-        bin * COARSE + find_fine(counts, r - below)
+        bin * COARSE + holding(counts, r - below).0
     }
 
     /// The fine counts of coarse bin `bin` in the box of pixel `j`, whose columns are `j +
@@ -240,24 +241,19 @@ unsafe fn slide_raw<const N: usize>(h: &mut [u16; N], add: *const u16, sub: *con
     slide(h, add, Some(sub));
 }
 
-/// The coarse bin holding sorted position `r` (0-based) of the counted values, and how many
-/// values lie in the bins below it. A loop that stops at the bin: one that visits all 16
-/// without a branch was slower (`u8` 15×15 median, 1024²: 31 → 52 ms), as the position's bin
-/// rarely changes from one pixel to the next and the branch is predicted.
+/// The bin of `counts` (16 coarse bins, or the 16 fine bins of one) holding sorted position `r`
+/// (0-based) of the values they count, and how many values lie in the bins below it. A loop
+/// that stops at the bin: one that visits all 16 without a branch was slower (`u8` 15×15
+/// median, 1024²: 31 → 52 ms), as a position's bin rarely changes from one pixel to the next
+/// and the branch is predicted.
 #[inline(always)]
-fn find_coarse(coarse: &[u16; COARSE], r: usize) -> (usize, usize) {
+fn holding(counts: &[u16; COARSE], r: usize) -> (usize, usize) {
     let (mut b, mut below) = (0, 0usize);
-    while below + coarse[b] as usize <= r {
-        below += coarse[b] as usize;
+    while below + counts[b] as usize <= r {
+        below += counts[b] as usize;
         b += 1;
     }
     (b, below)
-}
-
-/// The fine bin, within a coarse bin's counts, holding its position `r` (0-based).
-#[inline(always)]
-fn find_fine(fine: &[u16; COARSE], r: usize) -> usize {
-    find_coarse(fine, r).0
 }
 
 #[cfg(test)]
