@@ -41,6 +41,9 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     }
     /// The value as the general path reads it: `(double)v`.
     fn to_f64(self) -> f64;
+    /// A total order that agrees with `<` on the numbers (`-0.0` before `0.0`, NaN at the ends):
+    /// for sorting, whose comparison must be total, at an integer comparison's cost.
+    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering;
     /// `0.0 + (double)v` in this type: the median's addition, which turns `-0.0` into `0.0`.
     fn plus_zero(self) -> Self;
     /// Whether [`Elem::range`] gives the value the general path stores for `max - min` in an
@@ -135,6 +138,8 @@ macro_rules! int_elem {
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
             #[inline(always)]
+            fn total_cmp(&self, other: &Self) -> std::cmp::Ordering { Ord::cmp(self, other) }
+            #[inline(always)]
             fn plus_zero(self) -> Self { self }
             fn exactly(v: f64) -> Option<Self> {
                 let t = v as $t;
@@ -176,6 +181,8 @@ macro_rules! float_elem {
             fn max(self, o: Self) -> Self { <$t>::max(self, o) }
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn total_cmp(&self, other: &Self) -> std::cmp::Ordering { <$t>::total_cmp(self, other) }
             #[inline(always)]
             fn plus_zero(self) -> Self { 0.0 + self }
             fn exactly(v: f64) -> Option<Self> {

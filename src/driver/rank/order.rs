@@ -554,18 +554,16 @@ pub(crate) fn select<T: Elem>(
     buf: &mut Vec<T>,
 ) {
     let (pa, pb) = wanted(pos);
-    // A total order, NaN above every number: windows holding a NaN are recomputed by the
-    // general engine ([`super::patch`]), but `select_nth_unstable_by` may panic on a comparison
-    // that is not a total order, so theirs must be one too.
-    let cmp = |x: &T, y: &T| {
-        // A value unequal to itself is NaN (`T` may be an integer type, which has no `is_nan`).
-        let nan = |v: &T| v.partial_cmp(v).is_none();
-        x.partial_cmp(y).unwrap_or_else(|| nan(x).cmp(&nan(y)))
-    };
     for j in 0..m {
         buf.clear();
         buf.extend(taps.iter().map(|t| t[j]));
-        let (_, &mut a, rest) = buf.select_nth_unstable_by(pa, cmp);
+        // A total order (`select_nth_unstable_by` may panic on one that is not), whose values
+        // at each position equal `<`'s: it differs only in where NaN goes, whose windows the
+        // general engine recomputes ([`super::patch`]), and in putting `-0.0` before `0.0`,
+        // which shows only where the parent module's proof excludes both zeros. A float's is
+        // an integer comparison of its bits, where a float comparison with a NaN fallback
+        // branched: 31×31 medians on 1024², one thread, f32 4554 → 2580 ms, f64 4969 → 2679.
+        let (_, &mut a, rest) = buf.select_nth_unstable_by(pa, T::total_cmp);
         // The next position is the least of the values above.
         let b = match pb > pa {
             true => rest.iter().copied().fold(rest[0], T::min),
