@@ -469,6 +469,97 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
     }
 }
 
+/// Order statistics over footprints too large for a network (more than 100 values, 128 for 8-
+/// and 16-bit types, 8-bit boxes aside) rank a band of rows once and slide each line's windows
+/// over the ranks (`src/driver/rank/ranked.rs`): against the compiled callback, with boxes,
+/// disks, random masks and 3-d footprints; lines shorter than the footprint; lines long enough
+/// to be ranked in pieces; every mode (a reflection reads one line for several slots, each its
+/// own rows); NaN, ±inf and ±0.0 data; bands over several threads' chunks.
+#[test]
+fn large_footprints_ranked_in_bands_equal_the_callback_engine() {
+    let mut rng = Rng::new(0x4a4b);
+    let mut patched = 0;
+    let filters = [
+        "np.median(x)",
+        "np.percentile(x, 30)",
+        "np.sort(x)[7]",
+        "np.quantile(x, 0.9)",
+    ]
+    .map(compile);
+    // (input shape, footprint): 11x11 (121 values), 31x4, disks of 149 and 113, a 5x5x5 cube,
+    // a random mask, a 1-d window of 201; the 12x6100 lines exceed a piece for 11 slots.
+    let cases: Vec<(Vec<usize>, Footprint)> = vec![
+        (vec![37, 45], Footprint::from_size(&[11, 11])),
+        (vec![9, 6], Footprint::from_size(&[11, 11])),
+        (vec![40, 33], Footprint::from_size(&[31, 5])),
+        (vec![30, 41], Footprint::disk(7)),
+        (vec![25, 26], Footprint::disk(6)),
+        (vec![7, 9, 11], Footprint::from_size(&[5, 5, 5])),
+        (vec![3000], Footprint::from_size(&[201])),
+        (vec![12, 6100], Footprint::from_size(&[11, 11])),
+        (vec![20, 24], {
+            let mut seed = 0x9e37_79b9u64;
+            Footprint::from_fn(&[13, 15], |_| {
+                seed = seed.rotate_left(9) ^ 0x5bd1;
+                !seed.is_multiple_of(5)
+            })
+        }),
+    ];
+    for case in 0..90 {
+        let (shape, fp) = &cases[case % cases.len()];
+        let dtype = [
+            Dtype::F32,
+            Dtype::F64,
+            Dtype::I32,
+            Dtype::U32,
+            Dtype::I64,
+            Dtype::U64,
+            Dtype::U16,
+            Dtype::I16,
+        ][rng.below(8)];
+        let mut values: Vec<f64> = (0..shape.iter().product::<usize>())
+            .map(|_| value(&mut rng, dtype, false))
+            .collect();
+        // One NaN, -0.0 or ±inf (past the first value, `cval`), whose windows the general
+        // engine recomputes, unless they are too many for the image: then it runs alone.
+        let special = case % 3 == 0 && (dtype == Dtype::F32 || dtype == Dtype::F64);
+        if special {
+            let v = [f64::NAN, -0.0, f64::INFINITY, f64::NEG_INFINITY][case / 3 % 4];
+            let at = 1 + rng.below(values.len() - 1);
+            values[at] = v;
+        }
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, shape);
+        let mode = Mode::ALL[rng.below(Mode::ALL.len())];
+        let cval = unsafe { dtype.read(data.as_ptr() as *const u8) };
+        let filter = &filters[rng.below(filters.len())];
+        let opts = Options::new(fp.clone())
+            .mode(mode)
+            .cval(cval)
+            .origin(&random_origin(&mut rng, fp))
+            .threads(1 + rng.below(3));
+        let fast = run(filter, &input, Dtype::F64, &opts);
+        let what = format!(
+            "{:?} {dtype} shape {shape:?} footprint {:?} mode {mode}",
+            filter.source(),
+            fp.shape()
+        );
+        match special {
+            true => patched += last_run().is_some() as usize,
+            false => assert!(last_run().is_some(), "took the general engine: {what}"),
+        }
+        assert_eq!(
+            fast,
+            run_callback(filter, &input, Dtype::F64, &opts),
+            "{what}"
+        );
+    }
+    assert!(
+        patched > 0,
+        "no run with a special value took the rank executor"
+    );
+}
+
 /// Min and max over stacked boxes and over footprints of one chord a row (disks, crosses, a
 /// triangle), and 3×3 medians, run whole lines in blocks (`boxed::extremes_block`,
 /// `groups::extremes_block`, `order::median3x3_block`, the medians with every origin): van Herk's

@@ -41,9 +41,6 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     }
     /// The value as the general path reads it: `(double)v`.
     fn to_f64(self) -> f64;
-    /// A total order that agrees with `<` on the numbers (`-0.0` before `0.0`, NaN at the ends):
-    /// for sorting, whose comparison must be total, at an integer comparison's cost.
-    fn total_cmp(&self, other: &Self) -> std::cmp::Ordering;
     /// `0.0 + (double)v` in this type: the median's addition, which turns `-0.0` into `0.0`.
     fn plus_zero(self) -> Self;
     /// Whether [`Elem::range`] gives the value the general path stores for `max - min` in an
@@ -64,6 +61,10 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     const KEY_BITS: u32;
     fn key(self) -> usize;
     fn from_key(k: usize) -> Self;
+    /// An unsigned integer in a total order that agrees with `<` on the numbers (`-0.0` before
+    /// `0.0`, NaN at the ends: the floats' `total_cmp`), for sorting at an integer comparison's
+    /// cost ([`super::ranked`]); it fits in 32 bits for types of at most 4 bytes.
+    fn sort_key(self) -> u64;
     /// # Safety
     /// `p` must be valid for reading one element (any alignment).
     unsafe fn read(p: *const u8) -> Self;
@@ -138,8 +139,6 @@ macro_rules! int_elem {
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
             #[inline(always)]
-            fn total_cmp(&self, other: &Self) -> std::cmp::Ordering { Ord::cmp(self, other) }
-            #[inline(always)]
             fn plus_zero(self) -> Self { self }
             fn exactly(v: f64) -> Option<Self> {
                 let t = v as $t;
@@ -154,6 +153,12 @@ macro_rules! int_elem {
             fn key(self) -> usize { ((self as u64) ^ $flip) as usize & ((1usize << $bits) - 1) }
             #[inline(always)]
             fn from_key(k: usize) -> Self { ((k as u64) ^ $flip) as $t }
+            #[inline(always)]
+            fn sort_key(self) -> u64 {
+                // The sign bit flipped for signed types, so that they order as unsigned.
+                let mask = u64::MAX >> (64 - 8 * std::mem::size_of::<$t>());
+                (self as u64 ^ <$t>::MIN as u64) & mask
+            }
             #[inline(always)]
             unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $t).read_unaligned() } }
             #[inline(always)]
@@ -182,8 +187,6 @@ macro_rules! float_elem {
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
             #[inline(always)]
-            fn total_cmp(&self, other: &Self) -> std::cmp::Ordering { <$t>::total_cmp(self, other) }
-            #[inline(always)]
             fn plus_zero(self) -> Self { 0.0 + self }
             fn exactly(v: f64) -> Option<Self> {
                 let t = v as $t;
@@ -208,6 +211,17 @@ macro_rules! float_elem {
             const KEY_BITS: u32 = 0;
             fn key(self) -> usize { unreachable!("floats have no histogram keys") }
             fn from_key(_: usize) -> Self { unreachable!("floats have no histogram keys") }
+            #[inline(always)]
+            fn sort_key(self) -> u64 {
+                // `total_cmp`'s order: a negative float's bits are flipped whole (larger
+                // magnitudes come first), a positive one's sign bit set (after every negative).
+                let bits = self.to_bits() as u64;
+                let sign = 1u64 << (8 * std::mem::size_of::<$t>() - 1);
+                match bits & sign {
+                    0 => bits | sign,
+                    _ => !bits & (sign | (sign - 1)),
+                }
+            }
             #[inline(always)]
             unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $t).read_unaligned() } }
             #[inline(always)]

@@ -21,6 +21,7 @@ use super::facts::Watch;
 use super::groups::{self, Group, GroupScratch};
 use super::order::{self, Histogram, Order, Results};
 use super::perreault;
+use super::ranked;
 use super::registers;
 use super::simd;
 use super::sliding::{self, Scratch};
@@ -122,7 +123,12 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
                     }
                 }
                 let b = plan.len.min(a + (p1 - p));
-                w.segment(work, &shape, line, a, b);
+                // The whole lines of the chunk from this one on (0 when it is partial).
+                let ahead = match a {
+                    0 => (p1 - p) / plan.len,
+                    _ => 0,
+                };
+                w.segment(work, &shape, (line, ahead), a, b);
                 p += b - a;
                 (line, a) = if b == plan.len {
                     (line + 1, 0)
@@ -193,6 +199,9 @@ struct Worker<T> {
     /// The column histograms of 8-bit boxes ([`Order::Perreault`]), kept from line to line.
     perreault: perreault::Columns,
     hist: Option<Histogram>,
+    /// Ranked rows of the lines from the current one on, a band per piece of a line
+    /// ([`Order::Ranked`]).
+    bands: Vec<ranked::Band<T>>,
     /// The chords' extreme lines of the current segment.
     lines: Vec<*const T>,
     /// The last whole line computed, and whether the current segment is the whole line after
@@ -223,15 +232,24 @@ impl<T: Elem> Worker<T> {
             wires: Vec::new(),
             columns: Vec::new(),
             perreault: perreault::Columns::default(),
-            hist: (T::KEY_BITS > 0).then(|| Histogram::new(T::KEY_BITS)),
+            hist: (T::KEY_BITS == 8).then(|| Histogram::new(T::KEY_BITS)),
+            bands: Vec::new(),
             lines: Vec::new(),
             whole: None,
             continues: false,
         }
     }
 
-    /// Computes and writes columns `a..b` of line `line`.
-    fn segment(&mut self, work: &Work<T>, shape: &Shape, line: usize, a: usize, b: usize) {
+    /// Computes and writes columns `a..b` of line `line`, the chunk holding `ahead` whole lines
+    /// from it on.
+    fn segment(
+        &mut self,
+        work: &Work<T>,
+        shape: &Shape,
+        (line, ahead): (usize, usize),
+        a: usize,
+        b: usize,
+    ) {
         let plan = work.plan;
         let last = plan.shape.len() - 1;
         self.go_to(plan, line);
@@ -285,7 +303,7 @@ impl<T: Elem> Worker<T> {
                     false
                 }
             }
-            _ => self.order(work, shape, a, m),
+            _ => self.order(work, shape, (line, ahead), a, m),
         };
         self.write(work, a, m, native);
     }
@@ -506,9 +524,20 @@ impl<T: Elem> Worker<T> {
     }
 
     /// The order statistic of each pixel into `acc[0]` (native) or `double`; whether native.
-    fn order(&mut self, work: &Work<T>, shape: &Shape, a: usize, m: usize) -> bool {
+    fn order(
+        &mut self,
+        work: &Work<T>,
+        shape: &Shape,
+        (line, ahead): (usize, usize),
+        a: usize,
+        m: usize,
+    ) -> bool {
         let plan = work.plan;
         let pos = shape.positions.expect("order statistics have positions");
+        if let Some(Order::Ranked) = shape.order {
+            self.ranked(work, shape.chords, (line, ahead), a, m, pos);
+            return matches!(pos, Positions::One { .. });
+        }
         let ext: Vec<&[T]> = self
             .srcs
             .iter()
@@ -573,18 +602,65 @@ impl<T: Elem> Worker<T> {
                 }
                 self.columns = cols;
             }
-            Order::Select => order::select(&taps(), m, pos, &mut out, &mut self.wires),
             Order::Perreault { offset, width } => {
                 let len = ext[0].len();
                 self.perreault.update(&ext, len, self.continues);
                 self.perreault.positions(*offset, *width, m, pos, &mut out);
             }
             Order::Histogram => {
-                let hist = self.hist.as_mut().expect("histogram types have one");
+                let hist = self.hist.as_mut().expect("8-bit types have a histogram");
                 order::histogram(&ext, shape.chords, m, pos, &mut out, hist)
             }
+            Order::Ranked => unreachable!("taken above"),
         }
         matches!(pos, Positions::One { .. })
+    }
+
+    /// [`Order::Ranked`] for columns `a..a + m` of `line` into `acc[0]` or `double`, in pieces
+    /// of at most [`ranked::piece`] columns: each from the band holding it, else a new band from
+    /// this line on (a whole line takes the whole lines after it in the chunk while their rows
+    /// fit), one band per piece of the line.
+    fn ranked(
+        &mut self,
+        work: &Work<T>,
+        chords: &[Vec<(usize, usize)>],
+        (line, ahead): (usize, usize),
+        a: usize,
+        m: usize,
+        pos: &Positions,
+    ) {
+        let plan = work.plan;
+        let span = (plan.cmax - plan.cmin) as usize;
+        let piece = ranked::piece(plan.slots.len(), span);
+        let last = plan.shape.len() - 1;
+        let count = if m == plan.len { ahead } else { 1 };
+        for (p, j0) in (0..m).step_by(piece).enumerate() {
+            let mp = piece.min(m - j0);
+            if self.bands.len() <= p {
+                self.bands.push(ranked::Band::default());
+            }
+            let band = &mut self.bands[p];
+            if !band.holds(line, a + j0, mp) {
+                let mut idx = self.idx.clone();
+                let (strides, cval) = (&work.input.strides, work.cval);
+                let sources = |l: usize, out: &mut Vec<Option<isize>>| {
+                    if l > 0 {
+                        plan.next_line_index(&mut idx[..last]);
+                    }
+                    plan.sources(&idx[..last], strides, out)
+                };
+                let fill = |src, row: &mut [T]| {
+                    // SAFETY: `src` is a line of the input (`Plan::sources`).
+                    unsafe { fill_ext(work.input, plan, src, a + j0, row, cval) }
+                };
+                band.build((line, count), (a + j0, mp, mp + span), sources, fill);
+            }
+            let mut out = Results {
+                native: &mut self.acc[0][j0..j0 + mp],
+                double: &mut self.double[j0..j0 + mp],
+            };
+            band.positions(line, chords, pos, &mut out);
+        }
     }
 
     /// Writes the segment's results: natively where the general path's C cast of the double
@@ -634,9 +710,31 @@ fn ext_line<'c, T: Elem>(
 ) -> &'c [T] {
     let plan = work.plan;
     let len = m + (plan.cmax - plan.cmin) as usize;
-    let col0 = a as i64 + plan.cmin;
     let (input, cval) = (work.input, work.cval);
+    // SAFETY: `src` is a line of the input (`Plan::sources`).
     let line = cache.get((src, a, m, 0, 0), len, |buf| unsafe {
+        fill_ext(input, plan, src, a, buf, cval)
+    });
+    // SAFETY: the cache keeps the line's `len` values in place until its stamp moves on.
+    unsafe { std::slice::from_raw_parts(line, len) }
+}
+
+/// `buf` = the input line `src` (`None`: `cval`) extended by the mode, from the leftmost tap's
+/// column of output column `a` on.
+///
+/// # Safety
+/// `src` must be the byte offset of a line of `input` (as [`Plan::sources`] gives).
+unsafe fn fill_ext<T: Elem>(
+    input: &RawArray,
+    plan: &Plan,
+    src: Option<isize>,
+    a: usize,
+    buf: &mut [T],
+    cval: T,
+) {
+    let col0 = a as i64 + plan.cmin;
+    // SAFETY: the caller's promise.
+    unsafe {
         plan.fill_as(
             input,
             src,
@@ -657,7 +755,5 @@ fn ext_line<'c, T: Elem>(
             },
             |p| T::read(p),
         )
-    });
-    // SAFETY: the cache keeps the line's `len` values in place until its stamp moves on.
-    unsafe { std::slice::from_raw_parts(line, len) }
+    }
 }

@@ -280,11 +280,8 @@ mod tests {
                     // SAFETY: every row holds `m` values.
                     let done = unsafe { fold::<T, E, 5>(&srcs[..], &mut out) };
                     assert!(done <= m && (!available::<T>() || m - done < 32));
-                    for i in 0..done {
-                        assert_eq!(
-                            out[i].to_f64().to_bits(),
-                            want(&rows[..5], i).to_f64().to_bits()
-                        );
+                    for (i, o) in out[..done].iter().enumerate() {
+                        assert_eq!(o.to_f64().to_bits(), want(&rows[..5], i).to_f64().to_bits());
                     }
                     let (mut a, mut b) = (vec![T::default(); m], vec![T::default(); m]);
                     let pair: Vec<*const T> = rows.iter().map(|r| r.as_ptr()).collect();

@@ -57,7 +57,8 @@
 //! [`stat`]; the algorithms' own exactness on [`order`], [`sliding`] (its folds' whole vectors
 //! in [`lanes`]), [`boxed`] (separable boxes, van Herk/Gil-Werman), [`groups`] (footprints of
 //! one chord a row, as boxes of rows that share a chord), [`columns`] (sorted columns merged per
-//! pixel) and [`perreault`] (column histograms).
+//! pixel), [`perreault`] (column histograms) and [`ranked`] (a band's values ranked once, each
+//! window a set of ranks).
 
 mod aligned;
 mod boxed;
@@ -70,6 +71,7 @@ mod lanes;
 mod order;
 mod patch;
 mod perreault;
+mod ranked;
 mod registers;
 mod simd;
 mod sliding;

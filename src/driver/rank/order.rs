@@ -7,10 +7,11 @@
 //!   two rows of pixels, which LLVM vectorises; only the comparators the wanted positions depend
 //!   on are kept; for a box, where it needs fewer comparators, the box's columns are sorted once
 //!   for all the pixels that read them and merged per pixel ([`super::columns`]);
-//! - Huang's sliding histogram for 8- and 16-bit types with larger footprints: moving one pixel
-//!   along the line removes the values leaving each chord of the footprint and adds those
-//!   entering it, and a two-level histogram finds a position in `O(sqrt(bins))`;
-//! - selection per pixel (`select_nth_unstable`) on the values in their own type, otherwise.
+//! - Huang's sliding histogram for 8-bit types with larger footprints: moving one pixel along
+//!   the line removes the values leaving each chord of the footprint and adds those entering
+//!   it, and a two-level histogram finds a position in `O(sqrt(bins))`;
+//! - for the other types with larger footprints, the same slide on ranks: the values of a band
+//!   of rows ranked once, each window a set of ranks ([`super::ranked`]).
 //!
 //! Each gives the values at the sorted positions exactly: the multiset of a window's values is
 //! what it is, however it is ordered, and equal values have equal bits except `±0.0`, which the
@@ -82,7 +83,7 @@ impl<T: Elem> Results<'_, T> {
 }
 
 /// The sorted positions a statistic reads, as indices.
-fn wanted(pos: &Positions) -> (usize, usize) {
+pub(crate) fn wanted(pos: &Positions) -> (usize, usize) {
     match *pos {
         Positions::One { at, .. } => (at, at),
         Positions::Two(a, b, _) => (a, b),
@@ -106,13 +107,14 @@ pub(crate) enum Order {
         width: usize,
     },
     Histogram,
+    /// Ranks of a band of rows' values, slid along each line ([`super::ranked`]).
+    Ranked,
     /// An 8-bit box of more than [`PERREAULT_MIN`] values whose slots stack: column
     /// histograms kept from line to line ([`super::perreault`]).
     Perreault {
         offset: usize,
         width: usize,
     },
-    Select,
 }
 
 /// Above this many values an 8-bit stacked box takes [`Order::Perreault`], whose cost per
@@ -121,10 +123,17 @@ pub(crate) enum Order {
 /// histogram 68 ms at 15×15 and 97 ms at 25×25.
 const PERREAULT_MIN: usize = 81;
 
-/// Footprints up to this many values (11×11) use a selection network. Measured on 1024² (one
-/// thread), a 9×9 median took 55 ms as a network against 108 ms through the sliding histogram
-/// (`u8`), and 205 ms against 535 ms through selection per pixel (`f32`).
+/// Footprints up to this many values (11×11) use a selection network, those of 8- and 16-bit
+/// types: measured on 1024², one thread, a 9×9 median took 55 ms as a network against 108 ms
+/// through the sliding histogram (`u8`); an 11×11 `u16` median 65 ms against 80 through ranks
+/// ([`Order::Ranked`]), a disk of 113 values 81 against 88.
 const NETWORK_MAX: usize = 128;
+
+/// Footprints up to this many values (9×9 and a little more) use a selection network, those
+/// of the wider types, whose vectors hold half as many lanes: measured on 1024², one thread,
+/// `f32` medians, ranks took 85 ms for an 11×11 box against 95 as sorted columns, 103 for a
+/// disk of 113 values against 188 as a network, and about the same as sorted columns at 9×9.
+const WIDE_NETWORK_MAX: usize = 100;
 
 impl Order {
     /// The algorithm for `n` values in the chords of each slot (`chords[s]`).
@@ -143,7 +152,12 @@ impl Order {
             boxed.filter(|_| T::KEY_BITS == 8 && stacked && n > PERREAULT_MIN)
         {
             Order::Perreault { offset, width }
-        } else if n <= NETWORK_MAX || (T::KEY_BITS == 0 && boxed.is_some() && n <= BOX_NETWORK_MAX)
+        } else if n
+            <= if T::KEY_BITS == 0 {
+                WIDE_NETWORK_MAX
+            } else {
+                NETWORK_MAX
+            }
         {
             let (a, b) = wanted(pos);
             let rows = chords.len();
@@ -160,19 +174,13 @@ impl Order {
                     }
                 }
             }
-        } else if T::KEY_BITS > 0 {
+        } else if T::KEY_BITS == 8 {
             Order::Histogram
         } else {
-            Order::Select
+            Order::Ranked
         }
     }
 }
-
-/// A box of floats or wide integers (no histogram) up to this many values (15×15) still takes a
-/// network of sorted columns: measured on 1024², one thread, the 15×15 median took 342 ms
-/// (`f32`), 204 (`i32`) and 378 (`f64`) that way against 698, 617 and 667 by selection per
-/// pixel (scipy's `median_filter`: about 2700).
-const BOX_NETWORK_MAX: usize = 256;
 
 /// A selection network: on the values as they are, or on a box's sorted columns.
 #[derive(Clone)]
@@ -545,34 +553,6 @@ fn med3<T: Elem>(a: T, b: T, c: T) -> T {
     T::select_max(T::select_min(a, b), T::select_min(T::select_max(a, b), c))
 }
 
-/// Per pixel, the values gathered and partly sorted by `select_nth_unstable`.
-pub(crate) fn select<T: Elem>(
-    taps: &[&[T]],
-    m: usize,
-    pos: &Positions,
-    out: &mut Results<T>,
-    buf: &mut Vec<T>,
-) {
-    let (pa, pb) = wanted(pos);
-    for j in 0..m {
-        buf.clear();
-        buf.extend(taps.iter().map(|t| t[j]));
-        // A total order (`select_nth_unstable_by` may panic on one that is not), whose values
-        // at each position equal `<`'s: it differs only in where NaN goes, whose windows the
-        // general engine recomputes ([`super::patch`]), and in putting `-0.0` before `0.0`,
-        // which shows only where the parent module's proof excludes both zeros. A float's is
-        // an integer comparison of its bits, where a float comparison with a NaN fallback
-        // branched: 31×31 medians on 1024², one thread, f32 4554 → 2580 ms, f64 4969 → 2679.
-        let (_, &mut a, rest) = buf.select_nth_unstable_by(pa, T::total_cmp);
-        // The next position is the least of the values above.
-        let b = match pb > pa {
-            true => rest.iter().copied().fold(rest[0], T::min),
-            false => a,
-        };
-        out.put(j, pos, a, b);
-    }
-}
-
 /// A two-level histogram of keys ([`Elem::key`]): fine bins and their sums over blocks of
 /// `1 << shift` bins.
 pub(crate) struct Histogram {
@@ -633,8 +613,7 @@ pub(crate) fn histogram<T: Elem>(
     hist: &mut Histogram,
 ) {
     let (pa, pb) = wanted(pos);
-    // The histogram is empty between calls: the last window is taken out at the end (cheaper
-    // than clearing 65536 bins for 16-bit types).
+    // The histogram is empty between calls: the last window is taken out at the end.
     let window = |hist: &mut Histogram, j: usize, add: bool| {
         for (line, chords) in ext.iter().zip(chords) {
             for &(o, w) in chords {
@@ -729,8 +708,11 @@ mod tests {
                     native: &mut native,
                     double: &mut double,
                 };
-                select(&taps, m, &pos, &mut r, &mut Vec::new());
-                check(&native, &double, "select");
+                let mut band = super::super::ranked::Band::default();
+                let fill = |_, row: &mut [u8]| row.copy_from_slice(&line);
+                band.build((0, 1), (0, m, line.len()), |_, s| *s = vec![None], fill);
+                band.positions(0, &[vec![(0, n)]], &pos, &mut r);
+                check(&native, &double, "ranked");
                 let mut r = Results {
                     native: &mut native,
                     double: &mut double,

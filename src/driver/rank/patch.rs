@@ -6,11 +6,12 @@
 //! Why every other pixel is exact: no algorithm of the executor lets a value reach a window that
 //! does not read it. Van Herk/Gil-Werman's prefix and suffix extremes lie inside the window they
 //! serve; a chord's extremes, a sorted column and an extended line are shared only by the windows
-//! that contain them; a network or a selection per pixel reads its own window. A NaN only makes
-//! comparisons of the windows holding it meaningless (and the selection's comparator stays a total
-//! order, so nothing panics), and those windows are the ones recomputed.
+//! that contain them; a network reads its own window. A NaN only makes comparisons of the windows
+//! holding it meaningless, and those windows are the ones recomputed. Ranks
+//! ([`super::ranked`]) order all of a band's values by one total order, NaN included, so each
+//! window's values keep their own order whatever other windows hold.
 //!
-//! The histogram algorithms run on 8- and 16-bit integers only, which hold neither value.
+//! The histogram algorithms run on 8-bit integers only, which hold neither value.
 
 use super::super::array::RawArray;
 use super::super::plan::Plan;
