@@ -469,8 +469,8 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
     }
 }
 
-/// Order statistics over footprints too large for a network (more than 100 values, 128 for 8-
-/// and 16-bit types, 8-bit boxes aside) rank a band of rows once and slide each line's windows
+/// Order statistics over footprints too large for a network (of more than 40 values, 64 for a
+/// box, 100 for 16-bit types; 8-bit types aside) rank a band of rows once and slide each line's windows
 /// over the ranks (`src/driver/rank/ranked.rs`): against the compiled callback, with boxes,
 /// disks, random masks and 3-d footprints; lines shorter than the footprint; lines long enough
 /// to be ranked in pieces; every mode (a reflection reads one line for several slots, each its

@@ -123,17 +123,24 @@ pub(crate) enum Order {
 /// histogram 68 ms at 15×15 and 97 ms at 25×25.
 const PERREAULT_MIN: usize = 81;
 
-/// Footprints up to this many values (11×11) use a selection network, those of 8- and 16-bit
-/// types: measured on 1024², one thread, a 9×9 median took 55 ms as a network against 108 ms
-/// through the sliding histogram (`u8`); an 11×11 `u16` median 65 ms against 80 through ranks
-/// ([`Order::Ranked`]), a disk of 113 values 81 against 88.
-const NETWORK_MAX: usize = 128;
-
-/// Footprints up to this many values (9×9 and a little more) use a selection network, those
-/// of the wider types, whose vectors hold half as many lanes: measured on 1024², one thread,
-/// `f32` medians, ranks took 85 ms for an 11×11 box against 95 as sorted columns, 103 for a
-/// disk of 113 values against 188 as a network, and about the same as sorted columns at 9×9.
-const WIDE_NETWORK_MAX: usize = 100;
+/// The most values a footprint may have for a selection network (sorted columns for a box);
+/// beyond it Huang's histogram takes 8-bit types, ranks ([`Order::Ranked`]) the others, whose
+/// cost hardly grows with the footprint (50–70 ms from 49 to 121 values). Measured on 1024²
+/// medians, one thread, ms, a network against the other:
+/// - `u8`: 9×9 55 against 108;
+/// - `u16`: 9×9 40 against 55, 11×11 69 against 58; disks of 81 values 55 against 60, of 113
+///   87 against 62;
+/// - `f32`, `f64` (vectors of half the lanes or fewer): 7×7 41 and 47 against 55 and 64, 9×9
+///   57 and 184 against 59 and 67; disks of 49 values 57 and 112 against 60 and 68 (a network
+///   per pixel costs more than a box's sorted columns), of 81 73 and 249 against 63 and 70.
+fn network_max<T: Elem>(boxed: bool) -> usize {
+    match (T::KEY_BITS, boxed) {
+        (8, _) => 128,
+        (16, _) => 100,
+        (_, true) => 64,
+        (_, false) => 40,
+    }
+}
 
 impl Order {
     /// The algorithm for `n` values in the chords of each slot (`chords[s]`).
@@ -152,13 +159,7 @@ impl Order {
             boxed.filter(|_| T::KEY_BITS == 8 && stacked && n > PERREAULT_MIN)
         {
             Order::Perreault { offset, width }
-        } else if n
-            <= if T::KEY_BITS == 0 {
-                WIDE_NETWORK_MAX
-            } else {
-                NETWORK_MAX
-            }
-        {
+        } else if n <= network_max::<T>(boxed.is_some()) {
             let (a, b) = wanted(pos);
             let rows = chords.len();
             match networks(n, a, b, boxed.map(|(_, width)| (rows, width))) {
