@@ -53,7 +53,7 @@ except ImportError:
     skrank = None
 
 DT = {"u8": np.uint8, "u16": np.uint16, "i16": np.int16, "i32": np.int32, "u32": np.uint32,
-      "i64": np.int64, "f32": np.float32, "f64": np.float64}
+      "i64": np.int64, "u64": np.uint64, "f32": np.float32, "f64": np.float64}
 KEEP_DT = set(args.dtypes.split(",")) if args.dtypes else None
 KEEP_K = {int(k) for k in args.sizes.split(",")} if args.sizes else None
 GROUPS = set(args.only.split(","))
@@ -183,8 +183,8 @@ def rows():
         yield "median", "median", "u8", f"{k}x{k}", np.ones((k, k), bool), "cv"
     for k in (3, 5):
         yield "median", "median", "f32", f"{k}x{k}", np.ones((k, k), bool), "cv"
-    for dt in ("u16", "i16", "i32", "f32", "f64"):
-        for k in (3, 7, 15, 31):
+    for dt in ("u16", "i16", "i32", "u32", "i64", "u64", "f32", "f64"):
+        for k in (3, 5, 7, 9, 11, 15, 21, 25, 31):
             yield "median-all", "median", dt, f"{k}x{k}", np.ones((k, k), bool), "5x scipy"
     for dt in ("u8", "f32"):
         for k in (3, 9):

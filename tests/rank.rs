@@ -469,12 +469,13 @@ fn boxes_and_tall_boxes_equal_the_callback_engine() {
     }
 }
 
-/// Order statistics over footprints too large for a network (of more than 40 values, 64 for a
-/// box, 100 for 16-bit types; 8-bit types aside) rank a band of rows once and slide each line's windows
-/// over the ranks (`src/driver/rank/ranked.rs`): against the compiled callback, with boxes,
-/// disks, random masks and 3-d footprints; lines shorter than the footprint; lines long enough
-/// to be ranked in pieces; every mode (a reflection reads one line for several slots, each its
-/// own rows); NaN, ±inf and ±0.0 data; bands over several threads' chunks.
+/// Order statistics over footprints too large for a network (more than 40 values, 64 for a
+/// box, 100 for 16-bit types, 25 for 64-bit integers; 8-bit types aside) rank a band of rows
+/// once and slide each line's windows over the ranks (`src/driver/rank/ranked.rs`): against the
+/// compiled callback, with boxes, disks, random masks and 3-d footprints; lines shorter than the
+/// footprint; lines long enough to be ranked in pieces; every mode (a reflection reads one line
+/// for several slots, each its own rows); NaN, ±inf and ±0.0 data; bands over several threads'
+/// chunks.
 #[test]
 fn large_footprints_ranked_in_bands_equal_the_callback_engine() {
     let mut rng = Rng::new(0x4a4b);

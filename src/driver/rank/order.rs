@@ -27,6 +27,7 @@ use super::registers;
 use super::simd;
 use super::stat::{Mix, Positions};
 use crate::ir::network::batcher_pairs;
+use std::any::TypeId;
 use std::sync::{Mutex, OnceLock};
 
 /// Where a segment's results go: `native[j]` for a result that is one of the values, `double[j]`
@@ -132,11 +133,16 @@ const PERREAULT_MIN: usize = 81;
 ///   87 against 62;
 /// - `f32`, `f64` (vectors of half the lanes or fewer): 7×7 41 and 47 against 55 and 64, 9×9
 ///   57 and 184 against 59 and 67; disks of 49 values 57 and 112 against 60 and 68 (a network
-///   per pixel costs more than a box's sorted columns), of 81 73 and 249 against 63 and 70.
+///   per pixel costs more than a box's sorted columns), of 81 73 and 249 against 63 and 70;
+/// - 64-bit integers, compared one pair at a time (AVX2 has no vector min and max for them):
+///   `i64` 5×5 37 against 60, 7×7 132 against 57; disks of 13 values 28 against 68, of 29 84
+///   against 68.
 fn network_max<T: Elem>(boxed: bool) -> usize {
+    let scalar = [TypeId::of::<i64>(), TypeId::of::<u64>()].contains(&TypeId::of::<T>());
     match (T::KEY_BITS, boxed) {
         (8, _) => 128,
         (16, _) => 100,
+        _ if scalar => 25,
         (_, true) => 64,
         (_, false) => 40,
     }
