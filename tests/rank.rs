@@ -487,8 +487,9 @@ fn large_footprints_ranked_in_bands_equal_the_callback_engine() {
         "np.quantile(x, 0.9)",
     ]
     .map(compile);
-    // (input shape, footprint): 11x11 (121 values), 31x4, disks of 149 and 113, a 5x5x5 cube,
-    // a random mask, a 1-d window of 201; the 12x6100 lines exceed a piece for 11 slots.
+    // (input shape, footprint): 11x11 (121 values), 31x5, disks of 149 and 113, a 5x5x5 cube,
+    // a random mask, a 1-d window of 201; the 12x6100 lines exceed a piece for 11 slots (two
+    // pieces, each a band; with several threads, chunks of 4096 columns).
     let cases: Vec<(Vec<usize>, Footprint)> = vec![
         (vec![37, 45], Footprint::from_size(&[11, 11])),
         (vec![9, 6], Footprint::from_size(&[11, 11])),
@@ -498,6 +499,8 @@ fn large_footprints_ranked_in_bands_equal_the_callback_engine() {
         (vec![7, 9, 11], Footprint::from_size(&[5, 5, 5])),
         (vec![3000], Footprint::from_size(&[201])),
         (vec![12, 6100], Footprint::from_size(&[11, 11])),
+        // Nine pieces a line: more than a worker keeps bands for.
+        (vec![2, 50000], Footprint::from_size(&[11, 11])),
         (vec![20, 24], {
             let mut seed = 0x9e37_79b9u64;
             Footprint::from_fn(&[13, 15], |_| {
@@ -506,7 +509,7 @@ fn large_footprints_ranked_in_bands_equal_the_callback_engine() {
             })
         }),
     ];
-    for case in 0..90 {
+    for case in 0..100 {
         let (shape, fp) = &cases[case % cases.len()];
         let dtype = [
             Dtype::F32,

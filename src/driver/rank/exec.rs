@@ -201,7 +201,7 @@ struct Worker<T> {
     hist: Option<Histogram>,
     /// Ranked rows of the lines from the current one on, a band per piece of a line
     /// ([`Order::Ranked`]).
-    bands: Vec<ranked::Band<T>>,
+    bands: ranked::Bands<T>,
     /// The chords' extreme lines of the current segment.
     lines: Vec<*const T>,
     /// The last whole line computed, and whether the current segment is the whole line after
@@ -233,7 +233,7 @@ impl<T: Elem> Worker<T> {
             columns: Vec::new(),
             perreault: perreault::Columns::default(),
             hist: (T::KEY_BITS == 8).then(|| Histogram::new(T::KEY_BITS)),
-            bands: Vec::new(),
+            bands: ranked::Bands::default(),
             lines: Vec::new(),
             whole: None,
             continues: false,
@@ -633,33 +633,32 @@ impl<T: Elem> Worker<T> {
         let span = (plan.cmax - plan.cmin) as usize;
         let piece = ranked::piece(plan.slots.len(), span);
         let last = plan.shape.len() - 1;
-        let count = if m == plan.len { ahead } else { 1 };
+        let pieces = m.div_ceil(piece);
+        // A band per piece serves the chunk's next whole lines too; else one band, this line's.
+        let banded = m == plan.len && ahead > 1 && pieces <= ranked::MAX_BANDS;
+        let count = if banded { ahead } else { 1 };
         for (p, j0) in (0..m).step_by(piece).enumerate() {
             let mp = piece.min(m - j0);
-            if self.bands.len() <= p {
-                self.bands.push(ranked::Band::default());
-            }
-            let band = &mut self.bands[p];
-            if !band.holds(line, a + j0, mp) {
-                let mut idx = self.idx.clone();
-                let (strides, cval) = (&work.input.strides, work.cval);
-                let sources = |l: usize, out: &mut Vec<Option<isize>>| {
-                    if l > 0 {
-                        plan.next_line_index(&mut idx[..last]);
-                    }
-                    plan.sources(&idx[..last], strides, out)
-                };
-                let fill = |src, row: &mut [T]| {
-                    // SAFETY: `src` is a line of the input (`Plan::sources`).
-                    unsafe { fill_ext(work.input, plan, src, a + j0, row, cval) }
-                };
-                band.build((line, count), (a + j0, mp, mp + span), sources, fill);
-            }
+            let mut idx = self.idx.clone();
+            let (strides, cval) = (&work.input.strides, work.cval);
+            let sources = |l: usize, out: &mut Vec<Option<isize>>| {
+                if l > 0 {
+                    plan.next_line_index(&mut idx[..last]);
+                }
+                plan.sources(&idx[..last], strides, out)
+            };
+            let fill = |src, row: &mut [T]| {
+                // SAFETY: `src` is a line of the input (`Plan::sources`).
+                unsafe { fill_ext(work.input, plan, src, a + j0, row, cval) }
+            };
             let mut out = Results {
                 native: &mut self.acc[0][j0..j0 + mp],
                 double: &mut self.double[j0..j0 + mp],
             };
-            band.positions(line, chords, pos, &mut out);
+            let slot = if banded { p } else { 0 };
+            let (lines, cols) = ((line, count), (a + j0, mp, mp + span));
+            self.bands
+                .positions(slot, lines, cols, sources, fill, chords, pos, &mut out);
         }
     }
 

@@ -715,10 +715,12 @@ mod tests {
                     native: &mut native,
                     double: &mut double,
                 };
-                let mut band = super::super::ranked::Band::default();
+                let mut bands = super::super::ranked::Bands::default();
                 let fill = |_, row: &mut [u8]| row.copy_from_slice(&line);
-                band.build((0, 1), (0, m, line.len()), |_, s| *s = vec![None], fill);
-                band.positions(0, &[vec![(0, n)]], &pos, &mut r);
+                let (lines, cols) = ((0, 1), (0, m, line.len()));
+                let sources = |_, s: &mut Vec<_>| *s = vec![None];
+                let chords = [vec![(0, n)]];
+                bands.positions(0, lines, cols, sources, fill, &chords, &pos, &mut r);
                 check(&native, &double, "ranked");
                 let mut r = Results {
                     native: &mut native,

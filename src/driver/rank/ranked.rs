@@ -37,48 +37,88 @@ const BAND_VALUES: usize = 1 << 17;
 const BLOCK: usize = 256;
 const WORDS: usize = BLOCK / 64;
 
-/// A band of rows' values and their ranks, the lines it serves, and a window's bitset.
-pub(crate) struct Band<T> {
+/// The bands a worker keeps (one per piece of a line, at most [`MAX_BANDS`]), and the scratch
+/// they share.
+pub(crate) struct Bands<T> {
+    bands: Vec<Band<T>>,
+    scratch: Scratch<T>,
+}
+
+/// The pieces of a line that keep a band each; a line of more pieces (a 1-d signal, an image
+/// wider than 16 thousand columns under a 31-row box) ranks each piece for its line alone, so
+/// that a worker's bands stay within a few megabytes.
+pub(crate) const MAX_BANDS: usize = 8;
+
+/// A band's ranks of its rows' values, and the lines it serves.
+struct Band<T> {
     /// Values per row: the extended line of the segment's columns.
     len: usize,
-    /// The rows, one after another.
-    values: Vec<T>,
-    /// Per value, its rank; per rank, its value.
+    /// Per value (row after row), its rank; per rank, its value.
     rank: Vec<u32>,
     sorted: Vec<T>,
-    /// The values' keys and indices, sorted.
-    narrow: Vec<u64>,
-    wide: Vec<(u64, u32)>,
     /// The lines served (their segments' columns `a..a + m`), and for each the row each of its
     /// slots reads (`slots` a line).
     lines: Range<usize>,
     columns: Range<usize>,
     slots: usize,
     slot_rows: Vec<u32>,
+}
+
+/// What building a band and sliding a window need for a while only.
+struct Scratch<T> {
+    /// The band's rows, one after another.
+    values: Vec<T>,
+    /// The values' keys and indices, sorted.
+    narrow: Vec<u64>,
+    wide: Vec<(u64, u32)>,
     /// The row holding each source line, by the line and which of the slots reading it in a
     /// line.
     rows: HashMap<(Option<isize>, u32), u32>,
+    /// A window's ranks and the counts of their blocks.
     bits: Vec<u64>,
     counts: Vec<u32>,
 }
 
-impl<T: Elem> Default for Band<T> {
+impl<T> Default for Bands<T> {
     fn default() -> Self {
-        Band {
-            len: 0,
-            values: Vec::new(),
-            rank: Vec::new(),
-            sorted: Vec::new(),
-            narrow: Vec::new(),
-            wide: Vec::new(),
-            lines: 0..0,
-            columns: 0..0,
-            slots: 0,
-            slot_rows: Vec::new(),
-            rows: HashMap::new(),
-            bits: Vec::new(),
-            counts: Vec::new(),
+        Bands {
+            bands: Vec::new(),
+            scratch: Scratch {
+                values: Vec::new(),
+                narrow: Vec::new(),
+                wide: Vec::new(),
+                rows: HashMap::new(),
+                bits: Vec::new(),
+                counts: Vec::new(),
+            },
         }
+    }
+}
+
+impl<T: Elem> Bands<T> {
+    /// The values at the sorted positions of the windows of columns `a..a + m` of `line`
+    /// ([`Band::positions`]), from band `slot` if it holds them, else from it built afresh for
+    /// lines `line..line + count` ([`Band::build`]: `sources`, `fill`, rows of `len` values).
+    #[allow(clippy::too_many_arguments)]
+    pub fn positions(
+        &mut self,
+        slot: usize,
+        (line, count): (usize, usize),
+        (a, m, len): (usize, usize, usize),
+        sources: impl FnMut(usize, &mut Vec<Option<isize>>),
+        fill: impl FnMut(Option<isize>, &mut [T]),
+        chords: &[Vec<(usize, usize)>],
+        pos: &Positions,
+        out: &mut Results<T>,
+    ) {
+        while self.bands.len() <= slot {
+            self.bands.push(Band::empty());
+        }
+        let band = &mut self.bands[slot];
+        if !band.holds(line, a, m) {
+            band.build(&mut self.scratch, (line, count), (a, m, len), sources, fill);
+        }
+        band.positions(&mut self.scratch, line, chords, pos, out);
     }
 }
 
@@ -93,26 +133,40 @@ pub(crate) fn piece(slots: usize, span: usize) -> usize {
 }
 
 impl<T: Elem> Band<T> {
+    fn empty() -> Band<T> {
+        Band {
+            len: 0,
+            rank: Vec::new(),
+            sorted: Vec::new(),
+            lines: 0..0,
+            columns: 0..0,
+            slots: 0,
+            slot_rows: Vec::new(),
+        }
+    }
+
     /// Whether the band serves columns `a..a + m` of `line`.
     pub fn holds(&self, line: usize, a: usize, m: usize) -> bool {
         self.lines.contains(&line) && self.columns == (a..a + m)
     }
 
     /// Ranks the rows read by columns `a..a + m` of lines `first..first + count`, taking lines
-    /// while their rows fit in [`BAND_VALUES`] (at least the first line). `sources(l, out)` lists the
-    /// source line of each slot of line `first + l` (the lines are taken in order); `fill(src,
-    /// row)` writes its extended line, `len` values.
-    pub fn build(
+    /// while their rows fit in [`BAND_VALUES`] (at least the first line). `sources(l, out)`
+    /// lists the source line of each slot of line `first + l` (the lines are taken in order);
+    /// `fill(src, row)` writes its extended line, `len` values.
+    fn build(
         &mut self,
+        scratch: &mut Scratch<T>,
         (first, count): (usize, usize),
         (a, m, len): (usize, usize, usize),
         mut sources: impl FnMut(usize, &mut Vec<Option<isize>>),
         mut fill: impl FnMut(Option<isize>, &mut [T]),
     ) {
+        let Scratch { values, rows, .. } = scratch;
         self.len = len;
-        self.values.clear();
+        values.clear();
         self.slot_rows.clear();
-        self.rows.clear();
+        rows.clear();
         let (mut srcs, mut seen) = (Vec::new(), HashMap::new());
         let mut lines = 0;
         while lines < count {
@@ -128,16 +182,16 @@ impl<T: Elem> Band<T> {
                     (src, *k - 1)
                 })
                 .collect();
-            let new = keys.iter().filter(|k| !self.rows.contains_key(k)).count();
-            if lines > 0 && (self.rows.len() + new) * len > BAND_VALUES {
+            let new = keys.iter().filter(|k| !rows.contains_key(k)).count();
+            if lines > 0 && (rows.len() + new) * len > BAND_VALUES {
                 break;
             }
             for key in keys {
-                let next = self.rows.len() as u32;
-                let row = *self.rows.entry(key).or_insert_with(|| {
-                    let at = self.values.len();
-                    self.values.resize(at + len, T::default());
-                    fill(key.0, &mut self.values[at..]);
+                let next = rows.len() as u32;
+                let row = *rows.entry(key).or_insert_with(|| {
+                    let at = values.len();
+                    values.resize(at + len, T::default());
+                    fill(key.0, &mut values[at..]);
                     next
                 });
                 self.slot_rows.push(row);
@@ -147,12 +201,18 @@ impl<T: Elem> Band<T> {
         self.slots = srcs.len();
         self.lines = first..first + lines;
         self.columns = a..a + m;
-        self.rank();
+        self.rank(scratch);
     }
 
     /// Every value's rank, and the values in the order of their ranks.
-    fn rank(&mut self) {
-        let n = self.values.len();
+    fn rank(&mut self, scratch: &mut Scratch<T>) {
+        let Scratch {
+            values,
+            narrow,
+            wide,
+            ..
+        } = scratch;
+        let n = values.len();
         assert!(u32::try_from(n).is_ok(), "a band of {n} values");
         self.rank.resize(n, 0);
         self.sorted.resize(n, T::default());
@@ -161,10 +221,9 @@ impl<T: Elem> Band<T> {
         if std::mem::size_of::<T>() <= 4 {
             // The key above the index: the radix sort reads only the key's bytes.
             let pack = |v: T, i: u32| v.sort_key() << 32 | u64::from(i);
-            let keys = &mut self.narrow;
             rank_by(
-                &self.values,
-                keys,
+                values,
+                narrow,
                 pack,
                 |k| (k >> 32) as u32,
                 |k| k as u32,
@@ -173,16 +232,16 @@ impl<T: Elem> Band<T> {
             );
         } else {
             let pack = |v: T, i: u32| (v.sort_key(), i);
-            let keys = &mut self.wide;
-            rank_by(&self.values, keys, pack, |k| k.0, |k| k.1, rank, sorted);
+            rank_by(values, wide, pack, |k| k.0, |k| k.1, rank, sorted);
         }
     }
 
     /// The values at the sorted positions of the windows of the `m` pixels of `line` (one the
     /// band serves): pixel `j`'s window reads, in the row of each slot `s`, columns `j + o..j +
     /// o + w` for each chord `(o, w)` of `chords[s]`.
-    pub fn positions(
-        &mut self,
+    fn positions(
+        &self,
+        scratch: &mut Scratch<T>,
         line: usize,
         chords: &[Vec<(usize, usize)>],
         pos: &Positions,
@@ -195,14 +254,15 @@ impl<T: Elem> Band<T> {
             .iter()
             .map(|&r| &self.rank[r as usize * self.len..][..self.len])
             .collect();
-        let blocks = self.values.len().div_ceil(BLOCK);
-        self.counts.clear();
-        self.counts.resize(blocks, 0);
-        self.bits.clear();
-        self.bits.resize(blocks * WORDS, 0);
+        let blocks = self.rank.len().div_ceil(BLOCK);
+        let Scratch { bits, counts, .. } = scratch;
+        counts.clear();
+        counts.resize(blocks, 0);
+        bits.clear();
+        bits.resize(blocks * WORDS, 0);
         let mut window = Window {
-            bits: &mut self.bits,
-            counts: &mut self.counts,
+            bits,
+            counts,
             block: 0,
             below: 0,
         };
@@ -487,30 +547,39 @@ mod tests {
                     plus_zero: false,
                 },
             };
-            let mut band = Band::default();
+            let mut bands = Bands::default();
             // Line `l` reads rows `l..l + rows`, or, as a mode's reflection may, row `l`
             // for every slot but the last.
             let source = |l: usize, s: usize| match case % 4 < 2 || s + 1 == rows {
                 true => l + s,
                 false => l,
             };
-            band.build(
-                (100, lines),
-                (0, m, len),
-                |l, out| {
-                    out.clear();
-                    out.extend((0..rows).map(|s| Some(source(l, s) as isize)));
-                },
-                |src, row| row.copy_from_slice(&data[src.unwrap() as usize]),
-            );
-            assert_eq!(band.lines, 100..100 + lines);
+            let mut filled = 0;
             for l in 0..lines {
                 let (mut native, mut double) = (vec![0; m], vec![0.0; m]);
                 let mut out = Results {
                     native: &mut native,
                     double: &mut double,
                 };
-                band.positions(100 + l, &chords, &pos, &mut out);
+                bands.positions(
+                    0,
+                    (100 + l, lines - l),
+                    (0, m, len),
+                    |k, out| {
+                        out.clear();
+                        out.extend((0..rows).map(|s| Some(source(l + k, s) as isize)));
+                    },
+                    |src, row| {
+                        filled += 1;
+                        row.copy_from_slice(&data[src.unwrap() as usize])
+                    },
+                    &chords,
+                    &pos,
+                    &mut out,
+                );
+                // One band for all the lines, each row filled once.
+                assert_eq!(bands.bands[0].lines, 100..100 + lines);
+                assert_eq!(filled, bands.bands[0].rank.len() / len);
                 for j in 0..m {
                     let mut v: Vec<i32> = (0..rows)
                         .flat_map(|s| {
@@ -537,18 +606,17 @@ mod tests {
     /// A band takes lines while their rows fit, at least one.
     #[test]
     fn bands_stop_at_their_budget() {
-        let mut band = Band::<f32>::default();
+        let (mut band, mut scratch) = (Band::<f32>::empty(), Bands::default().scratch);
         let len = BAND_VALUES / 10;
         let sources = |l: usize, out: &mut Vec<Option<isize>>| {
             out.clear();
             out.extend((l..l + 4).map(|r| Some(r as isize)));
         };
-        band.build((0, 50), (0, len - 2, len), sources, |_, row| row.fill(1.0));
+        let fill = |_, row: &mut [f32]| row.fill(1.0);
+        band.build(&mut scratch, (0, 50), (0, len - 2, len), sources, fill);
         // 4 rows for the first line, one more for each next: 10 rows fit.
         assert_eq!(band.lines, 0..7);
-        band.build((0, 50), (0, 3 * len, 3 * len), sources, |_, row| {
-            row.fill(1.0)
-        });
+        band.build(&mut scratch, (0, 50), (0, 3 * len, 3 * len), sources, fill);
         assert_eq!(band.lines, 0..1);
     }
 }
