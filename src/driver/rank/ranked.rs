@@ -1,5 +1,5 @@
-//! Sorted positions over footprints too large for a network, for the types that have no
-//! histogram of their own (32- and 64-bit integers, floats), by ranks.
+//! Sorted positions over footprints too large for a network, by ranks, for every type but the
+//! 8-bit ones (whose 256 values Huang's histogram counts directly).
 //!
 //! The values of a band of input rows are ranked once: sorted by [`Elem::sort_key`], equal
 //! values by where they lie, so that every value has a rank of its own. A window's values are
@@ -14,11 +14,10 @@
 //! costs the ends of its chords (62).
 //!
 //! Exact: the ranks order the values by [`Elem::sort_key`], a total order that agrees with `<`
-//! on the numbers, so the value with the `p`-th
-//! smallest rank of a window is the value at sorted position `p` of its values. Which of equal
-//! values that is does not matter, their bits being equal; `-0.0` and `0.0` are ordered as
-//! `total_cmp` orders them, which shows only where the parent module's proof excludes both
-//! zeros, and NaN goes to the ends, whose windows the general engine recomputes
+//! on the numbers, so the value with the `p`-th smallest rank of a window is the value at sorted
+//! position `p` of its values. Which of equal values that is does not matter, their bits being
+//! equal; `-0.0` comes before `0.0`, which shows only where the parent module's proof excludes
+//! both zeros, and NaN goes to the ends, whose windows the general engine recomputes
 //! ([`super::patch`]).
 
 use super::elem::Elem;
@@ -28,9 +27,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 /// The values a band holds at most, unless one line's rows alone are more: its bitset (16 KiB)
-/// and ranks stay in the faster caches. Measured on 1024² `f32` medians, one thread: 31×31
-/// took 168–172 ms with bands of 2^16 and 2^17 values, 184 with 2^18 (a 32 KiB bitset); and
-/// 434 with 2^14, where a band served one line.
+/// and ranks stay in the faster caches. Measured on 1024² `f32` medians, one thread (with the
+/// slide's bounds checks, since gone): 31×31 took 168–172 ms with bands of 2^16 and 2^17
+/// values, 184 with 2^18 (a 32 KiB bitset); and 434 with 2^14, where a band served one line.
 const BAND_VALUES: usize = 1 << 17;
 
 /// The ranks one count covers: four words of the bitset.
