@@ -187,8 +187,9 @@ def rows():
         for k in (3, 5, 7, 9, 11, 15, 21, 25, 31):
             yield "median-all", "median", dt, f"{k}x{k}", np.ones((k, k), bool), "5x scipy"
     for dt in ("u8", "f32"):
-        for k in (3, 9):
+        for k in (3, 9, 15, 31):
             yield "percentile", "percentile", dt, f"{k}x{k}", np.ones((k, k), bool), "5x scipy"
+        for k in (3, 9):
             yield "range", "range", dt, f"{k}x{k}", np.ones((k, k), bool), "5x scipy"
 
 
