@@ -639,11 +639,13 @@ impl<T: Elem> Worker<T> {
         let count = if banded { ahead } else { 1 };
         for (p, j0) in (0..m).step_by(piece).enumerate() {
             let mp = piece.min(m - j0);
-            let mut idx = self.idx.clone();
+            // Called only to build a band: the index of line `line + l`, from this line's on.
+            let (here, mut idx) = (&self.idx, Vec::new());
             let (strides, cval) = (&work.input.strides, work.cval);
             let sources = |l: usize, out: &mut Vec<Option<isize>>| {
-                if l > 0 {
-                    plan.next_line_index(&mut idx[..last]);
+                match l {
+                    0 => idx.clone_from(here),
+                    _ => plan.next_line_index(&mut idx[..last]),
                 }
                 plan.sources(&idx[..last], strides, out)
             };

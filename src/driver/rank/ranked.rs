@@ -145,7 +145,7 @@ impl<T: Elem> Band<T> {
     }
 
     /// Whether the band serves columns `a..a + m` of `line`.
-    pub fn holds(&self, line: usize, a: usize, m: usize) -> bool {
+    fn holds(&self, line: usize, a: usize, m: usize) -> bool {
         self.lines.contains(&line) && self.columns == (a..a + m)
     }
 
@@ -249,9 +249,12 @@ impl<T: Elem> Band<T> {
         debug_assert!(self.holds(line, self.columns.start, self.columns.len()));
         let l = line - self.lines.start;
         let rows = &self.slot_rows[l * self.slots..(l + 1) * self.slots];
-        let lines: Vec<&[u32]> = rows
-            .iter()
-            .map(|&r| &self.rank[r as usize * self.len..][..self.len])
+        // Each chord's ranks from its first column, and its width: pixel `j` reads `j..j + w`.
+        let chords: Vec<(&[u32], usize)> = (rows.iter().zip(chords))
+            .flat_map(|(&r, chords)| {
+                let row = &self.rank[r as usize * self.len..][..self.len];
+                chords.iter().map(move |&(o, w)| (&row[o..], w))
+            })
             .collect();
         let blocks = self.rank.len().div_ceil(BLOCK);
         let Scratch { bits, counts, .. } = scratch;
@@ -266,8 +269,7 @@ impl<T: Elem> Band<T> {
             below: 0,
         };
         let slide = Slide {
-            lines: &lines,
-            chords,
+            chords: &chords,
             sorted: &self.sorted,
             m: self.columns.len(),
         };
@@ -312,10 +314,9 @@ fn rank_by<T: Copy, P: Copy, K: radsort::Key>(
     }
 }
 
-/// One line's windows: the ranks of its slots' rows, their chords, and the values by rank.
+/// One line's windows: each chord's ranks and width, and the values by rank.
 struct Slide<'a, T> {
-    lines: &'a [&'a [u32]],
-    chords: &'a [Vec<(usize, usize)>],
+    chords: &'a [(&'a [u32], usize)],
     sorted: &'a [T],
     m: usize,
 }
@@ -325,11 +326,7 @@ impl<T: Elem> Slide<'_, T> {
     fn run(&self, window: &mut Window, pos: &Positions, out: &mut Results<T>) {
         let (pa, pb) = wanted(pos);
         let (pa, pb) = (pa as u32, pb as u32);
-        let m = self.m;
-        // Each chord's first rank of the line, and its width: pixel `j` reads `j..j + w`.
-        let chords: Vec<(&[u32], usize)> = (self.lines.iter().zip(self.chords))
-            .flat_map(|(line, chords)| chords.iter().map(|&(o, w)| (&line[o..], w)))
-            .collect();
+        let (m, chords) = (self.m, self.chords);
         assert!(
             chords.iter().all(|(c, w)| w + m - 1 <= c.len()),
             "chords past the line"
@@ -338,7 +335,7 @@ impl<T: Elem> Slide<'_, T> {
             self.sorted.len() <= window.bits.len() * 64,
             "ranks past the bitset"
         );
-        for &(c, w) in &chords {
+        for &(c, w) in chords {
             // SAFETY (all): every rank is below `sorted.len()`, which the bitset covers.
             c[..w].iter().for_each(|&r| unsafe { window.add(r) });
         }
@@ -348,7 +345,7 @@ impl<T: Elem> Slide<'_, T> {
             let rb = (pa..pb).fold(ra, |r, _| window.after(r));
             out.put(j, pos, self.sorted[ra], self.sorted[rb]);
             if j + 1 < m {
-                for &(c, w) in &chords {
+                for &(c, w) in chords {
                     // SAFETY: `j + w < w + m - 1 <= c.len()` (asserted); ranks as above.
                     unsafe {
                         window.remove(*c.get_unchecked(j));
