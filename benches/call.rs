@@ -147,14 +147,14 @@ fn targets(kernel: &str, n: usize) -> Vec<Target> {
     vec![
         Target {
             label: "jit_general",
-            f: general.callback(),
+            f: general.callback().unwrap(),
             ud: general.user_data(),
             _filter: Some(general),
             _weights: None,
         },
         Target {
             label: "jit_specialised",
-            f: special.callback(),
+            f: special.callback().unwrap(),
             ud: special.user_data(),
             _filter: Some(special),
             _weights: None,

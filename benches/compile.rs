@@ -59,7 +59,7 @@ fn timed_compile(src: &str, b: &Bindings, size: Option<usize>) -> Result<Duratio
         let t0 = Instant::now();
         let f = compile(black_box(src), b, size);
         let f = f.inspect(|f| {
-            black_box(f.callback());
+            black_box(f.callback().unwrap());
         });
         let dt = t0.elapsed();
         (dt, f)
@@ -268,7 +268,7 @@ fn criterion_groups(c: &mut Criterion) {
                     for _ in 0..iters {
                         let t0 = Instant::now();
                         let f = compile(black_box(src), &b, size).unwrap();
-                        black_box(f.callback());
+                        black_box(f.callback().unwrap());
                         total += t0.elapsed();
                         drop(f);
                     }

@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex};
 ///
 /// ```
 /// let f = ndjit::Filter::compile("x[3]", &ndjit::Bindings::new())?;
-/// let ctx = f.new_context();
+/// let ctx = f.new_context()?;
 /// let mut buf = [1.0, 2.0];
 /// let mut out = 0.0;
-/// let ok = unsafe { (f.callback())(buf.as_mut_ptr(), 2, &mut out, ctx.user_data()) };
+/// let ok = unsafe { (f.callback()?)(buf.as_mut_ptr(), 2, &mut out, ctx.user_data()) };
 /// assert_eq!(ok, 0);
 /// assert!(ctx.failure().unwrap().message.contains("out of bounds"));
 /// # Ok::<(), ndjit::Error>(())
@@ -36,7 +36,8 @@ pub struct CallContext {
 /// The state behind [`adaptive_callback`]: the entry to call, and the specialised filter that
 /// owns it once compiled.
 struct Adaptive {
-    /// The current entry function (a `FilterFn`): the general one, then the specialised one.
+    /// The current entry function: the general one, then (generic_filter's, a `FilterFn`) the
+    /// specialised one. A context is made with it, so its trampolines never generate code.
     entry: AtomicPtr<c_void>,
     /// 0: not specialised yet; 1: specialising or done (never specialised twice).
     state: AtomicU8,
@@ -45,9 +46,9 @@ struct Adaptive {
 }
 
 impl Adaptive {
-    fn new(filter: &Filter) -> Adaptive {
+    fn at(entry: *const c_void) -> Adaptive {
         Adaptive {
-            entry: AtomicPtr::new(filter.callback() as *mut c_void),
+            entry: AtomicPtr::new(entry as *mut c_void),
             state: AtomicU8::new(0),
             specialized: Mutex::new(None),
         }
@@ -55,29 +56,37 @@ impl Adaptive {
 }
 
 impl Filter {
-    /// A new context with its own failure slot.
-    pub fn new_context(&self) -> Arc<CallContext> {
+    /// A new context with its own failure slot. Generates the native code if the filter was
+    /// built to defer it ([`crate::FilterBuilder::native_code`]), hence the `Result`.
+    pub fn new_context(&self) -> crate::error::Result<Arc<CallContext>> {
+        Ok(self.context_at(self.entry_address()?))
+    }
+
+    /// [`Filter::new_context`] for a caller that holds the entry already
+    /// ([`Filter::entry_address`]): the driver's workers, one context each.
+    pub(crate) fn context_at(&self, entry: *const c_void) -> Arc<CallContext> {
         Arc::new(CallContext {
             raw: self.fresh_raw(),
             filter: self.clone(),
-            adaptive: Adaptive::new(self),
+            adaptive: Adaptive::at(entry),
             direct_entry: None,
         })
     }
 
     /// A new context with the caller's [`Hooks`].
-    pub fn new_context_with_hooks(&self, hooks: Hooks) -> Arc<CallContext> {
+    pub fn new_context_with_hooks(&self, hooks: Hooks) -> crate::error::Result<Arc<CallContext>> {
+        let adaptive = Adaptive::at(self.entry_address()?);
         let f = self.clone();
         let on_failure = hooks.on_failure.map(|h| {
             Box::new(move |fail| h(f.describe(Some(fail)))) as crate::runtime::FailureHook
         });
         let raw = self.fresh_raw().with_hooks(on_failure, hooks.resume);
-        Arc::new(CallContext {
+        Ok(Arc::new(CallContext {
             raw,
             filter: self.clone(),
-            adaptive: Adaptive::new(self),
+            adaptive,
             direct_entry: hooks.direct_entry,
-        })
+        }))
     }
 }
 
@@ -117,6 +126,21 @@ impl CallContext {
     pub fn filter(&self) -> &Filter {
         &self.filter
     }
+    /// The general entry of the filter, as a generic_filter callback: the entry the context
+    /// was made with, before [`adaptive_callback`] replaces it by a specialised one (which only
+    /// generic_filter's is).
+    pub(crate) fn callback(&self) -> crate::FilterFn {
+        let entry = self.general_entry();
+        // SAFETY: the entry of a `Sig::Filter` filter has this type (other signatures' callers
+        // transmute `general_entry` to theirs).
+        unsafe { std::mem::transmute::<*const c_void, crate::FilterFn>(entry) }
+    }
+
+    /// The entry the context was made with (the other signatures' trampolines call it; only
+    /// generic_filter's is ever replaced, by its specialised one).
+    fn general_entry(&self) -> *const c_void {
+        self.adaptive.entry.load(Ordering::Acquire)
+    }
 
     /// Compiles the version specialised to `n` (once per context) and makes it the entry of
     /// [`adaptive_callback`]. Failing to specialise just keeps the general entry.
@@ -135,8 +159,10 @@ impl CallContext {
         {
             return;
         }
-        if let Ok(spec) = self.filter.specialize(n) {
-            let entry = spec.callback() as *mut c_void;
+        if let Ok((spec, entry)) = self.filter.specialize(n).and_then(|s| {
+            let entry = s.entry_address()?;
+            Ok((s, entry as *mut c_void))
+        }) {
             // Own the code before publishing its address.
             *a.specialized.lock().unwrap_or_else(|p| p.into_inner()) = Some(spec);
             a.entry.store(entry, Ordering::Release);
@@ -245,7 +271,7 @@ unsafe extern "C" fn resumable_filter1d(
         return 0;
     };
     // SAFETY: the filter's entry has this C type for `Sig::Filter1d` (`ir::Sig`).
-    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.filter.entry_address()) };
+    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
     unsafe { f(iline, ilen, oline, olen, user_data) }
 }
 
@@ -263,7 +289,7 @@ unsafe extern "C" fn resumable_transform(
         return 0;
     };
     // SAFETY: the filter's entry has this C type for `Sig::Transform` (`ir::Sig`).
-    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.filter.entry_address()) };
+    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
     unsafe { f(out_coords, in_coords, out_rank, in_rank, user_data) }
 }
 
@@ -275,7 +301,7 @@ unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c
         return f64::NAN;
     };
     // SAFETY: the filter's entry has this C type for `Sig::Integrand` (`ir::Sig`).
-    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.filter.entry_address()) };
+    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
     unsafe { f(n, xx, user_data) }
 }
 

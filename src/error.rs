@@ -287,6 +287,18 @@ impl RuntimeError {
         }
     }
 
+    /// The error of a call that needed native code generated late
+    /// ([`crate::FilterBuilder::native_code`]) when generating it failed: Python's
+    /// `RuntimeError`, with the compile error's message.
+    pub fn native_code_failed(e: &Error) -> RuntimeError {
+        RuntimeError {
+            message: format!("{}: {}", e.kind.as_str(), e.message),
+            exception: Exception::RuntimeError,
+            span: e.span,
+            snippet: None,
+        }
+    }
+
     /// Whether this is [`RuntimeError::interrupted`].
     pub fn is_interrupt(&self) -> bool {
         *self == RuntimeError::interrupted()

@@ -175,7 +175,7 @@ proptest! {
 #[test]
 fn failed_state_sticks_until_reset_through_the_raw_callback() {
     let f = Filter::compile("x[5]", &Bindings::new()).unwrap();
-    let (cb, ud) = (f.callback(), f.user_data());
+    let (cb, ud) = (f.callback().unwrap(), f.user_data());
     let mut short = [1.0, 2.0];
     let mut long = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
     let mut out = 0.0;
@@ -219,7 +219,11 @@ fn rebinding_changes_values_without_recompiling() {
     let mut nb = Bindings::new();
     nb.set_array("w", vec![0.0, 0.0, 10.0]);
     let g = f.with_bindings(&nb).unwrap();
-    assert_eq!(g.callback() as usize, f.callback() as usize, "same code");
+    assert_eq!(
+        g.callback().unwrap() as usize,
+        f.callback().unwrap() as usize,
+        "same code"
+    );
     assert_eq!(g.call(&[1.0, 1.0, 1.0]).unwrap(), 10.5);
     assert_eq!(
         f.call(&[1.0, 1.0, 1.0]).unwrap(),
@@ -230,10 +234,76 @@ fn rebinding_changes_values_without_recompiling() {
     assert!(e.message.contains("could not be broadcast"), "{e}");
 }
 
+/// A filter built with `native_code(false)` has its IR and interpreter at once and generates its
+/// native code at the first call that needs it, once, with the eager filter's results; what
+/// inspects the code sees none before.
+#[test]
+fn native_code_waits_for_its_first_use() {
+    let src = "np.median(x) + t * np.var(x)";
+    let mut b = Bindings::new();
+    b.set_float("t", 0.5);
+    let eager = Filter::builder(src)
+        .bindings(&b)
+        .inspect(true)
+        .compile()
+        .unwrap();
+    let build = || {
+        Filter::builder(src)
+            .bindings(&b)
+            .inspect(true)
+            .native_code(false)
+    };
+    assert!(eager.has_native_code());
+    let buf = [3.0, -1.0, 0.25, 8.0, 2.0];
+    let want = eager.call(&buf).unwrap();
+
+    let lazy = build().compile().unwrap();
+    assert!(
+        !lazy.has_native_code(),
+        "compile generated code it was told to defer"
+    );
+    assert!(lazy.clif_text().is_none() && lazy.disasm().is_none());
+    assert_eq!(lazy.ir().to_string(), eager.ir().to_string());
+    assert_eq!(lazy.interpret(&buf).unwrap().to_bits(), want.to_bits());
+    assert!(
+        !lazy.has_native_code(),
+        "the interpreter needs no native code"
+    );
+    assert_eq!(lazy.call(&buf).unwrap().to_bits(), want.to_bits());
+    assert!(lazy.has_native_code() && lazy.clif_text().is_some());
+    let first = lazy.callback().unwrap() as usize;
+    assert_eq!(lazy.callback().unwrap() as usize, first, "generated once");
+    let rebound = lazy.with_bindings(&Bindings::new()).unwrap();
+    assert_eq!(
+        rebound.callback().unwrap() as usize,
+        first,
+        "clones share it"
+    );
+
+    // Each way in generates it: a context, a call.
+    let lazy = build().compile().unwrap();
+    let ctx = lazy.new_context().unwrap();
+    assert!(lazy.has_native_code());
+    let mut out = 0.0;
+    let mut values = buf;
+    let ok = unsafe { ndjit::adaptive_callback(values.as_mut_ptr(), 5, &mut out, ctx.user_data()) };
+    assert_eq!((ok, out.to_bits()), (1, want.to_bits()));
+    let lazy = build().compile().unwrap();
+    assert_eq!(lazy.call(&buf).unwrap().to_bits(), want.to_bits());
+    let input = ndarray::array![1.0, 4.0, -2.0, 0.5, 9.0, 3.0, 0.0];
+    use ndjit::driver::Engine;
+    for engine in [Engine::Callback, Engine::Auto, Engine::Sequential] {
+        let opts = ndjit::driver::Options::size(&[5]).engine(engine);
+        let run = |f: &Filter| ndjit::driver::generic_filter(input.view(), f, &opts).unwrap();
+        // The driver may run a version specialised to the footprint (code of its own) instead.
+        assert_eq!(run(&build().compile().unwrap()), run(&eager), "{engine:?}");
+    }
+}
+
 #[test]
 fn concurrent_calls_on_one_context() {
     let f = Filter::compile("np.median(x[x > 0.25])", &Bindings::new()).unwrap();
-    let (cb, ud) = (f.callback() as usize, f.user_data() as usize);
+    let (cb, ud) = (f.callback().unwrap() as usize, f.user_data() as usize);
     std::thread::scope(|s| {
         for t in 0..4 {
             s.spawn(move || {
@@ -275,7 +345,7 @@ fn the_adaptive_callback_specialises_without_changing_results() {
         &Bindings::new(),
     )
     .unwrap();
-    let ctx = f.new_context();
+    let ctx = f.new_context().unwrap();
     let mut gen = Inputs::new(99);
     // The first call specialises for 9; later calls of every size must still match the interpreter.
     for n in [9usize, 9, 4, 25, 9, 0, 1, 9] {

@@ -162,7 +162,7 @@ fn integrands_read_quads_arguments() {
     assert_eq!(both(&g, &[3.0], &[], 0).0, Ok(Some(9.0)));
     assert_eq!(both(&g, &[3.0, 3.0], &[], 0).0, Ok(Some(27.0)));
     let raw: unsafe extern "C" fn(i32, *mut f64, *mut std::ffi::c_void) -> f64 =
-        unsafe { std::mem::transmute(g.entry_address()) };
+        unsafe { std::mem::transmute(g.entry_address().unwrap()) };
     let mut xx = [2.0, 10.0];
     assert_eq!(unsafe { raw(2, xx.as_mut_ptr(), g.user_data()) }, 1024.0);
     assert!(

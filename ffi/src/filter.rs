@@ -133,7 +133,8 @@ pub unsafe extern "C" fn ndjit_filter_free(filter: *mut ndjit_filter) {
 pub unsafe extern "C" fn ndjit_filter_callback(filter: *const ndjit_filter) -> ndjit_callback {
     // SAFETY: forwarded contract.
     let f = unsafe { filter.as_ref() }?;
-    Some(f.inner.callback())
+    // Never `None` for a filter of `ndjit_compile`, which generates the code.
+    f.inner.callback().ok()
 }
 
 /// The filter's own `user_data` for its callback, or NULL if `filter` is NULL.
@@ -274,7 +275,7 @@ pub unsafe extern "C" fn ndjit_context_new(
         let out = unsafe { out_arg(out, "out") }?;
         let f = unsafe { handle(filter, "filter") }?;
         *out = boxed(ndjit_context {
-            inner: f.inner.new_context(),
+            inner: f.inner.new_context().map_err(|e| Failure::compile(&e))?,
         });
         Ok(())
     })
@@ -313,7 +314,8 @@ pub unsafe extern "C" fn ndjit_context_user_data(context: *const ndjit_context) 
 pub unsafe extern "C" fn ndjit_context_callback(context: *const ndjit_context) -> ndjit_callback {
     // SAFETY: forwarded contract.
     let c = unsafe { context.as_ref() }?;
-    Some(c.inner.filter().callback())
+    // A context is made from a filter whose code exists.
+    c.inner.filter().callback().ok()
 }
 
 /// Reports the first failure recorded in this context since it was made or last reset:

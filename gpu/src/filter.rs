@@ -304,9 +304,15 @@ impl GpuFilter {
             passes: Mutex::new(Lru::new(KERNELS)),
         }
     }
-    /// Compiles filter source (see [`ndjit::Filter::compile`]).
+    /// Compiles filter source (see [`ndjit::Filter::compile`]) into IR, without the CPU's native
+    /// code: the kernels are PTX, and [`GpuFilter::filter`]'s first CPU call generates that code
+    /// if one is made ([`ndjit::FilterBuilder::native_code`]).
     pub fn compile(source: &str, bindings: &ndjit::Bindings) -> Result<GpuFilter> {
-        Ok(GpuFilter::new(&ndjit::Filter::compile(source, bindings)?))
+        let filter = ndjit::Filter::builder(source)
+            .bindings(bindings)
+            .native_code(false)
+            .compile()?;
+        Ok(GpuFilter::new(&filter))
     }
     pub fn filter(&self) -> &ndjit::Filter {
         &self.filter

@@ -226,7 +226,9 @@ pub fn failure(
 ) -> GpuError {
     let coords = g.unravel(pixel, rank);
     let taps: Vec<f64> = record[4..].iter().map(|&b| f64::from_bits(b)).collect();
-    if let Err(e) = filter.call(&taps) {
+    // The reference interpreter, not the native code: the CUDA path never generates that
+    // (`FilterBuilder::native_code`), and both raise the same error, bit for bit.
+    if let Err(e) = filter.interpret(&taps) {
         return GpuError::Filter {
             pixel: coords,
             error: Box::new(e),

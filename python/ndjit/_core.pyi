@@ -24,6 +24,8 @@ class CompiledFilter:
     @property
     def disasm(self) -> Optional[str]: ...
     @property
+    def has_native_code(self) -> bool: ...
+    @property
     def filter_size(self) -> Optional[int]: ...
     @property
     def bound_values(self) -> dict[str, Any]: ...
@@ -42,6 +44,8 @@ def compile(
     imports: Optional[Sequence[Tuple[str, str]]] = None,
     filter_size: Optional[int] = None,
     inspect: bool = False,
+    signature: str = "filter",
+    native: bool = True,
 ) -> CompiledFilter: ...
 
 # (pointer, typestr, shape, byte strides) from __cuda_array_interface__.

@@ -96,7 +96,8 @@ def generic_filter_device(input, cai, function, size, footprint, output, mode, c
     out_arg, _, _ = _describe(out_cai, "output")
     if tuple(out_arg[2]) != shape:
         raise RuntimeError("output shape not correct")
-    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    # The GPU runs the IR as PTX: no native code unless a CPU call asks for it later.
+    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords, native=False)
     try:  # `located(spec)`, written out: its generator costs a microsecond on every call
         _core.cuda_filter_device(in_arg, out_arg, compiled, footprint, mode, float(cval), origins,
                                  None if stream is None else int(stream))

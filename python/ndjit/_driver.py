@@ -54,7 +54,9 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     footprint, origins = footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
     output = output_like(output, input, every_element_written=True)
     check_workers(workers)
-    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords)
+    # The GPU runs the IR as PTX: no native code unless a CPU call asks for it later.
+    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords,
+                                     native=target == "cpu")
     with located(spec):
         if target == "cuda":
             return into(output, lambda out: _core.cuda_filter_host(input, out, compiled, footprint, mode,

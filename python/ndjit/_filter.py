@@ -29,9 +29,11 @@ _cache_lock = threading.Lock()
 _last: Tuple[Optional[Spec], Optional["_core.CompiledFilter"]] = (None, None)
 
 
-def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = False) -> _core.CompiledFilter:
+def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = False,
+             native: bool = True) -> _core.CompiledFilter:
     """Compiles a spec, through a per-process LRU cache keyed by its content (so unpickling the
-    same filter many times, e.g. on Dask workers, compiles it once)."""
+    same filter many times, e.g. on Dask workers, compiles it once). ``native=False`` defers the
+    native code to the first CPU call that needs it: the cache holds one filter either way."""
     global _last
     general = filter_size is None and not inspect
     last = _last  # one read: another thread may replace it
@@ -47,7 +49,8 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
             _last = (spec, hit)
         return hit
     try:
-        compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect, spec.signature)
+        compiled = _core.compile(spec.source, spec.bindings, list(spec.imports), filter_size, inspect,
+                                 spec.signature, native)
     except FilterCompileError as e:
         locate_error(e, spec)
         for name, type_name in spec.unsupported:
@@ -313,8 +316,8 @@ def as_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[di
     return jit_filter(function, extra_arguments=extra_arguments, extra_keywords=extra_keywords)
 
 
-def compiled_filter(function: Any, extra_arguments: tuple,
-                    extra_keywords: Optional[dict]) -> Tuple[Spec, "_core.CompiledFilter"]:
+def compiled_filter(function: Any, extra_arguments: tuple, extra_keywords: Optional[dict],
+                    native: bool = True) -> Tuple[Spec, "_core.CompiledFilter"]:
     """What ndjit's own drivers run for the ``generic_filter`` callback ``function``: its spec and
     compiled code, as :func:`as_filter` would give them, but without building the
     ``LowLevelCallable`` (a context and two capsules) that a :class:`Filter` adds for scipy:
@@ -323,4 +326,4 @@ def compiled_filter(function: Any, extra_arguments: tuple,
         f = as_filter(function, extra_arguments, extra_keywords)
         return f._spec, f._compiled
     spec = describe(function, extra_arguments, extra_keywords, "filter")
-    return spec, _compile(spec)
+    return spec, _compile(spec, native=native)

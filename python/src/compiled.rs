@@ -29,9 +29,11 @@ impl CompiledFilter {
 }
 
 /// Compiles filter source. `imports` maps names to modules or functions (`{"xp": "numpy"}`),
-/// the way the callback's module globals do. The GIL is released while compiling.
+/// the way the callback's module globals do. `native=False` leaves the native code to the first
+/// CPU call that needs it (the CUDA path runs the IR as PTX). The GIL is released while compiling.
 #[pyfunction]
-#[pyo3(signature = (source, bindings=None, imports=None, filter_size=None, inspect=false, signature="filter"))]
+#[pyo3(signature = (source, bindings=None, imports=None, filter_size=None, inspect=false, signature="filter", native=true))]
+#[allow(clippy::too_many_arguments)]
 pub fn compile(
     py: Python<'_>,
     source: String,
@@ -40,6 +42,7 @@ pub fn compile(
     filter_size: Option<usize>,
     inspect: bool,
     signature: &str,
+    native: bool,
 ) -> PyResult<CompiledFilter> {
     let sig = parse_sig(signature)?;
     let b = values::from_dict(bindings)?;
@@ -48,7 +51,8 @@ pub fn compile(
         let mut builder = Filter::builder(&source)
             .bindings(&b)
             .inspect(inspect)
-            .signature(sig);
+            .signature(sig)
+            .native_code(native);
         for (module, alias) in &imports {
             builder = builder.import(module, alias);
         }
@@ -164,6 +168,11 @@ impl CompiledFilter {
     #[getter]
     fn disasm(&self) -> Option<&str> {
         self.filter.disasm()
+    }
+    /// Whether the native code exists yet (`compile(..., native=False)` defers it).
+    #[getter]
+    fn has_native_code(&self) -> bool {
+        self.filter.has_native_code()
     }
     #[getter]
     fn filter_size(&self) -> Option<usize> {

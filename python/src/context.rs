@@ -67,8 +67,11 @@ impl CallContext {
                 Python::attach(|py| repoint(py, &on_entry, entry))
             })),
         };
+        let ctx = Python::attach(|py| {
+            (filter.new_context_with_hooks(hooks)).map_err(|e| errors::compile_error(py, &e))
+        })?;
         Ok(CallContext {
-            ctx: filter.new_context_with_hooks(hooks),
+            ctx,
             debug,
             scipy_capsule,
         })

@@ -177,6 +177,38 @@ def test_missing_gpu_is_a_clear_error_and_the_cpu_still_works():
                                   ndi.maximum_filter(a, size=3))
 
 
+def test_the_cuda_path_generates_no_native_code():
+    """``target="cuda"`` compiles the filter's IR into PTX: the CPU's native code is generated only
+    when a CPU call first needs it, in the same cached filter. With a GPU the results match the
+    CPU's; without one the CUDA calls raise, after compiling."""
+    def ranged(x):  # functions of their own: no other test compiles them
+        return np.max(x) - np.min(x) + 0.125
+
+    def centred(x):
+        return x[4] - np.mean(x)
+
+    a = np.arange(30.0).reshape(5, 6)
+    got = {}
+    for f, arg in ((ranged, a), (centred, FakeDeviceArray((5, 6)))):
+        if REASON is None and f is ranged:
+            got[f] = ndjit.generic_filter(arg, f, size=3, target="cuda")
+        elif REASON is not None:
+            out = FakeDeviceArray((5, 6)) if isinstance(arg, FakeDeviceArray) else None
+            with pytest.raises(ndjit.CudaUnavailableError):
+                ndjit.generic_filter(arg, f, size=3, target="cuda", output=out)
+        else:
+            continue  # a fake device pointer is for the machine without a GPU only
+        _, compiled = ndjit._filter.compiled_filter(f, (), None)
+        assert not compiled.has_native_code, f.__name__
+        v = np.array([3.0, -1.5, 8.0, 0.25, 2.0, 7.0, -4.0, 1.0, 5.5])
+        assert compiled.call(v) == f(v)
+        assert compiled.has_native_code, f.__name__
+        want = ndjit.generic_filter(a, f, size=3)
+        np.testing.assert_array_equal(want, ndi.generic_filter(a, f, size=3))
+        if f in got:
+            assert_bits_equal(got[f], want, f.__name__)
+
+
 class FakeDeviceArray:
     """An object with only ``__cuda_array_interface__`` (what Numba or PyTorch would hand over)."""
 

@@ -15,6 +15,24 @@ def test_introspection():
     assert "np.sqrt" in repr(f)
 
 
+def test_native_code_can_wait_for_its_first_use():
+    """``compile(..., native=False)`` (the CUDA path's) has the IR and the interpreter at once, and
+    generates the native code at the first call that needs it; inspecting shows none before."""
+    src = "np.percentile(x, 37) + np.std(x, ddof=1)"
+    v = np.array([0.5, -2.0, 3.25, 1.0])
+    eager = ndjit._core.compile(src, inspect=True)
+    lazy = ndjit._core.compile(src, inspect=True, native=False)
+    assert eager.has_native_code and not lazy.has_native_code
+    assert lazy.ir == eager.ir and lazy.clif is None and lazy.disasm is None
+    assert lazy.interpret(v) == eager.call(v)
+    assert not lazy.has_native_code
+    assert lazy.call(v) == eager.call(v)
+    assert lazy.has_native_code and "function" in lazy.clif
+    ctx_lazy = ndjit._core.compile(src, native=False)
+    ctx_lazy.new_context()
+    assert ctx_lazy.has_native_code
+
+
 def test_evaluate_and_interpret_agree():
     f = ndjit.jit_filter("np.percentile(x, 37) + np.std(x, ddof=1)")
     rng = np.random.default_rng(4)

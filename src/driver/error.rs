@@ -62,6 +62,10 @@ pub enum DriverError {
         expected: &'static str,
         found: &'static str,
     },
+    /// The filter's native code, deferred to its first use on the CPU
+    /// ([`crate::FilterBuilder::native_code`]), failed to generate: an internal compiler error.
+    /// `RuntimeError`.
+    NativeCode(crate::Error),
     /// `generic_filter1d` with `filter_size < 1`. `RuntimeError('invalid filter size')`.
     InvalidFilterSize,
     /// `generic_filter1d`'s `axis` outside the array. NumPy's `AxisError` (a `ValueError` and an
@@ -92,7 +96,8 @@ impl DriverError {
             | DriverError::SequenceLength { .. }
             | DriverError::FootprintRank { .. }
             | DriverError::OutputShape { .. }
-            | DriverError::InvalidFilterSize => Exception::RuntimeError,
+            | DriverError::InvalidFilterSize
+            | DriverError::NativeCode(_) => Exception::RuntimeError,
             DriverError::AxisError { .. } => Exception::AxisError,
             DriverError::AxisOutOfRange { .. }
             | DriverError::DuplicateAxes
@@ -162,6 +167,7 @@ impl fmt::Display for DriverError {
                 write!(f, "the filter was compiled for the signature \"{found}\", but this function calls \"{expected}\"")
             }
             DriverError::InvalidFilterSize => f.write_str("invalid filter size"),
+            DriverError::NativeCode(e) => write!(f, "{}: {}", e.kind.as_str(), e.message),
             DriverError::AxisError { axis, ndim } => write!(
                 f,
                 "axis {axis} is out of bounds for array of dimension {ndim}"
@@ -175,7 +181,36 @@ impl std::error::Error for DriverError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DriverError::Filter { error, .. } => Some(error),
+            DriverError::NativeCode(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl From<crate::Error> for DriverError {
+    /// The only compile errors a driver run meets: native code generated late.
+    fn from(e: crate::Error) -> DriverError {
+        DriverError::NativeCode(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{ErrorKind, Span};
+
+    /// Native code that fails to generate at a call's first use is that call's `RuntimeError`,
+    /// from the driver and from `Filter::call`, with the compiler's message.
+    #[test]
+    fn late_native_code_failures_are_runtime_errors() {
+        let e = crate::Error::new(ErrorKind::Codegen, Span::default(), "verifier errors");
+        let d = DriverError::from(e.clone());
+        assert!(matches!(d, DriverError::NativeCode(_)));
+        assert_eq!(d.exception(), Exception::RuntimeError);
+        assert_eq!(d.to_string(), "internal compiler error: verifier errors");
+        assert!(std::error::Error::source(&d).is_some());
+        let r = RuntimeError::native_code_failed(&e);
+        assert_eq!(r.exception, Exception::RuntimeError);
+        assert_eq!(r.message, "internal compiler error: verifier errors");
     }
 }

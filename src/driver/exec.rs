@@ -247,7 +247,7 @@ impl Worker {
         };
         let slots = job.plan.slots.len();
         Ok(Worker {
-            ctx: filter.map(|f| f.new_context()),
+            ctx: filter.map(|f| f.new_context()).transpose()?,
             idx: vec![0; job.plan.shape.len()],
             srcs: Vec::with_capacity(slots),
             rows: vec![std::ptr::null(); slots],
@@ -473,7 +473,7 @@ impl Worker {
         dst: *mut f64,
     ) -> Result<(), (usize, RuntimeError)> {
         let ctx = self.ctx.clone().expect("callback workers have a context");
-        let (cb, ud) = (filter.callback(), ctx.user_data());
+        let (cb, ud) = (ctx.callback(), ctx.user_data());
         let n = self.buf.len();
         for j in 0..b - a {
             self.gather(j);

@@ -155,9 +155,9 @@ pub unsafe fn generic_filter1d_raw(
     let no_memory: Mutex<Option<DriverError>> = Mutex::new(None);
     // Set by `opts.cancel` or an interrupt seen by any worker (their `interrupt` cancel scope).
     let (done, cancelled) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let entry = filter.entry_address()?;
     // SAFETY: the entry of a `Sig::Filter1d` filter has this C type.
-    let f: Filter1dFn =
-        unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(filter.entry_address()) };
+    let f: Filter1dFn = unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(entry) };
     struct Shared<'a>(&'a RawArray, &'a RawArrayMut);
     // SAFETY: as for the n-d driver: the input is read, each line of the output written by one task.
     unsafe impl Sync for Shared<'_> {}
@@ -242,7 +242,14 @@ pub unsafe fn generic_filter1d_raw(
     team::for_each_init(
         threads,
         &chunks,
-        || (filter.new_context(), Vec::new(), Vec::new()),
+        // Each worker's context is made with the entry generated above (which is `f`).
+        || {
+            (
+                filter.context_at(f as *const c_void),
+                Vec::new(),
+                Vec::new(),
+            )
+        },
         |(ctx, e, o), &c| interrupt::with_cancel(&cancelled, || work(c, ctx, e, o)),
     );
     if let Some(e) = no_memory.into_inner().unwrap_or_else(|p| p.into_inner()) {

@@ -20,8 +20,8 @@ pub(crate) fn run(run: &Resolved<'_>, interpret: bool) -> Result<(), DriverError
     let cancel: Option<&AtomicBool> = run.options.cancel.as_deref();
     // The cancel scope of interrupts seen inside the filter's loops.
     let interrupted = AtomicBool::new(false);
-    let ctx = filter.new_context();
-    let (cb, ud) = (filter.callback(), ctx.user_data());
+    let ctx = filter.new_context()?;
+    let (cb, ud) = (ctx.callback(), ctx.user_data());
     let mut buf = try_vec(geom.tap_count(), 0.0, "the filter's buffer")?;
     let mut idx = vec![0usize; shape.len()];
     for p in 0..total {
