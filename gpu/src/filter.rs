@@ -235,8 +235,9 @@ pub struct GpuFilter {
     passes: Mutex<PassesCache>,
 }
 
-/// Per spec and outputs per thread, a separable plan, or `None` where it does not apply.
-type PassesCache = Lru<(KernelSpec, u32), Option<Arc<Passes>>>;
+/// Per spec, outputs per thread and whether the tuning forced the passes: a separable plan, or
+/// `None` where it does not apply or is not chosen.
+type PassesCache = Lru<(KernelSpec, u32, bool), Option<Arc<Passes>>>;
 
 /// A generated kernel with its PTX text and the modules it is loaded as.
 pub(crate) struct Ready {
@@ -347,20 +348,24 @@ impl GpuFilter {
     /// chooses it and the proof holds (see [`codegen::separable`]); `None` runs the general
     /// kernel, [`GpuFilter::ready`] for the same spec.
     pub(crate) fn passes(&self, spec: &KernelSpec, tuning: &Tuning) -> Result<Option<Arc<Passes>>> {
-        if !tuning.separable.unwrap_or_else(|| separable::chosen(spec)) {
+        if tuning.separable == Some(false) {
             return Ok(None);
         }
         let outputs = match tuning.pass_outputs {
             0 => separable::AUTO_OUTPUTS,
             v => v,
         };
-        let key = (spec.clone(), outputs);
+        // The choice is cached with the plan: it reads the specialised IR.
+        let key = (spec.clone(), outputs, tuning.separable.is_some());
         let cache = || self.passes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = cache().get(&key) {
             return Ok(found);
         }
-        let stat = driver::rank_stat(&self.filter, spec.filter_size());
-        let found = match separable::plan(stat, spec, outputs) {
+        let n = spec.filter_size();
+        let stat = driver::rank_stat(&self.filter, n);
+        let chosen = tuning.separable.is_some()
+            || (stat.is_some() && separable::chosen(spec, self.filter.baked_ir(n).can_fail()));
+        let found = match separable::plan(stat.filter(|_| chosen), spec, outputs) {
             None => None,
             Some(plan) => {
                 let patch = match plan.patch {

@@ -965,6 +965,8 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
     let side = 4096;
     for (source, dt) in [
         ("np.min(x)", Dtype::F32),
+        // Python's min has no zero-sign guard (`ir::zero_signs`): the general kernel without one.
+        ("min(x)", Dtype::F32),
         ("np.max(x)", Dtype::U8),
         ("np.min(x)", Dtype::F64),
     ] {

@@ -470,22 +470,31 @@ fn only_box_extremes_are_planned() {
     assert!(!planned(&f("np.mean(x)"), &boxed(&[3, 3]), 2, dts));
     let cross = Options::new(Footprint::cross(2, 1));
     assert!(!planned(&f("np.min(x)"), &cross, 2, dts));
-    // Without the tuning's say, the passes serve windows past what registers hold, from 7×7 on
-    // but for float32, and from 5×5 for one-byte types (the measured choice).
-    let gpu = f("np.min(x)");
-    let passes = |size: usize, dt: Dtype| {
+    // Without the tuning's say (the measured choice, `separable::chosen`): from 7×7 on; from 5×5
+    // for one-byte types and where the general kernel holds NumPy's zero-sign guard; from 3×3
+    // for both.
+    let (numpy_form, python_form) = (f("np.min(x)"), f("min(x)"));
+    let passes = |gpu: &GpuFilter, size: usize, dt: Dtype| {
         let ptx = gpu
             .ptx(&boxed(&[size, size]), 2, dt, dt, Target::SM90)
             .unwrap();
         ptx.contains("ndjit_pass1")
     };
-    assert!(!passes(5, Dtype::F64));
-    assert!(!passes(3, Dtype::U8));
-    assert!(passes(5, Dtype::U8));
-    assert!(passes(5, Dtype::I8));
-    assert!(!passes(5, Dtype::U16));
-    assert!(passes(7, Dtype::F64));
-    assert!(passes(7, Dtype::U8));
-    assert!(!passes(7, Dtype::F32));
-    assert!(passes(9, Dtype::F32));
+    for (size, dt, numpy, python) in [
+        (3, Dtype::F32, false, false),
+        (3, Dtype::F64, false, false),
+        (3, Dtype::U16, false, false),
+        (3, Dtype::U8, true, false),
+        (3, Dtype::I8, true, false),
+        (5, Dtype::F32, true, false),
+        (5, Dtype::F64, true, false),
+        (5, Dtype::U16, true, false),
+        (5, Dtype::U8, true, true),
+        (7, Dtype::F32, true, true),
+        (7, Dtype::U16, true, true),
+        (9, Dtype::F64, true, true),
+    ] {
+        assert_eq!(passes(&numpy_form, size, dt), numpy, "np.min {size} {dt}");
+        assert_eq!(passes(&python_form, size, dt), python, "min {size} {dt}");
+    }
 }

@@ -445,6 +445,21 @@ impl Func {
     pub fn var_ty(&self, v: Var) -> Ty {
         self.vars[v.0 as usize].ty
     }
+
+    /// Whether a call can fail: a [`Stmt::Check`] is left somewhere in the body (after
+    /// optimisation, only those that folding could not decide).
+    pub fn can_fail(&self) -> bool {
+        any_stmt(&self.body, &|s| matches!(s, Stmt::Check { .. }))
+    }
+}
+
+/// Whether any statement of `stmts`, nested ones included, satisfies `p`.
+pub fn any_stmt(stmts: &[Stmt], p: &dyn Fn(&Stmt) -> bool) -> bool {
+    stmts.iter().any(|s| {
+        let mut nested = false;
+        stmt_blocks(s, |b| nested |= any_stmt(b, p));
+        p(s) || nested
+    })
 }
 
 impl Expr {

@@ -63,14 +63,7 @@ mod tests {
             .unwrap()
     }
 
-    /// Whether any statement (nested ones included) satisfies `p`.
-    fn any_stmt(stmts: &[Stmt], p: &dyn Fn(&Stmt) -> bool) -> bool {
-        stmts.iter().any(|s| {
-            let mut nested = false;
-            crate::ir::stmt_blocks(s, |b| nested |= any_stmt(b, p));
-            p(s) || nested
-        })
-    }
+    use crate::ir::any_stmt;
 
     #[test]
     fn lowering_leaves_the_optimisations_to_the_pipeline() {

@@ -186,18 +186,25 @@ pub fn plan(stat: Option<RankStat>, spec: &KernelSpec, outputs: u32) -> Option<S
 }
 
 /// Whether the passes are chosen when the tuning leaves it open, by measurement (an H200,
-/// 4096², the device checks' `passes` section: `gpu/device-run/passes-h200-2026-11-25.log`,
-/// general kernel time over the passes' with [`AUTO_OUTPUTS`]): where the general kernel reads
-/// its taps from memory (past [`super::taps::WINDOW_REGS`]; 9×9: 1.7–5.6), from 7×7 for all but
-/// float32, whose general kernel takes minima of float32 registers (7×7: uint8 2.55, float64
-/// 1.50, float32 0.88), and from 5×5 for one-byte types (uint8 1.30). Below, the general
-/// kernel's register window shares the loads between neighbouring outputs and one kernel beats
-/// two (3×3: 0.40–0.69).
-pub fn chosen(spec: &KernelSpec) -> bool {
+/// 4096², the device checks' `passes` section, general kernel time over the passes' with
+/// [`AUTO_OUTPUTS`]; `gpu/device-run/passes-h200-2026-11-29-guards.log`). `can_fail`: whether the
+/// general kernel holds a check, which for these filters is NumPy's zero-sign guard
+/// (`np.min`, `np.max`, `np.ptp`: [`ndjit::ir::zero_signs`]); its branch keeps every tap alive
+/// past each output and spills the register window from 5×5 (128 registers).
+/// - Past [`super::taps::WINDOW_REGS`] the general kernel reads its taps from memory (9×9:
+///   2.1–12.7).
+/// - From 7×7 the passes win for every type (Python's `min`, float32: 1.71; `np.min` 4.1–6.5).
+/// - Guarded, from 5×5 (float32 2.11, float64 2.43, uint8 2.19), and from 3×3 for one-byte
+///   types (uint8 1.27; float32 0.74 and float64 0.70 keep the general kernel).
+/// - Unguarded one-byte types from 5×5 (uint8 1.30, `passes-h200-2026-11-25.log`); Python's
+///   `min` on float32 at 5×5 is a tie (1.00), and at 3×3 one kernel beats two (0.53).
+pub fn chosen(spec: &KernelSpec, can_fail: bool) -> bool {
     let n = spec.filter_size();
+    let one_byte = spec.input.itemsize() == 1;
     n > super::taps::WINDOW_REGS
-        || (n >= 49 && spec.input != Dtype::F32)
-        || (n >= 25 && spec.input.itemsize() == 1)
+        || n >= 49
+        || (n >= 25 && (can_fail || one_byte))
+        || (n >= 9 && can_fail && one_byte)
 }
 
 /// Whether `cval` is a value of `dt` whose double is `cval` bit for bit and which the proof
