@@ -156,11 +156,13 @@ impl FilterBuilder {
             Some(n) if self.sig == Sig::Filter => Some(specialized(&lowered.func, n)),
             _ => None,
         };
-        let jit = OnceLock::new();
-        if self.native_now {
-            let code = jit::compile(&general, specialized.as_ref(), &jit_options(self.inspect));
-            let _ = jit.set(code.map_err(attach)?);
-        }
+        let jit = match self.native_now {
+            true => {
+                let code = jit::compile(&general, specialized.as_ref(), &jit_options(self.inspect));
+                OnceLock::from(code.map_err(attach)?)
+            }
+            false => OnceLock::new(),
+        };
         let values = bound_values(&program, &self.bindings, &lowered.layout);
         let compiled = Compiled {
             source,
@@ -314,9 +316,10 @@ impl Filter {
     ) -> std::result::Result<Option<f64>, RuntimeError> {
         let raw = self.ctx.scratch_raw();
         let ud = &raw as *const RawContext as *mut c_void;
-        let addr = self
-            .entry_address()
+        let code = self
+            .native()
             .map_err(|e| RuntimeError::native_code_failed(&e))?;
+        let addr = code.address();
         let (values, coords, output) = (args.values, args.coords, args.output);
         let as_i32 = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
         // SAFETY: the entry has the C type of its signature; the slices are valid for the call and
@@ -325,7 +328,7 @@ impl Filter {
             match self.signature() {
                 Sig::Filter => {
                     let mut out = 0.0;
-                    let ok = (std::mem::transmute::<*const c_void, FilterFn>(addr))(
+                    let ok = (code.entry())(
                         values.as_ptr() as *mut f64,
                         values.len() as isize,
                         &mut out,

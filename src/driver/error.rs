@@ -65,7 +65,7 @@ pub enum DriverError {
     /// The filter's native code, deferred to its first use on the CPU
     /// ([`crate::FilterBuilder::native_code`]), failed to generate: an internal compiler error.
     /// `RuntimeError`.
-    NativeCode(crate::Error),
+    NativeCode(Box<crate::Error>),
     /// `generic_filter1d` with `filter_size < 1`. `RuntimeError('invalid filter size')`.
     InvalidFilterSize,
     /// `generic_filter1d`'s `axis` outside the array. NumPy's `AxisError` (a `ValueError` and an
@@ -181,7 +181,7 @@ impl std::error::Error for DriverError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DriverError::Filter { error, .. } => Some(error),
-            DriverError::NativeCode(e) => Some(e),
+            DriverError::NativeCode(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -190,7 +190,7 @@ impl std::error::Error for DriverError {
 impl From<crate::Error> for DriverError {
     /// The only compile errors a driver run meets: native code generated late.
     fn from(e: crate::Error) -> DriverError {
-        DriverError::NativeCode(e)
+        DriverError::NativeCode(Box::new(e))
     }
 }
 
