@@ -152,6 +152,37 @@ fn zero_d_inputs_and_errors_report_the_callers_rank() {
     same_failure(cpu, emulated);
 }
 
+#[test]
+fn any_and_all_past_the_window_s_taps_run_as_loops_equal_on_both() {
+    // Past 8×8 an `any`/`all` is a loop (`Body::reduce`); NumPy's `np.min` holds two `any` in its
+    // zero-sign guard, which fails where a window holds both zeros and its minimum is a zero.
+    let shape = [13, 12];
+    let mut input = image(&shape);
+    for opts in [Options::size(&[9, 9]), Options::size(&[11, 12])] {
+        for source in [
+            "np.any(x > 140.0) + 2.0 * np.all(x > -39.5)",
+            "min(x) + np.any(x == 0.5)",
+            "np.min(x) * 2.0",
+        ] {
+            let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
+            let (cpu, emulated) = both_on(&gpu, &input, &shape, Dtype::F64, &opts);
+            let cpu = cpu.expect("cpu");
+            assert_eq!(cpu, emulated.expect("emulated"), "{source}");
+            assert!(
+                cpu.chunks(8).any(|v| v != &cpu[..8]),
+                "{source}: a constant image"
+            );
+        }
+    }
+    // Zeros of both signs, and no value below them: those windows' minimum is a zero.
+    input.iter_mut().for_each(|v| *v = v.abs() + 1.0);
+    input[20] = 0.0;
+    input[22] = -0.0;
+    let gpu = GpuFilter::compile("np.min(x) * 2.0", &ndjit::Bindings::new()).expect("compiles");
+    let (cpu, emulated) = both_on(&gpu, &input, &shape, Dtype::F64, &Options::size(&[9, 9]));
+    assert_eq!(same_failure(cpu, emulated), ndjit::Exception::ValueError);
+}
+
 /// Both runs failed in the filter, with the same error at the same pixel; the error's class.
 fn same_failure(
     cpu: Result<Vec<u8>, DriverError>,

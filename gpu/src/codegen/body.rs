@@ -1381,7 +1381,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 }
             }
         }
-        let r = match Self::unrolled(n, elem.size()) {
+        // `any`/`all` of more values than a register window's taps run as a loop: unrolled
+        // after a minimum over the same taps (`np.min`'s zero-sign guard holds two), ptxas
+        // scheduled them into 255 registers with spills from 11×11 (`gpu/tests/ptxas.rs`).
+        let looped = matches!(op, ReduceOp::Any | ReduceOp::All)
+            && matches!(n, V::C(Val::I(k)) if k as usize > taps::WINDOW_REGS);
+        let r = match Self::unrolled(n, elem.size()).filter(|_| !looped) {
             Some(k) => self.reduce_unrolled(op, k, index, elem, ein)?,
             None => {
                 let n = self.reg(n);
