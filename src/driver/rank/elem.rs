@@ -59,6 +59,9 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     const ROUND_TRIPS: bool;
     /// For types of at most 16 bits, the order-preserving bin of a value, `0..1 << KEY_BITS`.
     const KEY_BITS: u32;
+    /// Whether min and max compare a vector's lanes at once (AVX2 has no 64-bit integer min or
+    /// max: those types compare one pair at a time), which decides where networks stop.
+    const VECTOR_MIN_MAX: bool;
     fn key(self) -> usize;
     fn from_key(k: usize) -> Self;
     /// An unsigned integer in a total order that agrees with `<` on the numbers (`-0.0` before
@@ -130,7 +133,7 @@ macro_rules! with_extreme {
 pub(crate) use with_extreme;
 
 macro_rules! int_elem {
-    ($($t:ty: $bits:expr, $flip:expr, $trips:expr, $range:expr);*) => {$(
+    ($($t:ty: $bits:expr, $flip:expr, $trips:expr, $range:expr, $vector:expr);*) => {$(
         impl Elem for $t {
             #[inline(always)]
             fn min(self, o: Self) -> Self { Ord::min(self, o) }
@@ -149,6 +152,7 @@ macro_rules! int_elem {
             #[inline(always)]
             fn range(hi: Self, lo: Self) -> Self { hi.wrapping_sub(lo) }
             const KEY_BITS: u32 = $bits;
+            const VECTOR_MIN_MAX: bool = $vector;
             #[inline(always)]
             fn key(self) -> usize { ((self as u64) ^ $flip) as usize & ((1usize << $bits) - 1) }
             #[inline(always)]
@@ -170,9 +174,10 @@ macro_rules! int_elem {
 // keys (0 bits): they never use a histogram.
 // `i32` and the 64-bit types are not range-native: a difference past `i32::MAX` (or 2**63) is
 // cast to the integer indefinite value, not wrapped.
-int_elem!(u8: 8, 0, true, true; i8: 8, 0x80, true, true; u16: 16, 0, true, true;
-          i16: 16, 0x8000, true, true; u32: 0, 0, true, true; i32: 0, 0, true, false;
-          u64: 0, 0, false, false; i64: 0, 0, false, false);
+int_elem!(u8: 8, 0, true, true, true; i8: 8, 0x80, true, true, true;
+          u16: 16, 0, true, true, true; i16: 16, 0x8000, true, true, true;
+          u32: 0, 0, true, true, true; i32: 0, 0, true, false, true;
+          u64: 0, 0, false, false, false; i64: 0, 0, false, false, false);
 
 macro_rules! float_elem {
     ($($t:ident),*) => {$(
@@ -209,6 +214,7 @@ macro_rules! float_elem {
             #[inline(always)]
             fn range(hi: Self, lo: Self) -> Self { (hi as f64 - lo as f64) as $t }
             const KEY_BITS: u32 = 0;
+            const VECTOR_MIN_MAX: bool = true;
             fn key(self) -> usize { unreachable!("floats have no histogram keys") }
             fn from_key(_: usize) -> Self { unreachable!("floats have no histogram keys") }
             #[inline(always)]

@@ -27,7 +27,6 @@ use super::registers;
 use super::simd;
 use super::stat::{Mix, Positions};
 use crate::ir::network::batcher_pairs;
-use std::any::TypeId;
 use std::sync::{Mutex, OnceLock};
 
 /// Where a segment's results go: `native[j]` for a result that is one of the values, `double[j]`
@@ -138,11 +137,10 @@ const PERREAULT_MIN: usize = 81;
 ///   `i64` 5×5 37 against 60, 7×7 132 against 57; disks of 13 values 28 against 68, of 29 84
 ///   against 68.
 fn network_max<T: Elem>(boxed: bool) -> usize {
-    let scalar = [TypeId::of::<i64>(), TypeId::of::<u64>()].contains(&TypeId::of::<T>());
     match (T::KEY_BITS, boxed) {
         (8, _) => 128,
         (16, _) => 100,
-        _ if scalar => 25,
+        _ if !T::VECTOR_MIN_MAX => 25,
         (_, true) => 64,
         (_, false) => 40,
     }
