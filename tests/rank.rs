@@ -3,8 +3,8 @@
 //! data and shapes smaller than the footprint, in 1-3 dimensions; and which runs take it.
 
 use ndjit::driver::{
-    c_strides, generic_filter_raw, last_patched, last_run, rank_stat, Dtype, Engine, Footprint,
-    Geometry, Mode, Options, RankStat, RawArray, RawArrayMut,
+    c_strides, generic_filter_raw, last_patched, last_run, rank_form, rank_stat, Dtype, Engine,
+    Footprint, Geometry, Mode, NanRule, Options, RankStat, RawArray, RawArrayMut,
 };
 use ndjit::{Bindings, Filter};
 
@@ -221,6 +221,48 @@ fn rank_executor_equals_the_interpreter_bit_for_bit() {
     // Data with zeros of both signs, where NumPy's forms choose between them, is refused by
     // every engine alike.
     assert!(refused > 0, "no run refused a choice between zeros");
+}
+
+/// The NaN rule the recognizer states for each form, checked on the filter's own code: a form
+/// said to propagate returns NaN for every buffer holding one (the GPU's passes then compute
+/// those windows instead of running the filter there), and each form said to have its own rule
+/// does not, for some buffer.
+#[test]
+fn nan_rules_of_the_recognised_forms_hold_on_the_filters_own_code() {
+    use NanRule::{OwnCode, Propagates};
+    let forms = [
+        ("np.min(x)", 9, Propagates),
+        ("np.max(x)", 9, Propagates),
+        ("x.max() - x.min()", 9, Propagates),
+        ("np.ptp(x)", 9, Propagates),
+        ("x[0]", 1, Propagates),
+        ("max(x)", 9, OwnCode),
+        ("max(x) - min(x)", 9, OwnCode),
+        ("np.max(x) - min(x)", 9, Propagates),
+        ("np.median(x)", 9, Propagates),
+        ("np.median(x)", 200, Propagates),
+        ("np.percentile(x, 90)", 9, Propagates),
+        ("np.sort(x)[0]", 9, OwnCode),
+        (FILTERS[7].0, 9, OwnCode),
+        (FILTERS[8].0, 9, OwnCode),
+    ];
+    let mut rng = Rng::new(7);
+    for (src, n, rule) in forms {
+        let filter = compile(src);
+        let form = rank_form(&filter, n).unwrap_or_else(|| panic!("{src}: not recognised"));
+        assert_eq!(form.nan, rule, "{src}");
+        let mut kept_a_number = false;
+        for _ in 0..400 {
+            let mut buf: Vec<f64> = (0..n).map(|_| value(&mut rng, Dtype::F64, true)).collect();
+            buf[rng.below(n)] = f64::NAN;
+            // The zero-sign guards of NumPy's forms may refuse a buffer; only results count.
+            if let Ok(r) = filter.interpret(&buf) {
+                assert!(rule == OwnCode || r.is_nan(), "{src} of {buf:?} gave {r}");
+                kept_a_number |= !r.is_nan();
+            }
+        }
+        assert_eq!(kept_a_number, rule == OwnCode, "{src}");
+    }
 }
 
 fn compile(src: &str) -> Filter {

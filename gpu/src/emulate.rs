@@ -2,6 +2,7 @@
 //! debugging without a GPU. Slow (an interpreter), but it executes the very module that would be
 //! loaded on the device.
 
+use crate::codegen::separable::PatchLayout;
 use crate::codegen::{Kernel, KernelSpec, Target, Tuning, ENTRY, REPLAY_ENTRY};
 use crate::error::{GpuError, Result};
 use crate::filter::{check_overlap, gather_bytes, scatter_bytes, GpuFilter};
@@ -9,11 +10,15 @@ use crate::passes::Passes;
 use crate::pir::emu::Emu;
 use crate::plan::{self, ArrayDesc, Geometry};
 use ndjit::driver::{Executor, Resolved};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What an emulated run produced: the output bytes (C-contiguous), and the error if a pixel failed.
 pub struct Emulated {
     pub output: Vec<u8>,
     pub error: Option<GpuError>,
+    /// For a separable plan: how many thread positions of its patch kernel the passes flagged
+    /// (their windows held a value the proof excludes).
+    pub flagged: usize,
 }
 
 /// Runs `kernel` on a C-contiguous `input` image (little-endian bytes of `input_desc.dtype`),
@@ -72,6 +77,7 @@ fn run_ranked(
     Ok(Emulated {
         output: emu.read(out_addr, out_len).to_vec(),
         error: failure(kernel, (filter, rank), input, &g, key)?,
+        flagged: 0,
     })
 }
 
@@ -152,9 +158,17 @@ fn run_passes(
         }
         None => None,
     };
+    let flagged = match need.flags {
+        0 => 0,
+        n => emu.read(flags, n)[PatchLayout::HEADER..]
+            .iter()
+            .filter(|&&f| f != 0)
+            .count(),
+    };
     Ok(Emulated {
         output: emu.read(bufs.output, out_len).to_vec(),
         error,
+        flagged,
     })
 }
 
@@ -165,6 +179,8 @@ pub struct Emulator<'a> {
     pub filter: &'a GpuFilter,
     pub target: Target,
     pub tuning: Tuning,
+    /// [`Emulated::flagged`] of the last run (0 where the general kernel ran alone).
+    pub flagged: AtomicUsize,
 }
 
 impl<'a> Emulator<'a> {
@@ -173,6 +189,7 @@ impl<'a> Emulator<'a> {
             filter,
             target: Target::SM90,
             tuning: Tuning::default(),
+            flagged: AtomicUsize::new(0),
         }
     }
 }
@@ -203,6 +220,7 @@ impl Executor for Emulator<'_> {
                 run_ranked(&ready.kernel, run.filter, &input, (&ci, &co), 0, run.rank)?
             }
         };
+        self.flagged.store(done.flagged, Ordering::Relaxed);
         // SAFETY: the caller's contract; `done.output` is the C-contiguous output.
         unsafe { scatter_bytes(&done.output, run.output.ptr, &out_desc) };
         done.error.map_or(Ok(()), Err)

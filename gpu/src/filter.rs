@@ -362,10 +362,10 @@ impl GpuFilter {
             return Ok(found);
         }
         let n = spec.filter_size();
-        let stat = driver::rank_stat(&self.filter, n);
+        let form = driver::rank_form(&self.filter, n);
         let chosen = tuning.separable.is_some()
-            || (stat.is_some() && separable::chosen(spec, self.filter.baked_ir(n).can_fail()));
-        let found = match separable::plan(stat.filter(|_| chosen), spec, outputs) {
+            || (form.is_some() && separable::chosen(spec, self.filter.baked_ir(n).can_fail()));
+        let found = match separable::plan(form.filter(|_| chosen), spec, outputs) {
             None => None,
             Some(plan) => {
                 let patch = match plan.patch {

@@ -370,6 +370,65 @@ fn nan_and_negative_zero_windows_are_patched_by_the_filters_own_code() {
     }
 }
 
+/// How many thread positions of the patch kernel the emulated passes flag for `source` on
+/// `data` (f64 or f32, shape `shape`, a 3-wide box on every axis), the result checked against
+/// the CPU as [`agree`] does.
+fn flagged(source: &str, data: &[f64], shape: &[usize], dt: Dtype) -> usize {
+    let bytes: Vec<u8> = match dt {
+        Dtype::F64 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        _ => data
+            .iter()
+            .flat_map(|&v| (v as f32).to_le_bytes())
+            .collect(),
+    };
+    let opts = boxed(&vec![3; shape.len()]);
+    agree(source, &bytes, shape, (dt, dt), &opts);
+    let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
+    let emu = Emulator {
+        tuning: forced(true),
+        ..Emulator::new(&gpu)
+    };
+    run(&emu, gpu.filter(), (&bytes, dt), shape, dt, &opts).expect("runs");
+    emu.flagged.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[test]
+fn nan_windows_of_numpys_forms_are_the_passes_own() {
+    // NumPy's extremes are NaN wherever a window holds one: the passes carry that NaN to the
+    // output, and only `-0.0` (whose place decides the result) sends windows to the patch.
+    // Python's `min` keeps a NaN only when it comes first: its NaN windows are patched. On 3
+    // axes the middle pass reads both kinds of NaN back from scratch.
+    for (dt, shape) in [(Dtype::F64, vec![9, 10]), (Dtype::F32, vec![4, 5, 6])] {
+        let n: usize = shape.iter().product();
+        let base: Vec<f64> = (0..n).map(|i| (i * 7 % 13) as f64 - 6.0).collect();
+        let mut nans = base.clone();
+        nans[n / 3] = f64::NAN;
+        nans[2 * n / 3] = f64::NAN;
+        let mut zero = base.clone();
+        zero[n / 2] = -0.0;
+        // A -0.0 beside each NaN and one far from both.
+        let mut zeros = base.clone();
+        for at in [2, n / 3 + 1, 2 * n / 3 - 1] {
+            zeros[at] = -0.0;
+        }
+        let mut both = zeros.clone();
+        both[n / 3] = f64::NAN;
+        both[2 * n / 3] = f64::NAN;
+        for numpy in ["np.min(x)", "np.max(x)", "np.ptp(x)", "np.max(x) - min(x)"] {
+            assert_eq!(flagged(numpy, &nans, &shape, dt), 0, "{numpy} {dt:?}");
+            assert!(flagged(numpy, &zero, &shape, dt) > 0, "{numpy} {dt:?}");
+            // A window holding a NaN is NaN, a -0.0 in it or not: only the -0.0 windows
+            // without a NaN are patched.
+            let mixed = flagged(numpy, &both, &shape, dt);
+            assert!(mixed > 0, "{numpy} {dt:?}");
+            assert!(mixed < flagged(numpy, &zeros, &shape, dt), "{numpy} {dt:?}");
+        }
+        for python in ["min(x)", "max(x)", "max(x) - min(x)"] {
+            assert!(flagged(python, &nans, &shape, dt) > 0, "{python} {dt:?}");
+        }
+    }
+}
+
 #[test]
 fn zeros_of_both_signs_keep_the_sign_the_filter_gives() {
     // Python's `min` keeps the first of equal values; NumPy's picks by its SIMD lanes, which

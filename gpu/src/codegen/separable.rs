@@ -19,11 +19,16 @@
 //! Two kinds of float values are excluded by the proof: a NaN (NumPy's `np.min` returns it,
 //! Python's `min` and a `<` loop keep it only when it comes first) and `-0.0` (which of two equal
 //! zeros an extreme returns depends on where each sits). The first pass marks every value that is
-//! either as NaN, every pass carries a NaN on, and the last pass sets, for each pixel whose
-//! window held one, the flag of the general kernel's thread that covers that pixel. The general
-//! kernel then runs with [`super::KernelSpec::patch`]: its threads whose flag is clear leave at
-//! once, the others compute their pixels with the filter's own code. Integer inputs have neither
-//! value and need no patch.
+//! either, every pass carries the mark on (a NaN of its own bits in the scratch arrays), and the
+//! last pass sets, for each pixel whose window held one, the flag of the general kernel's thread
+//! that covers that pixel. The general kernel then runs with [`super::KernelSpec::patch`]: its
+//! threads whose flag is clear leave at once, the others compute their pixels with the filter's
+//! own code. Integer inputs have neither value and need no patch.
+//!
+//! Where the filter's NaN propagates ([`NanRule::Propagates`]: `np.min`, `np.max`, `np.ptp`), a
+//! window holding a NaN is NaN, whatever else it holds, so only `-0.0` is excluded: the passes
+//! carry a NaN on as a second kind of mark that wins over the first, and write it to the output.
+//! Images with scattered NaNs then run no patch at all (see [`MARK_F32`]).
 //!
 //! `cval` (constant mode) must be a value of the input's type whose double is `cval` bit for bit,
 //! and not one of the excluded values; otherwise the general kernel runs alone.
@@ -31,7 +36,7 @@
 use super::stencil::{close_row_loop, grid_place, GridPlace};
 use super::{elem, Dtype, KernelSpec, Mode};
 use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, Src, T};
-use ndjit::driver::RankStat;
+use ndjit::driver::{NanRule, RankForm, RankStat};
 
 /// The extreme a plan computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,6 +85,9 @@ pub struct SeparablePlan {
     /// Whether the input can hold values the proof excludes (floats), so that flagged pixels
     /// are recomputed by the general kernel.
     pub patch: bool,
+    /// The filter's NaN rule: where it propagates, a window holding a NaN is NaN, which the
+    /// passes compute, and only `-0.0` sends a window to the patch.
+    pub nan: NanRule,
     /// Outputs per thread along each pass's axis (at most the window's extent along it).
     pub outputs: u32,
 }
@@ -147,8 +155,9 @@ impl PatchLayout {
 
 /// The passes for `spec` when the filter computes `stat` and the proof above holds for it;
 /// `None` leaves the run to the general kernel.
-pub fn plan(stat: Option<RankStat>, spec: &KernelSpec, outputs: u32) -> Option<SeparablePlan> {
-    let extreme = match stat? {
+pub fn plan(form: Option<RankForm>, spec: &KernelSpec, outputs: u32) -> Option<SeparablePlan> {
+    let form = form?;
+    let extreme = match form.stat {
         RankStat::Min => Extreme::Min,
         RankStat::Max => Extreme::Max,
         RankStat::Range => Extreme::Range,
@@ -181,6 +190,7 @@ pub fn plan(stat: Option<RankStat>, spec: &KernelSpec, outputs: u32) -> Option<S
         passes,
         elem: spec.input,
         patch: matches!(spec.input, Dtype::F32 | Dtype::F64),
+        nan: form.nan,
         outputs: outputs.max(1),
     })
 }
@@ -450,11 +460,41 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     k
 }
 
-/// A value with, for floats, whether a value it was made from is one the proof excludes.
+/// A value with, for floats, whether a value it was made from is one the proof excludes
+/// (`bad`), and, where the filter's NaN propagates, whether one was a NaN (`nan`).
 #[derive(Clone, Copy)]
 struct Marked {
     v: Reg,
     bad: Option<Reg>,
+    nan: Option<Reg>,
+}
+
+/// The bits a pass writes for a window that held a value the proof excludes, and for one that
+/// held a NaN where the filter's NaN propagates: two quiet NaNs, so that the later passes carry
+/// both on and can tell them apart. A NaN the filter returns wins over the mark: a window holding
+/// one is NaN whatever else it holds (a `-0.0` too, and NumPy's zero-sign guard then has no zero
+/// to choose). Where the NaN is the filter's own business ([`NanRule::OwnCode`]) every NaN is
+/// excluded and read back as the mark.
+const MARK_F32: u32 = 0x7FC0_0001;
+const NAN_F32: u32 = 0x7FC0_0000;
+const MARK_F64: u64 = 0x7FF8_0000_0000_0001;
+const NAN_F64: u64 = 0x7FF8_0000_0000_0000;
+
+/// For a float work type: the bit type of its registers, the mark as an integer of that type
+/// (to compare bits with), and the mark and the NaN as float immediates (to select).
+fn mark_bits(wt: T) -> (T, Src, [Src; 2]) {
+    match wt {
+        T::F64 => (
+            T::B64,
+            Src::I(MARK_F64 as i64),
+            [Src::D(MARK_F64), Src::D(NAN_F64)],
+        ),
+        _ => (
+            T::B32,
+            Src::I(MARK_F32 as i64),
+            [Src::S(MARK_F32), Src::S(NAN_F32)],
+        ),
+    }
 }
 
 /// How a pass folds values: the extreme in the input's work type, the marks or'ed.
@@ -473,35 +513,64 @@ impl Folder<'_> {
         }
     }
 
-    /// A loaded value, marked when it is a NaN (in the first pass also a `-0.0`, whose bits are
-    /// the sign bit alone).
+    /// Whether the passes carry NaN as a result of its own (see [`Marked`]).
+    fn nan_is_a_result(&self) -> bool {
+        self.ps.plan.nan == NanRule::Propagates
+    }
+
+    /// A loaded value, marked. The first pass reads the input: a `-0.0` (whose bits are the
+    /// sign bit alone) is excluded, and a NaN is excluded or, where it propagates, noted. The
+    /// later passes read the marks back ([`MARK_F32`]).
     fn mark(&self, k: &mut Func, v: Reg) -> Marked {
         let wt = self.wt;
         if !wt.is_float() {
-            return Marked { v, bad: None };
+            return Marked {
+                v,
+                bad: None,
+                nan: None,
+            };
         }
         let nan = k.setp(Cmp::Nan, wt, v, v);
-        let bad = match self.ps.first {
-            true => {
-                let (bt, sign) = match wt {
-                    T::F64 => (T::B64, Src::I(i64::MIN)),
-                    _ => (T::B32, Src::I(0x8000_0000)),
+        let (bt, mark, _) = mark_bits(wt);
+        let bits = k.mov(bt, v);
+        let (bad, nan) = match (self.ps.first, self.nan_is_a_result()) {
+            (true, own) => {
+                let sign = match wt {
+                    T::F64 => Src::I(i64::MIN),
+                    _ => Src::I(0x8000_0000),
                 };
-                let bits = k.mov(bt, v);
-                k.setp_comb(Cmp::Eq, bt, bits, sign, BoolOp::Or, nan, false)
+                match own {
+                    true => (k.setp(Cmp::Eq, bt, bits, sign), Some(nan)),
+                    false => (
+                        k.setp_comb(Cmp::Eq, bt, bits, sign, BoolOp::Or, nan, false),
+                        None,
+                    ),
+                }
             }
-            false => nan,
+            // A NaN that is not the mark is one the filter returns.
+            (false, true) => (
+                k.setp(Cmp::Eq, bt, bits, mark),
+                Some(k.setp_comb(Cmp::Ne, bt, bits, mark, BoolOp::And, nan, false)),
+            ),
+            (false, false) => (nan, None),
         };
-        Marked { v, bad: Some(bad) }
+        Marked {
+            v,
+            bad: Some(bad),
+            nan,
+        }
     }
 
     fn combine(&self, k: &mut Func, a: Marked, b: Marked) -> Marked {
-        let v = k.bin(self.op, self.wt, a.v, b.v);
-        let bad = match (a.bad, b.bad) {
+        let or = |k: &mut Func, x: Option<Reg>, y: Option<Reg>| match (x, y) {
             (Some(x), Some(y)) => Some(k.bin(crate::pir::Bin::Or, T::Pred, x, y)),
             (x, y) => x.or(y),
         };
-        Marked { v, bad }
+        Marked {
+            v: k.bin(self.op, self.wt, a.v, b.v),
+            bad: or(k, a.bad, b.bad),
+            nan: or(k, a.nan, b.nan),
+        }
     }
 
     /// The fold of `vals` (at least one).
@@ -513,11 +582,21 @@ impl Folder<'_> {
         acc
     }
 
-    /// A fold kept in registers across a loop's iterations, starting from `v` (and `bad`).
-    fn running(&self, k: &mut Func, v: Src, bad: Option<Src>) -> Marked {
+    /// A fold kept in registers across a loop's iterations, starting from `start`, or from
+    /// the identity of the extreme with nothing marked.
+    fn running(&self, k: &mut Func, start: Option<Marked>) -> Marked {
+        let float = self.wt.is_float();
+        let clear = |p: Option<Reg>| p.map(Src::R).or(float.then_some(Src::I(0)));
+        let v = start.map_or(identity(self.ps.plan.elem, self.op), |m| Src::R(m.v));
+        let bad = clear(start.and_then(|m| m.bad));
+        let nan = match self.nan_is_a_result() {
+            true => clear(start.and_then(|m| m.nan)),
+            false => None,
+        };
         Marked {
             v: k.mov(raw(self.wt), v),
             bad: bad.map(|b| k.mov(T::Pred, b)),
+            nan: nan.map(|b| k.mov(T::Pred, b)),
         }
     }
 
@@ -525,24 +604,27 @@ impl Folder<'_> {
     fn fold_into(&self, k: &mut Func, run: Marked, x: Marked) {
         let m = self.combine(k, run, x);
         k.set(raw(self.wt), run.v, m.v);
-        if let (Some(d), Some(b)) = (run.bad, m.bad) {
-            k.set(T::Pred, d, b);
+        for (d, b) in [(run.bad, m.bad), (run.nan, m.nan)] {
+            if let (Some(d), Some(b)) = (d, b) {
+                k.set(T::Pred, d, b);
+            }
         }
     }
 
-    /// `dst = m`, with the NaN mark where `m` is marked.
+    /// `dst = m`: NaN where `m` held one the filter returns (then the window's result is NaN
+    /// whatever else it holds), else the mark where it is marked, else its value.
     fn settle(&self, k: &mut Func, dst: Reg, m: Marked) {
         let wt = self.wt;
-        let v = match m.bad {
-            Some(bad) => {
-                let nan = match wt {
-                    T::F64 => Src::f64(f64::NAN),
-                    _ => Src::S(f32::NAN.to_bits()),
-                };
-                k.selp(wt, nan, m.v, bad)
+        let mut v = Src::R(m.v);
+        if wt.is_float() {
+            let (_, _, [mark, nan]) = mark_bits(wt);
+            if let Some(bad) = m.bad {
+                v = Src::R(k.selp(wt, mark, v, bad));
             }
-            None => m.v,
-        };
+            if let Some(n) = m.nan {
+                v = Src::R(k.selp(wt, nan, v, n));
+            }
+        }
         k.set(raw(wt), dst, v);
     }
 }
@@ -654,7 +736,7 @@ fn window_extremes(
     } else {
         for (j, &r) in results.iter().enumerate() {
             let init = load(k, Src::I(lo + j as i64));
-            let run = fo.running(k, Src::R(init.v), init.bad.map(Src::R));
+            let run = fo.running(k, Some(init));
             counted(k, T::S64, (lo + j as i64 + 1, hi + j as i64), |k, t| {
                 let x = load(k, Src::R(t));
                 fo.fold_into(k, run, x);
@@ -666,8 +748,7 @@ fn window_extremes(
     // ---- boundary: every coordinate through scipy's mapping ----
     k.place(boundary);
     for (j, &r) in results.iter().enumerate() {
-        let none = wt.is_float().then_some(Src::I(0));
-        let run = fo.running(k, identity(dt, op), none);
+        let run = fo.running(k, None);
         let cj = k.bin(Bin::Add, T::S32, c, Src::I(j as i64));
         counted(k, T::S32, (lo, hi), |k, t| {
             let at = k.bin(Bin::Add, T::S32, cj, t);
@@ -777,12 +858,16 @@ fn store(
             if let Some(l) = layout {
                 let skip = k.new_label();
                 let wt = work_type(dt);
-                // The chains' values are NaN exactly where the window held a marked value.
-                let mut num = k.setp(Cmp::Num, wt, vals[0], vals[0]);
+                // The chains' values are the mark exactly where the window held a marked value.
+                let (bt, mark, _) = mark_bits(wt);
+                let bits = |k: &mut Func, v: Reg| k.mov(bt, v);
+                let b0 = bits(k, vals[0]);
+                let mut clean = k.setp(Cmp::Ne, bt, b0, mark);
                 for &v in &vals[1..] {
-                    num = k.setp_comb(Cmp::Num, wt, v, v, BoolOp::And, num, false);
+                    let b = bits(k, v);
+                    clean = k.setp_comb(Cmp::Ne, bt, b, mark, BoolOp::And, clean, false);
                 }
-                k.bra_if(num, false, skip);
+                k.bra_if(clean, false, skip);
                 // Rows counted over the leading axes, as the general kernel counts them.
                 let row = k.fma(T::U32, coord[0], h, coord[1]);
                 let col = k.bin(Bin::Div, T::U32, coord[2], Src::I(l.outputs as i64));
@@ -872,10 +957,17 @@ mod tests {
         assert!(got > u32::MAX as u64);
     }
 
+    fn form(stat: RankStat) -> Option<RankForm> {
+        Some(RankForm {
+            stat,
+            nan: NanRule::Propagates,
+        })
+    }
+
     #[test]
     fn only_full_boxes_of_an_extreme_are_planned() {
         let spec = KernelSpec::boxed(2, 5);
-        let p = plan(Some(RankStat::Min), &spec, 1).expect("a box minimum");
+        let p = plan(form(RankStat::Min), &spec, 1).expect("a box minimum");
         assert_eq!(p.extreme, Extreme::Min);
         assert_eq!(
             p.passes,
@@ -893,25 +985,25 @@ mod tests {
             ]
         );
         assert!(p.patch);
-        assert!(plan(Some(RankStat::Median), &spec, 1).is_none());
-        let range = plan(Some(RankStat::Range), &spec, 1).expect("a box range");
+        assert!(plan(form(RankStat::Median), &spec, 1).is_none());
+        let range = plan(form(RankStat::Range), &spec, 1).expect("a box range");
         assert_eq!(range.extreme.chain_count(), 2);
         assert!(plan(None, &spec, 1).is_none());
         let mut cross = spec.clone();
         cross.mask[0] = false;
-        assert!(plan(Some(RankStat::Max), &cross, 1).is_none());
+        assert!(plan(form(RankStat::Max), &cross, 1).is_none());
         let mut constant = spec.clone();
         constant.mode = Mode::Constant;
         constant.cval = f64::NAN;
-        assert!(plan(Some(RankStat::Max), &constant, 1).is_none());
+        assert!(plan(form(RankStat::Max), &constant, 1).is_none());
         constant.cval = 3.0;
-        assert!(plan(Some(RankStat::Max), &constant, 1).is_some());
+        assert!(plan(form(RankStat::Max), &constant, 1).is_some());
         // Origins shift the window; an axis of extent 1 needs no pass.
         let mut shifted = KernelSpec::boxed(2, 4);
         shifted.shape = vec![1, 4];
         shifted.mask = vec![true; 4];
         shifted.origin = vec![0, -1];
-        let p = plan(Some(RankStat::Max), &shifted, 1).unwrap();
+        let p = plan(form(RankStat::Max), &shifted, 1).unwrap();
         assert_eq!(
             p.passes,
             vec![Pass {
@@ -922,6 +1014,6 @@ mod tests {
         );
         let mut ints = KernelSpec::boxed(1, 3);
         ints.input = Dtype::U16;
-        assert!(!plan(Some(RankStat::Max), &ints, 1).unwrap().patch);
+        assert!(!plan(form(RankStat::Max), &ints, 1).unwrap().patch);
     }
 }

@@ -77,7 +77,7 @@ mod simd;
 mod sliding;
 mod stat;
 
-pub use stat::RankStat;
+pub use stat::{NanRule, RankForm, RankStat};
 
 use super::cache::{content_id, Lru};
 use super::dtype::Dtype;
@@ -125,9 +125,15 @@ pub(crate) fn forget_last_run() {
 }
 
 /// The rank statistic `filter`, specialised to `n` values, computes (its bound values baked in),
-/// if it is one; remembered per filter content.
+/// if it is one.
 pub fn rank_stat(filter: &crate::Filter, n: usize) -> Option<RankStat> {
-    type Recognised = Mutex<Lru<(u64, usize), Option<RankStat>>>;
+    rank_form(filter, n).map(|f| f.stat)
+}
+
+/// The rank statistic `filter`, specialised to `n` values, computes, with its NaN rule, if it
+/// is one; remembered per filter content.
+pub fn rank_form(filter: &crate::Filter, n: usize) -> Option<RankForm> {
+    type Recognised = Mutex<Lru<(u64, usize), Option<RankForm>>>;
     static CACHE: OnceLock<Recognised> = OnceLock::new();
     let cache = || CACHE.get_or_init(|| Mutex::new(Lru::new(64)));
     let key = (content_id(filter), n);

@@ -29,6 +29,37 @@ pub enum RankStat {
     KthSorted(usize),
 }
 
+/// What a recognised filter gives where its values hold a NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NanRule {
+    /// NaN whenever any value is NaN: NumPy's `np.min`/`np.max` ([`ReduceOp::Min`]), a
+    /// difference with one of them on either side, `np.median` and the quantiles, and the one
+    /// value of a single-tap footprint. An algorithm that carries a NaN on through every step
+    /// computes these windows too.
+    Propagates,
+    /// A rule of the form's own: CPython's `min`/`max` and `<` loops keep a NaN only when it
+    /// comes first, `np.sort` orders it last. Those windows must run the filter's own code.
+    OwnCode,
+}
+
+impl NanRule {
+    /// The rule of a difference of two values: NaN minus anything is NaN, so it propagates
+    /// when either side does.
+    fn difference(self, other: NanRule) -> NanRule {
+        match (self, other) {
+            (NanRule::OwnCode, NanRule::OwnCode) => NanRule::OwnCode,
+            _ => NanRule::Propagates,
+        }
+    }
+}
+
+/// A filter recognised as a rank statistic, with its NaN rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RankForm {
+    pub stat: RankStat,
+    pub nan: NanRule,
+}
+
 /// Which sorted positions a statistic reads, for `n` values; `None` for min, max and range,
 /// which the rank executor computes without ordering the values.
 pub(crate) enum Positions {
@@ -98,7 +129,7 @@ enum Sym {
         max: bool,
         seen: usize,
     },
-    Stat(RankStat),
+    Stat(RankStat, NanRule),
     /// Whether the footprint's values hold a zero of this sign (`true`: `-0.0`): a reduction of
     /// [`zero_of_sign`](crate::ir::zero_signs::zero_of_sign) over all of them, part of a guard.
     ZeroSeen(bool),
@@ -115,7 +146,7 @@ enum Scratch {
 }
 
 /// The rank statistic `ir` computes over its `n` values, if it is one of the recognised forms.
-pub fn recognise(ir: &Func) -> Option<RankStat> {
+pub fn recognise(ir: &Func) -> Option<RankForm> {
     let n = ir.filter_size?;
     if n == 0 {
         return None;
@@ -130,7 +161,7 @@ pub fn recognise(ir: &Func) -> Option<RankStat> {
         if let Some(result) = eval.stmt(s)? {
             // A guard can fail only on values holding a `-0.0`, which the executor leaves to
             // the general engine (running the guard) for the statistics that show a zero's sign.
-            return (!eval.guarded || result.sign_of_zero_matters()).then_some(result);
+            return (!eval.guarded || result.stat.sign_of_zero_matters()).then_some(result);
         }
     }
     None
@@ -147,7 +178,7 @@ struct Eval {
 impl Eval {
     /// Steps over one statement: `None` if it leaves the recognised forms, `Some(Some(stat))` at
     /// the `return` of a statistic.
-    fn stmt(&mut self, s: &Stmt) -> Option<Option<RankStat>> {
+    fn stmt(&mut self, s: &Stmt) -> Option<Option<RankForm>> {
         match s {
             Stmt::Assign(v, e) => self.vars[v.0 as usize] = self.expr(e),
             Stmt::Reduce {
@@ -158,9 +189,11 @@ impl Eval {
                 elem,
                 ..
             } => {
-                let stat = match op {
-                    ReduceOp::Min | ReduceOp::PyMin => RankStat::Min,
-                    ReduceOp::Max | ReduceOp::PyMax => RankStat::Max,
+                let (stat, nan) = match op {
+                    ReduceOp::Min => (RankStat::Min, NanRule::Propagates),
+                    ReduceOp::Max => (RankStat::Max, NanRule::Propagates),
+                    ReduceOp::PyMin => (RankStat::Min, NanRule::OwnCode),
+                    ReduceOp::PyMax => (RankStat::Max, NanRule::OwnCode),
                     ReduceOp::Any => {
                         let negative = self.zero_seen(len, *index, elem)?;
                         self.vars[dst.0 as usize] = Sym::ZeroSeen(negative);
@@ -169,7 +202,7 @@ impl Eval {
                     _ => return None,
                 };
                 self.whole_buffer(len, *index, elem)?;
-                self.vars[dst.0 as usize] = Sym::Stat(stat);
+                self.vars[dst.0 as usize] = Sym::Stat(stat, nan);
             }
             Stmt::Fill {
                 dst,
@@ -197,7 +230,8 @@ impl Eval {
                     (SortedStat::Quantile, Expr::F64(q)) => RankStat::Quantile(*q),
                     _ => return None,
                 };
-                self.vars[dst.0 as usize] = Sym::Stat(stat);
+                // NumPy's median and quantiles are NaN when any value is.
+                self.vars[dst.0 as usize] = Sym::Stat(stat, NanRule::Propagates);
             }
             Stmt::MedianNetwork { dst, elems, .. } => {
                 // The median is symmetric: any order of the whole buffer will do.
@@ -211,7 +245,7 @@ impl Eval {
                 if !seen.iter().all(|&s| s) {
                     return None;
                 }
-                self.vars[dst.0 as usize] = Sym::Stat(RankStat::Median);
+                self.vars[dst.0 as usize] = Sym::Stat(RankStat::Median, NanRule::Propagates);
             }
             Stmt::Check { cond, .. } => {
                 // Only checks that cannot fail, or a zero-sign guard's: one that could fail
@@ -377,26 +411,31 @@ impl Eval {
     }
 
     /// The statistic a returned expression is.
-    fn result(&self, e: &Expr) -> Option<RankStat> {
+    fn result(&self, e: &Expr) -> Option<RankForm> {
+        let form = |stat, nan| Some(RankForm { stat, nan });
         match e {
             Expr::Binary(BinOp::Sub, a, b) => match (self.expr(a), self.expr(b)) {
-                (Sym::Stat(RankStat::Max), Sym::Stat(RankStat::Min)) => Some(RankStat::Range),
+                (Sym::Stat(RankStat::Max, x), Sym::Stat(RankStat::Min, y)) => {
+                    form(RankStat::Range, x.difference(y))
+                }
                 _ => None,
             },
             Expr::Load(arr, i) if self.arrays[arr.0 as usize] == Scratch::Sorted => {
                 match self.expr(i) {
                     Sym::Int(k) if (0..self.n as i64).contains(&k) => {
-                        Some(RankStat::KthSorted(k as usize))
+                        form(RankStat::KthSorted(k as usize), NanRule::OwnCode)
                     }
                     _ => None,
                 }
             }
             _ => match self.expr(e) {
-                Sym::Stat(s) => Some(s),
+                Sym::Stat(s, nan) => form(s, nan),
                 Sym::Running { max, seen } if seen == self.n => {
-                    Some(if max { RankStat::Max } else { RankStat::Min })
+                    let stat = if max { RankStat::Max } else { RankStat::Min };
+                    form(stat, NanRule::OwnCode)
                 }
-                Sym::Tap(0) if self.n == 1 => Some(RankStat::Min),
+                // The value itself, NaN or not.
+                Sym::Tap(0) if self.n == 1 => form(RankStat::Min, NanRule::Propagates),
                 _ => None,
             },
         }
