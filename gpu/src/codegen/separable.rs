@@ -433,6 +433,17 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
         .map(|&d| k.bin(Bin::Add, T::S64, d, off))
         .collect();
     let dstep = k.bin(Bin::Mul, T::S64, ds[axis], Src::I(osize));
+    let stored = k.new_label();
+    if let Some((out, layout)) = ps.last.filter(|_| ps.unit.1 && (v * osize) % 16 == 0) {
+        if matches!(out, Dtype::F32 | Dtype::F64) {
+            let fields = VectorFields {
+                coord,
+                ext,
+                flags: layout.map(|l| (l, flags)),
+            };
+            vector_store(&mut k, ps, at_addr[0], fields, &chains, stored);
+        }
+    }
     for j in 0..v as usize {
         let mut at = coord;
         let skip = k.new_label();
@@ -456,6 +467,7 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
         store(&mut k, ps, (&addrs, flags), at, (ext[1], ext[2]), &vals);
         k.place(skip);
     }
+    k.place(stored);
     close_row_loop(&mut k, (row, step), top, exit);
     k
 }
@@ -836,7 +848,6 @@ fn store(
     (h, w): (Reg, Reg),
     vals: &[Reg],
 ) {
-    use crate::pir::Bin;
     let dt = ps.plan.elem;
     match ps.last {
         None => {
@@ -845,44 +856,121 @@ fn store(
             }
         }
         Some((out, layout)) => {
-            // One extreme, or a range's maximum minus its minimum, in double.
-            let d = match vals {
-                [v] => elem::to_f64(k, dt, *v),
-                [lo, hi] => {
-                    let (lo, hi) = (elem::to_f64(k, dt, *lo), elem::to_f64(k, dt, *hi));
-                    k.bin(Bin::Sub, T::F64, hi, lo)
-                }
-                _ => unreachable!("one or two chains"),
-            };
+            let d = result(k, ps, vals);
             elem::store(k, out, addrs[0].clone(), d);
             if let Some(l) = layout {
-                let skip = k.new_label();
-                let wt = work_type(dt);
-                // The chains' values are the mark exactly where the window held a marked value.
-                let (bt, mark, _) = mark_bits(wt);
-                let bits = |k: &mut Func, v: Reg| k.mov(bt, v);
-                let b0 = bits(k, vals[0]);
-                let mut clean = k.setp(Cmp::Ne, bt, b0, mark);
-                for &v in &vals[1..] {
-                    let b = bits(k, v);
-                    clean = k.setp_comb(Cmp::Ne, bt, b, mark, BoolOp::And, clean, false);
-                }
-                k.bra_if(clean, false, skip);
-                // Rows counted over the leading axes, as the general kernel counts them.
-                let row = k.fma(T::U32, coord[0], h, coord[1]);
-                let col = k.bin(Bin::Div, T::U32, coord[2], Src::I(l.outputs as i64));
-                let a = l.flag_address(k, flags, (row, w), col);
-                k.st(
-                    Space::Global,
-                    T::U8,
-                    Addr::reg(a, PatchLayout::HEADER as i64),
-                    Src::I(1),
-                );
-                k.st(Space::Global, T::U32, Addr::reg(flags, 0), Src::I(1));
-                k.place(skip);
+                flag(k, ps, (l, flags), coord, (h, w), vals);
             }
         }
     }
+}
+
+/// Where the last pass's outputs of one thread lie, for [`vector_store`].
+struct VectorFields {
+    coord: [Reg; 3],
+    ext: [Reg; 3],
+    flags: Option<(PatchLayout, Reg)>,
+}
+
+/// The last pass's `v` outputs as 16-byte stores where they are a float output's consecutive
+/// elements, all inside the row and the first 16-byte aligned; then a jump to `stored`. Elsewhere
+/// it falls through to the element stores. One 16-byte store where four scalar ones, strided
+/// across the warp, each wrote a quarter of the sectors they touched.
+fn vector_store(
+    k: &mut Func,
+    ps: &PassSpec<'_>,
+    at: Reg,
+    f: VectorFields,
+    chains: &[Vec<Reg>],
+    stored: u32,
+) {
+    use crate::pir::Bin;
+    let Some((out, _)) = ps.last else { return };
+    let axis = ps.pass.axis;
+    let v = ps.outputs as i64;
+    let scalar = k.new_label();
+    let end = k.bin(Bin::Add, T::S32, f.coord[axis], Src::I(v));
+    let partial = k.setp(Cmp::Gt, T::S32, end, f.ext[axis]);
+    let low = k.bin(Bin::And, T::B64, at, Src::I(15));
+    let elementwise = k.setp_comb(Cmp::Ne, T::B64, low, Src::I(0), BoolOp::Or, partial, false);
+    k.bra_if(elementwise, false, scalar);
+    let (t, osize) = match out {
+        Dtype::F64 => (T::F64, 8),
+        _ => (T::F32, 4),
+    };
+    let mut values = Vec::with_capacity(v as usize);
+    for j in 0..v as usize {
+        let vals: Vec<Reg> = chains.iter().map(|c| c[j]).collect();
+        let d = result(k, ps, &vals);
+        values.push(match out {
+            Dtype::F64 => d,
+            _ => k.cvt(Some(crate::pir::Rnd::Rn), T::F32, T::F64, d),
+        });
+        if let Some(flags) = f.flags {
+            let mut at = f.coord;
+            at[axis] = k.bin(Bin::Add, T::S32, f.coord[axis], Src::I(j as i64));
+            flag(k, ps, flags, at, (f.ext[1], f.ext[2]), &vals);
+        }
+    }
+    for (q, chunk) in values.chunks(16 / osize).enumerate() {
+        k.push(Ins::StV {
+            sp: Space::Global,
+            t,
+            addr: Addr::reg(at, 16 * q as i64),
+            a: chunk.to_vec(),
+        });
+    }
+    k.bra(stored);
+    k.place(scalar);
+}
+
+/// The last pass's result as the IR computes it, in double: one extreme, or a range's maximum
+/// minus its minimum.
+fn result(k: &mut Func, ps: &PassSpec<'_>, vals: &[Reg]) -> Reg {
+    let dt = ps.plan.elem;
+    match vals {
+        [v] => elem::to_f64(k, dt, *v),
+        [lo, hi] => {
+            let (lo, hi) = (elem::to_f64(k, dt, *lo), elem::to_f64(k, dt, *hi));
+            k.bin(crate::pir::Bin::Sub, T::F64, hi, lo)
+        }
+        _ => unreachable!("one or two chains"),
+    }
+}
+
+/// Sets the patch flag of the general kernel's thread covering the pixel at `coord` where the
+/// chains' values carry the mark (the window held a value the proof excludes).
+fn flag(
+    k: &mut Func,
+    ps: &PassSpec<'_>,
+    (l, flags): (PatchLayout, Reg),
+    coord: [Reg; 3],
+    (h, w): (Reg, Reg),
+    vals: &[Reg],
+) {
+    use crate::pir::Bin;
+    let skip = k.new_label();
+    let (bt, mark, _) = mark_bits(work_type(ps.plan.elem));
+    let bits = |k: &mut Func, v: Reg| k.mov(bt, v);
+    let b0 = bits(k, vals[0]);
+    let mut clean = k.setp(Cmp::Ne, bt, b0, mark);
+    for &v in &vals[1..] {
+        let b = bits(k, v);
+        clean = k.setp_comb(Cmp::Ne, bt, b, mark, BoolOp::And, clean, false);
+    }
+    k.bra_if(clean, false, skip);
+    // Rows counted over the leading axes, as the general kernel counts them.
+    let row = k.fma(T::U32, coord[0], h, coord[1]);
+    let col = k.bin(Bin::Div, T::U32, coord[2], Src::I(l.outputs as i64));
+    let a = l.flag_address(k, flags, (row, w), col);
+    k.st(
+        Space::Global,
+        T::U8,
+        Addr::reg(a, PatchLayout::HEADER as i64),
+        Src::I(1),
+    );
+    k.st(Space::Global, T::U32, Addr::reg(flags, 0), Src::I(1));
+    k.place(skip);
 }
 
 #[cfg(test)]
