@@ -8,8 +8,8 @@ median, mean and a NaN-aware mean, as ndjit callbacks (``np.min(x)`` ...) and as
 cupyx.scipy.ndimage's ``minimum_filter``, ``maximum_filter`` (the range: their difference),
 ``median_filter`` and ``uniform_filter`` (cupyx has no NaN-aware filter: its column stays
 empty). The image is uniform noise; the NaN-aware mean's, and
-``min+nan``'s (a minimum over the same data with one NaN in every 97×89 pixels, whose windows
-ndjit recomputes with the callback's own code), have NaNs. Each cell is the median over ``--reps`` runs timed with
+``min+nan``'s (a minimum over the same data with one NaN in every 97×89 pixels: ``np.min``
+is NaN wherever a window holds one, which ndjit's box passes carry to the output), have NaNs. Each cell is the median over ``--reps`` runs timed with
 CUDA events after a warm-up call (kernel generation and loading), with ``output=`` preallocated.
 A cell whose warm-up takes more than a second is timed over 3 runs; once ``--budget`` seconds are
 spent, the remaining cells print "skipped". The copy floor is a device-to-device copy of the
