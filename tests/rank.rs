@@ -3,8 +3,8 @@
 //! data and shapes smaller than the footprint, in 1-3 dimensions; and which runs take it.
 
 use ndjit::driver::{
-    c_strides, generic_filter_raw, last_patched, last_run, rank_form, rank_stat, Dtype, Engine,
-    Footprint, Geometry, Mode, NanRule, Options, RankStat, RawArray, RawArrayMut,
+    c_strides, generic_filter_raw, last_nan_pixels, last_patched, last_run, rank_form, rank_stat,
+    Dtype, Engine, Footprint, Geometry, Mode, NanRule, Options, RankStat, RawArray, RawArrayMut,
 };
 use ndjit::{Bindings, Filter};
 
@@ -695,8 +695,9 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
 
 /// The data facts are checked line by line as a run goes (or by a scan first, where progress is
 /// reported). A NaN or a `-0.0` on any line, whichever worker's chunk holds it, leaves the rank
-/// executor's output everywhere but in the windows that read it, which the general engine
-/// recomputes; with progress reported, the whole run goes to the general engine.
+/// executor's output everywhere but in the windows that read it: the general engine recomputes
+/// those that read a `-0.0`, and those that read a NaN are written NaN (`np.min` and
+/// `np.median` propagate it); with progress reported, the whole run goes to the general engine.
 #[test]
 fn a_nan_or_negative_zero_on_any_line_is_patched_by_the_general_engine() {
     let shape = [3usize, 11, 6000];
@@ -726,16 +727,26 @@ fn a_nan_or_negative_zero_on_any_line_is_patched_by_the_general_engine() {
                         assert_eq!(took.is_some(), !progress, "{what}");
                         // The windows reading it, counted the slow way.
                         if !progress {
-                            let windows = windows_reading(&values, &shape, &opts, true);
-                            assert_eq!(patched, windows, "{what}");
+                            let windows = windows_reading(&values, &shape, &opts, excluded(true));
+                            let (recomputed, nan) = match zero_only {
+                                true => (windows, 0),
+                                false => (0, windows),
+                            };
+                            assert_eq!((patched, last_nan_pixels()), (recomputed, nan), "{what}");
                         }
                         let want = run_callback(&min, &input, dtype, &opts);
                         assert_eq!(got, want, "{what}");
-                        // A median does not show the sign of a zero: nothing to patch.
+                        // A median does not show the sign of a zero: nothing to patch, and
+                        // its NaN windows are NaN.
                         let got = run(&median, &input, dtype, &opts);
                         let (took, patched) = (last_run(), last_patched());
                         assert_eq!(took.is_some(), zero_only || !progress, "median, {what}");
-                        assert_eq!(patched > 0, !zero_only && !progress, "median, {what}");
+                        assert_eq!(patched, 0, "median, {what}");
+                        assert_eq!(
+                            last_nan_pixels() > 0,
+                            !zero_only && !progress,
+                            "median, {what}"
+                        );
                         let want = run_callback(&median, &input, dtype, &opts);
                         assert_eq!(got, want, "median, {what}");
                     }
@@ -745,11 +756,20 @@ fn a_nan_or_negative_zero_on_any_line_is_patched_by_the_general_engine() {
     }
 }
 
-/// The output pixels whose windows read a NaN or a `-0.0` (where the statistic could show a
-/// zero's sign), counted the slow way: every tap of every pixel mapped through the mode.
-fn windows_reading(values: &[f64], shape: &[usize], opts: &Options, zero_matters: bool) -> usize {
+/// A NaN or a `-0.0` where `zero_matters`.
+fn excluded(zero_matters: bool) -> impl Fn(f64) -> bool {
+    move |v: f64| v.is_nan() || (zero_matters && v.to_bits() == (-0.0f64).to_bits())
+}
+
+/// The output pixels whose windows read a value `excluded` holds, counted the slow way: every
+/// tap of every pixel mapped through the mode.
+fn windows_reading(
+    values: &[f64],
+    shape: &[usize],
+    opts: &Options,
+    excluded: impl Fn(f64) -> bool,
+) -> usize {
     let geometry = Geometry::resolve(shape, opts).unwrap();
-    let excluded = |v: f64| v.is_nan() || (zero_matters && v.to_bits() == (-0.0f64).to_bits());
     let n: usize = shape.iter().product();
     (0..n)
         .filter(|&p| {
@@ -781,7 +801,7 @@ fn windows_reading(values: &[f64], shape: &[usize], opts: &Options, zero_matters
 fn patched_windows_are_exactly_those_reading_an_excluded_value() {
     let filters = compiled_filters();
     let mut rng = Rng::new(0x0009_a7c4);
-    let mut patched_runs = 0;
+    let (mut patched_runs, mut nan_runs) = (0, 0);
     for case in 0..400 {
         let ndim = 1 + rng.below(3);
         let shape: Vec<usize> = (0..ndim)
@@ -813,7 +833,7 @@ fn patched_windows_are_exactly_those_reading_an_excluded_value() {
             filter.source()
         );
         let got = run(filter, &input, dtype, &opts);
-        let (took, patched) = (last_run(), last_patched());
+        let (took, patched, nans) = (last_run(), last_patched(), last_nan_pixels());
         let want = run_callback(filter, &input, dtype, &opts);
         assert_eq!(got, want, "{what}");
         let Some(stat) = took else { continue };
@@ -822,22 +842,26 @@ fn patched_windows_are_exactly_those_reading_an_excluded_value() {
             continue;
         }
         let taps = opts.footprint.count().unwrap();
-        let expected = windows_reading(&values, &shape, &opts, stat.sign_of_zero_matters());
-        // Past its limit the executor leaves the whole run to the general engine instead.
-        let excluded = values
-            .iter()
-            .filter(|v| {
-                v.is_nan() || (stat.sign_of_zero_matters() && v.to_bits() == (-0.0f64).to_bits())
-            })
-            .count();
-        if excluded <= total / (8 * taps) {
-            assert_eq!(patched, expected, "{what}");
-            patched_runs += (patched > 0) as usize;
-        }
+        // NaN windows are NaN where the filter's NaN propagates, the general engine's otherwise.
+        let zero = stat.sign_of_zero_matters();
+        let propagates = rank_form(filter, taps).unwrap().nan == NanRule::Propagates;
+        let negative_zero = |v: f64| zero && v.to_bits() == (-0.0f64).to_bits();
+        let recomputed = |v: f64| negative_zero(v) || (!propagates && v.is_nan());
+        let nan = |v: f64| propagates && v.is_nan();
+        assert_eq!(
+            (patched, nans),
+            (
+                windows_reading(&values, &shape, &opts, recomputed),
+                windows_reading(&values, &shape, &opts, nan)
+            ),
+            "{what}"
+        );
+        patched_runs += (patched > 0) as usize;
+        nan_runs += (nans > 0) as usize;
     }
     assert!(
-        patched_runs > 40,
-        "only {patched_runs} runs patched windows"
+        patched_runs > 40 && nan_runs > 40,
+        "only {patched_runs} runs patched windows, {nan_runs} wrote NaN windows"
     );
 }
 

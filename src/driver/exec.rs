@@ -34,6 +34,9 @@ pub(crate) enum Compute<'a> {
     },
     Callback(&'a Filter),
     Interpreter(&'a Filter),
+    /// Every pixel's result is this value, proven without running the filter (the NaN of a
+    /// window holding one, where the filter's NaN propagates: see `rank::patch`).
+    Value(f64),
 }
 
 pub(crate) struct Job<'a> {
@@ -243,7 +246,7 @@ impl Worker {
     fn new(job: &Job) -> Result<Worker, DriverError> {
         let filter = match job.compute {
             Compute::Kernel { filter, .. } | Compute::Callback(filter) => Some(filter),
-            Compute::Interpreter(_) => None,
+            Compute::Interpreter(_) | Compute::Value(_) => None,
         };
         let slots = job.plan.slots.len();
         Ok(Worker {
@@ -354,6 +357,12 @@ impl Worker {
             Compute::Interpreter(filter) => {
                 self.extend(job, a, b);
                 self.interpret(filter, a, b, dst)
+            }
+            Compute::Value(v) => {
+                // SAFETY: `dst` is the row buffer, at least `b - a` long (`direct.output` is
+                // set for kernels only).
+                unsafe { std::slice::from_raw_parts_mut(dst, b - a) }.fill(v);
+                Ok(())
             }
         };
         if !direct.output {

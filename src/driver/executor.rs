@@ -211,7 +211,19 @@ fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
     if engine == Engine::Auto {
         match rank::try_run(run, &plan) {
             Some(rank::Taken::Done(result)) => return result,
-            Some(rank::Taken::Patch(p)) => pieces = Some(p),
+            Some(rank::Taken::Patch(p)) => {
+                rank::set_patched(&p);
+                let nan = Job {
+                    plan: &plan,
+                    input: run.input,
+                    output: run.output,
+                    compute: Compute::Value(f64::NAN),
+                    progress: None,
+                    cancel: run.options.cancel.as_deref(),
+                };
+                exec::run_pieces(&nan, &p.nan, exec::thread_count(run.options.threads))?;
+                pieces = Some(p.recomputed);
+            }
             None => {}
         }
     }
@@ -241,10 +253,7 @@ fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
     };
     let threads = exec::thread_count(run.options.threads);
     match pieces {
-        Some(pieces) => {
-            rank::set_patched(pieces.iter().map(|(p0, p1)| p1 - p0).sum());
-            exec::run_pieces(&job, &pieces, threads)
-        }
+        Some(pieces) => exec::run_pieces(&job, &pieces, threads),
         None => exec::run(&job, threads),
     }
 }

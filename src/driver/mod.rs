@@ -52,7 +52,9 @@ pub use filter1d::{generic_filter1d_raw, Filter1dOptions};
 pub use footprint::Footprint;
 pub use mode::Mode;
 pub use options::{Engine, Geometry, Options, Progress};
-pub use rank::{last_patched, last_run, rank_form, rank_stat, NanRule, RankForm, RankStat};
+pub use rank::{
+    last_nan_pixels, last_patched, last_run, rank_form, rank_stat, NanRule, RankForm, RankStat,
+};
 pub use typed::{generic_filter, generic_filter_into, Element};
 
 use crate::Filter;

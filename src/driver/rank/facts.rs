@@ -9,7 +9,7 @@ use super::super::team;
 use super::simd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
-/// What a scan found in float data.
+/// What a scan found in float data; also a set of the two kinds, the ones a search looks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Found {
     pub nan: bool,
@@ -35,6 +35,19 @@ impl Found {
     /// Whether it fails the proof of a statistic for which a `-0.0` matters or not.
     pub fn excludes(self, zero_matters: bool) -> bool {
         self.nan || (self.negative_zero && zero_matters)
+    }
+
+    /// The kinds in both sets.
+    pub fn and(self, other: Found) -> Found {
+        Found {
+            nan: self.nan && other.nan,
+            negative_zero: self.negative_zero && other.negative_zero,
+        }
+    }
+
+    /// Whether the set holds a kind.
+    pub fn any(self) -> bool {
+        self.nan || self.negative_zero
     }
 }
 
@@ -65,8 +78,8 @@ pub(crate) unsafe fn line(dtype: Dtype, p: *const u8, len: usize, stride: isize)
     })
 }
 
-/// Calls `each(j)` for every column `j` of a line segment (as [`line`]'s) holding a value the
-/// proof excludes (a NaN, or a `-0.0` where `zero_matters`), in order.
+/// Calls `each(j)` for every column `j` of a line segment (as [`line`]'s) holding a value of
+/// the kinds `which` holds, in order.
 ///
 /// # Safety
 /// As [`line`].
@@ -75,37 +88,85 @@ pub(crate) unsafe fn excluded_columns(
     p: *const u8,
     len: usize,
     stride: isize,
-    zero_matters: bool,
+    which: Found,
     each: impl FnMut(usize),
 ) {
     match dtype {
-        Dtype::F32 => unsafe { columns_as::<u32>(p, len, stride, zero_matters, each) },
-        Dtype::F64 => unsafe { columns_as::<u64>(p, len, stride, zero_matters, each) },
+        Dtype::F32 => unsafe { columns_as::<u32>(p, len, stride, which, each) },
+        Dtype::F64 => unsafe { columns_as::<u64>(p, len, stride, which, each) },
         _ => {}
+    }
+}
+
+/// What the windows reading each kind of excluded value get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rules {
+    /// Whether a `-0.0` fails the proof (the statistic's result could show its sign): its
+    /// windows are recomputed by the general engine.
+    pub zero_matters: bool,
+    /// Whether the filter's NaN propagates ([`super::NanRule::Propagates`]): its windows are
+    /// NaN, written without running the filter. Otherwise the general engine recomputes them.
+    pub nan_is_result: bool,
+}
+
+impl Rules {
+    /// The kinds whose windows the general engine recomputes.
+    pub fn recomputed(self) -> Found {
+        Found {
+            nan: !self.nan_is_result,
+            negative_zero: self.zero_matters,
+        }
+    }
+
+    /// The kinds whose windows are NaN.
+    pub fn nan(self) -> Found {
+        Found {
+            nan: self.nan_is_result,
+            negative_zero: false,
+        }
     }
 }
 
 /// The facts a run depends on, gathered by its workers as they go: every output line checks the
 /// input line of its own index, so together they check every line. It records which lines hold
-/// an excluded value and how many there are; past `limit` of them the run stops (its output is
-/// then overwritten by the general engine, the arrays being disjoint).
+/// an excluded value of each kind and how many there are; past a limit of either the run stops
+/// (its output is then overwritten by the general engine, the arrays being disjoint).
 pub(crate) struct Watch {
-    /// Whether a `-0.0` fails the proof (the statistic's result could show its sign).
-    pub zero_matters: bool,
-    /// A bit per input line (in C order over the leading axes): whether it holds one.
-    tainted: Vec<AtomicU64>,
-    count: AtomicUsize,
-    limit: usize,
+    pub rules: Rules,
+    /// A bit per input line (in C order over the leading axes): whether it holds a value whose
+    /// windows are recomputed ([`Rules::recomputed`]), and whether it holds one whose windows
+    /// are NaN ([`Rules::nan`]).
+    tainted: [Vec<AtomicU64>; 2],
+    count: [AtomicUsize; 2],
+    limit: [usize; 2],
     failed: AtomicBool,
 }
 
+/// Which of a [`Watch`]'s two records: the values whose windows are recomputed, or NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    Recomputed = 0,
+    Nan = 1,
+}
+
+impl Fate {
+    /// The kinds of value whose windows meet this fate under `rules`.
+    pub fn kinds(self, rules: Rules) -> Found {
+        match self {
+            Fate::Recomputed => rules.recomputed(),
+            Fate::Nan => rules.nan(),
+        }
+    }
+}
+
 impl Watch {
-    /// A watch over `lines` input lines that gives up past `limit` excluded values.
-    pub fn new(zero_matters: bool, lines: usize, limit: usize) -> Watch {
+    /// A watch over `lines` input lines that gives up past `limit[f]` values of fate `f`.
+    pub fn new(rules: Rules, lines: usize, limit: [usize; 2]) -> Watch {
+        let bits = || (0..lines.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         Watch {
-            zero_matters,
-            tainted: (0..lines.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-            count: AtomicUsize::new(0),
+            rules,
+            tainted: [bits(), bits()],
+            count: [AtomicUsize::new(0), AtomicUsize::new(0)],
             limit,
             failed: AtomicBool::new(false),
         }
@@ -117,15 +178,20 @@ impl Watch {
     /// As [`line`].
     pub unsafe fn check(&self, line: usize, dtype: Dtype, p: *const u8, len: usize, stride: isize) {
         // SAFETY: the caller's promise.
-        if !unsafe { self::line(dtype, p, len, stride) }.excludes(self.zero_matters) {
-            return;
-        }
-        let mut n = 0;
-        // SAFETY: as above.
-        unsafe { excluded_columns(dtype, p, len, stride, self.zero_matters, |_| n += 1) };
-        self.tainted[line / 64].fetch_or(1 << (line % 64), Ordering::Relaxed);
-        if self.count.fetch_add(n, Ordering::Relaxed) + n > self.limit {
-            self.failed.store(true, Ordering::Relaxed);
+        let found = unsafe { self::line(dtype, p, len, stride) };
+        for fate in [Fate::Recomputed, Fate::Nan] {
+            let kinds = found.and(fate.kinds(self.rules));
+            if !kinds.any() {
+                continue;
+            }
+            let mut n = 0;
+            // SAFETY: as above.
+            unsafe { excluded_columns(dtype, p, len, stride, kinds, |_| n += 1) };
+            let f = fate as usize;
+            self.tainted[f][line / 64].fetch_or(1 << (line % 64), Ordering::Relaxed);
+            if self.count[f].fetch_add(n, Ordering::Relaxed) + n > self.limit[f] {
+                self.failed.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -134,14 +200,14 @@ impl Watch {
         self.failed.load(Ordering::Relaxed)
     }
 
-    /// Whether input line `line` holds an excluded value.
-    pub fn tainted(&self, line: usize) -> bool {
-        self.tainted[line / 64].load(Ordering::Relaxed) & (1 << (line % 64)) != 0
+    /// Whether input line `line` holds a value of fate `fate`.
+    pub fn tainted(&self, fate: Fate, line: usize) -> bool {
+        self.tainted[fate as usize][line / 64].load(Ordering::Relaxed) & (1 << (line % 64)) != 0
     }
 
-    /// Whether any line does.
-    pub fn any(&self) -> bool {
-        self.count.load(Ordering::Relaxed) > 0
+    /// Whether any line holds a value of fate `fate`.
+    pub fn any(&self, fate: Fate) -> bool {
+        self.count[fate as usize].load(Ordering::Relaxed) > 0
     }
 }
 
@@ -149,8 +215,8 @@ impl Watch {
 trait Bits: Copy + Send + Sync {
     /// Bit 0: a NaN among the values; bit 1: a `-0.0`.
     fn flags(line: &[Self]) -> u8;
-    /// Whether the value is a NaN, or a `-0.0` when `zero` is set.
-    fn excluded(self, zero: bool) -> bool;
+    /// Whether the value is of a kind `which` holds.
+    fn excluded(self, which: Found) -> bool;
     unsafe fn read(p: *const u8) -> Self;
 }
 
@@ -172,8 +238,9 @@ macro_rules! bits {
                 (top > $inf as $i) as u8 | (((low == 0) as u8) << 1)
             }
             #[inline(always)]
-            fn excluded(self, zero: bool) -> bool {
-                ((self & !$sign) as $i > $inf as $i) | (zero & (self == $sign))
+            fn excluded(self, which: Found) -> bool {
+                (which.nan & ((self & !$sign) as $i > $inf as $i))
+                    | (which.negative_zero & (self == $sign))
             }
             #[inline(always)]
             unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $u).read_unaligned() } }
@@ -250,7 +317,7 @@ unsafe fn columns_as<B: Bits>(
     p: *const u8,
     len: usize,
     stride: isize,
-    zero: bool,
+    which: Found,
     mut each: impl FnMut(usize),
 ) {
     let size = std::mem::size_of::<B>();
@@ -258,9 +325,9 @@ unsafe fn columns_as<B: Bits>(
         // SAFETY: a contiguous, aligned line of `len` elements.
         let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
         for (k, block) in line.chunks(BLOCK).enumerate() {
-            if simd::fast(|| block.iter().fold(false, |any, &b| any | b.excluded(zero))) {
+            if simd::fast(|| block.iter().fold(false, |any, &b| any | b.excluded(which))) {
                 for (j, &b) in block.iter().enumerate() {
-                    if b.excluded(zero) {
+                    if b.excluded(which) {
                         each(k * BLOCK + j);
                     }
                 }
@@ -270,7 +337,7 @@ unsafe fn columns_as<B: Bits>(
     }
     for j in 0..len {
         // SAFETY: element `j` is valid (the caller's promise).
-        if unsafe { B::read(p.wrapping_offset(j as isize * stride)) }.excluded(zero) {
+        if unsafe { B::read(p.wrapping_offset(j as isize * stride)) }.excluded(which) {
             each(j);
         }
     }

@@ -87,6 +87,7 @@ use super::mode::Mode;
 use super::plan::Plan;
 use super::MAX_UNROLLED_TAPS;
 use elem::{is_float, with_elem, Elem};
+use facts::Fate;
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
 
@@ -96,6 +97,8 @@ thread_local! {
     static LAST: Cell<Option<RankStat>> = const { Cell::new(None) };
     /// See [`last_patched`].
     static PATCHED: Cell<usize> = const { Cell::new(0) };
+    /// See [`last_nan_pixels`].
+    static NAN_PIXELS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The statistic the last `Engine::Auto` run on the calling thread computed with the rank
@@ -107,21 +110,31 @@ pub fn last_run() -> Option<RankStat> {
 }
 
 /// How many pixels of the last `Engine::Auto` run on the calling thread that the rank executor
-/// took were recomputed by the general engine, their windows holding a NaN (or a `-0.0` where
-/// the statistic could show its sign): see [`patch`].
+/// took were recomputed by the general engine, their windows holding a NaN (where the filter's
+/// NaN rule is its own) or a `-0.0` (where the statistic could show its sign): see [`patch`].
 pub fn last_patched() -> usize {
     PATCHED.with(Cell::get)
 }
 
-/// Records how many pixels the general engine recomputed after the rank executor.
-pub(crate) fn set_patched(pixels: usize) {
-    PATCHED.with(|p| p.set(pixels));
+/// How many pixels of that run were written NaN without running the filter, their windows
+/// holding a NaN and the filter's NaN propagating ([`NanRule::Propagates`]): see [`patch`].
+pub fn last_nan_pixels() -> usize {
+    NAN_PIXELS.with(Cell::get)
+}
+
+/// Records how many pixels the general engine recomputed after the rank executor, and how many
+/// were written NaN.
+pub(crate) fn set_patched(patch: &Patch) {
+    let count = |p: &[(usize, usize)]| p.iter().map(|(p0, p1)| p1 - p0).sum();
+    PATCHED.with(|p| p.set(count(&patch.recomputed)));
+    NAN_PIXELS.with(|p| p.set(count(&patch.nan)));
 }
 
 /// Starts a CPU run: until the rank executor takes it, [`last_run`] says `None`.
 pub(crate) fn forget_last_run() {
     LAST.with(|l| l.set(None));
     PATCHED.with(|p| p.set(0));
+    NAN_PIXELS.with(|p| p.set(0));
 }
 
 /// The rank statistic `filter`, specialised to `n` values, computes (its bound values baked in),
@@ -150,10 +163,17 @@ pub fn rank_form(filter: &crate::Filter, n: usize) -> Option<RankForm> {
 pub(crate) enum Taken {
     /// It computed the whole output.
     Done(Result<(), DriverError>),
-    /// It computed the output, except these pixels (C-order ranges `[p0, p1)`, each within one
-    /// line), whose windows read a value the proof excludes: the general engine must recompute
-    /// them ([`patch`]).
-    Patch(Vec<(usize, usize)>),
+    /// It computed the output, except the pixels whose windows read a value the proof excludes
+    /// ([`patch`]).
+    Patch(Patch),
+}
+
+/// The pixels a rank run left, as C-order ranges `[p0, p1)`, each within one line.
+pub(crate) struct Patch {
+    /// Pixels whose result is NaN: their windows read a NaN, and the filter's NaN propagates.
+    pub nan: Vec<(usize, usize)>,
+    /// Pixels the general engine must recompute (after the NaN ones: a pixel in both is NaN).
+    pub recomputed: Vec<(usize, usize)>,
 }
 
 /// Runs `run` with the rank executor if the proof holds for it; `None` leaves it to the general
@@ -165,28 +185,35 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Taken> {
     if n > MAX_UNROLLED_TAPS {
         return None;
     }
-    let stat = rank_stat(run.filter, n)?;
+    let RankForm { stat, nan } = rank_form(run.filter, n)?;
     let input = run.input;
     let constant = run.mode == Mode::Constant;
     let threads = super::exec::thread_count(run.options.threads);
-    let zero_matters = stat.sign_of_zero_matters();
+    let rules = facts::Rules {
+        zero_matters: stat.sign_of_zero_matters(),
+        nan_is_result: nan == NanRule::Propagates,
+    };
     let mut watch = None;
     if is_float(input.dtype) {
-        if constant && facts::Found::of(run.cval).excludes(zero_matters) {
+        if constant && facts::Found::of(run.cval).excludes(rules.zero_matters) {
             return None;
         }
         match run.options.progress {
             // The data is checked line by line as the run goes (`facts::Watch`), and the
             // windows holding an excluded value are patched afterwards...
             None => {
-                let limit = patch::limit(plan.lines * plan.len, n);
-                watch = Some(facts::Watch::new(zero_matters, plan.lines, limit));
+                let total = plan.lines * plan.len;
+                let limit = [
+                    patch::limit(total, n),
+                    patch::nan_limit(total, plan.slots.len()),
+                ];
+                watch = Some(facts::Watch::new(rules, plan.lines, limit));
             }
             // ... except where progress is reported: a patch would report its pixels twice.
             Some(_) => {
                 // SAFETY: the input is valid memory (`execute`'s contract).
                 let found = unsafe { facts::scan(input, threads) };
-                if found.excludes(zero_matters) {
+                if found.excludes(rules.zero_matters) {
                     return None;
                 }
             }
@@ -208,9 +235,13 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Taken> {
     }
     LAST.with(|l| l.set(Some(stat)));
     match watch {
-        // SAFETY: the input is valid memory (`execute`'s contract).
-        Some(w) if result.is_ok() && w.any() => {
-            Some(Taken::Patch(unsafe { patch::pieces(plan, input, &w) }))
+        Some(w) if result.is_ok() && (w.any(Fate::Recomputed) || w.any(Fate::Nan)) => {
+            // SAFETY: the input is valid memory (`execute`'s contract).
+            let pieces = |fate| unsafe { patch::pieces(plan, input, &w, fate) };
+            Some(Taken::Patch(Patch {
+                nan: pieces(Fate::Nan),
+                recomputed: pieces(Fate::Recomputed),
+            }))
         }
         _ => Some(Taken::Done(result)),
     }

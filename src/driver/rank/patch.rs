@@ -1,7 +1,9 @@
 //! The windows the proof leaves out. Where a float input holds a NaN (or a `-0.0`, for a
 //! statistic that could show a zero's sign), the rank algorithms still run over the whole output,
 //! and only the output pixels whose windows read such a value are then recomputed by the general
-//! engine, which runs the filter's own code there ([`pieces`] finds them).
+//! engine, which runs the filter's own code there ([`pieces`] finds them). Where the filter's
+//! NaN propagates ([`super::NanRule::Propagates`]), the windows reading a NaN are NaN, whatever
+//! else they hold: those pixels are written NaN instead, without running the filter.
 //!
 //! Why every other pixel is exact: no algorithm of the executor lets a value reach a window that
 //! does not read it. Van Herk/Gil-Werman's prefix and suffix extremes lie inside the window they
@@ -16,7 +18,7 @@
 use super::super::array::RawArray;
 use super::super::plan::Plan;
 use super::exec::chords;
-use super::facts::{self, Watch};
+use super::facts::{self, Fate, Found, Watch};
 use std::collections::HashMap;
 
 /// Excluded values a run may hold, in units of the taps that read each: past
@@ -29,12 +31,24 @@ pub(crate) fn limit(total: usize, taps: usize) -> usize {
     total / (PATCH_SHARE * taps.max(1))
 }
 
-/// The output pixels whose windows read a value `watch` found, as ranges `[p0, p1)` of pixels in
-/// C order, each within one line, sorted.
+/// The most NaNs whose windows a run over `total` pixels writes NaN, for a footprint reading
+/// `lines` input lines per output line: [`pieces`] visits each NaN once per output line that
+/// reads it, and past this many those visits would approach the pixels themselves in number.
+pub(crate) fn nan_limit(total: usize, lines: usize) -> usize {
+    total / (PATCH_SHARE * lines.max(1))
+}
+
+/// The output pixels whose windows read a value of fate `fate` that `watch` found, as ranges
+/// `[p0, p1)` of pixels in C order, each within one line, sorted.
 ///
 /// # Safety
 /// The input must be valid memory at every element its shape and strides reach.
-pub(crate) unsafe fn pieces(plan: &Plan, input: &RawArray, watch: &Watch) -> Vec<(usize, usize)> {
+pub(crate) unsafe fn pieces(
+    plan: &Plan,
+    input: &RawArray,
+    watch: &Watch,
+    fate: Fate,
+) -> Vec<(usize, usize)> {
     let last = plan.shape.len() - 1;
     let len = plan.len;
     // `Plan::sources` gives line numbers when the leading axes' strides count lines.
@@ -54,12 +68,12 @@ pub(crate) unsafe fn pieces(plan: &Plan, input: &RawArray, watch: &Watch) -> Vec
         plan.sources(&idx, &line_strides, &mut srcs);
         spans.clear();
         for (s, src) in srcs.iter().enumerate() {
-            let Some(src) = src.map(|l| l as usize).filter(|&l| watch.tainted(l)) else {
+            let Some(src) = src.map(|l| l as usize).filter(|&l| watch.tainted(fate, l)) else {
                 continue;
             };
             let cols = columns.entry(src).or_insert_with(|| {
                 // SAFETY: the caller's promise.
-                unsafe { excluded(plan, input, src, watch.zero_matters) }
+                unsafe { excluded(plan, input, src, fate.kinds(watch.rules)) }
             });
             for &(o, w) in &chords[s] {
                 // Taps at columns `c0..c0 + w` from the pixel: pixel `j` reads column `q`
@@ -107,11 +121,11 @@ pub(crate) unsafe fn pieces(plan: &Plan, input: &RawArray, watch: &Watch) -> Vec
     out
 }
 
-/// The excluded columns of input line `line`, in order.
+/// The columns of input line `line` holding a value of the kinds `which` holds, in order.
 ///
 /// # Safety
 /// As [`pieces`].
-unsafe fn excluded(plan: &Plan, input: &RawArray, line: usize, zero_matters: bool) -> Vec<usize> {
+unsafe fn excluded(plan: &Plan, input: &RawArray, line: usize, which: Found) -> Vec<usize> {
     let last = plan.shape.len() - 1;
     let mut idx = vec![0; last];
     plan.line_index(line, &mut idx);
@@ -120,14 +134,9 @@ unsafe fn excluded(plan: &Plan, input: &RawArray, line: usize, zero_matters: boo
     let mut cols = Vec::new();
     // SAFETY: the line's `len` elements are valid (the caller's promise).
     unsafe {
-        facts::excluded_columns(
-            input.dtype,
-            p,
-            plan.len,
-            input.strides[last],
-            zero_matters,
-            |j| cols.push(j),
-        )
+        facts::excluded_columns(input.dtype, p, plan.len, input.strides[last], which, |j| {
+            cols.push(j)
+        })
     };
     cols
 }
