@@ -21,8 +21,11 @@
 //!   `np.percentile` and `np.sort(x)[k]` (NaN sorts last) each have rules of their own. Without
 //!   NaN all of these forms agree with each other and with a plain minimum, maximum or sorted
 //!   position. So the windows of a float input that read a NaN are computed by the general
-//!   engine, running the filter's own code ([`patch`]); a NaN `cval` in the constant mode sends
-//!   the whole run there.
+//!   engine, running the filter's own code ([`patch`]), except where the recognizer states that
+//!   the filter's NaN propagates ([`NanRule::Propagates`]: NumPy's extremes, median and
+//!   quantiles, checked on the filters' own code by `tests/rank.rs`): there a window reading a
+//!   NaN is NaN whatever else it holds, and is written so without running the filter. A NaN
+//!   `cval` in the constant mode sends the whole run to the general engine.
 //! - **Signed zeros.** `-0.0 == 0.0`, and which of the two a minimum, a maximum, a sorted
 //!   position or a quantile's interpolation returns depends on where each sits in the buffer.
 //!   The median does not: it adds `0.0` to the middle value (`0.0 + v` is `+0.0` for either
