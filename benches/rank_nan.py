@@ -3,6 +3,10 @@ the data with one NaN in every 97×89 pixels, side by side with the anchors a us
 
     python benches/rank_nan.py [--n 1024] [--threads 1] [--sizes 3,7,15,31] [--reps 5]
                                [--filters np.min,np.max,np.median] [--dtypes f32,f64]
+                               [--pattern scattered|region]
+
+``--pattern region`` puts the NaNs in one block instead, rows and columns n/5 to 7n/10 (a quarter of
+the image), as an image's no-data area.
 
 NumPy's `np.min`, `np.max` and `np.median` are NaN wherever a window holds a NaN; ndjit writes
 those windows NaN without running the filter there (`ndjit::driver::NanRule`). The anchors:
@@ -60,22 +64,29 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--filters", default="np.min,np.max,np.median")
     ap.add_argument("--dtypes", default="f32,f64")
+    ap.add_argument("--pattern", choices=["scattered", "region"], default="scattered")
     args = ap.parse_args()
     if cv2 is not None:
         cv2.setNumThreads(args.threads)
     rng = np.random.default_rng(5)
-    print(f"{args.n}², {args.threads} thread(s), mode reflect; one NaN in every 97×89 pixels; ms")
+    where = {"scattered": "one NaN in every 97×89 pixels", "region": "a NaN block of a quarter of the image"}
+    print(f"{args.n}², {args.threads} thread(s), mode reflect; {where[args.pattern]}; ms")
     print(f"{'filter':10s} {'dtype':5s} {'k':>3s} {'clean':>8s} {'NaN':>8s} {'scipy':>9s} {'ratio':>7s} "
           f"{'OpenCV':>8s} {'ratio':>7s}")
     for name in args.filters.split(","):
         for dt in args.dtypes.split(","):
             clean = rng.random((args.n, args.n)).astype(DT[dt])
             nan = clean.copy()
-            nan[::97, ::89] = np.nan
+            if args.pattern == "scattered":
+                nan[::97, ::89] = np.nan
+            else:
+                nan[args.n // 5: 7 * args.n // 10, args.n // 5: 7 * args.n // 10] = np.nan
             for k in map(int, args.sizes.split(",")):
                 if name == "np.median" and k > 15:
                     continue  # scipy's built-in median takes minutes past 15×15
-                crop = nan[:120, :120]
+                # A crop holding NaNs: the block's corner for the region.
+                c0 = 0 if args.pattern == "scattered" else args.n // 5 - 60
+                crop = nan[c0:c0 + 120, c0:c0 + 120]
                 want = ndi.generic_filter(crop, NUMPY[name], size=k, mode="reflect")
                 got = ndjit.generic_filter(crop, name + "(x)", size=k, mode="reflect")
                 assert np.array_equal(got, want, equal_nan=True), (name, dt, k)

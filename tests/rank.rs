@@ -756,6 +756,56 @@ fn a_nan_or_negative_zero_on_any_line_is_patched_by_the_general_engine() {
     }
 }
 
+/// A no-data region of NaN (a block, and a strip at the lines' ends, which the wrap mode maps
+/// into the windows at their starts) with a `-0.0` beside it: the rank executor keeps the run, writing NaN in every window
+/// reading the region (found from its runs of columns, not column by column) and recomputing
+/// the `-0.0` windows; the output is the callback engine's.
+#[test]
+fn a_nan_region_is_written_nan_by_runs_of_columns() {
+    let shape = [2usize, 40, 300];
+    let n: usize = shape.iter().product();
+    let mut values: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 - 500.5).collect();
+    for z in 0..2 {
+        for y in 5..30 {
+            let row = (z * 40 + y) * 300;
+            for x in (100..220).chain(295..300) {
+                values[row + x] = f64::NAN;
+            }
+        }
+    }
+    values[33 * 300 + 150] = -0.0;
+    for dtype in [Dtype::F32, Dtype::F64] {
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, &shape);
+        for (src, zero) in [
+            ("np.min(x)", true),
+            ("np.max(x)", true),
+            ("np.median(x)", false),
+        ] {
+            let filter = compile(src);
+            for mode in [Mode::Reflect, Mode::Wrap, Mode::Mirror, Mode::Nearest] {
+                for fp in [
+                    Footprint::from_size(&[1, 5, 7]),
+                    Footprint::from_size(&[2, 3, 9]),
+                ] {
+                    let opts = Options::new(fp).mode(mode).threads(2);
+                    let what = format!("{src} {dtype} {mode}");
+                    let got = run(&filter, &input, dtype, &opts);
+                    let (took, patched, nans) = (last_run(), last_patched(), last_nan_pixels());
+                    assert!(took.is_some(), "{what}: left to the general engine");
+                    let negative_zero = |v: f64| zero && v.to_bits() == (-0.0f64).to_bits();
+                    let want_nan = windows_reading(&values, &shape, &opts, f64::is_nan);
+                    assert_eq!(nans, want_nan, "{what}");
+                    let want_zero = windows_reading(&values, &shape, &opts, negative_zero);
+                    assert_eq!(patched, want_zero, "{what}");
+                    assert!(nans > 1000 && (patched > 0) == zero, "{what}");
+                    assert_eq!(got, run_callback(&filter, &input, dtype, &opts), "{what}");
+                }
+            }
+        }
+    }
+}
+
 /// A NaN or a `-0.0` where `zero_matters`.
 fn excluded(zero_matters: bool) -> impl Fn(f64) -> bool {
     move |v: f64| v.is_nan() || (zero_matters && v.to_bits() == (-0.0f64).to_bits())

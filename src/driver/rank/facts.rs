@@ -78,22 +78,22 @@ pub(crate) unsafe fn line(dtype: Dtype, p: *const u8, len: usize, stride: isize)
     })
 }
 
-/// Calls `each(j)` for every column `j` of a line segment (as [`line`]'s) holding a value of
-/// the kinds `which` holds, in order.
+/// Calls `each(a, b)` for every maximal run `a..b` of consecutive columns of a line segment (as
+/// [`line`]'s) holding values of the kinds `which` holds, in order.
 ///
 /// # Safety
 /// As [`line`].
-pub(crate) unsafe fn excluded_columns(
+pub(crate) unsafe fn excluded_runs(
     dtype: Dtype,
     p: *const u8,
     len: usize,
     stride: isize,
     which: Found,
-    each: impl FnMut(usize),
+    each: impl FnMut(usize, usize),
 ) {
     match dtype {
-        Dtype::F32 => unsafe { columns_as::<u32>(p, len, stride, which, each) },
-        Dtype::F64 => unsafe { columns_as::<u64>(p, len, stride, which, each) },
+        Dtype::F32 => unsafe { runs_as::<u32>(p, len, stride, which, each) },
+        Dtype::F64 => unsafe { runs_as::<u64>(p, len, stride, which, each) },
         _ => {}
     }
 }
@@ -129,7 +129,8 @@ impl Rules {
 
 /// The facts a run depends on, gathered by its workers as they go: every output line checks the
 /// input line of its own index, so together they check every line. It records which lines hold
-/// an excluded value of each kind and how many there are; past a limit of either the run stops
+/// an excluded value of each fate and how many there are (for NaN written as the result, runs
+/// of consecutive columns, each checked segment counted apart); past a limit of either the run stops
 /// (its output is then overwritten by the general engine, the arrays being disjoint).
 pub(crate) struct Watch {
     pub rules: Rules,
@@ -160,7 +161,8 @@ impl Fate {
 }
 
 impl Watch {
-    /// A watch over `lines` input lines that gives up past `limit[f]` values of fate `f`.
+    /// A watch over `lines` input lines that gives up past `limit[f]` values (runs, for
+    /// [`Fate::Nan`]) of fate `f`.
     pub fn new(rules: Rules, lines: usize, limit: [usize; 2]) -> Watch {
         let bits = || (0..lines.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         Watch {
@@ -184,9 +186,18 @@ impl Watch {
             if !kinds.any() {
                 continue;
             }
+            // Values whose windows are recomputed each cost their windows' pixels; NaN cost
+            // [`super::patch::pieces`] one visit per run of consecutive columns.
             let mut n = 0;
             // SAFETY: as above.
-            unsafe { excluded_columns(dtype, p, len, stride, kinds, |_| n += 1) };
+            unsafe {
+                excluded_runs(dtype, p, len, stride, kinds, |a, b| {
+                    n += match fate {
+                        Fate::Nan => 1,
+                        Fate::Recomputed => b - a,
+                    }
+                })
+            };
             let f = fate as usize;
             self.tainted[f][line / 64].fetch_or(1 << (line % 64), Ordering::Relaxed);
             if self.count[f].fetch_add(n, Ordering::Relaxed) + n > self.limit[f] {
@@ -309,36 +320,77 @@ unsafe fn line_flags<B: Bits>(p: *const u8, len: usize, stride: isize) -> u8 {
     })
 }
 
-/// Elements per block of [`columns_as`]: a block is tested with one vectorised pass, and only
-/// a block holding an excluded value is searched element by element.
+/// Elements per block of [`runs_as`]: a block's excluded elements are found as a bit mask in one
+/// vectorised pass, and its runs read off the mask.
 const BLOCK: usize = 64;
 
-unsafe fn columns_as<B: Bits>(
+unsafe fn runs_as<B: Bits>(
     p: *const u8,
     len: usize,
     stride: isize,
     which: Found,
-    mut each: impl FnMut(usize),
+    each: impl FnMut(usize, usize),
 ) {
+    let mut runs = Runs { start: None, each };
     let size = std::mem::size_of::<B>();
     if stride == size as isize && (p as usize).is_multiple_of(size) {
         // SAFETY: a contiguous, aligned line of `len` elements.
         let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
         for (k, block) in line.chunks(BLOCK).enumerate() {
-            if simd::fast(|| block.iter().fold(false, |any, &b| any | b.excluded(which))) {
-                for (j, &b) in block.iter().enumerate() {
-                    if b.excluded(which) {
-                        each(k * BLOCK + j);
-                    }
+            let mask = simd::fast(|| {
+                block
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |m, (j, &b)| m | ((b.excluded(which) as u64) << j))
+            });
+            runs.block(k * BLOCK, mask, block.len());
+        }
+    } else {
+        for j in 0..len {
+            // SAFETY: element `j` is valid (the caller's promise).
+            let b = unsafe { B::read(p.wrapping_offset(j as isize * stride)) };
+            runs.block(j, b.excluded(which) as u64, 1);
+        }
+    }
+    runs.finish(len);
+}
+
+/// Maximal runs of set bits over a line's blocks, reported as column ranges `[a, b)`.
+struct Runs<F: FnMut(usize, usize)> {
+    /// The first column of the run reaching the columns seen so far.
+    start: Option<usize>,
+    each: F,
+}
+
+impl<F: FnMut(usize, usize)> Runs<F> {
+    /// The `n <= 64` columns from `from`, bit `j` of `mask` set where column `from + j` is
+    /// excluded.
+    fn block(&mut self, from: usize, mask: u64, n: usize) {
+        if mask == 0 {
+            if let Some(a) = self.start.take() {
+                (self.each)(a, from);
+            }
+            return;
+        }
+        let mut j = 0;
+        while j < n {
+            let m = mask >> j;
+            if m & 1 == 1 {
+                self.start.get_or_insert(from + j);
+                j += ((!m).trailing_zeros() as usize).min(n - j);
+            } else {
+                if let Some(a) = self.start.take() {
+                    (self.each)(a, from + j);
                 }
+                j += (m.trailing_zeros() as usize).min(n - j);
             }
         }
-        return;
     }
-    for j in 0..len {
-        // SAFETY: element `j` is valid (the caller's promise).
-        if unsafe { B::read(p.wrapping_offset(j as isize * stride)) }.excluded(which) {
-            each(j);
+
+    /// Ends the line at column `len`.
+    fn finish(mut self, len: usize) {
+        if let Some(a) = self.start.take() {
+            (self.each)(a, len);
         }
     }
 }
@@ -359,6 +411,68 @@ unsafe impl Sync for SendPtr {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs of NaN and `-0.0` of every length, across the 64-column blocks and to the line's
+    /// end, contiguous and strided, against runs found one element at a time.
+    #[test]
+    fn runs_are_the_maximal_runs_of_the_kinds_asked_for() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..300 {
+            let len = 1 + (next() % 300) as usize;
+            // Stretches of one kind, each up to 130 long: runs that cross blocks.
+            let mut v = Vec::with_capacity(2 * len);
+            while v.len() < 2 * len {
+                let x = [f64::NAN, -0.0, 0.0, 1.5, -f64::NAN][(next() % 5) as usize];
+                let n = 1 + (next() % [1, 3, 130][(next() % 3) as usize]) as usize;
+                v.extend(std::iter::repeat_n(x, n));
+            }
+            v.truncate(2 * len);
+            for which in [
+                Found {
+                    nan: true,
+                    negative_zero: false,
+                },
+                Found {
+                    nan: false,
+                    negative_zero: true,
+                },
+                Found {
+                    nan: true,
+                    negative_zero: true,
+                },
+            ] {
+                let hit = |x: f64| {
+                    (which.nan && x.is_nan())
+                        || (which.negative_zero && x.to_bits() == (-0.0f64).to_bits())
+                };
+                for strided in [false, true] {
+                    let step = 1 + strided as usize;
+                    let line: Vec<f64> = (0..len).map(|j| v[j * step]).collect();
+                    let mut want = Vec::new();
+                    for (j, &x) in line.iter().enumerate() {
+                        match want.last_mut() {
+                            Some((_, b)) if hit(x) && *b == j => *b = j + 1,
+                            _ if hit(x) => want.push((j, j + 1)),
+                            _ => {}
+                        }
+                    }
+                    let mut got = Vec::new();
+                    let stride = 8 * step as isize;
+                    let p = v.as_ptr() as *const u8;
+                    unsafe {
+                        excluded_runs(Dtype::F64, p, len, stride, which, |a, b| got.push((a, b)))
+                    };
+                    assert_eq!(got, want, "case {case}, {which:?}, strided {strided}");
+                }
+            }
+        }
+    }
 
     /// Every placement of a NaN and a `-0.0` (first, last, a line of their own, past the first
     /// item of lines), contiguous and strided, on one thread and several.

@@ -31,9 +31,10 @@ pub(crate) fn limit(total: usize, taps: usize) -> usize {
     total / (PATCH_SHARE * taps.max(1))
 }
 
-/// The most NaNs whose windows a run over `total` pixels writes NaN, for a footprint reading
-/// `lines` input lines per output line: [`pieces`] visits each NaN once per output line that
-/// reads it, and past this many those visits would approach the pixels themselves in number.
+/// The most runs of consecutive NaNs whose windows a run over `total` pixels writes NaN, for a
+/// footprint reading `lines` input lines per output line: [`pieces`] visits each run once per
+/// output line that reads it, and past this many those visits would approach the pixels
+/// themselves in number. A NaN region (an image's no-data) is a run per line it crosses.
 pub(crate) fn nan_limit(total: usize, lines: usize) -> usize {
     total / (PATCH_SHARE * lines.max(1))
 }
@@ -60,8 +61,8 @@ pub(crate) unsafe fn pieces(
     }
     let chords = chords(plan);
     let (mut idx, mut srcs) = (vec![0; last], Vec::new());
-    // The excluded columns of each tainted input line, found once.
-    let mut columns: HashMap<usize, Vec<usize>> = HashMap::new();
+    // The runs of excluded columns of each tainted input line, found once.
+    let mut columns: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     let (mut spans, mut out) = (Vec::new(), Vec::new());
     for line in 0..plan.lines {
         plan.line_index(line, &mut idx);
@@ -71,34 +72,40 @@ pub(crate) unsafe fn pieces(
             let Some(src) = src.map(|l| l as usize).filter(|&l| watch.tainted(fate, l)) else {
                 continue;
             };
-            let cols = columns.entry(src).or_insert_with(|| {
+            let runs = columns.entry(src).or_insert_with(|| {
                 // SAFETY: the caller's promise.
                 unsafe { excluded(plan, input, src, fate.kinds(watch.rules)) }
             });
             for &(o, w) in &chords[s] {
                 // Taps at columns `c0..c0 + w` from the pixel: pixel `j` reads column `q`
-                // directly for `j` in `q - c0 - w + 1..=q - c0`.
+                // directly for `j` in `q - c0 - w + 1..=q - c0`, and so a run `qa..qb` for
+                // `j` in `qa - c0 - w + 1..qb - c0`.
                 let c0 = plan.cmin + o as i64;
-                for &q in cols.iter() {
-                    let lo = (q as i64 - c0 - w as i64 + 1).max(0);
-                    let hi = (q as i64 - c0 + 1).min(len as i64);
+                for &(qa, qb) in runs.iter() {
+                    let lo = (qa as i64 - c0 - w as i64 + 1).max(0);
+                    let hi = (qb as i64 - c0).min(len as i64);
                     if lo < hi {
                         spans.push((lo as usize, hi as usize));
                     }
                 }
             }
-            // Pixels near the ends also read columns the mode maps into the line.
+            // Pixels near the ends also read columns the mode maps into the line: columns
+            // within the footprint's width of an end (whatever the mode, or the line's length).
+            let within = |i: usize| {
+                let k = runs.partition_point(|&(qa, _)| qa <= i);
+                k > 0 && i < runs[k - 1].1
+            };
+            let reach = (plan.cmax - plan.cmin) as usize + 1;
+            let near_ends = runs.iter().any(|&(qa, qb)| qa < reach || qb + reach > len);
             let (jl, jr) = plan.interior();
-            for j in (0..jl).chain(jr..len) {
-                let reads = chords[s]
+            let ends = (0..jl).chain(jr..len).filter(|_| near_ends);
+            for j in ends {
+                let mut reads = chords[s]
                     .iter()
                     .flat_map(|&(o, w)| (0..w).map(move |t| plan.cmin + (o + t) as i64))
                     .filter(|&c| !(0..len as i64).contains(&(j as i64 + c)))
                     .filter_map(|c| plan.mode.map(j as i64 + c, len as i64));
-                if reads
-                    .into_iter()
-                    .any(|i| cols.binary_search(&(i as usize)).is_ok())
-                {
+                if reads.any(|i| within(i as usize)) {
                     spans.push((j, j + 1));
                 }
             }
@@ -121,22 +128,29 @@ pub(crate) unsafe fn pieces(
     out
 }
 
-/// The columns of input line `line` holding a value of the kinds `which` holds, in order.
+/// The runs `[a, b)` of consecutive columns of input line `line` holding a value of the kinds
+/// `which` holds, in order.
 ///
 /// # Safety
 /// As [`pieces`].
-unsafe fn excluded(plan: &Plan, input: &RawArray, line: usize, which: Found) -> Vec<usize> {
+unsafe fn excluded(
+    plan: &Plan,
+    input: &RawArray,
+    line: usize,
+    which: Found,
+) -> Vec<(usize, usize)> {
     let last = plan.shape.len() - 1;
     let mut idx = vec![0; last];
     plan.line_index(line, &mut idx);
     let offset: isize = (0..last).map(|d| idx[d] as isize * input.strides[d]).sum();
     let p = input.ptr.wrapping_offset(offset);
-    let mut cols = Vec::new();
+    let mut runs = Vec::new();
+    let stride = input.strides[last];
     // SAFETY: the line's `len` elements are valid (the caller's promise).
     unsafe {
-        facts::excluded_columns(input.dtype, p, plan.len, input.strides[last], which, |j| {
-            cols.push(j)
+        facts::excluded_runs(input.dtype, p, plan.len, stride, which, |a, b| {
+            runs.push((a, b))
         })
     };
-    cols
+    runs
 }
