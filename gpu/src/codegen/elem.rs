@@ -9,7 +9,7 @@
 //! tests compare these sequences with the driver's casts bit for bit.
 
 use super::Dtype;
-use crate::pir::{Addr, BoolOp, Cmp, Func, Reg, Rnd, Space, Src, Un, T};
+use crate::pir::{Addr, BoolOp, Cmp, Func, Ins, Reg, Rnd, Space, Src, Un, T};
 
 /// The PTX type an element of `dt` is loaded and stored as.
 pub fn ptx_type(dt: Dtype) -> T {
@@ -69,6 +69,29 @@ pub fn store(k: &mut Func, dt: Dtype, addr: Addr, v: Reg) {
         Dtype::U64 => (T::U64, to_u64(k, v)),
     };
     k.st(Space::Global, t, addr, r);
+}
+
+/// Stores the doubles `vals` as consecutive elements of the float type `dt` from `at`, 16 bytes
+/// a store (`at` 16-byte aligned; `vals` a whole number of 16-byte chunks).
+pub fn store_vectors(k: &mut Func, dt: Dtype, at: Reg, vals: &[Reg]) {
+    let (t, vals): (T, Vec<Reg>) = match dt {
+        Dtype::F64 => (T::F64, vals.to_vec()),
+        Dtype::F32 => (
+            T::F32,
+            vals.iter()
+                .map(|&r| k.cvt(Some(Rnd::Rn), T::F32, T::F64, r))
+                .collect(),
+        ),
+        _ => unreachable!("16-byte stores hold float outputs only"),
+    };
+    for (q, chunk) in vals.chunks(16 / dt.itemsize()).enumerate() {
+        k.push(Ins::StV {
+            sp: Space::Global,
+            t,
+            addr: Addr::reg(at, 16 * q as i64),
+            a: chunk.to_vec(),
+        });
+    }
 }
 
 /// x86-64 `cvttsd2si` into a signed register of type `t` (`S32` or `S64`): truncation toward

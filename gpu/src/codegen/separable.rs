@@ -894,32 +894,17 @@ fn vector_store(
     let low = k.bin(Bin::And, T::B64, at, Src::I(15));
     let elementwise = k.setp_comb(Cmp::Ne, T::B64, low, Src::I(0), BoolOp::Or, partial, false);
     k.bra_if(elementwise, false, scalar);
-    let (t, osize) = match out {
-        Dtype::F64 => (T::F64, 8),
-        _ => (T::F32, 4),
-    };
     let mut values = Vec::with_capacity(v as usize);
     for j in 0..v as usize {
         let vals: Vec<Reg> = chains.iter().map(|c| c[j]).collect();
-        let d = result(k, ps, &vals);
-        values.push(match out {
-            Dtype::F64 => d,
-            _ => k.cvt(Some(crate::pir::Rnd::Rn), T::F32, T::F64, d),
-        });
+        values.push(result(k, ps, &vals));
         if let Some(flags) = f.flags {
             let mut at = f.coord;
             at[axis] = k.bin(Bin::Add, T::S32, f.coord[axis], Src::I(j as i64));
             flag(k, ps, flags, at, (f.ext[1], f.ext[2]), &vals);
         }
     }
-    for (q, chunk) in values.chunks(16 / osize).enumerate() {
-        k.push(Ins::StV {
-            sp: Space::Global,
-            t,
-            addr: Addr::reg(at, 16 * q as i64),
-            a: chunk.to_vec(),
-        });
-    }
+    elem::store_vectors(k, out, at, &values);
     k.bra(stored);
     k.place(scalar);
 }

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::error::{GpuError, Result};
 use crate::pir::{
-    Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T,
+    Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, Special, Src, T,
 };
 use ndjit::ir::{self, Func as IrFunc, Stmt};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -878,24 +878,7 @@ fn build_main(
             // then written with an unspecified value; the call reports the failure).
             let (scalar, done) = (k.new_label(), k.new_label());
             k.bra_if(vec_ok, true, scalar);
-            let t = if osize == 8 { T::F64 } else { T::F32 };
-            let vals: Vec<Reg> = if osize == 8 {
-                results.clone()
-            } else {
-                results
-                    .iter()
-                    .map(|r| k.cvt(Some(Rnd::Rn), T::F32, T::F64, *r))
-                    .collect()
-            };
-            let per = (16 / osize) as usize;
-            for (q, chunk) in vals.chunks(per).enumerate() {
-                k.push(Ins::StV {
-                    sp: Space::Global,
-                    t,
-                    addr: Addr::reg(pout_r, 16 * q as i64),
-                    a: chunk.to_vec(),
-                });
-            }
+            elem::store_vectors(&mut k, spec.output, pout_r, &results);
             k.bra(done);
             k.place(scalar);
             for (vv, r) in results.iter().enumerate() {
