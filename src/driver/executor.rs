@@ -222,6 +222,10 @@ fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
                     cancel: run.options.cancel.as_deref(),
                 };
                 exec::run_pieces(&nan, &p.nan, exec::thread_count(run.options.threads))?;
+                if p.recomputed.is_empty() {
+                    // No general engine (nor its row kernel's compilation) for NaN alone.
+                    return Ok(());
+                }
                 pieces = Some(p.recomputed);
             }
             None => {}

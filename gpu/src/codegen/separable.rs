@@ -546,12 +546,12 @@ impl Folder<'_> {
         let (bt, mark, _) = mark_bits(wt);
         let bits = k.mov(bt, v);
         let (bad, nan) = match (self.ps.first, self.nan_is_a_result()) {
-            (true, own) => {
+            (true, propagates) => {
                 let sign = match wt {
                     T::F64 => Src::I(i64::MIN),
                     _ => Src::I(0x8000_0000),
                 };
-                match own {
+                match propagates {
                     true => (k.setp(Cmp::Eq, bt, bits, sign), Some(nan)),
                     false => (
                         k.setp_comb(Cmp::Eq, bt, bits, sign, BoolOp::Or, nan, false),
