@@ -434,15 +434,17 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
         .collect();
     let dstep = k.bin(Bin::Mul, T::S64, ds[axis], Src::I(osize));
     let stored = k.new_label();
-    if let Some((out, layout)) = ps.last.filter(|_| ps.unit.1 && (v * osize) % 16 == 0) {
-        if matches!(out, Dtype::F32 | Dtype::F64) {
-            let fields = VectorFields {
-                coord,
-                ext,
-                flags: layout.map(|l| (l, flags)),
-            };
-            vector_store(&mut k, ps, at_addr[0], fields, &chains, stored);
-        }
+    let vectors = ps.last.filter(|&(out, _)| {
+        ps.unit.1 && (v * osize) % 16 == 0 && matches!(out, Dtype::F32 | Dtype::F64)
+    });
+    if let Some((out, layout)) = vectors {
+        let fields = VectorFields {
+            out,
+            coord,
+            ext,
+            flags: layout.map(|l| (l, flags)),
+        };
+        vector_store(&mut k, ps, at_addr[0], fields, &chains, stored);
     }
     for j in 0..v as usize {
         let mut at = coord;
@@ -544,26 +546,29 @@ impl Folder<'_> {
         }
         let nan = k.setp(Cmp::Nan, wt, v, v);
         let (bt, mark, _) = mark_bits(wt);
-        let bits = k.mov(bt, v);
+        let bits = |k: &mut Func| k.mov(bt, v);
+        let sign = match wt {
+            T::F64 => Src::I(i64::MIN),
+            _ => Src::I(0x8000_0000),
+        };
         let (bad, nan) = match (self.ps.first, self.nan_is_a_result()) {
-            (true, propagates) => {
-                let sign = match wt {
-                    T::F64 => Src::I(i64::MIN),
-                    _ => Src::I(0x8000_0000),
-                };
-                match propagates {
-                    true => (k.setp(Cmp::Eq, bt, bits, sign), Some(nan)),
-                    false => (
-                        k.setp_comb(Cmp::Eq, bt, bits, sign, BoolOp::Or, nan, false),
-                        None,
-                    ),
-                }
+            (true, true) => {
+                let b = bits(k);
+                (k.setp(Cmp::Eq, bt, b, sign), Some(nan))
+            }
+            (true, false) => {
+                let b = bits(k);
+                (
+                    k.setp_comb(Cmp::Eq, bt, b, sign, BoolOp::Or, nan, false),
+                    None,
+                )
             }
             // A NaN that is not the mark is one the filter returns.
-            (false, true) => (
-                k.setp(Cmp::Eq, bt, bits, mark),
-                Some(k.setp_comb(Cmp::Ne, bt, bits, mark, BoolOp::And, nan, false)),
-            ),
+            (false, true) => {
+                let b = bits(k);
+                let real = k.setp_comb(Cmp::Ne, bt, b, mark, BoolOp::And, nan, false);
+                (k.setp(Cmp::Eq, bt, b, mark), Some(real))
+            }
             (false, false) => (nan, None),
         };
         Marked {
@@ -867,6 +872,8 @@ fn store(
 
 /// Where the last pass's outputs of one thread lie, for [`vector_store`].
 struct VectorFields {
+    /// The output dtype, float32 or float64.
+    out: Dtype,
     coord: [Reg; 3],
     ext: [Reg; 3],
     flags: Option<(PatchLayout, Reg)>,
@@ -885,7 +892,6 @@ fn vector_store(
     stored: u32,
 ) {
     use crate::pir::Bin;
-    let Some((out, _)) = ps.last else { return };
     let axis = ps.pass.axis;
     let v = ps.outputs as i64;
     let scalar = k.new_label();
@@ -904,7 +910,7 @@ fn vector_store(
             flag(k, ps, flags, at, (f.ext[1], f.ext[2]), &vals);
         }
     }
-    elem::store_vectors(k, out, at, &values);
+    elem::store_vectors(k, f.out, at, &values);
     k.bra(stored);
     k.place(scalar);
 }

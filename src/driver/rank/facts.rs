@@ -109,24 +109,6 @@ pub(crate) struct Rules {
     pub nan_is_result: bool,
 }
 
-impl Rules {
-    /// The kinds whose windows the general engine recomputes.
-    pub fn recomputed(self) -> Found {
-        Found {
-            nan: !self.nan_is_result,
-            negative_zero: self.zero_matters,
-        }
-    }
-
-    /// The kinds whose windows are NaN.
-    pub fn nan(self) -> Found {
-        Found {
-            nan: self.nan_is_result,
-            negative_zero: false,
-        }
-    }
-}
-
 /// The facts a run depends on, gathered by its workers as they go: every output line checks the
 /// input line of its own index, so together they check every line. It records which lines hold
 /// an excluded value of each fate and how many there are (for NaN written as the result, runs
@@ -134,9 +116,8 @@ impl Rules {
 /// (its output is then overwritten by the general engine, the arrays being disjoint).
 pub(crate) struct Watch {
     pub rules: Rules,
-    /// A bit per input line (in C order over the leading axes): whether it holds a value whose
-    /// windows are recomputed ([`Rules::recomputed`]), and whether it holds one whose windows
-    /// are NaN ([`Rules::nan`]).
+    /// Per [`Fate`], a bit per input line (in C order over the leading axes): whether it holds
+    /// a value of that fate ([`Fate::kinds`]).
     tainted: [Vec<AtomicU64>; 2],
     count: [AtomicUsize; 2],
     limit: [usize; 2],
@@ -154,8 +135,14 @@ impl Fate {
     /// The kinds of value whose windows meet this fate under `rules`.
     pub fn kinds(self, rules: Rules) -> Found {
         match self {
-            Fate::Recomputed => rules.recomputed(),
-            Fate::Nan => rules.nan(),
+            Fate::Recomputed => Found {
+                nan: !rules.nan_is_result,
+                negative_zero: rules.zero_matters,
+            },
+            Fate::Nan => Found {
+                nan: rules.nan_is_result,
+                negative_zero: false,
+            },
         }
     }
 }
