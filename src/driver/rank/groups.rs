@@ -239,7 +239,8 @@ struct Table {
     n: usize,
     /// The distinct widths, increasing; the first is the extended line itself (width 1).
     widths: Vec<usize>,
-    /// Per width, its first row and its ring's length: from its first slot to the last slot.
+    /// Per width, its first row and its ring's length: the lines from the first that a slot
+    /// reading it reads to the last slot's (the line computed last).
     rings: Vec<(usize, usize)>,
     /// Per slot, the index of its width and where its chord starts in the extended line.
     slots: Vec<(usize, usize)>,
@@ -279,7 +280,9 @@ impl Table {
                 ring
             })
             .collect();
-        let bytes = (rows * extent.len).saturating_mul(std::mem::size_of::<T>());
+        let bytes = rows
+            .saturating_mul(extent.len)
+            .saturating_mul(std::mem::size_of::<T>());
         if bytes > TABLE_BYTES || lines < 2 {
             return None;
         }
@@ -324,7 +327,7 @@ impl<T: Elem, B: FnMut(usize)> Lines for TableJob<'_, T, B> {
             t.rings.iter().map(|r| r.1).sum::<usize>() * len,
             T::default(),
         );
-        // The input's columns in the extended line: its columns `c0..c0 + m` from `lo` on.
+        // The input's columns in the extended line: its columns `c0..c0 + m`, from `at0` on.
         let (at0, c0, m) = t.extent.cols();
         // The rows of input line `i` of the block (slot `j` of output line `l` reads line
         // `l + j`).
