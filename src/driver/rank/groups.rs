@@ -361,3 +361,51 @@ impl<T: Elem, B: FnMut(usize)> Lines for TableJob<'_, T, B> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{Footprint, Geometry, Mode, Options};
+    use super::super::exec::chords;
+    use super::*;
+
+    /// The plan and groups of a disk of `radius` over lines of `n` values.
+    fn disk(radius: i64, n: usize) -> (Plan, Vec<Group>) {
+        let side = 2 * radius as usize + 1;
+        let mask = (0..side * side)
+            .map(|i| {
+                let (y, x) = ((i / side) as i64 - radius, (i % side) as i64 - radius);
+                y * y + x * x <= radius * radius
+            })
+            .collect();
+        let fp = Footprint::new(vec![side, side], mask).unwrap();
+        let g = Geometry::resolve(&[64, n], &Options::new(fp)).unwrap();
+        let plan = Plan::new(&g, Mode::Reflect, 0.0).unwrap();
+        let groups = groups(&plan, &chords(&plan)).expect("a disk is one chord a row");
+        (plan, groups)
+    }
+
+    #[test]
+    fn a_disks_table_keeps_each_widths_rows_from_its_first_slot_on() {
+        let (plan, groups) = disk(3, 100);
+        let t = Table::of::<f32>(&plan, &groups, 10).unwrap();
+        // Rows of 7, 5, 5, 7... wide: widths 1 (the extended line), 5 and 7; the first read by
+        // slot 0, 5 from slot 1, 7 by slot 3 alone.
+        assert_eq!(t.widths, [1, 5, 7]);
+        assert_eq!(t.rings, [(0, 7), (7, 6), (13, 4)]);
+        assert_eq!(t.slots[0], (0, 3));
+        assert_eq!(t.slots[3], (2, 0));
+        assert_eq!(t.slots[6], (0, 3));
+        // The extended line covers the widest chord of every pixel.
+        assert_eq!((t.extent.col0, t.extent.len), (-3, 106));
+    }
+
+    #[test]
+    fn the_table_gives_way_to_groups_past_its_size_or_for_one_line() {
+        let (plan, groups) = disk(3, 100);
+        assert!(Table::of::<f32>(&plan, &groups, 1).is_none());
+        // 17 rows of the extended line's length: 4 bytes a value fit, 16 MiB past them.
+        let (wide, groups) = disk(3, (TABLE_BYTES / 17 / 4) - 6);
+        assert!(Table::of::<f32>(&wide, &groups, 2).is_some());
+        assert!(Table::of::<f64>(&wide, &groups, 2).is_none());
+    }
+}
