@@ -131,9 +131,7 @@ struct Job<'a, T, B> {
     before: B,
 }
 
-impl<T: Elem, B: FnMut(usize)> Job<'_, T, B> {
-    /// # Safety
-    /// As [`extremes_block`].
+impl<T: Elem, B: FnMut(usize)> Lines for Job<'_, T, B> {
     #[inline(always)]
     unsafe fn run<E: Extreme>(mut self) {
         let b = self.b;
@@ -193,14 +191,6 @@ trait Lines {
     /// # Safety
     /// As [`extremes_block`].
     unsafe fn run<E: Extreme>(self);
-}
-
-impl<T: Elem, B: FnMut(usize)> Lines for Job<'_, T, B> {
-    #[inline(always)]
-    unsafe fn run<E: Extreme>(self) {
-        // SAFETY: the caller's promise.
-        unsafe { Job::run::<E>(self) }
-    }
 }
 
 /// [`Lines::run`] for the minimum or the maximum, as one AVX2 kernel.
