@@ -302,6 +302,7 @@ fn main() {
                 // `prepare` times the general kernel (one launch).
                 separable: Some(false),
                 pass_outputs: 0,
+                tile_rows: None,
             };
             let mut p = match f.prepare(&gpu, &desc, &desc, &opts, &tuning) {
                 Ok(p) => p,

@@ -120,6 +120,7 @@ fn run_passes(
     (filter, rank): (&ndjit::Filter, usize),
     input: &[u8],
     (input_desc, output_desc): (&ArrayDesc, &ArrayDesc),
+    grid_rows: u32,
 ) -> Result<Emulated> {
     let g = Geometry::new(input_desc, output_desc)?;
     let mut emu = Emu::new(&p.module);
@@ -147,7 +148,8 @@ fn run_passes(
     if g.pixels() > 0 {
         for step in p.steps(&g, &bufs) {
             let params: Vec<u64> = step.params.iter().map(|v| v.bits()).collect();
-            emu.launch(&step.entry, step.grid, step.block, &params)
+            let grid = (step.grid.0, step.grid.1.min(grid_rows.max(1)));
+            emu.launch(&step.entry, grid, step.block, &params)
                 .map_err(|e| GpuError::Unsupported(format!("emulator: {e}")))?;
         }
     }
@@ -181,6 +183,9 @@ pub struct Emulator<'a> {
     pub tuning: Tuning,
     /// [`Emulated::flagged`] of the last run (0 where the general kernel ran alone).
     pub flagged: AtomicUsize,
+    /// The most rows of blocks a separable plan's kernel is launched with (the device's limit
+    /// by default): lower, each block loops over more of the image, as on large images.
+    pub grid_rows: u32,
 }
 
 impl<'a> Emulator<'a> {
@@ -190,6 +195,7 @@ impl<'a> Emulator<'a> {
             target: Target::SM90,
             tuning: Tuning::default(),
             flagged: AtomicUsize::new(0),
+            grid_rows: 65535,
         }
     }
 }
@@ -214,7 +220,13 @@ impl Executor for Emulator<'_> {
         let input = unsafe { gather_bytes(run.input.ptr, &in_desc) };
         let spec = KernelSpec::resolved(run, true, self.target, &self.tuning);
         let done = match self.filter.passes(&spec, &self.tuning)? {
-            Some(p) => run_passes(&p, (run.filter, run.rank), &input, (&ci, &co))?,
+            Some(p) => run_passes(
+                &p,
+                (run.filter, run.rank),
+                &input,
+                (&ci, &co),
+                self.grid_rows,
+            )?,
             None => {
                 let ready = self.filter.ready(&spec)?;
                 run_ranked(&ready.kernel, run.filter, &input, (&ci, &co), 0, run.rank)?

@@ -2,7 +2,7 @@
 //! passes in order, and the general kernel that patches the flagged pixels. The CUDA runtime
 //! ([`crate::OnDevice`]) and the emulator ([`crate::emulate::Emulator`]) run the same steps.
 
-use crate::codegen::separable::{self, PatchLayout, SeparablePlan};
+use crate::codegen::separable::{self, PatchLayout, SeparablePlan, Stage};
 use crate::codegen::KernelSpec;
 use crate::filter::{Code, Ready};
 use crate::pir::Module;
@@ -23,6 +23,8 @@ const PATCH_GRID_ROWS: u32 = 32;
 /// A separable plan ready to run: its pass kernels, and the general kernel that patches.
 pub(crate) struct Passes {
     pub plan: SeparablePlan,
+    /// The plan's kernels, in order.
+    stages: Vec<Stage>,
     /// The passes, and the patch kernel as [`PATCH_ENTRY`]: one module, loaded once.
     pub module: Module,
     /// The kernels of `module`.
@@ -72,12 +74,14 @@ impl Passes {
         if let Some(r) = &patch {
             module.merge(&r.kernel.module, |_| PATCH_ENTRY.into());
         }
-        let passes = (0..plan.passes.len()).map(separable::pass_entry);
+        let stages = plan.stages();
+        let passes = (0..stages.len()).map(separable::pass_entry);
         let entries = passes
             .chain(patch.iter().map(|_| PATCH_ENTRY.into()))
             .collect();
         Passes {
             plan,
+            stages,
             module,
             entries,
             code: Code::default(),
@@ -88,7 +92,7 @@ impl Passes {
 
     /// Arrays each chain alternates between: one or two.
     fn per_chain(&self) -> usize {
-        (self.plan.passes.len() - 1).min(2)
+        (self.stages.len() - 1).min(2)
     }
 
     /// The buffers of a run, its scratch arrays at `arrays` ([`Scratch::arrays`] of them,
@@ -128,17 +132,31 @@ impl Passes {
     pub fn steps(&self, g: &Geometry, b: &Buffers) -> Vec<Step> {
         let [_, h, w] = g.shape;
         let packed = [(h * w) as i64, w as i64, 1];
-        let n = self.plan.passes.len();
+        let n = self.stages.len();
         let mut steps = Vec::with_capacity(n + 1);
-        for (i, pass) in self.plan.passes.iter().enumerate() {
-            // Thread positions: the pass's axis in groups of its outputs per thread.
-            let mut groups = g.shape;
-            groups[pass.axis] = groups[pass.axis].div_ceil(pass.outputs(&self.plan) as usize);
-            let rows = groups[0] * groups[1];
-            let block = if rows >= 8 { (32, 8) } else { (256, 1) };
+        for (i, stage) in self.stages.iter().enumerate() {
+            let (block, grid) = match *stage {
+                Stage::One(pass) => {
+                    // Thread positions: the pass's axis in groups of its outputs per thread.
+                    let mut groups = g.shape;
+                    let v = pass.outputs(&self.plan) as usize;
+                    groups[pass.axis] = groups[pass.axis].div_ceil(v);
+                    let rows = groups[0] * groups[1];
+                    let block = if rows >= 8 { (32, 8) } else { (256, 1) };
+                    (block, (groups[2], rows))
+                }
+                // A block per tile; its second axis loops over the rows of tiles.
+                Stage::Tile { tile, .. } => {
+                    let (tx, ty) = (separable::tile::TX, separable::tile::TY);
+                    let cols = g.shape[2].div_ceil((tx * tile.outputs) as usize);
+                    let rows = g.shape[1].div_ceil((ty * tile.rows) as usize) * g.shape[0];
+                    ((tx, ty), (cols * tx as usize, rows * ty as usize))
+                }
+            };
+            // Threads along the last axis and rows of threads, in blocks.
             let grid = (
-                groups[2].div_ceil(block.0 as usize).max(1) as u32,
-                rows.div_ceil(block.1 as usize).clamp(1, 65535) as u32,
+                grid.0.div_ceil(block.0 as usize).max(1) as u32,
+                grid.1.div_ceil(block.1 as usize).clamp(1, 65535) as u32,
             );
             // Chain `c` reads the input first, then its own scratch; the last pass writes the
             // output (a range's difference), the others each chain's scratch.

@@ -858,11 +858,13 @@ fn on_device(
     Ok((out, times.get(times.len() / 2).copied().unwrap_or(0.0)))
 }
 
-/// The passes forced on (`Some(outputs per thread)`, 0 automatic) or off (`None`).
-fn passes_tuning(outputs: Option<u32>) -> Tuning {
+/// The passes forced on (`Some(outputs per thread)`, 0 automatic) or off (`None`), with rows
+/// per thread of the tile kernel (`Some(0)`: a kernel per pass; `None` automatic).
+fn passes_tuning(outputs: Option<u32>, tile_rows: Option<u32>) -> Tuning {
     Tuning {
         separable: Some(outputs.is_some()),
         pass_outputs: outputs.unwrap_or(0),
+        tile_rows,
         ..Tuning::default()
     }
 }
@@ -921,12 +923,12 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
             }
         }
         let mut got = Vec::new();
-        for outputs in [1, 3, 0] {
-            let t = passes_tuning(Some(outputs));
+        for (outputs, rows) in [(1, Some(0)), (3, Some(0)), (3, Some(5)), (0, None)] {
+            let t = passes_tuning(Some(outputs), rows);
             let (g, _) = on_device(gpu, &gf, (&input, dt), (&shape, k, mode), t, 0)?;
             if !got.is_empty() && g != got {
                 return Err(format!(
-                    "{source} {dt}: {outputs} outputs per thread differ"
+                    "{source} {dt}: {outputs} outputs per thread, tile rows {rows:?} differ"
                 ));
             }
             got = g;
@@ -986,12 +988,13 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
             let shape = [side, side];
             let geo = (&shape[..], k, Mode::Reflect);
             let time = |t| on_device(gpu, &gf, (&input, dt), geo, t, 5).map(|r| r.1);
-            let general = time(passes_tuning(None))?;
+            let general = time(passes_tuning(None, None))?;
             let mut line =
                 format!("time {source:10} {dt:4} {side}² k={k:2}: general {general:7.3} ms");
-            for v in [1, 4, 8, 16] {
-                let t = time(passes_tuning(Some(v)))?;
-                line += &format!("  V={v:<2} {t:7.3} ({:5.2})", general / t);
+            // A kernel per pass (R=0) against tile kernels of R rows per thread.
+            for (v, rows) in [(4, 0), (4, 2), (4, 4), (4, 8), (2, 4), (2, 8), (1, 8)] {
+                let t = time(passes_tuning(Some(v), Some(rows)))?;
+                line += &format!("  V={v}/R={rows} {t:7.3} ({:5.2})", general / t);
             }
             say(line);
         }

@@ -157,16 +157,20 @@ fn every_dtype_pair_assembles() {
     }
 }
 
-/// The separable passes of box minima, maxima and ranges (with the patch kernel for floats) assemble
-/// for every input dtype, every mode and both targets; at 31×31 they spill nothing.
+/// The separable passes of box minima, maxima and ranges (with the patch kernel for floats)
+/// assemble for every input dtype, every mode and both targets, as a kernel per pass and as the
+/// tile kernel that joins the column and row passes; at 31×31 they spill nothing.
 #[test]
 fn separable_passes_assemble_for_every_dtype_and_mode() {
     use ndjit_gpu::{GpuFilter, Options, Tuning};
     let Some(ptxas) = ptxas_or_skip() else { return };
-    let forced = Tuning {
+    let forced = |tile_rows| Tuning {
         separable: Some(true),
+        tile_rows,
         ..Tuning::default()
     };
+    // A kernel per pass, or a tile kernel: how each module is recognised.
+    let kinds = [(Some(0), "ndjit_pass1"), (None, "ndjit_rows0")];
     let min = GpuFilter::compile("np.min(x)", &ndjit::Bindings::new()).unwrap();
     let max = GpuFilter::compile("max(x)", &ndjit::Bindings::new()).unwrap();
     let range = GpuFilter::compile("max(x) - min(x)", &ndjit::Bindings::new()).unwrap();
@@ -183,50 +187,60 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                 1 => (&max, Mode::Reflect),
                 _ => (&range, Mode::Mirror),
             };
-            let ptx = f
-                .ptx_tuned(&boxed(3, mode), 2, (dt, Dtype::F64), target, forced)
-                .unwrap();
-            assert!(ptx.contains("ndjit_pass1"), "{dt}: not planned as passes");
-            assemble(
-                &ptxas,
-                &ptx,
-                target.sm,
-                &format!("passes_{dt}_{}", target.sm),
-            )
-            .unwrap_or_else(|e| panic!("passes of {dt} for sm_{}: {e}", target.sm));
-            n += 1;
+            for (strip, mark) in kinds {
+                let ptx = f
+                    .ptx_tuned(&boxed(3, mode), 2, (dt, Dtype::F64), target, forced(strip))
+                    .unwrap();
+                assert!(ptx.contains(mark), "{dt} {strip:?}: not planned so");
+                let name = format!("passes_{dt}_{}_{}", target.sm, strip.is_none());
+                assemble(&ptxas, &ptx, target.sm, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
+                n += 1;
+            }
         }
     }
     for mode in [Mode::Mirror, Mode::Nearest, Mode::Wrap] {
-        let ptx = min
-            .ptx_tuned(
-                &boxed(5, mode),
-                2,
-                (Dtype::F32, Dtype::F32),
-                Target::SM90,
-                forced,
-            )
-            .unwrap();
-        assemble(&ptxas, &ptx, 90, &format!("passes_{}", mode.name())).unwrap();
-        n += 1;
+        for (strip, _) in kinds {
+            let ptx = min
+                .ptx_tuned(
+                    &boxed(5, mode),
+                    2,
+                    (Dtype::F32, Dtype::F32),
+                    Target::SM90,
+                    forced(strip),
+                )
+                .unwrap();
+            let name = format!("passes_{}_{}", mode.name(), strip.is_none());
+            assemble(&ptxas, &ptx, 90, &name).unwrap();
+            n += 1;
+        }
     }
-    let ptx = min
-        .ptx(
-            &boxed(31, Mode::Reflect),
-            2,
-            Dtype::F64,
-            Dtype::F64,
-            Target::SM90,
-        )
-        .unwrap();
-    let log = assemble(&ptxas, &ptx, 90, "passes_31").unwrap();
-    for e in ["ndjit_pass0", "ndjit_pass1"] {
-        let (regs, stores, loads) = resources(&log, e);
-        println!("{e} 31x31: {regs} registers, spills {stores} B stored, {loads} B loaded");
-        assert!(regs > 0, "{e} not in ptxas's report");
-        assert_eq!((stores, loads), (0, 0), "{e} spills");
+    for (strip, entries) in [
+        (Some(0), &["ndjit_pass0", "ndjit_pass1"][..]),
+        (None, &["ndjit_pass0"][..]),
+    ] {
+        for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
+            let ptx = min
+                .ptx_tuned(
+                    &boxed(31, Mode::Reflect),
+                    2,
+                    (dt, dt),
+                    Target::SM90,
+                    Tuning {
+                        tile_rows: strip,
+                        ..Tuning::default()
+                    },
+                )
+                .unwrap();
+            let log = assemble(&ptxas, &ptx, 90, "passes_31").unwrap();
+            for e in entries {
+                let (regs, stores, loads) = resources(&log, e);
+                println!("{e} {dt} {strip:?} 31x31: {regs} registers, spills {stores} B stored, {loads} B loaded");
+                assert!(regs > 0, "{e} not in ptxas's report");
+                assert_eq!((stores, loads), (0, 0), "{e} {dt} spills");
+            }
+        }
     }
-    assert_eq!(n, 2 * Dtype::ALL.len() + 3);
+    assert_eq!(n, 2 * (2 * Dtype::ALL.len() + 3));
 }
 
 /// Past a register window's worth of taps, general callbacks read their taps from memory: ptxas

@@ -45,9 +45,20 @@ const MODES: [Mode; 8] = [
     Mode::GridConstant,
 ];
 
-/// Outputs per thread along each pass's axis that the checks run with: one, a few (leaving
-/// remainders at the ends of the axes), and the automatic choice.
-const OUTPUTS: [u32; 3] = [1, 3, 0];
+/// Outputs per thread along each pass's axis and rows per strip kernel that the checks run
+/// with: one output, a few (leaving remainders at the ends of the axes) and the automatic
+/// choice, each with a kernel per pass (`Some(0)`); strips of one row, of a few (remainders at
+/// the ends of the columns) and the automatic height; with the grid's rows of blocks as the
+/// launch gives them, or capped at 2 so that each block loops over several rows of the image.
+const TUNINGS: [(u32, Option<u32>, u32); 7] = [
+    (1, Some(0), 65535),
+    (3, Some(0), 2),
+    (0, Some(0), 65535),
+    (1, Some(1), 65535),
+    (3, Some(5), 65535),
+    (0, None, 65535),
+    (0, None, 2),
+];
 
 /// `exec` on `input` (bytes of `dt`, C order) into a fresh output of `out`.
 fn run<E: Executor>(
@@ -106,12 +117,14 @@ fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: 
         &cpu_opts,
     );
     let mut refused = false;
-    for outputs in OUTPUTS {
+    for (outputs, tile_rows, grid_rows) in TUNINGS {
         let emu = Emulator {
             tuning: Tuning {
                 pass_outputs: outputs,
+                tile_rows,
                 ..forced(true)
             },
+            grid_rows,
             ..Emulator::new(&gpu)
         };
         let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts);
@@ -128,7 +141,7 @@ fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: 
         };
         if !common::same_bits(cpu, &got, dts.1) {
             panic!(
-                "{source} {dts:?} shape {shape:?} {opts:?}, {outputs} outputs per thread:\n cpu {cpu:?}\n gpu {got:?}"
+                "{source} {dts:?} shape {shape:?} {opts:?}, {outputs} outputs per thread, tile rows {tile_rows:?}, grid rows {grid_rows}:\n cpu {cpu:?}\n gpu {got:?}"
             );
         }
     }
@@ -537,7 +550,7 @@ fn only_box_extremes_are_planned() {
         let ptx = gpu
             .ptx(&boxed(&[size, size]), 2, dt, dt, Target::SM90)
             .unwrap();
-        ptx.contains("ndjit_pass1")
+        ptx.contains("ndjit_pass0")
     };
     for (size, dt, numpy, python) in [
         (3, Dtype::F32, false, false),

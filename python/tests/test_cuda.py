@@ -89,24 +89,28 @@ def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
     # A box's minimum or maximum runs as one pass per axis, with the general kernel patching
     # windows that hold a NaN or -0.0, from 7x7; from 5x5 for one-byte types and for NumPy's
     # forms, whose general kernel carries the zero-sign guard; from 3x3 for both. Other
-    # footprints and statistics keep the general kernel (`separable::chosen`).
+    # footprints and statistics keep the general kernel (`separable::chosen`). Up to 11 rows the
+    # column and row passes are one kernel, through shared memory (`separable::tile`).
     f = ndjit.jit_filter("np.min(x)")
     ptx = f.inspect_ptx(size=9, dtype=np.float32)
-    assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" in ptx and ".entry ndjit_patch" in ptx
+    assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" not in ptx and ".entry ndjit_patch" in ptx
+    assert ".shared" in ptx and "bar.sync" in ptx
+    ptx = f.inspect_ptx(size=15, dtype=np.float32)
+    assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" in ptx and ".shared" not in ptx
     plain = ndjit.jit_filter("min(x)")
     for size, dtype, numpy_form, python_form in ((3, np.float32, False, False), (3, np.float64, False, False),
                                                  (5, np.float32, True, False), (5, np.float64, True, False),
                                                  (3, np.uint8, True, False), (5, np.uint8, True, True),
                                                  (7, np.float32, True, True), (7, np.float64, True, True)):
         for g, passes in ((f, numpy_form), (plain, python_form)):
-            got = "ndjit_pass1" in g.inspect_ptx(size=size, dtype=dtype)
+            got = "ndjit_pass0" in g.inspect_ptx(size=size, dtype=dtype)
             assert got == passes, (g.source, size, np.dtype(dtype).name)
     assert "ndjit_patch" not in f.inspect_ptx(size=7, dtype=np.uint8)
     disk = np.ones((9, 9), bool)
     disk[0, 0] = False
     assert "ndjit_pass" not in f.inspect_ptx(footprint=disk)
     assert "ndjit_pass" not in ndjit.jit_filter("np.median(x)").inspect_ptx(size=9)
-    assert "ndjit_pass1" in ndjit.jit_filter("np.max(x) - np.min(x)").inspect_ptx(size=9)
+    assert "ndjit_pass0" in ndjit.jit_filter("np.max(x) - np.min(x)").inspect_ptx(size=9)
 
 
 def test_inspect_ptx_errors():

@@ -2,15 +2,21 @@
 //!
 //! It exists so that the whole backend (stencil addressing, boundary modes, the IR translation and
 //! the f64 math routines) can be tested bit for bit on machines without a GPU. Threads run one after
-//! another; the kernels ndjit emits use no shared memory and no barriers, so that is exact. Memory is
-//! two flat byte arrays (global and local); every access is bounds-checked, so an addressing bug is
-//! an error here rather than silent corruption.
+//! another. A kernel with barriers runs block by block, each of its threads up to the next barrier
+//! in turn, with the block's shared memory (filled with a junk byte at the start of each block, as
+//! the device leaves it undefined); a thread that leaves while others wait at a barrier is an
+//! error. Memory is flat byte arrays (global, local and shared); every access is bounds-checked, so
+//! an addressing bug is an error here rather than silent corruption.
 
 use super::*;
 use std::collections::HashMap;
 
 pub const GLOBAL_BASE: u64 = 0x1_0000_0000;
 pub const LOCAL_BASE: u64 = 0x7_0000_0000;
+pub const SHARED_BASE: u64 = 0x3_0000_0000;
+
+/// What shared memory holds before a block's threads store to it.
+const SHARED_JUNK: u8 = 0xA5;
 
 /// PTX's canonical NaNs (what `min`/`max` return when both operands are NaN).
 const CANON_NAN64: u64 = 0x7fff_ffff_ffff_ffff;
@@ -21,6 +27,18 @@ struct Prep<'m> {
     labels: HashMap<u32, usize>,
     locals: HashMap<&'m str, u64>,
     local_size: u64,
+    /// A kernel's shared arrays: offsets, and the bytes of all.
+    shared: HashMap<&'m str, u64>,
+    shared_size: u64,
+    barriers: bool,
+}
+
+/// Where a thread's run stopped.
+enum Flow {
+    /// It returned (these values) or exited.
+    Done(Vec<u64>),
+    /// At a barrier, the instruction after it next.
+    Barrier,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -37,6 +55,9 @@ pub struct Emu<'m> {
     pub global: Vec<u8>,
     gsyms: HashMap<String, u64>,
     local: Vec<u8>,
+    /// The shared memory of the block running, and its arrays' offsets.
+    shared: Vec<u8>,
+    shared_syms: HashMap<String, u64>,
     /// Instructions executed so far.
     pub steps: u64,
     /// Stop with an error after this many instructions (runaway loops).
@@ -52,6 +73,8 @@ impl<'m> Emu<'m> {
             global: Vec::new(),
             gsyms: HashMap::new(),
             local: Vec::new(),
+            shared: Vec::new(),
+            shared_syms: HashMap::new(),
             steps: 0,
             step_limit: u64::MAX,
         };
@@ -72,19 +95,27 @@ impl<'m> Emu<'m> {
                     labels.insert(*l, pc);
                 }
             }
-            let mut locals = HashMap::new();
-            let mut size = 0u64;
-            for (name, bytes) in &f.locals {
-                locals.insert(name.as_str(), size);
-                size += (bytes + 15) & !15;
-            }
+            let layout = |arrays: &'m [(String, u64)]| {
+                let mut at = HashMap::new();
+                let mut size = 0u64;
+                for (name, bytes) in arrays {
+                    at.insert(name.as_str(), size);
+                    size += (bytes + 15) & !15;
+                }
+                (at, size)
+            };
+            let (locals, local_size) = layout(&f.locals);
+            let (shared, shared_size) = layout(&f.shared);
             e.funcs.insert(
                 f.name.as_str(),
                 Prep {
                     f,
                     labels,
                     locals,
-                    local_size: size,
+                    local_size,
+                    shared,
+                    shared_size,
+                    barriers: f.body.contains(&Ins::Bar),
                 },
             );
         }
@@ -120,6 +151,13 @@ impl<'m> Emu<'m> {
         block: (u32, u32),
         params: &[u64],
     ) -> Result<()> {
+        let p = self
+            .funcs
+            .get(name)
+            .ok_or_else(|| format!("no function {name}"))?;
+        if p.barriers {
+            return self.launch_blocks(name, grid, block, params);
+        }
         for by in 0..grid.1 {
             for bx in 0..grid.0 {
                 for ty in 0..block.1 {
@@ -138,44 +176,109 @@ impl<'m> Emu<'m> {
         Ok(())
     }
 
+    /// A kernel with barriers: block by block, each thread run up to its next barrier in turn
+    /// until all have left, each with a local frame of its own.
+    fn launch_blocks(
+        &mut self,
+        name: &str,
+        grid: (u32, u32),
+        block: (u32, u32),
+        params: &[u64],
+    ) -> Result<()> {
+        let (f, labels, locals, local_size) = self.prepared(name)?;
+        let p = &self.funcs[name];
+        let (shared_size, syms) = (p.shared_size, p.shared.clone());
+        self.shared_syms = syms.into_iter().map(|(n, o)| (n.to_string(), o)).collect();
+        let n = (block.0 * block.1) as usize;
+        let base = self.local.len() as u64;
+        for (bx, by) in (0..grid.1).flat_map(|by| (0..grid.0).map(move |bx| (bx, by))) {
+            self.shared = vec![SHARED_JUNK; shared_size as usize];
+            self.local
+                .resize(base as usize + n * local_size as usize, 0);
+            let mut threads: Vec<(Vec<u64>, usize, bool)> =
+                vec![(vec![0u64; f.next_reg as usize], 0, false); n];
+            loop {
+                let (mut left, mut waiting) = (0, 0);
+                for (i, (regs, pc, done)) in threads.iter_mut().enumerate().filter(|t| !t.1 .2) {
+                    let th = Thread {
+                        tid: (i as u32 % block.0, i as u32 / block.0),
+                        ntid: block,
+                        ctaid: (bx, by),
+                        nctaid: grid,
+                    };
+                    let frame = base + i as u64 * local_size;
+                    match self.exec(f, (labels, locals), frame, regs, params, th, pc)? {
+                        Flow::Done(_) => (*done, left) = (true, left + 1),
+                        Flow::Barrier => waiting += 1,
+                    }
+                }
+                match (left, waiting) {
+                    (_, 0) => break,
+                    (0, _) => continue,
+                    _ => {
+                        return Err(format!(
+                            "{name}: {left} threads of block ({bx}, {by}) left while {waiting} wait at a barrier"
+                        ))
+                    }
+                }
+            }
+        }
+        self.local.truncate(base as usize);
+        Ok(())
+    }
+
+    /// A function's body and prepared tables.
+    #[allow(clippy::type_complexity)]
+    fn prepared(
+        &self,
+        name: &str,
+    ) -> Result<(
+        &'m Func,
+        &'m HashMap<u32, usize>,
+        &'m HashMap<&'m str, u64>,
+        u64,
+    )> {
+        let p = self
+            .funcs
+            .get(name)
+            .ok_or_else(|| format!("no function {name}"))?;
+        let (labels, locals) = (
+            &p.labels as *const HashMap<u32, usize>,
+            &p.locals as *const HashMap<&str, u64>,
+        );
+        // SAFETY: the prepared tables live in `self.funcs`, which is filled once, by `new`, and
+        // neither modified nor dropped while the emulator runs.
+        Ok((p.f, unsafe { &*labels }, unsafe { &*locals }, p.local_size))
+    }
+
     fn run(&mut self, name: &str, args: &[u64], params: &[u64], th: Thread) -> Result<Vec<u64>> {
-        let (f, labels, locals, local_size) = {
-            let p = self
-                .funcs
-                .get(name)
-                .ok_or_else(|| format!("no function {name}"))?;
-            (
-                p.f,
-                &p.labels as *const HashMap<u32, usize>,
-                &p.locals as *const HashMap<&str, u64>,
-                p.local_size,
-            )
-        };
-        // SAFETY: the prepared tables live in `self.funcs`, which is not modified while running.
-        let (labels, locals) = unsafe { (&*labels, &*locals) };
+        let (f, labels, locals, local_size) = self.prepared(name)?;
         let frame = self.local.len() as u64;
         self.local.resize((frame + local_size) as usize, 0);
         let mut regs = vec![0u64; f.next_reg as usize];
         for (r, v) in f.args.iter().zip(args) {
             regs[r.id as usize] = fit(r.cls, *v);
         }
-        let result = self.exec(f, labels, locals, frame, &mut regs, params, th);
+        let result = self.exec(f, (labels, locals), frame, &mut regs, params, th, &mut 0);
         self.local.truncate(frame as usize);
-        result
+        match result? {
+            Flow::Done(v) => Ok(v),
+            Flow::Barrier => Err(format!("{name}: a barrier outside a launch by blocks")),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
     fn exec(
         &mut self,
         f: &Func,
-        labels: &HashMap<u32, usize>,
-        locals: &HashMap<&str, u64>,
+        (labels, locals): (&HashMap<u32, usize>, &HashMap<&str, u64>),
         frame: u64,
         regs: &mut [u64],
         params: &[u64],
         th: Thread,
-    ) -> Result<Vec<u64>> {
-        let mut pc = 0usize;
+        at: &mut usize,
+    ) -> Result<Flow> {
+        let mut pc = *at;
         let get = |regs: &[u64], s: Src, t: T| -> u64 {
             match s {
                 Src::R(r) => regs[r.id as usize],
@@ -363,8 +466,16 @@ impl<'m> Emu<'m> {
                         regs[r.id as usize] = fit(r.cls, v);
                     }
                 }
-                Ins::Ret(vals) => return Ok(vals.iter().map(|r| regs[r.id as usize]).collect()),
-                Ins::Exit => return Ok(vec![]),
+                Ins::Ret(vals) => {
+                    return Ok(Flow::Done(
+                        vals.iter().map(|r| regs[r.id as usize]).collect(),
+                    ))
+                }
+                Ins::Exit => return Ok(Flow::Done(vec![])),
+                Ins::Bar => {
+                    *at = pc;
+                    return Ok(Flow::Barrier);
+                }
                 Ins::Sreg { d, s } => {
                     regs[d.id as usize] = match s {
                         Special::TidX => th.tid.0,
@@ -380,6 +491,8 @@ impl<'m> Emu<'m> {
                 Ins::AddrOf { d, sym } => {
                     regs[d.id as usize] = if let Some(off) = locals.get(sym.as_str()) {
                         LOCAL_BASE + frame + off
+                    } else if let Some(off) = self.shared_syms.get(sym) {
+                        SHARED_BASE + off
                     } else {
                         *self
                             .gsyms
@@ -390,7 +503,7 @@ impl<'m> Emu<'m> {
             }
         }
         if f.entry {
-            Ok(vec![])
+            Ok(Flow::Done(vec![]))
         } else {
             Err(format!("{} ran off its end", f.name))
         }
@@ -414,6 +527,13 @@ impl<'m> Emu<'m> {
                             .get(s.as_str())
                             .ok_or_else(|| format!("no local {s}"))?
                 }
+                Space::Shared => {
+                    SHARED_BASE
+                        + self
+                            .shared_syms
+                            .get(s)
+                            .ok_or_else(|| format!("no shared {s}"))?
+                }
                 _ => *self.gsyms.get(s).ok_or_else(|| format!("no global {s}"))?,
             },
         };
@@ -423,6 +543,7 @@ impl<'m> Emu<'m> {
     fn mem(&mut self, sp: Space, at: u64, n: usize) -> Result<&mut [u8]> {
         let (buf, base) = match sp {
             Space::Local => (&mut self.local, LOCAL_BASE),
+            Space::Shared => (&mut self.shared, SHARED_BASE),
             _ => (&mut self.global, GLOBAL_BASE),
         };
         let i = at.wrapping_sub(base) as usize;
@@ -791,5 +912,79 @@ fn compare(c: Cmp, t: T, x: u64, y: u64) -> bool {
         Cmp::Gt => ord == Greater,
         Cmp::Ge => ord != Less,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel whose threads each store their index to shared memory, wait at a barrier and
+    /// read their neighbour's; with `leave` thread 0 exits before the barrier.
+    fn neighbours(leave: bool) -> Module {
+        let mut m = Module::new((7, 8), 90);
+        let mut k = Func::new_entry(
+            "k",
+            vec![Param {
+                name: "out".into(),
+                t: T::U64,
+            }],
+        );
+        k.shared("s", 4 * 8);
+        let out = k.ld(Space::Param, T::U64, Addr::sym("out", 0));
+        let tid = k.sreg(Special::TidX);
+        let bid = k.sreg(Special::CtaidX);
+        if leave {
+            let (stay, first) = (k.new_label(), k.setp(Cmp::Eq, T::U32, tid, Src::I(0)));
+            k.bra_if(first, true, stay);
+            k.push(Ins::Exit);
+            k.place(stay);
+        }
+        let s = k.addr_of("s");
+        let at = |k: &mut Func, i: Reg| {
+            let w = k.cvt(None, T::U64, T::U32, i);
+            k.fma(T::U64, w, Src::I(4), s)
+        };
+        let mine = at(&mut k, tid);
+        k.st(Space::Shared, T::U32, Addr::reg(mine, 0), tid);
+        k.push(Ins::Bar);
+        let next = k.bin(Bin::Add, T::U32, tid, Src::I(1));
+        let next = k.bin(Bin::Rem, T::U32, next, Src::I(8));
+        let theirs = at(&mut k, next);
+        let got = k.ld(Space::Shared, T::U32, Addr::reg(theirs, 0));
+        let i = k.fma(T::U32, bid, Src::I(8), tid);
+        let i = k.cvt(None, T::U64, T::U32, i);
+        let dst = k.fma(T::U64, i, Src::I(4), out);
+        k.st(Space::Global, T::U32, Addr::reg(dst, 0), got);
+        k.push(Ins::Exit);
+        m.funcs.push(k);
+        m
+    }
+
+    #[test]
+    fn a_barrier_lets_each_thread_read_what_the_others_stored_before_it() {
+        let m = neighbours(false);
+        let mut emu = Emu::new(&m);
+        let out = emu.alloc(4 * 16);
+        emu.launch("k", (2, 1), (8, 1), &[out]).unwrap();
+        let got: Vec<u32> = emu
+            .read(out, 64)
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let want: Vec<u32> = (0..16).map(|i| (i % 8 + 1) % 8).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_thread_leaving_while_others_wait_at_a_barrier_is_an_error() {
+        let m = neighbours(true);
+        let mut emu = Emu::new(&m);
+        let out = emu.alloc(4 * 8);
+        let e = emu.launch("k", (1, 1), (8, 1), &[out]).unwrap_err();
+        assert!(
+            e.contains("1 threads of block (0, 0) left while 7 wait"),
+            "{e}"
+        );
     }
 }

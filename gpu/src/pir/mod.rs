@@ -199,6 +199,8 @@ pub enum Space {
     /// `ld.global.nc`: read-only data through the non-coherent cache.
     GlobalNc,
     Local,
+    /// Memory of a thread block, shared by its threads (see [`Ins::Bar`]).
+    Shared,
     Param,
     Const,
 }
@@ -364,6 +366,10 @@ pub enum Ins {
     Ret(Vec<Reg>),
     /// End of a kernel thread.
     Exit,
+    /// `bar.sync 0`: waits until every thread of the block has arrived, so that what each
+    /// stored to shared memory before it is seen by all after it. Every thread of the block
+    /// must reach each barrier (none may have left).
+    Bar,
     Sreg {
         d: Reg,
         s: Special,
@@ -396,6 +402,8 @@ pub struct Func {
     pub rets: Vec<Cls>,
     /// Per-thread local arrays: name, bytes (8-byte aligned).
     pub locals: Vec<(String, u64)>,
+    /// For a kernel, arrays shared by a block's threads: name, bytes (16-byte aligned).
+    pub shared: Vec<(String, u64)>,
     pub body: Vec<Ins>,
     pub next_reg: u32,
     pub next_label: u32,
@@ -481,6 +489,7 @@ impl Func {
             args: vec![],
             rets: vec![],
             locals: vec![],
+            shared: vec![],
             body: vec![],
             next_reg: 0,
             next_label: 0,
@@ -496,6 +505,7 @@ impl Func {
             args: vec![],
             rets: rets.to_vec(),
             locals: vec![],
+            shared: vec![],
             body: vec![],
             next_reg: 0,
             next_label: 0,
@@ -521,6 +531,16 @@ impl Func {
             l.1 = l.1.max(bytes);
         } else {
             self.locals.push((name.to_string(), bytes));
+        }
+    }
+
+    /// Declares an array of `bytes` bytes shared by a block's threads (a kernel's; idempotent
+    /// by name, keeping the larger size).
+    pub fn shared(&mut self, name: &str, bytes: u64) {
+        if let Some(l) = self.shared.iter_mut().find(|(n, _)| n == name) {
+            l.1 = l.1.max(bytes);
+        } else {
+            self.shared.push((name.to_string(), bytes));
         }
     }
 

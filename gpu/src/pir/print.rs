@@ -143,6 +143,9 @@ fn func(s: &mut String, f: &Func) {
     for (name, bytes) in &f.locals {
         let _ = writeln!(s, "    .local .align 8 .b8 {name}[{}];", bytes.max(&8));
     }
+    for (name, bytes) in &f.shared {
+        let _ = writeln!(s, "    .shared .align 16 .b8 {name}[{}];", bytes.max(&16));
+    }
     if !f.entry {
         for (i, a) in f.args.iter().enumerate() {
             let _ = writeln!(
@@ -214,6 +217,7 @@ fn space(sp: Space) -> &'static str {
         Space::Global => "global",
         Space::GlobalNc => "global.nc",
         Space::Local => "local",
+        Space::Shared => "shared",
         Space::Param => "param",
         Space::Const => "const",
     }
@@ -559,6 +563,7 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
             s.push_str("    ret;\n");
         }
         Ins::Exit => s.push_str("    ret;\n"),
+        Ins::Bar => s.push_str("    bar.sync 0;\n"),
         Ins::Sreg { d, s: sp } => {
             let _ = writeln!(s, "    mov.u32 {}, {};", r(*d), special(*sp));
         }

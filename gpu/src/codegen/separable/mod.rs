@@ -33,6 +33,10 @@
 //! `cval` (constant mode) must be a value of the input's type whose double is `cval` bit for bit,
 //! and not one of the excluded values; otherwise the general kernel runs alone.
 
+pub mod tile;
+
+pub use tile::Tile;
+
 use super::stencil::{close_row_loop, grid_place, GridPlace};
 use super::{elem, Dtype, KernelSpec, Mode};
 use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, Src, T};
@@ -88,8 +92,55 @@ pub struct SeparablePlan {
     /// The filter's NaN rule: where it propagates, a window holding a NaN is NaN, which the
     /// passes compute, and only `-0.0` sends a window to the patch.
     pub nan: NanRule,
-    /// Outputs per thread along each pass's axis (at most the window's extent along it).
+    /// Outputs per thread along each pass's axis (at most the window's extent along it; 0
+    /// leaves it to measurement: [`AUTO_OUTPUTS`], or [`AUTO_TILE`]'s in a tile).
     pub outputs: u32,
+    /// Rows per thread of the tile kernel that runs the last two passes as one, where they
+    /// are the image's columns and rows ([`Stage::Tile`]): `Some(0)` a kernel per pass, `None`
+    /// the measured choice (a tile of [`AUTO_TILE`] up to [`TILE_MAX_TAPS`]).
+    pub tile_rows: Option<u32>,
+}
+
+/// One kernel of a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// A pass on its own, reading and writing whole arrays.
+    One(Pass),
+    /// The passes along the columns (axis 1) and the rows (axis 2) in one kernel ([`tile`]):
+    /// a block's row extremes kept in shared memory, so that the intermediate array never goes
+    /// through DRAM.
+    Tile { column: Pass, row: Pass, tile: Tile },
+}
+
+impl SeparablePlan {
+    /// The kernels the plan runs, in order.
+    pub fn stages(&self) -> Vec<Stage> {
+        let n = self.passes.len();
+        let size = work_type(self.elem).bits() as u64 / 8;
+        let chains = self.extreme.chain_count();
+        let tiled = match self.passes[..] {
+            [.., column, row] if (column.axis, row.axis) == (1, 2) => {
+                let taps = column.hi - column.lo + 1;
+                let rows = match self.tile_rows {
+                    None if taps <= TILE_MAX_TAPS => Some(AUTO_TILE.rows),
+                    None | Some(0) => None,
+                    given => given,
+                };
+                let outputs = match self.outputs {
+                    0 => AUTO_TILE.outputs,
+                    v => v,
+                };
+                let want = (outputs.min((row.hi - row.lo + 1) as u32), rows.unwrap_or(0));
+                rows.and_then(|_| Tile::fitting(want, taps, size, chains))
+                    .map(|tile| Stage::Tile { column, row, tile })
+            }
+            _ => None,
+        };
+        let ones = n - 2 * tiled.is_some() as usize;
+        let mut stages: Vec<Stage> = self.passes[..ones].iter().map(|&p| Stage::One(p)).collect();
+        stages.extend(tiled);
+        stages
+    }
 }
 
 /// Outputs per thread along a pass's axis when the tuning leaves it open: measured with 1, 4, 8
@@ -97,10 +148,28 @@ pub struct SeparablePlan {
 /// 5×5 on, 1.2–1.7 times as fast as 1 at 31×31.
 pub const AUTO_OUTPUTS: u32 = 4;
 
+/// The tile when the tuning leaves it open, and the longest column window it is chosen for,
+/// by measurement (H200, 4096², the device checks' `passes` section, tiles of 1, 2 and 4 outputs
+/// by 2, 4 and 8 rows per thread against a kernel per pass with 4 outputs;
+/// `gpu/device-run/passes-h200-2026-11-30-tiles.log`): 2 by 4 was the fastest or within a few
+/// percent of it from 5×5 on; the tile was ahead of two kernels up to 9×9 (float32 `np.min`
+/// 9×9 0.149 ms against 0.158, uint8 0.092 against 0.113), level at 11×11 and behind from 15×15,
+/// where its row extremes, computed again for the `k - 1` rows each tile reaches beyond its own,
+/// cost more than the second kernel's pass over memory (31×31 float32 0.41 ms against 0.31).
+pub const AUTO_TILE: Tile = Tile {
+    outputs: 2,
+    rows: 4,
+};
+pub const TILE_MAX_TAPS: i64 = 11;
+
 impl Pass {
     /// How many consecutive outputs along the axis one thread computes.
     pub fn outputs(&self, plan: &SeparablePlan) -> u32 {
-        plan.outputs.clamp(1, (self.hi - self.lo + 1) as u32)
+        let v = match plan.outputs {
+            0 => AUTO_OUTPUTS,
+            v => v,
+        };
+        v.clamp(1, (self.hi - self.lo + 1) as u32)
     }
 }
 
@@ -155,7 +224,11 @@ impl PatchLayout {
 
 /// The passes for `spec` when the filter computes `stat` and the proof above holds for it;
 /// `None` leaves the run to the general kernel.
-pub fn plan(form: Option<RankForm>, spec: &KernelSpec, outputs: u32) -> Option<SeparablePlan> {
+pub fn plan(
+    form: Option<RankForm>,
+    spec: &KernelSpec,
+    (outputs, tile_rows): (u32, Option<u32>),
+) -> Option<SeparablePlan> {
     let form = form?;
     let extreme = match form.stat {
         RankStat::Min => Extreme::Min,
@@ -191,7 +264,8 @@ pub fn plan(form: Option<RankForm>, spec: &KernelSpec, outputs: u32) -> Option<S
         elem: spec.input,
         patch: matches!(spec.input, Dtype::F32 | Dtype::F64),
         nan: form.nan,
-        outputs: outputs.max(1),
+        outputs,
+        tile_rows,
     })
 }
 
@@ -330,22 +404,39 @@ struct PassSpec<'a> {
 /// places the flags where the plan patches.
 pub fn generate(plan: &SeparablePlan, spec: &KernelSpec, layout: Option<PatchLayout>) -> Module {
     let mut m = Module::new(spec.target.version, spec.target.sm);
-    let n = plan.passes.len();
-    for (i, &pass) in plan.passes.iter().enumerate() {
-        let ps = PassSpec {
+    let stages = plan.stages();
+    let n = stages.len();
+    for (i, &stage) in stages.iter().enumerate() {
+        // What a pass of kernel `i` reads (the input first, then the packed scratch) and
+        // writes (the packed scratch, then the output).
+        let pass_spec = |pass: Pass, outputs: u32, (first, last): (bool, bool)| PassSpec {
             plan,
             pass,
-            first: i == 0,
-            outputs: pass.outputs(plan),
+            first,
+            outputs,
             unit: (
                 pass.axis == 2 && (i > 0 || spec.contiguous),
-                pass.axis == 2 && (i + 1 < n || spec.contiguous),
+                pass.axis == 2 && (!last || spec.contiguous),
             ),
-            last: (i + 1 == n).then_some((spec.output, layout.filter(|_| plan.patch))),
+            last: last.then_some((spec.output, layout.filter(|_| plan.patch))),
             mode: spec.mode,
             cval: spec.cval,
         };
-        m.funcs.push(build_pass(&ps, &pass_entry(i)));
+        let last = i + 1 == n;
+        m.funcs.push(match stage {
+            Stage::One(pass) => {
+                let ps = pass_spec(pass, pass.outputs(plan), (i == 0, last));
+                build_pass(&ps, &pass_entry(i))
+            }
+            Stage::Tile { column, row, tile } => tile::build(
+                (
+                    &pass_spec(row, tile.outputs, (i == 0, false)),
+                    &pass_spec(row, tile.outputs, (false, last)),
+                ),
+                (column, tile),
+                &pass_entry(i),
+            ),
+        });
     }
     super::stencil::define_map(&mut m, spec.mode);
     m
@@ -361,34 +452,54 @@ fn pass_params() -> Vec<Param> {
     v
 }
 
+/// A pass kernel's parameters ([`pass_params`]), loaded.
+struct PassArgs {
+    /// Per chain, the array read and the array written.
+    src: [Reg; 2],
+    dst: [Reg; 2],
+    flags: Reg,
+    /// The image's extents, its three axes.
+    ext: [Reg; 3],
+    /// Strides in elements of the array read and of the array written.
+    ss: [Reg; 3],
+    ds: [Reg; 3],
+}
+
+impl PassArgs {
+    fn load(k: &mut Func) -> PassArgs {
+        let p = |k: &mut Func, n: &str, t: T| k.ld(Space::Param, t, Addr::sym(n, 0));
+        PassArgs {
+            src: ["src", "src2"].map(|n| p(k, n, T::U64)),
+            dst: ["dst", "dst2"].map(|n| p(k, n, T::U64)),
+            flags: p(k, "flags", T::U64),
+            ext: ["d", "h", "w"].map(|n| p(k, n, T::S32)),
+            ss: ["ss0", "ss1", "ss2"].map(|n| p(k, n, T::S64)),
+            ds: ["ds0", "ds1", "ds2"].map(|n| p(k, n, T::S64)),
+        }
+    }
+}
+
+/// `ceil(n / v)` of an extent, unsigned: an axis may be 2^31 - 1 long.
+fn groups_of(k: &mut Func, n: Reg, v: i64) -> Reg {
+    use crate::pir::Bin;
+    if v == 1 {
+        return n;
+    }
+    let up = k.bin(Bin::Add, T::U32, n, Src::I(v - 1));
+    k.bin(Bin::Div, T::U32, up, Src::I(v))
+}
+
 /// One pass: a thread per `outputs` consecutive elements along the pass's axis, rows spread
 /// over the grid's second axis.
 fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     use crate::pir::Bin;
     let mut k = Func::new_entry(name, pass_params());
-    let p = |k: &mut Func, n: &str, t: T| k.ld(Space::Param, t, Addr::sym(n, 0));
-    let (src, dst, flags) = (
-        p(&mut k, "src", T::U64),
-        p(&mut k, "dst", T::U64),
-        p(&mut k, "flags", T::U64),
-    );
-    let ext = [
-        p(&mut k, "d", T::S32),
-        p(&mut k, "h", T::S32),
-        p(&mut k, "w", T::S32),
-    ];
-    let ss = ["ss0", "ss1", "ss2"].map(|n| p(&mut k, n, T::S64));
-    let ds = ["ds0", "ds1", "ds2"].map(|n| p(&mut k, n, T::S64));
-    let (src2, dst2) = (p(&mut k, "src2", T::U64), p(&mut k, "dst2", T::U64));
+    let a = PassArgs::load(&mut k);
     let axis = ps.pass.axis;
     let v = ps.outputs as i64;
     // The extents in thread positions: the pass's axis counted in groups of `v`.
-    let mut groups = ext;
-    if v > 1 {
-        // Unsigned: an axis may be 2^31 - 1 long.
-        let up = k.bin(Bin::Add, T::U32, ext[axis], Src::I(v - 1));
-        groups[axis] = k.bin(Bin::Div, T::U32, up, Src::I(v));
-    }
+    let mut groups = a.ext;
+    groups[axis] = groups_of(&mut k, a.ext[axis], v);
     let exit = k.new_label();
     let GridPlace {
         x0: x,
@@ -408,31 +519,50 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     if v > 1 {
         coord[axis] = k.bin(Bin::Mul, T::S32, coord[axis], Src::I(v));
     }
-    let ops = ps.plan.extreme.chains();
-    let chains: Vec<Vec<Reg>> = ops
+    let chains: Vec<Vec<Reg>> = ps
+        .plan
+        .extreme
+        .chains()
         .iter()
-        .zip([src, src2])
-        .map(|(&op, from)| window_extremes(&mut k, ps, op, (from, &ss), coord, ext))
+        .zip(a.src)
+        .map(|(&op, from)| window_extremes(&mut k, ps, op, (from, &a.ss), coord, a.ext))
         .collect();
+    write_outputs(&mut k, ps, &a, coord, &chains);
+    close_row_loop(&mut k, (row, step), top, exit);
+    k
+}
+
+/// Writes the `outputs` results of each chain from `coord` along the pass's axis: to each
+/// chain's scratch array, or (the last pass) one output, flagging the pixels to patch.
+fn write_outputs(
+    k: &mut Func,
+    ps: &PassSpec<'_>,
+    a: &PassArgs,
+    coord: [Reg; 3],
+    chains: &[Vec<Reg>],
+) {
+    use crate::pir::Bin;
+    let axis = ps.pass.axis;
+    let v = ps.outputs as i64;
     // The first output's address in each array written (the chains' scratch, or the output);
     // the others follow along the axis.
     let out_dt = ps.last.map_or(ps.plan.elem, |(o, _)| o);
     let osize = out_dt.itemsize() as i64;
     let mut off = k.mov(T::S64, Src::I(0));
-    for a in 0..3 {
-        let c = k.cvt(None, T::S64, T::S32, coord[a]);
-        off = k.fma(T::S64, c, ds[a], off);
+    for (&c, &d) in coord.iter().zip(&a.ds) {
+        let c = k.cvt(None, T::S64, T::S32, c);
+        off = k.fma(T::S64, c, d, off);
     }
     let off = k.bin(Bin::Mul, T::S64, off, Src::I(osize));
     let written = match ps.last {
         Some(_) => 1,
-        None => ops.len(),
+        None => chains.len(),
     };
-    let mut at_addr: Vec<Reg> = [dst, dst2][..written]
+    let mut at_addr: Vec<Reg> = a.dst[..written]
         .iter()
         .map(|&d| k.bin(Bin::Add, T::S64, d, off))
         .collect();
-    let dstep = k.bin(Bin::Mul, T::S64, ds[axis], Src::I(osize));
+    let dstep = k.bin(Bin::Mul, T::S64, a.ds[axis], Src::I(osize));
     let stored = k.new_label();
     let vectors = ps.last.filter(|&(out, _)| {
         ps.unit.1 && (v * osize) % 16 == 0 && matches!(out, Dtype::F32 | Dtype::F64)
@@ -441,37 +571,35 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
         let fields = VectorFields {
             out,
             coord,
-            ext,
-            flags: layout.map(|l| (l, flags)),
+            ext: a.ext,
+            flags: layout.map(|l| (l, a.flags)),
         };
-        vector_store(&mut k, ps, at_addr[0], fields, &chains, stored);
+        vector_store(k, ps, at_addr[0], fields, chains, stored);
     }
     for j in 0..v as usize {
         let mut at = coord;
         let skip = k.new_label();
         let addrs: Vec<Addr> = at_addr
             .iter_mut()
-            .map(|a| match (j, ps.unit.1) {
-                (0, _) => Addr::reg(*a, 0),
-                (_, true) => Addr::reg(*a, j as i64 * osize),
+            .map(|r| match (j, ps.unit.1) {
+                (0, _) => Addr::reg(*r, 0),
+                (_, true) => Addr::reg(*r, j as i64 * osize),
                 (_, false) => {
-                    *a = k.bin(Bin::Add, T::S64, *a, dstep);
-                    Addr::reg(*a, 0)
+                    *r = k.bin(Bin::Add, T::S64, *r, dstep);
+                    Addr::reg(*r, 0)
                 }
             })
             .collect();
         if j > 0 {
             at[axis] = k.bin(Bin::Add, T::S32, coord[axis], Src::I(j as i64));
-            let past = k.setp(Cmp::Ge, T::S32, at[axis], ext[axis]);
+            let past = k.setp(Cmp::Ge, T::S32, at[axis], a.ext[axis]);
             k.bra_if(past, false, skip);
         }
         let vals: Vec<Reg> = chains.iter().map(|c| c[j]).collect();
-        store(&mut k, ps, (&addrs, flags), at, (ext[1], ext[2]), &vals);
+        store(k, ps, (&addrs, a.flags), at, (a.ext[1], a.ext[2]), &vals);
         k.place(skip);
     }
     k.place(stored);
-    close_row_loop(&mut k, (row, step), top, exit);
-    k
 }
 
 /// A value with, for floats, whether a value it was made from is one the proof excludes
@@ -1046,7 +1174,7 @@ mod tests {
     #[test]
     fn only_full_boxes_of_an_extreme_are_planned() {
         let spec = KernelSpec::boxed(2, 5);
-        let p = plan(form(RankStat::Min), &spec, 1).expect("a box minimum");
+        let p = plan(form(RankStat::Min), &spec, (1, Some(0))).expect("a box minimum");
         assert_eq!(p.extreme, Extreme::Min);
         assert_eq!(
             p.passes,
@@ -1064,25 +1192,25 @@ mod tests {
             ]
         );
         assert!(p.patch);
-        assert!(plan(form(RankStat::Median), &spec, 1).is_none());
-        let range = plan(form(RankStat::Range), &spec, 1).expect("a box range");
+        assert!(plan(form(RankStat::Median), &spec, (1, Some(0))).is_none());
+        let range = plan(form(RankStat::Range), &spec, (1, Some(0))).expect("a box range");
         assert_eq!(range.extreme.chain_count(), 2);
-        assert!(plan(None, &spec, 1).is_none());
+        assert!(plan(None, &spec, (1, Some(0))).is_none());
         let mut cross = spec.clone();
         cross.mask[0] = false;
-        assert!(plan(form(RankStat::Max), &cross, 1).is_none());
+        assert!(plan(form(RankStat::Max), &cross, (1, Some(0))).is_none());
         let mut constant = spec.clone();
         constant.mode = Mode::Constant;
         constant.cval = f64::NAN;
-        assert!(plan(form(RankStat::Max), &constant, 1).is_none());
+        assert!(plan(form(RankStat::Max), &constant, (1, Some(0))).is_none());
         constant.cval = 3.0;
-        assert!(plan(form(RankStat::Max), &constant, 1).is_some());
+        assert!(plan(form(RankStat::Max), &constant, (1, Some(0))).is_some());
         // Origins shift the window; an axis of extent 1 needs no pass.
         let mut shifted = KernelSpec::boxed(2, 4);
         shifted.shape = vec![1, 4];
         shifted.mask = vec![true; 4];
         shifted.origin = vec![0, -1];
-        let p = plan(form(RankStat::Max), &shifted, 1).unwrap();
+        let p = plan(form(RankStat::Max), &shifted, (1, Some(0))).unwrap();
         assert_eq!(
             p.passes,
             vec![Pass {
@@ -1093,6 +1221,78 @@ mod tests {
         );
         let mut ints = KernelSpec::boxed(1, 3);
         ints.input = Dtype::U16;
-        assert!(!plan(form(RankStat::Max), &ints, 1).unwrap().patch);
+        assert!(
+            !plan(form(RankStat::Max), &ints, (1, Some(0)))
+                .unwrap()
+                .patch
+        );
+    }
+
+    #[test]
+    fn the_column_and_row_passes_join_in_a_tile_where_chosen_and_it_fits() {
+        let tiled = |k: usize, dt: Dtype, stat: RankStat, tile_rows: Option<u32>| {
+            let mut spec = KernelSpec::boxed(2, k);
+            spec.input = dt;
+            let p = plan(form(stat), &spec, (0, tile_rows)).unwrap();
+            match p.stages()[..] {
+                [Stage::Tile { tile, .. }] => Some(tile),
+                [Stage::One(_), Stage::One(_)] => None,
+                ref s => panic!("{s:?}"),
+            }
+        };
+        // Measured: up to 11 rows a tile of 2 outputs by 4 rows per thread (no more rows than
+        // the column window's), two kernels beyond.
+        assert_eq!(
+            tiled(3, Dtype::F32, RankStat::Min, None),
+            Some(Tile {
+                outputs: 2,
+                rows: 3
+            })
+        );
+        assert_eq!(tiled(11, Dtype::F32, RankStat::Min, None), Some(AUTO_TILE));
+        assert_eq!(tiled(13, Dtype::F32, RankStat::Min, None), None);
+        assert_eq!(tiled(5, Dtype::F32, RankStat::Min, Some(0)), None);
+        // Asked for: at most the column window's rows, halved until the block's shared memory
+        // holds its row extremes (31×31 float64 ranges, 2 chains of 64 values a row: 8·8 + 30
+        // rows take 94 KiB, 8·4 + 30 take 62 KiB, 8·2 + 30 take 46 KiB, within 48 KiB).
+        assert_eq!(
+            tiled(3, Dtype::U8, RankStat::Max, Some(8)),
+            Some(Tile {
+                outputs: 2,
+                rows: 3
+            })
+        );
+        assert_eq!(
+            tiled(31, Dtype::F64, RankStat::Range, Some(8)),
+            Some(Tile {
+                outputs: 2,
+                rows: 2
+            })
+        );
+        assert_eq!(
+            Tile::fitting((4, 8), 31, 4, 1),
+            Some(Tile {
+                outputs: 4,
+                rows: 8
+            })
+        );
+        assert_eq!(
+            Tile::fitting((4, 8), 31, 8, 2),
+            Some(Tile {
+                outputs: 2,
+                rows: 2
+            })
+        );
+        // Longer than a column fold unrolls, or than any tile holds: none.
+        assert_eq!(Tile::fitting((4, 8), UNROLL + 1, 4, 1), None);
+        assert_eq!(Tile::fitting((1, 1), 2000, 8, 2), None);
+        // Three axes: the first pass on its own, the last two in a tile.
+        let mut cube = KernelSpec::boxed(3, 3);
+        cube.input = Dtype::I16;
+        let p = plan(form(RankStat::Min), &cube, (0, None)).unwrap();
+        assert!(matches!(
+            p.stages()[..],
+            [Stage::One(Pass { axis: 0, .. }), Stage::Tile { .. }]
+        ));
     }
 }
