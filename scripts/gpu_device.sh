@@ -62,12 +62,13 @@ run)
     export NDJIT_CORPUS_PATH=.device/programs.toml NDJIT_OUT="$out"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv || true
     status=0
+    # The wheel into a private folder (the device image has numpy, scipy, cupy and pytest), for
+    # every Python section, whichever of them run.
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/ndjit-site .device/wheel/*.whl
     case ",${NDJIT_SKIP:-}," in *,device,*) ;; *)
         timeout "${NDJIT_DEVICE_TIMEOUT:-400}" .device/device 2>&1 | tee "$out/device.log" || status=$? ;;
     esac
     case ",${NDJIT_SKIP:-}," in *,python,*) ;; *)
-        # The wheel into a private folder (the device image has numpy, scipy, cupy and pytest).
-        python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/ndjit-site .device/wheel/*.whl
         PYTHONPATH=/tmp/ndjit-site timeout "${NDJIT_PYTEST_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider \
             python/tests/test_cuda.py 2>&1 | tee "$out/python.log" || status=$? ;;
     esac
@@ -89,8 +90,7 @@ run)
             ${NDJIT_PERCALL_ARGS:-} 2>&1 | tee "$out/percall.log" || status=$? ;;
     esac
     case ",${NDJIT_SKIP:-}," in *,window,*) ;; *)
-        # Time against the window size, k = 3..31, beside cupyx (issue 18; the wheel from the
-        # python section).
+        # Time against the window size, k = 3..31, beside cupyx (issue 18).
         PYTHONPATH=/tmp/ndjit-site PYTHONUNBUFFERED=1 timeout "${NDJIT_WINDOW_TIMEOUT:-300}" python3 \
             benches/gpu_window.py --budget "${NDJIT_WINDOW_BUDGET:-240}" \
             --filters "${NDJIT_WINDOW_FILTERS:-min,max,min+nan,range,median,mean,nanmean}" 2>&1 | tee "$out/window.log" || status=$? ;;

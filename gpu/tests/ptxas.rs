@@ -214,9 +214,10 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
             n += 1;
         }
     }
+    // Two kernels, and a tile asked for (the automatic choice takes two kernels at 31×31).
     for (strip, entries) in [
         (Some(0), &["ndjit_pass0", "ndjit_pass1"][..]),
-        (None, &["ndjit_pass0"][..]),
+        (Some(8), &["ndjit_pass0"][..]),
     ] {
         for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
             let ptx = min
@@ -231,6 +232,7 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                     },
                 )
                 .unwrap();
+            assert_eq!(ptx.contains(".shared"), strip == Some(8), "{dt} {strip:?}");
             let log = assemble(&ptxas, &ptx, 90, "passes_31").unwrap();
             for e in entries {
                 let (regs, stores, loads) = resources(&log, e);

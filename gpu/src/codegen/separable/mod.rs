@@ -718,15 +718,6 @@ impl Folder<'_> {
         }
     }
 
-    /// The fold of `vals` (at least one).
-    fn all(&self, k: &mut Func, vals: &[Marked]) -> Marked {
-        let mut acc = vals[0];
-        for &x in &vals[1..] {
-            acc = self.combine(k, acc, x);
-        }
-        acc
-    }
-
     /// A fold kept in registers across a loop's iterations, starting from `start`, or from
     /// the identity of the extreme with nothing marked.
     fn running(&self, k: &mut Func, start: Option<Marked>) -> Marked {
@@ -922,38 +913,60 @@ fn window_extremes(
     results
 }
 
+/// How windows' values fold: a join that is associative, commutative and idempotent (an
+/// extreme, with its marks or'ed), and how a window's fold is stored.
+trait Join {
+    type V: Copy;
+    fn join(&self, k: &mut Func, a: Self::V, b: Self::V) -> Self::V;
+    /// `dst` = the fold `v`, as a pass stores it ([`Folder::settle`]).
+    fn settle(&self, k: &mut Func, dst: Reg, v: Self::V);
+}
+
+impl Join for Folder<'_> {
+    type V = Marked;
+    fn join(&self, k: &mut Func, a: Marked, b: Marked) -> Marked {
+        self.combine(k, a, b)
+    }
+    fn settle(&self, k: &mut Func, dst: Reg, v: Marked) {
+        Folder::settle(self, k, dst, v)
+    }
+}
+
 /// The extremes of the `v` windows of `taps` values each over `vals` (`v + taps - 1` values,
 /// window `j` from value `j`) into `results`: the windows share values `v-1..taps`, folded
 /// once; window `j` adds a suffix of the values before them and a prefix of those after.
-fn fold_windows(
+fn fold_windows<J: Join>(
     k: &mut Func,
-    fo: &Folder<'_>,
-    vals: &[Marked],
+    fo: &J,
+    vals: &[J::V],
     (v, taps): (i64, i64),
     results: &[Reg],
 ) {
     let (vu, tu) = (v as usize, taps as usize);
     debug_assert_eq!(vals.len(), vu + tu - 1);
-    let middle = fo.all(k, &vals[vu - 1..tu]);
-    let mut suffix: Vec<Option<Marked>> = vec![None; vu];
+    let mut middle = vals[vu - 1];
+    for &x in &vals[vu..tu] {
+        middle = fo.join(k, middle, x);
+    }
+    let mut suffix: Vec<Option<J::V>> = vec![None; vu];
     for j in (0..vu.saturating_sub(1)).rev() {
         suffix[j] = Some(match suffix[j + 1] {
             None => vals[j],
-            Some(s) => fo.combine(k, vals[j], s),
+            Some(s) => fo.join(k, vals[j], s),
         });
     }
-    let mut prefix: Vec<Option<Marked>> = vec![None; vu];
+    let mut prefix: Vec<Option<J::V>> = vec![None; vu];
     for j in 1..vu {
         let x = vals[tu + j - 1];
         prefix[j] = Some(match prefix[j - 1] {
             None => x,
-            Some(p) => fo.combine(k, p, x),
+            Some(p) => fo.join(k, p, x),
         });
     }
     for j in 0..vu {
         let mut m = middle;
         for part in [suffix[j], prefix[j]].into_iter().flatten() {
-            m = fo.combine(k, part, m);
+            m = fo.join(k, part, m);
         }
         fo.settle(k, results[j], m);
     }
