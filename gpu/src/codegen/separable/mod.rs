@@ -844,17 +844,17 @@ fn window_extremes(
                 });
                 for (i, &x) in parts.iter().enumerate() {
                     if (lo..hi + v).contains(&(q * vw + i as i64)) {
-                        vals.push(fo.mark(k, x));
+                        vals.push(x);
                     }
                 }
             }
-            fold_windows(k, &fo, &vals, (v, taps), &results);
+            fold_loaded(k, &fo, &vals, (v, taps), &results);
             k.bra(joined);
             k.place(scalar);
         }
         // Unit strides: immediate offsets; others: one address add per value.
         let mut at = k.fma(T::S64, step, Src::I(lo), first);
-        let vals: Vec<Marked> = (lo..hi + v)
+        let vals: Vec<Reg> = (lo..hi + v)
             .map(|t| {
                 let a = match ps.unit.0 {
                     true => Addr::reg(first, t * esize),
@@ -864,11 +864,10 @@ fn window_extremes(
                         Addr::reg(at, 0)
                     }
                 };
-                let x = k.ld(Space::GlobalNc, ld, a);
-                fo.mark(k, x)
+                k.ld(Space::GlobalNc, ld, a)
             })
             .collect();
-        fold_windows(k, &fo, &vals, (v, taps), &results);
+        fold_loaded(k, &fo, &vals, (v, taps), &results);
     } else {
         for (j, &r) in results.iter().enumerate() {
             let init = load(k, Src::I(lo + j as i64));
@@ -972,6 +971,19 @@ fn fold_windows<J: Join>(
     }
 }
 
+/// [`fold_windows`] over values as loaded: a later pass's floats with their bits ([`Bits`]: two
+/// instructions a value), others with their marks ([`Folder::mark`]).
+fn fold_loaded(k: &mut Func, fo: &Folder<'_>, xs: &[Reg], (v, taps): (i64, i64), results: &[Reg]) {
+    if !fo.ps.first && fo.wt.is_float() {
+        let (bt, _, _) = mark_bits(fo.wt);
+        let vals: Vec<(Reg, Reg)> = xs.iter().map(|&x| (x, k.mov(bt, x))).collect();
+        fold_windows(k, &Bits { fo }, &vals, (v, taps), results);
+    } else {
+        let vals: Vec<Marked> = xs.iter().map(|&x| fo.mark(k, x)).collect();
+        fold_windows(k, fo, &vals, (v, taps), results);
+    }
+}
+
 /// `body(t)` for `t` in `lo..=hi` (`lo <= hi`), as a loop with a counter of type `t`.
 fn counted(k: &mut Func, t: T, (lo, hi): (i64, i64), mut body: impl FnMut(&mut Func, Reg)) {
     let i = k.mov(t, Src::I(lo));
@@ -997,7 +1009,8 @@ fn store(
     let dt = ps.plan.elem;
     match ps.last {
         None => {
-            for (a, &v) in addrs.iter().zip(vals) {
+            for ((a, &v), &op) in addrs.iter().zip(vals).zip(ps.plan.extreme.chains()) {
+                let v = kept(k, &Folder::new(ps, op), v);
                 k.st(Space::Global, elem::ptx_type(dt), a.clone(), v);
             }
         }
@@ -1103,6 +1116,87 @@ fn flag(
     );
     k.st(Space::Global, T::U32, Addr::reg(flags, 0), Src::I(1));
     k.place(skip);
+}
+
+/// Where the filter's NaN propagates, a window made NaN is stored for the next pass (in its
+/// scratch array, or a tile's shared memory) as this quiet NaN, whose bits are above the mark's
+/// ([`Bits`]); the output gets the canonical one, [`NAN_F32`].
+const NAN_ABOVE_MARK_F32: u32 = MARK_F32 + 1;
+const NAN_ABOVE_MARK_F64: u64 = MARK_F64 + 1;
+
+/// [`NAN_ABOVE_MARK_F32`] or `_F64` as a float immediate of the type `rt`.
+fn above_mark(rt: T) -> Src {
+    match rt {
+        T::F64 => Src::D(NAN_ABOVE_MARK_F64),
+        _ => Src::S(NAN_ABOVE_MARK_F32),
+    }
+}
+
+/// The bits of a float immediate, as an integer to compare a value's bits with.
+fn nan_bits(rt: T, v: Src) -> Src {
+    match (rt, v) {
+        (T::F64, Src::D(b)) => Src::I(b as i64),
+        (_, Src::S(b)) => Src::I(b as i64),
+        (_, other) => unreachable!("a float immediate: {other:?}"),
+    }
+}
+
+/// The fold of float values a pass stored for the next ([`kept`]), each value with its bits and
+/// each folded by one instruction, where a [`Folder`] reads each value's marks back (four
+/// instructions) and ors them. A stored float is a value the proof admits (no NaN, no `-0.0`),
+/// the mark, or [`NAN_ABOVE_MARK_F32`]: as signed integers both NaNs' bits are above every other float's
+/// (a positive float's are at most infinity's, a negative one's are negative), and that NaN's
+/// above the mark's, so the largest bits of a window say whether it held a NaN, else the mark;
+/// the extreme of the values (PTX's `min` and `max` return the other operand of a NaN) is the
+/// window's where it held neither.
+struct Bits<'a> {
+    fo: &'a Folder<'a>,
+}
+
+impl Bits<'_> {
+    /// The signed integer type of the values' bits.
+    fn signed(&self) -> T {
+        match self.fo.wt {
+            T::F64 => T::S64,
+            _ => T::S32,
+        }
+    }
+}
+
+impl Join for Bits<'_> {
+    type V = (Reg, Reg);
+
+    fn join(&self, k: &mut Func, a: (Reg, Reg), b: (Reg, Reg)) -> (Reg, Reg) {
+        (
+            k.bin(self.fo.op, self.fo.wt, a.0, b.0),
+            k.bin(crate::pir::Bin::Max, self.signed(), a.1, b.1),
+        )
+    }
+
+    fn settle(&self, k: &mut Func, dst: Reg, (v, bits): (Reg, Reg)) {
+        let wt = self.fo.wt;
+        let (_, mark, [mark_f, nan_f]) = mark_bits(wt);
+        let marked = k.setp(Cmp::Ge, self.signed(), bits, mark);
+        let mut r = k.selp(wt, mark_f, v, marked);
+        if self.fo.nan_is_a_result() {
+            let nan = k.setp(Cmp::Ge, self.signed(), bits, nan_bits(wt, above_mark(wt)));
+            r = k.selp(wt, nan_f, r, nan);
+        }
+        k.set(raw(wt), dst, r);
+    }
+}
+
+/// `x` (a pass's settled result) as stored for the next pass: a float made NaN where the
+/// filter's NaN propagates moved above the mark, for [`Bits`].
+fn kept(k: &mut Func, fo: &Folder<'_>, x: Reg) -> Reg {
+    let rt = raw(fo.wt);
+    if !(fo.nan_is_a_result() && rt.is_float()) {
+        return x;
+    }
+    let (bt, _, [_, nan]) = mark_bits(rt);
+    let b = k.mov(bt, x);
+    let is_nan = k.setp(Cmp::Eq, bt, b, nan_bits(rt, nan));
+    k.selp(rt, above_mark(rt), x, is_nan)
 }
 
 #[cfg(test)]

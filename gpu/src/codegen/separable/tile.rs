@@ -7,7 +7,7 @@
 //! column windows cover, `k - 1` more than the tile's (`k` the column window's extent), and
 //! store them in shared memory; after a barrier each thread folds its `v` columns down `rows`
 //! consecutive output rows, which share all but `rows - 1` of their `k + rows - 1` values
-//! ([`fold_windows`]), and writes them as the last pass does. The intermediate values never
+//! ([`super::fold_windows`]), and writes them as the last pass does. The intermediate values never
 //! leave the SM: the image is read once (and the `k - 1` rows each tile reaches beyond its
 //! own, through L2) and the output written once.
 //!
@@ -17,8 +17,8 @@
 //! marks (or'ed) are independent of the order they are taken in.
 
 use super::{
-    fold_windows, immediate, mark_bits, pass_params, raw, window_extremes, work_type,
-    write_outputs, Folder, Join, Marked, Pass, PassArgs, PassSpec, UNROLL,
+    fold_loaded, immediate, kept, pass_params, raw, window_extremes, work_type, write_outputs,
+    Folder, Pass, PassArgs, PassSpec, UNROLL,
 };
 use crate::codegen::stencil::map_fn;
 use crate::codegen::Mode;
@@ -51,7 +51,7 @@ impl Tile {
     ) -> Option<Tile> {
         let halvings =
             |n: u32| std::iter::successors(Some(n.max(1)), |&n| (n > 1).then_some(n / 2));
-        // At most `taps` rows: the rows' windows share a middle ([`fold_windows`]).
+        // At most `taps` rows: the rows' windows share a middle ([`super::fold_windows`]).
         let rows = rows.min(taps.clamp(1, u32::MAX as i64) as u32);
         halvings(outputs)
             .flat_map(|v| {
@@ -244,21 +244,12 @@ impl<'a> Kept<'a> {
         (q * self.tile.outputs as i64 + j as i64) * TX as i64 * self.size
     }
 
-    /// Stores a row's extremes, the NaN a float window is made NaN (where the filter's NaN
-    /// propagates) moved above the mark ([`Bits`]).
+    /// Stores a row's extremes as a pass stores them for the next ([`super::kept`]).
     fn store(&self, k: &mut Func, (r, tx): (Reg, Reg), vals: &[Vec<Reg>]) {
         for (c, vals) in vals.iter().enumerate() {
             let at = self.at(k, c, (r, tx));
             for (j, &x) in vals.iter().enumerate() {
-                let x = match self.folders[c].nan_is_a_result() && self.rt.is_float() {
-                    true => {
-                        let (bt, _, [_, nan]) = mark_bits(self.rt);
-                        let b = k.mov(bt, x);
-                        let is_nan = k.setp(Cmp::Eq, bt, b, nan_bits(self.rt, nan));
-                        k.selp(self.rt, above_mark(self.rt), x, is_nan)
-                    }
-                    false => x,
-                };
+                let x = kept(k, &self.folders[c], x);
                 k.st(Space::Shared, self.rt, Addr::reg(at, self.offset(0, j)), x);
             }
         }
@@ -275,99 +266,15 @@ impl<'a> Kept<'a> {
             let at = self.at(k, c, (first, tx));
             for j in 0..v {
                 let res: Vec<Reg> = (0..rows).map(|_| k.reg(self.rt.cls())).collect();
-                let load = |k: &mut Func, q| {
-                    k.ld(Space::Shared, self.rt, Addr::reg(at, self.offset(q, j)))
-                };
-                if self.rt.is_float() {
-                    let (bt, _, _) = mark_bits(self.rt);
-                    let col: Vec<(Reg, Reg)> = (0..n)
-                        .map(|q| {
-                            let x = load(k, q);
-                            (x, k.mov(bt, x))
-                        })
-                        .collect();
-                    fold_windows(k, &Bits { fo }, &col, (rows as i64, taps), &res);
-                } else {
-                    let col: Vec<Marked> = (0..n)
-                        .map(|q| {
-                            let x = load(k, q);
-                            fo.mark(k, x)
-                        })
-                        .collect();
-                    fold_windows(k, fo, &col, (rows as i64, taps), &res);
-                }
+                let col: Vec<Reg> = (0..n)
+                    .map(|q| k.ld(Space::Shared, self.rt, Addr::reg(at, self.offset(q, j))))
+                    .collect();
+                fold_loaded(k, fo, &col, (rows as i64, taps), &res);
                 for (i, &r) in res.iter().enumerate() {
                     out[i][c].push(r);
                 }
             }
         }
         out
-    }
-}
-
-/// Where the filter's NaN propagates, a window made NaN is stored in shared memory as this
-/// quiet NaN, whose bits are above the mark's (the passes' NaN is below it).
-const NAN_ABOVE_MARK_F32: u32 = super::MARK_F32 + 1;
-const NAN_ABOVE_MARK_F64: u64 = super::MARK_F64 + 1;
-
-/// [`NAN_ABOVE_MARK_F32`] or `_F64` as a float immediate of the type `rt`.
-fn above_mark(rt: T) -> Src {
-    match rt {
-        T::F64 => Src::D(NAN_ABOVE_MARK_F64),
-        _ => Src::S(NAN_ABOVE_MARK_F32),
-    }
-}
-
-/// The bits of a float immediate, as an integer to compare a value's bits with.
-fn nan_bits(rt: T, v: Src) -> Src {
-    match (rt, v) {
-        (T::F64, Src::D(b)) => Src::I(b as i64),
-        (_, Src::S(b)) => Src::I(b as i64),
-        (_, other) => unreachable!("a float immediate: {other:?}"),
-    }
-}
-
-/// The column fold of float row extremes, each value with its bits and each folded by one
-/// instruction, where a [`Folder`] reads each value's marks back (four instructions) and ors
-/// them. In shared memory a float is a value the proof admits (no NaN, no `-0.0`), the mark, or
-/// [`NAN_ABOVE_MARK_F32`]: as signed integers both NaNs' bits are above every other float's
-/// (a positive float's are at most infinity's, a negative one's are negative), and that NaN's
-/// above the mark's, so the largest bits of a window say whether it held a NaN, else the mark;
-/// the extreme of the values (PTX's `min` and `max` return the other operand of a NaN) is the
-/// window's where it held neither.
-struct Bits<'a> {
-    fo: &'a Folder<'a>,
-}
-
-impl Bits<'_> {
-    /// The signed integer type of the values' bits.
-    fn signed(&self) -> T {
-        match self.fo.wt {
-            T::F64 => T::S64,
-            _ => T::S32,
-        }
-    }
-}
-
-impl Join for Bits<'_> {
-    type V = (Reg, Reg);
-
-    fn join(&self, k: &mut Func, a: (Reg, Reg), b: (Reg, Reg)) -> (Reg, Reg) {
-        (
-            k.bin(self.fo.op, self.fo.wt, a.0, b.0),
-            k.bin(Bin::Max, self.signed(), a.1, b.1),
-        )
-    }
-
-    fn settle(&self, k: &mut Func, dst: Reg, (v, bits): (Reg, Reg)) {
-        let wt = self.fo.wt;
-        let (_, mark, [mark_f, nan_f]) = mark_bits(wt);
-        let marked = k.setp(Cmp::Ge, self.signed(), bits, mark);
-        let mut r = k.selp(wt, mark_f, v, marked);
-        if self.fo.nan_is_a_result() {
-            let nan = k.setp(Cmp::Ge, self.signed(), bits, nan_bits(wt, above_mark(wt)));
-            r = k.selp(wt, nan_f, r, nan);
-        }
-        k.set(raw(wt), dst, r);
     }
 }
