@@ -33,6 +33,9 @@ struct Prep<'m> {
     barriers: bool,
 }
 
+/// A launch's grid and block, in blocks and threads.
+type Dims = ((u32, u32), (u32, u32));
+
 /// Where a thread's run stopped.
 enum Flow {
     /// It returned (these values) or exited.
@@ -156,7 +159,7 @@ impl<'m> Emu<'m> {
             .get(name)
             .ok_or_else(|| format!("no function {name}"))?;
         if p.barriers {
-            return self.launch_blocks(name, grid, block, params);
+            return self.launch_blocks(name, (grid, block), params);
         }
         for by in 0..grid.1 {
             for bx in 0..grid.0 {
@@ -178,13 +181,7 @@ impl<'m> Emu<'m> {
 
     /// A kernel with barriers: block by block, each thread run up to its next barrier in turn
     /// until all have left, each with a local frame of its own.
-    fn launch_blocks(
-        &mut self,
-        name: &str,
-        grid: (u32, u32),
-        block: (u32, u32),
-        params: &[u64],
-    ) -> Result<()> {
+    fn launch_blocks(&mut self, name: &str, (grid, block): Dims, params: &[u64]) -> Result<()> {
         let (f, labels, locals, local_size) = self.prepared(name)?;
         let p = &self.funcs[name];
         let (shared_size, syms) = (p.shared_size, p.shared.clone());

@@ -112,6 +112,7 @@ pub(super) fn build(
     let tr = k.bin(Bin::Sub, T::S32, t, zp);
     let y0 = k.bin(Bin::Mul, T::S32, tr, Src::I(th));
     // ---- the row extremes of the tile's rows and the `taps - 1` its windows reach ----
+    // Rows `ty`, `ty + TY`, ...: at least one each, as a tile keeps at least `TY` rows.
     let skip = k.new_label();
     k.bra_if(inside, true, skip);
     let r = k.mov(T::S32, ty);
