@@ -70,11 +70,11 @@ pub(crate) struct Step {
 impl Passes {
     pub fn new(plan: SeparablePlan, spec: &KernelSpec, patch: Option<Arc<Ready>>) -> Passes {
         let layout = patch.as_ref().map(|r| PatchLayout::of(&r.kernel));
-        let mut module = separable::generate(&plan, spec, layout);
+        let stages = plan.stages();
+        let mut module = separable::generate(&plan, &stages, spec, layout);
         if let Some(r) = &patch {
             module.merge(&r.kernel.module, |_| PATCH_ENTRY.into());
         }
-        let stages = plan.stages();
         let passes = (0..stages.len()).map(separable::pass_entry);
         let entries = passes
             .chain(patch.iter().map(|_| PATCH_ENTRY.into()))

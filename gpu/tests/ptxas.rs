@@ -187,35 +187,35 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                 1 => (&max, Mode::Reflect),
                 _ => (&range, Mode::Mirror),
             };
-            for (strip, mark) in kinds {
+            for (tile, mark) in kinds {
                 let ptx = f
-                    .ptx_tuned(&boxed(3, mode), 2, (dt, Dtype::F64), target, forced(strip))
+                    .ptx_tuned(&boxed(3, mode), 2, (dt, Dtype::F64), target, forced(tile))
                     .unwrap();
-                assert!(ptx.contains(mark), "{dt} {strip:?}: not planned so");
-                let name = format!("passes_{dt}_{}_{}", target.sm, strip.is_none());
+                assert!(ptx.contains(mark), "{dt} {tile:?}: not planned so");
+                let name = format!("passes_{dt}_{}_{}", target.sm, tile.is_none());
                 assemble(&ptxas, &ptx, target.sm, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
                 n += 1;
             }
         }
     }
     for mode in [Mode::Mirror, Mode::Nearest, Mode::Wrap] {
-        for (strip, _) in kinds {
+        for (tile, _) in kinds {
             let ptx = min
                 .ptx_tuned(
                     &boxed(5, mode),
                     2,
                     (Dtype::F32, Dtype::F32),
                     Target::SM90,
-                    forced(strip),
+                    forced(tile),
                 )
                 .unwrap();
-            let name = format!("passes_{}_{}", mode.name(), strip.is_none());
+            let name = format!("passes_{}_{}", mode.name(), tile.is_none());
             assemble(&ptxas, &ptx, 90, &name).unwrap();
             n += 1;
         }
     }
     // Two kernels, and a tile asked for (the automatic choice takes two kernels at 31×31).
-    for (strip, entries) in [
+    for (tile, entries) in [
         (Some(0), &["ndjit_pass0", "ndjit_pass1"][..]),
         (Some(8), &["ndjit_pass0"][..]),
     ] {
@@ -227,16 +227,16 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                     (dt, dt),
                     Target::SM90,
                     Tuning {
-                        tile_rows: strip,
+                        tile_rows: tile,
                         ..Tuning::default()
                     },
                 )
                 .unwrap();
-            assert_eq!(ptx.contains(".shared"), strip == Some(8), "{dt} {strip:?}");
+            assert_eq!(ptx.contains(".shared"), tile == Some(8), "{dt} {tile:?}");
             let log = assemble(&ptxas, &ptx, 90, "passes_31").unwrap();
             for e in entries {
                 let (regs, stores, loads) = resources(&log, e);
-                println!("{e} {dt} {strip:?} 31x31: {regs} registers, spills {stores} B stored, {loads} B loaded");
+                println!("{e} {dt} {tile:?} 31x31: {regs} registers, spills {stores} B stored, {loads} B loaded");
                 assert!(regs > 0, "{e} not in ptxas's report");
                 assert_eq!((stores, loads), (0, 0), "{e} {dt} spills");
             }

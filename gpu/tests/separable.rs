@@ -45,11 +45,12 @@ const MODES: [Mode; 8] = [
     Mode::GridConstant,
 ];
 
-/// Outputs per thread along each pass's axis and rows per strip kernel that the checks run
-/// with: one output, a few (leaving remainders at the ends of the axes) and the automatic
-/// choice, each with a kernel per pass (`Some(0)`); strips of one row, of a few (remainders at
-/// the ends of the columns) and the automatic height; with the grid's rows of blocks as the
-/// launch gives them, or capped at 2 so that each block loops over several rows of the image.
+/// Outputs per thread along each pass's axis and rows per thread of the tile kernel that the
+/// checks run with: one output, a few (leaving remainders at the ends of the axes) and the
+/// automatic choice, each with a kernel per pass (`Some(0)`); tiles of one row per thread, of a
+/// few (remainders at the ends of the columns) and the automatic tile; with the grid's rows of
+/// blocks as the launch gives them, or capped at 2 so that each block loops over several rows
+/// of the image.
 const TUNINGS: [(u32, Option<u32>, u32); 7] = [
     (1, Some(0), 65535),
     (3, Some(0), 2),

@@ -407,9 +407,13 @@ struct PassSpec<'a> {
 /// The module of a plan's passes, entries [`pass_entry`]`(i)`, each with parameters
 /// `src, dst, flags: u64; d, h, w: s32; ss0..2, ds0..2: s64` (strides in elements). `layout`
 /// places the flags where the plan patches.
-pub fn generate(plan: &SeparablePlan, spec: &KernelSpec, layout: Option<PatchLayout>) -> Module {
+pub fn generate(
+    plan: &SeparablePlan,
+    stages: &[Stage],
+    spec: &KernelSpec,
+    layout: Option<PatchLayout>,
+) -> Module {
     let mut m = Module::new(spec.target.version, spec.target.sm);
-    let stages = plan.stages();
     let n = stages.len();
     for (i, &stage) in stages.iter().enumerate() {
         // What a pass of kernel `i` reads (the input first, then the packed scratch) and
