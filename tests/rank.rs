@@ -806,6 +806,41 @@ fn a_nan_region_is_written_nan_by_runs_of_columns() {
     }
 }
 
+/// A NaN region in lines long enough to be shared out in pieces (two threads, 9000 columns: the
+/// workers check segments of a line, and a run crossing a segment's end is one run again), read
+/// through footprints whose slots have chords of their own (a disk, a cross) as well as a box:
+/// the NaN windows are exactly those reading the region, the output the callback engine's.
+#[test]
+fn a_nan_region_across_pieces_of_long_lines_is_written_nan_for_any_footprint() {
+    let shape = [6usize, 9000];
+    let n: usize = shape.iter().product();
+    let mut values: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 - 500.5).collect();
+    for y in 1..4 {
+        values[y * 9000 + 3990..y * 9000 + 4200].fill(f64::NAN);
+    }
+    values[5 * 9000 + 8100..5 * 9000 + 8200].fill(f64::NAN);
+    let filter = compile("np.max(x)");
+    for dtype in [Dtype::F32, Dtype::F64] {
+        let data = array(dtype, &values);
+        let input = c_array(&data, dtype, &shape);
+        for fp in [
+            Footprint::disk(2),
+            Footprint::cross(2, 2),
+            Footprint::from_size(&[3, 3]),
+        ] {
+            for mode in [Mode::Reflect, Mode::Wrap] {
+                let opts = Options::new(fp.clone()).mode(mode).threads(2);
+                let what = format!("{dtype} {mode} {:?}", opts.footprint.shape());
+                let got = run(&filter, &input, dtype, &opts);
+                assert!(last_run().is_some(), "{what}: left to the general engine");
+                let want_nan = windows_reading(&values, &shape, &opts, f64::is_nan);
+                assert_eq!(last_nan_pixels(), want_nan, "{what}");
+                assert_eq!(got, run_callback(&filter, &input, dtype, &opts), "{what}");
+            }
+        }
+    }
+}
+
 /// A NaN or a `-0.0` where `zero_matters`.
 fn excluded(zero_matters: bool) -> impl Fn(f64) -> bool {
     move |v: f64| v.is_nan() || (zero_matters && v.to_bits() == (-0.0f64).to_bits())

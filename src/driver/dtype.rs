@@ -174,6 +174,37 @@ impl Dtype {
         }
     }
 
+    /// Writes `v` with [`Dtype::write`]'s cast at `n` elements from `p`, `stride` bytes apart:
+    /// the cast once, then its bytes stored as one unsigned integer each.
+    ///
+    /// # Safety
+    /// Every element written must be valid, writable memory of this dtype.
+    pub unsafe fn fill_line(self, p: *mut u8, stride: isize, n: usize, v: f64) {
+        let mut one = [0u8; 8];
+        // SAFETY: `one` holds any dtype's element.
+        unsafe { self.write(one.as_mut_ptr(), v) };
+        macro_rules! each {
+            ($u:ty) => {{
+                const SIZE: usize = std::mem::size_of::<$u>();
+                let bits = <$u>::from_ne_bytes(one[..SIZE].try_into().expect("one element"));
+                // SAFETY (both): the caller's promise; contiguous, a loop LLVM vectorises.
+                if stride == SIZE as isize {
+                    let q = p as *mut $u;
+                    (0..n).for_each(|i| unsafe { q.add(i).write_unaligned(bits) });
+                } else {
+                    let at = |i: usize| p.wrapping_offset(i as isize * stride) as *mut $u;
+                    (0..n).for_each(|i| unsafe { at(i).write_unaligned(bits) });
+                }
+            }};
+        }
+        match self.itemsize() {
+            1 => each!(u8),
+            2 => each!(u16),
+            4 => each!(u32),
+            _ => each!(u64),
+        }
+    }
+
     /// Reads `out.len()` elements starting at `p`, `stride` bytes apart.
     ///
     /// # Safety
@@ -221,10 +252,18 @@ impl Dtype {
     pub unsafe fn write_line(self, p: *mut u8, stride: isize, vals: &[f64]) {
         macro_rules! each {
             ($ty:ty, $cast:expr) => {{
-                let mut q = p;
-                for &v in vals {
-                    (q as *mut $ty).write_unaligned($cast(v));
-                    q = q.wrapping_offset(stride);
+                if stride == std::mem::size_of::<$ty>() as isize {
+                    // Contiguous: a loop LLVM vectorises (the casts a vector at a time).
+                    let q = p as *mut $ty;
+                    for (i, &v) in vals.iter().enumerate() {
+                        q.add(i).write_unaligned($cast(v));
+                    }
+                } else {
+                    let mut q = p;
+                    for &v in vals {
+                        (q as *mut $ty).write_unaligned($cast(v));
+                        q = q.wrapping_offset(stride);
+                    }
                 }
             }};
         }
@@ -395,6 +434,29 @@ mod tests {
                         "{d} {v}"
                     );
                     assert_eq!(back[i].to_bits(), got.to_bits());
+                }
+            }
+        }
+    }
+
+    /// `fill_line` stores each element exactly as `write` would, contiguous and strided, at an
+    /// unaligned address, and leaves the bytes between strided elements alone.
+    #[test]
+    fn fill_line_stores_the_cast_of_one_value_and_nothing_between() {
+        for d in Dtype::ALL {
+            let sz = d.itemsize();
+            for v in [f64::NAN, -0.0, 1.5, -7.9, 300.0, 1e10, -3e19, f64::INFINITY] {
+                let want = cast(d, v).to_le_bytes();
+                for stride in [sz, 3 * sz] {
+                    let n = 37;
+                    let mut buf = vec![0xa5u8; n * stride + 8];
+                    unsafe { d.fill_line(buf.as_mut_ptr().add(1), stride as isize, n, v) };
+                    for (i, &byte) in buf.iter().enumerate() {
+                        let at = i.wrapping_sub(1);
+                        let inside = i >= 1 && at < n * stride && at % stride < sz;
+                        let expected = if inside { want[at % stride] } else { 0xa5 };
+                        assert_eq!(byte, expected, "{d} {v} stride {stride} byte {i}");
+                    }
                 }
             }
         }

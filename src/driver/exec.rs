@@ -324,7 +324,6 @@ impl Worker {
         let plan = job.plan;
         let last = plan.shape.len() - 1;
         plan.line_index(line, &mut self.idx[..last]);
-        plan.sources(&self.idx[..last], &job.input.strides, &mut self.srcs);
         let out = &job.output;
         let ostride = out.strides[last];
         let mut out_line = out.ptr;
@@ -332,6 +331,13 @@ impl Worker {
             out_line = out_line.wrapping_offset(self.idx[d] as isize * out.strides[d]);
         }
         let out_at = out_line.wrapping_offset(a as isize * ostride);
+        if let Compute::Value(v) = job.compute {
+            // No inputs to read: the value is stored in the output's type straight away.
+            // SAFETY: the output row segment is valid (the caller's contract).
+            unsafe { out.dtype.fill_line(out_at, ostride, b - a, v) };
+            return Ok(());
+        }
+        plan.sources(&self.idx[..last], &job.input.strides, &mut self.srcs);
         if self.out_row.len() < b - a {
             self.out_row.resize(b - a, 0.0);
         }
@@ -358,12 +364,7 @@ impl Worker {
                 self.extend(job, a, b);
                 self.interpret(filter, a, b, dst)
             }
-            Compute::Value(v) => {
-                // SAFETY: `dst` is the row buffer, at least `b - a` long (`direct.output` is
-                // set for kernels only).
-                unsafe { std::slice::from_raw_parts_mut(dst, b - a) }.fill(v);
-                Ok(())
-            }
+            Compute::Value(_) => unreachable!("stored above"),
         };
         if !direct.output {
             let n = match &result {

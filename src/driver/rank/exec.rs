@@ -377,7 +377,9 @@ impl<T: Elem> Worker<T> {
             if let Some(watch) = work.watch {
                 let p = centre.wrapping_offset(l as isize * input.strides[axis]);
                 // SAFETY: the input line of output line `line + l`, valid memory.
-                unsafe { watch.check(line + l, input.dtype, p, plan.len, input.strides[last]) };
+                unsafe {
+                    watch.check((line + l, 0), input.dtype, p, plan.len, input.strides[last])
+                };
             }
         };
         // SAFETY (both): the block's lines are the input's and output's own (checked inside and
@@ -507,7 +509,7 @@ impl<T: Elem> Worker<T> {
         let p = input.ptr.wrapping_offset(self.line_offset(&input.strides));
         let p = p.wrapping_offset(a as isize * stride);
         // SAFETY: the caller's promise.
-        unsafe { watch.check(line, input.dtype, p, m, stride) }
+        unsafe { watch.check((line, a), input.dtype, p, m, stride) }
     }
 
     /// The address of column `a` of the current line in the output.

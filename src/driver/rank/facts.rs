@@ -7,7 +7,8 @@ use super::super::array::RawArray;
 use super::super::dtype::Dtype;
 use super::super::team;
 use super::simd;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// What a scan found in float data; also a set of the two kinds, the ones a search looks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,19 +111,24 @@ pub(crate) struct Rules {
 }
 
 /// The facts a run depends on, gathered by its workers as they go: every output line checks the
-/// input line of its own index, so together they check every line. It records which lines hold
-/// an excluded value of each fate and how many there are (for NaN written as the result, runs
+/// input line of its own index, so together they check every line. It records where the lines
+/// hold an excluded value of each fate and how many there are (for NaN written as the result, runs
 /// of consecutive columns, each checked segment counted apart); past a limit of either the run stops
 /// (its output is then overwritten by the general engine, the arrays being disjoint).
 pub(crate) struct Watch {
     pub rules: Rules,
-    /// Per [`Fate`], a bit per input line (in C order over the leading axes): whether it holds
-    /// a value of that fate ([`Fate::kinds`]).
-    tainted: [Vec<AtomicU64>; 2],
+    /// Per [`Fate`], the runs of consecutive columns holding a value of that fate
+    /// ([`Fate::kinds`]) each check found: the input line (in C order over the leading axes),
+    /// the segment's first column, and the runs from it. The patch reads them back
+    /// ([`Watch::runs`]) instead of searching the tainted lines again.
+    found: [Mutex<Vec<Segment>>; 2],
     count: [AtomicUsize; 2],
     limit: [usize; 2],
     failed: AtomicBool,
 }
+
+/// A checked segment's runs: input line, first column, runs `[a, b)` counted from it.
+type Segment = (usize, usize, Vec<(usize, usize)>);
 
 /// Which of a [`Watch`]'s two records: the values whose windows are recomputed, or NaN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,24 +154,30 @@ impl Fate {
 }
 
 impl Watch {
-    /// A watch over `lines` input lines that gives up past `limit[f]` values (runs, for
-    /// [`Fate::Nan`]) of fate `f`.
-    pub fn new(rules: Rules, lines: usize, limit: [usize; 2]) -> Watch {
-        let bits = || (0..lines.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    /// A watch that gives up past `limit[f]` values (runs, for [`Fate::Nan`]) of fate `f`.
+    pub fn new(rules: Rules, limit: [usize; 2]) -> Watch {
         Watch {
             rules,
-            tainted: [bits(), bits()],
+            found: [Mutex::new(Vec::new()), Mutex::new(Vec::new())],
             count: [AtomicUsize::new(0), AtomicUsize::new(0)],
             limit,
             failed: AtomicBool::new(false),
         }
     }
 
-    /// Checks columns `0..len` (from `p`, `stride` bytes apart) of input line `line`.
+    /// Checks columns `a..a + len` (from `p`, which points at column `a`, `stride` bytes
+    /// apart) of input line `line`.
     ///
     /// # Safety
     /// As [`line`].
-    pub unsafe fn check(&self, line: usize, dtype: Dtype, p: *const u8, len: usize, stride: isize) {
+    pub unsafe fn check(
+        &self,
+        (line, a): (usize, usize),
+        dtype: Dtype,
+        p: *const u8,
+        len: usize,
+        stride: isize,
+    ) {
         // SAFETY: the caller's promise.
         let found = unsafe { self::line(dtype, p, len, stride) };
         for fate in [Fate::Recomputed, Fate::Nan] {
@@ -173,23 +185,21 @@ impl Watch {
             if !kinds.any() {
                 continue;
             }
+            let mut runs = Vec::new();
+            // SAFETY: as above.
+            unsafe { excluded_runs(dtype, p, len, stride, kinds, |a, b| runs.push((a, b))) };
             // Values whose windows are recomputed each cost their windows' pixels; NaN cost
             // [`super::patch::pieces`] one visit per run of consecutive columns.
-            let mut n = 0;
-            // SAFETY: as above.
-            unsafe {
-                excluded_runs(dtype, p, len, stride, kinds, |a, b| {
-                    n += match fate {
-                        Fate::Nan => 1,
-                        Fate::Recomputed => b - a,
-                    }
-                })
+            let n = match fate {
+                Fate::Nan => runs.len(),
+                Fate::Recomputed => runs.iter().map(|&(a, b)| b - a).sum(),
             };
             let f = fate as usize;
-            self.tainted[f][line / 64].fetch_or(1 << (line % 64), Ordering::Relaxed);
             if self.count[f].fetch_add(n, Ordering::Relaxed) + n > self.limit[f] {
                 self.failed.store(true, Ordering::Relaxed);
             }
+            let mut segments = self.found[f].lock().unwrap_or_else(|e| e.into_inner());
+            segments.push((line, a, runs));
         }
     }
 
@@ -198,14 +208,30 @@ impl Watch {
         self.failed.load(Ordering::Relaxed)
     }
 
-    /// Whether input line `line` holds a value of fate `fate`.
-    pub fn tainted(&self, fate: Fate, line: usize) -> bool {
-        self.tainted[fate as usize][line / 64].load(Ordering::Relaxed) & (1 << (line % 64)) != 0
-    }
-
     /// Whether any line holds a value of fate `fate`.
     pub fn any(&self, fate: Fate) -> bool {
         self.count[fate as usize].load(Ordering::Relaxed) > 0
+    }
+
+    /// The maximal runs `[a, b)` of columns holding a value of fate `fate` of each of the
+    /// `lines` input lines (empty where it holds none): the checked segments' runs in order,
+    /// a run reaching the end of one segment joined to one starting the next.
+    pub fn runs(&self, fate: Fate, lines: usize) -> Vec<Vec<(usize, usize)>> {
+        let mut segments = self.found[fate as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        segments.sort_unstable_by_key(|&(line, a, _)| (line, a));
+        let mut out = vec![Vec::new(); lines];
+        for (line, a, runs) in segments.drain(..) {
+            let line_runs: &mut Vec<(usize, usize)> = &mut out[line];
+            for (r0, r1) in runs {
+                match line_runs.last_mut() {
+                    Some((_, end)) if *end == a + r0 => *end = a + r1,
+                    _ => line_runs.push((a + r0, a + r1)),
+                }
+            }
+        }
+        out
     }
 }
 
@@ -216,10 +242,17 @@ trait Bits: Copy + Send + Sync {
     /// Whether the value is of a kind `which` holds.
     fn excluded(self, which: Found) -> bool;
     unsafe fn read(p: *const u8) -> Self;
+    /// Bit `j` set where element `j` of the [`BLOCK`] elements from `p` is of a kind `which`
+    /// holds: a vector compare and a `movemask` per 8 (`u32`) or 4 (`u64`) elements.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `BLOCK` elements from `p` are valid for reading.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn block_mask_avx2(p: *const Self, which: Found) -> u64;
 }
 
 macro_rules! bits {
-    ($($u:ty, $i:ty, $sign:expr, $inf:expr);*) => {$(
+    ($($u:ty, $i:ty, $sign:expr, $inf:expr, $mask:path);*) => {$(
         impl Bits for $u {
             /// Two reductions that vectorise to one min and one max a vector: the largest
             /// magnitude (the bits without the sign, as a signed integer, so the comparison is
@@ -242,10 +275,62 @@ macro_rules! bits {
             }
             #[inline(always)]
             unsafe fn read(p: *const u8) -> Self { unsafe { (p as *const $u).read_unaligned() } }
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            unsafe fn block_mask_avx2(p: *const Self, which: Found) -> u64 {
+                // SAFETY: the caller's promise.
+                unsafe { $mask(p, which) }
+            }
         }
     )*};
 }
-bits!(u32, i32, 0x8000_0000u32, 0x7f80_0000u32; u64, i64, 1u64 << 63, 0x7ff0_0000_0000_0000u64);
+bits!(
+    u32, i32, 0x8000_0000u32, 0x7f80_0000u32, masks::block_u32;
+    u64, i64, 1u64 << 63, 0x7ff0_0000_0000_0000u64, masks::block_u64
+);
+
+/// [`Bits::block_mask_avx2`] with `std::arch`. The plain fold (`m | (hit as u64) << j`) that
+/// LLVM vectorises shifts each flag in a 64-bit lane: a 1024² float32 3×3 `np.min` whose NaN
+/// block covers a quarter of the image spent a third of its 1.2 ms there (`perf`; its lines are
+/// found twice, by the watch and by the patch).
+#[cfg(target_arch = "x86_64")]
+mod masks {
+    use super::{Found, BLOCK};
+    use std::arch::x86_64::*;
+
+    /// `$name(p, which)` for `$u` bits, `$lanes` a vector: NaN by an unordered compare of each
+    /// value with itself as a float, `-0.0` by its bits' equality with the sign bit alone.
+    macro_rules! block_mask {
+        ($name:ident, $u:ty, $lanes:expr, $sign:expr, $set1:ident, $eq:ident,
+         $unord:ident, $to_float:ident, $to_int:ident, $movemask:ident) => {
+            #[target_feature(enable = "avx2")]
+            pub(super) unsafe fn $name(p: *const $u, which: Found) -> u64 {
+                let all = |flag: bool| $set1(-(flag as i64) as _);
+                let (sign, nan, zero) = ($set1($sign), all(which.nan), all(which.negative_zero));
+                let mut mask = 0u64;
+                for k in 0..BLOCK / $lanes {
+                    // SAFETY: the caller's promise: `BLOCK` elements from `p`.
+                    let v = unsafe { _mm256_loadu_si256(p.add($lanes * k) as *const __m256i) };
+                    let is_nan = $to_int($unord::<_CMP_UNORD_Q>($to_float(v), $to_float(v)));
+                    let is_zero = $eq(v, sign);
+                    let hit = _mm256_or_si256(
+                        _mm256_and_si256(is_nan, nan),
+                        _mm256_and_si256(is_zero, zero),
+                    );
+                    mask |= ($movemask($to_float(hit)) as u32 as u64) << ($lanes * k);
+                }
+                mask
+            }
+        };
+    }
+
+    #[rustfmt::skip]
+    block_mask!(block_u32, u32, 8, i32::MIN, _mm256_set1_epi32, _mm256_cmpeq_epi32,
+        _mm256_cmp_ps, _mm256_castsi256_ps, _mm256_castps_si256, _mm256_movemask_ps);
+    #[rustfmt::skip]
+    block_mask!(block_u64, u64, 4, i64::MIN, _mm256_set1_epi64x, _mm256_cmpeq_epi64,
+        _mm256_cmp_pd, _mm256_castsi256_pd, _mm256_castpd_si256, _mm256_movemask_pd);
+}
 
 /// Lines per item of the team: enough work to pay for handing it out.
 const LINES_PER_ITEM: usize = 16;
@@ -323,13 +408,20 @@ unsafe fn runs_as<B: Bits>(
     if stride == size as isize && (p as usize).is_multiple_of(size) {
         // SAFETY: a contiguous, aligned line of `len` elements.
         let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = std::arch::is_x86_feature_detected!("avx2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let avx2 = false;
         for (k, block) in line.chunks(BLOCK).enumerate() {
-            let mask = simd::fast(|| {
-                block
+            let mask = match block.len() == BLOCK && avx2 {
+                // SAFETY: the CPU has AVX2 and the block is whole.
+                #[cfg(target_arch = "x86_64")]
+                true => unsafe { B::block_mask_avx2(block.as_ptr(), which) },
+                _ => block
                     .iter()
                     .enumerate()
-                    .fold(0u64, |m, (j, &b)| m | ((b.excluded(which) as u64) << j))
-            });
+                    .fold(0u64, |m, (j, &b)| m | ((b.excluded(which) as u64) << j)),
+            };
             runs.block(k * BLOCK, mask, block.len());
         }
     } else {
@@ -400,7 +492,8 @@ mod tests {
     use super::*;
 
     /// Runs of NaN and `-0.0` of every length, across the 64-column blocks and to the line's
-    /// end, contiguous and strided, against runs found one element at a time.
+    /// end, contiguous (whole blocks take the AVX2 masks where the CPU has them) and strided,
+    /// float64 and float32, against runs found one element at a time.
     #[test]
     fn runs_are_the_maximal_runs_of_the_kinds_asked_for() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -449,16 +542,52 @@ mod tests {
                             _ => {}
                         }
                     }
-                    let mut got = Vec::new();
-                    let stride = 8 * step as isize;
-                    let p = v.as_ptr() as *const u8;
-                    unsafe {
-                        excluded_runs(Dtype::F64, p, len, stride, which, |a, b| got.push((a, b)))
-                    };
-                    assert_eq!(got, want, "case {case}, {which:?}, strided {strided}");
+                    // The same values as float64 and float32 (a cast keeps NaN and -0.0).
+                    let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                    let lines = [
+                        (Dtype::F64, v.as_ptr() as *const u8, 8),
+                        (Dtype::F32, v32.as_ptr() as *const u8, 4),
+                    ];
+                    for (dtype, p, size) in lines {
+                        let mut got = Vec::new();
+                        let stride = size * step as isize;
+                        unsafe {
+                            excluded_runs(dtype, p, len, stride, which, |a, b| got.push((a, b)))
+                        };
+                        assert_eq!(
+                            got, want,
+                            "case {case}, {dtype:?} {which:?}, strided {strided}"
+                        );
+                    }
                 }
             }
         }
+    }
+
+    /// A watch's runs are each line's maximal runs whatever the segments the lines were checked
+    /// in and their order: a run crossing a segment's end is joined, the lines kept apart, and
+    /// the count against the limit is of runs per segment.
+    #[test]
+    fn runs_join_across_the_segments_a_line_was_checked_in() {
+        let rules = Rules {
+            zero_matters: false,
+            nan_is_result: true,
+        };
+        let mut line = vec![1.0f64; 300];
+        line[50..130].fill(f64::NAN); // across the segments' ends at 64 and 100
+        line[299] = f64::NAN;
+        let watch = Watch::new(rules, [usize::MAX, 6]);
+        let p = line.as_ptr() as *const u8;
+        for (l, a, b) in [(2, 100, 300), (2, 0, 64), (0, 0, 300), (2, 64, 100)] {
+            let at = p.wrapping_add(8 * a);
+            unsafe { watch.check((l, a), Dtype::F64, at, b - a, 8) };
+        }
+        assert!(!watch.failed() && watch.any(Fate::Nan) && !watch.any(Fate::Recomputed));
+        let want = vec![(50, 130), (299, 300)];
+        assert_eq!(watch.runs(Fate::Nan, 3), [want.clone(), vec![], want]);
+        // Six runs counted (two, one, one and two segments apart): one more passes the limit.
+        unsafe { watch.check((1, 0), Dtype::F64, p.wrapping_add(8 * 60), 1, 8) };
+        assert!(watch.failed());
     }
 
     /// Every placement of a NaN and a `-0.0` (first, last, a line of their own, past the first

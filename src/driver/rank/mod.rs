@@ -210,7 +210,7 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Taken> {
                     patch::limit(total, n),
                     patch::nan_limit(total, plan.slots.len()),
                 ];
-                watch = Some(facts::Watch::new(rules, plan.lines, limit));
+                watch = Some(facts::Watch::new(rules, limit));
             }
             // ... except where progress is reported: a patch would report its pixels twice.
             Some(_) => {
@@ -239,8 +239,7 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Taken> {
     LAST.with(|l| l.set(Some(stat)));
     match watch {
         Some(w) if result.is_ok() && (w.any(Fate::Recomputed) || w.any(Fate::Nan)) => {
-            // SAFETY: the input is valid memory (`execute`'s contract).
-            let pieces = |fate| unsafe { patch::pieces(plan, input, &w, fate) };
+            let pieces = |fate| patch::pieces(plan, &w.runs(fate, plan.lines));
             Some(Taken::Patch(Patch {
                 nan: pieces(Fate::Nan),
                 recomputed: pieces(Fate::Recomputed),

@@ -15,11 +15,8 @@
 //!
 //! The histogram algorithms run on 8-bit integers only, which hold neither value.
 
-use super::super::array::RawArray;
 use super::super::plan::Plan;
 use super::exec::chords;
-use super::facts::{self, Fate, Found, Watch};
-use std::collections::HashMap;
 
 /// Excluded values a run may hold, in units of the taps that read each: past
 /// `total / (PATCH_SHARE * taps)` of them, recomputing their windows one segment at a time would approach the cost of
@@ -39,17 +36,10 @@ pub(crate) fn nan_limit(total: usize, lines: usize) -> usize {
     total / (PATCH_SHARE * lines.max(1))
 }
 
-/// The output pixels whose windows read a value of fate `fate` that `watch` found, as ranges
+/// The output pixels whose windows read an excluded value, given `runs[l]`, the sorted runs
+/// `[a, b)` of columns of input line `l` holding one ([`super::facts::Watch::runs`]), as ranges
 /// `[p0, p1)` of pixels in C order, each within one line, sorted.
-///
-/// # Safety
-/// The input must be valid memory at every element its shape and strides reach.
-pub(crate) unsafe fn pieces(
-    plan: &Plan,
-    input: &RawArray,
-    watch: &Watch,
-    fate: Fate,
-) -> Vec<(usize, usize)> {
+pub(crate) fn pieces(plan: &Plan, runs: &[Vec<(usize, usize)>]) -> Vec<(usize, usize)> {
     let last = plan.shape.len() - 1;
     let len = plan.len;
     // `Plan::sources` gives line numbers when the leading axes' strides count lines.
@@ -61,54 +51,26 @@ pub(crate) unsafe fn pieces(
     }
     let chords = chords(plan);
     let (mut idx, mut srcs) = (vec![0; last], Vec::new());
-    // The runs of excluded columns of each tainted input line, found once.
-    let mut columns: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     let (mut spans, mut out) = (Vec::new(), Vec::new());
     for line in 0..plan.lines {
         plan.line_index(line, &mut idx);
         plan.sources(&idx, &line_strides, &mut srcs);
         spans.clear();
+        // The runs and chords of the slot last added: the next slot of a box (or of a no-data
+        // region's lines, whose runs are equal) adds the same spans again, and is skipped.
+        let mut previous: Option<(&[(usize, usize)], &[(usize, usize)])> = None;
         for (s, src) in srcs.iter().enumerate() {
-            let Some(src) = src.map(|l| l as usize).filter(|&l| watch.tainted(fate, l)) else {
+            let Some(runs) = src
+                .map(|l| runs[l as usize].as_slice())
+                .filter(|r| !r.is_empty())
+            else {
                 continue;
             };
-            let runs = columns.entry(src).or_insert_with(|| {
-                // SAFETY: the caller's promise.
-                unsafe { excluded(plan, input, src, fate.kinds(watch.rules)) }
-            });
-            for &(o, w) in &chords[s] {
-                // Taps at columns `c0..c0 + w` from the pixel: pixel `j` reads column `q`
-                // directly for `j` in `q - c0 - w + 1..=q - c0`, and so a run `qa..qb` for
-                // `j` in `qa - c0 - w + 1..qb - c0`.
-                let c0 = plan.cmin + o as i64;
-                for &(qa, qb) in runs.iter() {
-                    let lo = (qa as i64 - c0 - w as i64 + 1).max(0);
-                    let hi = (qb as i64 - c0).min(len as i64);
-                    if lo < hi {
-                        spans.push((lo as usize, hi as usize));
-                    }
-                }
+            if previous == Some((runs, &chords[s])) {
+                continue;
             }
-            // Pixels near the ends also read columns the mode maps into the line: columns
-            // within the footprint's width of an end (whatever the mode, or the line's length).
-            let within = |i: usize| {
-                let k = runs.partition_point(|&(qa, _)| qa <= i);
-                k > 0 && i < runs[k - 1].1
-            };
-            let reach = (plan.cmax - plan.cmin) as usize + 1;
-            let near_ends = runs.iter().any(|&(qa, qb)| qa < reach || qb + reach > len);
-            let (jl, jr) = plan.interior();
-            let ends = (0..jl).chain(jr..len).filter(|_| near_ends);
-            for j in ends {
-                let mut reads = chords[s]
-                    .iter()
-                    .flat_map(|&(o, w)| (0..w).map(move |t| plan.cmin + (o + t) as i64))
-                    .filter(|&c| !(0..len as i64).contains(&(j as i64 + c)))
-                    .filter_map(|c| plan.mode.map(j as i64 + c, len as i64));
-                if reads.any(|i| within(i as usize)) {
-                    spans.push((j, j + 1));
-                }
-            }
+            previous = Some((runs, &chords[s]));
+            windows_reading(plan, runs, &chords[s], &mut spans);
         }
         spans.sort_unstable();
         let base = line * len;
@@ -128,29 +90,47 @@ pub(crate) unsafe fn pieces(
     out
 }
 
-/// The runs `[a, b)` of consecutive columns of input line `line` holding a value of the kinds
-/// `which` holds, in order.
-///
-/// # Safety
-/// As [`pieces`].
-unsafe fn excluded(
+/// Pushes onto `spans` the columns `[j0, j1)` of the output line whose windows read one of the
+/// excluded `runs` of a source line through its `chords` (offset, width).
+fn windows_reading(
     plan: &Plan,
-    input: &RawArray,
-    line: usize,
-    which: Found,
-) -> Vec<(usize, usize)> {
-    let last = plan.shape.len() - 1;
-    let mut idx = vec![0; last];
-    plan.line_index(line, &mut idx);
-    let offset: isize = (0..last).map(|d| idx[d] as isize * input.strides[d]).sum();
-    let p = input.ptr.wrapping_offset(offset);
-    let mut runs = Vec::new();
-    let stride = input.strides[last];
-    // SAFETY: the line's `len` elements are valid (the caller's promise).
-    unsafe {
-        facts::excluded_runs(input.dtype, p, plan.len, stride, which, |a, b| {
-            runs.push((a, b))
-        })
+    runs: &[(usize, usize)],
+    chords: &[(usize, usize)],
+    spans: &mut Vec<(usize, usize)>,
+) {
+    let len = plan.len;
+    for &(o, w) in chords {
+        // Taps at columns `c0..c0 + w` from the pixel: pixel `j` reads column `q`
+        // directly for `j` in `q - c0 - w + 1..=q - c0`, and so a run `qa..qb` for
+        // `j` in `qa - c0 - w + 1..qb - c0`.
+        let c0 = plan.cmin + o as i64;
+        for &(qa, qb) in runs {
+            let lo = (qa as i64 - c0 - w as i64 + 1).max(0);
+            let hi = (qb as i64 - c0).min(len as i64);
+            if lo < hi {
+                spans.push((lo as usize, hi as usize));
+            }
+        }
+    }
+    // Pixels near the ends also read columns the mode maps into the line: columns
+    // within the footprint's width of an end (whatever the mode, or the line's length).
+    let within = |i: usize| {
+        let k = runs.partition_point(|&(qa, _)| qa <= i);
+        k > 0 && i < runs[k - 1].1
     };
-    runs
+    let reach = (plan.cmax - plan.cmin) as usize + 1;
+    if !runs.iter().any(|&(qa, qb)| qa < reach || qb + reach > len) {
+        return;
+    }
+    let (jl, jr) = plan.interior();
+    for j in (0..jl).chain(jr..len) {
+        let mut reads = chords
+            .iter()
+            .flat_map(|&(o, w)| (0..w).map(move |t| plan.cmin + (o + t) as i64))
+            .filter(|&c| !(0..len as i64).contains(&(j as i64 + c)))
+            .filter_map(|c| plan.mode.map(j as i64 + c, len as i64));
+        if reads.any(|i| within(i as usize)) {
+            spans.push((j, j + 1));
+        }
+    }
 }
