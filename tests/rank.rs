@@ -808,17 +808,23 @@ fn a_nan_region_is_written_nan_by_runs_of_columns() {
 
 /// A NaN region in lines long enough to be shared out in pieces (two threads, 9000 columns: the
 /// workers check segments of a line, and a run crossing a segment's end is one run again), read
-/// through footprints whose slots have chords of their own (a disk, a cross) as well as a box:
-/// the NaN windows are exactly those reading the region, the output the callback engine's.
+/// through footprints whose slots have chords of their own (a disk, a cross) as well as a box,
+/// and NaN at the lines' ends: the NaN windows are exactly those reading one, the output the
+/// callback engine's.
 #[test]
 fn a_nan_region_across_pieces_of_long_lines_is_written_nan_for_any_footprint() {
-    let shape = [6usize, 9000];
+    let shape = [8usize, 9000];
     let n: usize = shape.iter().product();
     let mut values: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 - 500.5).collect();
     for y in 1..4 {
         values[y * 9000 + 3990..y * 9000 + 4200].fill(f64::NAN);
     }
-    values[5 * 9000 + 8100..5 * 9000 + 8200].fill(f64::NAN);
+    values[4 * 9000 + 8100..4 * 9000 + 8200].fill(f64::NAN);
+    // At the ends of lines holding nothing else (read by windows at both ends through the mode):
+    // equal runs read through each slot's own chord.
+    for y in 5..8 {
+        values[y * 9000 + 8998..(y + 1) * 9000].fill(f64::NAN);
+    }
     let filter = compile("np.max(x)");
     for dtype in [Dtype::F32, Dtype::F64] {
         let data = array(dtype, &values);

@@ -237,7 +237,12 @@ struct Worker {
     buf: Vec<f64>,
     /// Per tap, its slot and column shift.
     taps: Vec<(u32, i64)>,
+    /// Pixels computed since the last [`interrupt::poll`].
+    unpolled: usize,
 }
+
+/// Pixels a worker computes between two calls of [`interrupt::poll`].
+const POLL_PIXELS: usize = 1024;
 
 // SAFETY: the raw row pointers are scratch, rewritten before each use.
 unsafe impl Send for Worker {}
@@ -268,6 +273,7 @@ impl Worker {
                 }
                 taps
             },
+            unpolled: POLL_PIXELS,
         })
     }
 
@@ -289,12 +295,20 @@ impl Worker {
             if job.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 shared.cancelled.store(true, Ordering::Relaxed);
             }
-            // `shared.cancelled` (this thread's cancel scope), or the embedder's hook.
-            if interrupt::poll() {
+            if shared.cancelled.load(Ordering::Relaxed) {
                 return;
+            }
+            // The embedder's hook (which may read a clock) once per `POLL_PIXELS` pixels, not
+            // per segment: a patch's pieces are often a few pixels each.
+            if self.unpolled >= POLL_PIXELS {
+                self.unpolled = 0;
+                if interrupt::poll() {
+                    return;
+                }
             }
             let (line, a) = (p / len, p % len);
             let b = len.min(a + (p1 - p));
+            self.unpolled += b - a;
             if let Err((pixel, error)) = self.segment(job, direct, line, a, b) {
                 let pixel = line * len + pixel;
                 let mut slot = shared.failure.lock().unwrap_or_else(|p| p.into_inner());

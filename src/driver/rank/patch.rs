@@ -52,6 +52,7 @@ pub(crate) fn pieces(plan: &Plan, runs: &[Vec<(usize, usize)>]) -> Vec<(usize, u
     let chords = chords(plan);
     let (mut idx, mut srcs) = (vec![0; last], Vec::new());
     let (mut spans, mut out) = (Vec::new(), Vec::new());
+    let mut ends: Option<(&[(usize, usize)], &[(usize, usize)], Vec<(usize, usize)>)> = None;
     for line in 0..plan.lines {
         plan.line_index(line, &mut idx);
         plan.sources(&idx, &line_strides, &mut srcs);
@@ -71,6 +72,15 @@ pub(crate) fn pieces(plan: &Plan, runs: &[Vec<(usize, usize)>]) -> Vec<(usize, u
             }
             previous = Some((runs, &chords[s]));
             windows_reading(plan, runs, &chords[s], &mut spans);
+            // The pixels near the ends depend on the runs and chords alone: lines reading
+            // equal runs (a column of NaN, a no-data region) through equal chords share them.
+            if ends
+                .as_ref()
+                .is_none_or(|e| (e.0, e.1) != (runs, &chords[s][..]))
+            {
+                ends = Some((runs, &chords[s], near_ends(plan, runs, &chords[s])));
+            }
+            spans.extend_from_slice(&ends.as_ref().expect("just set").2);
         }
         spans.sort_unstable();
         let base = line * len;
@@ -91,7 +101,7 @@ pub(crate) fn pieces(plan: &Plan, runs: &[Vec<(usize, usize)>]) -> Vec<(usize, u
 }
 
 /// Pushes onto `spans` the columns `[j0, j1)` of the output line whose windows read one of the
-/// excluded `runs` of a source line through its `chords` (offset, width).
+/// excluded `runs` of a source line directly through its `chords` (offset, width).
 fn windows_reading(
     plan: &Plan,
     runs: &[(usize, usize)],
@@ -112,15 +122,26 @@ fn windows_reading(
             }
         }
     }
-    // Pixels near the ends also read columns the mode maps into the line: columns
-    // within the footprint's width of an end (whatever the mode, or the line's length).
+}
+
+/// The pixels `[j, j + 1)` near the line's ends whose windows read one of the excluded `runs`
+/// of a source line through its `chords`, in columns the mode maps into the line.
+fn near_ends(
+    plan: &Plan,
+    runs: &[(usize, usize)],
+    chords: &[(usize, usize)],
+) -> Vec<(usize, usize)> {
+    let len = plan.len;
+    let mut spans = Vec::new();
+    // The mapped columns lie within the footprint's width of an end (whatever the mode, or the
+    // line's length).
     let within = |i: usize| {
         let k = runs.partition_point(|&(qa, _)| qa <= i);
         k > 0 && i < runs[k - 1].1
     };
     let reach = (plan.cmax - plan.cmin) as usize + 1;
     if !runs.iter().any(|&(qa, qb)| qa < reach || qb + reach > len) {
-        return;
+        return spans;
     }
     let (jl, jr) = plan.interior();
     for j in (0..jl).chain(jr..len) {
@@ -133,4 +154,5 @@ fn windows_reading(
             spans.push((j, j + 1));
         }
     }
+    spans
 }
