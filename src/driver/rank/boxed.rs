@@ -27,7 +27,7 @@
 use super::super::array::RawArray;
 use super::super::plan::Plan;
 use super::elem::{with_extreme, Elem, Extreme};
-use super::lanes::Spaced;
+use super::lanes::{self, Spaced};
 use super::simd;
 use super::sliding::{self, Scratch};
 
@@ -102,11 +102,25 @@ pub(crate) const VAN_HERK_SLOTS: usize = 8;
 /// [`PAIR_ROWS_BYTES`]. Measured, minimum, one thread, 1024², against van Herk from 9 rows:
 /// `u8` 9×9 0.158 → 0.132 ms and `u16` 9×9 0.266 → 0.244 with pairs, but `u16` 15×15 0.30 →
 /// 0.40, `f32` 9×9 0.54 → 0.64 and `f32` 15×15 0.63 → 1.55 (rows past the L1 cache).
+///
+/// Lines of [`LONG_LINE_BYTES`] or more, in a type with vector folds, keep pairs up to
+/// [`LONG_PAIR_ROWS`] rows whatever their bytes: there van Herk's three passes a line cost more
+/// than the pairs' rows from L2. Measured on 4096², minimum, one thread, van Herk → pairs (ms,
+/// the byte limit lifted for the experiment; `output=` preallocated): `f32` 9×9 25.3 → 20.4,
+/// 11×11 26.1 → 21.7, 13×13 22.3 → 22.3, 15×15 22.1 → 23.4; `f64` 9×9 55.8 → 41.5, 11×11
+/// 54.9 → 40.9; `i32` 9×9 23.4 → 21.6, 13×13 22.3 → 23.9; `u32` 11×11 22.9 → 22.1. Shorter
+/// lines keep van Herk: `u16` 4096² 9×9 10.6 → 11.4, `f32` 1024² 11×11 0.82 → 0.96, `f64`
+/// 1024² 15×15 2.15 → 2.50; and so do types without vector folds (`i64` 4096² 9×9 78 → 87).
 fn van_herk_pays<T: Elem>(k: usize, n: usize) -> bool {
-    let tall = k >= sliding::PAIR_ROWS_MAX
-        || k.saturating_mul(n).saturating_mul(std::mem::size_of::<T>()) > PAIR_ROWS_BYTES;
+    let line = n.saturating_mul(std::mem::size_of::<T>());
+    let long = line >= LONG_LINE_BYTES && lanes::available::<T>() && k <= LONG_PAIR_ROWS;
+    let tall = k >= sliding::PAIR_ROWS_MAX || (k.saturating_mul(line) > PAIR_ROWS_BYTES && !long);
     k > VAN_HERK_SLOTS && (!sliding::pairs_pay::<T>() || tall)
 }
+
+/// See [`van_herk_pays`].
+const LONG_LINE_BYTES: usize = 16 << 10;
+const LONG_PAIR_ROWS: usize = 11;
 
 /// The most bytes of rows a pair of lines folds over beyond [`VAN_HERK_SLOTS`] rows: past about
 /// half of a core's 32–48 KiB L1 cache, each line's rows come from L2 and van Herk's fewer
@@ -662,5 +676,30 @@ impl<T: Elem> Lines<'_, T> {
             )
         };
         sliding::extremes_by::<T, E>(line, self.width, out, sliding);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The measured choice between van Herk and pairs of lines: pairs up to 8 rows always, up
+    /// to 11 on lines of 16 KiB or more in a type with vector folds, and otherwise while the
+    /// rows fit [`PAIR_ROWS_BYTES`].
+    #[test]
+    fn long_lines_keep_pairs_up_to_eleven_rows_where_the_type_has_vector_folds() {
+        let vector = lanes::available::<f32>();
+        assert!(!van_herk_pays::<f32>(8, 1 << 20));
+        assert_eq!(van_herk_pays::<f32>(9, 4096), !vector);
+        assert_eq!(van_herk_pays::<f64>(11, 2048), !vector);
+        assert!(van_herk_pays::<f32>(12, 4096));
+        assert!(
+            van_herk_pays::<f32>(9, 1024),
+            "rows of 36 KiB on a short line"
+        );
+        assert!(!van_herk_pays::<f32>(9, 512), "rows of 18 KiB");
+        assert!(van_herk_pays::<u16>(9, 4096), "a line of 8 KiB");
+        assert!(van_herk_pays::<i64>(9, 4096), "no vector folds");
+        assert!(van_herk_pays::<f64>(17, 4096), "past the pairs' rows");
     }
 }
