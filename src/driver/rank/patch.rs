@@ -52,14 +52,14 @@ pub(crate) fn pieces(plan: &Plan, runs: &[Vec<(usize, usize)>]) -> Vec<(usize, u
     let chords = chords(plan);
     let (mut idx, mut srcs) = (vec![0; last], Vec::new());
     let (mut spans, mut out) = (Vec::new(), Vec::new());
-    let mut ends: Option<(&[(usize, usize)], &[(usize, usize)], Vec<(usize, usize)>)> = None;
+    let mut ends: Option<(Reads, Vec<(usize, usize)>)> = None;
     for line in 0..plan.lines {
         plan.line_index(line, &mut idx);
         plan.sources(&idx, &line_strides, &mut srcs);
         spans.clear();
         // The runs and chords of the slot last added: the next slot of a box (or of a no-data
         // region's lines, whose runs are equal) adds the same spans again, and is skipped.
-        let mut previous: Option<(&[(usize, usize)], &[(usize, usize)])> = None;
+        let mut previous: Option<Reads> = None;
         for (s, src) in srcs.iter().enumerate() {
             let Some(runs) = src
                 .map(|l| runs[l as usize].as_slice())
@@ -67,20 +67,18 @@ pub(crate) fn pieces(plan: &Plan, runs: &[Vec<(usize, usize)>]) -> Vec<(usize, u
             else {
                 continue;
             };
-            if previous == Some((runs, &chords[s])) {
+            let reads = (runs, &chords[s][..]);
+            if previous == Some(reads) {
                 continue;
             }
-            previous = Some((runs, &chords[s]));
+            previous = Some(reads);
             windows_reading(plan, runs, &chords[s], &mut spans);
             // The pixels near the ends depend on the runs and chords alone: lines reading
             // equal runs (a column of NaN, a no-data region) through equal chords share them.
-            if ends
-                .as_ref()
-                .is_none_or(|e| (e.0, e.1) != (runs, &chords[s][..]))
-            {
-                ends = Some((runs, &chords[s], near_ends(plan, runs, &chords[s])));
+            if ends.as_ref().is_none_or(|(r, _)| *r != reads) {
+                ends = Some((reads, near_ends(plan, runs, &chords[s])));
             }
-            spans.extend_from_slice(&ends.as_ref().expect("just set").2);
+            spans.extend_from_slice(&ends.as_ref().expect("just set").1);
         }
         spans.sort_unstable();
         let base = line * len;
@@ -99,6 +97,9 @@ pub(crate) fn pieces(plan: &Plan, runs: &[Vec<(usize, usize)>]) -> Vec<(usize, u
     }
     out
 }
+
+/// A source line's excluded runs and the chords they are read through.
+type Reads<'a> = (&'a [(usize, usize)], &'a [(usize, usize)]);
 
 /// Pushes onto `spans` the columns `[j0, j1)` of the output line whose windows read one of the
 /// excluded `runs` of a source line directly through its `chords` (offset, width).
