@@ -291,8 +291,8 @@ bits!(
 
 /// [`Bits::block_mask_avx2`] with `std::arch`. The plain fold (`m | (hit as u64) << j`) that
 /// LLVM vectorises shifts each flag in a 64-bit lane: a 1024² float32 3×3 `np.min` whose NaN
-/// block covers a quarter of the image spent a third of its 1.2 ms there (`perf`; its lines are
-/// found twice, by the watch and by the patch).
+/// block covers a quarter of the image spent a third of its 1.2 ms there (`perf`, when the watch
+/// and then the patch each searched the tainted lines; the watch now keeps the runs it finds).
 #[cfg(target_arch = "x86_64")]
 mod masks {
     use super::{Found, BLOCK};
