@@ -187,12 +187,12 @@ impl Watch {
             }
             let mut runs = Vec::new();
             // SAFETY: as above.
-            unsafe { excluded_runs(dtype, p, len, stride, kinds, |a, b| runs.push((a, b))) };
+            unsafe { excluded_runs(dtype, p, len, stride, kinds, |r0, r1| runs.push((r0, r1))) };
             // Values whose windows are recomputed each cost their windows' pixels; NaN cost
             // [`super::patch::pieces`] one visit per run of consecutive columns.
             let n = match fate {
                 Fate::Nan => runs.len(),
-                Fate::Recomputed => runs.iter().map(|&(a, b)| b - a).sum(),
+                Fate::Recomputed => runs.iter().map(|&(r0, r1)| r1 - r0).sum(),
             };
             let f = fate as usize;
             if self.count[f].fetch_add(n, Ordering::Relaxed) + n > self.limit[f] {
