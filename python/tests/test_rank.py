@@ -115,3 +115,28 @@ def test_large_footprints_equal_scipy(dtype, src, plain):
                 same_bits(ndjit.generic_filter(image, src, footprint=fp, mode=mode, cval=1.0,
                                                workers=2),
                           ndi.generic_filter(image, plain, footprint=fp, mode=mode, cval=1.0))
+
+
+@pytest.mark.parametrize("dtype,shape", [(np.float32, (2048, 4096)), (np.uint16, (4096, 4096))])
+def test_outputs_too_large_to_stay_cached_are_streamed_exactly(dtype, shape):
+    """Outputs of 32 MiB and more take streaming stores (`lanes::Store::Streamed`): the same
+    values at every column, into an output whose lines start off 32-byte addresses, from two
+    threads, and the windows that read a NaN written NaN after the rank pass's streams."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 1000, shape).astype(dtype)
+    if a.dtype.kind == "f":
+        a[rng.integers(0, shape[0], 40), rng.integers(0, shape[1], 40)] = np.nan
+    # One value in, so that no line of the output starts on a 32-byte address.
+    buf = np.empty(a.size + 1, dtype)
+    out = buf[1:].reshape(shape)
+    for src, builtin in (("np.min(x)", ndi.minimum_filter), ("np.max(x)", ndi.maximum_filter)):
+        got = ndjit.generic_filter(a, src, size=(7, 9), mode="reflect", workers=2, output=out)
+        assert got is out
+        if a.dtype.kind == "f":
+            # np.min and np.max propagate NaN; the other windows are the built-in's.
+            fill = np.inf if builtin is ndi.minimum_filter else -np.inf
+            want = builtin(np.where(np.isnan(a), fill, a), size=(7, 9), mode="reflect")
+            want[ndi.maximum_filter(np.isnan(a), size=(7, 9), mode="reflect")] = np.nan
+        else:
+            want = builtin(a, size=(7, 9), mode="reflect")
+        same_bits(out, want)

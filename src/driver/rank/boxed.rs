@@ -27,7 +27,7 @@
 use super::super::array::RawArray;
 use super::super::plan::Plan;
 use super::elem::{with_extreme, Elem, Extreme};
-use super::lanes::{self, Spaced};
+use super::lanes::{self, Spaced, Store};
 use super::simd;
 use super::sliding::{self, Scratch};
 
@@ -476,6 +476,7 @@ impl<T> Block<T> {
 /// the slots' distances) is worked out once, and the vector code is entered once for the block:
 /// per line, [`extremes`] spends about as long on its bookkeeping as a 3×3 box of bytes does
 /// computing a line of 1024 (measured, `u8` 3×3 on 1024²). `before(l)` runs before line `l`.
+/// The output lines' whole vectors are stored as `store` says, fenced before this returns.
 ///
 /// # Safety
 /// `rows`, `step`, `out` and `out_step` must describe valid, disjoint input and output lines of
@@ -485,6 +486,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
     plan: &Plan,
     (chord, k): (BoxChord, usize),
     (cval, max): (T, bool),
+    store: Store,
     s: &mut BoxScratch<T>,
     before: impl FnMut(usize),
 ) {
@@ -515,6 +517,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         cols: extent.cols(),
         ends,
         cval,
+        store,
     };
     simd::run(BlockJob {
         lines,
@@ -522,6 +525,9 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         before,
         max,
     });
+    if store == Store::Streamed {
+        lanes::fence();
+    }
 }
 
 /// [`Lines::run`]'s buffers: two extended lines (one after the other), the sliding pass's
@@ -567,6 +573,8 @@ struct Lines<'a, T> {
     cols: (usize, usize, usize),
     ends: &'a [(usize, End)],
     cval: T,
+    /// How the output lines are stored.
+    store: Store,
 }
 
 impl<T: Elem> Lines<'_, T> {
@@ -675,7 +683,7 @@ impl<T: Elem> Lines<'_, T> {
                 self.n,
             )
         };
-        sliding::extremes_by::<T, E>(line, self.width, out, sliding);
+        sliding::extremes_by::<T, E>(line, self.width, out, sliding, self.store);
     }
 }
 

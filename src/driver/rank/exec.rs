@@ -19,6 +19,7 @@ use super::boxed::{self, BoxChord, BoxScratch};
 use super::elem::Elem;
 use super::facts::Watch;
 use super::groups::{self, Group, GroupScratch};
+use super::lanes::Store;
 use super::order::{self, Histogram, Order, Results};
 use super::perreault;
 use super::ranked;
@@ -382,6 +383,10 @@ impl<T: Elem> Worker<T> {
                 };
             }
         };
+        // Outputs too large to stay cached are streamed past the caches (the whole output: a
+        // chunk's lines are a thread's share of it).
+        let bytes = plan.shape.iter().product::<usize>();
+        let store = Store::for_output(bytes.saturating_mul(std::mem::size_of::<T>()));
         // SAFETY (both): the block's lines are the input's and output's own (checked inside and
         // aligned above); the arrays are disjoint.
         match kind {
@@ -391,6 +396,7 @@ impl<T: Elem> Worker<T> {
                     plan,
                     (chord, k),
                     (work.cval, max),
+                    store,
                     &mut self.boxed,
                     before,
                 )

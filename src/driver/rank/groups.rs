@@ -22,6 +22,7 @@
 use super::super::plan::Plan;
 use super::boxed::{ends_of, fill_ends, stacked, Block, End, Extent};
 use super::elem::{with_extreme, Elem, Extreme};
+use super::lanes::Store;
 use super::simd;
 use super::sliding::{self, Scratch};
 
@@ -173,9 +174,9 @@ impl<T: Elem, B: FnMut(usize)> Lines for Job<'_, T, B> {
                 fill_ends(line, &p.ends, self.cval, column);
                 // The first group straight into the output, the others folded into it.
                 match g {
-                    0 => sliding::extremes_by::<T, E>(line, p.width, out, sliding),
+                    0 => sliding::extremes_by::<T, E>(line, p.width, out, sliding, Store::Cached),
                     _ => {
-                        sliding::extremes_by::<T, E>(line, p.width, slid, sliding);
+                        sliding::extremes_by::<T, E>(line, p.width, slid, sliding, Store::Cached);
                         out.iter_mut()
                             .zip(&*slid)
                             .for_each(|(o, &v)| *o = E::in_place(*o, v));
@@ -332,7 +333,8 @@ impl<T: Elem, B: FnMut(usize)> Lines for TableJob<'_, T, B> {
                 let (done, next) = rows.split_at_mut(at(w, i));
                 let (v, u) = (t.widths[w - 1], t.widths[w]);
                 let prev = &done[at(w - 1, i)..at(w - 1, i) + len + 1 - v];
-                sliding::extremes_by::<T, E>(prev, u - v + 1, &mut next[..len + 1 - u], sliding);
+                let next = &mut next[..len + 1 - u];
+                sliding::extremes_by::<T, E>(prev, u - v + 1, next, sliding, Store::Cached);
             }
         };
         for i in 0..k - 1 {

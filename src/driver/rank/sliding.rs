@@ -9,7 +9,7 @@
 //! three dependent scalar comparisons per value.
 
 use super::elem::{with_extreme, Elem, Extreme};
-use super::lanes::{self, Sources, Spaced};
+use super::lanes::{self, Sources, Spaced, Store};
 use super::simd;
 
 /// `out[i]` = the minimum (or maximum) of `e[i..i + w]` for `i in 0..out.len()`; `e` holds at
@@ -45,19 +45,22 @@ impl<T: Elem> simd::Kernel for Extremes<'_, T> {
             out,
             tmp,
         } = self;
-        with_extreme!(max, E => extremes_by::<T, E>(e, w, out, tmp))
+        with_extreme!(max, E => extremes_by::<T, E>(e, w, out, tmp, Store::Cached))
     }
 }
 
 /// Two level buffers, reused between calls.
 pub(crate) type Scratch<T> = (Vec<T>, Vec<T>);
 
+/// [`extremes`] for a known extreme, `out`'s whole vectors stored as `store` says (the levels
+/// between passes always cached: they are read again at once).
 #[inline(always)]
 pub(crate) fn extremes_by<T: Elem, E: Extreme>(
     e: &[T],
     w: usize,
     out: &mut [T],
     tmp: &mut Scratch<T>,
+    store: Store,
 ) {
     let m = out.len();
     assert!(
@@ -68,7 +71,7 @@ pub(crate) fn extremes_by<T: Elem, E: Extreme>(
     // Narrow windows in one pass of overlapping loads: fewer passes than doubling's.
     if w <= FOLD_MAX {
         // SAFETY: the `w` shifted copies each hold `m` values of `e` (checked above).
-        return unsafe { fold::<T, E>(Spaced::of(e.as_ptr(), one), w, out) };
+        return unsafe { fold::<T, E>(Spaced::of(e.as_ptr(), one), w, out, store) };
     }
     if let Some((a, b)) = two_passes(w) {
         // The extreme of `a` consecutive values, then of `b` of those that cover the window:
@@ -82,14 +85,21 @@ pub(crate) fn extremes_by<T: Elem, E: Extreme>(
         }
         // SAFETY: the `a` shifted copies each hold `len` values of `e`: `len + a - 1 = m + w -
         // 1` (checked above); `level` is scratch.
-        unsafe { fold::<T, E>(Spaced::of(e.as_ptr(), one), a, &mut level[..len]) };
+        unsafe {
+            fold::<T, E>(
+                Spaced::of(e.as_ptr(), one),
+                a,
+                &mut level[..len],
+                Store::Cached,
+            )
+        };
         let mut at = [std::ptr::null(); FOLD_MAX];
         for (j, p) in at[..b].iter_mut().enumerate() {
             *p = level[Ord::min(j * a, w - a)..].as_ptr();
         }
         // SAFETY: input `j` starts at most `w - a` into `level`, so holds `m` values; `out` is
         // another buffer.
-        return unsafe { fold::<T, E>(&at[..b], b, out) };
+        return unsafe { fold::<T, E>(&at[..b], b, out, store) };
     }
     let (a, b) = tmp;
     let mut len = m + w - 1;
@@ -111,6 +121,7 @@ pub(crate) fn extremes_by<T: Elem, E: Extreme>(
             fold_n::<T, E, 2>(
                 Spaced::of(level.as_ptr(), span as isize * one),
                 &mut b[..len],
+                Store::Cached,
             )
         };
         std::mem::swap(a, b);
@@ -120,7 +131,7 @@ pub(crate) fn extremes_by<T: Elem, E: Extreme>(
     let level: &[T] = if first { e } else { a };
     let spaced = Spaced::of(level.as_ptr(), (w - span) as isize * one);
     // SAFETY: `level` holds `m + w - span` values, each input `m` of them; `out` is another buffer.
-    unsafe { fold_n::<T, E, 2>(spaced, out) };
+    unsafe { fold_n::<T, E, 2>(spaced, out, store) };
 }
 
 /// The most inputs [`fold`] takes in one pass.
@@ -151,17 +162,17 @@ fn two_passes(w: usize) -> Option<(usize, usize)> {
 }
 
 /// `out[i]` = the extreme over `j < n` of input `j`'s value `i`, in one pass for up to
-/// [`FOLD_MAX`] inputs.
+/// [`FOLD_MAX`] inputs, stored as `store` says (the whole vectors; the rest cached).
 ///
 /// # Safety
 /// Each input must hold `out.len()` values of `T`, none of them inside `out`.
 #[inline(always)]
-unsafe fn fold<T: Elem, E: Extreme>(srcs: impl Sources, n: usize, out: &mut [T]) {
+unsafe fn fold<T: Elem, E: Extreme>(srcs: impl Sources, n: usize, out: &mut [T], store: Store) {
     macro_rules! arity {
         ($($n:literal)*) => {
             match n {
                 // SAFETY: the caller's promise.
-                $($n => unsafe { fold_n::<T, E, $n>(srcs, out) },)*
+                $($n => unsafe { fold_n::<T, E, $n>(srcs, out, store) },)*
                 n => unreachable!("{n} inputs in one pass"),
             }
         };
@@ -191,9 +202,16 @@ unsafe fn rests<'a, T, const N: usize>(
 /// # Safety
 /// As [`fold`].
 #[inline(always)]
-unsafe fn fold_n<T: Elem, E: Extreme, const N: usize>(srcs: impl Sources, out: &mut [T]) {
+unsafe fn fold_n<T: Elem, E: Extreme, const N: usize>(
+    srcs: impl Sources,
+    out: &mut [T],
+    store: Store,
+) {
     // SAFETY: the caller's promise.
-    let (done, m) = (unsafe { lanes::fold::<T, E, N>(srcs, out) }, out.len());
+    let (done, m) = (
+        unsafe { lanes::fold::<T, E, N>(srcs, out, store) },
+        out.len(),
+    );
     // Nothing left is the common case: then no slices are made (per line, that cost more than
     // a 1024-byte line's fold).
     if done == m {
@@ -279,7 +297,9 @@ pub(crate) fn pair_extremes<T: Elem>(x: &[T], y: &[T], out: &mut [T], max: bool)
     );
     let srcs = [x.as_ptr(), y.as_ptr()];
     // SAFETY: both inputs hold `out.len()` values; `out` is borrowed mutably, so neither is it.
-    simd::fast(|| with_extreme!(max, E => unsafe { fold_n::<T, E, 2>(&srcs[..], out) }))
+    simd::fast(
+        || with_extreme!(max, E => unsafe { fold_n::<T, E, 2>(&srcs[..], out, Store::Cached) }),
+    )
 }
 
 /// `out[i]` = the minimum (or maximum) of `lines[l][i]` over the lines: the chords' extremes
@@ -322,7 +342,7 @@ pub(crate) unsafe fn merge_lines_by<T: Elem, E: Extreme>(out: &mut [T], lines: &
         return;
     }
     // SAFETY: the caller's promise.
-    unsafe { fold::<T, E>(first, first.len(), out) };
+    unsafe { fold::<T, E>(first, first.len(), out, Store::Cached) };
     // `out` is read and written back from here: `in_place` is an operation LLVM cannot turn
     // into a masked store (a select can be, and masked stores are slow).
     let op = E::in_place::<T>;
