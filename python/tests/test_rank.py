@@ -126,8 +126,10 @@ def test_outputs_too_large_to_stay_cached_are_streamed_exactly(dtype, shape):
     a = rng.integers(0, 1000, shape).astype(dtype)
     if a.dtype.kind == "f":
         a[rng.integers(0, shape[0], 40), rng.integers(0, shape[1], 40)] = np.nan
-    # One value in, so that no line of the output starts on a 32-byte address.
-    buf = np.empty(a.size + 1, dtype)
+    # One value in, so that no line of the output starts on a 32-byte address; written once,
+    # so that its pages are mapped (fresh pages are stored through the caches).
+    buf = np.zeros(a.size + 1, dtype)
+    buf.fill(1)
     out = buf[1:].reshape(shape)
     for src, builtin in (("np.min(x)", ndi.minimum_filter), ("np.max(x)", ndi.maximum_filter)):
         got = ndjit.generic_filter(a, src, size=(7, 9), mode="reflect", workers=2, output=out)

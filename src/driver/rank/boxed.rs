@@ -526,7 +526,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         max,
     });
     if store == Store::Streamed {
-        lanes::fence();
+        super::store::fence();
     }
 }
 

@@ -19,7 +19,6 @@ use super::boxed::{self, BoxChord, BoxScratch};
 use super::elem::Elem;
 use super::facts::Watch;
 use super::groups::{self, Group, GroupScratch};
-use super::lanes::Store;
 use super::order::{self, Histogram, Order, Results};
 use super::perreault;
 use super::ranked;
@@ -27,6 +26,7 @@ use super::registers;
 use super::simd;
 use super::sliding::{self, Scratch};
 use super::stat::{Positions, RankStat};
+use super::store::Store;
 use crate::interrupt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -41,6 +41,8 @@ pub(crate) struct Work<'a, T> {
     pub options: &'a Options,
     /// For float data without a scan beforehand: the facts, checked as the lines go.
     pub watch: Option<&'a Watch>,
+    /// How the whole output lines of boxes are stored ([`Store::for_output`]).
+    pub store: Store,
 }
 
 // SAFETY: the arrays are raw memory the caller vouches for; the input is only read and each
@@ -383,10 +385,6 @@ impl<T: Elem> Worker<T> {
                 };
             }
         };
-        // Outputs too large to stay cached are streamed past the caches (the whole output: a
-        // chunk's lines are a thread's share of it).
-        let bytes = plan.shape.iter().product::<usize>();
-        let store = Store::for_output(bytes.saturating_mul(std::mem::size_of::<T>()));
         // SAFETY (both): the block's lines are the input's and output's own (checked inside and
         // aligned above); the arrays are disjoint.
         match kind {
@@ -396,7 +394,7 @@ impl<T: Elem> Worker<T> {
                     plan,
                     (chord, k),
                     (work.cval, max),
-                    store,
+                    work.store,
                     &mut self.boxed,
                     before,
                 )

@@ -16,6 +16,7 @@
 //! [`Elem::select_min`]/[`Elem::select_max`] exactly, zeros included.
 
 use super::elem::{Elem, Extreme};
+pub(crate) use super::store::Store;
 #[cfg(target_arch = "x86_64")]
 use std::any::TypeId;
 
@@ -65,49 +66,6 @@ impl<T> Sources for &[*const T] {
     #[inline(always)]
     fn at(self, j: usize) -> *const u8 {
         self[j] as *const u8
-    }
-}
-
-/// How a fold stores its results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Store {
-    /// Through the caches, as any store: for scratch lines read again at once, and outputs
-    /// small enough to stay cached for whoever reads them next.
-    Cached,
-    /// Non-temporal (streaming) stores past the caches, for outputs too large to stay cached:
-    /// a cached store first reads the line it writes into the cache (three trips through memory
-    /// for a byte of output where a stream takes two). The writer must [`fence`] before another
-    /// thread reads the output.
-    Streamed,
-}
-
-/// Outputs of at least this many bytes are written with [`Store::Streamed`] where the kernels
-/// can. Measured, minimum and maximum, one thread, `output=` preallocated (so warm in the cache
-/// when it fits), cached → streamed (ms): 4096² `f32` 9×9 20.5 → 16.1, 15×15 22.6 → 18.6, 3×3
-/// 17.1 → 13.9; `u16` 9×9 9.7 → 7.5; 2048² `f64` 9×9 10.1 → 8.0 (all 32 MiB and more); but
-/// 4096² `u8` 3×3 1.8 → 2.8 and 9×9 3.3 → 4.2, 1024² `f32` 9×9 0.85 → 1.05 (16 and 4 MiB: outputs
-/// a core's share of the last-level cache keeps, 32 MiB on this AMD EPYC); 2048² `f32` (16 MiB)
-/// gained, 5.1 → 4.3, but the line is drawn where every measurement agrees.
-pub(crate) const STREAM_BYTES: usize = 32 << 20;
-
-impl Store {
-    /// The store for an output of `bytes` bytes ([`STREAM_BYTES`]).
-    pub fn for_output(bytes: usize) -> Store {
-        match bytes >= STREAM_BYTES {
-            true => Store::Streamed,
-            false => Store::Cached,
-        }
-    }
-}
-
-/// Orders this thread's [`Store::Streamed`] stores before its later stores (an `sfence`):
-/// streaming stores are not ordered by the release that hands a finished chunk to another
-/// thread.
-pub(crate) fn fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `sfence` is SSE, part of x86-64's baseline.
-    unsafe {
-        std::arch::x86_64::_mm_sfence()
     }
 }
 
@@ -418,7 +376,7 @@ mod tests {
                     let out = &mut buf[skew..skew + m];
                     // SAFETY: as above.
                     let got = unsafe { fold::<T, Min, 3>(&srcs[..], out, Store::Streamed) };
-                    fence();
+                    super::super::store::fence();
                     assert_eq!(got, done, "skew {skew}, {m} values");
                     assert_eq!(&buf[skew..skew + done], &want[..done], "skew {skew}, {m}");
                     let untouched = |x: &T| x.to_f64().to_bits() == sentinel.to_f64().to_bits();

@@ -79,6 +79,7 @@ mod registers;
 mod simd;
 mod sliding;
 mod stat;
+mod store;
 
 pub use stat::{NanRule, RankForm, RankStat};
 
@@ -230,6 +231,7 @@ pub(crate) fn try_run(run: &Resolved<'_>, plan: &Plan) -> Option<Taken> {
         };
         let work = exec::Work {
             plan, input, output: run.output, stat, cval, options: run.options, watch: watch.as_ref(),
+            store: store::Store::for_output(run.output),
         };
         exec::run::<T>(&work, threads)
     });
