@@ -119,9 +119,10 @@ def test_large_footprints_equal_scipy(dtype, src, plain):
 
 @pytest.mark.parametrize("dtype,shape", [(np.float32, (2048, 4096)), (np.uint16, (4096, 4096))])
 def test_outputs_too_large_to_stay_cached_are_streamed_exactly(dtype, shape):
-    """Outputs of 32 MiB and more take streaming stores (`lanes::Store::Streamed`): the same
-    values at every column, into an output whose lines start off 32-byte addresses, from two
-    threads, and the windows that read a NaN written NaN after the rank pass's streams."""
+    """Outputs of 32 MiB and more take streaming stores (`rank::store::Store::Streamed`), boxes
+    and disks (a chord table): the same values at every column, into an output whose lines start
+    off 32-byte addresses, from two threads, and the windows that read a NaN written NaN after
+    the rank pass's streams."""
     rng = np.random.default_rng(11)
     a = rng.integers(0, 1000, shape).astype(dtype)
     if a.dtype.kind == "f":
@@ -131,14 +132,17 @@ def test_outputs_too_large_to_stay_cached_are_streamed_exactly(dtype, shape):
     buf = np.zeros(a.size + 1, dtype)
     buf.fill(1)
     out = buf[1:].reshape(shape)
+    y, x = np.mgrid[-3:4, -3:4]
+    box, disk = np.ones((7, 9), bool), x * x + y * y <= 9
     for src, builtin in (("np.min(x)", ndi.minimum_filter), ("np.max(x)", ndi.maximum_filter)):
-        got = ndjit.generic_filter(a, src, size=(7, 9), mode="reflect", workers=2, output=out)
-        assert got is out
-        if a.dtype.kind == "f":
-            # np.min and np.max propagate NaN; the other windows are the built-in's.
-            fill = np.inf if builtin is ndi.minimum_filter else -np.inf
-            want = builtin(np.where(np.isnan(a), fill, a), size=(7, 9), mode="reflect")
-            want[ndi.maximum_filter(np.isnan(a), size=(7, 9), mode="reflect")] = np.nan
-        else:
-            want = builtin(a, size=(7, 9), mode="reflect")
-        same_bits(out, want)
+        for fp in (box, disk):
+            got = ndjit.generic_filter(a, src, footprint=fp, mode="reflect", workers=2, output=out)
+            assert got is out
+            if a.dtype.kind == "f":
+                # np.min and np.max propagate NaN; the other windows are the built-in's.
+                fill = np.inf if builtin is ndi.minimum_filter else -np.inf
+                want = builtin(np.where(np.isnan(a), fill, a), footprint=fp, mode="reflect")
+                want[ndi.maximum_filter(np.isnan(a), footprint=fp, mode="reflect")] = np.nan
+            else:
+                want = builtin(a, footprint=fp, mode="reflect")
+            same_bits(out, want)

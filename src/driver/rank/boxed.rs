@@ -642,7 +642,9 @@ impl<T: Elem> Lines<'_, T> {
             }
             if m > 0 {
                 // SAFETY: the slots' lines hold `n` elements, `c0..c0 + m` inside them.
-                unsafe { sliding::merge_lines_by::<T, E>(&mut line[at..at + m], from) };
+                unsafe {
+                    sliding::merge_lines_by::<T, E>(&mut line[at..at + m], from, Store::Cached)
+                };
             }
             // SAFETY: as `extremes_block`.
             unsafe { self.finish::<E>(l, first, line, sliding) };

@@ -401,7 +401,16 @@ impl<T: Elem> Worker<T> {
             },
             BlockKind::Groups { groups, max } => unsafe {
                 let scratch = &mut self.groups;
-                groups::extremes_block(&block, plan, groups, (work.cval, max), scratch, before)
+                let store = work.store;
+                groups::extremes_block(
+                    &block,
+                    plan,
+                    groups,
+                    (work.cval, max),
+                    store,
+                    scratch,
+                    before,
+                )
             },
             BlockKind::Median3x3 { plus_zero } => unsafe {
                 let cols = &mut self.wires;

@@ -71,7 +71,8 @@ struct Part<'a> {
 
 /// The minimum or maximum over the footprint of `groups` for each line of a [`Block`], written
 /// in place into the output lines, which must be contiguous and aligned for `T`. `before(l)`
-/// runs before line `l`.
+/// runs before line `l`. Through a [`Table`], the output lines' whole vectors are stored as
+/// `store` says, fenced before this returns.
 ///
 /// # Safety
 /// `b` must describe valid, disjoint input and output lines of `plan.len` elements for every
@@ -81,6 +82,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
     plan: &Plan,
     groups: &[Group],
     (cval, max): (T, bool),
+    store: Store,
     s: &mut GroupScratch<T>,
     before: impl FnMut(usize),
 ) {
@@ -89,10 +91,15 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
             b,
             table,
             cval,
+            store,
             s,
             before,
         };
-        return simd::run(Extremes { job, max });
+        simd::run(Extremes { job, max });
+        if store == Store::Streamed {
+            super::store::fence();
+        }
+        return;
     }
     let n = plan.len;
     let parts: Vec<Part> = groups
@@ -161,7 +168,9 @@ impl<T: Elem, B: FnMut(usize)> Lines for Job<'_, T, B> {
                 from.extend(p.slots.iter().map(|&j| slot(j).wrapping_add(c0)));
                 if m > 0 {
                     // SAFETY: the slots' lines hold `n` elements, `c0..c0 + m` inside them.
-                    unsafe { sliding::merge_lines_by::<T, E>(&mut line[at..at + m], from) };
+                    unsafe {
+                        sliding::merge_lines_by::<T, E>(&mut line[at..at + m], from, Store::Cached)
+                    };
                 }
                 // SAFETY: `i` is a column of the slots' lines.
                 let column = |i: usize| unsafe {
@@ -294,6 +303,9 @@ struct TableJob<'a, T, B> {
     b: &'a Block<T>,
     table: Table,
     cval: T,
+    /// How the output lines are stored (the lines of [`Job`], past the table's bytes, are
+    /// folded group by group into the output, so are always cached).
+    store: Store,
     s: &'a mut GroupScratch<T>,
     before: B,
 }
@@ -349,7 +361,7 @@ impl<T: Elem, B: FnMut(usize)> Lines for TableJob<'_, T, B> {
             from.extend(t.slots.iter().enumerate().map(row));
             // SAFETY: the caller's promise: an output line of `n` elements, ours alone; each
             // row holds `n` values from its slot's shift on.
-            unsafe { sliding::merge_lines_by::<T, E>(b.output_line(l, n), from) };
+            unsafe { sliding::merge_lines_by::<T, E>(b.output_line(l, n), from, self.store) };
         }
     }
 }

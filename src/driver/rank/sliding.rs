@@ -326,14 +326,21 @@ impl<T: Elem> simd::Kernel for Merge<'_, T> {
     fn run(self) {
         let Merge { out, lines, max } = self;
         // SAFETY: `merge_lines`' caller's promise.
-        with_extreme!(max, E => unsafe { merge_lines_by::<T, E>(out, lines) })
+        with_extreme!(max, E => unsafe { merge_lines_by::<T, E>(out, lines, Store::Cached) })
     }
 }
 
+/// [`merge_lines`] for a known extreme; `out`'s whole vectors stored as `store` says where one
+/// pass reads every line (up to [`FOLD_MAX`]), cached otherwise (the later passes read `out`).
+///
 /// # Safety
 /// As [`merge_lines`].
 #[inline(always)]
-pub(crate) unsafe fn merge_lines_by<T: Elem, E: Extreme>(out: &mut [T], lines: &[*const T]) {
+pub(crate) unsafe fn merge_lines_by<T: Elem, E: Extreme>(
+    out: &mut [T],
+    lines: &[*const T],
+    store: Store,
+) {
     let m = out.len();
     // SAFETY: the caller's promise.
     let line = |p: *const T| unsafe { std::slice::from_raw_parts(p, m) };
@@ -342,7 +349,12 @@ pub(crate) unsafe fn merge_lines_by<T: Elem, E: Extreme>(out: &mut [T], lines: &
         return;
     }
     // SAFETY: the caller's promise.
-    unsafe { fold::<T, E>(first, first.len(), out, Store::Cached) };
+    let store = match rest.is_empty() {
+        true => store,
+        false => Store::Cached,
+    };
+    // SAFETY: the caller's promise.
+    unsafe { fold::<T, E>(first, first.len(), out, store) };
     // `out` is read and written back from here: `in_place` is an operation LLVM cannot turn
     // into a masked store (a select can be, and masked stores are slow).
     let op = E::in_place::<T>;
