@@ -27,9 +27,10 @@
 use super::super::array::RawArray;
 use super::super::plan::Plan;
 use super::elem::{with_extreme, Elem, Extreme};
-use super::lanes::{self, Spaced, Store};
+use super::lanes::{self, Spaced};
 use super::simd;
 use super::sliding::{self, Scratch};
+use super::store::{fence, Store};
 
 /// The box's chord, shared by every slot: its offset from the leftmost tap and its width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -526,7 +527,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         max,
     });
     if store == Store::Streamed {
-        super::store::fence();
+        fence();
     }
 }
 

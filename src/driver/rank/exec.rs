@@ -41,7 +41,7 @@ pub(crate) struct Work<'a, T> {
     pub options: &'a Options,
     /// For float data without a scan beforehand: the facts, checked as the lines go.
     pub watch: Option<&'a Watch>,
-    /// How the whole output lines of boxes are stored ([`Store::for_output`]).
+    /// How the whole output lines of boxes and disks are stored ([`Store::for_output`]).
     pub store: Store,
 }
 
@@ -401,16 +401,8 @@ impl<T: Elem> Worker<T> {
             },
             BlockKind::Groups { groups, max } => unsafe {
                 let scratch = &mut self.groups;
-                let store = work.store;
-                groups::extremes_block(
-                    &block,
-                    plan,
-                    groups,
-                    (work.cval, max),
-                    store,
-                    scratch,
-                    before,
-                )
+                let (cval, store) = (work.cval, work.store);
+                groups::extremes_block(&block, plan, groups, (cval, max), store, scratch, before)
             },
             BlockKind::Median3x3 { plus_zero } => unsafe {
                 let cols = &mut self.wires;

@@ -22,9 +22,9 @@
 use super::super::plan::Plan;
 use super::boxed::{ends_of, fill_ends, stacked, Block, End, Extent};
 use super::elem::{with_extreme, Elem, Extreme};
-use super::lanes::Store;
 use super::simd;
 use super::sliding::{self, Scratch};
+use super::store::{fence, Store};
 
 /// The slots of one chord: `(offset from the leftmost tap, width)` and the slots that read it.
 pub(crate) type Group = ((usize, usize), Vec<usize>);
@@ -97,7 +97,7 @@ pub(crate) unsafe fn extremes_block<T: Elem>(
         };
         simd::run(Extremes { job, max });
         if store == Store::Streamed {
-            super::store::fence();
+            fence();
         }
         return;
     }

@@ -16,7 +16,7 @@
 //! [`Elem::select_min`]/[`Elem::select_max`] exactly, zeros included.
 
 use super::elem::{Elem, Extreme};
-pub(crate) use super::store::Store;
+use super::store::Store;
 #[cfg(target_arch = "x86_64")]
 use std::any::TypeId;
 

@@ -9,8 +9,9 @@
 //! three dependent scalar comparisons per value.
 
 use super::elem::{with_extreme, Elem, Extreme};
-use super::lanes::{self, Sources, Spaced, Store};
+use super::lanes::{self, Sources, Spaced};
 use super::simd;
+use super::store::Store;
 
 /// `out[i]` = the minimum (or maximum) of `e[i..i + w]` for `i in 0..out.len()`; `e` holds at
 /// least `out.len() + w - 1` values, `w >= 1`. `tmp` is scratch.
