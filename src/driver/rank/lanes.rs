@@ -216,7 +216,7 @@ mod avx2 {
                         // (an extreme stored twice is the same value).
                         let skew = (at as usize % 32) / std::mem::size_of::<$t>();
                         let head = ($lanes - skew) % $lanes;
-                        let streams = (whole.saturating_sub(head)) / $lanes * $lanes;
+                        let streams = (whole - head) / $lanes * $lanes;
                         if head > 0 {
                             cached(0);
                         }

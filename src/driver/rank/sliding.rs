@@ -349,7 +349,6 @@ pub(crate) unsafe fn merge_lines_by<T: Elem, E: Extreme>(
     if first.is_empty() {
         return;
     }
-    // SAFETY: the caller's promise.
     let store = match rest.is_empty() {
         true => store,
         false => Store::Cached,
