@@ -8,6 +8,7 @@
 //! the pointer checks, the bare launch and the driver's resolution around it.
 
 use ndjit_gpu::codegen::body::NetworkStyle;
+use ndjit_gpu::codegen::separable::Joint;
 use ndjit_gpu::{ArrayDesc, Dtype, Footprint, Gpu, GpuFilter, KernelSpec, Mode, Options, Tuning};
 use std::sync::Arc;
 use std::time::Instant;
@@ -302,7 +303,7 @@ fn main() {
                 // `prepare` times the general kernel (one launch).
                 separable: Some(false),
                 pass_outputs: 0,
-                tile_rows: None,
+                joint: Joint::Auto,
             };
             let mut p = match f.prepare(&gpu, &desc, &desc, &opts, &tuning) {
                 Ok(p) => p,

@@ -235,9 +235,9 @@ pub struct GpuFilter {
     passes: Mutex<PassesCache>,
 }
 
-/// Per spec, outputs per thread, rows per thread of a tile and whether the tuning forced the passes: a
+/// Per spec, outputs per thread, how the column and row passes join and whether the tuning forced the passes: a
 /// separable plan, or `None` where it does not apply or is not chosen.
-type PassesCache = Lru<(KernelSpec, (u32, Option<u32>), bool), Option<Arc<Passes>>>;
+type PassesCache = Lru<(KernelSpec, (u32, separable::Joint), bool), Option<Arc<Passes>>>;
 
 /// A generated kernel with its PTX text and the modules it is loaded as.
 pub(crate) struct Ready {
@@ -351,9 +351,9 @@ impl GpuFilter {
         if tuning.separable == Some(false) {
             return Ok(None);
         }
-        let (outputs, tile) = (tuning.pass_outputs, tuning.tile_rows);
+        let (outputs, joint) = (tuning.pass_outputs, tuning.joint);
         // The choice is cached with the plan: it reads the specialised IR.
-        let key = (spec.clone(), (outputs, tile), tuning.separable.is_some());
+        let key = (spec.clone(), (outputs, joint), tuning.separable.is_some());
         let cache = || self.passes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(found) = cache().get(&key) {
             return Ok(found);
@@ -362,7 +362,7 @@ impl GpuFilter {
         let form = driver::rank_form(&self.filter, n);
         let chosen = tuning.separable.is_some()
             || (form.is_some() && separable::chosen(spec, self.filter.baked_ir(n).can_fail()));
-        let found = match separable::plan(form.filter(|_| chosen), spec, (outputs, tile)) {
+        let found = match separable::plan(form.filter(|_| chosen), spec, (outputs, joint)) {
             None => None,
             Some(plan) => {
                 let patch = match plan.patch {

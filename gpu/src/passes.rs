@@ -152,6 +152,14 @@ impl Passes {
                     let rows = g.shape[1].div_ceil((ty * tile.rows) as usize) * g.shape[0];
                     ((tx, ty), (cols * tx as usize, rows * ty as usize))
                 }
+                // A block per strip of columns and run of rows; its second axis loops over the
+                // runs.
+                Stage::Strip { strip, .. } => {
+                    let (tx, ty) = (separable::strip::TX, strip.lanes);
+                    let cols = g.shape[2].div_ceil(strip.columns() as usize);
+                    let runs = g.shape[1].div_ceil(strip.rows as usize) * g.shape[0];
+                    ((tx, ty), (cols * tx as usize, runs * ty as usize))
+                }
             };
             // Threads along the last axis and rows of threads, in blocks.
             let grid = (

@@ -19,6 +19,7 @@ mod common;
 
 use common::{geometries, with, Inputs};
 use ndjit::math::MathFn;
+use ndjit_gpu::codegen::separable::{Joint, Strip};
 use ndjit_gpu::codegen::{Dtype, KernelSpec, Mode};
 use ndjit_gpu::math::{sample_inputs, test_module, ulp_diff};
 use ndjit_gpu::pir::{emu::Emu, Addr, Bin, Cls, Func, Ins, Module, Param, Space, Special, Src, T};
@@ -858,13 +859,13 @@ fn on_device(
     Ok((out, times.get(times.len() / 2).copied().unwrap_or(0.0)))
 }
 
-/// The passes forced on (`Some(outputs per thread)`, 0 automatic) or off (`None`), with rows
-/// per thread of the tile kernel (`Some(0)`: a kernel per pass; `None` automatic).
-fn passes_tuning(outputs: Option<u32>, tile_rows: Option<u32>) -> Tuning {
+/// The passes forced on (`Some(outputs per thread)`, 0 automatic) or off (`None`), their
+/// column and row passes joined as `joint` says.
+fn passes_tuning(outputs: Option<u32>, joint: Joint) -> Tuning {
     Tuning {
         separable: Some(outputs.is_some()),
         pass_outputs: outputs.unwrap_or(0),
-        tile_rows,
+        joint,
         ..Tuning::default()
     }
 }
@@ -923,12 +924,25 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
             }
         }
         let mut got = Vec::new();
-        for (outputs, rows) in [(1, Some(0)), (3, Some(0)), (3, Some(5)), (0, None)] {
-            let t = passes_tuning(Some(outputs), rows);
+        for (outputs, joint) in [
+            (1, Joint::Kernels),
+            (3, Joint::Kernels),
+            (3, Joint::Tile(5)),
+            (0, Joint::Auto),
+            (0, Joint::Strip(Strip { lanes: 4, rows: 37 })),
+            (
+                0,
+                Joint::Strip(Strip {
+                    lanes: 8,
+                    rows: 256,
+                }),
+            ),
+        ] {
+            let t = passes_tuning(Some(outputs), joint);
             let (g, _) = on_device(gpu, &gf, (&input, dt), (&shape, k, mode), t, 0)?;
             if !got.is_empty() && g != got {
                 return Err(format!(
-                    "{source} {dt}: {outputs} outputs per thread, tile rows {rows:?} differ"
+                    "{source} {dt}: {outputs} outputs per thread, {joint:?} differ"
                 ));
             }
             got = g;
@@ -988,13 +1002,28 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
             let shape = [side, side];
             let geo = (&shape[..], k, Mode::Reflect);
             let time = |t| on_device(gpu, &gf, (&input, dt), geo, t, 5).map(|r| r.1);
-            let general = time(passes_tuning(None, None))?;
+            let general = time(passes_tuning(None, Joint::Auto))?;
             let mut line =
                 format!("time {source:10} {dt:4} {side}² k={k:2}: general {general:7.3} ms");
-            // A kernel per pass (R=0) against tile kernels of R rows per thread.
-            for (v, rows) in [(4, 0), (4, 2), (4, 4), (4, 8), (2, 4), (2, 8), (1, 8)] {
-                let t = time(passes_tuning(Some(v), Some(rows)))?;
-                line += &format!("  V={v}/R={rows} {t:7.3} ({:5.2})", general / t);
+            // A kernel per pass against a tile of 2 outputs by 4 rows per thread, the automatic
+            // choice, and strips of L lanes by R rows a run.
+            let strip = |lanes, rows| Joint::Strip(Strip { lanes, rows });
+            for (v, joint) in [
+                (4, Joint::Kernels),
+                (2, Joint::Tile(4)),
+                (0, Joint::Auto),
+                (0, strip(4, 62)),
+                (0, strip(4, 124)),
+                (0, strip(8, 124)),
+            ] {
+                let t = time(passes_tuning(Some(v), joint))?;
+                let name = match joint {
+                    Joint::Kernels => "kernels".to_string(),
+                    Joint::Tile(r) => format!("tile V={v}/R={r}"),
+                    Joint::Strip(s) => format!("strip L={}/R={}", s.lanes, s.rows),
+                    Joint::Auto => "auto".to_string(),
+                };
+                line += &format!("  {name} {t:7.3} ({:5.2})", general / t);
             }
             say(line);
         }

@@ -159,18 +159,24 @@ fn every_dtype_pair_assembles() {
 
 /// The separable passes of box minima, maxima and ranges (with the patch kernel for floats)
 /// assemble for every input dtype, every mode and both targets, as a kernel per pass and as the
-/// tile kernel that joins the column and row passes; at 31×31 they spill nothing.
+/// tile and strip kernels that join the column and row passes; at 31×31 they spill nothing.
 #[test]
 fn separable_passes_assemble_for_every_dtype_and_mode() {
     use ndjit_gpu::{GpuFilter, Options, Tuning};
     let Some(ptxas) = ptxas_or_skip() else { return };
-    let forced = |tile_rows| Tuning {
+    use ndjit_gpu::codegen::separable::{Joint, Strip};
+    let forced = |joint| Tuning {
         separable: Some(true),
-        tile_rows,
+        joint,
         ..Tuning::default()
     };
-    // A kernel per pass, or a tile kernel: how each module is recognised.
-    let kinds = [(Some(0), "ndjit_pass1"), (None, "ndjit_rows0")];
+    // A kernel per pass, a tile or a strip kernel: how each module is recognised.
+    let strip = Joint::Strip(Strip { lanes: 4, rows: 64 });
+    let kinds = [
+        (Joint::Kernels, "ndjit_pass1"),
+        (Joint::Auto, "ndjit_rows0"),
+        (strip, "ndjit_ring0"),
+    ];
     let min = GpuFilter::compile("np.min(x)", &ndjit::Bindings::new()).unwrap();
     let max = GpuFilter::compile("max(x)", &ndjit::Bindings::new()).unwrap();
     let range = GpuFilter::compile("max(x) - min(x)", &ndjit::Bindings::new()).unwrap();
@@ -192,14 +198,14 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                     .ptx_tuned(&boxed(3, mode), 2, (dt, Dtype::F64), target, forced(tile))
                     .unwrap();
                 assert!(ptx.contains(mark), "{dt} {tile:?}: not planned so");
-                let name = format!("passes_{dt}_{}_{}", target.sm, tile.is_none());
+                let name = format!("passes_{dt}_{}_{mark}", target.sm);
                 assemble(&ptxas, &ptx, target.sm, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
                 n += 1;
             }
         }
     }
     for mode in [Mode::Mirror, Mode::Nearest, Mode::Wrap] {
-        for (tile, _) in kinds {
+        for (tile, mark) in kinds {
             let ptx = min
                 .ptx_tuned(
                     &boxed(5, mode),
@@ -209,15 +215,17 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                     forced(tile),
                 )
                 .unwrap();
-            let name = format!("passes_{}_{}", mode.name(), tile.is_none());
+            let name = format!("passes_{}_{mark}", mode.name());
             assemble(&ptxas, &ptx, 90, &name).unwrap();
             n += 1;
         }
     }
-    // Two kernels, and a tile asked for (the automatic choice takes two kernels at 31×31).
+    // Two kernels, and a tile or a strip asked for (the automatic choice takes two kernels
+    // at 31×31).
     for (tile, entries) in [
-        (Some(0), &["ndjit_pass0", "ndjit_pass1"][..]),
-        (Some(8), &["ndjit_pass0"][..]),
+        (Joint::Kernels, &["ndjit_pass0", "ndjit_pass1"][..]),
+        (Joint::Tile(8), &["ndjit_pass0"][..]),
+        (strip, &["ndjit_pass0"][..]),
     ] {
         for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
             let ptx = min
@@ -227,12 +235,16 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                     (dt, dt),
                     Target::SM90,
                     Tuning {
-                        tile_rows: tile,
+                        joint: tile,
                         ..Tuning::default()
                     },
                 )
                 .unwrap();
-            assert_eq!(ptx.contains(".shared"), tile == Some(8), "{dt} {tile:?}");
+            assert_eq!(
+                ptx.contains(".shared"),
+                tile != Joint::Kernels,
+                "{dt} {tile:?}"
+            );
             let log = assemble(&ptxas, &ptx, 90, "passes_31").unwrap();
             for e in entries {
                 let (regs, stores, loads) = resources(&log, e);
@@ -242,7 +254,7 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
             }
         }
     }
-    assert_eq!(n, 2 * (2 * Dtype::ALL.len() + 3));
+    assert_eq!(n, 3 * (2 * Dtype::ALL.len() + 3));
 }
 
 /// Past a register window's worth of taps, general callbacks read their taps from memory: ptxas

@@ -9,6 +9,7 @@ use common::Inputs;
 use ndjit::driver::{
     self, Dtype, Engine, Executor, Footprint, Mode, Options, RawArray, RawArrayMut,
 };
+use ndjit_gpu::codegen::separable::{Joint, Strip};
 use ndjit_gpu::emulate::Emulator;
 use ndjit_gpu::{GpuFilter, Target, Tuning};
 
@@ -45,20 +46,24 @@ const MODES: [Mode; 8] = [
     Mode::GridConstant,
 ];
 
-/// Outputs per thread along each pass's axis and rows per thread of the tile kernel that the
+/// Outputs per thread along each pass's axis and how the column and row passes join that the
 /// checks run with: one output, a few (leaving remainders at the ends of the axes) and the
-/// automatic choice, each with a kernel per pass (`Some(0)`); tiles of one row per thread, of a
-/// few (remainders at the ends of the columns) and the automatic tile; with the grid's rows of
-/// blocks as the launch gives them, or capped at 2 so that each block loops over several rows
-/// of the image.
-const TUNINGS: [(u32, Option<u32>, u32); 7] = [
-    (1, Some(0), 65535),
-    (3, Some(0), 2),
-    (0, Some(0), 65535),
-    (1, Some(1), 65535),
-    (3, Some(5), 65535),
-    (0, None, 65535),
-    (0, None, 2),
+/// automatic choice, each with a kernel per pass; tiles of one row per thread, of a few
+/// (remainders at the ends of the columns) and the automatic tile; strips of 1, 2 and 4 lanes
+/// whose runs of rows end inside the image (remainders of steps, segments and runs); with the
+/// grid's rows of blocks as the launch gives them, or capped at 2 so that each block loops over
+/// several rows of the image.
+const TUNINGS: [(u32, Joint, u32); 10] = [
+    (1, Joint::Kernels, 65535),
+    (3, Joint::Kernels, 2),
+    (0, Joint::Kernels, 65535),
+    (1, Joint::Tile(1), 65535),
+    (3, Joint::Tile(5), 65535),
+    (0, Joint::Auto, 65535),
+    (0, Joint::Auto, 2),
+    (0, Joint::Strip(Strip { lanes: 1, rows: 3 }), 65535),
+    (0, Joint::Strip(Strip { lanes: 2, rows: 7 }), 2),
+    (0, Joint::Strip(Strip { lanes: 4, rows: 64 }), 65535),
 ];
 
 /// `exec` on `input` (bytes of `dt`, C order) into a fresh output of `out`.
@@ -118,11 +123,11 @@ fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: 
         &cpu_opts,
     );
     let mut refused = false;
-    for (outputs, tile_rows, grid_rows) in TUNINGS {
+    for (outputs, joint, grid_rows) in TUNINGS {
         let emu = Emulator {
             tuning: Tuning {
                 pass_outputs: outputs,
-                tile_rows,
+                joint,
                 ..forced(true)
             },
             grid_rows,
@@ -142,7 +147,7 @@ fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: 
         };
         if !common::same_bits(cpu, &got, dts.1) {
             panic!(
-                "{source} {dts:?} shape {shape:?} {opts:?}, {outputs} outputs per thread, tile rows {tile_rows:?}, grid rows {grid_rows}:\n cpu {cpu:?}\n gpu {got:?}"
+                "{source} {dts:?} shape {shape:?} {opts:?}, {outputs} outputs per thread, {joint:?}, grid rows {grid_rows}:\n cpu {cpu:?}\n gpu {got:?}"
             );
         }
     }

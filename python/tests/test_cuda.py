@@ -89,13 +89,17 @@ def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
     # A box's minimum or maximum runs as one pass per axis, with the general kernel patching
     # windows that hold a NaN or -0.0, from 7x7; from 5x5 for one-byte types and for NumPy's
     # forms, whose general kernel carries the zero-sign guard; from 3x3 for both. Other
-    # footprints and statistics keep the general kernel (`separable::chosen`). Up to 11 rows the
-    # column and row passes are one kernel, through shared memory (`separable::tile`).
+    # footprints and statistics keep the general kernel (`separable::chosen`). The column and row
+    # passes are one kernel, through shared memory: a tile up to 7 rows (`separable::tile`), a
+    # strip from 9 where its rings fit (`separable::strip`), two kernels where neither does.
     f = ndjit.jit_filter("np.min(x)")
-    ptx = f.inspect_ptx(size=9, dtype=np.float32)
+    ptx = f.inspect_ptx(size=7, dtype=np.float32)
     assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" not in ptx and ".entry ndjit_patch" in ptx
-    assert ".shared" in ptx and "bar.sync" in ptx
-    ptx = f.inspect_ptx(size=15, dtype=np.float32)
+    assert "ndjit_rows0" in ptx and "bar.sync" in ptx
+    for size in (9, 31):
+        ptx = f.inspect_ptx(size=size, dtype=np.float32)
+        assert ".entry ndjit_pass1" not in ptx and "ndjit_ring0" in ptx and "bar.sync" in ptx
+    ptx = f.inspect_ptx(size=31, dtype=np.float64)
     assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" in ptx and ".shared" not in ptx
     plain = ndjit.jit_filter("min(x)")
     for size, dtype, numpy_form, python_form in ((3, np.float32, False, False), (3, np.float64, False, False),

@@ -279,10 +279,9 @@ pub struct Tuning {
     pub separable: Option<bool>,
     /// Outputs per thread along each axis in those passes (0: [`separable::AUTO_OUTPUTS`]).
     pub pass_outputs: u32,
-    /// Rows per thread of the tile kernel that runs a box's column and row passes as one
-    /// ([`separable::Stage::Tile`]): `None` the measured choice ([`separable::AUTO_TILE`] up
-    /// to [`separable::TILE_MAX_TAPS`]), `Some(0)` a kernel per pass.
-    pub tile_rows: Option<u32>,
+    /// How those passes run a box's column and row passes: a kernel each, or one kernel
+    /// ([`separable::Stage::Tile`], [`separable::Stage::Strip`]).
+    pub joint: separable::Joint,
 }
 
 impl Default for Tuning {
@@ -293,7 +292,7 @@ impl Default for Tuning {
             network: body::NetworkStyle::Select,
             separable: None,
             pass_outputs: 0,
-            tile_rows: None,
+            joint: separable::Joint::Auto,
         }
     }
 }

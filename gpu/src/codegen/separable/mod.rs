@@ -35,8 +35,10 @@
 //! `cval` (constant mode) must be a value of the input's type whose double is `cval` bit for bit,
 //! and not one of the excluded values; otherwise the general kernel runs alone.
 
+pub mod strip;
 pub mod tile;
 
+pub use strip::Strip;
 pub use tile::Tile;
 
 use super::stencil::{close_row_loop, grid_place, GridPlace};
@@ -97,10 +99,22 @@ pub struct SeparablePlan {
     /// Outputs per thread along each pass's axis (at most the window's extent along it; 0
     /// leaves it to measurement: [`AUTO_OUTPUTS`], or [`AUTO_TILE`]'s in a tile).
     pub outputs: u32,
-    /// Rows per thread of the tile kernel that runs the last two passes as one, where they
-    /// are the image's columns and rows ([`Stage::Tile`]): `Some(0)` a kernel per pass, `None`
-    /// the measured choice (a tile of [`AUTO_TILE`] up to [`TILE_MAX_TAPS`]).
-    pub tile_rows: Option<u32>,
+    /// How the last two passes run where they are the image's columns and rows.
+    pub joint: Joint,
+}
+
+/// How a plan runs a box's column and row passes, where they are the image's last two axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Joint {
+    /// The measured choice: a strip of [`AUTO_STRIP`] where it fits, else a tile of
+    /// [`AUTO_TILE`] up to [`TILE_MAX_TAPS`] rows, else a kernel per pass.
+    Auto,
+    /// A kernel per pass.
+    Kernels,
+    /// One kernel, a block per tile of this many rows per thread ([`Stage::Tile`]).
+    Tile(u32),
+    /// One kernel, its blocks walking down strips of columns ([`Stage::Strip`]).
+    Strip(Strip),
 }
 
 /// One kernel of a plan.
@@ -112,6 +126,13 @@ pub enum Stage {
     /// a block's row extremes kept in shared memory, so that the intermediate array never goes
     /// through DRAM.
     Tile { column: Pass, row: Pass, tile: Tile },
+    /// The same two passes in one kernel whose blocks walk down strips of columns ([`strip`]),
+    /// van Herk/Gil-Werman down the columns over a ring of row extremes in shared memory.
+    Strip {
+        column: Pass,
+        row: Pass,
+        strip: Strip,
+    },
 }
 
 impl SeparablePlan {
@@ -120,27 +141,51 @@ impl SeparablePlan {
         let n = self.passes.len();
         let size = work_type(self.elem).bits() as u64 / 8;
         let chains = self.extreme.chain_count();
-        let tiled = match self.passes[..] {
+        let joined = match self.passes[..] {
             [.., column, row] if (column.axis, row.axis) == (1, 2) => {
                 let taps = column.hi - column.lo + 1;
-                let rows = match self.tile_rows {
-                    None if taps <= TILE_MAX_TAPS => Some(AUTO_TILE.rows),
-                    None | Some(0) => None,
-                    given => given,
-                };
                 let outputs = match self.outputs {
                     0 => AUTO_TILE.outputs,
                     v => v,
                 };
-                let want = (outputs.min((row.hi - row.lo + 1) as u32), rows.unwrap_or(0));
-                rows.and_then(|_| Tile::fitting(want, taps, size, chains))
-                    .map(|tile| Stage::Tile { column, row, tile })
+                let tile = |rows: u32| {
+                    let want = (outputs.min((row.hi - row.lo + 1) as u32), rows);
+                    Tile::fitting(want, taps, size, chains).map(|tile| Stage::Tile {
+                        column,
+                        row,
+                        tile,
+                    })
+                };
+                let strip = |s: Strip| {
+                    Strip::fitting(s.lanes, s.rows, taps, size, chains)
+                        .filter(|strip| strip.serves(row.hi - row.lo + 1))
+                        .map(|strip| Stage::Strip { column, row, strip })
+                };
+                // Four lanes for 8-byte values: eight took 0.687 ms against 0.572 on float64
+                // 9×9 at 8192², their blocks' registers halving the blocks an SM holds.
+                let lanes = if size > 4 { 4 } else { AUTO_STRIP.lanes };
+                let auto_strip = || {
+                    strip(Strip { lanes, ..AUTO_STRIP }).filter(|s| {
+                        taps >= STRIP_MIN_TAPS
+                            && matches!(s, Stage::Strip { strip, .. } if strip.lanes >= STRIP_MIN_LANES)
+                    })
+                };
+                match self.joint {
+                    Joint::Auto => auto_strip().or_else(|| {
+                        (taps <= TILE_MAX_TAPS)
+                            .then(|| tile(AUTO_TILE.rows))
+                            .flatten()
+                    }),
+                    Joint::Kernels => None,
+                    Joint::Tile(rows) => tile(rows),
+                    Joint::Strip(s) => strip(s),
+                }
             }
             _ => None,
         };
-        let ones = n - 2 * tiled.is_some() as usize;
+        let ones = n - 2 * joined.is_some() as usize;
         let mut stages: Vec<Stage> = self.passes[..ones].iter().map(|&p| Stage::One(p)).collect();
-        stages.extend(tiled);
+        stages.extend(joined);
         stages
     }
 }
@@ -166,6 +211,21 @@ pub const AUTO_TILE: Tile = Tile {
     rows: 4,
 };
 pub const TILE_MAX_TAPS: i64 = 11;
+
+/// The strip when the tuning leaves it open, chosen from columns of [`STRIP_MIN_TAPS`] where
+/// at least [`STRIP_MIN_LANES`] lanes fit the shared memory, by measurement (H200, 8192²,
+/// milliseconds around each call, `gpu/device-run/strip-probe-h200-2026-11-30.log`): against the tile
+/// and two kernels, float32 `np.min` 9×9 0.363 against 0.365 (tile), 15×15 0.354 against 0.473
+/// (two kernels), 21×21 0.390 against 0.552, 31×31 (4 lanes fit) 0.545 against 0.681; float64
+/// 9×9 0.572 against 0.666 (tile), 15×15 0.686 against 0.818; float32 ranges 9×9 0.471 against
+/// 0.578, 15×15 0.547 against 0.749. With fewer lanes it lost: float64 and float32 ranges at
+/// 31×31 (2 lanes fit) 1.64 and 1.54 against 1.13; float32 3×3 and 5×5 0.33 against 0.29 (tile).
+pub const AUTO_STRIP: Strip = Strip {
+    lanes: 8,
+    rows: 124,
+};
+pub const STRIP_MIN_TAPS: i64 = 9;
+pub const STRIP_MIN_LANES: u32 = 4;
 
 impl Pass {
     /// How many consecutive outputs along the axis one thread computes.
@@ -232,7 +292,7 @@ impl PatchLayout {
 pub fn plan(
     form: Option<RankForm>,
     spec: &KernelSpec,
-    (outputs, tile_rows): (u32, Option<u32>),
+    (outputs, joint): (u32, Joint),
 ) -> Option<SeparablePlan> {
     let form = form?;
     let extreme = match form.stat {
@@ -270,7 +330,7 @@ pub fn plan(
         patch: matches!(spec.input, Dtype::F32 | Dtype::F64),
         nan: form.nan,
         outputs,
-        tile_rows,
+        joint,
     })
 }
 
@@ -443,6 +503,14 @@ pub fn generate(
                     &pass_spec(row, tile.outputs, (false, last)),
                 ),
                 (column, tile),
+                &pass_entry(i),
+            ),
+            Stage::Strip { column, row, strip } => strip::build(
+                (
+                    &pass_spec(row, strip.group(row.hi - row.lo + 1), (i == 0, false)),
+                    &pass_spec(row, 1, (false, last)),
+                ),
+                (column, strip),
                 &pass_entry(i),
             ),
         });
@@ -1290,7 +1358,7 @@ mod tests {
     #[test]
     fn only_full_boxes_of_an_extreme_are_planned() {
         let spec = KernelSpec::boxed(2, 5);
-        let p = plan(form(RankStat::Min), &spec, (1, Some(0))).expect("a box minimum");
+        let p = plan(form(RankStat::Min), &spec, (1, Joint::Kernels)).expect("a box minimum");
         assert_eq!(p.extreme, Extreme::Min);
         assert_eq!(
             p.passes,
@@ -1308,25 +1376,25 @@ mod tests {
             ]
         );
         assert!(p.patch);
-        assert!(plan(form(RankStat::Median), &spec, (1, Some(0))).is_none());
-        let range = plan(form(RankStat::Range), &spec, (1, Some(0))).expect("a box range");
+        assert!(plan(form(RankStat::Median), &spec, (1, Joint::Kernels)).is_none());
+        let range = plan(form(RankStat::Range), &spec, (1, Joint::Kernels)).expect("a box range");
         assert_eq!(range.extreme.chain_count(), 2);
-        assert!(plan(None, &spec, (1, Some(0))).is_none());
+        assert!(plan(None, &spec, (1, Joint::Kernels)).is_none());
         let mut cross = spec.clone();
         cross.mask[0] = false;
-        assert!(plan(form(RankStat::Max), &cross, (1, Some(0))).is_none());
+        assert!(plan(form(RankStat::Max), &cross, (1, Joint::Kernels)).is_none());
         let mut constant = spec.clone();
         constant.mode = Mode::Constant;
         constant.cval = f64::NAN;
-        assert!(plan(form(RankStat::Max), &constant, (1, Some(0))).is_none());
+        assert!(plan(form(RankStat::Max), &constant, (1, Joint::Kernels)).is_none());
         constant.cval = 3.0;
-        assert!(plan(form(RankStat::Max), &constant, (1, Some(0))).is_some());
+        assert!(plan(form(RankStat::Max), &constant, (1, Joint::Kernels)).is_some());
         // Origins shift the window; an axis of extent 1 needs no pass.
         let mut shifted = KernelSpec::boxed(2, 4);
         shifted.shape = vec![1, 4];
         shifted.mask = vec![true; 4];
         shifted.origin = vec![0, -1];
-        let p = plan(form(RankStat::Max), &shifted, (1, Some(0))).unwrap();
+        let p = plan(form(RankStat::Max), &shifted, (1, Joint::Kernels)).unwrap();
         assert_eq!(
             p.passes,
             vec![Pass {
@@ -1338,48 +1406,83 @@ mod tests {
         let mut ints = KernelSpec::boxed(1, 3);
         ints.input = Dtype::U16;
         assert!(
-            !plan(form(RankStat::Max), &ints, (1, Some(0)))
+            !plan(form(RankStat::Max), &ints, (1, Joint::Kernels))
                 .unwrap()
                 .patch
         );
     }
 
     #[test]
-    fn the_column_and_row_passes_join_in_a_tile_where_chosen_and_it_fits() {
-        let tiled = |k: usize, dt: Dtype, stat: RankStat, tile_rows: Option<u32>| {
+    fn the_column_and_row_passes_join_in_a_tile_or_a_strip_where_chosen_and_it_fits() {
+        let stage = |k: usize, dt: Dtype, stat: RankStat, joint: Joint| {
             let mut spec = KernelSpec::boxed(2, k);
             spec.input = dt;
-            let p = plan(form(stat), &spec, (0, tile_rows)).unwrap();
+            let p = plan(form(stat), &spec, (0, joint)).unwrap();
             match p.stages()[..] {
-                [Stage::Tile { tile, .. }] => Some(tile),
+                [s @ (Stage::Tile { .. } | Stage::Strip { .. })] => Some(s),
                 [Stage::One(_), Stage::One(_)] => None,
                 ref s => panic!("{s:?}"),
             }
         };
-        // Measured: up to 11 rows a tile of 2 outputs by 4 rows per thread (no more rows than
-        // the column window's), two kernels beyond.
+        let tiled = |k, dt, stat, joint| match stage(k, dt, stat, joint) {
+            Some(Stage::Tile { tile, .. }) => Some(tile),
+            _ => None,
+        };
+        let striped = |k, dt, stat| match stage(k, dt, stat, Joint::Auto) {
+            Some(Stage::Strip { strip, .. }) => Some(strip),
+            _ => None,
+        };
+        // Measured: up to 7 rows a tile of 2 outputs by 4 rows per thread (no more rows than
+        // the column window's); from 9 a strip where 4 lanes or more fit; two kernels beyond.
         assert_eq!(
-            tiled(3, Dtype::F32, RankStat::Min, None),
+            tiled(3, Dtype::F32, RankStat::Min, Joint::Auto),
             Some(Tile {
                 outputs: 2,
                 rows: 3
             })
         );
-        assert_eq!(tiled(11, Dtype::F32, RankStat::Min, None), Some(AUTO_TILE));
-        assert_eq!(tiled(13, Dtype::F32, RankStat::Min, None), None);
-        assert_eq!(tiled(5, Dtype::F32, RankStat::Min, Some(0)), None);
+        assert_eq!(
+            tiled(7, Dtype::F32, RankStat::Min, Joint::Auto),
+            Some(AUTO_TILE)
+        );
+        assert_eq!(striped(9, Dtype::F32, RankStat::Min), Some(AUTO_STRIP));
+        assert_eq!(
+            striped(31, Dtype::F32, RankStat::Min),
+            Some(Strip {
+                lanes: 4,
+                rows: AUTO_STRIP.rows
+            })
+        );
+        // 31×31 float64: 2 lanes fit, fewer than measured worth it; 11×11 ranges of float64:
+        // 4 lanes fit.
+        assert_eq!(stage(31, Dtype::F64, RankStat::Min, Joint::Auto), None);
+        assert_eq!(
+            striped(11, Dtype::F64, RankStat::Range),
+            Some(Strip {
+                lanes: 4,
+                rows: AUTO_STRIP.rows
+            })
+        );
+        assert_eq!(
+            striped(9, Dtype::F64, RankStat::Min),
+            Some(Strip {
+                lanes: 4,
+                rows: AUTO_STRIP.rows
+            })
+        );
+        assert_eq!(stage(5, Dtype::F32, RankStat::Min, Joint::Kernels), None);
         // Asked for: at most the column window's rows, halved until the block's shared memory
         // holds its row extremes (31×31 float64 ranges, 2 chains of 64 values a row: 8·8 + 30
         // rows take 94 KiB, 8·4 + 30 take 62 KiB, 8·2 + 30 take 46 KiB, within 48 KiB).
         assert_eq!(
-            tiled(3, Dtype::U8, RankStat::Max, Some(8)),
+            tiled(3, Dtype::U8, RankStat::Max, Joint::Tile(8)),
             Some(Tile {
                 outputs: 2,
                 rows: 3
             })
         );
         assert_eq!(
-            tiled(31, Dtype::F64, RankStat::Range, Some(8)),
+            tiled(31, Dtype::F64, RankStat::Range, Joint::Tile(8)),
             Some(Tile {
                 outputs: 2,
                 rows: 2
@@ -1405,10 +1508,43 @@ mod tests {
         // Three axes: the first pass on its own, the last two in a tile.
         let mut cube = KernelSpec::boxed(3, 3);
         cube.input = Dtype::I16;
-        let p = plan(form(RankStat::Min), &cube, (0, None)).unwrap();
+        let p = plan(form(RankStat::Min), &cube, (0, Joint::Auto)).unwrap();
         assert!(matches!(
             p.stages()[..],
             [Stage::One(Pass { axis: 0, .. }), Stage::Tile { .. }]
         ));
+    }
+
+    #[test]
+    fn strips_keep_the_most_lanes_whose_rings_fit_a_blocks_shared_memory() {
+        let strip = |lanes| Strip { lanes, rows: 64 };
+        // A ring keeps two segments of k rows of 32 · lanes values, and the block its columns'
+        // table: float32 31×31 with 4 lanes is 62 rows of 128 values, 31 KiB (8 lanes, 62 KiB,
+        // do not fit 48 KiB).
+        assert_eq!(Strip::fitting(8, 64, 31, 4, 1), Some(strip(4)));
+        // Two chains of them fit with 2 lanes, float64 ranges with one.
+        assert_eq!(Strip::fitting(8, 64, 31, 4, 2), Some(strip(2)));
+        assert_eq!(Strip::fitting(8, 64, 31, 8, 2), Some(strip(1)));
+        assert_eq!(Strip::fitting(8, 64, 5, 4, 1), Some(strip(8)));
+        assert_eq!(Strip::fitting(1, 64, 2000, 8, 2), None);
+        let mut spec = KernelSpec::boxed(2, 31);
+        spec.input = Dtype::F64;
+        let p = plan(form(RankStat::Range), &spec, (0, Joint::Strip(strip(8)))).unwrap();
+        assert_eq!(
+            p.stages()[..],
+            [Stage::Strip {
+                column: Pass {
+                    axis: 1,
+                    lo: -15,
+                    hi: 15
+                },
+                row: Pass {
+                    axis: 2,
+                    lo: -15,
+                    hi: 15
+                },
+                strip: strip(1)
+            }]
+        );
     }
 }

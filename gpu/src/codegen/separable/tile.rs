@@ -154,6 +154,22 @@ pub(super) fn build(
 /// Each chain's extremes of the `v` row windows from `coord`, row `coord[1]` taken through
 /// scipy's mapping where it lies outside the image (a row of `cval` in constant mode).
 fn row_extremes(k: &mut Func, ps: &PassSpec<'_>, a: &PassArgs, coord: [Reg; 3]) -> Vec<Vec<Reg>> {
+    row_extremes_by(k, ps, a, coord, &mut |k, op, src, at| {
+        window_extremes(k, ps, op, (src, &a.ss), at, a.ext)
+    })
+}
+
+/// How a chain's extremes of a mapped row are taken: `extremes(op, src, [z, y, x])`.
+pub(super) type RowFold<'a> = dyn FnMut(&mut Func, Bin, Reg, [Reg; 3]) -> Vec<Reg> + 'a;
+
+/// [`row_extremes`] with each chain's extremes of the mapped row taken by `extremes`.
+pub(super) fn row_extremes_by(
+    k: &mut Func,
+    ps: &PassSpec<'_>,
+    a: &PassArgs,
+    coord: [Reg; 3],
+    extremes: &mut RowFold<'_>,
+) -> Vec<Vec<Reg>> {
     let [z, y, x] = coord;
     let h = a.ext[1];
     let wt = work_type(ps.plan.elem);
@@ -180,7 +196,7 @@ fn row_extremes(k: &mut Func, ps: &PassSpec<'_>, a: &PassArgs, coord: [Reg; 3]) 
     });
     k.place(read);
     for ((&op, &src), d) in ps.plan.extreme.chains().iter().zip(&a.src).zip(&dst) {
-        let got = window_extremes(k, ps, op, (src, &a.ss), [z, mapped, x], a.ext);
+        let got = extremes(k, op, src, [z, mapped, x]);
         for (&d, g) in d.iter().zip(got) {
             k.set(raw(wt), d, g);
         }
