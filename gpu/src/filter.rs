@@ -165,8 +165,7 @@ impl Launched {
         unsafe {
             self.gpu.launch(
                 replay.function(codegen::REPLAY_ENTRY),
-                (1, 1),
-                (1, 1),
+                ((1, 1), (1, 1), 0),
                 &params,
                 self.stream,
             )?;
@@ -214,8 +213,7 @@ impl Prepared {
         unsafe {
             gpu.launch(
                 self.module.function(codegen::ENTRY),
-                self.grid,
-                self.block,
+                (self.grid, self.block, 0),
                 &params,
                 stream,
             )
@@ -701,8 +699,7 @@ impl<'a> OnDevice<'a> {
         unsafe {
             gpu.launch(
                 module.function(codegen::ENTRY),
-                grid,
-                block,
+                (grid, block, 0),
                 &params,
                 stream,
             )?
@@ -779,7 +776,8 @@ impl<'a> OnDevice<'a> {
         for step in p.steps(g, &bufs) {
             let f = module.function(&step.entry);
             // SAFETY: the parameters are the step's kernel's; the pointers the caller's or ours.
-            unsafe { gpu.launch(f, step.grid, step.block, &step.params, stream)? };
+            let dims = (step.grid, step.block, step.shared);
+            unsafe { gpu.launch(f, dims, &step.params, stream)? };
         }
         Ok(Some(record))
     }

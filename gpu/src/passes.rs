@@ -64,6 +64,8 @@ pub(crate) struct Step {
     pub entry: String,
     pub grid: (u32, u32),
     pub block: (u32, u32),
+    /// Bytes of dynamic shared memory a block (see [`crate::pir::Func::shared_dynamic`]).
+    pub shared: u32,
     pub params: Vec<PVal>,
 }
 
@@ -200,10 +202,18 @@ impl Passes {
             params.extend(g.shape.iter().map(|&e| PVal::S32(e as i32)));
             params.extend(ss.iter().chain(&ds).map(|&s| PVal::S64(s)));
             params.extend([PVal::U64(src(1)), PVal::U64(dst(1))]);
+            let entry = separable::pass_entry(i);
+            let shared = self
+                .module
+                .funcs
+                .iter()
+                .find(|f| f.name == entry)
+                .map_or(0, |f| f.dynamic_shared_bytes());
             steps.push(Step {
-                entry: separable::pass_entry(i),
+                entry,
                 grid,
                 block,
+                shared,
                 params,
             });
         }
@@ -218,6 +228,7 @@ impl Passes {
                 entry: PATCH_ENTRY.into(),
                 grid: (gx, gy.min(PATCH_GRID_ROWS)),
                 block,
+                shared: 0,
                 params,
             });
         }

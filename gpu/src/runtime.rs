@@ -117,7 +117,13 @@ impl Gpu {
             .map_err(driver("cuDriverGetVersion"))?;
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
         let stream = ctx.new_stream().map_err(driver("cuStreamCreate"))?;
-        let target = Target::for_device(capability.0, capability.1, driver_version);
+        // The static limit where the device does not say (the attribute is from CUDA 9.0).
+        let shared = ctx
+            .attribute(
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .unwrap_or(0);
+        let target = Target::for_device(capability.0, capability.1, driver_version, shared);
         Ok(Gpu {
             ctx,
             stream,
@@ -299,7 +305,8 @@ impl Gpu {
             .map_err(driver("cuEventCreate"))
     }
 
-    /// Launches `f` with `params` on `stream`.
+    /// Launches `f` with `params` on `stream`, with `shared` bytes of dynamic shared memory a
+    /// block (0 for kernels without; more than the static limit is opted into first).
     ///
     /// # Safety
     /// The parameters must match the kernel's, and every pointer among them must be valid for
@@ -307,12 +314,22 @@ impl Gpu {
     pub unsafe fn launch(
         &self,
         f: sys::CUfunction,
-        grid: (u32, u32),
-        block: (u32, u32),
+        (grid, block, shared): ((u32, u32), (u32, u32), u32),
         params: &[PVal],
         stream: sys::CUstream,
     ) -> Result<()> {
         self.bind()?;
+        if shared as u64 > crate::pir::STATIC_SHARED {
+            // SAFETY: `f` is a loaded kernel; the attribute takes a byte count.
+            unsafe {
+                result::function::set_function_attribute(
+                    f,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+            }
+            .map_err(driver("cuFuncSetAttribute"))?;
+        }
         let mut slots: Vec<u64> = params.iter().map(|p| p.bits()).collect();
         let mut ptrs: Vec<*mut c_void> = slots
             .iter_mut()
@@ -325,7 +342,7 @@ impl Gpu {
                 f,
                 (grid.0, grid.1, 1),
                 (block.0, block.1, 1),
-                0,
+                shared,
                 stream,
                 &mut ptrs,
             )

@@ -198,8 +198,7 @@ fn run_simple(
         gpu.upload(x.ptr(), input, s)?;
         gpu.launch(
             module.function(entry),
-            (1, 1),
-            (1, 1),
+            ((1, 1), (1, 1), 0),
             &[
                 ndjit_gpu::plan::PVal::U64(x.ptr()),
                 ndjit_gpu::plan::PVal::U64(y.ptr()),
@@ -255,8 +254,7 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
             let grid = (len.div_ceil(256) as u32, 1);
             gpu.launch(
                 module.function("ndjit_math_test"),
-                grid,
-                (256, 1),
+                (grid, (256, 1), 0),
                 &[
                     U64(dx.ptr()),
                     U64(dy.ptr()),

@@ -245,6 +245,12 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
                 tile != Joint::Kernels,
                 "{dt} {tile:?}"
             );
+            // The float64 strip's rings (63 KiB) are the launch's dynamic shared memory.
+            assert_eq!(
+                ptx.contains(".extern .shared"),
+                tile == strip && dt == Dtype::F64,
+                "{dt} {tile:?}"
+            );
             let log = assemble(&ptxas, &ptx, 90, "passes_31").unwrap();
             for e in entries {
                 let (regs, stores, loads) = resources(&log, e);

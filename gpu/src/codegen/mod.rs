@@ -32,30 +32,37 @@ use ndjit::driver::{Geometry, Resolved};
 use ndjit::ir::{self, Func};
 use std::hash::{Hash, Hasher};
 
-/// The PTX ISA version and `sm_` target to emit.
+/// The PTX ISA version and `sm_` target to emit, and the shared memory a block may have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
     pub version: (u32, u32),
     pub sm: u32,
+    /// Bytes of shared memory a block may have: the device's opt-in maximum (more than
+    /// [`crate::pir::STATIC_SHARED`] is dynamic, see [`crate::pir::Func::shared_dynamic`]).
+    pub shared: u32,
 }
 
 impl Target {
-    /// `.version 7.8 / .target sm_90`: Hopper (H100/H200).
+    /// `.version 7.8 / .target sm_90`: Hopper (H100/H200, 227 KiB of shared memory a block).
     pub const SM90: Target = Target {
         version: (7, 8),
         sm: 90,
+        shared: 227 * 1024,
     };
-    /// `.version 7.0 / .target sm_75`: any GPU from Turing on, and drivers from CUDA 11.0 on.
+    /// `.version 7.0 / .target sm_75`: any GPU from Turing on, and drivers from CUDA 11.0 on;
+    /// the shared memory any block may declare.
     pub const PORTABLE: Target = Target {
         version: (7, 0),
         sm: 75,
+        shared: crate::pir::STATIC_SHARED as u32,
     };
 
     /// The target for a device of compute capability `major.minor` under a driver of CUDA
     /// version `driver` (as `cuDriverGetVersion` reports it, e.g. 12080): the device's own `sm_`
     /// (capped at sm_90, which is all this backend needs) with the newest PTX ISA version the
-    /// driver accepts, at least the one the target requires.
-    pub fn for_device(major: i32, minor: i32, driver: i32) -> Target {
+    /// driver accepts, at least the one the target requires; `shared` the device's opt-in
+    /// maximum of shared memory a block may have (at least the static limit).
+    pub fn for_device(major: i32, minor: i32, driver: i32, shared: i32) -> Target {
         let sm = ((major * 10 + minor) as u32).clamp(52, 90);
         // PTX ISA versions by CUDA release: 7.0 in 11.0, 7.8 in 11.8, 8.0 in 12.0 ...
         let (dmaj, dmin) = (driver / 1000, (driver % 1000) / 10);
@@ -81,6 +88,7 @@ impl Target {
         Target {
             version: version.max(needed),
             sm,
+            shared: (shared.max(0) as u32).max(crate::pir::STATIC_SHARED as u32),
         }
     }
 }

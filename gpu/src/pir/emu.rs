@@ -98,15 +98,6 @@ impl<'m> Emu<'m> {
                     labels.insert(*l, pc);
                 }
             }
-            let layout = |arrays: &'m [(String, u64)]| {
-                let mut at = HashMap::new();
-                let mut size = 0u64;
-                for (name, bytes) in arrays {
-                    at.insert(name.as_str(), size);
-                    size += (bytes + 15) & !15;
-                }
-                (at, size)
-            };
             let (locals, local_size) = layout(&f.locals);
             let (shared, shared_size) = layout(&f.shared);
             e.funcs.insert(

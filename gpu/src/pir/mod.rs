@@ -404,12 +404,36 @@ pub struct Func {
     pub locals: Vec<(String, u64)>,
     /// For a kernel, arrays shared by a block's threads: name, bytes (16-byte aligned).
     pub shared: Vec<(String, u64)>,
+    /// Whether those arrays lie in the block's dynamic shared memory (one `.extern` array,
+    /// at the offsets [`layout`] gives; the launch passes [`Func::dynamic_shared_bytes`]), as a
+    /// block needs for more than [`STATIC_SHARED`] bytes.
+    pub shared_dynamic: bool,
     pub body: Vec<Ins>,
     pub next_reg: u32,
     pub next_label: u32,
     /// For a kernel: `.maxntid 256, 1, 1` and `.minnctapersm n`, which caps ptxas's register
     /// use so that `n` blocks of 256 threads fit on one SM.
     pub min_blocks_per_sm: Option<u32>,
+}
+
+/// Shared memory a block may declare statically; more must be dynamic, and opted into by the
+/// device's kernel attribute.
+pub const STATIC_SHARED: u64 = 48 * 1024;
+
+/// The name of a kernel's dynamic shared memory, where [`Func::shared_dynamic`] puts its arrays.
+pub const DYNAMIC_SHARED: &str = "ndjit_dynamic";
+
+/// Arrays laid out one after another, each at a 16-byte boundary: their offsets by name, and
+/// the bytes of all (a kernel's shared arrays, static or dynamic, and its local arrays in the
+/// emulator).
+pub fn layout(arrays: &[(String, u64)]) -> (std::collections::HashMap<&str, u64>, u64) {
+    let mut at = std::collections::HashMap::new();
+    let mut size = 0u64;
+    for (name, bytes) in arrays {
+        at.insert(name.as_str(), size);
+        size += (bytes + 15) & !15;
+    }
+    (at, size)
 }
 
 /// A module-level array, initialised (`.global` or `.const`).
@@ -490,6 +514,7 @@ impl Func {
             rets: vec![],
             locals: vec![],
             shared: vec![],
+            shared_dynamic: false,
             body: vec![],
             next_reg: 0,
             next_label: 0,
@@ -506,6 +531,7 @@ impl Func {
             rets: rets.to_vec(),
             locals: vec![],
             shared: vec![],
+            shared_dynamic: false,
             body: vec![],
             next_reg: 0,
             next_label: 0,
@@ -531,6 +557,14 @@ impl Func {
             l.1 = l.1.max(bytes);
         } else {
             self.locals.push((name.to_string(), bytes));
+        }
+    }
+
+    /// Bytes of dynamic shared memory a launch of this kernel must pass (0: none).
+    pub fn dynamic_shared_bytes(&self) -> u32 {
+        match self.shared_dynamic {
+            true => layout(&self.shared).1 as u32,
+            false => 0,
         }
     }
 

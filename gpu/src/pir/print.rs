@@ -15,6 +15,11 @@ pub fn module(m: &Module) -> String {
     if !m.globals.is_empty() {
         s.push('\n');
     }
+    // The kernels' dynamic shared memory: one array at module scope, which each kernel that
+    // has some sees at the size its launch gives.
+    if m.funcs.iter().any(|f| f.shared_dynamic) {
+        let _ = writeln!(s, ".extern .shared .align 16 .b8 {DYNAMIC_SHARED}[];\n");
+    }
     // Prototypes first: PTX needs a function declared before its first call.
     for f in m.funcs.iter().filter(|f| !f.entry) {
         header(&mut s, f);
@@ -143,8 +148,18 @@ fn func(s: &mut String, f: &Func) {
     for (name, bytes) in &f.locals {
         let _ = writeln!(s, "    .local .align 8 .b8 {name}[{}];", bytes.max(&8));
     }
+    let offsets = layout(&f.shared).0;
     for (name, bytes) in &f.shared {
-        let _ = writeln!(s, "    .shared .align 16 .b8 {name}[{}];", bytes.max(&16));
+        match f.shared_dynamic {
+            // Where each array lies, for a reader of the PTX (the code names the offsets).
+            true => {
+                let at = offsets[name.as_str()];
+                let _ = writeln!(s, "    // {name}: {DYNAMIC_SHARED}[{at}..{}]", at + bytes);
+            }
+            false => {
+                let _ = writeln!(s, "    .shared .align 16 .b8 {name}[{}];", bytes.max(&16));
+            }
+        }
     }
     if !f.entry {
         for (i, a) in f.args.iter().enumerate() {
@@ -567,8 +582,21 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
         Ins::Sreg { d, s: sp } => {
             let _ = writeln!(s, "    mov.u32 {}, {};", r(*d), special(*sp));
         }
-        Ins::AddrOf { d, sym } => {
-            let _ = writeln!(s, "    mov.u64 {}, {sym};", r(*d));
-        }
+        Ins::AddrOf { d, sym } => match dynamic_offset(f, sym) {
+            Some(off) => {
+                let _ = writeln!(s, "    mov.u64 {}, {DYNAMIC_SHARED};", r(*d));
+                let _ = writeln!(s, "    add.u64 {0}, {0}, {off};", r(*d));
+            }
+            None => {
+                let _ = writeln!(s, "    mov.u64 {}, {sym};", r(*d));
+            }
+        },
     }
+}
+
+/// Where `sym` lies in `f`'s dynamic shared memory, if it is one of its shared arrays there.
+fn dynamic_offset(f: &Func, sym: &str) -> Option<u64> {
+    f.shared_dynamic
+        .then(|| layout(&f.shared).0.get(sym).copied())
+        .flatten()
 }

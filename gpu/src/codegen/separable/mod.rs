@@ -101,6 +101,8 @@ pub struct SeparablePlan {
     pub outputs: u32,
     /// How the last two passes run where they are the image's columns and rows.
     pub joint: Joint,
+    /// Bytes of shared memory a block may have on the target.
+    pub shared: u64,
 }
 
 /// How a plan runs a box's column and row passes, where they are the image's last two axes.
@@ -157,7 +159,7 @@ impl SeparablePlan {
                     })
                 };
                 let strip = |s: Strip| {
-                    Strip::fitting(s.lanes, s.rows, taps, size, chains)
+                    Strip::fitting((s.lanes, s.rows), taps, (size, chains), self.shared)
                         .filter(|strip| strip.serves(row.hi - row.lo + 1))
                         .map(|strip| Stage::Strip { column, row, strip })
                 };
@@ -165,10 +167,14 @@ impl SeparablePlan {
                 // 9×9 at 8192², their blocks' registers halving the blocks an SM holds.
                 let lanes = if size > 4 { 4 } else { AUTO_STRIP.lanes };
                 let auto_strip = || {
-                    strip(Strip { lanes, ..AUTO_STRIP }).filter(|s| {
-                        taps >= STRIP_MIN_TAPS
-                            && matches!(s, Stage::Strip { strip, .. } if strip.lanes >= STRIP_MIN_LANES)
-                    })
+                    let shared = self.shared.min(AUTO_STRIP_SHARED);
+                    Strip::fitting((lanes, AUTO_STRIP.rows), taps, (size, chains), shared)
+                        .filter(|s| {
+                            taps >= STRIP_MIN_TAPS
+                                && s.lanes >= STRIP_MIN_LANES
+                                && s.serves(row.hi - row.lo + 1)
+                        })
+                        .map(|strip| Stage::Strip { column, row, strip })
                 };
                 match self.joint {
                     Joint::Auto => auto_strip().or_else(|| {
@@ -213,17 +219,25 @@ pub const AUTO_TILE: Tile = Tile {
 pub const TILE_MAX_TAPS: i64 = 11;
 
 /// The strip when the tuning leaves it open, chosen from columns of [`STRIP_MIN_TAPS`] where
-/// at least [`STRIP_MIN_LANES`] lanes fit the shared memory, by measurement (H200, 8192²,
-/// milliseconds around each call, `gpu/device-run/strip-probe-h200-2026-11-30.log`): against the tile
-/// and two kernels, float32 `np.min` 9×9 0.363 against 0.365 (tile), 15×15 0.354 against 0.473
-/// (two kernels), 21×21 0.390 against 0.552, 31×31 (4 lanes fit) 0.545 against 0.681; float64
-/// 9×9 0.572 against 0.666 (tile), 15×15 0.686 against 0.818; float32 ranges 9×9 0.471 against
-/// 0.578, 15×15 0.547 against 0.749. With fewer lanes it lost: float64 and float32 ranges at
-/// 31×31 (2 lanes fit) 1.64 and 1.54 against 1.13; float32 3×3 and 5×5 0.33 against 0.29 (tile).
+/// at least [`STRIP_MIN_LANES`] lanes fit [`AUTO_STRIP_SHARED`], by measurement (H200, 8192²,
+/// milliseconds around each call, `gpu/device-run/strip-probe-h200-2026-11-30.log`):
+/// - against the tile: float32 `np.min` 9×9 0.363 against 0.365, float64 0.572 against 0.666,
+///   float32 ranges 0.471 against 0.578; the tile stays faster at 3×3 and 5×5 (0.33 against
+///   0.29);
+/// - against two kernels, with 8 lanes (4 for 8-byte values): float32 `np.min` 15×15 0.310
+///   against 0.472, 21×21 0.346 against 0.546, 31×31 0.409 against 0.655; float64 15×15 0.613
+///   against 0.796, 21×21 0.748 against 0.915, 31×31 1.121 against 1.094 (a tie); float32
+///   ranges 15×15 0.453 against 0.747, 31×31 (4 lanes) 0.900 against 1.117; float64 ranges
+///   15×15 1.363 against 1.688;
+/// - behind them with fewer lanes or more shared memory: float64 ranges at 21×21 (86 KiB a
+///   block) 2.46 against 1.71, float32 ranges at 31×31 with 8 lanes (127 KiB) 0.957 against
+///   0.900 with 4, 2 lanes everywhere.
 pub const AUTO_STRIP: Strip = Strip {
     lanes: 8,
     rows: 124,
 };
+/// The most shared memory a block of the automatic strip takes: 64 KiB, three blocks an SM.
+pub const AUTO_STRIP_SHARED: u64 = 64 * 1024;
 pub const STRIP_MIN_TAPS: i64 = 9;
 pub const STRIP_MIN_LANES: u32 = 4;
 
@@ -331,6 +345,7 @@ pub fn plan(
         nan: form.nan,
         outputs,
         joint,
+        shared: spec.target.shared as u64,
     })
 }
 
@@ -1446,16 +1461,16 @@ mod tests {
             Some(AUTO_TILE)
         );
         assert_eq!(striped(9, Dtype::F32, RankStat::Min), Some(AUTO_STRIP));
-        assert_eq!(
-            striped(31, Dtype::F32, RankStat::Min),
-            Some(Strip {
-                lanes: 4,
-                rows: AUTO_STRIP.rows
-            })
-        );
-        // 31×31 float64: 2 lanes fit, fewer than measured worth it; 11×11 ranges of float64:
-        // 4 lanes fit.
-        assert_eq!(stage(31, Dtype::F64, RankStat::Min, Joint::Auto), None);
+        // 31×31 float32: 8 lanes in 63 KiB; float64 4 lanes in 63 KiB, and ranges of float32 4
+        // lanes (8 take 127 KiB); float64 ranges at 21×21 would take 86 KiB with 4 lanes.
+        assert_eq!(striped(31, Dtype::F32, RankStat::Min), Some(AUTO_STRIP));
+        let four = Some(Strip {
+            lanes: 4,
+            rows: AUTO_STRIP.rows,
+        });
+        assert_eq!(striped(31, Dtype::F64, RankStat::Min), four);
+        assert_eq!(striped(31, Dtype::F32, RankStat::Range), four);
+        assert_eq!(stage(21, Dtype::F64, RankStat::Range, Joint::Auto), None);
         assert_eq!(
             striped(11, Dtype::F64, RankStat::Range),
             Some(Strip {
@@ -1520,13 +1535,23 @@ mod tests {
         let strip = |lanes| Strip { lanes, rows: 64 };
         // A ring keeps two segments of k rows of 32 · lanes values, and the block its columns'
         // table: float32 31×31 with 4 lanes is 62 rows of 128 values, 31 KiB (8 lanes, 62 KiB,
-        // do not fit 48 KiB).
-        assert_eq!(Strip::fitting(8, 64, 31, 4, 1), Some(strip(4)));
+        // do not fit the 48 KiB a block declares statically).
+        let fit =
+            |taps, size, chains, shared| Strip::fitting((8, 64), taps, (size, chains), shared);
+        const STATIC: u64 = crate::pir::STATIC_SHARED;
+        assert_eq!(fit(31, 4, 1, STATIC), Some(strip(4)));
         // Two chains of them fit with 2 lanes, float64 ranges with one.
-        assert_eq!(Strip::fitting(8, 64, 31, 4, 2), Some(strip(2)));
-        assert_eq!(Strip::fitting(8, 64, 31, 8, 2), Some(strip(1)));
-        assert_eq!(Strip::fitting(8, 64, 5, 4, 1), Some(strip(8)));
-        assert_eq!(Strip::fitting(1, 64, 2000, 8, 2), None);
+        assert_eq!(fit(31, 4, 2, STATIC), Some(strip(2)));
+        assert_eq!(fit(31, 8, 2, STATIC), Some(strip(1)));
+        assert_eq!(fit(5, 4, 1, STATIC), Some(strip(8)));
+        // With the 227 KiB an H200's block may opt into: float32 ranges with 8 lanes (127
+        // KiB), float64 ranges with 4.
+        let h200 = crate::codegen::Target::SM90.shared as u64;
+        assert_eq!(fit(31, 4, 2, h200), Some(strip(8)));
+        assert_eq!(fit(31, 8, 2, h200), Some(strip(4)));
+        assert_eq!(fit(2000, 8, 2, h200), None);
+        // A strip asked for gets the lanes that fit the target's shared memory (the spec's:
+        // an H200's).
         let mut spec = KernelSpec::boxed(2, 31);
         spec.input = Dtype::F64;
         let p = plan(form(RankStat::Range), &spec, (0, Joint::Strip(strip(8)))).unwrap();
@@ -1543,7 +1568,7 @@ mod tests {
                     lo: -15,
                     hi: 15
                 },
-                strip: strip(1)
+                strip: strip(4)
             }]
         );
     }

@@ -37,9 +37,6 @@ use crate::pir::{Addr, Bin, Cls, Cmp, Func, Ins, Reg, Space, Special, Src, T};
 /// Threads of a block along the rows.
 pub const TX: u32 = 32;
 
-/// Shared memory a block may declare statically (more needs the device's opt-in).
-const SHARED_BYTES: u64 = 48 * 1024;
-
 /// A strip: `lanes` row extremes per thread along the rows and `lanes` rows of threads, so that a
 /// block covers `32 · lanes` columns and each of its threads walks one of them down; `rows`
 /// output rows per run of a block.
@@ -51,15 +48,26 @@ pub struct Strip {
 
 impl Strip {
     /// The strip of `rows` rows with the most lanes from `lanes` down (halving) whose rings
-    /// fit the shared memory a block declares: `chains` rings of [`Strip::ring_rows`] rows of
-    /// `32 · lanes` values of `size` bytes, and its [`Columns`]. `None` where none fits.
-    pub fn fitting(lanes: u32, rows: u32, taps: i64, size: u64, chains: usize) -> Option<Strip> {
+    /// fit `shared` bytes, the shared memory a block may have ([`crate::codegen::Target`]):
+    /// `chains` rings of [`Strip::ring_rows`] rows of `32 · lanes` values of `size` bytes, and
+    /// its [`Columns`]. `None` where none fits.
+    pub fn fitting(
+        (lanes, rows): (u32, u32),
+        taps: i64,
+        (size, chains): (u64, usize),
+        shared: u64,
+    ) -> Option<Strip> {
         std::iter::successors(Some(lanes.max(1)), |&n| (n > 1).then_some(n / 2))
             .map(|lanes| Strip {
                 lanes,
                 rows: rows.max(1),
             })
-            .find(|s| s.ring_bytes(taps, size) * chains as u64 + s.table_bytes() <= SHARED_BYTES)
+            .find(|s| s.shared_bytes(taps, (size, chains)) <= shared)
+    }
+
+    /// Bytes of shared memory a block takes: its rings and its [`Columns`].
+    fn shared_bytes(&self, taps: i64, (size, chains): (u64, usize)) -> u64 {
+        self.ring_bytes(taps, size) * chains as u64 + self.table_bytes()
     }
 
     /// Row extremes a thread takes at once (the row pass's outputs per thread): at most the
@@ -121,6 +129,8 @@ pub(super) fn build(
     let (w, h) = (a.ext[2], a.ext[1]);
     let reads = k.setp(Cmp::Lt, T::S32, x0, w);
     let table = Columns::fill(&mut k, row_pass, strip, (xs, w), mine);
+    // Past what a block may declare statically, the arrays are the launch's dynamic memory.
+    k.shared_dynamic = crate::pir::layout(&k.shared).1 > crate::pir::STATIC_SHARED;
     // Runs of `strip.rows` rows, counted over the leading axis; the grid's second axis loops.
     let by = k.sreg(Special::CtaidY);
     let nby = k.sreg(Special::NctaidY);
