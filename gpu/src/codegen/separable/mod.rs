@@ -571,6 +571,48 @@ impl PassArgs {
     }
 }
 
+/// A block's runs of consecutive rows down the image, counted over the leading axis (the tile's
+/// and the strip's): the grid's second axis gives a block its first, and it loops by the
+/// grid's height. The loop is uniform across the block, so that every thread reaches the same
+/// barriers.
+struct Runs {
+    t: Reg,
+    step: Reg,
+    top: u32,
+    exit: u32,
+}
+
+impl Runs {
+    /// Opens the loop over runs of `rows` rows; returns it with the run's plane and first row.
+    fn open(k: &mut Func, ext: [Reg; 3], rows: i64) -> (Runs, Reg, Reg) {
+        use crate::pir::{Bin, Special};
+        let by = k.sreg(Special::CtaidY);
+        let step = k.sreg(Special::NctaidY);
+        let up = k.bin(Bin::Add, T::U32, ext[1], Src::I(rows - 1));
+        let per_plane = k.bin(Bin::Div, T::U32, up, Src::I(rows));
+        let runs = k.bin(Bin::Mul, T::S32, ext[0], per_plane);
+        let t = k.mov(T::U32, by);
+        let (top, exit) = (k.new_label(), k.new_label());
+        k.place(top);
+        let done = k.setp(Cmp::Ge, T::U32, t, runs);
+        k.bra_if(done, false, exit);
+        let z = k.bin(Bin::Div, T::U32, t, per_plane);
+        let zp = k.bin(Bin::Mul, T::S32, z, per_plane);
+        let run = k.bin(Bin::Sub, T::S32, t, zp);
+        let y0 = k.bin(Bin::Mul, T::S32, run, Src::I(rows));
+        (Runs { t, step, top, exit }, z, y0)
+    }
+
+    /// On to the block's next run; the kernel ends after the last.
+    fn close(self, k: &mut Func) {
+        let next = k.bin(crate::pir::Bin::Add, T::U32, self.t, self.step);
+        k.set(T::U32, self.t, next);
+        k.bra(self.top);
+        k.place(self.exit);
+        k.push(Ins::Exit);
+    }
+}
+
 /// `ceil(n / v)` of an extent, unsigned: an axis may be 2^31 - 1 long.
 fn groups_of(k: &mut Func, n: Reg, v: i64) -> Reg {
     use crate::pir::Bin;
@@ -640,12 +682,7 @@ fn write_outputs(
     // the others follow along the axis.
     let out_dt = ps.last.map_or(ps.plan.elem, |(o, _)| o);
     let osize = out_dt.itemsize() as i64;
-    let mut off = k.mov(T::S64, Src::I(0));
-    for (&c, &d) in coord.iter().zip(&a.ds) {
-        let c = k.cvt(None, T::S64, T::S32, c);
-        off = k.fma(T::S64, c, d, off);
-    }
-    let off = k.bin(Bin::Mul, T::S64, off, Src::I(osize));
+    let off = byte_offset(k, coord, &a.ds, osize);
     let written = match ps.last {
         Some(_) => 1,
         None => chains.len(),
@@ -692,6 +729,26 @@ fn write_outputs(
         k.place(skip);
     }
     k.place(stored);
+}
+
+/// Declares one array of `bytes` shared by a block's threads per chain, named `{prefix}{c}`.
+fn shared_per_chain(k: &mut Func, prefix: &str, chains: usize, bytes: u64) -> Vec<String> {
+    let names: Vec<String> = (0..chains).map(|c| format!("{prefix}{c}")).collect();
+    for n in &names {
+        k.shared(n, bytes);
+    }
+    names
+}
+
+/// The byte offset of the element at `coord` in an array of `strides` (in elements of `size`
+/// bytes), in 64 bits.
+fn byte_offset(k: &mut Func, coord: [Reg; 3], strides: &[Reg; 3], size: i64) -> Reg {
+    let mut off = k.mov(T::S64, Src::I(0));
+    for (&c, &d) in coord.iter().zip(strides) {
+        let c = k.cvt(None, T::S64, T::S32, c);
+        off = k.fma(T::S64, c, d, off);
+    }
+    k.bin(crate::pir::Bin::Mul, T::S64, off, Src::I(size))
 }
 
 /// A value with, for floats, whether a value it was made from is one the proof excludes

@@ -27,8 +27,8 @@
 
 use super::tile::row_extremes_by;
 use super::{
-    fold_loaded, immediate, kept, pass_params, raw, store, window_extremes, Bits, Folder, Join,
-    Pass, PassArgs, PassSpec, UNROLL,
+    byte_offset, fold_loaded, immediate, kept, pass_params, raw, shared_per_chain, store,
+    window_extremes, Bits, Folder, Join, Pass, PassArgs, PassSpec, Runs, UNROLL,
 };
 use crate::codegen::stencil::map_fn;
 use crate::codegen::{elem, Mode};
@@ -132,21 +132,7 @@ pub(super) fn build(
     // Past what a block may declare statically, the arrays are the launch's dynamic memory.
     k.shared_dynamic = crate::pir::layout(&k.shared).1 > crate::pir::STATIC_SHARED;
     // Runs of `strip.rows` rows, counted over the leading axis; the grid's second axis loops.
-    let by = k.sreg(Special::CtaidY);
-    let nby = k.sreg(Special::NctaidY);
-    let up = k.bin(Bin::Add, T::U32, h, Src::I(strip.rows as i64 - 1));
-    let per_plane = k.bin(Bin::Div, T::U32, up, Src::I(strip.rows as i64));
-    let runs = k.bin(Bin::Mul, T::S32, a.ext[0], per_plane);
-    let t = k.mov(T::U32, by);
-    let (top, exit) = (k.new_label(), k.new_label());
-    k.place(top);
-    // Uniform across the block, as everything that decides a barrier below.
-    let done = k.setp(Cmp::Ge, T::U32, t, runs);
-    k.bra_if(done, false, exit);
-    let z = k.bin(Bin::Div, T::U32, t, per_plane);
-    let zp = k.bin(Bin::Mul, T::S32, z, per_plane);
-    let run = k.bin(Bin::Sub, T::S32, t, zp);
-    let y0 = k.bin(Bin::Mul, T::S32, run, Src::I(strip.rows as i64));
+    let (runs, z, y0) = Runs::open(&mut k, a.ext, strip.rows as i64);
     // Rows of row extremes the run takes: its output rows' and the `taps - 1` they reach past.
     let left = k.bin(Bin::Sub, T::S32, h, y0);
     let outputs = k.bin(Bin::Min, T::S32, left, Src::I(strip.rows as i64));
@@ -238,11 +224,7 @@ pub(super) fn build(
     k.set(T::U32, half, other);
     k.bra(step);
     k.place(next_run);
-    let next = k.bin(Bin::Add, T::U32, t, nby);
-    k.set(T::U32, t, next);
-    k.bra(top);
-    k.place(exit);
-    k.push(Ins::Exit);
+    runs.close(&mut k);
     k
 }
 
@@ -251,12 +233,7 @@ pub(super) fn build(
 /// rows the walk does not write).
 fn output_address(k: &mut Func, out: &PassSpec<'_>, a: &PassArgs, coord: [Reg; 3]) -> (Reg, Reg) {
     let osize = out.last.map_or(out.plan.elem, |(o, _)| o).itemsize() as i64;
-    let mut off = k.mov(T::S64, Src::I(0));
-    for (&c, &d) in coord.iter().zip(&a.ds) {
-        let c = k.cvt(None, T::S64, T::S32, c);
-        off = k.fma(T::S64, c, d, off);
-    }
-    let off = k.bin(Bin::Mul, T::S64, off, Src::I(osize));
+    let off = byte_offset(k, coord, &a.ds, osize);
     let at = k.bin(Bin::Add, T::S64, a.dst[0], off);
     let step = k.bin(Bin::Mul, T::S64, a.ds[1], Src::I(osize));
     (at, step)
@@ -412,10 +389,7 @@ impl<'a> Ring<'a> {
             .collect();
         let wt = folds[0].0.wt;
         let size = (wt.bits() / 8) as u64;
-        let names: Vec<String> = (0..folds.len()).map(|c| format!("ndjit_ring{c}")).collect();
-        for n in &names {
-            k.shared(n, strip.ring_bytes(taps, size));
-        }
+        let names = shared_per_chain(k, "ndjit_ring", folds.len(), strip.ring_bytes(taps, size));
         Ring {
             names,
             folds,

@@ -17,8 +17,8 @@
 //! marks (or'ed) are independent of the order they are taken in.
 
 use super::{
-    fold_loaded, immediate, kept, pass_params, raw, window_extremes, work_type, write_outputs,
-    Folder, Pass, PassArgs, PassSpec, UNROLL,
+    fold_loaded, immediate, kept, pass_params, raw, shared_per_chain, window_extremes, work_type,
+    write_outputs, Folder, Pass, PassArgs, PassSpec, Runs, UNROLL,
 };
 use crate::codegen::stencil::map_fn;
 use crate::codegen::Mode;
@@ -96,21 +96,7 @@ pub(super) fn build(
     let x0 = k.bin(Bin::Mul, T::S32, x0, Src::I(v));
     let inside = k.setp(Cmp::Lt, T::S32, x0, a.ext[2]);
     // Tiles down the image, counted over the leading axis; the grid's second axis loops.
-    let by = k.sreg(Special::CtaidY);
-    let nby = k.sreg(Special::NctaidY);
-    let up = k.bin(Bin::Add, T::U32, a.ext[1], Src::I(th - 1));
-    let per_plane = k.bin(Bin::Div, T::U32, up, Src::I(th));
-    let tiles = k.bin(Bin::Mul, T::S32, a.ext[0], per_plane);
-    let t = k.mov(T::U32, by);
-    let (top, exit) = (k.new_label(), k.new_label());
-    k.place(top);
-    // Uniform across the block: every thread reaches the same barriers.
-    let done = k.setp(Cmp::Ge, T::U32, t, tiles);
-    k.bra_if(done, false, exit);
-    let z = k.bin(Bin::Div, T::U32, t, per_plane);
-    let zp = k.bin(Bin::Mul, T::S32, z, per_plane);
-    let tr = k.bin(Bin::Sub, T::S32, t, zp);
-    let y0 = k.bin(Bin::Mul, T::S32, tr, Src::I(th));
+    let (tiles, z, y0) = Runs::open(&mut k, a.ext, th);
     // ---- the row extremes of the tile's rows and the `taps - 1` its windows reach ----
     // Rows `ty`, `ty + TY`, ...: at least one each, as a tile keeps at least `TY` rows.
     let skip = k.new_label();
@@ -143,11 +129,7 @@ pub(super) fn build(
     k.place(written);
     // The next tile's row extremes overwrite these once every thread has read its own.
     k.push(Ins::Bar);
-    let next = k.bin(Bin::Add, T::U32, t, nby);
-    k.set(T::U32, t, next);
-    k.bra(top);
-    k.place(exit);
-    k.push(Ins::Exit);
+    tiles.close(&mut k);
     k
 }
 
@@ -230,10 +212,7 @@ impl<'a> Kept<'a> {
         let folders: Vec<Folder<'a>> = ops.iter().map(|&op| Folder::new(out, op)).collect();
         let wt = folders[0].wt;
         let size = (wt.bits() / 8) as u64;
-        let names: Vec<String> = (0..ops.len()).map(|c| format!("ndjit_rows{c}")).collect();
-        for n in &names {
-            k.shared(n, tile.shared_bytes(taps, size));
-        }
+        let names = shared_per_chain(k, "ndjit_rows", ops.len(), tile.shared_bytes(taps, size));
         Kept {
             names,
             folders,
