@@ -49,11 +49,11 @@ const MODES: [Mode; 8] = [
 /// Outputs per thread along each pass's axis and how the column and row passes join that the
 /// checks run with: one output, a few (leaving remainders at the ends of the axes) and the
 /// automatic choice, each with a kernel per pass; tiles of one row per thread, of a few
-/// (remainders at the ends of the columns) and the automatic tile; strips of 1, 2 and 4 lanes
-/// whose runs of rows end inside the image (remainders of steps, segments and runs); with the
-/// grid's rows of blocks as the launch gives them, or capped at 2 so that each block loops over
-/// several rows of the image.
-const TUNINGS: [(u32, Joint, u32); 10] = [
+/// (remainders at the ends of the columns) and the automatic tile; strips of 1, 2, 3 (taken as 2)
+/// and 4 lanes whose runs of rows end inside the image (remainders of steps, segments and
+/// runs); with the grid's rows of blocks as the launch gives them, or capped at 2 so that each
+/// block loops over several rows of the image.
+const TUNINGS: [(u32, Joint, u32); 11] = [
     (1, Joint::Kernels, 65535),
     (3, Joint::Kernels, 2),
     (0, Joint::Kernels, 65535),
@@ -63,6 +63,7 @@ const TUNINGS: [(u32, Joint, u32); 10] = [
     (0, Joint::Auto, 2),
     (0, Joint::Strip(Strip { lanes: 1, rows: 3 }), 65535),
     (0, Joint::Strip(Strip { lanes: 2, rows: 7 }), 2),
+    (0, Joint::Strip(Strip { lanes: 3, rows: 5 }), 65535),
     (0, Joint::Strip(Strip { lanes: 4, rows: 64 }), 65535),
 ];
 

@@ -386,4 +386,16 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    #[test]
+    fn a_devices_target_keeps_its_opt_in_shared_memory_and_at_least_the_static_limit() {
+        let h200 = Target::for_device(9, 0, 13000, 232_448);
+        assert_eq!((h200.sm, h200.shared), (90, 232_448));
+        assert_eq!(h200.shared, Target::SM90.shared);
+        // A device that reports less, or nothing (the attribute unread), gets the static limit.
+        let static_limit = crate::pir::STATIC_SHARED as u32;
+        assert_eq!(Target::for_device(7, 5, 11000, 0).shared, static_limit);
+        assert_eq!(Target::for_device(7, 5, 11000, -1).shared, static_limit);
+        assert_eq!(Target::for_device(8, 6, 12080, 101_376).shared, 101_376);
+    }
 }

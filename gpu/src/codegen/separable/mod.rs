@@ -1601,6 +1601,9 @@ mod tests {
         assert_eq!(fit(31, 4, 2, STATIC), Some(strip(2)));
         assert_eq!(fit(31, 8, 2, STATIC), Some(strip(1)));
         assert_eq!(fit(5, 4, 1, STATIC), Some(strip(8)));
+        // Lanes are a power of two, whose groups of row windows divide them.
+        let lanes = |l| Strip::fitting((l, 64), 5, (4, 1), STATIC).map(|s| s.lanes);
+        assert_eq!((lanes(3), lanes(6), lanes(0)), (Some(2), Some(4), Some(1)));
         // With the 227 KiB an H200's block may opt into: float32 ranges with 8 lanes (127
         // KiB), float64 ranges with 4.
         let h200 = crate::codegen::Target::SM90.shared as u64;

@@ -47,7 +47,8 @@ pub struct Strip {
 }
 
 impl Strip {
-    /// The strip of `rows` rows with the most lanes from `lanes` down (halving) whose rings
+    /// The strip of `rows` rows with the most lanes from `lanes` down (the power of two at most
+    /// `lanes`, then halving) whose rings
     /// fit `shared` bytes, the shared memory a block may have ([`crate::codegen::Target`]):
     /// `chains` rings of [`Strip::ring_rows`] rows of `32 · lanes` values of `size` bytes, and
     /// its [`Columns`]. `None` where none fits.
@@ -57,7 +58,9 @@ impl Strip {
         (size, chains): (u64, usize),
         shared: u64,
     ) -> Option<Strip> {
-        std::iter::successors(Some(lanes.max(1)), |&n| (n > 1).then_some(n / 2))
+        // A power of two, which [`Strip::group`] divides.
+        let most = 1 << lanes.max(1).ilog2();
+        std::iter::successors(Some(most), |&n| (n > 1).then_some(n / 2))
             .map(|lanes| Strip {
                 lanes,
                 rows: rows.max(1),
