@@ -160,7 +160,7 @@ impl SeparablePlan {
                 };
                 let strip = |s: Strip| {
                     Strip::fitting((s.lanes, s.rows), taps, (size, chains), self.shared)
-                        .filter(|strip| strip.serves(row.hi - row.lo + 1))
+                        .filter(|strip| strip.serves((row.hi - row.lo + 1, taps)))
                         .map(|strip| Stage::Strip { column, row, strip })
                 };
                 // Four lanes for 8-byte values: eight took 0.687 ms against 0.572 on float64
@@ -172,7 +172,7 @@ impl SeparablePlan {
                         .filter(|s| {
                             taps >= STRIP_MIN_TAPS
                                 && s.lanes >= STRIP_MIN_LANES
-                                && s.serves(row.hi - row.lo + 1)
+                                && s.serves((row.hi - row.lo + 1, taps))
                         })
                         .map(|strip| Stage::Strip { column, row, strip })
                 };
@@ -1610,6 +1610,9 @@ mod tests {
         assert_eq!(fit(31, 4, 2, h200), Some(strip(8)));
         assert_eq!(fit(31, 8, 2, h200), Some(strip(4)));
         assert_eq!(fit(2000, 8, 2, h200), None);
+        // A strip unrolls a segment of its column window and its edge groups' row windows.
+        assert!(strip(8).serves((57, 64)));
+        assert!(!strip(8).serves((58, 64)) && !strip(8).serves((57, 65)));
         // A strip asked for gets the lanes that fit the target's shared memory (the spec's:
         // an H200's).
         let mut spec = KernelSpec::boxed(2, 31);

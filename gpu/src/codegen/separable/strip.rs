@@ -81,10 +81,10 @@ impl Strip {
         1 << most.ilog2()
     }
 
-    /// Whether a strip serves a row window of `taps`: its edge groups fold their values
-    /// unrolled ([`edge_extremes`]).
-    pub fn serves(&self, taps: i64) -> bool {
-        taps + self.group(taps) as i64 - 1 <= UNROLL
+    /// Whether a strip serves a box of `(rows, columns)` taps: its edge groups fold their row
+    /// values unrolled ([`group_extremes`]), and its walk unrolls a segment of the column's.
+    pub fn serves(&self, (rows, columns): (i64, i64)) -> bool {
+        rows + self.group(rows) as i64 - 1 <= UNROLL && columns <= UNROLL
     }
 
     /// Columns a block covers.
