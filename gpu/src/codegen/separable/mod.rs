@@ -1120,16 +1120,75 @@ fn fold_windows<J: Join>(
     }
 }
 
+/// The most bytes of values a first pass tests before folding them ([`fold_loaded`]): the
+/// test keeps them all live, and past this ptxas gave the float64 pass kernel at 31×31 114
+/// registers where it had 40. Measured on the H200 (`passes` section, 4096², against the run
+/// before: `gpu/device-run/passes-h200-2026-11-30-plain-folds.log` and `-strip-dynamic.log`):
+/// the automatic choice 6% faster in the median over `np.min`/`min` of float32 and float64 at
+/// k = 3…31 (float32 `np.min` 9×9 0.138 → 0.119 ms, 31×31 0.171 → 0.162; float64 5×5 0.177 →
+/// 0.156, 15×15 0.252 → 0.225), but float64 21×21 0.264 → 0.274 and 31×31 0.371 → 0.393
+/// (24 and 34 values of 8 bytes), two kernels at 31×31 0.384 → 0.432.
+const TESTED_BYTES: usize = 160;
+
 /// [`fold_windows`] over values as loaded: a later pass's floats with their bits ([`Bits`]: two
-/// instructions a value), others with their marks ([`Folder::mark`]).
+/// instructions a value), others with their marks ([`Folder::mark`]). The first pass's floats,
+/// up to [`TESTED_BYTES`] of them, are tested for the values the proof excludes first, two
+/// instructions a value into one predicate; where none holds one (almost every thread, on
+/// most images) their windows fold by value alone ([`Plain`]), one instruction a fold where
+/// the marks took three.
 fn fold_loaded(k: &mut Func, fo: &Folder<'_>, xs: &[Reg], (v, taps): (i64, i64), results: &[Reg]) {
-    if !fo.ps.first && fo.wt.is_float() {
+    let marked = |k: &mut Func| {
+        let vals: Vec<Marked> = xs.iter().map(|&x| fo.mark(k, x)).collect();
+        fold_windows(k, fo, &vals, (v, taps), results);
+    };
+    let tested = xs.len() * fo.ps.plan.elem.itemsize() <= TESTED_BYTES;
+    if !fo.wt.is_float() || (fo.ps.first && !tested) {
+        marked(k);
+    } else if !fo.ps.first {
         let (bt, _, _) = mark_bits(fo.wt);
         let vals: Vec<(Reg, Reg)> = xs.iter().map(|&x| (x, k.mov(bt, x))).collect();
         fold_windows(k, &Bits { fo }, &vals, (v, taps), results);
     } else {
-        let vals: Vec<Marked> = xs.iter().map(|&x| fo.mark(k, x)).collect();
-        fold_windows(k, fo, &vals, (v, taps), results);
+        let (special, done) = (k.new_label(), k.new_label());
+        let any = excluded_any(k, fo.wt, xs);
+        k.bra_if(any, false, special);
+        fold_windows(k, &Plain { fo }, xs, (v, taps), results);
+        k.bra(done);
+        k.place(special);
+        marked(k);
+        k.place(done);
+    }
+}
+
+/// Whether any of the floats `xs` (of work type `wt`) is a NaN or `-0.0`: one predicate, or'ed
+/// into by each comparison.
+fn excluded_any(k: &mut Func, wt: T, xs: &[Reg]) -> Reg {
+    let (bt, _, _) = mark_bits(wt);
+    let sign = match wt {
+        T::F64 => Src::I(i64::MIN),
+        _ => Src::I(0x8000_0000),
+    };
+    let mut any = k.mov(T::Pred, Src::I(0));
+    for &x in xs {
+        any = k.setp_comb(Cmp::Nan, wt, x, x, BoolOp::Or, any, false);
+        let b = k.mov(bt, x);
+        any = k.setp_comb(Cmp::Eq, bt, b, sign, BoolOp::Or, any, false);
+    }
+    any
+}
+
+/// The fold of floats that hold neither value the proof excludes: their extreme alone.
+struct Plain<'a> {
+    fo: &'a Folder<'a>,
+}
+
+impl Join for Plain<'_> {
+    type V = Reg;
+    fn join(&self, k: &mut Func, a: Reg, b: Reg) -> Reg {
+        k.bin(self.fo.op, self.fo.wt, a, b)
+    }
+    fn settle(&self, k: &mut Func, dst: Reg, v: Reg) {
+        k.set(raw(self.fo.wt), dst, v);
     }
 }
 
