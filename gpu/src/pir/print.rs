@@ -148,7 +148,11 @@ fn func(s: &mut String, f: &Func) {
     for (name, bytes) in &f.locals {
         let _ = writeln!(s, "    .local .align 8 .b8 {name}[{}];", bytes.max(&8));
     }
-    let offsets = layout(&f.shared).0;
+    // Where a kernel's shared arrays lie in its dynamic shared memory (none where static).
+    let offsets = match f.shared_dynamic {
+        true => layout(&f.shared).0,
+        false => Default::default(),
+    };
     for (name, bytes) in &f.shared {
         match f.shared_dynamic {
             // Where each array lies, for a reader of the PTX (the code names the offsets).
@@ -174,7 +178,7 @@ fn func(s: &mut String, f: &Func) {
         }
     }
     for i in &f.body {
-        ins(s, f, i);
+        ins(s, f, &offsets, i);
     }
     s.push_str("}\n");
 }
@@ -299,7 +303,7 @@ fn special(s: Special) -> &'static str {
     }
 }
 
-fn ins(s: &mut String, f: &Func, i: &Ins) {
+fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>, i: &Ins) {
     let r = reg;
     match i {
         Ins::Label(l) => {
@@ -582,7 +586,7 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
         Ins::Sreg { d, s: sp } => {
             let _ = writeln!(s, "    mov.u32 {}, {};", r(*d), special(*sp));
         }
-        Ins::AddrOf { d, sym } => match dynamic_offset(f, sym) {
+        Ins::AddrOf { d, sym } => match dynamic.get(sym.as_str()) {
             Some(off) => {
                 let _ = writeln!(s, "    mov.u64 {}, {DYNAMIC_SHARED};", r(*d));
                 let _ = writeln!(s, "    add.u64 {0}, {0}, {off};", r(*d));
@@ -592,11 +596,4 @@ fn ins(s: &mut String, f: &Func, i: &Ins) {
             }
         },
     }
-}
-
-/// Where `sym` lies in `f`'s dynamic shared memory, if it is one of its shared arrays there.
-fn dynamic_offset(f: &Func, sym: &str) -> Option<u64> {
-    f.shared_dynamic
-        .then(|| layout(&f.shared).0.get(sym).copied())
-        .flatten()
 }

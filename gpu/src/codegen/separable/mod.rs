@@ -158,33 +158,34 @@ impl SeparablePlan {
                         tile,
                     })
                 };
-                let strip = |s: Strip| {
-                    Strip::fitting((s.lanes, s.rows), taps, (size, chains), self.shared)
+                let strip = |s: Strip, shared: u64| {
+                    Strip::fitting((s.lanes, s.rows), taps, (size, chains), shared)
                         .filter(|strip| strip.serves((row.hi - row.lo + 1, taps)))
-                        .map(|strip| Stage::Strip { column, row, strip })
                 };
+                let stage = |strip| Stage::Strip { column, row, strip };
                 // Four lanes for 8-byte values: eight took 0.687 ms against 0.572 on float64
                 // 9×9 at 8192², their blocks' registers halving the blocks an SM holds.
                 let lanes = if size > 4 { 4 } else { AUTO_STRIP.lanes };
                 let auto_strip = || {
                     let shared = self.shared.min(AUTO_STRIP_SHARED);
-                    Strip::fitting((lanes, AUTO_STRIP.rows), taps, (size, chains), shared)
-                        .filter(|s| {
-                            taps >= STRIP_MIN_TAPS
-                                && s.lanes >= STRIP_MIN_LANES
-                                && s.serves((row.hi - row.lo + 1, taps))
-                        })
-                        .map(|strip| Stage::Strip { column, row, strip })
+                    strip(
+                        Strip {
+                            lanes,
+                            ..AUTO_STRIP
+                        },
+                        shared,
+                    )
+                    .filter(|s| taps >= STRIP_MIN_TAPS && s.lanes >= STRIP_MIN_LANES)
                 };
                 match self.joint {
-                    Joint::Auto => auto_strip().or_else(|| {
+                    Joint::Auto => auto_strip().map(stage).or_else(|| {
                         (taps <= TILE_MAX_TAPS)
                             .then(|| tile(AUTO_TILE.rows))
                             .flatten()
                     }),
                     Joint::Kernels => None,
                     Joint::Tile(rows) => tile(rows),
-                    Joint::Strip(s) => strip(s),
+                    Joint::Strip(s) => strip(s, self.shared).map(stage),
                 }
             }
             _ => None,
@@ -659,7 +660,7 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
         .chains()
         .iter()
         .zip(a.src)
-        .map(|(&op, from)| window_extremes(&mut k, ps, op, (from, &a.ss), coord, a.ext))
+        .map(|(&op, from)| window_extremes(&mut k, ps, op, (from, &a.ss), (coord, a.ext), None))
         .collect();
     write_outputs(&mut k, ps, &a, coord, &chains);
     close_row_loop(&mut k, (row, step), top, exit);
@@ -921,13 +922,17 @@ impl Folder<'_> {
 /// `v` outputs (`v <= k`), window `j` covers values `j..j+k`: all windows share `v-1..k`, so
 /// window `j` is the extreme of a suffix of the values before that shared middle, the middle,
 /// and a prefix of those after it: about `k + 3v` operations for the `v` windows, not `k·v`.
+///
+/// Where the windows reach past the axis's ends, each coordinate goes through scipy's mapping,
+/// or, given a block's table of mapped columns (`edge`: a strip's), through the table, the
+/// values then folded as in the interior.
 fn window_extremes(
     k: &mut Func,
     ps: &PassSpec<'_>,
     op: crate::pir::Bin,
     (src, ss): (Reg, &[Reg; 3]),
-    coord: [Reg; 3],
-    ext: [Reg; 3],
+    (coord, ext): ([Reg; 3], [Reg; 3]),
+    edge: Option<&strip::Columns>,
 ) -> Vec<Reg> {
     use crate::pir::Bin;
     let dt = ps.plan.elem;
@@ -1029,8 +1034,14 @@ fn window_extremes(
         }
     }
     k.bra(joined);
-    // ---- boundary: every coordinate through scipy's mapping ----
+    // ---- boundary: every coordinate through the block's table, or scipy's mapping ----
     k.place(boundary);
+    if let Some(table) = edge.filter(|_| unrolled) {
+        let vals = table.values(k, ps, (base, step), c);
+        fold_loaded(k, &fo, &vals, (v, taps), &results);
+        k.place(joined);
+        return results;
+    }
     for (j, &r) in results.iter().enumerate() {
         let run = fo.running(k, None);
         let cj = k.bin(Bin::Add, T::S32, c, Src::I(j as i64));

@@ -27,8 +27,8 @@
 
 use super::tile::row_extremes_by;
 use super::{
-    byte_offset, fold_loaded, immediate, kept, pass_params, raw, shared_per_chain, store,
-    window_extremes, Bits, Folder, Join, Pass, PassArgs, PassSpec, Runs, UNROLL,
+    byte_offset, immediate, kept, pass_params, raw, shared_per_chain, store, window_extremes, Bits,
+    Folder, Join, Pass, PassArgs, PassSpec, Plain, Runs, UNROLL,
 };
 use crate::codegen::stencil::map_fn;
 use crate::codegen::{elem, Mode};
@@ -48,10 +48,9 @@ pub struct Strip {
 
 impl Strip {
     /// The strip of `rows` rows with the most lanes from `lanes` down (the power of two at most
-    /// `lanes`, then halving) whose rings
-    /// fit `shared` bytes, the shared memory a block may have ([`crate::codegen::Target`]):
-    /// `chains` rings of [`Strip::ring_rows`] rows of `32 · lanes` values of `size` bytes, and
-    /// its [`Columns`]. `None` where none fits.
+    /// `lanes`, then halving) whose rings fit `shared` bytes, the shared memory a block may
+    /// have ([`crate::codegen::Target`]): `chains` rings of [`Strip::ring_rows`] rows of
+    /// `32 · lanes` values of `size` bytes, and its [`Columns`]. `None` where none fits.
     pub fn fitting(
         (lanes, rows): (u32, u32),
         taps: i64,
@@ -82,7 +81,7 @@ impl Strip {
     }
 
     /// Whether a strip serves a box of `(rows, columns)` taps: its edge groups fold their row
-    /// values unrolled ([`group_extremes`]), and its walk unrolls a segment of the column's.
+    /// values unrolled ([`Columns::values`]), and its walk unrolls a segment of the column's.
     pub fn serves(&self, (rows, columns): (i64, i64)) -> bool {
         rows + self.group(rows) as i64 - 1 <= UNROLL && columns <= UNROLL
     }
@@ -177,7 +176,7 @@ pub(super) fn build(
     for g in 0..lanes / group {
         let x = k.bin(Bin::Add, T::S32, x0, Src::I(g * group));
         let got = row_extremes_by(&mut k, row_pass, &a, [z, y, x], &mut |k, op, src, at| {
-            group_extremes(k, (row_pass, &a), (op, src), at, (&table, xs))
+            window_extremes(k, row_pass, op, (src, &a.ss), (at, a.ext), Some(&table))
         });
         for (all, got) in vals.iter_mut().zip(got) {
             all.extend(got);
@@ -247,8 +246,10 @@ fn output_address(k: &mut Func, out: &PassSpec<'_>, a: &PassArgs, coord: [Reg; 3
 /// column, `lo` the row window's first offset), or -1 where constant mode reads `cval`. Taken
 /// once per block: the mapping divides, and a strip's edge threads would otherwise map every
 /// value of every row they walk (a block at the image's side then took 5× the others' time).
-struct Columns {
+pub(super) struct Columns {
     name: &'static str,
+    /// The strip's first column.
+    xs: Reg,
     /// The row pass's window: its first offset and its extent.
     lo: i64,
     taps: i64,
@@ -264,6 +265,7 @@ impl Columns {
     ) -> Columns {
         let t = Columns {
             name: "ndjit_columns",
+            xs,
             lo: ps.pass.lo,
             taps: ps.pass.hi - ps.pass.lo + 1,
         };
@@ -302,72 +304,39 @@ impl Columns {
         k.push(Ins::Bar);
         t
     }
-}
 
-/// One chain's extremes of the row windows of a group from `[z, y, x]` (row `y` mapped): as
-/// every pass takes them inside the row, through the block's [`Columns`] where a window reaches
-/// past its ends.
-fn group_extremes(
-    k: &mut Func,
-    (ps, a): (&PassSpec<'_>, &PassArgs),
-    (op, src): (Bin, Reg),
-    [z, y, x]: [Reg; 3],
-    (table, xs): (&Columns, Reg),
-) -> Vec<Reg> {
-    let fo = Folder::new(ps, op);
-    let group = ps.outputs as i64;
-    let results: Vec<Reg> = (0..group).map(|_| k.reg(fo.wt.cls())).collect();
-    let (edge, done) = (k.new_label(), k.new_label());
-    let first = k.bin(Bin::Add, T::S32, x, Src::I(table.lo));
-    let last = k.bin(Bin::Add, T::S32, first, Src::I(table.taps + group - 2));
-    let below = k.setp(Cmp::Lt, T::S32, first, Src::I(0));
-    let outside = k.setp_comb(
-        Cmp::Ge,
-        T::S32,
-        last,
-        a.ext[2],
-        crate::pir::BoolOp::Or,
-        below,
-        false,
-    );
-    k.bra_if(outside, false, edge);
-    let got = window_extremes(k, ps, op, (src, &a.ss), [z, y, x], a.ext);
-    for (&r, g) in results.iter().zip(got) {
-        k.set(raw(fo.wt), r, g);
+    /// The values a pass's thread reads for its windows from column `x` on, through the table:
+    /// the row's (from `base`, `step` bytes a column) or, where constant mode reads outside the
+    /// image, `cval`. The table covers every column a strip's thread reads.
+    pub(super) fn values(
+        &self,
+        k: &mut Func,
+        ps: &PassSpec<'_>,
+        (base, step): (Reg, Reg),
+        x: Reg,
+    ) -> Vec<Reg> {
+        let dt = ps.plan.elem;
+        let rt = raw(super::work_type(dt));
+        let i0 = k.bin(Bin::Sub, T::S32, x, self.xs);
+        let i0 = k.cvt(None, T::U64, T::U32, i0);
+        let cols = k.addr_of(self.name);
+        let at = k.fma(T::U64, i0, Src::I(4), cols);
+        (0..self.taps + ps.outputs as i64 - 1)
+            .map(|t| {
+                let m = k.ld(Space::Shared, T::S32, Addr::reg(at, 4 * t));
+                let outside =
+                    (ps.mode == Mode::Constant).then(|| k.setp(Cmp::Lt, T::S32, m, Src::I(0)));
+                let m = k.bin(Bin::Max, T::S32, m, Src::I(0));
+                let m = k.cvt(None, T::S64, T::S32, m);
+                let addr = k.fma(T::S64, m, step, base);
+                let v = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(addr, 0));
+                match outside {
+                    Some(o) => k.selp(rt, immediate(dt, ps.cval), v, o),
+                    None => v,
+                }
+            })
+            .collect()
     }
-    k.bra(done);
-    k.place(edge);
-    let dt = ps.plan.elem;
-    let esize = dt.itemsize() as i64;
-    let zo = k.cvt(None, T::S64, T::S32, z);
-    let yo = k.cvt(None, T::S64, T::S32, y);
-    let off = k.bin(Bin::Mul, T::S64, zo, a.ss[0]);
-    let off = k.fma(T::S64, yo, a.ss[1], off);
-    let off = k.bin(Bin::Mul, T::S64, off, Src::I(esize));
-    let base = k.bin(Bin::Add, T::S64, src, off);
-    let step = k.bin(Bin::Mul, T::S64, a.ss[2], Src::I(esize));
-    let i0 = k.bin(Bin::Sub, T::S32, x, xs);
-    let i0 = k.cvt(None, T::U64, T::U32, i0);
-    let cols = k.addr_of(table.name);
-    let at = k.fma(T::U64, i0, Src::I(4), cols);
-    let vals: Vec<Reg> = (0..table.taps + group - 1)
-        .map(|t| {
-            let m = k.ld(Space::Shared, T::S32, Addr::reg(at, 4 * t));
-            let outside =
-                (ps.mode == Mode::Constant).then(|| k.setp(Cmp::Lt, T::S32, m, Src::I(0)));
-            let m = k.bin(Bin::Max, T::S32, m, Src::I(0));
-            let m = k.cvt(None, T::S64, T::S32, m);
-            let addr = k.fma(T::S64, m, step, base);
-            let v = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(addr, 0));
-            match outside {
-                Some(o) => k.selp(raw(fo.wt), immediate(dt, ps.cval), v, o),
-                None => v,
-            }
-        })
-        .collect();
-    fold_loaded(k, &fo, &vals, (group, table.taps), &results);
-    k.place(done);
-    results
 }
 
 /// A block's rings of row extremes in shared memory: per chain, `rows` rows of the strip's
@@ -479,7 +448,7 @@ impl Fold<'_> {
                 }
             }
             _ => Val {
-                v: k.bin(self.0.op, self.0.wt, a.v, b.v),
+                v: Plain { fo: &self.0 }.join(k, a.v, b.v),
                 bits: None,
             },
         }
@@ -489,7 +458,7 @@ impl Fold<'_> {
     fn settle(&self, k: &mut Func, dst: Reg, x: Val) {
         match x.bits {
             Some(bits) => Bits { fo: &self.0 }.settle(k, dst, (x.v, bits)),
-            None => k.set(raw(self.0.wt), dst, x.v),
+            None => Plain { fo: &self.0 }.settle(k, dst, x.v),
         }
     }
 

@@ -137,7 +137,7 @@ pub(super) fn build(
 /// scipy's mapping where it lies outside the image (a row of `cval` in constant mode).
 fn row_extremes(k: &mut Func, ps: &PassSpec<'_>, a: &PassArgs, coord: [Reg; 3]) -> Vec<Vec<Reg>> {
     row_extremes_by(k, ps, a, coord, &mut |k, op, src, at| {
-        window_extremes(k, ps, op, (src, &a.ss), at, a.ext)
+        window_extremes(k, ps, op, (src, &a.ss), (at, a.ext), None)
     })
 }
 
