@@ -4,8 +4,10 @@
 //! ```text
 //! cargo run --release -p ndjit-gpu --example time_joints -- K SIDE JOINT...
 //! ```
-//! `JOINT` is `kernels`, `auto`, `tile:R` (R rows per thread) or `L/R` (a strip of L lanes by R
-//! rows a run); `SRC` sets the filter (default `np.min(x)`), `F64=1` float64 data.
+//! `JOINT` is `kernels`, `auto`, `tile:R` (R rows per thread), `L/R` (a strip of L lanes by R
+//! rows a run) or `general` (the general kernel alone); `SRC` sets the filter (default
+//! `np.min(x)`: `np.median(x)` times the median kernel under any other joint), `F64=1` float64
+//! data.
 use ndjit_gpu::codegen::separable::{Joint, Strip};
 use ndjit_gpu::{ArrayDesc, Dtype, Footprint, Gpu, GpuFilter, OnDevice, Options, Tuning};
 use std::time::Instant;
@@ -29,7 +31,7 @@ fn joint(spec: &str) -> Option<Joint> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: time_joints K SIDE JOINT... (JOINT: kernels, auto, tile:R, L/R)";
+    let usage = "usage: time_joints K SIDE JOINT... (JOINT: kernels, auto, tile:R, L/R, general)";
     let (k, side): (usize, usize) = match (args.get(1), args.get(2)) {
         (Some(k), Some(s)) => (k.parse()?, s.parse()?),
         _ => return Err(usage.into()),
@@ -55,9 +57,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     unsafe { gpu.upload(d_in.ptr(), &input, stream)? };
     let opts = Options::new(Footprint::from_size(&[k, k]));
     for spec in &args[3..] {
-        let joint = joint(spec).ok_or(usage)?;
+        let (separable, joint) = match spec.as_str() {
+            "general" => (false, Joint::Auto),
+            s => (true, joint(s).ok_or(usage)?),
+        };
         let tuning = Tuning {
-            separable: Some(true),
+            separable: Some(separable),
             joint,
             ..Tuning::default()
         };

@@ -359,7 +359,9 @@ impl GpuFilter {
         let n = spec.filter_size();
         let form = driver::rank_form(&self.filter, n);
         let chosen = tuning.separable.is_some()
-            || (form.is_some() && separable::chosen(spec, self.filter.baked_ir(n).can_fail()));
+            || form.is_some_and(|f| {
+                separable::chosen(spec, f.stat, self.filter.baked_ir(n).can_fail())
+            });
         let found = match separable::plan(form.filter(|_| chosen), spec, (outputs, joint)) {
             None => None,
             Some(plan) => {

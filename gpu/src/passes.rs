@@ -125,7 +125,7 @@ impl Passes {
     pub fn scratch(&self, g: &Geometry) -> Scratch {
         Scratch {
             array: g.pixels() * self.plan.elem.itemsize(),
-            arrays: self.per_chain() * self.plan.extreme.chain_count(),
+            arrays: self.per_chain() * self.plan.stat.chain_count(),
             flags: self.layout.map_or(0, |l| l.flags(g.shape)),
         }
     }
@@ -162,6 +162,13 @@ impl Passes {
                     let runs = g.shape[1].div_ceil(strip.rows as usize) * g.shape[0];
                     ((tx, ty), (cols * tx as usize, runs * ty as usize))
                 }
+                // A block per tile of outputs; its second axis loops over the rows of tiles.
+                Stage::Select { .. } => {
+                    use separable::select::{ROWS, TX, TY};
+                    let cols = g.shape[2].div_ceil(TX as usize);
+                    let rows = g.shape[1].div_ceil((TY * ROWS) as usize) * g.shape[0];
+                    ((TX, TY), (cols * TX as usize, rows * TY as usize))
+                }
             };
             // Threads along the last axis and rows of threads, in blocks.
             let grid = (
@@ -170,7 +177,7 @@ impl Passes {
             );
             // Chain `c` reads the input first, then its own scratch; the last pass writes the
             // output (a range's difference), the others each chain's scratch.
-            let chains = self.plan.extreme.chain_count();
+            let chains = self.plan.stat.chain_count();
             let src = |c: usize| {
                 if c >= chains {
                     0

@@ -309,6 +309,81 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
     }
 }
 
+/// The median kernel (`separable::select`) assembles for every input dtype, every mode and both
+/// targets, odd and even boxes; at 31×31 and 64×64 (dynamic shared memory past 48 KiB) it spills
+/// nothing.
+#[test]
+fn median_kernels_assemble_for_every_dtype_and_mode() {
+    use ndjit_gpu::{GpuFilter, Options, Tuning};
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let median = GpuFilter::compile("np.median(x)", &ndjit::Bindings::new()).unwrap();
+    let boxed = |k: [usize; 2], mode: Mode| Options {
+        mode,
+        cval: 1.0,
+        ..Options::new(ndjit_gpu::Footprint::from_size(&k))
+    };
+    let modes = [Mode::Constant, Mode::Reflect, Mode::Wrap];
+    let mut n = 0;
+    for target in [Target::SM90, Target::PORTABLE] {
+        for (i, &dt) in Dtype::ALL.iter().enumerate() {
+            let size = if i % 2 == 0 { [3, 3] } else { [4, 6] };
+            let ptx = median
+                .ptx_tuned(
+                    &boxed(size, modes[i % 3]),
+                    2,
+                    (dt, Dtype::F64),
+                    target,
+                    Tuning::default(),
+                )
+                .unwrap();
+            assert!(!ptx.contains("ndjit_keys"), "{dt}: the networks' size");
+            let forced = Tuning {
+                separable: Some(true),
+                ..Tuning::default()
+            };
+            let ptx = median
+                .ptx_tuned(
+                    &boxed(size, modes[i % 3]),
+                    2,
+                    (dt, Dtype::F64),
+                    target,
+                    forced,
+                )
+                .unwrap();
+            assert!(ptx.contains("ndjit_keys"), "{dt}: not the median kernel");
+            let name = format!("median_{dt}_{}", target.sm);
+            assemble(&ptxas, &ptx, target.sm, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            n += 1;
+        }
+    }
+    assert_eq!(n, 2 * Dtype::ALL.len());
+    for (k, dynamic) in [(31, false), (64, true)] {
+        for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
+            let ptx = median
+                .ptx_tuned(
+                    &boxed([k, k], Mode::Reflect),
+                    2,
+                    (dt, dt),
+                    Target::SM90,
+                    Tuning::default(),
+                )
+                .unwrap();
+            assert_eq!(
+                ptx.contains(".extern .shared"),
+                dynamic && dt == Dtype::F64,
+                "{dt} {k}"
+            );
+            let log = assemble(&ptxas, &ptx, 90, "median_large").unwrap();
+            let (regs, stores, loads) = resources(&log, "ndjit_pass0");
+            println!(
+                "median {dt} {k}x{k}: {regs} registers, spills {stores} B stored, {loads} B loaded"
+            );
+            assert!(regs > 0, "not in ptxas's report");
+            assert_eq!((stores, loads), (0, 0), "{dt} {k}x{k} spills");
+        }
+    }
+}
+
 /// ptxas's log for `module` (for its own target); panics with ptxas's first lines if rejected.
 fn assembled(ptxas: &std::path::Path, module: &ndjit_gpu::pir::Module, tag: &str) -> String {
     assemble(ptxas, &module.to_ptx(), module.target, tag).unwrap_or_else(|e| {

@@ -35,6 +35,7 @@
 //! `cval` (constant mode) must be a value of the input's type whose double is `cval` bit for bit,
 //! and not one of the excluded values; otherwise the general kernel runs alone.
 
+pub mod select;
 pub mod strip;
 pub mod tile;
 
@@ -46,30 +47,34 @@ use super::{elem, Dtype, KernelSpec, Mode};
 use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, Src, T};
 use ndjit::driver::{NanRule, RankForm, RankStat};
 
-/// The extreme a plan computes.
+/// The statistic of the box a plan computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Extreme {
+pub enum Stat {
     Min,
     Max,
     /// `max - min`, the difference of the two extremes converted to double (the IR's `Sub`):
     /// both are carried through the passes, each in a chain of its own.
     Range,
+    /// NumPy's median, selected in one kernel over the whole box ([`select`]), not in passes.
+    Median,
 }
 
-impl Extreme {
-    /// The extremes the passes carry, one chain each, in this order.
+impl Stat {
+    /// The extremes the passes carry, one chain each, in this order (none for a median).
     fn chains(self) -> &'static [crate::pir::Bin] {
         use crate::pir::Bin;
         match self {
-            Extreme::Min => &[Bin::Min],
-            Extreme::Max => &[Bin::Max],
-            Extreme::Range => &[Bin::Min, Bin::Max],
+            Stat::Min => &[Bin::Min],
+            Stat::Max => &[Bin::Max],
+            Stat::Range => &[Bin::Min, Bin::Max],
+            Stat::Median => &[],
         }
     }
 
-    /// How many chains (scratch arrays per stage) the passes carry.
+    /// How many arrays a stage reads and writes: one per chain, and a median's one kernel
+    /// reads the input and writes the output.
     pub fn chain_count(self) -> usize {
-        self.chains().len()
+        self.chains().len().max(1)
     }
 }
 
@@ -85,7 +90,7 @@ pub struct Pass {
 /// How a box's extreme is computed in passes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeparablePlan {
-    pub extreme: Extreme,
+    pub stat: Stat,
     /// In the order they run; the first reads the input, the last writes the output.
     pub passes: Vec<Pass>,
     /// The type the passes compute in: the input's.
@@ -135,14 +140,20 @@ pub enum Stage {
         row: Pass,
         strip: Strip,
     },
+    /// A median of the box whose extents along the columns and the rows are `column` and `row`
+    /// (one tap where the box has none along an axis), selected in one kernel ([`select`]).
+    Select { column: Pass, row: Pass },
 }
 
 impl SeparablePlan {
     /// The kernels the plan runs, in order.
     pub fn stages(&self) -> Vec<Stage> {
+        if self.stat == Stat::Median {
+            return vec![select::stage(&self.passes)];
+        }
         let n = self.passes.len();
         let size = work_type(self.elem).bits() as u64 / 8;
-        let chains = self.extreme.chain_count();
+        let chains = self.stat.chain_count();
         let joined = match self.passes[..] {
             [.., column, row] if (column.axis, row.axis) == (1, 2) => {
                 let taps = column.hi - column.lo + 1;
@@ -310,10 +321,13 @@ pub fn plan(
     (outputs, joint): (u32, Joint),
 ) -> Option<SeparablePlan> {
     let form = form?;
-    let extreme = match form.stat {
-        RankStat::Min => Extreme::Min,
-        RankStat::Max => Extreme::Max,
-        RankStat::Range => Extreme::Range,
+    let stat = match form.stat {
+        RankStat::Min => Stat::Min,
+        RankStat::Max => Stat::Max,
+        RankStat::Range => Stat::Range,
+        // NumPy's median is NaN wherever a value is, and adds 0.0 to the value it picks (see
+        // [`select`]): no window is left to the patch.
+        RankStat::Median if form.nan == NanRule::Propagates => Stat::Median,
         _ => return None,
     };
     if !spec.mask.iter().all(|&b| b) || spec.validate().is_err() {
@@ -338,15 +352,19 @@ pub fn plan(
     if passes.is_empty() {
         return None;
     }
+    let shared = spec.target.shared as u64;
+    if stat == Stat::Median && !select::serves(spec.input, &passes, shared) {
+        return None;
+    }
     Some(SeparablePlan {
-        extreme,
+        stat,
         passes,
         elem: spec.input,
-        patch: matches!(spec.input, Dtype::F32 | Dtype::F64),
+        patch: stat != Stat::Median && matches!(spec.input, Dtype::F32 | Dtype::F64),
         nan: form.nan,
         outputs,
         joint,
-        shared: spec.target.shared as u64,
+        shared,
     })
 }
 
@@ -363,8 +381,11 @@ pub fn plan(
 ///   types (uint8 1.27; float32 0.74 and float64 0.70 keep the general kernel).
 /// - Unguarded one-byte types from 5×5 (uint8 1.30, `passes-h200-2026-11-25.log`); Python's
 ///   `min` on float32 at 5×5 is a tie (1.00), and at 3×3 one kernel beats two (0.53).
-pub fn chosen(spec: &KernelSpec, can_fail: bool) -> bool {
+pub fn chosen(spec: &KernelSpec, stat: RankStat, can_fail: bool) -> bool {
     let n = spec.filter_size();
+    if stat == RankStat::Median {
+        return n > select::MIN_TAPS;
+    }
     let one_byte = spec.input.itemsize() == 1;
     n > super::taps::WINDOW_REGS
         || n >= 49
@@ -529,6 +550,11 @@ pub fn generate(
                 (column, strip),
                 &pass_entry(i),
             ),
+            Stage::Select { column, row } => select::build(
+                &pass_spec(row, 1, (true, true)),
+                (column, row),
+                &pass_entry(i),
+            ),
         });
     }
     super::stencil::define_map(&mut m, spec.mode);
@@ -656,7 +682,7 @@ fn build_pass(ps: &PassSpec<'_>, name: &str) -> Func {
     }
     let chains: Vec<Vec<Reg>> = ps
         .plan
-        .extreme
+        .stat
         .chains()
         .iter()
         .zip(a.src)
@@ -1228,7 +1254,7 @@ fn store(
     let dt = ps.plan.elem;
     match ps.last {
         None => {
-            for ((a, &v), &op) in addrs.iter().zip(vals).zip(ps.plan.extreme.chains()) {
+            for ((a, &v), &op) in addrs.iter().zip(vals).zip(ps.plan.stat.chains()) {
                 let v = kept(k, &Folder::new(ps, op), v);
                 k.st(Space::Global, elem::ptx_type(dt), a.clone(), v);
             }
@@ -1498,10 +1524,10 @@ mod tests {
     }
 
     #[test]
-    fn only_full_boxes_of_an_extreme_are_planned() {
+    fn only_full_boxes_of_an_extreme_or_a_median_are_planned() {
         let spec = KernelSpec::boxed(2, 5);
         let p = plan(form(RankStat::Min), &spec, (1, Joint::Kernels)).expect("a box minimum");
-        assert_eq!(p.extreme, Extreme::Min);
+        assert_eq!(p.stat, Stat::Min);
         assert_eq!(
             p.passes,
             vec![
@@ -1518,9 +1544,27 @@ mod tests {
             ]
         );
         assert!(p.patch);
-        assert!(plan(form(RankStat::Median), &spec, (1, Joint::Kernels)).is_none());
+        // A median is one kernel over the box, which patches nothing; its other statistics and
+        // a median whose NaN is the form's own are not planned.
+        let median = plan(form(RankStat::Median), &spec, (1, Joint::Kernels)).expect("a median");
+        assert!(!median.patch);
+        assert_eq!(
+            median.stages(),
+            vec![Stage::Select {
+                column: median.passes[0],
+                row: median.passes[1]
+            }]
+        );
+        let own = Some(RankForm {
+            stat: RankStat::Median,
+            nan: NanRule::OwnCode,
+        });
+        assert!(plan(own, &spec, (1, Joint::Kernels)).is_none());
+        for stat in [RankStat::Quantile(0.3), RankStat::KthSorted(2)] {
+            assert!(plan(form(stat), &spec, (1, Joint::Kernels)).is_none());
+        }
         let range = plan(form(RankStat::Range), &spec, (1, Joint::Kernels)).expect("a box range");
-        assert_eq!(range.extreme.chain_count(), 2);
+        assert_eq!(range.stat.chain_count(), 2);
         assert!(plan(None, &spec, (1, Joint::Kernels)).is_none());
         let mut cross = spec.clone();
         cross.mask[0] = false;

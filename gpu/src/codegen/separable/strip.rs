@@ -354,7 +354,7 @@ impl<'a> Ring<'a> {
     fn declare(k: &mut Func, out: &'a PassSpec<'a>, strip: Strip, taps: i64) -> Ring<'a> {
         let folds: Vec<Fold<'a>> = out
             .plan
-            .extreme
+            .stat
             .chains()
             .iter()
             .map(|&op| Fold(Folder::new(out, op)))

@@ -158,7 +158,7 @@ pub(super) fn row_extremes_by(
     let v = ps.outputs as usize;
     let dst: Vec<Vec<Reg>> = ps
         .plan
-        .extreme
+        .stat
         .chains()
         .iter()
         .map(|_| (0..v).map(|_| k.reg(wt.cls())).collect())
@@ -177,7 +177,7 @@ pub(super) fn row_extremes_by(
         fill
     });
     k.place(read);
-    for ((&op, &src), d) in ps.plan.extreme.chains().iter().zip(&a.src).zip(&dst) {
+    for ((&op, &src), d) in ps.plan.stat.chains().iter().zip(&a.src).zip(&dst) {
         let got = extremes(k, op, src, [z, mapped, x]);
         for (&d, g) in d.iter().zip(got) {
             k.set(raw(wt), d, g);
@@ -208,7 +208,7 @@ struct Kept<'a> {
 
 impl<'a> Kept<'a> {
     fn declare(k: &mut Func, out: &'a PassSpec<'a>, tile: Tile, taps: i64) -> Kept<'a> {
-        let ops = out.plan.extreme.chains();
+        let ops = out.plan.stat.chains();
         let folders: Vec<Folder<'a>> = ops.iter().map(|&op| Folder::new(out, op)).collect();
         let wt = folders[0].wt;
         let size = (wt.bits() / 8) as u64;

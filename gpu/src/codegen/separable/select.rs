@@ -1,0 +1,487 @@
+//! Medians of boxes by bisection over ordered keys: a cost per pixel of the box's area times the
+//! type's bits, with no sorting and no scratch, where a sorting network's grows as the area times
+//! its logarithm squared and a merge sort's branches diverge across a warp.
+//!
+//! A block of [`TX`]` × `[`TY`] threads computes a tile of `TX` columns by `TY · ROWS` rows. It
+//! loads the values its windows cover (scipy's boundary rules applied once per value) into
+//! shared memory as *keys*: unsigned integers whose order is the values' order. Each thread then
+//! finds its [`ROWS`] medians down its column bit by bit, from the top: a key `m` with the bits
+//! found so far and the next one set is kept when at most `rank` of the window's keys are below
+//! it. After the last bit, `m` is the key of rank `rank`, the window's `rank`-th smallest value.
+//! The rows the thread's windows share are read once per round for all of its outputs.
+//!
+//! # Why the result is the filter's, bit for bit
+//!
+//! The driver recognised the filter as NumPy's median (`ndjit::driver::rank_form`): of the
+//! window's `n` values as doubles, the middle one plus `0.0` (odd `n`), or `(0.0 + a + b) / 2.0`
+//! of the two middle ones (even `n`); NaN where any value is NaN.
+//! - The keys order the values as their doubles do: `(double)` is monotone on every dtype, so
+//!   the value of rank `r` converts to the double of rank `r`. Integers are keyed by their
+//!   offset from the type's least value; floats by their bits, the negatives' inverted and the
+//!   positives' top bit set, so that `-0.0` comes just before `+0.0`.
+//! - Where `-0.0` and `+0.0` compare equal for NumPy but not as keys, the value picked may be
+//!   either zero, and `0.0 + z` is `+0.0` for both, as is `(0.0 + a) + b` where both middles
+//!   are zeros: the result does not depend on the zero's sign.
+//! - Every NaN is keyed as the largest key, which no other value has; a window whose largest
+//!   key is that one gives NaN (the runtime's, `f64::NAN`).
+//! - For an even `n` the second middle is the first where more than `n / 2` keys are at most
+//!   the first's, else the least key above it.
+
+use super::{byte_offset, pass_params, Pass, PassArgs, PassSpec, Runs, UNROLL};
+use crate::codegen::stencil::map_fn;
+use crate::codegen::{elem, Dtype, Mode};
+use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Ins, Reg, Space, Special, Src, Un, T};
+
+/// Threads of a block along the rows and down the columns.
+pub const TX: u32 = 32;
+pub const TY: u32 = 8;
+/// Outputs per thread down its column. Measured on an H200 at 8192² with a CuPy prototype of
+/// this kernel (2 by 8 rows of threads, 4 by 8, 8 by 4, 4 by 4): 2 was the fastest or within 3%
+/// from 3×3 to 31×31, float32 and float64 (float32 15×15 69.0 ms against 70.4 for 4 and 82.7
+/// for 8).
+pub const ROWS: u32 = 2;
+
+/// Where the tuning leaves it open, the median kernel is chosen past this many values: up to
+/// it the general kernel's sorting networks were faster, past it that kernel merge-sorts in local
+/// memory. Measured on an H200 at 4096² (`gpu/examples/time_joints.rs`, milliseconds per call;
+/// `gpu/device-run/select-h200-2026-11-30.log`): float32 9×9 3.99 against this kernel's 5.38,
+/// 11×11 6.65 against 8.93 (float64 3.87 against 13.4, 6.66 against 19.7); at 8192², 15×15,
+/// float32 61.7 ms against the merge sort's 913 (an H100's, README).
+pub const MIN_TAPS: usize = ndjit::ir::network::MAX_NETWORK_LEN;
+
+/// The shared array of a block's keys.
+const KEYS: &str = "ndjit_keys";
+
+/// The stage of a median plan.
+pub fn stage(passes: &[Pass]) -> super::Stage {
+    let (column, row) = extents(passes);
+    super::Stage::Select { column, row }
+}
+
+/// A median plan's extents along the columns and the rows: its passes', one tap where it has
+/// none along an axis.
+fn extents(passes: &[Pass]) -> (Pass, Pass) {
+    let along = |axis: usize| {
+        passes
+            .iter()
+            .copied()
+            .find(|p| p.axis == axis)
+            .unwrap_or(Pass { axis, lo: 0, hi: 0 })
+    };
+    (along(1), along(2))
+}
+
+/// Whether a median over the box of `passes` runs here: a box of the image's last two axes
+/// whose rows unroll and whose tile of keys fits `shared` bytes of a block.
+pub fn serves(dt: Dtype, passes: &[Pass], shared: u64) -> bool {
+    let tile = Tile::of(dt, extents(passes));
+    passes.iter().all(|p| p.axis > 0) && tile.row_taps <= UNROLL && tile.bytes() <= shared
+}
+
+/// A block's keys: `rows` rows of `columns` keys of `size` bytes.
+struct Tile {
+    column_taps: i64,
+    row_taps: i64,
+    columns: i64,
+    rows: i64,
+    size: i64,
+    /// The keys' type, and their significant bits (the type's).
+    kt: T,
+    bits: u32,
+}
+
+impl Tile {
+    fn of(dt: Dtype, (column, row): (Pass, Pass)) -> Tile {
+        let (column_taps, row_taps) = (column.hi - column.lo + 1, row.hi - row.lo + 1);
+        let size = (dt.itemsize() as i64).max(4);
+        Tile {
+            column_taps,
+            row_taps,
+            columns: TX as i64 + row_taps - 1,
+            rows: (TY * ROWS) as i64 + column_taps - 1,
+            size,
+            kt: if size == 8 { T::U64 } else { T::U32 },
+            bits: 8 * dt.itemsize() as u32,
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.columns * self.rows * self.size) as u64
+    }
+
+    /// The byte offset of the key at row `r` and column `c` from a thread's first.
+    fn offset(&self, r: i64, c: i64) -> i64 {
+        (r * self.columns + c) * self.size
+    }
+
+    /// The raw-bits type keys are moved and selected as.
+    fn bt(&self) -> T {
+        if self.kt == T::U64 {
+            T::B64
+        } else {
+            T::B32
+        }
+    }
+
+    /// The largest key: a NaN's.
+    fn top(&self) -> Src {
+        Src::I(if self.kt == T::U64 {
+            -1
+        } else {
+            u32::MAX as i64
+        })
+    }
+}
+
+/// The median kernel of a box with extents `column` and `row`; `ps` is the row's pass as the
+/// last ([`PassSpec::last`] holds the output dtype).
+pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) -> Func {
+    let mut k = Func::new_entry(name, pass_params());
+    let a = PassArgs::load(&mut k);
+    let dt = ps.plan.elem;
+    let tile = Tile::of(dt, (column, row));
+    k.shared(KEYS, tile.bytes());
+    k.shared_dynamic = tile.bytes() > crate::pir::STATIC_SHARED;
+    let tx = k.sreg(Special::TidX);
+    let ty = k.sreg(Special::TidY);
+    let bx = k.sreg(Special::CtaidX);
+    let x0 = k.bin(Bin::Mul, T::S32, bx, Src::I(TX as i64));
+    let x = k.bin(Bin::Add, T::S32, x0, tx);
+    let tid = k.fma(T::U32, ty, Src::I(TX as i64), tx);
+    let keys = k.addr_of(KEYS);
+    let (runs, z, y0) = Runs::open(&mut k, a.ext, (TY * ROWS) as i64);
+    fill(
+        &mut k,
+        ps,
+        &a,
+        &tile,
+        (keys, tid),
+        ([z, y0, x0], (column.lo, row.lo)),
+    );
+    k.push(Ins::Bar);
+    let done = k.new_label();
+    let past = k.setp(Cmp::Ge, T::S32, x, a.ext[2]);
+    k.bra_if(past, false, done);
+    let first = k.bin(Bin::Mul, T::S32, ty, Src::I(ROWS as i64));
+    let at = k.fma(T::U32, first, Src::I(tile.columns), tx);
+    let at = k.cvt(None, T::U64, T::U32, at);
+    let base = k.fma(T::U64, at, Src::I(tile.size), keys);
+    let medians = medians(&mut k, dt, &tile, base);
+    let out = ps.last.expect("the median writes the output").0;
+    let y = k.bin(Bin::Add, T::S32, y0, first);
+    for (p, &m) in medians.iter().enumerate() {
+        let yp = k.bin(Bin::Add, T::S32, y, Src::I(p as i64));
+        let below = k.setp(Cmp::Ge, T::S32, yp, a.ext[1]);
+        k.bra_if(below, false, done);
+        let off = byte_offset(&mut k, [z, yp, x], &a.ds, out.itemsize() as i64);
+        let addr = k.bin(Bin::Add, T::S64, a.dst[0], off);
+        elem::store(&mut k, out, Addr::reg(addr, 0), m);
+    }
+    k.place(done);
+    // The next run's keys overwrite these once every thread has read its own.
+    k.push(Ins::Bar);
+    runs.close(&mut k);
+    k
+}
+
+/// Loads the keys of the tile whose first output is at `[z, y0, x0]`: rows from `y0 + column_lo`
+/// and columns from `x0 + row_lo`, each coordinate outside the image through scipy's mapping
+/// (or `cval` in constant mode). The block's threads take every `TX · TY`-th key from `tid`.
+fn fill(
+    k: &mut Func,
+    ps: &PassSpec<'_>,
+    a: &PassArgs,
+    tile: &Tile,
+    (keys, tid): (Reg, Reg),
+    ([z, y0, x0], (column_lo, row_lo)): ([Reg; 3], (i64, i64)),
+) {
+    let dt = ps.plan.elem;
+    let i = k.mov(T::U32, tid);
+    let (top, end) = (k.new_label(), k.new_label());
+    k.place(top);
+    let over = k.setp(Cmp::Ge, T::U32, i, Src::I(tile.columns * tile.rows));
+    k.bra_if(over, false, end);
+    let r = k.bin(Bin::Div, T::U32, i, Src::I(tile.columns));
+    let rc = k.bin(Bin::Mul, T::U32, r, Src::I(tile.columns));
+    let c = k.bin(Bin::Sub, T::U32, i, rc);
+    let y = k.bin(Bin::Add, T::S32, y0, r);
+    let y = k.bin(Bin::Add, T::S32, y, Src::I(column_lo));
+    let x = k.bin(Bin::Add, T::S32, x0, c);
+    let x = k.bin(Bin::Add, T::S32, x, Src::I(row_lo));
+    let key = k.reg(tile.kt.cls());
+    let (read, have) = (k.new_label(), k.new_label());
+    // Unsigned: a coordinate before the image is a large number.
+    let inside_y = k.setp(Cmp::Lt, T::U32, y, a.ext[1]);
+    let inside = k.setp_comb(Cmp::Lt, T::U32, x, a.ext[2], BoolOp::And, inside_y, false);
+    k.bra_if(inside, false, read);
+    let my = k.call(&map_fn(ps.mode), vec![y, a.ext[1]], &[Cls::B32, Cls::B32]);
+    let mx = k.call(&map_fn(ps.mode), vec![x, a.ext[2]], &[Cls::B32, Cls::B32]);
+    k.set(T::S32, y, my[0]);
+    k.set(T::S32, x, mx[0]);
+    if ps.mode == Mode::Constant {
+        let fill = key_of_cval(dt, ps.cval);
+        k.set(tile.bt(), key, Src::I(fill));
+        let both = k.bin(Bin::And, T::B32, my[1], mx[1]);
+        let outside = k.setp(Cmp::Eq, T::S32, both, Src::I(0));
+        k.bra_if(outside, false, have);
+    }
+    k.place(read);
+    let off = byte_offset(k, [z, y, x], &a.ss, dt.itemsize() as i64);
+    let addr = k.bin(Bin::Add, T::S64, a.src[0], off);
+    let v = k.ld(Space::GlobalNc, elem::ptx_type(dt), Addr::reg(addr, 0));
+    let kv = key_of(k, dt, v);
+    k.set(tile.bt(), key, kv);
+    k.place(have);
+    let at = k.cvt(None, T::U64, T::U32, i);
+    let at = k.fma(T::U64, at, Src::I(tile.size), keys);
+    k.st(Space::Shared, tile.bt(), Addr::reg(at, 0), key);
+    let next = k.bin(Bin::Add, T::U32, i, Src::I((TX * TY) as i64));
+    k.set(T::U32, i, next);
+    k.bra(top);
+    k.place(end);
+}
+
+/// The key of a loaded element `v` of `dt` (in its load register: 8- and 16-bit values widened
+/// by their signedness).
+fn key_of(k: &mut Func, dt: Dtype, v: Reg) -> Reg {
+    let bits = 8 * dt.itemsize() as u32;
+    match dt {
+        Dtype::Bool | Dtype::U8 | Dtype::U16 | Dtype::U32 | Dtype::U64 => v,
+        // The offset from the least value: `v + 2^(bits-1)`, wrapping in the register.
+        Dtype::I8 | Dtype::I16 | Dtype::I32 => {
+            k.bin(Bin::Add, T::U32, v, Src::I(1i64 << (bits - 1)))
+        }
+        Dtype::I64 => k.bin(Bin::Add, T::U64, v, Src::I(i64::MIN)),
+        Dtype::F32 | Dtype::F64 => {
+            let (bt, st, top, all) = match dt {
+                Dtype::F32 => (T::B32, T::S32, Src::I(1 << 31), Src::I(u32::MAX as i64)),
+                _ => (T::B64, T::S64, Src::I(i64::MIN), Src::I(-1)),
+            };
+            let b = k.mov(bt, v);
+            let negative = k.setp(Cmp::Lt, st, b, Src::I(0));
+            let inverted = k.un(Un::Not, bt, b);
+            let raised = k.bin(Bin::Or, bt, b, top);
+            let key = k.selp(bt, inverted, raised, negative);
+            let ft = elem::ptx_type(dt);
+            let nan = k.setp(Cmp::Nan, ft, v, v);
+            k.selp(bt, all, key, nan)
+        }
+    }
+}
+
+/// The key of `cval`, a value of `dt` (checked by [`super::holds_exactly`]), as an immediate.
+fn key_of_cval(dt: Dtype, cval: f64) -> i64 {
+    match dt {
+        Dtype::F32 => {
+            let b = (cval as f32).to_bits();
+            (if b >> 31 == 1 { !b } else { b | 1 << 31 }) as i64
+        }
+        Dtype::F64 => {
+            let b = cval.to_bits();
+            (if b >> 63 == 1 { !b } else { b | 1 << 63 }) as i64
+        }
+        Dtype::I8 | Dtype::I16 | Dtype::I32 => {
+            let bits = 8 * dt.itemsize() as u32;
+            (cval as i64 + (1i64 << (bits - 1))) & u32::MAX as i64
+        }
+        Dtype::I64 => (cval as i64).wrapping_add(i64::MIN),
+        Dtype::U64 => cval as u64 as i64,
+        _ => cval as i64,
+    }
+}
+
+/// The value of `key` in `dt`'s load register, as a double ([`elem::to_f64`]).
+fn value_of(k: &mut Func, dt: Dtype, key: Reg) -> Reg {
+    let bits = 8 * dt.itemsize() as u32;
+    let v = match dt {
+        Dtype::I8 | Dtype::I16 | Dtype::I32 => {
+            k.bin(Bin::Sub, T::U32, key, Src::I(1i64 << (bits - 1)))
+        }
+        Dtype::I64 => k.bin(Bin::Sub, T::U64, key, Src::I(i64::MIN)),
+        Dtype::F32 | Dtype::F64 => {
+            let (bt, st, top, ft) = match dt {
+                Dtype::F32 => (T::B32, T::S32, Src::I(1 << 31), Cls::F32),
+                _ => (T::B64, T::S64, Src::I(i64::MIN), Cls::F64),
+            };
+            // A key with its top bit set is a positive value's.
+            let positive = k.setp(Cmp::Lt, st, key, Src::I(0));
+            let lowered = k.bin(Bin::Xor, bt, key, top);
+            let inverted = k.un(Un::Not, bt, key);
+            let b = k.selp(bt, lowered, inverted, positive);
+            let f = k.reg(ft);
+            k.set(bt, f, b);
+            f
+        }
+        _ => key,
+    };
+    elem::to_f64(k, dt, v)
+}
+
+/// The thread's [`ROWS`] medians as doubles, from its first key at `base`.
+fn medians(k: &mut Func, dt: Dtype, tile: &Tile, base: Reg) -> Vec<Reg> {
+    let n = tile.column_taps * tile.row_taps;
+    // Types of 32 and 64 bits start below the bits their windows' keys share (8- and 16-bit
+    // ones have few bits to go, and need no NaN test).
+    let bounds = (tile.bits >= 32).then(|| bounds(k, tile, base));
+    let lower = bisect(k, tile, base, bounds.as_ref().map(|b| &b[..]), (n - 1) / 2);
+    let upper = (n % 2 == 0).then(|| successor(k, tile, base, &lower, n / 2));
+    let float = matches!(dt, Dtype::F32 | Dtype::F64);
+    (0..ROWS as usize)
+        .map(|p| {
+            let a = value_of(k, dt, lower[p]);
+            let s = k.bin(Bin::Add, T::F64, Src::f64(0.0), a);
+            let mut m = match &upper {
+                None => s,
+                Some(upper) => {
+                    let b = value_of(k, dt, upper[p]);
+                    let s = k.bin(Bin::Add, T::F64, s, b);
+                    k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
+                }
+            };
+            if let Some(bounds) = bounds.as_ref().filter(|_| float) {
+                let nan = k.setp(Cmp::Eq, tile.kt, bounds[p].1, tile.top());
+                m = k.selp(T::F64, Src::f64(f64::NAN), m, nan);
+            }
+            m
+        })
+        .collect()
+}
+
+/// Per output, the key of rank `rank` of its window: bit by bit from the top, the key with the
+/// bits found so far and the next one set is kept where at most `rank` keys are below it.
+/// Given the windows' least and largest keys, it starts below the highest bit where they
+/// differ in any of the thread's windows, with the bits above it (every key's) found.
+fn bisect(
+    k: &mut Func,
+    tile: &Tile,
+    base: Reg,
+    bounds: Option<&[(Reg, Reg)]>,
+    rank: i64,
+) -> Vec<Reg> {
+    let (kt, bt) = (tile.kt, tile.bt());
+    let (bit, found) = match bounds {
+        None => (
+            k.mov(bt, Src::I(1i64 << (tile.bits - 1))),
+            (0..ROWS).map(|_| k.mov(bt, Src::I(0))).collect::<Vec<_>>(),
+        ),
+        Some(bounds) => {
+            let mut differ = k.mov(bt, Src::I(0));
+            for &(least, most) in bounds {
+                let d = k.bin(Bin::Xor, bt, least, most);
+                differ = k.bin(Bin::Or, bt, differ, d);
+            }
+            // The bits at and below the highest that differs: all ones shifted right by its
+            // leading zeros (none where no bit differs: PTX clamps a shift by the width).
+            let zeros = k.un(Un::Clz, bt, differ);
+            let low = k.bin(Bin::Shr, kt, tile.top(), zeros);
+            let half = k.bin(Bin::Shr, kt, low, Src::I(1));
+            let bit = k.bin(Bin::Xor, bt, low, half);
+            let high = k.un(Un::Not, bt, low);
+            let found = bounds
+                .iter()
+                .map(|&(least, _)| k.bin(Bin::And, bt, least, high))
+                .collect();
+            (bit, found)
+        }
+    };
+    let (top, end) = (k.new_label(), k.new_label());
+    k.place(top);
+    let none = k.setp(Cmp::Eq, bt, bit, Src::I(0));
+    k.bra_if(none, false, end);
+    let trial: Vec<Reg> = found.iter().map(|&f| k.bin(Bin::Or, bt, f, bit)).collect();
+    let below: Vec<Reg> = (0..ROWS).map(|_| k.mov(T::U32, Src::I(0))).collect();
+    each_key(k, tile, base, &mut |k, key, p| {
+        let lt = k.setp(Cmp::Lt, kt, key, trial[p]);
+        let one = k.selp(T::U32, Src::I(1), Src::I(0), lt);
+        let c = k.bin(Bin::Add, T::U32, below[p], one);
+        k.set(T::U32, below[p], c);
+    });
+    for p in 0..ROWS as usize {
+        let keep = k.setp(Cmp::Le, T::U32, below[p], Src::I(rank));
+        let f = k.selp(bt, trial[p], found[p], keep);
+        k.set(bt, found[p], f);
+    }
+    let next = k.bin(Bin::Shr, kt, bit, Src::I(1));
+    k.set(bt, bit, next);
+    k.bra(top);
+    k.place(end);
+    found
+}
+
+/// Per output, the key of rank `rank` given `prev`, the key of rank `rank - 1`: `prev` again
+/// where more than `rank` keys are at most it, else the least key above it.
+fn successor(k: &mut Func, tile: &Tile, base: Reg, prev: &[Reg], rank: i64) -> Vec<Reg> {
+    let (kt, bt) = (tile.kt, tile.bt());
+    let at_most: Vec<Reg> = (0..ROWS).map(|_| k.mov(T::U32, Src::I(0))).collect();
+    let above: Vec<Reg> = (0..ROWS).map(|_| k.mov(bt, tile.top())).collect();
+    each_key(k, tile, base, &mut |k, key, p| {
+        let le = k.setp(Cmp::Le, kt, key, prev[p]);
+        let one = k.selp(T::U32, Src::I(1), Src::I(0), le);
+        let c = k.bin(Bin::Add, T::U32, at_most[p], one);
+        k.set(T::U32, at_most[p], c);
+        let candidate = k.selp(bt, tile.top(), key, le);
+        let least = k.bin(Bin::Min, kt, above[p], candidate);
+        k.set(bt, above[p], least);
+    });
+    (0..ROWS as usize)
+        .map(|p| {
+            let again = k.setp(Cmp::Gt, T::U32, at_most[p], Src::I(rank));
+            k.selp(bt, prev[p], above[p], again)
+        })
+        .collect()
+}
+
+/// Per output, the least and the largest key of its window.
+fn bounds(k: &mut Func, tile: &Tile, base: Reg) -> Vec<(Reg, Reg)> {
+    let (kt, bt) = (tile.kt, tile.bt());
+    let bounds: Vec<(Reg, Reg)> = (0..ROWS)
+        .map(|_| (k.mov(bt, tile.top()), k.mov(bt, Src::I(0))))
+        .collect();
+    each_key(k, tile, base, &mut |k, key, p| {
+        let (least, most) = bounds[p];
+        let l = k.bin(Bin::Min, kt, least, key);
+        k.set(bt, least, l);
+        let m = k.bin(Bin::Max, kt, most, key);
+        k.set(bt, most, m);
+    });
+    bounds
+}
+
+/// Calls `each(key, p)` for every key of output `p`'s window, for each of the thread's outputs,
+/// row by row from `base`, each key loaded once for all the windows that hold it. The rows
+/// every window holds run as a loop, the others unrolled; each row's keys unrolled.
+fn each_key(k: &mut Func, tile: &Tile, base: Reg, each: &mut dyn FnMut(&mut Func, Reg, usize)) {
+    let (rows, taps) = (ROWS as i64, tile.column_taps);
+    let shared = (rows - 1)..taps;
+    let windows = |r: i64| (0..rows).filter(move |&p| p <= r && r < p + taps);
+    let mut row = |k: &mut Func, at: Reg, r: Option<i64>| {
+        for c in 0..tile.row_taps {
+            let off = tile.offset(r.unwrap_or(0), c);
+            let key = k.ld(Space::Shared, tile.bt(), Addr::reg(at, off));
+            match r {
+                Some(r) => windows(r).for_each(|p| each(k, key, p as usize)),
+                None => (0..rows).for_each(|p| each(k, key, p as usize)),
+            }
+        }
+    };
+    let all = 0..taps + rows - 1;
+    for r in all.clone().filter(|&r| r < shared.start) {
+        row(k, base, Some(r));
+    }
+    if !shared.is_empty() {
+        let at = k.bin(Bin::Add, T::U64, base, Src::I(tile.offset(shared.start, 0)));
+        let r = k.mov(T::S32, Src::I(shared.start));
+        let top = k.new_label();
+        k.place(top);
+        row(k, at, None);
+        let next = k.bin(Bin::Add, T::U64, at, Src::I(tile.offset(1, 0)));
+        k.set(T::U64, at, next);
+        let r1 = k.bin(Bin::Add, T::S32, r, Src::I(1));
+        k.set(T::S32, r, r1);
+        let more = k.setp(Cmp::Lt, T::S32, r, Src::I(shared.end));
+        k.bra_if(more, false, top);
+    }
+    for r in all.filter(|&r| r >= shared.end.max(shared.start)) {
+        row(k, base, Some(r));
+    }
+}

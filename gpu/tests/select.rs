@@ -1,0 +1,310 @@
+//! Box medians selected by bisection over ordered keys (`codegen::separable::select`), run by
+//! the emulator (the very kernel the device would load) against the CPU's general engine, bit
+//! for bit: every dtype in and out, every mode, origins, odd and even boxes, one and two axes,
+//! planes of a 3-D image, cval cases, and float data with NaN, infinities and both zeros.
+
+mod common;
+
+use common::Inputs;
+use ndjit::driver::{
+    self, Dtype, Engine, Executor, Footprint, Mode, Options, RawArray, RawArrayMut,
+};
+use ndjit_gpu::emulate::Emulator;
+use ndjit_gpu::{GpuFilter, Target, Tuning};
+
+const ALL: [Dtype; 11] = [
+    Dtype::Bool,
+    Dtype::I8,
+    Dtype::U8,
+    Dtype::I16,
+    Dtype::U16,
+    Dtype::I32,
+    Dtype::U32,
+    Dtype::I64,
+    Dtype::U64,
+    Dtype::F32,
+    Dtype::F64,
+];
+
+const MODES: [Mode; 8] = [
+    Mode::Reflect,
+    Mode::Mirror,
+    Mode::Nearest,
+    Mode::Wrap,
+    Mode::Constant,
+    Mode::GridWrap,
+    Mode::GridMirror,
+    Mode::GridConstant,
+];
+
+fn forced(on: bool) -> Tuning {
+    Tuning {
+        separable: Some(on),
+        ..Tuning::default()
+    }
+}
+
+/// `exec` on `input` (bytes of `dt`, C order) into a fresh output of `out`.
+fn run<E: Executor>(
+    exec: &E,
+    filter: &ndjit::Filter,
+    (input, dt): (&[u8], Dtype),
+    shape: &[usize],
+    out: Dtype,
+    opts: &Options,
+) -> Result<Vec<u8>, E::Error> {
+    let n: usize = shape.iter().product();
+    let mut bytes = vec![0xA5u8; n * out.itemsize()];
+    let input = RawArray {
+        ptr: input.as_ptr(),
+        dtype: dt,
+        shape: shape.to_vec(),
+        strides: driver::c_strides(shape, dt),
+    };
+    let output = RawArrayMut {
+        ptr: bytes.as_mut_ptr(),
+        dtype: out,
+        shape: shape.to_vec(),
+        strides: driver::c_strides(shape, out),
+    };
+    // SAFETY: both arrays are ours, described by their own shapes and strides.
+    unsafe { driver::execute(exec, &input, &output, filter, opts) }?;
+    Ok(bytes)
+}
+
+/// Whether the median kernel serves these arguments under `tuning`.
+fn selected(
+    gpu: &GpuFilter,
+    opts: &Options,
+    rank: usize,
+    dts: (Dtype, Dtype),
+    tuning: Tuning,
+) -> bool {
+    let ptx = gpu
+        .ptx_tuned(opts, rank, dts, Target::SM90, tuning)
+        .expect("generates");
+    ptx.contains("ndjit_keys")
+}
+
+/// The emulated median kernel against the CPU's general engine, element by element, with the
+/// grid's rows of blocks as the launch gives them and capped at 2 (each block then loops over
+/// several runs of rows); panics with the case on a difference.
+fn agree(data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: &Options) {
+    let gpu = GpuFilter::compile("np.median(x)", &ndjit::Bindings::new()).expect("compiles");
+    assert!(
+        selected(&gpu, opts, shape.len(), dts, forced(true)),
+        "{dts:?} {opts:?}: not planned as the median kernel"
+    );
+    let cpu_opts = Options {
+        engine: Engine::Callback,
+        ..opts.clone()
+    };
+    let cpu = run(
+        &Engine::Callback,
+        gpu.filter(),
+        (data, dts.0),
+        shape,
+        dts.1,
+        &cpu_opts,
+    )
+    .expect("the CPU runs");
+    for grid_rows in [65535, 2] {
+        let emu = Emulator {
+            tuning: forced(true),
+            grid_rows,
+            ..Emulator::new(&gpu)
+        };
+        let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts).expect("emulates");
+        let size = dts.1.itemsize();
+        for (i, (c, g)) in cpu.chunks(size).zip(got.chunks(size)).enumerate() {
+            assert!(
+                common::same_bits(c, g, dts.1),
+                "{dts:?} shape {shape:?} {opts:?} grid rows {grid_rows}: element {i}: cpu {c:?}, gpu {g:?}"
+            );
+        }
+    }
+}
+
+/// Values of `dt` with many ties (floats: small integers and halves), and for floats one in
+/// `awkward` of NaN, ±inf, -0.0 and +0.0.
+fn values(n: usize, dt: Dtype, seed: u64, awkward: u64) -> Vec<u8> {
+    let mut r = Inputs::new(seed);
+    let special = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0];
+    let float = |r: &mut Inputs| match r.next() % awkward.max(1) {
+        0 if awkward > 0 => special[(r.next() % 5) as usize],
+        _ => (r.next() % 41) as f64 * 0.5 - 10.0,
+    };
+    match dt {
+        Dtype::F64 => (0..n).flat_map(|_| float(&mut r).to_le_bytes()).collect(),
+        Dtype::F32 => (0..n)
+            .flat_map(|_| (float(&mut r) as f32).to_le_bytes())
+            .collect(),
+        _ => r.bytes(n, dt),
+    }
+}
+
+fn boxed(size: &[usize]) -> Options {
+    Options::new(Footprint::from_size(size))
+}
+
+#[test]
+fn every_dtype_in_and_out_odd_and_even_boxes() {
+    // 19×37: two blocks across with a partial one, two runs of rows down with a partial one.
+    let shape = [19, 37];
+    for (i, &dt) in ALL.iter().enumerate() {
+        let data = values(19 * 37, dt, i as u64 + 1, 7);
+        for out in [dt, Dtype::F64, Dtype::U8] {
+            for size in [[3, 3], [4, 2], [1, 5], [6, 1]] {
+                agree(&data, &shape, (dt, out), &boxed(&size));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_mode_with_origins_and_cvals() {
+    let shape = [9, 11];
+    for (i, &dt) in [Dtype::F64, Dtype::F32, Dtype::I16, Dtype::U8]
+        .iter()
+        .enumerate()
+    {
+        let data = values(99, dt, 10 + i as u64, 5);
+        for mode in MODES {
+            for (size, origin) in [([3, 5], [0, 0]), ([4, 4], [-2, 1]), ([5, 2], [2, 0])] {
+                for cval in [0.0, 2.0, -3.5] {
+                    let opts = Options {
+                        mode,
+                        cval,
+                        origin: origin.to_vec(),
+                        ..boxed(&size)
+                    };
+                    let holds = dt == Dtype::F64 || dt == Dtype::F32 || cval.fract() == 0.0;
+                    let holds = holds && !(dt == Dtype::U8 && cval < 0.0);
+                    if matches!(mode, Mode::Constant | Mode::GridConstant) && !holds {
+                        // A cval the type cannot hold runs the general kernel.
+                        let gpu =
+                            GpuFilter::compile("np.median(x)", &ndjit::Bindings::new()).unwrap();
+                        assert!(
+                            !selected(&gpu, &opts, 2, (dt, dt), forced(true)),
+                            "{dt:?} {cval}"
+                        );
+                        continue;
+                    }
+                    agree(&data, &shape, (dt, dt), &opts);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_infinities_and_zeros_of_both_signs() {
+    let shape = [17, 33];
+    for dt in [Dtype::F32, Dtype::F64] {
+        for awkward in [1, 2, 4] {
+            let data = values(17 * 33, dt, awkward, awkward);
+            for size in [[3, 3], [2, 2], [5, 4]] {
+                agree(&data, &shape, (dt, dt), &boxed(&size));
+            }
+        }
+    }
+}
+
+#[test]
+fn one_axis_and_planes_of_three() {
+    let data = values(2 * 7 * 40, Dtype::F32, 3, 6);
+    agree(&data, &[560], (Dtype::F32, Dtype::F32), &boxed(&[5]));
+    agree(&data, &[560], (Dtype::F32, Dtype::F32), &boxed(&[4]));
+    // Planes of a 3-D image, each its own; the box spans none of the first axis.
+    agree(
+        &data,
+        &[2, 7, 40],
+        (Dtype::F32, Dtype::F64),
+        &boxed(&[1, 3, 3]),
+    );
+    let opts = Options {
+        axes: Some(vec![1, -1]),
+        ..boxed(&[3, 2])
+    };
+    agree(&data, &[2, 7, 40], (Dtype::F32, Dtype::F32), &opts);
+    // A box along the first axis is not the kernel's.
+    let gpu = GpuFilter::compile("np.median(x)", &ndjit::Bindings::new()).unwrap();
+    let dts = (Dtype::F32, Dtype::F32);
+    assert!(!selected(&gpu, &boxed(&[3, 3, 3]), 3, dts, forced(true)));
+}
+
+#[test]
+fn random_cases_agree() {
+    let mut r = Inputs::new(20261130);
+    for case in 0..60 {
+        let rank = 1 + (r.next() % 2) as usize;
+        let shape: Vec<usize> = (0..rank)
+            .map(|_| 1 + (r.next() % [70, 24][rank - 1]) as usize)
+            .collect();
+        let size: Vec<usize> = (0..rank).map(|_| 1 + (r.next() % 7) as usize).collect();
+        if size.iter().all(|&k| k == 1) {
+            continue;
+        }
+        let origin: Vec<isize> = size
+            .iter()
+            .map(|&k| -((k / 2) as isize) + (r.next() % k as u64) as isize)
+            .collect();
+        let dt = ALL[(r.next() % ALL.len() as u64) as usize];
+        let out = ALL[(r.next() % ALL.len() as u64) as usize];
+        let n: usize = shape.iter().product();
+        let data = values(n, dt, case, 1 + r.next() % 8);
+        let opts = Options {
+            mode: MODES[(r.next() % MODES.len() as u64) as usize],
+            cval: (r.next() % 2) as f64,
+            origin,
+            ..boxed(&size)
+        };
+        agree(&data, &shape, (dt, out), &opts);
+    }
+}
+
+#[test]
+fn only_box_medians_are_selected() {
+    let f = |s: &str| GpuFilter::compile(s, &ndjit::Bindings::new()).unwrap();
+    let dts = (Dtype::F64, Dtype::F64);
+    let on = forced(true);
+    assert!(selected(&f("np.median(x)"), &boxed(&[3, 3]), 2, dts, on));
+    assert!(!selected(
+        &f("np.median(x)"),
+        &boxed(&[3, 3]),
+        2,
+        dts,
+        forced(false)
+    ));
+    assert!(!selected(
+        &f("np.percentile(x, 30)"),
+        &boxed(&[3, 3]),
+        2,
+        dts,
+        on
+    ));
+    assert!(!selected(
+        &f("np.median(x) + 1"),
+        &boxed(&[3, 3]),
+        2,
+        dts,
+        on
+    ));
+    let cross = Options::new(Footprint::cross(2, 1));
+    assert!(!selected(&f("np.median(x)"), &cross, 2, dts, on));
+    // Rows longer than the kernel unrolls run the general kernel.
+    assert!(!selected(&f("np.median(x)"), &boxed(&[1, 65]), 2, dts, on));
+    assert!(selected(&f("np.median(x)"), &boxed(&[1, 64]), 2, dts, on));
+    // Without the tuning's say: past the sorting networks' values (`select::MIN_TAPS`).
+    let median = f("np.median(x)");
+    let auto = Tuning::default();
+    assert!(!selected(&median, &boxed(&[11, 11]), 2, dts, auto));
+    assert!(selected(&median, &boxed(&[12, 11]), 2, dts, auto));
+    assert!(selected(
+        &median,
+        &boxed(&[31, 31]),
+        2,
+        (Dtype::U8, Dtype::U8),
+        auto
+    ));
+}
