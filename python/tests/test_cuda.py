@@ -422,6 +422,23 @@ def test_box_extremes_as_passes_match_scipy(rng, dt):
 
 
 @needs_gpu
+@pytest.mark.parametrize("dt", ["float32", "float64", "uint8", "int16", "int64"])
+def test_box_medians_past_the_networks_match_scipy(rng, dt):
+    """Medians of boxes of more than 128 values run as the median kernel (bisection over ordered
+    keys): equal to scipy running the callback, bit for bit, with NaN, infinities and both zeros
+    in the floats, odd and even boxes, origins and modes."""
+    a = _extremes(rng, (61, 83), dt)
+    if a.dtype.kind == "f":
+        a.flat[rng.integers(0, a.size, 8)] = [np.nan, -0.0, np.inf, -0.0, 0.0, -np.inf, -0.0, 0.0]
+    f = ndjit.jit_filter("np.median(x)")
+    for size, mode, origin in [(13, "reflect", 0), ((12, 14), "wrap", (2, -1)), (15, "constant", 0)]:
+        want = ndi.generic_filter(a, f, size=size, mode=mode, origin=origin, output=np.float64)
+        got = ndjit.generic_filter(a, f, size=size, mode=mode, origin=origin, output=np.float64,
+                                   target="cuda")
+        assert_bits_equal(got, want, f"median {dt} {size} {mode}")
+
+
+@needs_gpu
 @pytest.mark.parametrize("source", ["np.min(x)", "np.max(x) - np.min(x)", "np.ptp(x)", "np.sort(x)[4]",
                                     "np.percentile(x, 10)"])
 def test_a_choice_between_zeros_raises_on_the_gpu_as_on_the_cpu(rng, source):
