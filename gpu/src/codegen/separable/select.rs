@@ -384,14 +384,66 @@ fn bisect(
             (bit, found)
         }
     };
+    // 64-bit keys: the rounds that find the high word compare the high words alone (the
+    // trial's low word is zero, so a key is below it exactly where its high word is below the
+    // trial's), a 32-bit comparison where the whole key's takes two.
+    if tile.kt == T::U64 {
+        rounds(k, tile, base, (&found, bit), rank, Word::High);
+    }
+    rounds(k, tile, base, (&found, bit), rank, Word::Whole);
+    found
+}
+
+/// Which part of a key a round compares.
+#[derive(Clone, Copy, PartialEq)]
+enum Word {
+    Whole,
+    /// The high 32 bits of a 64-bit key (little-endian: 4 bytes on).
+    High,
+}
+
+impl Word {
+    /// The type it is loaded and compared as, and its offset in the key.
+    fn load(self, tile: &Tile) -> (T, i64) {
+        match self {
+            Word::Whole => (tile.bt(), 0),
+            Word::High => (T::B32, 4),
+        }
+    }
+}
+
+/// The rounds of [`bisect`] from `bit` down while it lies in `word` (for [`Word::High`], while
+/// it is a bit of the high word), updating `found` and `bit`.
+fn rounds(
+    k: &mut Func,
+    tile: &Tile,
+    base: Reg,
+    (found, bit): (&[Reg], Reg),
+    rank: i64,
+    word: Word,
+) {
+    let (kt, bt) = (tile.kt, tile.bt());
     let (top, end) = (k.new_label(), k.new_label());
     k.place(top);
-    let none = k.setp(Cmp::Eq, bt, bit, Src::I(0));
-    k.bra_if(none, false, end);
+    let past = match word {
+        Word::Whole => k.setp(Cmp::Eq, bt, bit, Src::I(0)),
+        Word::High => k.setp(Cmp::Lt, T::U64, bit, Src::I(1 << 32)),
+    };
+    k.bra_if(past, false, end);
     let trial: Vec<Reg> = found.iter().map(|&f| k.bin(Bin::Or, bt, f, bit)).collect();
+    let (ct, compared) = match word {
+        Word::Whole => (kt, trial.clone()),
+        Word::High => {
+            let high = trial.iter().map(|&t| {
+                let h = k.bin(Bin::Shr, T::U64, t, Src::I(32));
+                k.cvt(None, T::U32, T::U64, h)
+            });
+            (T::U32, high.collect())
+        }
+    };
     let below: Vec<Reg> = (0..ROWS).map(|_| k.mov(T::U32, Src::I(0))).collect();
-    each_key(k, tile, base, &mut |k, key, p| {
-        let lt = k.setp(Cmp::Lt, kt, key, trial[p]);
+    each_key(k, tile, (base, word), &mut |k, key, p| {
+        let lt = k.setp(Cmp::Lt, ct, key, compared[p]);
         let one = k.selp(T::U32, Src::I(1), Src::I(0), lt);
         let c = k.bin(Bin::Add, T::U32, below[p], one);
         k.set(T::U32, below[p], c);
@@ -405,7 +457,6 @@ fn bisect(
     k.set(bt, bit, next);
     k.bra(top);
     k.place(end);
-    found
 }
 
 /// Per output, the key of rank `rank` given `prev`, the key of rank `rank - 1`: `prev` again
@@ -414,7 +465,7 @@ fn successor(k: &mut Func, tile: &Tile, base: Reg, prev: &[Reg], rank: i64) -> V
     let (kt, bt) = (tile.kt, tile.bt());
     let at_most: Vec<Reg> = (0..ROWS).map(|_| k.mov(T::U32, Src::I(0))).collect();
     let above: Vec<Reg> = (0..ROWS).map(|_| k.mov(bt, tile.top())).collect();
-    each_key(k, tile, base, &mut |k, key, p| {
+    each_key(k, tile, (base, Word::Whole), &mut |k, key, p| {
         let le = k.setp(Cmp::Le, kt, key, prev[p]);
         let one = k.selp(T::U32, Src::I(1), Src::I(0), le);
         let c = k.bin(Bin::Add, T::U32, at_most[p], one);
@@ -437,7 +488,7 @@ fn bounds(k: &mut Func, tile: &Tile, base: Reg) -> Vec<(Reg, Reg)> {
     let bounds: Vec<(Reg, Reg)> = (0..ROWS)
         .map(|_| (k.mov(bt, tile.top()), k.mov(bt, Src::I(0))))
         .collect();
-    each_key(k, tile, base, &mut |k, key, p| {
+    each_key(k, tile, (base, Word::Whole), &mut |k, key, p| {
         let (least, most) = bounds[p];
         let l = k.bin(Bin::Min, kt, least, key);
         k.set(bt, least, l);
@@ -450,14 +501,20 @@ fn bounds(k: &mut Func, tile: &Tile, base: Reg) -> Vec<(Reg, Reg)> {
 /// Calls `each(key, p)` for every key of output `p`'s window, for each of the thread's outputs,
 /// row by row from `base`, each key loaded once for all the windows that hold it. The rows
 /// every window holds run as a loop, the others unrolled; each row's keys unrolled.
-fn each_key(k: &mut Func, tile: &Tile, base: Reg, each: &mut dyn FnMut(&mut Func, Reg, usize)) {
+fn each_key(
+    k: &mut Func,
+    tile: &Tile,
+    (base, word): (Reg, Word),
+    each: &mut dyn FnMut(&mut Func, Reg, usize),
+) {
     let (rows, taps) = (ROWS as i64, tile.column_taps);
+    let (t, skip) = word.load(tile);
     let shared = (rows - 1)..taps;
     let windows = |r: i64| (0..rows).filter(move |&p| p <= r && r < p + taps);
     let mut row = |k: &mut Func, at: Reg, r: Option<i64>| {
         for c in 0..tile.row_taps {
-            let off = tile.offset(r.unwrap_or(0), c);
-            let key = k.ld(Space::Shared, tile.bt(), Addr::reg(at, off));
+            let off = tile.offset(r.unwrap_or(0), c) + skip;
+            let key = k.ld(Space::Shared, t, Addr::reg(at, off));
             match r {
                 Some(r) => windows(r).for_each(|p| each(k, key, p as usize)),
                 None => (0..rows).for_each(|p| each(k, key, p as usize)),
