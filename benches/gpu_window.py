@@ -1,12 +1,12 @@
 """GPU time against the window size: ndjit's ``target="cuda"`` beside cupyx's built-in filters.
 
     python benches/gpu_window.py [--size 8192] [--reps 10] [--k 3,5,7,9,11,15,21,31] [--budget 240]
-                                 [--filters min,max,min+nan,range,median,mean,nanmean] [--dtypes float32,float64]
+                                 [--filters min,max,min+nan,range,median,percentile,mean,nanmean] [--dtypes float32,float64]
 
 For k×k boxes (mode reflect) on a CuPy array of size² float32 and float64: min, max, range,
-median, mean and a NaN-aware mean, as ndjit callbacks (``np.min(x)`` ...) and as
+median, the 30th percentile, mean and a NaN-aware mean, as ndjit callbacks (``np.min(x)`` ...) and as
 cupyx.scipy.ndimage's ``minimum_filter``, ``maximum_filter`` (the range: their difference),
-``median_filter`` and ``uniform_filter`` (cupyx has no NaN-aware filter: its column stays
+``median_filter``, ``percentile_filter`` and ``uniform_filter`` (cupyx has no NaN-aware filter: its column stays
 empty). The image is uniform noise; the NaN-aware mean's, and
 ``min+nan``'s (a minimum over the same data with one NaN in every 97×89 pixels: ``np.min``
 is NaN wherever a window holds one, which ndjit's box passes carry to the output), have NaNs. Each cell is the median over ``--reps`` runs timed with
@@ -48,6 +48,8 @@ FILTERS = [
     ("range", "np.max(x) - np.min(x)", lambda a, k, out: cupy.subtract(
         cndi.maximum_filter(a, size=k, mode="reflect"), cupyx_min(a, k, None), out=out), False),
     ("median", "np.median(x)", lambda a, k, out: cndi.median_filter(a, size=k, mode="reflect", output=out), False),
+    ("percentile", "np.percentile(x, 30)",
+     lambda a, k, out: cndi.percentile_filter(a, 30, size=k, mode="reflect", output=out), False),
     ("mean", "np.mean(x)", lambda a, k, out: cndi.uniform_filter(a, size=k, mode="reflect", output=out), False),
     ("nanmean", "np.nanmean(x) if np.any(~np.isnan(x)) else 0.0", None, True),
 ]

@@ -93,7 +93,7 @@ run)
         # Time against the window size, k = 3..31, beside cupyx (issue 18).
         PYTHONPATH=/tmp/ndjit-site PYTHONUNBUFFERED=1 timeout "${NDJIT_WINDOW_TIMEOUT:-300}" python3 \
             benches/gpu_window.py --budget "${NDJIT_WINDOW_BUDGET:-240}" \
-            --filters "${NDJIT_WINDOW_FILTERS:-min,max,min+nan,range,median,mean,nanmean}" 2>&1 | tee "$out/window.log" || status=$? ;;
+            --filters "${NDJIT_WINDOW_FILTERS:-min,max,min+nan,range,median,percentile,mean,nanmean}" 2>&1 | tee "$out/window.log" || status=$? ;;
     esac
     case ",${NDJIT_SKIP:-}," in *,cupy,*) ;; *)
         if [ -f .device/gpu_anchor.py ]; then

@@ -310,8 +310,8 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
 }
 
 /// The median kernel (`separable::select`) assembles for every input dtype, every mode and both
-/// targets, odd and even boxes; at 31×31 and 64×64 (dynamic shared memory past 48 KiB) it spills
-/// nothing.
+/// targets, odd and even boxes, and with the patch kernel for quantiles and `np.sort(x)[k]`; at
+/// 31×31 and 64×64 (dynamic shared memory past 48 KiB) it spills nothing.
 #[test]
 fn median_kernels_assemble_for_every_dtype_and_mode() {
     use ndjit_gpu::{GpuFilter, Options, Tuning};
@@ -357,6 +357,27 @@ fn median_kernels_assemble_for_every_dtype_and_mode() {
         }
     }
     assert_eq!(n, 2 * Dtype::ALL.len());
+    // Quantiles and `np.sort(x)[k]` of floats, with their patch kernels and its flags.
+    for source in ["np.percentile(x, 30)", "np.sort(x)[3]"] {
+        let f = GpuFilter::compile(source, &ndjit::Bindings::new()).unwrap();
+        for dt in [Dtype::F32, Dtype::F64] {
+            let ptx = f
+                .ptx_tuned(
+                    &boxed([13, 13], Mode::Reflect),
+                    2,
+                    (dt, dt),
+                    Target::SM90,
+                    Tuning::default(),
+                )
+                .unwrap();
+            assert!(
+                ptx.contains("ndjit_keys") && ptx.contains("ndjit_patch"),
+                "{source} {dt}"
+            );
+            assemble(&ptxas, &ptx, 90, "sorted_patched")
+                .unwrap_or_else(|e| panic!("{source}: {e}"));
+        }
+    }
     for (k, dynamic) in [(31, false), (64, true)] {
         for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
             let ptx = median

@@ -439,6 +439,24 @@ def test_box_medians_past_the_networks_match_scipy(rng, dt):
 
 
 @needs_gpu
+@pytest.mark.parametrize("dt", ["float32", "float64", "uint16", "int32"])
+def test_box_quantiles_and_kth_values_past_the_networks_match_scipy(rng, dt):
+    """Quantiles and np.sort(x)[k] of boxes of more than 128 values run as the same kernel, the
+    windows whose zeros or NaNs show in the result patched by the filter's own code: equal to
+    scipy running the callback, bit for bit (the floats hold -0.0 and NaN, no +0.0)."""
+    a = _extremes(rng, (53, 71), dt)
+    if a.dtype.kind == "f":
+        a[a == 0] = 1.0
+        a.flat[rng.integers(0, a.size, 6)] = [np.nan, -0.0, -0.0, np.nan, -0.0, -0.0]
+    for source in ("np.percentile(x, 30)", "np.quantile(x, 0.99)", "np.sort(x)[7]"):
+        f = ndjit.jit_filter(source)
+        for size, mode in [(13, "reflect"), ((12, 14), "nearest")]:
+            want = ndi.generic_filter(a, f, size=size, mode=mode, output=np.float64)
+            got = ndjit.generic_filter(a, f, size=size, mode=mode, output=np.float64, target="cuda")
+            assert_bits_equal(got, want, f"{source} {dt} {size} {mode}")
+
+
+@needs_gpu
 @pytest.mark.parametrize("source", ["np.min(x)", "np.max(x) - np.min(x)", "np.ptp(x)", "np.sort(x)[4]",
                                     "np.percentile(x, 10)"])
 def test_a_choice_between_zeros_raises_on_the_gpu_as_on_the_cpu(rng, source):

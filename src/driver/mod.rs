@@ -53,7 +53,8 @@ pub use footprint::Footprint;
 pub use mode::Mode;
 pub use options::{Engine, Geometry, Options, Progress};
 pub use rank::{
-    last_nan_pixels, last_patched, last_run, rank_form, rank_stat, NanRule, RankForm, RankStat,
+    last_nan_pixels, last_patched, last_run, rank_form, rank_stat, Mix, NanRule, Positions,
+    RankForm, RankStat,
 };
 pub use typed::{generic_filter, generic_filter_into, Element};
 

@@ -32,7 +32,7 @@ const UNROLL_MAX_LEN: i64 = 256;
 const UNROLL_MAX_NODES: usize = 8192;
 /// Longest scratch array kept in registers, and longest one sorted by a network.
 const REG_ARRAY_MAX: i64 = 64;
-const NETWORK_MAX: i64 = 32;
+pub(crate) const NETWORK_MAX: i64 = 32;
 /// Capacity of a local array whose length could not be bounded (a run-time check guards it).
 const DEFAULT_CAPACITY: i64 = 1024;
 /// Largest local array (elements): beyond it, a run-time check fails instead.

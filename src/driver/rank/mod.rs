@@ -81,7 +81,7 @@ mod sliding;
 mod stat;
 mod store;
 
-pub use stat::{NanRule, RankForm, RankStat};
+pub use stat::{Mix, NanRule, Positions, RankForm, RankStat};
 
 use super::cache::{content_id, Lru};
 use super::dtype::Dtype;

@@ -62,8 +62,8 @@ pub struct RankForm {
 
 /// Which sorted positions a statistic reads, for `n` values; `None` for min, max and range,
 /// which the rank executor computes without ordering the values.
-pub(crate) enum Positions {
-    /// One position; the result is that value (plus `0.0` for a median: see [`Positions::plus_zero`]).
+pub enum Positions {
+    /// One position; the result is that value (plus `0.0` for a median, where `plus_zero`).
     One { at: usize, plus_zero: bool },
     /// Two positions mixed in double: NumPy's even median or a quantile.
     Two(usize, usize, Mix),
@@ -71,9 +71,10 @@ pub(crate) enum Positions {
 
 /// How two sorted values make the result.
 #[derive(Clone, Copy)]
-pub(crate) enum Mix {
+pub enum Mix {
     /// `(0.0 + a + b) / 2.0` ([`crate::runtime::middle_mean`]).
     Mean,
+    /// NumPy's linear interpolation ([`QuantilePlan::lerp`]).
     Lerp(QuantilePlan),
 }
 
@@ -96,7 +97,7 @@ impl RankStat {
 
     /// The sorted positions read for `n >= 1` values ([`Positions`]), `None` for the
     /// extremes.
-    pub(crate) fn positions(self, n: usize) -> Option<Positions> {
+    pub fn positions(self, n: usize) -> Option<Positions> {
         match self {
             RankStat::Min | RankStat::Max | RankStat::Range => None,
             RankStat::Median if n % 2 == 1 => Some(Positions::One {

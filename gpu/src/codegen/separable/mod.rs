@@ -48,18 +48,33 @@ use crate::pir::{Addr, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, S
 use ndjit::driver::{NanRule, RankForm, RankStat};
 
 /// The statistic of the box a plan computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Stat {
     Min,
     Max,
     /// `max - min`, the difference of the two extremes converted to double (the IR's `Sub`):
     /// both are carried through the passes, each in a chain of its own.
     Range,
-    /// NumPy's median, selected in one kernel over the whole box ([`select`]), not in passes.
-    Median,
+    /// A statistic of the sorted window (NumPy's median and quantiles, `np.sort(x)[k]`),
+    /// selected in one kernel over the whole box ([`select`]), not in passes.
+    Sorted(RankStat),
 }
 
 impl Stat {
+    /// Whether windows holding a float the proof excludes run the filter's own code (the
+    /// patch), given the filter's NaN rule. The extremes exclude `-0.0` (which of two equal
+    /// zeros they return depends on where each sits) and NaN where the rule is the form's own.
+    /// A sorted statistic excludes `-0.0` where the sign of a zero it picks shows in its result
+    /// (not NumPy's median, which adds `0.0`), and NaN where its rule is its own (`np.sort`
+    /// orders NaN last, keeping its bits); NumPy's median and quantiles are NaN wherever a
+    /// value is, which the kernel computes.
+    fn patches(self, nan: NanRule) -> bool {
+        match self {
+            Stat::Sorted(s) => s.sign_of_zero_matters() || nan == NanRule::OwnCode,
+            _ => true,
+        }
+    }
+
     /// The extremes the passes carry, one chain each, in this order (none for a median).
     fn chains(self) -> &'static [crate::pir::Bin] {
         use crate::pir::Bin;
@@ -67,12 +82,12 @@ impl Stat {
             Stat::Min => &[Bin::Min],
             Stat::Max => &[Bin::Max],
             Stat::Range => &[Bin::Min, Bin::Max],
-            Stat::Median => &[],
+            Stat::Sorted(_) => &[],
         }
     }
 
-    /// How many arrays a stage reads and writes: one per chain, and a median's one kernel
-    /// reads the input and writes the output.
+    /// How many arrays a stage reads and writes: one per chain, and a sorted statistic's one
+    /// kernel reads the input and writes the output.
     pub fn chain_count(self) -> usize {
         self.chains().len().max(1)
     }
@@ -148,7 +163,7 @@ pub enum Stage {
 impl SeparablePlan {
     /// The kernels the plan runs, in order.
     pub fn stages(&self) -> Vec<Stage> {
-        if self.stat == Stat::Median {
+        if let Stat::Sorted(_) = self.stat {
             return vec![select::stage(&self.passes)];
         }
         let n = self.passes.len();
@@ -325,10 +340,9 @@ pub fn plan(
         RankStat::Min => Stat::Min,
         RankStat::Max => Stat::Max,
         RankStat::Range => Stat::Range,
-        // NumPy's median is NaN wherever a value is, and adds 0.0 to the value it picks (see
-        // [`select`]): no window is left to the patch.
-        RankStat::Median if form.nan == NanRule::Propagates => Stat::Median,
-        _ => return None,
+        RankStat::Median | RankStat::Quantile(_) | RankStat::KthSorted(_) => {
+            Stat::Sorted(form.stat)
+        }
     };
     if !spec.mask.iter().all(|&b| b) || spec.validate().is_err() {
         return None;
@@ -353,14 +367,16 @@ pub fn plan(
         return None;
     }
     let shared = spec.target.shared as u64;
-    if stat == Stat::Median && !select::serves(spec.input, &passes, shared) {
-        return None;
+    if let Stat::Sorted(sorted) = stat {
+        if !select::serves(sorted, spec.input, &passes, shared) {
+            return None;
+        }
     }
     Some(SeparablePlan {
         stat,
         passes,
         elem: spec.input,
-        patch: stat != Stat::Median && matches!(spec.input, Dtype::F32 | Dtype::F64),
+        patch: matches!(spec.input, Dtype::F32 | Dtype::F64) && stat.patches(form.nan),
         nan: form.nan,
         outputs,
         joint,
@@ -383,8 +399,11 @@ pub fn plan(
 ///   `min` on float32 at 5×5 is a tie (1.00), and at 3×3 one kernel beats two (0.53).
 pub fn chosen(spec: &KernelSpec, stat: RankStat, can_fail: bool) -> bool {
     let n = spec.filter_size();
-    if stat == RankStat::Median {
-        return n > select::MIN_TAPS;
+    // Sorted statistics: past what the general kernel sorts in registers ([`select`]).
+    match stat {
+        RankStat::Median => return n > select::MEDIAN_MIN_TAPS,
+        RankStat::Quantile(_) | RankStat::KthSorted(_) => return n > select::SORTED_MIN_TAPS,
+        _ => {}
     }
     let one_byte = spec.input.itemsize() == 1;
     n > super::taps::WINDOW_REGS
@@ -1338,7 +1357,6 @@ fn flag(
     (h, w): (Reg, Reg),
     vals: &[Reg],
 ) {
-    use crate::pir::Bin;
     let skip = k.new_label();
     let (bt, mark, _) = mark_bits(work_type(ps.plan.elem));
     let bits = |k: &mut Func, v: Reg| k.mov(bt, v);
@@ -1349,9 +1367,21 @@ fn flag(
         clean = k.setp_comb(Cmp::Ne, bt, b, mark, BoolOp::And, clean, false);
     }
     k.bra_if(clean, false, skip);
+    set_flag(k, (l, flags), coord, (h, w));
+    k.place(skip);
+}
+
+/// Sets the patch flag of the general kernel's thread covering the pixel at `coord`, and the
+/// header word saying that one is set.
+fn set_flag(k: &mut Func, (l, flags): (PatchLayout, Reg), coord: [Reg; 3], (h, w): (Reg, Reg)) {
     // Rows counted over the leading axes, as the general kernel counts them.
     let row = k.fma(T::U32, coord[0], h, coord[1]);
-    let col = k.bin(Bin::Div, T::U32, coord[2], Src::I(l.outputs as i64));
+    let col = k.bin(
+        crate::pir::Bin::Div,
+        T::U32,
+        coord[2],
+        Src::I(l.outputs as i64),
+    );
     let a = l.flag_address(k, flags, (row, w), col);
     k.st(
         Space::Global,
@@ -1360,7 +1390,6 @@ fn flag(
         Src::I(1),
     );
     k.st(Space::Global, T::U32, Addr::reg(flags, 0), Src::I(1));
-    k.place(skip);
 }
 
 /// Where the filter's NaN propagates, a window made NaN is stored for the next pass (in its
@@ -1524,7 +1553,7 @@ mod tests {
     }
 
     #[test]
-    fn only_full_boxes_of_an_extreme_or_a_median_are_planned() {
+    fn only_full_boxes_of_an_extreme_or_a_sorted_statistic_are_planned() {
         let spec = KernelSpec::boxed(2, 5);
         let p = plan(form(RankStat::Min), &spec, (1, Joint::Kernels)).expect("a box minimum");
         assert_eq!(p.stat, Stat::Min);
@@ -1544,8 +1573,8 @@ mod tests {
             ]
         );
         assert!(p.patch);
-        // A median is one kernel over the box, which patches nothing; its other statistics and
-        // a median whose NaN is the form's own are not planned.
+        // A sorted statistic is one kernel over the box. The median patches nothing; where the
+        // sign of a zero shows, or the NaN rule is the form's own, the floats' windows are patched.
         let median = plan(form(RankStat::Median), &spec, (1, Joint::Kernels)).expect("a median");
         assert!(!median.patch);
         assert_eq!(
@@ -1559,8 +1588,12 @@ mod tests {
             stat: RankStat::Median,
             nan: NanRule::OwnCode,
         });
-        assert!(plan(own, &spec, (1, Joint::Kernels)).is_none());
+        assert!(plan(own, &spec, (1, Joint::Kernels)).unwrap().patch);
         for stat in [RankStat::Quantile(0.3), RankStat::KthSorted(2)] {
+            assert!(plan(form(stat), &spec, (1, Joint::Kernels)).unwrap().patch);
+        }
+        // Positions past the window, or a quantile that is NaN whatever the values, are not.
+        for stat in [RankStat::KthSorted(25), RankStat::Quantile(f64::NAN)] {
             assert!(plan(form(stat), &spec, (1, Joint::Kernels)).is_none());
         }
         let range = plan(form(RankStat::Range), &spec, (1, Joint::Kernels)).expect("a box range");

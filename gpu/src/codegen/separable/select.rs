@@ -27,10 +27,11 @@
 //! - For an even `n` the second middle is the first where more than `n / 2` keys are at most
 //!   the first's, else the least key above it.
 
-use super::{byte_offset, pass_params, Pass, PassArgs, PassSpec, Runs, UNROLL};
+use super::{byte_offset, pass_params, set_flag, Pass, PassArgs, PassSpec, Runs, Stat, UNROLL};
 use crate::codegen::stencil::map_fn;
 use crate::codegen::{elem, Dtype, Mode};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Ins, Reg, Space, Special, Src, Un, T};
+use ndjit::driver::{Mix, NanRule, Positions, RankStat};
 
 /// Threads of a block along the rows and down the columns.
 pub const TX: u32 = 32;
@@ -41,13 +42,20 @@ pub const TY: u32 = 8;
 /// for 8).
 pub const ROWS: u32 = 2;
 
-/// Where the tuning leaves it open, the median kernel is chosen past this many values: up to
-/// it the general kernel's sorting networks were faster, past it that kernel merge-sorts in local
-/// memory. Measured on an H200 at 4096² (`gpu/examples/time_joints.rs`, milliseconds per call;
-/// `gpu/device-run/select-h200-2026-11-30.log`): float32 9×9 3.99 against this kernel's 5.38,
-/// 11×11 6.65 against 8.93 (float64 3.87 against 13.4, 6.66 against 19.7); at 8192², 15×15,
-/// float32 61.7 ms against the merge sort's 913 (an H100's, README).
-pub const MIN_TAPS: usize = ndjit::ir::network::MAX_NETWORK_LEN;
+/// Where the tuning leaves it open, the kernel is chosen for a median past this many values:
+/// up to it the general kernel's sorting networks were faster, past it that kernel merge-sorts
+/// in local memory. Measured on an H200 at 4096² (`gpu/examples/time_joints.rs`, milliseconds per
+/// call; `gpu/device-run/select-h200-2026-11-30.log`): float32 9×9 3.99 against this kernel's
+/// 5.38, 11×11 6.65 against 8.93 (float64 3.87 against 13.4, 6.66 against 19.7); at 8192²,
+/// 15×15, float32 61.7 ms against the merge sort's 913 (an H100's, README).
+pub const MEDIAN_MIN_TAPS: usize = ndjit::ir::network::MAX_NETWORK_LEN;
+
+/// The same for quantiles and `np.sort(x)[k]`, which have no networks of their own: past the
+/// values the general kernel sorts in registers, it merge-sorts. Measured from Python at 8192²
+/// (`benches/gpu_window.py`; `gpu/device-run/window-percentile-h200-2026-11-30-select.log`): the
+/// general kernel's float32 `np.percentile(x, 30)` took 1.34 ms at 3×3, 6.83 at 5×5, 121 at 7×7
+/// and 371 at 9×9, where this kernel's median takes 0.43, 1.51, 4.27 and 15.2.
+pub const SORTED_MIN_TAPS: usize = crate::codegen::body::NETWORK_MAX as usize;
 
 /// The shared array of a block's keys.
 const KEYS: &str = "ndjit_keys";
@@ -71,11 +79,18 @@ fn extents(passes: &[Pass]) -> (Pass, Pass) {
     (along(1), along(2))
 }
 
-/// Whether a median over the box of `passes` runs here: a box of the image's last two axes
-/// whose rows unroll and whose tile of keys fits `shared` bytes of a block.
-pub fn serves(dt: Dtype, passes: &[Pass], shared: u64) -> bool {
+/// Whether `stat` over the box of `passes` runs here: a box of the image's last two axes
+/// whose rows unroll and whose tile of keys fits `shared` bytes of a block, and a statistic of
+/// sorted positions within the window.
+pub fn serves(stat: RankStat, dt: Dtype, passes: &[Pass], shared: u64) -> bool {
     let tile = Tile::of(dt, extents(passes));
-    passes.iter().all(|p| p.axis > 0) && tile.row_taps <= UNROLL && tile.bytes() <= shared
+    let n = (tile.column_taps * tile.row_taps) as usize;
+    let within = match stat.positions(n) {
+        Some(Positions::One { at, .. }) => at < n,
+        Some(Positions::Two(i, j, _)) => i < n && (j == i || j == i + 1),
+        None => false,
+    };
+    within && passes.iter().all(|p| p.axis > 0) && tile.row_taps <= UNROLL && tile.bytes() <= shared
 }
 
 /// A block's keys: `rows` rows of `columns` keys of `size` bytes.
@@ -166,16 +181,29 @@ pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) 
     let at = k.fma(T::U32, first, Src::I(tile.columns), tx);
     let at = k.cvt(None, T::U64, T::U32, at);
     let base = k.fma(T::U64, at, Src::I(tile.size), keys);
-    let medians = medians(&mut k, dt, &tile, base);
-    let out = ps.last.expect("the median writes the output").0;
+    let (out, layout) = ps.last.expect("the kernel writes the output");
+    let Stat::Sorted(stat) = ps.plan.stat else {
+        unreachable!("a sorted statistic's kernel")
+    };
+    let excluded = Excluded {
+        zeros: layout.is_some() && stat.sign_of_zero_matters(),
+        nan: layout.is_some() && ps.plan.nan == NanRule::OwnCode,
+    };
+    let results = results(&mut k, (stat, dt), &tile, base, excluded);
     let y = k.bin(Bin::Add, T::S32, y0, first);
-    for (p, &m) in medians.iter().enumerate() {
+    for (p, &(v, patched)) in results.iter().enumerate() {
         let yp = k.bin(Bin::Add, T::S32, y, Src::I(p as i64));
         let below = k.setp(Cmp::Ge, T::S32, yp, a.ext[1]);
         k.bra_if(below, false, done);
         let off = byte_offset(&mut k, [z, yp, x], &a.ds, out.itemsize() as i64);
         let addr = k.bin(Bin::Add, T::S64, a.dst[0], off);
-        elem::store(&mut k, out, Addr::reg(addr, 0), m);
+        elem::store(&mut k, out, Addr::reg(addr, 0), v);
+        if let (Some(l), Some(patched)) = (layout, patched) {
+            let clean = k.new_label();
+            k.bra_if(patched, true, clean);
+            set_flag(&mut k, (l, a.flags), [z, yp, x], (a.ext[1], a.ext[2]));
+            k.place(clean);
+        }
     }
     k.place(done);
     // The next run's keys overwrite these once every thread has read its own.
@@ -317,34 +345,95 @@ fn value_of(k: &mut Func, dt: Dtype, key: Reg) -> Reg {
     elem::to_f64(k, dt, v)
 }
 
-/// The thread's [`ROWS`] medians as doubles, from its first key at `base`.
-fn medians(k: &mut Func, dt: Dtype, tile: &Tile, base: Reg) -> Vec<Reg> {
-    let n = tile.column_taps * tile.row_taps;
+/// The float values whose windows a statistic leaves to the patch (see [`Stat::patches`]).
+#[derive(Clone, Copy)]
+struct Excluded {
+    zeros: bool,
+    nan: bool,
+}
+
+/// Per output of the thread, `stat` of its window as a double, and where windows go to the
+/// patch, whether this one does; from the thread's first key at `base`.
+fn results(
+    k: &mut Func,
+    (stat, dt): (RankStat, Dtype),
+    tile: &Tile,
+    base: Reg,
+    excluded: Excluded,
+) -> Vec<(Reg, Option<Reg>)> {
+    let n = (tile.column_taps * tile.row_taps) as usize;
+    let float = matches!(dt, Dtype::F32 | Dtype::F64);
     // Types of 32 and 64 bits start below the bits their windows' keys share (8- and 16-bit
     // ones have few bits to go, and need no NaN test).
-    let bounds = (tile.bits >= 32).then(|| bounds(k, tile, base));
-    let lower = bisect(k, tile, base, bounds.as_ref().map(|b| &b[..]), (n - 1) / 2);
-    let upper = (n % 2 == 0).then(|| successor(k, tile, base, &lower, n / 2));
-    let float = matches!(dt, Dtype::F32 | Dtype::F64);
+    let bounds = (tile.bits >= 32).then(|| bounds(k, tile, base, excluded.zeros));
+    let keys = |b: &Option<Vec<Bounds>>| {
+        b.as_ref()
+            .map(|b| b.iter().map(|b| (b.least, b.most)).collect::<Vec<_>>())
+    };
+    let (first, second, mix) = match stat.positions(n).expect("checked by `serves`") {
+        Positions::One { at, plus_zero } => (at, None, plus_zero.then_some(Mix::Mean)),
+        Positions::Two(i, j, mix) => (i, Some(j), Some(mix)),
+    };
+    let lower = bisect(k, tile, base, keys(&bounds).as_deref(), first as i64);
+    let upper = match second {
+        Some(j) if j > first => Some(successor(k, tile, base, &lower, j as i64)),
+        Some(_) => Some(lower.clone()),
+        None => None,
+    };
     (0..ROWS as usize)
         .map(|p| {
             let a = value_of(k, dt, lower[p]);
-            let s = k.bin(Bin::Add, T::F64, Src::f64(0.0), a);
-            let mut m = match &upper {
-                None => s,
-                Some(upper) => {
+            let mut v = match (&upper, mix) {
+                (None, None) => a,
+                // One value plus `0.0` (NumPy's median of an odd count).
+                (None, Some(_)) => k.bin(Bin::Add, T::F64, Src::f64(0.0), a),
+                (Some(upper), Some(mix)) => {
                     let b = value_of(k, dt, upper[p]);
-                    let s = k.bin(Bin::Add, T::F64, s, b);
-                    k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
+                    mixed(k, mix, (a, b))
                 }
+                (Some(_), None) => unreachable!("two positions are mixed"),
             };
-            if let Some(bounds) = bounds.as_ref().filter(|_| float) {
-                let nan = k.setp(Cmp::Eq, tile.kt, bounds[p].1, tile.top());
-                m = k.selp(T::F64, Src::f64(f64::NAN), m, nan);
+            let mut patched = None;
+            if let Some(b) = bounds.as_ref().filter(|_| float) {
+                let nan = k.setp(Cmp::Eq, tile.kt, b[p].most, tile.top());
+                match excluded.nan {
+                    // NumPy's median and quantiles: NaN wherever a value is.
+                    false => v = k.selp(T::F64, Src::f64(f64::NAN), v, nan),
+                    true => patched = Some(nan),
+                }
+                if let Some(zeros) = b[p].zeros {
+                    patched = Some(match patched {
+                        Some(nan) => {
+                            k.setp_comb(Cmp::Ne, T::U32, zeros, Src::I(0), BoolOp::Or, nan, false)
+                        }
+                        None => k.setp(Cmp::Ne, T::U32, zeros, Src::I(0)),
+                    });
+                }
             }
-            m
+            (v, patched)
         })
         .collect()
+}
+
+/// Two sorted values made one, as the runtime makes them ([`Mix::apply`]).
+fn mixed(k: &mut Func, mix: Mix, (a, b): (Reg, Reg)) -> Reg {
+    match mix {
+        Mix::Mean => {
+            let s = k.bin(Bin::Add, T::F64, Src::f64(0.0), a);
+            let s = k.bin(Bin::Add, T::F64, s, b);
+            k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
+        }
+        Mix::Lerp(plan) => {
+            let diff = k.bin(Bin::Sub, T::F64, b, a);
+            if plan.gamma >= 0.5 {
+                let t = k.bin(Bin::Mul, T::F64, diff, Src::f64(1.0 - plan.gamma));
+                k.bin(Bin::Sub, T::F64, b, t)
+            } else {
+                let t = k.bin(Bin::Mul, T::F64, diff, Src::f64(plan.gamma));
+                k.bin(Bin::Add, T::F64, a, t)
+            }
+        }
+    }
 }
 
 /// Per output, the key of rank `rank` of its window: bit by bit from the top, the key with the
@@ -482,18 +571,39 @@ fn successor(k: &mut Func, tile: &Tile, base: Reg, prev: &[Reg], rank: i64) -> V
         .collect()
 }
 
-/// Per output, the least and the largest key of its window.
-fn bounds(k: &mut Func, tile: &Tile, base: Reg) -> Vec<(Reg, Reg)> {
+/// An output's least and largest keys, and (where asked) how many of its keys are `-0.0`'s.
+struct Bounds {
+    least: Reg,
+    most: Reg,
+    zeros: Option<Reg>,
+}
+
+/// Per output, the [`Bounds`] of its window; `zeros`: count the keys of `-0.0` too.
+fn bounds(k: &mut Func, tile: &Tile, base: Reg, zeros: bool) -> Vec<Bounds> {
     let (kt, bt) = (tile.kt, tile.bt());
-    let bounds: Vec<(Reg, Reg)> = (0..ROWS)
-        .map(|_| (k.mov(bt, tile.top()), k.mov(bt, Src::I(0))))
+    let negative_zero = match tile.kt {
+        T::U64 => Src::I(!(1u64 << 63) as i64),
+        _ => Src::I(!(1u32 << 31) as i64),
+    };
+    let bounds: Vec<Bounds> = (0..ROWS)
+        .map(|_| Bounds {
+            least: k.mov(bt, tile.top()),
+            most: k.mov(bt, Src::I(0)),
+            zeros: zeros.then(|| k.mov(T::U32, Src::I(0))),
+        })
         .collect();
     each_key(k, tile, (base, Word::Whole), &mut |k, key, p| {
-        let (least, most) = bounds[p];
-        let l = k.bin(Bin::Min, kt, least, key);
-        k.set(bt, least, l);
-        let m = k.bin(Bin::Max, kt, most, key);
-        k.set(bt, most, m);
+        let b = &bounds[p];
+        let l = k.bin(Bin::Min, kt, b.least, key);
+        k.set(bt, b.least, l);
+        let m = k.bin(Bin::Max, kt, b.most, key);
+        k.set(bt, b.most, m);
+        if let Some(z) = b.zeros {
+            let is = k.setp(Cmp::Eq, bt, key, negative_zero);
+            let one = k.selp(T::U32, Src::I(1), Src::I(0), is);
+            let c = k.bin(Bin::Or, T::B32, z, one);
+            k.set(T::U32, z, c);
+        }
     });
     bounds
 }
