@@ -5,72 +5,10 @@
 
 mod common;
 
-use common::Inputs;
-use ndjit::driver::{
-    self, Dtype, Engine, Executor, Footprint, Mode, Options, RawArray, RawArrayMut,
-};
+use common::{forced, run, Inputs, ALL, MODES};
+use ndjit::driver::{Dtype, Footprint, Mode, Options};
 use ndjit_gpu::emulate::Emulator;
 use ndjit_gpu::{GpuFilter, Target, Tuning};
-
-const ALL: [Dtype; 11] = [
-    Dtype::Bool,
-    Dtype::I8,
-    Dtype::U8,
-    Dtype::I16,
-    Dtype::U16,
-    Dtype::I32,
-    Dtype::U32,
-    Dtype::I64,
-    Dtype::U64,
-    Dtype::F32,
-    Dtype::F64,
-];
-
-const MODES: [Mode; 8] = [
-    Mode::Reflect,
-    Mode::Mirror,
-    Mode::Nearest,
-    Mode::Wrap,
-    Mode::Constant,
-    Mode::GridWrap,
-    Mode::GridMirror,
-    Mode::GridConstant,
-];
-
-fn forced(on: bool) -> Tuning {
-    Tuning {
-        separable: Some(on),
-        ..Tuning::default()
-    }
-}
-
-/// `exec` on `input` (bytes of `dt`, C order) into a fresh output of `out`.
-fn run<E: Executor>(
-    exec: &E,
-    filter: &ndjit::Filter,
-    (input, dt): (&[u8], Dtype),
-    shape: &[usize],
-    out: Dtype,
-    opts: &Options,
-) -> Result<Vec<u8>, E::Error> {
-    let n: usize = shape.iter().product();
-    let mut bytes = vec![0xA5u8; n * out.itemsize()];
-    let input = RawArray {
-        ptr: input.as_ptr(),
-        dtype: dt,
-        shape: shape.to_vec(),
-        strides: driver::c_strides(shape, dt),
-    };
-    let output = RawArrayMut {
-        ptr: bytes.as_mut_ptr(),
-        dtype: out,
-        shape: shape.to_vec(),
-        strides: driver::c_strides(shape, out),
-    };
-    // SAFETY: both arrays are ours, described by their own shapes and strides.
-    unsafe { driver::execute(exec, &input, &output, filter, opts) }?;
-    Ok(bytes)
-}
 
 /// Whether the median kernel serves these arguments under `tuning`.
 fn selected(
@@ -86,55 +24,17 @@ fn selected(
     ptx.contains("ndjit_keys")
 }
 
-/// The emulated kernel of `source` against the CPU's general engine, element by element, with
-/// the grid's rows of blocks as the launch gives them and capped at 2 (each block then loops
-/// over several runs of rows); panics with the case on a difference. Returns whether both
-/// refused: NumPy's choice between `0.0` and `-0.0`, which the patch kernel reports as the
-/// general kernel does (`ndjit::ir::zero_signs`).
+/// The emulated kernel of `source` against the CPU's general engine, with the grid's rows of
+/// blocks as the launch gives them and capped at 2 (each block then loops over several runs of
+/// rows; [`common::agree_with_cpu`]); returns whether both refused a choice between zeros.
 fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: &Options) -> bool {
     let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
     assert!(
         selected(&gpu, opts, shape.len(), dts, forced(true)),
         "{source} {dts:?} {opts:?}: not planned as the selection kernel"
     );
-    let cpu_opts = Options {
-        engine: Engine::Callback,
-        ..opts.clone()
-    };
-    let cpu = run(
-        &Engine::Callback,
-        gpu.filter(),
-        (data, dts.0),
-        shape,
-        dts.1,
-        &cpu_opts,
-    );
-    let mut refused = false;
-    for grid_rows in [65535, 2] {
-        let emu = Emulator {
-            tuning: forced(true),
-            grid_rows,
-            ..Emulator::new(&gpu)
-        };
-        let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts);
-        let (cpu, got) = match (&cpu, got) {
-            (Ok(cpu), Ok(got)) => (cpu, got),
-            (Err(c), Err(g)) if c.to_string().contains("both 0.0 and -0.0") => {
-                assert!(g.to_string().contains("both 0.0 and -0.0"), "{source}: {g}");
-                refused = true;
-                continue;
-            }
-            (c, g) => panic!("{source} {dts:?} {opts:?}: cpu {c:?}, emulated {g:?}"),
-        };
-        let size = dts.1.itemsize();
-        for (i, (c, g)) in cpu.chunks(size).zip(got.chunks(size)).enumerate() {
-            assert!(
-                common::same_bits(c, g, dts.1),
-                "{source} {dts:?} shape {shape:?} {opts:?} grid rows {grid_rows}: element {i}: cpu {c:?}, gpu {g:?}"
-            );
-        }
-    }
-    refused
+    let runs = [(forced(true), 65535), (forced(true), 2)];
+    common::agree_with_cpu(&gpu, (data, shape), dts, opts, &runs)
 }
 
 /// Values of `dt` with many ties (floats: small integers and halves), and for floats one in
@@ -314,28 +214,21 @@ fn zeros_and_nans_where_the_result_shows_them_run_the_filters_own_code() {
 #[test]
 fn one_axis_and_planes_of_three() {
     let data = values(2 * 7 * 40, Dtype::F32, 3, 6);
-    agree(
-        "np.median(x)",
-        &data,
-        &[560],
-        (Dtype::F32, Dtype::F32),
-        &boxed(&[5]),
-    );
-    agree(
-        "np.median(x)",
-        &data,
-        &[560],
-        (Dtype::F32, Dtype::F32),
-        &boxed(&[4]),
-    );
-    // Planes of a 3-D image, each its own; the box spans none of the first axis.
-    agree(
-        "np.median(x)",
-        &data,
-        &[2, 7, 40],
-        (Dtype::F32, Dtype::F64),
-        &boxed(&[1, 3, 3]),
-    );
+    // One axis, odd and even; planes of a 3-D image, each its own (the box spans none of the
+    // first axis).
+    for (shape, out, size) in [
+        (&[560][..], Dtype::F32, &[5][..]),
+        (&[560], Dtype::F32, &[4]),
+        (&[2, 7, 40], Dtype::F64, &[1, 3, 3]),
+    ] {
+        agree(
+            "np.median(x)",
+            &data,
+            shape,
+            (Dtype::F32, out),
+            &boxed(size),
+        );
+    }
     let opts = Options {
         axes: Some(vec![1, -1]),
         ..boxed(&[3, 2])

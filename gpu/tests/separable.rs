@@ -5,46 +5,11 @@
 
 mod common;
 
-use common::Inputs;
-use ndjit::driver::{
-    self, Dtype, Engine, Executor, Footprint, Mode, Options, RawArray, RawArrayMut,
-};
+use common::{forced, run, Inputs, ALL, MODES};
+use ndjit::driver::{Dtype, Footprint, Mode, Options};
 use ndjit_gpu::codegen::separable::{Joint, Strip};
 use ndjit_gpu::emulate::Emulator;
 use ndjit_gpu::{GpuFilter, Target, Tuning};
-
-const ALL: [Dtype; 11] = [
-    Dtype::Bool,
-    Dtype::I8,
-    Dtype::U8,
-    Dtype::I16,
-    Dtype::U16,
-    Dtype::I32,
-    Dtype::U32,
-    Dtype::I64,
-    Dtype::U64,
-    Dtype::F32,
-    Dtype::F64,
-];
-
-fn forced(on: bool) -> Tuning {
-    Tuning {
-        separable: Some(on),
-        ..Tuning::default()
-    }
-}
-
-/// Every mode scipy takes.
-const MODES: [Mode; 8] = [
-    Mode::Reflect,
-    Mode::Mirror,
-    Mode::Nearest,
-    Mode::Wrap,
-    Mode::Constant,
-    Mode::GridWrap,
-    Mode::GridMirror,
-    Mode::GridConstant,
-];
 
 /// Outputs per thread along each pass's axis and how the column and row passes join that the
 /// checks run with: one output, a few (leaving remainders at the ends of the axes) and the
@@ -67,34 +32,6 @@ const TUNINGS: [(u32, Joint, u32); 11] = [
     (0, Joint::Strip(Strip { lanes: 4, rows: 64 }), 65535),
 ];
 
-/// `exec` on `input` (bytes of `dt`, C order) into a fresh output of `out`.
-fn run<E: Executor>(
-    exec: &E,
-    filter: &ndjit::Filter,
-    (input, dt): (&[u8], Dtype),
-    shape: &[usize],
-    out: Dtype,
-    opts: &Options,
-) -> Result<Vec<u8>, E::Error> {
-    let n: usize = shape.iter().product();
-    let mut bytes = vec![0xA5u8; n * out.itemsize()];
-    let input = RawArray {
-        ptr: input.as_ptr(),
-        dtype: dt,
-        shape: shape.to_vec(),
-        strides: driver::c_strides(shape, dt),
-    };
-    let output = RawArrayMut {
-        ptr: bytes.as_mut_ptr(),
-        dtype: out,
-        shape: shape.to_vec(),
-        strides: driver::c_strides(shape, out),
-    };
-    // SAFETY: both arrays are ours, described by their own shapes and strides.
-    unsafe { driver::execute(exec, &input, &output, filter, opts) }?;
-    Ok(bytes)
-}
-
 /// Whether the passes serve these arguments (the module `inspect_ptx` would show).
 fn planned(gpu: &GpuFilter, opts: &Options, rank: usize, dts: (Dtype, Dtype)) -> bool {
     let ptx = gpu
@@ -103,62 +40,26 @@ fn planned(gpu: &GpuFilter, opts: &Options, rank: usize, dts: (Dtype, Dtype)) ->
     ptx.contains("ndjit_pass0")
 }
 
-/// The emulated passes against the CPU's general engine; panics with the case on a difference.
-/// Returns whether both refused (NumPy's choice between zeros: see [`refuses_a_zero_choice`]).
+/// The emulated passes under every tuning of [`TUNINGS`] against the CPU's general engine
+/// ([`common::agree_with_cpu`]); returns whether both refused a choice between zeros.
 fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: &Options) -> bool {
     let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
     assert!(
         planned(&gpu, opts, shape.len(), dts),
         "{source} {dts:?} {opts:?}: not planned as passes"
     );
-    let cpu_opts = Options {
-        engine: Engine::Callback,
-        ..opts.clone()
-    };
-    let cpu = run(
-        &Engine::Callback,
-        gpu.filter(),
-        (data, dts.0),
-        shape,
-        dts.1,
-        &cpu_opts,
-    );
-    let mut refused = false;
-    for (outputs, joint, grid_rows) in TUNINGS {
-        let emu = Emulator {
-            tuning: Tuning {
+    let runs: Vec<(Tuning, u32)> = TUNINGS
+        .iter()
+        .map(|&(outputs, joint, grid_rows)| {
+            let tuning = Tuning {
                 pass_outputs: outputs,
                 joint,
                 ..forced(true)
-            },
-            grid_rows,
-            ..Emulator::new(&gpu)
-        };
-        let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts);
-        let (cpu, got) = match (&cpu, got) {
-            (Ok(cpu), Ok(got)) => (cpu, got),
-            // A choice between zeros that NumPy makes by its SIMD code is refused by both,
-            // the passes' patch kernel reporting it as the general kernel does.
-            (Err(c), Err(g)) if refuses_a_zero_choice(&c.to_string()) => {
-                assert!(refuses_a_zero_choice(&g.to_string()), "{source}: {g}");
-                refused = true;
-                continue;
-            }
-            (c, g) => panic!("{source} {dts:?} {opts:?}: cpu {c:?}, emulated {g:?}"),
-        };
-        if !common::same_bits(cpu, &got, dts.1) {
-            panic!(
-                "{source} {dts:?} shape {shape:?} {opts:?}, {outputs} outputs per thread, {joint:?}, grid rows {grid_rows}:\n cpu {cpu:?}\n gpu {got:?}"
-            );
-        }
-    }
-    refused
-}
-
-/// Whether an error is the refusal of NumPy's choice between `0.0` and `-0.0`
-/// (`ndjit::ir::zero_signs`).
-fn refuses_a_zero_choice(error: &str) -> bool {
-    error.contains("both 0.0 and -0.0")
+            };
+            (tuning, grid_rows)
+        })
+        .collect();
+    common::agree_with_cpu(&gpu, (data, shape), dts, opts, &runs)
 }
 
 /// Values of `dt` without NaN or `-0.0` (floats: small integers and halves, with ties).

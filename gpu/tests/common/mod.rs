@@ -266,3 +266,127 @@ pub fn same_bits(a: &[u8], b: &[u8], dt: Dtype) -> bool {
         _ => false,
     }
 }
+
+/// Every dtype scipy takes, in and out.
+pub const ALL: [Dtype; 11] = [
+    Dtype::Bool,
+    Dtype::I8,
+    Dtype::U8,
+    Dtype::I16,
+    Dtype::U16,
+    Dtype::I32,
+    Dtype::U32,
+    Dtype::I64,
+    Dtype::U64,
+    Dtype::F32,
+    Dtype::F64,
+];
+
+/// Every mode scipy takes.
+pub const MODES: [Mode; 8] = [
+    Mode::Reflect,
+    Mode::Mirror,
+    Mode::Nearest,
+    Mode::Wrap,
+    Mode::Constant,
+    Mode::GridWrap,
+    Mode::GridMirror,
+    Mode::GridConstant,
+];
+
+/// `exec` on `input` (bytes of `dt`, C order) into a fresh output of `out`.
+pub fn run<E: ndjit::driver::Executor>(
+    exec: &E,
+    filter: &ndjit::Filter,
+    (input, dt): (&[u8], Dtype),
+    shape: &[usize],
+    out: Dtype,
+    opts: &ndjit::driver::Options,
+) -> Result<Vec<u8>, E::Error> {
+    let n: usize = shape.iter().product();
+    let mut bytes = vec![0xA5u8; n * out.itemsize()];
+    use ndjit::driver::{self, RawArray, RawArrayMut};
+    let input = RawArray {
+        ptr: input.as_ptr(),
+        dtype: dt,
+        shape: shape.to_vec(),
+        strides: driver::c_strides(shape, dt),
+    };
+    let output = RawArrayMut {
+        ptr: bytes.as_mut_ptr(),
+        dtype: out,
+        shape: shape.to_vec(),
+        strides: driver::c_strides(shape, out),
+    };
+    // SAFETY: both arrays are ours, described by their own shapes and strides.
+    unsafe { driver::execute(exec, &input, &output, filter, opts) }?;
+    Ok(bytes)
+}
+
+/// A tuning that forces the box statistics' kernels (`separable`) on or off.
+pub fn forced(on: bool) -> ndjit_gpu::Tuning {
+    ndjit_gpu::Tuning {
+        separable: Some(on),
+        ..ndjit_gpu::Tuning::default()
+    }
+}
+
+/// Whether an error is the refusal of NumPy's choice between `0.0` and `-0.0`
+/// (`ndjit::ir::zero_signs`).
+pub fn refuses_a_zero_choice(error: &str) -> bool {
+    error.contains("both 0.0 and -0.0")
+}
+
+/// The emulated kernels of `gpu` under each of `runs` (a tuning, and the most rows of blocks a
+/// grid may have: lower, each block loops over more of the image) against the CPU's general
+/// engine, element by element; panics with the case on a difference. Returns whether both
+/// refused: a choice between zeros that NumPy makes by its SIMD code, which a patch kernel
+/// reports as the general kernel does.
+pub fn agree_with_cpu(
+    gpu: &ndjit_gpu::GpuFilter,
+    (data, shape): (&[u8], &[usize]),
+    dts: (Dtype, Dtype),
+    opts: &ndjit::driver::Options,
+    runs: &[(ndjit_gpu::Tuning, u32)],
+) -> bool {
+    use ndjit::driver::{Engine, Options};
+    let source = gpu.filter().source();
+    let cpu_opts = Options {
+        engine: Engine::Callback,
+        ..opts.clone()
+    };
+    let cpu = run(
+        &Engine::Callback,
+        gpu.filter(),
+        (data, dts.0),
+        shape,
+        dts.1,
+        &cpu_opts,
+    );
+    let mut refused = false;
+    for &(tuning, grid_rows) in runs {
+        let emu = ndjit_gpu::emulate::Emulator {
+            tuning,
+            grid_rows,
+            ..ndjit_gpu::emulate::Emulator::new(gpu)
+        };
+        let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts);
+        let (cpu, got) = match (&cpu, got) {
+            (Ok(cpu), Ok(got)) => (cpu, got),
+            (Err(c), Err(g)) if refuses_a_zero_choice(&c.to_string()) => {
+                assert!(refuses_a_zero_choice(&g.to_string()), "{source}: {g}");
+                refused = true;
+                continue;
+            }
+            (c, g) => panic!("{source} {dts:?} {opts:?}: cpu {c:?}, emulated {g:?}"),
+        };
+        let size = dts.1.itemsize();
+        for (i, (c, g)) in cpu.chunks(size).zip(got.chunks(size)).enumerate() {
+            assert!(
+                same_bits(c, g, dts.1),
+                "{source} {dts:?} shape {shape:?} {opts:?} {tuning:?} grid rows {grid_rows}: element {i}: cpu {c:?}, gpu {g:?}"
+            );
+        }
+    }
+    refused
+}
