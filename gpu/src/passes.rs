@@ -164,9 +164,10 @@ impl Passes {
                 }
                 // A block per tile of outputs; its second axis loops over the rows of tiles.
                 Stage::Select { .. } => {
-                    use separable::select::{ROWS, TX, TY};
+                    use separable::select::{rows_per_thread, TX, TY};
                     let cols = g.shape[2].div_ceil(TX as usize);
-                    let rows = g.shape[1].div_ceil((TY * ROWS) as usize) * g.shape[0];
+                    let tile_rows = TY * rows_per_thread(self.plan.elem);
+                    let rows = g.shape[1].div_ceil(tile_rows as usize) * g.shape[0];
                     ((TX, TY), (cols * TX as usize, rows * TY as usize))
                 }
             };

@@ -2,10 +2,10 @@
 //! type's bits, with no sorting and no scratch, where a sorting network's grows as the area times
 //! its logarithm squared and a merge sort's branches diverge across a warp.
 //!
-//! A block of [`TX`]` × `[`TY`] threads computes a tile of `TX` columns by `TY · ROWS` rows. It
+//! A block of [`TX`]` × `[`TY`] threads computes a tile of `TX` columns by `TY · rows` rows. It
 //! loads the values its windows cover (scipy's boundary rules applied once per value) into
 //! shared memory as *keys*: unsigned integers whose order is the values' order. Each thread then
-//! finds its [`ROWS`] medians down its column bit by bit, from the top: a key `m` with the bits
+//! finds its `rows` ([`rows_per_thread`]) medians down its column bit by bit, from the top: a key `m` with the bits
 //! found so far and the next one set is kept when at most `rank` of the window's keys are below
 //! it. After the last bit, `m` is the key of rank `rank`, the window's `rank`-th smallest value.
 //! The rows the thread's windows share are read once per round for all of its outputs.
@@ -36,11 +36,20 @@ use ndjit::driver::{Mix, NanRule, Positions, RankStat};
 /// Threads of a block along the rows and down the columns.
 pub const TX: u32 = 32;
 pub const TY: u32 = 8;
-/// Outputs per thread down its column. Measured on an H200 at 8192² with a CuPy prototype of
-/// this kernel (2 by 8 rows of threads, 4 by 8, 8 by 4, 4 by 4): 2 was the fastest or within 3%
-/// from 3×3 to 31×31, float32 and float64 (float32 15×15 69.0 ms against 70.4 for 4 and 82.7
-/// for 8).
-pub const ROWS: u32 = 2;
+/// Outputs per thread down its column: 2, and 4 for 8-byte values. Measured on an H200 at
+/// 8192² with a CuPy prototype of this kernel (`gpu/device-run/select_prototype.py`, its log
+/// beside it; 2, 4 and 8 outputs by 8 or 4 rows of threads): 2 by 8 was the fastest or within 4%
+/// from 3×3 to 31×31, float32 and float64 (float32 15×15 69.0 ms against 70.4 for 4 and 82.7 for
+/// 8). This kernel with 4 (`gpu/device-run/select-h200-2026-11-30.log`): float64 13×13 101.0 →
+/// 92.1 ms, 15×15 129.6 → 123.4, 31×31 540 → 534; float32 within 3% either way (13×13 42.3 →
+/// 43.7).
+pub fn rows_per_thread(dt: Dtype) -> u32 {
+    if dt.itemsize() == 8 {
+        4
+    } else {
+        2
+    }
+}
 
 /// Where the tuning leaves it open, the kernel is chosen for a median past this many values:
 /// up to it the general kernel's sorting networks were faster, past it that kernel merge-sorts
@@ -95,6 +104,8 @@ pub fn serves(stat: RankStat, dt: Dtype, passes: &[Pass], shared: u64) -> bool {
 
 /// A block's keys: `rows` rows of `columns` keys of `size` bytes.
 struct Tile {
+    /// Outputs per thread down its column ([`rows_per_thread`]).
+    outputs: i64,
     column_taps: i64,
     row_taps: i64,
     columns: i64,
@@ -109,11 +120,13 @@ impl Tile {
     fn of(dt: Dtype, (column, row): (Pass, Pass)) -> Tile {
         let (column_taps, row_taps) = (column.hi - column.lo + 1, row.hi - row.lo + 1);
         let size = (dt.itemsize() as i64).max(4);
+        let outputs = rows_per_thread(dt) as i64;
         Tile {
+            outputs,
             column_taps,
             row_taps,
             columns: TX as i64 + row_taps - 1,
-            rows: (TY * ROWS) as i64 + column_taps - 1,
+            rows: TY as i64 * outputs + column_taps - 1,
             size,
             kt: if size == 8 { T::U64 } else { T::U32 },
             bits: 8 * dt.itemsize() as u32,
@@ -164,7 +177,7 @@ pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) 
     let x = k.bin(Bin::Add, T::S32, x0, tx);
     let tid = k.fma(T::U32, ty, Src::I(TX as i64), tx);
     let keys = k.addr_of(KEYS);
-    let (runs, z, y0) = Runs::open(&mut k, a.ext, (TY * ROWS) as i64);
+    let (runs, z, y0) = Runs::open(&mut k, a.ext, TY as i64 * tile.outputs);
     fill(
         &mut k,
         ps,
@@ -177,7 +190,7 @@ pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) 
     let done = k.new_label();
     let past = k.setp(Cmp::Ge, T::S32, x, a.ext[2]);
     k.bra_if(past, false, done);
-    let first = k.bin(Bin::Mul, T::S32, ty, Src::I(ROWS as i64));
+    let first = k.bin(Bin::Mul, T::S32, ty, Src::I(tile.outputs));
     let at = k.fma(T::U32, first, Src::I(tile.columns), tx);
     let at = k.cvt(None, T::U64, T::U32, at);
     let base = k.fma(T::U64, at, Src::I(tile.size), keys);
@@ -380,7 +393,7 @@ fn results(
         Some(_) => Some(lower.clone()),
         None => None,
     };
-    (0..ROWS as usize)
+    (0..tile.outputs as usize)
         .map(|p| {
             let a = value_of(k, dt, lower[p]);
             let mut v = match (&upper, mix) {
@@ -451,7 +464,9 @@ fn bisect(
     let (bit, found) = match bounds {
         None => (
             k.mov(bt, Src::I(1i64 << (tile.bits - 1))),
-            (0..ROWS).map(|_| k.mov(bt, Src::I(0))).collect::<Vec<_>>(),
+            (0..tile.outputs)
+                .map(|_| k.mov(bt, Src::I(0)))
+                .collect::<Vec<_>>(),
         ),
         Some(bounds) => {
             let mut differ = k.mov(bt, Src::I(0));
@@ -530,14 +545,16 @@ fn rounds(
             (T::U32, high.collect())
         }
     };
-    let below: Vec<Reg> = (0..ROWS).map(|_| k.mov(T::U32, Src::I(0))).collect();
+    let below: Vec<Reg> = (0..tile.outputs)
+        .map(|_| k.mov(T::U32, Src::I(0)))
+        .collect();
     each_key(k, tile, (base, word), &mut |k, key, p| {
         let lt = k.setp(Cmp::Lt, ct, key, compared[p]);
         let one = k.selp(T::U32, Src::I(1), Src::I(0), lt);
         let c = k.bin(Bin::Add, T::U32, below[p], one);
         k.set(T::U32, below[p], c);
     });
-    for p in 0..ROWS as usize {
+    for p in 0..tile.outputs as usize {
         let keep = k.setp(Cmp::Le, T::U32, below[p], Src::I(rank));
         let f = k.selp(bt, trial[p], found[p], keep);
         k.set(bt, found[p], f);
@@ -552,8 +569,10 @@ fn rounds(
 /// where more than `rank` keys are at most it, else the least key above it.
 fn successor(k: &mut Func, tile: &Tile, base: Reg, prev: &[Reg], rank: i64) -> Vec<Reg> {
     let (kt, bt) = (tile.kt, tile.bt());
-    let at_most: Vec<Reg> = (0..ROWS).map(|_| k.mov(T::U32, Src::I(0))).collect();
-    let above: Vec<Reg> = (0..ROWS).map(|_| k.mov(bt, tile.top())).collect();
+    let at_most: Vec<Reg> = (0..tile.outputs)
+        .map(|_| k.mov(T::U32, Src::I(0)))
+        .collect();
+    let above: Vec<Reg> = (0..tile.outputs).map(|_| k.mov(bt, tile.top())).collect();
     each_key(k, tile, (base, Word::Whole), &mut |k, key, p| {
         let le = k.setp(Cmp::Le, kt, key, prev[p]);
         let one = k.selp(T::U32, Src::I(1), Src::I(0), le);
@@ -563,7 +582,7 @@ fn successor(k: &mut Func, tile: &Tile, base: Reg, prev: &[Reg], rank: i64) -> V
         let least = k.bin(Bin::Min, kt, above[p], candidate);
         k.set(bt, above[p], least);
     });
-    (0..ROWS as usize)
+    (0..tile.outputs as usize)
         .map(|p| {
             let again = k.setp(Cmp::Gt, T::U32, at_most[p], Src::I(rank));
             k.selp(bt, prev[p], above[p], again)
@@ -585,7 +604,7 @@ fn bounds(k: &mut Func, tile: &Tile, base: Reg, zeros: bool) -> Vec<Bounds> {
         T::U64 => Src::I(!(1u64 << 63) as i64),
         _ => Src::I(!(1u32 << 31) as i64),
     };
-    let bounds: Vec<Bounds> = (0..ROWS)
+    let bounds: Vec<Bounds> = (0..tile.outputs)
         .map(|_| Bounds {
             least: k.mov(bt, tile.top()),
             most: k.mov(bt, Src::I(0)),
@@ -617,7 +636,7 @@ fn each_key(
     (base, word): (Reg, Word),
     each: &mut dyn FnMut(&mut Func, Reg, usize),
 ) {
-    let (rows, taps) = (ROWS as i64, tile.column_taps);
+    let (rows, taps) = (tile.outputs, tile.column_taps);
     let (t, skip) = word.load(tile);
     let shared = (rows - 1)..taps;
     let windows = |r: i64| (0..rows).filter(move |&p| p <= r && r < p + taps);
