@@ -1,31 +1,39 @@
-//! Medians of boxes by bisection over ordered keys: a cost per pixel of the box's area times the
-//! type's bits, with no sorting and no scratch, where a sorting network's grows as the area times
-//! its logarithm squared and a merge sort's branches diverge across a warp.
+//! Medians, quantiles and `np.sort(x)[k]` of boxes by bisection over ordered keys: a cost per
+//! pixel of the box's area times the type's bits, with no sorting and no scratch, where a sorting
+//! network's grows as the area times its logarithm squared and a merge sort's branches diverge
+//! across a warp.
 //!
 //! A block of [`TX`]` × `[`TY`] threads computes a tile of `TX` columns by `TY · rows` rows. It
 //! loads the values its windows cover (scipy's boundary rules applied once per value) into
 //! shared memory as *keys*: unsigned integers whose order is the values' order. Each thread then
-//! finds its `rows` ([`rows_per_thread`]) medians down its column bit by bit, from the top: a key `m` with the bits
-//! found so far and the next one set is kept when at most `rank` of the window's keys are below
-//! it. After the last bit, `m` is the key of rank `rank`, the window's `rank`-th smallest value.
-//! The rows the thread's windows share are read once per round for all of its outputs.
+//! finds the key of rank `r` of each of its `rows` ([`rows_per_thread`]) windows down its column
+//! bit by bit, from the top: a key `m` with the bits found so far and the next one set is kept
+//! when at most `r` of the window's keys are below it. After the last bit, `m` is the key of
+//! rank `r`, the window's `r`-th smallest value. The rows the thread's windows share are read
+//! once per round for all of its outputs. Keys of 32 and 64 bits start below the bits their
+//! windows' least and largest keys share, and a 64-bit key's high word is found with 32-bit
+//! comparisons.
 //!
 //! # Why the result is the filter's, bit for bit
 //!
-//! The driver recognised the filter as NumPy's median (`ndjit::driver::rank_form`): of the
-//! window's `n` values as doubles, the middle one plus `0.0` (odd `n`), or `(0.0 + a + b) / 2.0`
-//! of the two middle ones (even `n`); NaN where any value is NaN.
+//! The driver recognised the filter as a statistic of the sorted window
+//! (`ndjit::driver::rank_form`): the values at one or two sorted positions of the window's `n`
+//! values as doubles, made one by the runtime's arithmetic (`RankStat::positions`: the middle
+//! plus `0.0`, the mean of two middles, NumPy's `_lerp`, or the value itself).
 //! - The keys order the values as their doubles do: `(double)` is monotone on every dtype, so
 //!   the value of rank `r` converts to the double of rank `r`. Integers are keyed by their
 //!   offset from the type's least value; floats by their bits, the negatives' inverted and the
 //!   positives' top bit set, so that `-0.0` comes just before `+0.0`.
 //! - Where `-0.0` and `+0.0` compare equal for NumPy but not as keys, the value picked may be
-//!   either zero, and `0.0 + z` is `+0.0` for both, as is `(0.0 + a) + b` where both middles
-//!   are zeros: the result does not depend on the zero's sign.
-//! - Every NaN is keyed as the largest key, which no other value has; a window whose largest
-//!   key is that one gives NaN (the runtime's, `f64::NAN`).
-//! - For an even `n` the second middle is the first where more than `n / 2` keys are at most
-//!   the first's, else the least key above it.
+//!   either zero. A median adds `0.0` to it, `+0.0` for both, as is `(0.0 + a) + b` where both
+//!   middles are zeros. Where the sign shows (quantiles, `np.sort(x)[k]`), a window holding a
+//!   `-0.0` is flagged for the patch: the general kernel computes it with the filter's own code.
+//! - Every NaN is keyed as the largest key, which no other value has. Where the filter's NaN
+//!   propagates (NumPy's median and quantiles) a window whose largest key is that one gives NaN
+//!   (the runtime's, `f64::NAN`); where its rule is its own (`np.sort` orders NaN last, keeping
+//!   its bits), the window is flagged for the patch.
+//! - The second of two consecutive positions is the first's key where more keys than its rank
+//!   are at most that key, else the least key above it.
 
 use super::{byte_offset, pass_params, set_flag, Pass, PassArgs, PassSpec, Runs, Stat, UNROLL};
 use crate::codegen::stencil::map_fn;
@@ -61,21 +69,23 @@ pub const MEDIAN_MIN_TAPS: usize = ndjit::ir::network::MAX_NETWORK_LEN;
 
 /// The same for quantiles and `np.sort(x)[k]`, which have no networks of their own: past the
 /// values the general kernel sorts in registers, it merge-sorts. Measured from Python at 8192²
-/// (`benches/gpu_window.py`; `gpu/device-run/window-percentile-h200-2026-11-30-select.log`): the
-/// general kernel's float32 `np.percentile(x, 30)` took 1.34 ms at 3×3, 6.83 at 5×5, 121 at 7×7
-/// and 371 at 9×9, where this kernel's median takes 0.43, 1.51, 4.27 and 15.2.
+/// (`benches/gpu_window.py`, `gpu/device-run/window-percentile-h200-2026-11-30-select.log` and
+/// `-chosen.log`): the general kernel's float32 `np.percentile(x, 30)` took 121 ms at 7×7 and
+/// 371 at 9×9, this kernel 12.5 and 21.5. At 3×3 and 5×5 the general kernel took 1.34 and 6.83
+/// ms, where this kernel's median took 0.66 and 1.53 at 4096² (a quarter of the pixels): about
+/// 2.7 and 6.1 at 8192², slower at 3×3 and close at 5×5.
 pub const SORTED_MIN_TAPS: usize = crate::codegen::body::NETWORK_MAX as usize;
 
 /// The shared array of a block's keys.
 const KEYS: &str = "ndjit_keys";
 
-/// The stage of a median plan.
+/// The stage of a sorted statistic's plan.
 pub fn stage(passes: &[Pass]) -> super::Stage {
     let (column, row) = extents(passes);
     super::Stage::Select { column, row }
 }
 
-/// A median plan's extents along the columns and the rows: its passes', one tap where it has
+/// A sorted statistic's extents along the columns and the rows: its passes', one tap where it has
 /// none along an axis.
 fn extents(passes: &[Pass]) -> (Pass, Pass) {
     let along = |axis: usize| {
@@ -161,7 +171,7 @@ impl Tile {
     }
 }
 
-/// The median kernel of a box with extents `column` and `row`; `ps` is the row's pass as the
+/// The kernel of a sorted statistic of a box with extents `column` and `row`; `ps` is the row's pass as the
 /// last ([`PassSpec::last`] holds the output dtype).
 pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) -> Func {
     let mut k = Func::new_entry(name, pass_params());
