@@ -34,6 +34,11 @@
 //!
 //! `cval` (constant mode) must be a value of the input's type whose double is `cval` bit for bit,
 //! and not one of the excluded values; otherwise the general kernel runs alone.
+//!
+//! Statistics of the sorted window (NumPy's median and quantiles, `np.sort(x)[k]`) are no
+//! extremes and have no passes: over a box of the last two axes they are one kernel, [`select`],
+//! which selects each window's sorted positions by bisection over ordered keys, with the same
+//! patch for the windows whose `-0.0` or NaN the statistic's result would show.
 
 pub mod select;
 pub mod strip;
@@ -75,7 +80,8 @@ impl Stat {
         }
     }
 
-    /// The extremes the passes carry, one chain each, in this order (none for a median).
+    /// The extremes the passes carry, one chain each, in this order (none for a sorted
+    /// statistic).
     fn chains(self) -> &'static [crate::pir::Bin] {
         use crate::pir::Bin;
         match self {
@@ -102,7 +108,7 @@ pub struct Pass {
     pub hi: i64,
 }
 
-/// How a box's extreme is computed in passes.
+/// How a box's statistic is computed: extremes in passes, sorted statistics in one kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeparablePlan {
     pub stat: Stat,
@@ -155,8 +161,9 @@ pub enum Stage {
         row: Pass,
         strip: Strip,
     },
-    /// A median of the box whose extents along the columns and the rows are `column` and `row`
-    /// (one tap where the box has none along an axis), selected in one kernel ([`select`]).
+    /// A statistic of the sorted window of the box whose extents along the columns and the
+    /// rows are `column` and `row` (one tap where the box has none along an axis), selected in
+    /// one kernel ([`select`]).
     Select { column: Pass, row: Pass },
 }
 
@@ -384,7 +391,9 @@ pub fn plan(
     })
 }
 
-/// Whether the passes are chosen when the tuning leaves it open, by measurement (an H200,
+/// Whether the plan is chosen when the tuning leaves it open, by measurement. Sorted statistics
+/// past what the general kernel sorts in registers ([`select::MEDIAN_MIN_TAPS`],
+/// [`select::SORTED_MIN_TAPS`]). The extremes' passes by measurement too (an H200,
 /// 4096², the device checks' `passes` section, general kernel time over the passes' with
 /// [`AUTO_OUTPUTS`]; `gpu/device-run/passes-h200-2026-11-29-guards.log`). `can_fail`: whether the
 /// general kernel holds a check, which for these filters is NumPy's zero-sign guard
@@ -399,7 +408,7 @@ pub fn plan(
 ///   `min` on float32 at 5×5 is a tie (1.00), and at 3×3 one kernel beats two (0.53).
 pub fn chosen(spec: &KernelSpec, stat: RankStat, can_fail: bool) -> bool {
     let n = spec.filter_size();
-    // Sorted statistics: past what the general kernel sorts in registers ([`select`]).
+    // Sorted statistics: past the general kernel's networks and sorts in registers.
     match stat {
         RankStat::Median => return n > select::MEDIAN_MIN_TAPS,
         RankStat::Quantile(_) | RankStat::KthSorted(_) => return n > select::SORTED_MIN_TAPS,
@@ -1374,14 +1383,10 @@ fn flag(
 /// Sets the patch flag of the general kernel's thread covering the pixel at `coord`, and the
 /// header word saying that one is set.
 fn set_flag(k: &mut Func, (l, flags): (PatchLayout, Reg), coord: [Reg; 3], (h, w): (Reg, Reg)) {
+    use crate::pir::Bin;
     // Rows counted over the leading axes, as the general kernel counts them.
     let row = k.fma(T::U32, coord[0], h, coord[1]);
-    let col = k.bin(
-        crate::pir::Bin::Div,
-        T::U32,
-        coord[2],
-        Src::I(l.outputs as i64),
-    );
+    let col = k.bin(Bin::Div, T::U32, coord[2], Src::I(l.outputs as i64));
     let a = l.flag_address(k, flags, (row, w), col);
     k.st(
         Space::Global,
