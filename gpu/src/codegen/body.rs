@@ -18,6 +18,7 @@ use super::sort;
 use super::taps::{self, Taps};
 use super::{BoundValues, NO_RECORD};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Global, Ins, Reg, Rnd, Space, Src, Un, T};
+use ndjit::driver::Mix;
 use ndjit::ir::eval::{self, Val};
 use ndjit::ir::{
     self, network, Arr, ArrKind, ArrayOp, BinOp, CmpOp, Expr, ReduceOp, SortedStat, Stmt, Ty, UnOp,
@@ -2365,9 +2366,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                         } else {
                             let x = self.sorted_at(a, V::C(Val::I(n / 2 - 1)))?;
                             let y = self.sorted_at(a, V::C(Val::I(n / 2)))?;
-                            let s = self.k.bin(Bin::Add, T::F64, Src::f64(0.0), x);
-                            let s = self.k.bin(Bin::Add, T::F64, s, y);
-                            self.k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
+                            sort::mix(self.k, Mix::Mean, (x, y))
                         }
                     }
                     SortedStat::Quantile => {
@@ -2378,17 +2377,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                         let Some(plan) = QuantilePlan::new(n as usize, qc) else {
                             return Ok(nan);
                         };
-                        let (prev, next, gamma) = (plan.prev, plan.next, plan.gamma);
-                        let x = self.sorted_at(a, V::C(Val::I(prev as i64)))?;
-                        let y = self.sorted_at(a, V::C(Val::I(next as i64)))?;
-                        let diff = self.k.bin(Bin::Sub, T::F64, y, x);
-                        if gamma >= 0.5 {
-                            let t = self.k.bin(Bin::Mul, T::F64, diff, Src::f64(1.0 - gamma));
-                            self.k.bin(Bin::Sub, T::F64, y, t)
-                        } else {
-                            let t = self.k.bin(Bin::Mul, T::F64, diff, Src::f64(gamma));
-                            self.k.bin(Bin::Add, T::F64, x, t)
-                        }
+                        let x = self.sorted_at(a, V::C(Val::I(plan.prev as i64)))?;
+                        let y = self.sorted_at(a, V::C(Val::I(plan.next as i64)))?;
+                        sort::mix(self.k, Mix::Lerp(plan), (x, y))
                     }
                 };
                 if let V::R(qr, _) = q {

@@ -23,6 +23,32 @@ pub struct Comparator {
 /// every backend emits.
 pub use ndjit::ir::network::batcher_pairs as batcher;
 
+use crate::pir::Reg;
+use ndjit::driver::Mix;
+
+/// Two sorted values made one in double as the runtime makes them ([`Mix::apply`]): the mean
+/// of two middles, `(0.0 + a + b) / 2.0`, or NumPy's `_lerp` at the plan's constant `gamma`.
+pub fn mix(k: &mut crate::pir::Func, mix: Mix, (a, b): (Reg, Reg)) -> Reg {
+    use crate::pir::{Bin, Src, T};
+    match mix {
+        Mix::Mean => {
+            let s = k.bin(Bin::Add, T::F64, Src::f64(0.0), a);
+            let s = k.bin(Bin::Add, T::F64, s, b);
+            k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
+        }
+        Mix::Lerp(plan) => {
+            let diff = k.bin(Bin::Sub, T::F64, b, a);
+            if plan.gamma >= 0.5 {
+                let t = k.bin(Bin::Mul, T::F64, diff, Src::f64(1.0 - plan.gamma));
+                k.bin(Bin::Sub, T::F64, b, t)
+            } else {
+                let t = k.bin(Bin::Mul, T::F64, diff, Src::f64(plan.gamma));
+                k.bin(Bin::Add, T::F64, a, t)
+            }
+        }
+    }
+}
+
 /// The comparators of `net` (in order) that the positions `needed` depend on, with which of their
 /// outputs are needed.
 pub fn pruned(net: &[(usize, usize)], needed: &[usize]) -> Vec<Comparator> {

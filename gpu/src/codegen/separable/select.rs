@@ -36,10 +36,11 @@
 //!   are at most that key, else the least key above it.
 
 use super::{byte_offset, pass_params, set_flag, Pass, PassArgs, PassSpec, Runs, Stat, UNROLL};
+use crate::codegen::sort;
 use crate::codegen::stencil::map_fn;
 use crate::codegen::{elem, Dtype, Mode};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Ins, Reg, Space, Special, Src, Un, T};
-use ndjit::driver::{Mix, NanRule, Positions, RankStat};
+use ndjit::driver::{NanRule, Positions, RankStat};
 
 /// Threads of a block along the rows and down the columns.
 pub const TX: u32 = 32;
@@ -393,28 +394,38 @@ fn results(
         b.as_ref()
             .map(|b| b.iter().map(|b| (b.least, b.most)).collect::<Vec<_>>())
     };
-    let (first, second, mix) = match stat.positions(n).expect("checked by `serves`") {
-        Positions::One { at, plus_zero } => (at, None, plus_zero.then_some(Mix::Mean)),
-        Positions::Two(i, j, mix) => (i, Some(j), Some(mix)),
+    let positions = stat.positions(n).expect("checked by `serves`");
+    let first = match positions {
+        Positions::One { at, .. } | Positions::Two(at, ..) => at,
     };
     let lower = bisect(k, tile, base, keys(&bounds).as_deref(), first as i64);
-    let upper = match second {
-        Some(j) if j > first => Some(successor(k, tile, base, &lower, j as i64)),
-        Some(_) => Some(lower.clone()),
-        None => None,
+    let upper = match positions {
+        Positions::Two(i, j, _) if j > i => Some(successor(k, tile, base, &lower, j as i64)),
+        Positions::Two(..) => Some(lower.clone()),
+        Positions::One { .. } => None,
     };
     (0..tile.outputs as usize)
         .map(|p| {
             let a = value_of(k, dt, lower[p]);
-            let mut v = match (&upper, mix) {
-                (None, None) => a,
-                // One value plus `0.0` (NumPy's median of an odd count).
-                (None, Some(_)) => k.bin(Bin::Add, T::F64, Src::f64(0.0), a),
-                (Some(upper), Some(mix)) => {
+            let mut v = match (&positions, &upper) {
+                (
+                    Positions::One {
+                        plus_zero: false, ..
+                    },
+                    _,
+                ) => a,
+                // NumPy's median of an odd count: the middle plus `0.0`.
+                (
+                    Positions::One {
+                        plus_zero: true, ..
+                    },
+                    _,
+                ) => k.bin(Bin::Add, T::F64, Src::f64(0.0), a),
+                (&Positions::Two(_, _, mix), Some(upper)) => {
                     let b = value_of(k, dt, upper[p]);
-                    mixed(k, mix, (a, b))
+                    sort::mix(k, mix, (a, b))
                 }
-                (Some(_), None) => unreachable!("two positions are mixed"),
+                (Positions::Two(..), None) => unreachable!("the second position is selected"),
             };
             let mut patched = None;
             if let Some(b) = bounds.as_ref().filter(|_| float) {
@@ -436,27 +447,6 @@ fn results(
             (v, patched)
         })
         .collect()
-}
-
-/// Two sorted values made one, as the runtime makes them ([`Mix::apply`]).
-fn mixed(k: &mut Func, mix: Mix, (a, b): (Reg, Reg)) -> Reg {
-    match mix {
-        Mix::Mean => {
-            let s = k.bin(Bin::Add, T::F64, Src::f64(0.0), a);
-            let s = k.bin(Bin::Add, T::F64, s, b);
-            k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
-        }
-        Mix::Lerp(plan) => {
-            let diff = k.bin(Bin::Sub, T::F64, b, a);
-            if plan.gamma >= 0.5 {
-                let t = k.bin(Bin::Mul, T::F64, diff, Src::f64(1.0 - plan.gamma));
-                k.bin(Bin::Sub, T::F64, b, t)
-            } else {
-                let t = k.bin(Bin::Mul, T::F64, diff, Src::f64(plan.gamma));
-                k.bin(Bin::Add, T::F64, a, t)
-            }
-        }
-    }
 }
 
 /// Per output, the key of rank `rank` of its window: bit by bit from the top, the key with the
