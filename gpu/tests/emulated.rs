@@ -18,6 +18,17 @@ fn check(
     spec: &ndjit_gpu::codegen::KernelSpec,
     seed: u64,
 ) -> Result<usize, String> {
+    let n: usize = shape.iter().product();
+    check_on(p, shape, spec, &Inputs::new(seed).bytes(n, spec.input))
+}
+
+/// [`check`] on the given input bytes.
+fn check_on(
+    p: &common::Program,
+    shape: &[usize],
+    spec: &ndjit_gpu::codegen::KernelSpec,
+    input: &[u8],
+) -> Result<usize, String> {
     let b = common::bindings(p);
     let n = spec.filter_size();
     let f = ndjit::Filter::compile(&p.source, &b).map_err(|e| format!("compile: {e}"))?;
@@ -28,10 +39,9 @@ fn check(
         generate(&ir, f.layout(), f.bound_values(), spec).map_err(|e| format!("codegen: {e}"))?;
     let in_desc = ArrayDesc::contiguous(spec.input, shape);
     let out_desc = ArrayDesc::contiguous(spec.output, shape);
-    let input = Inputs::new(seed).bytes(in_desc.len(), spec.input);
-    let run = emulate::run(&k, &f, &input, &in_desc, &out_desc, 0xA5)
+    let run = emulate::run(&k, &f, input, &in_desc, &out_desc, 0xA5)
         .map_err(|e| format!("emulate: {e}"))?;
-    let values = reference::to_f64(&input, spec.input);
+    let values = reference::to_f64(input, spec.input);
     let want = reference::generic_filter(&f, &values, shape, spec);
     let os = spec.output.itemsize();
     let mut first_err: Option<(usize, &ndjit::RuntimeError)> = None;
@@ -273,4 +283,73 @@ fn large_windows_read_taps_from_memory() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// float32 images' medians run their networks on the float32 values (the pair-median shortcut
+/// of two outputs per thread, the plain network otherwise, taps from registers or from the
+/// image): bit for bit the CPU's medians, odd
+/// and even counts, over values rich in ties, zeros of both signs, infinities and the float32
+/// extremes, with a NaN now and then (the fallback, whose result NaN is NumPy's).
+#[test]
+fn float32_medians_sort_float32_values() {
+    let p = common::Program {
+        name: "median".into(),
+        source: "np.median(x)".into(),
+        bindings: Default::default(),
+    };
+    let palette = [
+        -0.0f32,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.0,
+        -1.0,
+        2.5,
+        1e-45,
+        f32::MAX,
+        -f32::MAX,
+    ];
+    let shapes = [
+        (vec![3, 3], vec![9, 21]),
+        (vec![5, 5], vec![11, 14]),
+        (vec![4, 4], vec![9, 13]),
+        (vec![2, 3], vec![6, 10]),
+        (vec![9], vec![40]),
+        (vec![3, 3, 3], vec![5, 6, 7]),
+        // Past the register window: the interior loads its taps as float32 from the image.
+        (vec![9, 9], vec![19, 23]),
+        (vec![10, 10], vec![22, 25]),
+    ];
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (si, (fshape, image)) in shapes.iter().enumerate() {
+        let mut gen = Inputs::new(si as u64 + 5);
+        let n: usize = image.iter().product();
+        let input: Vec<u8> = (0..n)
+            .flat_map(|_| {
+                let r = gen.next();
+                let v = match r % 300 {
+                    0 => f32::NAN,
+                    k if k < 200 => palette[(r >> 20) as usize % palette.len()],
+                    _ => ((r >> 30) % 1000) as f32 / 7.0 - 60.0,
+                };
+                v.to_le_bytes()
+            })
+            .collect();
+        for (mi, mode) in Mode::APPLIED.into_iter().enumerate() {
+            let mut base = ndjit_gpu::codegen::KernelSpec::boxed(fshape.len(), 1);
+            base.shape = fshape.clone();
+            base.mask = vec![true; fshape.iter().product()];
+            base.origin = vec![0; fshape.len()];
+            let out = [Dtype::F64, Dtype::F32][mi % 2];
+            let mut spec = with(&base, mode, Dtype::F32, out, Target::SM90);
+            spec.outputs_per_thread = [0, 1, 2, 4][mi % 4];
+            match check_on(&p, image, &spec, &input) {
+                Ok(px) => checked += px,
+                Err(e) => failures.push(format!("{fshape:?} {} -> {out}: {e}", mode.name())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 1000, "{checked} pixels");
 }

@@ -177,6 +177,8 @@ pub struct MedianHint {
     pub cands: Vec<Reg>,
     pub own: Vec<Reg>,
     pub plan: sort::PairMedian,
+    /// The registers are float32 (a float32 image's values, see [`exchange32`]), not f64.
+    pub float32: bool,
 }
 
 /// Where control goes when the body ends.
@@ -381,18 +383,29 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     /// A [`Stmt::MedianNetwork`]: `if isnan(sum) { fallback } else { network; median }`. For the
-    /// whole footprint, with the stencil's pair-median hint, the network is the shortcut.
+    /// whole footprint, with the stencil's pair-median hint, the network is the shortcut. Over a
+    /// float32 image's taps ([`Body::float32_taps`]) the NaN test and the network run on the
+    /// float32 values: their order
+    /// is that of the doubles they convert to exactly, and float32 min/max take half the
+    /// registers and a fraction of the instructions of f64 compares and selects.
     fn median_network(&mut self, dst: Var, elems: &[Expr], fallback: &[Stmt]) -> Res<bool> {
-        let mut v = Vec::with_capacity(elems.len());
-        for e in elems {
-            let x = self.expr_as(e, Ty::F64)?;
-            v.push(self.reg(x));
-        }
-        let k = &mut *self.k;
-        let sum = network::balanced_sum(0, v.len(), &mut |i| v[i], &mut |a, b| {
-            k.bin(Bin::Add, T::F64, a, b)
-        });
-        let nan = self.k.setp(Cmp::Nan, T::F64, sum, sum);
+        let single = self.float32_taps(elems);
+        let (v, nan) = if let Some(t32) = &single {
+            let v = t32[..elems.len()].to_vec();
+            let nan = any_nan(self.k, T::F32, &v);
+            (v, nan)
+        } else {
+            let mut v = Vec::with_capacity(elems.len());
+            for e in elems {
+                let x = self.expr_as(e, Ty::F64)?;
+                v.push(self.reg(x));
+            }
+            let k = &mut *self.k;
+            let sum = network::balanced_sum(0, v.len(), &mut |i| v[i], &mut |a, b| {
+                k.bin(Bin::Add, T::F64, a, b)
+            });
+            (v, self.k.setp(Cmp::Nan, T::F64, sum, sum))
+        };
         let pair = self.pair_median_applies(elems);
         self.branch(
             nan,
@@ -401,6 +414,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let m = if pair {
                     let m = b.pair_median();
                     b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
+                } else if single.is_some() {
+                    b.network_median32(v)
                 } else {
                     b.network_median(v)
                 };
@@ -408,6 +423,21 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 Ok(true)
             },
         )
+    }
+
+    /// The float32 registers of `elems` when they are the first taps of a float32 image's
+    /// neighbourhood: the window's registers, or loads from the image's interior.
+    fn float32_taps(&mut self, elems: &[Expr]) -> Option<Vec<Reg>> {
+        if !network::is_footprint(elems) || elems.len() > self.taps.len() {
+            return None;
+        }
+        match (&self.taps32, &self.taps) {
+            (Some(t32), _) => Some(t32[..elems.len()].to_vec()),
+            (None, Taps::Memory(m)) => (0..elems.len())
+                .map(|i| m.load_f32(self.k, Src::I(i as i64)))
+                .collect(),
+            _ => None,
+        }
     }
 
     /// Whether the pair-median shortcut computes this median: one over the whole footprint (odd),
@@ -426,15 +456,20 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// candidates; the median's register.
     fn pair_median(&mut self) -> Reg {
         let h = self.median.clone().expect("a hint");
+        let step = if h.float32 { exchange32 } else { exchange };
         let mut t: Vec<Reg> = h.own.clone();
         for &(i, j) in &h.plan.own {
-            self.exchange(&mut t, i, j);
+            step(self.k, &mut t, i, j);
         }
         let mut c: Vec<Reg> = h.cands.iter().copied().chain(t).collect();
         for &(i, j) in &h.plan.merge {
-            self.exchange(&mut c, i, j);
+            step(self.k, &mut c, i, j);
         }
-        c[h.plan.rank]
+        if h.float32 {
+            self.k.cvt(None, T::F64, T::F32, c[h.plan.rank])
+        } else {
+            c[h.plan.rank]
+        }
     }
 
     /// The median of NaN-free values by ndjit's network (`ir::network::batcher_pairs`), pruned to
@@ -470,13 +505,28 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 self.exchange(&mut v, i, j);
             }
         }
-        let s = self.k.bin(Bin::Add, T::F64, Src::f64(0.0), v[middle[0]]);
-        match middle[..] {
-            [_, hi] => {
-                let s = self.k.bin(Bin::Add, T::F64, s, v[hi]);
-                self.k.bin(Bin::Div, T::F64, s, Src::f64(2.0))
-            }
-            _ => s,
+        self.median_of(&v, &middle)
+    }
+
+    /// [`Body::network_median`] on a float32 image's values (NaN-free): the network in float32
+    /// ([`exchange32`]), the middle values made doubles, then the runtime median's arithmetic.
+    fn network_median32(&mut self, mut v: Vec<Reg>) -> Reg {
+        let middle = network::median_positions(v.len());
+        for (i, j) in sort::pruned_pairs(&network::batcher_pairs(v.len()), &middle) {
+            exchange32(self.k, &mut v, i, j);
+        }
+        for &m in &middle {
+            v[m] = self.k.cvt(None, T::F64, T::F32, v[m]);
+        }
+        self.median_of(&v, &middle)
+    }
+
+    /// The runtime median of the sorted doubles at `middle` (one position or two):
+    /// `0.0 + v[m]`, or the mean of two middles.
+    fn median_of(&mut self, v: &[Reg], middle: &[usize]) -> Reg {
+        match *middle {
+            [lo, hi] => sort::mix(self.k, Mix::Mean, (v[lo], v[hi])),
+            _ => self.k.bin(Bin::Add, T::F64, Src::f64(0.0), v[middle[0]]),
         }
     }
 
@@ -1524,23 +1574,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 acc = self.k.bin(op, T::F64, acc, regs[i]);
             }
             partial.push(acc);
-            let mut p = self
-                .k
-                .setp(Cmp::Nan, T::F64, regs[g[0]], regs[*g.last().unwrap()]);
-            let mut j = 1;
-            while j + 1 < g.len() {
-                p = self.k.setp_comb(
-                    Cmp::Nan,
-                    T::F64,
-                    regs[g[j]],
-                    regs[g[j + 1]],
-                    BoolOp::Or,
-                    p,
-                    false,
-                );
-                j += 2;
-            }
-            nans.push(p);
+            let group: Vec<Reg> = g.iter().map(|&i| regs[i]).collect();
+            nans.push(any_nan(self.k, T::F64, &group));
         }
         let mut acc = partial[0];
         let mut nan = nans[0];
@@ -1562,22 +1597,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             for &i in &g[1..] {
                 a = self.k.bin(op, T::F32, a, regs[i]);
             }
-            let mut p = self
-                .k
-                .setp(Cmp::Nan, T::F32, regs[g[0]], regs[*g.last().unwrap()]);
-            let mut j = 1;
-            while j + 1 < g.len() {
-                p = self.k.setp_comb(
-                    Cmp::Nan,
-                    T::F32,
-                    regs[g[j]],
-                    regs[g[j + 1]],
-                    BoolOp::Or,
-                    p,
-                    false,
-                );
-                j += 2;
-            }
+            let group: Vec<Reg> = g.iter().map(|&i| regs[i]).collect();
+            let p = any_nan(self.k, T::F32, &group);
             acc = Some(match acc {
                 None => a,
                 Some(x) => self.k.bin(op, T::F32, x, a),
@@ -1612,26 +1633,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             return acc;
         }
         let regs: Vec<Reg> = items.iter().map(|v| self.reg(*v)).collect();
-        // A NaN anywhere: pairwise `setp.nan` chained with `.or`.
-        let mut nan = self.k.setp(Cmp::Nan, T::F64, regs[0], regs[regs.len() - 1]);
-        let mut i = 1;
-        while i + 1 < regs.len() {
-            nan = self.k.setp_comb(
-                Cmp::Nan,
-                T::F64,
-                regs[i],
-                regs[i + 1],
-                BoolOp::Or,
-                nan,
-                false,
-            );
-            i += 2;
-        }
-        if i < regs.len() - 1 {
-            nan = self
-                .k
-                .setp_comb(Cmp::Nan, T::F64, regs[i], regs[i], BoolOp::Or, nan, false);
-        }
+        let nan = any_nan(self.k, T::F64, &regs);
         // A balanced tree of min/max: shorter dependency chains than a linear fold.
         let mut level = regs;
         while level.len() > 1 {
@@ -2467,6 +2469,28 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.k.place(end);
         Ok(V::R(out, Ty::F64))
     }
+}
+
+/// Whether any of `regs` (of float type `t`, at least one) is NaN: pairwise `setp.nan` chained
+/// with `.or`, the first paired with the last.
+fn any_nan(k: &mut Func, t: T, regs: &[Reg]) -> Reg {
+    let mut nan = k.setp(Cmp::Nan, t, regs[0], regs[regs.len() - 1]);
+    let inner = regs.get(1..regs.len() - 1).unwrap_or_default();
+    for pair in inner.chunks(2) {
+        let b = *pair.last().expect("a chunk");
+        nan = k.setp_comb(Cmp::Nan, t, pair[0], b, BoolOp::Or, nan, false);
+    }
+    nan
+}
+
+/// [`exchange`] on float32 registers holding no NaN: `min.f32`, `max.f32`. Of two zeros of
+/// opposite signs either may come out in either place, which a median does not see (it adds
+/// `0.0`, which makes either zero `+0.0`).
+pub fn exchange32(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
+    let lo = k.bin(Bin::Min, T::F32, v[i], v[j]);
+    let hi = k.bin(Bin::Max, T::F32, v[i], v[j]);
+    v[i] = lo;
+    v[j] = hi;
 }
 
 /// A compare-exchange of positions `i < j` with the IR networks' semantics (equal or NaN: no

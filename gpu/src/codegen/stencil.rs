@@ -1,7 +1,7 @@
 //! The kernel around the body: thread mapping, the interior window, scipy's boundary modes,
 //! input conversion, output casts and failure records.
 
-use super::body::{Body, Exits, Restart, Shared};
+use super::body::{self, Body, Exits, Restart, Shared};
 use super::separable::PatchLayout;
 use super::taps::{self, TapMemory, Taps, WINDOW_REGS};
 use super::{
@@ -781,28 +781,36 @@ fn build_main(
     let pix0 = k.fma(T::S64, pix0, ww, xw);
     // Medians of a box over adjacent output pairs: the values the two windows share are sorted
     // once here (only the positions that can matter), see `sort::PairMedian`.
-    let mut hints: Vec<Option<crate::codegen::body::MedianHint>> = vec![None; v as usize];
+    let mut hints: Vec<Option<body::MedianHint>> = vec![None; v as usize];
     if let Some(plan) = pair_median_plan(sh.func, geo, spec, v).filter(|_| nr == 1) {
         let c0 = geo.taps.iter().map(|t| t[2]).min().unwrap();
         let c1 = geo.taps.iter().map(|t| t[2]).max().unwrap();
         let mut rows: Vec<i64> = geo.taps.iter().map(|t| t[1]).collect();
         rows.sort();
         rows.dedup();
+        // A float32 image's medians sort its float32 values (see `Body::median_network`).
+        let float32 = !window32.is_empty();
+        let (values, step) = if float32 {
+            (&window32, body::exchange32 as fn(&mut Func, &mut [Reg], usize, usize))
+        } else {
+            (&window, body::exchange as fn(&mut Func, &mut [Reg], usize, usize))
+        };
         let mut shared: Vec<Reg> = rows
             .iter()
             .flat_map(|&dy| (c0 + 1..=c1).map(move |c| (dy, c)))
-            .map(|(dy, c)| window[&(0, dy, c)])
+            .map(|(dy, c)| values[&(0, dy, c)])
             .collect();
         for &(i, j) in &plan.shared {
-            crate::codegen::body::exchange(&mut k, &mut shared, i, j);
+            step(&mut k, &mut shared, i, j);
         }
         let cands = shared[plan.lo..=plan.hi].to_vec();
         for (vv, col) in [(0usize, c0), (1, c1 + 1)] {
-            let own = rows.iter().map(|&dy| window[&(0, dy, col)]).collect();
-            hints[vv] = Some(crate::codegen::body::MedianHint {
+            let own = rows.iter().map(|&dy| values[&(0, dy, col)]).collect();
+            hints[vv] = Some(body::MedianHint {
                 cands: cands.clone(),
                 own,
                 plan: plan.clone(),
+                float32,
             });
         }
     }

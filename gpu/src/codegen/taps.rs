@@ -107,13 +107,29 @@ impl TapMemory {
                 };
                 k.ld(Space::Local, T::F64, addr)
             }
-            Source::Image(im) => im.load(k, i),
+            Source::Image(im) => {
+                let addr = im.addr(k, i);
+                elem::load(k, im.dtype, addr)
+            }
+        }
+    }
+
+    /// Loads tap `i` of a float32 image's interior as the float32 it is; `None` where the taps
+    /// are not a float32 image's (the edges' local array holds doubles, `cval` among them).
+    pub fn load_f32(&self, k: &mut Func, i: Src) -> Option<Reg> {
+        match &self.source {
+            Source::Image(im) if im.dtype == Dtype::F32 => {
+                let addr = im.addr(k, i);
+                Some(k.ld(Space::GlobalNc, T::F32, addr))
+            }
+            _ => None,
         }
     }
 }
 
 impl Image {
-    fn load(&self, k: &mut Func, i: Src) -> Reg {
+    /// The address of tap `i`.
+    fn addr(&self, k: &mut Func, i: Src) -> Addr {
         // Offsets along each axis as registers (from the table) or immediates.
         let d: [Src; 3] = match i {
             Src::I(c) => self.offsets[c as usize].map(Src::I),
@@ -140,7 +156,7 @@ impl Image {
                 (d @ Src::R(_), s) | (s, d) => addr = k.fma(T::S64, d, s, addr),
             }
         }
-        elem::load(k, self.dtype, Addr::reg(addr, imm))
+        Addr::reg(addr, imm)
     }
 }
 
