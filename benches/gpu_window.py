@@ -3,7 +3,8 @@
     python benches/gpu_window.py [--size 8192] [--reps 10] [--k 3,5,7,9,11,15,21,31] [--budget 240]
                                  [--filters min,max,min+nan,range,median,percentile,mean,nanmean] [--dtypes float32,float64]
 
-For k×k boxes (mode reflect) on a CuPy array of size² float32 and float64: min, max, range,
+For k×k boxes (mode reflect) on a CuPy array of size² float32 and float64 (or the ``--dtypes``
+given: integer images are uniform over their type's range and skip the NaN filters): min, max, range,
 median, the 30th percentile, mean and a NaN-aware mean, as ndjit callbacks (``np.min(x)`` ...) and as
 cupyx.scipy.ndimage's ``minimum_filter``, ``maximum_filter`` (the range: their difference),
 ``median_filter``, ``percentile_filter`` and ``uniform_filter`` (cupyx has no NaN-aware filter: its column stays
@@ -98,14 +99,21 @@ def main():
     t_start = time.perf_counter()
     rows = []
     for dtype in [np.dtype(d) for d in args.dtypes.split(",")]:
-        clean = cupy.asarray(rng.random((args.size, args.size)).astype(dtype))
-        holed = clean.copy()
-        holed[::97, ::89] = np.nan  # a NaN-aware statistic has NaNs to skip
+        shape = (args.size, args.size)
+        if dtype.kind == "f":
+            clean = cupy.asarray(rng.random(shape).astype(dtype))
+            holed = clean.copy()
+            holed[::97, ::89] = np.nan  # a NaN-aware statistic has NaNs to skip
+        else:
+            # Integer images: uniform over the type's range; no NaN to hold.
+            lim = np.iinfo(dtype)
+            clean = cupy.asarray(rng.integers(lim.min, lim.max, size=shape, dtype=dtype, endpoint=True))
+            holed = None
         out = cupy.empty_like(clean)
         floor = timed(lambda: out.__setitem__(Ellipsis, clean), args.reps)
         print(f"copy floor {np.dtype(dtype).name}: {floor:.3f} ms")
         for name, source, anchor, nans in FILTERS:
-            if name not in chosen:
+            if name not in chosen or (nans and holed is None):
                 continue
             a = holed if nans else clean
             f = ndjit.jit_filter(source)

@@ -285,13 +285,14 @@ fn large_windows_read_taps_from_memory() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// float32 images' medians run their networks on the float32 values (the pair-median shortcut
-/// of two outputs per thread, the plain network otherwise, taps from registers or from the
-/// image): bit for bit the CPU's medians, odd
-/// and even counts, over values rich in ties, zeros of both signs, infinities and the float32
-/// extremes, with a NaN now and then (the fallback, whose result NaN is NumPy's).
+/// Medians of images whose values float32 holds exactly (float32, 8- and 16-bit integers, bool)
+/// run their networks on float32 values (the pair-median shortcut of two outputs per thread, the
+/// plain network otherwise, taps from registers or from the image): bit for bit the CPU's
+/// medians, odd and even counts. The float32 images are rich in ties, zeros of both signs,
+/// infinities and the float32 extremes, with a NaN now and then (the fallback, whose result NaN
+/// is NumPy's); the integer images hold ties and their types' extremes.
 #[test]
-fn float32_medians_sort_float32_values() {
+fn medians_of_float32_exact_images_sort_float32_values() {
     let p = common::Program {
         name: "median".into(),
         source: "np.median(x)".into(),
@@ -309,6 +310,20 @@ fn float32_medians_sort_float32_values() {
         f32::MAX,
         -f32::MAX,
     ];
+    let float32 = |seed: u64, n: usize| -> Vec<u8> {
+        let mut gen = Inputs::new(seed);
+        (0..n)
+            .flat_map(|_| {
+                let r = gen.next();
+                let v = match r % 300 {
+                    0 => f32::NAN,
+                    k if k < 200 => palette[(r >> 20) as usize % palette.len()],
+                    _ => ((r >> 30) % 1000) as f32 / 7.0 - 60.0,
+                };
+                v.to_le_bytes()
+            })
+            .collect()
+    };
     let shapes = [
         (vec![3, 3], vec![9, 21]),
         (vec![5, 5], vec![11, 14]),
@@ -320,36 +335,43 @@ fn float32_medians_sort_float32_values() {
         (vec![9, 9], vec![19, 23]),
         (vec![10, 10], vec![22, 25]),
     ];
+    let dtypes = [
+        Dtype::F32,
+        Dtype::U8,
+        Dtype::I8,
+        Dtype::U16,
+        Dtype::I16,
+        Dtype::Bool,
+    ];
     let mut failures = Vec::new();
     let mut checked = 0;
     for (si, (fshape, image)) in shapes.iter().enumerate() {
-        let mut gen = Inputs::new(si as u64 + 5);
         let n: usize = image.iter().product();
-        let input: Vec<u8> = (0..n)
-            .flat_map(|_| {
-                let r = gen.next();
-                let v = match r % 300 {
-                    0 => f32::NAN,
-                    k if k < 200 => palette[(r >> 20) as usize % palette.len()],
-                    _ => ((r >> 30) % 1000) as f32 / 7.0 - 60.0,
-                };
-                v.to_le_bytes()
-            })
-            .collect();
-        for (mi, mode) in Mode::APPLIED.into_iter().enumerate() {
-            let mut base = ndjit_gpu::codegen::KernelSpec::boxed(fshape.len(), 1);
-            base.shape = fshape.clone();
-            base.mask = vec![true; fshape.iter().product()];
-            base.origin = vec![0; fshape.len()];
-            let out = [Dtype::F64, Dtype::F32][mi % 2];
-            let mut spec = with(&base, mode, Dtype::F32, out, Target::SM90);
-            spec.outputs_per_thread = [0, 1, 2, 4][mi % 4];
-            match check_on(&p, image, &spec, &input) {
-                Ok(px) => checked += px,
-                Err(e) => failures.push(format!("{fshape:?} {} -> {out}: {e}", mode.name())),
+        for (di, &dt) in dtypes.iter().enumerate() {
+            let seed = (si * dtypes.len() + di) as u64 + 5;
+            let input = match dt {
+                Dtype::F32 => float32(seed, n),
+                _ => Inputs::new(seed).bytes(n, dt),
+            };
+            for (mi, mode) in Mode::APPLIED.into_iter().enumerate() {
+                let mut base = ndjit_gpu::codegen::KernelSpec::boxed(fshape.len(), 1);
+                base.shape = fshape.clone();
+                base.mask = vec![true; fshape.iter().product()];
+                base.origin = vec![0; fshape.len()];
+                let out = [Dtype::F64, dt][(mi + di) % 2];
+                let mut spec = with(&base, mode, dt, out, Target::SM90);
+                spec.outputs_per_thread = [0, 1, 2, 4][(mi + si) % 4];
+                match check_on(&p, image, &spec, &input) {
+                    Ok(px) => checked += px,
+                    Err(e) => failures.push(format!(
+                        "{fshape:?} {dt} -> {out} {} (outputs {}): {e}",
+                        mode.name(),
+                        spec.outputs_per_thread
+                    )),
+                }
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked > 1000, "{checked} pixels");
+    assert!(checked > 10000, "{checked} pixels");
 }

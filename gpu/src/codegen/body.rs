@@ -177,7 +177,8 @@ pub struct MedianHint {
     pub cands: Vec<Reg>,
     pub own: Vec<Reg>,
     pub plan: sort::PairMedian,
-    /// The registers are float32 (a float32 image's values, see [`exchange32`]), not f64.
+    /// The registers are float32 (the image's values as [`Body::taps32`] holds them, see
+    /// [`exchange32`]), not f64.
     pub float32: bool,
 }
 
@@ -267,7 +268,9 @@ pub struct Body<'s, 'a, 'k> {
     window: Option<Vec<[i64; 3]>>,
     /// The pair-median shortcut, when the stencil prepared one for this output.
     median: Option<MedianHint>,
-    /// The taps as float32 registers, for a float32 image (min/max are exact in float32).
+    /// The taps as float32 registers, for an image whose values float32 holds exactly
+    /// (`elem::exact_in_f32`: float32, bool, 8- and 16-bit integers). Their order is the
+    /// doubles', so min/max and median networks compare them as float32s.
     taps32: Option<Vec<Reg>>,
 }
 
@@ -383,11 +386,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     /// A [`Stmt::MedianNetwork`]: `if isnan(sum) { fallback } else { network; median }`. For the
-    /// whole footprint, with the stencil's pair-median hint, the network is the shortcut. Over a
-    /// float32 image's taps ([`Body::float32_taps`]) the NaN test and the network run on the
-    /// float32 values: their order
-    /// is that of the doubles they convert to exactly, and float32 min/max take half the
-    /// registers and a fraction of the instructions of f64 compares and selects.
+    /// whole footprint, with the stencil's pair-median hint, the network is the shortcut. Over the
+    /// taps of an image that float32 holds exactly ([`Body::float32_taps`]) the NaN test and the
+    /// network run on the float32 values: their order is that of the doubles they convert to
+    /// exactly, and float32 min/max take half the registers and a fraction of the instructions
+    /// of f64 compares and selects.
     fn median_network(&mut self, dst: Var, elems: &[Expr], fallback: &[Stmt]) -> Res<bool> {
         let single = self.float32_taps(elems);
         let (v, nan) = if let Some(t32) = &single {
@@ -425,8 +428,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         )
     }
 
-    /// The float32 registers of `elems` when they are the first taps of a float32 image's
-    /// neighbourhood: the window's registers, or loads from the image's interior.
+    /// The float32 registers of `elems` when they are the first taps of the neighbourhood of an
+    /// image that float32 holds exactly: the window's registers, or loads from the image's
+    /// interior.
     fn float32_taps(&mut self, elems: &[Expr]) -> Option<Vec<Reg>> {
         if !network::is_footprint(elems) || elems.len() > self.taps.len() {
             return None;
@@ -508,7 +512,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.median_of(&v, &middle)
     }
 
-    /// [`Body::network_median`] on a float32 image's values (NaN-free): the network in float32
+    /// [`Body::network_median`] on float32 values (NaN-free): the network in float32
     /// ([`exchange32`]), the middle values made doubles, then the runtime median's arithmetic.
     fn network_median32(&mut self, mut v: Vec<Reg>) -> Reg {
         let middle = network::median_positions(v.len());
@@ -1586,8 +1590,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         V::R(self.k.selp(T::F64, Src::f64(f64::NAN), acc, nan), Ty::F64)
     }
 
-    /// [`Body::minmax_grouped`] on the float32 values of a float32 image: the same result (the
-    /// values are the same and min/max only compare), with float32 instructions.
+    /// [`Body::minmax_grouped`] on the taps' float32 values ([`Body::taps32`]): the same result
+    /// (the values are the same and min/max only compare), with float32 instructions.
     fn minmax_grouped32(&mut self, min: bool, regs: &[Reg], groups: &[Vec<usize>]) -> V {
         let op = if min { Bin::Min } else { Bin::Max };
         let mut acc = None;

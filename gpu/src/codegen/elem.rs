@@ -40,6 +40,28 @@ pub fn to_f64(k: &mut Func, dt: Dtype, v: Reg) -> Reg {
     }
 }
 
+/// Whether float32 holds every value of `dt` exactly (float32, bool, 8- and 16-bit integers):
+/// then the kernels may compare an image's values as float32s, in half the registers of
+/// doubles and with float32 instructions, for the same order and the same results.
+pub fn exact_in_f32(dt: Dtype) -> bool {
+    matches!(
+        dt,
+        Dtype::F32 | Dtype::Bool | Dtype::U8 | Dtype::I8 | Dtype::U16 | Dtype::I16
+    )
+}
+
+/// A loaded element as float32 (as [`to_f64`] reads it): exact where [`exact_in_f32`] says so,
+/// which is where the kernels use it.
+pub fn to_f32(k: &mut Func, dt: Dtype, v: Reg) -> Reg {
+    match dt {
+        Dtype::F32 => v,
+        Dtype::F64 => k.cvt(Some(Rnd::Rn), T::F32, T::F64, v),
+        Dtype::Bool | Dtype::U8 | Dtype::U16 => k.cvt(Some(Rnd::Rn), T::F32, T::U32, v),
+        Dtype::I8 | Dtype::I16 => k.cvt(Some(Rnd::Rn), T::F32, T::S32, v),
+        int => k.cvt(Some(Rnd::Rn), T::F32, ptx_type(int), v),
+    }
+}
+
 /// Loads one element at `addr` as f64 ([`to_f64`]).
 pub fn load(k: &mut Func, dt: Dtype, addr: Addr) -> Reg {
     let v = k.ld(Space::GlobalNc, ptx_type(dt), addr);

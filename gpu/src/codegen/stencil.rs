@@ -788,7 +788,7 @@ fn build_main(
         let mut rows: Vec<i64> = geo.taps.iter().map(|t| t[1]).collect();
         rows.sort();
         rows.dedup();
-        // A float32 image's medians sort its float32 values (see `Body::median_network`).
+        // Medians sort the float32 values where the image has them (see `Body::median_network`).
         let float32 = !window32.is_empty();
         let (values, step) = if float32 {
             (&window32, body::exchange32 as fn(&mut Func, &mut [Reg], usize, usize))
@@ -1008,8 +1008,8 @@ pub(super) fn grid_place(k: &mut Func, w: Reg, per_x: i64, exit: u32) -> GridPla
 type Window = BTreeMap<(i64, i64, i64), Reg>;
 
 /// Loads the thread's window: every element the `v` outputs of `nr` rows read, once, into f64
-/// registers (for float32 images also into float32 registers: min/max of them are exact in
-/// float32), by 16-byte vector loads where `vec_in` says the rows allow them.
+/// registers (for images whose values float32 holds exactly, `elem::exact_in_f32`, also into
+/// float32 registers: min/max and medians of them compare float32s, see `Body::taps32`) /// float32), by 16-byte vector loads where `vec_in` says the rows allow them.
 fn load_window(
     k: &mut Func,
     spec: &KernelSpec,
@@ -1030,12 +1030,12 @@ fn load_window(
         }
     }
     let mut window: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
-    // float32 images also keep the float32 values: min/max of them are exact in float32.
+    // Images whose values float32 holds exactly also keep them as float32s.
     let mut window32: BTreeMap<(i64, i64, i64), Reg> = BTreeMap::new();
     for (&(dz, dy), cs) in &cols {
         for &c in cs {
             window.insert((dz, dy, c), k.reg(Cls::F64));
-            if spec.input == Dtype::F32 {
+            if elem::exact_in_f32(spec.input) {
                 window32.insert((dz, dy, c), k.reg(Cls::F32));
             }
         }
@@ -1065,7 +1065,8 @@ fn load_window(
                 for (j, r) in parts.iter().enumerate() {
                     let at = (dz, dy, q * vw + j as i64);
                     if let Some(w32) = window32.get(&at) {
-                        k.set(T::F32, *w32, *r);
+                        let v = elem::to_f32(k, spec.input, *r);
+                        k.set(T::F32, *w32, v);
                     } else if let Some(w) = window.get(&at) {
                         let val = elem::to_f64(k, spec.input, *r);
                         k.set(T::F64, *w, val);
@@ -1086,7 +1087,8 @@ fn load_window(
                 }
             };
             if let Some(w32) = window32.get(&(dz, dy, c)) {
-                let v32 = k.ld(Space::GlobalNc, T::F32, addr);
+                let v = k.ld(Space::GlobalNc, elem::ptx_type(spec.input), addr);
+                let v32 = elem::to_f32(k, spec.input, v);
                 k.set(T::F32, *w32, v32);
             } else {
                 let val = elem::load(k, spec.input, addr);

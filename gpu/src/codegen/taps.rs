@@ -114,13 +114,15 @@ impl TapMemory {
         }
     }
 
-    /// Loads tap `i` of a float32 image's interior as the float32 it is; `None` where the taps
-    /// are not a float32 image's (the edges' local array holds doubles, `cval` among them).
+    /// Loads tap `i` of the interior of an image whose values float32 holds exactly
+    /// ([`elem::exact_in_f32`]) as a float32; `None` for other images and at the edges (whose
+    /// local array holds doubles, `cval` among them).
     pub fn load_f32(&self, k: &mut Func, i: Src) -> Option<Reg> {
         match &self.source {
-            Source::Image(im) if im.dtype == Dtype::F32 => {
+            Source::Image(im) if elem::exact_in_f32(im.dtype) => {
                 let addr = im.addr(k, i);
-                Some(k.ld(Space::GlobalNc, T::F32, addr))
+                let v = k.ld(Space::GlobalNc, elem::ptx_type(im.dtype), addr);
+                Some(elem::to_f32(k, im.dtype, v))
             }
             _ => None,
         }
