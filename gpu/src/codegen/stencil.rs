@@ -155,6 +155,17 @@ fn pair_median_plan(
     sort::PairMedian::new(rows, cols)
 }
 
+/// The most taps a register window holds for this kernel: [`WINDOW_REGS`] doubles, or twice as
+/// many taps for a median of an image that float32 holds exactly, whose network reads only the
+/// float32 values (`Body::median_network`).
+fn window_capacity(func: &IrFunc, spec: &KernelSpec, n: usize) -> usize {
+    if elem::exact_in_f32(spec.input) && has_tap_median(&func.body, n) {
+        2 * WINDOW_REGS
+    } else {
+        WINDOW_REGS
+    }
+}
+
 /// Whether the body holds a median network over the `n` taps in order (odd `n`).
 fn has_tap_median(stmts: &[Stmt], n: usize) -> bool {
     stmts.iter().any(|s| {
@@ -191,7 +202,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
     let traits = Traits::of(func);
     // Past what a register window holds, taps are read from memory (see `taps`): one output
     // per thread, nothing shared between outputs.
-    let large = geo.taps.len() > WINDOW_REGS;
+    let large = geo.taps.len() > window_capacity(func, spec, geo.taps.len());
     let outputs = match spec.outputs_per_thread {
         _ if large => 1,
         0 => auto_outputs(&traits, spec),
