@@ -285,19 +285,26 @@ fn large_windows_read_taps_from_memory() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Medians of images whose values float32 holds exactly (float32, 8- and 16-bit integers, bool)
-/// run their networks on float32 values (the pair-median shortcut of two outputs per thread, the
-/// plain network otherwise, taps from registers or from the image): bit for bit the CPU's
-/// medians, odd and even counts. The float32 images are rich in ties, zeros of both signs,
-/// infinities and the float32 extremes, with a NaN now and then (the fallback, whose result NaN
-/// is NumPy's); the integer images hold ties and their types' extremes.
+/// Medians, quantiles and `np.sort(x)[k]` of images whose values float32 holds exactly
+/// (float32, 8- and 16-bit integers, bool) run their networks on float32 values (the median's
+/// pair-median shortcut of two outputs per thread, the plain network otherwise, taps from
+/// registers or from the image; the sorts of arrays filled with the taps): bit for bit the
+/// CPU's results, odd and even counts. The float32 images hold ties, zeros of both signs,
+/// infinities and the float32 extremes, with a NaN now and then (the fallbacks); the integer
+/// images hold ties and their types' extremes.
 #[test]
-fn medians_of_float32_exact_images_sort_float32_values() {
-    let p = common::Program {
-        name: "median".into(),
-        source: "np.median(x)".into(),
+fn sorted_statistics_of_float32_exact_images_sort_float32_values() {
+    let programs = [
+        "np.median(x)",
+        "np.percentile(x, 30)",
+        "np.sort(x)[1]",
+        "np.sort(x[1:])[1]",
+    ]
+    .map(|src| common::Program {
+        name: src.into(),
+        source: src.into(),
         bindings: Default::default(),
-    };
+    });
     let palette = [
         -0.0f32,
         0.0,
@@ -317,7 +324,7 @@ fn medians_of_float32_exact_images_sort_float32_values() {
                 let r = gen.next();
                 let v = match r % 300 {
                     0 => f32::NAN,
-                    k if k < 200 => palette[(r >> 20) as usize % palette.len()],
+                    k if k < 100 => palette[(r >> 20) as usize % palette.len()],
                     _ => ((r >> 30) % 1000) as f32 / 7.0 - 60.0,
                 };
                 v.to_le_bytes()
@@ -361,17 +368,28 @@ fn medians_of_float32_exact_images_sort_float32_values() {
                 let out = [Dtype::F64, dt][(mi + di) % 2];
                 let mut spec = with(&base, mode, dt, out, Target::SM90);
                 spec.outputs_per_thread = [0, 1, 2, 4][(mi + si) % 4];
-                match check_on(&p, image, &spec, &input) {
-                    Ok(px) => checked += px,
-                    Err(e) => failures.push(format!(
-                        "{fshape:?} {dt} -> {out} {} (outputs {}): {e}",
-                        mode.name(),
-                        spec.outputs_per_thread
-                    )),
+                // The sorts stay in registers up to 32 values (quantiles past them select).
+                for p in programs
+                    .iter()
+                    .filter(|p| p.name.contains("median") || n_taps(fshape) <= 32)
+                {
+                    match check_on(p, image, &spec, &input) {
+                        Ok(px) => checked += px,
+                        Err(e) => failures.push(format!(
+                            "{} {fshape:?} {dt} -> {out} {} (outputs {}): {e}",
+                            p.name,
+                            mode.name(),
+                            spec.outputs_per_thread
+                        )),
+                    }
                 }
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 10000, "{checked} pixels");
+}
+
+fn n_taps(fshape: &[usize]) -> usize {
+    fshape.iter().product()
 }

@@ -16,7 +16,7 @@
 use super::bounds;
 use super::sort;
 use super::taps::{self, Taps};
-use super::{BoundValues, NO_RECORD};
+use super::{elem, BoundValues, Dtype, NO_RECORD};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Global, Ins, Reg, Rnd, Space, Src, Un, T};
 use ndjit::driver::Mix;
 use ndjit::ir::eval::{self, Val};
@@ -82,6 +82,8 @@ pub struct Shared<'a> {
     /// Whether a body built so far has a failure branch (a check, a fall-through, a scratch
     /// limit): a kernel without one cannot fail, and its launch needs no error record.
     pub fails: bool,
+    /// The input image's dtype: what the taps read from it can hold (the edges' `cval` aside).
+    pub input: Dtype,
 }
 
 impl<'a> Shared<'a> {
@@ -100,6 +102,7 @@ impl<'a> Shared<'a> {
             math: BTreeSet::new(),
             globals: Vec::new(),
             fails: false,
+            input: Dtype::F64,
         };
         s.scan(&func.body);
         s
@@ -377,7 +380,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     /// Translates a block; returns whether control can reach its end.
     fn block(&mut self, stmts: &[Stmt]) -> Res<bool> {
-        for s in stmts {
+        let of_taps = sorts_of_taps(stmts);
+        for (i, s) in stmts.iter().enumerate() {
+            if let (Stmt::ArrayOp(ArrayOp::Sort, a), true) = (s, of_taps[i]) {
+                self.sort_taps(*a)?;
+                continue;
+            }
             if !self.stmt(s)? {
                 return Ok(false);
             }
@@ -432,12 +440,21 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// image that float32 holds exactly: the window's registers, or loads from the image's
     /// interior.
     fn float32_taps(&mut self, elems: &[Expr]) -> Option<Vec<Reg>> {
-        if !network::is_footprint(elems) || elems.len() > self.taps.len() {
+        if !network::is_footprint(elems) {
+            return None;
+        }
+        self.first_taps_f32(elems.len())
+    }
+
+    /// The first `n` taps as float32 registers, where the image's values are all float32s
+    /// (`Body::taps32`, or the interior's loads from the image).
+    fn first_taps_f32(&mut self, n: usize) -> Option<Vec<Reg>> {
+        if n > self.taps.len() {
             return None;
         }
         match (&self.taps32, &self.taps) {
-            (Some(t32), _) => Some(t32[..elems.len()].to_vec()),
-            (None, Taps::Memory(m)) => (0..elems.len())
+            (Some(t32), _) => Some(t32[..n].to_vec()),
+            (None, Taps::Memory(m)) => (0..n)
                 .map(|i| m.load_f32(self.k, Src::I(i as i64)))
                 .collect(),
             _ => None,
@@ -2121,6 +2138,23 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.k.st(Space::Local, t, addr, b);
     }
 
+    /// A sort of an array that holds the first taps in order (see [`Body::block`]): as
+    /// [`Body::sort`], with the taps' float32 values for the network where the image has them.
+    fn sort_taps(&mut self, a: Arr) -> Res<()> {
+        match self.arrays[a.0 as usize].clone() {
+            Storage::Regs {
+                regs,
+                len: Some(c),
+                elem: Ty::F64,
+            } if c <= NETWORK_MAX => {
+                let single = self.first_taps_f32(c as usize);
+                self.sort_regs(a, &regs[..c as usize], single);
+                Ok(())
+            }
+            _ => self.sort(a),
+        }
+    }
+
     fn sort(&mut self, a: Arr) -> Res<()> {
         match self.arrays[a.0 as usize].clone() {
             Storage::Regs {
@@ -2128,7 +2162,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 len: Some(c),
                 elem: Ty::F64,
             } if c <= NETWORK_MAX => {
-                self.sort_regs(a, &regs[..c as usize]);
+                self.sort_regs(a, &regs[..c as usize], None);
                 Ok(())
             }
             Storage::Regs { .. } => Err(Restart::Local(a.0)),
@@ -2150,7 +2184,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             .setp_comb(Cmp::Gtu, T::F64, x, y, BoolOp::And, num, false)
     }
 
-    fn sort_regs(&mut self, a: Arr, regs: &[Reg]) {
+    /// Sorts the registers `regs` of array `a` in NumPy's order, the positions read afterwards
+    /// at least. Without NaN and zeros (always, for an integer image's taps) any correct sort
+    /// gives the same bits: a network pruned to those positions, on `single` (the same values as
+    /// float32 registers, which compare alike, see [`exchange32`]) where given. Otherwise an
+    /// odd-even transposition sort, stable.
+    fn sort_regs(&mut self, a: Arr, regs: &[Reg], single: Option<Vec<Reg>>) {
         let n = regs.len();
         if n < 2 {
             return;
@@ -2170,6 +2209,13 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             }
         }
         let needed: Vec<usize> = needed.into_iter().collect();
+        if let (Some(v), false) = (&single, elem::is_float(self.sh.input)) {
+            // An integer image's taps hold no NaN and no zero of either sign: the network is
+            // exact on every window (where the zeros of 8-bit data would send a warp down the
+            // stable path nearly always).
+            self.sort_network_f32(regs, v.clone(), &needed);
+            return;
+        }
         let (slow, done) = (self.k.new_label(), self.k.new_label());
         // A NaN or a zero anywhere (|x| <= 0 or unordered) takes the exact stable path.
         let mut bad: Option<Reg> = None;
@@ -2184,19 +2230,10 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             });
         }
         self.k.bra_if(bad.expect("n >= 2"), false, slow);
-        // Compare and select: `min.f64`/`max.f64` measured 1.4–7× slower in median networks on
-        // an H200 (`gpu/device-run/window-median-h200-2026-11-30-f64-minmax-rejected.log`).
-        for c in sort::pruned(&sort::batcher(n), &needed) {
-            let p = self.k.setp(Cmp::Lt, T::F64, regs[c.j], regs[c.i]);
-            let (x, y) = (regs[c.i], regs[c.j]);
-            let lo = c.want_min.then(|| self.k.selp(T::F64, y, x, p));
-            let hi = c.want_max.then(|| self.k.selp(T::F64, x, y, p));
-            if let Some(lo) = lo {
-                self.k.set(T::F64, x, lo);
-            }
-            if let Some(hi) = hi {
-                self.k.set(T::F64, y, hi);
-            }
+        if let Some(v) = single {
+            self.sort_network_f32(regs, v, &needed);
+        } else {
+            self.sort_network_f64(regs, &needed);
         }
         self.k.bra(done);
         self.k.place(slow);
@@ -2214,6 +2251,36 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             }
         }
         self.k.place(done);
+    }
+
+    /// The pruned network of [`Body::sort_regs`] on the float32 values `v` of `regs`, the
+    /// positions `needed` written back to `regs` as doubles.
+    fn sort_network_f32(&mut self, regs: &[Reg], mut v: Vec<Reg>, needed: &[usize]) {
+        for c in sort::pruned(&sort::batcher(regs.len()), needed) {
+            exchange32(self.k, &mut v, c.i, c.j);
+        }
+        for &m in needed {
+            let d = self.k.cvt(None, T::F64, T::F32, v[m]);
+            self.k.set(T::F64, regs[m], d);
+        }
+    }
+
+    /// The pruned network of [`Body::sort_regs`] on the doubles themselves, in place.
+    fn sort_network_f64(&mut self, regs: &[Reg], needed: &[usize]) {
+        // Compare and select: `min.f64`/`max.f64` measured 1.4–7× slower in median networks on
+        // an H200 (`gpu/device-run/window-median-h200-2026-11-30-f64-minmax-rejected.log`).
+        for c in sort::pruned(&sort::batcher(regs.len()), needed) {
+            let p = self.k.setp(Cmp::Lt, T::F64, regs[c.j], regs[c.i]);
+            let (x, y) = (regs[c.i], regs[c.j]);
+            let lo = c.want_min.then(|| self.k.selp(T::F64, y, x, p));
+            let hi = c.want_max.then(|| self.k.selp(T::F64, x, y, p));
+            if let Some(lo) = lo {
+                self.k.set(T::F64, x, lo);
+            }
+            if let Some(hi) = hi {
+                self.k.set(T::F64, y, hi);
+            }
+        }
     }
 
     /// A sort in NumPy's order (NaN last) of a local array: a stable bottom-up merge sort through
@@ -2502,6 +2569,33 @@ pub fn exchange(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
     v[j] = hi;
 }
 
+/// Per statement of a block: whether it sorts an array that holds the first taps in order (a
+/// quantile's, `np.sort(x)[k]`'s). Such a sort may sort the taps' float32 values
+/// (`Body::sort_regs`). It holds where the array was filled with the taps and only
+/// straight-line statements that write no array came between: nothing can have changed it.
+fn sorts_of_taps(stmts: &[Stmt]) -> Vec<bool> {
+    let mut filled: Option<Arr> = None;
+    stmts
+        .iter()
+        .map(|s| {
+            let sorts = matches!(s, Stmt::ArrayOp(ArrayOp::Sort, a) if Some(*a) == filled);
+            filled = match s {
+                Stmt::Fill { dst, .. } if fills_with_taps(s) => Some(*dst),
+                Stmt::Assign(..) | Stmt::Check { .. } | Stmt::Reduce { .. } => filled,
+                _ => None,
+            };
+            sorts
+        })
+        .collect()
+}
+
+/// Whether `s` fills an array with the first taps in order, `a = [x[i] for i in range(n)]` (in
+/// registers `n` is a constant, the array's length).
+fn fills_with_taps(s: &Stmt) -> bool {
+    matches!(s, Stmt::Fill { index, elem: Expr::Load(ir::BUFFER, i), keep: None, .. }
+        if **i == Expr::Var(*index))
+}
+
 fn reads_array(e: &Expr, a: Arr) -> bool {
     if let Expr::Load(b, _) | Expr::Len(b) = e {
         if *b == a {
@@ -2511,4 +2605,53 @@ fn reads_array(e: &Expr, a: Arr) -> bool {
     let mut found = false;
     e.for_each_child(|c| found |= reads_array(c, a));
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill(dst: u32, elem: Expr) -> Stmt {
+        Stmt::Fill {
+            dst: Arr(dst),
+            len: Expr::I64(9),
+            index: Var(0),
+            elem,
+            keep: None,
+        }
+    }
+
+    fn tap(i: Expr) -> Expr {
+        Expr::Load(ir::BUFFER, Box::new(i))
+    }
+
+    #[test]
+    fn only_sorts_of_arrays_still_holding_the_taps_count() {
+        let taps = || fill(1, tap(Expr::Var(Var(0))));
+        let sort = |a| Stmt::ArrayOp(ArrayOp::Sort, Arr(a));
+        let assign = Stmt::Assign(Var(1), Expr::F64(1.0));
+        let store = Stmt::Store(Arr(1), Expr::I64(0), Expr::F64(-1000.0));
+        let branch = Stmt::If(Expr::Bool(true), vec![], vec![]);
+        let shifted = fill(1, tap(Expr::Var(Var(1))));
+        let cases: Vec<(Vec<Stmt>, Vec<bool>)> = vec![
+            (vec![taps(), sort(1)], vec![false, true]),
+            (
+                vec![taps(), assign.clone(), sort(1)],
+                vec![false, false, true],
+            ),
+            // Sorted once: a second sort of the sorted array is a plain one.
+            (vec![taps(), sort(1), sort(1)], vec![false, true, false]),
+            (vec![taps(), store, sort(1)], vec![false, false, false]),
+            (vec![taps(), branch, sort(1)], vec![false, false, false]),
+            (vec![taps(), sort(2)], vec![false, false]),
+            (vec![shifted, sort(1)], vec![false, false]),
+            (
+                vec![taps(), taps(), assign, sort(1)],
+                vec![false, false, false, true],
+            ),
+        ];
+        for (stmts, want) in cases {
+            assert_eq!(sorts_of_taps(&stmts), want, "{stmts:?}");
+        }
+    }
 }

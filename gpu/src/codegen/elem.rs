@@ -40,6 +40,11 @@ pub fn to_f64(k: &mut Func, dt: Dtype, v: Reg) -> Reg {
     }
 }
 
+/// Whether `dt` is a float type, whose values include NaN and `-0.0`.
+pub fn is_float(dt: Dtype) -> bool {
+    matches!(dt, Dtype::F32 | Dtype::F64)
+}
+
 /// Whether float32 holds every value of `dt` exactly (float32, bool, 8- and 16-bit integers):
 /// then the kernels may compare an image's values as float32s, in half the registers of
 /// doubles and with float32 instructions, for the same order and the same results.

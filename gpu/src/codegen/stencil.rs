@@ -222,6 +222,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
     for _ in 0..func.arrays.len() + 3 {
         let mut sh = Shared::new(func, bound, spec.native_minmax);
         sh.network = spec.network;
+        sh.input = spec.input;
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
         let built =
@@ -802,9 +803,15 @@ fn build_main(
         // Medians sort the float32 values where the image has them (see `Body::median_network`).
         let float32 = !window32.is_empty();
         let (values, step) = if float32 {
-            (&window32, body::exchange32 as fn(&mut Func, &mut [Reg], usize, usize))
+            (
+                &window32,
+                body::exchange32 as fn(&mut Func, &mut [Reg], usize, usize),
+            )
         } else {
-            (&window, body::exchange as fn(&mut Func, &mut [Reg], usize, usize))
+            (
+                &window,
+                body::exchange as fn(&mut Func, &mut [Reg], usize, usize),
+            )
         };
         let mut shared: Vec<Reg> = rows
             .iter()
