@@ -401,9 +401,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// of f64 compares and selects.
     fn median_network(&mut self, dst: Var, elems: &[Expr], fallback: &[Stmt]) -> Res<bool> {
         let single = self.float32_taps(elems);
+        // An integer image's taps are never NaN: no test, no fallback.
+        let never_nan = single.is_some() && !elem::is_float(self.sh.input);
         let (v, nan) = if let Some(t32) = &single {
             let v = t32[..elems.len()].to_vec();
-            let nan = any_nan(self.k, T::F32, &v);
+            let nan = (!never_nan).then(|| any_nan(self.k, T::F32, &v));
             (v, nan)
         } else {
             let mut v = Vec::with_capacity(elems.len());
@@ -415,25 +417,25 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             let sum = network::balanced_sum(0, v.len(), &mut |i| v[i], &mut |a, b| {
                 k.bin(Bin::Add, T::F64, a, b)
             });
-            (v, self.k.setp(Cmp::Nan, T::F64, sum, sum))
+            (v, Some(self.k.setp(Cmp::Nan, T::F64, sum, sum)))
         };
         let pair = self.pair_median_applies(elems);
-        self.branch(
-            nan,
-            |b| b.block(fallback),
-            |b| {
-                let m = if pair {
-                    let m = b.pair_median();
-                    b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
-                } else if single.is_some() {
-                    b.network_median32(v)
-                } else {
-                    b.network_median(v)
-                };
-                b.assign(dst, V::R(m, Ty::F64));
-                Ok(true)
-            },
-        )
+        let network = |b: &mut Self| {
+            let m = if pair {
+                let m = b.pair_median();
+                b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
+            } else if single.is_some() {
+                b.network_median32(v)
+            } else {
+                b.network_median(v)
+            };
+            b.assign(dst, V::R(m, Ty::F64));
+            Ok(true)
+        };
+        match nan {
+            Some(nan) => self.branch(nan, |b| b.block(fallback), network),
+            None => network(self),
+        }
     }
 
     /// The float32 registers of `elems` when they are the first taps of the neighbourhood of an
