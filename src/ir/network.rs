@@ -137,14 +137,8 @@ fn expand_one(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<Stmt
     // checks the last value), so the fallback tests for one before sorting: a window holding a
     // NaN then costs n tests instead of an insertion sort (a quarter of a microsecond at 25
     // values). The fallback also runs on `inf - inf` without a NaN, and then sorts.
-    let any_nan = balanced_sum(
-        0,
-        n,
-        &mut |k| Expr::Unary(UnOp::IsNan, Box::new(elems[k].clone())),
-        &mut |a, b| Expr::Binary(BinOp::Or, Box::new(a), Box::new(b)),
-    );
     let fallback = vec![Stmt::If(
-        any_nan,
+        any_nan(&elems),
         vec![Stmt::Assign(dst, Expr::F64(crate::runtime::MEDIAN_OF_NAN))],
         original.to_vec(),
     )];
@@ -157,6 +151,30 @@ fn expand_one(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<Stmt
             fallback,
         },
     ])
+}
+
+/// Whether any of `elems` is NaN, as a network's fallback tests it.
+fn any_nan(elems: &[Expr]) -> Expr {
+    balanced_sum(
+        0,
+        elems.len(),
+        &mut |k| Expr::Unary(UnOp::IsNan, Box::new(elems[k].clone())),
+        &mut |a, b| Expr::Binary(BinOp::Or, Box::new(a), Box::new(b)),
+    )
+}
+
+/// What the fallback of a [`Stmt::MedianNetwork`] over `elems` into `dst` assigns when one of
+/// `elems` is NaN, where it is the fallback this pass builds (`if any NaN { dst = constant }
+/// else { ... }`): a backend that tests for NaN itself may assign it without the fallback's
+/// other statements. `None` for any other fallback.
+pub fn nan_result(fallback: &[Stmt], elems: &[Expr], dst: Var) -> Option<f64> {
+    let [Stmt::If(cond, then, _)] = fallback else {
+        return None;
+    };
+    match then.as_slice() {
+        [Stmt::Assign(d, Expr::F64(c))] if *d == dst && *cond == any_nan(elems) => Some(*c),
+        _ => None,
+    }
 }
 
 /// The order in which backends add the network's values to detect a NaN: a balanced tree, `f`
@@ -311,6 +329,9 @@ mod tests {
 
 #[cfg(test)]
 mod lowering_tests {
+    use super::nan_result;
+    use crate::ir::{Expr, Stmt, UnOp, Var};
+
     /// The network gives the runtime sort's median bit for bit, zeros of both signs and NaN
     /// included, in the interpreter and in compiled code.
     #[test]
@@ -373,5 +394,43 @@ mod lowering_tests {
             !text.starts_with("Sort(") && text.contains("median network"),
             "{text}"
         );
+    }
+
+    /// The NaN result is read from the fallback this pass builds, and from nothing else.
+    #[test]
+    fn the_nan_result_is_read_from_this_passes_fallback_only() {
+        let f = crate::Filter::builder("np.median(x)")
+            .filter_size(9)
+            .compile()
+            .unwrap();
+        let ir = f.specialized_ir().unwrap();
+        let Some(Stmt::MedianNetwork {
+            dst,
+            elems,
+            fallback,
+        }) = ir
+            .body
+            .iter()
+            .find(|s| matches!(s, Stmt::MedianNetwork { .. }))
+        else {
+            panic!("no network in {ir}");
+        };
+        assert_eq!(
+            nan_result(fallback, elems, *dst).map(f64::to_bits),
+            Some(crate::runtime::MEDIAN_OF_NAN.to_bits())
+        );
+        // Another destination, other values, another shape: no result.
+        assert_eq!(nan_result(fallback, elems, Var(dst.0 + 1)), None);
+        assert_eq!(nan_result(fallback, &elems[1..], *dst), None);
+        let Stmt::If(cond, then, other) = &fallback[0] else {
+            panic!("{fallback:?}");
+        };
+        let negated = Stmt::If(
+            Expr::Unary(UnOp::Not, Box::new(cond.clone())),
+            then.clone(),
+            other.clone(),
+        );
+        assert_eq!(nan_result(&[negated], elems, *dst), None);
+        assert_eq!(nan_result(&fallback[..0], elems, *dst), None);
     }
 }

@@ -432,9 +432,23 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             b.assign(dst, V::R(m, Ty::F64));
             Ok(true)
         };
-        match nan {
-            Some(nan) => self.branch(nan, |b| b.block(fallback), network),
-            None => network(self),
+        // The float32 test is "some value is NaN" (not a NaN sum, which `inf - inf` also makes):
+        // there the fallback's NaN result is all it can assign, and its sort, which would keep
+        // every tap's double alive past the network, need not be emitted.
+        let nan_result = single
+            .as_ref()
+            .and_then(|_| network::nan_result(fallback, elems, dst));
+        match (nan, nan_result) {
+            (Some(nan), Some(c)) => self.branch(
+                nan,
+                |b| {
+                    b.assign(dst, V::C(Val::F(c)));
+                    Ok(true)
+                },
+                network,
+            ),
+            (Some(nan), None) => self.branch(nan, |b| b.block(fallback), network),
+            (None, _) => network(self),
         }
     }
 
