@@ -393,7 +393,10 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         Ok(true)
     }
 
-    /// A [`Stmt::MedianNetwork`]: `if isnan(sum) { fallback } else { network; median }`. For the
+    /// A [`Stmt::MedianNetwork`]: `if isnan(sum) { fallback } else { network; median }`, tested
+    /// here as "some value is NaN": where only `inf - inf` made the sum NaN the fallback sorts
+    /// and takes the runtime's median, which the network gives for every NaN-free input
+    /// (`ndjit::ir::network`), and a NaN makes the fallback assign its constant. For the
     /// whole footprint, with the stencil's pair-median hint, the network is the shortcut. Over the
     /// taps of an image that float32 holds exactly ([`Body::float32_taps`]) the NaN test and the
     /// network run on the float32 values: their order is that of the doubles they convert to
@@ -413,11 +416,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let x = self.expr_as(e, Ty::F64)?;
                 v.push(self.reg(x));
             }
-            let k = &mut *self.k;
-            let sum = network::balanced_sum(0, v.len(), &mut |i| v[i], &mut |a, b| {
-                k.bin(Bin::Add, T::F64, a, b)
-            });
-            (v, Some(self.k.setp(Cmp::Nan, T::F64, sum, sum)))
+            let nan = any_nan(self.k, T::F64, &v);
+            (v, Some(nan))
         };
         let pair = self.pair_median_applies(elems);
         let network = |b: &mut Self| {
@@ -432,12 +432,10 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             b.assign(dst, V::R(m, Ty::F64));
             Ok(true)
         };
-        // The float32 test is "some value is NaN" (not a NaN sum, which `inf - inf` also makes):
+        // The test is "some value is NaN" (not the IR's NaN sum, which `inf - inf` also makes):
         // there the fallback's NaN result is all it can assign, and its sort, which would keep
-        // every tap's double alive past the network, need not be emitted.
-        let nan_result = single
-            .as_ref()
-            .and_then(|_| network::nan_result(fallback, elems, dst));
+        // every value alive past the network, need not be emitted.
+        let nan_result = network::nan_result(fallback, elems, dst);
         match (nan, nan_result) {
             (Some(nan), Some(c)) => self.branch(
                 nan,
