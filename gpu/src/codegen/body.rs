@@ -491,7 +491,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// candidates; the median's register.
     fn pair_median(&mut self) -> Reg {
         let h = self.median.clone().expect("a hint");
-        let step = if h.float32 { exchange32 } else { exchange };
+        let step: Exchange = if h.float32 { exchange32 } else { exchange };
         let mut t: Vec<Reg> = h.own.clone();
         for &(i, j) in &h.plan.own {
             step(self.k, &mut t, i, j);
@@ -2199,8 +2199,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     /// Sorts the registers `regs` of array `a` in NumPy's order, the positions read afterwards
-    /// at least. Without NaN and zeros (always, for an integer image's taps) any correct sort
-    /// gives the same bits: a network pruned to those positions, on `single` (the same values as
+    /// at least. Without NaN and zeros (or with an integer image's taps, whose zeros are all
+    /// `+0.0`) any correct sort gives the same bits: a network pruned to those positions, on `single` (the same values as
     /// float32 registers, which compare alike, see [`exchange32`]) where given. Otherwise an
     /// odd-even transposition sort, stable.
     fn sort_regs(&mut self, a: Arr, regs: &[Reg], single: Option<Vec<Reg>>) {
@@ -2224,9 +2224,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
         let needed: Vec<usize> = needed.into_iter().collect();
         if let (Some(v), false) = (&single, elem::is_float(self.sh.input)) {
-            // An integer image's taps hold no NaN and no zero of either sign: the network is
-            // exact on every window (where the zeros of 8-bit data would send a warp down the
-            // stable path nearly always).
+            // An integer image's taps hold no NaN and no `-0.0` (a zero is `+0.0`, equal values
+            // have equal bits): the network is exact on every window, where the zeros of 8-bit
+            // data would send nearly every warp down the stable path.
             self.sort_network_f32(regs, v.clone(), &needed);
             return;
         }
@@ -2562,6 +2562,10 @@ fn any_nan(k: &mut Func, t: T, regs: &[Reg]) -> Reg {
     }
     nan
 }
+
+/// A compare-exchange of positions `i < j` of a network, into new registers ([`exchange`],
+/// [`exchange32`]).
+pub type Exchange = fn(&mut Func, &mut [Reg], usize, usize);
 
 /// [`exchange`] on float32 registers holding no NaN: `min.f32`, `max.f32`. Of two zeros of
 /// opposite signs either may come out in either place, which a median does not see (it adds

@@ -803,15 +803,9 @@ fn build_main(
         // Medians sort the float32 values where the image has them (see `Body::median_network`).
         let float32 = !window32.is_empty();
         let (values, step) = if float32 {
-            (
-                &window32,
-                body::exchange32 as fn(&mut Func, &mut [Reg], usize, usize),
-            )
+            (&window32, body::exchange32 as body::Exchange)
         } else {
-            (
-                &window,
-                body::exchange as fn(&mut Func, &mut [Reg], usize, usize),
-            )
+            (&window, body::exchange as body::Exchange)
         };
         let mut shared: Vec<Reg> = rows
             .iter()
@@ -1027,7 +1021,8 @@ type Window = BTreeMap<(i64, i64, i64), Reg>;
 
 /// Loads the thread's window: every element the `v` outputs of `nr` rows read, once, into f64
 /// registers (for images whose values float32 holds exactly, `elem::exact_in_f32`, also into
-/// float32 registers: min/max and medians of them compare float32s, see `Body::taps32`) /// float32), by 16-byte vector loads where `vec_in` says the rows allow them.
+/// float32 registers: min/max and medians of them compare float32s, see `Body::taps32`), by
+/// 16-byte vector loads where `vec_in` says the rows allow them.
 fn load_window(
     k: &mut Func,
     spec: &KernelSpec,
