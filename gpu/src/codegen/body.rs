@@ -383,7 +383,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let of_taps = sorts_of_taps(stmts);
         for (i, s) in stmts.iter().enumerate() {
             if let (Stmt::ArrayOp(ArrayOp::Sort, a), true) = (s, of_taps[i]) {
-                self.sort_taps(*a)?;
+                self.sort(*a, true)?;
                 continue;
             }
             if !self.stmt(s)? {
@@ -659,7 +659,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 keep,
             } => self.fill(*dst, len, *index, elem, keep.as_ref()),
             Stmt::ArrayOp(ArrayOp::Sort, a) => {
-                self.sort(*a)?;
+                self.sort(*a, false)?;
                 Ok(true)
             }
             Stmt::Sorted { dst, stat, arr, q } => {
@@ -2152,31 +2152,21 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.k.st(Space::Local, t, addr, b);
     }
 
-    /// A sort of an array that holds the first taps in order (see [`Body::block`]): as
-    /// [`Body::sort`], with the taps' float32 values for the network where the image has them.
-    fn sort_taps(&mut self, a: Arr) -> Res<()> {
+    /// Sorts array `a`; `of_taps`: it holds the first taps in order (see [`Body::block`]), whose
+    /// float32 values the network may sort where the image has them.
+    fn sort(&mut self, a: Arr, of_taps: bool) -> Res<()> {
         match self.arrays[a.0 as usize].clone() {
             Storage::Regs {
                 regs,
                 len: Some(c),
                 elem: Ty::F64,
             } if c <= NETWORK_MAX => {
-                let single = self.first_taps_f32(c as usize);
+                let single = if of_taps {
+                    self.first_taps_f32(c as usize)
+                } else {
+                    None
+                };
                 self.sort_regs(a, &regs[..c as usize], single);
-                Ok(())
-            }
-            _ => self.sort(a),
-        }
-    }
-
-    fn sort(&mut self, a: Arr) -> Res<()> {
-        match self.arrays[a.0 as usize].clone() {
-            Storage::Regs {
-                regs,
-                len: Some(c),
-                elem: Ty::F64,
-            } if c <= NETWORK_MAX => {
-                self.sort_regs(a, &regs[..c as usize], None);
                 Ok(())
             }
             Storage::Regs { .. } => Err(Restart::Local(a.0)),
