@@ -401,7 +401,8 @@ pub enum Stmt {
     /// sorted by the comparators of [`network::batcher_pairs`], each `(i, j)` setting
     /// `(v[i], v[j]) = v[j] < v[i] ? (v[j], v[i]) : (v[i], v[j])`, and `dst` is `0.0 + v[n/2]`
     /// (odd `n`) or `(0.0 + v[n/2-1] + v[n/2]) / 2.0` (even `n`). Which branch runs never changes
-    /// the result, only the speed. When `elems[k]` is `x[k]` for every `k`, this is the median of
+    /// the result, only the speed, so a backend may test for a NaN value instead of a NaN sum,
+    /// and then assign what [`network::nan_result`] reads from the fallback (the GPU does). When `elems[k]` is `x[k]` for every `k`, this is the median of
     /// the whole footprint, which the GPU computes for two neighbouring outputs at once.
     MedianNetwork {
         dst: Var,

@@ -2213,13 +2213,16 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             }
         }
         let needed: Vec<usize> = needed.into_iter().collect();
-        if let (Some(v), false) = (&single, elem::is_float(self.sh.input)) {
-            // An integer image's taps hold no NaN and no `-0.0` (a zero is `+0.0`, equal values
-            // have equal bits): the network is exact on every window, where the zeros of 8-bit
-            // data would send nearly every warp down the stable path.
-            self.sort_network_f32(regs, v.clone(), &needed);
-            return;
-        }
+        let single = match single {
+            Some(v) if !elem::is_float(self.sh.input) => {
+                // An integer image's taps hold no NaN and no `-0.0` (a zero is `+0.0`, equal
+                // values have equal bits): the network is exact on every window, where the
+                // zeros of 8-bit data would send nearly every warp down the stable path.
+                self.sort_network_f32(regs, v, &needed);
+                return;
+            }
+            single => single,
+        };
         let (slow, done) = (self.k.new_label(), self.k.new_label());
         // A NaN or a zero anywhere (|x| <= 0 or unordered) takes the exact stable path.
         let mut bad: Option<Reg> = None;
