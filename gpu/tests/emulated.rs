@@ -390,6 +390,40 @@ fn sorted_statistics_of_float32_exact_images_sort_float32_values() {
     assert!(checked > 10000, "{checked} pixels");
 }
 
+/// A float32 image holding one NaN, medians of boxes around it: each window reading the NaN sees
+/// it at another of its positions, so every tap's path to the median is tested, through the
+/// networks that carry a NaN to their result (sm_90) and the test of every value before them
+/// (sm_75), at 1 to 4 outputs a thread (the pair-median shortcut shares sorted columns).
+#[test]
+fn a_nan_at_any_position_of_a_median_window_makes_it_nan() {
+    let p = common::Program {
+        name: "median".into(),
+        source: "np.median(x)".into(),
+        bindings: Default::default(),
+    };
+    let mut failures = Vec::new();
+    for k in [3usize, 4, 5, 7, 9, 11] {
+        let image = [2 * k + 5, 2 * k + 7];
+        let mut gen = Inputs::new(k as u64);
+        let mut values: Vec<f32> = (0..image[0] * image[1])
+            .map(|_| ((gen.next() >> 30) % 1000) as f32 / 7.0 - 60.0)
+            .collect();
+        values[(image[0] / 2) * image[1] + image[1] / 2] = f32::NAN;
+        let input: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        for target in [Target::SM90, Target::PORTABLE] {
+            for outputs in [1, 2, 4] {
+                let mut spec = ndjit_gpu::codegen::KernelSpec::boxed(2, k);
+                spec = with(&spec, Mode::Reflect, Dtype::F32, Dtype::F32, target);
+                spec.outputs_per_thread = outputs;
+                if let Err(e) = check_on(&p, &image, &spec, &input) {
+                    failures.push(format!("{k}x{k} sm_{} outputs {outputs}: {e}", target.sm));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 fn n_taps(fshape: &[usize]) -> usize {
     fshape.iter().product()
 }

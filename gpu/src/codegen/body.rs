@@ -84,6 +84,8 @@ pub struct Shared<'a> {
     pub fails: bool,
     /// The input image's dtype: what the taps read from it can hold (the edges' `cval` aside).
     pub input: Dtype,
+    /// The target has `min.NaN.f32`/`max.NaN.f32` (sm_80 on).
+    pub nan_minmax: bool,
 }
 
 impl<'a> Shared<'a> {
@@ -103,9 +105,26 @@ impl<'a> Shared<'a> {
             globals: Vec::new(),
             fails: false,
             input: Dtype::F64,
+            nan_minmax: false,
         };
         s.scan(&func.body);
         s
+    }
+
+    /// Whether the float32 median networks of this image carry a NaN to their result
+    /// ([`exchange32_nan`]): its values can be NaN and the target has the instructions.
+    pub fn networks_propagate_nan(&self) -> bool {
+        self.nan_minmax && elem::is_float(self.input)
+    }
+
+    /// The compare-exchange of the float32 median networks: [`exchange32_nan`] where they
+    /// propagate NaN, else [`exchange32`].
+    pub fn exchange_f32(&self) -> Exchange {
+        if self.networks_propagate_nan() {
+            exchange32_nan
+        } else {
+            exchange32
+        }
     }
 
     fn scan(&mut self, stmts: &[Stmt]) {
@@ -401,14 +420,24 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// taps of an image that float32 holds exactly ([`Body::float32_taps`]) the NaN test and the
     /// network run on the float32 values: their order is that of the doubles they convert to
     /// exactly, and float32 min/max take half the registers and a fraction of the instructions
-    /// of f64 compares and selects.
+    /// of f64 compares and selects. Where those networks propagate NaN
+    /// ([`Shared::networks_propagate_nan`]) the test is of the median alone, after them.
     fn median_network(&mut self, dst: Var, elems: &[Expr], fallback: &[Stmt]) -> Res<bool> {
         let single = self.float32_taps(elems);
         // An integer image's taps are never NaN: no test, no fallback.
         let never_nan = single.is_some() && !elem::is_float(self.sh.input);
+        // The test is "some value is NaN" (not the IR's NaN sum, which `inf - inf` also makes):
+        // there the fallback's NaN result is all it can assign, and its sort, which would keep
+        // every value alive past the network, need not be emitted.
+        let nan_result = network::nan_result(fallback, elems, dst);
+        // The NaN result where the network's own is NaN: every value the median depends on
+        // reaches it through comparators that make both outputs NaN ([`exchange32_nan`]).
+        let tested_after = nan_result
+            .filter(|_| single.is_some() && !never_nan && self.sh.networks_propagate_nan());
         let (v, nan) = if let Some(t32) = &single {
             let v = t32[..elems.len()].to_vec();
-            let nan = (!never_nan).then(|| any_nan(self.k, T::F32, &v));
+            let tested_before = !never_nan && tested_after.is_none();
+            let nan = tested_before.then(|| any_nan(self.k, T::F32, &v));
             (v, nan)
         } else {
             let mut v = Vec::with_capacity(elems.len());
@@ -429,13 +458,16 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             } else {
                 b.network_median(v)
             };
+            let m = match tested_after {
+                Some(c) => {
+                    let isnan = b.k.setp(Cmp::Nan, T::F64, m, m);
+                    b.k.selp(T::F64, Src::f64(c), m, isnan)
+                }
+                None => m,
+            };
             b.assign(dst, V::R(m, Ty::F64));
             Ok(true)
         };
-        // The test is "some value is NaN" (not the IR's NaN sum, which `inf - inf` also makes):
-        // there the fallback's NaN result is all it can assign, and its sort, which would keep
-        // every value alive past the network, need not be emitted.
-        let nan_result = network::nan_result(fallback, elems, dst);
         match (nan, nan_result) {
             (Some(nan), Some(c)) => self.branch(
                 nan,
@@ -491,7 +523,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// candidates; the median's register.
     fn pair_median(&mut self) -> Reg {
         let h = self.median.clone().expect("a hint");
-        let step: Exchange = if h.float32 { exchange32 } else { exchange };
+        let step = if h.float32 {
+            self.sh.exchange_f32()
+        } else {
+            exchange
+        };
         let mut t: Vec<Reg> = h.own.clone();
         for &(i, j) in &h.plan.own {
             step(self.k, &mut t, i, j);
@@ -543,12 +579,14 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.median_of(&v, &middle)
     }
 
-    /// [`Body::network_median`] on float32 values (NaN-free): the network in float32
-    /// ([`exchange32`]), the middle values made doubles, then the runtime median's arithmetic.
+    /// [`Body::network_median`] on float32 values: the network in float32
+    /// ([`Shared::exchange_f32`]), the middle values made doubles, then the runtime median's
+    /// arithmetic.
     fn network_median32(&mut self, mut v: Vec<Reg>) -> Reg {
         let middle = network::median_positions(v.len());
+        let step = self.sh.exchange_f32();
         for (i, j) in sort::pruned_pairs(&network::batcher_pairs(v.len()), &middle) {
-            exchange32(self.k, &mut v, i, j);
+            step(self.k, &mut v, i, j);
         }
         for &m in &middle {
             v[m] = self.k.cvt(None, T::F64, T::F32, v[m]);
@@ -2566,6 +2604,18 @@ pub type Exchange = fn(&mut Func, &mut [Reg], usize, usize);
 pub fn exchange32(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
     let lo = k.bin(Bin::Min, T::F32, v[i], v[j]);
     let hi = k.bin(Bin::Max, T::F32, v[i], v[j]);
+    v[i] = lo;
+    v[j] = hi;
+}
+
+/// [`exchange32`] through `min.NaN.f32`/`max.NaN.f32` (sm_80 on): where either value is NaN,
+/// both results are. So a NaN among a network's inputs reaches every output that depends on
+/// it, and an output selecting a rank (a median) depends on every input: were there no path of
+/// comparators from an input to it, changing that input could not change it. Without NaN, the
+/// results are [`exchange32`]'s.
+pub fn exchange32_nan(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
+    let lo = k.bin(Bin::MinNan, T::F32, v[i], v[j]);
+    let hi = k.bin(Bin::MaxNan, T::F32, v[i], v[j]);
     v[i] = lo;
     v[j] = hi;
 }

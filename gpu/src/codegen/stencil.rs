@@ -223,6 +223,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         let mut sh = Shared::new(func, bound, spec.native_minmax);
         sh.network = spec.network;
         sh.input = spec.input;
+        sh.nan_minmax = spec.target.sm >= 80;
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
         let built =
@@ -803,7 +804,7 @@ fn build_main(
         // Medians sort the float32 values where the image has them (see `Body::median_network`).
         let float32 = !window32.is_empty();
         let (values, step) = if float32 {
-            (&window32, body::exchange32 as body::Exchange)
+            (&window32, sh.exchange_f32())
         } else {
             (&window, body::exchange as body::Exchange)
         };

@@ -661,6 +661,9 @@ fn bin(op: Bin, t: T, x: u64, y: u64) -> Result<u64> {
             Bin::Mul => (a * b).to_bits() as u64,
             Bin::Div => (a / b).to_bits() as u64,
             Bin::Min | Bin::Max => f32_min_max(op, a, b),
+            Bin::MinNan | Bin::MaxNan if a.is_nan() || b.is_nan() => CANON_NAN32,
+            Bin::MinNan => f32_min_max(Bin::Min, a, b),
+            Bin::MaxNan => f32_min_max(Bin::Max, a, b),
             _ => return Err(format!("{op:?} on f32")),
         });
     }
@@ -743,6 +746,7 @@ fn bin(op: Bin, t: T, x: u64, y: u64) -> Result<u64> {
                 ux >> n
             }
         }
+        Bin::MinNan | Bin::MaxNan => return Err(format!("{op:?} on {t:?} (f32 only)")),
     };
     Ok(mask(r, bits))
 }

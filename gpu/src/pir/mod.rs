@@ -133,6 +133,10 @@ pub enum Bin {
     Rem,
     Min,
     Max,
+    /// `min.NaN`/`max.NaN` on f32 (sm_80 on): the canonical NaN where either operand is NaN,
+    /// otherwise `min`/`max` (of two zeros, `-0.0` below `+0.0`).
+    MinNan,
+    MaxNan,
     And,
     Or,
     Xor,
