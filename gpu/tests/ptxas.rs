@@ -405,6 +405,38 @@ fn median_kernels_assemble_for_every_dtype_and_mode() {
     }
 }
 
+/// Box medians of 16-bit values under PTX ISA 8.0 run two pairs of outputs in 16-bit lanes
+/// (`stencil::median_hints`): ptxas takes `min.u16x2`/`min.s16x2`, and up to 9×9 nothing spills.
+#[test]
+fn medians_in_16_bit_lanes_assemble_without_spills() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    for (dt, lanes) in [
+        (Dtype::U8, "u16x2"),
+        (Dtype::I16, "s16x2"),
+        (Dtype::Bool, "u16x2"),
+    ] {
+        for k in [5, 9] {
+            let kern = box_kernel(
+                "np.median(x)",
+                k,
+                Mode::Reflect,
+                (dt, dt),
+                common::SM90_PTX80,
+            );
+            let ptx = kern.module.to_ptx();
+            assert!(
+                ptx.contains(&format!("min.{lanes}")),
+                "{dt} {k}x{k}: no lanes"
+            );
+            let log = assemble(&ptxas, &ptx, 90, "median_lanes").unwrap();
+            let (regs, stores, loads) = resources(&log, ndjit_gpu::codegen::ENTRY);
+            println!("median {dt} {k}x{k} in lanes: {regs} registers");
+            assert!(regs > 0, "not in ptxas's report");
+            assert_eq!((stores, loads), (0, 0), "{dt} {k}x{k} spills");
+        }
+    }
+}
+
 /// ptxas's log for `module` (for its own target); panics with ptxas's first lines if rejected.
 fn assembled(ptxas: &std::path::Path, module: &ndjit_gpu::pir::Module, tag: &str) -> String {
     assemble(ptxas, &module.to_ptx(), module.target, tag).unwrap_or_else(|e| {

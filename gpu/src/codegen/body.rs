@@ -192,16 +192,22 @@ impl<'a> Shared<'a> {
     }
 }
 
-/// The pair-median shortcut for an interior output (see [`sort::PairMedian`]): the sorted
-/// candidates of the values this output shares with its neighbour, and its own column.
+/// The median shortcut the stencil prepared for an interior output (see [`sort::PairMedian`]).
 #[derive(Clone, Debug)]
-pub struct MedianHint {
-    pub cands: Vec<Reg>,
-    pub own: Vec<Reg>,
-    pub plan: sort::PairMedian,
-    /// The registers are float32 (the image's values as [`Body::taps32`] holds them, see
-    /// [`exchange32`]), not f64.
-    pub float32: bool,
+pub enum MedianHint {
+    /// The sorted candidates of the values this output shares with its neighbour, and its own
+    /// column.
+    Pair {
+        cands: Vec<Reg>,
+        own: Vec<Reg>,
+        plan: sort::PairMedian,
+        /// The registers are float32 (the image's values as [`Body::taps32`] holds them, see
+        /// [`exchange32`]), not f64.
+        float32: bool,
+    },
+    /// The median itself, a double: the stencil computed two pairs of outputs at once, one in
+    /// each 16-bit lane (`stencil::median_hints`).
+    Done(Reg),
 }
 
 /// Where control goes when the body ends.
@@ -510,36 +516,48 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// Whether the pair-median shortcut computes this median: one over the whole footprint (odd),
     /// with the hint the stencil prepared for this output.
     fn pair_median_applies(&self, elems: &[Expr]) -> bool {
-        let Some(hint) = &self.median else {
-            return false;
+        let planned = match &self.median {
+            None => return false,
+            Some(MedianHint::Pair {
+                cands, own, plan, ..
+            }) => plan.rank < cands.len() + own.len(),
+            Some(MedianHint::Done(_)) => true,
         };
         elems.len() == self.taps.len()
             && elems.len() % 2 == 1
-            && hint.plan.rank < hint.cands.len() + hint.own.len()
+            && planned
             && network::is_footprint(elems)
     }
 
     /// The pair-median shortcut: sort this output's own column, merge it with the shared sorted
     /// candidates; the median's register.
     fn pair_median(&mut self) -> Reg {
-        let h = self.median.clone().expect("a hint");
-        let step = if h.float32 {
+        let (cands, own, plan, float32) = match self.median.clone().expect("a hint") {
+            MedianHint::Done(m) => return m,
+            MedianHint::Pair {
+                cands,
+                own,
+                plan,
+                float32,
+            } => (cands, own, plan, float32),
+        };
+        let step = if float32 {
             self.sh.exchange_f32()
         } else {
             exchange
         };
-        let mut t: Vec<Reg> = h.own.clone();
-        for &(i, j) in &h.plan.own {
+        let mut t: Vec<Reg> = own;
+        for &(i, j) in &plan.own {
             step(self.k, &mut t, i, j);
         }
-        let mut c: Vec<Reg> = h.cands.iter().copied().chain(t).collect();
-        for &(i, j) in &h.plan.merge {
+        let mut c: Vec<Reg> = cands.into_iter().chain(t).collect();
+        for &(i, j) in &plan.merge {
             step(self.k, &mut c, i, j);
         }
-        if h.float32 {
-            self.k.cvt(None, T::F64, T::F32, c[h.plan.rank])
+        if float32 {
+            self.k.cvt(None, T::F64, T::F32, c[plan.rank])
         } else {
-            c[h.plan.rank]
+            c[plan.rank]
         }
     }
 
@@ -2602,8 +2620,14 @@ pub type Exchange = fn(&mut Func, &mut [Reg], usize, usize);
 /// opposite signs either may come out in either place, which a median does not see (it adds
 /// `0.0`, which makes either zero `+0.0`).
 pub fn exchange32(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
-    let lo = k.bin(Bin::Min, T::F32, v[i], v[j]);
-    let hi = k.bin(Bin::Max, T::F32, v[i], v[j]);
+    exchange_by(k, (Bin::Min, Bin::Max, T::F32), v, i, j);
+}
+
+/// A compare-exchange of positions `i < j` through the instructions `min` and `max` of type
+/// `t`, into new registers.
+pub fn exchange_by(k: &mut Func, (min, max, t): (Bin, Bin, T), v: &mut [Reg], i: usize, j: usize) {
+    let lo = k.bin(min, t, v[i], v[j]);
+    let hi = k.bin(max, t, v[i], v[j]);
     v[i] = lo;
     v[j] = hi;
 }
@@ -2614,10 +2638,7 @@ pub fn exchange32(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
 /// comparators from an input to it, changing that input could not change it. Without NaN, the
 /// results are [`exchange32`]'s.
 pub fn exchange32_nan(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
-    let lo = k.bin(Bin::MinNan, T::F32, v[i], v[j]);
-    let hi = k.bin(Bin::MaxNan, T::F32, v[i], v[j]);
-    v[i] = lo;
-    v[j] = hi;
+    exchange_by(k, (Bin::MinNan, Bin::MaxNan, T::F32), v, i, j);
 }
 
 /// A compare-exchange of positions `i < j` with the IR networks' semantics (equal or NaN: no

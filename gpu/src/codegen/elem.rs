@@ -9,7 +9,7 @@
 //! tests compare these sequences with the driver's casts bit for bit.
 
 use super::Dtype;
-use crate::pir::{Addr, BoolOp, Cmp, Func, Ins, Reg, Rnd, Space, Src, Un, T};
+use crate::pir::{Addr, Bin, BoolOp, Cmp, Func, Ins, Reg, Rnd, Space, Src, Un, T};
 
 /// The PTX type an element of `dt` is loaded and stored as.
 pub fn ptx_type(dt: Dtype) -> T {
@@ -52,6 +52,43 @@ pub fn exact_in_f32(dt: Dtype) -> bool {
     matches!(
         dt,
         Dtype::F32 | Dtype::Bool | Dtype::U8 | Dtype::I8 | Dtype::U16 | Dtype::I16
+    )
+}
+
+/// The two-lane type ([`T::U16x2`], [`T::S16x2`]) whose lanes hold the values of `dt` and order
+/// them as they compare: bool, 8- and 16-bit integers.
+pub fn lanes16(dt: Dtype) -> Option<T> {
+    match dt {
+        Dtype::Bool | Dtype::U8 | Dtype::U16 => Some(T::U16x2),
+        Dtype::I8 | Dtype::I16 => Some(T::S16x2),
+        _ => None,
+    }
+}
+
+/// Two integers (in 32-bit registers, within the lanes' type `t`) as the lanes of one register:
+/// `lo` in the low half.
+pub fn pack16(k: &mut Func, t: T, lo: Reg, hi: Reg) -> Reg {
+    let lo = if t == T::S16x2 {
+        k.bin(Bin::And, T::B32, lo, Src::I(0xffff))
+    } else {
+        lo
+    };
+    k.fma(T::U32, hi, Src::I(1 << 16), lo)
+}
+
+/// The lanes of `p` (of type `t`) as doubles, the low lane first.
+pub fn unpack16(k: &mut Func, t: T, p: Reg) -> (Reg, Reg) {
+    let (lo, hi, st) = if t == T::S16x2 {
+        let up = k.bin(Bin::Shl, T::B32, p, Src::I(16));
+        let lo = k.bin(Bin::Shr, T::S32, up, Src::I(16));
+        (lo, k.bin(Bin::Shr, T::S32, p, Src::I(16)), T::S32)
+    } else {
+        let lo = k.bin(Bin::And, T::B32, p, Src::I(0xffff));
+        (lo, k.bin(Bin::Shr, T::U32, p, Src::I(16)), T::U32)
+    };
+    (
+        k.cvt(Some(Rnd::Rn), T::F64, st, lo),
+        k.cvt(Some(Rnd::Rn), T::F64, st, hi),
     )
 }
 

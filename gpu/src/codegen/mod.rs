@@ -57,6 +57,16 @@ impl Target {
         shared: crate::pir::STATIC_SHARED as u32,
     };
 
+    /// Whether float32 `min`/`max` have the `.NaN` form (sm_80 on).
+    pub fn has_nan_minmax(&self) -> bool {
+        self.sm >= 80
+    }
+
+    /// Whether `min`/`max` take two 16-bit lanes (`.u16x2`, `.s16x2`: sm_90, PTX ISA 8.0).
+    pub fn has_minmax_16x2(&self) -> bool {
+        self.sm >= 90 && self.version >= (8, 0)
+    }
+
     /// The target for a device of compute capability `major.minor` under a driver of CUDA
     /// version `driver` (as `cuDriverGetVersion` reports it, e.g. 12080): the device's own `sm_`
     /// (capped at sm_90, which is all this backend needs) with the newest PTX ISA version the

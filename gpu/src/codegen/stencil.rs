@@ -10,7 +10,7 @@ use super::{
 };
 use crate::error::{GpuError, Result};
 use crate::pir::{
-    Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Space, Special, Src, T,
+    Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T,
 };
 use ndjit::ir::{self, Func as IrFunc, Stmt};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -129,16 +129,9 @@ fn five_wide(spec: &KernelSpec) -> bool {
 }
 
 /// The pair-median plan when the filter's IR holds ndjit's median network over all the taps of
-/// a full box footprint (2-d, or 3-d one plane deep) and the kernel computes two outputs per
-/// thread.
-fn pair_median_plan(
-    func: &IrFunc,
-    geo: &Geo,
-    spec: &KernelSpec,
-    v: i64,
-) -> Option<sort::PairMedian> {
-    if v != 2
-        || !spec.mask.iter().all(|&b| b)
+/// a full box footprint (2-d, or 3-d one plane deep).
+fn pair_median_plan(func: &IrFunc, geo: &Geo, spec: &KernelSpec) -> Option<sort::PairMedian> {
+    if !spec.mask.iter().all(|&b| b)
         || geo.taps.iter().any(|t| t[0] != 0)
         || !has_tap_median(&func.body, geo.taps.len())
     {
@@ -153,6 +146,118 @@ fn pair_median_plan(
         return None;
     }
     sort::PairMedian::new(rows, cols)
+}
+
+/// The median shortcuts of a thread's outputs, where the filter is a box median
+/// ([`pair_median_plan`]): two adjacent outputs sort the values their windows share once (only
+/// the positions that can matter), see `sort::PairMedian`; four outputs over an image of 16-bit
+/// values ([`packs_medians`]) run both pairs' networks at once, one pair in each 16-bit lane.
+fn median_hints(
+    k: &mut Func,
+    sh: &Shared,
+    geo: &Geo,
+    spec: &KernelSpec,
+    (v, nr): (i64, i64),
+    (window, window32): (&Window, &Window),
+) -> Vec<Option<body::MedianHint>> {
+    let mut hints = vec![None; v as usize];
+    let lanes = elem::lanes16(spec.input).filter(|_| v == 4 && packs_medians(sh.func, geo, spec));
+    let Some(plan) =
+        pair_median_plan(sh.func, geo, spec).filter(|_| nr == 1 && (v == 2 || lanes.is_some()))
+    else {
+        return hints;
+    };
+    let c0 = geo.taps.iter().map(|t| t[2]).min().unwrap();
+    let c1 = geo.taps.iter().map(|t| t[2]).max().unwrap();
+    let mut rows: Vec<i64> = geo.taps.iter().map(|t| t[1]).collect();
+    rows.sort();
+    rows.dedup();
+    // The shared values of the pair whose first output is `p` columns right of the thread's
+    // first, and its outputs' own columns.
+    let shared_at = |p: i64| -> Vec<(i64, i64)> {
+        rows.iter()
+            .flat_map(|&dy| (c0 + 1 + p..=c1 + p).map(move |c| (dy, c)))
+            .collect()
+    };
+    let own_at = |col: i64| -> Vec<(i64, i64)> { rows.iter().map(|&dy| (dy, col)).collect() };
+    if let Some(t) = lanes {
+        // Each pair in one lane: the pair of outputs 0 and 1 low, of outputs 2 and 3 high.
+        let mut ints: BTreeMap<(i64, i64), Reg> = BTreeMap::new();
+        let mut packed = |k: &mut Func, at: &[(i64, i64)]| -> Vec<Reg> {
+            at.iter()
+                .map(|&(dy, c)| {
+                    let [lo, hi] = [c, c + 2].map(|c| {
+                        *ints.entry((dy, c)).or_insert_with(|| {
+                            // The float32 holds the integer exactly.
+                            k.cvt(Some(Rnd::Rzi), T::S32, T::F32, window32[&(0, dy, c)])
+                        })
+                    });
+                    elem::pack16(k, t, lo, hi)
+                })
+                .collect()
+        };
+        let step = |k: &mut Func, v: &mut [Reg], i, j| {
+            body::exchange_by(k, (Bin::Min, Bin::Max, t), v, i, j)
+        };
+        let mut shared = packed(k, &shared_at(0));
+        for &(i, j) in &plan.shared {
+            step(k, &mut shared, i, j);
+        }
+        for (vv, col) in [(0usize, c0), (1, c1 + 1)] {
+            let mut own = packed(k, &own_at(col));
+            for &(i, j) in &plan.own {
+                step(k, &mut own, i, j);
+            }
+            let mut c: Vec<Reg> = shared[plan.lo..=plan.hi]
+                .iter()
+                .copied()
+                .chain(own)
+                .collect();
+            for &(i, j) in &plan.merge {
+                step(k, &mut c, i, j);
+            }
+            let (m0, m1) = elem::unpack16(k, t, c[plan.rank]);
+            hints[vv] = Some(body::MedianHint::Done(m0));
+            hints[vv + 2] = Some(body::MedianHint::Done(m1));
+        }
+        return hints;
+    }
+    // Medians sort the float32 values where the image has them (see `Body::median_network`).
+    let float32 = !window32.is_empty();
+    let (values, step) = if float32 {
+        (window32, sh.exchange_f32())
+    } else {
+        (window, body::exchange as body::Exchange)
+    };
+    let mut shared: Vec<Reg> = shared_at(0)
+        .iter()
+        .map(|&(dy, c)| values[&(0, dy, c)])
+        .collect();
+    for &(i, j) in &plan.shared {
+        step(k, &mut shared, i, j);
+    }
+    let cands = shared[plan.lo..=plan.hi].to_vec();
+    for (vv, col) in [(0usize, c0), (1, c1 + 1)] {
+        let own = own_at(col)
+            .iter()
+            .map(|&(dy, c)| values[&(0, dy, c)])
+            .collect();
+        hints[vv] = Some(body::MedianHint::Pair {
+            cands: cands.clone(),
+            own,
+            plan: plan.clone(),
+            float32,
+        });
+    }
+    hints
+}
+
+/// Whether a box median's kernel runs two pairs of outputs in 16-bit lanes
+/// ([`median_hints`]): the image's values fit them and the target has `min.u16x2`.
+fn packs_medians(func: &IrFunc, geo: &Geo, spec: &KernelSpec) -> bool {
+    elem::lanes16(spec.input).is_some()
+        && spec.target.has_minmax_16x2()
+        && pair_median_plan(func, geo, spec).is_some()
 }
 
 /// The most taps a register window holds for this kernel: [`WINDOW_REGS`] doubles, or twice as
@@ -205,6 +310,8 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
     let large = geo.taps.len() > window_capacity(func, spec, geo.taps.len());
     let outputs = match spec.outputs_per_thread {
         _ if large => 1,
+        // Two pairs of box medians, one in each 16-bit lane (see `median_hints`).
+        0 if packs_medians(func, &geo, spec) => 4,
         0 => auto_outputs(&traits, spec),
         v => v.clamp(1, 16),
     };
@@ -792,41 +899,7 @@ fn build_main(
     // Linear index of the first output, for failure records.
     let pix0 = k.fma(T::S64, zw, hw, yw);
     let pix0 = k.fma(T::S64, pix0, ww, xw);
-    // Medians of a box over adjacent output pairs: the values the two windows share are sorted
-    // once here (only the positions that can matter), see `sort::PairMedian`.
-    let mut hints: Vec<Option<body::MedianHint>> = vec![None; v as usize];
-    if let Some(plan) = pair_median_plan(sh.func, geo, spec, v).filter(|_| nr == 1) {
-        let c0 = geo.taps.iter().map(|t| t[2]).min().unwrap();
-        let c1 = geo.taps.iter().map(|t| t[2]).max().unwrap();
-        let mut rows: Vec<i64> = geo.taps.iter().map(|t| t[1]).collect();
-        rows.sort();
-        rows.dedup();
-        // Medians sort the float32 values where the image has them (see `Body::median_network`).
-        let float32 = !window32.is_empty();
-        let (values, step) = if float32 {
-            (&window32, sh.exchange_f32())
-        } else {
-            (&window, body::exchange as body::Exchange)
-        };
-        let mut shared: Vec<Reg> = rows
-            .iter()
-            .flat_map(|&dy| (c0 + 1..=c1).map(move |c| (dy, c)))
-            .map(|(dy, c)| values[&(0, dy, c)])
-            .collect();
-        for &(i, j) in &plan.shared {
-            step(&mut k, &mut shared, i, j);
-        }
-        let cands = shared[plan.lo..=plan.hi].to_vec();
-        for (vv, col) in [(0usize, c0), (1, c1 + 1)] {
-            let own = rows.iter().map(|&dy| values[&(0, dy, col)]).collect();
-            hints[vv] = Some(body::MedianHint {
-                cands: cands.clone(),
-                own,
-                plan: plan.clone(),
-                float32,
-            });
-        }
-    }
+    let mut hints = median_hints(&mut k, sh, geo, spec, (v, nr), (&window, &window32));
     for r in 0..nr {
         // Row `r` of the group: its outputs start `r` output rows down.
         let pout_r = if r == 0 {

@@ -667,6 +667,9 @@ fn bin(op: Bin, t: T, x: u64, y: u64) -> Result<u64> {
             _ => return Err(format!("{op:?} on f32")),
         });
     }
+    if matches!(t, T::U16x2 | T::S16x2) {
+        return lanes16(op, t, x, y);
+    }
     if t == T::Pred {
         let (a, b) = (x != 0, y != 0);
         return Ok(match op {
@@ -749,6 +752,39 @@ fn bin(op: Bin, t: T, x: u64, y: u64) -> Result<u64> {
         Bin::MinNan | Bin::MaxNan => return Err(format!("{op:?} on {t:?} (f32 only)")),
     };
     Ok(mask(r, bits))
+}
+
+/// `min`/`max` of two 16-bit lanes, each on its own.
+fn lanes16(op: Bin, t: T, x: u64, y: u64) -> Result<u64> {
+    let lane = |v: u64, i: u32| (v >> (16 * i)) & 0xffff;
+    let mut r = 0;
+    for i in 0..2 {
+        let (a, b) = (lane(x, i), lane(y, i));
+        let a_first = if t == T::S16x2 {
+            (a as u16 as i16) < (b as u16 as i16)
+        } else {
+            a < b
+        };
+        let pick = match op {
+            Bin::Min => {
+                if a_first {
+                    a
+                } else {
+                    b
+                }
+            }
+            Bin::Max => {
+                if a_first {
+                    b
+                } else {
+                    a
+                }
+            }
+            _ => return Err(format!("{op:?} on {t:?}")),
+        };
+        r |= pick << (16 * i);
+    }
+    Ok(r)
 }
 
 fn un(op: Un, t: T, x: u64) -> u64 {

@@ -46,6 +46,10 @@ pub enum T {
     S64,
     F32,
     F64,
+    /// Two 16-bit lanes in a 32-bit register, unsigned or signed: `min`/`max` only (sm_90,
+    /// PTX ISA 8.0), each lane on its own.
+    U16x2,
+    S16x2,
 }
 
 impl T {
@@ -64,7 +68,7 @@ impl T {
             T::Pred => 1,
             T::B8 | T::U8 | T::S8 => 8,
             T::B16 | T::U16 | T::S16 => 16,
-            T::B32 | T::U32 | T::S32 | T::F32 => 32,
+            T::B32 | T::U32 | T::S32 | T::F32 | T::U16x2 | T::S16x2 => 32,
             T::B64 | T::U64 | T::S64 | T::F64 => 64,
         }
     }
@@ -91,6 +95,8 @@ impl T {
             T::S64 => "s64",
             T::F32 => "f32",
             T::F64 => "f64",
+            T::U16x2 => "u16x2",
+            T::S16x2 => "s16x2",
         }
     }
 }

@@ -143,6 +143,12 @@ pub fn geometries() -> Vec<(&'static str, Vec<usize>, KernelSpec)> {
     out
 }
 
+/// sm_90 with PTX ISA 8.0, where `min`/`max` take two 16-bit lanes.
+pub const SM90_PTX80: Target = Target {
+    version: (8, 0),
+    ..Target::SM90
+};
+
 pub fn with(
     spec: &KernelSpec,
     mode: Mode,
