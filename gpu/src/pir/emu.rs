@@ -1015,4 +1015,25 @@ mod tests {
             "{e}"
         );
     }
+
+    /// The PTX ISA's definitions: `min.NaN`/`max.NaN` give the canonical NaN where either
+    /// operand is NaN (plain `min` the other operand); 16-bit lanes compare on their own, signed
+    /// or not.
+    #[test]
+    fn nan_minmax_and_16_bit_lanes_follow_the_isa() {
+        let f = |v: f32| v.to_bits() as u64;
+        let nan = f32::from_bits(0x7fc0_0001);
+        assert_eq!(bin(Bin::MinNan, T::F32, f(nan), f(1.0)), Ok(CANON_NAN32));
+        assert_eq!(bin(Bin::MaxNan, T::F32, f(1.0), f(nan)), Ok(CANON_NAN32));
+        assert_eq!(bin(Bin::Min, T::F32, f(nan), f(1.0)), Ok(f(1.0)));
+        assert_eq!(bin(Bin::MinNan, T::F32, f(2.0), f(-1.0)), Ok(f(-1.0)));
+        assert_eq!(bin(Bin::MaxNan, T::F32, f(-0.0), f(0.0)), Ok(f(0.0)));
+        assert!(bin(Bin::MinNan, T::F64, 0, 0).is_err());
+        let (a, b) = (0x8000_7fff, 0x0001_0001);
+        assert_eq!(bin(Bin::Min, T::S16x2, a, b), Ok(0x8000_0001));
+        assert_eq!(bin(Bin::Max, T::S16x2, a, b), Ok(0x0001_7fff));
+        assert_eq!(bin(Bin::Min, T::U16x2, a, b), Ok(0x0001_0001));
+        assert_eq!(bin(Bin::Max, T::U16x2, a, b), Ok(0x8000_7fff));
+        assert!(bin(Bin::Add, T::U16x2, a, b).is_err());
+    }
 }
