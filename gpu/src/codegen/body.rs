@@ -546,18 +546,12 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         } else {
             exchange
         };
-        let mut t: Vec<Reg> = own;
-        for &(i, j) in &plan.own {
-            step(self.k, &mut t, i, j);
-        }
-        let mut c: Vec<Reg> = cands.into_iter().chain(t).collect();
-        for &(i, j) in &plan.merge {
-            step(self.k, &mut c, i, j);
-        }
+        let k = &mut *self.k;
+        let m = plan.median(&cands, own, |v, i, j| step(k, v, i, j));
         if float32 {
-            self.k.cvt(None, T::F64, T::F32, c[plan.rank])
+            self.k.cvt(None, T::F64, T::F32, m)
         } else {
-            c[plan.rank]
+            m
         }
     }
 

@@ -203,17 +203,45 @@ impl PairMedian {
             rank: t,
         })
     }
+
+    /// The pair's candidates: `shared` (its shared values, in the positions [`PairMedian::shared`]
+    /// sorts) through `step`, a compare-exchange of two positions.
+    pub fn candidates<R: Copy>(
+        &self,
+        mut shared: Vec<R>,
+        mut step: impl FnMut(&mut [R], usize, usize),
+    ) -> Vec<R> {
+        for &(i, j) in &self.shared {
+            step(&mut shared, i, j);
+        }
+        shared[self.lo..=self.hi].to_vec()
+    }
+
+    /// One output's median: its `own` column sorted and merged with the pair's `cands`.
+    pub fn median<R: Copy>(
+        &self,
+        cands: &[R],
+        mut own: Vec<R>,
+        mut step: impl FnMut(&mut [R], usize, usize),
+    ) -> R {
+        for &(i, j) in &self.own {
+            step(&mut own, i, j);
+        }
+        let mut c: Vec<R> = cands.iter().copied().chain(own).collect();
+        for &(i, j) in &self.merge {
+            step(&mut c, i, j);
+        }
+        c[self.rank]
+    }
 }
 
 #[cfg(test)]
 mod pair_tests {
     use super::*;
 
-    fn run(v: &mut [i64], net: &[(usize, usize)]) {
-        for &(i, j) in net {
-            if v[j] < v[i] {
-                v.swap(i, j);
-            }
+    fn step(v: &mut [i64], i: usize, j: usize) {
+        if v[j] < v[i] {
+            v.swap(i, j);
         }
     }
 
@@ -233,23 +261,21 @@ mod pair_tests {
                 let g: Vec<Vec<i64>> = (0..rows)
                     .map(|_| (0..=cols).map(|_| rnd()).collect())
                     .collect();
-                let mut s: Vec<i64> = (0..rows)
+                let s: Vec<i64> = (0..rows)
                     .flat_map(|r| (1..cols).map(move |c| (r, c)))
                     .map(|(r, c)| g[r][c])
                     .collect();
-                run(&mut s, &p.shared);
+                let cands = p.candidates(s, step);
                 for out in 0..2 {
                     let col = if out == 0 { 0 } else { cols };
-                    let mut t: Vec<i64> = (0..rows).map(|r| g[r][col]).collect();
-                    run(&mut t, &p.own);
-                    let mut cand: Vec<i64> = s[p.lo..=p.hi].iter().copied().chain(t).collect();
-                    run(&mut cand, &p.merge);
+                    let t: Vec<i64> = (0..rows).map(|r| g[r][col]).collect();
+                    let median = p.median(&cands, t, step);
                     let mut w: Vec<i64> = (0..rows)
                         .flat_map(|r| (out..out + cols).map(move |c| (r, c)))
                         .map(|(r, c)| g[r][c])
                         .collect();
                     w.sort();
-                    assert_eq!(cand[p.rank], w[w.len() / 2], "{rows}x{cols}");
+                    assert_eq!(median, w[w.len() / 2], "{rows}x{cols}");
                 }
             }
         }

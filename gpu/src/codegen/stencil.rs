@@ -152,7 +152,7 @@ fn pair_median_plan(func: &IrFunc, geo: &Geo, spec: &KernelSpec) -> Option<sort:
 /// ([`pair_median_plan`]): two adjacent outputs sort the values their windows share once (only
 /// the positions that can matter), see `sort::PairMedian`. Four outputs are two such pairs: over
 /// an image of 16-bit values ([`packs_medians`]) both pairs' networks run at once, one pair in
-/// each 16-bit lane; otherwise one after the other, sharing the window.
+/// each 16-bit lane ([`lane_medians`]); otherwise one after the other, sharing the window.
 fn median_hints(
     k: &mut Func,
     sh: &Shared,
@@ -161,66 +161,16 @@ fn median_hints(
     (v, nr): (i64, i64),
     (window, window32): (&Window, &Window),
 ) -> Vec<Option<body::MedianHint>> {
-    let mut hints = vec![None; v as usize];
-    let lanes = elem::lanes16(spec.input).filter(|_| v == 4 && packs_medians(sh.func, geo, spec));
     let Some(plan) = pair_median_plan(sh.func, geo, spec).filter(|_| nr == 1 && (v == 2 || v == 4))
     else {
-        return hints;
+        return vec![None; v as usize];
     };
-    let c0 = geo.taps.iter().map(|t| t[2]).min().unwrap();
-    let c1 = geo.taps.iter().map(|t| t[2]).max().unwrap();
-    let mut rows: Vec<i64> = geo.taps.iter().map(|t| t[1]).collect();
-    rows.sort();
-    rows.dedup();
-    // The shared values of the pair whose first output is `p` columns right of the thread's
-    // first, and its outputs' own columns.
-    let shared_at = |p: i64| -> Vec<(i64, i64)> {
-        rows.iter()
-            .flat_map(|&dy| (c0 + 1 + p..=c1 + p).map(move |c| (dy, c)))
-            .collect()
-    };
-    let own_at = |col: i64| -> Vec<(i64, i64)> { rows.iter().map(|&dy| (dy, col)).collect() };
-    if let Some(t) = lanes {
-        // Each pair in one lane: the pair of outputs 0 and 1 low, of outputs 2 and 3 high.
-        let mut ints: BTreeMap<(i64, i64), Reg> = BTreeMap::new();
-        let mut packed = |k: &mut Func, at: &[(i64, i64)]| -> Vec<Reg> {
-            at.iter()
-                .map(|&(dy, c)| {
-                    let [lo, hi] = [c, c + 2].map(|c| {
-                        *ints.entry((dy, c)).or_insert_with(|| {
-                            // The float32 holds the integer exactly.
-                            k.cvt(Some(Rnd::Rzi), T::S32, T::F32, window32[&(0, dy, c)])
-                        })
-                    });
-                    elem::pack16(k, t, lo, hi)
-                })
-                .collect()
-        };
-        let step = |k: &mut Func, v: &mut [Reg], i, j| {
-            body::exchange_by(k, (Bin::Min, Bin::Max, t), v, i, j)
-        };
-        let mut shared = packed(k, &shared_at(0));
-        for &(i, j) in &plan.shared {
-            step(k, &mut shared, i, j);
-        }
-        for (vv, col) in [(0usize, c0), (1, c1 + 1)] {
-            let mut own = packed(k, &own_at(col));
-            for &(i, j) in &plan.own {
-                step(k, &mut own, i, j);
-            }
-            let mut c: Vec<Reg> = shared[plan.lo..=plan.hi]
-                .iter()
-                .copied()
-                .chain(own)
-                .collect();
-            for &(i, j) in &plan.merge {
-                step(k, &mut c, i, j);
-            }
-            let (m0, m1) = elem::unpack16(k, t, c[plan.rank]);
-            hints[vv] = Some(body::MedianHint::Done(m0));
-            hints[vv + 2] = Some(body::MedianHint::Done(m1));
-        }
-        return hints;
+    let cols = BoxCols::of(geo);
+    if let Some(t) =
+        elem::lanes16(spec.input).filter(|_| v == 4 && packs_medians(sh.func, geo, spec))
+    {
+        let medians = lane_medians(k, t, &plan, &cols, window32);
+        return medians.map(|m| Some(body::MedianHint::Done(m))).to_vec();
     }
     // Medians sort the float32 values where the image has them (see `Body::median_network`).
     let float32 = !window32.is_empty();
@@ -229,25 +179,94 @@ fn median_hints(
     } else {
         (window, body::exchange as body::Exchange)
     };
+    let at = |cells: Vec<(i64, i64)>| -> Vec<Reg> {
+        cells.iter().map(|&(dy, c)| values[&(0, dy, c)]).collect()
+    };
+    let mut hints = Vec::new();
     for p in (0..v).step_by(2) {
-        let at = |cells: Vec<(i64, i64)>| -> Vec<Reg> {
-            cells.iter().map(|&(dy, c)| values[&(0, dy, c)]).collect()
-        };
-        let mut shared = at(shared_at(p));
-        for &(i, j) in &plan.shared {
-            step(k, &mut shared, i, j);
-        }
-        let cands = shared[plan.lo..=plan.hi].to_vec();
-        for (vv, col) in [(p, c0 + p), (p + 1, c1 + 1 + p)] {
-            hints[vv as usize] = Some(body::MedianHint::Pair {
+        let cands = plan.candidates(at(cols.shared(p)), |v, i, j| step(k, v, i, j));
+        for own in cols.own(p) {
+            hints.push(Some(body::MedianHint::Pair {
                 cands: cands.clone(),
-                own: at(own_at(col)),
+                own: at(own),
                 plan: plan.clone(),
                 float32,
-            });
+            }));
         }
     }
     hints
+}
+
+/// The medians (doubles) of a thread's four outputs over an image of 16-bit values: the pair of
+/// outputs 0 and 1 in the low 16 bits of each register of lane type `t`, the pair 2 and 3 in the
+/// high ones, so that every `min`/`max` of the pairs' networks serves both.
+fn lane_medians(
+    k: &mut Func,
+    t: T,
+    plan: &sort::PairMedian,
+    cols: &BoxCols,
+    window32: &Window,
+) -> [Reg; 4] {
+    let mut ints: BTreeMap<(i64, i64), Reg> = BTreeMap::new();
+    // The values at `cells` (of the first pair) packed with those two columns right of them.
+    let mut packed = |k: &mut Func, cells: Vec<(i64, i64)>| -> Vec<Reg> {
+        cells
+            .iter()
+            .map(|&(dy, c)| {
+                let [lo, hi] = [c, c + 2].map(|c| {
+                    *ints.entry((dy, c)).or_insert_with(|| {
+                        // The float32 holds the integer exactly.
+                        k.cvt(Some(Rnd::Rzi), T::S32, T::F32, window32[&(0, dy, c)])
+                    })
+                });
+                elem::pack16(k, t, lo, hi)
+            })
+            .collect()
+    };
+    let shared = packed(k, cols.shared(0));
+    let own = cols.own(0).map(|cells| packed(k, cells));
+    let step = (Bin::Min, Bin::Max, t);
+    let cands = plan.candidates(shared, |v, i, j| body::exchange_by(k, step, v, i, j));
+    let [a, b] = own.map(|own| {
+        let m = plan.median(&cands, own, |v, i, j| body::exchange_by(k, step, v, i, j));
+        elem::unpack16(k, t, m)
+    });
+    [a.0, b.0, a.1, b.1]
+}
+
+/// The columns of a box median's windows, relative to the thread's first output.
+struct BoxCols {
+    c0: i64,
+    c1: i64,
+    rows: Vec<i64>,
+}
+
+impl BoxCols {
+    fn of(geo: &Geo) -> BoxCols {
+        let mut rows: Vec<i64> = geo.taps.iter().map(|t| t[1]).collect();
+        rows.sort();
+        rows.dedup();
+        BoxCols {
+            c0: geo.taps.iter().map(|t| t[2]).min().unwrap(),
+            c1: geo.taps.iter().map(|t| t[2]).max().unwrap(),
+            rows,
+        }
+    }
+
+    /// The values shared by the pair whose first output is `p` columns right of the thread's
+    /// first, in the order `sort::PairMedian` sorts them.
+    fn shared(&self, p: i64) -> Vec<(i64, i64)> {
+        let cols = self.c0 + 1 + p..=self.c1 + p;
+        self.rows
+            .iter()
+            .flat_map(|&dy| cols.clone().map(move |c| (dy, c)))
+            .collect()
+    }
+
+    /// The own columns of that pair's two outputs, the left one first.
+    fn own(&self, p: i64) -> [Vec<(i64, i64)>; 2] {
+        [self.c0 + p, self.c1 + 1 + p].map(|c| self.rows.iter().map(|&dy| (dy, c)).collect())
+    }
 }
 
 /// Whether a float32 box median up to 9 wide runs two pairs of outputs a thread.
@@ -337,7 +356,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         let mut sh = Shared::new(func, bound, spec.native_minmax);
         sh.network = spec.network;
         sh.input = spec.input;
-        sh.nan_minmax = spec.target.sm >= 80;
+        sh.nan_minmax = spec.target.has_nan_minmax();
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
         let built =
