@@ -530,7 +530,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     /// The pair-median shortcut: sort this output's own column, merge it with the shared sorted
-    /// candidates; the median's register.
+    /// candidates; the median's register (or the median the stencil computed already).
     fn pair_median(&mut self) -> Reg {
         let (cands, own, plan, float32) = match self.median.clone().expect("a hint") {
             MedianHint::Done(m) => return m,
