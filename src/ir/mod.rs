@@ -401,9 +401,11 @@ pub enum Stmt {
     /// sorted by the comparators of [`network::batcher_pairs`], each `(i, j)` setting
     /// `(v[i], v[j]) = v[j] < v[i] ? (v[j], v[i]) : (v[i], v[j])`, and `dst` is `0.0 + v[n/2]`
     /// (odd `n`) or `(0.0 + v[n/2-1] + v[n/2]) / 2.0` (even `n`). Which branch runs never changes
-    /// the result, only the speed, so a backend may test for a NaN value instead of a NaN sum,
-    /// and then assign what [`network::nan_result`] reads from the fallback (the GPU does). When `elems[k]` is `x[k]` for every `k`, this is the median of
-    /// the whole footprint, which the GPU computes for two neighbouring outputs at once.
+    /// the result, only the speed, so a backend may test for a NaN value instead of a NaN sum
+    /// (however it finds one: the GPU's float32 networks carry a NaN to their result) and then
+    /// assign what [`network::nan_result`] reads from the fallback. When `elems[k]` is `x[k]`
+    /// for every `k`, this is the median of the whole footprint, which the GPU computes for two
+    /// (or four) neighbouring outputs at once.
     MedianNetwork {
         dst: Var,
         elems: Vec<Expr>,

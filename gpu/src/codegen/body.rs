@@ -117,13 +117,14 @@ impl<'a> Shared<'a> {
         self.nan_minmax && elem::is_float(self.input)
     }
 
-    /// The compare-exchange of the float32 median networks: [`exchange32_nan`] where they
-    /// propagate NaN, else [`exchange32`].
-    pub fn exchange_f32(&self) -> Exchange {
-        if self.networks_propagate_nan() {
-            exchange32_nan
-        } else {
-            exchange32
+    /// The compare-exchange of the median networks on the image's float32 values
+    /// ([`exchange32_nan`] where they propagate NaN, else [`exchange32`]), or on doubles
+    /// ([`exchange`]).
+    pub fn median_exchange(&self, float32: bool) -> Exchange {
+        match (float32, self.networks_propagate_nan()) {
+            (false, _) => exchange,
+            (true, true) => exchange32_nan,
+            (true, false) => exchange32,
         }
     }
 
@@ -541,11 +542,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 float32,
             } => (cands, own, plan, float32),
         };
-        let step = if float32 {
-            self.sh.exchange_f32()
-        } else {
-            exchange
-        };
+        let step = self.sh.median_exchange(float32);
         let k = &mut *self.k;
         let m = plan.median(&cands, own, |v, i, j| step(k, v, i, j));
         if float32 {
@@ -592,11 +589,11 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     }
 
     /// [`Body::network_median`] on float32 values: the network in float32
-    /// ([`Shared::exchange_f32`]), the middle values made doubles, then the runtime median's
+    /// ([`Shared::median_exchange`]), the middle values made doubles, then the runtime median's
     /// arithmetic.
     fn network_median32(&mut self, mut v: Vec<Reg>) -> Reg {
         let middle = network::median_positions(v.len());
-        let step = self.sh.exchange_f32();
+        let step = self.sh.median_exchange(true);
         for (i, j) in sort::pruned_pairs(&network::batcher_pairs(v.len()), &middle) {
             step(self.k, &mut v, i, j);
         }

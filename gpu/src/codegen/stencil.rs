@@ -151,7 +151,7 @@ fn pair_median_plan(func: &IrFunc, geo: &Geo, spec: &KernelSpec) -> Option<sort:
 /// The median shortcuts of a thread's outputs, where the filter is a box median
 /// ([`pair_median_plan`]): two adjacent outputs sort the values their windows share once (only
 /// the positions that can matter), see `sort::PairMedian`. Four outputs are two such pairs: over
-/// an image of 16-bit values ([`packs_medians`]) both pairs' networks run at once, one pair in
+/// an image of 16-bit values ([`median_lanes`]) both pairs' networks run at once, one pair in
 /// each 16-bit lane ([`lane_medians`]); otherwise one after the other, sharing the window.
 fn median_hints(
     k: &mut Func,
@@ -166,19 +166,14 @@ fn median_hints(
         return vec![None; v as usize];
     };
     let cols = BoxCols::of(geo);
-    if let Some(t) =
-        elem::lanes16(spec.input).filter(|_| v == 4 && packs_medians(sh.func, geo, spec))
-    {
+    if let Some(t) = median_lanes(spec).filter(|_| v == 4) {
         let medians = lane_medians(k, t, &plan, &cols, window32);
         return medians.map(|m| Some(body::MedianHint::Done(m))).to_vec();
     }
     // Medians sort the float32 values where the image has them (see `Body::median_network`).
     let float32 = !window32.is_empty();
-    let (values, step) = if float32 {
-        (window32, sh.exchange_f32())
-    } else {
-        (window, body::exchange as body::Exchange)
-    };
+    let values = if float32 { window32 } else { window };
+    let step = sh.median_exchange(float32);
     let at = |cells: Vec<(i64, i64)>| -> Vec<Reg> {
         cells.iter().map(|&(dy, c)| values[&(0, dy, c)]).collect()
     };
@@ -269,19 +264,19 @@ impl BoxCols {
     }
 }
 
-/// Whether a float32 box median up to 9 wide runs two pairs of outputs a thread.
-fn four_float32_medians(func: &IrFunc, geo: &Geo, spec: &KernelSpec) -> bool {
-    spec.input == Dtype::F32
-        && spec.shape[spec.rank() - 1] <= 9
-        && pair_median_plan(func, geo, spec).is_some()
+/// Whether a box median's kernel runs two pairs of outputs a thread ([`median_hints`]): in
+/// 16-bit lanes ([`median_lanes`]), or for float32 boxes up to 9 wide side by side, sharing the
+/// window's loads (measured on an H200, 8192²: float32 7×7 1.78 → 1.68–1.74 ms; 11×11 and
+/// float64 slower).
+fn four_medians(func: &IrFunc, geo: &Geo, spec: &KernelSpec) -> bool {
+    let float32 = spec.input == Dtype::F32 && spec.shape[spec.rank() - 1] <= 9;
+    (float32 || median_lanes(spec).is_some()) && pair_median_plan(func, geo, spec).is_some()
 }
 
-/// Whether a box median's kernel runs two pairs of outputs in 16-bit lanes
-/// ([`median_hints`]): the image's values fit them and the target has `min.u16x2`.
-fn packs_medians(func: &IrFunc, geo: &Geo, spec: &KernelSpec) -> bool {
-    elem::lanes16(spec.input).is_some()
-        && spec.target.has_minmax_16x2()
-        && pair_median_plan(func, geo, spec).is_some()
+/// The lanes a box median's two pairs of outputs run in: the image's values fit 16 bits and the
+/// target has `min.u16x2`.
+fn median_lanes(spec: &KernelSpec) -> Option<T> {
+    elem::lanes16(spec.input).filter(|_| spec.target.has_minmax_16x2())
 }
 
 /// The most taps a register window holds for this kernel: [`WINDOW_REGS`] doubles, or twice as
@@ -334,10 +329,7 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
     let large = geo.taps.len() > window_capacity(func, spec, geo.taps.len());
     let outputs = match spec.outputs_per_thread {
         _ if large => 1,
-        // Two pairs of box medians (see `median_hints`): in 16-bit lanes, or for float32 boxes
-        // up to 9 wide side by side, sharing the window's loads (measured on an H200, 8192²:
-        // float32 7×7 1.78 → 1.68–1.74 ms; 11×11 and float64 slower).
-        0 if packs_medians(func, &geo, spec) || four_float32_medians(func, &geo, spec) => 4,
+        0 if four_medians(func, &geo, spec) => 4,
         0 => auto_outputs(&traits, spec),
         v => v.clamp(1, 16),
     };
