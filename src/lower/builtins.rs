@@ -8,6 +8,7 @@ use super::expr::{bin, cmp, convert, un};
 use super::names::Func::*;
 use super::names::{self, Builtin, Func, Module};
 use super::numpy::zero_signs::{self, Shows};
+use super::provenance::Prov;
 use super::value::{ArrayVal, ElemKind, Value};
 use super::{not, Translator};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
@@ -207,6 +208,17 @@ impl Args<'_> {
         Some((v, s))
     }
     fn done(&self, t: &Translator) -> Result<()> {
+        // A lowering takes every argument it understands: one left over would be ignored.
+        if let Some((_, s)) = self.pos.first() {
+            return Err(t.err(
+                ErrorKind::Arity,
+                *s,
+                format!(
+                    "{}() got a positional argument it does not support here",
+                    self.name
+                ),
+            ));
+        }
         if let Some((n, v, s)) = self.kw.first() {
             let msg = match (n.as_str(), v) {
                 ("axis", Value::None) => return Ok(()),
@@ -387,9 +399,12 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         a.arity(t, 1, 1)?;
         let (v, s) = a.take();
         if base == Abs {
-            // abs keeps integers integral.
+            // abs keeps integers integral, and NumPy's bools bools.
             return t.elementwise(vec![v], s, &mut |t, ops, elementwise| {
                 let (e, ty) = ops.into_iter().next().unwrap();
+                if ty == Ty::Bool && (elementwise || t.prov(&e) != Prov::Py) {
+                    return Ok((e, ty));
+                }
                 if ty != Ty::F64 && !elementwise {
                     // abs(-(2**63)) is past 64 bits for a Python int.
                     return Ok((
@@ -401,8 +416,15 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 Ok((un(UnOp::Abs, convert(e, ty, ty2)), ty2))
             });
         }
-        return t.elementwise(vec![v], s, &mut |_, ops, _| {
+        return t.elementwise(vec![v], s, &mut |t, ops, _| {
             let (e, ty) = ops.into_iter().next().unwrap();
+            // NumPy's floor, ceil and trunc keep integers and bools as they are.
+            if matches!(base, Floor | Ceil | Trunc) && ty != Ty::F64 {
+                return Ok((e, ty));
+            }
+            if ty == Ty::Bool {
+                return Ok(refuse_bools(t, base, s, (e, ty)));
+            }
             // np.tanh and four others may not be the C library's (math::numpy_kernels).
             let f = (f.0.map(MathFn::numpy), f.1);
             Ok((apply_unary(convert(e, ty, Ty::F64), f), Ty::F64))
@@ -417,6 +439,12 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             return t.elementwise(vec![x, y], span, &mut |t, ops, _| {
                 let mut it = ops.into_iter();
                 let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
+                if tx == Ty::Bool || ty == Ty::Bool {
+                    return Ok(refuse_bools(t, base, span, (x, tx)));
+                }
+                if m == MathFn::Fmod && tx != Ty::F64 && ty != Ty::F64 {
+                    return Ok((int_fmod(t, x, y), Ty::I64));
+                }
                 if m == MathFn::Pow && (tx == Ty::F64 || ty == Ty::F64) {
                     // NumPy's power loop, whose shortcuts hold for a scalar base too.
                     return Ok((t.numpy_power(x, tx, y, ty, one_exponent), Ty::F64));
@@ -456,11 +484,26 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 Ok((un(op, convert(e, ty, Ty::F64)), Ty::Bool))
             })
         }
+        (Np, Rint) => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            // Unlike np.round, np.rint gives doubles for integers too.
+            t.elementwise(vec![v], s, &mut |t, ops, _| {
+                let (e, ty) = ops.into_iter().next().unwrap();
+                if ty == Ty::Bool {
+                    return Ok(refuse_bools(t, base, s, (e, ty)));
+                }
+                Ok((un(UnOp::RoundEven, convert(e, ty, Ty::F64)), Ty::F64))
+            })
+        }
         (Np, Sign) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
             t.elementwise(vec![v], s, &mut |t, ops, _| {
                 let (e, ty) = ops.into_iter().next().unwrap();
+                if ty == Ty::Bool {
+                    return Ok(refuse_bools(t, base, s, (e, ty)));
+                }
                 let x = t.stable(convert(e, ty, Ty::F64), Ty::F64);
                 let pos = cmp(CmpOp::Gt, x.clone(), Expr::F64(0.0));
                 let neg = cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0));
@@ -483,7 +526,11 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             let (v, s) = a.take();
             t.elementwise(vec![v], s, &mut |t, ops, _| {
                 let (e, ty) = ops.into_iter().next().unwrap();
+                if ty == Ty::Bool && base != LogicalNot {
+                    return Ok(refuse_bools(t, base, s, (e, ty)));
+                }
                 Ok(match base {
+                    Reciprocal if ty == Ty::I64 => (int_reciprocal(t, e), Ty::I64),
                     Square => {
                         let ty2 = ty.max(Ty::I64);
                         let x = t.stable(convert(e, ty, ty2), ty2);
@@ -536,12 +583,19 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 }
                 None => 0,
             };
-            t.elementwise(vec![v], s, &mut |_, ops, _| {
+            t.elementwise(vec![v], s, &mut |t, ops, _| {
                 let (e, ty) = ops.into_iter().next().unwrap();
-                if ty != Ty::F64 && decimals >= 0 {
+                if ty != Ty::F64 && decimals == 0 {
                     return Ok((e, ty));
                 }
-                Ok((round_decimals(convert(e, ty, Ty::F64), decimals), Ty::F64))
+                if ty != Ty::F64 {
+                    let refusal = rounded_ints_unsupported(t, "np.round", s);
+                    return Ok(t.refuse_by_type(refusal, (e, ty)));
+                }
+                Ok((
+                    round_decimals(t, convert(e, ty, Ty::F64), decimals, s)?,
+                    Ty::F64,
+                ))
             })
         }
         (
@@ -708,6 +762,23 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 Value::Tuple(rows) if rows.iter().any(|r| !matches!(r, Value::Scalar(..))) => {
                     super::numpy::creation::rows_to_matrix(t, rows, s)?
                 }
+                // Numbers listed go to an int dtype as Python's `int()` takes them, raising for
+                // NaN, infinity and values past 64 bits (an array's `astype` gives -(2**63)).
+                Value::Tuple(items) if matches!(&dtype, Some((d, _)) if dtype_ty(t, d, s).ok() == Some(Ty::I64)) =>
+                {
+                    let mut checked = Vec::with_capacity(items.len());
+                    for item in items {
+                        checked.push(match item {
+                            Value::Scalar(e, Ty::F64) => {
+                                let e = t.stable(e, Ty::F64);
+                                int_checks(t, &e, s);
+                                Value::Scalar(e, Ty::F64)
+                            }
+                            other => other,
+                        });
+                    }
+                    Value::Tuple(checked)
+                }
                 v => v,
             };
             // `np.array`, `np.asarray` and `.copy()` keep a 2-D array 2-D; `np.ravel`,
@@ -866,19 +937,23 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             let (v, s) = a.take();
             rows_unsupported(t, &v, s, "np.sort")?;
             let arr = t.array_of(v, s)?;
-            let floats = arr.ty == Ty::F64;
+            let kind = arr.ty;
+            // The sort runs over doubles: exact for ints up to 2**53, which come back as ints.
+            if kind == Ty::I64 {
+                super::numpy::exact_ints(t, &arr, "np.sort", span);
+            }
             let arr = ArrayVal {
                 elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
                 ty: Ty::F64,
                 ..arr
             };
             let m = t.materialize(&arr, None);
-            if floats {
+            if kind == Ty::F64 {
                 zero_signs::guard(t, &m, Shows::Sorted, "np.sort", a.span)?;
             }
             let slot = m.slot().unwrap();
             t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
-            Ok(Value::Array(m))
+            Ok(Value::Array(super::numpy::as_type(&m, kind)))
         }
         (Np, Flip) => {
             a.arity(t, 1, 1)?;
@@ -909,12 +984,18 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             let len = t.stable(arr.len.clone(), Ty::I64);
             let index = t.temp(Ty::I64);
             let k = Expr::Var(index);
-            let tt = arr.ty.max(Ty::I64);
-            let elem = bin(
-                BinOp::Sub,
-                convert(arr.at(bin(BinOp::Add, k.clone(), Expr::I64(1))), arr.ty, tt),
-                convert(arr.at(k), arr.ty, tt),
-            );
+            let (next, here) = (arr.at(bin(BinOp::Add, k.clone(), Expr::I64(1))), arr.at(k));
+            // NumPy's diff of bools is their `!=` (it cannot subtract them).
+            let (elem, tt) = match arr.ty {
+                Ty::Bool => (bin(BinOp::Xor, next, here), Ty::Bool),
+                ty => {
+                    let tt = ty.max(Ty::I64);
+                    (
+                        bin(BinOp::Sub, convert(next, ty, tt), convert(here, ty, tt)),
+                        tt,
+                    )
+                }
+            };
             Ok(Value::Array(ArrayVal {
                 len: bin(BinOp::Max, bin(BinOp::Sub, len, Expr::I64(1)), Expr::I64(0)),
                 ty: tt,
@@ -931,14 +1012,13 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, Average) => {
             a.arity(t, 1, 1)?;
             let (x, xs) = a.take();
+            // np.average takes no dtype=: `reduce_values` leaves it for `Args::done` to refuse.
             match a.kw("weights") {
-                None => reduction(t, Mean, x, xs, a),
-                Some((w, _)) => {
-                    let xw = t.binary(ast::BinOp::Mul, x, w.clone(), span)?;
-                    let num = reduction(t, Sum, xw, span, a)?;
-                    let den = reduction(t, Sum, w, span, a)?;
-                    t.binary(ast::BinOp::Div, num, den, span)
+                None => {
+                    let x = reduced_array(t, x, xs)?;
+                    reduce_values(t, Mean, x, a)
                 }
+                Some((w, ws)) => weighted_average(t, (x, xs), (w, ws), a),
             }
         }
         (Np, Size) | (Module::Builtin, Len) => {
@@ -979,8 +1059,12 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 let Some(k) = crate::ir::fold::const_expr(&e) else {
                     return Err(t.err(ErrorKind::Unsupported, ds, "ndigits must be a constant"));
                 };
-                if tx != Ty::F64 {
+                if tx != Ty::F64 && k.i() >= 0 && tx != Ty::Bool {
                     return Ok(Value::Scalar(x, tx));
+                }
+                if tx != Ty::F64 {
+                    let refusal = rounded_ints_unsupported(t, "round", ds);
+                    return Ok(t.refuse_by_type(refusal, Value::Scalar(x, tx)));
                 }
                 return python_or_numpy_round(t, x, k.i(), ds);
             }
@@ -1259,11 +1343,22 @@ fn bincount(t: &mut Translator, a: &mut Args) -> Result<Value> {
 }
 
 /// np.round(x, decimals): NumPy multiplies by 10**d, rounds half to even, and divides back.
-fn round_decimals(x: Expr, decimals: i64) -> Expr {
+fn round_decimals(t: &Translator, x: Expr, decimals: i64, ds: Span) -> Result<Expr> {
     if decimals == 0 {
-        return un(UnOp::RoundEven, x);
+        return Ok(un(UnOp::RoundEven, x));
     }
-    if decimals > 0 {
+    // NumPy scales by `10**decimals`; past 10**22 that power is not a double, and how NumPy
+    // rounds it is not modelled here.
+    if decimals.abs() > 22 {
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                ds,
+                "rounding to more than 22 decimal places either side of the point",
+            )
+            .hint("decimals between -22 and 22"));
+    }
+    Ok(if decimals > 0 {
         let s = 10f64.powi(decimals as i32);
         bin(
             BinOp::Div,
@@ -1277,7 +1372,82 @@ fn round_decimals(x: Expr, decimals: i64) -> Expr {
             un(UnOp::RoundEven, bin(BinOp::Div, x, Expr::F64(s))),
             Expr::F64(s),
         )
-    }
+    })
+}
+
+/// Integers rounded to tens or more (`round(n, -1)`, `np.round(i, -2)`), and bools rounded:
+/// Python and NumPy round integers exactly, half to even, in integers; not modelled.
+fn rounded_ints_unsupported(t: &Translator, what: &str, span: Span) -> Error {
+    t.err(
+        ErrorKind::Unsupported,
+        span,
+        format!(
+            "{what}() of an integer or bool to a negative number of digits, or of a bool to digits"
+        ),
+    )
+    .hint("round a float: float(n), or n.astype(float) for an array")
+}
+
+/// A NumPy function of bools whose NumPy result is not a double or an int64: float16 for the
+/// math functions (`np.sqrt(x > 0)`), int8 for `np.square`, `np.reciprocal` and `np.fmod`, or a
+/// TypeError (`np.negative`, `np.sign`). ndjit computes in 64 bits, so it refuses them.
+fn refuse_bools(t: &mut Translator, f: Func, span: Span, placeholder: (Expr, Ty)) -> (Expr, Ty) {
+    let refusal = t
+        .err(
+            ErrorKind::Unsupported,
+            span,
+            format!("np.{f}() of bools (NumPy computes it in float16 or int8, or refuses it)"),
+        )
+        .hint("convert first: np.{f}(b.astype(float)), or b.astype(int)");
+    t.refuse_by_type(refusal, placeholder)
+}
+
+/// NumPy's `fmod` of int64: the remainder of truncating division, with the dividend's sign, and
+/// 0 for a zero divisor (with a warning).
+fn int_fmod(t: &mut Translator, x: Expr, y: Expr) -> Expr {
+    let (x, y) = (t.stable(x, Ty::I64), t.stable(y, Ty::I64));
+    let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
+    let safe = Expr::Select(
+        zero.clone().boxed(),
+        Expr::I64(1).boxed(),
+        y.clone().boxed(),
+    );
+    // The IR's `Mod` floors (the divisor's sign); truncation differs where the signs differ.
+    let r = t.stable(bin(BinOp::Mod, x.clone(), safe.clone()), Ty::I64);
+    let signs_differ = cmp(
+        CmpOp::Ne,
+        cmp(CmpOp::Lt, r.clone(), Expr::I64(0)),
+        cmp(CmpOp::Lt, x, Expr::I64(0)),
+    );
+    let fix = bin(
+        BinOp::And,
+        cmp(CmpOp::Ne, r.clone(), Expr::I64(0)),
+        signs_differ,
+    );
+    let truncated = Expr::Select(
+        fix.boxed(),
+        bin(BinOp::Sub, r.clone(), safe).boxed(),
+        r.boxed(),
+    );
+    Expr::Select(zero.boxed(), Expr::I64(0).boxed(), truncated.boxed())
+}
+
+/// NumPy's `reciprocal` of an int64: `1 // x` truncated, so 1 and -1 give themselves, other
+/// values 0, and 0 gives `-(2**63)` (x86's result of the division NumPy attempts).
+fn int_reciprocal(t: &mut Translator, x: Expr) -> Expr {
+    let x = t.stable(x, Ty::I64);
+    let unit = bin(
+        BinOp::Or,
+        cmp(CmpOp::Eq, x.clone(), Expr::I64(1)),
+        cmp(CmpOp::Eq, x.clone(), Expr::I64(-1)),
+    );
+    let zero = cmp(CmpOp::Eq, x.clone(), Expr::I64(0));
+    let rest = Expr::Select(
+        zero.boxed(),
+        Expr::I64(i64::MIN).boxed(),
+        Expr::I64(0).boxed(),
+    );
+    Expr::Select(unit.boxed(), x.boxed(), rest.boxed())
 }
 
 /// `round(x, n)`: CPython's exact decimal rounding for a Python float, NumPy's for an
@@ -1286,7 +1456,7 @@ fn python_or_numpy_round(t: &mut Translator, x: Expr, n: i64, ds: Span) -> Resul
     use super::provenance::Prov;
     let x = t.stable(x, Ty::F64);
     let prov = t.prov(&x);
-    let numpy = round_decimals(x.clone(), n);
+    let numpy = round_decimals(t, x.clone(), n, ds)?;
     let r = match &prov {
         Prov::Np => numpy,
         _ if n.abs() > super::pyround::MAX_DIGITS => {
@@ -1939,7 +2109,8 @@ fn builtin_sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
     Ok(Value::Scalar(t.with_prov(total, ty, Prov::Dyn(empty)), ty))
 }
 
-/// NumPy reductions by name, on an array (or a number, as a one-element array).
+/// NumPy reductions by name, on an array (or a number, as a one-element array), with the
+/// `dtype=` of those that take one.
 pub(super) fn reduction(
     t: &mut Translator,
     base: Func,
@@ -1947,8 +2118,23 @@ pub(super) fn reduction(
     s: Span,
     a: &mut Args,
 ) -> Result<Value> {
-    let span = a.span;
-    let arr = match v {
+    let arr = reduced_array(t, v, s)?;
+    // `dtype` follows `axis` (which `numpy::axes` has taken) among the positional arguments.
+    let dtype = match takes_dtype(base) {
+        true if !a.pos.is_empty() => Some(a.pos.remove(0)),
+        true => a.kw("dtype"),
+        false => None,
+    };
+    let arr = match dtype {
+        Some(dtype) => with_dtype(t, base, arr, dtype)?,
+        None => arr,
+    };
+    reduce_values(t, base, arr, a)
+}
+
+/// The values a reduction reads: an array, or a number as a one-element array.
+fn reduced_array(t: &mut Translator, v: Value, s: Span) -> Result<ArrayVal> {
+    Ok(match v {
         Value::Scalar(e, ty) => ArrayVal {
             len: Expr::I64(1),
             ty,
@@ -1956,17 +2142,75 @@ pub(super) fn reduction(
             elem: e,
         },
         v => t.array_of(v, s)?,
+    })
+}
+
+/// The reductions that take NumPy's `dtype=`. The others (`np.max`, `np.median`, `np.any`,
+/// `np.average` ...) leave it to [`Args::done`], which refuses it as NumPy does.
+fn takes_dtype(f: Func) -> bool {
+    matches!(
+        f,
+        Sum | Nansum | Prod | Nanprod | Mean | Nanmean | Var | Nanvar | Std | Nanstd
+    )
+}
+
+/// `arr` as `np.<f>(arr, dtype=d)` reduces it: NumPy casts each value to `d` (as `astype`
+/// does: NaN and values past 64 bits become `-(2**63)`) and reduces in `d`. The `nan` forms
+/// replace a NaN first (by 0 for a sum, 1 for a product), as NumPy's `_replace_nan` does.
+/// float64 serves every reduction; int64 the sums and products, which NumPy keeps integral
+/// (its mean, variance and deviation of an int64 dtype truncate through casts ndjit does not
+/// model, so they are refused, as are bool and the narrow types).
+fn with_dtype(
+    t: &mut Translator,
+    f: Func,
+    arr: ArrayVal,
+    (d, ds): (Value, Span),
+) -> Result<ArrayVal> {
+    if matches!(d, Value::None) {
+        return Ok(arr);
+    }
+    let ty = dtype_ty(t, &d, ds)?;
+    let arr = match (ty, f) {
+        (Ty::F64, _) | (Ty::I64, Sum | Prod) => arr,
+        (Ty::I64, Nansum | Nanprod) if arr.ty == Ty::F64 => {
+            let fill = if f == Nansum { 0.0 } else { 1.0 };
+            let replaced = Expr::Select(
+                un(UnOp::IsNan, arr.elem.clone()).boxed(),
+                Expr::F64(fill).boxed(),
+                arr.elem.clone().boxed(),
+            );
+            ArrayVal {
+                elem: replaced,
+                ..arr
+            }
+        }
+        (Ty::I64, Nansum | Nanprod) => arr,
+        _ => {
+            let hint = match ty {
+                Ty::Bool => "np.any(x) or np.all(x) for a logical reduction",
+                _ => "leave dtype= out (the reduction computes in float64)",
+            };
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    ds,
+                    format!("np.{f}() with this dtype"),
+                )
+                .hint(hint));
+        }
     };
-    if let Some((k, ks)) = a.kw("keepdims").or(a.kw("out")).or(a.kw("where")) {
-        let _ = k;
+    Ok(cast_array(arr, ty))
+}
+
+/// [`reduction`] of values already gathered, without a `dtype=`.
+fn reduce_values(t: &mut Translator, base: Func, arr: ArrayVal, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    if let Some((_, ks)) = a.kw("keepdims").or(a.kw("out")).or(a.kw("where")) {
         return Err(t.err(
             ErrorKind::Unsupported,
             ks,
             "keepdims=, out= and where= are not supported in filters",
         ));
-    }
-    if let Some((d, ds)) = a.kw("dtype") {
-        let _ = (d, ds);
     }
     let n = t.stable(arr.len.clone(), Ty::I64);
     let nf = || convert(n.clone(), Ty::I64, Ty::F64);
@@ -1994,6 +2238,10 @@ pub(super) fn reduction(
             None => Ok(Expr::F64(0.0)),
         }
     };
+    // Extremes, ranks and sorted positions run over doubles: exact for ints up to 2**53.
+    if arr.ty == Ty::I64 && ranks_values(base) {
+        super::numpy::exact_ints(t, &arr, &format!("np.{base}"), span);
+    }
     let f = |e: Expr| Ok(Value::Scalar(e, Ty::F64));
     let empty_msg =
         |op: &str| format!("zero-size array to reduction operation {op} which has no identity");
@@ -2017,11 +2265,14 @@ pub(super) fn reduction(
             };
             f(t.reduce(ReduceOp::Sum, &src, span, None)?)
         }
+        // NumPy multiplies integers (and bools) as int64, wrapping: never through doubles,
+        // which round past 2**53.
+        Prod | Nanprod if arr.ty != Ty::F64 => Ok(Value::Scalar(int_product(t, &arr)?, Ty::I64)),
         Prod | Nanprod => {
             let src = if base == Nanprod {
                 nan_to(&arr, 1.0)
             } else {
-                f64_arr(&arr)
+                arr
             };
             f(t.reduce(ReduceOp::Prod, &src, span, None)?)
         }
@@ -2150,11 +2401,24 @@ pub(super) fn reduction(
             let x = f64_arr(&arr);
             let hi = t.reduce(ReduceOp::Max, &x, span, Some(&empty_msg("maximum")))?;
             let lo = t.reduce(ReduceOp::Min, &x, span, Some(&empty_msg("minimum")))?;
+            if arr.ty != Ty::F64 {
+                // NumPy subtracts integers as int64 (and bools refuse to: see `binary`).
+                let (hi, lo) = (convert(hi, Ty::F64, Ty::I64), convert(lo, Ty::F64, Ty::I64));
+                let (hi, lo) = (Value::Scalar(hi, Ty::I64), Value::Scalar(lo, Ty::I64));
+                let kind = if arr.ty == Ty::Bool {
+                    Ty::Bool
+                } else {
+                    Ty::I64
+                };
+                let as_kind = |v: Value| match v {
+                    Value::Scalar(e, _) => Value::Scalar(convert(e, Ty::I64, kind), kind),
+                    v => v,
+                };
+                return t.binary(ast::BinOp::Sub, as_kind(hi), as_kind(lo), span);
+            }
             let range = bin(BinOp::Sub, hi, lo);
             // Only a zero range shows the extremes' signs: both are then zeros.
-            if arr.ty == Ty::F64 {
-                zero_signs::guard(t, &x, Shows::Result(&range), "np.ptp", span)?;
-            }
+            zero_signs::guard(t, &x, Shows::Result(&range), "np.ptp", span)?;
             f(range)
         }
         Median | Nanmedian => {
@@ -2185,6 +2449,13 @@ pub(super) fn reduction(
                         "only the default 'linear' method is supported",
                     ));
                 }
+            }
+            if arr.ty == Ty::Bool {
+                // NumPy interpolates by subtracting, which it refuses for bools.
+                let refusal = t
+                    .err(ErrorKind::Type, span, format!("np.{base}() of bools"))
+                    .hint("convert first: b.astype(int)");
+                return Ok(t.refuse_by_type(refusal, Value::Scalar(Expr::F64(0.0), Ty::F64)));
             }
             let is_pct = matches!(base, Percentile | Nanpercentile);
             let (hi, msg) = if is_pct {
@@ -2318,13 +2589,81 @@ pub(super) fn reduction(
     }
 }
 
+/// `np.average(x, weights=w)`: NumPy multiplies and sums in float64 (whatever `x` and `w`
+/// hold), and raises where the weights sum to zero.
+fn weighted_average(
+    t: &mut Translator,
+    (x, xs): (Value, Span),
+    (w, ws): (Value, Span),
+    a: &mut Args,
+) -> Result<Value> {
+    let span = a.span;
+    let x = super::numpy::as_type(&reduced_array(t, x, xs)?, Ty::F64);
+    let w = super::numpy::as_type(&reduced_array(t, w, ws)?, Ty::F64);
+    let xw = t.binary(
+        ast::BinOp::Mul,
+        Value::Array(x),
+        Value::Array(w.clone()),
+        span,
+    )?;
+    let xw = reduced_array(t, xw, span)?;
+    let num = reduce_values(t, Sum, xw, a)?;
+    let den = reduce_values(t, Sum, w, a)?;
+    let (den, _) = t.scalar(den, ws, "the weights' sum")?;
+    let den = t.stable(den, Ty::F64);
+    t.check_plain(
+        cmp(CmpOp::Ne, den.clone(), Expr::F64(0.0)),
+        Exception::ZeroDivisionError,
+        "Weights sum to zero, can't be normalized",
+        ws,
+    );
+    t.binary(ast::BinOp::Div, num, Value::Scalar(den, Ty::F64), span)
+}
+
+/// The reductions that order the values (extremes, their positions, sorted positions), which
+/// ndjit computes over doubles.
+fn ranks_values(f: Func) -> bool {
+    matches!(
+        f,
+        Min | Max
+            | Nanmin
+            | Nanmax
+            | Ptp
+            | Median
+            | Nanmedian
+            | Percentile
+            | Nanpercentile
+            | Quantile
+            | Nanquantile
+            | Argmin
+            | Argmax
+    )
+}
+
+/// The product of integers or bools as NumPy's `multiply.reduce` computes it: in int64,
+/// wrapping, from 1.
+fn int_product(t: &mut Translator, arr: &ArrayVal) -> Result<Expr> {
+    let ints = super::numpy::as_type(arr, Ty::I64);
+    let len = t.stable(ints.len.clone(), Ty::I64);
+    let acc = t.temp(Ty::I64);
+    t.emit(Stmt::Assign(acc, Expr::I64(1)));
+    counted_loop(t, len, |t, i| {
+        t.emit(Stmt::Assign(
+            acc,
+            bin(BinOp::Mul, Expr::Var(acc), ints.at(i)),
+        ));
+        Ok(())
+    })?;
+    Ok(Expr::Var(acc))
+}
+
 /// `d * d` for a deviation, keeping `d` computed once per element.
 fn sq_expr(_t: &mut Translator, dev: Expr, _x: &ArrayVal) -> Expr {
     bin(BinOp::Mul, dev.clone(), dev)
 }
 
 /// The number of non-NaN elements.
-fn count_valid(t: &mut Translator, arr: &ArrayVal, span: Span) -> Result<Expr> {
+pub(super) fn count_valid(t: &mut Translator, arr: &ArrayVal, span: Span) -> Result<Expr> {
     let valid = ArrayVal {
         elem: not(un(UnOp::IsNan, convert(arr.elem.clone(), arr.ty, Ty::F64))),
         ty: Ty::Bool,

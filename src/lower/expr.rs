@@ -335,6 +335,52 @@ impl<'p> Translator<'p> {
         }))
     }
 
+    /// `x op y` for two bools that are not both Python's. NumPy adds bools as a logical or and
+    /// multiplies them as a logical and, giving a bool (`np.True_ + np.True_` is `True`), and
+    /// refuses to subtract them; Python computes with ints (`True + True` is 2). Arrays are
+    /// NumPy's. A scalar whose kind is not known for certain is refused, not guessed: a NumPy
+    /// bool taken for Python's (or the reverse) would give 2 where the other gives 1.
+    fn numpy_bools(
+        &mut self,
+        op: ast::BinOp,
+        x: Expr,
+        y: Expr,
+        elementwise: bool,
+        span: Span,
+    ) -> Result<(Expr, Ty)> {
+        use ast::BinOp as B;
+        let logical = bin(if op == B::Add { BinOp::Or } else { BinOp::And }, x, y);
+        let refusal = match op {
+            B::Add | B::Mul if elementwise => return Ok((logical, Ty::Bool)),
+            B::Sub => self
+                .err(
+                    ErrorKind::Type,
+                    span,
+                    "numpy boolean subtract, the `-` operator, is not supported",
+                )
+                .hint("use `^` (NumPy's logical_xor), or int(a) - int(b) to subtract ints"),
+            _ => {
+                let (sym, bits, numpy) = match op {
+                    B::Add => ("+", "|", "a logical or"),
+                    _ => ("*", "&", "a logical and"),
+                };
+                self.err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!(
+                        "`{sym}` of two bools, one of them NumPy's (a comparison of NumPy values \
+                         or an element of a mask): NumPy computes {numpy} and gives a bool, \
+                         Python computes with ints"
+                    ),
+                )
+                .hint(format!(
+                    "write `a {bits} b` for NumPy's result, or int(a) {sym} int(b) for ints"
+                ))
+            }
+        };
+        Ok(self.refuse_by_type(refusal, (logical, Ty::Bool)))
+    }
+
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
         if op == ast::UnaryOp::Not {
             // `not v` is Python's: the truth of v (an error for an array of several elements),
@@ -348,6 +394,17 @@ impl<'p> Translator<'p> {
             Ok(match op {
                 ast::UnaryOp::Pos => (e, if ty == Ty::Bool { Ty::I64 } else { ty })
                     .pipe(|(e, t2)| (convert(e, ty, t2), t2)),
+                // NumPy refuses to negate its bools (`-(x > 0)`); Python's `-True` is -1.
+                ast::UnaryOp::Neg if ty == Ty::Bool && (elementwise || t.prov(&e) != Prov::Py) => {
+                    let refusal = t
+                        .err(
+                            ErrorKind::Type,
+                            span,
+                            "the numpy boolean negative, the `-` operator, is not supported",
+                        )
+                        .hint("use `~` (NumPy's logical_not), or -int(b) for an int");
+                    t.refuse_by_type(refusal, (e, Ty::Bool))
+                }
                 ast::UnaryOp::Neg if ty != Ty::F64 && !elementwise => (
                     t.int_unary(UnOp::Neg, convert(e, ty, Ty::I64), span),
                     Ty::I64,
@@ -418,6 +475,12 @@ impl<'p> Translator<'p> {
     ) -> Result<(Expr, Ty)> {
         let elementwise = shape.elementwise;
         use ast::BinOp as B;
+        if tx == Ty::Bool && ty == Ty::Bool && matches!(op, B::Add | B::Sub | B::Mul) {
+            let python = !elementwise && Prov::both(self.prov(&x), self.prov(&y)) == Prov::Py;
+            if !python {
+                return self.numpy_bools(op, x, y, elementwise, span);
+            }
+        }
         let num = tx.max(ty).max(Ty::I64);
         let f = |e: Expr, t: Ty| convert(e, t, Ty::F64);
         Ok(match op {

@@ -85,6 +85,9 @@ pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Low
         t.func.sig = sig;
         t.function()?;
         if !t.changed {
+            if let Some(refusal) = t.refusal {
+                return Err(refusal);
+            }
             let size = ir::block_size(&t.block);
             if size > MAX_IR_NODES {
                 return Err(Error::new(
@@ -123,6 +126,9 @@ pub(crate) struct Translator<'a> {
     hints: HashMap<String, NameTy>,
     /// Set when this pass learned a wider type: the pass must be repeated.
     changed: bool,
+    /// The first refusal that depends on operand types ([`Translator::refuse_by_type`]), raised
+    /// only if this pass is the last.
+    refusal: Option<Error>,
     layout: Layout,
     /// Names bound to the buffer, the parameters and the module aliases.
     names: HashMap<String, Value>,
@@ -177,6 +183,7 @@ impl<'a> Translator<'a> {
             declared: HashMap::new(),
             hints: passes.0.clone(),
             changed: false,
+            refusal: None,
             layout: Layout::default(),
             names: HashMap::new(),
             loops: Vec::new(),
@@ -964,6 +971,15 @@ impl<'a> Translator<'a> {
                  Python both see every append",
             )
             .hint(hint))
+    }
+
+    /// Refuses an operation for its operands' types, once those are settled: a pass that
+    /// learns a wider type (a list's elements start as bools) is repeated, and what it refused
+    /// may be fine. Lowering goes on with `placeholder`; [`lower`] raises the first refusal of
+    /// the last pass.
+    pub(crate) fn refuse_by_type<T>(&mut self, refusal: Error, placeholder: T) -> T {
+        self.refusal.get_or_insert(refusal);
+        placeholder
     }
 
     /// Joins `kind` into what `name`'s list elements are known to be; a change means that earlier

@@ -66,7 +66,7 @@ funcs! {
     Arctanh = "arctanh", Arctan2 = "arctan2", Power = "power",
     // NumPy element-wise and array functions
     Abs = "abs", Round = "round", Sign = "sign", Square = "square", Negative = "negative",
-    Reciprocal = "reciprocal", Minimum = "minimum", Maximum = "maximum", Fmin = "fmin",
+    Reciprocal = "reciprocal", Rint = "rint", Minimum = "minimum", Maximum = "maximum", Fmin = "fmin",
     Fmax = "fmax", Where = "where", Clip = "clip", LogicalAnd = "logical_and",
     LogicalOr = "logical_or", LogicalNot = "logical_not", LogicalXor = "logical_xor", Add = "add",
     Subtract = "subtract", Multiply = "multiply", Divide = "divide", Remainder = "remainder",
@@ -212,7 +212,7 @@ pub(crate) fn resolve(module: Module, name: &str) -> Option<Builtin> {
         (Np, "rad2deg") => Degrees,
         (Np, "deg2rad") => Radians,
         (Np, "absolute") => Abs,
-        (Np, "rint" | "around") => Round,
+        (Np, "around") => Round,
         (Np, "fix") => Trunc,
         (Np, "true_divide") => Divide,
         (Np, "mod") => Remainder,

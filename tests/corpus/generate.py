@@ -1391,6 +1391,31 @@ P("linspace_ramps", "lambda x: np.dot(x, np.linspace(-1.0, 1.0, len(x))) + np.li
 P("roll_matrix_shape", "lambda x: np.roll(x.reshape(3, 3), -2)[0, 0] + np.roll(x.reshape(3, 3), 4)[2, 1]",
   kinds=("n", "q"), sizes=(9,))
 
+# NumPy's kinds (each was once silently wrong): int64 products and dtype= casts that wrap, NumPy's
+# bools (+ is or, * is and, diff is !=), integer fmod and reciprocal, weighted averages taken in
+# float64, and nanmedian along an axis, which averages an odd count's middle value with itself.
+P("numpy_kinds_int_products",
+  "lambda x: np.prod((x * 1e6).astype(int)) + np.sum(x * 1e3, dtype=int) + np.nansum(x * 7.5, dtype=int)",
+  kinds=("u", "n", "nan", "sp"), sizes=(9, 5, 1, 0))
+
+P("numpy_kinds_bool_masks",
+  "lambda x: np.sum((x > 0.5) + (x > 0.2)) + 10 * np.sum((x > 0.1) * (x < 0.9)) + 100 * np.diff(x > 0.5).sum()",
+  kinds=("u", "n", "nan"))
+
+P("numpy_kinds_int_remainders",
+  "lambda x: np.fmod((x * 10).astype(int), 3).sum() + 1000 * np.reciprocal((x * 2).astype(int)).sum()",
+  kinds=("n", "q", "u"), sizes=(9, 5, 1))
+
+P("numpy_kinds_weighted_int_average",
+  "lambda x: np.average((x * 4).astype(int), weights=[1, 2, 3, 4, 5, 4, 3, 2, 1])",
+  kinds=("n", "q"), sizes=(9,))
+
+P("numpy_kinds_nanmedian_columns",
+  "lambda x: np.nanmedian(x.reshape(3, 3), axis=0)[1] + np.nanmedian(x.reshape(3, 3), axis=1)[2]",
+  kinds=("big", "nan", "sp"), sizes=(9,),
+  hand=[[1.7e308, -1.7e308, 1e308, 9e307, nan, 1.0, -9e307, 2.0, 3.0],
+        [1.0, 1.7e308, 2.0, 3.0, 1.7e308, 4.0, 5.0, 1.7e308, 6.0]])
+
 
 # ===================================================================================================
 # Input generation

@@ -12,10 +12,10 @@
 //! the two orders give the same result).
 
 use super::{const_int, tabulate};
-use crate::error::{ErrorKind, Result};
-use crate::ir::{BinOp, Expr, ReduceOp, Stmt, Ty};
-use crate::lower::builtins::{reduction, Args};
-use crate::lower::expr::bin;
+use crate::error::{ErrorKind, Result, Span};
+use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty};
+use crate::lower::builtins::{count_valid, reduction, Args};
+use crate::lower::expr::{bin, cmp};
 use crate::lower::names::Func;
 use crate::lower::value::{ArrayVal, Value};
 use crate::lower::Translator;
@@ -127,9 +127,22 @@ pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<
                 index,
                 elem: arr.at(at),
             };
-            match reduction(t, f, Value::Array(lane), s, a)? {
-                Value::Scalar(e, ty) => Ok((e, ty)),
-                other => Err(t.err(
+            let odd = match f {
+                Func::Nanmedian => Some(nan_median_odd(t, &lane, s)?),
+                _ => None,
+            };
+            match (reduction(t, f, Value::Array(lane), s, a)?, odd) {
+                // NumPy's nanmedian along an axis (`np.ma.median`) averages the middle value
+                // of an odd count with itself: `(m + m) / 2`, infinite past half the largest
+                // double.
+                (Value::Scalar(e, ty), Some(odd)) => {
+                    let m = t.stable(e, ty);
+                    let twice = bin(BinOp::Add, m.clone(), m.clone());
+                    let halved = bin(BinOp::Div, twice, Expr::F64(2.0));
+                    Ok((Expr::Select(odd.boxed(), halved.boxed(), m.boxed()), ty))
+                }
+                (Value::Scalar(e, ty), None) => Ok((e, ty)),
+                (other, _) => Err(t.err(
                     ErrorKind::Unsupported,
                     s,
                     format!("np.{f} along an axis gives {}", other.describe()),
@@ -173,4 +186,14 @@ fn sequential_sums(stmts: &mut [Stmt]) {
             _ => {}
         }
     }
+}
+
+/// Whether a lane holds an odd number of values other than NaN.
+fn nan_median_odd(t: &mut Translator, lane: &ArrayVal, span: Span) -> Result<Expr> {
+    let count = count_valid(t, lane, span)?;
+    Ok(cmp(
+        CmpOp::Eq,
+        bin(BinOp::Mod, count, Expr::I64(2)),
+        Expr::I64(1),
+    ))
 }

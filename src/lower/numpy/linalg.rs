@@ -137,6 +137,7 @@ pub(crate) fn dot(
         return matmul(t, x, y, span);
     }
     let (xa, ya) = (t.array_of(x, xs)?, t.array_of(y, ys)?);
+    both_bools_unsupported(t, &xa, &ya, "np.dot", span);
     let (l, m) = (
         t.stable(xa.len.clone(), Ty::I64),
         t.stable(ya.len.clone(), Ty::I64),
@@ -175,6 +176,21 @@ fn sum_of(t: &mut Translator, p: &ArrayVal, span: Span) -> Value {
 
 /// `a @ b` for 1-D and 2-D operands: NumPy's `matmul`, a vector acting as a row on the left and
 /// a column on the right, with its core dimensions checked.
+/// NumPy's product of two bool arrays is a bool (whether any pair is true), not how many are:
+/// refused rather than counted.
+fn both_bools_unsupported(t: &mut Translator, a: &ArrayVal, b: &ArrayVal, what: &str, span: Span) {
+    if a.ty == Ty::Bool && b.ty == Ty::Bool {
+        let refusal = t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!("{what}() of two bool arrays"),
+            )
+            .hint("np.any(a & b) for NumPy's bool, or a.astype(int) to count the pairs");
+        t.refuse_by_type(refusal, ());
+    }
+}
+
 pub(crate) fn matmul(t: &mut Translator, a: Value, b: Value, span: Span) -> Result<Value> {
     let shape = |t: &mut Translator, v: &Value| -> Result<Option<Expr>> {
         match v {
@@ -204,6 +220,7 @@ pub(crate) fn matmul(t: &mut Translator, a: Value, b: Value, span: Span) -> Resu
     }
     let (a_cols, b_cols) = (shape(t, &a)?, shape(t, &b)?);
     let (la, lb) = (t.array_of(a, span)?, t.array_of(b, span)?);
+    both_bools_unsupported(t, &la, &lb, "matmul", span);
     let ty = la.ty.max(lb.ty).max(Ty::I64);
     let (la, lb) = (as_type(&la, ty), as_type(&lb, ty));
     let len_a = t.stable(la.len.clone(), Ty::I64);

@@ -54,6 +54,32 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
     }
 }
 
+/// The largest magnitude up to which every integer is a double.
+const EXACT_INT: i64 = 1 << 53;
+
+/// Raises where an int64 array holds a value past 2**53 in magnitude: `what` computes over
+/// doubles, exact below that bound, while NumPy computes in int64.
+pub(crate) fn exact_ints(t: &mut Translator, x: &ArrayVal, what: &str, span: Span) {
+    let fits = ArrayVal {
+        elem: bin(
+            BinOp::And,
+            cmp(CmpOp::Le, x.elem.clone(), Expr::I64(EXACT_INT)),
+            cmp(CmpOp::Ge, x.elem.clone(), Expr::I64(-EXACT_INT)),
+        ),
+        ty: Ty::Bool,
+        ..x.clone()
+    };
+    let ok = t
+        .reduce(crate::ir::ReduceOp::All, &fits, span, None)
+        .expect("All needs no empty check");
+    t.check_plain(
+        ok,
+        crate::error::Exception::ValueError,
+        &format!("ndjit's {what} handles integers up to 2**53 in magnitude"),
+        span,
+    );
+}
+
 /// An array's elements converted to `ty`.
 pub(crate) fn as_type(arr: &ArrayVal, ty: Ty) -> ArrayVal {
     ArrayVal {

@@ -11,8 +11,8 @@
 //! used with `return_counts=True` alone, may pick another zero: the value is equal, only its
 //! sign can differ.)
 
-use super::{as_f64, const_flag, if_nonempty, same_value, sorts_before, tabulate};
-use crate::error::{ErrorKind, Exception, Result, Span};
+use super::{as_f64, const_flag, if_nonempty, same_value, sorts_before, tabulate, zero_signs};
+use crate::error::{ErrorKind, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty};
 use crate::lower::builtins::{sorted_copy, Args};
 use crate::lower::expr::{bin, cmp, convert};
@@ -20,7 +20,6 @@ use crate::lower::value::{ArrayVal, Value};
 use crate::lower::{not, Translator};
 
 /// Integers above this magnitude do not survive the float sort exactly.
-const EXACT_INT: i64 = 1 << 53;
 
 pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let span = a.span;
@@ -42,7 +41,7 @@ pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let arr = t.array_of(v, s)?;
     let x = super::in_slot(t, arr);
     if x.ty == Ty::I64 {
-        exact_ints(t, &x, span);
+        super::exact_ints(t, &x, "np.unique", span);
     }
     let n = t.stable(x.len.clone(), Ty::I64);
     let sorted = sorted_copy(t, &x, None);
@@ -72,14 +71,18 @@ pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let starts = t.view(starts);
     let m = starts.len.clone();
 
+    // Which of two equal zeros leads a run depends on NumPy's sort. With `return_index` it is
+    // a stable one, which keeps the input's first zero; otherwise it is refused, as np.sort's.
     let mut value = s.at(starts.elem.clone());
-    if x.ty == Ty::F64 {
+    if x.ty == Ty::F64 && want_index {
         let zero = first_zero(t, &x, &n, span)?;
         value = Expr::Select(
             cmp(CmpOp::Eq, value.clone(), Expr::F64(0.0)).boxed(),
             zero.boxed(),
             value.boxed(),
         );
+    } else if x.ty == Ty::F64 {
+        zero_signs::guard(t, &x, zero_signs::Shows::Sorted, "np.unique", span)?;
     }
     let vals = ArrayVal {
         len: m.clone(),
@@ -121,28 +124,6 @@ pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
     } else {
         Value::Tuple(out)
     })
-}
-
-/// Fails unless every integer is exactly a float (the sort runs on floats).
-fn exact_ints(t: &mut Translator, x: &ArrayVal, span: Span) {
-    let fits = ArrayVal {
-        elem: bin(
-            BinOp::And,
-            cmp(CmpOp::Le, x.elem.clone(), Expr::I64(EXACT_INT)),
-            cmp(CmpOp::Ge, x.elem.clone(), Expr::I64(-EXACT_INT)),
-        ),
-        ty: Ty::Bool,
-        ..x.clone()
-    };
-    let ok = t
-        .reduce(ReduceOp::All, &fits, span, None)
-        .expect("All needs no empty check");
-    t.check_plain(
-        ok,
-        Exception::ValueError,
-        "ndjit's np.unique handles integers up to 2**53 in magnitude",
-        span,
-    );
 }
 
 /// The first zero of `x` (`-0.0` or `0.0`), or `0.0` if it has none.
