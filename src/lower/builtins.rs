@@ -484,51 +484,29 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
                 Ok((un(op, convert(e, ty, Ty::F64)), Ty::Bool))
             })
         }
-        (Np, Rint) => {
-            a.arity(t, 1, 1)?;
-            let (v, s) = a.take();
-            // Unlike np.round, np.rint gives doubles for integers too.
-            t.elementwise(vec![v], s, &mut |t, ops, _| {
-                let (e, ty) = ops.into_iter().next().unwrap();
-                if ty == Ty::Bool {
-                    return Ok(refuse_bools(t, base, s, (e, ty)));
-                }
-                Ok((un(UnOp::RoundEven, convert(e, ty, Ty::F64)), Ty::F64))
-            })
-        }
-        (Np, Sign) => {
-            a.arity(t, 1, 1)?;
-            let (v, s) = a.take();
-            t.elementwise(vec![v], s, &mut |t, ops, _| {
-                let (e, ty) = ops.into_iter().next().unwrap();
-                if ty == Ty::Bool {
-                    return Ok(refuse_bools(t, base, s, (e, ty)));
-                }
-                let x = t.stable(convert(e, ty, Ty::F64), Ty::F64);
-                let pos = cmp(CmpOp::Gt, x.clone(), Expr::F64(0.0));
-                let neg = cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0));
-                let inner = Expr::Select(
-                    neg.boxed(),
-                    Expr::F64(-1.0).boxed(),
-                    Expr::Select(
-                        pos.boxed(),
-                        Expr::F64(1.0).boxed(),
-                        bin(BinOp::Add, x.clone(), Expr::F64(0.0)).boxed(),
-                    )
-                    .boxed(),
-                );
-                // NaN stays NaN; both zeros give NumPy's 0.0 (`-0.0 + 0.0` is `0.0`).
-                Ok((inner, Ty::F64))
-            })
-        }
+        // Unlike np.round, np.rint gives doubles for integers too.
+        (Np, Rint) => numpy_unary(t, base, a, false, &mut |_, e, ty| {
+            Ok((un(UnOp::RoundEven, convert(e, ty, Ty::F64)), Ty::F64))
+        }),
+        (Np, Sign) => numpy_unary(t, base, a, false, &mut |t, e, ty| {
+            let x = t.stable(convert(e, ty, Ty::F64), Ty::F64);
+            let pos = cmp(CmpOp::Gt, x.clone(), Expr::F64(0.0));
+            let neg = cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0));
+            let inner = Expr::Select(
+                neg.boxed(),
+                Expr::F64(-1.0).boxed(),
+                Expr::Select(
+                    pos.boxed(),
+                    Expr::F64(1.0).boxed(),
+                    bin(BinOp::Add, x.clone(), Expr::F64(0.0)).boxed(),
+                )
+                .boxed(),
+            );
+            // NaN stays NaN; both zeros give NumPy's 0.0 (`-0.0 + 0.0` is `0.0`).
+            Ok((inner, Ty::F64))
+        }),
         (Np, Square | Negative | Reciprocal | Degrees | Radians | LogicalNot) => {
-            a.arity(t, 1, 1)?;
-            let (v, s) = a.take();
-            t.elementwise(vec![v], s, &mut |t, ops, _| {
-                let (e, ty) = ops.into_iter().next().unwrap();
-                if ty == Ty::Bool && base != LogicalNot {
-                    return Ok(refuse_bools(t, base, s, (e, ty)));
-                }
+            numpy_unary(t, base, a, base == LogicalNot, &mut |t, e, ty| {
                 Ok(match base {
                     Reciprocal if ty == Ty::I64 => (int_reciprocal(t, e), Ty::I64),
                     Square => {
@@ -1375,6 +1353,30 @@ fn round_decimals(t: &Translator, x: Expr, decimals: i64, ds: Span) -> Result<Ex
     })
 }
 
+/// Maps one element of a given type to its result and the result's type.
+type ElementFn<'f> = dyn FnMut(&mut Translator, Expr, Ty) -> Result<(Expr, Ty)> + 'f;
+
+/// A NumPy function of one array or number, element by element: `f` maps each element and its
+/// type. Bools are refused first where NumPy's result for them is no double or int64
+/// ([`refuse_bools`]).
+fn numpy_unary(
+    t: &mut Translator,
+    base: Func,
+    a: &mut Args,
+    bools: bool,
+    f: &mut ElementFn,
+) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let (v, s) = a.take();
+    t.elementwise(vec![v], s, &mut |t, ops, _| {
+        let (e, ty) = ops.into_iter().next().unwrap();
+        if ty == Ty::Bool && !bools {
+            return Ok(refuse_bools(t, base, s, (e, ty)));
+        }
+        f(t, e, ty)
+    })
+}
+
 /// Integers rounded to tens or more (`round(n, -1)`, `np.round(i, -2)`), and bools rounded:
 /// Python and NumPy round integers exactly, half to even, in integers; not modelled.
 fn rounded_ints_unsupported(t: &Translator, what: &str, span: Span) -> Error {
@@ -2147,7 +2149,7 @@ fn reduced_array(t: &mut Translator, v: Value, s: Span) -> Result<ArrayVal> {
 
 /// The reductions that take NumPy's `dtype=`. The others (`np.max`, `np.median`, `np.any`,
 /// `np.average` ...) leave it to [`Args::done`], which refuses it as NumPy does.
-fn takes_dtype(f: Func) -> bool {
+pub(super) fn takes_dtype(f: Func) -> bool {
     matches!(
         f,
         Sum | Nansum | Prod | Nanprod | Mean | Nanmean | Var | Nanvar | Std | Nanstd
@@ -2622,7 +2624,7 @@ fn weighted_average(
 
 /// The reductions that order the values (extremes, their positions, sorted positions), which
 /// ndjit computes over doubles.
-fn ranks_values(f: Func) -> bool {
+pub(super) fn ranks_values(f: Func) -> bool {
     matches!(
         f,
         Min | Max

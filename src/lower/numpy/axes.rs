@@ -14,43 +14,17 @@
 use super::{const_int, tabulate};
 use crate::error::{ErrorKind, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty};
-use crate::lower::builtins::{count_valid, reduction, Args};
+use crate::lower::builtins::{count_valid, ranks_values, reduction, takes_dtype, Args};
 use crate::lower::expr::{bin, cmp};
 use crate::lower::names::Func;
 use crate::lower::value::{ArrayVal, Value};
 use crate::lower::Translator;
 
-/// Whether `np.<f>` takes `axis=` (and goes through [`reduce_along`]).
+/// Whether `np.<f>` takes `axis=` (and goes through [`reduce_along`]): the reductions that take
+/// a `dtype=`, those that order the values, and the logical ones.
 pub(super) fn takes_axis(f: Func) -> bool {
     use Func::*;
-    matches!(
-        f,
-        Sum | Nansum
-            | Prod
-            | Nanprod
-            | Mean
-            | Nanmean
-            | Var
-            | Nanvar
-            | Std
-            | Nanstd
-            | Min
-            | Max
-            | Nanmin
-            | Nanmax
-            | Ptp
-            | Median
-            | Nanmedian
-            | Percentile
-            | Nanpercentile
-            | Quantile
-            | Nanquantile
-            | Any
-            | All
-            | CountNonzero
-            | Argmin
-            | Argmax
-    )
+    takes_dtype(f) || ranks_values(f) || matches!(f, Any | All | CountNonzero)
 }
 
 /// Whether the call names an axis, as `axis=` or positionally (`np.sum(m, 0)`, `m.sum(0)`,

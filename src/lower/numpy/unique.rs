@@ -19,8 +19,6 @@ use crate::lower::expr::{bin, cmp, convert};
 use crate::lower::value::{ArrayVal, Value};
 use crate::lower::{not, Translator};
 
-/// Integers above this magnitude do not survive the float sort exactly.
-
 pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let span = a.span;
     a.arity(t, 1, 1)?;
