@@ -156,6 +156,8 @@ REFUSED = {
     "np.round(x.astype(int), -1)[4]": "negative number of digits",
     "np.round(x, 23)[4]": "22 decimal places",
     "np.round(x, -300)[4]": "22 decimal places",
+    # An argument no lowering takes is refused, never dropped (`out` here).
+    "np.max(x, None, 1)": "positional argument",
 }
 
 
