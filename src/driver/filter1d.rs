@@ -71,42 +71,11 @@ pub unsafe fn generic_filter1d_raw(
     filter: &Filter,
     opts: &Filter1dOptions,
 ) -> Result<(), DriverError> {
-    check_call(input, output, filter, Sig::Filter1d)?;
-    if output.shape != input.shape {
-        return Err(DriverError::OutputShape {
-            input: input.shape.clone(),
-            output: output.shape.clone(),
-        });
-    }
-    let n = opts.filter_size;
-    if n < 1 {
-        return Err(DriverError::InvalidFilterSize);
-    }
-    let ndim = input.shape.len() as isize;
-    let axis = if opts.axis < 0 {
-        opts.axis + ndim
-    } else {
-        opts.axis
-    };
-    if !(0..ndim).contains(&axis) {
-        return Err(DriverError::AxisError {
-            axis: opts.axis,
-            ndim: ndim as usize,
-        });
-    }
-    let axis = axis as usize;
-    // In i128: sizes above i64::MAX must not wrap into the check.
-    let centre = (n / 2) as i128 + opts.origin as i128;
-    if centre < 0 || centre >= n as i128 {
-        return Err(DriverError::InvalidOrigin {
-            axis,
-            origin: opts.origin,
-            size: n,
-        });
-    }
+    let (axis, centre) = check_args(input, output, filter, opts)?;
     if input.is_empty() {
         return Ok(());
     }
+    let n = opts.filter_size;
     // The axis last: then lines are rows, in scipy's order.
     let last = |mut v: Vec<isize>| {
         let a = v.remove(axis);
@@ -143,6 +112,24 @@ pub unsafe fn generic_filter1d_raw(
             "a line of {len} values extended by a filter of size {n} is too long"
         ))
     })?;
+    let entry = filter.entry_address()?;
+    let job = Lines {
+        input: &input,
+        output: &output,
+        plan: &plan,
+        // SAFETY: the entry of a `Sig::Filter1d` filter has this C type.
+        f: unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(entry) },
+        filter,
+        opts,
+        len,
+        ext_len,
+        before,
+        first_fail: AtomicUsize::new(usize::MAX),
+        failure: Mutex::new(None),
+        no_memory: Mutex::new(None),
+        done: AtomicUsize::new(0),
+        cancelled: AtomicBool::new(false),
+    };
     let lines = plan.lines;
     let threads = exec::thread_count(opts.threads);
     let per = (lines / (threads * 16).max(1)).max(1);
@@ -150,80 +137,152 @@ pub unsafe fn generic_filter1d_raw(
         .step_by(per)
         .map(|l| (l, (l + per).min(lines)))
         .collect();
-    let first_fail = AtomicUsize::new(usize::MAX);
-    let failure: Mutex<Option<(usize, RuntimeError)>> = Mutex::new(None);
-    let no_memory: Mutex<Option<DriverError>> = Mutex::new(None);
-    // Set by `opts.cancel` or an interrupt seen by any worker (their `interrupt` cancel scope).
-    let (done, cancelled) = (AtomicUsize::new(0), AtomicBool::new(false));
-    let entry = filter.entry_address()?;
-    // SAFETY: the entry of a `Sig::Filter1d` filter has this C type.
-    let f: Filter1dFn = unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(entry) };
-    struct Shared<'a>(&'a RawArray, &'a RawArrayMut);
-    // SAFETY: as for the n-d driver: the input is read, each line of the output written by one task.
-    unsafe impl Sync for Shared<'_> {}
-    let arrays = Shared(&input, &output);
-    let work = |(l0, l1): (usize, usize),
-                ctx: &crate::CallContext,
-                ext: &mut Vec<f64>,
-                out: &mut Vec<f64>| {
-        // The whole `Shared` (which is Sync), not its fields, is captured.
-        let shared = &arrays;
-        let (input, output) = (shared.0, shared.1);
-        let mut idx = vec![0usize; shape.len() - 1];
+    team::for_each_init(
+        threads,
+        &chunks,
+        // Each worker's context is made with the entry generated above (which is `f`).
+        || {
+            (
+                filter.context_at(job.f as *const c_void),
+                Vec::new(),
+                Vec::new(),
+            )
+        },
+        |(ctx, e, o), &c| interrupt::with_cancel(&job.cancelled, || job.run(c, ctx, e, o)),
+    );
+    job.outcome(axis)
+}
+
+/// scipy's checks of the arguments, in its order; returns the axis (from 0) and the position of
+/// the filter's centre in it.
+fn check_args(
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Filter1dOptions,
+) -> Result<(usize, i128), DriverError> {
+    check_call(input, output, filter, Sig::Filter1d)?;
+    if output.shape != input.shape {
+        return Err(DriverError::OutputShape {
+            input: input.shape.clone(),
+            output: output.shape.clone(),
+        });
+    }
+    let n = opts.filter_size;
+    if n < 1 {
+        return Err(DriverError::InvalidFilterSize);
+    }
+    let ndim = input.shape.len() as isize;
+    let axis = if opts.axis < 0 {
+        opts.axis + ndim
+    } else {
+        opts.axis
+    };
+    if !(0..ndim).contains(&axis) {
+        return Err(DriverError::AxisError {
+            axis: opts.axis,
+            ndim: ndim as usize,
+        });
+    }
+    let axis = axis as usize;
+    // In i128: sizes above i64::MAX must not wrap into the check.
+    let centre = (n / 2) as i128 + opts.origin as i128;
+    if centre < 0 || centre >= n as i128 {
+        return Err(DriverError::InvalidOrigin {
+            axis,
+            origin: opts.origin,
+            size: n,
+        });
+    }
+    Ok((axis, centre))
+}
+
+/// One call's lines (the filtered axis last) and what the workers share while they run them.
+struct Lines<'a> {
+    input: &'a RawArray,
+    output: &'a RawArrayMut,
+    plan: &'a Plan,
+    f: Filter1dFn,
+    filter: &'a Filter,
+    opts: &'a Filter1dOptions,
+    /// The line's length, and its length extended by the filter.
+    len: usize,
+    ext_len: usize,
+    /// The values the extension puts before the line.
+    before: i64,
+    /// The first line whose callback failed, and its error: lines after it are skipped.
+    first_fail: AtomicUsize,
+    failure: Mutex<Option<(usize, RuntimeError)>>,
+    no_memory: Mutex<Option<DriverError>>,
+    /// Values written so far, for the progress callback.
+    done: AtomicUsize,
+    /// Set by `opts.cancel` or an interrupt seen by any worker (their `interrupt` cancel scope).
+    cancelled: AtomicBool,
+}
+
+// SAFETY: as for the n-d driver: the input is read, each line of the output written by one task.
+unsafe impl Sync for Lines<'_> {}
+
+impl Lines<'_> {
+    /// Filters lines `l0..l1` with a worker's context and line buffers.
+    fn run(
+        &self,
+        (l0, l1): (usize, usize),
+        ctx: &crate::CallContext,
+        ext: &mut Vec<f64>,
+        out: &mut Vec<f64>,
+    ) {
+        let (input, output, len) = (self.input, self.output, self.len);
+        let mut idx = vec![0usize; input.shape.len() - 1];
         for l in l0..l1 {
-            if l > first_fail.load(Ordering::Relaxed) {
+            if l > self.first_fail.load(Ordering::Relaxed) {
                 return;
             }
-            if opts
+            if self
+                .opts
                 .cancel
                 .as_ref()
                 .is_some_and(|c| c.load(Ordering::Relaxed))
             {
-                cancelled.store(true, Ordering::Relaxed);
+                self.cancelled.store(true, Ordering::Relaxed);
             }
             if interrupt::poll() {
                 return;
             }
-            plan.line_index(l, &mut idx);
-            let src: isize = idx
-                .iter()
-                .zip(&input.strides)
-                .map(|(&i, &s)| i as isize * s)
-                .sum();
-            let dst: isize = idx
-                .iter()
-                .zip(&output.strides)
-                .map(|(&i, &s)| i as isize * s)
-                .sum();
-            if try_resize(ext, ext_len, 0.0, "the extended input line").is_err()
+            self.plan.line_index(l, &mut idx);
+            let offset = |strides: &[isize]| -> isize {
+                idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum()
+            };
+            let (src, dst) = (offset(&input.strides), offset(&output.strides));
+            if try_resize(ext, self.ext_len, 0.0, "the extended input line").is_err()
                 || try_resize(out, len, 0.0, "the output line").is_err()
             {
-                let mut slot = no_memory.lock().unwrap_or_else(|p| p.into_inner());
+                let mut slot = self.no_memory.lock().unwrap_or_else(|p| p.into_inner());
                 slot.get_or_insert(alloc::out_of_memory::<f64>(
-                    ext_len,
+                    self.ext_len,
                     "the extended input line",
                 ));
-                cancelled.store(true, Ordering::Relaxed);
+                self.cancelled.store(true, Ordering::Relaxed);
                 return;
             }
             // SAFETY: the line lies in the input; the buffers have the lengths passed.
-            unsafe { plan.fill(input, Some(src), -before, ext) };
+            unsafe { self.plan.fill(input, Some(src), -self.before, ext) };
             let ok = unsafe {
-                f(
+                (self.f)(
                     ext.as_mut_ptr(),
-                    ext_len as isize,
+                    self.ext_len as isize,
                     out.as_mut_ptr(),
                     len as isize,
                     ctx.user_data(),
                 )
             };
             if ok != 1 {
-                let error = ctx.failure().unwrap_or_else(|| filter.describe(None));
+                let error = ctx.failure().unwrap_or_else(|| self.filter.describe(None));
                 ctx.reset();
-                let mut slot = failure.lock().unwrap_or_else(|p| p.into_inner());
+                let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
                 if slot.as_ref().is_none_or(|(q, _)| l < *q) {
                     *slot = Some((l, error));
-                    first_fail.fetch_min(l, Ordering::Relaxed);
+                    self.first_fail.fetch_min(l, Ordering::Relaxed);
                 }
                 return;
             }
@@ -234,41 +293,37 @@ pub unsafe fn generic_filter1d_raw(
                     .write_line(output.ptr.wrapping_offset(dst), stride, out)
             };
         }
-        if let Some(p) = &opts.progress {
-            let d = done.fetch_add((l1 - l0) * len, Ordering::Relaxed) + (l1 - l0) * len;
+        if let Some(p) = &self.opts.progress {
+            let lines = self.plan.lines;
+            let d = self.done.fetch_add((l1 - l0) * len, Ordering::Relaxed) + (l1 - l0) * len;
             p(d, lines * len);
         }
-    };
-    team::for_each_init(
-        threads,
-        &chunks,
-        // Each worker's context is made with the entry generated above (which is `f`).
-        || {
-            (
-                filter.context_at(f as *const c_void),
-                Vec::new(),
-                Vec::new(),
-            )
-        },
-        |(ctx, e, o), &c| interrupt::with_cancel(&cancelled, || work(c, ctx, e, o)),
-    );
-    if let Some(e) = no_memory.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
     }
-    if cancelled.load(Ordering::Relaxed) {
-        return Err(DriverError::Cancelled);
-    }
-    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some((line, error)) => {
-            // The line's position, with the filtered axis at 0.
-            let mut idx = vec![0usize; shape.len() - 1];
-            plan.line_index(line, &mut idx);
-            idx.insert(axis, 0);
-            Err(DriverError::Filter {
-                error,
-                position: idx,
-            })
+
+    /// The call's result once every worker is done: out of memory, cancelled, or the first failing
+    /// line's error at its position (the filtered axis, `axis`, at 0).
+    fn outcome(self, axis: usize) -> Result<(), DriverError> {
+        if let Some(e) = self
+            .no_memory
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+        {
+            return Err(e);
         }
-        None => Ok(()),
+        if self.cancelled.load(Ordering::Relaxed) {
+            return Err(DriverError::Cancelled);
+        }
+        match self.failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((line, error)) => {
+                let mut idx = vec![0usize; self.input.shape.len() - 1];
+                self.plan.line_index(line, &mut idx);
+                idx.insert(axis, 0);
+                Err(DriverError::Filter {
+                    error,
+                    position: idx,
+                })
+            }
+            None => Ok(()),
+        }
     }
 }

@@ -462,6 +462,7 @@ impl<'p> Translator<'p> {
         })
     }
 
+    /// `x op y` of two numbers, or of two elements of arrays where `shape.elementwise`.
     #[allow(clippy::too_many_arguments)]
     fn scalar_binary(
         &mut self,
@@ -510,123 +511,175 @@ impl<'p> Translator<'p> {
                 (bin(BinOp::Div, f(x, tx), f(y, ty)), Ty::F64)
             }
             B::FloorDiv | B::Mod if num == Ty::I64 => {
-                let (x, y) = (convert(x, tx, Ty::I64), convert(y, ty, Ty::I64));
-                let o = if op == B::FloorDiv {
-                    BinOp::FloorDiv
-                } else {
-                    BinOp::Mod
-                };
-                let python = if elementwise {
-                    Prov::Np
-                } else {
-                    Prov::both(self.prov(&x), self.prov(&y))
-                };
-                // NumPy integers give 0 for a zero divisor (with a warning); Python ints raise.
-                let numpy_zero = |x: Expr, y: Expr, r: &mut dyn FnMut(Expr, Expr) -> Expr| {
-                    let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
-                    let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
-                    Expr::Select(zero.boxed(), Expr::I64(0).boxed(), r(x, safe).boxed())
-                };
-                // The result has the operands' kind, also where it is NumPy's literal 0 (which
-                // would otherwise count as a Python int, and raise when divided by).
-                match python {
-                    Prov::Np => {
-                        let r = numpy_zero(x, y, &mut |x, y| bin(o, x, y));
-                        (self.with_prov(r, Ty::I64, Prov::Np), Ty::I64)
-                    }
-                    Prov::Py => {
-                        let y = self.stable(y, Ty::I64);
-                        self.check_plain(
-                            cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
-                            Exception::ZeroDivisionError,
-                            "integer division or modulo by zero",
-                            span,
-                        );
-                        (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
-                    }
-                    // Known only at run time: raise for Python ints, NumPy's 0 otherwise.
-                    Prov::Dyn(flag) => {
-                        let (x, y) = (self.stable(x, Ty::I64), self.stable(y, Ty::I64));
-                        let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
-                        self.check_plain(
-                            bin(BinOp::Or, not(flag.clone()), not(zero)),
-                            Exception::ZeroDivisionError,
-                            "integer division or modulo by zero",
-                            span,
-                        );
-                        let dynamic = Prov::Dyn(flag);
-                        let mut op = |x, y| self.int_binary(o, x, y, dynamic.clone(), span);
-                        let r = numpy_zero(x, y, &mut op);
-                        (self.with_prov(r, Ty::I64, dynamic), Ty::I64)
-                    }
-                }
+                self.int_floor_division(op, (x, tx), (y, ty), elementwise, span)
             }
             B::FloorDiv | B::Mod => {
-                // Of two Python floats, a Python float: a later division by it must still raise.
-                let both = Prov::both(self.prov(&x), self.prov(&y));
-                if !elementwise {
-                    let msg = if op == B::FloorDiv {
-                        "float floor division by zero"
-                    } else {
-                        "float modulo by zero"
-                    };
-                    self.python_zero_check(&x, &y, ty, msg, span);
-                }
-                let m = if op == B::FloorDiv {
-                    MathFn::FloorDiv
-                } else {
-                    MathFn::Remainder
-                };
-                let r = Expr::Call(m, vec![f(x, tx), f(y, ty)]);
-                (self.with_prov(r, Ty::F64, both), Ty::F64)
+                self.float_floor_division(op, (x, tx), (y, ty), elementwise, span)
             }
-            B::Pow => {
-                let both = Prov::both(self.prov(&x), self.prov(&y));
-                let ints = tx != Ty::F64 && ty != Ty::F64;
-                let k = crate::ir::fold::const_expr(&y).map(|v| v.i());
-                if elementwise || both == Prov::Np {
-                    if !ints {
-                        // Arrays go through NumPy's power loop; NumPy scalars call pow.
-                        let one = elementwise && shape.one_exponent;
-                        return Ok((self.numpy_power(x, tx, y, ty, one), Ty::F64));
-                    }
-                    // NumPy integer powers wrap at 64 bits, and negative exponents raise.
-                    return match k {
-                        Some(k) if k >= 0 => {
-                            let x = convert(x, tx, Ty::I64);
-                            Ok((self.int_power(x, k as u64, Prov::Np, span)?, Ty::I64))
-                        }
-                        _ => Err(self
-                            .err(
-                                ErrorKind::Type,
-                                span,
-                                "a NumPy integer power needs a constant exponent >= 0 \
-                                 (NumPy wraps at 64 bits, and raises for negative ones)",
-                            )
-                            .hint("make one side a float, e.g. float(a) ** b")),
-                    };
-                }
-                if let (true, Some(k)) = (ints, k) {
-                    if k >= 0 {
-                        let x = convert(x, tx, Ty::I64);
-                        return Ok((self.int_power(x, k as u64, both, span)?, Ty::I64));
-                    }
-                }
-                let (x, y) = (self.stable(x, tx), self.stable(y, ty));
-                // Python's float ** calls the C library's pow, whatever the exponent.
-                let pow = Expr::Call(MathFn::Pow, vec![f(x.clone(), tx), f(y.clone(), ty)]);
-                let (r, rty) = (pow, Ty::F64);
-                if rty == Ty::F64 {
-                    let r = self.with_prov(r, Ty::F64, both.clone());
-                    let r = self.stable(r, Ty::F64);
-                    if tx != Ty::F64 && ty != Ty::F64 {
-                        self.inexact_int_power_check(&y, &r, both.flag(), span);
-                    }
-                    self.python_pow_checks(f(x, tx), f(y, ty), &r, both.flag(), span);
-                    return Ok((r, rty));
-                }
-                (r, rty)
+            B::Pow => return self.power((x, tx), (y, ty), shape, span),
+            B::BitAnd | B::BitOr | B::BitXor | B::LShift | B::RShift => {
+                return self.bitwise(op, (x, tx), (y, ty), elementwise, span)
             }
+            B::MatMul => unreachable!(),
+        })
+    }
+
+    /// `x // y` and `x % y` of integers: Python's (raising for a zero divisor) or NumPy's (0).
+    fn int_floor_division(
+        &mut self,
+        op: ast::BinOp,
+        (x, tx): (Expr, Ty),
+        (y, ty): (Expr, Ty),
+        elementwise: bool,
+        span: Span,
+    ) -> (Expr, Ty) {
+        use ast::BinOp as B;
+        let (x, y) = (convert(x, tx, Ty::I64), convert(y, ty, Ty::I64));
+        let o = if op == B::FloorDiv {
+            BinOp::FloorDiv
+        } else {
+            BinOp::Mod
+        };
+        let python = if elementwise {
+            Prov::Np
+        } else {
+            Prov::both(self.prov(&x), self.prov(&y))
+        };
+        // NumPy integers give 0 for a zero divisor (with a warning); Python ints raise.
+        let numpy_zero = |x: Expr, y: Expr, r: &mut dyn FnMut(Expr, Expr) -> Expr| {
+            let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
+            let safe = Expr::Select(zero.clone().boxed(), Expr::I64(1).boxed(), y.boxed());
+            Expr::Select(zero.boxed(), Expr::I64(0).boxed(), r(x, safe).boxed())
+        };
+        // The result has the operands' kind, also where it is NumPy's literal 0 (which
+        // would otherwise count as a Python int, and raise when divided by).
+        match python {
+            Prov::Np => {
+                let r = numpy_zero(x, y, &mut |x, y| bin(o, x, y));
+                (self.with_prov(r, Ty::I64, Prov::Np), Ty::I64)
+            }
+            Prov::Py => {
+                let y = self.stable(y, Ty::I64);
+                self.check_plain(
+                    cmp(CmpOp::Ne, y.clone(), Expr::I64(0)),
+                    Exception::ZeroDivisionError,
+                    "integer division or modulo by zero",
+                    span,
+                );
+                (self.int_binary(o, x, y, Prov::Py, span), Ty::I64)
+            }
+            // Known only at run time: raise for Python ints, NumPy's 0 otherwise.
+            Prov::Dyn(flag) => {
+                let (x, y) = (self.stable(x, Ty::I64), self.stable(y, Ty::I64));
+                let zero = cmp(CmpOp::Eq, y.clone(), Expr::I64(0));
+                self.check_plain(
+                    bin(BinOp::Or, not(flag.clone()), not(zero)),
+                    Exception::ZeroDivisionError,
+                    "integer division or modulo by zero",
+                    span,
+                );
+                let dynamic = Prov::Dyn(flag);
+                let mut op = |x, y| self.int_binary(o, x, y, dynamic.clone(), span);
+                let r = numpy_zero(x, y, &mut op);
+                (self.with_prov(r, Ty::I64, dynamic), Ty::I64)
+            }
+        }
+    }
+
+    /// `x // y` and `x % y` of floats, by CPython's rules (the result's sign is the divisor's).
+    fn float_floor_division(
+        &mut self,
+        op: ast::BinOp,
+        (x, tx): (Expr, Ty),
+        (y, ty): (Expr, Ty),
+        elementwise: bool,
+        span: Span,
+    ) -> (Expr, Ty) {
+        use ast::BinOp as B;
+        let f = |e: Expr, t: Ty| convert(e, t, Ty::F64);
+        // Of two Python floats, a Python float: a later division by it must still raise.
+        let both = Prov::both(self.prov(&x), self.prov(&y));
+        if !elementwise {
+            let msg = if op == B::FloorDiv {
+                "float floor division by zero"
+            } else {
+                "float modulo by zero"
+            };
+            self.python_zero_check(&x, &y, ty, msg, span);
+        }
+        let m = if op == B::FloorDiv {
+            MathFn::FloorDiv
+        } else {
+            MathFn::Remainder
+        };
+        let r = Expr::Call(m, vec![f(x, tx), f(y, ty)]);
+        (self.with_prov(r, Ty::F64, both), Ty::F64)
+    }
+
+    /// `x ** y`: NumPy's power loop or integer power for NumPy values, Python's for Python ones.
+    fn power(
+        &mut self,
+        (x, tx): (Expr, Ty),
+        (y, ty): (Expr, Ty),
+        shape: Operands,
+        span: Span,
+    ) -> Result<(Expr, Ty)> {
+        let elementwise = shape.elementwise;
+        let f = |e: Expr, t: Ty| convert(e, t, Ty::F64);
+        let both = Prov::both(self.prov(&x), self.prov(&y));
+        let ints = tx != Ty::F64 && ty != Ty::F64;
+        let k = crate::ir::fold::const_expr(&y).map(|v| v.i());
+        if elementwise || both == Prov::Np {
+            if !ints {
+                // Arrays go through NumPy's power loop; NumPy scalars call pow.
+                let one = elementwise && shape.one_exponent;
+                return Ok((self.numpy_power(x, tx, y, ty, one), Ty::F64));
+            }
+            // NumPy integer powers wrap at 64 bits, and negative exponents raise.
+            return match k {
+                Some(k) if k >= 0 => {
+                    let x = convert(x, tx, Ty::I64);
+                    Ok((self.int_power(x, k as u64, Prov::Np, span)?, Ty::I64))
+                }
+                _ => Err(self
+                    .err(
+                        ErrorKind::Type,
+                        span,
+                        "a NumPy integer power needs a constant exponent >= 0 \
+                         (NumPy wraps at 64 bits, and raises for negative ones)",
+                    )
+                    .hint("make one side a float, e.g. float(a) ** b")),
+            };
+        }
+        if let (true, Some(k)) = (ints, k) {
+            if k >= 0 {
+                let x = convert(x, tx, Ty::I64);
+                return Ok((self.int_power(x, k as u64, both, span)?, Ty::I64));
+            }
+        }
+        let (x, y) = (self.stable(x, tx), self.stable(y, ty));
+        // Python's float ** calls the C library's pow, whatever the exponent.
+        let pow = Expr::Call(MathFn::Pow, vec![f(x.clone(), tx), f(y.clone(), ty)]);
+        let r = self.with_prov(pow, Ty::F64, both.clone());
+        let r = self.stable(r, Ty::F64);
+        if tx != Ty::F64 && ty != Ty::F64 {
+            self.inexact_int_power_check(&y, &r, both.flag(), span);
+        }
+        self.python_pow_checks(f(x, tx), f(y, ty), &r, both.flag(), span);
+        Ok((r, Ty::F64))
+    }
+
+    /// `&`, `|`, `^`, `<<` and `>>`: of bools and integers only.
+    fn bitwise(
+        &mut self,
+        op: ast::BinOp,
+        (x, tx): (Expr, Ty),
+        (y, ty): (Expr, Ty),
+        elementwise: bool,
+        span: Span,
+    ) -> Result<(Expr, Ty)> {
+        use ast::BinOp as B;
+        Ok(match op {
             B::BitAnd | B::BitOr | B::BitXor => {
                 let o = match op {
                     B::BitAnd => BinOp::And,
@@ -666,7 +719,7 @@ impl<'p> Translator<'p> {
                     (self.int_binary(o, x, y, python, span), Ty::I64)
                 }
             }
-            B::MatMul => unreachable!(),
+            _ => unreachable!("not a bitwise operator"),
         })
     }
 

@@ -1,0 +1,172 @@
+//! Python's `math` module: scalars only, computed as CPython computes them, with its domain and
+//! range errors.
+
+use super::scalars::{int_checks, numpy_lacks};
+use super::ufuncs::{apply_unary, binary_math, unary_math};
+use super::Args;
+use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
+use crate::lower::expr::{bin, cmp, convert, un};
+use crate::lower::names::Func::{self, *};
+use crate::lower::value::Value;
+use crate::lower::{not, Translator};
+use crate::math::MathFn;
+
+/// `math.<base>(...)`: scalars only, with CPython's errors (`math.sqrt(-1)` raises).
+pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    let mut xs = Vec::new();
+    for (v, s) in std::mem::take(&mut a.pos) {
+        if matches!(v, Value::Array(_)) {
+            return Err(t
+                .err(
+                    ErrorKind::Type,
+                    s,
+                    format!("math.{base}() takes a number, not an array"),
+                )
+                .hint(format!("use np.{base}() for arrays")));
+        }
+        xs.push(t.scalar(v, s, "an argument")?);
+    }
+    let arity = match base {
+        Arctan2 | Hypot | Power | CopySign | Fmod => 2..=2,
+        Log => 1..=2,
+        _ => 1..=1,
+    };
+    if !arity.contains(&xs.len()) {
+        return Err(t.err(
+            ErrorKind::Arity,
+            span,
+            format!(
+                "math.{base}() takes {} arguments but {} were given",
+                arity.start(),
+                xs.len()
+            ),
+        ));
+    }
+    let fx: Vec<Expr> = xs
+        .iter()
+        .map(|(e, ty)| convert(e.clone(), *ty, Ty::F64))
+        .collect::<Vec<_>>();
+    let fx: Vec<Expr> = fx.into_iter().map(|e| t.stable(e, Ty::F64)).collect();
+    let result = match base {
+        IsNan => return Ok(Value::Scalar(un(UnOp::IsNan, fx[0].clone()), Ty::Bool)),
+        IsInf => return Ok(Value::Scalar(un(UnOp::IsInf, fx[0].clone()), Ty::Bool)),
+        IsFinite => return Ok(Value::Scalar(un(UnOp::IsFinite, fx[0].clone()), Ty::Bool)),
+        Degrees => {
+            return Ok(Value::Scalar(
+                bin(
+                    BinOp::Mul,
+                    fx[0].clone(),
+                    Expr::F64(180.0 / std::f64::consts::PI),
+                ),
+                Ty::F64,
+            ))
+        }
+        Radians => {
+            return Ok(Value::Scalar(
+                bin(
+                    BinOp::Mul,
+                    fx[0].clone(),
+                    Expr::F64(std::f64::consts::PI / 180.0),
+                ),
+                Ty::F64,
+            ))
+        }
+        Floor | Ceil | Trunc => {
+            if xs[0].1 != Ty::F64 {
+                if base == Trunc {
+                    let class = if xs[0].1 == Ty::Bool {
+                        "numpy.bool"
+                    } else {
+                        "numpy.int64"
+                    };
+                    numpy_lacks(t, &xs[0].0, class, "__trunc__", span);
+                }
+                return Ok(Value::Scalar(
+                    convert(xs[0].0.clone(), xs[0].1, Ty::I64),
+                    Ty::I64,
+                ));
+            }
+            let op = match base {
+                Floor => UnOp::Floor,
+                Ceil => UnOp::Ceil,
+                _ => UnOp::Trunc,
+            };
+            int_checks(t, &fx[0], span);
+            return Ok(Value::Scalar(
+                Expr::Cast(Ty::I64, un(op, fx[0].clone()).boxed()),
+                Ty::I64,
+            ));
+        }
+        Log if fx.len() == 2 => bin(
+            BinOp::Div,
+            Expr::Call(MathFn::Log, vec![fx[0].clone()]),
+            Expr::Call(MathFn::Log, vec![fx[1].clone()]),
+        ),
+        // CPython computes math.hypot itself (np.hypot is the C library's).
+        Hypot => Expr::Call(MathFn::PyHypot, fx.clone()),
+        _ => match (unary_math(base), binary_math(base)) {
+            (Some(f), _) => apply_unary(fx[0].clone(), f),
+            (_, Some(m)) => Expr::Call(m, fx.clone()),
+            _ => {
+                return Err(t.err(
+                    ErrorKind::UnknownName,
+                    span,
+                    format!("math.{base} is not supported"),
+                ))
+            }
+        },
+    };
+    let r = t.stable(result, Ty::F64);
+    cpython_errors(t, base, &fx, &r, span);
+    Ok(Value::Scalar(r, Ty::F64))
+}
+
+/// CPython's errors for `math.<base>` giving `r` from `fx`: a NaN result from non-NaN input is a
+/// domain error; an infinite result from finite input is a range error for the functions that
+/// can overflow and a domain error otherwise.
+fn cpython_errors(t: &mut Translator, base: Func, fx: &[Expr], r: &Expr, span: Span) {
+    let any_nan = fx
+        .iter()
+        .map(|x| un(UnOp::IsNan, x.clone()))
+        .reduce(|p, q| bin(BinOp::Or, p, q))
+        .unwrap();
+    let all_finite = fx
+        .iter()
+        .map(|x| un(UnOp::IsFinite, x.clone()))
+        .reduce(|p, q| bin(BinOp::And, p, q))
+        .unwrap();
+    let bad_nan = bin(BinOp::And, un(UnOp::IsNan, r.clone()), not(any_nan));
+    t.check_plain(
+        not(bad_nan),
+        Exception::ValueError,
+        "math domain error",
+        span,
+    );
+    if base != Fabs && base != CopySign && base != Hypot {
+        let overflow = matches!(base, Exp | Exp2 | Expm1 | Cosh | Sinh | Power);
+        let bad_inf = bin(BinOp::And, un(UnOp::IsInf, r.clone()), all_finite);
+        // CPython's math.pow: an infinite result from a zero base (`0.0 ** -1.0`) is a domain
+        // error, from any other finite base an overflow.
+        let (domain_inf, range_inf) = if base == Power {
+            let zero_base = cmp(CmpOp::Eq, fx[0].clone(), Expr::F64(0.0));
+            (
+                bin(BinOp::And, bad_inf.clone(), zero_base.clone()),
+                bin(BinOp::And, bad_inf, not(zero_base)),
+            )
+        } else if overflow {
+            (Expr::Bool(false), bad_inf)
+        } else {
+            (bad_inf, Expr::Bool(false))
+        };
+        for (bad, exception, msg) in [
+            (domain_inf, Exception::ValueError, "math domain error"),
+            (range_inf, Exception::OverflowError, "math range error"),
+        ] {
+            if bad != Expr::Bool(false) {
+                t.check_plain(not(bad), exception, msg, span);
+            }
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! The functions, methods and constants a filter can use, and how each lowers.
+//!
+//! Calls arrive resolved to a typed [`Builtin`] (module and function, see `names.rs`, where
+//! aliases such as `amax`, `absolute` and `asin` map to one function), so each operation has one
+//! lowering, chosen by matching on variants in [`lower_call`]. The lowerings live by family:
+//! NumPy's element-wise functions in `ufuncs`, arrays made and rearranged in `arrays`, reductions
+//! in `reductions` and `quantiles`, Python's number builtins in `scalars`, its `min`, `max` and
+//! `sum` in `python`, and the `math` module in `math`; NumPy's larger array functions are in
+//! `super::numpy`.
+
+mod arrays;
+mod math;
+mod python;
+mod quantiles;
+mod reductions;
+mod scalars;
+mod ufuncs;
+
+pub(super) use arrays::{cast_array, cast_elem, concat2, dtype_ty};
+pub(super) use reductions::{count_valid, ranks_values, reduction, sorted_copy, takes_dtype};
+pub(crate) use scalars::int_checks;
+
+use super::expr::{bin, cmp};
+use super::names::Func::*;
+use super::names::{self, Builtin, Module};
+use super::value::{ArrayVal, Value};
+use super::{not, Translator};
+use crate::error::{ErrorKind, Result, Span};
+use crate::ir::{BinOp, CmpOp, Expr, Stmt, Ty};
+use crate::syntax::ast;
+
+/// Builtins visible without import (numpy and math are too, as `np`, `numpy` and `math`).
+pub(crate) fn global(name: &str) -> Option<Value> {
+    Some(match name {
+        "np" | "numpy" => Value::Module(Module::Np),
+        "math" => Value::Module(Module::Math),
+        _ => Value::Function(names::resolve(Module::Builtin, name)?),
+    })
+}
+
+/// `np.<name>` / `math.<name>`: a constant or a function.
+pub(crate) fn module_attr(module: Module, name: &str) -> Option<Value> {
+    use Module::{Math, Np};
+    let c = |v: f64| Some(Value::Scalar(Expr::F64(v), Ty::F64));
+    match (module, name) {
+        (_, "pi") => c(std::f64::consts::PI),
+        (_, "e") => c(std::f64::consts::E),
+        (_, "inf") | (Np, "Inf" | "PINF" | "infty") => c(f64::INFINITY),
+        (_, "nan") | (Np, "NaN" | "NAN") => c(f64::NAN),
+        (Math, "tau") => c(std::f64::consts::TAU),
+        (Np, "NINF") => c(f64::NEG_INFINITY),
+        (Np, "newaxis") => None,
+        (Np, "linalg") => Some(Value::Module(Module::Linalg)),
+        _ => names::resolve(module, name).map(Value::Function),
+    }
+}
+
+/// `base.attr`.
+pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span) -> Result<Value> {
+    match base {
+        Value::List(..) => {
+            const LIST_METHODS: &[&str] = &[
+                "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "count",
+                "index", "copy",
+            ];
+            Err(if LIST_METHODS.contains(&attr) {
+                t.err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("the list method `.{attr}` is not supported"),
+                )
+                .hint(
+                    "a list assigned to a name takes `.append(v)`; otherwise use a comprehension, \
+                     the builtins (len, sum, min, max, sorted) or np.array(values)",
+                )
+            } else {
+                t.err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("a list has no attribute `.{attr}` (NumPy arrays do)"),
+                )
+                .hint(format!("convert it first: np.array(values).{attr}"))
+            })
+        }
+        Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
+            let full = match m {
+                Module::Np => "numpy",
+                Module::Linalg => "numpy.linalg",
+                _ => "math",
+            };
+            const NARROW: &[&str] = &[
+                "float32",
+                "float16",
+                "single",
+                "half",
+                "int8",
+                "int16",
+                "int32",
+                "uint8",
+                "uint16",
+                "uint32",
+                "uint64",
+                "uint",
+                "longlong",
+                "ulonglong",
+            ];
+            let hint = if m == Module::Np && NARROW.contains(&attr) {
+                "ndjit computes in 64 bits and does not model narrower types' rounding and \
+                 wrapping: use np.float64 or np.int64, and narrow the filter's output instead"
+            } else {
+                "see the list of supported functions in the ndjit documentation"
+            };
+            t.err(
+                ErrorKind::UnknownName,
+                span,
+                format!("`{full}.{attr}` is not supported in filters"),
+            )
+            .hint(hint)
+        }),
+        Value::Matrix(a, cols) => {
+            let rows = bin(
+                BinOp::FloorDiv,
+                a.len.clone(),
+                bin(BinOp::Max, cols.clone(), Expr::I64(1)),
+            );
+            match attr {
+                "size" => Ok(Value::Scalar(a.len, Ty::I64)),
+                "shape" => Ok(Value::Tuple(vec![
+                    Value::Scalar(rows, Ty::I64),
+                    Value::Scalar(cols, Ty::I64),
+                ])),
+                "ndim" => Ok(Value::Scalar(Expr::I64(2), Ty::I64)),
+                "T" => {
+                    // Transposed view: element k of the result is (k % rows, k // rows) of the input.
+                    let rows = t.stable(rows, Ty::I64);
+                    let index = t.temp(Ty::I64);
+                    let k = Expr::Var(index);
+                    let safe_rows = bin(BinOp::Max, rows.clone(), Expr::I64(1));
+                    let src = bin(
+                        BinOp::Add,
+                        bin(
+                            BinOp::Mul,
+                            bin(BinOp::Mod, k.clone(), safe_rows.clone()),
+                            cols,
+                        ),
+                        bin(BinOp::FloorDiv, k, safe_rows),
+                    );
+                    Ok(Value::Matrix(
+                        ArrayVal {
+                            len: a.len.clone(),
+                            ty: a.ty,
+                            index,
+                            elem: a.at(src),
+                        },
+                        rows,
+                    ))
+                }
+                // Methods see the 2-D shape (`m.sum(axis=0)` reduces along it).
+                _ => Ok(Value::Method(
+                    Box::new(Value::Matrix(a, cols)),
+                    attr.to_string(),
+                )),
+            }
+        }
+        Value::Array(a) => match attr {
+            "size" => Ok(Value::Scalar(a.len, Ty::I64)),
+            "shape" => Ok(Value::Tuple(vec![Value::Scalar(a.len, Ty::I64)])),
+            "ndim" => Ok(Value::Scalar(Expr::I64(1), Ty::I64)),
+            "T" | "flat" => Ok(Value::Array(a)),
+            _ => Ok(Value::Method(Box::new(Value::Array(a)), attr.to_string())),
+        },
+        Value::Scalar(e, ty) => match attr {
+            "real" => Ok(Value::Scalar(e, ty)),
+            "imag" => Ok(Value::Scalar(Expr::F64(0.0), Ty::F64)),
+            _ => Ok(Value::Method(
+                Box::new(Value::Scalar(e, ty)),
+                attr.to_string(),
+            )),
+        },
+        other => Err(t.err(
+            ErrorKind::Type,
+            span,
+            format!("{} has no attribute `{attr}`", other.describe()),
+        )),
+    }
+}
+
+/// Arguments of one call, with helpers that produce precise errors.
+pub(crate) struct Args<'x> {
+    pub(super) name: String,
+    pub(super) pos: Vec<(Value, Span)>,
+    pub(super) kw: Vec<(String, Value, Span)>,
+    pub(super) span: Span,
+    _p: std::marker::PhantomData<&'x ()>,
+}
+
+impl Args<'_> {
+    pub(super) fn arity(&self, t: &Translator, min: usize, max: usize) -> Result<()> {
+        let n = self.pos.len();
+        if n < min || n > max {
+            let want = if min == max {
+                format!("{min}")
+            } else {
+                format!("{min} to {max}")
+            };
+            return Err(t.err(
+                ErrorKind::Arity,
+                self.span,
+                format!(
+                    "{}() takes {want} positional arguments but {n} were given",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+    /// Takes a keyword argument; every keyword must be taken or [`Args::done`] rejects it.
+    pub(super) fn kw(&mut self, name: &str) -> Option<(Value, Span)> {
+        let i = self.kw.iter().position(|(n, _, _)| n == name)?;
+        let (_, v, s) = self.kw.remove(i);
+        Some((v, s))
+    }
+    fn done(&self, t: &Translator) -> Result<()> {
+        // A lowering takes every argument it understands: one left over would be ignored.
+        if let Some((_, s)) = self.pos.first() {
+            return Err(t.err(
+                ErrorKind::Arity,
+                *s,
+                format!(
+                    "{}() got a positional argument it does not support here",
+                    self.name
+                ),
+            ));
+        }
+        if let Some((n, v, s)) = self.kw.first() {
+            let msg = match (n.as_str(), v) {
+                ("axis", Value::None) => return Ok(()),
+                ("axis", _) => "the buffer is 1-D: axis must be None or 0".to_string(),
+                _ => format!("{}() got an unsupported keyword argument `{n}`", self.name),
+            };
+            return Err(t.err(ErrorKind::Arity, *s, msg));
+        }
+        Ok(())
+    }
+    pub(super) fn take(&mut self) -> (Value, Span) {
+        self.pos.remove(0)
+    }
+}
+
+/// `f(args...)`.
+pub(crate) fn call(
+    t: &mut Translator,
+    f: Value,
+    args: &[ast::Expr],
+    keywords: &[ast::Keyword],
+    span: Span,
+    fspan: Span,
+) -> Result<Value> {
+    let mut pos = Vec::new();
+    let mut kw = Vec::new();
+    let (name, receiver) = match f {
+        Value::Function(n) => (n, None),
+        Value::Method(recv, m) => {
+            let Some(n) = names::method(&m) else {
+                return Err(t
+                    .err(ErrorKind::UnknownName, fspan, format!("`.{m}()` is not supported in filters"))
+                    .hint("supported methods: sum mean var std min max prod any all argmin argmax astype copy round clip item"));
+            };
+            (n, Some(*recv))
+        }
+        other => {
+            return Err(t.err(
+                ErrorKind::Type,
+                fspan,
+                format!("{} is not callable", other.describe()),
+            ))
+        }
+    };
+    if matches!(name.func, Range | Enumerate | Zip) {
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!(
+                    "{}() can only be used as the iterable of a for loop",
+                    name.func
+                ),
+            )
+            .hint("write `for i in range(n):`"));
+    }
+    let receiver_was_array = matches!(receiver, Some(Value::Array(_) | Value::Matrix(..)));
+    if let Some(r) = receiver {
+        pos.push((r, fspan));
+    }
+    for a in args {
+        if let ast::ExprKind::Comp(c) = &a.kind {
+            if c.kind == ast::CompKind::Generator {
+                let consumed = name.module == Module::Builtin
+                    && super::comprehension::consumes_generator(name.func)
+                    && pos.is_empty();
+                if !consumed {
+                    return Err(t.generator_elsewhere(a.span));
+                }
+                if matches!(name.func, Any | All) && args.len() == 1 && keywords.is_empty() {
+                    return t.any_all_generator(name.func == Any, c);
+                }
+                pos.push((t.list_comprehension(c, a.span)?, a.span));
+                continue;
+            }
+        }
+        pos.push((t.expr(a)?, a.span));
+    }
+    for k in keywords {
+        kw.push((k.name.clone(), t.expr(&k.value)?, k.span));
+    }
+    let mut a = Args {
+        name: name.to_string(),
+        pos,
+        kw,
+        span,
+        _p: std::marker::PhantomData,
+    };
+    let v = lower_call(t, name, &mut a)?;
+    a.done(t)?;
+    // NumPy functions and array methods return NumPy scalars; math.*, float(), int(), round()
+    // and len() return Python numbers (see provenance.rs).
+    use super::provenance::Prov;
+    let python = match name.module {
+        Module::Math => true,
+        Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool),
+        Module::Method => name.func == Item,
+        Module::Np | Module::Linalg => false,
+    };
+    let numpy = !python
+        && (matches!(name.module, Module::Np | Module::Linalg | Module::Method)
+            || receiver_was_array);
+    Ok(match v {
+        // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
+        Value::Scalar(_, Ty::F64) if name.module == Module::Builtin && name.func == Round => v,
+        Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
+        Value::Scalar(e, ty) if numpy => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
+        v => v,
+    })
+}
+
+/// Lowers a call of a builtin: to the lowering of NumPy's larger array functions, or to this
+/// module's, one function per builtin or family of builtins.
+fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> {
+    use Module::{Math, Method, Np};
+    if let Some(r) = super::numpy::lower(t, name, a) {
+        return r;
+    }
+    let Builtin { module, func } = name;
+    // math.*: scalars only, with CPython's domain and range errors.
+    if module == Math {
+        return math::call(t, func, a);
+    }
+    if let Some(f) = ufuncs::unary_math(func).filter(|_| module == Np || func == Abs) {
+        return ufuncs::unary(t, func, f, a);
+    }
+    if let Some(m) = ufuncs::binary_math(func).filter(|_| module == Np) {
+        return ufuncs::binary(t, func, m, a);
+    }
+    match (module, func) {
+        (Np, IsNan | IsInf | IsFinite) => ufuncs::classify(t, func, a),
+        (Np, Rint) => ufuncs::rint(t, a),
+        (Np, Sign) => ufuncs::sign(t, a),
+        (Np, Square | Negative | Reciprocal | Degrees | Radians | LogicalNot) => {
+            ufuncs::simple_unary(t, func, a)
+        }
+        (Np, Round) => ufuncs::np_round(t, a),
+        (
+            Np,
+            Minimum | Maximum | Fmin | Fmax | Add | Subtract | Multiply | Divide | Remainder
+            | FloorDivide | LogicalAnd | LogicalOr | LogicalXor,
+        ) => ufuncs::pairwise(t, func, a),
+        (Np, Where) => ufuncs::np_where(t, a),
+        (Np, Clip) => ufuncs::clip(t, a),
+        (Np, Array | Ravel) => arrays::array(t, func, a),
+        (Method, Astype) => arrays::astype_method(t, a),
+        (Method | Np, Reshape) => arrays::reshape_call(t, a),
+        (Np, Bincount) => arrays::bincount(t, a),
+        (Method, Item) => arrays::item(t, a),
+        (Method, IsInteger) => scalars::is_integer(t, a),
+        (Np, Delete) => arrays::delete(t, a),
+        (Np, Concatenate) => arrays::concatenate(t, a),
+        (Np, Sort) => arrays::sort(t, a),
+        (Np, Flip) => arrays::flip(t, a),
+        (Np, Diff) => arrays::diff(t, a),
+        (Np, Dot) => {
+            a.arity(t, 2, 2)?;
+            let x = a.take();
+            let y = a.take();
+            super::numpy::linalg::dot(t, x, y, a.span)
+        }
+        (Np, Average) => reductions::average(t, a),
+        (Np, Size) | (Module::Builtin, Len) => arrays::size_or_len(t, func, a),
+        (Module::Builtin, Abs) => unreachable!("handled with the unary math functions"),
+        (Module::Builtin, Float | Int | Bool) => scalars::cast_call(t, func, a),
+        // NumPy scalar constructors: the same conversions, but the result is a NumPy scalar.
+        (Np, Float64) => scalars::cast_call(t, Float, a),
+        (Np, Int64) => scalars::cast_call(t, Int, a),
+        (Np, BoolScalar) => scalars::cast_call(t, Bool, a),
+        (Module::Builtin, Round) => scalars::py_round(t, a),
+        (Module::Builtin, Pow) => scalars::py_pow(t, a),
+        (Module::Builtin, Min | Max) => python::min_max(t, func, a),
+        (Module::Builtin, Sorted) => super::lists::sorted(t, a),
+        // A tuple of numbers made at run time reads like a list (both are immutable here).
+        (Module::Builtin, List | TupleOf) => super::lists::list(t, a),
+        (Module::Builtin, Sum) => python::sum(t, a),
+        (Module::Builtin, Any | All) => {
+            a.arity(t, 1, 1)?;
+            let (v, s) = a.take();
+            reduction(t, func, v, s, a)
+        }
+        (Np, _) => {
+            a.arity(t, 1, 2)?;
+            let (v, s) = a.take();
+            reduction(t, func, v, s, a)
+        }
+        _ => Err(t.err(
+            ErrorKind::UnknownName,
+            a.span,
+            format!("`{name}` cannot be called here"),
+        )),
+    }
+}
+
+/// Emits `for i in 0..n: body(i)` as an IR loop over a fresh counter.
+pub(super) fn counted_loop(
+    t: &mut Translator,
+    n: Expr,
+    body: impl FnOnce(&mut Translator, Expr) -> Result<()>,
+) -> Result<()> {
+    let i = t.temp(Ty::I64);
+    t.emit(Stmt::Assign(i, Expr::I64(0)));
+    let ((), mut stmts) = t.nested(|t| {
+        t.emit(Stmt::If(
+            not(cmp(CmpOp::Lt, Expr::Var(i), n)),
+            vec![Stmt::Break],
+            vec![],
+        ));
+        body(t, Expr::Var(i))
+    })?;
+    let latch = vec![Stmt::Assign(i, bin(BinOp::Add, Expr::Var(i), Expr::I64(1)))];
+    t.emit(Stmt::Loop {
+        body: std::mem::take(&mut stmts),
+        latch,
+    });
+    Ok(())
+}
+
+/// A zeroed scratch array of `len` elements.
+pub(super) fn zeros(t: &mut Translator, len: Expr, ty: Ty, name: &str) -> crate::ir::Arr {
+    let slot = t.new_array(crate::ir::ArrKind::Scratch { elem: ty }, name);
+    fill_zeros(t, slot, len, ty);
+    slot
+}
+
+/// Sizes scratch array `slot` (of elements `ty`) to `len` zeros.
+pub(super) fn fill_zeros(t: &mut Translator, slot: crate::ir::Arr, len: Expr, ty: Ty) {
+    let index = t.temp(Ty::I64);
+    let zero = match ty {
+        Ty::F64 => Expr::F64(0.0),
+        Ty::I64 => Expr::I64(0),
+        Ty::Bool => Expr::Bool(false),
+    };
+    t.emit(Stmt::Fill {
+        dst: slot,
+        len,
+        index,
+        elem: zero,
+        keep: None,
+    });
+}

@@ -1,0 +1,192 @@
+//! Python's number builtins: `float()`, `int()` and `bool()` (and NumPy's scalar constructors),
+//! `round()`, `pow()` and `.is_integer()`, with CPython's conversion errors.
+
+use super::ufuncs::{round_decimals, rounded_ints_unsupported};
+use super::Args;
+use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
+use crate::lower::expr::{bin, cmp, convert, un};
+use crate::lower::names::Func::{self, *};
+use crate::lower::value::Value;
+use crate::lower::{not, Translator};
+use crate::syntax::ast;
+
+/// float(x), int(x), bool(x) on numbers, and float('nan')-style literals.
+pub(super) fn cast_call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
+    a.arity(t, 0, 1)?;
+    if a.pos.is_empty() {
+        return Ok(match base {
+            Float => Value::Scalar(Expr::F64(0.0), Ty::F64),
+            Int => Value::Scalar(Expr::I64(0), Ty::I64),
+            _ => Value::Scalar(Expr::Bool(false), Ty::Bool),
+        });
+    }
+    let (v, s) = a.take();
+    if let Value::Str(text) = &v {
+        let parsed = match text.trim().to_ascii_lowercase().as_str() {
+            "nan" | "+nan" | "-nan" => Some(f64::NAN),
+            "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
+            "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+            other => other.parse::<f64>().ok(),
+        };
+        return match (base, parsed) {
+            (Float, Some(x)) => Ok(Value::Scalar(Expr::F64(x), Ty::F64)),
+            _ => Err(t
+                .err(ErrorKind::Unsupported, s, "strings are not supported")
+                .hint("float('nan') and float('inf') are; otherwise write the number")),
+        };
+    }
+    let what = format!("{base}()'s argument");
+    let (e, ty) = match v {
+        Value::Array(arr) => {
+            // float(arr) works in NumPy for one-element arrays.
+            t.check(
+                cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+                Exception::ValueError,
+                "only arrays of size 1 can be converted to Python scalars (size {a})",
+                s,
+                arr.len.clone(),
+                Expr::I64(0),
+            );
+            (arr.at(Expr::I64(0)), arr.ty)
+        }
+        v => t.scalar(v, s, &what)?,
+    };
+    Ok(match base {
+        Float => Value::Scalar(convert(e, ty, Ty::F64), Ty::F64),
+        Bool => Value::Scalar(convert(e, ty, Ty::Bool), Ty::Bool),
+        _ => {
+            if ty == Ty::F64 {
+                let x = t.stable(e, Ty::F64);
+                int_checks(t, &x, s);
+                Value::Scalar(Expr::Cast(Ty::I64, x.boxed()), Ty::I64)
+            } else {
+                Value::Scalar(convert(e, ty, Ty::I64), Ty::I64)
+            }
+        }
+    })
+}
+
+/// Python's `round(x)` (an int) and `round(x, n)`.
+pub(super) fn py_round(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    a.arity(t, 1, 2)?;
+    let (v, s) = a.take();
+    let (x, tx) = t.scalar(v, s, "round()'s argument")?;
+    if let Some((d, ds)) = a.pos.pop().or_else(|| a.kw("ndigits")) {
+        let e = t.int(d, ds, "ndigits")?;
+        let Some(k) = crate::ir::fold::const_expr(&e) else {
+            return Err(t.err(ErrorKind::Unsupported, ds, "ndigits must be a constant"));
+        };
+        if tx != Ty::F64 && k.i() >= 0 && tx != Ty::Bool {
+            return Ok(Value::Scalar(x, tx));
+        }
+        if tx != Ty::F64 {
+            let refusal = rounded_ints_unsupported(t, "round", ds);
+            return Ok(t.refuse_by_type(refusal, Value::Scalar(x, tx)));
+        }
+        return python_or_numpy_round(t, x, k.i(), ds);
+    }
+    if tx != Ty::F64 {
+        if tx == Ty::Bool {
+            numpy_lacks(t, &x, "numpy.bool", "__round__", span);
+        }
+        return Ok(Value::Scalar(convert(x, tx, Ty::I64), Ty::I64));
+    }
+    // round(float) is an int: NaN and infinity cannot be converted.
+    let x = t.stable(x, Ty::F64);
+    int_checks(t, &x, span);
+    Ok(Value::Scalar(
+        Expr::Cast(Ty::I64, un(UnOp::RoundEven, x).boxed()),
+        Ty::I64,
+    ))
+}
+
+/// `round(x, n)`: CPython's exact decimal rounding for a Python float, NumPy's for an
+/// `np.float64` (its `__round__` is `np.round`); the result keeps the argument's kind.
+fn python_or_numpy_round(t: &mut Translator, x: Expr, n: i64, ds: Span) -> Result<Value> {
+    use crate::lower::provenance::Prov;
+    let x = t.stable(x, Ty::F64);
+    let prov = t.prov(&x);
+    let numpy = round_decimals(t, x.clone(), n, ds)?;
+    let r = match &prov {
+        Prov::Np => numpy,
+        _ if n.abs() > crate::lower::pyround::MAX_DIGITS => {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    ds,
+                    "round() of a Python float to more than 22 digits",
+                )
+                .hint("ndigits between -22 and 22 are supported"))
+        }
+        Prov::Py => t.python_round(x, n),
+        Prov::Dyn(flag) => {
+            let py = t.python_round(x, n);
+            Expr::Select(flag.clone().boxed(), py.boxed(), numpy.boxed())
+        }
+    };
+    Ok(Value::Scalar(t.with_prov(r, Ty::F64, prov), Ty::F64))
+}
+
+/// `pow(x, y)`: Python's `x ** y`.
+pub(super) fn py_pow(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    a.arity(t, 2, 2)?;
+    let (x, _) = a.take();
+    let (y, _) = a.take();
+    t.binary(ast::BinOp::Pow, x, y, span)
+}
+
+/// `x.is_integer()` of a float.
+pub(super) fn is_integer(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let (v, s) = a.take();
+    let x = t.float(v, s, "the receiver")?;
+    let x = t.stable(x, Ty::F64);
+    Ok(Value::Scalar(
+        cmp(CmpOp::Eq, un(UnOp::Floor, x.clone()), x),
+        Ty::Bool,
+    ))
+}
+
+/// NumPy's integer and bool scalars define no `__trunc__` (and bools no `__round__`), so
+/// `math.trunc(np.int64(3))` and `round(x[0] > 0)` raise TypeError in Python: a check that `x`
+/// holds a Python number.
+pub(super) fn numpy_lacks(t: &mut Translator, x: &Expr, class: &str, method: &str, span: Span) {
+    let is_python = t.prov(x).flag();
+    let message = format!("type {class} doesn't define {method} method");
+    t.check_plain(is_python, Exception::TypeError, &message, span);
+}
+
+/// CPython's errors for converting a float to an int: NaN is a ValueError, infinity an OverflowError.
+pub(crate) fn int_checks(t: &mut Translator, x: &Expr, span: Span) {
+    t.check_plain(
+        not(un(UnOp::IsNan, x.clone())),
+        Exception::ValueError,
+        "cannot convert float NaN to integer",
+        span,
+    );
+    t.check_plain(
+        not(un(UnOp::IsInf, x.clone())),
+        Exception::OverflowError,
+        "cannot convert float infinity to integer",
+        span,
+    );
+    t.check_plain(
+        fits_i64(x.clone()),
+        Exception::OverflowError,
+        crate::lower::pyint::TOO_BIG,
+        span,
+    );
+}
+
+/// Whether a float's integer part is in the i64 range (false for NaN).
+pub(super) fn fits_i64(x: Expr) -> Expr {
+    const LIMIT: f64 = 9223372036854775808.0; // 2**63
+    bin(
+        BinOp::And,
+        cmp(CmpOp::Ge, x.clone(), Expr::F64(-LIMIT)),
+        cmp(CmpOp::Lt, x, Expr::F64(LIMIT)),
+    )
+}
