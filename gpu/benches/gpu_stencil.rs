@@ -127,6 +127,32 @@ fn host_times(gpu: &Arc<Gpu>, n: usize, b: &Bufs) {
     }
 }
 
+/// A measured filter: its source, footprint and dtype, with the goal and CuPy's time (ms) that
+/// the summary table quotes beside it.
+struct Case {
+    name: &'static str,
+    src: &'static str,
+    fp: Footprint,
+    dt: Dtype,
+    goal: f64,
+    cupy: &'static str,
+}
+
+/// A row of the summary table: the case's name, the automatic choice's ms, the best request
+/// ((V, R, other block?), "V×R" used, ms), the copy floor, the goal and CuPy's time.
+type Row = (&'static str, f64, Best, f64, f64, &'static str);
+
+/// The fastest of a case's requests: `((V, R, other block?), "V×R" used, ms)`.
+type Best = ((u32, u32, bool), String, f64);
+
+/// What the tuning loops try (from the environment): outputs (V) and rows (R) per thread, 0
+/// being the automatic choice, and block shapes besides the planned one (`None`).
+struct Requests {
+    variants: Vec<u32>,
+    row_variants: Vec<u32>,
+    blocks: Vec<Option<(u32, u32)>>,
+}
+
 fn main() {
     // `cargo test --benches` passes `--bench`-less flags; a bare run or `--bench` runs everything.
     let gpu = match Gpu::get(0) {
@@ -151,31 +177,42 @@ fn main() {
         return;
     }
     let f32b = bufs(&gpu, n, Dtype::F32, 9);
+    let (copy64, copy32) = copy_floors(&gpu, n, reps, (&f64b, &f32b));
+    let requests = requests();
+    let mut rows = Vec::new();
+    for c in &cases() {
+        let b = if c.dt == Dtype::F64 { &f64b } else { &f32b };
+        let (auto, best) = measure(&gpu, c, (b, n), reps, &requests);
+        let floor = if c.dt == Dtype::F64 { copy64 } else { copy32 };
+        rows.push((c.name, auto, best, floor, c.goal, c.cupy));
+    }
+    let firsts = first_calls(&gpu);
+    print_summary(&gpu, n, rows, &firsts);
+}
+
+/// The copy floor (ms) of an `n`² image of float64 and of float32, printed with its bandwidth.
+fn copy_floors(gpu: &Arc<Gpu>, n: usize, reps: usize, (f64b, f32b): (&Bufs, &Bufs)) -> (f64, f64) {
     let copy = |b: &Bufs, dt: Dtype| {
         let bytes = n * n * dt.itemsize();
-        time(&gpu, reps, || unsafe {
+        time(gpu, reps, || unsafe {
             gpu.copy(b.output.ptr(), b.input.ptr(), bytes, gpu.cu_stream())
                 .unwrap()
         })
     };
-    let copy64 = copy(&f64b, Dtype::F64);
-    let copy32 = copy(&f32b, Dtype::F32);
+    let copy64 = copy(f64b, Dtype::F64);
+    let copy32 = copy(f32b, Dtype::F32);
     let gbs = |dt: Dtype, ms: f64| 2.0 * (n * n * dt.itemsize()) as f64 / ms / 1e6;
     println!(
         "copy floor: f64 {copy64:.3} ms ({:.0} GB/s), f32 {copy32:.3} ms ({:.0} GB/s)",
         gbs(Dtype::F64, copy64),
         gbs(Dtype::F32, copy32)
     );
+    (copy64, copy32)
+}
 
-    struct Case {
-        name: &'static str,
-        src: &'static str,
-        fp: Footprint,
-        dt: Dtype,
-        goal: f64,
-        cupy: &'static str,
-    }
-    let cases = [
+/// The filters measured, with their goals and CuPy's times where the guide gives them.
+fn cases() -> [Case; 10] {
+    [
         Case {
             name: "min, cross f64",
             src: "np.min(x)",
@@ -256,18 +293,18 @@ fn main() {
             goal: f64::NAN,
             cupy: "",
         },
-    ];
-    let mut rows = Vec::new();
-    // Outputs (V) and rows (R) per thread to try; 0 is the automatic choice.
+    ]
+}
+
+/// The requests to try: `NDJIT_BENCH_V` and `NDJIT_BENCH_R` (comma-separated counts), and
+/// `NDJIT_BENCH_BLOCKS` ("64x4,16x16"; a tuning experiment).
+fn requests() -> Requests {
     let list = |var: &str, default: Vec<u32>| -> Vec<u32> {
         std::env::var(var)
             .ok()
             .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
             .unwrap_or(default)
     };
-    let variants = list("NDJIT_BENCH_V", vec![0, 1, 2, 4]);
-    let row_variants = list("NDJIT_BENCH_R", vec![0]);
-    // Block shapes to try besides the planned one ("64x4,16x16"; a tuning experiment).
     let mut blocks: Vec<Option<(u32, u32)>> = vec![None];
     for b in std::env::var("NDJIT_BENCH_BLOCKS")
         .unwrap_or_default()
@@ -279,97 +316,112 @@ fn main() {
             }
         }
     }
-    for c in &cases {
-        let f = GpuFilter::compile(c.src, &ndjit::Bindings::new()).unwrap();
-        let b = if c.dt == Dtype::F64 { &f64b } else { &f32b };
-        let desc = ArrayDesc::contiguous(c.dt, &[n, n]);
-        let styles: &[NetworkStyle] = if c.src.contains("median") {
-            &[NetworkStyle::Select, NetworkStyle::IntKey]
-        } else {
-            &[NetworkStyle::Select]
+    Requests {
+        variants: list("NDJIT_BENCH_V", vec![0, 1, 2, 4]),
+        row_variants: list("NDJIT_BENCH_R", vec![0]),
+        blocks,
+    }
+}
+
+/// Times the general kernel of case `c` on the `n`² buffers `b` under every request (each
+/// network style for medians), printing each; returns the automatic choice's ms and the best.
+fn measure(
+    gpu: &Arc<Gpu>,
+    c: &Case,
+    (b, n): (&Bufs, usize),
+    reps: usize,
+    req: &Requests,
+) -> (f64, Best) {
+    let f = GpuFilter::compile(c.src, &ndjit::Bindings::new()).unwrap();
+    let desc = ArrayDesc::contiguous(c.dt, &[n, n]);
+    let styles: &[NetworkStyle] = if c.src.contains("median") {
+        &[NetworkStyle::Select, NetworkStyle::IntKey]
+    } else {
+        &[NetworkStyle::Select]
+    };
+    // (automatic?, "V×R" used, ms): the fastest network style per (V, R) request.
+    let mut results: Vec<Best> = Vec::new();
+    for (&v, &r, &style) in req.variants.iter().flat_map(|v| {
+        req.row_variants
+            .iter()
+            .flat_map(move |r| styles.iter().map(move |s| (v, r, s)))
+    }) {
+        let opts = Options::new(c.fp.clone()).mode(Mode::Reflect);
+        let tuning = Tuning {
+            outputs_per_thread: v,
+            rows_per_thread: r,
+            network: style,
+            // `prepare` times the general kernel (one launch).
+            separable: Some(false),
+            pass_outputs: 0,
+            joint: Joint::Auto,
         };
-        // (automatic?, "V×R" used, ms): the fastest network style per (V, R) request.
-        let mut results: Vec<((u32, u32, bool), String, f64)> = Vec::new();
-        for (&v, &r, &style) in variants.iter().flat_map(|v| {
-            row_variants
-                .iter()
-                .flat_map(move |r| styles.iter().map(move |s| (v, r, s)))
-        }) {
-            let opts = Options::new(c.fp.clone()).mode(Mode::Reflect);
-            let tuning = Tuning {
-                outputs_per_thread: v,
-                rows_per_thread: r,
-                network: style,
-                // `prepare` times the general kernel (one launch).
-                separable: Some(false),
-                pass_outputs: 0,
-                joint: Joint::Auto,
-            };
-            let mut p = match f.prepare(&gpu, &desc, &desc, &opts, &tuning) {
-                Ok(p) => p,
-                Err(e) => {
-                    println!("{} V={v} R={r}: {e}", c.name);
-                    continue;
-                }
-            };
-            for &block in &blocks {
-                if let Some(b) = block {
-                    p.block = b;
-                    p.grid = ndjit_gpu::plan::grid(&p.geometry, &p.kernel, b);
-                }
-                unsafe {
-                    gpu.memset(b.err.ptr(), 0xff, p.err_bytes(), gpu.cu_stream())
-                        .unwrap()
-                };
-                let ms = time(&gpu, reps, || unsafe {
-                    p.launch(
-                        &gpu,
-                        b.input.ptr(),
-                        b.output.ptr(),
-                        b.err.ptr(),
-                        gpu.cu_stream(),
-                    )
+        let mut p = match f.prepare(gpu, &desc, &desc, &opts, &tuning) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("{} V={v} R={r}: {e}", c.name);
+                continue;
+            }
+        };
+        for &block in &req.blocks {
+            if let Some(b) = block {
+                p.block = b;
+                p.grid = ndjit_gpu::plan::grid(&p.geometry, &p.kernel, b);
+            }
+            unsafe {
+                gpu.memset(b.err.ptr(), 0xff, p.err_bytes(), gpu.cu_stream())
                     .unwrap()
-                });
-                let used = format!(
-                    "{}×{}",
-                    p.kernel.outputs_per_thread, p.kernel.rows_per_thread
-                );
-                println!(
-                    "  {:<24} {style:?} V={v} R={r} block {:?} ({used} used): {ms:.3} ms, {} regs, {} B local",
-                    c.name, p.block, p.module.registers, p.module.local_bytes
-                );
-                let key = (v, r, block.is_some());
-                match results.iter_mut().find(|x| x.0 == key) {
-                    Some(x) if x.2 <= ms => {}
-                    Some(x) => *x = (key, used, ms),
-                    None => results.push((key, used, ms)),
-                }
+            };
+            let ms = time(gpu, reps, || unsafe {
+                p.launch(
+                    gpu,
+                    b.input.ptr(),
+                    b.output.ptr(),
+                    b.err.ptr(),
+                    gpu.cu_stream(),
+                )
+                .unwrap()
+            });
+            let used = format!(
+                "{}×{}",
+                p.kernel.outputs_per_thread, p.kernel.rows_per_thread
+            );
+            println!(
+                "  {:<24} {style:?} V={v} R={r} block {:?} ({used} used): {ms:.3} ms, {} regs, {} B local",
+                c.name, p.block, p.module.registers, p.module.local_bytes
+            );
+            let key = (v, r, block.is_some());
+            match results.iter_mut().find(|x| x.0 == key) {
+                Some(x) if x.2 <= ms => {}
+                Some(x) => *x = (key, used, ms),
+                None => results.push((key, used, ms)),
             }
         }
-        let auto = results
-            .iter()
-            .find(|x| x.0 == (0, 0, false))
-            .map(|x| x.2)
-            .unwrap_or(f64::NAN);
-        let best =
-            results
-                .iter()
-                .cloned()
-                .fold(((0, 0, false), String::new(), f64::INFINITY), |a, x| {
-                    if x.2 < a.2 {
-                        x
-                    } else {
-                        a
-                    }
-                });
-        let floor = if c.dt == Dtype::F64 { copy64 } else { copy32 };
-        rows.push((c.name, auto, best, floor, c.goal, c.cupy));
     }
+    let auto = results
+        .iter()
+        .find(|x| x.0 == (0, 0, false))
+        .map(|x| x.2)
+        .unwrap_or(f64::NAN);
+    let best =
+        results
+            .iter()
+            .cloned()
+            .fold(((0, 0, false), String::new(), f64::INFINITY), |a, x| {
+                if x.2 < a.2 {
+                    x
+                } else {
+                    a
+                }
+            });
+    (auto, best)
+}
 
-    // First call: a filter never seen before, compiled, generated, loaded and run on 1024².
+/// First calls: a filter never seen before, compiled, generated, loaded and run on 1024², three
+/// times, each printed by phase; returns their total ms.
+fn first_calls(gpu: &Arc<Gpu>) -> Vec<f64> {
     let m = 1024;
-    let small = bufs(&gpu, m, Dtype::F64, 3);
+    let small = bufs(gpu, m, Dtype::F64, 3);
     let desc = ArrayDesc::contiguous(Dtype::F64, &[m, m]);
     let mut firsts = Vec::new();
     for k in 0..3 {
@@ -391,7 +443,7 @@ fn main() {
         let t_load = t0.elapsed();
         unsafe {
             f.run_raw(
-                &gpu,
+                gpu,
                 small.input.ptr(),
                 &desc,
                 small.output.ptr(),
@@ -414,7 +466,11 @@ fn main() {
         );
         firsts.push(ms(t_run));
     }
+    firsts
+}
 
+/// The summary table in Markdown.
+fn print_summary(gpu: &Gpu, n: usize, rows: Vec<Row>, firsts: &[f64]) {
     println!("\n== ndjit-gpu on {} ({n}x{n}; ms, medians) ==", gpu.name());
     println!("| filter | ndjit auto | ndjit best (V×R) | goal | copy floor | % of copy bw (best) | CuPy (GUIDE) |");
     println!("|---|---|---|---|---|---|---|");
@@ -431,5 +487,5 @@ fn main() {
             100.0 * floor / best.2
         );
     }
-    println!("| first call 1024² (compile+codegen+load+run) | {:.1} ms median of {:?} | | ≤ 50 ms | | | 1100-1600 ms |", median(firsts.clone()), firsts.iter().map(|v| (v * 10.0).round() / 10.0).collect::<Vec<_>>());
+    println!("| first call 1024² (compile+codegen+load+run) | {:.1} ms median of {:?} | | ≤ 50 ms | | | 1100-1600 ms |", median(firsts.to_vec()), firsts.iter().map(|v| (v * 10.0).round() / 10.0).collect::<Vec<_>>());
 }

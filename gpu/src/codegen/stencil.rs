@@ -2,18 +2,20 @@
 //! input conversion, output casts and failure records.
 
 use super::body::{self, Body, Exits, Restart, Shared};
-use super::separable::PatchLayout;
 use super::taps::{self, TapMemory, Taps, WINDOW_REGS};
 use super::{
-    elem, sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, ENTRY, REPLAY_ENTRY, REPLAY_OK,
-    SITE_BITS,
+    elem, sort, BoundValues, Dtype, Kernel, KernelSpec, Mode, REPLAY_ENTRY, REPLAY_OK, SITE_BITS,
 };
 use crate::error::{GpuError, Result};
 use crate::pir::{
-    Addr, AtomOp, Bin, BoolOp, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T,
+    Addr, AtomOp, Bin, Cls, Cmp, Func, Ins, Module, Param, Reg, Rnd, Space, Special, Src, T,
 };
 use ndjit::ir::{self, Func as IrFunc, Stmt};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+// `ndjit_stencil` itself: its row loop, interior and boundary paths (`ndjit_replay` is
+// `build_replay`'s).
+mod main_kernel;
 
 /// The footprint over three axes (leading axes of size 1 for 1-d and 2-d images).
 struct Geo {
@@ -351,8 +353,8 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         sh.nan_minmax = spec.target.has_nan_minmax();
         sh.local = local.clone();
         sh.buffer_local = buffer_local;
-        let built =
-            build_main(&mut sh, &geo, spec, (outputs, rows, large), tuned).and_then(|main| {
+        let built = main_kernel::build(&mut sh, &geo, spec, (outputs, rows, large), tuned)
+            .and_then(|main| {
                 let can_fail = sh.fails;
                 build_replay(&mut sh, &geo, spec).map(|r| (main, r, can_fail))
             });
@@ -744,322 +746,6 @@ fn gather_local(
     k.bra(top);
     k.place(end);
     TapMemory::local(name, n)
-}
-
-fn build_main(
-    sh: &mut Shared,
-    geo: &Geo,
-    spec: &KernelSpec,
-    (outputs, nrows, large): (u32, u32, bool),
-    tuned: bool,
-) -> std::result::Result<Func, Restart> {
-    let mut params = params(false);
-    if spec.patch {
-        params.push(Param {
-            name: "flags".into(),
-            t: T::U64,
-        });
-    }
-    let mut k = Func::new_entry(ENTRY, params);
-    if tuned {
-        k.min_blocks_per_sm = Some(2);
-    }
-    let nr = nrows as i64;
-    let a = load_args(&mut k);
-    let exit = k.new_label();
-    let v = outputs as i64;
-    // Patching: nothing to do unless the separable passes flagged a position (the flags'
-    // header word, see `separable::PatchLayout`).
-    let flags = spec.patch.then(|| {
-        let flags = k.ld(Space::Param, T::U64, Addr::sym("flags", 0));
-        let any = k.ld(Space::Global, T::U32, Addr::reg(flags, 0));
-        let none = k.setp(Cmp::Eq, T::U32, any, Src::I(0));
-        k.bra_if(none, false, exit);
-        flags
-    });
-    // x0: the first of this thread's outputs along the last axis.
-    let GridPlace {
-        xg,
-        x0,
-        row,
-        row_step,
-    } = grid_place(&mut k, a.w, v, exit);
-    // `row`: the first of this thread's `nrows` rows (rows counted over the leading axes).
-    let (row, row_step) = if nr > 1 {
-        (
-            k.bin(Bin::Mul, T::U32, row, Src::I(nr)),
-            k.bin(Bin::Mul, T::U32, row_step, Src::I(nr)),
-        )
-    } else {
-        (row, row_step)
-    };
-    let total_rows = k.bin(Bin::Mul, T::S32, a.d, a.h);
-    let row_loop = k.new_label();
-    k.place(row_loop);
-    let done = k.setp(Cmp::Ge, T::S32, row, total_rows);
-    k.bra_if(done, false, exit);
-    let next_row = k.new_label();
-    if let Some(flags) = flags {
-        // Only the thread positions the separable passes flagged compute (see `separable`).
-        let layout = PatchLayout {
-            rows: nrows,
-            outputs,
-        };
-        let at = layout.flag_address(&mut k, flags, (row, a.w), xg);
-        let flag = k.ld(
-            Space::Global,
-            T::U8,
-            Addr::reg(at, PatchLayout::HEADER as i64),
-        );
-        let clear = k.setp(Cmp::Eq, T::U32, flag, Src::I(0));
-        k.bra_if(clear, false, next_row);
-    }
-    let split = |k: &mut Func, row: Reg| -> (Reg, Reg) {
-        if spec.rank() == 3 {
-            let z = k.bin(Bin::Div, T::U32, row, a.h);
-            let zh = k.bin(Bin::Mul, T::S32, z, a.h);
-            (z, k.bin(Bin::Sub, T::S32, row, zh))
-        } else {
-            (k.mov(T::S32, Src::I(0)), k.mov(T::S32, row))
-        }
-    };
-    let (z, y) = split(&mut k, row);
-    // Interior: every window of this thread's outputs lies inside the image (and its rows lie
-    // in one plane, which `y + nrows - 1 < h` implies).
-    let mut inside: Option<Reg> = None;
-    let mut and = |k: &mut Func, p: Reg| {
-        inside = Some(match inside {
-            None => p,
-            Some(q) => k.bin(Bin::And, T::Pred, q, p),
-        });
-    };
-    // Vector loads: whole 16-byte chunks of each window row, when the rows are 16-byte aligned
-    // (a property of the whole launch: a uniform branch). Vector stores likewise.
-    let esize_v = spec.input.itemsize() as i64;
-    let osize_v = spec.output.itemsize() as i64;
-    let vw = 16 / esize_v;
-    let aligned = |k: &mut Func, base: Reg, strides: &[Reg], size: i64| -> Reg {
-        let m = k.bin(Bin::And, T::B64, base, Src::I(15));
-        let mut p = k.setp(Cmp::Eq, T::B64, m, Src::I(0));
-        for &st in strides {
-            let bytes = k.bin(Bin::Mul, T::S64, st, Src::I(size));
-            let m = k.bin(Bin::And, T::B64, bytes, Src::I(15));
-            p = k.setp_comb(Cmp::Eq, T::B64, m, Src::I(0), BoolOp::And, p, false);
-        }
-        p
-    };
-    let vec_in = if spec.contiguous && (esize_v == 8 || esize_v == 4) && v % vw == 0 {
-        Some((vw, aligned(&mut k, a.inp, &[a.is[0], a.is[1]], esize_v)))
-    } else {
-        None
-    };
-    let vec_out = if spec.contiguous
-        && matches!(spec.output, Dtype::F64 | Dtype::F32)
-        && (v * osize_v) % 16 == 0
-    {
-        Some(aligned(&mut k, a.out, &[a.os[0], a.os[1]], osize_v))
-    } else {
-        None
-    };
-    for (ax, c, n) in [(0usize, z, a.d), (1, y, a.h), (2, x0, a.w)] {
-        let mut reach_hi = geo.hi[ax]
-            + match ax {
-                2 => v - 1,
-                1 => nr - 1,
-                _ => 0,
-            };
-        if ax == 2 && vec_in.is_some() {
-            // The last vector chunk must end inside the row too.
-            reach_hi = ((reach_hi).div_euclid(vw) + 1) * vw - 1;
-        }
-        if geo.lo[ax] > 0 {
-            let p = k.setp(Cmp::Ge, T::S32, c, Src::I(geo.lo[ax]));
-            and(&mut k, p);
-        }
-        let top = k.bin(Bin::Add, T::S32, c, Src::I(reach_hi));
-        let p = k.setp(Cmp::Lt, T::S32, top, n);
-        and(&mut k, p);
-    }
-    let boundary = k.new_label();
-    let (zw, yw, xw) = (wide(&mut k, z), wide(&mut k, y), wide(&mut k, x0));
-    let hw = wide(&mut k, a.h);
-    let ww = wide(&mut k, a.w);
-    k.bra_if(inside.expect("at least one test"), true, boundary);
-
-    // ---- interior ----
-    let esize = spec.input.itemsize() as i64;
-    let osize = spec.output.itemsize() as i64;
-    let e0 = k.bin(Bin::Mul, T::S64, zw, a.is[0]);
-    let e0 = k.fma(T::S64, yw, a.is[1], e0);
-    let e0 = k.fma(T::S64, xw, a.is[2], e0);
-    let e0 = k.bin(Bin::Mul, T::S64, e0, Src::I(esize));
-    let pin = k.bin(Bin::Add, T::S64, a.inp, e0);
-    let sx = if spec.contiguous {
-        None
-    } else {
-        Some(k.bin(Bin::Mul, T::S64, a.is[2], Src::I(esize)))
-    };
-    let (window, window32) = if large {
-        Default::default()
-    } else {
-        load_window(&mut k, spec, geo, &a, (pin, sx), (v, nr), vec_in)
-    };
-    let o0 = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
-    let o0 = k.fma(T::S64, yw, a.os[1], o0);
-    let o0 = k.fma(T::S64, xw, a.os[2], o0);
-    let o0 = k.bin(Bin::Mul, T::S64, o0, Src::I(osize));
-    let pout = k.bin(Bin::Add, T::S64, a.out, o0);
-    let ox = if spec.contiguous {
-        None
-    } else {
-        Some(k.bin(Bin::Mul, T::S64, a.os[2], Src::I(osize)))
-    };
-    // Linear index of the first output, for failure records.
-    let pix0 = k.fma(T::S64, zw, hw, yw);
-    let pix0 = k.fma(T::S64, pix0, ww, xw);
-    let mut hints = median_hints(&mut k, sh, geo, spec, (v, nr), (&window, &window32));
-    for r in 0..nr {
-        // Row `r` of the group: its outputs start `r` output rows down.
-        let pout_r = if r == 0 {
-            pout
-        } else {
-            let step = k.bin(Bin::Mul, T::S64, a.os[1], Src::I(r * osize));
-            k.bin(Bin::Add, T::S64, pout, step)
-        };
-        let pix_r = if r == 0 {
-            pix0
-        } else {
-            k.fma(T::S64, ww, Src::I(r), pix0)
-        };
-        let mut results = Vec::new();
-        for vv in 0..v {
-            let at = |t: &[i64; 3]| (t[0], t[1] + r, t[2] + vv);
-            let taps = if large {
-                Taps::Memory(image_taps(&mut k, sh, spec, geo, &a, pin))
-            } else {
-                Taps::Regs(geo.taps.iter().map(|t| window[&at(t)]).collect())
-            };
-            let cols: Vec<[i64; 3]> = geo
-                .taps
-                .iter()
-                .map(|t| [t[0], t[1] + r, t[2] + vv])
-                .collect();
-            let taps32: Option<Vec<Reg>> = if window32.is_empty() {
-                None
-            } else {
-                Some(geo.taps.iter().map(|t| window32[&at(t)]).collect())
-            };
-            let ex = exits(&mut k, false);
-            let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
-            let hint = if r == 0 {
-                hints[vv as usize].take()
-            } else {
-                None
-            };
-            Body::translate_at(
-                sh,
-                &mut k,
-                taps,
-                Some(&cols),
-                taps32,
-                hint,
-                ex,
-                &format!("b{r}_{vv}"),
-            )?;
-            let next = k.new_label();
-            k.place(ok);
-            if vec_out.is_none() {
-                let addr = match ox {
-                    None => Addr::reg(pout_r, vv * osize),
-                    Some(ox) => {
-                        let off = k.bin(Bin::Mul, T::S64, ox, Src::I(vv));
-                        Addr::reg(k.bin(Bin::Add, T::S64, pout_r, off), 0)
-                    }
-                };
-                elem::store(&mut k, spec.output, addr, ret);
-            }
-            k.bra(next);
-            k.place(fail);
-            let pix = k.bin(Bin::Add, T::S64, pix_r, Src::I(vv));
-            record_failure(&mut k, a.err, pix, site);
-            k.place(next);
-            results.push(ret);
-        }
-        if let Some(vec_ok) = vec_out {
-            // 16-byte stores of the row's outputs when aligned (a failed output's element is
-            // then written with an unspecified value; the call reports the failure).
-            let (scalar, done) = (k.new_label(), k.new_label());
-            k.bra_if(vec_ok, true, scalar);
-            elem::store_vectors(&mut k, spec.output, pout_r, &results);
-            k.bra(done);
-            k.place(scalar);
-            for (vv, r) in results.iter().enumerate() {
-                elem::store(
-                    &mut k,
-                    spec.output,
-                    Addr::reg(pout_r, vv as i64 * osize),
-                    *r,
-                );
-            }
-            k.place(done);
-        }
-    }
-    k.bra(next_row);
-
-    // ---- boundary: one output per iteration, every coordinate mapped ----
-    k.place(boundary);
-    // Row by row over the group (a group may run past the last row, or into the next plane).
-    let ri = k.mov(T::S32, Src::I(0));
-    let sub_row = k.new_label();
-    let next_sub = k.new_label();
-    k.place(sub_row);
-    let rowi = k.bin(Bin::Add, T::S32, row, ri);
-    let stop_r = k.setp(Cmp::Ge, T::S32, ri, Src::I(nr));
-    let stop_r = k.setp_comb(Cmp::Ge, T::S32, rowi, total_rows, BoolOp::Or, stop_r, false);
-    k.bra_if(stop_r, false, next_row);
-    let (z, y) = split(&mut k, rowi);
-    let (zw, yw) = (wide(&mut k, z), wide(&mut k, y));
-    let vi = k.mov(T::S32, Src::I(0));
-    let bl = k.new_label();
-    k.place(bl);
-    let stop_v = k.setp(Cmp::Ge, T::S32, vi, Src::I(v));
-    let x = k.bin(Bin::Add, T::S32, x0, vi);
-    let stop = k.setp_comb(Cmp::Ge, T::S32, x, a.w, BoolOp::Or, stop_v, false);
-    k.bra_if(stop, false, next_sub);
-    let taps = if large {
-        Taps::Memory(gather_local(&mut k, sh, &a, geo, spec, [z, y, x]))
-    } else {
-        Taps::Regs(gather(&mut k, &a, geo, spec, [z, y, x]))
-    };
-    let xw = wide(&mut k, x);
-    let ex = exits(&mut k, false);
-    let (ok, fail, ret, site) = (ex.ok, ex.fail, ex.ret, ex.site);
-    Body::translate(sh, &mut k, taps, ex, "bb")?;
-    let next = k.new_label();
-    k.place(ok);
-    let o = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
-    let o = k.fma(T::S64, yw, a.os[1], o);
-    let o = k.fma(T::S64, xw, a.os[2], o);
-    let o = k.bin(Bin::Mul, T::S64, o, Src::I(osize));
-    let oa = k.bin(Bin::Add, T::S64, a.out, o);
-    elem::store(&mut k, spec.output, Addr::reg(oa, 0), ret);
-    k.bra(next);
-    k.place(fail);
-    let pix = k.fma(T::S64, zw, hw, yw);
-    let pix = k.fma(T::S64, pix, ww, xw);
-    record_failure(&mut k, a.err, pix, site);
-    k.place(next);
-    let nv = k.bin(Bin::Add, T::S32, vi, Src::I(1));
-    k.set(T::S32, vi, nv);
-    k.bra(bl);
-    k.place(next_sub);
-    let nri = k.bin(Bin::Add, T::S32, ri, Src::I(1));
-    k.set(T::S32, ri, nri);
-    k.bra(sub_row);
-
-    k.place(next_row);
-    close_row_loop(&mut k, (row, row_step), row_loop, exit);
-    Ok(k)
 }
 
 /// The end of a kernel's grid-stride loop over rows: the next row, back to `top`; then the

@@ -255,6 +255,9 @@ impl<'m> Emu<'m> {
         }
     }
 
+    /// Runs `f` from instruction `*at` until it returns, exits or reaches a barrier (then `*at`
+    /// is the instruction after it). Register and memory instructions go to their families'
+    /// helpers; control flow stays here, where the program counter is.
     #[allow(clippy::too_many_arguments)]
     fn exec(
         &mut self,
@@ -267,21 +270,6 @@ impl<'m> Emu<'m> {
         at: &mut usize,
     ) -> Result<Flow> {
         let mut pc = *at;
-        let get = |regs: &[u64], s: Src, t: T| -> u64 {
-            match s {
-                Src::R(r) => regs[r.id as usize],
-                Src::D(b) => match t {
-                    T::F32 => (f64::from_bits(b) as f32).to_bits() as u64,
-                    _ => b,
-                },
-                Src::S(b) => b as u64,
-                Src::I(v) => match t {
-                    T::F64 => (v as f64).to_bits(),
-                    T::F32 => (v as f32).to_bits() as u64,
-                    _ => v as u64,
-                },
-            }
-        };
         while pc < f.body.len() {
             self.steps += 1;
             if self.steps > self.step_limit {
@@ -291,144 +279,19 @@ impl<'m> Emu<'m> {
             pc += 1;
             match ins {
                 Ins::Label(_) | Ins::Comment(_) => {}
-                Ins::Mov { t, d, a } => {
-                    let v = get(regs, *a, *t);
-                    regs[d.id as usize] =
-                        fit(d.cls, if *t == T::Pred { (v != 0) as u64 } else { v });
+                Ins::Mov { .. } | Ins::Bin { .. } | Ins::Un { .. } | Ins::Fma { .. } => {
+                    arithmetic(regs, ins)?
                 }
-                Ins::Bin { op, t, d, a, b } => {
-                    let bt = if matches!(op, Bin::Shl | Bin::Shr) {
-                        T::U32
-                    } else {
-                        *t
-                    };
-                    let (x, y) = (get(regs, *a, *t), get(regs, *b, bt));
-                    regs[d.id as usize] = fit(d.cls, bin(*op, *t, x, y)?);
-                }
-                Ins::Un { op, t, d, a } => {
-                    let x = get(regs, *a, *t);
-                    regs[d.id as usize] = fit(d.cls, un(*op, *t, x));
-                }
-                Ins::Fma { t, d, a, b, c } => {
-                    let (x, y, z) = (get(regs, *a, *t), get(regs, *b, *t), get(regs, *c, *t));
-                    let v = match t {
-                        T::F64 => f64::from_bits(x)
-                            .mul_add(f64::from_bits(y), f64::from_bits(z))
-                            .to_bits(),
-                        T::F32 => (f32::from_bits(x as u32)
-                            .mul_add(f32::from_bits(y as u32), f32::from_bits(z as u32)))
-                        .to_bits() as u64,
-                        _ => x.wrapping_mul(y).wrapping_add(z),
-                    };
-                    regs[d.id as usize] = fit(d.cls, v);
-                }
-                Ins::Cvt { rnd, dt, st, d, a } => {
-                    let x = get(regs, *a, *st);
-                    regs[d.id as usize] = fit(d.cls, cvt(*rnd, *dt, *st, x)?);
-                }
-                Ins::Setp {
-                    cmp,
-                    t,
-                    d,
-                    a,
-                    b,
-                    comb,
-                } => {
-                    let (x, y) = (get(regs, *a, *t), get(regs, *b, *t));
-                    let mut p = compare(*cmp, *t, x, y);
-                    if let Some((bop, c, neg)) = comb {
-                        let c = (regs[c.id as usize] != 0) ^ neg;
-                        p = match bop {
-                            BoolOp::And => p && c,
-                            BoolOp::Or => p || c,
-                            BoolOp::Xor => p ^ c,
-                        };
-                    }
-                    regs[d.id as usize] = p as u64;
-                }
-                Ins::Selp { t, d, a, b, p } => {
-                    let v = if regs[p.id as usize] != 0 {
-                        get(regs, *a, *t)
-                    } else {
-                        get(regs, *b, *t)
-                    };
-                    regs[d.id as usize] = fit(d.cls, v);
-                }
-                Ins::Pack { d, lo, hi } => {
-                    let (l, h) = (
-                        get(regs, *lo, T::B32) & 0xffff_ffff,
-                        get(regs, *hi, T::B32) & 0xffff_ffff,
-                    );
-                    regs[d.id as usize] = l | (h << 32);
-                }
-                Ins::Unpack { lo, hi, a } => {
-                    let v = regs[a.id as usize];
-                    regs[lo.id as usize] = v & 0xffff_ffff;
-                    regs[hi.id as usize] = v >> 32;
-                }
-                Ins::Ld { sp, t, d, addr } => {
-                    let v = if *sp == Space::Param {
-                        let Base::Sym(name) = &addr.base else {
-                            return Err("ld.param needs a name".into());
-                        };
-                        let k = f
-                            .params
-                            .iter()
-                            .position(|p| &p.name == name)
-                            .ok_or_else(|| format!("no param {name}"))?;
-                        *params
-                            .get(k)
-                            .ok_or_else(|| format!("param {name} not given"))?
-                    } else {
-                        let at = self.address(regs, locals, frame, *sp, addr)?;
-                        self.load(*sp, at, *t)?
-                    };
-                    let v = extend(*t, v);
-                    regs[d.id as usize] = fit(d.cls, v);
-                }
-                Ins::LdV { sp, t, d, addr } => {
-                    let at = self.address(regs, locals, frame, *sp, addr)?;
-                    let size = (t.bits() / 8) as u64;
-                    if at % (size * d.len() as u64) != 0 {
-                        return Err(format!("misaligned vector load at {at:#x}"));
-                    }
-                    for (k, r) in d.iter().enumerate() {
-                        let v = self.load(*sp, at + k as u64 * size, *t)?;
-                        regs[r.id as usize] = fit(r.cls, extend(*t, v));
-                    }
-                }
-                Ins::StV { sp, t, addr, a } => {
-                    let at = self.address(regs, locals, frame, *sp, addr)?;
-                    let size = (t.bits() / 8) as u64;
-                    if at % (size * a.len() as u64) != 0 {
-                        return Err(format!("misaligned vector store at {at:#x}"));
-                    }
-                    for (k, r) in a.iter().enumerate() {
-                        let v = regs[r.id as usize];
-                        self.store(*sp, at + k as u64 * size, *t, v)?;
-                    }
-                }
-                Ins::St { sp, t, addr, a } => {
-                    let at = self.address(regs, locals, frame, *sp, addr)?;
-                    let v = get(regs, *a, *t);
-                    self.store(*sp, at, *t, v)?;
-                }
-                Ins::Atom { op, t, d, addr, a } => {
-                    let at = self.address(regs, locals, frame, Space::Global, addr)?;
-                    let old = self.load(Space::Global, at, *t)?;
-                    let v = get(regs, *a, *t);
-                    let new = match op {
-                        AtomOp::Exch => v,
-                        AtomOp::Add => old.wrapping_add(v),
-                        AtomOp::Min => match t {
-                            T::S64 => (old as i64).min(v as i64) as u64,
-                            T::S32 => (old as i32).min(v as i32) as u32 as u64,
-                            _ => old.min(v),
-                        },
-                    };
-                    self.store(Space::Global, at, *t, new)?;
-                    regs[d.id as usize] = fit(d.cls, old);
-                }
+                Ins::Cvt { .. }
+                | Ins::Setp { .. }
+                | Ins::Selp { .. }
+                | Ins::Pack { .. }
+                | Ins::Unpack { .. } => compare_convert(regs, ins)?,
+                Ins::Ld { .. }
+                | Ins::LdV { .. }
+                | Ins::St { .. }
+                | Ins::StV { .. }
+                | Ins::Atom { .. } => self.access(f, (locals, frame), regs, params, ins)?,
                 Ins::Bra { target, pred } => {
                     let take = match pred {
                         None => true,
@@ -440,20 +303,7 @@ impl<'m> Emu<'m> {
                             .ok_or_else(|| format!("no label {target} in {}", f.name))?;
                     }
                 }
-                Ins::Call { func, args, rets } => {
-                    let vals: Vec<u64> = args.iter().map(|r| regs[r.id as usize]).collect();
-                    let out = self.run(func, &vals, &[], th)?;
-                    if out.len() != rets.len() {
-                        return Err(format!(
-                            "{func} returned {} values, expected {}",
-                            out.len(),
-                            rets.len()
-                        ));
-                    }
-                    for (r, v) in rets.iter().zip(out) {
-                        regs[r.id as usize] = fit(r.cls, v);
-                    }
-                }
+                Ins::Call { func, args, rets } => self.call_from(regs, th, func, args, rets)?,
                 Ins::Ret(vals) => {
                     return Ok(Flow::Done(
                         vals.iter().map(|r| regs[r.id as usize]).collect(),
@@ -464,29 +314,9 @@ impl<'m> Emu<'m> {
                     *at = pc;
                     return Ok(Flow::Barrier);
                 }
-                Ins::Sreg { d, s } => {
-                    regs[d.id as usize] = match s {
-                        Special::TidX => th.tid.0,
-                        Special::TidY => th.tid.1,
-                        Special::NtidX => th.ntid.0,
-                        Special::NtidY => th.ntid.1,
-                        Special::CtaidX => th.ctaid.0,
-                        Special::CtaidY => th.ctaid.1,
-                        Special::NctaidX => th.nctaid.0,
-                        Special::NctaidY => th.nctaid.1,
-                    } as u64;
-                }
+                Ins::Sreg { d, s } => regs[d.id as usize] = special(th, *s) as u64,
                 Ins::AddrOf { d, sym } => {
-                    regs[d.id as usize] = if let Some(off) = locals.get(sym.as_str()) {
-                        LOCAL_BASE + frame + off
-                    } else if let Some(off) = self.shared_syms.get(sym) {
-                        SHARED_BASE + off
-                    } else {
-                        *self
-                            .gsyms
-                            .get(sym)
-                            .ok_or_else(|| format!("no symbol {sym}"))?
-                    };
+                    regs[d.id as usize] = self.symbol_address(locals, frame, sym)?
                 }
             }
         }
@@ -495,6 +325,123 @@ impl<'m> Emu<'m> {
         } else {
             Err(format!("{} ran off its end", f.name))
         }
+    }
+
+    /// A load, store or atomic of `f` (run with `params`, its locals at `frame`).
+    fn access(
+        &mut self,
+        f: &Func,
+        (locals, frame): (&HashMap<&str, u64>, u64),
+        regs: &mut [u64],
+        params: &[u64],
+        ins: &Ins,
+    ) -> Result<()> {
+        match ins {
+            Ins::Ld { sp, t, d, addr } => {
+                let v = if *sp == Space::Param {
+                    let Base::Sym(name) = &addr.base else {
+                        return Err("ld.param needs a name".into());
+                    };
+                    let k = f
+                        .params
+                        .iter()
+                        .position(|p| &p.name == name)
+                        .ok_or_else(|| format!("no param {name}"))?;
+                    *params
+                        .get(k)
+                        .ok_or_else(|| format!("param {name} not given"))?
+                } else {
+                    let at = self.address(regs, locals, frame, *sp, addr)?;
+                    self.load(*sp, at, *t)?
+                };
+                let v = extend(*t, v);
+                regs[d.id as usize] = fit(d.cls, v);
+            }
+            Ins::LdV { sp, t, d, addr } => {
+                let at = self.address(regs, locals, frame, *sp, addr)?;
+                let size = (t.bits() / 8) as u64;
+                if at % (size * d.len() as u64) != 0 {
+                    return Err(format!("misaligned vector load at {at:#x}"));
+                }
+                for (k, r) in d.iter().enumerate() {
+                    let v = self.load(*sp, at + k as u64 * size, *t)?;
+                    regs[r.id as usize] = fit(r.cls, extend(*t, v));
+                }
+            }
+            Ins::StV { sp, t, addr, a } => {
+                let at = self.address(regs, locals, frame, *sp, addr)?;
+                let size = (t.bits() / 8) as u64;
+                if at % (size * a.len() as u64) != 0 {
+                    return Err(format!("misaligned vector store at {at:#x}"));
+                }
+                for (k, r) in a.iter().enumerate() {
+                    let v = regs[r.id as usize];
+                    self.store(*sp, at + k as u64 * size, *t, v)?;
+                }
+            }
+            Ins::St { sp, t, addr, a } => {
+                let at = self.address(regs, locals, frame, *sp, addr)?;
+                let v = operand(regs, *a, *t);
+                self.store(*sp, at, *t, v)?;
+            }
+            Ins::Atom { op, t, d, addr, a } => {
+                let at = self.address(regs, locals, frame, Space::Global, addr)?;
+                let old = self.load(Space::Global, at, *t)?;
+                let v = operand(regs, *a, *t);
+                let new = match op {
+                    AtomOp::Exch => v,
+                    AtomOp::Add => old.wrapping_add(v),
+                    AtomOp::Min => match t {
+                        T::S64 => (old as i64).min(v as i64) as u64,
+                        T::S32 => (old as i32).min(v as i32) as u32 as u64,
+                        _ => old.min(v),
+                    },
+                };
+                self.store(Space::Global, at, *t, new)?;
+                regs[d.id as usize] = fit(d.cls, old);
+            }
+            _ => unreachable!("not a memory access: {ins:?}"),
+        }
+        Ok(())
+    }
+
+    /// A call of `func` with the values of `args`, its results into `rets`.
+    fn call_from(
+        &mut self,
+        regs: &mut [u64],
+        th: Thread,
+        func: &str,
+        args: &[Reg],
+        rets: &[Reg],
+    ) -> Result<()> {
+        let vals: Vec<u64> = args.iter().map(|r| regs[r.id as usize]).collect();
+        let out = self.run(func, &vals, &[], th)?;
+        if out.len() != rets.len() {
+            return Err(format!(
+                "{func} returned {} values, expected {}",
+                out.len(),
+                rets.len()
+            ));
+        }
+        for (r, v) in rets.iter().zip(out) {
+            regs[r.id as usize] = fit(r.cls, v);
+        }
+        Ok(())
+    }
+
+    /// The address `mov.u64 d, sym` gives: a local of the frame at `frame`, a shared array of
+    /// the block running, or a global.
+    fn symbol_address(&self, locals: &HashMap<&str, u64>, frame: u64, sym: &str) -> Result<u64> {
+        Ok(if let Some(off) = locals.get(sym) {
+            LOCAL_BASE + frame + off
+        } else if let Some(off) = self.shared_syms.get(sym) {
+            SHARED_BASE + off
+        } else {
+            *self
+                .gsyms
+                .get(sym)
+                .ok_or_else(|| format!("no symbol {sym}"))?
+        })
     }
 
     fn address(
@@ -563,6 +510,134 @@ impl<'m> Emu<'m> {
 }
 
 /// A value as a register of class `c` holds it.
+/// The value of operand `s` read as type `t`: a register's bits, or an immediate in `t`'s
+/// representation (double immediates narrowed to float32 for `.f32` instructions).
+fn operand(regs: &[u64], s: Src, t: T) -> u64 {
+    match s {
+        Src::R(r) => regs[r.id as usize],
+        Src::D(b) => match t {
+            T::F32 => (f64::from_bits(b) as f32).to_bits() as u64,
+            _ => b,
+        },
+        Src::S(b) => b as u64,
+        Src::I(v) => match t {
+            T::F64 => (v as f64).to_bits(),
+            T::F32 => (v as f32).to_bits() as u64,
+            _ => v as u64,
+        },
+    }
+}
+
+/// A special register's value for thread `th`.
+fn special(th: Thread, s: Special) -> u32 {
+    match s {
+        Special::TidX => th.tid.0,
+        Special::TidY => th.tid.1,
+        Special::NtidX => th.ntid.0,
+        Special::NtidY => th.ntid.1,
+        Special::CtaidX => th.ctaid.0,
+        Special::CtaidY => th.ctaid.1,
+        Special::NctaidX => th.nctaid.0,
+        Special::NctaidY => th.nctaid.1,
+    }
+}
+
+/// Moves, binary and unary operations and multiply-adds on registers.
+fn arithmetic(regs: &mut [u64], ins: &Ins) -> Result<()> {
+    match ins {
+        Ins::Mov { t, d, a } => {
+            let v = operand(regs, *a, *t);
+            regs[d.id as usize] = fit(d.cls, if *t == T::Pred { (v != 0) as u64 } else { v });
+        }
+        Ins::Bin { op, t, d, a, b } => {
+            // Shift amounts are `.u32` whatever the shifted type.
+            let bt = if matches!(op, Bin::Shl | Bin::Shr) {
+                T::U32
+            } else {
+                *t
+            };
+            let (x, y) = (operand(regs, *a, *t), operand(regs, *b, bt));
+            regs[d.id as usize] = fit(d.cls, bin(*op, *t, x, y)?);
+        }
+        Ins::Un { op, t, d, a } => {
+            let x = operand(regs, *a, *t);
+            regs[d.id as usize] = fit(d.cls, un(*op, *t, x));
+        }
+        Ins::Fma { t, d, a, b, c } => {
+            let (x, y, z) = (
+                operand(regs, *a, *t),
+                operand(regs, *b, *t),
+                operand(regs, *c, *t),
+            );
+            let v = match t {
+                T::F64 => f64::from_bits(x)
+                    .mul_add(f64::from_bits(y), f64::from_bits(z))
+                    .to_bits(),
+                T::F32 => (f32::from_bits(x as u32)
+                    .mul_add(f32::from_bits(y as u32), f32::from_bits(z as u32)))
+                .to_bits() as u64,
+                _ => x.wrapping_mul(y).wrapping_add(z),
+            };
+            regs[d.id as usize] = fit(d.cls, v);
+        }
+        _ => unreachable!("not arithmetic: {ins:?}"),
+    }
+    Ok(())
+}
+
+/// Conversions, comparisons (optionally combined with a predicate), selects, and 64-bit
+/// registers packed from and unpacked to halves.
+fn compare_convert(regs: &mut [u64], ins: &Ins) -> Result<()> {
+    match ins {
+        Ins::Cvt { rnd, dt, st, d, a } => {
+            let x = operand(regs, *a, *st);
+            regs[d.id as usize] = fit(d.cls, cvt(*rnd, *dt, *st, x)?);
+        }
+        Ins::Setp {
+            cmp,
+            t,
+            d,
+            a,
+            b,
+            comb,
+        } => {
+            let (x, y) = (operand(regs, *a, *t), operand(regs, *b, *t));
+            let mut p = compare(*cmp, *t, x, y);
+            if let Some((bop, c, neg)) = comb {
+                let c = (regs[c.id as usize] != 0) ^ neg;
+                p = match bop {
+                    BoolOp::And => p && c,
+                    BoolOp::Or => p || c,
+                    BoolOp::Xor => p ^ c,
+                };
+            }
+            regs[d.id as usize] = p as u64;
+        }
+        Ins::Selp { t, d, a, b, p } => {
+            let v = if regs[p.id as usize] != 0 {
+                operand(regs, *a, *t)
+            } else {
+                operand(regs, *b, *t)
+            };
+            regs[d.id as usize] = fit(d.cls, v);
+        }
+        Ins::Pack { d, lo, hi } => {
+            let (l, h) = (
+                operand(regs, *lo, T::B32) & 0xffff_ffff,
+                operand(regs, *hi, T::B32) & 0xffff_ffff,
+            );
+            regs[d.id as usize] = l | (h << 32);
+        }
+        Ins::Unpack { lo, hi, a } => {
+            let v = regs[a.id as usize];
+            regs[lo.id as usize] = v & 0xffff_ffff;
+            regs[hi.id as usize] = v >> 32;
+        }
+        _ => unreachable!("not a comparison or conversion: {ins:?}"),
+    }
+    Ok(())
+}
+
 fn fit(c: Cls, v: u64) -> u64 {
     match c {
         Cls::Pred => (v != 0) as u64,

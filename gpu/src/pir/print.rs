@@ -303,8 +303,8 @@ fn special(s: Special) -> &'static str {
     }
 }
 
+/// One instruction as PTX text, dispatched by family.
 fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>, i: &Ins) {
-    let r = reg;
     match i {
         Ins::Label(l) => {
             let _ = writeln!(s, "$L{l}:");
@@ -312,6 +312,33 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
         Ins::Comment(c) => {
             let _ = writeln!(s, "    // {}", c.replace('\n', " "));
         }
+        Ins::Mov { .. } | Ins::Bin { .. } | Ins::Un { .. } | Ins::Fma { .. } => arithmetic(s, i),
+        Ins::Setp { .. } | Ins::Selp { .. } => comparison(s, i),
+        Ins::Cvt { .. } | Ins::Pack { .. } | Ins::Unpack { .. } => conversion(s, i),
+        Ins::Ld { .. } | Ins::LdV { .. } | Ins::St { .. } | Ins::StV { .. } | Ins::Atom { .. } => {
+            memory(s, i)
+        }
+        Ins::Bra { .. } | Ins::Call { .. } | Ins::Ret(_) | Ins::Exit | Ins::Bar => control(s, f, i),
+        Ins::Sreg { d, s: sp } => {
+            let _ = writeln!(s, "    mov.u32 {}, {};", reg(*d), special(*sp));
+        }
+        Ins::AddrOf { d, sym } => match dynamic.get(sym.as_str()) {
+            Some(off) => {
+                let _ = writeln!(s, "    mov.u64 {}, {DYNAMIC_SHARED};", reg(*d));
+                let _ = writeln!(s, "    add.u64 {0}, {0}, {off};", reg(*d));
+            }
+            None => {
+                let _ = writeln!(s, "    mov.u64 {}, {sym};", reg(*d));
+            }
+        },
+    }
+}
+
+/// Moves, binary and unary operations and multiply-adds (floating-point ones rounded to
+/// nearest: `.rn` keeps ptxas from contracting them).
+fn arithmetic(s: &mut String, i: &Ins) {
+    let r = reg;
+    match i {
         Ins::Mov { t: T::Pred, d, a } => match a {
             Src::R(x) => {
                 let _ = writeln!(s, "    mov.pred {}, {};", r(*d), r(*x));
@@ -326,27 +353,7 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
             let _ = writeln!(s, "    mov.{} {}, {};", t.name(), r(*d), src(*a, *t));
         }
         Ins::Bin { op, t, d, a, b } => {
-            let (name, tt, bt) = match (op, t.is_float()) {
-                (Bin::Add, true) => ("add.rn", *t, *t),
-                (Bin::Sub, true) => ("sub.rn", *t, *t),
-                (Bin::Mul, true) => ("mul.rn", *t, *t),
-                (Bin::Div, true) => ("div.rn", *t, *t),
-                (Bin::Add, false) => ("add", *t, *t),
-                (Bin::Sub, false) => ("sub", *t, *t),
-                (Bin::Mul, false) => ("mul.lo", *t, *t),
-                (Bin::MulHi, _) => ("mul.hi", *t, *t),
-                (Bin::Div, false) => ("div", *t, *t),
-                (Bin::Rem, _) => ("rem", *t, *t),
-                (Bin::Min, _) => ("min", *t, *t),
-                (Bin::Max, _) => ("max", *t, *t),
-                (Bin::MinNan, _) => ("min.NaN", *t, *t),
-                (Bin::MaxNan, _) => ("max.NaN", *t, *t),
-                (Bin::And, _) => ("and", btype(*t), btype(*t)),
-                (Bin::Or, _) => ("or", btype(*t), btype(*t)),
-                (Bin::Xor, _) => ("xor", btype(*t), btype(*t)),
-                (Bin::Shl, _) => ("shl", btype(*t), T::U32),
-                (Bin::Shr, _) => ("shr", *t, T::U32),
-            };
+            let (name, tt, bt) = bin_name(*op, *t);
             let _ = writeln!(
                 s,
                 "    {name}.{} {}, {}, {};",
@@ -378,17 +385,40 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
                 src(*c, *t)
             );
         }
-        Ins::Cvt { rnd, dt, st, d, a } => {
-            let rn = rnd.map(rnd_name).unwrap_or("");
-            let _ = writeln!(
-                s,
-                "    cvt{rn}.{}.{} {}, {};",
-                dt.name(),
-                st.name(),
-                r(*d),
-                src(*a, *st)
-            );
-        }
+        _ => unreachable!("not arithmetic: {i:?}"),
+    }
+}
+
+/// A binary operation's PTX name, the type it is spelled with and its second operand's type
+/// (bitwise operations take `.bN`, shift amounts are `.u32`).
+fn bin_name(op: Bin, t: T) -> (&'static str, T, T) {
+    match (op, t.is_float()) {
+        (Bin::Add, true) => ("add.rn", t, t),
+        (Bin::Sub, true) => ("sub.rn", t, t),
+        (Bin::Mul, true) => ("mul.rn", t, t),
+        (Bin::Div, true) => ("div.rn", t, t),
+        (Bin::Add, false) => ("add", t, t),
+        (Bin::Sub, false) => ("sub", t, t),
+        (Bin::Mul, false) => ("mul.lo", t, t),
+        (Bin::MulHi, _) => ("mul.hi", t, t),
+        (Bin::Div, false) => ("div", t, t),
+        (Bin::Rem, _) => ("rem", t, t),
+        (Bin::Min, _) => ("min", t, t),
+        (Bin::Max, _) => ("max", t, t),
+        (Bin::MinNan, _) => ("min.NaN", t, t),
+        (Bin::MaxNan, _) => ("max.NaN", t, t),
+        (Bin::And, _) => ("and", btype(t), btype(t)),
+        (Bin::Or, _) => ("or", btype(t), btype(t)),
+        (Bin::Xor, _) => ("xor", btype(t), btype(t)),
+        (Bin::Shl, _) => ("shl", btype(t), T::U32),
+        (Bin::Shr, _) => ("shr", t, T::U32),
+    }
+}
+
+/// Comparisons into predicates (optionally combined with another predicate) and selects.
+fn comparison(s: &mut String, i: &Ins) {
+    let r = reg;
+    match i {
         Ins::Setp {
             cmp,
             t,
@@ -439,6 +469,25 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
                 r(*p)
             );
         }
+        _ => unreachable!("not a comparison: {i:?}"),
+    }
+}
+
+/// Conversions between types, and 64-bit registers packed from and unpacked to two halves.
+fn conversion(s: &mut String, i: &Ins) {
+    let r = reg;
+    match i {
+        Ins::Cvt { rnd, dt, st, d, a } => {
+            let rn = rnd.map(rnd_name).unwrap_or("");
+            let _ = writeln!(
+                s,
+                "    cvt{rn}.{}.{} {}, {};",
+                dt.name(),
+                st.name(),
+                r(*d),
+                src(*a, *st)
+            );
+        }
         Ins::Pack { d, lo, hi } => {
             let _ = writeln!(
                 s,
@@ -451,6 +500,14 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
         Ins::Unpack { lo, hi, a } => {
             let _ = writeln!(s, "    mov.b64 {{{}, {}}}, {};", r(*lo), r(*hi), r(*a));
         }
+        _ => unreachable!("not a conversion: {i:?}"),
+    }
+}
+
+/// Loads and stores (scalar and vector) and global atomics.
+fn memory(s: &mut String, i: &Ins) {
+    let r = reg;
+    match i {
         Ins::Ld { sp, t, d, addr: a } => {
             let _ = writeln!(
                 s,
@@ -526,6 +583,15 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
                 src(*v, *t)
             );
         }
+        _ => unreachable!("not a memory access: {i:?}"),
+    }
+}
+
+/// Branches, calls, returns and barriers (`f` is the function returning: its return values go
+/// to its `_ret` parameter).
+fn control(s: &mut String, f: &Func, i: &Ins) {
+    let r = reg;
+    match i {
         Ins::Bra { target, pred } => match pred {
             None => {
                 let _ = writeln!(s, "    bra $L{target};");
@@ -539,37 +605,7 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
                 );
             }
         },
-        Ins::Call { func, args, rets } => {
-            s.push_str("    {\n");
-            for (k, a) in args.iter().enumerate() {
-                let c = cls_param(a.cls);
-                let _ = writeln!(
-                    s,
-                    "    .param .{c} _a{k};\n    st.param.{c} [_a{k}], {};",
-                    r(*a)
-                );
-            }
-            if !rets.is_empty() {
-                let _ = writeln!(s, "    .param .align 8 .b8 _ret[{}];", 8 * rets.len());
-                let _ = write!(s, "    call (_ret), {func}, (");
-            } else {
-                let _ = write!(s, "    call {func}, (");
-            }
-            for k in 0..args.len() {
-                let _ = write!(s, "{}_a{k}", if k > 0 { ", " } else { "" });
-            }
-            s.push_str(");\n");
-            for (k, d) in rets.iter().enumerate() {
-                let _ = writeln!(
-                    s,
-                    "    ld.param.{} {}, [_ret+{}];",
-                    cls_t(d.cls).name(),
-                    r(*d),
-                    8 * k
-                );
-            }
-            s.push_str("    }\n");
-        }
+        Ins::Call { func, args, rets } => call(s, func, args, rets),
         Ins::Ret(vals) => {
             for (k, v) in vals.iter().enumerate() {
                 let _ = writeln!(
@@ -585,17 +621,41 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
         }
         Ins::Exit => s.push_str("    ret;\n"),
         Ins::Bar => s.push_str("    bar.sync 0;\n"),
-        Ins::Sreg { d, s: sp } => {
-            let _ = writeln!(s, "    mov.u32 {}, {};", r(*d), special(*sp));
-        }
-        Ins::AddrOf { d, sym } => match dynamic.get(sym.as_str()) {
-            Some(off) => {
-                let _ = writeln!(s, "    mov.u64 {}, {DYNAMIC_SHARED};", r(*d));
-                let _ = writeln!(s, "    add.u64 {0}, {0}, {off};", r(*d));
-            }
-            None => {
-                let _ = writeln!(s, "    mov.u64 {}, {sym};", r(*d));
-            }
-        },
+        _ => unreachable!("not control flow: {i:?}"),
     }
+}
+
+/// A call of `func`: a block declaring a parameter per argument and one return buffer, the
+/// arguments stored, the call, the results loaded.
+fn call(s: &mut String, func: &str, args: &[Reg], rets: &[Reg]) {
+    let r = reg;
+    s.push_str("    {\n");
+    for (k, a) in args.iter().enumerate() {
+        let c = cls_param(a.cls);
+        let _ = writeln!(
+            s,
+            "    .param .{c} _a{k};\n    st.param.{c} [_a{k}], {};",
+            r(*a)
+        );
+    }
+    if !rets.is_empty() {
+        let _ = writeln!(s, "    .param .align 8 .b8 _ret[{}];", 8 * rets.len());
+        let _ = write!(s, "    call (_ret), {func}, (");
+    } else {
+        let _ = write!(s, "    call {func}, (");
+    }
+    for k in 0..args.len() {
+        let _ = write!(s, "{}_a{k}", if k > 0 { ", " } else { "" });
+    }
+    s.push_str(");\n");
+    for (k, d) in rets.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "    ld.param.{} {}, [_ret+{}];",
+            cls_t(d.cls).name(),
+            r(*d),
+            8 * k
+        );
+    }
+    s.push_str("    }\n");
 }
