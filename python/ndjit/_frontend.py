@@ -357,13 +357,35 @@ def _narrow_float(name: str, dtype) -> TypeError:
     )
 
 
+def _narrow_int(dtype) -> bool:
+    """Integer types whose NumPy arithmetic differs from int64's: the narrow ones and uint64."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in "iu" and (dtype.itemsize < 8 or dtype.kind == "u")
+
+
+def _numpy_kind(name: str, dtype, why: str, instead: str) -> TypeError:
+    return TypeError(
+        f"bound value {name!r} is a NumPy {np.dtype(dtype).name}: NumPy {why}, which ndjit does not "
+        f"model; bind {instead} if that arithmetic is what you mean"
+    )
+
+
 def _convert(name: str, v: Any):
     """A bound value in the form the Rust layer takes: int, float, or a 1-D float64 array."""
     if isinstance(v, np.floating) and v.dtype.itemsize < 8:
         raise _narrow_float(name, v.dtype)
     if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype.itemsize < 8:
         raise _narrow_float(name, v.dtype)
-    if isinstance(v, (bool, np.bool_)):
+    if isinstance(v, np.bool_):
+        raise _numpy_kind(name, v.dtype, "adds and multiplies NumPy's bools as `or` and `and`, and "
+                          "refuses to subtract or negate them", f"bool({name})")
+    if isinstance(v, np.integer) and _narrow_int(v.dtype):
+        raise _numpy_kind(name, v.dtype, f"wraps its arithmetic at {v.dtype.itemsize * 8} bits",
+                          f"int({name})")
+    if isinstance(v, np.ndarray) and _narrow_int(v.dtype):
+        raise _numpy_kind(name, v.dtype, f"wraps its elements' arithmetic at {v.dtype.itemsize * 8} bits",
+                          f"{name}.astype(np.float64)")
+    if isinstance(v, bool):
         return int(v)
     if isinstance(v, (int, np.integer)):
         v = int(v)

@@ -1,5 +1,7 @@
 """Bound values: closures, module globals, defaults, extra_arguments/extra_keywords, tuples and
 arrays; rebinding without recompiling; clear errors for values ndjit cannot bind."""
+import re
+
 import numpy as np
 import pytest
 import scipy.ndimage as ndi
@@ -38,6 +40,26 @@ def test_float32_bound_values_are_refused_not_widened(narrow):
 
     with pytest.raises(TypeError, match="float64 arithmetic is what you mean"):
         ndjit.jit_filter(f)
+
+
+@pytest.mark.parametrize("value,hint", [
+    (np.True_, "bool(value)"),
+    (np.uint8(200), "int(value)"),
+    (np.int32(7), "int(value)"),
+    (np.uint64(3), "int(value)"),
+    (np.array([200, 100], np.uint8), "value.astype(np.float64)"),
+    (np.array([1, 2], np.int16), "value.astype(np.float64)"),
+])
+def test_numpy_bools_and_narrow_ints_are_refused_not_taken_as_python_numbers(value, hint):
+    # NumPy's uint8 200 * 200 is 64 and np.True_ + np.True_ is True; as Python numbers they
+    # would be 40000 and 2.
+    def f(x):
+        return x[0] + value * value
+
+    with pytest.raises(TypeError, match=re.escape(hint)):
+        ndjit.jit_filter(f)
+    with pytest.raises(TypeError, match="which ndjit does not model"):
+        ndjit.generic_filter(np.zeros((3, 3)), f, size=3)
 
 
 def test_closures_defaults_tuples_and_numpy_scalars(rng):

@@ -86,6 +86,14 @@ AGREE = [
     "np.max(x.astype(int)) // 0",
     # np.average multiplies in float64 whatever the weights.
     "np.average(x.astype(int), weights=[1, 2, 3, 4, 5, 4, 3, 2, 1])",
+    # With one bound, np.clip is np.maximum or np.minimum: of two equal zeros, the bound.
+    "np.clip(-(x * 0), 0.0, None)[4]",
+    "np.clip(x * 0, None, -0.0)[4]",
+    "(x * 0).clip(None, -0.0)[4]",
+    "np.clip(-(x * 0), 0.0, 1.0)[4]",
+    # np.power of ints wraps at 64 bits, as the operator does.
+    "np.power(x.astype(int), 5)[4]",
+    "np.power(x.astype(int), 3)[4] // 7",
     # nanmedian along an axis averages an odd count's middle with itself (overflowing).
     "np.nanmedian(x.reshape(3, 3), axis=0)[1]",
     "np.nanmedian(x.reshape(3, 3), axis=1)[2]",
@@ -128,6 +136,9 @@ def test_the_agreeing_sources_show_the_old_differences():
     assert np.sum((b > 0.5) + (b > 0.3)) != np.sum((b > 0.5).astype(int) + (b > 0.3))
     with np.errstate(all="ignore"):
         assert np.isinf(np.nanmedian(IMAGES["huge"][:3, :3], axis=0)).any()
+    zero = np.array([-0.0])
+    assert not np.signbit(np.clip(zero, 0.0, None)[0]) and np.signbit(np.clip(zero, 0.0, 1.0)[0])
+    assert np.power(window.astype(int), 5)[4] != int(window[4]) ** 5  # wraps
 
 
 REFUSED = {
@@ -156,6 +167,9 @@ REFUSED = {
     "np.round(x.astype(int), -1)[4]": "negative number of digits",
     "np.round(x, 23)[4]": "22 decimal places",
     "np.round(x, -300)[4]": "22 decimal places",
+    # NumPy raises for a negative integer power, and wraps at 64 bits for a computed one.
+    "np.power(x.astype(int), -2)[0]": "constant exponent",
+    "np.power(x.astype(int), x.astype(int))[0]": "constant exponent",
     # An argument no lowering takes is refused, never dropped (`out` here).
     "np.max(x, None, 1)": "positional argument",
 }
@@ -211,3 +225,17 @@ def test_a_refusal_waits_for_the_types_to_settle():
     masks = "def f(x):\n    l = [v > 0 for v in x]\n    return l[0] * l[-1]\n"
     with pytest.raises(Exception, match="two bools"):
         ndjit.generic_filter(a, masks, size=3)
+
+
+def test_python_ints_divide_exactly_or_raise():
+    # Python divides two ints exactly, rounding once: past 2**53, where ndjit's doubles would
+    # round each first, it raises. NumPy ints divide as doubles, as ndjit does.
+    near = np.full((3, 3), 2.0**53 - 1)
+    src = "(int(x[4]) * 3 + 1) / 3"
+    assert numpy_result(src, near, size=3)[1, 1] != (float(int(near[1, 1]) * 3 + 1) / 3)
+    with pytest.raises(OverflowError, match="beyond 2"):
+        ndjit.generic_filter(near, src, size=3)
+    small = IMAGES["ints"] + 5
+    assert_same(ndjit.generic_filter(small, src, size=3), numpy_result(src, small, size=3))
+    numpy_ints = "(x.astype(int)[4] * 3 + 1) / 3"
+    assert_same(ndjit.generic_filter(near, numpy_ints, size=3), numpy_result(numpy_ints, near, size=3))

@@ -120,3 +120,19 @@ def test_native_generic_filter1d_matches_scipy(mode):
         ndjit.generic_filter1d(im, f, 3, origin=2)
     with pytest.raises(TypeError, match="needs a generic_filter1d callback"):
         ndjit.generic_filter1d(im, ndjit.jit_filter("x[0]"), 3)
+
+
+def accumulate(iline, oline):
+    oline += iline[1:-1]
+    oline[0] += 1.0
+
+
+def test_the_output_line_starts_at_zero_on_every_line():
+    # scipy gives a Python callback a new, zeroed `oline` for each line, but a C callback the
+    # buffer of the line before: a callback that adds into `oline` must read zeros through both.
+    im = np.arange(20.0).reshape(4, 5)
+    want = ndi.generic_filter1d(im, accumulate, 3)
+    assert want[:, 0].tolist() == (im[:, 0] + 1).tolist()  # not 1, 2, 3, 4 accumulated
+    assert_same(ndi.generic_filter1d(im, ndjit.jit_filter1d(accumulate), 3), want)
+    assert_same(ndjit.generic_filter1d(im, accumulate, 3), want)
+    assert_same(ndjit.generic_filter1d(im, accumulate, 3, axis=0), ndi.generic_filter1d(im, accumulate, 3, axis=0))

@@ -507,6 +507,9 @@ impl<'p> Translator<'p> {
                         "division by zero"
                     };
                     self.python_zero_check(&x, &y, ty, msg, span);
+                    if tx != Ty::F64 && ty != Ty::F64 {
+                        self.exact_int_division_check((&x, tx), (&y, ty), span);
+                    }
                 }
                 (bin(BinOp::Div, f(x, tx), f(y, ty)), Ty::F64)
             }
@@ -641,14 +644,7 @@ impl<'p> Translator<'p> {
                     let x = convert(x, tx, Ty::I64);
                     Ok((self.int_power(x, k as u64, Prov::Np, span)?, Ty::I64))
                 }
-                _ => Err(self
-                    .err(
-                        ErrorKind::Type,
-                        span,
-                        "a NumPy integer power needs a constant exponent >= 0 \
-                         (NumPy wraps at 64 bits, and raises for negative ones)",
-                    )
-                    .hint("make one side a float, e.g. float(a) ** b")),
+                _ => Err(self.numpy_int_power_unsupported(span)),
             };
         }
         if let (true, Some(k)) = (ints, k) {
@@ -721,6 +717,41 @@ impl<'p> Translator<'p> {
             }
             _ => unreachable!("not a bitwise operator"),
         })
+    }
+
+    /// A NumPy integer power whose exponent is not a constant `>= 0`: NumPy wraps at 64 bits,
+    /// which ndjit models only for a known exponent, and raises for a negative one.
+    pub(super) fn numpy_int_power_unsupported(&self, span: Span) -> crate::error::Error {
+        self.err(
+            ErrorKind::Type,
+            span,
+            "a NumPy integer power needs a constant exponent >= 0 \
+             (NumPy wraps at 64 bits, and raises for negative ones)",
+        )
+        .hint("make one side a float, e.g. float(a) ** b")
+    }
+
+    /// `a / b` of two Python ints is their exact quotient rounded once; ndjit divides doubles,
+    /// which is the same only while both are at most 2**53 in magnitude (CPython's own fast
+    /// path). Past that, an error rather than a quotient rounded twice. NumPy ints (and a Python
+    /// int with a NumPy one) divide as doubles in NumPy too.
+    fn exact_int_division_check(&mut self, (x, tx): (&Expr, Ty), (y, ty): (&Expr, Ty), span: Span) {
+        let python = Prov::both(self.prov(x), self.prov(y));
+        if python == Prov::Np {
+            return;
+        }
+        let exact = bin(
+            BinOp::And,
+            super::numpy::exact_in_double(convert(x.clone(), tx, Ty::I64)),
+            super::numpy::exact_in_double(convert(y.clone(), ty, Ty::I64)),
+        );
+        self.check_plain(
+            bin(BinOp::Or, not(python.flag()), exact),
+            Exception::OverflowError,
+            "int / int of Python ints beyond 2**53, which Python divides exactly and ndjit in \
+             doubles (write float(a) / b to divide the rounded value)",
+            span,
+        );
     }
 
     /// Python raises `ZeroDivisionError` when both operands are Python numbers and the divisor is

@@ -393,6 +393,13 @@ impl<'a> Translator<'a> {
             debug_assert_eq!(out, ir::OUTPUT);
             if sig == ir::Sig::Filter1d {
                 let view = self.view(out);
+                // scipy hands a Python callback a new, zeroed `oline` for every line
+                // (`Py_Filter1DFunc`), and a C callback the buffer of the line before: zeroed
+                // here, `oline += v` reads what Python reads through either.
+                builtins::counted_loop(self, view.len.clone(), |t, i| {
+                    t.emit(Stmt::Store(out, i, Expr::F64(0.0)));
+                    Ok(())
+                })?;
                 self.names.insert(name.clone(), Value::Array(view));
                 self.output_name = Some(name);
                 bound_from = 2;

@@ -1416,6 +1416,14 @@ P("numpy_kinds_nanmedian_columns",
   hand=[[1.7e308, -1.7e308, 1e308, 9e307, nan, 1.0, -9e307, 2.0, 3.0],
         [1.0, 1.7e308, 2.0, 3.0, 1.7e308, 4.0, 5.0, 1.7e308, 6.0]])
 
+P("numpy_kinds_one_sided_clip",
+  "lambda x: np.copysign(1.0, np.clip(-(x * 0), 0.0, None)[0]) + 10 * np.copysign(1.0, np.clip(x * 0, None, -0.0)[1]) + 100 * np.copysign(1.0, np.clip(-(x * 0), 0.0, 1.0)[2])",
+  kinds=("u", "n"), sizes=(9, 5, 3))
+
+P("numpy_kinds_int_power",
+  "lambda x: np.power((x * 1e4).astype(int), 5)[0] + np.power((x * 10).astype(int), 3).sum()",
+  kinds=("u", "n"), sizes=(9, 5, 1))
+
 
 # ===================================================================================================
 # Input generation

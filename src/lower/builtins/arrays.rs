@@ -134,60 +134,42 @@ fn reshape(
             .collect::<Vec<_>>()
             .join(", ")
     );
+    // NumPy's ValueError unless `cond` holds of the length.
+    let fits = |t: &mut Translator, cond: Expr| {
+        t.check(
+            cond,
+            Exception::ValueError,
+            &msg,
+            span,
+            len.clone(),
+            Expr::I64(0),
+        );
+    };
+    let divides = |k: i64| {
+        cmp(
+            CmpOp::Eq,
+            bin(BinOp::Mod, len.clone(), Expr::I64(k)),
+            Expr::I64(0),
+        )
+    };
     match ds.as_slice() {
         [n] => {
             if *n >= 0 {
-                t.check(
-                    cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)),
-                    Exception::ValueError,
-                    &msg,
-                    span,
-                    len,
-                    Expr::I64(0),
-                );
+                fits(t, cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)));
             }
             Ok(Value::Array(arr))
         }
         [r, c] if *r >= 0 && *c >= 0 => {
-            t.check(
-                cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)),
-                Exception::ValueError,
-                &msg,
-                span,
-                len,
-                Expr::I64(0),
-            );
+            fits(t, cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)));
             Ok(Value::Matrix(arr, Expr::I64(*c)))
         }
         [-1, c] if *c > 0 => {
-            t.check(
-                cmp(
-                    CmpOp::Eq,
-                    bin(BinOp::Mod, len.clone(), Expr::I64(*c)),
-                    Expr::I64(0),
-                ),
-                Exception::ValueError,
-                &msg,
-                span,
-                len,
-                Expr::I64(0),
-            );
+            fits(t, divides(*c));
             Ok(Value::Matrix(arr, Expr::I64(*c)))
         }
         [r, -1] if *r > 0 => {
-            t.check(
-                cmp(
-                    CmpOp::Eq,
-                    bin(BinOp::Mod, len.clone(), Expr::I64(*r)),
-                    Expr::I64(0),
-                ),
-                Exception::ValueError,
-                &msg,
-                span,
-                len.clone(),
-                Expr::I64(0),
-            );
-            let cols = t.stable(bin(BinOp::FloorDiv, len, Expr::I64(*r)), Ty::I64);
+            fits(t, divides(*r));
+            let cols = t.stable(bin(BinOp::FloorDiv, len.clone(), Expr::I64(*r)), Ty::I64);
             Ok(Value::Matrix(arr, cols))
         }
         _ => Err(t

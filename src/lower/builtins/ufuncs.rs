@@ -129,17 +129,18 @@ pub(super) fn binary(t: &mut Translator, base: Func, m: MathFn, a: &mut Args) ->
             return Ok((t.numpy_power(x, tx, y, ty, one_exponent), Ty::F64));
         }
         if m == MathFn::Pow {
-            // np.power of ints is NumPy's integer power (wrapping at 64 bits).
-            use crate::lower::provenance::Prov;
-            let (x, y) = (t.with_prov(x, tx, Prov::Np), t.with_prov(y, ty, Prov::Np));
-            let v = t.binary(
-                ast::BinOp::Pow,
-                Value::Scalar(x, tx),
-                Value::Scalar(y, ty),
-                span,
-            )?;
-            let (e, ty) = t.scalar(v, span, "a power")?;
-            return Ok((e, ty));
+            // np.power of ints is NumPy's integer power, wrapping at 64 bits (whatever kind of
+            // number the exponent is: NumPy's scalars and Python's alike).
+            return Ok(match crate::ir::fold::const_expr(&y).map(|k| k.i()) {
+                Some(k) if k >= 0 => {
+                    let x = convert(x, tx, Ty::I64);
+                    (t.int_power(x, k as u64, Prov::Np, span)?, Ty::I64)
+                }
+                _ => {
+                    let refusal = t.numpy_int_power_unsupported(span);
+                    t.refuse_by_type(refusal, (Expr::I64(0), Ty::I64))
+                }
+            });
         }
         Ok((
             Expr::Call(m, vec![convert(x, tx, Ty::F64), convert(y, ty, Ty::F64)]),
@@ -453,13 +454,24 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args) -> Result<Value> {
         let mut it = ops.into_iter();
         let (x, tx) = it.next().unwrap();
         let mut e = convert(x, tx, tt);
+        // With one bound, NumPy's `_clip` calls `np.maximum(x, lo)` or `np.minimum(x, hi)`,
+        // which keep the bound of two equal zeros; with both, the clip loop keeps `x`.
+        let one_sided = has_lo != has_hi && tt == Ty::F64;
         if has_lo {
             let (l, tl) = it.next().unwrap();
-            e = clamp(t, tt, false, e, convert(l, tl, tt));
+            let l = convert(l, tl, tt);
+            e = match one_sided {
+                true => numpy_extreme(t, true, e, l),
+                false => clamp(t, tt, false, e, l),
+            };
         }
         if has_hi {
             let (h, th) = it.next().unwrap();
-            e = clamp(t, tt, true, e, convert(h, th, tt));
+            let h = convert(h, th, tt);
+            e = match one_sided {
+                true => numpy_extreme(t, false, e, h),
+                false => clamp(t, tt, true, e, h),
+            };
         }
         Ok((e, tt))
     })

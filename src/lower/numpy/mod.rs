@@ -61,11 +61,7 @@ const EXACT_INT: i64 = 1 << 53;
 /// doubles, exact below that bound, while NumPy computes in int64.
 pub(crate) fn exact_ints(t: &mut Translator, x: &ArrayVal, what: &str, span: Span) {
     let fits = ArrayVal {
-        elem: bin(
-            BinOp::And,
-            cmp(CmpOp::Le, x.elem.clone(), Expr::I64(EXACT_INT)),
-            cmp(CmpOp::Ge, x.elem.clone(), Expr::I64(-EXACT_INT)),
-        ),
+        elem: exact_in_double(x.elem.clone()),
         ty: Ty::Bool,
         ..x.clone()
     };
@@ -78,6 +74,16 @@ pub(crate) fn exact_ints(t: &mut Translator, x: &ArrayVal, what: &str, span: Spa
         &format!("ndjit's {what} handles integers up to 2**53 in magnitude"),
         span,
     );
+}
+
+/// Whether an int64 is at most 2**53 in magnitude, where a double holds it and every smaller one
+/// exactly.
+pub(crate) fn exact_in_double(x: Expr) -> Expr {
+    bin(
+        BinOp::And,
+        cmp(CmpOp::Le, x.clone(), Expr::I64(EXACT_INT)),
+        cmp(CmpOp::Ge, x, Expr::I64(-EXACT_INT)),
+    )
 }
 
 /// An array's elements converted to `ty`.

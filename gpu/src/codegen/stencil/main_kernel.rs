@@ -272,6 +272,27 @@ struct Interior {
     vec_out: Option<Reg>,
 }
 
+/// The address of element `(zw, yw, xw)` of an array at `base` with element strides `strides`
+/// and elements of `size` bytes, and its byte stride along a row where the array is not
+/// contiguous.
+fn element_address(
+    k: &mut Func,
+    (zw, yw, xw): (Reg, Reg, Reg),
+    (base, strides, size): (Reg, [Reg; 3], i64),
+    contiguous: bool,
+) -> (Reg, Option<Reg>) {
+    let e = k.bin(Bin::Mul, T::S64, zw, strides[0]);
+    let e = k.fma(T::S64, yw, strides[1], e);
+    let e = k.fma(T::S64, xw, strides[2], e);
+    let e = k.bin(Bin::Mul, T::S64, e, Src::I(size));
+    let at = k.bin(Bin::Add, T::S64, base, e);
+    let stride = match contiguous {
+        true => None,
+        false => Some(k.bin(Bin::Mul, T::S64, strides[2], Src::I(size))),
+    };
+    (at, stride)
+}
+
 /// The interior path of a group at `(zw, yw, xw)`: the window loaded once, then each row's
 /// outputs computed, stored and their failures recorded.
 fn interior(
@@ -284,31 +305,13 @@ fn interior(
     let (a, spec) = (&m.a, m.spec);
     let esize = spec.input.itemsize() as i64;
     let osize = spec.output.itemsize() as i64;
-    let e0 = k.bin(Bin::Mul, T::S64, zw, a.is[0]);
-    let e0 = k.fma(T::S64, yw, a.is[1], e0);
-    let e0 = k.fma(T::S64, xw, a.is[2], e0);
-    let e0 = k.bin(Bin::Mul, T::S64, e0, Src::I(esize));
-    let pin = k.bin(Bin::Add, T::S64, a.inp, e0);
-    let sx = if spec.contiguous {
-        None
-    } else {
-        Some(k.bin(Bin::Mul, T::S64, a.is[2], Src::I(esize)))
-    };
+    let (pin, sx) = element_address(k, (zw, yw, xw), (a.inp, a.is, esize), spec.contiguous);
     let (window, window32) = if m.large {
         Default::default()
     } else {
         load_window(k, spec, m.geo, a, (pin, sx), (m.v, m.nr), vec_in)
     };
-    let o0 = k.bin(Bin::Mul, T::S64, zw, a.os[0]);
-    let o0 = k.fma(T::S64, yw, a.os[1], o0);
-    let o0 = k.fma(T::S64, xw, a.os[2], o0);
-    let o0 = k.bin(Bin::Mul, T::S64, o0, Src::I(osize));
-    let pout = k.bin(Bin::Add, T::S64, a.out, o0);
-    let ox = if spec.contiguous {
-        None
-    } else {
-        Some(k.bin(Bin::Mul, T::S64, a.os[2], Src::I(osize)))
-    };
+    let (pout, ox) = element_address(k, (zw, yw, xw), (a.out, a.os, osize), spec.contiguous);
     let pix0 = k.fma(T::S64, zw, m.hw, yw);
     let pix0 = k.fma(T::S64, pix0, m.ww, xw);
     let mut hints = median_hints(k, sh, m.geo, spec, (m.v, m.nr), (&window, &window32));
