@@ -62,8 +62,14 @@ def _footprint(p):
     return {9: dict(size=3), 25: dict(size=5), 5: dict(footprint=CROSS)}[n]
 
 
+def _seed(p):
+    # Python randomises str hashes per process: each run draws another image (the failure
+    # messages name the seed, to replay it).
+    return abs(hash(p["name"])) % 2**32
+
+
 def _image(p):
-    rng = np.random.default_rng(abs(hash(p["name"])) % 2**32)
+    rng = np.random.default_rng(_seed(p))
     img = rng.random((13, 12))
     if "nan" in p["kinds"]:
         img[rng.random(img.shape) < 0.15] = np.nan
@@ -90,14 +96,15 @@ def test_corpus_program_matches_scipy(p, corpus_module):
     got, got_err = _outcome(lambda: ndi.generic_filter(img, f, **fp))
     native, native_err = _outcome(lambda: ndjit.generic_filter(img, f, **fp))
     if want_err is not None:
-        assert got_err is not None and native_err is not None, f"scipy raised {want_err!r}, ndjit did not"
+        assert got_err is not None and native_err is not None, \
+            f"scipy raised {want_err!r}, ndjit did not (image seed {_seed(p)})"
         assert isinstance(got_err, ndjit.FilterRuntimeError), got_err
         # The same kind of exception as the user's Python raised (IndexError, ZeroDivisionError ...);
         # scipy reports some of them (a huge int returned, say) as a SystemError of its own.
         if not isinstance(want_err, SystemError):
             assert isinstance(got_err, type(want_err)), (got_err, want_err)
         return
-    assert got_err is None, got_err
-    assert native_err is None, native_err
+    assert got_err is None, (got_err, f"image seed {_seed(p)}")
+    assert native_err is None, (native_err, f"image seed {_seed(p)}")
     assert_same(got, want)
     assert np.array_equal(native, got, equal_nan=True), "native driver differs from scipy with ndjit's callable"
