@@ -85,12 +85,7 @@ fn py_min_max_pair(
         (best.clone(), tb, not(later.clone()))
     };
     if tt == Ty::F64 && int_ty == Ty::I64 {
-        const EXACT: i64 = 1 << 53;
-        let exact = bin(
-            BinOp::And,
-            cmp(CmpOp::Ge, int.clone(), Expr::I64(-EXACT)),
-            cmp(CmpOp::Le, int, Expr::I64(EXACT)),
-        );
+        let exact = crate::lower::numpy::exact_in_double(int);
         t.check_plain(
             bin(BinOp::Or, not(int_wins), exact),
             Exception::OverflowError,

@@ -457,21 +457,18 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args) -> Result<Value> {
         // With one bound, NumPy's `_clip` calls `np.maximum(x, lo)` or `np.minimum(x, hi)`,
         // which keep the bound of two equal zeros; with both, the clip loop keeps `x`.
         let one_sided = has_lo != has_hi && tt == Ty::F64;
+        let bound = |t: &mut Translator, e: Expr, upper: bool, (b, tb): (Expr, Ty)| {
+            let b = convert(b, tb, tt);
+            match one_sided {
+                true => numpy_extreme(t, !upper, e, b),
+                false => clamp(t, tt, upper, e, b),
+            }
+        };
         if has_lo {
-            let (l, tl) = it.next().unwrap();
-            let l = convert(l, tl, tt);
-            e = match one_sided {
-                true => numpy_extreme(t, true, e, l),
-                false => clamp(t, tt, false, e, l),
-            };
+            e = bound(t, e, false, it.next().unwrap());
         }
         if has_hi {
-            let (h, th) = it.next().unwrap();
-            let h = convert(h, th, tt);
-            e = match one_sided {
-                true => numpy_extreme(t, false, e, h),
-                false => clamp(t, tt, true, e, h),
-            };
+            e = bound(t, e, true, it.next().unwrap());
         }
         Ok((e, tt))
     })
