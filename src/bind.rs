@@ -7,26 +7,115 @@
 
 use std::collections::BTreeMap;
 
+/// What a bound array is in Python, which decides what its elements do: NumPy's `int64` wraps
+/// and divides by zero to 0, a Python int raises; a tuple repeats under `*` where an array
+/// multiplies. The values themselves are held as doubles, exactly: the Python layer refuses ints
+/// past 2**53 in magnitude.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayKind {
+    /// A NumPy float64 array.
+    Float64,
+    /// A NumPy int64 array.
+    Int64,
+    /// A NumPy bool array (elements 0 or 1).
+    Bool,
+    /// A Python tuple or list of floats.
+    PyFloats,
+    /// A Python tuple or list of ints.
+    PyInts,
+}
+
+impl ArrayKind {
+    pub fn origin(self) -> Origin {
+        match self {
+            ArrayKind::Float64 | ArrayKind::Int64 | ArrayKind::Bool => Origin::NumPy,
+            ArrayKind::PyFloats | ArrayKind::PyInts => Origin::Python,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            ArrayKind::Float64 => "a float64 array",
+            ArrayKind::Int64 => "an int64 array",
+            ArrayKind::Bool => "a bool array",
+            ArrayKind::PyFloats => "a tuple of floats",
+            ArrayKind::PyInts => "a tuple of ints",
+        }
+    }
+
+    /// The kind of a Python tuple or list of these numbers (`None` for ints and floats mixed,
+    /// whose elements keep two types). An empty one is a tuple of floats: NumPy converts it to
+    /// a float64 array, and it has no elements to read.
+    pub fn of_python<I: IntoIterator<Item = bool>>(is_int: I) -> Option<ArrayKind> {
+        let mut kinds = is_int.into_iter();
+        let first = kinds.next().unwrap_or(false);
+        kinds.all(|k| k == first).then_some(match first {
+            true => ArrayKind::PyInts,
+            false => ArrayKind::PyFloats,
+        })
+    }
+}
+
+/// Whether a bound number is a Python number or a NumPy scalar: `s / 0` raises for a Python
+/// float and gives inf for an `np.float64`; `s ** -1` is a float for a Python int and raises for
+/// an `np.int64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    Python,
+    NumPy,
+}
+
 /// A bound value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// A Python float.
     Float(f64),
+    /// A Python int (or bool: `True` is 1 in arithmetic).
     Int(i64),
-    /// A 1-D float64 array (tuples of numbers arrive as arrays too).
-    Array(Vec<f64>),
+    /// An `np.float64`.
+    NpFloat64(f64),
+    /// An `np.int64`.
+    NpInt64(i64),
+    /// A 1-D array or Python sequence of numbers, each held exactly as a double.
+    Array(Vec<f64>, ArrayKind),
     /// A string, folded into the code at compile time (`if method == "mean":`): it has no slot,
     /// so binding another string needs a new compile.
     Str(String),
 }
 
 impl Value {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Value::Float(_) => "float",
-            Value::Int(_) => "int",
-            Value::Array(_) => "array",
-            Value::Str(_) => "string",
+    /// Whether this value can fill `slot` and behave as the value the filter was compiled with:
+    /// the same kind, or a Python int exactly representable where a Python float was.
+    pub fn fits(&self, slot: Slot) -> bool {
+        match (slot, self) {
+            (Slot::Float(_, Origin::Python), Value::Float(_)) => true,
+            (Slot::Float(_, Origin::Python), Value::Int(i)) => exact_double(*i).is_some(),
+            (Slot::Float(_, Origin::NumPy), Value::NpFloat64(_)) => true,
+            (Slot::Int(_, Origin::Python), Value::Int(_)) => true,
+            (Slot::Int(_, Origin::NumPy), Value::NpInt64(_)) => true,
+            (Slot::Array(_, want), Value::Array(_, kind)) => want == *kind,
+            _ => false,
         }
+    }
+
+    /// Python's or NumPy's (arrays and strings count as NumPy's and Python's).
+    pub fn origin(&self) -> Origin {
+        match self {
+            Value::Float(_) | Value::Int(_) | Value::Str(_) => Origin::Python,
+            Value::NpFloat64(_) | Value::NpInt64(_) => Origin::NumPy,
+            Value::Array(_, kind) => kind.origin(),
+        }
+    }
+
+    /// What the value is, for messages: "an np.int64".
+    pub fn kind(&self) -> &'static str {
+        let slot = match self {
+            Value::Float(_) | Value::NpFloat64(_) => Slot::Float(0, self.origin()),
+            Value::Int(_) | Value::NpInt64(_) => Slot::Int(0, self.origin()),
+            Value::Array(_, kind) => Slot::Array(0, *kind),
+            Value::Str(_) => return "a string",
+        };
+        slot.describe()
     }
 }
 
@@ -56,8 +145,9 @@ impl Bindings {
     pub fn set_int(&mut self, name: impl Into<String>, v: i64) -> &mut Self {
         self.set(name, Value::Int(v))
     }
+    /// Binds a float64 array.
     pub fn set_array(&mut self, name: impl Into<String>, v: Vec<f64>) -> &mut Self {
-        self.set(name, Value::Array(v))
+        self.set(name, Value::Array(v, ArrayKind::Float64))
     }
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name)
@@ -76,9 +166,22 @@ impl Bindings {
 /// Where a bound name lives in the context, and what kind of value it must be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
-    Float(u32),
-    Int(u32),
-    Array(u32),
+    Float(u32, Origin),
+    Int(u32, Origin),
+    Array(u32, ArrayKind),
+}
+
+impl Slot {
+    /// The kind of value the slot takes, for messages: "an np.int64".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Slot::Float(_, Origin::Python) => "a float",
+            Slot::Int(_, Origin::Python) => "an int",
+            Slot::Float(_, Origin::NumPy) => "an np.float64",
+            Slot::Int(_, Origin::NumPy) => "an np.int64",
+            Slot::Array(_, kind) => kind.describe(),
+        }
+    }
 }
 
 /// The bound names a compiled filter reads, in slot order.
@@ -91,6 +194,16 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// Whether bound float `k` (`Expr::Param`) or, with `int`, bound int `k` (`Expr::IntParam`)
+    /// is a NumPy scalar.
+    pub fn is_numpy_scalar(&self, k: u32, int: bool) -> bool {
+        self.entries.iter().any(|(_, s)| match *s {
+            Slot::Float(j, Origin::NumPy) => !int && j == k,
+            Slot::Int(j, Origin::NumPy) => int && j == k,
+            _ => false,
+        })
+    }
+
     pub fn slot(&self, name: &str) -> Option<Slot> {
         self.entries
             .iter()
@@ -104,17 +217,17 @@ impl Layout {
             return s;
         }
         let slot = match value {
-            Value::Float(_) => {
+            Value::Float(_) | Value::NpFloat64(_) => {
                 self.floats += 1;
-                Slot::Float(self.floats - 1)
+                Slot::Float(self.floats - 1, value.origin())
             }
-            Value::Int(_) => {
+            Value::Int(_) | Value::NpInt64(_) => {
                 self.ints += 1;
-                Slot::Int(self.ints - 1)
+                Slot::Int(self.ints - 1, value.origin())
             }
-            Value::Array(_) => {
+            Value::Array(_, kind) => {
                 self.arrays += 1;
-                Slot::Array(self.arrays - 1)
+                Slot::Array(self.arrays - 1, *kind)
             }
             Value::Str(_) => unreachable!("strings are folded at compile time"),
         };
@@ -133,8 +246,8 @@ pub struct BoundValues {
 }
 
 impl BoundValues {
-    /// The values of `values` in the slots of `layout`. An int bound to a float slot becomes a
-    /// float (as Python would convert it); names without a slot, or of another kind, are ignored
+    /// The values of `values` in the slots of `layout`. A Python int bound to a Python float's
+    /// slot becomes a float (exactly: see [`Value::fits`]); names without a slot, or of another kind, are ignored
     /// (compiling and [`crate::Filter::with_bindings`] have rejected wrong kinds already).
     pub fn new(layout: &Layout, values: &[(String, Value)]) -> BoundValues {
         let mut b = BoundValues {
@@ -144,13 +257,100 @@ impl BoundValues {
         };
         for (name, v) in values {
             match (layout.slot(name), v) {
-                (Some(Slot::Float(k)), Value::Float(x)) => b.floats[k as usize] = *x,
-                (Some(Slot::Float(k)), Value::Int(x)) => b.floats[k as usize] = *x as f64,
-                (Some(Slot::Int(k)), Value::Int(x)) => b.ints[k as usize] = *x,
-                (Some(Slot::Array(k)), Value::Array(a)) => b.arrays[k as usize] = a.clone(),
+                (Some(Slot::Float(k, _)), Value::Float(x) | Value::NpFloat64(x)) => {
+                    b.floats[k as usize] = *x
+                }
+                (Some(Slot::Float(k, _)), Value::Int(x)) => b.floats[k as usize] = *x as f64,
+                (Some(Slot::Int(k, _)), Value::Int(x) | Value::NpInt64(x)) => {
+                    b.ints[k as usize] = *x
+                }
+                (Some(Slot::Array(k, _)), Value::Array(a, _)) => b.arrays[k as usize] = a.clone(),
                 _ => {}
             }
         }
         b
+    }
+}
+
+/// The bound value a parameter's default stands for: a number literal, possibly negated, or a
+/// tuple or list of them, all ints or all floats (as in Python, `True` is the int 1 on its own;
+/// in a tuple it would stay a bool, which is refused). `None` for anything else.
+pub(crate) fn default_value(e: &crate::syntax::ast::Expr) -> Option<Value> {
+    use crate::syntax::ast::{ExprKind, UnaryOp};
+    let number = |e: &crate::syntax::ast::Expr| match &e.kind {
+        ExprKind::Int(v) => Some(Value::Int(*v)),
+        ExprKind::Float(v) => Some(Value::Float(*v)),
+        ExprKind::Unary(UnaryOp::Neg, inner) => match inner.kind {
+            ExprKind::Int(v) => v.checked_neg().map(Value::Int),
+            ExprKind::Float(v) => Some(Value::Float(-v)),
+            _ => None,
+        },
+        _ => None,
+    };
+    match &e.kind {
+        ExprKind::Bool(v) => Some(Value::Int(*v as i64)),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            let numbers = items.iter().map(number).collect::<Option<Vec<_>>>()?;
+            let kind = ArrayKind::of_python(numbers.iter().map(|v| matches!(v, Value::Int(_))))?;
+            let values = numbers.iter().map(|v| match v {
+                Value::Int(i) => exact_double(*i),
+                Value::Float(x) => Some(*x),
+                _ => None,
+            });
+            Some(Value::Array(values.collect::<Option<_>>()?, kind))
+        }
+        _ => number(e),
+    }
+}
+
+/// `i` as a double when that is exact (|i| <= 2**53), as an int element of a bound array must be.
+pub fn exact_double(i: i64) -> Option<f64> {
+    (i.unsigned_abs() <= 1 << 53).then_some(i as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_fits_only_a_slot_of_its_own_kind() {
+        let py_float = Slot::Float(0, Origin::Python);
+        assert!(Value::Float(1.5).fits(py_float));
+        assert!(Value::Int(3).fits(py_float));
+        assert!(
+            !Value::Int((1 << 53) + 1).fits(py_float),
+            "a double would round it"
+        );
+        assert!(!Value::NpFloat64(1.5).fits(py_float));
+        assert!(!Value::Float(1.5).fits(Slot::Float(0, Origin::NumPy)));
+        assert!(!Value::Int(1).fits(Slot::Int(0, Origin::NumPy)));
+        assert!(Value::NpInt64(1).fits(Slot::Int(0, Origin::NumPy)));
+        let ints = Slot::Array(0, ArrayKind::PyInts);
+        assert!(Value::Array(vec![1.0], ArrayKind::PyInts).fits(ints));
+        assert!(!Value::Array(vec![1.0], ArrayKind::Int64).fits(ints));
+        assert_eq!(Value::NpInt64(1).kind(), "an np.int64");
+        assert_eq!(Value::Array(vec![], ArrayKind::Bool).kind(), "a bool array");
+    }
+
+    #[test]
+    fn python_sequences_are_ints_or_floats_not_both() {
+        assert_eq!(ArrayKind::of_python([true, true]), Some(ArrayKind::PyInts));
+        assert_eq!(ArrayKind::of_python([false]), Some(ArrayKind::PyFloats));
+        assert_eq!(ArrayKind::of_python([]), Some(ArrayKind::PyFloats));
+        assert_eq!(ArrayKind::of_python([true, false]), None);
+        assert_eq!(exact_double(1 << 53), Some(9007199254740992.0));
+        assert_eq!(exact_double(-(1 << 53) - 1), None);
+    }
+
+    #[test]
+    fn layout_knows_which_scalars_are_numpy_scalars() {
+        let mut layout = Layout::default();
+        layout.add("a", &Value::Float(1.0));
+        layout.add("b", &Value::NpFloat64(1.0));
+        layout.add("c", &Value::NpInt64(1));
+        assert!(!layout.is_numpy_scalar(0, false));
+        assert!(layout.is_numpy_scalar(1, false));
+        assert!(layout.is_numpy_scalar(0, true));
+        assert!(!layout.is_numpy_scalar(1, true));
     }
 }

@@ -1,6 +1,6 @@
 //! The public face of the core: compile filter source once, call it many times.
 
-use crate::bind::{Bindings, BoundValues, Layout, Slot, Value};
+use crate::bind::{Bindings, BoundValues, Layout, Value};
 use crate::error::{snippet, Error, ErrorKind, Result, RuntimeError, Span};
 use crate::ir::{self, Func, Sig};
 use crate::jit::{self, FilterFn, JitCode, JitOptions};
@@ -222,32 +222,10 @@ fn bound_values(
 
 /// The default value of a parameter (the lowering has already checked it is a constant).
 fn default_of(program: &crate::syntax::Program, name: &str) -> Value {
-    use crate::syntax::ast::{ExprKind, UnaryOp};
     let p = program.function.params.iter().find(|p| p.name == name);
-    let num = |e: &crate::syntax::ast::Expr| match &e.kind {
-        ExprKind::Int(v) => Some(*v as f64),
-        ExprKind::Float(v) => Some(*v),
-        ExprKind::Unary(UnaryOp::Neg, i) => match i.kind {
-            ExprKind::Int(v) => Some(-(v as f64)),
-            ExprKind::Float(v) => Some(-v),
-            _ => None,
-        },
-        _ => None,
-    };
-    match p.and_then(|p| p.default.as_ref()) {
-        Some(d) => match &d.kind {
-            ExprKind::Int(v) => Value::Int(*v),
-            ExprKind::Bool(v) => Value::Int(*v as i64),
-            ExprKind::Unary(UnaryOp::Neg, i) if matches!(i.kind, ExprKind::Int(_)) => {
-                Value::Int(-(num(i).unwrap() as i64))
-            }
-            ExprKind::Tuple(items) | ExprKind::List(items) => {
-                Value::Array(items.iter().filter_map(num).collect())
-            }
-            _ => Value::Float(num(d).unwrap_or(0.0)),
-        },
-        None => Value::Float(0.0),
-    }
+    p.and_then(|p| p.default.as_ref())
+        .and_then(crate::bind::default_value)
+        .unwrap_or(Value::Float(0.0))
 }
 
 impl Filter {
@@ -564,18 +542,8 @@ impl Filter {
             let Some(slot) = self.compiled.layout.slot(name) else {
                 continue;
             };
-            let ok = matches!(
-                (slot, v),
-                (Slot::Float(_), Value::Float(_) | Value::Int(_))
-                    | (Slot::Int(_), Value::Int(_))
-                    | (Slot::Array(_), Value::Array(_))
-            );
-            if !ok {
-                let want = match slot {
-                    Slot::Float(_) => "a float",
-                    Slot::Int(_) => "an int",
-                    Slot::Array(_) => "an array",
-                };
+            if !v.fits(slot) {
+                let want = slot.describe();
                 return Err(Error::new(
                     ErrorKind::Binding,
                     Span::default(),

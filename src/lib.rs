@@ -39,7 +39,7 @@ pub mod math;
 pub mod runtime;
 pub mod syntax;
 
-pub use bind::{Bindings, Layout, Value};
+pub use bind::{ArrayKind, Bindings, Layout, Origin, Value};
 pub use context::{
     adaptive_callback, interpreter_callback, resumable_callback, CallContext, Hooks,
 };

@@ -59,7 +59,7 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    t = (1, 2)\n    t = (3, 4)\n    return x[t[0]]", K::Unsupported, 2, 5, "must be assigned once"),
     ("def f(x):\n    if x[0] > 0:\n        t = (1, 2)\n    return x[0]", K::Unsupported, 3, 9, "must be assigned once"),
     ("import typing\ndef f(x):\n    return typing.cast(x[0])", K::Arity, 3, 12, "cast() takes a type and a value"),
-    ("def f(x, w=(1.0, 2.0)):\n    x = x.sum()\n    if x > 0:\n        x = w * 2\n    return 0.0", K::Type, 4, 9, "`x` holds an array here but a number elsewhere"),
+    ("def f(x, w=(1.0, 2.0)):\n    x = x.sum()\n    if x > 0:\n        x = np.array(w) * 2\n    return 0.0", K::Type, 4, 9, "`x` holds an array here but a number elsewhere"),
     // --- helper functions -------------------------------------------------------------------------
     ("def f(x):\n    return g(x[0])\ndef g(v):\n    return g(v - 1)", K::Unsupported, 4, 12, "recursion cannot be inlined: `g` calls `g`"),
     ("def f(x):\n    return g(x[0])\ndef g(v):\n    return h(v)\ndef h(v):\n    return g(v)", K::Unsupported, 6, 12, "`g` calls `h` calls `g`"),
@@ -289,7 +289,8 @@ fn binding_errors() {
     let e = f.with_bindings(&wrong).unwrap_err();
     assert_eq!(e.kind, K::Binding);
     assert!(
-        e.to_string().contains("`w` was compiled as an array"),
+        e.to_string()
+            .contains("`w` was compiled as a float64 array, but a float was given"),
         "{e}"
     );
 }

@@ -514,3 +514,101 @@ fn linspace_is_numpys() {
         Err("Number of samples, -2, must be non-negative.".into())
     );
 }
+
+/// Runs `src` with `bindings` through the JIT and the interpreter, which must agree.
+fn run_bound(src: &str, bindings: &Bindings, x: &[f64]) -> Result<f64, String> {
+    let f = Filter::compile(src, bindings).map_err(|e| e.to_string())?;
+    let jit = f.call(x).map_err(|e| e.message.clone());
+    let interp = f.interpret(x).map_err(|e| e.message.clone());
+    assert_eq!(format!("{jit:?}"), format!("{interp:?}"), "{src}");
+    jit
+}
+
+#[test]
+fn bound_values_keep_their_python_or_numpy_kind() {
+    use ndjit::{ArrayKind, Value};
+    let with = |v: Value| {
+        let mut b = Bindings::new();
+        b.set("w", v);
+        b
+    };
+    let pair = |kind| with(Value::Array(vec![7.0, 0.0], kind));
+    let floordiv = "def f(x, w):\n    return w[0] // w[1]";
+    let zero = "integer division or modulo by zero";
+    // A tuple of Python ints raises, an int64 array gives 0, a float64 array gives inf.
+    assert_eq!(
+        run_bound(floordiv, &pair(ArrayKind::PyInts), &[1.0]),
+        Err(zero.into())
+    );
+    assert_eq!(
+        run_bound(floordiv, &pair(ArrayKind::Int64), &[1.0]),
+        Ok(0.0)
+    );
+    assert_eq!(
+        run_bound(floordiv, &pair(ArrayKind::Float64), &[1.0]),
+        Ok(f64::INFINITY)
+    );
+    assert_eq!(
+        run_bound(
+            "def f(x, w):\n    return w[0] / w[1]",
+            &pair(ArrayKind::PyFloats),
+            &[1.0]
+        ),
+        Err("float division by zero".into())
+    );
+    // `*` repeats a tuple: refused, where an array multiplies.
+    let repeat = "def f(x, w):\n    return np.sum(w * 2)";
+    assert!(run_bound(repeat, &pair(ArrayKind::PyInts), &[1.0]).is_err());
+    assert_eq!(
+        run_bound(repeat, &pair(ArrayKind::Float64), &[1.0]),
+        Ok(14.0)
+    );
+    // NumPy's bools: True + True is True.
+    let bools = with(Value::Array(vec![1.0, 1.0], ArrayKind::Bool));
+    assert_eq!(
+        run_bound("def f(x, w):\n    return np.sum(w) // 0", &bools, &[1.0]),
+        Ok(0.0)
+    );
+    // Scalars: an np.int64 divides by zero to 0 and an np.float64 to inf; Python's raise.
+    let s = "def f(x, s):\n    return s // 0";
+    let scalar = |v: Value| {
+        let mut b = Bindings::new();
+        b.set("s", v);
+        b
+    };
+    assert_eq!(run_bound(s, &scalar(Value::NpInt64(7)), &[1.0]), Ok(0.0));
+    assert_eq!(
+        run_bound(s, &scalar(Value::Int(7)), &[1.0]),
+        Err(zero.into())
+    );
+    let d = "def f(x, s):\n    return 1.0 / s";
+    assert_eq!(
+        run_bound(d, &scalar(Value::NpFloat64(0.0)), &[1.0]),
+        Ok(f64::INFINITY)
+    );
+    assert_eq!(
+        run_bound(d, &scalar(Value::Float(0.0)), &[1.0]),
+        Err("float division by zero".into())
+    );
+}
+
+#[test]
+fn tuple_defaults_are_python_tuples() {
+    let none = Bindings::new();
+    let ints = "def f(x, w=(7, 0)):\n    return w[0] // w[1]";
+    assert_eq!(
+        run_bound(ints, &none, &[1.0]),
+        Err("integer division or modulo by zero".into())
+    );
+    // Past 2**53 a double would round the product; Python's ints do not.
+    let big = "def f(x, w=(4503599627370497,)):\n    return w[0] * 3 - w[0] * 2";
+    assert_eq!(run_bound(big, &none, &[1.0]), Ok(4503599627370497.0));
+    for mixed in ["(1, 0.5)", "(True, False)", "(9007199254740993,)"] {
+        let src = format!("def f(x, w={mixed}):\n    return w[0]");
+        let e = run_bound(&src, &none, &[1.0]).unwrap_err();
+        assert!(
+            e.contains("default values must be numbers or tuples of numbers"),
+            "{mixed}: {e}"
+        );
+    }
+}

@@ -434,7 +434,7 @@ ndjit_status ndjit_bindings_set_int(ndjit_bindings *bindings,
                                     ndjit_error **error);
 
 /**
- * Binds `name` to a 1-D array of `len` doubles (a NumPy float64 array or a tuple of numbers),
+ * Binds `name` to a 1-D array of `len` doubles (as a NumPy float64 array),
  * copied from `values`. `values` may be NULL when `len` is 0.
  *
  * Errors as for `ndjit_bindings_set_double`, and `NDJIT_ERR_INVALID_ARGUMENT` if `len` is

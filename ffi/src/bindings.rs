@@ -105,7 +105,7 @@ pub unsafe extern "C" fn ndjit_bindings_set_int(
     unsafe { set(bindings, name, error, || Ok(ndjit_core::Value::Int(value))) }
 }
 
-/// Binds `name` to a 1-D array of `len` doubles (a NumPy float64 array or a tuple of numbers),
+/// Binds `name` to a 1-D array of `len` doubles (as a NumPy float64 array),
 /// copied from `values`. `values` may be NULL when `len` is 0.
 ///
 /// Errors as for `ndjit_bindings_set_double`, and `NDJIT_ERR_INVALID_ARGUMENT` if `len` is
@@ -127,6 +127,7 @@ pub unsafe extern "C" fn ndjit_bindings_set_array(
         set(bindings, name, error, || {
             Ok(ndjit_core::Value::Array(
                 slice_arg(values, len, "values", "len")?.to_vec(),
+                ndjit_core::ArrayKind::Float64,
             ))
         })
     }

@@ -12,6 +12,7 @@ import builtins
 import functools
 import io
 import math
+import struct
 import textwrap
 import types
 import typing
@@ -51,13 +52,20 @@ class Spec:
 
     def key(self) -> tuple:
         """A hashable identity of the compiled content (source, bound values, imports)."""
-        items = []
-        for k, v in sorted(self.bindings.items()):
-            if isinstance(v, np.ndarray):
-                items.append((k, "array", v.tobytes()))
-            else:
-                items.append((k, type(v).__name__, v))
-        return (self.source, self.signature, tuple(items), self.imports)
+        items = tuple((k, _identity(v)) for k, v in sorted(self.bindings.items()))
+        return (self.source, self.signature, items, self.imports)
+
+
+def _identity(v: Any) -> tuple:
+    """A bound value's identity down to its type and bits: `0.0 == -0.0` and `(1,) == (1.0,)` in
+    Python, but a filter compiled with one must not serve the other."""
+    if isinstance(v, np.ndarray):
+        return ("array", v.dtype.str, v.tobytes())
+    if isinstance(v, tuple):
+        return ("tuple",) + tuple(_identity(e) for e in v)
+    if isinstance(v, float):
+        return ("float", struct.pack("<d", v))
+    return (type(v).__name__, v)
 
 
 # NumPy reductions a user may pass directly (``generic_filter(img, np.var, ...)``).
@@ -370,11 +378,31 @@ def _numpy_kind(name: str, dtype, why: str, instead: str) -> TypeError:
     )
 
 
+def _python_sequence(name: str, v) -> tuple:
+    """A bound tuple or list: its elements stay Python numbers (`T[0] // 0` raises, `T * 2`
+    repeats), all ints or all floats, as the Rust layer takes them."""
+    kinds = {type(e) for e in v}
+    if kinds <= {float} or kinds == {int}:
+        if kinds == {int} and any(abs(e) > 2**53 for e in v):
+            raise TypeError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly")
+        return tuple(v)
+    if kinds <= {int, float}:
+        why, instead = "mixes ints and floats", f"a tuple of floats or np.array({name})"
+    elif any(isinstance(e, (tuple, list)) for e in v):
+        why, instead = "is nested", f"np.array({name}) (a 2-D array)"
+    else:
+        names = ", ".join(sorted(k.__name__ for k in kinds))
+        why, instead = f"holds {names}", f"a tuple of Python floats or ints, or np.array({name})"
+    raise TypeError(f"bound {type(v).__name__} {name!r} {why}; ndjit binds tuples and lists whose elements are "
+                    f"all Python ints or all Python floats: bind {instead}")
+
+
 def _convert(name: str, v: Any):
-    """A bound value in the form the Rust layer takes: int, float, or a 1-D float64 array."""
-    if isinstance(v, np.floating) and v.dtype.itemsize < 8:
+    """A bound value in the form the Rust layer takes: int, float, str, a 1-D float64, int64 or
+    bool array (a 2-D one as a `_Matrix`), or a tuple of Python floats or of Python ints."""
+    if isinstance(v, np.floating) and v.dtype.itemsize != 8:
         raise _narrow_float(name, v.dtype)
-    if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype.itemsize < 8:
+    if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.dtype.itemsize != 8:
         raise _narrow_float(name, v.dtype)
     if isinstance(v, np.bool_):
         raise _numpy_kind(name, v.dtype, "adds and multiplies NumPy's bools as `or` and `and`, and "
@@ -385,29 +413,34 @@ def _convert(name: str, v: Any):
     if isinstance(v, np.ndarray) and _narrow_int(v.dtype):
         raise _numpy_kind(name, v.dtype, f"wraps its elements' arithmetic at {v.dtype.itemsize * 8} bits",
                           f"{name}.astype(np.float64)")
+    if isinstance(v, (np.floating, np.integer)):  # np.float64, np.int64 (the rest are refused above): a 0-d array, which keeps NumPy's arithmetic
+        return np.array(v)
     if isinstance(v, bool):
         return int(v)
-    if isinstance(v, (int, np.integer)):
+    if isinstance(v, int):
         v = int(v)
         if not -(2**63) <= v < 2**63:
             raise TypeError(f"bound value {name!r} = {v} does not fit in 64 bits")
         return v
-    if isinstance(v, (float, np.floating)):
+    if isinstance(v, float):
         return float(v)
     if isinstance(v, str):
         return v  # folded into the code: `if method == "mean":`
-    if isinstance(v, (tuple, list)) or (isinstance(v, np.ndarray) and v.dtype.kind in "biuf"):
-        a = np.asarray(v)
-        if a.ndim == 0:
-            return _convert(name, a.item())
-        if a.ndim == 2 and a.dtype.kind in "biuf":
-            return _Matrix(np.ascontiguousarray(a, dtype=np.float64).ravel(), a.shape[1])
-        if a.ndim != 1 or a.dtype.kind not in "biuf":
-            raise TypeError(
-                f"bound value {name!r} is a {a.ndim}-D {a.dtype} array; ndjit binds numbers and 1-D and 2-D "
-                "numeric arrays"
-            )
-        return np.ascontiguousarray(a, dtype=np.float64)
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+        if v.ndim == 0:  # not quite its NumPy scalar: round() raises, for one
+            raise TypeError(f"bound value {name!r} is a 0-d array, which some Python functions treat otherwise "
+                            f"than a number; bind {name}[()] (its NumPy scalar) or float({name})")
+        if v.ndim > 2:
+            raise TypeError(f"bound value {name!r} is a {v.ndim}-D {v.dtype} array; ndjit binds numbers "
+                            "and 1-D and 2-D numeric arrays")
+        dtype = {"b": np.bool_, "i": np.int64, "f": np.float64}[v.dtype.kind]  # narrow ints refused above
+        flat = np.ascontiguousarray(v, dtype=dtype).ravel()
+        if dtype is np.int64 and ((flat > 2**53) | (flat < -(2**53))).any():
+            raise TypeError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly; "
+                            f"bind {name}.astype(np.float64) if float64 arithmetic is what you mean")
+        return _Matrix(flat, v.shape[1]) if v.ndim == 2 else flat
+    if isinstance(v, (tuple, list)):
+        return _python_sequence(name, v)
     raise TypeError(
         f"bound value {name!r} is a {type(v).__name__}; ndjit binds numbers, NumPy scalars, "
         "1-D numeric arrays and tuples of numbers"

@@ -158,16 +158,20 @@ def test_kept_values_compare_by_identity_not_equality():
     assert ndjit.jit_filter(plus_k)._spec.bindings["K"] == 1.0
 
 
+def scaled_by_sum(x):
+    return np.max(x) * np.sum(SCALE)
+
+
 def test_a_global_rebound_to_an_array_then_changed_in_place_is_read_afresh():
     # The kept entry (SCALE a float) must not be reused once SCALE is an array, nor after that
     # array changes in place, nor stay stale when the float comes back.
     global SCALE
-    assert run(scaled) == 16.0
-    SCALE = np.array(3.0)
+    assert run(scaled_by_sum) == 16.0
+    SCALE = np.array([3.0])
     try:
-        assert run(scaled) == 24.0
+        assert run(scaled_by_sum) == 24.0
         SCALE[...] = 4.0
-        assert run(scaled) == 32.0
+        assert run(scaled_by_sum) == 32.0
     finally:
         SCALE = 2.0
-    assert run(scaled) == 16.0
+    assert run(scaled_by_sum) == 16.0

@@ -159,7 +159,13 @@ fn filter_key(filter: &Filter) -> String {
         let bits: Vec<u64> = match v {
             Value::Float(x) => vec![x.to_bits()],
             Value::Int(i) => vec![*i as u64, 1],
-            Value::Array(a) => a.iter().map(|x| x.to_bits()).chain([2]).collect(),
+            Value::NpFloat64(x) => vec![x.to_bits(), 4],
+            Value::NpInt64(i) => vec![*i as u64, 5],
+            Value::Array(a, kind) => a
+                .iter()
+                .map(|x| x.to_bits())
+                .chain([2, *kind as u64])
+                .collect(),
             // Folded into the IR, which is part of the key already.
             Value::Str(_) => vec![3],
         };

@@ -25,7 +25,7 @@ mod tuples;
 mod value;
 mod window_writes;
 
-use crate::bind::{Bindings, Layout, Slot, Value as Bound};
+use crate::bind::{ArrayKind, Bindings, Layout, Slot, Value as Bound};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
 use crate::ir::{
     self, Arr, ArrDecl, ArrKind, ErrorId, ErrorSite, Expr, Func, Stmt, Ty, Var, VarDecl, BUFFER,
@@ -500,7 +500,7 @@ impl<'a> Translator<'a> {
                 let default = match self.constant(d)? {
                     Bound::Float(x) => Expr::F64(x),
                     Bound::Int(x) => Expr::F64(x as f64),
-                    Bound::Array(_) | Bound::Str(_) => {
+                    _ => {
                         return Err(self.err(
                             ErrorKind::Unsupported,
                             p.span,
@@ -560,69 +560,53 @@ impl<'a> Translator<'a> {
                 }
             },
         };
-        Ok(self.bound(&p.name, &value))
+        let v = self.bound(&p.name, &value);
+        Ok(self.bound_matrix(&p.name, v))
     }
 
-    /// Registers a bound value in the layout and returns how the code reads it.
+    /// Registers a bound value in the layout and returns how the code reads it: the context
+    /// holds every array as doubles, and the element type and Python-or-NumPy kind come back
+    /// here, so that `T[0] // 0` raises for a tuple of ints and gives 0 for an int64 array.
     fn bound(&mut self, name: &str, value: &Bound) -> Value {
         if let Bound::Str(s) = value {
             return Value::Str(s.clone());
         }
         match self.layout.add(name, value) {
-            Slot::Float(k) => Value::Scalar(Expr::Param(k), Ty::F64),
-            Slot::Int(k) => Value::Scalar(Expr::IntParam(k), Ty::I64),
-            Slot::Array(k) => {
+            // Python's or NumPy's arithmetic: see `prov`.
+            Slot::Float(k, _) => Value::Scalar(Expr::Param(k), Ty::F64),
+            Slot::Int(k, _) => Value::Scalar(Expr::IntParam(k), Ty::I64),
+            Slot::Array(k, kind) => {
                 let a = self.new_array(ArrKind::Bound(k), name);
-                Value::Array(self.view(a))
+                let doubles = self.view(a);
+                let typed = |ty: Ty| ArrayVal {
+                    ty,
+                    elem: Expr::Cast(ty, doubles.elem.clone().boxed()),
+                    ..doubles.clone()
+                };
+                match kind {
+                    ArrayKind::Float64 => Value::Array(doubles),
+                    ArrayKind::Int64 => Value::Array(typed(Ty::I64)),
+                    ArrayKind::Bool => Value::Array(typed(Ty::Bool)),
+                    ArrayKind::PyFloats => Value::List(doubles, ElemKind::Python),
+                    ArrayKind::PyInts => Value::List(typed(Ty::I64), ElemKind::Python),
+                }
             }
         }
     }
 
-    /// A default value: a number literal (possibly negated) or a tuple/list of them.
+    /// A parameter's default value: a number literal (possibly negated) or a tuple/list of them.
     fn constant(&self, e: &ast::Expr) -> Result<Bound> {
-        let num = |e: &ast::Expr| -> Option<f64> {
-            match &e.kind {
-                ExprKind::Int(v) => Some(*v as f64),
-                ExprKind::Float(v) => Some(*v),
-                ExprKind::Unary(ast::UnaryOp::Neg, inner) => match inner.kind {
-                    ExprKind::Int(v) => Some(-(v as f64)),
-                    ExprKind::Float(v) => Some(-v),
-                    _ => None,
-                },
-                _ => None,
-            }
-        };
-        match &e.kind {
-            ExprKind::Int(v) => Ok(Bound::Int(*v)),
-            ExprKind::Bool(v) => Ok(Bound::Int(*v as i64)),
-            ExprKind::Str(s) => Ok(Bound::Str(s.clone())),
-            ExprKind::Unary(ast::UnaryOp::Neg, inner) if matches!(inner.kind, ExprKind::Int(_)) => {
-                let ExprKind::Int(v) = inner.kind else {
-                    unreachable!()
-                };
-                Ok(Bound::Int(-v))
-            }
-            ExprKind::Tuple(items) | ExprKind::List(items) => items
-                .iter()
-                .map(|i| num(i).ok_or(()))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map(Bound::Array)
-                .map_err(|_| {
-                    self.err(
-                        ErrorKind::Unsupported,
-                        e.span,
-                        "default values must be numbers or tuples of numbers",
-                    )
-                }),
-            _ => num(e).map(Bound::Float).ok_or_else(|| {
-                self.err(
-                    ErrorKind::Unsupported,
-                    e.span,
-                    "default values must be numbers or tuples of numbers",
-                )
-                .hint("bind the value instead (extra_keywords)")
-            }),
+        if let ExprKind::Str(s) = &e.kind {
+            return Ok(Bound::Str(s.clone()));
         }
+        crate::bind::default_value(e).ok_or_else(|| {
+            self.err(
+                ErrorKind::Unsupported,
+                e.span,
+                "default values must be numbers or tuples of numbers (all ints or all floats)",
+            )
+            .hint("bind the value instead (extra_keywords)")
+        })
     }
 
     /// The builtin a call's function expression names (`len`, `np.sqrt`, an imported alias),

@@ -80,12 +80,17 @@ impl Translator<'_> {
     /// arithmetic never raises: a wrong guess can only miss an error, never invent one.
     pub(crate) fn prov(&self, e: &Expr) -> Prov {
         match e {
-            Expr::F64(_)
-            | Expr::I64(_)
-            | Expr::Bool(_)
-            | Expr::Param(_)
-            | Expr::IntParam(_)
-            | Expr::Len(_) => Prov::Py,
+            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Len(_) => Prov::Py,
+            // Bound numbers: Python's, or NumPy scalars (`np.float64`, `np.int64`).
+            Expr::Param(k) | Expr::IntParam(k) => {
+                match self
+                    .layout
+                    .is_numpy_scalar(*k, matches!(e, Expr::IntParam(_)))
+                {
+                    true => Prov::Np,
+                    false => Prov::Py,
+                }
+            }
             // A transform's coordinates are a tuple of Python ints; array elements are NumPy scalars.
             Expr::Load(a, _)
                 if self.func.arrays[a.0 as usize].kind == crate::ir::ArrKind::Coords =>
