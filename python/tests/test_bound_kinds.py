@@ -183,3 +183,30 @@ def test_bound_values_round_trip_with_their_kind():
         assert np.array_equal(got[k], v), (k, got[k])
         if isinstance(v, np.ndarray):
             assert got[k].dtype == v.dtype, (k, got[k].dtype)
+
+
+class Settings:
+    kernel = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+KERNEL = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+def row_of_attribute(x):
+    return np.sum(Settings.kernel[1]) + x[0]
+
+
+def row_of_default(x, k=KERNEL):
+    return np.sum(k[1]) + x[0]
+
+
+def row_of_global(x):
+    return np.sum(KERNEL[1]) + x[0]
+
+
+@pytest.mark.parametrize("f", [row_of_attribute, row_of_default, row_of_global])
+def test_a_2d_array_is_2d_however_it_is_bound(f):
+    # `k[1]` is a row (sum 7); read flat, it was element 1 (2).
+    want = ndi.generic_filter(IMAGE, f, size=3)
+    assert same(ndjit.generic_filter(IMAGE, f, size=3), want)
+    assert np.allclose(want - ndi.generic_filter(IMAGE, lambda x: x[0], size=3), 7.0)

@@ -560,11 +560,11 @@ impl<'a> Translator<'a> {
                 }
             },
         };
-        let v = self.bound(&p.name, &value);
-        Ok(self.bound_matrix(&p.name, v))
+        Ok(self.bound(&p.name, &value))
     }
 
-    /// Registers a bound value in the layout and returns how the code reads it: the context
+    /// Registers a bound value in the layout and returns how the code reads it (2-D where a column
+    /// count is bound beside it): the context
     /// holds every array as doubles, and the element type and Python-or-NumPy kind come back
     /// here, so that `T[0] // 0` raises for a tuple of ints and gives 0 for an int64 array.
     fn bound(&mut self, name: &str, value: &Bound) -> Value {
@@ -583,13 +583,16 @@ impl<'a> Translator<'a> {
                     elem: Expr::Cast(ty, doubles.elem.clone().boxed()),
                     ..doubles.clone()
                 };
-                match kind {
+                let v = match kind {
                     ArrayKind::Float64 => Value::Array(doubles),
                     ArrayKind::Int64 => Value::Array(typed(Ty::I64)),
                     ArrayKind::Bool => Value::Array(typed(Ty::Bool)),
                     ArrayKind::PyFloats => Value::List(doubles, ElemKind::Python),
                     ArrayKind::PyInts => Value::List(typed(Ty::I64), ElemKind::Python),
-                }
+                };
+                // Every way of binding an array (argument, default, global, attribute) can
+                // bind a 2-D one, so its shape is applied here, once.
+                self.bound_matrix(name, v)
             }
         }
     }
@@ -715,7 +718,6 @@ impl<'a> Translator<'a> {
         if let Some(b) = self.bindings.get(name) {
             let b = b.clone();
             let v = self.bound(name, &b);
-            let v = self.bound_matrix(name, v);
             self.names.insert(name.to_string(), v.clone());
             return Ok(v);
         }
