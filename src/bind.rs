@@ -85,11 +85,10 @@ pub enum Value {
 
 impl Value {
     /// Whether this value can fill `slot` and behave as the value the filter was compiled with:
-    /// the same kind, or a Python int exactly representable where a Python float was.
+    /// only one of the same kind can (even an int where a float was would differ: `-0` is 0).
     pub fn fits(&self, slot: Slot) -> bool {
         match (slot, self) {
             (Slot::Float(_, Origin::Python), Value::Float(_)) => true,
-            (Slot::Float(_, Origin::Python), Value::Int(i)) => exact_double(*i).is_some(),
             (Slot::Float(_, Origin::NumPy), Value::NpFloat64(_)) => true,
             (Slot::Int(_, Origin::Python), Value::Int(_)) => true,
             (Slot::Int(_, Origin::NumPy), Value::NpInt64(_)) => true,
@@ -194,14 +193,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Whether bound float `k` (`Expr::Param`) or, with `int`, bound int `k` (`Expr::IntParam`)
-    /// is a NumPy scalar.
-    pub fn is_numpy_scalar(&self, k: u32, int: bool) -> bool {
-        self.entries.iter().any(|(_, s)| match *s {
-            Slot::Float(j, Origin::NumPy) => !int && j == k,
-            Slot::Int(j, Origin::NumPy) => int && j == k,
-            _ => false,
-        })
+    /// Whether some name lives in exactly `slot` (index and kind).
+    pub fn has(&self, slot: Slot) -> bool {
+        self.entries.iter().any(|(_, s)| *s == slot)
     }
 
     pub fn slot(&self, name: &str) -> Option<Slot> {
@@ -246,9 +240,9 @@ pub struct BoundValues {
 }
 
 impl BoundValues {
-    /// The values of `values` in the slots of `layout`. A Python int bound to a Python float's
-    /// slot becomes a float (exactly: see [`Value::fits`]); names without a slot, or of another kind, are ignored
-    /// (compiling and [`crate::Filter::with_bindings`] have rejected wrong kinds already).
+    /// The values of `values` in the slots of `layout`. Names without a slot, or of another
+    /// kind, are ignored (compiling and [`crate::Filter::with_bindings`] have rejected wrong
+    /// kinds already: see [`Value::fits`]).
     pub fn new(layout: &Layout, values: &[(String, Value)]) -> BoundValues {
         let mut b = BoundValues {
             floats: vec![0.0; layout.floats as usize],
@@ -260,7 +254,6 @@ impl BoundValues {
                 (Some(Slot::Float(k, _)), Value::Float(x) | Value::NpFloat64(x)) => {
                     b.floats[k as usize] = *x
                 }
-                (Some(Slot::Float(k, _)), Value::Int(x)) => b.floats[k as usize] = *x as f64,
                 (Some(Slot::Int(k, _)), Value::Int(x) | Value::NpInt64(x)) => {
                     b.ints[k as usize] = *x
                 }
@@ -316,11 +309,7 @@ mod tests {
     fn a_value_fits_only_a_slot_of_its_own_kind() {
         let py_float = Slot::Float(0, Origin::Python);
         assert!(Value::Float(1.5).fits(py_float));
-        assert!(Value::Int(3).fits(py_float));
-        assert!(
-            !Value::Int((1 << 53) + 1).fits(py_float),
-            "a double would round it"
-        );
+        assert!(!Value::Int(0).fits(py_float), "-0 is 0, -0.0 is not");
         assert!(!Value::NpFloat64(1.5).fits(py_float));
         assert!(!Value::Float(1.5).fits(Slot::Float(0, Origin::NumPy)));
         assert!(!Value::Int(1).fits(Slot::Int(0, Origin::NumPy)));
@@ -348,9 +337,10 @@ mod tests {
         layout.add("a", &Value::Float(1.0));
         layout.add("b", &Value::NpFloat64(1.0));
         layout.add("c", &Value::NpInt64(1));
-        assert!(!layout.is_numpy_scalar(0, false));
-        assert!(layout.is_numpy_scalar(1, false));
-        assert!(layout.is_numpy_scalar(0, true));
-        assert!(!layout.is_numpy_scalar(1, true));
+        assert!(layout.has(Slot::Float(0, Origin::Python)));
+        assert!(!layout.has(Slot::Float(0, Origin::NumPy)));
+        assert!(layout.has(Slot::Float(1, Origin::NumPy)));
+        assert!(layout.has(Slot::Int(0, Origin::NumPy)));
+        assert!(!layout.has(Slot::Int(1, Origin::NumPy)));
     }
 }

@@ -170,3 +170,17 @@ fn integrands_read_quads_arguments() {
         "a negative count is refused"
     );
 }
+
+#[test]
+fn integrand_defaults_are_floats_as_quad_passes() {
+    // `-k` of an int default 0 is 0, of a float from quad -0.0: one parameter, two types.
+    let e = Filter::builder("def g(x, k=0):\n    return math.copysign(1.0, -k)")
+        .signature(Sig::Integrand)
+        .compile()
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("an integrand's parameter defaults are floats"),
+        "{e}"
+    );
+}

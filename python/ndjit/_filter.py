@@ -12,7 +12,7 @@ from scipy import LowLevelCallable
 
 from . import _core, _helpers
 from ._errors import ErrorKind, FilterCompileError, FilterRuntimeError
-from ._frontend import Spec, _convert, _flatten_matrices, describe
+from ._frontend import _COLUMNS_SUFFIX, Spec, _Matrix, _convert, _flatten_matrices, describe
 from ._scipy_args import footprint_and_origins
 from ._unsupported import unbindable
 
@@ -179,7 +179,14 @@ class Filter(LowLevelCallable):
         unknown = [k for k in values if k not in known]
         if unknown:
             raise TypeError(f"the filter has no bound value named {', '.join(map(repr, unknown))} (it reads {sorted(known)})")
-        converted = _flatten_matrices({k: _convert(k, v) for k, v in values.items()})
+        converted = {k: _convert(k, v) for k, v in values.items()}
+        for k, v in converted.items():
+            # The column count of a 2-D array is compiled in as a binding of its own.
+            was_2d = k + _COLUMNS_SUFFIX in known
+            if was_2d != isinstance(v, _Matrix):
+                raise TypeError(f"{k!r} was compiled as a {'2' if was_2d else '1'}-D array; recompile the "
+                                "filter (ndjit.jit_filter) to bind another shape")
+        converted = _flatten_matrices(converted)
         compiled = self._compiled.with_bindings(converted)
         bindings = dict(self._spec.bindings)
         bindings.update(converted)
@@ -201,7 +208,8 @@ class Filter(LowLevelCallable):
         return self._compiled.ir
 
     def _inspected(self) -> "_core.CompiledFilter":
-        return _compile(self._spec, self._filter_size, inspect=True).with_bindings(dict(self._compiled.bound_values))
+        # The spec holds the current values, converted as the Rust layer takes them (`bind`).
+        return _compile(self._spec, self._filter_size, inspect=True)
 
     @property
     def clif(self) -> str:

@@ -60,7 +60,7 @@ def _identity(v: Any) -> tuple:
     """A bound value's identity down to its type and bits: `0.0 == -0.0` and `(1,) == (1.0,)` in
     Python, but a filter compiled with one must not serve the other."""
     if isinstance(v, np.ndarray):
-        return ("array", v.dtype.str, v.tobytes())
+        return ("array", v.dtype.str, v.shape, v.tobytes())
     if isinstance(v, tuple):
         return ("tuple",) + tuple(_identity(e) for e in v)
     if isinstance(v, float):
@@ -304,13 +304,7 @@ def _bind(bindings: Dict[str, Any], name: str, value: Any, func: types.FunctionT
     """Adds a bound value; the filter and its helpers share one namespace, so one name must
     mean one value in all of them."""
     if name in bindings:
-        old = bindings[name]
-        same = (
-            np.array_equal(old, value)
-            if isinstance(old, np.ndarray) or isinstance(value, np.ndarray)
-            else type(old) is type(value) and old == value
-        )
-        if not same:
+        if _identity(bindings[name]) != _identity(value):  # `==` takes 0.0 for -0.0, (1,) for (1.0,)
             raise TypeError(
                 f"`{name}` means different values in {func.__qualname__} and the filter or another "
                 "helper; ndjit inlines helpers into one program: rename one of them"
@@ -413,7 +407,9 @@ def _convert(name: str, v: Any):
     if isinstance(v, np.ndarray) and _narrow_int(v.dtype):
         raise _numpy_kind(name, v.dtype, f"wraps its elements' arithmetic at {v.dtype.itemsize * 8} bits",
                           f"{name}.astype(np.float64)")
-    if isinstance(v, (np.floating, np.integer)):  # np.float64, np.int64 (the rest are refused above): a 0-d array, which keeps NumPy's arithmetic
+    if isinstance(v, (np.floating, np.integer)):
+        # np.float64 or np.int64 (the rest are refused above), passed on as a 0-d array: the
+        # Rust layer takes it as a NumPy scalar, with NumPy's arithmetic.
         return np.array(v)
     if isinstance(v, bool):
         return int(v)

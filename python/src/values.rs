@@ -30,7 +30,7 @@ pub fn from_dict(d: Option<&Bound<'_, PyDict>>) -> PyResult<Bindings> {
             Value::NpFloat64(a.as_array()[()])
         } else if let Ok(a) = v.extract::<PyReadonlyArray0<'_, i64>>() {
             Value::NpInt64(a.as_array()[()])
-        } else if let Some(a) = array(&name, &v)? {
+        } else if let Some(a) = sequence(&name, &v)? {
             a
         } else {
             return Err(PyTypeError::new_err(format!(
@@ -46,7 +46,7 @@ pub fn from_dict(d: Option<&Bound<'_, PyDict>>) -> PyResult<Bindings> {
 
 /// A bound array or tuple, if `v` is one. Ints must be doubles exactly (|i| <= 2**53): the
 /// context holds every element as a double.
-fn array(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
+fn sequence(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
     let exact = |i: i64| {
         ndjit::bind::exact_double(i).ok_or_else(|| {
             PyTypeError::new_err(format!(
@@ -75,19 +75,18 @@ fn array(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
     let Ok(t) = v.cast::<PyTuple>() else {
         return Ok(None);
     };
-    // Exactly ints or floats: a bool or a NumPy scalar element would behave otherwise.
+    // Exactly ints or exactly floats: a bool or a NumPy scalar element would behave otherwise.
     let items: Vec<_> = t.iter().collect();
-    let ints = items.iter().map(|i| i.is_exact_instance_of::<PyInt>());
-    let floats = items.iter().all(|i| i.is_exact_instance_of::<PyFloat>());
-    let kind = match ArrayKind::of_python(ints) {
-        Some(ArrayKind::PyInts) => ArrayKind::PyInts,
-        Some(ArrayKind::PyFloats) if floats => ArrayKind::PyFloats,
-        _ => {
-            return Err(PyTypeError::new_err(format!(
-                "bound value `{name}` is a tuple of mixed element types; ndjit binds tuples of \
-                 floats or of ints"
-            )))
-        }
+    let ints = items.iter().all(|i| i.is_exact_instance_of::<PyInt>());
+    let kind = if ints && !items.is_empty() {
+        ArrayKind::PyInts
+    } else if items.iter().all(|i| i.is_exact_instance_of::<PyFloat>()) {
+        ArrayKind::PyFloats // (an empty tuple too: NumPy makes it a float64 array)
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "bound value `{name}` is a tuple of mixed element types; ndjit binds tuples of \
+             floats or of ints"
+        )));
     };
     let values = items
         .iter()

@@ -210,3 +210,58 @@ def test_a_2d_array_is_2d_however_it_is_bound(f):
     want = ndi.generic_filter(IMAGE, f, size=3)
     assert same(ndjit.generic_filter(IMAGE, f, size=3), want)
     assert np.allclose(want - ndi.generic_filter(IMAGE, lambda x: x[0], size=3), 7.0)
+
+
+@pytest.mark.parametrize("first,second", [(np.array([5.0]), np.float64(5.0)), (np.float64(5.0), np.array([5.0]))])
+def test_arrays_of_another_shape_do_not_share_a_compiled_filter(first, second):
+    # Same dtype and bytes: the compile cache must key the shape too (`V[0]` of a scalar raises).
+    src = "V[0] + 0.0"
+    for value in (first, second):
+        want = cpython(src, "", value)
+        if isinstance(want, Exception):
+            with pytest.raises(Exception):
+                ndjit.generic_filter(IMAGE, SOURCE.format(src), size=3, extra_arguments=(value,))
+        else:
+            assert same(ndjit.generic_filter(IMAGE, SOURCE.format(src), size=3, extra_arguments=(value,)), want)
+
+
+def test_rebinding_another_shape_or_an_int_for_a_float_is_refused():
+    two_d = ndjit.jit_filter(SOURCE.format("np.sum(V[1]) + 0.0"), extra_arguments=(KERNEL,))
+    with pytest.raises(TypeError, match="compiled as a 2-D array"):
+        two_d.bind(V=KERNEL.ravel())
+    one_d = ndjit.jit_filter(SOURCE.format("np.sum(V[1]) + 0.0"), extra_arguments=(KERNEL.ravel(),))
+    with pytest.raises(TypeError, match="compiled as a 1-D array"):
+        one_d.bind(V=KERNEL)
+    # `-V` of an int 0 is 0, of a float -0.0: an int does not fill a float's slot.
+    negate = ndjit.jit_filter(SOURCE.format("-V"), extra_arguments=(1.0,))
+    for other in (0, False):
+        with pytest.raises(Exception, match="compiled as a float, but an int was given"):
+            negate.bind(V=other)
+
+
+T_SHARED = np.array([7.0, 0.0])
+
+
+def _int_pair_helper():
+    T_SHARED = np.array([7, 0])  # noqa: N806 - the same name as the global, on purpose
+
+    def helper(v):
+        return T_SHARED[0] // T_SHARED[1] + v
+
+    return helper
+
+
+def test_a_name_bound_to_values_of_two_kinds_in_a_helper_and_the_filter_is_refused():
+    helper = _int_pair_helper()
+
+    def f(x):
+        return helper(x[0]) + T_SHARED[0] / T_SHARED[1]
+
+    with pytest.raises(TypeError, match="means different values"):
+        ndjit.jit_filter(f)
+
+
+def test_inspecting_a_filter_with_numpy_scalars_bound():
+    f = ndjit.jit_filter(SOURCE.format("x[0] * V"), extra_arguments=(np.float64(2.0),))
+    assert "fmul" in f.clif
+    assert f.bind(V=np.float64(3.0)).clif

@@ -497,17 +497,19 @@ impl<'a> Translator<'a> {
         let load = Stmt::Assign(v, Expr::Load(BUFFER, Expr::I64(k as i64).boxed()));
         match &p.default {
             Some(d) => {
-                let default = match self.constant(d)? {
-                    Bound::Float(x) => Expr::F64(x),
-                    Bound::Int(x) => Expr::F64(x as f64),
-                    _ => {
-                        return Err(self.err(
-                            ErrorKind::Unsupported,
-                            p.span,
-                            "integrand parameters are numbers",
-                        ))
-                    }
-                };
+                // quad passes floats: an int default would make the parameter an int on one
+                // path and a float on the other (`-k` is 0 for one, -0.0 for the other).
+                let default =
+                    match self.constant(d)? {
+                        Bound::Float(x) => Expr::F64(x),
+                        _ => return Err(self
+                            .err(
+                                ErrorKind::Unsupported,
+                                d.span,
+                                "an integrand's parameter defaults are floats, as quad passes them",
+                            )
+                            .hint("write the default as a float literal, e.g. 0.0")),
+                    };
                 // Total without relying on a branch (expressions must be): the index is clamped
                 // into 0..len, which the check above made non-empty.
                 let index = Expr::Select(

@@ -10,6 +10,7 @@
 
 use super::value::ArrayVal;
 use super::Translator;
+use crate::bind::{Origin, Slot};
 use crate::ir::{ArrKind, BinOp, Expr, Stmt, Ty, UnOp, Var};
 
 /// Whether a scalar is a plain Python number.
@@ -83,12 +84,14 @@ impl Translator<'_> {
             Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Len(_) => Prov::Py,
             // Bound numbers: Python's, or NumPy scalars (`np.float64`, `np.int64`).
             Expr::Param(k) | Expr::IntParam(k) => {
-                match self
-                    .layout
-                    .is_numpy_scalar(*k, matches!(e, Expr::IntParam(_)))
-                {
-                    true => Prov::Np,
-                    false => Prov::Py,
+                let numpy = match e {
+                    Expr::Param(_) => Slot::Float(*k, Origin::NumPy),
+                    _ => Slot::Int(*k, Origin::NumPy),
+                };
+                if self.layout.has(numpy) {
+                    Prov::Np
+                } else {
+                    Prov::Py
                 }
             }
             // A transform's coordinates are a tuple of Python ints; array elements are NumPy scalars.
