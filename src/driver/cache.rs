@@ -155,19 +155,19 @@ pub(crate) fn content_id(filter: &Filter) -> u64 {
 fn filter_key(filter: &Filter) -> String {
     let mut key = format!("{}\u{0}{:?}", filter.source(), filter.ir());
     for (name, v) in filter.bound_values() {
-        // The values by their bits: `{:?}` would not tell NaN payloads apart.
+        // A tag for the kind, then the values by their bits (`{:?}` would not tell NaN payloads
+        // apart).
         let bits: Vec<u64> = match v {
-            Value::Float(x) => vec![x.to_bits()],
-            Value::Int(i) => vec![*i as u64, 1],
-            Value::NpFloat64(x) => vec![x.to_bits(), 4],
-            Value::NpInt64(i) => vec![*i as u64, 5],
-            Value::Array(a, kind) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .chain([2, *kind as u64])
+            Value::Float(x) => vec![0, x.to_bits()],
+            Value::Int(i) => vec![1, *i as u64],
+            Value::NpFloat64(x) => vec![2, x.to_bits()],
+            Value::NpInt64(i) => vec![3, *i as u64],
+            Value::Array(a, kind) => [4, *kind as u64]
+                .into_iter()
+                .chain(a.iter().map(|x| x.to_bits()))
                 .collect(),
             // Folded into the IR, which is part of the key already.
-            Value::Str(_) => vec![3],
+            Value::Str(_) => vec![5],
         };
         key.push_str(&format!("\u{0}{name}={bits:?}"));
     }

@@ -499,17 +499,15 @@ impl<'a> Translator<'a> {
             Some(d) => {
                 // quad passes floats: an int default would make the parameter an int on one
                 // path and a float on the other (`-k` is 0 for one, -0.0 for the other).
-                let default =
-                    match self.constant(d)? {
-                        Bound::Float(x) => Expr::F64(x),
-                        _ => return Err(self
-                            .err(
-                                ErrorKind::Unsupported,
-                                d.span,
-                                "an integrand's parameter defaults are floats, as quad passes them",
-                            )
-                            .hint("write the default as a float literal, e.g. 0.0")),
-                    };
+                let Bound::Float(x) = self.constant(d)? else {
+                    let e = self.err(
+                        ErrorKind::Unsupported,
+                        d.span,
+                        "an integrand's parameter defaults are floats, as quad passes them",
+                    );
+                    return Err(e.hint("write the default as a float literal, e.g. 0.0"));
+                };
+                let default = Expr::F64(x);
                 // Total without relying on a branch (expressions must be): the index is clamped
                 // into 0..len, which the check above made non-empty.
                 let index = Expr::Select(
@@ -565,10 +563,10 @@ impl<'a> Translator<'a> {
         Ok(self.bound(&p.name, &value))
     }
 
-    /// Registers a bound value in the layout and returns how the code reads it (2-D where a column
-    /// count is bound beside it): the context
-    /// holds every array as doubles, and the element type and Python-or-NumPy kind come back
-    /// here, so that `T[0] // 0` raises for a tuple of ints and gives 0 for an int64 array.
+    /// Registers a bound value in the layout and returns how the code reads it (2-D where a
+    /// column count is bound beside it). The context holds every array as doubles; the element
+    /// type and the Python-or-NumPy kind come back here, so that `T[0] // 0` raises for a tuple
+    /// of ints and gives 0 for an int64 array.
     fn bound(&mut self, name: &str, value: &Bound) -> Value {
         if let Bound::Str(s) = value {
             return Value::Str(s.clone());
