@@ -62,6 +62,59 @@ fn python_numbers_raise_on_division_by_zero_numpy_scalars_do_not() {
 }
 
 #[test]
+fn numpy_functions_convert_python_numbers_to_numpy_scalars_first() {
+    // The operators raise for these Python numbers; NumPy's functions of them do not.
+    assert_eq!(
+        run("1.0 / (len(x) - 1)", &[1.0]),
+        Err("float division by zero".into())
+    );
+    assert_eq!(run("np.divide(1.0, len(x) - 1)", &[1.0]), Ok(f64::INFINITY));
+    assert_eq!(
+        run("np.true_divide(-7.0, 0)", &[1.0]),
+        Ok(f64::NEG_INFINITY)
+    );
+    assert!(run("np.divide(len(x) - 1, 0)", &[1.0]).unwrap().is_nan());
+    assert_eq!(run("np.floor_divide(7, len(x) - 1)", &[1.0]), Ok(0.0));
+    assert_eq!(run("np.remainder(7, len(x) - 1)", &[1.0]), Ok(0.0));
+    assert!(run("np.mod(7.0, 0.0)", &[1.0]).unwrap().is_nan());
+    assert_eq!(run("np.floor_divide(7.0, 0.0)", &[1.0]), Ok(f64::INFINITY));
+    // int64 arithmetic wraps where Python's ints would need more than 64 bits.
+    assert_eq!(
+        run("np.multiply(2**62, 4 + len(x))", &[1.0]),
+        Ok(2f64.powi(62))
+    );
+    assert_eq!(run("np.add(2**62, 2**62)", &[1.0]), Ok(-(2f64.powi(63))));
+    assert_eq!(run("np.dot(2**62, 4)", &[1.0]), Ok(0.0));
+    assert_eq!(raises("(2**62) * (4 + len(x))", &[1.0]), "OverflowError");
+    // Two bools: a logical or and a logical and (Python's `True + True` is 2).
+    assert_eq!(run("np.add(True, len(x) > 0) * 3", &[1.0]), Ok(3.0));
+    assert_eq!(run("(True + (len(x) > 0)) * 3", &[1.0]), Ok(6.0));
+    assert_eq!(run("np.multiply(True, len(x) > 1)", &[1.0]), Ok(0.0));
+    assert_eq!(run("np.add(True, 1)", &[1.0]), Ok(2.0));
+}
+
+#[test]
+fn numpy_results_keep_numpys_kinds_and_python_builtins_pythons() {
+    // The extremes of bools are bools: an or with a mask, not an int sum.
+    let x = [1.0, 0.7, 0.2];
+    assert_eq!(run("np.sum(np.max(x > 0) + (x > 0.5))", &x), Ok(3.0));
+    assert_eq!(run("np.sum(max(x > 0) + (x > 0.5))", &x), Ok(3.0));
+    assert_eq!(run("np.sum(np.nanmax(x > 0) + (x > 0.5))", &x), Ok(3.0));
+    assert!(Filter::compile("-np.max(x > 0)", &Bindings::new()).is_err());
+    // Of ints, ints (NumPy's `// 0` is 0), also for the `nan` forms and np.sign.
+    assert_eq!(run("np.nanmax(x.astype(int)) // 0", &x), Ok(0.0));
+    assert_eq!(run("np.sign(len(x)) // 0", &x), Ok(0.0));
+    assert_eq!(run("np.sign(x.astype(int))[0] // 0", &x), Ok(0.0));
+    // Python's any() and all() give Python bools.
+    assert_eq!(raises("1.0 / any(x > 2.0)", &x), "ZeroDivisionError");
+    assert_eq!(run("1.0 / np.any(x > 2.0)", &x), Ok(f64::INFINITY));
+    // np.abs of a Python bool is NumPy's bool; np.round of bools is float16 in NumPy: refused.
+    assert!(Filter::compile("-np.abs(len(x) > 1)", &Bindings::new()).is_err());
+    assert_eq!(run("-abs(len(x) > 1)", &x), Ok(-1.0));
+    assert!(Filter::compile("np.round(x > 0)[0]", &Bindings::new()).is_err());
+}
+
+#[test]
 fn builtin_min_max_follow_cpython_numpy_propagates() {
     let nan_first = [f64::NAN, 1.0, 2.0];
     let nan_later = [1.0, f64::NAN, 2.0];

@@ -94,6 +94,20 @@ AGREE = [
     # np.power of ints wraps at 64 bits, as the operator does.
     "np.power(x.astype(int), 5)[4]",
     "np.power(x.astype(int), 3)[4] // 7",
+    # NumPy's extremes of two bools are bools (an or of two is a bool); its sign of an int
+    # is an int64 (whose floor division by zero is 0).
+    "np.sum(np.maximum(x > 0.5, x > 0.3) + (x > 0.7))",
+    "np.sum(np.fmin(x > 0.5, x > 0.3) + (x > 0.7))",
+    "np.sign(x.astype(int))[4] // 0",
+    "np.sign(int(x[4] * 10) - 3) // 0",
+    # The extremes of bools are bools (NumPy's and Python's `max` alike: the winner is an
+    # element), of ints ints, `nan` forms included.
+    "np.sum(np.max(x > 0.5) + (x > 0.3))",
+    "np.sum(max(x > 0.5) + (x > 0.3))",
+    "np.sum(np.nanmax(x > 0.5) + (x > 0.3))",
+    "np.sum((x > 0.5).min() * (x > 0.3))",
+    "np.nanmax(x.astype(int)) // 0",
+    "np.nanmin(x.astype(int)) // 0",
     # nanmedian along an axis averages an odd count's middle with itself (overflowing).
     "np.nanmedian(x.reshape(3, 3), axis=0)[1]",
     "np.nanmedian(x.reshape(3, 3), axis=1)[2]",
@@ -139,6 +153,12 @@ def test_the_agreeing_sources_show_the_old_differences():
     zero = np.array([-0.0])
     assert not np.signbit(np.clip(zero, 0.0, None)[0]) and np.signbit(np.clip(zero, 0.0, 1.0)[0])
     assert np.power(window.astype(int), 5)[4] != int(window[4]) ** 5  # wraps
+    extremes = np.maximum(b > 0.5, b > 0.3)
+    assert np.sum(extremes + (b > 0.7)) != np.sum(extremes.astype(int) + (b > 0.7))
+    with np.errstate(all="ignore"):
+        assert np.sign(window.astype(int))[4] // 0 != np.sign(window.astype(float))[4] // 0
+        assert np.nanmax(window.astype(int)) // 0 != np.float64(np.nanmax(window.astype(int))) // 0
+    assert np.sum(np.max(b > 0.5) + (b > 0.3)) != np.sum(int(np.max(b > 0.5)) + (b > 0.3))
 
 
 REFUSED = {
@@ -152,6 +172,10 @@ REFUSED = {
     "np.sign(x > 0.5).sum()": "of bools",
     "np.ptp(x > 0.5)": "boolean subtract",
     "np.percentile(x > 0.5, 30)": "of bools",
+    "-np.maximum(x[4] > 0.5, x[3] > 0.5)": "boolean negative",
+    "-np.abs(bool(x[4] > 0.5))": "boolean negative",
+    "-np.max(x > 0.5)": "boolean negative",
+    "-max(x > 0.5)": "boolean negative",
     # NumPy computes these, in ways ndjit does not model: refused, not approximated.
     "np.mean(x, dtype=int)": "with this dtype",
     "np.sum(x, dtype=bool)": "with this dtype",
@@ -159,6 +183,10 @@ REFUSED = {
     "(x[4] > 0.5) + (x[3] > 0.5)": "two bools",
     "(x[4] > 0.5) * (x[3] > 0.5)": "two bools",
     "np.sqrt(x > 0.5).sum()": "of bools",
+    "np.round(x > 0.5).sum()": "of bools",
+    "(x > 0.5).round()[4]": "of bools",
+    "np.round(bool(x[4] > 0.5))": "of bools",
+    "np.abs(bool(x[4] > 0.5)) + np.abs(bool(x[3] > 0.5))": "two bools",
     "np.square(x > 0.5).sum()": "of bools",
     "np.hypot(x > 0.5, x > 0.2).sum()": "of bools",
     "np.dot(x > 0.5, x > 0.2)": "two bool arrays",
@@ -198,6 +226,10 @@ RAISE_AT_RUN_TIME = [
     # Ints past 2**53 would round in the doubles ndjit ranks them in.
     ("np.max(x.astype(int) + 2**60)", ValueError, "2**53"),
     ("np.sort(x.astype(int) + 2**60)[0]", ValueError, "2**53"),
+    # Python's any() and all() give Python bools, whatever they iterate.
+    ("1.0 / any(x > 2.0)", ZeroDivisionError, "float division by zero"),
+    ("1.0 / all(x > 0.5)", ZeroDivisionError, "float division by zero"),
+    ("int(x[4] > 0) // any(x > 2.0)", ZeroDivisionError, "integer division or modulo by zero"),
 ]
 
 
@@ -239,3 +271,61 @@ def test_python_ints_divide_exactly_or_raise():
     assert_same(ndjit.generic_filter(small, src, size=3), numpy_result(src, small, size=3))
     numpy_ints = "(x.astype(int)[4] * 3 + 1) / 3"
     assert_same(ndjit.generic_filter(near, numpy_ints, size=3), numpy_result(numpy_ints, near, size=3))
+
+
+# NumPy's functions convert Python numbers to NumPy scalars before they compute: division by
+# zero gives inf or NaN (or an int64 0), int64 sums and products wrap, two bools give a bool.
+# Each of these raised ZeroDivisionError or OverflowError, or (two bools) returned 2, when the
+# operands were Python numbers, as the operators of the same numbers do.
+PYTHON_NUMBERS_IN_NUMPY_FUNCTIONS = [
+    "np.divide(float(x[4]), 0.0)",
+    "np.true_divide(1.0, float(x[4] > 0.5))",
+    "np.divide(len(x) - 9, 0)",
+    "np.floor_divide(float(x[4]), 0.0)",
+    "np.remainder(float(x[4]), 0.0)",
+    "np.mod(int(x[4] > 0.5) * 7, 0)",
+    "np.floor_divide(7, int(x[4] > 0.5))",
+    "np.multiply(2**62, 4 + int(x[4] > 0.5))",
+    "np.add(2**62, 2**62 - int(x[4] > 0.5))",
+    "np.subtract(-(2**62), 2**62 + int(x[4] > 0.5))",
+    "np.dot(2**62, 4 + int(x[4] > 0.5))",
+    "1.0 / np.dot(float(x[4] > 0.5), 1.0)",
+    "np.add(bool(x[4] > 0.5), True) * 3",
+    "np.multiply(bool(x[4] > 0.5), bool(x[3] > 0.5)) * 3",
+    "np.add(bool(x[4] > 0.5), 1) * 3",
+]
+
+# Sources above and the same Python numbers through the operators, which Python computes
+# otherwise (so the check above fails if the operands are taken as Python numbers again).
+OPERATOR_FORMS = {
+    "np.divide(float(x[4]), 0.0)": "float(x[4]) / 0.0",
+    "np.floor_divide(7, int(x[4] > 0.5))": "7 // int(x[4] > 0.5)",
+    "np.remainder(float(x[4]), 0.0)": "float(x[4]) % 0.0",
+    "np.multiply(2**62, 4 + int(x[4] > 0.5))": "2**62 * (4 + int(x[4] > 0.5))",
+    "np.dot(2**62, 4 + int(x[4] > 0.5))": "2**62 * (4 + int(x[4] > 0.5))",
+    "np.add(bool(x[4] > 0.5), True) * 3": "(bool(x[4] > 0.5) + True) * 3",
+}
+
+
+@pytest.mark.parametrize("src", PYTHON_NUMBERS_IN_NUMPY_FUNCTIONS)
+def test_numpy_functions_take_python_numbers_as_numpy_scalars(src):
+    a = IMAGES["unit"]
+    assert_same(ndjit.generic_filter(a, src, size=3), numpy_result(src, a, size=3))
+
+
+@pytest.mark.parametrize("src", OPERATOR_FORMS)
+def test_the_operators_of_the_same_python_numbers_stay_pythons(src):
+    a, operators = IMAGES["unit"], OPERATOR_FORMS[src]
+    try:
+        python = numpy_result(operators, a, size=3)
+    except (ZeroDivisionError, SystemError):  # scipy turns an int's into a SystemError
+        with pytest.raises(ZeroDivisionError):
+            ndjit.generic_filter(a, operators, size=3)
+        return
+    assert not np.array_equal(python, numpy_result(src, a, size=3))
+    if np.abs(python).max() >= 2.0**63:
+        # Past 64 bits, Python's ints are out of ndjit's reach: refused, not wrapped.
+        with pytest.raises(OverflowError):
+            ndjit.generic_filter(a, operators, size=3)
+    else:
+        assert_same(ndjit.generic_filter(a, operators, size=3), python)

@@ -1128,7 +1128,7 @@ impl<'p> Translator<'p> {
         // An element of a NumPy array is a NumPy scalar, whatever expression computes it (a
         // transform's coordinates, a tuple of Python ints, keep theirs).
         let numpy = |t: &mut Self, v: Value, coords: bool| match v {
-            Value::Scalar(e, ty) if !coords => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
+            v if !coords => t.as_numpy(v),
             v => v,
         };
         match base {

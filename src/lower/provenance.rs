@@ -8,7 +8,7 @@
 //! known statically where possible; a variable assigned both kinds gets a boolean shadow variable
 //! that records, at run time, whether it currently holds a Python number.
 
-use super::value::ArrayVal;
+use super::value::{ArrayVal, Value};
 use super::Translator;
 use crate::bind::{Origin, Slot};
 use crate::ir::{ArrKind, BinOp, Expr, Stmt, Ty, UnOp, Var};
@@ -129,6 +129,17 @@ impl Translator<'_> {
         self.emit(Stmt::Assign(t, e));
         self.var_prov.insert(t, p);
         Expr::Var(t)
+    }
+
+    /// A value handed to a NumPy function: NumPy converts a Python number to a NumPy scalar
+    /// (`np.float64`, `np.int64`, `np.bool_`) before it computes, so `np.divide(1.0, 0.0)` is
+    /// `inf`, `np.multiply(2**62, 4)` wraps and `np.add(True, True)` is `True`, where the
+    /// operators of the same Python numbers raise or give 2.
+    pub(crate) fn as_numpy(&mut self, v: Value) -> Value {
+        match v {
+            Value::Scalar(e, ty) => Value::Scalar(self.with_prov(e, ty, Prov::Np), ty),
+            v => v,
+        }
     }
 
     /// Element `i` of an array value, as a NumPy scalar whatever expression computes it: the

@@ -327,7 +327,7 @@ pub(crate) fn call(
     use super::provenance::Prov;
     let python = match name.module {
         Module::Math => true,
-        Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool),
+        Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool | Any | All),
         Module::Method => name.func == Item,
         Module::Np | Module::Linalg => false,
     };
@@ -338,7 +338,7 @@ pub(crate) fn call(
         // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
         Value::Scalar(_, Ty::F64) if name.module == Module::Builtin && name.func == Round => v,
         Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
-        Value::Scalar(e, ty) if numpy => Value::Scalar(t.with_prov(e, ty, Prov::Np), ty),
+        v if numpy => t.as_numpy(v),
         v => v,
     })
 }
@@ -356,7 +356,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         return math::call(t, func, a);
     }
     if let Some(f) = ufuncs::unary_math(func).filter(|_| module == Np || func == Abs) {
-        return ufuncs::unary(t, func, f, a);
+        return ufuncs::unary(t, (func, module == Np), f, a);
     }
     if let Some(m) = ufuncs::binary_math(func).filter(|_| module == Np) {
         return ufuncs::binary(t, func, m, a);

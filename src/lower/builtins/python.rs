@@ -160,7 +160,8 @@ fn py_fold(
         ));
         Ok(())
     })?;
-    Ok((Expr::Var(acc), Ty::I64))
+    // The winner is an element: a bool of bools (`max(b) + max(b)` of NumPy's is an or).
+    Ok((convert(Expr::Var(acc), Ty::I64, arr.ty), arr.ty))
 }
 
 /// Python's builtin `sum(iterable, start=0)`: `start + e0 + e1 + ...` strictly left to right,

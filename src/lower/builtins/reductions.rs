@@ -302,15 +302,17 @@ fn extreme(t: &mut Translator, base: Func, arr: ArrayVal, span: Span) -> Result<
         zero_signs::guard(t, &arr, Shows::Result(&e), &format!("np.{base}"), span)?;
         Value::Scalar(e, Ty::F64)
     } else {
-        Value::Scalar(
-            Expr::Cast(arr.ty.max(Ty::I64), e.boxed()),
-            arr.ty.max(Ty::I64),
-        )
+        // The extreme of ints is an int64, of bools a bool (`np.max(b) + np.max(b)` is an or).
+        Value::Scalar(Expr::Cast(arr.ty, e.boxed()), arr.ty)
     })
 }
 
 /// `np.nanmin` and `np.nanmax`, NumPy's `fmin.reduce`: NaN only when every element is NaN.
 fn nan_extreme(t: &mut Translator, base: Func, arr: ArrayVal, span: Span) -> Result<Value> {
+    if arr.ty != Ty::F64 {
+        // Ints and bools hold no NaN: NumPy takes their plain extreme, in their own kind.
+        return extreme(t, if base == Nanmin { Min } else { Max }, arr, span);
+    }
     let (op, fill, name) = if base == Nanmin {
         (ReduceOp::Min, f64::INFINITY, "fmin")
     } else {

@@ -68,13 +68,15 @@ pub(super) fn apply_unary(e: Expr, f: (Option<MathFn>, Option<UnOp>)) -> Expr {
 /// NumPy's functions of one number (`np.sqrt`, `np.exp` ...) and `abs`.
 pub(super) fn unary(
     t: &mut Translator,
-    base: Func,
+    (base, numpy): (Func, bool),
     f: (Option<MathFn>, Option<UnOp>),
     a: &mut Args,
 ) -> Result<Value> {
     let span = a.span;
     a.arity(t, 1, 1)?;
     let (v, s) = a.take();
+    // `np.abs(True)` is `np.True_`, where Python's `abs(True)` is 1.
+    let v = if numpy { t.as_numpy(v) } else { v };
     if base == Abs {
         // abs keeps integers integral, and NumPy's bools bools.
         return t.elementwise(vec![v], s, &mut |t, ops, elementwise| {
@@ -174,6 +176,19 @@ pub(super) fn rint(t: &mut Translator, a: &mut Args) -> Result<Value> {
 /// `np.sign`: -1.0, 0.0 or 1.0, and NaN for NaN.
 pub(super) fn sign(t: &mut Translator, a: &mut Args) -> Result<Value> {
     numpy_unary(t, Sign, a, false, &mut |t, e, ty| {
+        if ty == Ty::I64 {
+            // NumPy's sign of an int is an int64.
+            let x = t.stable(e, Ty::I64);
+            let (pos, neg) = (
+                cmp(CmpOp::Gt, x.clone(), Expr::I64(0)),
+                cmp(CmpOp::Lt, x, Expr::I64(0)),
+            );
+            let inner = Expr::Select(pos.boxed(), Expr::I64(1).boxed(), Expr::I64(0).boxed());
+            return Ok((
+                Expr::Select(neg.boxed(), Expr::I64(-1).boxed(), inner.boxed()),
+                Ty::I64,
+            ));
+        }
         let x = t.stable(convert(e, ty, Ty::F64), Ty::F64);
         let pos = cmp(CmpOp::Gt, x.clone(), Expr::F64(0.0));
         let neg = cmp(CmpOp::Lt, x.clone(), Expr::F64(0.0));
@@ -250,6 +265,9 @@ pub(super) fn np_round(t: &mut Translator, a: &mut Args) -> Result<Value> {
     };
     t.elementwise(vec![v], s, &mut |t, ops, _| {
         let (e, ty) = ops.into_iter().next().unwrap();
+        if ty == Ty::Bool {
+            return Ok(refuse_bools(t, Round, s, (e, ty)));
+        }
         if ty != Ty::F64 && decimals == 0 {
             return Ok((e, ty));
         }
@@ -318,6 +336,15 @@ pub(super) fn pairwise(t: &mut Translator, base: Func, a: &mut Args) -> Result<V
     a.arity(t, 2, 2)?;
     let (x, _) = a.take();
     let (y, _) = a.take();
+    let (x, y) = (t.as_numpy(x), t.as_numpy(y));
+    // Two bools: NumPy's sum is a logical or, its product a logical and. (`binary` refuses
+    // them as scalars, where it cannot always tell a NumPy bool from Python's; these are
+    // NumPy's.)
+    if let (Value::Scalar(p, Ty::Bool), Value::Scalar(q, Ty::Bool), Add | Multiply) = (&x, &y, base)
+    {
+        let o = if base == Add { BinOp::Or } else { BinOp::And };
+        return Ok(Value::Scalar(bin(o, p.clone(), q.clone()), Ty::Bool));
+    }
     let op = match base {
         Add => Some(ast::BinOp::Add),
         Subtract => Some(ast::BinOp::Sub),
@@ -345,6 +372,15 @@ pub(super) fn pairwise(t: &mut Translator, base: Func, a: &mut Args) -> Result<V
                 bin(o, convert(x, tx, Ty::Bool), convert(y, ty, Ty::Bool)),
                 Ty::Bool,
             ));
+        }
+        if tx == Ty::Bool && ty == Ty::Bool {
+            // NumPy's extremes of two bools are bools (`-np.maximum(a, b)` raises, the sum of
+            // two is an or): the smaller is an and, the larger an or.
+            let o = match base {
+                Minimum | Fmin => BinOp::And,
+                _ => BinOp::Or,
+            };
+            return Ok((bin(o, x, y), Ty::Bool));
         }
         let tt = tx.max(ty).max(Ty::I64);
         let (x, y) = (convert(x, tx, tt), convert(y, ty, tt));
@@ -508,7 +544,9 @@ fn refuse_bools(t: &mut Translator, f: Func, span: Span, placeholder: (Expr, Ty)
             span,
             format!("np.{f}() of bools (NumPy computes it in float16 or int8, or refuses it)"),
         )
-        .hint("convert first: np.{f}(b.astype(float)), or b.astype(int)");
+        .hint(format!(
+            "convert first: np.{f}(b.astype(float)), or b.astype(int)"
+        ));
     t.refuse_by_type(refusal, placeholder)
 }
 

@@ -131,6 +131,7 @@ pub(crate) fn dot(
     span: Span,
 ) -> Result<Value> {
     if matches!(x, Value::Scalar(..)) || matches!(y, Value::Scalar(..)) {
+        let (x, y) = (t.as_numpy(x), t.as_numpy(y));
         return t.binary(crate::syntax::ast::BinOp::Mul, x, y, span);
     }
     if matches!(x, Value::Matrix(..)) || matches!(y, Value::Matrix(..)) {
