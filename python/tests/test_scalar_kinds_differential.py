@@ -8,7 +8,8 @@ two zeros).
 
 A hunt over this grid (stop 48) found the extremes of bools taken as ints, `np.nanmax` and
 `np.sign` of ints as floats, `np.abs`/`np.add` of Python bools as Python's ints, Python's
-`any()` as a NumPy bool, and NumPy's functions of Python numbers raising Python's errors."""
+`any()` as a NumPy bool, NumPy's functions of Python numbers raising Python's errors, a NumPy
+bool or a number (`b or 2`) taken as a number, and Python's `~True` as `False`."""
 import itertools
 import warnings
 
@@ -24,6 +25,9 @@ SCALARS = ["True", "False", "0", "-3", "2**62", "0.0", "-0.0", "1.5", "x[0]", "x
            "(len(x) > 3)", "float(x[3])"]
 ARRAYS = ["(x > 0)", "x.astype(int)", "x[:3]", "np.array([True, False])", "np.array([1, 2])",
           "np.array([0.0, -0.0])", "x[:0]"]
+# One of two values (`or`, `and`, a conditional, Python's `max`), and the unary operators.
+CHOICES = ["({a}) or 2", "({a}) and 2.5", "({a}) if len(x) > 3 else 0", "max({a}, 0)",
+           "min(0.5, {a})", "~({a})", "+({a})"]
 USES = ["{r}", "-{r}", "{r} + {r}", "1.0 / {r}", "{r} // 0", "{r} * 3", "1 / {r}"]
 
 BINARY = ["np.add", "np.subtract", "np.multiply", "np.divide", "np.floor_divide",
@@ -35,7 +39,8 @@ REDUCTIONS = ["np.sum", "np.prod", "np.min", "np.max", "np.nanmax", "np.any", "n
               "any", "all", "len"]
 
 # Run-time refusals the README documents (*Known deviations*), with their reasons.
-DOCUMENTED = ("up to 2**53", "both 0.0 and -0.0", "sum() of an empty iterable")
+DOCUMENTED = ("up to 2**53", "beyond 2**53", "exceeds 64 bits", "both 0.0 and -0.0",
+              "sum() of an empty iterable")
 
 
 def sources():
@@ -45,6 +50,11 @@ def sources():
         yield from (u.format(r=f"{f}({a})") for u in USES)
     for f, a in itertools.product(REDUCTIONS, ARRAYS):
         yield from (u.format(r=f"{f}({a})") for u in USES)
+    yield from CHOSEN
+
+
+CHOSEN = [u.format(r=f"({c.format(a=a)})")
+          for c, a, u in itertools.product(CHOICES, SCALARS, USES)]
 
 
 def outcome(f):
@@ -55,6 +65,15 @@ def outcome(f):
     except Exception as e:  # noqa: BLE001 - the exception's class is the outcome
         return ("raise", type(e).__name__, str(e))
     return ("value", float(v))
+
+
+def int_or_float(src, want, got):
+    """The open defect (README, *Known deviations*): a value that is an int on one path and a
+    float on another (`r = 0 ... r = v`, `max(v, 0)`, `b and 2.5`) is computed as a float,
+    so where the int 0 is chosen, `-r` gives -0.0 (Python 0) and a NumPy int's `r // 0` NaN or
+    inf (NumPy 0)."""
+    return (src in CHOSEN and want[0] == got[0] == "value" and want[1] == 0
+            and not np.signbit(want[1]) and (got[1] == 0 or not np.isfinite(got[1])))
 
 
 def check(src):
@@ -77,7 +96,14 @@ def check(src):
     a, b = want[1], got[1]
     if (np.isnan(a) and np.isnan(b)) or (a == b and np.signbit(a) == np.signbit(b)):
         return None
+    if int_or_float(src, want, got):
+        OPEN.append(src)
+        return None
     return f"{src}: CPython {a!r}, ndjit {b!r}"
+
+
+# Sources that differ by the open defect (filled by the grid's checks).
+OPEN = []
 
 
 # NumPy's UFuncTypeError is a TypeError; ndjit raises TypeError.
@@ -93,6 +119,13 @@ def test_results_and_errors_are_cpythons_or_refused(part):
     assert not differences, "\n".join(differences[:20])
 
 
+@pytest.mark.xfail(strict=True, reason="open defect: an int or a float is computed as a float "
+                   "(README, Known deviations)")
+def test_a_value_that_is_an_int_or_a_float_keeps_the_ints_zero():
+    wrong = [src for src in CHOSEN if check(src) is None and src in OPEN]
+    assert not wrong, wrong[:10]
+
+
 def test_the_grid_holds_the_cases_that_were_wrong():
     # Sources the hunt found wrong or falsely raising are in the grid. These compile, so the
     # check above compares their results with CPython's ...
@@ -100,9 +133,12 @@ def test_the_grid_holds_the_cases_that_were_wrong():
                 "np.add(True, (x[1] > 0))", "np.multiply(2**62, len(x))", "np.max((x > 0)) * 3"]:
         assert src in SOURCES, src
         ndjit.jit_filter(src)
-    # ... and these, which gave 2 and -1, are now refused (two NumPy bools added; NumPy's
-    # boolean negative).
-    for src in ["np.max((x > 0)) + np.max((x > 0))", "-np.maximum(True, (x[0] > 0))"]:
+    # ... and these, which gave 2, -1, 2, 0 and 2, are now refused (two NumPy bools added;
+    # NumPy's boolean negative; a NumPy bool or a number; Python's `~` of a bool; NumPy's
+    # positive of a bool).
+    for src in ["np.max((x > 0)) + np.max((x > 0))", "-np.maximum(True, (x[0] > 0))",
+                "(((x[1] > 0)) or 2) + (((x[1] > 0)) or 2)", "(~(True))",
+                "(+((x[1] > 0))) * 3"]:
         assert src in SOURCES, src
         with pytest.raises((ndjit.FilterSyntaxError, ndjit.FilterTypeError)):
             ndjit.jit_filter(src)

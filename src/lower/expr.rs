@@ -391,11 +391,23 @@ impl<'p> Translator<'p> {
         }
         self.elementwise(vec![v], span, &mut |t, a, elementwise| {
             let (e, ty) = a.into_iter().next().unwrap();
+            let numpy_bool = ty == Ty::Bool && (elementwise || t.prov(&e) != Prov::Py);
             Ok(match op {
+                // NumPy has no positive of its bools; Python's `+True` is 1.
+                ast::UnaryOp::Pos if numpy_bool => {
+                    let refusal = t
+                        .err(
+                            ErrorKind::Type,
+                            span,
+                            "NumPy has no `+` (positive) of its bools",
+                        )
+                        .hint("int(b) for an int");
+                    t.refuse_by_type(refusal, (e, Ty::Bool))
+                }
                 ast::UnaryOp::Pos => (e, if ty == Ty::Bool { Ty::I64 } else { ty })
                     .pipe(|(e, t2)| (convert(e, ty, t2), t2)),
                 // NumPy refuses to negate its bools (`-(x > 0)`); Python's `-True` is -1.
-                ast::UnaryOp::Neg if ty == Ty::Bool && (elementwise || t.prov(&e) != Prov::Py) => {
+                ast::UnaryOp::Neg if numpy_bool => {
                     let refusal = t
                         .err(
                             ErrorKind::Type,
@@ -415,7 +427,18 @@ impl<'p> Translator<'p> {
                 }
                 ast::UnaryOp::Not => unreachable!("`not` is lowered above"),
                 ast::UnaryOp::Invert => match ty {
-                    Ty::Bool => (un(UnOp::Not, e), Ty::Bool),
+                    Ty::Bool if numpy_bool => (un(UnOp::Not, e), Ty::Bool),
+                    // Python's `~True` inverts the int 1 (-2; deprecated since Python 3.12).
+                    Ty::Bool => {
+                        let refusal = t
+                            .err(
+                                ErrorKind::Unsupported,
+                                span,
+                                "`~` of a Python bool: Python inverts the int (`~True` is -2)",
+                            )
+                            .hint("write `not b` for the negation, or ~int(b) for the int");
+                        t.refuse_by_type(refusal, (e, Ty::Bool))
+                    }
                     Ty::I64 => (un(UnOp::BitNot, e), Ty::I64),
                     Ty::F64 => {
                         return Err(t
@@ -905,7 +928,7 @@ impl<'p> Translator<'p> {
                 let v = t.expr(item)?;
                 t.scalar(v, item.span, "an operand of and/or")
             })?;
-            let joined = ty.max(rty);
+            let joined = self.joined_type((&acc, ty), (&rhs, rty), item.span);
             let a = self.stable(convert(acc, ty, joined), joined);
             let cond = convert(a.clone(), joined, Ty::Bool);
             let b = convert(rhs, rty, joined);
@@ -951,8 +974,7 @@ impl<'p> Translator<'p> {
         let (b, sb) = self.nested(|t| t.expr(orelse))?;
         let (a, ta) = self.scalar(a, body.span, "a branch of a conditional expression")?;
         let (b, tb) = self.scalar(b, orelse.span, "a branch of a conditional expression")?;
-        let _ = span;
-        let ty = ta.max(tb);
+        let ty = self.joined_type((&a, ta), (&b, tb), span);
         let (a, b) = (convert(a, ta, ty), convert(b, tb, ty));
         if sa.is_empty() && sb.is_empty() {
             return Ok(Value::Scalar(

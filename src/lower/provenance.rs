@@ -11,6 +11,7 @@
 use super::value::{ArrayVal, Value};
 use super::Translator;
 use crate::bind::{Origin, Slot};
+use crate::error::{ErrorKind, Span};
 use crate::ir::{ArrKind, BinOp, Expr, Stmt, Ty, UnOp, Var};
 
 /// Whether a scalar is a plain Python number.
@@ -129,6 +130,32 @@ impl Translator<'_> {
         self.emit(Stmt::Assign(t, e));
         self.var_prov.insert(t, p);
         Expr::Var(t)
+    }
+
+    /// The type of a value that is one of two (`a or b`, `a if c else b`, Python's `max(a, b)`).
+    /// A NumPy bool joined with a number would become that number, whose arithmetic differs
+    /// (NumPy's `b + b` is an or, `-b` raises): refused, as ndjit does not track which one it
+    /// holds.
+    pub(crate) fn joined_type(
+        &mut self,
+        (a, ta): (&Expr, Ty),
+        (b, tb): (&Expr, Ty),
+        span: Span,
+    ) -> Ty {
+        let ty = ta.max(tb);
+        let numpy_bool = |t: &Self, e: &Expr, te: Ty| te == Ty::Bool && t.prov(e) != Prov::Py;
+        if ty != Ty::Bool && (numpy_bool(self, a, ta) || numpy_bool(self, b, tb)) {
+            let refusal = self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "a value that is either a NumPy bool or a number: NumPy's bools compute \
+                     otherwise (`b + b` is an or, `-b` raises)",
+                )
+                .hint("convert the bool: int(b) or float(b)");
+            self.refuse_by_type(refusal, ());
+        }
+        ty
     }
 
     /// A value handed to a NumPy function: NumPy converts a Python number to a NumPy scalar

@@ -66,7 +66,7 @@ fn py_min_max_pair(
     base: Func,
 ) -> (Expr, Ty) {
     use crate::lower::provenance::Prov;
-    let tt = tb.max(te);
+    let tt = t.joined_type((&best, tb), (&e, te), span);
     let (pb, pe) = (t.prov(&best), t.prov(&e));
     if pb == pe && tb == te {
         return (bin(op, best, e), tt);
