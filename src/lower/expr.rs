@@ -205,6 +205,9 @@ impl<'p> Translator<'p> {
                         elem.boxed(),
                     );
                 }
+                if ty != Ty::Bool && elems.iter().any(|(e, t)| self.is_numpy_bool(e, *t)) {
+                    self.refuse_bool_join(span);
+                }
                 let ty = if elems.is_empty() { Ty::F64 } else { ty };
                 Ok(ArrayVal {
                     len: Expr::I64(elems.len() as i64),
@@ -427,14 +430,18 @@ impl<'p> Translator<'p> {
                 }
                 ast::UnaryOp::Not => unreachable!("`not` is lowered above"),
                 ast::UnaryOp::Invert => match ty {
-                    Ty::Bool if numpy_bool => (un(UnOp::Not, e), Ty::Bool),
-                    // Python's `~True` inverts the int 1 (-2; deprecated since Python 3.12).
+                    Ty::Bool if elementwise || t.prov(&e) == Prov::Np => {
+                        (un(UnOp::Not, e), Ty::Bool)
+                    }
+                    // Python's `~True` inverts the int 1 (-2; deprecated since Python 3.12); a
+                    // bool of either kind by path is refused too.
                     Ty::Bool => {
                         let refusal = t
                             .err(
                                 ErrorKind::Unsupported,
                                 span,
-                                "`~` of a Python bool: Python inverts the int (`~True` is -2)",
+                                "`~` of a bool that may be Python's: Python inverts the int \
+                                 (`~True` is -2)",
                             )
                             .hint("write `not b` for the negation, or ~int(b) for the int");
                         t.refuse_by_type(refusal, (e, Ty::Bool))
@@ -503,6 +510,19 @@ impl<'p> Translator<'p> {
             let python = !elementwise && Prov::both(self.prov(&x), self.prov(&y)) == Prov::Py;
             if !python {
                 return self.numpy_bools(op, x, y, elementwise, span);
+            }
+        }
+        if tx == Ty::Bool && ty == Ty::Bool && matches!(op, B::FloorDiv | B::Mod | B::Pow) {
+            let python = !elementwise && Prov::both(self.prov(&x), self.prov(&y)) == Prov::Py;
+            if !python {
+                let refusal = self
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        "`//`, `%` and `**` of two NumPy bools, which NumPy computes in int8",
+                    )
+                    .hint("convert first: int(a) // int(b), or a.astype(int)");
+                return Ok(self.refuse_by_type(refusal, (x, Ty::Bool)));
             }
         }
         let num = tx.max(ty).max(Ty::I64);

@@ -846,6 +846,9 @@ impl<'a> Translator<'a> {
             return self.assign_growing_list(name, value, span);
         }
         self.note_list(name, &value, span)?;
+        // A list of Python bools may become one of numbers (Python's bools are ints); NumPy's
+        // bools may not.
+        let python_list = matches!(value, Value::List(_, ElemKind::Python));
         let value = match value {
             Value::Tuple(items) => return self.assign_tuple(name, items, span),
             Value::List(arr, _) => Value::Array(arr),
@@ -867,6 +870,9 @@ impl<'a> Translator<'a> {
                 else {
                     unreachable!()
                 };
+                if vty != Ty::Bool && self.is_numpy_bool(&e, ty) {
+                    self.refuse_bool_join(span);
+                }
                 let p = self.prov(&e);
                 let e = expr::convert(e, ty, vty);
                 self.emit(Stmt::Assign(var, e));
@@ -877,6 +883,9 @@ impl<'a> Translator<'a> {
                 else {
                     unreachable!()
                 };
+                if arr.ty == Ty::Bool && ety != Ty::Bool && !python_list {
+                    self.refuse_bool_join(span);
+                }
                 // Materialise through a temporary when the value reads the slot it overwrites.
                 let arr = if expr_reads_array(&arr.elem, slot) || expr_reads_array(&arr.len, slot) {
                     self.materialize(&arr, None)

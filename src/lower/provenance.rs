@@ -133,9 +133,8 @@ impl Translator<'_> {
     }
 
     /// The type of a value that is one of two (`a or b`, `a if c else b`, Python's `max(a, b)`).
-    /// A NumPy bool joined with a number would become that number, whose arithmetic differs
-    /// (NumPy's `b + b` is an or, `-b` raises): refused, as ndjit does not track which one it
-    /// holds.
+    /// A NumPy bool joined with a number takes that number's type, and so would compute as one
+    /// (NumPy's `b + b` is an or, `-b` raises): refused (see [`Self::refuse_bool_join`]).
     pub(crate) fn joined_type(
         &mut self,
         (a, ta): (&Expr, Ty),
@@ -143,19 +142,29 @@ impl Translator<'_> {
         span: Span,
     ) -> Ty {
         let ty = ta.max(tb);
-        let numpy_bool = |t: &Self, e: &Expr, te: Ty| te == Ty::Bool && t.prov(e) != Prov::Py;
-        if ty != Ty::Bool && (numpy_bool(self, a, ta) || numpy_bool(self, b, tb)) {
-            let refusal = self
-                .err(
-                    ErrorKind::Unsupported,
-                    span,
-                    "a value that is either a NumPy bool or a number: NumPy's bools compute \
-                     otherwise (`b + b` is an or, `-b` raises)",
-                )
-                .hint("convert the bool: int(b) or float(b)");
-            self.refuse_by_type(refusal, ());
+        if ty != Ty::Bool && (self.is_numpy_bool(a, ta) || self.is_numpy_bool(b, tb)) {
+            self.refuse_bool_join(span);
         }
         ty
+    }
+
+    /// Whether a scalar of type `ty` may be a NumPy bool (its provenance not surely Python's).
+    pub(crate) fn is_numpy_bool(&self, e: &Expr, ty: Ty) -> bool {
+        ty == Ty::Bool && self.prov(e) != Prov::Py
+    }
+
+    /// Refuses a NumPy bool stored where a number is too (a choice, a variable, a sequence):
+    /// one IR type holds both, so the bool would compute as a number.
+    pub(crate) fn refuse_bool_join(&mut self, span: Span) {
+        let refusal = self
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                "a value that is either a NumPy bool or a number: NumPy's bools compute \
+                 otherwise (`b + b` is an or, `-b` raises)",
+            )
+            .hint("convert the bool: int(b) or float(b)");
+        self.refuse_by_type(refusal, ());
     }
 
     /// A value handed to a NumPy function: NumPy converts a Python number to a NumPy scalar
