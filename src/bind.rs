@@ -70,8 +70,11 @@ pub enum Origin {
 pub enum Value {
     /// A Python float.
     Float(f64),
-    /// A Python int (or bool: `True` is 1 in arithmetic).
+    /// A Python int.
     Int(i64),
+    /// A Python bool: an int in Python's arithmetic, but a bool to NumPy (`np.add(b, b)` is an
+    /// or), so the code reads it as a bool (held in an int slot as 0 or 1).
+    Bool(bool),
     /// An `np.float64`.
     NpFloat64(f64),
     /// An `np.int64`.
@@ -92,6 +95,7 @@ impl Value {
             (Slot::Float(_, Origin::NumPy), Value::NpFloat64(_)) => true,
             (Slot::Int(_, Origin::Python), Value::Int(_)) => true,
             (Slot::Int(_, Origin::NumPy), Value::NpInt64(_)) => true,
+            (Slot::Bool(_), Value::Bool(_)) => true,
             (Slot::Array(_, want), Value::Array(_, kind)) => want == *kind,
             _ => false,
         }
@@ -100,7 +104,7 @@ impl Value {
     /// Python's or NumPy's (arrays and strings count as NumPy's and Python's).
     pub fn origin(&self) -> Origin {
         match self {
-            Value::Float(_) | Value::Int(_) | Value::Str(_) => Origin::Python,
+            Value::Float(_) | Value::Int(_) | Value::Bool(_) | Value::Str(_) => Origin::Python,
             Value::NpFloat64(_) | Value::NpInt64(_) => Origin::NumPy,
             Value::Array(_, kind) => kind.origin(),
         }
@@ -112,6 +116,7 @@ impl Value {
             Value::Float(_) | Value::NpFloat64(_) => Slot::Float(0, self.origin()),
             Value::Int(_) | Value::NpInt64(_) => Slot::Int(0, self.origin()),
             Value::Array(_, kind) => Slot::Array(0, *kind),
+            Value::Bool(_) => Slot::Bool(0),
             Value::Str(_) => return "a string",
         };
         slot.describe()
@@ -167,6 +172,8 @@ impl Bindings {
 pub enum Slot {
     Float(u32, Origin),
     Int(u32, Origin),
+    /// A Python bool, in the ints.
+    Bool(u32),
     Array(u32, ArrayKind),
 }
 
@@ -178,6 +185,7 @@ impl Slot {
             Slot::Int(_, Origin::Python) => "an int",
             Slot::Float(_, Origin::NumPy) => "an np.float64",
             Slot::Int(_, Origin::NumPy) => "an np.int64",
+            Slot::Bool(_) => "a bool",
             Slot::Array(_, kind) => kind.describe(),
         }
     }
@@ -219,6 +227,10 @@ impl Layout {
                 self.ints += 1;
                 Slot::Int(self.ints - 1, value.origin())
             }
+            Value::Bool(_) => {
+                self.ints += 1;
+                Slot::Bool(self.ints - 1)
+            }
             Value::Array(_, kind) => {
                 self.arrays += 1;
                 Slot::Array(self.arrays - 1, *kind)
@@ -257,6 +269,7 @@ impl BoundValues {
                 (Some(Slot::Int(k, _)), Value::Int(x) | Value::NpInt64(x)) => {
                     b.ints[k as usize] = *x
                 }
+                (Some(Slot::Bool(k)), Value::Bool(x)) => b.ints[k as usize] = *x as i64,
                 (Some(Slot::Array(k, _)), Value::Array(a, _)) => b.arrays[k as usize] = a.clone(),
                 _ => {}
             }
@@ -266,8 +279,8 @@ impl BoundValues {
 }
 
 /// The bound value a parameter's default stands for: a number literal, possibly negated, or a
-/// tuple or list of them, all ints or all floats (as in Python, `True` is the int 1 on its own;
-/// in a tuple it would stay a bool, which is refused). `None` for anything else.
+/// tuple or list of them, all ints or all floats (a bool on its own is a Python bool; in a tuple
+/// it is refused). `None` for anything else.
 pub(crate) fn default_value(e: &crate::syntax::ast::Expr) -> Option<Value> {
     use crate::syntax::ast::{ExprKind, UnaryOp};
     let number = |e: &crate::syntax::ast::Expr| match &e.kind {
@@ -281,7 +294,7 @@ pub(crate) fn default_value(e: &crate::syntax::ast::Expr) -> Option<Value> {
         _ => None,
     };
     match &e.kind {
-        ExprKind::Bool(v) => Some(Value::Int(*v as i64)),
+        ExprKind::Bool(v) => Some(Value::Bool(*v)),
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             let numbers = items.iter().map(number).collect::<Option<Vec<_>>>()?;
             let kind = ArrayKind::of_python(numbers.iter().map(|v| matches!(v, Value::Int(_))))?;
@@ -314,6 +327,12 @@ mod tests {
         assert!(!Value::Float(1.5).fits(Slot::Float(0, Origin::NumPy)));
         assert!(!Value::Int(1).fits(Slot::Int(0, Origin::NumPy)));
         assert!(Value::NpInt64(1).fits(Slot::Int(0, Origin::NumPy)));
+        assert!(Value::Bool(true).fits(Slot::Bool(0)));
+        assert!(
+            !Value::Int(1).fits(Slot::Bool(0))
+                && !Value::Bool(true).fits(Slot::Int(0, Origin::Python))
+        );
+        assert_eq!(Value::Bool(false).kind(), "a bool");
         let ints = Slot::Array(0, ArrayKind::PyInts);
         assert!(Value::Array(vec![1.0], ArrayKind::PyInts).fits(ints));
         assert!(!Value::Array(vec![1.0], ArrayKind::Int64).fits(ints));

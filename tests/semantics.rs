@@ -643,6 +643,18 @@ fn bound_values_keep_their_python_or_numpy_kind() {
         run_bound(d, &scalar(Value::Float(0.0)), &[1.0]),
         Err("float division by zero".into())
     );
+    // A Python bool: an int to Python's `+`, a bool to NumPy's (an or); so is a default.
+    let t = scalar(Value::Bool(true));
+    assert_eq!(
+        run_bound("def f(x, s):\n    return (s + s) * 3", &t, &[1.0]),
+        Ok(6.0)
+    );
+    assert_eq!(
+        run_bound("def f(x, s):\n    return np.add(s, s) * 3", &t, &[1.0]),
+        Ok(3.0)
+    );
+    let default = "def f(x, s=True):\n    return np.add(s, s) * 3 + (s + s)";
+    assert_eq!(run_bound(default, &Bindings::new(), &[1.0]), Ok(5.0));
 }
 
 #[test]

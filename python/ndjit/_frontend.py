@@ -412,7 +412,7 @@ def _convert(name: str, v: Any):
         # Rust layer takes it as a NumPy scalar, with NumPy's arithmetic.
         return np.array(v)
     if isinstance(v, bool):
-        return int(v)
+        return bool(v)  # a Python bool: an int to Python, a bool to NumPy's functions
     if isinstance(v, int):
         v = int(v)
         if not -(2**63) <= v < 2**63:

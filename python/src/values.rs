@@ -17,7 +17,7 @@ pub fn from_dict(d: Option<&Bound<'_, PyDict>>) -> PyResult<Bindings> {
         let name: String = k.extract()?;
         // Exact types: a subclass (`np.float64` is a `float`) would bring NumPy's arithmetic.
         let value = if v.is_exact_instance_of::<PyBool>() {
-            Value::Int(v.extract::<bool>()? as i64)
+            Value::Bool(v.extract()?)
         } else if v.is_exact_instance_of::<PyInt>() {
             Value::Int(v.extract::<i64>().map_err(|_| {
                 PyTypeError::new_err(format!("bound value `{name}` does not fit in 64 bits"))
@@ -107,6 +107,7 @@ pub fn to_dict<'py>(py: Python<'py>, values: &[(String, Value)]) -> PyResult<Bou
         match v {
             Value::Float(x) => d.set_item(name, x)?,
             Value::Int(x) => d.set_item(name, x)?,
+            Value::Bool(b) => d.set_item(name, b)?,
             Value::NpFloat64(x) => d.set_item(name, numpy.getattr("float64")?.call1((x,))?)?,
             Value::NpInt64(x) => d.set_item(name, numpy.getattr("int64")?.call1((x,))?)?,
             Value::Array(a, ArrayKind::Float64) => d.set_item(name, PyArray1::from_slice(py, a))?,

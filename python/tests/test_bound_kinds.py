@@ -2,8 +2,8 @@
 raises), an int64 array wraps and divides by zero to 0, a bool array holds NumPy bools, an
 `np.float64` divides by zero to inf and rounds as NumPy does.
 
-ndjit once read every bound tuple, list and array as a float64 array, and every NumPy scalar as a
-Python number: each source in FIXED gave another number or no error. Now each one equals scipy
+ndjit once read every bound tuple, list and array as a float64 array, every NumPy scalar as a
+Python number, and (until stop 48) a Python bool as the int 0 or 1: each source in FIXED gave another number or no error. Now each one equals scipy
 running the same source through CPython and NumPy (value, or exception class), as each
 source in KEPT still does, and
 `test_each_fixed_source_shows_the_old_difference` checks that the old reading would have
@@ -31,6 +31,7 @@ VALUES = {
     "int64_matrix": np.array([[7, 0], [-3, WRAPS]]),
     "int64_scalar": np.int64(7),
     "float64_scalar": np.float64(2.675),
+    "py_bool": True,
 }
 
 # Sources of a filter `def f(x, V)`, V bound to VALUES[name] through extra_arguments, that the
@@ -46,6 +47,8 @@ FIXED = {
     "int64_matrix": ["V[0, 0] // V[0, 1]", "V[1, 1] * V[1, 1]", "V[1].sum() // 0"],
     "int64_scalar": ["V // 0", "V % 0", "V * 2**61", "x[4] + V // (V - 7)"],
     "float64_scalar": ["1.0 / (V - V)", "(V - V) ** -1", "1.0 // (V - V)", "round(V, 2)"],
+    # A Python bool is an int to Python and a bool to NumPy (it was bound as the int 1).
+    "py_bool": ["np.add(V, V) * 3", "np.sum(np.maximum(V, x > 0) + (x > 1))"],
 }
 
 # ... and that it got right, and still must.
@@ -58,6 +61,7 @@ KEPT = {
     "int64_matrix": ["np.sum(x[:4].reshape(2, 2) * V)", "V[1, 0]", "np.sum(V[1]) * 1.0"],
     "int64_scalar": ["V / 0", "V * x[4]"],
     "float64_scalar": ["V * x[4]", "x[4] / (V - V)"],
+    "py_bool": ["V + V", "-V * x[4]", "abs(V) * 2", "x[4] if V else 0.0", "np.sum(x * V)"],
 }
 
 # Sources whose Python meaning ndjit does not model: each must raise, never give a number.
@@ -68,6 +72,8 @@ REFUSED = {
     "int64_array": ["V[0] ** -1"],
     "bool_array": ["V[0] + V[2]", "-V[0]"],
     "int64_scalar": ["V ** -1"],
+    # Python inverts the int (`~True` is -2); NumPy floor-divides bools in int8.
+    "py_bool": ["~V", "np.floor_divide(V, V)"],
 }
 
 SOURCE = "def f(x, V):\n    return {}\n"
@@ -234,8 +240,8 @@ def test_rebinding_another_shape_or_an_int_for_a_float_is_refused():
         one_d.bind(V=KERNEL)
     # `-V` of an int 0 is 0, of a float -0.0: an int does not fill a float's slot.
     negate = ndjit.jit_filter(SOURCE.format("-V"), extra_arguments=(1.0,))
-    for other in (0, False):
-        with pytest.raises(Exception, match="compiled as a float, but an int was given"):
+    for other, kind in ((0, "an int"), (False, "a bool")):
+        with pytest.raises(Exception, match=f"compiled as a float, but {kind} was given"):
             negate.bind(V=other)
 
 

@@ -162,6 +162,7 @@ fn filter_key(filter: &Filter) -> String {
             Value::Int(i) => vec![1, *i as u64],
             Value::NpFloat64(x) => vec![2, x.to_bits()],
             Value::NpInt64(i) => vec![3, *i as u64],
+            Value::Bool(b) => vec![6, *b as u64],
             Value::Array(a, kind) => [4, *kind as u64]
                 .into_iter()
                 .chain(a.iter().map(|x| x.to_bits()))

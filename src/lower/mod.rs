@@ -575,6 +575,10 @@ impl<'a> Translator<'a> {
             // Python's or NumPy's arithmetic: see `prov`.
             Slot::Float(k, _) => Value::Scalar(Expr::Param(k), Ty::F64),
             Slot::Int(k, _) => Value::Scalar(Expr::IntParam(k), Ty::I64),
+            // A Python bool (`Cast` keeps the slot's Python provenance: see `prov`).
+            Slot::Bool(k) => {
+                Value::Scalar(Expr::Cast(Ty::Bool, Expr::IntParam(k).boxed()), Ty::Bool)
+            }
             Slot::Array(k, kind) => {
                 let a = self.new_array(ArrKind::Bound(k), name);
                 let doubles = self.view(a);
