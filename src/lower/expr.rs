@@ -340,7 +340,8 @@ impl<'p> Translator<'p> {
 
     /// `x op y` for two bools that are not both Python's. NumPy adds bools as a logical or and
     /// multiplies them as a logical and, giving a bool (`np.True_ + np.True_` is `True`), and
-    /// refuses to subtract them; Python computes with ints (`True + True` is 2). Arrays are
+    /// refuses to subtract them (and computes `//`, `%`, `**` in int8, refused here); Python
+    /// computes with ints (`True + True` is 2). Arrays are
     /// NumPy's. A scalar whose kind is not known for certain is refused, not guessed: a NumPy
     /// bool taken for Python's (or the reverse) would give 2 where the other gives 1.
     fn numpy_bools(
@@ -362,6 +363,13 @@ impl<'p> Translator<'p> {
                     "numpy boolean subtract, the `-` operator, is not supported",
                 )
                 .hint("use `^` (NumPy's logical_xor), or int(a) - int(b) to subtract ints"),
+            B::FloorDiv | B::Mod | B::Pow => self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "`//`, `%` and `**` of two NumPy bools, which NumPy computes in int8",
+                )
+                .hint("convert first: int(a) // int(b), or a.astype(int)"),
             _ => {
                 let (sym, bits, numpy) = match op {
                     B::Add => ("+", "|", "a logical or"),
@@ -394,7 +402,7 @@ impl<'p> Translator<'p> {
         }
         self.elementwise(vec![v], span, &mut |t, a, elementwise| {
             let (e, ty) = a.into_iter().next().unwrap();
-            let numpy_bool = ty == Ty::Bool && (elementwise || t.prov(&e) != Prov::Py);
+            let numpy_bool = (ty == Ty::Bool && elementwise) || t.is_numpy_bool(&e, ty);
             Ok(match op {
                 // NumPy has no positive of its bools; Python's `+True` is 1.
                 ast::UnaryOp::Pos if numpy_bool => {
@@ -506,23 +514,11 @@ impl<'p> Translator<'p> {
     ) -> Result<(Expr, Ty)> {
         let elementwise = shape.elementwise;
         use ast::BinOp as B;
-        if tx == Ty::Bool && ty == Ty::Bool && matches!(op, B::Add | B::Sub | B::Mul) {
+        let arithmetic = matches!(op, B::Add | B::Sub | B::Mul | B::FloorDiv | B::Mod | B::Pow);
+        if tx == Ty::Bool && ty == Ty::Bool && arithmetic {
             let python = !elementwise && Prov::both(self.prov(&x), self.prov(&y)) == Prov::Py;
             if !python {
                 return self.numpy_bools(op, x, y, elementwise, span);
-            }
-        }
-        if tx == Ty::Bool && ty == Ty::Bool && matches!(op, B::FloorDiv | B::Mod | B::Pow) {
-            let python = !elementwise && Prov::both(self.prov(&x), self.prov(&y)) == Prov::Py;
-            if !python {
-                let refusal = self
-                    .err(
-                        ErrorKind::Unsupported,
-                        span,
-                        "`//`, `%` and `**` of two NumPy bools, which NumPy computes in int8",
-                    )
-                    .hint("convert first: int(a) // int(b), or a.astype(int)");
-                return Ok(self.refuse_by_type(refusal, (x, Ty::Bool)));
             }
         }
         let num = tx.max(ty).max(Ty::I64);
