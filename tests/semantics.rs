@@ -677,3 +677,78 @@ fn tuple_defaults_are_python_tuples() {
         );
     }
 }
+
+#[test]
+fn an_int_on_one_path_and_a_float_on_another_computes_as_the_one_chosen() {
+    // `r` is the int 0 unless an element equals 7: Python's `-0` is 0, a float's `-0.0`.
+    let loop_src = |use_: &str| {
+        format!("def f(x):\n    r = 0\n    for v in x:\n        if v == 7.0:\n            r = v\n    return {use_}")
+    };
+    let neg = loop_src("-r");
+    assert_eq!(run(&neg, &[1.0, 2.0]).unwrap().to_bits(), 0.0f64.to_bits());
+    assert_eq!(run(&neg, &[7.0]).unwrap(), -7.0);
+    for use_ in [
+        "r * -2",
+        "r // -2",
+        "r % -2",
+        "-abs(r)",
+        "-(+r)",
+        "-max(r, -5)",
+    ] {
+        let r = run(&loop_src(use_), &[1.0]).unwrap();
+        assert_eq!(r.to_bits(), 0.0f64.to_bits(), "{use_}");
+    }
+    // The float zero keeps its sign: `-(0.0 * 1)` where the float is chosen.
+    let float_zero = loop_src("-(r * 1)").replace("v == 7.0", "v == 0.0");
+    assert!(run(&float_zero, &[0.0]).unwrap().is_sign_negative());
+    // A NumPy int's `// 0` is 0 (with a warning); a float's is NaN or inf; a Python int raises.
+    let numpy = "def f(x):\n    r = np.sum(x > 5)\n    for v in x:\n        if v < 0:\n            r = v\n    return r // 0";
+    assert_eq!(run(numpy, &[1.0, 7.0]).unwrap(), 0.0);
+    assert_eq!(run(numpy, &[1.0, -7.0]).unwrap(), f64::NEG_INFINITY);
+    assert_eq!(raises(&loop_src("r // 0"), &[1.0]), "ZeroDivisionError");
+    // Chosen by a conditional, `or`, or Python's `max`.
+    for src in [
+        "-(0 if x[0] < 5 else x[1])",
+        "-(x[0] or 0)",
+        "-max(x[1], 0)",
+    ] {
+        let r = run(src, &[0.0, -1.0]).unwrap();
+        assert_eq!(r.to_bits(), 0.0f64.to_bits(), "{src}");
+    }
+    // An int a double cannot hold exactly raises where it is stored; 2**53 fits.
+    let big =
+        |i: &str| format!("def f(x):\n    r = {i} if x[0] > 5 else x[1]\n    return r - 2**53");
+    assert_eq!(raises(&big("2**53 + 1"), &[9.0, 1.0]), "OverflowError");
+    assert_eq!(run(&big("2**53"), &[9.0, 1.0]).unwrap(), 0.0);
+    // NumPy's functions of it are lowered for the int and for the float, and branch too ...
+    assert_eq!(
+        run(&loop_src("np.negative(r)"), &[1.0]).unwrap().to_bits(),
+        0.0f64.to_bits()
+    );
+    assert_eq!(
+        run(&loop_src("np.sign(-r)"), &[1.0]).unwrap().to_bits(),
+        0.0f64.to_bits()
+    );
+    // ... but where an array is involved the dtype would depend on the path: refused.
+    for use_ in ["np.array([r, 1])[0]", "np.sum(np.maximum(r, x[:2]))"] {
+        let e = Filter::compile(&loop_src(use_), &Bindings::new()).expect_err(use_);
+        assert!(e.to_string().contains("int on one path and a float"), "{e}");
+    }
+}
+
+#[test]
+fn an_int_to_a_computed_power_is_an_int_for_exponents_from_zero() {
+    // `len(x) - 8` is 1 for nine values: Python's `-(0 ** 1)` is the int 0, not -0.0.
+    let src = "def f(x):\n    k = len(x) - 8\n    return -(0 ** k)";
+    assert_eq!(run(src, &[0.0; 9]).unwrap().to_bits(), 0.0f64.to_bits());
+    assert_eq!(run(src, &[0.0; 12]).unwrap(), 0.0); // 0 ** 4
+    assert_eq!(raises(src, &[0.0; 7]), "ZeroDivisionError"); // 0 ** -1
+    assert_eq!(
+        run(
+            "def f(x):\n    k = len(x) - 11\n    return 2 ** k",
+            &[0.0; 9]
+        )
+        .unwrap(),
+        0.25
+    );
+}

@@ -39,7 +39,8 @@ PROGRAMS = {
     "zip": "def f(x):\n    return sum(a * b for a, b in zip(x, x[::-1]))\n",
     "shadowing": "def f(x):\n    v = 100.0\n    s = sum(v for v in x)\n    return s + v\n",
     "iterate_a_list": "def f(x):\n    t = 0\n    for k in [int(v) for v in x]:\n        t += k\n    return t\n",
-    "mixed_kinds_to_numpy": "def f(x):\n    return np.std(np.array([0 if v < 0 else v for v in x]))\n",
+    # Python floats and NumPy scalars (an int and a float by path is refused: test_int_or_float).
+    "mixed_kinds_to_numpy": "def f(x):\n    return np.std(np.array([0.0 if v < 0 else v for v in x]))\n",
     "nested_comprehension_iterable": "def f(x):\n    return sum(v for v in [w * 2 for w in x] if v > 1)\n",
     "array_minus_list": "def f(x):\n    return np.sum(x - [v * 2 for v in x])\n",
     "empty_list_is_false": "def f(x):\n    l = [v for v in x if v > 100]\n    return 1.0 if l else 0.0\n",
@@ -171,7 +172,7 @@ APPENDS = {
     "grows_past_its_storage": "def f(x):\n    vals = []\n    for k in range(100):\n        vals.append(k * 0.5)\n    return sorted(vals, reverse=True)[3] + len(vals) + vals[57]\n",
     "starts_from_a_literal": "def f(x):\n    vals = [x[0], x[1]]\n    vals.append(x[2])\n    return vals[2] + len(vals)\n",
     "while_len": "def f(x):\n    vals = []\n    i = 0\n    while len(vals) < 4:\n        vals.append(x[i])\n        i += 1\n    return np.median(vals)\n",
-    "mixed_kinds_to_numpy": "def f(x):\n    vals = []\n    for v in x:\n        vals.append(v if v > 0 else 0)\n    return np.sum(np.array(vals))\n",
+    "mixed_kinds_to_numpy": "def f(x):\n    vals = []\n    for v in x:\n        vals.append(v if v > 0 else 0.0)\n    return np.sum(np.array(vals))\n",
     "numpy_zero_divides_to_inf": "def f(x):\n    vals = []\n    vals.append(x[0] * 0)\n    return 1.0 / vals[0]\n",
     "bools": "def f(x):\n    flags = []\n    for v in x:\n        flags.append(v > 1)\n    return sum(flags)\n",
     "rebuilt_by_a_comprehension": "def f(x):\n    vals = []\n    for v in x:\n        vals.append(v)\n    vals = [v * 2 for v in vals if v > 2]\n    vals.append(x[0])\n    return sum(vals) + len(vals)\n",
@@ -216,7 +217,7 @@ def test_a_python_float_appended_keeps_pythons_division_error():
     ("def f(x):\n    vals = []\n    vals.append(1.0, 2.0)\n    return len(vals)\n", "exactly one argument"),
     ("def f(x):\n    vals = []\n    vals.extend(x)\n    return len(vals)\n", "list method `.extend`"),
     ("def f(x):\n    vals = []\n    vals = 3.0\n    vals.append(1.0)\n    return vals\n", "holds a list"),
-    ("def f(x):\n    vals = []\n    for v in x:\n        vals.append(v if v > 0 else 0)\n    return sum(vals)\n", "Python numbers and NumPy scalars"),
+    ("def f(x):\n    vals = []\n    for v in x:\n        vals.append(v if v > 0 else 0.0)\n    return sum(vals)\n", "Python numbers and NumPy scalars"),
     ("def helper(l):\n    l.append(1.0)\n    return len(l)\n\ndef f(x):\n    a = [x[0]]\n    return helper(a)\n", "append"),
 ])
 def test_unsupported_list_growth_is_refused(src, msg):

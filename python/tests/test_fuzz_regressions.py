@@ -79,7 +79,7 @@ def test_conditional_keeps_the_provenance_of_its_branch(source, windows):
     "def f(x):\n    return 1.0 / (x[0] > 0 or x[1])\n",
 ])
 def test_a_numpy_bool_or_a_number_is_refused(source):
-    with pytest.raises(ndjit.FilterSyntaxError, match="either a NumPy bool or a number"):
+    with pytest.raises(ndjit.FilterSyntaxError, match="either a bool or a number"):
         ndjit.jit_filter(source)
 
 

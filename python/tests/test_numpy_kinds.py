@@ -190,13 +190,13 @@ REFUSED = {
     # A NumPy bool in one place with numbers: a choice, a variable, a list (one IR type holds
     # both, and NumPy's bools add as an or and refuse `-`). These and the three after them
     # computed a number NumPy does not give (or none where NumPy raises) before stop 48.
-    "max([x[1] > 0.5, x[0]]) + max([x[1] > 0.5, x[0]])": "either a NumPy bool or a number",
-    "-[x[1] > 0.5, x[0]][len(x) % 2]": "either a NumPy bool or a number",
-    "((x[1] > 0.5) or 2) + ((x[1] > 0.5) or 2)": "either a NumPy bool or a number",
+    "max([x[1] > 0.5, x[0]]) + max([x[1] > 0.5, x[0]])": "either a bool or a number",
+    "-[x[1] > 0.5, x[0]][len(x) % 2]": "either a bool or a number",
+    "((x[1] > 0.5) or 2) + ((x[1] > 0.5) or 2)": "either a bool or a number",
     "def f(x):\n    r = x[1] > 0.5\n    if x[0] > 0.5:\n        r = 2\n    return r + r\n":
-        "either a NumPy bool or a number",
+        "either a bool or a number",
     "def f(x):\n    m = x > 0.5\n    if x[0] > 0.5:\n        m = x\n    return np.sum(m + m)\n":
-        "either a NumPy bool or a number",
+        "either a bool or a number",
     # `~` of a bool that may be Python's (Python inverts the int); NumPy's int8 of two bools.
     "~(True or (x[0] > 0.5))": "may be Python's",
     "(x[1] > 0.5) // True + 127": "int8",

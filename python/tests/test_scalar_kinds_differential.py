@@ -63,17 +63,9 @@ def outcome(f):
             warnings.simplefilter("ignore")
             v = f()
     except Exception as e:  # noqa: BLE001 - the exception's class is the outcome
-        return ("raise", type(e).__name__, str(e))
+        # ndjit's run-time TypeError is FilterReturnTypeError (a TypeError).
+        return ("raise", type(e).__name__.replace("ReturnTypeError", "TypeError"), str(e))
     return ("value", float(v))
-
-
-def int_or_float(src, want, got):
-    """The open defect (README, *Known deviations*): a value that is an int on one path and a
-    float on another (`r = 0 ... r = v`, `max(v, 0)`, `b and 2.5`) is computed as a float,
-    so where the int 0 is chosen, `-r` gives -0.0 (Python 0) and a NumPy int's `r // 0` NaN or
-    inf (NumPy 0)."""
-    return (src in CHOSEN and want[0] == got[0] == "value" and want[1] == 0
-            and not np.signbit(want[1]) and (got[1] == 0 or not np.isfinite(got[1])))
 
 
 def check(src):
@@ -96,14 +88,7 @@ def check(src):
     a, b = want[1], got[1]
     if (np.isnan(a) and np.isnan(b)) or (a == b and np.signbit(a) == np.signbit(b)):
         return None
-    if int_or_float(src, want, got):
-        OPEN.append(src)
-        return None
     return f"{src}: CPython {a!r}, ndjit {b!r}"
-
-
-# Sources that differ by the open defect (filled by the grid's checks).
-OPEN = []
 
 
 # NumPy's UFuncTypeError is a TypeError; ndjit raises TypeError.
@@ -119,11 +104,16 @@ def test_results_and_errors_are_cpythons_or_refused(part):
     assert not differences, "\n".join(differences[:20])
 
 
-@pytest.mark.xfail(strict=True, reason="open defect: an int or a float is computed as a float "
-                   "(README, Known deviations)")
 def test_a_value_that_is_an_int_or_a_float_keeps_the_ints_zero():
-    wrong = [src for src in CHOSEN if check(src) is None and src in OPEN]
-    assert not wrong, wrong[:10]
+    # An int chosen beside a float (`max(v, 0)`, `v or 2`, `0 if c else v`) stays an int: these
+    # gave -0.0 where Python's `-0` is 0, and NaN or inf where NumPy's int `// 0` is 0. They
+    # compile, and the grid's check compares them with CPython.
+    for src in ["-(max(x[2], 0))", "-(min(0.5, 0))", "(max(x[2], 0)) * 3",
+                "-((x.astype(int)[0]) if len(x) > 3 else 0)",
+                "((x.astype(int)[0]) if len(x) > 3 else 0) // 0"]:
+        assert src in CHOSEN, src
+        ndjit.jit_filter(src)
+        assert check(src) is None, check(src)
 
 
 def test_the_grid_holds_the_cases_that_were_wrong():

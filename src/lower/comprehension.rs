@@ -73,6 +73,8 @@ impl Translator<'_> {
                 t.filters(&clause.ifs)?;
                 let v = t.expr(&c.elt)?;
                 let (e, ty) = t.scalar(v, c.elt.span, "an element of a comprehension")?;
+                let flagged = t.int_flag(&e).is_some();
+                t.refuse_int_or_float(flagged, c.elt.span, "an element of a list");
                 kinds.push(ElemKind::of(&t.prov(&e)));
                 t.local_for(&name, NameTy::Array(ty), span)?;
                 let (a, ety) = slot

@@ -208,6 +208,10 @@ impl<'p> Translator<'p> {
                 if ty != Ty::Bool && elems.iter().any(|(e, t)| self.is_numpy_bool(e, *t)) {
                     self.refuse_bool_join(span);
                 }
+                // A Python list of ints and floats keeps each item's kind; NumPy's array of
+                // them is an int array or a float one, by path.
+                let flagged = elems.iter().any(|(e, _)| self.int_flag(e).is_some());
+                self.refuse_int_or_float(flagged, span, "an item of a sequence");
                 let ty = if elems.is_empty() { Ty::F64 } else { ty };
                 Ok(ArrayVal {
                     len: Expr::I64(elems.len() as i64),
@@ -280,6 +284,12 @@ impl<'p> Translator<'p> {
                 }
             }
         }
+        // With an int or bool array, NumPy's result is an int array or a float one, by path.
+        let int_arrays = arrays.iter().any(|a| a.ty != Ty::F64);
+        let flagged = operands
+            .iter()
+            .any(|op| matches!(op, Some((e, _)) if self.int_flag(e).is_some()));
+        self.refuse_int_or_float(int_arrays && flagged, span, "with an int array");
         let mut len = arrays[0].len.clone();
         for arr in &arrays[1..] {
             if arr.len == len {
@@ -400,6 +410,18 @@ impl<'p> Translator<'p> {
             let r = self.with_prov(un(UnOp::Not, c), Ty::Bool, Prov::Py);
             return Ok(Value::Scalar(r, Ty::Bool));
         }
+        if let Value::Scalar(e, ty) = &v {
+            if let Some(ints) = self.ints_by_flag(&[(e, *ty)]) {
+                let (vi, vf) = self.int_and_float_views(e.clone(), *ty);
+                let (r, ty) = self.int_or_float(
+                    ints,
+                    span,
+                    |t| t.unary_scalar(op, vi, span),
+                    |t| t.unary_scalar(op, vf, span),
+                )?;
+                return Ok(Value::Scalar(r, ty));
+            }
+        }
         self.elementwise(vec![v], span, &mut |t, a, elementwise| {
             let (e, ty) = a.into_iter().next().unwrap();
             let numpy_bool = (ty == Ty::Bool && elementwise) || t.is_numpy_bool(&e, ty);
@@ -469,6 +491,17 @@ impl<'p> Translator<'p> {
         })
     }
 
+    /// A unary operator of a number.
+    fn unary_scalar(
+        &mut self,
+        op: ast::UnaryOp,
+        (e, ty): (Expr, Ty),
+        span: Span,
+    ) -> Result<(Expr, Ty)> {
+        let r = self.unary(op, Value::Scalar(e, ty), span)?;
+        self.scalar(r, span, "an operand")
+    }
+
     /// Arithmetic and bitwise operators with Python/NumPy promotion, element-wise on arrays.
     pub(crate) fn binary(
         &mut self,
@@ -513,6 +546,18 @@ impl<'p> Translator<'p> {
         span: Span,
     ) -> Result<(Expr, Ty)> {
         let elementwise = shape.elementwise;
+        if !elementwise {
+            if let Some(ints) = self.ints_by_flag(&[(&x, tx), (&y, ty)]) {
+                let (xi, xf) = self.int_and_float_views(x, tx);
+                let (yi, yf) = self.int_and_float_views(y, ty);
+                return self.int_or_float(
+                    ints,
+                    span,
+                    |t| t.scalar_binary(op, xi.0, xi.1, yi.0, yi.1, shape, span),
+                    |t| t.scalar_binary(op, xf.0, xf.1, yf.0, yf.1, shape, span),
+                );
+            }
+        }
         use ast::BinOp as B;
         let arithmetic = matches!(op, B::Add | B::Sub | B::Mul | B::FloorDiv | B::Mod | B::Pow);
         if tx == Ty::Bool && ty == Ty::Bool && arithmetic {
@@ -692,6 +737,19 @@ impl<'p> Translator<'p> {
                 return Ok((self.int_power(x, k as u64, both, span)?, Ty::I64));
             }
         }
+        if let (true, Prov::Dyn(_)) = (ints, &both) {
+            // A Python int's power or a NumPy int's by path, to a computed or negative exponent
+            // (NumPy's refuses negative ones, and wraps): not known here.
+            let refusal = self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "an int power of a value that is a Python int on one path and a NumPy int \
+                     on another: they compute otherwise",
+                )
+                .hint("make it one kind: int(v) for a Python int, np.int64(v) for NumPy's");
+            return Ok(self.refuse_by_type(refusal, (Expr::F64(0.0), Ty::F64)));
+        }
         let (x, y) = (self.stable(x, tx), self.stable(y, ty));
         // Python's float ** calls the C library's pow, whatever the exponent.
         let pow = Expr::Call(MathFn::Pow, vec![f(x.clone(), tx), f(y.clone(), ty)]);
@@ -699,6 +757,13 @@ impl<'p> Translator<'p> {
         let r = self.stable(r, Ty::F64);
         if tx != Ty::F64 && ty != Ty::F64 {
             self.inexact_int_power_check(&y, &r, both.flag(), span);
+            // An int's power is an int for an exponent >= 0 (`-(0 ** k)` is 0), a float for a
+            // negative one: the double holds either (see `int_or_float.rs`).
+            if let Expr::Var(v) = r {
+                let int_exponent = cmp(CmpOp::Ge, convert(y.clone(), ty, Ty::I64), Expr::I64(0));
+                let flag = self.stable(int_exponent, Ty::Bool);
+                self.var_int.insert(v, flag);
+            }
         }
         self.python_pow_checks(f(x, tx), f(y, ty), &r, both.flag(), span);
         Ok((r, Ty::F64))
@@ -944,16 +1009,18 @@ impl<'p> Translator<'p> {
                 let v = t.expr(item)?;
                 t.scalar(v, item.span, "an operand of and/or")
             })?;
-            let joined = self.joined_type((&acc, ty), (&rhs, rty), item.span);
-            let a = self.stable(convert(acc, ty, joined), joined);
-            let cond = convert(a.clone(), joined, Ty::Bool);
-            let b = convert(rhs, rty, joined);
+            let joined = self.joined_type(ty, rty, item.span);
+            let ints = self.joins_an_int(joined, (&acc, ty), (&rhs, rty));
+            let acc0 = self.stable(acc, ty);
+            let a = convert(acc0.clone(), ty, joined);
+            let cond = convert(acc0.clone(), ty, Ty::Bool);
+            let b = convert(rhs.clone(), rty, joined);
             // `a and b` is `b if a else a`; `a or b` is `a if a else b`.
-            let (when_true, when_false) = match op {
-                ast::BoolOp::And => (b, a),
-                ast::BoolOp::Or => (a, b),
+            let ((when_true, true_arm), (when_false, false_arm)) = match op {
+                ast::BoolOp::And => ((b, (&rhs, rty)), (a, (&acc0, ty))),
+                ast::BoolOp::Or => ((a, (&acc0, ty)), (b, (&rhs, rty))),
             };
-            acc = if stmts.is_empty() {
+            acc = if stmts.is_empty() && !ints {
                 Expr::Select(cond.boxed(), when_true.boxed(), when_false.boxed())
             } else {
                 let r = self.temp(joined);
@@ -964,6 +1031,10 @@ impl<'p> Translator<'p> {
                     &mut els
                 };
                 target.extend(stmts);
+                if ints {
+                    let ((ta, tta), (fa, tfa)) = (true_arm, false_arm);
+                    self.branch_int(r, (ta, tta, &mut then), (fa, tfa, &mut els), item.span);
+                }
                 self.branch_prov(r, (&when_true, &mut then), (&when_false, &mut els));
                 then.push(Stmt::Assign(r, when_true));
                 els.push(Stmt::Assign(r, when_false));
@@ -990,16 +1061,21 @@ impl<'p> Translator<'p> {
         let (b, sb) = self.nested(|t| t.expr(orelse))?;
         let (a, ta) = self.scalar(a, body.span, "a branch of a conditional expression")?;
         let (b, tb) = self.scalar(b, orelse.span, "a branch of a conditional expression")?;
-        let ty = self.joined_type((&a, ta), (&b, tb), span);
-        let (a, b) = (convert(a, ta, ty), convert(b, tb, ty));
-        if sa.is_empty() && sb.is_empty() {
+        let ty = self.joined_type(ta, tb, span);
+        let ints = self.joins_an_int(ty, (&a, ta), (&b, tb));
+        if sa.is_empty() && sb.is_empty() && !ints {
+            let (a, b) = (convert(a, ta, ty), convert(b, tb, ty));
             return Ok(Value::Scalar(
                 Expr::Select(c.boxed(), a.boxed(), b.boxed()),
                 ty,
             ));
         }
-        let r = self.temp(ty);
         let (mut then, mut els) = (sa, sb);
+        let r = self.temp(ty);
+        if ints {
+            self.branch_int(r, (&a, ta, &mut then), (&b, tb, &mut els), span);
+        }
+        let (a, b) = (convert(a, ta, ty), convert(b, tb, ty));
         self.branch_prov(r, (&a, &mut then), (&b, &mut els));
         then.push(Stmt::Assign(r, a));
         els.push(Stmt::Assign(r, b));
@@ -1060,7 +1136,13 @@ impl<'p> Translator<'p> {
         Ok(Value::Scalar(Expr::Var(r), Ty::Bool))
     }
 
-    fn compare_one(&mut self, op: ast::CmpOp, a: Value, b: Value, span: Span) -> Result<Value> {
+    pub(crate) fn compare_one(
+        &mut self,
+        op: ast::CmpOp,
+        a: Value,
+        b: Value,
+        span: Span,
+    ) -> Result<Value> {
         use ast::CmpOp as C;
         if let Some(folded) = self.compare_strings(op, &a, &b, span)? {
             return Ok(folded);
@@ -1084,8 +1166,10 @@ impl<'p> Translator<'p> {
                     ..arr
                 };
                 let any = self.reduce(ReduceOp::Any, &eq, span, None)?;
+                // `in` gives a Python bool, whatever it searched (`(v in t) % 0` raises).
+                let r = if op == C::In { any } else { not(any) };
                 return Ok(Value::Scalar(
-                    if op == C::In { any } else { not(any) },
+                    self.with_prov(r, Ty::Bool, Prov::Py),
                     Ty::Bool,
                 ));
             }
@@ -1106,6 +1190,21 @@ impl<'p> Translator<'p> {
                 return Ok(Value::Scalar(Expr::Bool(same == (op == C::Is)), Ty::Bool));
             }
         };
+        if let (Value::Scalar(x, tx), Value::Scalar(y, ty)) = (&a, &b) {
+            // An int held as a float compares as the int it is (a NumPy int64 exactly with a
+            // Python int past 2**53, where a NumPy float converts the int to a double).
+            if let Some(ints) = self.ints_by_flag(&[(x, *tx), (y, *ty)]) {
+                let (xi, xf) = self.int_and_float_views(x.clone(), *tx);
+                let (yi, yf) = self.int_and_float_views(y.clone(), *ty);
+                let view = |t: &mut Self, (x, tx): (Expr, Ty), (y, ty): (Expr, Ty)| {
+                    let r = t.compare_one(op, Value::Scalar(x, tx), Value::Scalar(y, ty), span)?;
+                    t.scalar(r, span, "a comparison")
+                };
+                let (r, ty) =
+                    self.int_or_float(ints, span, |t| view(t, xi, yi), |t| view(t, xf, yf))?;
+                return Ok(Value::Scalar(r, ty));
+            }
+        }
         self.elementwise(vec![a, b], span, &mut |t, ops, elementwise| {
             let mut it = ops.into_iter();
             let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
@@ -1200,6 +1299,8 @@ impl<'p> Translator<'p> {
                         Ok(items[k2 as usize].clone())
                     }
                     _ => {
+                        let mixed = self.ints_and_floats(&items);
+                        self.refuse_int_or_float(mixed, span, "an item of a tuple read by index");
                         let arr = self.array_of(Value::Tuple(items), span)?;
                         self.index_array(arr, index, span)
                     }

@@ -24,6 +24,8 @@ pub(super) fn sequence(t: &mut Translator, v: Value, span: Span) -> Result<(Arra
     match v {
         Value::List(a, kind) => Ok((a, kind)),
         Value::Tuple(items) => {
+            let mixed = t.ints_and_floats(&items);
+            t.refuse_int_or_float(mixed, span, "an item of a sequence");
             let kind = items
                 .iter()
                 .map(|it| match it {
@@ -300,6 +302,8 @@ impl Translator<'_> {
         }
         let v = self.expr(arg)?;
         let (e, ty) = self.scalar(v, arg.span, "an element of a list")?;
+        let flagged = self.int_flag(&e).is_some();
+        self.refuse_int_or_float(flagged, arg.span, "appended to a list");
         let kind = match self.prov(&e) {
             Prov::Py => ElemKind::Python,
             Prov::Np => ElemKind::NumPy,
@@ -311,6 +315,9 @@ impl Translator<'_> {
         else {
             unreachable!("a list is stored in an array")
         };
+        // A list of ints and floats keeps each item's kind; this one holds floats.
+        let int = ety == Ty::F64 && ty == Ty::I64;
+        self.refuse_int_or_float(int, arg.span, "an int appended to a list of floats");
         let e = self.stable(convert(e, ty, ety), ety);
         let len = self.list_len[&slot];
         let n = Expr::Var(len);

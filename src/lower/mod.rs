@@ -11,6 +11,7 @@ mod comprehension;
 mod empty_sum;
 mod expr;
 mod inline;
+mod int_or_float;
 mod lists;
 mod names;
 mod numpy;
@@ -50,13 +51,18 @@ enum NameTy {
     Array(Ty),
 }
 
-/// What a lowering pass learned for the next one: variable types, provenance, and which local
-/// arrays are Python lists (with their elements' kind).
-type Learned = (
-    HashMap<String, NameTy>,
-    HashMap<String, provenance::ProvHint>,
-    HashMap<String, ElemKind>,
-);
+/// What a lowering pass learned for the next one.
+#[derive(Default)]
+struct Learned {
+    /// Variable types.
+    types: HashMap<String, NameTy>,
+    /// Whether each variable holds Python numbers, NumPy scalars or both (`provenance.rs`).
+    provs: HashMap<String, provenance::ProvHint>,
+    /// Which local arrays are Python lists, with their elements' kind.
+    lists: HashMap<String, ElemKind>,
+    /// Float variables that hold an int on some path (`int_or_float.rs`).
+    int_names: HashSet<String>,
+}
 
 /// A declared local.
 #[derive(Clone, Copy, Debug)]
@@ -79,11 +85,16 @@ pub struct Lowered {
 /// Lowers a parsed program to IR valid for every filter size, unoptimised: the caller runs
 /// [`ir::optimize`] (after [`ir::substitute`] to specialise it).
 pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Lowered> {
-    let mut learned: Learned = (HashMap::new(), HashMap::new(), HashMap::new());
+    let mut learned = Learned::default();
     for _ in 0..8 {
         let mut t = Translator::new(program, bindings, &learned);
         t.func.sig = sig;
         t.function()?;
+        // Earlier passes may have seen an int stored where types had not settled: only this
+        // pass's view counts, and a change means another pass.
+        if t.int_names_seen != t.int_names {
+            t.changed = true;
+        }
         if !t.changed {
             if let Some(refusal) = t.refusal {
                 return Err(refusal);
@@ -104,7 +115,12 @@ pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Low
                 layout: t.layout,
             });
         }
-        learned = (t.hints, t.prov_hints, t.list_hints);
+        learned = Learned {
+            types: t.hints,
+            provs: t.prov_hints,
+            lists: t.list_hints,
+            int_names: t.int_names_seen,
+        };
     }
     Err(Error::new(
         ErrorKind::Type,
@@ -145,6 +161,12 @@ pub(crate) struct Translator<'a> {
     /// Which scalars are plain Python numbers (see `provenance.rs`); absent means NumPy.
     pub(crate) var_prov: HashMap<Var, provenance::Prov>,
     pub(crate) prov_hints: HashMap<String, provenance::ProvHint>,
+    /// The flag "holds an int" of float scalars that may hold one (see `int_or_float.rs`).
+    pub(crate) var_int: HashMap<Var, Expr>,
+    /// Names of float variables that held an int on some path in the previous pass (declared
+    /// with a shadow flag), and in this one.
+    pub(crate) int_names: HashSet<String>,
+    pub(crate) int_names_seen: HashSet<String>,
     /// Helper calls being inlined (see `inline.rs`).
     inline: inline::Inliner,
     /// The filter's parameter names, which inlined helpers do not see.
@@ -181,7 +203,7 @@ impl<'a> Translator<'a> {
             block: Vec::new(),
             locals: HashSet::new(),
             declared: HashMap::new(),
-            hints: passes.0.clone(),
+            hints: passes.types.clone(),
             changed: false,
             refusal: None,
             layout: Layout::default(),
@@ -192,7 +214,10 @@ impl<'a> Translator<'a> {
             output_name: None,
             matrix_cols: HashMap::new(),
             var_prov: HashMap::new(),
-            prov_hints: passes.1.clone(),
+            prov_hints: passes.provs.clone(),
+            var_int: HashMap::new(),
+            int_names: passes.int_names.clone(),
+            int_names_seen: HashSet::new(),
             inline: inline::Inliner::default(),
             param_names: program
                 .function
@@ -202,7 +227,7 @@ impl<'a> Translator<'a> {
                 .collect(),
             assigned_once: HashSet::new(),
             tuple_values: HashMap::new(),
-            list_hints: passes.2.clone(),
+            list_hints: passes.lists.clone(),
             comp_count: 0,
             appended: HashSet::new(),
             list_len: HashMap::new(),
@@ -772,6 +797,7 @@ impl<'a> Translator<'a> {
             NameTy::Scalar(ty) => {
                 let v = self.new_var(ty, name);
                 self.declare_prov(name, v);
+                self.declare_int(name, v, ty);
                 Local::Scalar(v, ty)
             }
             NameTy::Array(ty) => {
@@ -874,10 +900,13 @@ impl<'a> Translator<'a> {
                 else {
                     unreachable!()
                 };
-                if vty != Ty::Bool && self.is_numpy_bool(&e, ty) {
+                if vty != Ty::Bool && ty == Ty::Bool {
                     self.refuse_bool_join(span);
                 }
                 let p = self.prov(&e);
+                if vty == Ty::F64 {
+                    self.assign_int(name, var, (&e, ty), span);
+                }
                 let e = expr::convert(e, ty, vty);
                 self.emit(Stmt::Assign(var, e));
                 self.assign_prov(name, var, p);
@@ -890,6 +919,9 @@ impl<'a> Translator<'a> {
                 if arr.ty == Ty::Bool && ety != Ty::Bool && !python_list {
                     self.refuse_bool_join(span);
                 }
+                // Its elements would be ints on one path and floats on another.
+                let ints = ety == Ty::F64 && arr.ty == Ty::I64;
+                self.refuse_int_or_float(ints, span, "an int array here and a float one elsewhere");
                 // Materialise through a temporary when the value reads the slot it overwrites.
                 let arr = if expr_reads_array(&arr.elem, slot) || expr_reads_array(&arr.len, slot) {
                     self.materialize(&arr, None)
@@ -1300,6 +1332,7 @@ impl<'a> Translator<'a> {
                 // A user variable may be reassigned before the use: copy it (and its provenance,
                 // which may be a shadow flag that is reassigned too).
                 let p = self.prov(&e);
+                let holds_int = self.int_flag(&e);
                 let t = self.temp(ty);
                 self.emit(Stmt::Assign(t, e));
                 let p = match p {
@@ -1311,16 +1344,27 @@ impl<'a> Translator<'a> {
                     p => p,
                 };
                 self.var_prov.insert(t, p);
+                self.keep_flag(t, holds_int);
                 Expr::Var(t)
             }
             Expr::Var(_) => e,
             e => {
                 let p = self.prov(&e);
+                let holds_int = self.int_flag(&e);
                 let t = self.temp(ty);
                 self.emit(Stmt::Assign(t, e));
+                // A flag known at run time is copied now: it may read a user variable's shadow,
+                // reassigned before `t` is read (`r, s = 1.5, r + 0.0`).
+                let p = match p {
+                    provenance::Prov::Dyn(flag) => {
+                        provenance::Prov::Dyn(self.stable(flag, Ty::Bool))
+                    }
+                    p => p,
+                };
                 if p != provenance::Prov::Np {
                     self.var_prov.insert(t, p);
                 }
+                self.keep_flag(t, holds_int);
                 Expr::Var(t)
             }
         }

@@ -126,23 +126,21 @@ impl Translator<'_> {
         if self.prov(&e) == p || self.in_elementwise > 0 {
             return e;
         }
+        let holds_int = self.int_flag(&e);
         let t = self.temp(ty);
         self.emit(Stmt::Assign(t, e));
         self.var_prov.insert(t, p);
+        self.keep_flag(t, holds_int);
         Expr::Var(t)
     }
 
     /// The type of a value that is one of two (`a or b`, `a if c else b`, Python's `max(a, b)`).
-    /// A NumPy bool joined with a number takes that number's type, and so would compute as one
-    /// (NumPy's `b + b` is an or, `-b` raises): refused (see [`Self::refuse_bool_join`]).
-    pub(crate) fn joined_type(
-        &mut self,
-        (a, ta): (&Expr, Ty),
-        (b, tb): (&Expr, Ty),
-        span: Span,
-    ) -> Ty {
+    /// A bool joined with a number takes that number's type, and so would compute as one
+    /// (NumPy's `b + b` is an or, `-b` raises; NumPy's functions keep a Python bool a bool):
+    /// refused (see [`Self::refuse_bool_join`]).
+    pub(crate) fn joined_type(&mut self, ta: Ty, tb: Ty, span: Span) -> Ty {
         let ty = ta.max(tb);
-        if ty != Ty::Bool && (self.is_numpy_bool(a, ta) || self.is_numpy_bool(b, tb)) {
+        if ty != Ty::Bool && (ta == Ty::Bool || tb == Ty::Bool) {
             self.refuse_bool_join(span);
         }
         ty
@@ -153,15 +151,15 @@ impl Translator<'_> {
         ty == Ty::Bool && self.prov(e) != Prov::Py
     }
 
-    /// Refuses a NumPy bool stored where a number is too (a choice, a variable, a sequence):
-    /// one IR type holds both, so the bool would compute as a number.
+    /// Refuses a bool stored where a number is too (a choice, a variable; a NumPy bool in a
+    /// sequence): one IR type holds both, so the bool would compute as a number.
     pub(crate) fn refuse_bool_join(&mut self, span: Span) {
         let refusal = self
             .err(
                 ErrorKind::Unsupported,
                 span,
-                "a value that is either a NumPy bool or a number: NumPy's bools compute \
-                 otherwise (`b + b` is an or, `-b` raises)",
+                "a value that is either a bool or a number: bools compute otherwise (NumPy's \
+                 `b + b` is an or, `-b` raises; `np.add(True, True)` is True)",
             )
             .hint("convert the bool: int(b) or float(b)");
         self.refuse_by_type(refusal, ());
@@ -216,7 +214,9 @@ impl Translator<'_> {
         (b, els): (&Expr, &mut Vec<Stmt>),
     ) {
         let (pa, pb) = (self.prov(a), self.prov(b));
-        if pa == pb {
+        // (A flag known at run time is copied in each branch too: it may be a user variable's
+        // shadow, reassigned before `r` is read.)
+        if pa == pb && !matches!(pa, Prov::Dyn(_)) {
             self.var_prov.insert(r, pa);
             return;
         }

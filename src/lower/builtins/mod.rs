@@ -313,34 +313,165 @@ pub(crate) fn call(
     for k in keywords {
         kw.push((k.name.clone(), t.expr(&k.value)?, k.span));
     }
-    let mut a = Args {
-        name: name.to_string(),
-        pos,
-        kw,
+    let call = Call {
+        name,
         span,
-        _p: std::marker::PhantomData,
+        receiver_was_array,
     };
-    let v = lower_call(t, name, &mut a)?;
-    a.done(t)?;
-    // NumPy functions and array methods return NumPy scalars; math.*, float(), int(), round()
-    // and len() return Python numbers (see provenance.rs).
-    use super::provenance::Prov;
-    let python = match name.module {
-        Module::Math => true,
-        Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool | Any | All),
-        Module::Method => name.func == Item,
-        Module::Np | Module::Linalg => false,
+    let flagged = pos
+        .iter()
+        .map(|(v, _)| v)
+        .chain(kw.iter().map(|(_, v, _)| v))
+        .any(|v| matches!(v, Value::Scalar(e, _) if t.int_flag(e).is_some()));
+    if flagged && !takes_int_or_float(name, pos.len() + kw.len()) {
+        return lower_by_kind(t, &call, pos, kw);
+    }
+    call.lower(t, pos, kw)
+}
+
+/// A call's identity, lowered by [`Call::lower`] once its arguments are evaluated.
+struct Call {
+    name: Builtin,
+    span: Span,
+    receiver_was_array: bool,
+}
+
+impl Call {
+    fn lower(
+        &self,
+        t: &mut Translator,
+        pos: Vec<(Value, Span)>,
+        kw: Vec<(String, Value, Span)>,
+    ) -> Result<Value> {
+        let Call {
+            name,
+            span,
+            receiver_was_array,
+        } = *self;
+        let nargs = pos.len() + kw.len();
+        let mut a = Args {
+            name: name.to_string(),
+            pos,
+            kw,
+            span,
+            _p: std::marker::PhantomData,
+        };
+        let v = lower_call(t, name, &mut a)?;
+        a.done(t)?;
+        // float(v) of an int held as a float is a float (`-float(0)` is -0.0).
+        let v = match v {
+            Value::Scalar(e, ty) if matches!(name.func, Float | Float64) => {
+                Value::Scalar(t.float_only(e), ty)
+            }
+            v => v,
+        };
+        // NumPy functions and array methods return NumPy scalars; math.*, float(), int(), round()
+        // len() and np.size() return Python numbers (see provenance.rs).
+        use super::provenance::Prov;
+        let python = match name.module {
+            Module::Math => true,
+            Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool | Any | All),
+            Module::Method => name.func == Item,
+            Module::Np => name.func == Size,
+            Module::Linalg => false,
+        };
+        let numpy = !python
+            && (matches!(name.module, Module::Np | Module::Linalg | Module::Method)
+                || receiver_was_array);
+        Ok(match v {
+            // round(x, n) keeps x's kind (see python_or_numpy_round; `round(np.int64(3), 0)`
+            // is NumPy's int); round(x) of a float is a Python int.
+            Value::Scalar(_, ty)
+                if name.module == Module::Builtin
+                    && name.func == Round
+                    && (ty == Ty::F64 || nargs == 2) =>
+            {
+                v
+            }
+            Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
+            v if numpy => t.as_numpy(v),
+            v => v,
+        })
+    }
+}
+
+/// A call given numbers that may be ints held as floats (see `int_or_float.rs`), of a function
+/// whose result depends on which (`np.sign`, `np.maximum`, `round(r, n)` ...): lowered for ints
+/// where every number holds one, for floats otherwise (NumPy's promotion: one float makes
+/// the computation a float one). With an array argument the result's dtype would depend on
+/// the path: refused.
+fn lower_by_kind(
+    t: &mut Translator,
+    call: &Call,
+    pos: Vec<(Value, Span)>,
+    kw: Vec<(String, Value, Span)>,
+) -> Result<Value> {
+    let what = format!("passed to {}()", call.name);
+    let values = || {
+        pos.iter()
+            .map(|(v, _)| v)
+            .chain(kw.iter().map(|(_, v, _)| v))
     };
-    let numpy = !python
-        && (matches!(name.module, Module::Np | Module::Linalg | Module::Method)
-            || receiver_was_array);
-    Ok(match v {
-        // round(x, n) of a float keeps x's kind (see python_or_numpy_round).
-        Value::Scalar(_, Ty::F64) if name.module == Module::Builtin && name.func == Round => v,
-        Value::Scalar(e, ty) if python => Value::Scalar(t.with_prov(e, ty, Prov::Py), ty),
-        v if numpy => t.as_numpy(v),
-        v => v,
-    })
+    let arrays = values().any(|v| {
+        matches!(
+            v,
+            Value::Array(_) | Value::Matrix(..) | Value::List(..) | Value::Tuple(_)
+        )
+    });
+    if arrays {
+        t.refuse_int_or_float(true, call.span, &format!("{what} with an array"));
+        return call.lower(t, pos, kw);
+    }
+    let scalars: Vec<(Expr, Ty)> = values()
+        .filter_map(|v| match v {
+            Value::Scalar(e, ty) => Some((e.clone(), *ty)),
+            _ => None,
+        })
+        .collect();
+    let ints = t.ints_by_flag(&scalars.iter().map(|(e, ty)| (e, *ty)).collect::<Vec<_>>());
+    // Each argument as an int and as a float (the same value where it is not flagged).
+    let mut view = |v: Value| match v {
+        Value::Scalar(e, ty) => {
+            let (i, f) = t.int_and_float_views(e, ty);
+            (Value::Scalar(i.0, i.1), Value::Scalar(f.0, f.1))
+        }
+        v => (v.clone(), v),
+    };
+    let (mut pos_i, mut pos_f) = (vec![], vec![]);
+    for (v, s) in pos {
+        let (i, f) = view(v);
+        pos_i.push((i, s));
+        pos_f.push((f, s));
+    }
+    let (mut kw_i, mut kw_f) = (vec![], vec![]);
+    for (n, v, s) in kw {
+        let (i, f) = view(v);
+        kw_i.push((n.clone(), i, s));
+        kw_f.push((n, f, s));
+    }
+    let Some(ints) = ints else {
+        return call.lower(t, pos_f, kw_f);
+    };
+    let number = |t: &mut Translator, v: Value| match v {
+        Value::Scalar(e, ty) => (e, ty),
+        _ => {
+            t.refuse_int_or_float(true, call.span, &format!("{what} (not a number)"));
+            (Expr::F64(0.0), Ty::F64)
+        }
+    };
+    let (r, ty) = t.int_or_float(
+        ints,
+        call.span,
+        |t| {
+            let v = call.lower(t, pos_i, kw_i)?;
+            Ok(number(t, v))
+        },
+        |t| {
+            let v = call.lower(t, pos_f, kw_f)?;
+            Ok(number(t, v))
+        },
+    )?;
+    Ok(Value::Scalar(r, ty))
 }
 
 /// Lowers a call of a builtin: to the lowering of NumPy's larger array functions, or to this
@@ -472,4 +603,37 @@ pub(super) fn fill_zeros(t: &mut Translator, slot: crate::ir::Arr, len: Expr, ty
         elem: zero,
         keep: None,
     });
+}
+
+/// Whether a call of `nargs` arguments computes the same for an int as for the float holding
+/// it exactly, or branches on which it is (see `int_or_float.rs`): Python's conversions, `abs`,
+/// `min`/`max` of numbers and `pow` (which branch), `round` to an int, `math.*` (floats in),
+/// and NumPy's functions that compute in floats whatever they are given.
+fn takes_int_or_float(name: Builtin, nargs: usize) -> bool {
+    match name.module {
+        // (math.floor, ceil and trunc call the number's own method: NumPy's ints lack them.)
+        Module::Math => !matches!(name.func, Floor | Ceil | Trunc),
+        Module::Builtin => match name.func {
+            Float | Int | Bool | Abs | Min | Max | Pow => true,
+            Round => nargs == 1,
+            _ => false,
+        },
+        Module::Np => {
+            matches!(ufuncs::unary_math(name.func), Some((Some(_), None)))
+                || matches!(
+                    name.func,
+                    Sqrt | IsNan
+                        | IsInf
+                        | IsFinite
+                        | Divide
+                        | Arctan2
+                        | Hypot
+                        | CopySign
+                        | Degrees
+                        | Radians
+                        | Float64
+                )
+        }
+        Module::Method | Module::Linalg => false,
+    }
 }

@@ -66,19 +66,30 @@ fn py_min_max_pair(
     base: Func,
 ) -> (Expr, Ty) {
     use crate::lower::provenance::Prov;
-    let tt = t.joined_type((&best, tb), (&e, te), span);
+    let tt = t.joined_type(tb, te, span);
     let (pb, pe) = (t.prov(&best), t.prov(&e));
-    if pb == pe && tb == te {
+    let ints = t.joins_an_int(tt, (&best, tb), (&e, te));
+    if pb == pe && tb == te && !ints {
         return (bin(op, best, e), tt);
     }
     let (best, e) = (t.stable(best, tb), t.stable(e, te));
     let (cb, ce) = (convert(best.clone(), tb, tt), convert(e.clone(), te, tt));
+    // Python compares an int with a float exactly (and an int held as a float as the int).
     let later_wins = if op == BinOp::PyMin {
-        CmpOp::Lt
+        ast::CmpOp::Lt
     } else {
-        CmpOp::Gt
+        ast::CmpOp::Gt
     };
-    let later = t.stable(cmp(later_wins, ce.clone(), cb.clone()), Ty::Bool);
+    let later = t.compare_one(
+        later_wins,
+        Value::Scalar(e.clone(), te),
+        Value::Scalar(best.clone(), tb),
+        span,
+    );
+    let later = match later {
+        Ok(Value::Scalar(c, _)) => t.stable(c, Ty::Bool),
+        _ => unreachable!("two numbers compare"),
+    };
     let (int, int_ty, int_wins) = if tb == Ty::F64 {
         (e.clone(), te, later.clone())
     } else {
@@ -96,16 +107,27 @@ fn py_min_max_pair(
             span,
         );
     }
-    let r = bin(op, cb, ce);
+    let r = Expr::Select(later.clone().boxed(), ce.boxed(), cb.boxed());
     let p = match (pb, pe) {
         (pb, pe) if pb == pe => pb,
         (pb, pe) => Prov::Dyn(Expr::Select(
-            later.boxed(),
+            later.clone().boxed(),
             pe.flag().boxed(),
             pb.flag().boxed(),
         )),
     };
-    (t.with_prov(r, tt, p), tt)
+    if !ints {
+        return (t.with_prov(r, tt, p), tt);
+    }
+    // The chosen argument is an int or a float: the result carries its flag.
+    let holds = |e: &Expr, ty| t.holds_int(e, ty).unwrap_or(Expr::Bool(false));
+    let flag = Expr::Select(
+        later.boxed(),
+        holds(&e, te).boxed(),
+        holds(&best, tb).boxed(),
+    );
+    let r = t.with_prov(r, tt, p);
+    (t.flagged(r, tt, flag), tt)
 }
 
 /// CPython's `min(iterable)`: `acc = x0; for v in rest: if v < acc: acc = v`.

@@ -91,6 +91,10 @@ pub(super) fn unary(
                     Ty::I64,
                 ));
             }
+            // Python's abs of an int held as a float is an int (see int_or_float.rs).
+            if let (false, Some(flag)) = (elementwise, t.int_flag(&e)) {
+                return Ok((t.flagged(un(UnOp::Abs, e), Ty::F64, flag), Ty::F64));
+            }
             let ty2 = ty.max(Ty::I64);
             Ok((un(UnOp::Abs, convert(e, ty, ty2)), ty2))
         });
