@@ -6,9 +6,10 @@
 //! NaN, and `r * r` is exact past 2**53. So such a value carries a run-time flag, "holds an int"
 //! (as provenance carries "is a Python number", `provenance.rs`); its double holds the int
 //! exactly (an int a double cannot hold raises where it is stored, never rounds); and Python's
-//! operators branch on the flags of their operands: the int lowering where every operand holds
-//! an int, the float lowering otherwise. Consumers that cannot branch (NumPy functions that keep
-//! ints, sequences, methods) refuse such a value rather than take it for a float.
+//! operators, comparisons and NumPy's functions of numbers branch on the flags of their operands:
+//! the int lowering where every operand holds an int, the float lowering otherwise. Where a dtype
+//! would depend on the path (a list or array built from such values, one combined with an int
+//! array) the value is refused rather than taken for a float.
 
 use super::numpy::exact_in_double;
 use super::provenance::Prov;
