@@ -411,14 +411,8 @@ impl<'p> Translator<'p> {
             return Ok(Value::Scalar(r, Ty::Bool));
         }
         if let Value::Scalar(e, ty) = &v {
-            if let Some(ints) = self.ints_by_flag(&[(e, *ty)]) {
-                let (vi, vf) = self.int_and_float_views(e.clone(), *ty);
-                let (r, ty) = self.int_or_float(
-                    ints,
-                    span,
-                    |t| t.unary_scalar(op, vi, span),
-                    |t| t.unary_scalar(op, vf, span),
-                )?;
+            let by_flag = |t: &mut Self, v: &[(Expr, Ty)]| t.unary_scalar(op, v[0].clone(), span);
+            if let Some((r, ty)) = self.by_int_flags(&[(e, *ty)], span, by_flag)? {
                 return Ok(Value::Scalar(r, ty));
             }
         }
@@ -547,15 +541,12 @@ impl<'p> Translator<'p> {
     ) -> Result<(Expr, Ty)> {
         let elementwise = shape.elementwise;
         if !elementwise {
-            if let Some(ints) = self.ints_by_flag(&[(&x, tx), (&y, ty)]) {
-                let (xi, xf) = self.int_and_float_views(x, tx);
-                let (yi, yf) = self.int_and_float_views(y, ty);
-                return self.int_or_float(
-                    ints,
-                    span,
-                    |t| t.scalar_binary(op, xi.0, xi.1, yi.0, yi.1, shape, span),
-                    |t| t.scalar_binary(op, xf.0, xf.1, yf.0, yf.1, shape, span),
-                );
+            let by_flag = |t: &mut Self, v: &[(Expr, Ty)]| {
+                let ((x, tx), (y, ty)) = (v[0].clone(), v[1].clone());
+                t.scalar_binary(op, x, tx, y, ty, shape, span)
+            };
+            if let Some(r) = self.by_int_flags(&[(&x, tx), (&y, ty)], span, by_flag)? {
+                return Ok(r);
             }
         }
         use ast::BinOp as B;
@@ -1193,15 +1184,12 @@ impl<'p> Translator<'p> {
         if let (Value::Scalar(x, tx), Value::Scalar(y, ty)) = (&a, &b) {
             // An int held as a float compares as the int it is (a NumPy int64 exactly with a
             // Python int past 2**53, where a NumPy float converts the int to a double).
-            if let Some(ints) = self.ints_by_flag(&[(x, *tx), (y, *ty)]) {
-                let (xi, xf) = self.int_and_float_views(x.clone(), *tx);
-                let (yi, yf) = self.int_and_float_views(y.clone(), *ty);
-                let view = |t: &mut Self, (x, tx): (Expr, Ty), (y, ty): (Expr, Ty)| {
-                    let r = t.compare_one(op, Value::Scalar(x, tx), Value::Scalar(y, ty), span)?;
-                    t.scalar(r, span, "a comparison")
-                };
-                let (r, ty) =
-                    self.int_or_float(ints, span, |t| view(t, xi, yi), |t| view(t, xf, yf))?;
+            let by_flag = |t: &mut Self, v: &[(Expr, Ty)]| {
+                let ((x, tx), (y, ty)) = (v[0].clone(), v[1].clone());
+                let r = t.compare_one(op, Value::Scalar(x, tx), Value::Scalar(y, ty), span)?;
+                t.scalar(r, span, "a comparison")
+            };
+            if let Some((r, ty)) = self.by_int_flags(&[(x, *tx), (y, *ty)], span, by_flag)? {
                 return Ok(Value::Scalar(r, ty));
             }
         }

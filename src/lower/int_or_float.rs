@@ -166,6 +166,27 @@ impl Translator<'_> {
         )
     }
 
+    /// `lower` of scalar operands some of which may be ints held as floats: lowered for their
+    /// int views and for their float views, the one that runs chosen by their flags
+    /// ([`Self::int_or_float`]). `None` where no operand is flagged: the caller lowers them once.
+    pub(crate) fn by_int_flags(
+        &mut self,
+        operands: &[(&Expr, Ty)],
+        span: Span,
+        lower: impl Fn(&mut Self, &[(Expr, Ty)]) -> Result<(Expr, Ty)>,
+    ) -> Result<Option<(Expr, Ty)>> {
+        let Some(ints) = self.ints_by_flag(operands) else {
+            return Ok(None);
+        };
+        let (as_ints, as_floats): (Vec<_>, Vec<_>) = operands
+            .iter()
+            .map(|(e, ty)| self.int_and_float_views((*e).clone(), *ty))
+            .unzip();
+        let lower = &lower;
+        self.int_or_float(ints, span, |t| lower(t, &as_ints), |t| lower(t, &as_floats))
+            .map(Some)
+    }
+
     /// An operator on values that may be ints held as floats: `as_int` lowers it for ints,
     /// taken where `ints` holds, `as_float` for floats. Where both give the same type other than
     /// a float (`np.int64(r)`, `np.logical_not(r)`), the result has it; otherwise it is a float

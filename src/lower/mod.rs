@@ -10,6 +10,7 @@ mod builtins;
 mod comprehension;
 mod empty_sum;
 mod expr;
+mod fate;
 mod inline;
 mod int_or_float;
 mod lists;
@@ -25,6 +26,7 @@ mod strings;
 mod tuples;
 mod value;
 mod window_writes;
+mod zero_d;
 
 use crate::bind::{ArrayKind, Bindings, Layout, Slot, Value as Bound};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
@@ -185,6 +187,9 @@ pub(crate) struct Translator<'a> {
     list_len: HashMap<Arr, Var>,
     /// The `sum(...)` calls whose empty case (Python's int 0) must raise (see `empty_sum.rs`).
     pub(crate) refused_sums: HashSet<Span>,
+    /// The `np.where(c, a, b)` calls whose result, a 0-d array where all three are scalars, may
+    /// reach a use that tells it from a NumPy scalar (see `zero_d.rs`).
+    pub(crate) differing_wheres: HashSet<Span>,
 }
 
 impl<'a> Translator<'a> {
@@ -232,6 +237,7 @@ impl<'a> Translator<'a> {
             appended: HashSet::new(),
             list_len: HashMap::new(),
             refused_sums: HashSet::new(),
+            differing_wheres: HashSet::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -358,6 +364,7 @@ impl<'a> Translator<'a> {
             (_, Some(p)) => vec![p.name.as_str()],
         };
         self.refused_sums = empty_sum::refused_sums(self.program, &floats, &|e| self.callee_of(e));
+        self.differing_wheres = zero_d::differing_wheres(self.program, &|e| self.callee_of(e));
         let sig = self.func.sig;
         let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
         if f.params.len() < needed {

@@ -443,7 +443,7 @@ pub(super) fn np_where(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let (c, _) = a.take();
     let (x, _) = a.take();
     let (y, _) = a.take();
-    t.elementwise(vec![c, x, y], span, &mut |_, ops, _| {
+    let v = t.elementwise(vec![c, x, y], span, &mut |_, ops, _| {
         let mut it = ops.into_iter();
         let ((c, tc), (x, tx), (y, ty)) =
             (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
@@ -456,7 +456,22 @@ pub(super) fn np_where(t: &mut Translator, a: &mut Args) -> Result<Value> {
             ),
             tt,
         ))
-    })
+    })?;
+    // Of three scalars NumPy's result is a 0-d array, computed here as the NumPy scalar it
+    // equals: refused where a later use tells the two apart (`zero_d.rs`).
+    if matches!(v, Value::Scalar(..)) && t.differing_wheres.contains(&span) {
+        let refusal = t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                "np.where() of three numbers is a 0-d array, and this filter takes it where an \
+                 array differs from a number (round(), math.trunc(), `+=` in place, a method, a \
+                 container, Python's max/min or a helper function)",
+            )
+            .hint("write `a if cond else b`, or convert it first: float(np.where(cond, a, b))");
+        return Ok(t.refuse_by_type(refusal, v));
+    }
+    Ok(v)
 }
 
 /// `np.clip(x, lo, hi)`, either bound possibly None.

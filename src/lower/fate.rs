@@ -1,0 +1,403 @@
+//! Where a value goes, before lowering: the analysis behind values that ndjit computes as
+//! something Python tells apart in some uses only.
+//!
+//! Two values have that shape: the empty `sum(...)`, Python's int 0 where ndjit computes the
+//! float 0.0 (`empty_sum.rs`), and `np.where` of numbers, NumPy's 0-d array where ndjit
+//! computes a NumPy scalar (`zero_d.rs`). Rather than model either at run time, [`Scope`] walks
+//! each function once and follows every such call's result through operators, calls, names
+//! (through all of a name's loads), choices and returns, to the uses that decide: those that
+//! agree for both, and those that may differ. A [`Rules`] says which calls it follows and which
+//! uses agree; everything it does not know counts as differing, so a construct the rules miss
+//! can only add an error, never hide one.
+
+use super::names::Builtin;
+use crate::error::Span;
+use crate::syntax::ast::{
+    BinOp, CompFor, Expr, ExprKind, Function, Keyword, Stmt, StmtKind, UnaryOp,
+};
+use crate::syntax::Program;
+use std::collections::{HashMap, HashSet};
+
+/// Resolves a call's function expression to a builtin (aliases, imports), if it is one.
+pub(super) type Callee<'a> = &'a dyn Fn(&Expr) -> Option<Builtin>;
+
+/// What becomes of a value at some position of the program if it is the one being followed.
+#[derive(Clone, Debug)]
+pub(super) enum Fate {
+    /// What ndjit computes gives Python's result from here on.
+    Agrees,
+    /// Something may tell them apart.
+    Differs,
+    /// Stored into this local name: its loads decide.
+    Named(String),
+}
+
+/// One analysis: which calls make the value followed, and which uses agree.
+pub(super) trait Rules {
+    /// Whether a call of `b` (`None`: not a builtin) with `args` makes the value followed.
+    fn follows(&self, b: Option<Builtin>, args: &[Expr]) -> bool;
+    /// The fate of `me`, an operand of `op` (the left one if `left`) beside `other`, where the
+    /// operation's result has `fate`.
+    fn operand(
+        &self,
+        s: &Scope,
+        op: BinOp,
+        fate: Fate,
+        me: &Expr,
+        other: &Expr,
+        left: bool,
+    ) -> Fate;
+    /// The fate of a unary operator's operand, where its result has `fate`.
+    fn unary(&self, op: UnaryOp, fate: Fate) -> Fate;
+    /// The fate of a positional argument of `b` (called with `n` of them) whose result has
+    /// `fate`.
+    fn argument(&self, b: Builtin, n: usize, fate: Fate) -> Fate;
+    /// Whether `t op= v` changes the value of `t` in place when it is the value followed (a
+    /// mutable object), so that the update itself may differ.
+    fn updated_in_place(&self) -> bool;
+}
+
+/// The spans of the calls `rules` follows in `program` whose value may reach a use that tells
+/// it apart. `callee` resolves a call's function expression to a builtin (aliases, imports);
+/// `floats`: the filter's parameters that hold floats or float64 arrays (the buffer, an
+/// integrand's variables). The filter's result agrees (scipy converts it to a float); a
+/// helper's or a lambda's goes back to its caller, which may tell it apart.
+pub(super) fn differing_calls(
+    program: &Program,
+    rules: &dyn Rules,
+    floats: &[&str],
+    callee: Callee,
+) -> HashSet<Span> {
+    let mut out = HashSet::new();
+    Scope::analyse(
+        &program.function,
+        Fate::Agrees,
+        floats,
+        (rules, callee),
+        &mut out,
+    );
+    for (_, f) in &program.helpers {
+        Scope::analyse(f, Fate::Differs, &[], (rules, callee), &mut out);
+    }
+    out
+}
+
+/// One function's walk: the fate of each followed call and of each load of a local name.
+pub(super) struct Scope<'a> {
+    rules: &'a dyn Rules,
+    callee: Callee<'a>,
+    result: Fate,
+    calls: Vec<(Span, Fate)>,
+    loads: HashMap<String, Vec<Fate>>,
+    /// How many times each name is bound (parameters, assignments, loop and comprehension
+    /// targets), counted before the walk.
+    bindings: HashMap<String, usize>,
+    /// Parameters holding floats or float64 arrays, while never rebound.
+    floats: HashSet<String>,
+    /// Names assigned a followed call (which `is_followed` counts when that is their only
+    /// binding).
+    followed_names: HashSet<String>,
+    /// Lambdas inside the function, analysed on their own.
+    lambdas: Vec<Function>,
+}
+
+impl<'a> Scope<'a> {
+    fn analyse(
+        f: &Function,
+        result: Fate,
+        floats: &[&str],
+        (rules, callee): (&'a dyn Rules, Callee<'a>),
+        out: &mut HashSet<Span>,
+    ) {
+        let mut s = Scope {
+            rules,
+            callee,
+            result,
+            calls: vec![],
+            loads: HashMap::new(),
+            bindings: HashMap::new(),
+            floats: HashSet::new(),
+            followed_names: HashSet::new(),
+            lambdas: vec![],
+        };
+        for p in &f.params {
+            s.bind(&p.name);
+        }
+        s.bind_all(&f.body);
+        s.floats = floats
+            .iter()
+            .filter(|n| s.bindings.get(**n) == Some(&1))
+            .map(|n| n.to_string())
+            .collect();
+        s.stmts(&f.body);
+        for (span, fate) in &s.calls {
+            if s.differs(fate, &mut HashSet::new()) {
+                out.insert(*span);
+            }
+        }
+        for l in std::mem::take(&mut s.lambdas) {
+            // A lambda's result goes wherever the lambda is called from.
+            Scope::analyse(&l, Fate::Differs, &[], (rules, callee), out);
+        }
+    }
+
+    fn bind(&mut self, name: &str) {
+        *self.bindings.entry(name.to_string()).or_default() += 1;
+    }
+
+    /// Counts the bindings of every assignment, loop and comprehension target in `body`.
+    fn bind_all(&mut self, body: &[Stmt]) {
+        fn targets(t: &Expr, s: &mut Scope) {
+            match &t.kind {
+                ExprKind::Name(n) => s.bind(n),
+                ExprKind::Tuple(items) | ExprKind::List(items) => {
+                    items.iter().for_each(|i| targets(i, s))
+                }
+                _ => {}
+            }
+        }
+        fn comps(e: &Expr, s: &mut Scope) {
+            if let ExprKind::Comp(c) = &e.kind {
+                c.clauses.iter().for_each(|cl| targets(&cl.target, s));
+            }
+            crate::syntax::visit::for_each_child(e, |c| comps(c, s));
+        }
+        for st in body {
+            match &st.kind {
+                StmtKind::Assign { targets: ts, value } => {
+                    ts.iter().for_each(|t| targets(t, self));
+                    if let [Expr {
+                        kind: ExprKind::Name(n),
+                        ..
+                    }] = ts.as_slice()
+                    {
+                        if self.is_followed(value) {
+                            self.followed_names.insert(n.clone());
+                        }
+                    }
+                }
+                StmtKind::AugAssign { target, .. } => targets(target, self),
+                StmtKind::For {
+                    target,
+                    body,
+                    orelse,
+                    ..
+                } => {
+                    targets(target, self);
+                    self.bind_all(body);
+                    self.bind_all(orelse);
+                }
+                StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                    self.bind_all(body);
+                    self.bind_all(orelse);
+                }
+                _ => {}
+            }
+        }
+        crate::syntax::visit::for_each_stmt_expr(body, &mut |e| comps(e, self));
+    }
+
+    /// Whether the parameter `name` holds floats or float64 arrays (and is never rebound).
+    pub(super) fn is_float_param(&self, name: &str) -> bool {
+        self.floats.contains(name)
+    }
+
+    /// The builtin a call's function names, unless a local name shadows it.
+    pub(super) fn builtin(&self, func: &Expr) -> Option<Builtin> {
+        match &func.kind {
+            ExprKind::Name(n) if self.bindings.contains_key(n) => None,
+            _ => (self.callee)(func),
+        }
+    }
+
+    /// Whether `e` is a call the rules follow, or a name bound only to one.
+    pub(super) fn is_followed(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Call { func, args, .. } => self.rules.follows(self.builtin(func), args),
+            ExprKind::Name(n) => {
+                self.followed_names.contains(n) && self.bindings.get(n) == Some(&1)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether a value with `fate` may be told apart, following names: a name tells it apart
+    /// if any of its loads does (whichever assignment a load sees, it is a load; a name already
+    /// being followed adds nothing new).
+    fn differs(&self, fate: &Fate, seen: &mut HashSet<String>) -> bool {
+        match fate {
+            Fate::Agrees => false,
+            Fate::Differs => true,
+            Fate::Named(n) => {
+                if !seen.insert(n.clone()) {
+                    return false;
+                }
+                let loads = self.loads.get(n).map(Vec::as_slice).unwrap_or(&[]);
+                loads.iter().any(|l| self.differs(l, seen))
+            }
+        }
+    }
+
+    fn stmts(&mut self, body: &[Stmt]) {
+        for s in body {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Expr(e) => self.expr(e, Fate::Agrees),
+            StmtKind::Return(Some(e)) => self.expr(e, self.result.clone()),
+            StmtKind::Assign { targets, value } => {
+                let fate = match targets.as_slice() {
+                    [Expr {
+                        kind: ExprKind::Name(n),
+                        ..
+                    }] => Fate::Named(n.clone()),
+                    _ => Fate::Differs,
+                };
+                for t in targets {
+                    self.target(t);
+                }
+                self.expr(value, fate);
+            }
+            StmtKind::AugAssign { target, op, value } => self.update(target, *op, value),
+            StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
+                self.expr(test, Fate::Agrees);
+                self.stmts(body);
+                self.stmts(orelse);
+            }
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
+                self.target(target);
+                self.expr(iter, Fate::Differs);
+                self.stmts(body);
+                self.stmts(orelse);
+            }
+            StmtKind::Assert { test, msg } => {
+                self.expr(test, Fate::Agrees);
+                if let Some(m) = msg {
+                    self.expr(m, Fate::Differs);
+                }
+            }
+            StmtKind::Raise { exc: Some(e) } => self.expr(e, Fate::Differs),
+            StmtKind::Return(None)
+            | StmtKind::Raise { exc: None }
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Pass
+            | StmtKind::Import(_)
+            | StmtKind::Unsupported(_) => {}
+        }
+    }
+
+    /// `t op= v`: `t = t op v`, or for a mutable `t`, a change of `t` itself.
+    fn update(&mut self, target: &Expr, op: BinOp, value: &Expr) {
+        self.target(target);
+        let result = match &target.kind {
+            ExprKind::Name(n) => Fate::Named(n.clone()),
+            _ => Fate::Differs,
+        };
+        let fate = self.rules.operand(self, op, result, value, target, false);
+        if let ExprKind::Name(n) = &target.kind {
+            let own = if self.rules.updated_in_place() {
+                Fate::Differs
+            } else {
+                self.rules
+                    .operand(self, op, Fate::Named(n.clone()), target, value, true)
+            };
+            self.loads.entry(n.clone()).or_default().push(own);
+        }
+        self.expr(value, fate);
+    }
+
+    /// An assignment target (names were bound by `bind_all`); what a subscript reads is a use.
+    fn target(&mut self, t: &Expr) {
+        match &t.kind {
+            ExprKind::Name(_) => {}
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                items.iter().for_each(|i| self.target(i))
+            }
+            _ => self.expr(t, Fate::Differs),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, fate: Fate) {
+        match &e.kind {
+            ExprKind::Name(n) => self.loads.entry(n.clone()).or_default().push(fate),
+            ExprKind::Binary(op, a, b) => {
+                let fa = self.rules.operand(self, *op, fate.clone(), a, b, true);
+                let fb = self.rules.operand(self, *op, fate, b, a, false);
+                self.expr(a, fa);
+                self.expr(b, fb);
+            }
+            ExprKind::Unary(op, a) => {
+                let f = self.rules.unary(*op, fate);
+                self.expr(a, f);
+            }
+            ExprKind::Compare(a, rest) => {
+                self.expr(a, Fate::Agrees);
+                rest.iter().for_each(|(_, r)| self.expr(r, Fate::Agrees));
+            }
+            // `a and b` / `a or b` give one of their operands.
+            ExprKind::BoolOp(_, items) => items.iter().for_each(|i| self.expr(i, fate.clone())),
+            ExprKind::IfExp { test, body, orelse } => {
+                self.expr(test, Fate::Agrees);
+                self.expr(body, fate.clone());
+                self.expr(orelse, fate);
+            }
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => self.call(e, func, args, keywords, fate),
+            ExprKind::Comp(c) => {
+                for CompFor { target, iter, ifs } in &c.clauses {
+                    self.target(target);
+                    self.expr(iter, Fate::Differs);
+                    ifs.iter().for_each(|i| self.expr(i, Fate::Agrees));
+                }
+                self.expr(&c.elt, Fate::Differs);
+            }
+            ExprKind::Lambda(f) => {
+                // What it reads of this scope may meet anything inside it.
+                let mut names = vec![];
+                crate::syntax::visit::names_in(e, &mut names);
+                for n in names {
+                    self.loads.entry(n).or_default().push(Fate::Differs);
+                }
+                self.lambdas.push((**f).clone())
+            }
+            // Containers, methods, attributes, indexing and slicing: their own rules.
+            _ => crate::syntax::visit::for_each_child(e, |c| self.expr(c, Fate::Differs)),
+        }
+    }
+
+    fn call(&mut self, call: &Expr, func: &Expr, args: &[Expr], keywords: &[Keyword], fate: Fate) {
+        let builtin = self.builtin(func);
+        if self.rules.follows(builtin, args) {
+            self.calls.push((call.span, fate.clone()));
+        }
+        let arg_fate = match builtin {
+            Some(b) => self.rules.argument(b, args.len(), fate),
+            None => Fate::Differs,
+        };
+        match &func.kind {
+            ExprKind::Name(_) => {}
+            // `np.sqrt(...)`: the module is no value; a method's receiver is one.
+            ExprKind::Attribute(..) if builtin.is_some() => {}
+            ExprKind::Attribute(receiver, _) => self.expr(receiver, Fate::Differs),
+            _ => self.expr(func, Fate::Differs),
+        }
+        for a in args {
+            self.expr(a, arg_fate.clone());
+        }
+        for k in keywords {
+            self.expr(&k.value, Fate::Differs);
+        }
+    }
+}
