@@ -235,3 +235,42 @@ def test_cases_a_review_found_compute_as_cpython_or_are_refused(src, window):
 def test_the_reviewed_cases_that_compile_are_compared():
     # Not all of them are refused: the flags, comparisons, powers and kinds compute.
     assert sum(compare(src, w) is None for src, w in REVIEWED) >= 9
+
+
+# Lists of ints and floats read only by NumPy's float statistics (src/lower/float_statistics.rs):
+# NumPy's int64 array gives the float64 array's statistic, so they compile.
+STAT_LISTS = ["[0 if np.isnan(v) else v for v in x]", "[max(v, 0) for v in x]",
+              "[v if v > 1 else -3 for v in x if v != 2.5]"]
+STAT_USES = ["np.mean({l})", "np.var({l})", "np.std({l}, ddof=1)", "np.median({l})",
+             "np.nanmean({l})", "np.nanvar({l})", "np.nanstd({l})", "np.nanmedian({l})",
+             "len({l}) * 1.5"]
+STAT_BODIES = ([f"return {u}" for u in STAT_USES]
+               + ["vals = {l}\nreturn np.median(vals) + len(vals)",
+                  "vals = {l}\nw = vals\nreturn np.mean(w) if vals else -1.0"])
+STAT_WINDOWS = [X, np.full(4, np.nan), np.array([7.0, -1.0, 2.0]), np.array([-1.0, -2.0])]
+
+
+@pytest.mark.parametrize("body", STAT_BODIES)
+def test_lists_of_ints_and_floats_read_by_float_statistics_compile_and_are_exact(body):
+    for lst, window in itertools.product(STAT_LISTS, STAT_WINDOWS):
+        src = "def f(x):\n" + textwrap.indent(body.format(l=lst), "    ") + "\n"
+        assert compare(src, list(window)) is None, (src, window)
+
+
+@pytest.mark.parametrize("use", [
+    "np.sum({l})", "np.max({l})", "np.mean({l}, axis=0)", "sorted({l})[0]", "{l}[0]",
+    "np.mean(np.array({l}))", "np.mean({l} + [1.5])", "np.percentile({l}, 50)",
+])
+def test_other_readers_of_a_list_of_ints_and_floats_refuse_it(use):
+    src = f"def f(x):\n    return {use.format(l=STAT_LISTS[0])}\n"
+    with pytest.raises((ndjit.FilterSyntaxError, ndjit.FilterTypeError)):
+        ndjit.jit_filter(src)
+
+
+def test_a_list_of_ints_and_floats_past_numpys_buffer_raises():
+    # Past 8192 items NumPy sums an int array's items a buffer at a time: not the float sum.
+    f = ndjit.jit_filter("def f(x):\n    return np.mean([0 if np.isnan(v) else v for v in x])\n")
+    ok = np.arange(8192.0)
+    assert f.evaluate(ok) == np.mean([0 if np.isnan(v) else v for v in ok])
+    with pytest.raises(ValueError, match="only up to 8192 items"):
+        f.evaluate(np.arange(8193.0))

@@ -15,6 +15,7 @@
 //! The targets are local to the comprehension (Python 3): they are renamed apart before the
 //! lowering, so a comprehension's `v` never touches the function's own `v`.
 
+use super::float_statistics::MAX_ITEMS;
 use super::value::ElemKind;
 use super::{expr, not, ArrayVal, NameTy, Translator, Value};
 use crate::error::{ErrorKind, Exception, Result, Span};
@@ -49,6 +50,9 @@ impl Translator<'_> {
         let count = self.temp(Ty::I64);
         let slot = std::cell::Cell::new(None);
         let mut kinds: Vec<ElemKind> = Vec::new();
+        // Ints and floats together only where NumPy's float statistics alone read the list.
+        let statistics = self.statistics_lists.contains(&span);
+        let mut ints_and_floats = false;
         self.iterate(
             &clause.target,
             &clause.iter,
@@ -74,7 +78,8 @@ impl Translator<'_> {
                 let v = t.expr(&c.elt)?;
                 let (e, ty) = t.scalar(v, c.elt.span, "an element of a comprehension")?;
                 let flagged = t.int_flag(&e).is_some();
-                t.refuse_int_or_float(flagged, c.elt.span, "an element of a list");
+                ints_and_floats |= flagged;
+                t.refuse_int_or_float(flagged && !statistics, c.elt.span, "an element of a list");
                 kinds.push(ElemKind::of(&t.prov(&e)));
                 t.local_for(&name, NameTy::Array(ty), span)?;
                 let (a, ety) = slot
@@ -88,6 +93,17 @@ impl Translator<'_> {
                 Ok(())
             },
         )?;
+        if ints_and_floats {
+            self.check_plain(
+                expr::cmp(CmpOp::Le, Expr::Var(count), Expr::I64(MAX_ITEMS)),
+                Exception::ValueError,
+                &format!(
+                    "this list holds ints and floats, which NumPy's statistics take exactly \
+                     only up to {MAX_ITEMS} items"
+                ),
+                span,
+            );
+        }
         let (a, ety) = slot.get().expect("the loop declared the storage");
         let index = self.temp(Ty::I64);
         let filled = ArrayVal {

@@ -26,7 +26,7 @@
 use super::fate::{self, Callee, Fate, Rules, Scope};
 use super::names::{Builtin, Func, Module};
 use crate::error::Span;
-use crate::syntax::ast::{BinOp, Expr, ExprKind, UnaryOp};
+use crate::syntax::ast::{BinOp, Expr, ExprKind, Keyword, UnaryOp};
 use crate::syntax::Program;
 use std::collections::HashSet;
 
@@ -42,8 +42,8 @@ pub(super) fn refused_sums(program: &Program, floats: &[&str], callee: Callee) -
 struct EmptySum;
 
 impl Rules for EmptySum {
-    fn follows(&self, b: Option<Builtin>, _: &[Expr]) -> bool {
-        b == Some(SUM)
+    fn follows(&self, s: &Scope, e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Call { func, .. } if s.builtin(func) == Some(SUM))
     }
 
     /// - true division, or a float on the other side: a float operation (Python converts the
@@ -86,7 +86,7 @@ impl Rules for EmptySum {
         }
     }
 
-    fn argument(&self, b: Builtin, n: usize, fate: Fate) -> Fate {
+    fn argument(&self, b: Builtin, (n, _): (usize, &[Keyword]), fate: Fate) -> Fate {
         argument_fate(b, n, fate)
     }
 

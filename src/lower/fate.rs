@@ -34,8 +34,8 @@ pub(super) enum Fate {
 
 /// One analysis: which calls make the value followed, and which uses agree.
 pub(super) trait Rules {
-    /// Whether a call of `b` (`None`: not a builtin) with `args` makes the value followed.
-    fn follows(&self, b: Option<Builtin>, args: &[Expr]) -> bool;
+    /// Whether `e` makes the value followed (a call, a list display).
+    fn follows(&self, s: &Scope, e: &Expr) -> bool;
     /// The fate of `me`, an operand of `op` (the left one if `left`) beside `other`, where the
     /// operation's result has `fate`.
     fn operand(
@@ -49,16 +49,16 @@ pub(super) trait Rules {
     ) -> Fate;
     /// The fate of a unary operator's operand, where its result has `fate`.
     fn unary(&self, op: UnaryOp, fate: Fate) -> Fate;
-    /// The fate of a positional argument of `b` (called with `n` of them) whose result has
-    /// `fate`.
-    fn argument(&self, b: Builtin, n: usize, fate: Fate) -> Fate;
+    /// The fate of a positional argument of `b`, called with `n` of them and `keywords`, whose
+    /// result has `fate`.
+    fn argument(&self, b: Builtin, call: (usize, &[Keyword]), fate: Fate) -> Fate;
     /// Whether `t op= v` changes the value of `t` in place when it is the value followed (a
     /// mutable object), so that the update itself may differ.
     fn updated_in_place(&self) -> bool;
 }
 
-/// The spans of the calls `rules` follows in `program` whose value may reach a use that tells
-/// it apart. `callee` resolves a call's function expression to a builtin (aliases, imports);
+/// The spans of the expressions `rules` follows in `program` whose value may reach a use that
+/// tells it apart. `callee` resolves a call's function expression to a builtin (aliases, imports);
 /// `floats`: the filter's parameters that hold floats or float64 arrays (the buffer, an
 /// integrand's variables). The filter's result agrees (scipy converts it to a float); a
 /// helper's or a lambda's goes back to its caller, which may tell it apart.
@@ -68,14 +68,40 @@ pub(super) fn differing_calls(
     floats: &[&str],
     callee: Callee,
 ) -> HashSet<Span> {
-    let mut out = HashSet::new();
-    Scope::analyse(
-        &program.function,
-        Fate::Agrees,
-        floats,
-        (rules, callee),
-        &mut out,
-    );
+    let verdicts = verdicts(program, rules, floats, callee);
+    verdicts
+        .into_iter()
+        .filter(|(_, d)| *d)
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// The spans of the expressions `rules` follows in `program` whose value reaches only uses
+/// that agree (arguments as [`differing_calls`]).
+pub(super) fn agreeing_exprs(
+    program: &Program,
+    rules: &dyn Rules,
+    floats: &[&str],
+    callee: Callee,
+) -> HashSet<Span> {
+    let verdicts = verdicts(program, rules, floats, callee);
+    verdicts
+        .into_iter()
+        .filter(|(_, d)| !*d)
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// Each followed expression's span, and whether its value may reach a use that differs.
+fn verdicts(
+    program: &Program,
+    rules: &dyn Rules,
+    floats: &[&str],
+    callee: Callee,
+) -> HashMap<Span, bool> {
+    let mut out = HashMap::new();
+    let main = &program.function;
+    Scope::analyse(main, Fate::Agrees, floats, (rules, callee), &mut out);
     for (_, f) in &program.helpers {
         Scope::analyse(f, Fate::Differs, &[], (rules, callee), &mut out);
     }
@@ -87,6 +113,7 @@ pub(super) struct Scope<'a> {
     rules: &'a dyn Rules,
     callee: Callee<'a>,
     result: Fate,
+    /// The followed expressions met, with their fates.
     calls: Vec<(Span, Fate)>,
     loads: HashMap<String, Vec<Fate>>,
     /// How many times each name is bound (parameters, assignments, loop and comprehension
@@ -107,7 +134,7 @@ impl<'a> Scope<'a> {
         result: Fate,
         floats: &[&str],
         (rules, callee): (&'a dyn Rules, Callee<'a>),
-        out: &mut HashSet<Span>,
+        out: &mut HashMap<Span, bool>,
     ) {
         let mut s = Scope {
             rules,
@@ -131,9 +158,8 @@ impl<'a> Scope<'a> {
             .collect();
         s.stmts(&f.body);
         for (span, fate) in &s.calls {
-            if s.differs(fate, &mut HashSet::new()) {
-                out.insert(*span);
-            }
+            let differs = s.differs(fate, &mut HashSet::new());
+            *out.entry(*span).or_default() |= differs;
         }
         for l in std::mem::take(&mut s.lambdas) {
             // A lambda's result goes wherever the lambda is called from.
@@ -210,14 +236,13 @@ impl<'a> Scope<'a> {
         }
     }
 
-    /// Whether `e` is a call the rules follow, or a name bound only to one.
+    /// Whether `e` makes the value the rules follow, or is a name bound only to one.
     pub(super) fn is_followed(&self, e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Call { func, args, .. } => self.rules.follows(self.builtin(func), args),
             ExprKind::Name(n) => {
                 self.followed_names.contains(n) && self.bindings.get(n) == Some(&1)
             }
-            _ => false,
+            _ => self.rules.follows(self, e),
         }
     }
 
@@ -327,6 +352,9 @@ impl<'a> Scope<'a> {
     }
 
     fn expr(&mut self, e: &Expr, fate: Fate) {
+        if self.rules.follows(self, e) {
+            self.calls.push((e.span, fate.clone()));
+        }
         match &e.kind {
             ExprKind::Name(n) => self.loads.entry(n.clone()).or_default().push(fate),
             ExprKind::Binary(op, a, b) => {
@@ -354,7 +382,7 @@ impl<'a> Scope<'a> {
                 func,
                 args,
                 keywords,
-            } => self.call(e, func, args, keywords, fate),
+            } => self.call(func, args, keywords, fate),
             ExprKind::Comp(c) => {
                 for CompFor { target, iter, ifs } in &c.clauses {
                     self.target(target);
@@ -377,13 +405,10 @@ impl<'a> Scope<'a> {
         }
     }
 
-    fn call(&mut self, call: &Expr, func: &Expr, args: &[Expr], keywords: &[Keyword], fate: Fate) {
+    fn call(&mut self, func: &Expr, args: &[Expr], keywords: &[Keyword], fate: Fate) {
         let builtin = self.builtin(func);
-        if self.rules.follows(builtin, args) {
-            self.calls.push((call.span, fate.clone()));
-        }
         let arg_fate = match builtin {
-            Some(b) => self.rules.argument(b, args.len(), fate),
+            Some(b) => self.rules.argument(b, (args.len(), keywords), fate),
             None => Fate::Differs,
         };
         match &func.kind {

@@ -11,6 +11,7 @@ mod comprehension;
 mod empty_sum;
 mod expr;
 mod fate;
+mod float_statistics;
 mod inline;
 mod int_or_float;
 mod lists;
@@ -190,6 +191,9 @@ pub(crate) struct Translator<'a> {
     /// The `np.where(c, a, b)` calls whose result, a 0-d array where all three are scalars, may
     /// reach a use that tells it from a NumPy scalar (see `zero_d.rs`).
     pub(crate) differing_wheres: HashSet<Span>,
+    /// The list comprehensions that may hold ints and floats, since only NumPy's float
+    /// statistics read them (see `float_statistics.rs`).
+    statistics_lists: HashSet<Span>,
 }
 
 impl<'a> Translator<'a> {
@@ -238,6 +242,7 @@ impl<'a> Translator<'a> {
             list_len: HashMap::new(),
             refused_sums: HashSet::new(),
             differing_wheres: HashSet::new(),
+            statistics_lists: HashSet::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -365,6 +370,8 @@ impl<'a> Translator<'a> {
         };
         self.refused_sums = empty_sum::refused_sums(self.program, &floats, &|e| self.callee_of(e));
         self.differing_wheres = zero_d::differing_wheres(self.program, &|e| self.callee_of(e));
+        self.statistics_lists =
+            float_statistics::statistics_lists(self.program, &|e| self.callee_of(e));
         let sig = self.func.sig;
         let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
         if f.params.len() < needed {

@@ -13,7 +13,7 @@
 use super::fate::{self, Callee, Fate, Rules, Scope};
 use super::names::{Builtin, Func, Module};
 use crate::error::Span;
-use crate::syntax::ast::{BinOp, Expr, UnaryOp};
+use crate::syntax::ast::{BinOp, Expr, ExprKind, Keyword, UnaryOp};
 use crate::syntax::Program;
 use std::collections::HashSet;
 
@@ -27,8 +27,13 @@ pub(super) fn differing_wheres(program: &Program, callee: Callee) -> HashSet<Spa
 struct ZeroD;
 
 impl Rules for ZeroD {
-    fn follows(&self, b: Option<Builtin>, args: &[Expr]) -> bool {
-        b.is_some_and(|b| b.module == Module::Np && b.func == Func::Where) && args.len() == 3
+    fn follows(&self, s: &Scope, e: &Expr) -> bool {
+        let where_ = Builtin {
+            module: Module::Np,
+            func: Func::Where,
+        };
+        matches!(&e.kind, ExprKind::Call { func, args, .. }
+            if args.len() == 3 && s.builtin(func) == Some(where_))
     }
 
     /// An operator of a 0-d array computes a new NumPy scalar (but `@`, which wants arrays).
@@ -45,7 +50,7 @@ impl Rules for ZeroD {
         Fate::Agrees
     }
 
-    fn argument(&self, b: Builtin, _: usize, fate: Fate) -> Fate {
+    fn argument(&self, b: Builtin, _: (usize, &[Keyword]), fate: Fate) -> Fate {
         use Func::*;
         match (b.module, b.func) {
             // `ndarray` has no `__round__` or `__trunc__`.
