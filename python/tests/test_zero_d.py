@@ -90,3 +90,16 @@ def test_np_where_of_arrays_is_not_refused():
                          "    return round(w[1]) + round(max(w[2], 0.5))\n")
     v = np.array([0.0, 2.6, -1.0])
     assert f.evaluate(v) == round(2.6 + 1) + round(max(0.0 + 1, 0.5))
+
+
+@pytest.mark.parametrize("helper, use", [
+    ("def max(a, b):\n    return round(a)\n\n", "return max(w, 1.0)"),
+    ("def abs(a):\n    return round(a)\n\n", "return abs(w)"),
+    ("def min(a, b):\n    a += 1\n    return a\n\n", "u = w\nv = min(w, 0)\nreturn u * 10 + v"),
+    ("def float(a):\n    a += 1\n    return a\n\n", "u = w\nfloat(w)\nreturn u"),
+])
+def test_a_helper_named_like_a_builtin_is_not_the_builtin(helper, use):
+    # Found by the stop 50 review: the analysis took the helper for the builtin it shadows.
+    body = "w = np.where(x[1] > 0, x[2], 1.5)\n" + use
+    src = helper + "def f(x):\n" + textwrap.indent(body, "    ") + "\n"
+    assert check(src) == "refused", src

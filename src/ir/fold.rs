@@ -22,6 +22,9 @@ pub fn fold(func: &mut Func) {
     }
     func.body = fold_block(body);
     let body = std::mem::take(&mut func.body);
+    // Checks proved before if-conversion leave branches small enough to become selects (an int
+    // held as a float has a known range: `lower/int_or_float.rs`).
+    let body = super::ranges::drop_proved_checks(body, func);
     let body = super::if_convert::if_convert(body, func);
     let body = unroll_block(body);
     // What early returns and checks prove, now that unrolling has made the code straight.

@@ -62,6 +62,14 @@ fn range(e: &Expr, env: &HashMap<Var, Iv>, func: &Func) -> Option<Iv> {
         Expr::Var(v) => env.get(v).copied(),
         Expr::Len(_) => Some((0, i64::MAX)),
         Expr::Unary(UnOp::Not, x) => r(x).map(|(lo, hi)| (1 - hi, 1 - lo)),
+        // Wrapping: exact only where no value is i64::MIN.
+        Expr::Unary(UnOp::Neg, x) if x.ty(func) == Ty::I64 => {
+            r(x).and_then(|(lo, hi)| Some((hi.checked_neg()?, lo.checked_neg()?)))
+        }
+        Expr::Unary(UnOp::Abs, x) if x.ty(func) == Ty::I64 => r(x).and_then(|(lo, hi)| {
+            let (a, b) = (lo.checked_abs()?, hi.checked_abs()?);
+            Some((if lo <= 0 && hi >= 0 { 0 } else { a.min(b) }, a.max(b)))
+        }),
         Expr::Cast(Ty::I64, x) if x.ty(func) == Ty::Bool => Some((0, 1)),
         Expr::Select(c, a, b) => match r(c) {
             Some((1, 1)) => r(a),
@@ -72,7 +80,11 @@ fn range(e: &Expr, env: &HashMap<Var, Iv>, func: &Func) -> Option<Iv> {
             let (x, y) = (r(a), r(b));
             Some(compare(*op, x?, y?).unwrap_or((0, 1)))
         }
-        Expr::Binary(op, a, b) if a.ty(func) == Ty::I64 => binary(*op, r(a)?, r(b)?),
+        // Every int lies in i64's range: an unknown operand still bounds a min or a max.
+        Expr::Binary(op, a, b) if a.ty(func) == Ty::I64 => {
+            let full = (i64::MIN, i64::MAX);
+            binary(*op, r(a).unwrap_or(full), r(b).unwrap_or(full))
+        }
         Expr::Binary(op, a, b) if a.ty(func) == Ty::Bool => {
             let (x, y) = (r(a)?, r(b)?);
             match op {
@@ -146,5 +158,22 @@ mod tests {
         assert_eq!(compare(CmpOp::Ne, (2, 2), (2, 2)), Some((0, 0)));
         assert_eq!(compare(CmpOp::Le, (0, 3), (3, 9)), Some((1, 1)));
         assert_eq!(compare(CmpOp::Lt, (0, 3), (3, 9)), None);
+    }
+
+    #[test]
+    fn negations_and_absolute_values_of_ranges() {
+        let func = crate::ir::test_func(&[Ty::I64], &[], vec![]);
+        let v = Var(0);
+        let of = |op, lo, hi| {
+            let env = HashMap::from([(v, (lo, hi))]);
+            range(&Expr::Unary(op, Expr::Var(v).boxed()), &env, &func)
+        };
+        assert_eq!(of(UnOp::Neg, -3, 5), Some((-5, 3)));
+        assert_eq!(of(UnOp::Abs, -3, 5), Some((0, 5)));
+        assert_eq!(of(UnOp::Abs, -9, -4), Some((4, 9)));
+        assert_eq!(of(UnOp::Abs, 2, 7), Some((2, 7)));
+        // i64::MIN wraps to itself: no range.
+        assert_eq!(of(UnOp::Neg, i64::MIN, 0), None);
+        assert_eq!(of(UnOp::Abs, i64::MIN, 0), None);
     }
 }

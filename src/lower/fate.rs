@@ -100,12 +100,24 @@ fn verdicts(
     callee: Callee,
 ) -> HashMap<Span, bool> {
     let mut out = HashMap::new();
-    let main = &program.function;
-    Scope::analyse(main, Fate::Agrees, floats, (rules, callee), &mut out);
+    let helpers: HashSet<String> = program.helpers.iter().map(|(n, _)| n.clone()).collect();
+    let walk = Walk {
+        rules,
+        callee,
+        helpers: &helpers,
+    };
+    Scope::analyse(&program.function, Fate::Agrees, floats, &walk, &mut out);
     for (_, f) in &program.helpers {
-        Scope::analyse(f, Fate::Differs, &[], (rules, callee), &mut out);
+        Scope::analyse(f, Fate::Differs, &[], &walk, &mut out);
     }
     out
+}
+
+/// What every function's walk shares.
+struct Walk<'a> {
+    rules: &'a dyn Rules,
+    callee: Callee<'a>,
+    helpers: &'a HashSet<String>,
 }
 
 /// One function's walk: the fate of each followed call and of each load of a local name.
@@ -126,6 +138,8 @@ pub(super) struct Scope<'a> {
     followed_names: HashSet<String>,
     /// Lambdas inside the function, analysed on their own.
     lambdas: Vec<Function>,
+    /// The program's helper functions, which shadow builtins of their names (`def max(a, b)`).
+    helpers: &'a HashSet<String>,
 }
 
 impl<'a> Scope<'a> {
@@ -133,12 +147,13 @@ impl<'a> Scope<'a> {
         f: &Function,
         result: Fate,
         floats: &[&str],
-        (rules, callee): (&'a dyn Rules, Callee<'a>),
+        walk: &Walk<'a>,
         out: &mut HashMap<Span, bool>,
     ) {
         let mut s = Scope {
-            rules,
-            callee,
+            rules: walk.rules,
+            callee: walk.callee,
+            helpers: walk.helpers,
             result,
             calls: vec![],
             loads: HashMap::new(),
@@ -163,7 +178,7 @@ impl<'a> Scope<'a> {
         }
         for l in std::mem::take(&mut s.lambdas) {
             // A lambda's result goes wherever the lambda is called from.
-            Scope::analyse(&l, Fate::Differs, &[], (rules, callee), out);
+            Scope::analyse(&l, Fate::Differs, &[], walk, out);
         }
     }
 
@@ -228,10 +243,10 @@ impl<'a> Scope<'a> {
         self.floats.contains(name)
     }
 
-    /// The builtin a call's function names, unless a local name shadows it.
+    /// The builtin a call's function names, unless a local name or a helper shadows it.
     pub(super) fn builtin(&self, func: &Expr) -> Option<Builtin> {
         match &func.kind {
-            ExprKind::Name(n) if self.bindings.contains_key(n) => None,
+            ExprKind::Name(n) if self.bindings.contains_key(n) || self.helpers.contains(n) => None,
             _ => (self.callee)(func),
         }
     }

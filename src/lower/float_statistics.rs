@@ -3,7 +3,8 @@
 //! `[0 if np.isnan(v) else v for v in x]` holds a Python int or a NumPy float by path
 //! (`int_or_float.rs`). NumPy makes it a float64 array where any item is a float and an int64
 //! array where none is, so most uses of such a list depend on the path, and the lowering refuses
-//! them. A few do not: `np.mean`, `np.var`, `np.std`, `np.median` and their `nan` forms take an
+//! them. A few do not: `np.mean`, `np.var`, `np.std`, `np.median` and their `nan` forms (but
+//! `nanvar`/`nanstd` with `ddof`, NaN for floats and inf for ints past the count) take an
 //! int64 array in float64, each int converted exactly (it is held exactly: `exact_in_double`),
 //! and give the float64 array's bits, up to 8192 items: past them NumPy sums an int array's
 //! converted items a buffer of 8192 at a time, where it sums a float array pairwise whole, and
@@ -49,14 +50,14 @@ impl Rules for FloatStatistics {
 
     fn argument(&self, b: Builtin, (_, keywords): (usize, &[Keyword]), _: Fate) -> Fate {
         use Func::*;
-        // `ddof` changes no dtype; `dtype=`, `axis=`, `out=` and the rest might.
-        let plain = keywords.iter().all(|k| k.name == "ddof");
+        // `ddof` changes no dtype; `dtype=`, `axis=`, `out=` and the rest might. Past the count,
+        // `ddof` gives NaN for `nanvar` of floats and inf for `nanvar` of ints (`np.var`'s).
+        let ddof_only = keywords.iter().all(|k| k.name == "ddof");
         match (b.module, b.func) {
-            (Module::Np, Mean | Var | Std | Median | Nanmean | Nanvar | Nanstd | Nanmedian)
-                if plain =>
-            {
+            (Module::Np, Mean | Var | Std | Median | Nanmean | Nanmedian) if ddof_only => {
                 Fate::Agrees
             }
+            (Module::Np, Nanvar | Nanstd) if keywords.is_empty() => Fate::Agrees,
             (Module::Builtin, Len) => Fate::Agrees,
             _ => Fate::Differs,
         }

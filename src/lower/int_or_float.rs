@@ -11,7 +11,7 @@
 //! would depend on the path (a list or array built from such values, one combined with an int
 //! array) the value is refused rather than taken for a float.
 
-use super::numpy::exact_in_double;
+use super::numpy::{exact_in_double, EXACT_INT};
 use super::provenance::Prov;
 use super::Translator;
 use crate::error::{ErrorKind, Exception, Result, Span};
@@ -160,10 +160,13 @@ impl Translator<'_> {
             return ((e.clone(), ty), (e, ty));
         }
         let f = self.float_only(e);
-        (
-            (Expr::Cast(Ty::I64, f.clone().boxed()), Ty::I64),
-            (f, Ty::F64),
-        )
+        // The int is exact in the double (`exact_in_double`): clamped to the range that says
+        // so, changing nothing, its range bounds the checks of the int lowering
+        // (`ir::ranges`: `-r` cannot overflow, `r + 1` cannot leave 64 bits).
+        let int = Expr::Cast(Ty::I64, f.clone().boxed());
+        let int = Expr::Binary(BinOp::Max, int.boxed(), Expr::I64(-EXACT_INT).boxed());
+        let int = Expr::Binary(BinOp::Min, int.boxed(), Expr::I64(EXACT_INT).boxed());
+        ((int, Ty::I64), (f, Ty::F64))
     }
 
     /// `lower` of scalar operands some of which may be ints held as floats: lowered for their

@@ -1,7 +1,7 @@
 //! Python's `math` module: scalars only, computed as CPython computes them, with its domain and
 //! range errors.
 
-use super::scalars::{int_checks, numpy_lacks};
+use super::scalars::{fits_i64, int_checks, numpy_lacks};
 use super::ufuncs::{apply_unary, binary_math, unary_math};
 use super::Args;
 use crate::error::{ErrorKind, Exception, Result, Span};
@@ -82,6 +82,12 @@ pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
                         "numpy.int64"
                     };
                     numpy_lacks(t, &xs[0].0, class, "__trunc__", span);
+                }
+                if xs[0].1 == Ty::I64 {
+                    return Ok(Value::Scalar(
+                        floor_of_int(t, &xs[0].0, &fx[0], span),
+                        Ty::I64,
+                    ));
                 }
                 return Ok(Value::Scalar(
                     convert(xs[0].0.clone(), xs[0].1, Ty::I64),
@@ -169,4 +175,24 @@ fn cpython_errors(t: &mut Translator, base: Func, fx: &[Expr], r: &Expr, span: S
             }
         }
     }
+}
+
+/// `math.floor(n)` or `math.ceil(n)` of an int `n` (`f` its double): a Python int's own
+/// `__floor__` is exact; a NumPy int has none, so CPython floors `float(n)`, rounded to a double
+/// past 2**53 (`math.floor(np.int64(2**60 + 1))` is 2**60), an int again.
+fn floor_of_int(t: &mut Translator, n: &Expr, f: &Expr, span: Span) -> Expr {
+    let python = t.prov(n).flag();
+    let python = t.stable(python, Ty::Bool);
+    // The double of a NumPy int near 2**63 rounds up to 2**63, past 64 bits.
+    t.check_plain(
+        bin(BinOp::Or, python.clone(), fits_i64(f.clone())),
+        Exception::OverflowError,
+        crate::lower::pyint::TOO_BIG,
+        span,
+    );
+    Expr::Select(
+        python.boxed(),
+        n.clone().boxed(),
+        Expr::Cast(Ty::I64, f.clone().boxed()).boxed(),
+    )
 }

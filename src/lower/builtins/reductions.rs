@@ -252,6 +252,13 @@ fn variance(
     span: Span,
 ) -> Result<Value> {
     let x = as_type(&arr, Ty::F64);
+    // Ints and bools hold no NaN: NumPy's `nan` forms call `np.var`/`np.std` for them, whose
+    // count less `ddof` stops at zero (a variance past it is inf, where the float form's is NaN).
+    let base = match base {
+        Nanvar if arr.ty != Ty::F64 => Var,
+        Nanstd if arr.ty != Ty::F64 => Std,
+        b => b,
+    };
     let var = if matches!(base, Var | Std) {
         let nf = convert(n.clone(), Ty::I64, Ty::F64);
         let s = t.reduce(ReduceOp::Sum, &x, span, None)?;

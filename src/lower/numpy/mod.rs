@@ -55,7 +55,7 @@ pub(super) fn lower(t: &mut Translator, name: Builtin, a: &mut Args) -> Option<R
 }
 
 /// The largest magnitude up to which every integer is a double.
-const EXACT_INT: i64 = 1 << 53;
+pub(crate) const EXACT_INT: i64 = 1 << 53;
 
 /// Raises where an int64 array holds a value past 2**53 in magnitude: `what` computes over
 /// doubles, exact below that bound, while NumPy computes in int64.
