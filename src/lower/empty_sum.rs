@@ -23,7 +23,7 @@
 //! known to agree counts as telling them apart, so a construct this pass does not know can only
 //! add an error, never hide one.
 
-use super::fate::{self, Callee, Fate, Rules, Scope};
+use super::fate::{self, Callee, Fate, Rules, Scope, Verdict};
 use super::names::{Builtin, Func, Module};
 use crate::error::Span;
 use crate::syntax::ast::{BinOp, Expr, ExprKind, Keyword, UnaryOp};
@@ -35,7 +35,7 @@ use std::collections::HashSet;
 /// `floats`: the filter's parameters that hold floats or float64 arrays (the buffer, an
 /// integrand's variables).
 pub(super) fn refused_sums(program: &Program, floats: &[&str], callee: Callee) -> HashSet<Span> {
-    fate::differing_calls(program, &EmptySum, floats, callee)
+    fate::followed(program, &EmptySum, (floats, callee), Verdict::Differs)
 }
 
 /// The rules for the int 0 computed as the float 0.0.

@@ -34,7 +34,7 @@ pub(super) enum Fate {
 
 /// One analysis: which calls make the value followed, and which uses agree.
 pub(super) trait Rules {
-    /// Whether `e` makes the value followed (a call, a list display).
+    /// Whether `e` makes the value followed (a call, a comprehension).
     fn follows(&self, s: &Scope, e: &Expr) -> bool;
     /// The fate of `me`, an operand of `op` (the left one if `left`) beside `other`, where the
     /// operation's result has `fate`.
@@ -57,37 +57,31 @@ pub(super) trait Rules {
     fn updated_in_place(&self) -> bool;
 }
 
-/// The spans of the expressions `rules` follows in `program` whose value may reach a use that
-/// tells it apart. `callee` resolves a call's function expression to a builtin (aliases, imports);
-/// `floats`: the filter's parameters that hold floats or float64 arrays (the buffer, an
-/// integrand's variables). The filter's result agrees (scipy converts it to a float); a
-/// helper's or a lambda's goes back to its caller, which may tell it apart.
-pub(super) fn differing_calls(
-    program: &Program,
-    rules: &dyn Rules,
-    floats: &[&str],
-    callee: Callee,
-) -> HashSet<Span> {
-    let verdicts = verdicts(program, rules, floats, callee);
-    verdicts
-        .into_iter()
-        .filter(|(_, d)| *d)
-        .map(|(s, _)| s)
-        .collect()
+/// Which followed expressions an analysis wants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Those whose value may reach a use that tells it apart (to refuse or check).
+    Differs,
+    /// Those whose value reaches only uses that agree (to allow).
+    Agrees,
 }
 
-/// The spans of the expressions `rules` follows in `program` whose value reaches only uses
-/// that agree (arguments as [`differing_calls`]).
-pub(super) fn agreeing_exprs(
+/// The spans of the expressions `rules` follows in `program` with `verdict`. `callee` resolves
+/// a call's function expression to a builtin (aliases, imports); `floats`: the filter's
+/// parameters that hold floats or float64 arrays (the buffer, an integrand's variables). The
+/// filter's result agrees (scipy converts it to a float); a helper's or a lambda's goes back to
+/// its caller, which may tell it apart.
+pub(super) fn followed(
     program: &Program,
     rules: &dyn Rules,
-    floats: &[&str],
-    callee: Callee,
+    (floats, callee): (&[&str], Callee),
+    verdict: Verdict,
 ) -> HashSet<Span> {
+    let differs = verdict == Verdict::Differs;
     let verdicts = verdicts(program, rules, floats, callee);
     verdicts
         .into_iter()
-        .filter(|(_, d)| !*d)
+        .filter(|(_, d)| *d == differs)
         .map(|(s, _)| s)
         .collect()
 }

@@ -12,7 +12,7 @@
 //! with the rules below, finds the list comprehensions whose value reaches only those (directly
 //! or through names); the lowering stores their items as doubles.
 
-use super::fate::{self, Callee, Fate, Rules, Scope};
+use super::fate::{self, Callee, Fate, Rules, Scope, Verdict};
 use super::names::{Builtin, Func, Module};
 use crate::error::Span;
 use crate::syntax::ast::{BinOp, CompKind, Expr, ExprKind, Keyword, UnaryOp};
@@ -25,7 +25,7 @@ pub(super) const MAX_ITEMS: i64 = 8192;
 /// The spans of the list comprehensions of `program` whose value reaches only NumPy's float
 /// statistics, `len` and truth tests.
 pub(super) fn statistics_lists(program: &Program, callee: Callee) -> HashSet<Span> {
-    fate::agreeing_exprs(program, &FloatStatistics, &[], callee)
+    fate::followed(program, &FloatStatistics, (&[], callee), Verdict::Agrees)
 }
 
 /// The rules for a list of ints and floats stored as doubles.

@@ -10,7 +10,7 @@
 //! `fate.rs`, with the rules below, finds the `np.where` calls whose result may reach such a
 //! use; the lowering refuses those whose operands are all scalars.
 
-use super::fate::{self, Callee, Fate, Rules, Scope};
+use super::fate::{self, Callee, Fate, Rules, Scope, Verdict};
 use super::names::{Builtin, Func, Module};
 use crate::error::Span;
 use crate::syntax::ast::{BinOp, Expr, ExprKind, Keyword, UnaryOp};
@@ -20,7 +20,7 @@ use std::collections::HashSet;
 /// The spans of the `np.where(c, a, b)` calls of `program` whose result, if it is a 0-d array,
 /// may reach a use that tells it from a NumPy scalar.
 pub(super) fn differing_wheres(program: &Program, callee: Callee) -> HashSet<Span> {
-    fate::differing_calls(program, &ZeroD, &[], callee)
+    fate::followed(program, &ZeroD, (&[], callee), Verdict::Differs)
 }
 
 /// The rules for a 0-d array computed as a NumPy scalar.
