@@ -155,3 +155,26 @@ def test_the_error_points_at_the_sum():
     with pytest.raises(TypeError) as e:
         ndi.generic_filter(IMAGE, ndjit.jit_filter(src), size=(1, 3))
     assert e.value.lineno == 2 and e.value.col == 9
+
+
+# A helper's sum goes where each of its calls sends it (`fate.rs` follows helpers' returns and
+# parameters): divided, it computes; negated, by the caller or by another helper, it raises.
+@pytest.mark.parametrize("use, raises", [
+    ("tot(x) / 2.0", False), ("tot(x) * 2.0 + x[0]", False), ("half(tot(x))", False),
+    ("-tot(x)", True), ("neg(tot(x))", True), ("half(tot(x)) + neg(tot(x))", True),
+])
+def test_a_helpers_sum_goes_where_its_calls_send_it(use, raises):
+    helpers = {"tot": "def tot(v):\n    return sum(t for t in v if t > 5)\n\n",
+               "half": "def half(a):\n    return a / 2\n\n",
+               "neg": "def neg(a):\n    return -a\n\n"}
+    src = "".join(h for name, h in helpers.items() if name + "(" in use)
+    src += f"def f(x):\n    return {use}\n"
+    ns = {"np": np, "math": math}
+    exec(src, ns)
+    want = ndi.generic_filter(IMAGE, ns["f"], size=(1, 3), mode="nearest")
+    f = ndjit.jit_filter(src)
+    if raises:
+        with pytest.raises(TypeError, match="sum\\(\\) of an empty iterable"):
+            ndjit.generic_filter(IMAGE, f, size=(1, 3), mode="nearest")
+    else:
+        assert same_bits(want, ndjit.generic_filter(IMAGE, f, size=(1, 3), mode="nearest"))

@@ -311,3 +311,14 @@ def test_a_helper_named_like_a_builtin_is_not_the_builtin(helper):
     src = helper + "def f(x):\n    l = [0 if v > 0 else v for v in x]\n    return len(l)\n"
     with pytest.raises(ndjit.FilterSyntaxError, match="int on one path and a float"):
         ndjit.jit_filter(src)
+
+
+@pytest.mark.parametrize("helper, compiles", [
+    ("def m(l):\n    return np.mean(l) + len(l)\n\n", True),
+    ("def m(l):\n    return l[0] * -1\n\n", False),
+    ("def m(l):\n    return np.sum(l)\n\n", False),
+])
+def test_a_list_of_ints_and_floats_passed_to_a_helper_goes_where_it_sends_it(helper, compiles):
+    src = helper + "def f(x):\n    return m([0 if np.isnan(v) else v for v in x])\n"
+    for window in STAT_WINDOWS:
+        assert compare(src, list(window)) == (None if compiles else "refused"), (src, window)

@@ -103,3 +103,30 @@ def test_a_helper_named_like_a_builtin_is_not_the_builtin(helper, use):
     body = "w = np.where(x[1] > 0, x[2], 1.5)\n" + use
     src = helper + "def f(x):\n" + textwrap.indent(body, "    ") + "\n"
     assert check(src) == "refused", src
+
+
+# np.where's value followed into helpers' parameters and out of their returns.
+HELPERS_FLOW = {
+    "def g(a):\n    return np.where(a > 0, a, 1.5)\n\n": [
+        ("return g(x[1]) + 1", True), ("return round(g(x[1]))", False),
+        ("return g(x[1]) + round(g(x[2]))", False),
+    ],
+    "def h(v, k=1):\n    return v * k\n\n": [
+        ("return h(np.where(x[1] > 0, x[2], 1.5))", True),
+        ("return round(h(np.where(x[1] > 0, x[2], 1.5), k=2))", True),
+    ],
+    "def h(v):\n    return v\n\n": [
+        ("return h(np.where(x[1] > 0, x[2], 1.5)) * 2", True),
+        ("return round(h(np.where(x[1] > 0, x[2], 1.5)))", False),
+    ],
+    "def h(v, k=1):\n    v += k\n    return v\n\n": [
+        ("w = np.where(x[1] > 0, x[2], 1.5)\n    u = w\n    h(k=2, v=w)\n    return u", False),
+    ],
+}
+
+
+@pytest.mark.parametrize("helper, use, compiles", [
+    (h, u, c) for h, uses in HELPERS_FLOW.items() for u, c in uses])
+def test_np_where_through_helpers(helper, use, compiles):
+    src = helper + "def f(x):\n    " + use + "\n"
+    assert check(src) == (None if compiles else "refused"), src

@@ -30,7 +30,13 @@ pub(super) enum Fate {
     Differs,
     /// Stored into this local name: its loads decide.
     Named(String),
+    /// Stored into a name of another function's walk (the `usize` in [`verdicts`]' list): a
+    /// helper's parameter, or what its `return` gives ([`RETURN`]).
+    In(usize, String),
 }
+
+/// The name under which a helper's walk keeps the fates of its calls' values.
+const RETURN: &str = "%return";
 
 /// One analysis: which calls make the value followed, and which uses agree.
 pub(super) trait Rules {
@@ -69,8 +75,8 @@ pub(super) enum Verdict {
 /// The spans of the expressions `rules` follows in `program` with `verdict`. `callee` resolves
 /// a call's function expression to a builtin (aliases, imports); `floats`: the filter's
 /// parameters that hold floats or float64 arrays (the buffer, an integrand's variables). The
-/// filter's result agrees (scipy converts it to a float); a helper's or a lambda's goes back to
-/// its caller, which may tell it apart.
+/// filter's result agrees (scipy converts it to a float); a helper's goes wherever its calls
+/// send it, and a lambda's anywhere.
 pub(super) fn followed(
     program: &Program,
     rules: &dyn Rules,
@@ -87,37 +93,99 @@ pub(super) fn followed(
 }
 
 /// Each followed expression's span, and whether its value may reach a use that differs.
+/// Every function is walked (the filter, its helpers, then the lambdas inside them); a value
+/// passed to a helper goes to its parameter, and what a helper returns goes wherever each of its
+/// calls sends it.
 fn verdicts(
     program: &Program,
     rules: &dyn Rules,
     floats: &[&str],
     callee: Callee,
 ) -> HashMap<Span, bool> {
-    let mut out = HashMap::new();
-    let helpers: HashSet<String> = program.helpers.iter().map(|(n, _)| n.clone()).collect();
+    let helpers = program
+        .helpers
+        .iter()
+        .enumerate()
+        .map(|(i, (n, f))| {
+            (
+                n.clone(),
+                (i + 1, f.params.iter().map(|p| p.name.clone()).collect()),
+            )
+        })
+        .collect();
     let walk = Walk {
         rules,
         callee,
-        helpers: &helpers,
+        helpers,
     };
-    Scope::analyse(&program.function, Fate::Agrees, floats, &walk, &mut out);
+    let mut scopes = vec![Scope::walked(
+        &program.function,
+        Fate::Agrees,
+        floats,
+        &walk,
+    )];
     for (_, f) in &program.helpers {
-        Scope::analyse(f, Fate::Differs, &[], &walk, &mut out);
+        scopes.push(Scope::walked(f, Fate::Named(RETURN.into()), &[], &walk));
+    }
+    let mut k = 0;
+    while k < scopes.len() {
+        // A lambda's result goes wherever the lambda is called from.
+        for l in std::mem::take(&mut scopes[k].lambdas) {
+            scopes.push(Scope::walked(&l, Fate::Differs, &[], &walk));
+        }
+        k += 1;
+    }
+    for caller in 0..scopes.len() {
+        for (h, fate) in std::mem::take(&mut scopes[caller].helper_calls) {
+            let fate = match fate {
+                Fate::Named(n) => Fate::In(caller, n),
+                f => f,
+            };
+            scopes[h].loads.entry(RETURN.into()).or_default().push(fate);
+        }
+    }
+    let mut out = HashMap::new();
+    for (at, s) in scopes.iter().enumerate() {
+        for (span, fate) in &s.calls {
+            let differs = differs(&scopes, at, fate, &mut HashSet::new());
+            *out.entry(*span).or_default() |= differs;
+        }
     }
     out
+}
+
+/// Whether a value with `fate` in the walk `scopes[at]` may be told apart, following names: a
+/// name tells it apart if any of its loads does (whichever assignment a load sees, it is a
+/// load; a name already being followed adds nothing new).
+fn differs(scopes: &[Scope], at: usize, fate: &Fate, seen: &mut HashSet<(usize, String)>) -> bool {
+    let (scope, name) = match fate {
+        Fate::Agrees => return false,
+        Fate::Differs => return true,
+        Fate::Named(n) => (at, n),
+        Fate::In(s, n) => (*s, n),
+    };
+    if !seen.insert((scope, name.clone())) {
+        return false;
+    }
+    let loads = scopes[scope]
+        .loads
+        .get(name)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    loads.iter().any(|l| differs(scopes, scope, l, seen))
 }
 
 /// What every function's walk shares.
 struct Walk<'a> {
     rules: &'a dyn Rules,
     callee: Callee<'a>,
-    helpers: &'a HashSet<String>,
+    /// The program's helper functions by name: their walk's index and their parameters. They
+    /// shadow builtins of their names (`def max(a, b)`).
+    helpers: HashMap<String, (usize, Vec<String>)>,
 }
 
 /// One function's walk: the fate of each followed call and of each load of a local name.
 pub(super) struct Scope<'a> {
-    rules: &'a dyn Rules,
-    callee: Callee<'a>,
     result: Fate,
     /// The followed expressions met, with their fates.
     calls: Vec<(Span, Fate)>,
@@ -130,24 +198,19 @@ pub(super) struct Scope<'a> {
     /// Names assigned a followed call (which `is_followed` counts when that is their only
     /// binding).
     followed_names: HashSet<String>,
-    /// Lambdas inside the function, analysed on their own.
+    /// Lambdas inside the function, walked on their own.
     lambdas: Vec<Function>,
-    /// The program's helper functions, which shadow builtins of their names (`def max(a, b)`).
-    helpers: &'a HashSet<String>,
+    /// The helpers called (their walk's index), with the fate of each call's value.
+    helper_calls: Vec<(usize, Fate)>,
+    walk: &'a Walk<'a>,
 }
 
 impl<'a> Scope<'a> {
-    fn analyse(
-        f: &Function,
-        result: Fate,
-        floats: &[&str],
-        walk: &Walk<'a>,
-        out: &mut HashMap<Span, bool>,
-    ) {
+    /// `f` walked: the fates of its followed expressions and of its names' loads.
+    fn walked(f: &Function, result: Fate, floats: &[&str], walk: &'a Walk<'a>) -> Scope<'a> {
         let mut s = Scope {
-            rules: walk.rules,
-            callee: walk.callee,
-            helpers: walk.helpers,
+            walk,
+            helper_calls: vec![],
             result,
             calls: vec![],
             loads: HashMap::new(),
@@ -166,14 +229,7 @@ impl<'a> Scope<'a> {
             .map(|n| n.to_string())
             .collect();
         s.stmts(&f.body);
-        for (span, fate) in &s.calls {
-            let differs = s.differs(fate, &mut HashSet::new());
-            *out.entry(*span).or_default() |= differs;
-        }
-        for l in std::mem::take(&mut s.lambdas) {
-            // A lambda's result goes wherever the lambda is called from.
-            Scope::analyse(&l, Fate::Differs, &[], walk, out);
-        }
+        s
     }
 
     fn bind(&mut self, name: &str) {
@@ -240,8 +296,12 @@ impl<'a> Scope<'a> {
     /// The builtin a call's function names, unless a local name or a helper shadows it.
     pub(super) fn builtin(&self, func: &Expr) -> Option<Builtin> {
         match &func.kind {
-            ExprKind::Name(n) if self.bindings.contains_key(n) || self.helpers.contains(n) => None,
-            _ => (self.callee)(func),
+            ExprKind::Name(n)
+                if self.bindings.contains_key(n) || self.walk.helpers.contains_key(n) =>
+            {
+                None
+            }
+            _ => (self.walk.callee)(func),
         }
     }
 
@@ -251,24 +311,7 @@ impl<'a> Scope<'a> {
             ExprKind::Name(n) => {
                 self.followed_names.contains(n) && self.bindings.get(n) == Some(&1)
             }
-            _ => self.rules.follows(self, e),
-        }
-    }
-
-    /// Whether a value with `fate` may be told apart, following names: a name tells it apart
-    /// if any of its loads does (whichever assignment a load sees, it is a load; a name already
-    /// being followed adds nothing new).
-    fn differs(&self, fate: &Fate, seen: &mut HashSet<String>) -> bool {
-        match fate {
-            Fate::Agrees => false,
-            Fate::Differs => true,
-            Fate::Named(n) => {
-                if !seen.insert(n.clone()) {
-                    return false;
-                }
-                let loads = self.loads.get(n).map(Vec::as_slice).unwrap_or(&[]);
-                loads.iter().any(|l| self.differs(l, seen))
-            }
+            _ => self.walk.rules.follows(self, e),
         }
     }
 
@@ -336,12 +379,16 @@ impl<'a> Scope<'a> {
             ExprKind::Name(n) => Fate::Named(n.clone()),
             _ => Fate::Differs,
         };
-        let fate = self.rules.operand(self, op, result, value, target, false);
+        let fate = self
+            .walk
+            .rules
+            .operand(self, op, result, value, target, false);
         if let ExprKind::Name(n) = &target.kind {
-            let own = if self.rules.updated_in_place() {
+            let own = if self.walk.rules.updated_in_place() {
                 Fate::Differs
             } else {
-                self.rules
+                self.walk
+                    .rules
                     .operand(self, op, Fate::Named(n.clone()), target, value, true)
             };
             self.loads.entry(n.clone()).or_default().push(own);
@@ -361,19 +408,23 @@ impl<'a> Scope<'a> {
     }
 
     fn expr(&mut self, e: &Expr, fate: Fate) {
-        if self.rules.follows(self, e) {
+        if self.walk.rules.follows(self, e) {
             self.calls.push((e.span, fate.clone()));
         }
         match &e.kind {
-            ExprKind::Name(n) => self.loads.entry(n.clone()).or_default().push(fate),
+            ExprKind::Name(n) => match self.helper(n) {
+                // A helper as a value (not called here): its result may go anywhere.
+                Some((h, _)) => self.helper_calls.push((h, Fate::Differs)),
+                None => self.loads.entry(n.clone()).or_default().push(fate),
+            },
             ExprKind::Binary(op, a, b) => {
-                let fa = self.rules.operand(self, *op, fate.clone(), a, b, true);
-                let fb = self.rules.operand(self, *op, fate, b, a, false);
+                let fa = self.walk.rules.operand(self, *op, fate.clone(), a, b, true);
+                let fb = self.walk.rules.operand(self, *op, fate, b, a, false);
                 self.expr(a, fa);
                 self.expr(b, fb);
             }
             ExprKind::Unary(op, a) => {
-                let f = self.rules.unary(*op, fate);
+                let f = self.walk.rules.unary(*op, fate);
                 self.expr(a, f);
             }
             ExprKind::Compare(a, rest) => {
@@ -414,10 +465,27 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// The helper `name` calls, unless a local name shadows it: its walk's index and its
+    /// parameters.
+    fn helper(&self, name: &str) -> Option<(usize, &'a [String])> {
+        if self.bindings.contains_key(name) {
+            return None;
+        }
+        let walk: &'a Walk<'a> = self.walk;
+        walk.helpers
+            .get(name)
+            .map(|(h, params)| (*h, params.as_slice()))
+    }
+
     fn call(&mut self, func: &Expr, args: &[Expr], keywords: &[Keyword], fate: Fate) {
+        if let ExprKind::Name(n) = &func.kind {
+            if let Some((h, params)) = self.helper(n) {
+                return self.helper_call((h, params), args, keywords, fate);
+            }
+        }
         let builtin = self.builtin(func);
         let arg_fate = match builtin {
-            Some(b) => self.rules.argument(b, (args.len(), keywords), fate),
+            Some(b) => self.walk.rules.argument(b, (args.len(), keywords), fate),
             None => Fate::Differs,
         };
         match &func.kind {
@@ -432,6 +500,25 @@ impl<'a> Scope<'a> {
         }
         for k in keywords {
             self.expr(&k.value, Fate::Differs);
+        }
+    }
+
+    /// A call of the helper `h`: each argument goes to its parameter, and the call's value
+    /// (what the helper returns) goes where `fate` says.
+    fn helper_call(
+        &mut self,
+        (h, params): (usize, &[String]),
+        args: &[Expr],
+        keywords: &[Keyword],
+        fate: Fate,
+    ) {
+        self.helper_calls.push((h, fate));
+        let param = |name: Option<&String>| name.map_or(Fate::Differs, |p| Fate::In(h, p.clone()));
+        for (i, a) in args.iter().enumerate() {
+            self.expr(a, param(params.get(i)));
+        }
+        for k in keywords {
+            self.expr(&k.value, param(params.iter().find(|p| **p == k.name)));
         }
     }
 }

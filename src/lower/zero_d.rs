@@ -8,7 +8,8 @@
 //! an int array refuses a float), its methods keep it an array (`a.astype(int)`), and Python's
 //! `max`, `min`, choices, containers and helper functions hand the array itself on. The walk of
 //! `fate.rs`, with the rules below, finds the `np.where` calls whose result may reach such a
-//! use; the lowering refuses those whose operands are all scalars.
+//! use (through names, choices, helpers' parameters and returns); the lowering refuses those
+//! whose operands are all scalars.
 
 use super::fate::{self, Callee, Fate, Rules, Scope, Verdict};
 use super::names::{Builtin, Func, Module};

@@ -466,7 +466,7 @@ pub(super) fn np_where(t: &mut Translator, a: &mut Args) -> Result<Value> {
                 span,
                 "np.where() of three numbers is a 0-d array, and this filter takes it where an \
                  array differs from a number (round(), math.trunc(), `+=` in place, a method, a \
-                 container, Python's max/min or a helper function)",
+                 container, or a lambda; through names, Python's max/min and helpers)",
             )
             .hint("write `a if cond else b`, or convert it first: float(np.where(cond, a, b))");
         return Ok(t.refuse_by_type(refusal, v));
