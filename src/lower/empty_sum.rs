@@ -50,7 +50,8 @@ impl Rules for EmptySum {
     ///   int first), exact either way;
     /// - `+`, `-`; `*` by an int >= 1 (>= 0 for the sum itself); `%`, `//` by an int >= 0;
     ///   `**` with an int >= 0: exact in both, and the result stays an int with an int;
-    /// - the sum itself as a divisor: it is 0, which raises ZeroDivisionError in both;
+    /// - the sum itself as the divisor of a literal: it is 0, which raises ZeroDivisionError in
+    ///   both;
     /// - otherwise a zero's sign may differ (`0 * -1` is 0, `0.0 * -1` is -0.0).
     fn operand(
         &self,
@@ -67,7 +68,11 @@ impl Rules for EmptySum {
             // The sum itself is 0: times an int >= 0 it is +0 in both.
             BinOp::Mul => int_at_least(s, other, if s.is_followed(me) { 0 } else { 1 }),
             BinOp::Mod | BinOp::FloorDiv if left => int_at_least(s, other, 0),
-            BinOp::Mod | BinOp::FloorDiv if s.is_followed(me) => return Fate::Agrees,
+            // The sum itself as the divisor of a Python number: 0 raises ZeroDivisionError in
+            // both (a NumPy int's `% 0` is 0, its `% 0.0` NaN: they differ).
+            BinOp::Mod | BinOp::FloorDiv if s.is_followed(me) && literal(other).is_some() => {
+                return Fate::Agrees
+            }
             BinOp::Pow => int_at_least(s, other, 0),
             _ => false,
         };

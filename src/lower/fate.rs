@@ -222,6 +222,10 @@ impl<'a> Scope<'a> {
         for p in &f.params {
             s.bind(&p.name);
         }
+        // A default is made once, where the function is defined, and shared by its calls.
+        for d in f.params.iter().filter_map(|p| p.default.as_ref()) {
+            s.expr(d, Fate::Differs);
+        }
         s.bind_all(&f.body);
         s.floats = floats
             .iter()
@@ -467,14 +471,16 @@ impl<'a> Scope<'a> {
 
     /// The helper `name` calls, unless a local name shadows it: its walk's index and its
     /// parameters.
-    fn helper(&self, name: &str) -> Option<(usize, &'a [String])> {
+    fn helper(&mut self, name: &str) -> Option<(usize, &'a [String])> {
+        let walk: &'a Walk<'a> = self.walk;
+        let (h, params) = walk.helpers.get(name)?;
         if self.bindings.contains_key(name) {
+            // Also a local name somewhere here (a comprehension's target, say): a call through
+            // it may be the helper's, whose result may then go anywhere.
+            self.helper_calls.push((*h, Fate::Differs));
             return None;
         }
-        let walk: &'a Walk<'a> = self.walk;
-        walk.helpers
-            .get(name)
-            .map(|(h, params)| (*h, params.as_slice()))
+        Some((*h, params.as_slice()))
     }
 
     fn call(&mut self, func: &Expr, args: &[Expr], keywords: &[Keyword], fate: Fate) {

@@ -22,6 +22,7 @@ pub(super) fn split(stmts: Vec<Stmt>) -> Result<(Function, Vec<(String, Function
     for s in stmts {
         items.push(item(s)?);
     }
+    refuse_redefinitions(&items)?;
     let mentioned_by_others = |name: &str, me: usize| {
         items.iter().enumerate().any(|(k, it)| {
             k != me
@@ -75,6 +76,27 @@ pub(super) fn split(stmts: Vec<Stmt>) -> Result<(Function, Vec<(String, Function
     };
     resolve_aliases(&mut functions, aliases)?;
     Ok((filter, functions))
+}
+
+/// A name defined twice (`def h` twice, or `def h` and `h = g`): Python calls the last
+/// definition, and code that redefines a helper is more likely a slip than meant; refused.
+fn refuse_redefinitions(items: &[Item]) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for it in items {
+        let (name, span) = match it {
+            Item::Function(name, f) => (name, f.span),
+            Item::Alias(name, _, s) => (name, s.span),
+        };
+        if !seen.insert(name) {
+            return Err(Error::new(
+                ErrorKind::Syntax,
+                span,
+                format!("`{name}` is defined twice (Python would call the last definition)"),
+            )
+            .hint("keep one definition of each function"));
+        }
+    }
+    Ok(())
 }
 
 fn item(s: Stmt) -> Result<Item> {
