@@ -1,14 +1,16 @@
 //! Where a value goes, before lowering: the analysis behind values that ndjit computes as
 //! something Python tells apart in some uses only.
 //!
-//! Two values have that shape: the empty `sum(...)`, Python's int 0 where ndjit computes the
-//! float 0.0 (`empty_sum.rs`), and `np.where` of numbers, NumPy's 0-d array where ndjit
-//! computes a NumPy scalar (`zero_d.rs`). Rather than model either at run time, [`Scope`] walks
-//! each function once and follows every such call's result through operators, calls, names
-//! (through all of a name's loads), choices and returns, to the uses that decide: those that
-//! agree for both, and those that may differ. A [`Rules`] says which calls it follows and which
-//! uses agree; everything it does not know counts as differing, so a construct the rules miss
-//! can only add an error, never hide one.
+//! Three values have that shape: the empty `sum(...)`, Python's int 0 where ndjit computes the
+//! float 0.0 (`empty_sum.rs`); `np.where` of numbers, NumPy's 0-d array where ndjit computes a
+//! NumPy scalar (`zero_d.rs`); and a list of ints and floats, an int64 or a float64 array to
+//! NumPy by path, where ndjit stores doubles (`float_statistics.rs`). Rather than model them at
+//! run time, [`Scope`] walks each function once and follows every such value through operators,
+//! calls, names (through all of a name's loads), choices, helpers' parameters and the uses of
+//! what each call of a helper returns, to the uses that decide: those that agree for both, and
+//! those that may differ. A [`Rules`] says which expressions it follows and which uses agree;
+//! everything it does not know counts as differing, so a construct the rules miss can only add
+//! an error, never hide one.
 
 use super::names::Builtin;
 use crate::error::Span;
