@@ -211,15 +211,7 @@ impl Translator<'_> {
         let r = self.temp(ty);
         self.branch_prov(r, (&ri, &mut then), (&rf, &mut els));
         if ty == Ty::F64 {
-            let flag = self.temp(Ty::Bool);
-            for (e, t, block) in [(&ri, ti, &mut then), (&rf, tf, &mut els)] {
-                if t == Ty::I64 {
-                    block.push(self.exact_int_check(e.clone(), span));
-                }
-                let holds = self.holds_int(e, t).unwrap_or(Expr::Bool(false));
-                block.push(Stmt::Assign(flag, holds));
-            }
-            self.var_int.insert(r, Expr::Var(flag));
+            self.branch_int(r, (&ri, ti, &mut then), (&rf, tf, &mut els), span);
         }
         then.push(Stmt::Assign(r, super::expr::convert(ri, ti, ty)));
         els.push(Stmt::Assign(r, super::expr::convert(rf, tf, ty)));
@@ -279,7 +271,7 @@ impl Translator<'_> {
     }
 
     /// Refuses a value that may be an int held as a float where its consumer cannot branch on
-    /// it (`what` names the consumer); `None` passes.
+    /// it (`what` names the consumer); `false` passes.
     pub(crate) fn refuse_int_or_float(&mut self, flagged: bool, span: Span, what: &str) {
         if !flagged {
             return;
