@@ -235,6 +235,8 @@ enum_with_all! {
         /// Raised by the filter's own `raise` statements (with the classes above).
         NotImplementedError,
         ArithmeticError,
+        /// A local variable read where no assignment has run (a `NameError`).
+        UnboundLocalError,
     }
 }
 
@@ -254,6 +256,7 @@ impl Exception {
             Exception::AssertionError => "AssertionError",
             Exception::NotImplementedError => "NotImplementedError",
             Exception::ArithmeticError => "ArithmeticError",
+            Exception::UnboundLocalError => "UnboundLocalError",
         }
     }
 }

@@ -6,8 +6,8 @@
 use ndjit::{ErrorKind, Exception};
 use pyo3::exceptions::{
     PyArithmeticError, PyAssertionError, PyIndexError, PyKeyboardInterrupt, PyMemoryError,
-    PyNotImplementedError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
-    PyZeroDivisionError,
+    PyNotImplementedError, PyOverflowError, PyRuntimeError, PyTypeError, PyUnboundLocalError,
+    PyValueError, PyZeroDivisionError,
 };
 use pyo3::prelude::*;
 use std::ffi::c_long;
@@ -92,6 +92,7 @@ pub fn builtin_exception(py: Python<'_>, exception: Exception, message: String) 
         Exception::AssertionError => PyAssertionError::new_err(message),
         Exception::NotImplementedError => PyNotImplementedError::new_err(message),
         Exception::ArithmeticError => PyArithmeticError::new_err(message),
+        Exception::UnboundLocalError => PyUnboundLocalError::new_err(message),
         // NumPy's class, which `_errors.py` finds wherever this NumPy keeps it.
         Exception::AxisError => build(py, "_AxisError", (message,)),
     }

@@ -35,6 +35,20 @@ pub(crate) fn un(op: UnOp, a: Expr) -> Expr {
 pub(crate) type ScalarOp<'t, 'a> =
     dyn FnMut(&mut Translator<'t>, Vec<(Expr, Ty)>, bool) -> Result<(Expr, Ty)> + 'a;
 
+/// Where an operand of extent `extent` along an axis is read at position `at` of a result of
+/// extent `full`: at `at`, or at 0 where it is broadcast (extent 1, NumPy's stride 0).
+fn repeat_unless_full(extent: &Expr, full: &Expr, at: Expr) -> Expr {
+    match extent {
+        _ if extent == full => at,
+        Expr::I64(1) => Expr::I64(0),
+        _ => Expr::Select(
+            cmp(CmpOp::Eq, extent.clone(), Expr::I64(1)).boxed(),
+            Expr::I64(0).boxed(),
+            at.boxed(),
+        ),
+    }
+}
+
 impl<'p> Translator<'p> {
     pub(crate) fn expr(&mut self, e: &ast::Expr) -> Result<Value> {
         crate::with_stack(|| self.expr_inner(e))
@@ -228,38 +242,16 @@ impl<'p> Translator<'p> {
         }
     }
 
-    /// Applies a scalar function element-wise when any operand is an array, checking lengths.
+    /// Applies a scalar function element-wise when any operand is an array, broadcasting as
+    /// NumPy does and checking the extents at run time.
     pub(crate) fn elementwise(
         &mut self,
         args: Vec<Value>,
         span: Span,
         f: &mut ScalarOp<'p, '_>,
     ) -> Result<Value> {
-        // A 2-D operand: compute on the flat elements, and the result keeps the shape.
-        if let Some(cols) = args.iter().find_map(|a| {
-            if let Value::Matrix(_, c) = a {
-                Some(c.clone())
-            } else {
-                None
-            }
-        }) {
-            let flat = args
-                .into_iter()
-                .map(|a| {
-                    if let Value::Matrix(arr, _) = a {
-                        Value::Array(arr)
-                    } else {
-                        a
-                    }
-                })
-                .collect();
-            return match self.elementwise(flat, span, f)? {
-                Value::Array(r) => Ok(Value::Matrix(r, cols)),
-                other => Ok(other),
-            };
-        }
-        let any_array = args.iter().any(|a| matches!(a, Value::Array(_)));
-        if !any_array {
+        let two_d = args.iter().any(|a| matches!(a, Value::Matrix(..)));
+        if !two_d && !args.iter().any(|a| matches!(a, Value::Array(_))) {
             let mut scalars = Vec::new();
             for a in args {
                 scalars.push(self.scalar(a, span, "an operand")?);
@@ -267,16 +259,21 @@ impl<'p> Translator<'p> {
             let (e, t) = f(self, scalars, false)?;
             return Ok(Value::Scalar(e, t));
         }
-        // NumPy broadcasting of 1-D operands: equal lengths, or a length-1 operand repeated.
+        // Array operands (with their column count where 2-D), and each operand's slot: `None`
+        // for an array, in order, or its scalar.
         let index = self.temp(Ty::I64);
         let mut arrays = Vec::new();
         let mut operands = Vec::new();
         for a in args {
             match a {
+                Value::Matrix(arr, cols) => {
+                    operands.push(None);
+                    arrays.push((arr, Some(cols)));
+                }
                 Value::Array(_) | Value::Tuple(_) | Value::List(..) => {
                     let arr = self.array_of(a, span)?;
                     operands.push(None);
-                    arrays.push(arr);
+                    arrays.push((arr, None));
                 }
                 other => {
                     let (e, t) = self.scalar(other, span, "an operand")?;
@@ -285,20 +282,124 @@ impl<'p> Translator<'p> {
             }
         }
         // With an int or bool array, NumPy's result is an int array or a float one, by path.
-        let int_arrays = arrays.iter().any(|a| a.ty != Ty::F64);
+        let int_arrays = arrays.iter().any(|(a, _)| a.ty != Ty::F64);
         let flagged = operands
             .iter()
             .any(|op| matches!(op, Some((e, _)) if self.int_flag(e).is_some()));
         self.refuse_int_or_float(int_arrays && flagged, span, "with an int array");
-        let mut len = arrays[0].len.clone();
-        for arr in &arrays[1..] {
-            if arr.len == len {
+        let (len, cols, positions) = if two_d {
+            let (len, cols, positions) = self.broadcast_2d(&arrays, index, span);
+            (len, Some(cols), positions)
+        } else {
+            let flat: Vec<&ArrayVal> = arrays.iter().map(|(a, _)| a).collect();
+            let (len, positions) = self.broadcast_1d(&flat, index, span);
+            (len, None, positions)
+        };
+        let mut read = arrays.iter().zip(positions);
+        let elems = operands
+            .into_iter()
+            .map(|op| {
+                op.unwrap_or_else(|| {
+                    let ((arr, _), at) = read.next().expect("an array per array operand");
+                    (arr.at(at), arr.ty)
+                })
+            })
+            .collect();
+        self.in_elementwise += 1;
+        let r = f(self, elems, true);
+        self.in_elementwise -= 1;
+        let (elem, ty) = r?;
+        let result = ArrayVal {
+            len,
+            ty,
+            index,
+            elem,
+        };
+        Ok(match cols {
+            Some(cols) => Value::Matrix(result, cols),
+            None => Value::Array(result),
+        })
+    }
+
+    /// NumPy's broadcasting of 1-D operands: equal lengths, or a length-1 operand repeated (read
+    /// at 0, NumPy's stride-0 broadcast). The result's length, and where each operand is read
+    /// for element `index`.
+    fn broadcast_1d(
+        &mut self,
+        arrays: &[&ArrayVal],
+        index: ir::Var,
+        span: Span,
+    ) -> (Expr, Vec<Expr>) {
+        const MESSAGE: &str = "operands could not be broadcast together with shapes ({a},) ({b},)";
+        let lens = arrays.iter().map(|a| a.len.clone()).collect();
+        let len = self.broadcast_extent(lens, MESSAGE, span);
+        let at = arrays
+            .iter()
+            .map(|a| repeat_unless_full(&a.len, &len, Expr::Var(index)))
+            .collect();
+        (len, at)
+    }
+
+    /// NumPy's broadcasting where an operand is 2-D: a 1-D operand of length `n` is a row of
+    /// shape `(1, n)`, and each axis broadcasts on its own. The result's length (its elements in
+    /// row-major order), its column count, and where each operand is read for element `index`.
+    fn broadcast_2d(
+        &mut self,
+        arrays: &[(ArrayVal, Option<Expr>)],
+        index: ir::Var,
+        span: Span,
+    ) -> (Expr, Expr, Vec<Expr>) {
+        let one = Expr::I64(1);
+        let mut shapes = Vec::new();
+        for (arr, cols) in arrays {
+            shapes.push(match cols {
+                // The rows of a 2-D array as `len()` counts them.
+                Some(c) => {
+                    let c = self.stable(c.clone(), Ty::I64);
+                    let rows = bin(
+                        BinOp::FloorDiv,
+                        arr.len.clone(),
+                        bin(BinOp::Max, c.clone(), one.clone()),
+                    );
+                    (self.stable(rows, Ty::I64), c)
+                }
+                None => (one.clone(), self.stable(arr.len.clone(), Ty::I64)),
+            });
+        }
+        let rows = self.broadcast_extent(
+            shapes.iter().map(|(r, _)| r.clone()).collect(),
+            "operands could not be broadcast together with shapes ({a}, ...) ({b}, ...)",
+            span,
+        );
+        let cols = self.broadcast_extent(
+            shapes.iter().map(|(_, c)| c.clone()).collect(),
+            "operands could not be broadcast together with shapes (..., {a}) (..., {b})",
+            span,
+        );
+        let per_row = bin(BinOp::Max, cols.clone(), one);
+        let row = bin(BinOp::FloorDiv, Expr::Var(index), per_row.clone());
+        let col = bin(BinOp::Mod, Expr::Var(index), per_row);
+        let at = shapes
+            .iter()
+            .map(|(r, c)| {
+                let r0 = repeat_unless_full(r, &rows, row.clone());
+                let c0 = repeat_unless_full(c, &cols, col.clone());
+                bin(BinOp::Add, bin(BinOp::Mul, r0, c.clone()), c0)
+            })
+            .collect();
+        (bin(BinOp::Mul, rows, cols.clone()), cols, at)
+    }
+
+    /// The extent of operands of `extents` along one axis as NumPy broadcasts them: all equal,
+    /// or 1 where they differ (checked, raising `ValueError` with `message`'s two extents).
+    fn broadcast_extent(&mut self, extents: Vec<Expr>, message: &str, span: Span) -> Expr {
+        let mut extents = extents.into_iter();
+        let mut full = extents.next().expect("an operand");
+        for e in extents {
+            if e == full {
                 continue;
             }
-            let (l, m) = (
-                self.stable(len, Ty::I64),
-                self.stable(arr.len.clone(), Ty::I64),
-            );
+            let (l, m) = (self.stable(full, Ty::I64), self.stable(e, Ty::I64));
             let one = |e: &Expr| cmp(CmpOp::Eq, e.clone(), Expr::I64(1));
             let ok = bin(
                 BinOp::Or,
@@ -308,44 +409,14 @@ impl<'p> Translator<'p> {
             self.check(
                 ok,
                 Exception::ValueError,
-                "operands could not be broadcast together with shapes ({a},) ({b},)",
+                message,
                 span,
                 l.clone(),
                 m.clone(),
             );
-            len = self.stable(Expr::Select(one(&l).boxed(), m.boxed(), l.boxed()), Ty::I64);
+            full = self.stable(Expr::Select(one(&l).boxed(), m.boxed(), l.boxed()), Ty::I64);
         }
-        let mut elems = Vec::new();
-        let mut arrays = arrays.into_iter();
-        for op in operands {
-            match op {
-                Some(scalar) => elems.push(scalar),
-                None => {
-                    let arr = arrays.next().unwrap();
-                    // A length-1 operand is read at 0 (NumPy's stride-0 broadcast).
-                    let i = if arr.len == len {
-                        Expr::Var(index)
-                    } else {
-                        Expr::Select(
-                            cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)).boxed(),
-                            Expr::I64(0).boxed(),
-                            Expr::Var(index).boxed(),
-                        )
-                    };
-                    elems.push((arr.at(i), arr.ty));
-                }
-            }
-        }
-        self.in_elementwise += 1;
-        let r = f(self, elems, true);
-        self.in_elementwise -= 1;
-        let (elem, ty) = r?;
-        Ok(Value::Array(ArrayVal {
-            len,
-            ty,
-            index,
-            elem,
-        }))
+        full
     }
 
     /// `x op y` for two bools that are not both Python's. NumPy adds bools as a logical or and

@@ -128,7 +128,10 @@ impl Translator<'_> {
                     .hint("copy it in the helper first, e.g. `a = a.copy()`"));
             }
         }
-        collect_locals(&body, &mut self.locals);
+        let mut own = std::collections::HashSet::new();
+        collect_locals(&body, &mut own);
+        self.guard_unbound(&body, &own);
+        self.locals.extend(own);
         let appended = rebind::appended_names(&body);
         self.assigned_once.extend(
             super::tuples::assigned_once_at_top(&body)

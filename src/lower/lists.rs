@@ -280,9 +280,17 @@ impl Translator<'_> {
     /// `name.append(value)`: stores the value as it is (of its own type and kind) after the last
     /// element, doubling the storage when it is full.
     pub(super) fn append(&mut self, name: &str, call: &ast::Expr) -> Result<()> {
-        let ast::ExprKind::Call { args, keywords, .. } = &call.kind else {
+        let ast::ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &call.kind
+        else {
             unreachable!("an append is a call")
         };
+        if let ast::ExprKind::Attribute(receiver, _) = &func.kind {
+            self.check_bound(name, receiver.span); // the list is read first
+        }
         let [arg] = &args[..] else {
             return Err(self.err(
                 ErrorKind::Arity,

@@ -25,6 +25,7 @@ mod rebind;
 mod selection;
 mod strings;
 mod tuples;
+mod unbound;
 mod value;
 mod window_writes;
 mod zero_d;
@@ -194,6 +195,10 @@ pub(crate) struct Translator<'a> {
     /// The list comprehensions that may hold ints and floats, since only NumPy's float
     /// statistics read them (see `float_statistics.rs`).
     statistics_lists: HashSet<Span>,
+    /// The reads of locals that may find them unassigned (see `unbound.rs`), and the flag of
+    /// each such local, set by its assignments.
+    unbound_reads: HashSet<Span>,
+    bound_flags: HashMap<String, Var>,
 }
 
 impl<'a> Translator<'a> {
@@ -243,6 +248,8 @@ impl<'a> Translator<'a> {
             refused_sums: HashSet::new(),
             differing_wheres: HashSet::new(),
             statistics_lists: HashSet::new(),
+            unbound_reads: HashSet::new(),
+            bound_flags: HashMap::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -456,6 +463,8 @@ impl<'a> Translator<'a> {
         for p in &f.params {
             self.locals.remove(&p.name); // only the output line, written in place, is left
         }
+        let locals = self.locals.clone();
+        self.guard_unbound(&body, &locals);
         self.stmts(&body)?;
         rebind::check_aliasing(&body, |n| self.holds_array(n))?;
         if sig == ir::Sig::Filter1d {
@@ -730,6 +739,9 @@ impl<'a> Translator<'a> {
         if hidden {
             return self.global_name(name, span);
         }
+        if self.tuple_values.contains_key(name) || self.locals.contains(name) {
+            self.check_bound(name, span);
+        }
         if let Some(v) = self.tuple_values.get(name) {
             return Ok(v.clone());
         }
@@ -784,6 +796,46 @@ impl<'a> Translator<'a> {
             .naming(name))
     }
 
+    /// Gives each local of `body` that a read may find unassigned a flag, false from here until
+    /// an assignment sets it (see `unbound.rs`): at the filter's start, and where each inlined
+    /// helper call starts (a new frame, with its own names).
+    fn guard_unbound(&mut self, body: &[ast::Stmt], locals: &HashSet<String>) {
+        for (name, span) in unbound::maybe_unbound(body, locals) {
+            self.unbound_reads.insert(span);
+            if !self.bound_flags.contains_key(&name) {
+                let flag = self.new_var(Ty::Bool, &format!("{name}%bound"));
+                self.emit(Stmt::Assign(flag, Expr::Bool(false)));
+                self.bound_flags.insert(name, flag);
+            }
+        }
+    }
+
+    /// Records that `name` is assigned from here on, where a read may need to know.
+    fn mark_bound(&mut self, name: &str) {
+        if let Some(&flag) = self.bound_flags.get(name) {
+            self.emit(Stmt::Assign(flag, Expr::Bool(true)));
+        }
+    }
+
+    /// CPython's `UnboundLocalError` where the read of `name` at `span` may find it unassigned.
+    pub(crate) fn check_bound(&mut self, name: &str, span: Span) {
+        if !self.unbound_reads.contains(&span) {
+            return;
+        }
+        if let Some(&flag) = self.bound_flags.get(name) {
+            let message = format!(
+                "cannot access local variable '{}' where it is not associated with a value",
+                rebind::display(name)
+            );
+            self.check_plain(
+                Expr::Var(flag),
+                Exception::UnboundLocalError,
+                &message,
+                span,
+            );
+        }
+    }
+
     fn local_value(&mut self, name: &str, local: Local) -> Value {
         match local {
             Local::Scalar(v, ty) => Value::Scalar(Expr::Var(v), ty),
@@ -830,6 +882,7 @@ impl<'a> Translator<'a> {
     /// Records that `name` holds a value of type `t`; widens the hint (and asks for another pass)
     /// when needed. Returns the declared local.
     fn local_for(&mut self, name: &str, t: NameTy, span: Span) -> Result<Local> {
+        self.mark_bound(name);
         let joined = match (self.hints.get(name).copied(), t) {
             (None, t) => t,
             (Some(NameTy::Scalar(a)), NameTy::Scalar(b)) => NameTy::Scalar(a.max(b)),
@@ -1465,6 +1518,7 @@ impl<'a> Translator<'a> {
                 "only elements of local arrays can be assigned",
             ));
         };
+        self.check_bound(name, base.span);
         let is_output = Some(name.as_str()) == self.output_name.as_deref();
         if is_output
             && matches!(

@@ -80,6 +80,7 @@ impl Translator<'_> {
                 v => self.stabilize(v),
             })
             .collect();
+        self.mark_bound(name);
         self.tuple_values
             .insert(name.to_string(), Value::Tuple(items));
         Ok(())

@@ -293,12 +293,15 @@ impl<'s> Lexer<'s> {
             {
                 self.bump();
             }
-            let digits: String = self.src[start.offset + 2..self.pos.offset]
-                .chars()
-                .filter(|&c| c != '_')
-                .collect();
-            let v = i64::from_str_radix(&digits, radix)
-                .map_err(|_| self.error(start, "invalid or too large integer literal"))?;
+            let body = &self.src[start.offset + 2..self.pos.offset];
+            if let Some(msg) = prefixed_literal_error(body, radix) {
+                return Err(self.error(start, msg));
+            }
+            let digits: String = body.chars().filter(|&c| c != '_').collect();
+            let v = i64::from_str_radix(&digits, radix).map_err(|_| {
+                self.error(start, "integer literal does not fit in 64 bits")
+                    .hint("write it as a float, e.g. 1e20")
+            })?;
             self.push(Tok::Int(v), start);
             return Ok(());
         }
@@ -324,16 +327,24 @@ impl<'s> Lexer<'s> {
             return Err(self.error(start, "complex numbers are not supported"));
         }
         if self.peek().is_some_and(|c| c.is_alphabetic() || c == '_') {
-            return Err(self.error(start, "invalid number literal"));
+            return Err(self
+                .error(start, "invalid decimal literal")
+                .hint("put a space between a number and the word after it"));
         }
-        let text: String = self.src[start.offset..self.pos.offset]
-            .chars()
-            .filter(|&c| c != '_')
-            .collect();
+        let raw = &self.src[start.offset..self.pos.offset];
+        if let Some(msg) = decimal_literal_error(raw, is_float) {
+            let e = self.error(start, msg);
+            return Err(if msg == LEADING_ZEROS {
+                e.hint("write 7, or 0o7 for octal")
+            } else {
+                e
+            });
+        }
+        let text: String = raw.chars().filter(|&c| c != '_').collect();
         if is_float {
             let v: f64 = text
                 .parse()
-                .map_err(|_| self.error(start, "invalid float literal"))?;
+                .map_err(|_| self.error(start, "invalid decimal literal"))?;
             self.push(Tok::Float(v), start);
         } else {
             match text.parse::<i64>() {
@@ -391,6 +402,52 @@ impl<'s> Lexer<'s> {
     }
 }
 
+/// CPython's message for `007`.
+const LEADING_ZEROS: &str =
+    "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers";
+
+/// Whether every `_` of a literal's digits sits between two digits (`1_000`), as CPython's
+/// tokenizer requires; `prefix_ok` also allows one right after a base prefix (`0x_1f`).
+fn underscores_ok(text: &str, is_digit: impl Fn(char) -> bool, prefix_ok: bool) -> bool {
+    let chars: Vec<char> = text.chars().collect();
+    chars.iter().enumerate().all(|(i, &c)| {
+        c != '_'
+            || ((i > 0 && is_digit(chars[i - 1]) || i == 0 && prefix_ok)
+                && chars.get(i + 1).is_some_and(|&n| is_digit(n)))
+    })
+}
+
+/// CPython's error for a decimal literal's text (digits, `_`, `.`, an exponent), if any.
+fn decimal_literal_error(text: &str, is_float: bool) -> Option<&'static str> {
+    if !underscores_ok(text, |c| c.is_ascii_digit(), false) {
+        return Some("invalid decimal literal");
+    }
+    let digits: String = text.chars().filter(|&c| c != '_').collect();
+    // `0`, `00` and `0_0` are zero; `007` is an error, not octal (floats may start with zeros).
+    (!is_float && digits.starts_with('0') && digits.chars().any(|c| c != '0'))
+        .then_some(LEADING_ZEROS)
+}
+
+/// CPython's error for the digits after a `0x`/`0o`/`0b` prefix, if any.
+fn prefixed_literal_error(body: &str, radix: u32) -> Option<String> {
+    let name = match radix {
+        16 => "hexadecimal",
+        8 => "octal",
+        _ => "binary",
+    };
+    let valid = |c: char| c.is_digit(radix);
+    if let Some(bad) = body
+        .chars()
+        .find(|&c| c != '_' && !valid(c) && c.is_ascii_digit())
+    {
+        return Some(format!("invalid digit '{bad}' in {name} literal"));
+    }
+    let well_formed = body.chars().any(valid)
+        && body.chars().all(|c| c == '_' || valid(c))
+        && underscores_ok(body, valid, true);
+    (!well_formed).then(|| format!("invalid {name} literal"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +503,63 @@ mod tests {
         assert!(tokenize("'abc").is_err());
         assert!(tokenize("3j").is_err());
         assert!(tokenize("99999999999999999999").is_err());
+    }
+
+    /// CPython's verdict on each literal (`compile(text, "", "eval")` in 3.11): its value, or
+    /// its SyntaxError's message. A literal CPython rejects must not lex to a number.
+    #[test]
+    fn number_literals_follow_cpython() {
+        let lexed = |src: &str| {
+            tokenize(src)
+                .map(|t| t[0].tok.clone())
+                .map_err(|e| e.to_string())
+        };
+        for (src, want) in [
+            ("0_0", Tok::Int(0)),
+            ("00", Tok::Int(0)),
+            ("0_9.5", Tok::Float(9.5)),
+            ("09e1", Tok::Float(90.0)),
+            ("0x_1f", Tok::Int(31)),
+            ("0b_1", Tok::Int(1)),
+            ("0o7_7", Tok::Int(63)),
+            ("1.5e1_0", Tok::Float(1.5e10)),
+            (".5_5", Tok::Float(0.55)),
+            ("0E-0_1", Tok::Float(0.0)),
+        ] {
+            assert_eq!(lexed(src), Ok(want), "{src}");
+        }
+        for (src, message) in [
+            ("1__0", "invalid decimal literal"),
+            ("1_", "invalid decimal literal"),
+            ("1_.5", "invalid decimal literal"),
+            ("1._5", "invalid decimal literal"),
+            ("1e_5", "invalid decimal literal"),
+            ("1_e5", "invalid decimal literal"),
+            ("1e5_", "invalid decimal literal"),
+            ("1e+", "invalid decimal literal"),
+            (
+                "007",
+                "leading zeros in decimal integer literals are not permitted",
+            ),
+            (
+                "0_9",
+                "leading zeros in decimal integer literals are not permitted",
+            ),
+            ("0x", "invalid hexadecimal literal"),
+            ("0x_", "invalid hexadecimal literal"),
+            ("0x1__f", "invalid hexadecimal literal"),
+            ("0x1f_", "invalid hexadecimal literal"),
+            ("0x1g", "invalid hexadecimal literal"),
+            ("0b12", "invalid digit '2' in binary literal"),
+            ("0o8", "invalid digit '8' in octal literal"),
+            (
+                "0xffffffffffffffffff",
+                "integer literal does not fit in 64 bits",
+            ),
+        ] {
+            let e = lexed(src).expect_err(src);
+            assert!(e.contains(message), "{src}: {e}");
+            assert!(e.contains("1:1"), "{src}: {e}");
+        }
     }
 }

@@ -105,11 +105,7 @@ pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
                 Ty::I64,
             ));
         }
-        Log if fx.len() == 2 => bin(
-            BinOp::Div,
-            Expr::Call(MathFn::Log, vec![fx[0].clone()]),
-            Expr::Call(MathFn::Log, vec![fx[1].clone()]),
-        ),
+        Log if fx.len() == 2 => return Ok(log_base(t, &fx[0], &fx[1], span)),
         // CPython computes math.hypot itself (np.hypot is the C library's).
         Hypot => Expr::Call(MathFn::PyHypot, fx.clone()),
         _ => match (unary_math(base), binary_math(base)) {
@@ -127,6 +123,30 @@ pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
     let r = t.stable(result, Ty::F64);
     cpython_errors(t, base, &fx, &r, span);
     Ok(Value::Scalar(r, Ty::F64))
+}
+
+/// `math.log(x, base)` as CPython computes it: each logarithm with its own domain check (an
+/// argument that is neither positive nor NaN is a domain error, `x` first), then a Python float
+/// division, whose zero divisor (`base == 1`) raises `ZeroDivisionError` and whose NaN or infinite
+/// quotient (`math.log(inf, inf)`) is no error.
+fn log_base(t: &mut Translator, x: &Expr, base: &Expr, span: Span) -> Value {
+    for v in [x, base] {
+        let in_domain = bin(
+            BinOp::Or,
+            cmp(CmpOp::Gt, v.clone(), Expr::F64(0.0)),
+            un(UnOp::IsNan, v.clone()),
+        );
+        t.check_plain(in_domain, Exception::ValueError, "math domain error", span);
+    }
+    let den = t.stable(Expr::Call(MathFn::Log, vec![base.clone()]), Ty::F64);
+    t.check_plain(
+        cmp(CmpOp::Ne, den.clone(), Expr::F64(0.0)),
+        Exception::ZeroDivisionError,
+        "float division by zero",
+        span,
+    );
+    let num = Expr::Call(MathFn::Log, vec![x.clone()]);
+    Value::Scalar(bin(BinOp::Div, num, den), Ty::F64)
 }
 
 /// CPython's errors for `math.<base>` giving `r` from `fx`: a NaN result from non-NaN input is a

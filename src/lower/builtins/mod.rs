@@ -23,6 +23,7 @@ pub(crate) use scalars::int_checks;
 use super::expr::{bin, cmp};
 use super::names::Func::*;
 use super::names::{self, Builtin, Module};
+use super::provenance::Prov;
 use super::value::{ArrayVal, Value};
 use super::{not, Translator};
 use crate::error::{ErrorKind, Result, Span};
@@ -169,18 +170,69 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
             "T" | "flat" => Ok(Value::Array(a)),
             _ => Ok(Value::Method(Box::new(Value::Array(a)), attr.to_string())),
         },
-        Value::Scalar(e, ty) => match attr {
-            "real" => Ok(Value::Scalar(e, ty)),
-            "imag" => Ok(Value::Scalar(Expr::F64(0.0), Ty::F64)),
-            _ => Ok(Value::Method(
-                Box::new(Value::Scalar(e, ty)),
-                attr.to_string(),
-            )),
-        },
+        Value::Scalar(e, ty) => scalar_attribute(t, e, ty, attr, span),
         other => Err(t.err(
             ErrorKind::Type,
             span,
             format!("{} has no attribute `{attr}`", other.describe()),
+        )),
+    }
+}
+
+/// `v.attr` of a number. NumPy's scalars have the array methods (`.sum()`, `.item()`,
+/// `.astype()`); Python's numbers do not (`AttributeError`), so those are refused where the
+/// number is, or may be, Python's.
+fn scalar_attribute(t: &mut Translator, e: Expr, ty: Ty, attr: &str, span: Span) -> Result<Value> {
+    /// The methods of Python's `float`, `int` and `bool` (the others are NumPy's alone).
+    const PYTHON_METHODS: &[&str] = &[
+        "is_integer",
+        "conjugate",
+        "as_integer_ratio",
+        "hex",
+        "bit_length",
+        "bit_count",
+        "to_bytes",
+    ];
+    let p = t.prov(&e);
+    match attr {
+        "real" => Ok(Value::Scalar(e, ty)),
+        "imag" => {
+            let flagged = t.int_flag(&e).is_some();
+            t.refuse_int_or_float(flagged, span, "the receiver of .imag");
+            // Zero of the number's own kind: a float's 0.0, an int's 0, a NumPy bool's False
+            // (a Python bool is an int: its `.imag` is the int 0).
+            let (zero, zero_ty) = match (ty, &p) {
+                (Ty::F64, _) => (Expr::F64(0.0), Ty::F64),
+                (Ty::I64, _) | (Ty::Bool, Prov::Py) => (Expr::I64(0), Ty::I64),
+                (Ty::Bool, Prov::Np) => (Expr::Bool(false), Ty::Bool),
+                (Ty::Bool, Prov::Dyn(_)) => {
+                    return Err(t.err(
+                        ErrorKind::Unsupported,
+                        span,
+                        "`.imag` of a bool that is Python's on one path and NumPy's on another",
+                    ))
+                }
+            };
+            Ok(Value::Scalar(t.with_prov(zero, zero_ty, p), zero_ty))
+        }
+        _ if p != Prov::Np && !PYTHON_METHODS.contains(&attr) => {
+            let kind = match ty {
+                Ty::F64 => "float",
+                Ty::I64 => "int",
+                Ty::Bool => "bool",
+            };
+            let what = if p == Prov::Py {
+                format!("a Python {kind} has no attribute `.{attr}`")
+            } else {
+                format!("a number that may be a Python {kind} has no attribute `.{attr}`")
+            };
+            Err(t
+                .err(ErrorKind::Type, span, what)
+                .hint(format!("NumPy's scalars have it: np.float64(v).{attr}, or call np.{attr}(v) where NumPy has the function")))
+        }
+        _ => Ok(Value::Method(
+            Box::new(Value::Scalar(e, ty)),
+            attr.to_string(),
         )),
     }
 }
@@ -371,7 +423,8 @@ impl Call {
         let python = match name.module {
             Module::Math => true,
             Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool | Any | All),
-            Module::Method => name.func == Item,
+            // `is_integer()` is Python's method, also of a NumPy float: a Python bool.
+            Module::Method => matches!(name.func, Item | IsInteger),
             Module::Np => name.func == Size,
             Module::Linalg => false,
         };

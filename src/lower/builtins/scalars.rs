@@ -138,14 +138,34 @@ pub(super) fn py_pow(t: &mut Translator, a: &mut Args) -> Result<Value> {
     t.binary(ast::BinOp::Pow, x, y, span)
 }
 
-/// `x.is_integer()` of a float.
+/// `x.is_integer()` of a float: false for infinities and NaN, whose `x - floor(x)` is NaN (for
+/// finite `x` it is exact, and zero exactly where `x` is an integer).
 pub(super) fn is_integer(t: &mut Translator, a: &mut Args) -> Result<Value> {
     a.arity(t, 1, 1)?;
     let (v, s) = a.take();
+    if !matches!(v, Value::Scalar(_, Ty::F64)) {
+        // Python's ints have the method from 3.12 on, NumPy's bools never.
+        return Err(t
+            .err(
+                ErrorKind::Type,
+                s,
+                format!("is_integer() of {} is not supported", v.describe()),
+            )
+            .hint("call it on a float, e.g. `float(v).is_integer()`"));
+    }
+    if let Value::Scalar(e, _) = &v {
+        let flagged = t.int_flag(e).is_some();
+        t.refuse_int_or_float(flagged, s, "the receiver of is_integer()");
+    }
     let x = t.float(v, s, "the receiver")?;
     let x = t.stable(x, Ty::F64);
+    // A Python bool, also of a NumPy float (`Call::lower` gives it that provenance).
     Ok(Value::Scalar(
-        cmp(CmpOp::Eq, un(UnOp::Floor, x.clone()), x),
+        cmp(
+            CmpOp::Eq,
+            bin(BinOp::Sub, x.clone(), un(UnOp::Floor, x)),
+            Expr::F64(0.0),
+        ),
         Ty::Bool,
     ))
 }

@@ -178,6 +178,20 @@ fn equal_width(
             Expr::I64(0),
         ))
     };
+    // NumPy's check of the edges: a range too narrow (or too wide: `hi - lo` overflows) for
+    // `bins` distinct edges raises. A NaN edge compares false, and passes, as in NumPy.
+    counted_loop(t, bins.clone(), |t, k| {
+        let (here, next) = (edge(k.clone()), edge(bin(BinOp::Add, k, Expr::I64(1))));
+        t.check(
+            not(cmp(CmpOp::Ge, here, next)),
+            Exception::ValueError,
+            "Too many bins for data range. Cannot create {a} finite-sized bins.",
+            span,
+            bins.clone(),
+            Expr::I64(0),
+        );
+        Ok(())
+    })?;
     let last = bin(BinOp::Sub, bins.clone(), Expr::I64(1));
     let counts = zeros(t, bins.clone(), Ty::I64, "%histogram");
     counted_loop(t, x.len.clone(), |t, i| {

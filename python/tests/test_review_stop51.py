@@ -1,0 +1,71 @@
+"""Silently wrong results two adversarial reviews found at stop 51 (about 200,000 evaluations
+against CPython and 48,000 calls against scipy), each now CPython's result, its exception, or a
+refusal. Unbound locals, number literals and 2-D broadcasting have files of their own
+(test_unbound.py, test_literals.py, test_broadcasting.py)."""
+import numpy as np
+import pytest
+
+import ndjit
+from test_int_or_float import compare
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize("src, window", [
+    # float.is_integer() of an infinity is False (was `floor(v) == v`, True).
+    ("def f(x):\n    return x[0].is_integer()\n", [INF]),
+    ("def f(x):\n    return float(x[0]).is_integer()\n", [-INF]),
+    ("def f(x):\n    return x[0].is_integer()\n", [NAN]),
+    ("def f(x):\n    return x[0].is_integer()\n", [3.0]),
+    ("def f(x):\n    return x[0].is_integer()\n", [3.5]),
+    ("def f(x):\n    return x[0].is_integer()\n", [-1e300]),
+    ("def f(x):\n    return x[0].is_integer()\n", [5e-324]),
+    # ... and Python's bool, also of a NumPy float: `False + 0` is the int 0.
+    ("def f(x):\n    return 1.0 / (x[0].is_integer() + 0)\n", [INF]),
+    # .imag is a zero of the number's own kind.
+    ("def f(x):\n    return -len(x).imag\n", [1.0]),
+    ("def f(x):\n    return -np.sum(x > 0).imag\n", [1.0]),
+    ("def f(x):\n    return -x[0].imag\n", [1.0]),
+    ("def f(x):\n    return x[0].imag // 0\n", [1.0]),
+    ("def f(x):\n    return len(x).imag // 0\n", [1.0]),
+    # math.log(x, base): each argument's domain, then a Python division.
+    ("def f(x):\n    return math.log(x[0], 0)\n", [1.0]),
+    ("def f(x):\n    return math.log(2.0, x[0])\n", [0.0]),
+    ("def f(x):\n    return math.log(x[0], float('nan'))\n", [0.0]),
+    ("def f(x):\n    return math.log(x[0], -1)\n", [NAN]),
+    ("def f(x):\n    return math.log(x[0], 1)\n", [2.0]),
+    ("def f(x):\n    return math.log(x[0], x[1])\n", [INF, INF]),
+    ("def f(x):\n    return math.log(x[0], x[1])\n", [NAN, 2.0]),
+    ("def f(x):\n    return math.log(x[0], 2)\n", [8.0]),
+    ("def f(x):\n    return math.log(x[0], x[1])\n", [-INF, 2.0]),
+    # np.histogram: too many bins for the range (or a range whose width overflows) raises.
+    ("def f(x):\n    return np.histogram(x, bins=1)[0][0]\n", [1e308]),
+    ("def f(x):\n    return np.histogram(x, bins=2)[0][0]\n", [-1e308, 1e308]),
+    ("def f(x):\n    return np.histogram(x, bins=2, range=(-1e308, 1e308))[0][0]\n", [0.0]),
+    ("def f(x):\n    return np.histogram(x, bins=1, range=(-1e308, 1e308))[0][0]\n", [0.0]),
+    ("def f(x):\n    return np.histogram(x, bins=4)[0][0]\n", [5e-324, 1e-323]),
+    ("def f(x):\n    return np.histogram(x, bins=3)[0][1]\n", [1.0, 2.0, 3.0]),
+])
+def test_found_by_the_review_now_as_cpython(src, window):
+    assert compare(src, window) is None
+
+
+@pytest.mark.parametrize("expr", ["float(x[0]).sum()", "len(x).item()", "round(x[1]).astype(float)",
+                                  "float(x[0]).max()", "(x[0] > 0).is_integer()", "len(x).is_integer()"])
+def test_numpy_methods_of_python_numbers_are_refused(expr):
+    # CPython raises AttributeError; ndjit computed NumPy's method.
+    src = f"def f(x):\n    return {expr}\n"
+    assert compare(src, [1.0, 2.5]) == "refused"
+    with pytest.raises((ndjit.FilterTypeError, ndjit.FilterSyntaxError)):
+        ndjit.jit_filter(src)
+
+
+def test_numpy_methods_of_numpy_scalars_still_compile():
+    for expr in ["x[0].item()", "np.sum(x).round()", "x[0].astype(int)", "np.max(x).item()"]:
+        assert compare(f"def f(x):\n    return {expr}\n", [1.5, 2.5]) is None, expr
+
+
+def test_the_too_many_bins_error_names_the_count():
+    f = ndjit.jit_filter("np.histogram(x, bins=3)[0][0]")
+    with pytest.raises(ValueError, match="Too many bins for data range. Cannot create 3 finite-sized bins."):
+        f.evaluate(np.array([1e308]))
