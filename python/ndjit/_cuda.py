@@ -15,7 +15,7 @@ import numpy as np
 from . import _core
 from ._errors import FilterRuntimeError
 from ._filter import compiled_filter, locate_error
-from ._scipy_args import footprint_and_origins
+from ._scipy_args import footprint_and_origins, real_cval, scipy_extras
 
 __all__ = ["is_available", "device", "is_device_array"]
 
@@ -97,9 +97,10 @@ def generic_filter_device(input, cai, function, size, footprint, output, mode, c
     if tuple(out_arg[2]) != shape:
         raise RuntimeError("output shape not correct")
     # The GPU runs the IR as PTX: no native code unless a CPU call asks for it later.
-    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords, native=False)
+    spec, compiled = compiled_filter(function, scipy_extras(extra_arguments, extra_keywords), extra_keywords,
+                                     native=False)
     try:  # `located(spec)`, written out: its generator costs a microsecond on every call
-        _core.cuda_filter_device(in_arg, out_arg, compiled, footprint, mode, float(cval), origins,
+        _core.cuda_filter_device(in_arg, out_arg, compiled, footprint, mode, real_cval(cval), origins,
                                  None if stream is None else int(stream))
     except FilterRuntimeError as e:
         locate_error(e, spec)

@@ -21,7 +21,8 @@ except ImportError:  # NumPy 1.x
 
 from . import _core, _cuda
 from ._filter import Filter, compiled_filter, jit_filter1d, located
-from ._scipy_args import check_mode, check_workers, footprint_and_origins, into, native, output_like
+from ._scipy_args import (check_mode, check_workers, footprint_and_origins, into, native, output_like, real_cval,
+                          scipy_extras)
 
 __all__ = ["generic_filter", "generic_filter1d"]
 
@@ -55,14 +56,15 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     output = output_like(output, input, every_element_written=True)
     check_workers(workers)
     # The GPU runs the IR as PTX: no native code unless a CPU call asks for it later.
-    spec, compiled = compiled_filter(function, tuple(extra_arguments or ()), extra_keywords,
+    cval = real_cval(cval)
+    spec, compiled = compiled_filter(function, scipy_extras(extra_arguments, extra_keywords), extra_keywords,
                                      native=target == "cpu")
     with located(spec):
         if target == "cuda":
             return into(output, lambda out: _core.cuda_filter_host(input, out, compiled, footprint, mode,
-                                                                   float(cval), origins))
+                                                                   cval, origins))
         return into(output, lambda out: _core.generic_filter(input, out, compiled, footprint, mode,
-                                                             float(cval), origins, workers))
+                                                             cval, origins, workers))
 
 
 def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
@@ -87,9 +89,10 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
             raise TypeError("this ndjit.Filter is compiled already: bind values with f.bind(...)")
         f = function
     else:
-        f = jit_filter1d(function, extra_arguments=tuple(extra_arguments or ()), extra_keywords=extra_keywords)
+        f = jit_filter1d(function, extra_arguments=scipy_extras(extra_arguments, extra_keywords),
+                         extra_keywords=extra_keywords)
     # scipy's C layer takes the size and origin as integers (bools too), never floats.
     with located(f._spec):
         return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled,
                                                                operator.index(filter_size), int(axis), mode,
-                                                               float(cval), operator.index(origin), workers))
+                                                               real_cval(cval), operator.index(origin), workers))

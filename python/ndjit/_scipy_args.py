@@ -155,6 +155,27 @@ def into(output: np.ndarray, run: Callable[[np.ndarray], None]) -> np.ndarray:
     return output
 
 
+def scipy_extras(extra_arguments, extra_keywords) -> tuple:
+    """The callback's extra arguments after scipy's checks: a tuple, and a dict or None (its C
+    layer raises RuntimeError for a list or a float)."""
+    if not isinstance(extra_arguments, tuple):
+        raise RuntimeError("extra_arguments must be a tuple")
+    if extra_keywords is not None and not isinstance(extra_keywords, dict):
+        raise RuntimeError("extra_keywords must be a dictionary")
+    return extra_arguments
+
+
+def real_cval(cval) -> float:
+    """``cval`` as scipy's C layer reads it: a real number (bools and NumPy scalars too), never a
+    string, None or a complex."""
+    if not isinstance(cval, (str, bytes, bytearray)):
+        try:
+            return float(cval)
+        except TypeError:
+            pass
+    raise TypeError(f"must be real number, not {type(cval).__name__}")
+
+
 def check_workers(workers: Optional[int]) -> None:
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")

@@ -33,7 +33,7 @@ from scipy.ndimage import _ni_support
 from . import _halo
 from ._driver import generic_filter as _generic_filter
 from ._filter import as_filter
-from ._scipy_args import check_workers, footprint_and_origins
+from ._scipy_args import check_workers, footprint_and_origins, real_cval, scipy_extras
 
 __all__ = ["generic_filter", "filter_zarr"]
 
@@ -195,8 +195,8 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     footprint, origins = footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
     out_dtype = _output_dtype(output, input)
     check_workers(workers)
-    f = as_filter(function, tuple(extra_arguments or ()), extra_keywords)
-    cval = float(cval)
+    f = as_filter(function, scipy_extras(extra_arguments, extra_keywords), extra_keywords)
+    cval = real_cval(cval)
     meta = da.utils.meta_from_array(input._meta, input.ndim, dtype=out_dtype)
     if input.ndim == 0:  # one element, one chunk: no halo
         whole = functools.partial(_generic_filter, function=f, footprint=footprint, mode=mode, cval=cval,

@@ -69,3 +69,29 @@ def test_the_too_many_bins_error_names_the_count():
     f = ndjit.jit_filter("np.histogram(x, bins=3)[0][0]")
     with pytest.raises(ValueError, match="Too many bins for data range. Cannot create 3 finite-sized bins."):
         f.evaluate(np.array([1e308]))
+
+
+@pytest.mark.parametrize("kw", [dict(extra_arguments=[2.0]), dict(extra_arguments=1.5),
+                                dict(extra_keywords=[("w", 1.0)]), dict(cval="1.5"), dict(cval=None),
+                                dict(cval=1 + 0j)], ids=str)
+def test_arguments_scipy_refuses_are_refused_with_its_exception(kw):
+    from scipy import ndimage as ndi
+    a = np.arange(9.0).reshape(3, 3)
+
+    def f(x, w=1.0):
+        return x[0] * w
+    with pytest.raises(Exception) as want:
+        ndi.generic_filter(a, f, size=2, **kw)
+    with pytest.raises(type(want.value), match=str(want.value)):
+        ndjit.generic_filter(a, f, size=2, **kw)
+    with pytest.raises(type(want.value), match=str(want.value)):
+        ndi_1d = dict(kw)
+        ndjit.generic_filter1d(a, "def f(iline, oline, w=1.0):\n    oline[...] = iline[:-1] * w\n", 2, **ndi_1d)
+
+
+def test_real_cvals_scipy_takes_are_taken():
+    from scipy import ndimage as ndi
+    a = np.arange(9.0).reshape(3, 3)
+    for cval in [True, np.float32(1.5), np.int64(-3), 2]:
+        want = ndi.generic_filter(a, np.min, size=2, mode="constant", cval=cval, origin=-1)
+        assert np.array_equal(ndjit.generic_filter(a, np.min, size=2, mode="constant", cval=cval, origin=-1), want)
