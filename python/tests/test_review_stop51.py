@@ -95,3 +95,82 @@ def test_real_cvals_scipy_takes_are_taken():
     for cval in [True, np.float32(1.5), np.int64(-3), 2]:
         want = ndi.generic_filter(a, np.min, size=2, mode="constant", cval=cval, origin=-1)
         assert np.array_equal(ndjit.generic_filter(a, np.min, size=2, mode="constant", cval=cval, origin=-1), want)
+
+
+# Found by the second round of reviews (NumPy's arrays, control flow): each silently wrong
+# before, now NumPy's result or refused.
+@pytest.mark.parametrize("body", [
+    # Two names for one array: chained and tuple assignments, containers, helpers.
+    "a = b = x.copy()\n    a[0] = 5.0\n    return b[0]",
+    "a = b = x\n    a += 1\n    return b[0]",
+    "a = b = np.zeros(3)\n    a[1:] = 2.0\n    return b[2]",
+    "a = b = [1.0, 2.0]\n    a.append(5.0)\n    return float(len(b))",
+    "a, b = x, x\n    a[0] = 5.0\n    return b[0]",
+    "a = x.copy()\n    b, c = a, a\n    a += 1.0\n    return b[0]",
+    "a = x.copy()\n    b = [a][0]\n    a[0] = 5.0\n    return b[0]",
+    "a = x.copy()\n    t = (a, 0)\n    b = t[0]\n    a[0] = 5.0\n    return b[0]",
+    # Views: np.flip, rows of 2-D arrays.
+    "y = x.copy()\n    b = np.flip(y)\n    b[0] = 99.0\n    return y[2]",
+    "y = x.copy()\n    b = y.reshape(1, 3)[0]\n    y[0] = 7.0\n    return b[0]",
+    "z = np.zeros((2, 2))\n    r = z[1]\n    r[0] = 4.0\n    return np.sum(z)",
+    # A name holding a 2-D array and a 1-D one.
+    "y = x.reshape(3, 1)\n    y = x\n    return float(len(y))",
+    "y = x.reshape(3, 1)\n    y = y.ravel()\n    return np.sum(y[:2])",
+    # A transposed array summed (NumPy adds in memory order).
+    "return np.sum(x.reshape(3, 1).T * 2.0)",
+    "m = x.reshape(3, 1).T\n    return np.mean(np.abs(m))",
+])
+def test_aliases_layouts_and_shapes_numpy_tells_apart_are_refused(body):
+    assert compare("def f(x):\n    " + body + "\n", [1.0, 2.0, 3.0]) == "refused"
+
+
+def test_a_helper_returning_its_argument_shares_it():
+    src = "def g(a):\n    return a\n\ndef f(x):\n    a = x.copy()\n    b = g(a)\n    a[0] = 5.0\n    return b[0]\n"
+    assert compare(src, [1.0, 2.0, 3.0]) == "refused"
+
+
+@pytest.mark.parametrize("body", [
+    "a = x.copy()\n    t = a[0]\n    a[0] = a[1]\n    a[1] = t\n    return a[0] + t",
+    "a = x.copy()\n    b = a.copy()\n    a[0] = 5.0\n    return b[0]",
+    "a = b = 0.0\n    a += 1\n    return b",
+    "return np.max(x.reshape(3, 1).T)",
+    "return (x.reshape(3, 1) @ x.reshape(3, 1).T)[0, 0]",
+    "y = x.reshape(3, 1)\n    y = y * 2\n    return np.sum(y)",
+])
+def test_the_programs_next_to_them_still_compile(body):
+    assert compare("def f(x):\n    " + body + "\n", [1.0, 2.0, 3.0]) is None
+
+
+def test_the_transposed_sum_differs_in_numpy():
+    # Why `.T` summed is refused: NumPy's sum of the transposed view adds in memory order.
+    m = np.array([1e16, 1.0, -1e16, 1.0]).reshape(2, 2)
+    assert np.sum(m.T) != np.sum(np.ascontiguousarray(m.T))
+    K = np.asfortranarray([[1.0, 1.0], [1e16, -1e16]])
+    with pytest.raises(TypeError, match="Fortran order"):
+        ndjit.jit_filter("lambda x, K: np.sum(K * x[0])", extra_arguments=(K,))
+    # C order binds (and sums as NumPy does).
+    f = ndjit.jit_filter("lambda x, K: np.sum(K * x[0])", extra_arguments=(np.ascontiguousarray(K),))
+    assert f.evaluate(np.array([1.0])) == np.sum(np.ascontiguousarray(K) * 1.0)
+
+
+@pytest.mark.parametrize("src", [
+    "lambda x: np.clip(x, np.zeros(1), 5.0)[I]", "lambda x: np.clip(x, np.zeros(len(x)), 5.0)[I]",
+    "lambda x: np.clip(-x, x, 5.0)[I]", "lambda x: np.clip(x, -5.0, -x)[I]", "lambda x: np.clip(x, 0.0, 5.0)[I]",
+    "lambda x: np.clip(x, np.zeros(1), np.ones(1))[I]", "lambda x: np.clip(x, np.full(1, np.nan), 5.0)[I]",
+    "lambda x: np.clip(x, np.zeros((1, 1)), 5.0)[0, I]",
+])
+def test_clip_keeps_the_zero_numpy_keeps_for_array_bounds(src):
+    # NumPy's loop for two scalar bounds (numbers, or one-element arrays broadcast over more)
+    # keeps x between equal zeros; its general loop keeps the bound.
+    for n in [2, 3, 9]:
+        for window in [[-0.0] * n, [0.0] * n, ([-0.0, 0.0, 1.0, -1.0, np.nan, 5.0, 6.0, -0.0, 0.0] * 2)[:n]]:
+            for i in [0, n - 1]:
+                s = src.replace("I]", f"{i}]")
+                want, got = eval(s)(np.array(window)), ndjit.jit_filter(s).evaluate(np.array(window))
+                assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got)), (s, window)
+
+
+def test_clip_of_one_value_with_array_bounds_raises():
+    f = ndjit.jit_filter("lambda x: np.clip(x, np.zeros(1), 5.0)[0]")
+    with pytest.raises(ValueError, match="one value with array bounds"):
+        f.evaluate(np.array([-0.0]))

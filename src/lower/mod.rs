@@ -24,6 +24,7 @@ mod raising;
 mod rebind;
 mod selection;
 mod strings;
+mod transposed;
 mod tuples;
 mod unbound;
 mod value;
@@ -199,6 +200,11 @@ pub(crate) struct Translator<'a> {
     /// each such local, set by its assignments.
     unbound_reads: HashSet<Span>,
     bound_flags: HashMap<String, Var>,
+    /// The `.T` whose value may reach a reduction that adds in memory order (see
+    /// `transposed.rs`).
+    pub(crate) summed_transposes: HashSet<Span>,
+    /// Whether each local assigned an array so far holds 2-D ones (see `note_dimensions`).
+    two_d_names: HashMap<String, bool>,
 }
 
 impl<'a> Translator<'a> {
@@ -250,6 +256,8 @@ impl<'a> Translator<'a> {
             statistics_lists: HashSet::new(),
             unbound_reads: HashSet::new(),
             bound_flags: HashMap::new(),
+            summed_transposes: HashSet::new(),
+            two_d_names: HashMap::new(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -379,6 +387,8 @@ impl<'a> Translator<'a> {
         self.differing_wheres = zero_d::differing_wheres(self.program, &|e| self.callee_of(e));
         self.statistics_lists =
             float_statistics::statistics_lists(self.program, &|e| self.callee_of(e));
+        self.summed_transposes =
+            transposed::summed_transposes(self.program, &|e| self.callee_of(e));
         let sig = self.func.sig;
         let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
         if f.params.len() < needed {
@@ -466,7 +476,7 @@ impl<'a> Translator<'a> {
         let locals = self.locals.clone();
         self.guard_unbound(&body, &locals);
         self.stmts(&body)?;
-        rebind::check_aliasing(&body, |n| self.holds_array(n))?;
+        rebind::check_aliasing(&body, |n| self.holds_mutable(n), |n| self.holds_2d(n))?;
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
@@ -530,6 +540,17 @@ impl<'a> Translator<'a> {
                 Some(Value::Array(_) | Value::Matrix(..))
             ),
         }
+    }
+
+    /// Whether `name` holds a 2-D array (whose `m[i]` is a row, a view).
+    fn holds_2d(&self, name: &str) -> bool {
+        self.two_d_names.get(name) == Some(&true)
+            || matches!(self.names.get(name), Some(Value::Matrix(..)))
+    }
+
+    /// Whether `name` holds an array or a list a write can change in place.
+    fn holds_mutable(&self, name: &str) -> bool {
+        self.holds_array(name) || self.appended.contains(name) || self.list_hints.contains_key(name)
     }
 
     /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values.
@@ -943,6 +964,7 @@ impl<'a> Translator<'a> {
             return self.assign_growing_list(name, value, span);
         }
         self.note_list(name, &value, span)?;
+        self.note_dimensions(name, &value, span)?;
         // A list of Python bools may become one of numbers (Python's bools are ints); NumPy's
         // bools may not.
         let python_list = matches!(value, Value::List(_, ElemKind::Python));
@@ -1017,6 +1039,31 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
+    /// Records whether `name` holds a 2-D array or a 1-D one: its reads know one shape (the
+    /// column count kept with its storage), so a name holds 2-D arrays everywhere or nowhere.
+    fn note_dimensions(&mut self, name: &str, value: &Value, span: Span) -> Result<()> {
+        let two_d = match value {
+            Value::Matrix(..) => true,
+            Value::Array(_) | Value::List(..) => false,
+            _ => return Ok(()),
+        };
+        match self.two_d_names.insert(name.to_string(), two_d) {
+            Some(before) if before != two_d => Err(self
+                .err(
+                    ErrorKind::Type,
+                    span,
+                    format!(
+                        "`{}` holds a {} array here but a {} one elsewhere",
+                        rebind::display(name),
+                        if two_d { "2-D" } else { "1-D" },
+                        if two_d { "1-D" } else { "2-D" },
+                    ),
+                )
+                .hint("use a different variable name for each")),
+            _ => Ok(()),
+        }
+    }
+
     /// Records whether `name` holds a Python list, and of which kind: a name holds lists
     /// everywhere or arrays everywhere, since a read must know which it gets.
     fn note_list(&mut self, name: &str, value: &Value, span: Span) -> Result<()> {
@@ -1051,13 +1098,16 @@ impl<'a> Translator<'a> {
     fn refuse_list_alias(&self, targets: &[ast::Expr], value: &ast::Expr) -> Result<()> {
         let grows =
             |e: &ast::Expr| matches!(&e.kind, ExprKind::Name(n) if self.appended.contains(n));
-        let shared = match &value.kind {
-            // `b = a`: one list under two names when either grows.
-            ExprKind::Name(_) => grows(value) || targets.iter().any(grows),
-            // `t = (a, 1)`: the tuple holds the list itself.
-            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().any(grows),
-            _ => false,
-        };
+        // `a = b = [...]`: one list under both names.
+        let chained = targets.len() > 1 && targets.iter().any(grows);
+        let shared = chained
+            || match &value.kind {
+                // `b = a`: one list under two names when either grows.
+                ExprKind::Name(_) => grows(value) || targets.iter().any(grows),
+                // `t = (a, 1)`: the tuple holds the list itself.
+                ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().any(grows),
+                _ => false,
+            };
         if !shared {
             return Ok(());
         }
@@ -1868,19 +1918,20 @@ fn expr_reads_array(e: &Expr, a: Arr) -> bool {
     }
 }
 
+/// The names an assignment target binds (`a`, `a, (b, c)`; none for `a[i]`).
+fn target_names(e: &ast::Expr, out: &mut impl Extend<String>) {
+    match &e.kind {
+        ExprKind::Name(n) => out.extend([n.clone()]),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().for_each(|i| target_names(i, out))
+        }
+        _ => {}
+    }
+}
+
 /// Python's rule: a name assigned anywhere in the function body is local to it.
 fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
-    fn targets(e: &ast::Expr, out: &mut HashSet<String>) {
-        match &e.kind {
-            ExprKind::Name(n) => {
-                out.insert(n.clone());
-            }
-            ExprKind::Tuple(items) | ExprKind::List(items) => {
-                items.iter().for_each(|i| targets(i, out))
-            }
-            _ => {}
-        }
-    }
+    let targets = |e: &ast::Expr, out: &mut HashSet<String>| target_names(e, out);
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { targets: ts, .. } => ts.iter().for_each(|t| targets(t, out)),

@@ -153,9 +153,13 @@ pub(super) fn appended_names(body: &[Stmt]) -> HashSet<String> {
             out.insert(n.to_string());
         }
     });
-    visit_assignments(body, &mut |target, value| {
+    visit_assignments(body, &mut |targets, value| {
         if matches!(&value.kind, ExprKind::List(items) if items.is_empty()) {
-            out.insert(target.to_string());
+            for t in targets {
+                if let ExprKind::Name(n) = &t.kind {
+                    out.insert(n.clone());
+                }
+            }
         }
     });
     out
@@ -252,11 +256,18 @@ pub(super) fn display(name: &str) -> &str {
 
 // ---- aliasing --------------------------------------------------------------------------------
 
-/// Refuses `y = x` (or a view of `x`: a slice, `reshape`, `ravel`, `.T`) where `y` or `x` is later
-/// written into and the other is read: NumPy would share the memory, the lowering copies.
+/// Refuses two names for one NumPy array where one is written into and the other read: NumPy
+/// would share the memory, the lowering copies. A name shares the array of what it is assigned
+/// (`y = x`, a view: a slice, `reshape`, `ravel`, `.T`, `np.flip`, a row of a 2-D array), of
+/// what a container or a helper call it is assigned from holds (`b = [a][0]`, `b = g(a)`), and
+/// of the other targets of a chained or tuple assignment (`a = b = x.copy()`, `a, b = x, x`).
 /// `is_array` tells the names that hold arrays (`n += 1` on a number rebinds it, on an array it
-/// writes in place).
-pub(super) fn check_aliasing(body: &[Stmt], is_array: impl Fn(&str) -> bool) -> Result<()> {
+/// writes in place), `is_2d` those holding 2-D arrays (whose `m[i]` is a row, a view).
+pub(super) fn check_aliasing(
+    body: &[Stmt],
+    is_array: impl Fn(&str) -> bool,
+    is_2d: impl Fn(&str) -> bool,
+) -> Result<()> {
     let mut mutated = Vec::new();
     for s in body {
         element_writes(s, &mut mutated);
@@ -268,21 +279,22 @@ pub(super) fn check_aliasing(body: &[Stmt], is_array: impl Fn(&str) -> bool) -> 
     // A version is the same NumPy array as the name it was copied from (see `version_params`).
     let is_mutated = |n: &str| mutated.iter().any(|m: &String| display(m) == display(n));
     let mut found = None;
-    visit_assignments(body, &mut |target, value| {
-        if found.is_some() {
-            return;
-        }
-        let source = view_source(value).filter(|s| display(s) != display(target) && is_array(s));
-        if let Some(source) = source {
+    visit_assignments(body, &mut |targets, value| {
+        for (target, source, in_value) in shared_pairs(targets, value, &is_2d) {
+            if found.is_some() || display(source) == display(target) || !is_array(source) {
+                continue;
+            }
             let (written, other) = if is_mutated(target) {
                 (target, source)
             } else if is_mutated(source) {
                 (source, target)
             } else {
-                return;
+                continue;
             };
-            // Each read of `other` beyond the assignment itself sees NumPy's shared memory.
-            if count_reads(body, other) > usize::from(other == source) {
+            // Each read of `other` beyond its reads in the assignment itself sees NumPy's
+            // shared memory.
+            let own = if other == source { in_value } else { 0 };
+            if count_reads(body, other) > own {
                 found = Some((
                     target.to_string(),
                     source.to_string(),
@@ -309,6 +321,118 @@ pub(super) fn check_aliasing(body: &[Stmt], is_array: impl Fn(&str) -> bool) -> 
             display(&target),
             display(&source)
         ))),
+    }
+}
+
+/// The pairs of names an assignment makes share one array: each target name with each name
+/// its value may share memory with ([`shared_with`]; with the times that name is read in the
+/// value), and the targets that may share one with each other.
+fn shared_pairs<'e>(
+    targets: &'e [Expr],
+    value: &'e Expr,
+    is_2d: &impl Fn(&str) -> bool,
+) -> Vec<(&'e str, &'e str, usize)> {
+    let mut bound: Vec<(&str, Vec<&str>)> = Vec::new();
+    for t in targets {
+        match (&t.kind, &value.kind) {
+            (ExprKind::Name(n), _) => bound.push((n, shared_with(value, is_2d))),
+            // `a, b = x, y`: item by item.
+            (
+                ExprKind::Tuple(ts) | ExprKind::List(ts),
+                ExprKind::Tuple(vs) | ExprKind::List(vs),
+            ) if ts.len() == vs.len() => {
+                for (t, v) in ts.iter().zip(vs) {
+                    if let ExprKind::Name(n) = &t.kind {
+                        bound.push((n, shared_with(v, is_2d)));
+                    }
+                }
+            }
+            (ExprKind::Tuple(ts) | ExprKind::List(ts), _) => {
+                for t in ts {
+                    if let ExprKind::Name(n) = &t.kind {
+                        bound.push((n, shared_with(value, is_2d)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let chained = targets
+        .iter()
+        .filter(|t| matches!(t.kind, ExprKind::Name(_)))
+        .count()
+        > 1;
+    let reads = |n: &str| {
+        let mut names = Vec::new();
+        names_in(value, &mut names);
+        names.iter().filter(|m| *m == n).count()
+    };
+    let mut pairs = Vec::new();
+    for (i, (t, sources)) in bound.iter().enumerate() {
+        pairs.extend(sources.iter().map(|s| (*t, *s, reads(s))));
+        for (u, other) in &bound[i + 1..] {
+            // Chained targets hold the same object; others share what both values may share.
+            if chained || sources.iter().any(|s| other.contains(s)) {
+                pairs.push((*t, *u, 0));
+            }
+        }
+    }
+    pairs
+}
+
+/// The names whose array `e`'s value may share memory with: `x`, its views (`x[a:b]`,
+/// `x[...]`, a row `m[i]` of a 2-D array, `x.reshape(...)`, `x.ravel()`, `x.T`, `np.flip(x)`,
+/// `np.asarray(x)` ...), what a container literal, a choice or a helper call holds or may give
+/// back, and an item of any of them.
+fn shared_with<'e>(e: &'e Expr, is_2d: &impl Fn(&str) -> bool) -> Vec<&'e str> {
+    const METHODS: &[&str] = &["reshape", "ravel", "view", "squeeze", "transpose"];
+    const FUNCTIONS: &[&str] = &[
+        "reshape",
+        "ravel",
+        "asarray",
+        "asanyarray",
+        "squeeze",
+        "flip",
+        "fliplr",
+        "flipud",
+        "transpose",
+    ];
+    let numpy =
+        |b: &Expr| matches!(&b.kind, ExprKind::Name(m) if matches!(m.as_str(), "np" | "numpy"));
+    let all = |items: &'e [Expr]| items.iter().flat_map(|i| shared_with(i, is_2d)).collect();
+    match &e.kind {
+        ExprKind::Name(n) => vec![n.as_str()],
+        ExprKind::Subscript(base, index) => match &base.kind {
+            // An element of a 1-D array is a number; a slice, or a row of a 2-D one, a view.
+            ExprKind::Name(n) if !has_slice(index) && !is_2d(n) => vec![],
+            _ => shared_with(base, is_2d),
+        },
+        ExprKind::Attribute(base, attr) if attr == "T" => shared_with(base, is_2d),
+        ExprKind::Tuple(items) | ExprKind::List(items) => all(items),
+        ExprKind::IfExp { body, orelse, .. } => {
+            let mut v = shared_with(body, is_2d);
+            v.extend(shared_with(orelse, is_2d));
+            v
+        }
+        ExprKind::BoolOp(_, items) => all(items),
+        ExprKind::Call { func, args, .. } => match &func.kind {
+            ExprKind::Attribute(base, m) if numpy(base) => {
+                if FUNCTIONS.contains(&m.as_str()) {
+                    args.first()
+                        .map(|a| shared_with(a, is_2d))
+                        .unwrap_or_default()
+                } else {
+                    vec![]
+                }
+            }
+            ExprKind::Attribute(base, m) if METHODS.contains(&m.as_str()) => {
+                shared_with(base, is_2d)
+            }
+            // A helper may give back (a view of) an argument.
+            ExprKind::Name(_) => all(args),
+            _ => vec![],
+        },
+        _ => vec![],
     }
 }
 
@@ -348,16 +472,10 @@ fn element_writes(s: &Stmt, out: &mut Vec<String>) {
     }
 }
 
-fn visit_assignments(body: &[Stmt], f: &mut impl FnMut(&str, &Expr)) {
+fn visit_assignments(body: &[Stmt], f: &mut impl FnMut(&[Expr], &Expr)) {
     for s in body {
         match &s.kind {
-            StmtKind::Assign { targets, value } => {
-                for t in targets {
-                    if let ExprKind::Name(n) = &t.kind {
-                        f(n, value);
-                    }
-                }
-            }
+            StmtKind::Assign { targets, value } => f(targets, value),
             StmtKind::If { body, orelse, .. }
             | StmtKind::While { body, orelse, .. }
             | StmtKind::For { body, orelse, .. } => {
@@ -366,35 +484,6 @@ fn visit_assignments(body: &[Stmt], f: &mut impl FnMut(&str, &Expr)) {
             }
             _ => {}
         }
-    }
-}
-
-/// The name an expression may be a NumPy view of: `x`, `x[a:b]`, `x[...]`, `x.reshape(...)`,
-/// `x.ravel()`, `x.T`, `np.reshape(x, ...)`, `np.ravel(x)`, `np.asarray(x)`.
-fn view_source(e: &Expr) -> Option<&str> {
-    const METHODS: &[&str] = &["reshape", "ravel", "view", "squeeze", "transpose"];
-    const FUNCTIONS: &[&str] = &["reshape", "ravel", "asarray", "asanyarray", "squeeze"];
-    match &e.kind {
-        ExprKind::Name(n) => Some(n),
-        ExprKind::Subscript(base, index) if has_slice(index) => view_source(base),
-        ExprKind::Attribute(base, attr) if attr == "T" => view_source(base),
-        ExprKind::Call { func, args, .. } => match &func.kind {
-            ExprKind::Attribute(base, m) if METHODS.contains(&m.as_str()) => match &base.kind {
-                ExprKind::Name(module) if matches!(module.as_str(), "np" | "numpy") => FUNCTIONS
-                    .contains(&m.as_str())
-                    .then(|| args.first().and_then(view_source))
-                    .flatten(),
-                _ => view_source(base),
-            },
-            ExprKind::Attribute(base, m)
-                if FUNCTIONS.contains(&m.as_str())
-                    && matches!(&base.kind, ExprKind::Name(module) if matches!(module.as_str(), "np" | "numpy")) =>
-            {
-                args.first().and_then(view_source)
-            }
-            _ => None,
-        },
-        _ => None,
     }
 }
 

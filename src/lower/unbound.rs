@@ -156,7 +156,7 @@ impl Walk<'_> {
                 for (k, clause) in c.clauses.iter().enumerate() {
                     self.expr(&clause.iter, if k == 0 { bound } else { &inner });
                     let mut with_target = inner.clone();
-                    visit_target_names(&clause.target, &mut with_target);
+                    super::target_names(&clause.target, &mut with_target);
                     inner = with_target;
                     for cond in &clause.ifs {
                         self.expr(cond, &inner);
@@ -166,19 +166,6 @@ impl Walk<'_> {
             }
             _ => visit::for_each_child(e, |child| self.expr(child, bound)),
         }
-    }
-}
-
-/// The names a comprehension's target binds.
-fn visit_target_names(t: &Expr, out: &mut BTreeSet<String>) {
-    match &t.kind {
-        ExprKind::Name(n) => {
-            out.insert(n.clone());
-        }
-        ExprKind::Tuple(items) | ExprKind::List(items) => {
-            items.iter().for_each(|i| visit_target_names(i, out));
-        }
-        _ => {}
     }
 }
 

@@ -131,6 +131,13 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                     Value::Scalar(cols, Ty::I64),
                 ])),
                 "ndim" => Ok(Value::Scalar(Expr::I64(2), Ty::I64)),
+                "T" if t.summed_transposes.contains(&span) => Err(t
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        "`.T` of a 2-D array whose sum NumPy adds in memory order, column by column",
+                    )
+                    .hint("ndjit adds a transposed array's elements row by row (other rounding): sum the untransposed array, or index it as m[j, i]")),
                 "T" => {
                     // Transposed view: element k of the result is (k % rows, k // rows) of the input.
                     let rows = t.stable(rows, Ty::I64);

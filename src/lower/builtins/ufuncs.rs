@@ -2,8 +2,8 @@
 //! [`Translator::elementwise`] maps it over arrays, so a number and an array share one rule.
 
 use super::Args;
-use crate::error::{Error, ErrorKind, Result, Span};
-use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
+use crate::error::{Error, ErrorKind, Exception, Result, Span};
+use crate::ir::{BinOp, CmpOp, Expr, Stmt, Ty, UnOp};
 use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::names::Func::{self, *};
 use crate::lower::numpy::zero_signs;
@@ -498,25 +498,42 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args) -> Result<Value> {
     };
     let mut vals = vec![x];
     let (has_lo, has_hi) = (!matches!(lo, Value::None), !matches!(hi, Value::None));
+    // With one bound, NumPy's `_clip` calls `np.maximum(x, lo)` or `np.minimum(x, hi)`, which
+    // keep the bound of two equal zeros. With both, its clip loop keeps `x` on its path for two
+    // scalar bounds (stride 0: numbers, or one-element arrays broadcast over more), and its
+    // general loop, `min(max(x, lo), hi)`, keeps the bound: chosen at run time by the lengths.
+    let mut bound_lens = Vec::new();
+    for b in [&lo, &hi] {
+        if let Value::Array(a) | Value::Matrix(a, _) | Value::List(a, _) = b {
+            bound_lens.push(a.len.clone());
+        } else if let Value::Tuple(items) = b {
+            bound_lens.push(Expr::I64(items.len() as i64));
+        }
+    }
+    let keeps_x = (has_lo && has_hi && !bound_lens.is_empty()).then(|| t.temp(Ty::Bool));
     if has_lo {
         vals.push(lo);
     }
     if has_hi {
         vals.push(hi);
     }
-    t.elementwise(vals, span, &mut |t, ops, _| {
+    let v = t.elementwise(vals, span, &mut |t, ops, _| {
         let tt = ops.iter().map(|o| o.1).max().unwrap().max(Ty::I64);
         let mut it = ops.into_iter();
         let (x, tx) = it.next().unwrap();
         let mut e = convert(x, tx, tt);
-        // With one bound, NumPy's `_clip` calls `np.maximum(x, lo)` or `np.minimum(x, hi)`,
-        // which keep the bound of two equal zeros; with both, the clip loop keeps `x`.
         let one_sided = has_lo != has_hi && tt == Ty::F64;
         let bound = |t: &mut Translator, e: Expr, upper: bool, (b, tb): (Expr, Ty)| {
             let b = convert(b, tb, tt);
-            match one_sided {
-                true => numpy_extreme(t, !upper, e, b),
-                false => clamp(t, tt, upper, e, b),
+            match (one_sided, keeps_x) {
+                (true, _) => numpy_extreme(t, !upper, e, b),
+                (false, Some(flag)) if tt == Ty::F64 => {
+                    let (e, b) = (t.stable(e, Ty::F64), t.stable(b, Ty::F64));
+                    let general = numpy_extreme(t, !upper, e.clone(), b.clone());
+                    let scalar = clamp(t, tt, upper, e, b);
+                    Expr::Select(Expr::Var(flag).boxed(), scalar.boxed(), general.boxed())
+                }
+                (false, _) => clamp(t, tt, upper, e, b),
             }
         };
         if has_lo {
@@ -526,7 +543,28 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args) -> Result<Value> {
             e = bound(t, e, true, it.next().unwrap());
         }
         Ok((e, tt))
-    })
+    })?;
+    if let (Some(flag), Value::Array(r) | Value::Matrix(r, _)) = (keeps_x, &v) {
+        // The elements are computed where the result is read, after this.
+        let scalar_path = bound_lens
+            .into_iter()
+            .map(|l| cmp(CmpOp::Eq, l, Expr::I64(1)))
+            .fold(cmp(CmpOp::Gt, r.len.clone(), Expr::I64(1)), |a, b| {
+                bin(BinOp::And, a, b)
+            });
+        t.emit(Stmt::Assign(flag, scalar_path));
+        // Of one value, which loop NumPy runs depends on whether its iterator broadcast the
+        // operands (`np.clip(x1, np.zeros(1), 5.0)` keeps the bound, `np.clip(x1,
+        // np.zeros((1, 1)), 5.0)` the value): not followed.
+        t.check_plain(
+            cmp(CmpOp::Ne, r.len.clone(), Expr::I64(1)),
+            Exception::ValueError,
+            "np.clip() of one value with array bounds: which of two equal zeros NumPy keeps \
+             depends on how it broadcasts them; pass the bounds as numbers",
+            span,
+        );
+    }
+    Ok(v)
 }
 
 /// Maps one element of a given type to its result and the result's type.
