@@ -430,10 +430,6 @@ def _convert(name: str, v: Any):
             raise TypeError(f"bound value {name!r} is a {v.ndim}-D {v.dtype} array; ndjit binds numbers "
                             "and 1-D and 2-D numeric arrays")
         dtype = {"b": np.bool_, "i": np.int64, "f": np.float64}[v.dtype.kind]  # narrow ints refused above
-        if v.ndim == 2 and v.dtype.kind == "f" and min(v.shape) > 1 and abs(v.strides[0]) < abs(v.strides[1]):
-            # NumPy's float sums add in memory order (column by column here), ndjit in C order.
-            raise TypeError(f"bound value {name!r} is a 2-D float array in Fortran order (a transpose, say), whose "
-                            f"sums NumPy adds column by column; bind np.ascontiguousarray({name}) instead")
         flat = np.ascontiguousarray(v, dtype=dtype).ravel()
         if dtype is np.int64 and ((flat > 2**53) | (flat < -(2**53))).any():
             raise TypeError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly; "

@@ -63,6 +63,16 @@ pub(super) trait Rules {
     /// Whether `t op= v` changes the value of `t` in place when it is the value followed (a
     /// mutable object), so that the update itself may differ.
     fn updated_in_place(&self) -> bool;
+    /// The fate of an indexed value (`v[i]`, `v[a:b]`) whose item has `fate`; by default
+    /// anything may tell it apart.
+    fn subscript(&self, _fate: Fate) -> Fate {
+        Fate::Differs
+    }
+    /// The fate of the receiver of the method `name` (`v.copy()`) whose call has `fate`; by
+    /// default anything may tell it apart.
+    fn receiver(&self, _name: &str, _fate: Fate) -> Fate {
+        Fate::Differs
+    }
 }
 
 /// Which followed expressions an analysis wants.
@@ -466,7 +476,12 @@ impl<'a> Scope<'a> {
                 }
                 self.lambdas.push((**f).clone())
             }
-            // Containers, methods, attributes, indexing and slicing: their own rules.
+            ExprKind::Subscript(base, index) => {
+                let f = self.walk.rules.subscript(fate);
+                self.expr(base, f);
+                self.expr(index, Fate::Differs);
+            }
+            // Containers, attributes, slices: their own rules.
             _ => crate::syntax::visit::for_each_child(e, |c| self.expr(c, Fate::Differs)),
         }
     }
@@ -493,14 +508,17 @@ impl<'a> Scope<'a> {
         }
         let builtin = self.builtin(func);
         let arg_fate = match builtin {
-            Some(b) => self.walk.rules.argument(b, (args.len(), keywords), fate),
+            Some(b) => self.walk.rules.argument(b, (args.len(), keywords), fate.clone()),
             None => Fate::Differs,
         };
         match &func.kind {
             ExprKind::Name(_) => {}
             // `np.sqrt(...)`: the module is no value; a method's receiver is one.
             ExprKind::Attribute(..) if builtin.is_some() => {}
-            ExprKind::Attribute(receiver, _) => self.expr(receiver, Fate::Differs),
+            ExprKind::Attribute(receiver, name) => {
+                let f = self.walk.rules.receiver(name, fate.clone());
+                self.expr(receiver, f)
+            }
             _ => self.expr(func, Fate::Differs),
         }
         for a in args {

@@ -476,7 +476,7 @@ impl<'a> Translator<'a> {
         let locals = self.locals.clone();
         self.guard_unbound(&body, &locals);
         self.stmts(&body)?;
-        rebind::check_aliasing(&body, |n| self.holds_mutable(n), |n| self.holds_2d(n))?;
+        rebind::check_aliasing(&body, |n| self.holds_array(n), |n| self.holds_2d(n))?;
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
@@ -546,11 +546,6 @@ impl<'a> Translator<'a> {
     fn holds_2d(&self, name: &str) -> bool {
         self.two_d_names.get(name) == Some(&true)
             || matches!(self.names.get(name), Some(Value::Matrix(..)))
-    }
-
-    /// Whether `name` holds an array or a list a write can change in place.
-    fn holds_mutable(&self, name: &str) -> bool {
-        self.holds_array(name) || self.appended.contains(name) || self.list_hints.contains_key(name)
     }
 
     /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values.

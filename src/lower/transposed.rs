@@ -75,4 +75,20 @@ impl Rules for Transposed {
     fn updated_in_place(&self) -> bool {
         false
     }
+
+    /// An item is a number; a row, column or block keeps the layout.
+    fn subscript(&self, fate: Fate) -> Fate {
+        fate
+    }
+
+    fn receiver(&self, name: &str, fate: Fate) -> Fate {
+        match name {
+            // A copy in C order (`ndarray.copy`'s default), and the exact statistics.
+            "copy" | "ravel" | "flatten" | "tolist" | "min" | "max" | "ptp" | "any" | "all"
+            | "argmin" | "argmax" | "item" | "cumsum" | "cumprod" => Fate::Agrees,
+            // `astype` keeps the layout (order "K").
+            "astype" => fate,
+            _ => Fate::Differs,
+        }
+    }
 }

@@ -143,8 +143,8 @@ pub(super) fn py_pow(t: &mut Translator, a: &mut Args) -> Result<Value> {
 pub(super) fn is_integer(t: &mut Translator, a: &mut Args) -> Result<Value> {
     a.arity(t, 1, 1)?;
     let (v, s) = a.take();
-    if !matches!(v, Value::Scalar(_, Ty::F64)) {
-        // Python's ints have the method from 3.12 on, NumPy's bools never.
+    if !matches!(v, Value::Scalar(_, Ty::F64 | Ty::I64)) {
+        // NumPy's bools have no such method (ints have it: NumPy's, and Python's from 3.12).
         return Err(t
             .err(
                 ErrorKind::Type,
