@@ -508,7 +508,10 @@ impl<'a> Scope<'a> {
         }
         let builtin = self.builtin(func);
         let arg_fate = match builtin {
-            Some(b) => self.walk.rules.argument(b, (args.len(), keywords), fate.clone()),
+            Some(b) => self
+                .walk
+                .rules
+                .argument(b, (args.len(), keywords), fate.clone()),
             None => Fate::Differs,
         };
         match &func.kind {
