@@ -133,6 +133,8 @@ def test_a_helper_returning_its_argument_shares_it():
     "a = x.copy()\n    t = a[0]\n    a[0] = a[1]\n    a[1] = t\n    return a[0] + t",
     "a = x.copy()\n    b = a.copy()\n    a[0] = 5.0\n    return b[0]",
     "a = b = 0.0\n    a += 1\n    return b",
+    "a = x.copy()\n    n = len(a)\n    a[0] = 5.0\n    return n + a[0]",
+    "a = x.copy()\n    t = (len(a), 0)\n    a[0] = 5.0\n    return t[0] + a[0]",
     "return np.max(x.reshape(3, 1).T)",
     "return (x.reshape(3, 1) @ x.reshape(3, 1).T)[0, 0]",
     "y = x.reshape(3, 1)\n    y = y * 2\n    return np.sum(y)",

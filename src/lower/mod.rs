@@ -476,7 +476,7 @@ impl<'a> Translator<'a> {
         let locals = self.locals.clone();
         self.guard_unbound(&body, &locals);
         self.stmts(&body)?;
-        rebind::check_aliasing(&body, |n| self.holds_array(n), |n| self.holds_2d(n))?;
+        rebind::check_aliasing(&body, |n| self.may_hold_array(n), |n| self.holds_2d(n))?;
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {
@@ -540,6 +540,11 @@ impl<'a> Translator<'a> {
                 Some(Value::Array(_) | Value::Matrix(..))
             ),
         }
+    }
+
+    /// Whether `name` holds an array, or a tuple that may hold one.
+    fn may_hold_array(&self, name: &str) -> bool {
+        self.holds_array(name) || self.tuple_values.contains_key(name)
     }
 
     /// Whether `name` holds a 2-D array (whose `m[i]` is a row, a view).

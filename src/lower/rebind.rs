@@ -281,7 +281,12 @@ pub(super) fn check_aliasing(
     let mut found = None;
     visit_assignments(body, &mut |targets, value| {
         for (target, source, in_value) in shared_pairs(targets, value, &is_2d) {
-            if found.is_some() || display(source) == display(target) || !is_array(source) {
+            // Both hold arrays (`n = len(a)` shares nothing).
+            if found.is_some()
+                || display(source) == display(target)
+                || !is_array(source)
+                || !is_array(target)
+            {
                 continue;
             }
             let (written, other) = if is_mutated(target) {
@@ -385,6 +390,10 @@ fn shared_pairs<'e>(
 /// `np.asarray(x)` ...), what a container literal, a choice or a helper call holds or may give
 /// back, and an item of any of them.
 fn shared_with<'e>(e: &'e Expr, is_2d: &impl Fn(&str) -> bool) -> Vec<&'e str> {
+    const PYTHON_BUILTINS: &[&str] = &[
+        "len", "float", "int", "bool", "abs", "round", "sum", "min", "max", "sorted", "list",
+        "tuple", "any", "all",
+    ];
     const METHODS: &[&str] = &["reshape", "ravel", "view", "squeeze", "transpose"];
     const FUNCTIONS: &[&str] = &[
         "reshape",
@@ -428,7 +437,9 @@ fn shared_with<'e>(e: &'e Expr, is_2d: &impl Fn(&str) -> bool) -> Vec<&'e str> {
             ExprKind::Attribute(base, m) if METHODS.contains(&m.as_str()) => {
                 shared_with(base, is_2d)
             }
-            // A helper may give back (a view of) an argument.
+            // Python's builtins give numbers or new lists; a helper may give back (a view of)
+            // an argument.
+            ExprKind::Name(f) if PYTHON_BUILTINS.contains(&f.as_str()) => vec![],
             ExprKind::Name(_) => all(args),
             _ => vec![],
         },
