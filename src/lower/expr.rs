@@ -382,6 +382,9 @@ impl<'p> Translator<'p> {
         let at = shapes
             .iter()
             .map(|(r, c)| {
+                if (r, c) == (&rows, &cols) {
+                    return Expr::Var(index); // the result's own shape: no broadcast
+                }
                 let r0 = repeat_unless_full(r, &rows, row.clone());
                 let c0 = repeat_unless_full(c, &cols, col.clone());
                 bin(BinOp::Add, bin(BinOp::Mul, r0, c.clone()), c0)
