@@ -12,7 +12,7 @@ from scipy import LowLevelCallable
 
 from . import _core, _helpers
 from ._errors import ErrorKind, FilterCompileError, FilterRuntimeError
-from ._frontend import _COLUMNS_SUFFIX, Spec, _Matrix, _convert, _flatten_matrices, describe
+from ._frontend import _COLUMNS_SUFFIX, _FORTRAN_SUFFIX, Spec, _Matrix, _convert, _flatten_matrices, describe
 from ._scipy_args import footprint_and_origins
 from ._unsupported import unbindable
 
@@ -95,6 +95,17 @@ def located(spec: Spec):
         raise
 
 
+def _matrix_order(bindings: dict, name: str) -> Optional[str]:
+    """The memory order of the bound 2-D array `name` ("F", "C", or "CF" with one row or
+    column), None if it is no 2-D array."""
+    cols = bindings.get(name + _COLUMNS_SUFFIX)
+    if cols is None:
+        return None
+    if name + _FORTRAN_SUFFIX in bindings:
+        return "F"
+    return "C" if cols > 1 and len(bindings[name]) > cols else "CF"
+
+
 class Filter(LowLevelCallable):
     """A compiled callback: for ``scipy.ndimage.generic_filter`` (from :func:`jit_filter`),
     ``generic_filter1d`` (:func:`jit_filter1d`), ``geometric_transform`` (:func:`jit_transform`) or
@@ -174,7 +185,8 @@ class Filter(LowLevelCallable):
 
     # --- bound values ----------------------------------------------------------------------
     def bind(self, **values: Any) -> "Filter":
-        """A filter reading new bound values, without recompiling. Unknown names are an error."""
+        """A filter reading new bound values, without recompiling (but where a 2-D array's memory
+        order changes). Unknown names are an error."""
         known = self._compiled.bound_values
         unknown = [k for k in values if k not in known]
         if unknown:
@@ -186,11 +198,17 @@ class Filter(LowLevelCallable):
             if was_2d != isinstance(v, _Matrix):
                 raise TypeError(f"{k!r} was compiled as a {'2' if was_2d else '1'}-D array; recompile the "
                                 "filter (ndjit.jit_filter) to bind another shape")
-        converted = _flatten_matrices(converted)
-        compiled = self._compiled.with_bindings(converted)
-        bindings = dict(self._spec.bindings)
-        bindings.update(converted)
+        flat = _flatten_matrices(converted)
+        bindings = {k: v for k, v in self._spec.bindings.items() if not k.endswith(_FORTRAN_SUFFIX)
+                    or k[:-len(_FORTRAN_SUFFIX)] not in converted}
+        bindings.update(flat)
         spec = Spec(**{**self._spec.__dict__, "bindings": bindings})
+        # A 2-D array's memory order decides which of its sums compile (`lower/transposed.rs`):
+        # another order compiles anew (and may be refused there).
+        if any(_matrix_order(bindings, k) != _matrix_order(self._spec.bindings, k) for k in converted):
+            compiled = _compile(spec, self._filter_size)
+        else:
+            compiled = self._compiled.with_bindings(flat)
         return Filter(spec, compiled, filter_size=self._filter_size, debug=self._debug)
 
     @property

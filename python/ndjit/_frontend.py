@@ -314,22 +314,36 @@ def _bind(bindings: Dict[str, Any], name: str, value: Any, func: types.FunctionT
 
 
 class _Matrix(NamedTuple):
-    """A 2-D bound array: bound flat under its name, with its column count beside it."""
+    """A 2-D bound array: bound flat (row by row) under its name, with its column count beside
+    it, and whether NumPy lays it out in Fortran order."""
 
     flat: np.ndarray
     cols: int
+    fortran: bool
 
 
-# The Rust side's name for a 2-D array's column count (`lower/attributes.rs`).
+# The Rust side's names for a 2-D array's column count and Fortran order (`lower/attributes.rs`).
 _COLUMNS_SUFFIX = ".__ncols__"
+_FORTRAN_SUFFIX = ".__fortran__"
+
+
+def _in_fortran_order(v: np.ndarray) -> bool:
+    """Whether NumPy's reductions visit the 2-D array `v` column by column: they go in memory
+    order, the axis of the smaller stride innermost (a broadcast axis, of stride 0, decides
+    nothing), so a transposed C array does, and a sliced or flipped one does not."""
+    s0, s1 = (abs(s) for s in v.strides)
+    return min(v.shape) > 1 and 0 < s0 < s1
 
 
 def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
-    """The bindings as the Rust layer takes them: each 2-D array flat, with its column count."""
+    """The bindings as the Rust layer takes them: each 2-D array flat, with its column count
+    (and a mark if in Fortran order)."""
     out = {}
     for k, v in bindings.items():
         if isinstance(v, _Matrix):
             out[k], out[k + _COLUMNS_SUFFIX] = v.flat, v.cols
+            if v.fortran:
+                out[k + _FORTRAN_SUFFIX] = True
         else:
             out[k] = v
     return out
@@ -434,7 +448,7 @@ def _convert(name: str, v: Any):
         if dtype is np.int64 and ((flat > 2**53) | (flat < -(2**53))).any():
             raise TypeError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly; "
                             f"bind {name}.astype(np.float64) if float64 arithmetic is what you mean")
-        return _Matrix(flat, v.shape[1]) if v.ndim == 2 else flat
+        return _Matrix(flat, v.shape[1], _in_fortran_order(v)) if v.ndim == 2 else flat
     if isinstance(v, (tuple, list)):
         return _python_sequence(name, v)
     raise TypeError(

@@ -9,6 +9,37 @@ use crate::syntax::ast::{self, ExprKind};
 /// bound flat, row-major, under its own name).
 pub const COLUMNS_SUFFIX: &str = ".__ncols__";
 
+/// The suffix of the binding (`True`) that marks a 2-D bound array NumPy lays out in Fortran
+/// order (column by column in memory): bound row-major all the same, it sums otherwise.
+pub const FORTRAN_SUFFIX: &str = ".__fortran__";
+
+/// The bound 2-D arrays of more than one row and column, by memory order.
+pub(super) fn bound_layouts(bindings: &crate::bind::Bindings) -> super::transposed::BoundLayouts {
+    use crate::bind::Value;
+    let mut layouts = super::transposed::BoundLayouts::default();
+    for (key, cols) in bindings.iter() {
+        let (Some(name), Value::Int(cols)) = (key.strip_suffix(COLUMNS_SUFFIX), cols) else {
+            continue;
+        };
+        let Some(Value::Array(a, _)) = bindings.get(name) else {
+            continue;
+        };
+        if *cols > 1 && a.len() as i64 > *cols {
+            let fortran = matches!(
+                bindings.get(&format!("{name}{FORTRAN_SUFFIX}")),
+                Some(Value::Bool(true))
+            );
+            let set = if fortran {
+                &mut layouts.fortran
+            } else {
+                &mut layouts.c_order
+            };
+            set.insert(name.to_string());
+        }
+    }
+    layouts
+}
+
 impl Translator<'_> {
     /// `typing.cast(T, v)`: only a hint for type checkers, so `v` itself (`T` is not evaluated,
     /// as it may name types ndjit does not know).

@@ -73,6 +73,16 @@ pub(super) trait Rules {
     fn receiver(&self, _name: &str, _fate: Fate) -> Fate {
         Fate::Differs
     }
+    /// The fate of `v` in the attribute `v.name` (not a method call) whose value has `fate`; by
+    /// default anything may tell it apart.
+    fn attribute(&self, _name: &str, _fate: Fate) -> Fate {
+        Fate::Differs
+    }
+    /// The fate of a `for` loop's iterable (its items go to the loop's target); by default
+    /// anything may tell it apart.
+    fn iterated(&self) -> Fate {
+        Fate::Differs
+    }
 }
 
 /// Which followed expressions an analysis wants.
@@ -131,19 +141,24 @@ fn verdicts(
         helpers,
     };
     let mut scopes = vec![Scope::walked(
-        &program.function,
+        (&program.function, true),
         Fate::Agrees,
         floats,
         &walk,
     )];
     for (_, f) in &program.helpers {
-        scopes.push(Scope::walked(f, Fate::Named(RETURN.into()), &[], &walk));
+        scopes.push(Scope::walked(
+            (f, false),
+            Fate::Named(RETURN.into()),
+            &[],
+            &walk,
+        ));
     }
     let mut k = 0;
     while k < scopes.len() {
         // A lambda's result goes wherever the lambda is called from.
         for l in std::mem::take(&mut scopes[k].lambdas) {
-            scopes.push(Scope::walked(&l, Fate::Differs, &[], &walk));
+            scopes.push(Scope::walked((&l, false), Fate::Differs, &[], &walk));
         }
         k += 1;
     }
@@ -207,6 +222,9 @@ pub(super) struct Scope<'a> {
     bindings: HashMap<String, usize>,
     /// Parameters holding floats or float64 arrays, while never rebound.
     floats: HashSet<String>,
+    /// The filter's own parameters, which hold bound values (`extra_arguments`, defaults)
+    /// where they are not the buffer; empty in a helper's or a lambda's walk.
+    filter_params: HashSet<String>,
     /// Names assigned a followed call (which `is_followed` counts when that is their only
     /// binding).
     followed_names: HashSet<String>,
@@ -218,8 +236,14 @@ pub(super) struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
-    /// `f` walked: the fates of its followed expressions and of its names' loads.
-    fn walked(f: &Function, result: Fate, floats: &[&str], walk: &'a Walk<'a>) -> Scope<'a> {
+    /// `f` walked (`filter`: whether it is the filter itself): the fates of its followed
+    /// expressions and of its names' loads.
+    fn walked(
+        (f, filter): (&Function, bool),
+        result: Fate,
+        floats: &[&str],
+        walk: &'a Walk<'a>,
+    ) -> Scope<'a> {
         let mut s = Scope {
             walk,
             helper_calls: vec![],
@@ -228,6 +252,10 @@ impl<'a> Scope<'a> {
             loads: HashMap::new(),
             bindings: HashMap::new(),
             floats: HashSet::new(),
+            filter_params: match filter {
+                true => f.params.iter().map(|p| p.name.clone()).collect(),
+                false => HashSet::new(),
+            },
             followed_names: HashSet::new(),
             lambdas: vec![],
         };
@@ -321,6 +349,22 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// Whether a load of `name` may read the value bound to that name: a module-level name
+    /// this function does not bind, or one of the filter's parameters (also where the filter
+    /// rebinds it: then only some of its loads do).
+    pub(super) fn may_read_bound(&self, name: &str) -> bool {
+        !self.bindings.contains_key(name) || self.filter_params.contains(name)
+    }
+
+    /// Whether every load of `name` reads the value bound to that name (a filter's parameter
+    /// never rebound, or a module-level name this function does not bind).
+    pub(super) fn reads_bound_only(&self, name: &str) -> bool {
+        match self.bindings.get(name) {
+            None => true,
+            Some(n) => *n == 1 && self.filter_params.contains(name),
+        }
+    }
+
     /// Whether `e` makes the value the rules follow, or is a name bound only to one.
     pub(super) fn is_followed(&self, e: &Expr) -> bool {
         match &e.kind {
@@ -367,7 +411,7 @@ impl<'a> Scope<'a> {
                 orelse,
             } => {
                 self.target(target);
-                self.expr(iter, Fate::Differs);
+                self.expr(iter, self.walk.rules.iterated());
                 self.stmts(body);
                 self.stmts(orelse);
             }
@@ -475,6 +519,10 @@ impl<'a> Scope<'a> {
                     self.loads.entry(n).or_default().push(Fate::Differs);
                 }
                 self.lambdas.push((**f).clone())
+            }
+            ExprKind::Attribute(base, name) => {
+                let f = self.walk.rules.attribute(name, fate);
+                self.expr(base, f);
             }
             ExprKind::Subscript(base, index) => {
                 let f = self.walk.rules.subscript(fate);

@@ -383,12 +383,16 @@ impl<'a> Translator<'a> {
             (ir::Sig::Transform, _) | (_, None) => vec![],
             (_, Some(p)) => vec![p.name.as_str()],
         };
+        let bound_layouts = attributes::bound_layouts(self.bindings);
         self.refused_sums = empty_sum::refused_sums(self.program, &floats, &|e| self.callee_of(e));
         self.differing_wheres = zero_d::differing_wheres(self.program, &|e| self.callee_of(e));
         self.statistics_lists =
             float_statistics::statistics_lists(self.program, &|e| self.callee_of(e));
-        self.summed_transposes =
-            transposed::summed_transposes(self.program, &|e| self.callee_of(e));
+        self.summed_transposes = transposed::summed_transposes(
+            self.program,
+            (&floats, &|e| self.callee_of(e)),
+            &bound_layouts,
+        );
         let sig = self.func.sig;
         let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
         if f.params.len() < needed {
@@ -752,6 +756,16 @@ impl<'a> Translator<'a> {
     // ---- names ------------------------------------------------------------------------------
 
     pub(crate) fn read_name(&mut self, name: &str, span: Span) -> Result<Value> {
+        // Only the reads of a bound Fortran-order array are there (`transposed.rs`).
+        if self.summed_transposes.contains(&span) {
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("`{name}` is bound to a 2-D array in Fortran order, whose sum NumPy adds in memory order, column by column"),
+                )
+                .hint(format!("ndjit binds a 2-D array row by row and adds it so (other rounding): bind np.ascontiguousarray({name}), or index it as {name}[i, j]")));
+        }
         // Code inlined from a helper sees its own (renamed) names and the module's, never the
         // filter's parameters and locals.
         let hidden = self.inline.in_helper()

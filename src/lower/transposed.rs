@@ -9,6 +9,10 @@
 //! with the rules below, finds the `.T` whose value may reach such a reduction (through
 //! operators, element-wise NumPy functions, names and helpers); the lowering refuses those that
 //! transpose a 2-D array.
+//!
+//! A bound 2-D array in Fortran order (a transposed kernel passed in `extra_arguments`) is such
+//! a view too: ndjit binds its elements row by row, NumPy adds them column by column. Its name
+//! is followed as `.T` is, from each read of it.
 
 use super::fate::{self, Callee, Fate, Rules, Scope, Verdict};
 use super::names::{Builtin, Func, Module};
@@ -17,24 +21,95 @@ use crate::syntax::ast::{BinOp, Expr, ExprKind, Keyword, UnaryOp};
 use crate::syntax::Program;
 use std::collections::HashSet;
 
-/// The spans of the `.T` attributes of `program` whose value may reach a reduction that adds
-/// in memory order.
-pub(super) fn summed_transposes(program: &Program, callee: Callee) -> HashSet<Span> {
-    fate::followed(program, &Transposed, (&[], callee), Verdict::Differs)
+/// The bound 2-D arrays by memory order, those with more than one row and column (an array of
+/// one row or column is in both orders).
+#[derive(Default)]
+pub(super) struct BoundLayouts {
+    /// In Fortran order.
+    pub fortran: HashSet<String>,
+    /// In C order only.
+    pub c_order: HashSet<String>,
+}
+
+/// The spans of the `.T` attributes of `program`, and of the reads of its bound Fortran-order
+/// arrays, whose value may reach a reduction that adds in memory order.
+/// `floats`: the filter's parameter that holds the window (a 1-D float64 array).
+pub(super) fn summed_transposes(
+    program: &Program,
+    (floats, callee): (&[&str], Callee),
+    bound: &BoundLayouts,
+) -> HashSet<Span> {
+    fate::followed(
+        program,
+        &Transposed(bound),
+        (floats, callee),
+        Verdict::Differs,
+    )
 }
 
 /// The rules for a Fortran-ordered view computed in C order.
-struct Transposed;
+struct Transposed<'a>(&'a BoundLayouts);
 
-impl Rules for Transposed {
-    fn follows(&self, _: &Scope, e: &Expr) -> bool {
-        matches!(&e.kind, ExprKind::Attribute(_, attr) if attr == "T")
+impl Transposed<'_> {
+    /// Whether `e` is certainly a 2-D array in C order only, of the full shape of any operation
+    /// it takes part in: a bound one, or the window reshaped to at least two rows and columns.
+    /// (Reshaping a Fortran-ordered array to its own shape keeps its order, so only the buffer
+    /// counts.)
+    fn c_ordered(&self, s: &Scope, e: &Expr) -> bool {
+        let dims_past_one = |args: &[Expr]| match args {
+            [a, b] => [a, b]
+                .iter()
+                .all(|d| matches!(d.kind, ExprKind::Int(n) if n > 1)),
+            [Expr {
+                kind: ExprKind::Tuple(dims),
+                ..
+            }] => {
+                dims.len() == 2
+                    && dims
+                        .iter()
+                        .all(|d| matches!(d.kind, ExprKind::Int(n) if n > 1))
+            }
+            _ => false,
+        };
+        match &e.kind {
+            ExprKind::Name(n) => self.0.c_order.contains(n) && s.reads_bound_only(n),
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => match &func.kind {
+                ExprKind::Attribute(receiver, method) => {
+                    method == "reshape"
+                        && keywords.is_empty()
+                        && matches!(&receiver.kind, ExprKind::Name(p) if s.is_float_param(p))
+                        && dims_past_one(args)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+impl Rules for Transposed<'_> {
+    fn follows(&self, s: &Scope, e: &Expr) -> bool {
+        match &e.kind {
+            // The transpose of a bound Fortran-order array is in C order.
+            ExprKind::Attribute(base, attr) => {
+                attr == "T"
+                    && !matches!(&base.kind, ExprKind::Name(n)
+                        if self.0.fortran.contains(n) && s.reads_bound_only(n))
+            }
+            ExprKind::Name(n) => self.0.fortran.contains(n) && s.may_read_bound(n),
+            _ => false,
+        }
     }
 
-    /// An element-wise result keeps the layout; `@` computes its own order (NumPy's BLAS order
-    /// is a documented deviation either way).
-    fn operand(&self, _: &Scope, op: BinOp, fate: Fate, _: &Expr, _: &Expr, _: bool) -> Fate {
-        if op == BinOp::MatMul {
+    /// An element-wise result keeps the layout, unless the other operand is in C order (NumPy
+    /// lays a result out in C order where its operands disagree); `@` computes its own order
+    /// (NumPy's BLAS order is a documented deviation either way).
+    fn operand(&self, s: &Scope, op: BinOp, fate: Fate, _: &Expr, other: &Expr, _: bool) -> Fate {
+        if op == BinOp::MatMul || self.c_ordered(s, other) {
             Fate::Agrees
         } else {
             fate
@@ -65,6 +140,8 @@ impl Rules for Transposed {
             | (Module::Linalg, _) => Fate::Agrees,
             // Python's `sum` adds the rows in turn, element-wise; the conversions read numbers.
             (Module::Builtin, Sum | Len | Float | Int | Bool) => Fate::Agrees,
+            // A copy flattened in C order (`order` is refused).
+            (Module::Np, Ravel) => Fate::Agrees,
             // Element-wise functions and copies keep the layout.
             (Module::Np, _) => fate,
             _ => Fate::Differs,
@@ -90,5 +167,19 @@ impl Rules for Transposed {
             "astype" => fate,
             _ => Fate::Differs,
         }
+    }
+
+    /// The transpose of a Fortran-ordered array is in C order; its shape is numbers.
+    fn attribute(&self, name: &str, fate: Fate) -> Fate {
+        match name {
+            "T" | "shape" | "size" | "ndim" => Fate::Agrees,
+            "real" => fate,
+            _ => Fate::Differs,
+        }
+    }
+
+    /// Its rows are 1-D views, which NumPy adds in order.
+    fn iterated(&self) -> Fate {
+        Fate::Agrees
     }
 }
