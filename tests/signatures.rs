@@ -153,6 +153,11 @@ fn integrands_read_quads_arguments() {
     assert!(r
         .unwrap_err()
         .contains("needs argument 2 but quad passed 1"));
+    // Too many: Python's TypeError for a call with more arguments than the function takes.
+    let (r, _) = both(&f, &[0.5, 2.0, 3.0, 4.0], &[], 0);
+    assert!(r
+        .unwrap_err()
+        .contains("takes 3 arguments but quad passed 4"));
     // Defaults fill in what quad does not pass.
     let g = compile(
         "def g(x, k=2.0):\n    return x ** k",

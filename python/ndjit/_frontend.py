@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import inspect
 import io
 import math
 import struct
@@ -161,6 +162,7 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
     if args or kwargs:
         if inputs is None:
             raise TypeError("an integrand's extra arguments come from quad(..., args=...), not extra_arguments")
+        _check_call(_source_signature(text), "the filter", inputs, args, kwargs)
         params = _string_params(text)[inputs - 1 :]
         if len(args) > len(params):
             raise TypeError(f"the filter takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
@@ -178,15 +180,38 @@ def _is_callable_name(source: str) -> bool:
 
 def _string_params(text: str) -> list:
     """The parameters after the first of a `def`/`lambda` source string."""
+    sig = _source_signature(text)
+    return list(sig.parameters)[1:] if sig is not None else []
+
+
+def _source_signature(text: str) -> Optional[inspect.Signature]:
+    """The signature of the first `def`/`lambda` of a source string (None if there is none or
+    it does not parse: the compiler reports that with a precise position)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
-        return []  # the compiler reports it with a precise position
+        return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.Lambda)):
-            names = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-            return names[1:]
-    return []
+            a, P = node.args, inspect.Parameter
+            positional = [(p, P.POSITIONAL_ONLY) for p in a.posonlyargs] + [(p, P.POSITIONAL_OR_KEYWORD) for p in a.args]
+            defaults = [P.empty] * (len(positional) - len(a.defaults)) + [True] * len(a.defaults)
+            params = [P(p.arg, kind, default=d) for (p, kind), d in zip(positional, defaults)]
+            params += [P(p.arg, P.KEYWORD_ONLY, default=P.empty if d is None else True)
+                       for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+            return inspect.Signature(params)
+    return None
+
+
+def _check_call(sig: Optional[inspect.Signature], name: str, inputs: int, args: tuple, kwargs: dict) -> None:
+    """Python's TypeError where scipy's call `func(x, *extra_arguments, **extra_keywords)` would
+    raise one (too many arguments, a value given twice, a positional-only one by keyword)."""
+    if sig is None:
+        return
+    try:
+        sig.bind_partial(*([None] * inputs), *args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e} (extra_arguments and extra_keywords)") from None
 
 
 def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Spec:
@@ -231,6 +256,7 @@ def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, input
             if name in params:
                 values[name] = d
     values.update(func.__kwdefaults__ or {})
+    _check_call(inspect.signature(func), func.__qualname__, inputs, args, kwargs)
     if len(args) > len(params):
         raise TypeError(f"{func.__qualname__} takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
     values.update(zip(params, args))

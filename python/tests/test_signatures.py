@@ -45,7 +45,10 @@ def test_geometric_transform_like_scipys_c_api_test():
     assert f.signature == "int (intptr_t *, double *, int, int, void *)"
     assert_same(ndi.geometric_transform(im, f), ndi.geometric_transform(im, transform, extra_arguments=(0.5,)))
     assert f.evaluate([3, 2]) == (2.5, 1.5)
-    with pytest.raises(ValueError, match="returned 2 coordinates, but the input has rank 3"):
+    # Too few coordinates: scipy's TypeError (from PyTuple_GetItem and PyFloat_AsDouble).
+    with pytest.raises(TypeError):
+        ndi.geometric_transform(np.zeros((2, 2, 2)), transform, extra_arguments=(0.5,))
+    with pytest.raises(TypeError, match="returned 2 coordinates, but the input has rank 3"):
         ndi.geometric_transform(np.zeros((2, 2, 2)), f)
 
 

@@ -11,6 +11,7 @@
 //! - `uint32` goes through a 64-bit `cvttsd2si` and keeps the low 32 bits: -1e10 → 2884901888.
 //! - `int64` is the 64-bit conversion: NaN and out-of-range → `INT64_MIN`.
 //! - `uint64` is the truncated value modulo 2^64 when `|x| < 2^64`, else 0; NaN → 2^63.
+//!   (`generic_filter1d`'s line buffer stores 2^63 below -2^63: `filter1d.rs`.)
 //! - `float32` rounds to nearest even; `float64` is unchanged.
 //!
 //! Inputs convert as C's `(double)` does: exactly, or rounded to nearest for 64-bit integers. A

@@ -17,7 +17,7 @@ use super::mode::Mode;
 use super::options::{Geometry, Options, Progress};
 use super::plan::Plan;
 use super::team;
-use super::Footprint;
+use super::{Dtype, Footprint};
 use crate::error::RuntimeError;
 use crate::{interrupt, Filter, Sig};
 use std::ffi::c_void;
@@ -285,6 +285,13 @@ impl Lines<'_> {
                     self.first_fail.fetch_min(l, Ordering::Relaxed);
                 }
                 return;
+            }
+            if output.dtype == Dtype::U64 {
+                // scipy's line buffer (`NI_LineBufferToArray`) casts to uint64 with another
+                // sequence than `generic_filter`'s: below -2**63 it stores 2**63, which is
+                // what `Dtype::write` stores for a NaN (`dtype.rs`).
+                const MIN_I64: f64 = -9223372036854775808.0;
+                out.iter_mut().filter(|v| **v < MIN_I64).for_each(|v| *v = f64::NAN);
             }
             let stride = *output.strides.last().unwrap_or(&0);
             unsafe {

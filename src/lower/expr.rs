@@ -37,7 +37,7 @@ pub(crate) type ScalarOp<'t, 'a> =
 
 /// Where an operand of extent `extent` along an axis is read at position `at` of a result of
 /// extent `full`: at `at`, or at 0 where it is broadcast (extent 1, NumPy's stride 0).
-fn repeat_unless_full(extent: &Expr, full: &Expr, at: Expr) -> Expr {
+pub(super) fn repeat_unless_full(extent: &Expr, full: &Expr, at: Expr) -> Expr {
     match extent {
         _ if extent == full => at,
         Expr::I64(1) => Expr::I64(0),

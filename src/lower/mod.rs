@@ -427,7 +427,7 @@ impl<'a> Translator<'a> {
                 let n = self.slot_len(BUFFER);
                 self.check(
                     Expr::Cmp(ir::CmpOp::Gt, n.clone().boxed(), Expr::I64(0).boxed()),
-                    Exception::ValueError,
+                    Exception::TypeError,
                     "the integrand needs argument 1 but quad passed {a} values",
                     first.span,
                     n,
@@ -437,6 +437,17 @@ impl<'a> Translator<'a> {
                     let v = self.integrand_param(k, p)?;
                     self.names.insert(p.name.clone(), v);
                 }
+                // Python calls it with every value quad passes: more than it takes is an error.
+                let takes = Expr::I64(f.params.len() as i64);
+                let n = self.slot_len(BUFFER);
+                self.check(
+                    Expr::Cmp(ir::CmpOp::Le, n.clone().boxed(), takes.clone().boxed()),
+                    Exception::TypeError,
+                    "the integrand takes {b} arguments but quad passed {a} values",
+                    first.span,
+                    n,
+                    takes,
+                );
             }
             _ => {
                 let buffer = self.view(BUFFER);
@@ -597,7 +608,7 @@ impl<'a> Translator<'a> {
             }
             None => {
                 let n = self.slot_len(BUFFER);
-                self.check(present, Exception::ValueError, "the integrand needs argument {b} but quad passed {a} values (pass the rest with args=)", p.span, n, Expr::I64(k as i64 + 1));
+                self.check(present, Exception::TypeError, "the integrand needs argument {b} but quad passed {a} values (pass the rest with args=)", p.span, n, Expr::I64(k as i64 + 1));
                 self.emit(load);
             }
         }
@@ -1336,18 +1347,33 @@ impl<'a> Translator<'a> {
             }
             (ir::Sig::Transform, Some(value)) => {
                 let v = self.expr(value)?;
-                let coords = self.array_of(v, value.span).map_err(|e| {
-                    e.hint("return a tuple of input coordinates, e.g. `return (c[0] - 0.5, c[1])`")
-                })?;
+                let hint = "return a tuple of input coordinates, e.g. `return (c[0] - 0.5, c[1])`";
+                // scipy reads the result with `PyTuple_GetItem`: a list or an array raises.
+                if !self.makes_tuple(value, &self.program.function.body) {
+                    let e = self.err(
+                        ErrorKind::Type,
+                        value.span,
+                        "a geometric_transform mapping must return a tuple (scipy raises TypeError for a list or an array)",
+                    );
+                    return Err(e.hint(hint));
+                }
+                let coords = self.array_of(v, value.span).map_err(|e| e.hint(hint))?;
                 let rank = self.slot_len(ir::OUTPUT);
+                let count = |op| Expr::Cmp(op, coords.len.clone().boxed(), rank.clone().boxed());
+                // Too few: scipy's `PyTuple_GetItem` fails and `PyFloat_AsDouble` raises
+                // TypeError. Too many: scipy reads the first `rank`; refused here.
                 self.check(
-                    Expr::Cmp(
-                        ir::CmpOp::Eq,
-                        coords.len.clone().boxed(),
-                        rank.clone().boxed(),
-                    ),
-                    Exception::ValueError,
+                    count(ir::CmpOp::Ge),
+                    Exception::TypeError,
                     "the mapping returned {a} coordinates, but the input has rank {b}",
+                    value.span,
+                    coords.len.clone(),
+                    rank.clone(),
+                );
+                self.check(
+                    count(ir::CmpOp::Le),
+                    Exception::ValueError,
+                    "the mapping returned {a} coordinates, but the input has rank {b} (scipy would ignore the extra ones)",
                     value.span,
                     coords.len.clone(),
                     rank,
@@ -1371,6 +1397,49 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
+    /// Whether `e` is certainly a Python tuple (ndjit lowers lists and tuples alike): a tuple
+    /// display, a `tuple(...)` call, a choice of two, or a local name that `body` assigns
+    /// only those.
+    fn makes_tuple(&self, e: &ast::Expr, body: &[ast::Stmt]) -> bool {
+        use ast::{ExprKind, StmtKind};
+        fn assigned<'b>(name: &str, body: &'b [ast::Stmt], out: &mut Vec<&'b ast::Expr>) {
+            for s in body {
+                match &s.kind {
+                    StmtKind::Assign { targets, value } => {
+                        if targets.iter().any(|t| matches!(&t.kind, ExprKind::Name(n) if n == name)) {
+                            out.push(value);
+                        }
+                    }
+                    StmtKind::If { body, orelse, .. }
+                    | StmtKind::While { body, orelse, .. }
+                    | StmtKind::For { body, orelse, .. } => {
+                        assigned(name, body, out);
+                        assigned(name, orelse, out);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match &e.kind {
+            ExprKind::Tuple(_) => true,
+            ExprKind::Call { func, .. } => self
+                .callee_of(func)
+                .is_some_and(|b| b.func == names::Func::TupleOf),
+            ExprKind::IfExp { body: a, orelse: b, .. } => {
+                self.makes_tuple(a, body) && self.makes_tuple(b, body)
+            }
+            // Not through other names (`r = s`), which could lead around in a circle.
+            ExprKind::Name(n) if self.locals.contains(n) => {
+                let mut values = vec![];
+                assigned(n, body, &mut values);
+                let direct = |v: &&ast::Expr| !matches!(v.kind, ExprKind::Name(_));
+                !values.is_empty()
+                    && values.iter().all(|v| direct(v) && self.makes_tuple(v, body))
+            }
+            _ => false,
+        }
+    }
+
     /// `oline[...] = value`, `oline[:] = value`, `oline = ...`, `oline /= k`: writes the whole
     /// output line, whose length must match (NumPy broadcasts a number).
     fn assign_output(&mut self, value: Value, span: Span) -> Result<()> {
@@ -1387,20 +1456,33 @@ impl<'a> Translator<'a> {
             }
             v => self.array_of(v, span)?,
         };
-        if arr.len != out_len {
+        let arr = if arr.len != out_len {
+            // NumPy's assignment broadcasts a length-1 array (read at 0) to the whole line.
+            let len = self.stable(arr.len.clone(), Ty::I64);
+            let fits = expr::bin(
+                ir::BinOp::Or,
+                expr::cmp(ir::CmpOp::Eq, len.clone(), out_len.clone()),
+                expr::cmp(ir::CmpOp::Eq, len.clone(), Expr::I64(1)),
+            );
             self.check(
-                Expr::Cmp(
-                    ir::CmpOp::Eq,
-                    arr.len.clone().boxed(),
-                    out_len.clone().boxed(),
-                ),
+                fits,
                 Exception::ValueError,
                 "could not broadcast input array from shape ({a},) into shape ({b},)",
                 span,
-                arr.len.clone(),
-                out_len,
+                len.clone(),
+                out_len.clone(),
             );
-        }
+            let index = self.temp(Ty::I64);
+            let at = expr::repeat_unless_full(&len, &out_len, Expr::Var(index));
+            ArrayVal {
+                elem: arr.at(at),
+                len: out_len,
+                ty: arr.ty,
+                index,
+            }
+        } else {
+            arr
+        };
         // In place only when each element reads the output at its own index; otherwise copy first.
         let arr = if reads_array_elsewhere(&arr.elem, ir::OUTPUT, arr.index) {
             self.materialize(&arr, None)

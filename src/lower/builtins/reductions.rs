@@ -428,6 +428,7 @@ fn weighted_average(
     a: &mut Args,
 ) -> Result<Value> {
     let span = a.span;
+    same_shape(t, (&x, &w), span);
     let x = crate::lower::numpy::as_type(&reduced_array(t, x, xs)?, Ty::F64);
     let w = crate::lower::numpy::as_type(&reduced_array(t, w, ws)?, Ty::F64);
     let xw = t.binary(
@@ -448,6 +449,32 @@ fn weighted_average(
         ws,
     );
     t.binary(ast::BinOp::Div, num, Value::Scalar(den, Ty::F64), span)
+}
+
+/// NumPy's check that `np.average`'s values and weights have one shape (no broadcasting
+/// without an axis): a `TypeError` at run time where they differ.
+fn same_shape(t: &mut Translator, (x, w): (&Value, &Value), span: Span) {
+    fn dims(v: &Value) -> Option<Vec<Expr>> {
+        Some(match v {
+            Value::Scalar(..) => vec![],
+            Value::Array(a) | Value::List(a, _) => vec![a.len.clone()],
+            Value::Tuple(items) => vec![Expr::I64(items.len() as i64)],
+            // The element count and the column count, which give the row count.
+            Value::Matrix(a, cols) => vec![a.len.clone(), cols.clone()],
+            _ => return None, // not an array: `array_of` says so
+        })
+    }
+    let (Some(dx), Some(dw)) = (dims(x), dims(w)) else {
+        return;
+    };
+    let message = "Axis must be specified when shapes of a and weights differ.";
+    if dx.len() != dw.len() {
+        let never = cmp(CmpOp::Ne, Expr::I64(0), Expr::I64(0));
+        return t.check_plain(never, Exception::TypeError, message, span);
+    }
+    for (a, b) in dx.into_iter().zip(dw) {
+        t.check_plain(cmp(CmpOp::Eq, a, b), Exception::TypeError, message, span);
+    }
 }
 
 /// The reductions that order the values (extremes, their positions, sorted positions), which
