@@ -270,6 +270,38 @@ fn color_type(data: &Data) -> Option<ExtendedColorType> {
     })
 }
 
+/// The Netpbm header the extension names: `.pgm` grey (`P5`), `.ppm` RGB (`P6`), `.pam` any
+/// (`P7`, the encoder's own), `.pnm` the first of those that holds `color`; None where it cannot
+/// hold it (alpha in a `.pgm`, say).
+fn pnm_header(
+    path: &Path,
+    color: ExtendedColorType,
+    (width, height): (u32, u32),
+) -> Option<Option<image::codecs::pnm::PnmHeader>> {
+    use image::codecs::pnm::{GraymapHeader, PixmapHeader, SampleEncoding::Binary};
+    use ExtendedColorType::{Rgb16, Rgb8, L16, L8};
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let max = |wide| if wide { 65535 } else { 255 };
+    let grey = |wide| GraymapHeader {
+        encoding: Binary,
+        width,
+        height,
+        maxwhite: max(wide),
+    };
+    let rgb = |wide| PixmapHeader {
+        encoding: Binary,
+        width,
+        height,
+        maxval: max(wide),
+    };
+    match (ext.as_str(), color) {
+        ("pgm" | "pnm", L8 | L16) => Some(Some(grey(color == L16).into())),
+        ("ppm" | "pnm", Rgb8 | Rgb16) => Some(Some(rgb(color == Rgb16).into())),
+        ("pam" | "pnm", _) => Some(None),
+        _ => None,
+    }
+}
+
 fn write_image<W: Write + Seek>(data: &Data, path: &Path, out: W) -> Result<(), IoError> {
     let format = ImageFormat::from_path(path).map_err(|_| {
         IoError::Unsupported(format!(
@@ -307,7 +339,12 @@ fn write_image<W: Write + Seek>(data: &Data, path: &Path, out: W) -> Result<(), 
             image::codecs::tiff::TiffEncoder::new(&mut out).write_image(&bytes, w32, h32, color)
         }
         ImageFormat::Pnm => {
-            image::codecs::pnm::PnmEncoder::new(&mut out).write_image(&bytes, w32, h32, color)
+            let encoder = image::codecs::pnm::PnmEncoder::new(&mut out);
+            match pnm_header(path, color, (w32, h32)).ok_or_else(unsupported)? {
+                Some(header) => encoder.with_header(header),
+                None => encoder,
+            }
+            .write_image(&bytes, w32, h32, color)
         }
         _ => return Err(unsupported()),
     };

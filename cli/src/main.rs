@@ -273,12 +273,15 @@ fn footprint(args: &FilterArgs, num_axes: usize) -> Result<Footprint, Failure> {
                 })
             };
             match kind {
-                "disk" if num_axes == 2 => Ok(Footprint::disk(radius(1)?)),
+                "disk" if num_axes == 2 => {
+                    Footprint::try_disk(radius(1)?).map_err(|e| fail(EXIT_USAGE, e.to_string()))
+                }
                 "disk" => Err(fail(
                     EXIT_USAGE,
                     format!("--footprint disk needs 2 filtered axes, not {num_axes}"),
                 )),
-                "cross" => Ok(Footprint::cross(num_axes, radius(1)?)),
+                "cross" => Footprint::try_cross(num_axes, radius(1)?)
+                    .map_err(|e| fail(EXIT_USAGE, e.to_string())),
                 "box" => Ok(Footprint::from_size(&sizes(arg)?)),
                 _ if spec.ends_with(".npy") => {
                     let d = Data::read(Path::new(spec))?;

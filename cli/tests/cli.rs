@@ -491,6 +491,44 @@ fn outputs_follow_the_umask() {
 }
 
 #[test]
+fn disks_and_crosses_too_large_for_memory_are_usage_errors() {
+    // Once an abort ("memory allocation of 4000004000001 bytes failed") or a panic ("capacity
+    // overflow") with a backtrace.
+    let d = dir("huge-disk");
+    let a = ArrayD::from_shape_vec(IxDyn(&[3, 4]), (0..12).map(|v| v as f64).collect()).unwrap();
+    a.write_npy(std::fs::File::create(d.join("in.npy")).unwrap())
+        .unwrap();
+    for spec in [
+        "disk:1000000000",
+        "cross:1000000000",
+        "disk:5000000000",
+        "disk:9223372036854775807",
+    ] {
+        let out = d.join("out.npy");
+        let o = ndjit(&[
+            "filter",
+            s(&d.join("in.npy")),
+            s(&out),
+            "-e",
+            "x[0]",
+            "--footprint",
+            spec,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{spec}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("more entries than fit in memory") || err.contains("unable to allocate"),
+            "{spec}: {err}"
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{err}"
+        );
+        assert!(!out.exists(), "no output is written");
+    }
+}
+
+#[test]
 fn footprint_sizes_whose_product_overflows_are_usage_errors() {
     // 2^32 on both axes of a 2-D image: 2^64 entries, once wrapped to an empty footprint (the
     // output was all zeros and the exit status 0); 3 × 2^62 once panicked.
@@ -519,4 +557,82 @@ fn footprint_sizes_whose_product_overflows_are_usage_errors() {
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
         assert!(!out.exists(), "no output is written");
     }
+}
+
+#[test]
+fn netpbm_outputs_take_the_format_their_extension_names() {
+    // `.pgm` and `.ppm` were written as PAM (`P7`), which most readers of PGM refuse.
+    let d = dir("netpbm");
+    let (h, w) = (6, 7);
+    let grey: Vec<u8> = pixels(h, w, 1, 255).into_iter().map(|v| v as u8).collect();
+    image::GrayImage::from_raw(w as u32, h as u32, grey.clone())
+        .unwrap()
+        .save(d.join("g.pgm"))
+        .unwrap();
+    let rgb: Vec<u8> = pixels(h, w, 3, 255).into_iter().map(|v| v as u8).collect();
+    image::RgbImage::from_raw(w as u32, h as u32, rgb)
+        .unwrap()
+        .save(d.join("c.ppm"))
+        .unwrap();
+    let grey16: Vec<u16> = pixels(h, w, 1, 65535)
+        .into_iter()
+        .map(|v| v as u16)
+        .collect();
+    image::ImageBuffer::<image::Luma<u16>, _>::from_raw(w as u32, h as u32, grey16.clone())
+        .unwrap()
+        .save(d.join("g16.png"))
+        .unwrap();
+    for (input, output, magic) in [
+        ("g.pgm", "g_out.pgm", "P5\n"),
+        ("c.ppm", "c_out.ppm", "P6\n"),
+        ("g16.png", "g16_out.pgm", "P5\n"),
+        ("g.pgm", "g_out.pnm", "P5\n"),
+        ("g.pgm", "g_out.pam", "P7\n"),
+    ] {
+        let out = d.join(output);
+        ndjit_ok(&[
+            "filter",
+            s(&d.join(input)),
+            s(&out),
+            "-e",
+            "max(x)",
+            "--size",
+            "3",
+            "-q",
+        ]);
+        let bytes = std::fs::read(&out).unwrap();
+        assert!(
+            bytes.starts_with(magic.as_bytes()),
+            "{output}: {:?}",
+            &bytes[..3]
+        );
+        let back = image::open(&out).unwrap();
+        assert_eq!((back.width(), back.height()), (w as u32, h as u32));
+    }
+    let got = image::open(d.join("g_out.pgm"))
+        .unwrap()
+        .into_luma8()
+        .into_raw();
+    let a = ArrayD::from_shape_vec(IxDyn(&[h, w]), grey).unwrap();
+    let want = expected(&a, "max(x)", &Options::size(&[3, 3]));
+    assert_eq!(got, want.into_raw_vec_and_offset().0);
+    let got16 = image::open(d.join("g16_out.pgm"))
+        .unwrap()
+        .into_luma16()
+        .into_raw();
+    let a16 = ArrayD::from_shape_vec(IxDyn(&[h, w]), grey16).unwrap();
+    let want16 = expected(&a16, "max(x)", &Options::size(&[3, 3]));
+    assert_eq!(got16, want16.into_raw_vec_and_offset().0);
+    // RGB cannot be a PGM: an error, no file.
+    let o = ndjit(&[
+        "filter",
+        s(&d.join("c.ppm")),
+        s(&d.join("c.pgm")),
+        "-e",
+        "max(x)",
+        "--size",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(!d.join("c.pgm").exists());
 }

@@ -291,7 +291,9 @@ impl Lines<'_> {
                 // sequence than `generic_filter`'s: below -2**63 it stores 2**63, which is
                 // what `Dtype::write` stores for a NaN (`dtype.rs`).
                 const MIN_I64: f64 = -9223372036854775808.0;
-                out.iter_mut().filter(|v| **v < MIN_I64).for_each(|v| *v = f64::NAN);
+                out.iter_mut()
+                    .filter(|v| **v < MIN_I64)
+                    .for_each(|v| *v = f64::NAN);
             }
             let stride = *output.strides.last().unwrap_or(&0);
             unsafe {

@@ -24,6 +24,18 @@ enum Mask {
     Entries(Vec<bool>),
 }
 
+/// The side `2r + 1` of the box around a radius, or the error where it overflows.
+fn side(radius: usize) -> Result<usize, DriverError> {
+    radius
+        .checked_mul(2)
+        .and_then(|d| d.checked_add(1))
+        .ok_or_else(|| {
+            DriverError::TooLarge(format!(
+                "a footprint of radius {radius} has more entries than fit in memory"
+            ))
+        })
+}
+
 impl Footprint {
     /// The all-true box of scipy's `size=`: one size per filtered axis (a scalar `size` is the
     /// same value repeated). A size of 0 makes scipy fail later with its footprint-rank error;
@@ -55,12 +67,31 @@ impl Footprint {
     }
 
     /// The footprint whose entry at each index (row-major over `shape`) is `f(index)`.
-    pub fn from_fn(shape: &[usize], mut f: impl FnMut(&[usize]) -> bool) -> Footprint {
-        let n: usize = shape.iter().product();
-        let mut mask = Vec::with_capacity(n);
+    ///
+    /// # Panics
+    /// If the mask cannot be allocated ([`Footprint::try_from_fn`] returns the error).
+    pub fn from_fn(shape: &[usize], f: impl FnMut(&[usize]) -> bool) -> Footprint {
+        Footprint::try_from_fn(shape, f).expect("the footprint's mask fits in memory")
+    }
+
+    /// [`Footprint::from_fn`], or [`DriverError::TooLarge`] / [`DriverError::OutOfMemory`]
+    /// where the mask's size overflows or cannot be allocated.
+    pub fn try_from_fn(
+        shape: &[usize],
+        mut f: impl FnMut(&[usize]) -> bool,
+    ) -> Result<Footprint, DriverError> {
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| {
+                DriverError::TooLarge(format!(
+                    "a footprint of shape {shape:?} has more entries than fit in memory"
+                ))
+            })?;
+        let mut mask = super::alloc::try_vec(n, false, "the footprint")?;
         let mut idx = vec![0usize; shape.len()];
-        for _ in 0..n {
-            mask.push(f(&idx));
+        for entry in mask.iter_mut() {
+            *entry = f(&idx);
             for d in (0..shape.len()).rev() {
                 idx[d] += 1;
                 if idx[d] < shape[d] {
@@ -69,19 +100,27 @@ impl Footprint {
                 idx[d] = 0;
             }
         }
-        Footprint {
+        Ok(Footprint {
             shape: shape.to_vec(),
             mask: Mask::Entries(mask),
             from_size: false,
-        }
+        })
     }
 
     /// A 2-D disk of the given radius: the `(2r+1)²` box entries with `dy² + dx² <= r²`.
+    ///
+    /// # Panics
+    /// Where [`Footprint::try_disk`] fails.
     pub fn disk(radius: usize) -> Footprint {
-        let r = radius as i64;
-        let n = 2 * radius + 1;
-        Footprint::from_fn(&[n, n], |i| {
-            let (dy, dx) = (i[0] as i64 - r, i[1] as i64 - r);
+        Footprint::try_disk(radius).expect("a disk that fits in memory")
+    }
+
+    /// [`Footprint::disk`], or the error for a radius whose box cannot be had.
+    pub fn try_disk(radius: usize) -> Result<Footprint, DriverError> {
+        let n = side(radius)?;
+        let r = radius as i128; // squares of offsets up to 2**64 fit
+        Footprint::try_from_fn(&[n, n], |i| {
+            let (dy, dx) = (i[0] as i128 - r, i[1] as i128 - r);
             dy * dy + dx * dx <= r * r
         })
     }
@@ -89,9 +128,17 @@ impl Footprint {
     /// An `ndim`-dimensional cross whose arms reach `radius` pixels from the centre: the entries
     /// of the `(2r+1)^ndim` box with at most one non-zero offset. `cross(2, 1)` is scipy's
     /// `generate_binary_structure(2, 1)`.
+    ///
+    /// # Panics
+    /// Where [`Footprint::try_cross`] fails.
     pub fn cross(ndim: usize, radius: usize) -> Footprint {
-        let n = 2 * radius + 1;
-        Footprint::from_fn(&vec![n; ndim], |i| {
+        Footprint::try_cross(ndim, radius).expect("a cross that fits in memory")
+    }
+
+    /// [`Footprint::cross`], or the error for a radius whose box cannot be had.
+    pub fn try_cross(ndim: usize, radius: usize) -> Result<Footprint, DriverError> {
+        let n = side(radius)?;
+        Footprint::try_from_fn(&vec![n; ndim], |i| {
             i.iter().filter(|&&c| c != radius).count() <= 1
         })
     }

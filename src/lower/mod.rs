@@ -1406,7 +1406,10 @@ impl<'a> Translator<'a> {
             for s in body {
                 match &s.kind {
                     StmtKind::Assign { targets, value } => {
-                        if targets.iter().any(|t| matches!(&t.kind, ExprKind::Name(n) if n == name)) {
+                        if targets
+                            .iter()
+                            .any(|t| matches!(&t.kind, ExprKind::Name(n) if n == name))
+                        {
                             out.push(value);
                         }
                     }
@@ -1425,16 +1428,18 @@ impl<'a> Translator<'a> {
             ExprKind::Call { func, .. } => self
                 .callee_of(func)
                 .is_some_and(|b| b.func == names::Func::TupleOf),
-            ExprKind::IfExp { body: a, orelse: b, .. } => {
-                self.makes_tuple(a, body) && self.makes_tuple(b, body)
-            }
+            ExprKind::IfExp {
+                body: a, orelse: b, ..
+            } => self.makes_tuple(a, body) && self.makes_tuple(b, body),
             // Not through other names (`r = s`), which could lead around in a circle.
             ExprKind::Name(n) if self.locals.contains(n) => {
                 let mut values = vec![];
                 assigned(n, body, &mut values);
                 let direct = |v: &&ast::Expr| !matches!(v.kind, ExprKind::Name(_));
                 !values.is_empty()
-                    && values.iter().all(|v| direct(v) && self.makes_tuple(v, body))
+                    && values
+                        .iter()
+                        .all(|v| direct(v) && self.makes_tuple(v, body))
             }
             _ => false,
         }
