@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import sys
+from pathlib import Path
 from typing import List, Optional
 
 import numpy as np
@@ -24,6 +26,13 @@ def _ints(text: Optional[str]):
         return None
     values = [int(v) for v in text.split(",")]
     return values[0] if len(values) == 1 else values
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"needs at least 1 thread, not {n}")
+    return n
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--origin", metavar="N[,N...]", default="0", help="shift of the footprint")
     p.add_argument("--axes", metavar="A[,A...]", help="axes to filter (default: all)")
     p.add_argument("--dtype", help="output element type (default: the input's)")
-    p.add_argument("-j", "--threads", type=int, help="threads of Dask's local scheduler (default: all cores)")
+    p.add_argument("-j", "--threads", type=_positive, help="threads of Dask's local scheduler (default: all cores)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output array")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return parser
@@ -59,8 +68,14 @@ def _filter(args) -> int:
     import dask.array as da
     from dask.diagnostics import ProgressBar
 
-    from .dask import generic_filter
+    from .dask import check_target, generic_filter
 
+    try:
+        check_target(args.input, args.output)
+    except ValueError as e:
+        return _fail(EXIT_USAGE, str(e))
+    except FileExistsError as e:
+        return _fail(EXIT_IO, str(e))
     try:
         footprint = None if args.footprint is None else np.load(args.footprint) != 0
         source = da.from_zarr(args.input)
@@ -72,6 +87,7 @@ def _filter(args) -> int:
                                 mode=args.mode, cval=args.cval, origin=_ints(args.origin), axes=axes)
     except Exception as e:  # scipy's argument errors and ndjit's compile errors, with their location
         return _fail(EXIT_USAGE, str(e))
+    created = not Path(args.output).exists()
     try:
         job = result.to_zarr(args.output, overwrite=args.overwrite, compute=False)
     except Exception as e:  # an existing output without --overwrite, an unwritable place
@@ -80,10 +96,12 @@ def _filter(args) -> int:
         with dask.config.set(scheduler="threads", num_workers=args.threads):
             with ProgressBar(minimum=1.0) if not args.quiet else contextlib.nullcontext():
                 job.compute()
-    except OSError as e:
-        return _fail(EXIT_IO, f"{type(e).__name__}: {e}")
-    except Exception as e:  # the filter's own run-time error (ndjit raises Python's exception)
-        return _fail(EXIT_FILTER, f"the filter failed: {type(e).__name__}: {e}")
+    except Exception as e:
+        if created:  # a half-written store this run made: gone, as the native command leaves none
+            shutil.rmtree(args.output, ignore_errors=True)
+        if isinstance(e, OSError):
+            return _fail(EXIT_IO, f"{type(e).__name__}: {e}")
+        return _fail(EXIT_FILTER, f"the filter failed: {type(e).__name__}: {e}")  # ndjit raises Python's exception
     return 0
 
 

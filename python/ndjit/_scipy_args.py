@@ -130,6 +130,21 @@ def native(a: np.ndarray) -> np.ndarray:
     return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
 
 
+# The element types scipy's filters read and write (`NI_*`'s type switch), by kind and size.
+_ELEMENT_TYPES = {("b", 1), ("u", 1), ("u", 2), ("u", 4), ("u", 8), ("i", 1), ("i", 2), ("i", 4), ("i", 8),
+                  ("f", 4), ("f", 8)}
+
+
+def check_element_types(input_dtype, output_dtype, size: int) -> None:
+    """scipy's errors for element types its filters do not handle: a complex input is a
+    TypeError (its Python layer), anything else it meets reading or writing an element (a
+    complex output among them) a RuntimeError, so an empty array passes."""
+    if np.dtype(input_dtype).kind == "c":
+        raise TypeError("Complex type not supported")
+    if size and any((d.kind, d.itemsize) not in _ELEMENT_TYPES for d in map(np.dtype, (input_dtype, output_dtype))):
+        raise RuntimeError("array type not supported")
+
+
 def output_like(output, input: np.ndarray, every_element_written: bool = False) -> np.ndarray:
     """scipy's ``output=`` rules (an array, a dtype, or ``None`` for the input's dtype). A new
     array is zeroed as scipy's is, unless the caller writes ``every_element_written`` before
@@ -138,7 +153,9 @@ def output_like(output, input: np.ndarray, every_element_written: bool = False) 
     if output is None:  # the common case, without scipy's dispatch on the argument's kind
         new = np.empty if every_element_written else np.zeros
         return new(input.shape, dtype=input.dtype)
-    return _ni_support._get_output(output, input)
+    output = _ni_support._get_output(output, input)
+    check_element_types(input.dtype, output.dtype, input.size)
+    return output
 
 
 def into(output: np.ndarray, run: Callable[[np.ndarray], None]) -> np.ndarray:

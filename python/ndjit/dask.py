@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
+import os
 import sys
 import threading
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -33,7 +36,7 @@ from scipy.ndimage import _ni_support
 from . import _halo
 from ._driver import generic_filter as _generic_filter
 from ._filter import as_filter
-from ._scipy_args import check_workers, footprint_and_origins, real_cval, scipy_extras
+from ._scipy_args import check_element_types, check_workers, footprint_and_origins, real_cval, scipy_extras
 
 __all__ = ["generic_filter", "filter_zarr"]
 
@@ -190,10 +193,14 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
 
     if not isinstance(input, da.Array):
         input = da.asarray(input)
+    if any(math.isnan(c) for chunks in input.chunks for c in chunks):
+        raise ValueError("the Dask array's chunk sizes are unknown (boolean indexing makes such arrays): "
+                         "call x.compute_chunk_sizes() first, as Dask's own map_overlap needs")
     if input.dtype.kind == "c":
         raise TypeError("Complex type not supported")
     footprint, origins = footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
     out_dtype = _output_dtype(output, input)
+    check_element_types(input.dtype, out_dtype, input.size)
     check_workers(workers)
     f = as_filter(function, scipy_extras(extra_arguments, extra_keywords), extra_keywords)
     cval = real_cval(cval)
@@ -231,6 +238,31 @@ def filter_zarr(source, target, function, size=None, footprint=None, output=None
     ``compute=False`` returns the lazy store operation instead of running it. The other
     arguments are :func:`generic_filter`'s."""
     da = _dask_array()
+    check_target(source, target)
     result = generic_filter(da.from_zarr(source), function, size, footprint, output, mode, cval, origin,
                             extra_arguments, extra_keywords, axes=axes, workers=workers)
     return result.to_zarr(target, overwrite=overwrite, compute=compute)
+
+
+def _local_path(store) -> Optional[Path]:
+    """A store given as a local path, resolved; None for a URL or a store object."""
+    if not isinstance(store, (str, os.PathLike)) or "://" in os.fspath(store):
+        return None
+    return Path(os.fspath(store)).resolve()
+
+
+def check_target(source, target) -> None:
+    """Refuses an output store whose writing would destroy data before or instead of filtering
+    it: the input itself (Zarr clears the target before the lazy reads of the source run), a
+    store inside the input or holding it, and a local path holding anything but a Zarr array (an
+    ``overwrite`` would delete the whole directory). Raises ValueError or FileExistsError."""
+    if isinstance(target, (str, os.PathLike)) and not os.fspath(target):
+        raise ValueError("the output store's path is empty")
+    t, s = _local_path(target), _local_path(source)
+    if target is source or (t is not None and s is not None and (t == s or s in t.parents or t in s.parents)):
+        raise ValueError(f"the output {os.fspath(target) if t else target!r} is the input, lies inside it or "
+                         "holds it: writing it would destroy the input before it is read; write to another store")
+    zarr_node = t is not None and any((t / name).is_file() for name in ("zarr.json", ".zarray", ".zgroup"))
+    if t is not None and t.exists() and not zarr_node and (t.is_file() or any(t.iterdir())):
+        raise FileExistsError(f"{os.fspath(target)!r} exists and is not a Zarr array: ndjit writes only where "
+                              "nothing but a Zarr array would be replaced (remove it, or choose another path)")

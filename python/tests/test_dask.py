@@ -195,6 +195,65 @@ def test_command_line(tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
 
 
+def test_an_output_store_that_would_lose_data_is_refused(tmp_path, monkeypatch, capsys):
+    # Once: the input overwritten by its own output (all zeros, success reported); any directory
+    # named as the output deleted by --overwrite, the current one included.
+    zarr = pytest.importorskip("zarr", reason='zarr is not installed: pip install "./python[dask]"')
+    from ndjit.__main__ import main
+    a = np.arange(1, 37.0).reshape(6, 6)
+    src = str(tmp_path / "a.zarr")
+    zarr.create_array(src, shape=a.shape, chunks=(3, 3), dtype=a.dtype)[...] = a
+    for target in [src, str(tmp_path / "a.zarr" / "inner"), str(tmp_path)]:
+        with pytest.raises(ValueError, match="is the input, lies inside it or holds it"):
+            ndjit.dask.filter_zarr(src, target, "max(x)", size=3, overwrite=True)
+        assert main(["filter", src, target, "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 2
+    np.testing.assert_array_equal(zarr.open_array(src, mode="r")[...], a)  # untouched
+    precious = tmp_path / "w"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("precious")
+    with pytest.raises(FileExistsError, match="exists and is not a Zarr array"):
+        ndjit.dask.filter_zarr(src, str(precious), "max(x)", size=3, overwrite=True)
+    assert main(["filter", src, str(precious), "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 3
+    monkeypatch.chdir(precious)
+    assert main(["filter", src, "", "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 2
+    assert main(["filter", src, ".", "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 3
+    assert (precious / "keep.txt").read_text() == "precious"
+    # An empty directory, or a Zarr array with --overwrite, is written.
+    (tmp_path / "empty").mkdir()
+    assert main(["filter", src, str(tmp_path / "empty"), "-e", "max(x)", "-s", "3", "-q"]) == 0
+    assert main(["filter", src, str(tmp_path / "empty"), "-e", "min(x)", "-s", "3", "--overwrite", "-q"]) == 0
+    assert_same(zarr.open_array(str(tmp_path / "empty"), mode="r")[...], ndi.minimum_filter(a, size=3))
+    assert "error:" in capsys.readouterr().err
+
+
+def test_the_command_line_leaves_no_store_behind_when_the_filter_fails(tmp_path):
+    zarr = pytest.importorskip("zarr", reason='zarr is not installed: pip install "./python[dask]"')
+    from ndjit.__main__ import main
+    src = str(tmp_path / "in.zarr")
+    zarr.create_array(src, shape=(4, 4), chunks=(2, 2), dtype="f8")[...] = 0.0
+    out = tmp_path / "out.zarr"
+    assert main(["filter", src, str(out), "-e", "1.0 / float(x[0])", "-s", "3", "-q"]) == 4
+    assert not out.exists()
+    with pytest.raises(SystemExit) as e:  # argparse's usage error
+        main(["filter", src, str(out), "-e", "max(x)", "-s", "3", "-q", "-j", "0"])
+    assert e.value.code == 2
+    assert main(["filter", src, str(out), "-e", "max(x)", "-s", "3", "-q"]) == 0  # no --overwrite needed
+
+
+def test_unknown_chunk_sizes_and_unsupported_types_fail_when_the_graph_is_built():
+    x = da.from_array(np.arange(10.0), chunks=4)
+    with pytest.raises(ValueError, match=r"chunk sizes are unknown.*compute_chunk_sizes"):
+        ndjit.generic_filter(x[x > 2], "max(x)", size=3)
+    for dtype, output, error in [(np.float16, None, RuntimeError), (np.float64, np.complex128, RuntimeError),
+                                 (np.float64, np.float16, RuntimeError), (np.complex64, None, TypeError)]:
+        with pytest.raises(error) as scipys:
+            ndi.generic_filter(np.zeros(4, dtype), max, size=3, output=output)
+        with pytest.raises(error, match=str(scipys.value)):
+            ndjit.generic_filter(da.zeros(4, dtype=dtype, chunks=2), "max(x)", size=3, output=output)
+        with pytest.raises(error, match=str(scipys.value)):
+            ndjit.generic_filter(np.zeros(4, dtype), "max(x)", size=3, output=output)
+
+
 # --- a process cluster -----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
