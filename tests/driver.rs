@@ -385,6 +385,7 @@ fn random_options(rng: &mut Rng, ndim: usize) -> Options {
         progress: None,
         cancel: None,
         engine,
+        region: None,
     }
 }
 
@@ -1305,5 +1306,66 @@ mod filter1d {
                 r => panic!("{r:?}"),
             }
         }
+    }
+}
+
+#[test]
+fn a_region_runs_the_filter_on_its_box_only() {
+    // The Dask face filters a block holding a halo it gathered itself: the halo's windows, which
+    // the whole array does not have, must never reach the filter (here they raise IndexError).
+    let a = ArrayD::from_shape_fn(IxDyn(&[7, 9]), |i| match (i[0], i[1]) {
+        (0, 0) | (6, 8) | (1, 2) => 99.0,
+        (r, c) => ((r * 31 + c * 17) % 11) as f64,
+    });
+    let raising =
+        Filter::compile("x[4] * 2.0 if x[4] != 99.0 else x[100]", &Bindings::new()).unwrap();
+    let plain = Filter::compile("x[4] * 2.0 if x[4] != 99.0 else -5.0", &Bindings::new()).unwrap();
+    let region = [2..5, 3..8];
+    let whole = generic_filter(a.view(), &plain, &Options::size(&[3, 3])).unwrap();
+    assert!(generic_filter(a.view(), &raising, &Options::size(&[3, 3])).is_err());
+    for engine in [
+        Engine::Auto,
+        Engine::Callback,
+        Engine::Interpreter,
+        Engine::Sequential,
+    ] {
+        let mut out = ArrayD::from_elem(IxDyn(&[7, 9]), -1.0);
+        let opts = Options::size(&[3, 3]).engine(engine).region(&region);
+        generic_filter_into(a.view(), out.view_mut(), &raising, &opts)
+            .unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+        for ((r, c), (&got, &want)) in (0..7)
+            .flat_map(|r| (0..9).map(move |c| (r, c)))
+            .zip(out.iter().zip(whole.iter()))
+        {
+            let inside = region[0].contains(&r) && region[1].contains(&c);
+            assert_eq!(
+                got,
+                if inside { want } else { -1.0 },
+                "{engine:?} at ({r}, {c})"
+            );
+        }
+    }
+    // A rank statistic with NaN to patch: the region's pixels as the whole run's.
+    let mut nan = a.clone();
+    nan[[3, 4]] = f64::NAN;
+    let median = Filter::compile("np.median(x)", &Bindings::new()).unwrap();
+    let whole = generic_filter(nan.view(), &median, &Options::size(&[3, 3])).unwrap();
+    let mut out = ArrayD::<f64>::from_elem(IxDyn(&[7, 9]), -1.0);
+    let opts = Options::size(&[3, 3]).region(&region);
+    generic_filter_into(nan.view(), out.view_mut(), &median, &opts).unwrap();
+    for r in region[0].clone() {
+        for c in region[1].clone() {
+            assert_eq!(out[[r, c]].to_bits(), whole[[r, c]].to_bits(), "({r}, {c})");
+        }
+    }
+    // A box outside the input is the caller's error.
+    for bad in [vec![2..8, 3..8], vec![2..5], vec![4..2, 0..1]] {
+        let mut out = ArrayD::from_elem(IxDyn(&[7, 9]), -1.0);
+        let opts = Options::size(&[3, 3]).region(&bad);
+        let e = generic_filter_into(a.view(), out.view_mut(), &plain, &opts).unwrap_err();
+        assert!(
+            matches!(e, DriverError::BadArray(ref m) if m.contains("not a box inside")),
+            "{e}"
+        );
     }
 }

@@ -333,3 +333,26 @@ fn scratch_past_a_threads_local_memory_is_refused_with_the_reason() {
     let (cpu, emulated) = (cpu.expect("cpu"), emulated.expect("emulated"));
     assert_eq!(cpu, emulated);
 }
+
+#[test]
+fn a_region_is_refused_not_computed_whole() {
+    // The GPU computes whole arrays: running the filter on pixels outside a region a caller
+    // asked for (a halo's, whose windows the whole array does not have) could raise.
+    let gpu = GpuFilter::compile(SOURCE, &ndjit::Bindings::new()).expect("compiles");
+    let data = image(&[3, 4]);
+    let mut out = vec![-1.0; 12];
+    let input = RawArray::from_slice(&data, &[3, 4]).unwrap();
+    let opts = Options::size(&[3, 3]).region(&[1..2, 1..3]);
+    let exec = Emulator::new(&gpu);
+    // SAFETY: both descriptions cover their vectors exactly.
+    let output = RawArrayMut {
+        ptr: out.as_mut_ptr().cast(),
+        dtype: Dtype::F64,
+        shape: vec![3, 4],
+        strides: vec![32, 8],
+    };
+    let refused = unsafe { driver::execute(&exec, &input, &output, gpu.filter(), &opts) }
+        .expect_err("a region on the GPU");
+    assert!(refused.to_string().contains("not a region"), "{refused}");
+    assert!(out.iter().all(|&v| v == -1.0), "nothing is written");
+}

@@ -67,6 +67,22 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
                                                              cval, origins, workers))
 
 
+def filter_region(block: np.ndarray, function, footprint: np.ndarray, mode: str, cval: float, origins,
+                  out_dtype, workers: Optional[int], region) -> np.ndarray:
+    """``generic_filter`` of ``block`` (native, C-contiguous) at the pixels of ``region`` (a
+    slice per axis) only, those returned (a view): for a block holding a halo its caller
+    gathered (the Dask face), whose own pixels' windows the whole array does not have, so the
+    filter must never see them (they could raise, or loop). Arguments as checked by the caller."""
+    block = native(block)
+    spec, compiled = compiled_filter(function, (), None)
+    box = [(s.start, s.stop) for s in region]
+    with located(spec):
+        output = into(np.empty(block.shape, out_dtype),
+                      lambda out: _core.generic_filter(block, out, compiled, footprint, mode, cval, origins,
+                                                       workers, box))
+    return output[tuple(region)]
+
+
 def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                      extra_arguments=(), extra_keywords=None, *, workers: Optional[int] = None):
     """A drop-in for ``scipy.ndimage.generic_filter1d`` run by ndjit's native driver: ``function``

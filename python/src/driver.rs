@@ -84,9 +84,10 @@ pub fn driver_error(py: Python<'_>, e: DriverError) -> PyErr {
 }
 
 /// Filters `input` into `output` (same shape, any supported dtypes) with an expanded n-d
-/// `footprint` (bool, one dimension per input axis) and per-axis `origins`.
+/// `footprint` (bool, one dimension per input axis) and per-axis `origins`; `region`, a
+/// `(start, stop)` per axis, computes only that box (`Options::region`).
 #[pyfunction]
-#[pyo3(signature = (input, output, compiled, footprint, mode, cval, origins, threads=None))]
+#[pyo3(signature = (input, output, compiled, footprint, mode, cval, origins, threads=None, region=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn generic_filter(
     py: Python<'_>,
@@ -98,6 +99,7 @@ pub fn generic_filter(
     cval: f64,
     origins: Vec<isize>,
     threads: Option<usize>,
+    region: Option<Vec<(usize, usize)>>,
 ) -> PyResult<()> {
     check_writeable(output)?;
     let mask = footprint_mask(&footprint)?;
@@ -109,6 +111,7 @@ pub fn generic_filter(
             .cval(cval)
             .origin(&origins);
         opts.threads = threads;
+        opts.region = region.map(|r| r.into_iter().map(|(a, b)| a..b).collect());
         Ok((i, o, opts))
     };
     let (i, o, opts) = run().map_err(|e| driver_error(py, e))?;

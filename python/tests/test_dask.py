@@ -240,6 +240,25 @@ def test_the_command_line_leaves_no_store_behind_when_the_filter_fails(tmp_path)
     assert main(["filter", src, str(out), "-e", "max(x)", "-s", "3", "-q"]) == 0  # no --overwrite needed
 
 
+def never_on_real_windows(x):
+    # True of no window of [0, 1, 2, 3] (or of the constant mode's), but of the windows the
+    # halo's own pixels had when each block was filtered whole (reflected at the block's edge).
+    if x[0] == x[1] and x[1] == x[2]:
+        raise ValueError("a window the array does not have")
+    return x[1]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("chunks", [4, 2, 1, (1, 3)])
+def test_the_filter_sees_only_windows_the_whole_array_has(mode, chunks):
+    # Once: each chunk's halo pixels were filtered too, and their windows raised where scipy
+    # computes (and a loop could have run forever on them).
+    a = np.arange(4.0)
+    want = ndi.generic_filter(a, never_on_real_windows, size=3, mode=mode)
+    got = ndjit.generic_filter(da.from_array(a, chunks=chunks), never_on_real_windows, size=3, mode=mode)
+    assert_same(got.compute(scheduler="synchronous"), want)
+
+
 def test_unknown_chunk_sizes_and_unsupported_types_fail_when_the_graph_is_built():
     x = da.from_array(np.arange(10.0), chunks=4)
     with pytest.raises(ValueError, match=r"chunk sizes are unknown.*compute_chunk_sizes"):

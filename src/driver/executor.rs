@@ -85,6 +85,12 @@ pub trait Executor {
         true
     }
 
+    /// Whether the executor honours [`Options::region`] (computes only that box). One that
+    /// does not is refused a run with a region.
+    fn computes_regions(&self) -> bool {
+        false
+    }
+
     /// # Safety
     /// The arrays' pointers must address memory this executor can read (input) and write
     /// (output) at every element their shapes and strides reach, for the whole call.
@@ -115,6 +121,13 @@ pub unsafe fn execute<E: Executor + ?Sized>(
             input: input.shape.clone(),
             output: output.shape.clone(),
         }
+        .into());
+    }
+    opts.region_pieces(&input.shape)?; // checked as the arguments are
+    if opts.region.is_some() && !executor.computes_regions() {
+        return Err(DriverError::BadArray(
+            "this executor computes whole arrays, not a region".into(),
+        )
         .into());
     }
     if input.is_empty() {
@@ -182,6 +195,10 @@ pub(crate) fn check_call(
 impl Executor for Engine {
     type Error = DriverError;
 
+    fn computes_regions(&self) -> bool {
+        true
+    }
+
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<(), DriverError> {
         rank::forget_last_run();
         let result = match (self, run.aliasing) {
@@ -206,8 +223,11 @@ impl Executor for Engine {
 fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
     let (geom, filter) = (run.geometry, run.filter);
     let plan = Plan::new(geom, run.mode, run.cval)?;
-    // The pixels left to this engine: all of them, or those the rank executor could not prove.
-    let mut pieces = None;
+    // The pixels left to this engine: all of them (or the region's), or those the rank
+    // executor could not prove. (The rank executor computes every pixel, also outside a
+    // region: it runs none of the filter's code, so nothing there can fail.)
+    let region = run.options.region_pieces(&geom.shape)?;
+    let mut pieces = region.clone();
     if engine == Engine::Auto {
         match rank::try_run(run, &plan) {
             Some(rank::Taken::Done(result)) => return result,
@@ -226,7 +246,10 @@ fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
                     // No general engine (nor its row kernel's compilation) for NaN alone.
                     return Ok(());
                 }
-                pieces = Some(p.recomputed);
+                pieces = Some(match &region {
+                    Some(region) => intersect(&p.recomputed, region),
+                    None => p.recomputed,
+                });
             }
             None => {}
         }
@@ -260,4 +283,21 @@ fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
         Some(pieces) => exec::run_pieces(&job, &pieces, threads),
         None => exec::run(&job, threads),
     }
+}
+
+/// The pixels in both sets of increasing, disjoint C-order ranges.
+fn intersect(a: &[(usize, usize)], b: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let (mut i, mut j, mut out) = (0, 0, vec![]);
+    while i < a.len() && j < b.len() {
+        let (lo, hi) = (a[i].0.max(b[j].0), a[i].1.min(b[j].1));
+        if lo < hi {
+            out.push((lo, hi));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
 }

@@ -4,6 +4,7 @@ use super::alloc;
 use super::error::DriverError;
 use super::footprint::Footprint;
 use super::mode::Mode;
+use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -50,6 +51,13 @@ pub struct Options {
     /// Set it (from any thread) to stop the run with [`DriverError::Cancelled`].
     pub cancel: Option<Arc<AtomicBool>>,
     pub engine: Engine,
+    /// Computes only the pixels of this box (a range per axis of the input); what the output's
+    /// other elements hold is unspecified (the rank executor, which runs none of the filter's
+    /// code, fills them too). For a caller that filters a block holding a halo it
+    /// gathered itself (the Dask face): the halo's pixels, whose windows the whole array does
+    /// not have, are never passed to the filter. The CPU engines take it; other executors
+    /// refuse it.
+    pub region: Option<Vec<Range<usize>>>,
 }
 
 impl Options {
@@ -66,6 +74,7 @@ impl Options {
             progress: None,
             cancel: None,
             engine: Engine::Auto,
+            region: None,
         }
     }
 
@@ -108,6 +117,54 @@ impl Options {
         self.progress = Some(Arc::new(f));
         self
     }
+
+    pub fn region(mut self, region: &[Range<usize>]) -> Self {
+        self.region = Some(region.to_vec());
+        self
+    }
+
+    /// The C-order pixel ranges `[p0, p1)` of [`Options::region`] in an input of `shape` (one
+    /// per line of the box), or `None` for every pixel; [`DriverError::BadArray`] for a box
+    /// that is not inside the input.
+    pub(crate) fn region_pieces(
+        &self,
+        shape: &[usize],
+    ) -> Result<Option<Vec<(usize, usize)>>, DriverError> {
+        let Some(region) = &self.region else {
+            return Ok(None);
+        };
+        let inside = region.len() == shape.len()
+            && region
+                .iter()
+                .zip(shape)
+                .all(|(r, &n)| r.start <= r.end && r.end <= n);
+        if !inside {
+            return Err(DriverError::BadArray(format!(
+                "the region {region:?} is not a box inside the input's shape {shape:?}"
+            )));
+        }
+        let Some((last, outer)) = region.split_last() else {
+            return Ok(Some(vec![(0, 1)])); // a 0-d input: its one pixel
+        };
+        let mut pieces = vec![];
+        if last.is_empty() || outer.iter().any(|r| r.is_empty()) {
+            return Ok(Some(pieces));
+        }
+        let mut idx: Vec<usize> = outer.iter().map(|r| r.start).collect();
+        loop {
+            let line = idx.iter().zip(shape).fold(0, |a, (&i, &n)| a * n + i);
+            let p0 = line * shape[shape.len() - 1];
+            pieces.push((p0 + last.start, p0 + last.end));
+            let Some(d) = (0..outer.len()).rev().find(|&d| idx[d] + 1 < outer[d].end) else {
+                return Ok(Some(pieces));
+            };
+            idx[d] += 1;
+            idx[d + 1..]
+                .iter_mut()
+                .zip(&outer[d + 1..])
+                .for_each(|(i, r)| *i = r.start);
+        }
+    }
 }
 
 impl std::fmt::Debug for Options {
@@ -120,6 +177,7 @@ impl std::fmt::Debug for Options {
             .field("axes", &self.axes)
             .field("threads", &self.threads)
             .field("engine", &self.engine)
+            .field("region", &self.region)
             .finish_non_exhaustive()
     }
 }

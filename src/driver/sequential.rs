@@ -24,12 +24,18 @@ pub(crate) fn run(run: &Resolved<'_>, interpret: bool) -> Result<(), DriverError
     let (cb, ud) = (ctx.callback(), ctx.user_data());
     let mut buf = try_vec(geom.tap_count(), 0.0, "the filter's buffer")?;
     let mut idx = vec![0usize; shape.len()];
+    let region = run.options.region.as_deref().filter(|_| run.rank > 0);
     for p in 0..total {
         if p % 4096 == 0
             && (cancel.is_some_and(|c| c.load(Ordering::Relaxed))
                 || interrupt::with_cancel(&interrupted, interrupt::poll))
         {
             return Err(DriverError::Cancelled);
+        }
+        let outside = region.is_some_and(|r| idx.iter().zip(r).any(|(i, r)| !r.contains(i)));
+        if outside {
+            next(&mut idx, shape);
+            continue;
         }
         'taps: for (k, t) in geom.taps().enumerate() {
             let mut at = input.ptr;
@@ -76,13 +82,18 @@ pub(crate) fn run(run: &Resolved<'_>, interpret: bool) -> Result<(), DriverError
                 })
             }
         }
-        for d in (0..shape.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next(&mut idx, shape);
     }
     Ok(())
+}
+
+/// The next position in C order.
+fn next(idx: &mut [usize], shape: &[usize]) {
+    for d in (0..shape.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < shape[d] {
+            break;
+        }
+        idx[d] = 0;
+    }
 }
