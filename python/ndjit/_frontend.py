@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import functools
 import inspect
 import io
@@ -162,15 +163,15 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
     if args or kwargs:
         if inputs is None:
             raise TypeError("an integrand's extra arguments come from quad(..., args=...), not extra_arguments")
-        _check_call(_source_signature(text), "the filter", inputs, args, kwargs)
         params = _string_params(text)[inputs - 1 :]
         if len(args) > len(params):
             raise TypeError(f"the filter takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
-        bindings.update({p: _convert(p, v) for p, v in zip(params, args)})
-        for k, v in kwargs.items():
+        for k in kwargs:
             if k not in params:
                 raise TypeError(f"the filter has no parameter {k!r} (extra_keywords)")
-            bindings[k] = _convert(k, v)
+        _check_call(_source_signature(text), "the filter", inputs, args, kwargs)
+        bindings.update({p: _convert(p, v) for p, v in zip(params, args)})
+        bindings.update({k: _convert(k, v) for k, v in kwargs.items()})
     return Spec(source=text, bindings=_flatten_matrices(bindings), name=name)
 
 
@@ -256,7 +257,6 @@ def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, input
             if name in params:
                 values[name] = d
     values.update(func.__kwdefaults__ or {})
-    _check_call(inspect.signature(func), func.__qualname__, inputs, args, kwargs)
     if len(args) > len(params):
         raise TypeError(f"{func.__qualname__} takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
     values.update(zip(params, args))
@@ -264,11 +264,26 @@ def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, input
         if k not in params + kwonly:
             raise TypeError(f"{func.__qualname__} got an unexpected keyword argument {k!r} (extra_keywords)")
         values[k] = v
+    _check_call(inspect.signature(func), func.__qualname__, inputs, args, kwargs)
     missing = [p for p in params + kwonly if p not in values]
     if missing:
         raise TypeError(f"{func.__qualname__} needs a value for {', '.join(missing)}: pass extra_arguments or extra_keywords")
     # A function passed as a parameter value is a helper, inlined under the parameter's name.
     return {k: v if isinstance(v, types.FunctionType) else _convert(k, v) for k, v in values.items()}
+
+
+def _global_loads(code: types.CodeType) -> Dict[str, None]:
+    """The module-level names `code` and the code nested in it (lambdas, comprehensions) read,
+    in order. Not `co_names`, which also holds attribute names: `np.ptp(x)` inside a module's
+    own `def ptp` does not read the global `ptp`."""
+    names: Dict[str, None] = {}
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            names[ins.argval] = None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.update(_global_loads(const))
+    return names
 
 
 def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
@@ -286,7 +301,7 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
             outer[name] = cell.cell_contents
         except ValueError:
             unsupported.append((name, "unassigned closure variable"))
-    for name in code.co_names:
+    for name in _global_loads(code):
         if name in func.__globals__ and name not in outer:
             outer[name] = func.__globals__[name]
     own = set(code.co_varnames)  # attribute names in co_names may equal a parameter's

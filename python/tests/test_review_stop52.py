@@ -139,3 +139,22 @@ def test_extra_arguments_and_keywords_bind_as_a_python_call_does():
 ])
 def test_np_average_weights_of_another_shape_raise_typeerror(src, window):
     assert compare(src, window) is None
+
+
+def test_a_filter_named_as_the_numpy_function_it_calls_compiles(tmp_path, monkeypatch):
+    # `np.median(x)` inside a module's own `def median` read the attribute name `median` as the
+    # global function itself, appended as a helper: "`median` is defined twice".
+    (tmp_path / "ndjit_named_filters.py").write_text(
+        "import numpy as np\n\n"
+        "def median(x):\n    return np.median(x)\n\n"
+        "def ptp(x):\n    return np.ptp(x)\n\n"
+        "def mean(x):\n    return x.mean()\n\n"
+        "def uses_ptp(x):\n    return ptp(x) + len([v for v in x if v > mean(x)])\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import ndjit_named_filters as m
+
+    img = np.random.default_rng(52).random((6, 7))
+    for f in (m.median, m.ptp, m.mean, m.uses_ptp):
+        np.testing.assert_array_equal(ndjit.generic_filter(img, f, size=3), ndi.generic_filter(img, f, size=3),
+                                      strict=True)
