@@ -1359,25 +1359,24 @@ impl<'a> Translator<'a> {
                 }
                 let coords = self.array_of(v, value.span).map_err(|e| e.hint(hint))?;
                 let rank = self.slot_len(ir::OUTPUT);
-                let count = |op| Expr::Cmp(op, coords.len.clone().boxed(), rank.clone().boxed());
                 // Too few: scipy's `PyTuple_GetItem` fails and `PyFloat_AsDouble` raises
                 // TypeError. Too many: scipy reads the first `rank`; refused here.
-                self.check(
-                    count(ir::CmpOp::Ge),
-                    Exception::TypeError,
-                    "the mapping returned {a} coordinates, but the input has rank {b}",
-                    value.span,
-                    coords.len.clone(),
-                    rank.clone(),
-                );
-                self.check(
-                    count(ir::CmpOp::Le),
-                    Exception::ValueError,
-                    "the mapping returned {a} coordinates, but the input has rank {b} (scipy would ignore the extra ones)",
-                    value.span,
-                    coords.len.clone(),
-                    rank,
-                );
+                let checks = [
+                    (ir::CmpOp::Ge, Exception::TypeError, ""),
+                    (
+                        ir::CmpOp::Le,
+                        Exception::ValueError,
+                        " (scipy would ignore the extra ones)",
+                    ),
+                ];
+                for (op, exception, more) in checks {
+                    let fits = Expr::Cmp(op, coords.len.clone().boxed(), rank.clone().boxed());
+                    let message = format!(
+                        "the mapping returned {{a}} coordinates, but the input has rank {{b}}{more}"
+                    );
+                    let (a, b) = (coords.len.clone(), rank.clone());
+                    self.check(fits, exception, &message, value.span, a, b);
+                }
                 let elem = expr::convert(coords.elem.clone(), coords.ty, Ty::F64);
                 self.emit(Stmt::Fill {
                     dst: ir::OUTPUT,
