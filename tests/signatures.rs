@@ -64,12 +64,15 @@ fn filter1d_writes_the_output_line() {
     );
     let (_, out) = both(&loop_style, &[3.0, 6.0, 9.0, 12.0, 15.0], &[], 3);
     assert_eq!(out, vec![6.0, 9.0, 12.0]);
-    // A mismatched assignment and an out-of-range store are run-time errors, not corruption.
-    let (r, _) = both(&mean3, &[1.0, 2.0, 3.0], &[], 3);
+    // A mismatched assignment and an out-of-range store are run-time errors, not corruption;
+    // a length-1 array is broadcast to the line, as NumPy does.
+    let (r, _) = both(&mean3, &[1.0, 2.0, 3.0, 4.0], &[], 3);
     assert_eq!(
         r,
-        Err("could not broadcast input array from shape (1,) into shape (3,)".into())
+        Err("could not broadcast input array from shape (2,) into shape (3,)".into())
     );
+    let (r, out) = both(&mean3, &[1.0, 2.0, 3.0], &[], 3);
+    assert_eq!((r, out), (Ok(None), vec![2.0, 2.0, 2.0]));
     let bad_store = compile("def f(a, o):\n    o[len(o)] = 1.0", Sig::Filter1d, &b);
     assert!(both(&bad_store, &[1.0], &[], 2)
         .0
