@@ -1359,7 +1359,11 @@ fn a_region_runs_the_filter_on_its_box_only() {
         }
     }
     // A box outside the input is the caller's error.
-    for bad in [vec![2..8, 3..8], vec![2..5], vec![4..2, 0..1]] {
+    // Past the first axis's end; one axis of two; a start past its end (built so that it
+    // does not read as a literal empty range).
+    let (four, two) = (4, 2);
+    let one_axis: Vec<std::ops::Range<usize>> = std::iter::once(2..5).collect();
+    for bad in [vec![2..8, 3..8], one_axis, vec![four..two, 0..1]] {
         let mut out = ArrayD::from_elem(IxDyn(&[7, 9]), -1.0);
         let opts = Options::size(&[3, 3]).region(&bad);
         let e = generic_filter_into(a.view(), out.view_mut(), &plain, &opts).unwrap_err();

@@ -1404,13 +1404,12 @@ impl<'a> Translator<'a> {
         fn assigned<'b>(name: &str, body: &'b [ast::Stmt], out: &mut Vec<&'b ast::Expr>) {
             for s in body {
                 match &s.kind {
-                    StmtKind::Assign { targets, value } => {
+                    StmtKind::Assign { targets, value }
                         if targets
                             .iter()
-                            .any(|t| matches!(&t.kind, ExprKind::Name(n) if n == name))
-                        {
-                            out.push(value);
-                        }
+                            .any(|t| matches!(&t.kind, ExprKind::Name(n) if n == name)) =>
+                    {
+                        out.push(value)
                     }
                     StmtKind::If { body, orelse, .. }
                     | StmtKind::While { body, orelse, .. }
