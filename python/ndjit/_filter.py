@@ -12,7 +12,7 @@ from scipy import LowLevelCallable
 
 from . import _core, _helpers
 from ._errors import ErrorKind, FilterCompileError, FilterRuntimeError
-from ._frontend import _COLUMNS_SUFFIX, _FORTRAN_SUFFIX, Spec, _Matrix, _convert, _flatten_matrices, describe
+from ._frontend import _COLUMNS_SUFFIX, _ORDER_SUFFIX, Spec, _Matrix, _convert, _flatten_matrices, describe
 from ._scipy_args import footprint_and_origins
 from ._unsupported import unbindable
 
@@ -96,14 +96,11 @@ def located(spec: Spec):
 
 
 def _matrix_order(bindings: dict, name: str) -> Optional[str]:
-    """The memory order of the bound 2-D array `name` ("F", "C", or "CF" with one row or
-    column), None if it is no 2-D array."""
-    cols = bindings.get(name + _COLUMNS_SUFFIX)
-    if cols is None:
+    """The memory order of the bound 2-D array `name` ("F", "C", or "" where its strides decide
+    nothing: `_frontend.memory_order`), None if it is no 2-D array."""
+    if name + _COLUMNS_SUFFIX not in bindings:
         return None
-    if name + _FORTRAN_SUFFIX in bindings:
-        return "F"
-    return "C" if cols > 1 and len(bindings[name]) > cols else "CF"
+    return bindings.get(name + _ORDER_SUFFIX, "")
 
 
 class Filter(LowLevelCallable):
@@ -199,8 +196,8 @@ class Filter(LowLevelCallable):
                 raise TypeError(f"{k!r} was compiled as a {'2' if was_2d else '1'}-D array; recompile the "
                                 "filter (ndjit.jit_filter) to bind another shape")
         flat = _flatten_matrices(converted)
-        bindings = {k: v for k, v in self._spec.bindings.items() if not k.endswith(_FORTRAN_SUFFIX)
-                    or k[:-len(_FORTRAN_SUFFIX)] not in converted}
+        bindings = {k: v for k, v in self._spec.bindings.items() if not k.endswith(_ORDER_SUFFIX)
+                    or k[:-len(_ORDER_SUFFIX)] not in converted}
         bindings.update(flat)
         spec = Spec(**{**self._spec.__dict__, "bindings": bindings})
         # A 2-D array's memory order decides which of its sums compile (`lower/transposed.rs`):

@@ -19,7 +19,7 @@ import textwrap
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -277,13 +277,18 @@ def _global_loads(code: types.CodeType) -> Dict[str, None]:
     in order. Not `co_names`, which also holds attribute names: `np.ptp(x)` inside a module's
     own `def ptp` does not read the global `ptp`."""
     names: Dict[str, None] = {}
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            names[ins.argval] = None
+    for c in _codes(code):
+        names.update((ins.argval, None) for ins in dis.get_instructions(c) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+    return names
+
+
+def _codes(code: types.CodeType) -> List[types.CodeType]:
+    """`code` and the code objects nested in it (lambdas, comprehensions, inner functions)."""
+    out = [code]
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names.update(_global_loads(const))
-    return names
+            out += _codes(const)
+    return out
 
 
 def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
@@ -320,7 +325,7 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
         elif isinstance(v, types.FunctionType):
             helpers.append((name, v))
         else:
-            if _bind_attributes(bindings, name, v, code.co_names, func) or not callable(v) or isinstance(v, type):
+            if _bind_attributes(bindings, name, v, [n for c in _codes(code) for n in c.co_names], func) or not callable(v) or isinstance(v, type):
                 unsupported.append((name, type(v).__name__))
     return imports, unsupported, shadowed, helpers
 
@@ -356,35 +361,40 @@ def _bind(bindings: Dict[str, Any], name: str, value: Any, func: types.FunctionT
 
 class _Matrix(NamedTuple):
     """A 2-D bound array: bound flat (row by row) under its name, with its column count beside
-    it, and whether NumPy lays it out in Fortran order."""
+    it, and the memory order NumPy lays it out in (`memory_order`)."""
 
     flat: np.ndarray
     cols: int
-    fortran: bool
+    order: Optional[str]
 
 
-# The Rust side's names for a 2-D array's column count and Fortran order (`lower/attributes.rs`).
+# The Rust side's names for a 2-D array's column count and memory order (`lower/attributes.rs`).
 _COLUMNS_SUFFIX = ".__ncols__"
-_FORTRAN_SUFFIX = ".__fortran__"
+_ORDER_SUFFIX = ".__order__"
 
 
-def _in_fortran_order(v: np.ndarray) -> bool:
-    """Whether NumPy's reductions visit the 2-D array `v` column by column: they go in memory
-    order, the axis of the smaller stride innermost (a broadcast axis, of stride 0, decides
-    nothing), so a transposed C array does, and a sliced or flipped one does not."""
+def memory_order(v: np.ndarray) -> Optional[str]:
+    """The order NumPy's iterator visits the 2-D array `v` in: "F" column by column, "C" row by
+    row, None where its strides decide nothing (one row or column, a broadcast axis of stride 0,
+    equal strides). NumPy's reductions go in that order (the axis of the smaller stride
+    innermost), so a transposed C array is "F" and a sliced or flipped one "C"; an element-wise
+    result takes the order its operands agree on, C where they disagree, and an operand whose
+    strides decide nothing has no say."""
     s0, s1 = (abs(s) for s in v.strides)
-    return min(v.shape) > 1 and 0 < s0 < s1
+    if min(v.shape) <= 1 or s0 == 0 or s1 == 0 or s0 == s1:
+        return None
+    return "F" if s0 < s1 else "C"
 
 
 def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
     """The bindings as the Rust layer takes them: each 2-D array flat, with its column count
-    (and a mark if in Fortran order)."""
+    and its memory order where it has one."""
     out = {}
     for k, v in bindings.items():
         if isinstance(v, _Matrix):
             out[k], out[k + _COLUMNS_SUFFIX] = v.flat, v.cols
-            if v.fortran:
-                out[k + _FORTRAN_SUFFIX] = True
+            if v.order is not None:
+                out[k + _ORDER_SUFFIX] = v.order
         else:
             out[k] = v
     return out
@@ -489,7 +499,7 @@ def _convert(name: str, v: Any):
         if dtype is np.int64 and ((flat > 2**53) | (flat < -(2**53))).any():
             raise TypeError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly; "
                             f"bind {name}.astype(np.float64) if float64 arithmetic is what you mean")
-        return _Matrix(flat, v.shape[1], _in_fortran_order(v)) if v.ndim == 2 else flat
+        return _Matrix(flat, v.shape[1], memory_order(v)) if v.ndim == 2 else flat
     if isinstance(v, (tuple, list)):
         return _python_sequence(name, v)
     raise TypeError(

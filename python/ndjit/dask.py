@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import math
 import os
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 from typing import Optional
 
@@ -247,24 +249,52 @@ def filter_zarr(source, target, function, size=None, footprint=None, output=None
 
 
 def _local_path(store) -> Optional[Path]:
-    """A store given as a local path, resolved; None for a URL or a store object."""
-    if not isinstance(store, (str, os.PathLike)) or "://" in os.fspath(store):
+    """Where a store lies on this machine's disk, resolved: a path, a ``file://`` URL, a Zarr
+    array or store object with a local root; None for anything else (another URL, memory)."""
+    if isinstance(store, (str, os.PathLike)):
+        text = os.fspath(store)
+        if text.startswith("file://"):
+            text = urllib.parse.unquote(urllib.parse.urlparse(text).path)
+        elif "://" in text:
+            return None
+        return Path(text).resolve()
+    inner = getattr(store, "store", None)  # a zarr.Array: its store and its path in it
+    root = getattr(inner if inner is not None else store, "root", None)
+    if isinstance(root, (str, os.PathLike)):
+        return (Path(root) / (getattr(store, "path", "") if inner is not None else "")).resolve()
+    return None
+
+
+def _zarr_node(path: Path) -> Optional[str]:
+    """"array" or "group" for a local Zarr node (format 2 or 3), None for anything else."""
+    if (path / ".zarray").is_file():
+        return "array"
+    if (path / ".zgroup").is_file():
+        return "group"
+    try:
+        return json.loads((path / "zarr.json").read_text()).get("node_type")
+    except (OSError, ValueError, AttributeError):
         return None
-    return Path(os.fspath(store)).resolve()
 
 
 def check_target(source, target) -> None:
     """Refuses an output store whose writing would destroy data before or instead of filtering
     it: the input itself (Zarr clears the target before the lazy reads of the source run), a
     store inside the input or holding it, and a local path holding anything but a Zarr array (an
-    ``overwrite`` would delete the whole directory). Raises ValueError or FileExistsError."""
+    ``overwrite`` would delete the whole directory or group). Raises ValueError or
+    FileExistsError."""
     if isinstance(target, (str, os.PathLike)) and not os.fspath(target):
         raise ValueError("the output store's path is empty")
     t, s = _local_path(target), _local_path(source)
     if target is source or (t is not None and s is not None and (t == s or s in t.parents or t in s.parents)):
-        raise ValueError(f"the output {os.fspath(target) if t else target!r} is the input, lies inside it or "
+        raise ValueError(f"the output {os.fspath(t) if t else target!r} is the input, lies inside it or "
                          "holds it: writing it would destroy the input before it is read; write to another store")
-    zarr_node = t is not None and any((t / name).is_file() for name in ("zarr.json", ".zarray", ".zgroup"))
-    if t is not None and t.exists() and not zarr_node and (t.is_file() or any(t.iterdir())):
-        raise FileExistsError(f"{os.fspath(target)!r} exists and is not a Zarr array: ndjit writes only where "
+    if t is None or not t.exists():
+        return
+    node = _zarr_node(t)
+    if node == "group":
+        raise FileExistsError(f"{os.fspath(t)!r} is a Zarr group: ndjit replaces only a Zarr array (choose a path "
+                              "inside the group, or another one)")
+    if node is None and (t.is_file() or any(t.iterdir())):
+        raise FileExistsError(f"{os.fspath(t)!r} exists and is not a Zarr array: ndjit writes only where "
                               "nothing but a Zarr array would be replaced (remove it, or choose another path)")

@@ -218,6 +218,22 @@ def test_an_output_store_that_would_lose_data_is_refused(tmp_path, monkeypatch, 
     assert main(["filter", src, "", "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 2
     assert main(["filter", src, ".", "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 3
     assert (precious / "keep.txt").read_text() == "precious"
+    # The input named otherwise: a file:// URL, a zarr.Array, a store object.
+    for source, target in [(f"file://{src}", src), (zarr.open_array(src, mode="r"), src)]:
+        with pytest.raises(ValueError, match="is the input"):
+            ndjit.dask.filter_zarr(source, target, "max(x)", size=3, overwrite=True)
+    store = pytest.importorskip("zarr.storage").LocalStore(src)
+    with pytest.raises(ValueError, match="is the input"):
+        ndjit.dask.filter_zarr(src, store, "max(x)", size=3, overwrite=True)
+    assert main(["filter", f"file://{src}", src, "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 2
+    np.testing.assert_array_equal(zarr.open_array(src, mode="r")[...], a)  # untouched
+    # A Zarr group is not replaced (its arrays would go).
+    group = zarr.open_group(str(tmp_path / "g.zarr"), mode="w")
+    group.create_array("precious", shape=(2,), dtype="f8")[...] = 1.0
+    with pytest.raises(FileExistsError, match="is a Zarr group"):
+        ndjit.dask.filter_zarr(src, str(tmp_path / "g.zarr"), "max(x)", size=3, overwrite=True)
+    assert main(["filter", src, str(tmp_path / "g.zarr"), "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 3
+    assert zarr.open_array(str(tmp_path / "g.zarr" / "precious"), mode="r")[0] == 1.0
     # An empty directory, or a Zarr array with --overwrite, is written.
     (tmp_path / "empty").mkdir()
     assert main(["filter", src, str(tmp_path / "empty"), "-e", "max(x)", "-s", "3", "-q"]) == 0

@@ -7,7 +7,7 @@ import pytest
 import scipy.ndimage as ndi
 
 import ndjit
-from ndjit._frontend import _in_fortran_order
+from ndjit._frontend import memory_order
 
 RNG = np.random.default_rng(52)
 # Magnitudes far apart, so that adding in another order changes the last bits.
@@ -46,7 +46,7 @@ VIEWS = {
 @pytest.mark.parametrize("view", sorted(VIEWS))
 def test_the_order_ndjit_reads_is_the_one_numpy_adds_in(view):
     w = VIEWS[view](np.zeros((12, 12)))
-    assert _in_fortran_order(w) == _summed_by_numpy_in_other_order(view)
+    assert (memory_order(w) == "F") == _summed_by_numpy_in_other_order(view)
 
 
 def weighted(x, k):
@@ -162,3 +162,33 @@ def test_rebinding_another_order_compiles_anew():
     h = ndjit.jit_filter(lambda x, k, m: np.sum(k * m) + x[0], extra_arguments=(K_C, K_F))
     with pytest.raises(ndjit.FilterSyntaxError, match="`m` is bound to a 2-D array in Fortran order"):
         h.bind(k=K_C[:1])
+
+
+class Cfg:
+    k = K_F
+
+
+def attribute_sum(x):
+    return np.sum(Cfg.k) + x[0]
+
+
+def test_a_fortran_kernel_read_as_an_attribute_is_refused_where_summed():
+    # Found by the review of the fix: `Cfg.k` is bound under its dotted name, and was not followed.
+    with pytest.raises(ndjit.FilterSyntaxError, match="`Cfg.k` is bound to a 2-D array in Fortran order"):
+        ndjit.jit_filter(attribute_sum)
+
+
+def broadcast_product(x, k, b):
+    return np.sum(k * b) + x[0]
+
+
+@pytest.mark.parametrize("b", [np.broadcast_to(np.ones(3), (3, 3)), np.broadcast_to(np.ones((3, 1)), (3, 3)),
+                               np.broadcast_to(np.array(2.0), (3, 3))], ids=["row", "column", "scalar"])
+def test_a_broadcast_operand_has_no_say_in_the_products_order(b):
+    # A stride-0 axis decides nothing: NumPy lays `K_F * b` out in Fortran order.
+    assert (K_F * b).flags.f_contiguous and memory_order(b) is None
+    with pytest.raises(ndjit.FilterSyntaxError, match="`k` is bound to a 2-D array in Fortran order"):
+        ndjit.jit_filter(broadcast_product, extra_arguments=(K_F, b))
+    want = ndi.generic_filter(IMG, broadcast_product, size=3, extra_arguments=(K_C, b))
+    got = ndjit.generic_filter(IMG, broadcast_product, size=3, extra_arguments=(K_C, b))
+    np.testing.assert_array_equal(got, want, strict=True)

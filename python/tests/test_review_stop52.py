@@ -158,3 +158,48 @@ def test_a_filter_named_as_the_numpy_function_it_calls_compiles(tmp_path, monkey
     for f in (m.median, m.ptp, m.mean, m.uses_ptp):
         np.testing.assert_array_equal(ndjit.generic_filter(img, f, size=3), ndi.generic_filter(img, f, size=3),
                                       strict=True)
+
+
+@pytest.mark.parametrize("src", ["lambda c: c[::-1]", "lambda c: c", "lambda c: c[:2]"])
+def test_mappings_returning_the_coordinates_tuple_compile(src):
+    # scipy passes the coordinates as a tuple: a slice of it is a tuple.
+    img = np.arange(24.0).reshape(2, 3, 4) if "c[:2]" in src else np.arange(12.0).reshape(3, 4)
+    if "c[:2]" in src:  # too few coordinates: scipy's TypeError
+        with pytest.raises(TypeError):
+            ndi.geometric_transform(img, eval(src), order=1)
+        with pytest.raises(TypeError):
+            ndi.geometric_transform(img, ndjit.jit_transform(src), order=1)
+        return
+    shape = img.shape[::-1] if "::-1" in src else None
+    want = ndi.geometric_transform(img, eval(src), output_shape=shape, order=1)
+    got = ndi.geometric_transform(img, ndjit.jit_transform(src), output_shape=shape, order=1)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("src", ["lambda c: c + c", "lambda c: c * 2", "lambda c: (c[0] - 0.5,) + c[1:]",
+                                 "lambda c: c + ()", "lambda c: c * 0.5", "lambda c: -c"])
+def test_python_operators_on_the_coordinates_tuple_are_refused(src):
+    # ndjit holds the coordinates as an array: `c + c` (a tuple twice as long, scipy reading the
+    # first half) was computed element-wise, `c * 0.5` (TypeError in Python) computed.
+    img = np.arange(12.0).reshape(3, 4)
+    if src == "lambda c: c + c":  # scipy reads the first half: the identity, not 2 * c
+        np.testing.assert_array_equal(ndi.geometric_transform(img, eval(src), order=1), img)
+    with pytest.raises(ndjit.FilterSyntaxError, match="the coordinates are a tuple"):
+        ndjit.jit_transform(src)
+
+
+def column(iline, oline):
+    oline[:] = iline[1:-1].reshape(-1, 1)  # (n, 1) does not fit a line; (1, n) does
+
+
+def row(iline, oline):
+    oline[:] = iline[1:-1].reshape(1, -1)
+
+
+def test_the_output_line_takes_a_2d_array_of_one_row_only():
+    a = np.arange(10.0).reshape(2, 5)
+    with pytest.raises(ValueError):
+        ndi.generic_filter1d(a, column, 3)
+    with pytest.raises(ValueError, match="could not broadcast"):
+        ndjit.generic_filter1d(a, column, 3)
+    np.testing.assert_array_equal(ndjit.generic_filter1d(a, row, 3), ndi.generic_filter1d(a, row, 3), strict=True)

@@ -9,33 +9,24 @@ use crate::syntax::ast::{self, ExprKind};
 /// bound flat, row-major, under its own name).
 pub const COLUMNS_SUFFIX: &str = ".__ncols__";
 
-/// The suffix of the binding (`True`) that marks a 2-D bound array NumPy lays out in Fortran
-/// order (column by column in memory): bound row-major all the same, it sums otherwise.
-pub const FORTRAN_SUFFIX: &str = ".__fortran__";
+/// The suffix of the binding (`"F"` or `"C"`) that says in which order NumPy's iterator visits a
+/// 2-D bound array, where its strides decide it (the Python front end's `memory_order`): bound
+/// row-major all the same, one in Fortran order sums otherwise.
+pub const ORDER_SUFFIX: &str = ".__order__";
 
-/// The bound 2-D arrays of more than one row and column, by memory order.
+/// The bound 2-D arrays (also `cfg.k`) by the memory order their strides give them.
 pub(super) fn bound_layouts(bindings: &crate::bind::Bindings) -> super::transposed::BoundLayouts {
     use crate::bind::Value;
     let mut layouts = super::transposed::BoundLayouts::default();
-    for (key, cols) in bindings.iter() {
-        let (Some(name), Value::Int(cols)) = (key.strip_suffix(COLUMNS_SUFFIX), cols) else {
+    for (key, order) in bindings.iter() {
+        let (Some(name), Value::Str(order)) = (key.strip_suffix(ORDER_SUFFIX), order) else {
             continue;
         };
-        let Some(Value::Array(a, _)) = bindings.get(name) else {
-            continue;
+        match order.as_str() {
+            "F" => layouts.fortran.insert(name.to_string()),
+            "C" => layouts.c_order.insert(name.to_string()),
+            _ => false,
         };
-        if *cols > 1 && a.len() as i64 > *cols {
-            let fortran = matches!(
-                bindings.get(&format!("{name}{FORTRAN_SUFFIX}")),
-                Some(Value::Bool(true))
-            );
-            let set = if fortran {
-                &mut layouts.fortran
-            } else {
-                &mut layouts.c_order
-            };
-            set.insert(name.to_string());
-        }
     }
     layouts
 }

@@ -67,10 +67,16 @@ impl<'p> Translator<'p> {
                 Value::Tuple(items.iter().map(|i| self.expr(i)).collect::<Result<_>>()?)
             }
             ExprKind::Unary(op, x) => {
+                if *op != ast::UnaryOp::Not && self.is_coordinates(x) {
+                    return Err(self.coordinates_arithmetic(e.span));
+                }
                 let v = self.expr(x)?;
                 self.unary(*op, v, e.span)?
             }
             ExprKind::Binary(op, a, b) => {
+                if self.is_coordinates(a) || self.is_coordinates(b) {
+                    return Err(self.coordinates_arithmetic(e.span));
+                }
                 let a = self.expr(a)?;
                 let b = self.expr(b)?;
                 self.binary(*op, a, b, e.span)?
@@ -89,6 +95,11 @@ impl<'p> Translator<'p> {
             },
             ExprKind::Attribute(base, attr) => {
                 if let Some(v) = self.bound_attribute(base, attr) {
+                    if let (true, ExprKind::Name(n)) =
+                        (self.summed_transposes.contains(&e.span), &base.kind)
+                    {
+                        return Err(self.summed_fortran(&format!("{n}.{attr}"), e.span));
+                    }
                     return Ok(v);
                 }
                 let b = self.expr(base)?;

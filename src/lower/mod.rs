@@ -766,16 +766,21 @@ impl<'a> Translator<'a> {
 
     // ---- names ------------------------------------------------------------------------------
 
+    /// The refusal of a read of `name`, bound to a 2-D array in Fortran order, whose value may
+    /// reach a sum (see `transposed.rs`).
+    pub(crate) fn summed_fortran(&self, name: &str, span: Span) -> Error {
+        self.err(
+            ErrorKind::Unsupported,
+            span,
+            format!("`{name}` is bound to a 2-D array in Fortran order, whose sum NumPy adds in memory order, column by column"),
+        )
+        .hint(format!("ndjit binds a 2-D array row by row and adds it so (other rounding): bind np.ascontiguousarray({name}), or index it as {name}[i, j]"))
+    }
+
     pub(crate) fn read_name(&mut self, name: &str, span: Span) -> Result<Value> {
         // Only the reads of a bound Fortran-order array are there (`transposed.rs`).
         if self.summed_transposes.contains(&span) {
-            return Err(self
-                .err(
-                    ErrorKind::Unsupported,
-                    span,
-                    format!("`{name}` is bound to a 2-D array in Fortran order, whose sum NumPy adds in memory order, column by column"),
-                )
-                .hint(format!("ndjit binds a 2-D array row by row and adds it so (other rounding): bind np.ascontiguousarray({name}), or index it as {name}[i, j]")));
+            return Err(self.summed_fortran(name, span));
         }
         // Code inlined from a helper sees its own (renamed) names and the module's, never the
         // filter's parameters and locals.
@@ -1397,8 +1402,8 @@ impl<'a> Translator<'a> {
     }
 
     /// Whether `e` is certainly a Python tuple (ndjit lowers lists and tuples alike): a tuple
-    /// display, a `tuple(...)` call, a choice of two, or a local name that `body` assigns
-    /// only those.
+    /// display, a `tuple(...)` call, the coordinates and slices of tuples, a choice of two, or a
+    /// local name that `body` assigns only those.
     fn makes_tuple(&self, e: &ast::Expr, body: &[ast::Stmt]) -> bool {
         use ast::{ExprKind, StmtKind};
         fn assigned<'b>(name: &str, body: &'b [ast::Stmt], out: &mut Vec<&'b ast::Expr>) {
@@ -1421,8 +1426,19 @@ impl<'a> Translator<'a> {
                 }
             }
         }
+        // scipy hands the mapping its coordinates as a tuple.
+        let coordinates = &self.program.function.params[0].name;
         match &e.kind {
             ExprKind::Tuple(_) => true,
+            ExprKind::Name(n) if n == coordinates => {
+                let mut values = vec![];
+                assigned(n, body, &mut values);
+                values.is_empty()
+            }
+            // A slice of a tuple is a tuple.
+            ExprKind::Subscript(base, index) if matches!(index.kind, ExprKind::Slice(..)) => {
+                self.makes_tuple(base, body)
+            }
             ExprKind::Call { func, .. } => self
                 .callee_of(func)
                 .is_some_and(|b| b.func == names::Func::TupleOf),
@@ -1443,6 +1459,33 @@ impl<'a> Translator<'a> {
         }
     }
 
+    /// Whether `e` is a transform's coordinates, or a slice of them: the tuple scipy passes,
+    /// which ndjit holds as an array, so that Python's operators would tell them apart (`c + c`
+    /// joins tuples, `c * 0.5` raises).
+    pub(crate) fn is_coordinates(&self, e: &ast::Expr) -> bool {
+        use ast::ExprKind;
+        if self.func.sig != ir::Sig::Transform || self.inline.in_helper() {
+            return false;
+        }
+        match &e.kind {
+            ExprKind::Name(n) => *n == self.program.function.params[0].name,
+            ExprKind::Subscript(base, index) => {
+                matches!(index.kind, ExprKind::Slice(..)) && self.is_coordinates(base)
+            }
+            _ => false,
+        }
+    }
+
+    /// The refusal of an operator applied to the coordinates tuple.
+    pub(crate) fn coordinates_arithmetic(&self, span: Span) -> Error {
+        self.err(
+            ErrorKind::Unsupported,
+            span,
+            "the coordinates are a tuple, which Python's operators join or repeat (`c + c`) or refuse (`c * 0.5`)",
+        )
+        .hint("compute on their elements (`(c[0] - 0.5, c[1])`) or on `np.array(c)`")
+    }
+
     /// `oline[...] = value`, `oline[:] = value`, `oline = ...`, `oline /= k`: writes the whole
     /// output line, whose length must match (NumPy broadcasts a number).
     fn assign_output(&mut self, value: Value, span: Span) -> Result<()> {
@@ -1456,6 +1499,18 @@ impl<'a> Translator<'a> {
                     index: self.temp(Ty::I64),
                     elem: e,
                 }
+            }
+            Value::Matrix(a, cols) => {
+                // NumPy drops leading axes of length 1 only: a (1, n) array fits, (n, 1) not.
+                let rows = expr::bin(
+                    ir::BinOp::FloorDiv,
+                    a.len.clone(),
+                    expr::bin(ir::BinOp::Max, cols.clone(), Expr::I64(1)),
+                );
+                let one_row = expr::cmp(ir::CmpOp::Le, rows.clone(), Expr::I64(1));
+                let message = "could not broadcast input array of {a} rows and {b} columns into the output line";
+                self.check(one_row, Exception::ValueError, message, span, rows, cols);
+                a
             }
             v => self.array_of(v, span)?,
         };

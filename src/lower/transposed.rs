@@ -21,14 +21,31 @@ use crate::syntax::ast::{BinOp, Expr, ExprKind, Keyword, UnaryOp};
 use crate::syntax::Program;
 use std::collections::HashSet;
 
-/// The bound 2-D arrays by memory order, those with more than one row and column (an array of
-/// one row or column is in both orders).
+/// The bound 2-D arrays (by name, `cfg.k` for an attribute) whose strides give them a memory
+/// order (those of one row or column, or broadcast, have none: they take their operands').
 #[derive(Default)]
 pub(super) struct BoundLayouts {
     /// In Fortran order.
     pub fortran: HashSet<String>,
-    /// In C order only.
+    /// In C order.
     pub c_order: HashSet<String>,
+}
+
+/// The bound value `e` reads, if it reads one by a name the function does not bind: `k`, or
+/// `cfg.k` (bound under that dotted name); `whole`: whether every load of it does.
+fn bound_name(s: &Scope, e: &Expr, whole: bool) -> Option<String> {
+    let reads = |n: &str| match whole {
+        true => s.reads_bound_only(n),
+        false => s.may_read_bound(n),
+    };
+    match &e.kind {
+        ExprKind::Name(n) if reads(n) => Some(n.clone()),
+        ExprKind::Attribute(base, attr) => match &base.kind {
+            ExprKind::Name(n) if reads(n) => Some(format!("{n}.{attr}")),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The spans of the `.T` attributes of `program`, and of the reads of its bound Fortran-order
@@ -71,8 +88,10 @@ impl Transposed<'_> {
             }
             _ => false,
         };
+        if bound_name(s, e, true).is_some_and(|n| self.0.c_order.contains(&n)) {
+            return true;
+        }
         match &e.kind {
-            ExprKind::Name(n) => self.0.c_order.contains(n) && s.reads_bound_only(n),
             ExprKind::Call {
                 func,
                 args,
@@ -93,14 +112,15 @@ impl Transposed<'_> {
 
 impl Rules for Transposed<'_> {
     fn follows(&self, s: &Scope, e: &Expr) -> bool {
+        if bound_name(s, e, false).is_some_and(|n| self.0.fortran.contains(&n)) {
+            return true;
+        }
         match &e.kind {
             // The transpose of a bound Fortran-order array is in C order.
             ExprKind::Attribute(base, attr) => {
                 attr == "T"
-                    && !matches!(&base.kind, ExprKind::Name(n)
-                        if self.0.fortran.contains(n) && s.reads_bound_only(n))
+                    && !bound_name(s, base, true).is_some_and(|n| self.0.fortran.contains(&n))
             }
-            ExprKind::Name(n) => self.0.fortran.contains(n) && s.may_read_bound(n),
             _ => false,
         }
     }
