@@ -272,12 +272,12 @@ def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, input
     return {k: v if isinstance(v, types.FunctionType) else _convert(k, v) for k, v in values.items()}
 
 
-def _global_loads(code: types.CodeType) -> Dict[str, None]:
-    """The module-level names `code` and the code nested in it (lambdas, comprehensions) read,
-    in order. Not `co_names`, which also holds attribute names: `np.ptp(x)` inside a module's
-    own `def ptp` does not read the global `ptp`."""
+def _global_loads(codes: List[types.CodeType]) -> Dict[str, None]:
+    """The module-level names the code objects `codes` (a function's and those nested in it:
+    `_codes`) read, in order. Not `co_names`, which also holds attribute names: `np.ptp(x)`
+    inside a module's own `def ptp` does not read the global `ptp`."""
     names: Dict[str, None] = {}
-    for c in _codes(code):
+    for c in codes:
         names.update((ins.argval, None) for ins in dis.get_instructions(c) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
     return names
 
@@ -306,7 +306,9 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
             outer[name] = cell.cell_contents
         except ValueError:
             unsupported.append((name, "unassigned closure variable"))
-    for name in _global_loads(code):
+    codes = _codes(code)
+    attributes = [n for c in codes for n in c.co_names]  # every name read after a dot, too
+    for name in _global_loads(codes):
         if name in func.__globals__ and name not in outer:
             outer[name] = func.__globals__[name]
     own = set(code.co_varnames)  # attribute names in co_names may equal a parameter's
@@ -325,7 +327,7 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
         elif isinstance(v, types.FunctionType):
             helpers.append((name, v))
         else:
-            if _bind_attributes(bindings, name, v, [n for c in _codes(code) for n in c.co_names], func) or not callable(v) or isinstance(v, type):
+            if _bind_attributes(bindings, name, v, attributes, func) or not callable(v) or isinstance(v, type):
                 unsupported.append((name, type(v).__name__))
     return imports, unsupported, shadowed, helpers
 

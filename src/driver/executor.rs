@@ -226,7 +226,11 @@ fn parallel(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
     // The pixels left to this engine: all of them (or the region's), or those the rank
     // executor could not prove. (The rank executor computes every pixel, also outside a
     // region: it runs none of the filter's code, so nothing there can fail.)
-    let region = run.options.region_pieces(&geom.shape)?;
+    // (`execute` checked the box against the caller's shape; a 0-d input's one pixel is all.)
+    let region = match run.rank {
+        0 => None,
+        _ => run.options.region_pieces(&geom.shape)?,
+    };
     let mut pieces = region.clone();
     if engine == Engine::Auto {
         match rank::try_run(run, &plan) {

@@ -78,11 +78,6 @@ pub(super) trait Rules {
     fn attribute(&self, _name: &str, _fate: Fate) -> Fate {
         Fate::Differs
     }
-    /// The fate of a `for` loop's iterable (its items go to the loop's target); by default
-    /// anything may tell it apart.
-    fn iterated(&self) -> Fate {
-        Fate::Differs
-    }
 }
 
 /// Which followed expressions an analysis wants.
@@ -411,7 +406,7 @@ impl<'a> Scope<'a> {
                 orelse,
             } => {
                 self.target(target);
-                self.expr(iter, self.walk.rules.iterated());
+                self.expr(iter, Fate::Differs);
                 self.stmts(body);
                 self.stmts(orelse);
             }

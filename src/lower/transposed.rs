@@ -73,20 +73,19 @@ impl Transposed<'_> {
     /// (Reshaping a Fortran-ordered array to its own shape keeps its order, so only the buffer
     /// counts.)
     fn c_ordered(&self, s: &Scope, e: &Expr) -> bool {
-        let dims_past_one = |args: &[Expr]| match args {
-            [a, b] => [a, b]
-                .iter()
-                .all(|d| matches!(d.kind, ExprKind::Int(n) if n > 1)),
-            [Expr {
-                kind: ExprKind::Tuple(dims),
-                ..
-            }] => {
-                dims.len() == 2
-                    && dims
-                        .iter()
-                        .all(|d| matches!(d.kind, ExprKind::Int(n) if n > 1))
-            }
-            _ => false,
+        // `reshape(3, 3)` or `reshape((3, 3))`, each dimension a literal past 1.
+        let dims_past_one = |args: &[Expr]| {
+            let dims = match args {
+                [Expr {
+                    kind: ExprKind::Tuple(dims),
+                    ..
+                }] => dims.as_slice(),
+                dims => dims,
+            };
+            dims.len() == 2
+                && dims
+                    .iter()
+                    .all(|d| matches!(d.kind, ExprKind::Int(n) if n > 1))
         };
         if bound_name(s, e, true).is_some_and(|n| self.0.c_order.contains(&n)) {
             return true;
@@ -196,10 +195,5 @@ impl Rules for Transposed<'_> {
             "real" => fate,
             _ => Fate::Differs,
         }
-    }
-
-    /// Its rows are 1-D views, which NumPy adds in order.
-    fn iterated(&self) -> Fate {
-        Fate::Agrees
     }
 }
