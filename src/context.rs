@@ -31,6 +31,8 @@ pub struct CallContext {
     adaptive: Adaptive,
     /// [`Hooks::direct_entry`].
     direct_entry: Option<Box<dyn Fn(*const c_void) + Send + Sync>>,
+    /// An integrand's other typings, compiled as [`resumable_integrand`] needs them.
+    typings: crate::integrand::Typings,
 }
 
 /// The state behind [`adaptive_callback`]: the entry to call, and the specialised filter that
@@ -70,6 +72,7 @@ impl Filter {
             filter: self.clone(),
             adaptive: Adaptive::at(entry),
             direct_entry: None,
+            typings: Default::default(),
         })
     }
 
@@ -86,6 +89,7 @@ impl Filter {
             filter: self.clone(),
             adaptive,
             direct_entry: hooks.direct_entry,
+            typings: Default::default(),
         }))
     }
 }
@@ -294,12 +298,28 @@ unsafe extern "C" fn resumable_transform(
 }
 
 /// `double (int, double *, void *)` (quad's integrand) behind [`resumable_callback`]; NaN when the
-/// context may not run, as compiled code returns on failure.
+/// context may not run, as compiled code returns on failure. quad passes the integrand's `args`
+/// as doubles, which may stand for Python ints: where one may, every typing runs and must agree
+/// ([`crate::integrand`]).
 unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c_void) -> f64 {
     type F = unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64;
     let Some(ctx) = (unsafe { admitted(user_data) }) else {
         return f64::NAN;
     };
+    if let Ok(len @ 1..) = usize::try_from(n) {
+        if !xx.is_null() {
+            // SAFETY: quad passes `n` values at `xx`.
+            let values = unsafe { std::slice::from_raw_parts(xx, len) };
+            match crate::integrand::resolve(&ctx.filter, &ctx.typings, values) {
+                crate::integrand::Verdict::Run => {}
+                crate::integrand::Verdict::Value(v) => return v,
+                crate::integrand::Verdict::Fail(fail) => {
+                    ctx.raw.record(fail);
+                    return f64::NAN;
+                }
+            }
+        }
+    }
     // SAFETY: the filter's entry has this C type for `Sig::Integrand` (`ir::Sig`).
     let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
     unsafe { f(n, xx, user_data) }

@@ -45,6 +45,10 @@ struct Compiled {
     jit: OnceLock<JitCode>,
     /// Whether [`FilterBuilder::inspect`] was set (kept for the specialised versions).
     inspect: bool,
+    /// [`FilterBuilder::import`]s, kept to compile an integrand's other typings.
+    imports: Vec<(String, String)>,
+    /// An integrand's parameters, for its trampoline ([`crate::integrand`]).
+    integrand: crate::integrand::Params,
 }
 
 /// The bound values a call reads, behind the [`RawContext`] that `user_data` points at.
@@ -96,6 +100,7 @@ pub struct FilterBuilder {
     sig: Sig,
     inspect: bool,
     native_now: bool,
+    int_args: u64,
 }
 
 impl FilterBuilder {
@@ -148,8 +153,9 @@ impl FilterBuilder {
         let source: Arc<str> = self.source.into();
         let attach = |e: Error| e.with_source(&source);
         let mut program = crate::syntax::parse(&source).map_err(attach)?;
-        program.imports.extend(self.imports);
-        let lowered = crate::lower::lower(&program, &self.bindings, self.sig).map_err(attach)?;
+        program.imports.extend(self.imports.iter().cloned());
+        let lowered = crate::lower::lower_typed(&program, &self.bindings, self.sig, self.int_args)
+            .map_err(attach)?;
         let general = ir::optimize(lowered.func.clone(), ir::optimize::ALL);
         // Only generic_filter calls have one size per footprint worth specialising for.
         let specialized = match self.filter_size {
@@ -172,6 +178,8 @@ impl FilterBuilder {
             layout: lowered.layout,
             jit,
             inspect: self.inspect,
+            imports: self.imports,
+            integrand: lowered.integrand,
         };
         Ok(Filter::new(compiled, values))
     }
@@ -254,6 +262,7 @@ impl Filter {
             sig: Sig::Filter,
             inspect: false,
             native_now: true,
+            int_args: 0,
         }
     }
 
@@ -588,8 +597,39 @@ impl Filter {
             layout: c.layout.clone(),
             jit,
             inspect: c.inspect,
+            imports: c.imports.clone(),
+            integrand: c.integrand.clone(),
         };
         Ok(Filter::new(compiled, self.ctx.values.clone()))
+    }
+
+    /// What an integrand's trampoline needs of its parameters ([`crate::integrand`]).
+    pub fn integrand_params(&self) -> &crate::integrand::Params {
+        &self.compiled.integrand
+    }
+
+    /// This integrand compiled anew with the parameters of bit mask `int_args` typed as Python
+    /// ints (same source, imports and bound values): one typing the trampoline tries where
+    /// quad's doubles may stand for ints ([`crate::integrand`]).
+    /// Also how a caller that knows its values' Python types runs the integrand with them
+    /// (the Python package's `Filter.evaluate`). Declared parameters keep their types.
+    pub fn integrand_typed(&self, int_args: u64) -> Result<Filter> {
+        let c = &self.compiled;
+        if self.signature() != Sig::Integrand {
+            let msg = "only an integrand's values may be typed as ints";
+            return Err(Error::new(ErrorKind::Binding, Span::default(), msg));
+        }
+        let mut bindings = Bindings::new();
+        for (name, v) in &self.ctx.values {
+            bindings.set(name.clone(), v.clone());
+        }
+        let mut b = Filter::builder(&c.source)
+            .signature(Sig::Integrand)
+            .bindings(&bindings);
+        for (module, alias) in &c.imports {
+            b = b.import(module, alias);
+        }
+        FilterBuilder { int_args, ..b }.compile()
     }
 
     /// The IR specialised to `filter_size = n` with the current bound values substituted and

@@ -30,6 +30,7 @@ pub mod context;
 pub mod driver;
 pub mod error;
 pub mod filter;
+pub mod integrand;
 pub mod interp;
 pub mod interrupt;
 pub mod ir;

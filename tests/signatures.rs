@@ -192,3 +192,63 @@ fn integrand_defaults_are_floats_as_quad_passes() {
         "{e}"
     );
 }
+
+/// quad's trampoline with `values`: the result, or the context's failure.
+fn through_quads_trampoline(f: &Filter, values: &[f64]) -> Result<f64, ndjit::RuntimeError> {
+    type Integrand = unsafe extern "C" fn(i32, *mut f64, *mut std::ffi::c_void) -> f64;
+    let ctx = f.new_context().unwrap();
+    let entry = ndjit::resumable_callback(Sig::Integrand);
+    // SAFETY: the integrand trampoline has quad's C type; `xx` holds `n` values.
+    let call: Integrand = unsafe { std::mem::transmute(entry) };
+    let mut xx = values.to_vec();
+    let v = unsafe { call(xx.len() as i32, xx.as_mut_ptr(), ctx.user_data()) };
+    ctx.failure().map_or(Ok(v), Err)
+}
+
+#[test]
+fn quads_doubles_that_may_be_ints_run_every_typing_and_must_agree() {
+    let neg = compile("lambda x, a: -a * x", Sig::Integrand, &Bindings::new());
+    // a = 0 as an int gives 0.0, as a float -0.0: quad's 0.0 may be either.
+    let e = through_quads_trampoline(&neg, &[0.5, 0.0]).unwrap_err();
+    assert_eq!(e.exception, ndjit::Exception::TypeError);
+    assert!(
+        e.message
+            .contains("quad passed 0 for `a`, which may stand for the int or the float"),
+        "{}",
+        e.message
+    );
+    // Not integral, or -0.0 (no int is): a float, computed at once.
+    assert_eq!(
+        through_quads_trampoline(&neg, &[0.5, 0.25]).unwrap(),
+        -0.125
+    );
+    assert_eq!(
+        through_quads_trampoline(&neg, &[0.5, -0.0])
+            .unwrap()
+            .to_bits(),
+        0.0f64.to_bits()
+    );
+    // Both typings agree: their common value.
+    let pow = compile("lambda x, n: x ** n", Sig::Integrand, &Bindings::new());
+    assert_eq!(through_quads_trampoline(&pow, &[0.5, 3.0]).unwrap(), 0.125);
+    // Declared: one typing, Python's for that type.
+    for (src, want) in [
+        ("def f(x, a: int):\n    return -a * x", 0.0f64),
+        ("def f(x, a: float):\n    return -a * x", -0.0),
+    ] {
+        let f = compile(src, Sig::Integrand, &Bindings::new());
+        assert_eq!(
+            through_quads_trampoline(&f, &[0.5, 0.0]).unwrap().to_bits(),
+            want.to_bits(),
+            "{src}"
+        );
+    }
+    // Past 2**53 a double stands for several ints: refused unless declared a float.
+    let e = through_quads_trampoline(&neg, &[0.5, 1e17]).unwrap_err();
+    assert!(e.message.contains("past 2**53"), "{}", e.message);
+    // The direct entry keeps quad's doubles as floats (the C face has no Python ints).
+    assert_eq!(
+        neg.call(&[0.5, 0.0]).unwrap().to_bits(),
+        (-0.0f64).to_bits()
+    );
+}

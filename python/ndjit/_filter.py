@@ -160,7 +160,8 @@ class Filter(LowLevelCallable):
                 return self._compiled.interpret(as_f(values))
             return self._compiled.call(as_f(values))
         if kind == "integrand":
-            value, _ = self._compiled.call_args(as_f(args), empty_i, 0, interpret)
+            ints = _int_positions(args)
+            value, _ = self._compiled.call_args(as_f(args), empty_i, 0, interpret, ints)
             return value
         if kind == "filter1d":
             line, out_len = args
@@ -296,6 +297,21 @@ def jit_transform(func: Any, *, extra_arguments: tuple = (), extra_keywords: Opt
     """Compiles a ``geometric_transform`` mapping from an output-coordinate tuple to an
     input-coordinate tuple."""
     return _jit("transform", func, extra_arguments, extra_keywords)
+
+
+def _int_positions(args) -> int:
+    """Bit k set where an integrand's argument k (after the variable) is an int: Python calls
+    the function with it as such, where quad would hand it a double (``src/integrand.rs``)."""
+    mask = 0
+    for k, a in enumerate(args):
+        if k == 0 or not isinstance(a, (int, np.integer)):
+            continue
+        if abs(int(a)) > 2 ** 53:
+            raise OverflowError(f"argument {k} ({a}) is past 2**53: quad's doubles cannot hold it")
+        if k >= 64:
+            raise TypeError("an integrand takes ints among its first 64 arguments only")
+        mask |= 1 << k
+    return mask
 
 
 @_decorating

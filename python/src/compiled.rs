@@ -85,8 +85,9 @@ pub fn parse_sig(name: &str) -> PyResult<Sig> {
 impl CompiledFilter {
     /// Runs the compiled code with the arguments of any signature: `values` (the buffer, input
     /// line or quad's `xx`), `coords` (a transform's output coordinates) and the length of the
-    /// output to fill. Returns `(value or None, output array)`.
-    #[pyo3(signature = (values, coords, out_len, interpret=false))]
+    /// output to fill. Returns `(value or None, output array)`. `int_args`: an integrand's
+    /// values that the caller passed as Python ints (bit k for `values[k]`), typed so.
+    #[pyo3(signature = (values, coords, out_len, interpret=false, int_args=0))]
     fn call_args<'py>(
         &self,
         py: Python<'py>,
@@ -94,7 +95,19 @@ impl CompiledFilter {
         coords: PyReadonlyArray1<'_, i64>,
         out_len: usize,
         interpret: bool,
+        int_args: u64,
     ) -> PyResult<(Option<f64>, Bound<'py, PyArray1<f64>>)> {
+        let typed;
+        let filter = match int_args {
+            0 => &self.filter,
+            ints => {
+                typed = self
+                    .filter
+                    .integrand_typed(ints)
+                    .map_err(|e| errors::compile_error(py, &e))?;
+                &typed
+            }
+        };
         let mut output = vec![0.0; out_len];
         let args = ndjit::interp::Args {
             values: values.as_slice()?,
@@ -102,9 +115,9 @@ impl CompiledFilter {
             output: &mut output,
         };
         let r = if interpret {
-            self.filter.interpret_args(args)
+            filter.interpret_args(args)
         } else {
-            self.filter.call_args(args)
+            filter.call_args(args)
         };
         let v = r.map_err(|e| errors::runtime_error(py, &e))?;
         Ok((v, PyArray1::from_vec(py, output)))

@@ -177,7 +177,7 @@ impl<'p> Translator<'p> {
                     span,
                     format!("{what} must be an integer, not a float"),
                 )
-                .hint("use int(...)"));
+                .hint(self.int_hint("use int(...)")));
         }
         Ok(convert(e, t, Ty::I64))
     }

@@ -85,15 +85,30 @@ struct LoopCtx {
 pub struct Lowered {
     pub func: Func,
     pub layout: Layout,
+    /// An integrand's parameters, for its trampoline (empty for other signatures).
+    pub integrand: crate::integrand::Params,
 }
 
 /// Lowers a parsed program to IR valid for every filter size, unoptimised: the caller runs
 /// [`ir::optimize`] (after [`ir::substitute`] to specialise it).
 pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Lowered> {
+    lower_typed(program, bindings, sig, 0)
+}
+
+/// [`lower`] with some of an integrand's values typed as Python ints, where quad's doubles may
+/// stand for them (`crate::integrand`): bit k of `int_args` makes parameter k an int (the
+/// variable, 0, and declared parameters keep their types).
+pub fn lower_typed(
+    program: &Program,
+    bindings: &Bindings,
+    sig: ir::Sig,
+    int_args: u64,
+) -> Result<Lowered> {
     let mut learned = Learned::default();
     for _ in 0..8 {
         let mut t = Translator::new(program, bindings, &learned);
         t.func.sig = sig;
+        t.int_args = int_args;
         t.function()?;
         // Earlier passes may have seen an int stored where types had not settled: only this
         // pass's view counts, and a change means another pass.
@@ -118,6 +133,7 @@ pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Low
             return Ok(Lowered {
                 func,
                 layout: t.layout,
+                integrand: t.integrand,
             });
         }
         learned = Learned {
@@ -205,6 +221,10 @@ pub(crate) struct Translator<'a> {
     pub(crate) summed_transposes: HashSet<Span>,
     /// Whether each local assigned an array so far holds 2-D ones (see `note_dimensions`).
     two_d_names: HashMap<String, bool>,
+    /// Bit k: an integrand's parameter k is a Python int ([`lower_typed`]).
+    int_args: u64,
+    /// What the trampoline needs of an integrand's parameters.
+    integrand: crate::integrand::Params,
 }
 
 impl<'a> Translator<'a> {
@@ -258,6 +278,8 @@ impl<'a> Translator<'a> {
             bound_flags: HashMap::new(),
             summed_transposes: HashSet::new(),
             two_d_names: HashMap::new(),
+            int_args: 0,
+            integrand: Default::default(),
         };
         let span = program.function.span;
         t.site(Exception::ValueError, SITE_BAD_ARGS_MSG, span);
@@ -568,9 +590,18 @@ impl<'a> Translator<'a> {
             || matches!(self.names.get(name), Some(Value::Matrix(..)))
     }
 
-    /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values.
+    /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values; a
+    /// Python int where the source declares one (`n: int`) or [`lower_typed`] types it so, else
+    /// a float, as quad passes it (`crate::integrand`).
     fn integrand_param(&mut self, k: usize, p: &ast::Param) -> Result<Value> {
         use ir::CmpOp;
+        // The variable (0) is always a float; an annotation elsewhere declares the type.
+        let declared = if k == 0 { None } else { declared_number(p) };
+        self.record_doubt(k, p, declared);
+        let as_int = match declared {
+            Some(ty) => ty == Ty::I64,
+            None => k > 0 && k < 64 && self.int_args >> k & 1 == 1,
+        };
         let v = self.new_var(Ty::F64, &p.name);
         self.var_prov.insert(v, provenance::Prov::Py); // quad passes Python floats
         let present = Expr::Cmp(
@@ -581,17 +612,7 @@ impl<'a> Translator<'a> {
         let load = Stmt::Assign(v, Expr::Load(BUFFER, Expr::I64(k as i64).boxed()));
         match &p.default {
             Some(d) => {
-                // quad passes floats: an int default would make the parameter an int on one
-                // path and a float on the other (`-k` is 0 for one, -0.0 for the other).
-                let Bound::Float(x) = self.constant(d)? else {
-                    let e = self.err(
-                        ErrorKind::Unsupported,
-                        d.span,
-                        "an integrand's parameter defaults are floats, as quad passes them",
-                    );
-                    return Err(e.hint("write the default as a float literal, e.g. 0.0"));
-                };
-                let default = Expr::F64(x);
+                let default = self.integrand_default(d, declared)?;
                 // Total without relying on a branch (expressions must be): the index is clamped
                 // into 0..len, which the check above made non-empty.
                 let index = Expr::Select(
@@ -612,7 +633,91 @@ impl<'a> Translator<'a> {
                 self.emit(load);
             }
         }
-        Ok(Value::Scalar(Expr::Var(v), Ty::F64))
+        if !as_int {
+            return Ok(Value::Scalar(Expr::Var(v), Ty::F64));
+        }
+        if declared == Some(Ty::I64) {
+            // Declared: the double must hold one int exactly (typed ones are checked by the
+            // trampoline before it runs them).
+            let x = || Expr::Var(v).boxed();
+            let integral = Expr::Cmp(CmpOp::Eq, Expr::Unary(ir::UnOp::Trunc, x()).boxed(), x());
+            let abs = Expr::Unary(ir::UnOp::Abs, x()).boxed();
+            let exact = Expr::Cmp(
+                CmpOp::Le,
+                abs,
+                Expr::F64(crate::integrand::EXACT_INTS).boxed(),
+            );
+            let message = format!(
+                "`{}` is declared an int, but quad passed a value that is not an integer \
+                 (or is past 2**53, where a double stands for several ints)",
+                p.name
+            );
+            let both = Expr::Binary(ir::BinOp::And, integral.boxed(), exact.boxed());
+            self.check_plain(both, Exception::TypeError, &message, p.span);
+        }
+        let i = self.new_var(Ty::I64, &p.name);
+        self.var_prov.insert(i, provenance::Prov::Py);
+        self.emit(Stmt::Assign(i, Expr::Cast(Ty::I64, Expr::Var(v).boxed())));
+        Ok(Value::Scalar(Expr::Var(i), Ty::I64))
+    }
+
+    /// The hint for a float where an int is needed: an integrand's parameters are floats unless
+    /// declared ints.
+    pub(crate) fn int_hint(&self, otherwise: &str) -> String {
+        match self.func.sig {
+            ir::Sig::Integrand => format!(
+                "quad passes an integrand's values as floats: declare the parameter an int \
+                 (`def f(x, n: int)`), or {otherwise}"
+            ),
+            _ => otherwise.to_string(),
+        }
+    }
+
+    /// An integrand parameter's default, as the double quad would pass: a float literal, or an
+    /// int one for a parameter declared an int.
+    fn integrand_default(&mut self, d: &ast::Expr, declared: Option<Ty>) -> Result<Expr> {
+        match (self.constant(d)?, declared) {
+            (Bound::Float(x), None | Some(Ty::F64)) => Ok(Expr::F64(x)),
+            (Bound::Int(i), Some(Ty::I64)) if (i as f64).abs() <= crate::integrand::EXACT_INTS => {
+                Ok(Expr::F64(i as f64))
+            }
+            (_, Some(Ty::I64)) => Err(self
+                .err(ErrorKind::Unsupported, d.span, "a parameter declared an int takes an int default")
+                .hint("write the default as an int literal within 2**53, e.g. 0")),
+            // quad passes floats: an int default would make the parameter an int on one path
+            // and a float on the other (`-k` is 0 for one, -0.0 for the other).
+            _ => Err(self
+                .err(ErrorKind::Unsupported, d.span, "an integrand's parameter defaults are floats, as quad passes them")
+                .hint("write the default as a float literal, e.g. 0.0, or declare the parameter `n: int`")),
+        }
+    }
+
+    /// Records the errors the trampoline reports when parameter `k`'s value may stand for an
+    /// int or a float: none for the variable and declared parameters.
+    fn record_doubt(&mut self, k: usize, p: &ast::Param, declared: Option<Ty>) {
+        let sites = (k > 0 && declared.is_none()).then(|| {
+            let name = &p.name;
+            let declare = format!("declare it in a def: `{name}: int` or `{name}: float`");
+            let mut site = |m: String| self.site(Exception::TypeError, &m, p.span);
+            crate::integrand::DoubtSites {
+                differ: site(format!(
+                    "quad passed {{a}} for `{name}`, which may stand for the int or the float \
+                     (scipy passes args as doubles), and the integrand's result differs between \
+                     them; {declare}"
+                )),
+                inexact: site(format!(
+                    "quad passed {{a}} for `{name}`, past 2**53, where a double stands for a \
+                     float or for several ints (scipy passes args as doubles); declare it in a \
+                     def: `{name}: float`"
+                )),
+                too_many: site(format!(
+                    "quad passed more than {} values that may stand for ints or floats (scipy \
+                     passes args as doubles), up to `{name}`; {declare}",
+                    crate::integrand::MAX_DOUBTS
+                )),
+            }
+        });
+        self.integrand.sites.push(sites);
     }
 
     /// A parameter after the buffer: a bound value by name, else its default (bound too, so that
@@ -1980,7 +2085,7 @@ impl<'a> Translator<'a> {
                         a.span,
                         "range() arguments must be integers, not float",
                     )
-                    .hint("wrap it in int(...)"));
+                    .hint(self.int_hint("wrap it in int(...)")));
             }
             ints.push(expr::convert(e, ty, Ty::I64));
         }
@@ -2171,5 +2276,15 @@ impl Iterable {
                 Value::Tuple(seqs.iter().map(|s| s.item(t, i.clone())).collect())
             }
         }
+    }
+}
+
+/// The number type an annotation declares: `int` or `float` (other annotations declare
+/// nothing, as in Python).
+fn declared_number(p: &ast::Param) -> Option<Ty> {
+    match &p.annotation.as_ref()?.kind {
+        ExprKind::Name(n) if n == "int" => Some(Ty::I64),
+        ExprKind::Name(n) if n == "float" => Some(Ty::F64),
+        _ => None,
     }
 }

@@ -25,6 +25,9 @@ pub struct Function {
 pub struct Param {
     pub name: String,
     pub default: Option<Expr>,
+    /// `name: annotation` in a `def`: ignored, but by an integrand, whose `int`/`float` ones say
+    /// what quad's doubles stand for (`crate::integrand`).
+    pub annotation: Option<Expr>,
     pub span: Span,
 }
 

@@ -107,6 +107,7 @@ pub fn parse(source: &str) -> Result<Program> {
                 params: vec![Param {
                     name: "x".into(),
                     default: None,
+                    annotation: None,
                     span,
                 }],
                 body: vec![Stmt {

@@ -469,9 +469,10 @@ impl<'t> Parser<'t> {
                 .hint("name each parameter"));
             }
             let (name, span) = self.name()?;
-            if close == ")" && self.eat_op(":") {
-                self.expr()?; // annotation, ignored
-            }
+            let annotation = match close == ")" && self.eat_op(":") {
+                true => Some(self.expr()?),
+                false => None,
+            };
             let default = if self.eat_op("=") {
                 Some(self.expr()?)
             } else {
@@ -480,6 +481,7 @@ impl<'t> Parser<'t> {
             params.push(Param {
                 name,
                 default,
+                annotation,
                 span,
             });
             if !self.eat_op(",") {

@@ -1,0 +1,216 @@
+//! Python ints among the values quad passes an integrand.
+//!
+//! scipy's `quad` hands a `LowLevelCallable` its `args` as C doubles: `quad(f, 0, 1, args=(0,))`
+//! and `args=(0.0,)` reach the integrand as the same double, yet Python calls `f` with the int
+//! `0` in one case and the float `0.0` in the other, and integrands can tell them apart: `-a * x`
+//! is `0.0` for the int and `-0.0` for the float, `a ** 40` is exact for the int only, and
+//! `math.comb(a, 2)` takes ints only. An outer variable of `dblquad`/`nquad` arrives the same
+//! way (quad passes it among the inner integral's `args`), always a float.
+//!
+//! So the integrand's trampoline (`crate::context`) looks at each value after the variable: one
+//! that could be an int (integral and not `-0.0`) is **in doubt**, unless the source declares its
+//! parameter's type (`a: float`, `n: int`). With values in doubt it runs the integrand once per
+//! way of typing them (each an int or a float; the lowering compiles each way on first need) and
+//! returns the result they share; where they differ it raises, naming the parameter, rather than
+//! pick one. A value past 2**53 stands for many ints, which no double tells apart: refused
+//! unless declared.
+
+use crate::filter::Filter;
+use crate::ir::ErrorId;
+use crate::runtime::{Failure, SITE_INTERRUPTED};
+use std::sync::Mutex;
+
+/// Doubles hold every int up to 2**53 exactly, and only some beyond it.
+pub const EXACT_INTS: f64 = 9_007_199_254_740_992.0;
+
+/// At most this many values in doubt in one call: their typings double with each.
+pub const MAX_DOUBTS: u32 = 4;
+
+/// What the lowering records of an integrand's parameters, for the trampoline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params {
+    /// Per position of quad's `xx`: the error sites to report when its value is in doubt, or
+    /// `None` for the variable (position 0, always a float) and declared parameters.
+    pub sites: Vec<Option<DoubtSites>>,
+}
+
+/// The errors of one parameter whose value is in doubt.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DoubtSites {
+    /// The integrand's result depends on whether the value is an int or a float (`{a}`: it).
+    pub differ: ErrorId,
+    /// The value is past 2**53: the int it may stand for is unknown.
+    pub inexact: ErrorId,
+    /// More than [`MAX_DOUBTS`] values in doubt in one call.
+    pub too_many: ErrorId,
+}
+
+/// Whether a double quad passes could stand for a Python int.
+fn could_be_int(v: f64) -> bool {
+    v.is_finite() && v.trunc() == v && !(v == 0.0 && v.is_sign_negative())
+}
+
+/// The positions of `values` in doubt, as a bit mask; the failure to report when they cannot all
+/// be tried.
+fn doubts(params: &Params, values: &[f64]) -> Result<u64, Failure> {
+    let mut mask = 0u64;
+    for (k, (&v, sites)) in values.iter().zip(&params.sites).enumerate() {
+        let Some(sites) = sites.filter(|_| could_be_int(v)) else {
+            continue;
+        };
+        let fail = |site: ErrorId| Failure {
+            site: site.0,
+            a: v as i64,
+            b: 0,
+        };
+        if v.abs() > EXACT_INTS {
+            return Err(fail(sites.inexact));
+        }
+        if mask.count_ones() == MAX_DOUBTS || k >= 64 {
+            return Err(fail(sites.too_many));
+        }
+        mask |= 1 << k;
+    }
+    Ok(mask)
+}
+
+/// The integrand compiled with each typing tried so far: bit k of the key set where position k
+/// is an int. Compiled on first need (a few per integrand in practice: one per set of argument
+/// positions in doubt); `None` where that typing does not compile.
+#[derive(Default)]
+pub(crate) struct Typings(Mutex<Vec<(u64, Option<Filter>)>>);
+
+impl Typings {
+    fn get(&self, general: &Filter, ints: u64) -> Option<Filter> {
+        if ints == 0 {
+            return Some(general.clone());
+        }
+        let mut cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, f)) = cache.iter().find(|(k, _)| *k == ints) {
+            return f.clone();
+        }
+        let f = general.integrand_typed(ints).ok();
+        cache.push((ints, f.clone()));
+        f
+    }
+}
+
+/// What the trampoline does with one call.
+pub(crate) enum Verdict {
+    /// Run the integrand as compiled: no value is in doubt, or every typing fails alike (the
+    /// run records that failure as any other).
+    Run,
+    /// Every typing gives this value.
+    Value(f64),
+    /// Record this failure: the typings differ, or cannot all be tried, or one was interrupted.
+    Fail(Failure),
+}
+
+/// One typing's outcome, compared by bits and by the error raised.
+#[derive(Clone, PartialEq)]
+enum Outcome {
+    Value(u64),
+    Raised(crate::Exception, String),
+    /// This typing does not compile: no result to compare.
+    Refused,
+}
+
+/// Runs `general`'s integrand on quad's `values` with every typing of the values in doubt.
+pub(crate) fn resolve(general: &Filter, typings: &Typings, values: &[f64]) -> Verdict {
+    let mask = match doubts(general.integrand_params(), values) {
+        Ok(0) => return Verdict::Run,
+        Ok(mask) => mask,
+        Err(fail) => return Verdict::Fail(fail),
+    };
+    let run = |ints: u64| match typings.get(general, ints) {
+        None => Outcome::Refused,
+        Some(f) => match f.call(values) {
+            Ok(v) => Outcome::Value(v.to_bits()),
+            Err(e) => Outcome::Raised(e.exception, e.message),
+        },
+    };
+    let first = run(0);
+    let mut ints = 0u64;
+    let mut outcome = first.clone();
+    loop {
+        if matches!(
+            outcome,
+            Outcome::Raised(crate::Exception::KeyboardInterrupt, _)
+        ) {
+            let site = SITE_INTERRUPTED;
+            return Verdict::Fail(Failure { site, a: 0, b: 0 });
+        }
+        if outcome != first {
+            return Verdict::Fail(differ(general, values, mask, &first, &run));
+        }
+        // The next subset of `mask` (every one after the empty set, which is `first`'s
+        // typing: all floats).
+        ints = ints.wrapping_sub(mask) & mask;
+        if ints == 0 {
+            break;
+        }
+        outcome = run(ints);
+    }
+    match first {
+        Outcome::Value(bits) => Verdict::Value(f64::from_bits(bits)),
+        Outcome::Raised(..) | Outcome::Refused => Verdict::Run,
+    }
+}
+
+/// The failure naming the first position whose typing alone changes the result (else the first
+/// in doubt: only a combination does).
+fn differ(
+    general: &Filter,
+    values: &[f64],
+    mask: u64,
+    first: &Outcome,
+    run: &dyn Fn(u64) -> Outcome,
+) -> Failure {
+    let mut in_doubt = (0..64).filter(|k| mask >> k & 1 == 1);
+    let lowest = in_doubt.clone().next().unwrap_or(1);
+    let k = in_doubt.find(|&k| run(1 << k) != *first).unwrap_or(lowest);
+    let sites = general.integrand_params().sites[k].expect("a position in doubt has sites");
+    Failure {
+        site: sites.differ.0,
+        a: values[k] as i64,
+        b: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_integral_finite_values_but_negative_zero_could_be_ints() {
+        for v in [0.0, 3.0, -7.0, EXACT_INTS, 1e300] {
+            assert!(could_be_int(v), "{v}");
+        }
+        for v in [-0.0, 0.5, f64::NAN, f64::INFINITY, -f64::INFINITY, 1e-300] {
+            assert!(!could_be_int(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn doubts_skip_the_variable_and_declared_parameters() {
+        let s = |n| {
+            Some(DoubtSites {
+                differ: ErrorId(n),
+                inexact: ErrorId(n + 10),
+                too_many: ErrorId(n + 20),
+            })
+        };
+        let params = Params {
+            sites: vec![None, s(1), None, s(3)],
+        };
+        assert_eq!(doubts(&params, &[1.0, 2.0, 3.0, 4.0]), Ok(0b1010));
+        assert_eq!(doubts(&params, &[1.0, 2.5, 3.0, -0.0]), Ok(0));
+        let past = doubts(&params, &[1.0, 2.0, 3.0, 1e17]).unwrap_err();
+        assert_eq!((past.site, past.a), (13, 100_000_000_000_000_000));
+        let many = Params {
+            sites: (0..7).map(|k| if k == 0 { None } else { s(k) }).collect(),
+        };
+        let err = doubts(&many, &[0.0; 7]).unwrap_err();
+        assert_eq!(err.site, 25, "the fifth value in doubt is one too many");
+    }
+}
