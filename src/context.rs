@@ -297,32 +297,64 @@ unsafe extern "C" fn resumable_transform(
     unsafe { f(out_coords, in_coords, out_rank, in_rank, user_data) }
 }
 
+thread_local! {
+    /// The integrand contexts whose call failed in this thread: their calls here return NaN
+    /// until the failure's exception has been raised (quad has no error channel and goes on
+    /// calling), while other threads' calls run on.
+    static FAILED_HERE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `double (int, double *, void *)` (quad's integrand) behind [`resumable_callback`]; NaN when the
-/// context may not run, as compiled code returns on failure. quad passes the integrand's `args`
-/// as doubles, which may stand for Python ints: where one may, every typing runs and must agree
-/// ([`crate::integrand`]).
+/// call fails or may not run, as compiled code returns on failure.
+///
+/// quad has no error channel, so a failure is each thread's own: every call runs on a scratch
+/// context, and one thread's failure neither stops another's calls nor hides its own (each is
+/// reported to the hook). quad passes the integrand's `args` as doubles, which may stand for
+/// Python ints: where one may, every typing runs and must agree ([`crate::integrand`]).
 unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c_void) -> f64 {
     type F = unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64;
-    let Some(ctx) = (unsafe { admitted(user_data) }) else {
+    let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else {
         return f64::NAN;
     };
-    if let Ok(len @ 1..) = usize::try_from(n) {
-        if !xx.is_null() {
+    let key = user_data as usize;
+    if FAILED_HERE.with_borrow(|f| f.contains(&key)) {
+        // Cleared (`CallContext::reset`), or its exception raised (the resume hook).
+        let cleared = ctx.raw.failed.load(Ordering::Acquire) == 0;
+        if !cleared && !ctx.raw.try_resume() {
+            return f64::NAN;
+        }
+        FAILED_HERE.with_borrow_mut(|f| f.retain(|k| *k != key));
+    }
+    let raw = ctx.filter.fresh_raw();
+    let verdict = match usize::try_from(n) {
+        Ok(len @ 1..) if !xx.is_null() => {
             // SAFETY: quad passes `n` values at `xx`.
             let values = unsafe { std::slice::from_raw_parts(xx, len) };
-            match crate::integrand::resolve(&ctx.filter, &ctx.typings, values) {
-                crate::integrand::Verdict::Run => {}
-                crate::integrand::Verdict::Value(v) => return v,
-                crate::integrand::Verdict::Fail(fail) => {
-                    ctx.raw.record(fail);
-                    return f64::NAN;
-                }
-            }
+            crate::integrand::resolve(&ctx.filter, &ctx.typings, values)
+        }
+        _ => crate::integrand::Verdict::Run,
+    };
+    let v = match verdict {
+        crate::integrand::Verdict::Value(v) => v,
+        crate::integrand::Verdict::Fail(fail) => {
+            raw.record(fail);
+            f64::NAN
+        }
+        crate::integrand::Verdict::Run => {
+            // SAFETY: the filter's entry has this C type for `Sig::Integrand` (`ir::Sig`), and
+            // compiled code reads only the `RawContext` at the start of a `CallContext`.
+            let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
+            unsafe { f(n, xx, &raw as *const RawContext as *mut c_void) }
+        }
+    };
+    match raw.failure() {
+        None => v,
+        Some(fail) => {
+            FAILED_HERE.with_borrow_mut(|f| f.push(key));
+            ctx.raw.report(fail);
+            f64::NAN
         }
     }
-    // SAFETY: the filter's entry has this C type for `Sig::Integrand` (`ir::Sig`).
-    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
-    unsafe { f(n, xx, user_data) }
 }
 
 /// A C-ABI callback with the generic_filter signature that runs the **reference interpreter**

@@ -12,7 +12,7 @@
 //! parameter's type (`a: float`, `n: int`). With values in doubt it runs the integrand once per
 //! way of typing them (each an int or a float; the lowering compiles each way on first need) and
 //! returns the result they share; where they differ it raises, naming the parameter, rather than
-//! pick one. A value past 2**53 stands for many ints, which no double tells apart: refused
+//! pick one. A value from 2**53 on stands for several ints, which no double tells apart: refused
 //! unless declared.
 
 use crate::filter::Filter;
@@ -20,7 +20,8 @@ use crate::ir::ErrorId;
 use crate::runtime::{Failure, SITE_INTERRUPTED};
 use std::sync::Mutex;
 
-/// Doubles hold every int up to 2**53 exactly, and only some beyond it.
+/// Doubles hold every int below 2**53 exactly; from 2**53 on, one double stands for several
+/// ints (2**53 and 2**53 + 1 both arrive as 2**53).
 pub const EXACT_INTS: f64 = 9_007_199_254_740_992.0;
 
 /// At most this many values in doubt in one call: their typings double with each.
@@ -39,7 +40,7 @@ pub struct Params {
 pub struct DoubtSites {
     /// The integrand's result depends on whether the value is an int or a float (`{a}`: it).
     pub differ: ErrorId,
-    /// The value is past 2**53: the int it may stand for is unknown.
+    /// The value is 2**53 or past it: the int it may stand for is unknown.
     pub inexact: ErrorId,
     /// More than [`MAX_DOUBTS`] values in doubt in one call.
     pub too_many: ErrorId,
@@ -63,7 +64,7 @@ fn doubts(params: &Params, values: &[f64]) -> Result<u64, Failure> {
             a: v as i64,
             b: 0,
         };
-        if v.abs() > EXACT_INTS {
+        if v.abs() >= EXACT_INTS {
             return Err(fail(sites.inexact));
         }
         if mask.count_ones() == MAX_DOUBTS || k >= 64 {

@@ -110,6 +110,16 @@ impl RawContext {
         *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.failed.store(0, Ordering::Release);
     }
+    /// The failure of one call run on a scratch context of this one (quad's integrand, whose
+    /// failures are each calling thread's own): kept as this context's failure, and told to the
+    /// hook every time, so that each failing thread raises its own.
+    pub(crate) fn report(&self, f: Failure) {
+        *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+        self.failed.store(1, Ordering::Release);
+        if let Some(hook) = &self.hook {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(f)));
+        }
+    }
     pub(crate) fn record(&self, f: Failure) {
         let first = {
             let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
@@ -308,8 +318,10 @@ impl QuantilePlan {
         } else if virtual_index < 0.0 {
             (0, 0, virtual_index)
         } else {
-            let p = virtual_index.floor();
-            (p as usize, p as usize + 1, virtual_index - p)
+            // NumPy subtracts the previous index as an int: `-0.0 - 0` keeps the sign that
+            // `-0.0 - floor(-0.0)` would lose (q = -0.0 gives gamma -0.0, and `a + diff * -0.0`).
+            let p = virtual_index.floor() as usize;
+            (p, p + 1, virtual_index - p as f64)
         };
         Some(QuantilePlan { prev, next, gamma })
     }

@@ -103,11 +103,17 @@ pub fn builtin_exception(py: Python<'_>, exception: Exception, message: String) 
 /// quad's C function returns becomes a `SystemError` (the real one only in `__cause__`). Python
 /// raises it where that function returns; see `deferred` in `_errors.py`.
 #[derive(Default)]
-pub struct Deferred(Mutex<Option<Py<PyAny>>>);
+pub struct Deferred(Mutex<Vec<(c_long, Py<PyAny>)>>);
 
 impl Deferred {
-    fn slot(&self) -> MutexGuard<'_, Option<Py<PyAny>>> {
+    /// Each thread's scheduled exception: threads sharing one integrand fail on their own.
+    fn slot(&self) -> MutexGuard<'_, Vec<(c_long, Py<PyAny>)>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn this_thread() -> c_long {
+        // SAFETY: a plain query of the calling thread's identity.
+        unsafe { pyo3::ffi::PyThread_get_thread_ident() as c_long }
     }
 
     /// Schedules `exc` in this thread; should that fail, leaves it set, as for other callers.
@@ -119,14 +125,16 @@ impl Deferred {
             .and_then(|f| f.call1((value.clone_ref(py),)));
         match carrier {
             Ok(carrier) => {
+                let thread = Self::this_thread();
                 // SAFETY: the GIL is held and `carrier` is an exception class, of which
                 // PyThreadState_SetAsyncExc takes its own reference. It is called last: any
                 // Python code run after it, in this thread, raises it.
                 unsafe {
-                    let thread = pyo3::ffi::PyThread_get_thread_ident() as c_long;
                     pyo3::ffi::PyThreadState_SetAsyncExc(thread, carrier.as_ptr());
                 }
-                *self.slot() = Some(carrier.unbind());
+                let mut slot = self.slot();
+                slot.retain(|(t, _)| *t != thread);
+                slot.push((thread, carrier.unbind()));
             }
             Err(_) => PyErr::from_value(value.into_bound(py).into_any()).restore(py),
         }
@@ -135,11 +143,16 @@ impl Deferred {
     /// Whether the scheduled exception is still to be raised. Reads a class attribute only:
     /// running Python code here would raise it inside the callback.
     pub fn pending(&self, py: Python<'_>) -> bool {
-        self.slot().as_ref().is_some_and(|c| {
+        let thread = Self::this_thread();
+        let mut slot = self.slot();
+        let pending = |c: &Py<PyAny>| {
             c.bind(py)
                 .getattr("pending")
                 .and_then(|p| p.is_truthy())
                 .unwrap_or(false)
-        })
+        };
+        // Raised ones are dropped: the list holds at most one per thread with a failure pending.
+        slot.retain(|(_, c)| pending(c));
+        slot.iter().any(|(t, _)| *t == thread)
     }
 }

@@ -96,7 +96,7 @@ def test_a_declared_int_takes_an_int_default_and_refuses_a_fraction():
 
     f = ndjit.jit_integrand(power)
     assert bits(integrate.quad(f, 0, 1)[0]) == bits(integrate.quad(power, 0, 1)[0])
-    with pytest.raises(TypeError, match="`n` is declared an int, but quad passed a value that is not an integer"):
+    with pytest.raises(TypeError, match="`n` is declared an int, but quad passed a value that is not one: not an integer"):
         integrate.quad(f, 0, 1, args=(2.5,))
     with pytest.raises(ndjit.FilterCompileError, match="a parameter declared an int takes an int default"):
         ndjit.jit_integrand("def f(x, n: int = 2.0):\n    return x ** n")
@@ -108,16 +108,19 @@ def test_a_value_past_2_53_stands_for_many_ints_and_is_refused_unless_declared_f
     def scaled(x, a):
         return a * x
 
-    with pytest.raises(TypeError, match=r"past 2\*\*53"):
-        integrate.quad(ndjit.jit_integrand(scaled), 0, 1, args=(6.02214076e23,))
+    for a in [6.02214076e23, 2 ** 53, 2 ** 53 + 1, -(2 ** 53)]:
+        with pytest.raises(TypeError, match=r"from 2\*\*53 on, a double stands for a float or for several ints"):
+            integrate.quad(ndjit.jit_integrand(scaled), 0, 1, args=(a,))
 
     def scaled_float(x, a: float):
         return a * x
 
     got, want = quad_both(scaled_float, 6.02214076e23)
     assert bits(got) == bits(want)
-    with pytest.raises(TypeError, match="declared an int"):
-        integrate.quad(ndjit.jit_integrand("def f(x, a: int):\n    return a * x"), 0, 1, args=(1e20,))
+    declared_int = ndjit.jit_integrand("def f(x, a: int):\n    return (a % 2) * x + x")
+    for a in [1e20, 2 ** 53 + 1]:  # 2**53 + 1 arrives as 2**53, which is even
+        with pytest.raises(TypeError, match="declared an int"):
+            integrate.quad(declared_int, 0, 1, args=(a,))
 
 
 def test_exact_int_arithmetic_is_not_replaced_by_float_arithmetic():
@@ -189,3 +192,47 @@ def test_evaluate_sees_the_python_types_it_is_given():
         assert bits(f.interpret(*args)) == bits(neg_times(*args)), args
     with pytest.raises(OverflowError, match=r"past 2\*\*53"):
         f.evaluate(0.5, 2 ** 60 + 1)
+
+
+def test_a_declared_int_refuses_negative_zero_which_no_int_is():
+    f = ndjit.jit_integrand("def f(x, b: int):\n    return math.copysign(1.0, b) * x")
+    with pytest.raises(TypeError, match="not one: not an integer, -0.0"):
+        integrate.quad(f, 0, 1, args=(-0.0,))
+
+
+def test_a_parameter_the_body_never_reads_is_never_in_doubt():
+    def ignores(x, a, b, c, d, e):
+        return x
+
+    for args in [(1e16, 2 ** 60, 0, 1, 2), (1, 2, 3, 4, 5)]:
+        got, want = quad_both(ignores, *args)
+        assert bits(got) == bits(want)
+
+
+def test_threads_sharing_an_integrand_fail_on_their_own():
+    """quad has no error channel: one thread's failure must neither stop another thread's calls
+    (which returned NaN, silently) nor hide a second thread's own failure."""
+    import concurrent.futures
+
+    def work(x, a):
+        s = 0.0
+        for i in range(200):
+            s += math.sin(x * i * a)
+        return s + math.copysign(1.0, -a) * x
+
+    f = ndjit.jit_integrand(work)
+
+    def one(a):
+        try:
+            return integrate.quad(f, 0, 1, args=(a,))[0]
+        except TypeError as e:
+            return e
+
+    values = [0, 1.5, 2.5, 3.5, -1.5] * 40
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, values))
+    for a, got in zip(values, results):
+        if a == 0:  # int 0 or float 0.0: copysign tells them apart
+            assert isinstance(got, TypeError) and "`a`" in str(got), (a, got)
+        else:
+            assert bits(got) == bits(integrate.quad(work, 0, 1, args=(a,))[0]), (a, got)

@@ -640,20 +640,25 @@ impl<'a> Translator<'a> {
             // Declared: the double must hold one int exactly (typed ones are checked by the
             // trampoline before it runs them).
             let x = || Expr::Var(v).boxed();
+            let and = |a: Expr, b: Expr| Expr::Binary(ir::BinOp::And, a.boxed(), b.boxed());
             let integral = Expr::Cmp(CmpOp::Eq, Expr::Unary(ir::UnOp::Trunc, x()).boxed(), x());
             let abs = Expr::Unary(ir::UnOp::Abs, x()).boxed();
             let exact = Expr::Cmp(
-                CmpOp::Le,
+                CmpOp::Lt,
                 abs,
                 Expr::F64(crate::integrand::EXACT_INTS).boxed(),
             );
+            // No int is -0.0: that value was a float.
+            let zero = Expr::Cmp(CmpOp::Eq, x(), Expr::F64(0.0).boxed());
+            let negative_zero = and(zero, Expr::Unary(ir::UnOp::SignBit, x()));
+            let not_negative_zero = Expr::Unary(ir::UnOp::Not, negative_zero.boxed());
             let message = format!(
-                "`{}` is declared an int, but quad passed a value that is not an integer \
-                 (or is past 2**53, where a double stands for several ints)",
+                "`{}` is declared an int, but quad passed a value that is not one: not an \
+                 integer, -0.0, or past 2**53, where a double stands for several ints",
                 p.name
             );
-            let both = Expr::Binary(ir::BinOp::And, integral.boxed(), exact.boxed());
-            self.check_plain(both, Exception::TypeError, &message, p.span);
+            let ok = and(and(integral, exact), not_negative_zero);
+            self.check_plain(ok, Exception::TypeError, &message, p.span);
         }
         let i = self.new_var(Ty::I64, &p.name);
         self.var_prov.insert(i, provenance::Prov::Py);
@@ -678,7 +683,7 @@ impl<'a> Translator<'a> {
     fn integrand_default(&mut self, d: &ast::Expr, declared: Option<Ty>) -> Result<Expr> {
         match (self.constant(d)?, declared) {
             (Bound::Float(x), None | Some(Ty::F64)) => Ok(Expr::F64(x)),
-            (Bound::Int(i), Some(Ty::I64)) if (i as f64).abs() <= crate::integrand::EXACT_INTS => {
+            (Bound::Int(i), Some(Ty::I64)) if (i as f64).abs() < crate::integrand::EXACT_INTS => {
                 Ok(Expr::F64(i as f64))
             }
             (_, Some(Ty::I64)) => Err(self
@@ -695,7 +700,13 @@ impl<'a> Translator<'a> {
     /// Records the errors the trampoline reports when parameter `k`'s value may stand for an
     /// int or a float: none for the variable and declared parameters.
     fn record_doubt(&mut self, k: usize, p: &ast::Param, declared: Option<Ty>) {
-        let sites = (k > 0 && declared.is_none()).then(|| {
+        // A parameter the body never mentions cannot change the result, whatever its type.
+        let mut mentioned = Vec::new();
+        crate::syntax::visit::for_each_stmt_expr(&self.program.function.body, &mut |e| {
+            crate::syntax::visit::names_in(e, &mut mentioned)
+        });
+        let read = mentioned.contains(&p.name);
+        let sites = (k > 0 && declared.is_none() && read).then(|| {
             let name = &p.name;
             let declare = format!("declare it in a def: `{name}: int` or `{name}: float`");
             let mut site = |m: String| self.site(Exception::TypeError, &m, p.span);
@@ -703,12 +714,12 @@ impl<'a> Translator<'a> {
                 differ: site(format!(
                     "quad passed {{a}} for `{name}`, which may stand for the int or the float \
                      (scipy passes args as doubles), and the integrand's result differs between \
-                     them; {declare}"
+                     them (or ndjit cannot compute it for one); {declare}"
                 )),
                 inexact: site(format!(
-                    "quad passed {{a}} for `{name}`, past 2**53, where a double stands for a \
-                     float or for several ints (scipy passes args as doubles); declare it in a \
-                     def: `{name}: float`"
+                    "quad passed {{a}} for `{name}`: from 2**53 on, a double stands for a float \
+                     or for several ints (scipy passes args as doubles); declare it in a def: \
+                     `{name}: float`"
                 )),
                 too_many: site(format!(
                     "quad passed more than {} values that may stand for ints or floats (scipy \

@@ -2569,7 +2569,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 let prev = self.k.selp(T::S64, nm1, prev, top);
                 let next = self.k.selp(T::S64, nm1, next, top);
                 // gamma = vi - previous index, as `ndjit::runtime::QuantilePlan`: the previous
-                // index is -1 at or above the last element, 0 below the first, else floor(vi).
+                // index is -1 at or above the last element, 0 below the first, else floor(vi),
+                // an int (`+ 0.0` makes floor(-0.0) the int 0: gamma keeps vi's sign).
+                let fl = self.k.bin(Bin::Add, T::F64, fl, Src::f64(0.0));
                 let c = self.k.selp(T::F64, Src::f64(0.0), fl, below);
                 let c = self.k.selp(T::F64, Src::f64(-1.0), c, top);
                 let gamma = self.k.bin(Bin::Sub, T::F64, vi, c);

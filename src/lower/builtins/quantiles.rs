@@ -47,7 +47,7 @@ pub(super) fn quantile(
         return Ok(t.refuse_by_type(refusal, Value::Scalar(Expr::F64(0.0), Ty::F64)));
     }
     let is_pct = matches!(base, Percentile | Nanpercentile);
-    let points = points(t, q, qs, is_pct)?;
+    let (points, int_q) = points(t, q, qs, is_pct)?;
     let nan_variant = matches!(base, Nanpercentile | Nanquantile);
     if !nan_variant {
         t.check_plain(
@@ -65,18 +65,16 @@ pub(super) fn quantile(
     let sorted = sorted_copy(t, &arr, keep);
     let floats = arr.ty == Ty::F64;
     let quantile = |t: &mut Translator, q: Expr| -> Result<Expr> {
-        let q = if is_pct {
-            bin(BinOp::Div, q, Expr::F64(100.0))
-        } else {
-            q
-        };
         let dst = t.temp(Ty::F64);
-        t.emit(Stmt::Sorted {
-            dst,
-            stat: SortedStat::Quantile,
-            arr: sorted,
-            q,
-        });
+        match int_q {
+            true => take(t, dst, sorted, q),
+            false => t.emit(Stmt::Sorted {
+                dst,
+                stat: SortedStat::Quantile,
+                arr: sorted,
+                q,
+            }),
+        }
         if floats {
             let (values, name) = (t.view(sorted), format!("np.{base}"));
             zero_signs::guard(t, &values, Shows::Result(&Expr::Var(dst)), &name, span)?;
@@ -94,30 +92,63 @@ pub(super) fn quantile(
     }
 }
 
-/// The q values, each checked to lie in [0, 100] for a percentile or [0, 1] for a quantile
-/// before any is computed, as NumPy checks them.
-fn points(t: &mut Translator, q: Value, qs: Span, is_pct: bool) -> Result<Points> {
-    let (hi, msg) = if is_pct {
-        (100.0, "Percentiles must be in the range [0, 100]")
-    } else {
-        (1.0, "Quantiles must be in the range [0, 1]")
+/// NumPy's take of the sorted values at `(n - 1) * q` for an integer `q` (0 or 1, checked): the
+/// value itself, where interpolating would give NaN between infinities or lose a zero's sign
+/// (`_quantile`'s `supports_integers` path); NaN when empty or holding a NaN, as interpolating.
+fn take(t: &mut Translator, dst: crate::ir::Var, sorted: crate::ir::Arr, q: Expr) {
+    let values = t.view(sorted);
+    let last = bin(BinOp::Sub, values.len.clone(), Expr::I64(1));
+    let index = bin(BinOp::Mul, last.clone(), Expr::Cast(Ty::I64, q.boxed()));
+    let has_nan = Expr::Unary(crate::ir::UnOp::IsNan, values.at(last).boxed());
+    let value = Expr::Select(
+        has_nan.boxed(),
+        Expr::F64(f64::NAN).boxed(),
+        values.at(index).boxed(),
+    );
+    let some = cmp(CmpOp::Gt, values.len.clone(), Expr::I64(0));
+    let (then, empty) = (
+        Stmt::Assign(dst, value),
+        Stmt::Assign(dst, Expr::F64(f64::NAN)),
+    );
+    t.emit(Stmt::If(some, vec![then], vec![empty]));
+}
+
+/// The q values as NumPy's quantiles see them (a percentile's divided by 100), each checked to
+/// lie in [0, 1] before any is computed, as NumPy checks them (a percentile after dividing:
+/// `-5e-324` is `-0.0` then, in range); and whether they are integers, which a quantile takes
+/// rather than interpolates.
+fn points(t: &mut Translator, q: Value, qs: Span, is_pct: bool) -> Result<(Points, bool)> {
+    let msg = match is_pct {
+        true => "Percentiles must be in the range [0, 100]",
+        false => "Quantiles must be in the range [0, 1]",
+    };
+    let scaled = |q: Expr| match is_pct {
+        true => bin(BinOp::Div, q, Expr::F64(100.0)),
+        false => q,
     };
     let in_range = |q: Expr| {
         bin(
             BinOp::And,
             cmp(CmpOp::Ge, q.clone(), Expr::F64(0.0)),
-            cmp(CmpOp::Le, q, Expr::F64(hi)),
+            cmp(CmpOp::Le, q, Expr::F64(1.0)),
         )
     };
+    let ints = |ty: Ty| !is_pct && matches!(ty, Ty::I64 | Ty::Bool);
     Ok(match q {
         Value::Scalar(e, ty) => {
-            let q = t.stable(convert(e, ty, Ty::F64), Ty::F64);
+            let q = t.stable(scaled(convert(e, ty, Ty::F64)), Ty::F64);
             t.check_plain(in_range(q.clone()), Exception::ValueError, msg, qs);
-            Points::One(q)
+            (Points::One(q), ints(ty))
         }
         v @ (Value::Tuple(_) | Value::Array(_) | Value::List(..)) => {
             let qa = t.array_of(v, qs)?;
-            let qa = t.materialize(&crate::lower::numpy::as_type(&qa, Ty::F64), None);
+            let int_q = ints(qa.ty);
+            let as_floats = crate::lower::numpy::as_type(&qa, Ty::F64);
+            let qa = ArrayVal {
+                elem: scaled(as_floats.elem.clone()),
+                ..as_floats
+            };
+            let qa = t.materialize(&qa, None);
             let probe = ArrayVal {
                 elem: not(in_range(qa.elem.clone())),
                 ty: Ty::Bool,
@@ -125,7 +156,7 @@ fn points(t: &mut Translator, q: Value, qs: Span, is_pct: bool) -> Result<Points
             };
             let bad = t.reduce(ReduceOp::Any, &probe, qs, None)?;
             t.check_plain(not(bad), Exception::ValueError, msg, qs);
-            Points::Many(qa)
+            (Points::Many(qa), int_q)
         }
         _ => {
             return Err(t

@@ -38,16 +38,27 @@ pub(super) fn cast_call(t: &mut Translator, base: Func, a: &mut Args) -> Result<
     }
     let what = format!("{base}()'s argument");
     let (e, ty) = match v {
-        Value::Array(arr) => {
-            // float(arr) works in NumPy for one-element arrays.
-            t.check(
-                cmp(CmpOp::Eq, arr.len.clone(), Expr::I64(1)),
+        Value::Array(arr) if base == Bool => {
+            // NumPy's truth value of an array: that of its one element.
+            let (len, n) = (arr.len.clone(), || arr.len.clone().boxed());
+            let empty = "The truth value of an empty array is ambiguous. Use `array.size > 0` to \
+                         check that an array is not empty.";
+            let many = "The truth value of an array with more than one element is ambiguous. \
+                        Use a.any() or a.all()";
+            t.check_plain(
+                cmp(CmpOp::Ne, len.clone(), Expr::I64(0)),
                 Exception::ValueError,
-                "only arrays of size 1 can be converted to Python scalars (size {a})",
+                empty,
                 s,
-                arr.len.clone(),
-                Expr::I64(0),
             );
+            let one = Expr::Cmp(CmpOp::Le, n(), Expr::I64(1).boxed());
+            t.check_plain(one, Exception::ValueError, many, s);
+            (arr.at(Expr::I64(0)), arr.ty)
+        }
+        Value::Array(arr) => {
+            // NumPy 2 converts 0-d arrays only (1-D ones of one element were deprecated in 1.25).
+            let message = "only 0-dimensional arrays can be converted to Python scalars";
+            t.check_plain(Expr::Bool(false), Exception::TypeError, message, s);
             (arr.at(Expr::I64(0)), arr.ty)
         }
         v => t.scalar(v, s, &what)?,

@@ -255,16 +255,40 @@ fn arange_len(
     } else {
         bin(BinOp::Sub, hi, lo)
     };
-    let quotient = t.stable(bin(BinOp::Div, diff, st), Ty::F64);
+    let diff = t.stable(diff, Ty::F64);
+    let quotient = t.stable(bin(BinOp::Div, diff.clone(), st), Ty::F64);
     t.check_plain(
         cmp(CmpOp::Eq, quotient.clone(), quotient.clone()),
         Exception::ValueError,
         "arange: cannot compute length",
         span,
     );
-    let ceil = t.stable(Expr::Unary(UnOp::Ceil, quotient.boxed()), Ty::F64);
-    t.check_plain(
+    // NumPy's `_calc_length`: a quotient that underflowed to zero (or met an infinite step)
+    // from a non-zero difference is one element, or none where its sign is negative.
+    let underflow = bin(
+        BinOp::And,
+        cmp(CmpOp::Eq, quotient.clone(), Expr::F64(0.0)),
+        cmp(CmpOp::Ne, diff, Expr::F64(0.0)),
+    );
+    let underflow = t.stable(underflow, Ty::Bool);
+    let one_or_none = Expr::Select(
+        Expr::Unary(UnOp::SignBit, quotient.clone().boxed()).boxed(),
+        Expr::F64(0.0).boxed(),
+        Expr::F64(1.0).boxed(),
+    );
+    let ceil = Expr::Unary(UnOp::Ceil, quotient.boxed());
+    let ceil = t.stable(
+        Expr::Select(underflow.boxed(), one_or_none.boxed(), ceil.boxed()),
+        Ty::F64,
+    );
+    // Outside the index range either way (-inf included), NumPy cannot make the array.
+    let size_ok = bin(
+        BinOp::And,
+        cmp(CmpOp::Ge, ceil.clone(), Expr::F64(-9.2e18)),
         cmp(CmpOp::Le, ceil.clone(), Expr::F64(9.2e18)),
+    );
+    t.check_plain(
+        size_ok,
         Exception::ValueError,
         "Maximum allowed size exceeded",
         span,
