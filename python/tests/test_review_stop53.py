@@ -59,3 +59,24 @@ CASES = [
 @pytest.mark.parametrize("src, window", CASES)
 def test_numpy_semantics_found_by_the_stop_53_review(src, window):
     assert compare(f"def f(x):\n    return {src}\n", window) is None
+
+
+MASKS = [
+    # NumPy selects nothing with an empty boolean mask, whatever the array's length.
+    ("np.sum(x[x[x < 0] > 0.5])", [2.0, 3.0]),
+    ("len(x[x[x < 0] > 0.5])", [2.0]),
+    ("np.min(x[x[x < 0] > 0.5])", [2.0]),  # then a zero-size reduction: ValueError
+    ("len(x[np.isfinite(np.log1p(np.abs(x[1:])))])", [2.0]),
+    ("len(x[x[:1] > 0])", [2.0, 3.0]),  # a mask of another non-zero length: IndexError
+]
+
+
+@pytest.mark.parametrize("src, window", MASKS)
+def test_an_empty_mask_selects_nothing(src, window):
+    assert compare(f"def f(x):\n    return {src}\n", window) is None
+
+
+@pytest.mark.parametrize("window", [[2.0, 3.0], [1.0]])
+def test_an_empty_mask_writes_nothing(window):
+    src = "def f(x):\n    a = x.copy()\n    a[a[a < 0] > 0] = 7.0\n    return np.sum(a)\n"
+    assert compare(src, window) is None

@@ -1478,14 +1478,24 @@ impl<'p> Translator<'p> {
         match iv {
             Value::Array(mask) if mask.ty == Ty::Bool => {
                 let (n, m) = (arr.len.clone(), mask.len.clone());
+                let mut arr = arr;
                 if n != m {
+                    // NumPy selects nothing with an empty mask, whatever the array's length.
+                    let empty = cmp(CmpOp::Eq, m.clone(), Expr::I64(0));
+                    let ok = bin(
+                        BinOp::Or,
+                        cmp(CmpOp::Eq, n.clone(), m.clone()),
+                        empty.clone(),
+                    );
                     self.check(
-                        cmp(CmpOp::Eq, n.clone(), m.clone()), Exception::IndexError,
+                        ok, Exception::IndexError,
                         "boolean index did not match indexed array along axis 0; size of axis is {a} but size of corresponding boolean axis is {b}",
                         index.span,
-                        n,
+                        n.clone(),
                         m,
                     );
+                    // No element is visited then, so the empty mask is never read.
+                    arr.len = Expr::Select(empty.boxed(), Expr::I64(0).boxed(), n.boxed());
                 }
                 let keep = mask.at(Expr::Var(arr.index));
                 Ok(Value::Array(self.materialize(&arr, Some(keep))))

@@ -47,14 +47,22 @@ impl Translator<'_> {
                 .hint("assign one number (`a[a > t] = 0`), or loop over the elements"));
         };
         let len = self.slot_len(slot);
-        self.check(
+        // NumPy writes nothing through an empty mask, whatever the array's length.
+        let empty = expr::cmp(ir::CmpOp::Eq, mask.len.clone(), Expr::I64(0));
+        let ok = expr::bin(
+            ir::BinOp::Or,
             expr::cmp(ir::CmpOp::Eq, mask.len.clone(), len.clone()),
+            empty.clone(),
+        );
+        self.check(
+            ok,
             Exception::IndexError,
             "boolean index did not match indexed array along axis 0; size of axis is {b} but size of corresponding boolean axis is {a}",
             span,
             mask.len.clone(),
             len.clone(),
         );
+        let len = Expr::Select(empty.boxed(), Expr::I64(0).boxed(), len.boxed());
         let v = self.store_value(v, vty, ety, span);
         let v = self.stable(v, ety);
         // The mask is read while the array is written: compute it first unless each element
