@@ -51,10 +51,10 @@ fn could_be_int(v: f64) -> bool {
     v.is_finite() && v.trunc() == v && !(v == 0.0 && v.is_sign_negative())
 }
 
-/// The positions of `values` in doubt, as a bit mask; the failure to report when they cannot all
-/// be tried.
-fn doubts(params: &Params, values: &[f64]) -> Result<u64, Failure> {
-    let mut mask = 0u64;
+/// The positions of `values` in doubt, with their error sites; the failure to report when they
+/// cannot all be tried.
+fn doubts(params: &Params, values: &[f64]) -> Result<Vec<(usize, DoubtSites)>, Failure> {
+    let mut in_doubt = Vec::new();
     for (k, (&v, sites)) in values.iter().zip(&params.sites).enumerate() {
         let Some(sites) = sites.filter(|_| could_be_int(v)) else {
             continue;
@@ -67,12 +67,12 @@ fn doubts(params: &Params, values: &[f64]) -> Result<u64, Failure> {
         if v.abs() >= EXACT_INTS {
             return Err(fail(sites.inexact));
         }
-        if mask.count_ones() == MAX_DOUBTS || k >= 64 {
+        if in_doubt.len() == MAX_DOUBTS as usize || k >= 64 {
             return Err(fail(sites.too_many));
         }
-        mask |= 1 << k;
+        in_doubt.push((k, sites));
     }
-    Ok(mask)
+    Ok(in_doubt)
 }
 
 /// The integrand compiled with each typing tried so far: bit k of the key set where position k
@@ -90,7 +90,10 @@ impl Typings {
         if let Some((_, f)) = cache.iter().find(|(k, _)| *k == ints) {
             return f.clone();
         }
-        let f = general.integrand_typed(ints).ok();
+        // Called from quad's C code: a compiler panic must not unwind there (the typing is then
+        // one that cannot be compared, and the call raises).
+        let compile = std::panic::AssertUnwindSafe(|| general.integrand_typed(ints).ok());
+        let f = std::panic::catch_unwind(compile).ok().flatten();
         cache.push((ints, f.clone()));
         f
     }
@@ -118,11 +121,12 @@ enum Outcome {
 
 /// Runs `general`'s integrand on quad's `values` with every typing of the values in doubt.
 pub(crate) fn resolve(general: &Filter, typings: &Typings, values: &[f64]) -> Verdict {
-    let mask = match doubts(general.integrand_params(), values) {
-        Ok(0) => return Verdict::Run,
-        Ok(mask) => mask,
+    let in_doubt = match doubts(general.integrand_params(), values) {
+        Ok(in_doubt) if in_doubt.is_empty() => return Verdict::Run,
+        Ok(in_doubt) => in_doubt,
         Err(fail) => return Verdict::Fail(fail),
     };
+    let mask = in_doubt.iter().fold(0u64, |m, (k, _)| m | 1 << k);
     let run = |ints: u64| match typings.get(general, ints) {
         None => Outcome::Refused,
         Some(f) => match f.call(values) {
@@ -142,7 +146,7 @@ pub(crate) fn resolve(general: &Filter, typings: &Typings, values: &[f64]) -> Ve
             return Verdict::Fail(Failure { site, a: 0, b: 0 });
         }
         if outcome != first {
-            return Verdict::Fail(differ(general, values, mask, &first, &run));
+            return Verdict::Fail(differ(values, &in_doubt, &first, &run));
         }
         // The next subset of `mask` (every one after the empty set, which is `first`'s
         // typing: all floats).
@@ -161,19 +165,18 @@ pub(crate) fn resolve(general: &Filter, typings: &Typings, values: &[f64]) -> Ve
 /// The failure naming the first position whose typing alone changes the result (else the first
 /// in doubt: only a combination does).
 fn differ(
-    general: &Filter,
     values: &[f64],
-    mask: u64,
+    in_doubt: &[(usize, DoubtSites)],
     first: &Outcome,
     run: &dyn Fn(u64) -> Outcome,
 ) -> Failure {
-    let mut in_doubt = (0..64).filter(|k| mask >> k & 1 == 1);
-    let lowest = in_doubt.clone().next().unwrap_or(1);
-    let k = in_doubt.find(|&k| run(1 << k) != *first).unwrap_or(lowest);
-    let sites = general.integrand_params().sites[k].expect("a position in doubt has sites");
+    let (k, sites) = in_doubt
+        .iter()
+        .find(|(k, _)| run(1 << k) != *first)
+        .unwrap_or(&in_doubt[0]);
     Failure {
         site: sites.differ.0,
-        a: values[k] as i64,
+        a: values[*k] as i64,
         b: 0,
     }
 }
@@ -204,8 +207,10 @@ mod tests {
         let params = Params {
             sites: vec![None, s(1), None, s(3)],
         };
-        assert_eq!(doubts(&params, &[1.0, 2.0, 3.0, 4.0]), Ok(0b1010));
-        assert_eq!(doubts(&params, &[1.0, 2.5, 3.0, -0.0]), Ok(0));
+        let positions =
+            |v: &[f64]| doubts(&params, v).map(|d| d.iter().map(|p| p.0).collect::<Vec<_>>());
+        assert_eq!(positions(&[1.0, 2.0, 3.0, 4.0]), Ok(vec![1, 3]));
+        assert_eq!(positions(&[1.0, 2.5, 3.0, -0.0]), Ok(vec![]));
         let past = doubts(&params, &[1.0, 2.0, 3.0, 1e17]).unwrap_err();
         assert_eq!((past.site, past.a), (13, 100_000_000_000_000_000));
         let many = Params {

@@ -319,7 +319,12 @@ def jit_integrand(func: Any) -> Filter:
     """Compiles an integrand ``f(x, *args)`` for ``scipy.integrate.quad``/``dblquad``/``nquad``;
     ``quad(ndjit.jit_integrand(f), a, b, args=(p, q))`` passes ``args`` through as scipy does.
     quad has no error channel: a run-time error makes the integrand return NaN until quad returns,
-    and is then raised from the quad call, as the exception itself (see :meth:`Filter.failure`)."""
+    and is then raised from the quad call, as the exception itself (see :meth:`Filter.failure`).
+
+    quad hands ``args`` over as doubles, so ``args=(0,)`` and ``args=(0.0,)`` look alike: where a
+    value after the variable may stand for an int, the integrand runs as both, and a result that
+    differs (``-a * x`` is ``0.0`` for the int 0, ``-0.0`` for the float) raises ``TypeError``.
+    Annotate such a parameter to say which: ``def f(x, n: int)``, ``def f(y, x: float)``."""
     return _jit("integrand", func, (), None)
 
 
