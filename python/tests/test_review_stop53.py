@@ -80,3 +80,24 @@ def test_an_empty_mask_selects_nothing(src, window):
 def test_an_empty_mask_writes_nothing(window):
     src = "def f(x):\n    a = x.copy()\n    a[a[a < 0] > 0] = 7.0\n    return np.sum(a)\n"
     assert compare(src, window) is None
+
+
+ARANGE = [
+    # A zero step raises ZeroDivisionError only among Python numbers; with a NumPy scalar (a
+    # window element) the length is NaN or infinite: NumPy's ValueErrors.
+    ("len(np.arange(0, 10, x[0]))", [0.0]),
+    ("len(np.arange(x[0], 1.0, 0))", [0.0]),
+    ("len(np.arange(x[0], x[1], x[2]))", [1.0, 2.0, 0.0]),
+    ("len(np.arange(x[0], x[0], 0))", [1.0]),
+    ("len(np.arange(0, 10, int(x[0])))", [0.0]),
+    ("len(np.arange(1.0, 1.0, 0.0 * len(x)))", [0.0]),
+    # A length down to -2**63 is an empty array; below it, NumPy's ValueError.
+    ("len(np.arange(0, -x[0]))", [9.21e18]),
+    ("len(np.arange(x[0], -x[0]))", [4.6e18]),
+    ("len(np.arange(0, -x[0]))", [9.3e18]),
+]
+
+
+@pytest.mark.parametrize("src, window", ARANGE)
+def test_arange_lengths_as_numpy(src, window):
+    assert compare(f"def f(x):\n    return {src}\n", window) is None

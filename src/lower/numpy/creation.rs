@@ -6,7 +6,7 @@ use super::super::builtins::{cast_elem, dtype_ty, Args};
 use super::super::expr::{bin, cmp, convert};
 use super::super::names::Func;
 use super::super::value::{ArrayVal, Value};
-use super::super::Translator;
+use super::super::{not, Translator};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
 
@@ -146,9 +146,13 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
         None => None,
     };
     let mut args = Vec::new();
+    // Whether every argument is a Python number: NumPy divides a NumPy scalar by a zero step
+    // without raising (the length is then NaN or infinite), Python raises ZeroDivisionError.
+    let mut python = Expr::Bool(true);
     while !a.pos.is_empty() {
         let (v, s) = a.take();
         let (e, ty) = t.scalar(v, s, "a bound of np.arange")?;
+        python = bin(BinOp::And, python, t.prov(&e).flag());
         args.push((t.stable(e, ty), ty));
     }
     let ints = args.iter().all(|(_, ty)| *ty != Ty::F64);
@@ -173,7 +177,7 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
         [start, stop, step, ..] => (start.clone(), stop.clone(), step.clone()),
         [] => unreachable!("arity checked"),
     };
-    let len = arange_len(t, ints, &start, &stop, &step, span);
+    let len = arange_len(t, (ints, python), &start, &stop, &step, span);
     let index = t.temp(Ty::I64);
     let i = Expr::Var(index);
     let elem = if ints {
@@ -215,11 +219,12 @@ pub(super) fn arange(t: &mut Translator, a: &mut Args) -> Result<Value> {
     }))
 }
 
-/// NumPy's length of `np.arange(start, stop, step)` (each a stable value and its type), with
-/// its errors: a zero step, a NaN or infinite length, and more elements than a filter holds.
+/// NumPy's length of `np.arange(start, stop, step)` (each a stable value and its type; `ints`
+/// when all are integers, `python` true when all are Python numbers), with its errors: a zero
+/// step, a NaN or infinite length, and more elements than a filter holds.
 fn arange_len(
     t: &mut Translator,
-    ints: bool,
+    (ints, python): (bool, Expr),
     start: &(Expr, Ty),
     stop: &(Expr, Ty),
     step: &(Expr, Ty),
@@ -232,7 +237,11 @@ fn arange_len(
         false => "float division by zero",
     };
     t.check_plain(
-        cmp(CmpOp::Ne, st.clone(), Expr::F64(0.0)),
+        bin(
+            BinOp::Or,
+            cmp(CmpOp::Ne, st.clone(), Expr::F64(0.0)),
+            not(python),
+        ),
         Exception::ZeroDivisionError,
         zero_message,
         span,
@@ -281,10 +290,15 @@ fn arange_len(
         Expr::Select(underflow.boxed(), one_or_none.boxed(), ceil.boxed()),
         Ty::F64,
     );
-    // Outside the index range either way (-inf included), NumPy cannot make the array.
+    // Below NumPy's index range (-inf included) it cannot compute the length; above about
+    // 9.2e18 elements it cannot make the array.
     let size_ok = bin(
         BinOp::And,
-        cmp(CmpOp::Ge, ceil.clone(), Expr::F64(-9.2e18)),
+        cmp(
+            CmpOp::Ge,
+            ceil.clone(),
+            Expr::F64(-9_223_372_036_854_775_808.0),
+        ),
         cmp(CmpOp::Le, ceil.clone(), Expr::F64(9.2e18)),
     );
     t.check_plain(
