@@ -33,6 +33,17 @@ pub struct CallContext {
     direct_entry: Option<Box<dyn Fn(*const c_void) + Send + Sync>>,
     /// An integrand's other typings, compiled as [`resumable_integrand`] needs them.
     typings: crate::integrand::Typings,
+    /// This context among all (never reused) and the count of its resets: what a thread's
+    /// record of an integrand failure (`FAILED_HERE`) refers to.
+    id: u64,
+    epoch: std::sync::atomic::AtomicU64,
+}
+
+/// The next [`CallContext::id`].
+static CONTEXTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_id() -> u64 {
+    CONTEXTS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The state behind [`adaptive_callback`]: the entry to call, and the specialised filter that
@@ -73,6 +84,8 @@ impl Filter {
             adaptive: Adaptive::at(entry),
             direct_entry: None,
             typings: Default::default(),
+            id: next_id(),
+            epoch: Default::default(),
         })
     }
 
@@ -90,6 +103,8 @@ impl Filter {
             adaptive,
             direct_entry: hooks.direct_entry,
             typings: Default::default(),
+            id: next_id(),
+            epoch: Default::default(),
         }))
     }
 }
@@ -125,6 +140,7 @@ impl CallContext {
     }
     /// Clears the failure so that calls run again.
     pub fn reset(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
         self.raw.reset()
     }
     pub fn filter(&self) -> &Filter {
@@ -298,11 +314,15 @@ unsafe extern "C" fn resumable_transform(
 }
 
 thread_local! {
-    /// The integrand contexts whose call failed in this thread: their calls here return NaN
-    /// until the failure's exception has been raised (quad has no error channel and goes on
-    /// calling), while other threads' calls run on.
-    static FAILED_HERE: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The integrand contexts (id, epoch) whose call failed in this thread: their calls here
+    /// return NaN until the failure's exception has been raised (quad has no error channel and
+    /// goes on calling) or the context is reset, while other threads' calls run on.
+    static FAILED_HERE: std::cell::RefCell<Vec<(u64, u64)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// At most this many failed contexts remembered per thread (one dropped while failed stays
+/// until then).
+const FAILED_HERE_MAX: usize = 64;
 
 /// `double (int, double *, void *)` (quad's integrand) behind [`resumable_callback`]; NaN when the
 /// call fails or may not run, as compiled code returns on failure.
@@ -312,20 +332,48 @@ thread_local! {
 /// reported to the hook). quad passes the integrand's `args` as doubles, which may stand for
 /// Python ints: where one may, every typing runs and must agree ([`crate::integrand`]).
 unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c_void) -> f64 {
-    type F = unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64;
     let Some(ctx) = (unsafe { (user_data as *const CallContext).as_ref() }) else {
         return f64::NAN;
     };
-    let key = user_data as usize;
-    if FAILED_HERE.with_borrow(|f| f.contains(&key)) {
-        // Cleared (`CallContext::reset`), or its exception raised (the resume hook).
-        let cleared = ctx.raw.failed.load(Ordering::Acquire) == 0;
-        if !cleared && !ctx.raw.try_resume() {
+    let here = (ctx.id, ctx.epoch.load(Ordering::Acquire));
+    let failed_here = FAILED_HERE.try_with(|f| f.borrow().contains(&here));
+    if failed_here.unwrap_or(false) {
+        // Its exception raised: this thread's calls run again (others' records stay).
+        if !ctx.raw.may_resume() {
             return f64::NAN;
         }
-        FAILED_HERE.with_borrow_mut(|f| f.retain(|k| *k != key));
+        ctx.raw.reset();
+        let _ = FAILED_HERE.try_with(|f| f.borrow_mut().retain(|r| r.0 != ctx.id));
     }
     let raw = ctx.filter.fresh_raw();
+    // Called from quad's C code: a panic must not unwind there.
+    let run = std::panic::AssertUnwindSafe(|| unsafe { integrand_call(ctx, &raw, n, xx) });
+    let (v, failure) = match std::panic::catch_unwind(run) {
+        Ok(v) => (v, raw.failure()),
+        Err(_) => (f64::NAN, Some(crate::runtime::Failure::panicked())),
+    };
+    let Some(fail) = failure else {
+        return v;
+    };
+    let _ = FAILED_HERE.try_with(|f| {
+        let mut f = f.borrow_mut();
+        f.retain(|r| r.0 != ctx.id);
+        if f.len() == FAILED_HERE_MAX {
+            f.remove(0);
+        }
+        f.push(here);
+    });
+    ctx.raw.report(fail);
+    f64::NAN
+}
+
+/// One integrand call on the scratch context `raw`: every typing of quad's values in doubt, or
+/// the compiled code itself; a failure is left in `raw`.
+///
+/// # Safety
+/// As [`resumable_integrand`]; `raw` is a scratch context of `ctx`'s filter.
+unsafe fn integrand_call(ctx: &CallContext, raw: &RawContext, n: i32, xx: *mut f64) -> f64 {
+    type F = unsafe extern "C" fn(i32, *mut f64, *mut c_void) -> f64;
     let verdict = match usize::try_from(n) {
         Ok(len @ 1..) if !xx.is_null() => {
             // SAFETY: quad passes `n` values at `xx`.
@@ -334,7 +382,7 @@ unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c
         }
         _ => crate::integrand::Verdict::Run,
     };
-    let v = match verdict {
+    match verdict {
         crate::integrand::Verdict::Value(v) => v,
         crate::integrand::Verdict::Fail(fail) => {
             raw.record(fail);
@@ -344,15 +392,7 @@ unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c
             // SAFETY: the filter's entry has this C type for `Sig::Integrand` (`ir::Sig`), and
             // compiled code reads only the `RawContext` at the start of a `CallContext`.
             let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
-            unsafe { f(n, xx, &raw as *const RawContext as *mut c_void) }
-        }
-    };
-    match raw.failure() {
-        None => v,
-        Some(fail) => {
-            FAILED_HERE.with_borrow_mut(|f| f.push(key));
-            ctx.raw.report(fail);
-            f64::NAN
+            unsafe { f(n, xx, raw as *const RawContext as *mut c_void) }
         }
     }
 }

@@ -134,6 +134,12 @@ impl FilterBuilder {
         self.imports.push((module.to_string(), alias.to_string()));
         self
     }
+    /// Types an integrand's parameters of bit mask `int_args` as Python ints (see
+    /// [`Filter::integrand_typed`]).
+    pub(crate) fn int_args(mut self, int_args: u64) -> Self {
+        self.int_args = int_args;
+        self
+    }
     /// Keep the Cranelift IR and disassembly text for [`Filter::clif_text`] / [`Filter::disasm`].
     pub fn inspect(mut self, yes: bool) -> Self {
         self.inspect = yes;
@@ -470,6 +476,16 @@ impl Filter {
         if fail.is_interrupt() {
             return RuntimeError::interrupted();
         }
+        if fail.site == crate::runtime::SITE_PANICKED {
+            return RuntimeError {
+                message: "internal error: ndjit panicked while running the callback (please \
+                          report it)"
+                    .into(),
+                exception: crate::Exception::RuntimeError,
+                span: Span::default(),
+                snippet: None,
+            };
+        }
         let Some(site) = self.compiled.general.errors.get(fail.site as usize) else {
             return self.describe(None);
         };
@@ -629,7 +645,7 @@ impl Filter {
         for (module, alias) in &c.imports {
             b = b.import(module, alias);
         }
-        FilterBuilder { int_args, ..b }.compile()
+        b.int_args(int_args).compile()
     }
 
     /// The IR specialised to `filter_size = n` with the current bound values substituted and

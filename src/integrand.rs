@@ -59,13 +59,17 @@ fn doubts(params: &Params, values: &[f64]) -> Result<Vec<(usize, DoubtSites)>, F
         let Some(sites) = sites.filter(|_| could_be_int(v)) else {
             continue;
         };
+        // Below 2**53 the value is an exact i64 (the messages show it); beyond, no one int.
         let fail = |site: ErrorId| Failure {
             site: site.0,
             a: v as i64,
             b: 0,
         };
         if v.abs() >= EXACT_INTS {
-            return Err(fail(sites.inexact));
+            return Err(Failure {
+                a: 0,
+                ..fail(sites.inexact)
+            });
         }
         if in_doubt.len() == MAX_DOUBTS as usize || k >= 64 {
             return Err(fail(sites.too_many));
@@ -110,13 +114,25 @@ pub(crate) enum Verdict {
     Fail(Failure),
 }
 
-/// One typing's outcome, compared by bits and by the error raised.
+/// One typing's outcome, compared by bits (a NaN's payload aside, which ndjit does not promise:
+/// README, *Known deviations*) and by the error raised: its class and message, which differ
+/// between typings only where the error does (each typing has its own error sites).
 #[derive(Clone, PartialEq)]
 enum Outcome {
     Value(u64),
     Raised(crate::Exception, String),
     /// This typing does not compile: no result to compare.
     Refused,
+}
+
+impl Outcome {
+    fn value(v: f64) -> Outcome {
+        Outcome::Value(if v.is_nan() {
+            f64::NAN.to_bits()
+        } else {
+            v.to_bits()
+        })
+    }
 }
 
 /// Runs `general`'s integrand on quad's `values` with every typing of the values in doubt.
@@ -130,7 +146,7 @@ pub(crate) fn resolve(general: &Filter, typings: &Typings, values: &[f64]) -> Ve
     let run = |ints: u64| match typings.get(general, ints) {
         None => Outcome::Refused,
         Some(f) => match f.call(values) {
-            Ok(v) => Outcome::Value(v.to_bits()),
+            Ok(v) => Outcome::value(v),
             Err(e) => Outcome::Raised(e.exception, e.message),
         },
     };

@@ -85,6 +85,13 @@ impl RawContext {
         self.resume = resume;
         self
     }
+    /// Whether the resume hook lets a call run again (the failure is left as it is).
+    pub(crate) fn may_resume(&self) -> bool {
+        let resume = |r: &ResumeHook| std::panic::catch_unwind(std::panic::AssertUnwindSafe(r));
+        self.resume
+            .as_ref()
+            .is_some_and(|r| resume(r).unwrap_or(false))
+    }
     /// For a call arriving at a failed context: whether it may run (the failure is then cleared).
     pub(crate) fn try_resume(&self) -> bool {
         match &self.resume {
@@ -111,8 +118,9 @@ impl RawContext {
         self.failed.store(0, Ordering::Release);
     }
     /// The failure of one call run on a scratch context of this one (quad's integrand, whose
-    /// failures are each calling thread's own): kept as this context's failure, and told to the
-    /// hook every time, so that each failing thread raises its own.
+    /// failures are each calling thread's own): kept as this context's failure (the latest, where
+    /// [`RawContext::record`] keeps the first), and told to the hook every time, so that each
+    /// failing thread raises its own.
     pub(crate) fn report(&self, f: Failure) {
         *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
         self.failed.store(1, Ordering::Release);
@@ -141,7 +149,19 @@ impl RawContext {
 /// index `Func::errors`), described by [`crate::RuntimeError::interrupted`].
 pub const SITE_INTERRUPTED: u32 = u32::MAX;
 
+/// The failure site of a call whose Rust side panicked (caught before it could unwind into the
+/// C caller), described as an internal error.
+pub const SITE_PANICKED: u32 = u32::MAX - 1;
+
 impl Failure {
+    /// The failure of a call whose Rust side panicked ([`SITE_PANICKED`]).
+    pub fn panicked() -> Failure {
+        Failure {
+            site: SITE_PANICKED,
+            a: 0,
+            b: 0,
+        }
+    }
     /// Whether the call was stopped by an interrupt rather than by a failing check.
     pub fn is_interrupt(&self) -> bool {
         self.site == SITE_INTERRUPTED

@@ -330,3 +330,24 @@ fn only_box_statistics_of_sorted_windows_are_selected() {
     assert!(selected(&percentile, &boxed(&[3, 11]), 2, dts, auto));
     assert!(selected(&f("np.sort(x)[0]"), &boxed(&[7, 7]), 2, dts, auto));
 }
+
+/// A q of -0.0 keeps NumPy's gamma sign (`-0.0 - 0`: the previous index is an int), in the
+/// kernel's run-time quantile as in `ndjit::runtime::QuantilePlan`: with -0.0 the lowest value,
+/// `np.quantile` at q = -0.0 is -0.0 (at q = 0.0 it would be 0.0).
+#[test]
+fn a_negative_zero_q_keeps_gammas_sign() {
+    let source = "np.quantile(x, x[4] * 0.0)";
+    let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
+    let window = [-0.0, 1.0, 2.0, 1.0, -0.0, 2.0, 1.0, 1.0, 2.0];
+    let q_negative_zero = gpu.filter().call(&window).expect("runs");
+    assert_eq!(q_negative_zero.to_bits(), (-0.0f64).to_bits());
+    let shape = [9, 11];
+    let values = [-0.0f64, 1.0, 2.0];
+    let data: Vec<u8> = (0..99)
+        .flat_map(|i| values[(i * 7 % 5) % 3].to_le_bytes())
+        .collect();
+    let dts = (Dtype::F64, Dtype::F64);
+    let runs = [(forced(true), 65535), (forced(false), 2)];
+    let refused = common::agree_with_cpu(&gpu, (&data, &shape), dts, &boxed(&[3, 3]), &runs);
+    assert!(!refused, "no window holds both zeros");
+}

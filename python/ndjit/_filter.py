@@ -300,11 +300,12 @@ def jit_transform(func: Any, *, extra_arguments: tuple = (), extra_keywords: Opt
 
 
 def _int_positions(args) -> int:
-    """Bit k set where an integrand's argument k (after the variable) is an int: Python calls
-    the function with it as such, where quad would hand it a double (``src/integrand.rs``)."""
+    """Bit k set where an integrand's argument k is an int: Python calls the function with it as
+    such, where quad would hand it a double (``src/integrand.rs``). A parameter declared
+    ``float`` takes it as a float, as quad passes it."""
     mask = 0
     for k, a in enumerate(args):
-        if k == 0 or not isinstance(a, (int, np.integer)):
+        if not isinstance(a, (int, np.integer)):
             continue
         if abs(int(a)) > 2 ** 53:
             raise OverflowError(f"argument {k} ({a}) is past 2**53: quad's doubles cannot hold it")

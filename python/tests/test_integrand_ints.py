@@ -108,8 +108,8 @@ def test_a_value_past_2_53_stands_for_many_ints_and_is_refused_unless_declared_f
     def scaled(x, a):
         return a * x
 
-    for a in [6.02214076e23, 2 ** 53, 2 ** 53 + 1, -(2 ** 53)]:
-        with pytest.raises(TypeError, match=r"from 2\*\*53 on, a double stands for a float or for several ints"):
+    for a in [6.02214076e23, 2 ** 53, 2 ** 53 + 1, -(2 ** 53), 1e300]:
+        with pytest.raises(TypeError, match=r"quad passed a value of 2\*\*53 or more for `a`, where a double stands for a float or for several ints"):
             integrate.quad(ndjit.jit_integrand(scaled), 0, 1, args=(a,))
 
     def scaled_float(x, a: float):
@@ -192,6 +192,10 @@ def test_evaluate_sees_the_python_types_it_is_given():
         assert bits(f.interpret(*args)) == bits(neg_times(*args)), args
     with pytest.raises(OverflowError, match=r"past 2\*\*53"):
         f.evaluate(0.5, 2 ** 60 + 1)
+    # The variable too, as Python would take it (quad never passes an int there).
+    g = ndjit.jit_integrand(lambda x, a: -x * a)
+    for args in [(0, 0.5), (0.0, 0.5)]:
+        assert bits(g.evaluate(*args)) == bits(-args[0] * args[1]), args
 
 
 def test_a_declared_int_refuses_negative_zero_which_no_int_is():

@@ -455,8 +455,13 @@ impl<'a> Translator<'a> {
                     n,
                     Expr::I64(0),
                 );
+                // A parameter the body never mentions cannot change the result, whatever its type.
+                let mut mentioned = Vec::new();
+                crate::syntax::visit::for_each_stmt_expr(&f.body, &mut |e| {
+                    crate::syntax::visit::names_in(e, &mut mentioned)
+                });
                 for (k, p) in f.params.iter().enumerate() {
-                    let v = self.integrand_param(k, p)?;
+                    let v = self.integrand_param(k, p, mentioned.contains(&p.name))?;
                     self.names.insert(p.name.clone(), v);
                 }
                 // Python calls it with every value quad passes: more than it takes is an error.
@@ -593,14 +598,15 @@ impl<'a> Translator<'a> {
     /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values; a
     /// Python int where the source declares one (`n: int`) or [`lower_typed`] types it so, else
     /// a float, as quad passes it (`crate::integrand`).
-    fn integrand_param(&mut self, k: usize, p: &ast::Param) -> Result<Value> {
+    fn integrand_param(&mut self, k: usize, p: &ast::Param, read: bool) -> Result<Value> {
         use ir::CmpOp;
         // The variable (0) is always a float; an annotation elsewhere declares the type.
         let declared = if k == 0 { None } else { declared_number(p) };
-        self.record_doubt(k, p, declared);
+        self.record_doubt(k, p, declared, read);
+        // Bit 0 too: `evaluate` may pass the variable as an int (quad never does).
         let as_int = match declared {
             Some(ty) => ty == Ty::I64,
-            None => k > 0 && k < 64 && self.int_args >> k & 1 == 1,
+            None => k < 64 && self.int_args >> k & 1 == 1,
         };
         let v = self.new_var(Ty::F64, &p.name);
         self.var_prov.insert(v, provenance::Prov::Py); // quad passes Python floats
@@ -699,13 +705,7 @@ impl<'a> Translator<'a> {
 
     /// Records the errors the trampoline reports when parameter `k`'s value may stand for an
     /// int or a float: none for the variable and declared parameters.
-    fn record_doubt(&mut self, k: usize, p: &ast::Param, declared: Option<Ty>) {
-        // A parameter the body never mentions cannot change the result, whatever its type.
-        let mut mentioned = Vec::new();
-        crate::syntax::visit::for_each_stmt_expr(&self.program.function.body, &mut |e| {
-            crate::syntax::visit::names_in(e, &mut mentioned)
-        });
-        let read = mentioned.contains(&p.name);
+    fn record_doubt(&mut self, k: usize, p: &ast::Param, declared: Option<Ty>, read: bool) {
         let sites = (k > 0 && declared.is_none() && read).then(|| {
             let name = &p.name;
             let declare = format!("declare it in a def: `{name}: int` or `{name}: float`");
@@ -717,13 +717,14 @@ impl<'a> Translator<'a> {
                      them (or ndjit cannot compute it for one); {declare}"
                 )),
                 inexact: site(format!(
-                    "quad passed {{a}} for `{name}`: from 2**53 on, a double stands for a float \
-                     or for several ints (scipy passes args as doubles); declare it in a def: \
-                     `{name}: float`"
+                    "quad passed a value of 2**53 or more for `{name}`, where a double stands for \
+                     a float or for several ints (scipy passes args as doubles); declare it in a \
+                     def: `{name}: float`"
                 )),
                 too_many: site(format!(
                     "quad passed more than {} values that may stand for ints or floats (scipy \
-                     passes args as doubles), up to `{name}`; {declare}",
+                     passes args as doubles), up to `{name}` (ndjit tries that many, among the \
+                     first 64 parameters); {declare}",
                     crate::integrand::MAX_DOUBTS
                 )),
             }
