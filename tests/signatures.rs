@@ -245,7 +245,11 @@ fn quads_doubles_that_may_be_ints_run_every_typing_and_must_agree() {
     }
     // From 2**53 on a double stands for several ints: refused unless declared a float.
     let e = through_quads_trampoline(&neg, &[0.5, 1e17]).unwrap_err();
-    assert!(e.message.contains("a value of 2**53 or more"), "{}", e.message);
+    assert!(
+        e.message.contains("a value of 2**53 or more"),
+        "{}",
+        e.message
+    );
     // The direct entry keeps quad's doubles as floats (the C face has no Python ints).
     assert_eq!(
         neg.call(&[0.5, 0.0]).unwrap().to_bits(),
