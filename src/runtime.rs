@@ -94,16 +94,11 @@ impl RawContext {
     }
     /// For a call arriving at a failed context: whether it may run (the failure is then cleared).
     pub(crate) fn try_resume(&self) -> bool {
-        match &self.resume {
-            Some(resume)
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(resume))
-                    .unwrap_or(false) =>
-            {
-                self.reset();
-                true
-            }
-            _ => false,
+        let resumed = self.may_resume();
+        if resumed {
+            self.reset();
         }
+        resumed
     }
     /// The first failure recorded since the last reset.
     pub fn failure(&self) -> Option<Failure> {
@@ -122,23 +117,24 @@ impl RawContext {
     /// [`RawContext::record`] keeps the first), and told to the hook every time, so that each
     /// failing thread raises its own.
     pub(crate) fn report(&self, f: Failure) {
-        *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
-        self.failed.store(1, Ordering::Release);
-        if let Some(hook) = &self.hook {
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(f)));
-        }
+        self.store(f, false);
     }
     pub(crate) fn record(&self, f: Failure) {
-        let first = {
+        self.store(f, true);
+    }
+    /// Keeps `f` as the context's failure (unless `first_only` and one is kept already), marks
+    /// the context failed, and tells the hook when `f` was kept.
+    fn store(&self, f: Failure, first_only: bool) {
+        let kept = {
             let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-            let first = slot.is_none();
-            if first {
+            let kept = slot.is_none() || !first_only;
+            if kept {
                 *slot = Some(f);
             }
-            first
+            kept
         };
         self.failed.store(1, Ordering::Release);
-        if let (true, Some(hook)) = (first, &self.hook) {
+        if let (true, Some(hook)) = (kept, &self.hook) {
             // A panicking hook must not unwind into compiled code.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(f)));
         }
