@@ -156,6 +156,11 @@ impl FilterBuilder {
     }
     /// Parse → check and lower → optimise → generate code, each step one call.
     pub fn compile(self) -> Result<Filter> {
+        // Every step walks the program recursively: a caller's small stack must not matter.
+        crate::with_stack(move || self.build())
+    }
+
+    fn build(self) -> Result<Filter> {
         let source: Arc<str> = self.source.into();
         let attach = |e: Error| e.with_source(&source);
         let mut program = crate::syntax::parse(&source).map_err(attach)?;

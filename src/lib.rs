@@ -51,9 +51,16 @@ pub use jit::FilterFn;
 
 /// Runs a step of a recursive walk (parser, lowering, folding, interpreter, code generation) with
 /// enough stack: it grows the stack on the heap when little is left, as rustc does. The nesting
-/// limits keep the depth bounded; this keeps small thread stacks (2 MiB test threads, debug
-/// builds) from overflowing before a limit is reached.
+/// limits keep the depth bounded; this keeps small thread stacks (a C host's 128 KiB pthread,
+/// 2 MiB test threads, debug builds) from overflowing before a limit is reached.
+///
+/// Not every recursive walk calls it (the IR passes recurse into nested blocks freely), so the
+/// red zone is what one unguarded walk may need at the nesting limit: 256 levels of frames of
+/// up to a few KiB. `tests/errors.rs` compiles and runs every deep form at the limit on a
+/// 64 KiB thread.
 #[inline]
 pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, f)
+    const RED_ZONE: usize = 1024 * 1024;
+    const SEGMENT: usize = 8 * 1024 * 1024;
+    stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }

@@ -15,6 +15,8 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    s = 'abc\n    return 1.0", K::Syntax, 2, 9, "unterminated string"),
     ("def f(x):\n        a = 1\n    return a", K::Syntax, 3, 5, "unindent does not match"),
     ("", K::Syntax, 1, 1, "empty filter source"),
+    ("import os", K::Syntax, 1, 1, "no filter in the source: it holds only imports, strings or `pass`"),
+    ("'abc'", K::Syntax, 1, 1, "no filter in the source"),
     ("def f(x):\n    return x[0]\ndef g(x):\n    return x[1]", K::Syntax, 3, 1, "single expression, lambda or def"),
     ("x[0] + 3j", K::Syntax, 1, 8, "complex numbers are not supported"),
     ("99999999999999999999 + x[0]", K::Syntax, 1, 1, "does not fit in 64 bits"),
@@ -246,6 +248,67 @@ fn limits_give_errors_not_stack_overflows() {
         Filter::compile(&nested, &Bindings::new()).unwrap_err().kind,
         K::Limit
     );
+}
+
+#[test]
+fn long_chains_are_limits_not_stack_overflows() {
+    // A chain is flat in Python's syntax tree, but `a < b < c` and `a and b` become short-circuit
+    // branches as deep as the chain is long: past the nesting limit, an error.
+    for link in [" < ", " == ", " and ", " or ", " is not ", " in "] {
+        let long = vec!["x[0]"; 4000].join(link);
+        let e = Filter::compile(&long, &Bindings::new()).unwrap_err();
+        assert_eq!(e.kind, K::Limit, "{link}: {e}");
+        assert!(e.to_string().contains("nesting deeper than"), "{e}");
+    }
+}
+
+/// The deepest program of each nesting form that compiles: the depth one below the limit
+/// (found by searching down from it).
+fn deepest(form: impl Fn(usize) -> String) -> (usize, Filter) {
+    (1..=260)
+        .rev()
+        .find_map(|n| {
+            Filter::compile(&form(n), &Bindings::new())
+                .ok()
+                .map(|f| (n, f))
+        })
+        .expect("some depth compiles")
+}
+
+#[test]
+fn programs_at_the_nesting_limit_compile_and_run_on_a_small_stack() {
+    // A C host may call from a thread with a small stack: the recursive walks grow their own.
+    let forms: [(&str, fn(usize) -> String); 7] = [
+        ("parentheses", |n| {
+            format!("{}x[0]{}", "(".repeat(n), ")".repeat(n))
+        }),
+        ("negations", |n| format!("{}x[0]", "-".repeat(n))),
+        ("sums", |n| vec!["x[0]"; n + 1].join(" + ")),
+        ("ternaries", |n| "x[0] if x[1] else ".repeat(n) + "x[2]"),
+        ("comparisons", |n| vec!["x[0]"; n + 1].join(" < ")),
+        ("nots", |n| "not ".repeat(n) + "x[0]"),
+        ("calls", |n| {
+            format!("{}x[0]{}", "abs(".repeat(n), ")".repeat(n))
+        }),
+    ];
+    let run = move || {
+        for (name, form) in forms {
+            let (n, f) = deepest(form);
+            assert!(n >= 100, "{name}: only {n} levels compile");
+            let window = [1.0, 2.0, 3.0];
+            assert_eq!(f.call(&window), f.interpret(&window), "{name}");
+            let image = ndarray::Array2::from_shape_fn((6, 5), |(i, j)| (i * 5 + j) as f64);
+            let opts = ndjit::driver::Options::size(&[3, 3]).threads(1);
+            let r = ndjit::driver::generic_filter(image.view(), &f, &opts).unwrap();
+            assert!(r.iter().all(|v| !v.is_nan()), "{name}");
+        }
+    };
+    std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
 }
 
 #[test]

@@ -3,8 +3,10 @@
  * Prints one line per check; exits 1 if any check fails. Run under valgrind by the test suite.
  */
 #include <ndjit.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures = 0;
@@ -43,6 +45,59 @@ static void expect_true(const char *what, int cond) {
     checks++;
     printf("%s %s\n", cond ? "ok  " : "FAIL", what);
     if (!cond) failures++;
+}
+
+/* A poll hook that asks to stop from its fourth poll on, and counts its polls. */
+static atomic_int polls;
+static int stop_from_the_fourth_poll(void *user_data) {
+    return user_data == (void *)&polls && atomic_fetch_add(&polls, 1) >= 3;
+}
+
+/* Stopping long calls: a filter that never returns, stopped by the poll hook. */
+static void check_poll_hook(const ndjit_array *in, const ndjit_array *out) {
+    ndjit_error *err = NULL;
+    ndjit_filter *loop = NULL;
+    expect("compile: an endless loop", ndjit_filter_compile("def f(x):\n    while True:\n        pass\n",
+           NULL, 0, &loop, &err), NDJIT_OK, &err);
+    ndjit_set_poll_hook(stop_from_the_fourth_poll, &polls);
+    double buf[3] = {1, 2, 3}, r = 42;
+    ndjit_status s = ndjit_filter_call(loop, buf, 3, &r, &err);
+    expect_true("call: the hook's stop is a KeyboardInterrupt, the result untouched",
+                err && strcmp(ndjit_error_kind(err), "KeyboardInterrupt") == 0 && r == 42 && polls >= 4);
+    expect("call: stopped by the poll hook", s, NDJIT_ERR_RUNTIME, &err);
+    ndjit_options *o = ndjit_options_new();
+    intptr_t size3[2] = {3, 3};
+    ndjit_options_set_size(o, size3, 2, NULL);
+    ndjit_options_set_threads(o, 2, NULL);
+    atomic_store(&polls, 0);
+    s = ndjit_generic_filter(loop, in, out, o, &err);
+    expect_true("driver: the hook's stop is a KeyboardInterrupt",
+                err && strcmp(ndjit_error_kind(err), "KeyboardInterrupt") == 0);
+    expect("driver on two threads: stopped by the poll hook", s, NDJIT_ERR_RUNTIME, &err);
+    ndjit_set_poll_hook(NULL, NULL);
+    ndjit_filter *plain = NULL;
+    ndjit_filter_compile("x[0] + 1", NULL, 0, &plain, NULL);
+    expect("call: no hook, no stop", ndjit_filter_call(plain, buf, 3, &r, &err), NDJIT_OK, &err);
+    expect_true("call: no hook, the value", r == 2);
+    ndjit_filter_free(plain);
+    ndjit_options_free(o);
+    ndjit_filter_free(loop);
+}
+
+/* A chained comparison is as deep as it is long once lowered: past the nesting limit it is a
+ * compile error, not a stack overflow. */
+static void check_long_chain(void) {
+    ndjit_error *err = NULL;
+    ndjit_filter *f = NULL;
+    const char *link = "x[0] < ";
+    size_t n = 4000, len = strlen(link);
+    char *src = malloc(n * len + 8);
+    for (size_t i = 0; i < n; i++) memcpy(src + i * len, link, len);
+    strcpy(src + n * len, "x[0]");
+    expect("compile: 4000 chained comparisons", ndjit_filter_compile(src, NULL, 0, &f, &err),
+           NDJIT_ERR_COMPILE, &err);
+    free(src);
+    ndjit_filter_free(f);
 }
 
 int main(void) {
@@ -276,6 +331,9 @@ int main(void) {
     ndjit_options_set_axes(o, axes_last, 1, NULL);
     ndjit_options_set_size(o, size1, 1, NULL);
     expect("axes: -1", ndjit_generic_filter(f, &in, &outa, o, &err), NDJIT_OK, &err);
+
+    check_poll_hook(&in, &outa);
+    check_long_chain();
 
     /* --- freeing NULL -------------------------------------------------------------------- */
     ndjit_error_free(NULL);

@@ -288,6 +288,15 @@ typedef int (*ndjit_callback)(double *buffer,
                               void *user_data);
 
 /**
+ * A function the library calls to ask whether the call in progress should stop: nonzero stops
+ * it. The call then fails with `NDJIT_ERR_RUNTIME`, its error's kind `"KeyboardInterrupt"`.
+ * It is called from whichever thread runs the filter (the caller's or the driver's workers),
+ * about once a millisecond of a long loop: it must be thread-safe and cheap, e.g. read an atomic
+ * flag that a signal handler or another thread sets.
+ */
+typedef int32_t (*ndjit_poll_hook)(void *user_data);
+
+/**
  * `bool` as NumPy stores it: one byte, read as its value (0, 1, or any other byte).
  */
 #define NDJIT_BOOL 0
@@ -582,8 +591,10 @@ ndjit_status ndjit_options_set_threads(ndjit_options *options,
  * origin=..., axes=...)` with the same results, computed natively and in parallel.
  *
  * - `input`, `output`: arrays of the same shape, any dtypes. The output may overlap the input
- *   (the run then proceeds sequentially in C order, reproducing scipy's in-place result); an
- *   output whose own elements may overlap (e.g. a zero stride) is also written sequentially.
+ *   (the run then proceeds sequentially in C order, reproducing scipy's in-place result; where
+ *   either array is unaligned, scipy filters through aligned copies, reading the input as it
+ *   was, and so does ndjit); an output whose own elements may overlap (e.g. a zero stride) is
+ *   also written sequentially.
  * - `options`: footprint (required), mode, cval, origin, axes, threads.
  *
  * Errors: `NDJIT_ERR_NULL` (any handle, a NULL `data`/`shape` where elements exist),
@@ -591,7 +602,8 @@ ndjit_status ndjit_options_set_threads(ndjit_options *options,
  * dimensions, axes out of range or repeated, no footprint set), `NDJIT_ERR_SHAPE` (an array
  * reaching outside its block, shapes that differ, a footprint or origin that does not fit),
  * `NDJIT_ERR_RUNTIME` (the filter failed on some pixel: the error names the first such pixel in
- * C order, with the line and column of the failing expression). Output elements may have been
+ * C order, with the line and column of the failing expression; or the poll hook stopped the
+ * run: the kind `"KeyboardInterrupt"`). Output elements may have been
  * written when an error is returned during the run.
  *
  * Thread-safe: several threads may run filters at once, with the same filter and options, as
@@ -895,6 +907,19 @@ ndjit_status ndjit_context_failure(const ndjit_context *context,
  * `context` is NULL or a live context.
  */
 ndjit_status ndjit_context_reset(const ndjit_context *context);
+
+/**
+ * Installs `hook`, called with `user_data`, for every call in the process, replacing any hook
+ * installed before; NULL removes it. Calls in progress see the change at their next poll; once
+ * this returns, the old hook is neither running nor called again. Thread-safe, but not from
+ * inside a hook (it waits for the hooks running).
+ *
+ * # Safety
+ * `hook` must be safe to call with `user_data` from any thread until it is replaced or
+ * removed.
+ */
+void ndjit_set_poll_hook(ndjit_poll_hook hook,
+                         void *user_data);
 
 /**
  * The version of the loaded library as `"MAJOR.MINOR.PATCH"`, e.g. `"0.1.0"`. The string is

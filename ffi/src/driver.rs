@@ -567,6 +567,8 @@ fn driver_failure(e: &DriverError) -> Failure {
         | DriverError::OutputShape { .. }
         | DriverError::BadFootprint(_)
         | DriverError::BadArray(_) => NDJIT_ERR_SHAPE,
+        // Stopped by the poll hook (`ndjit_set_poll_hook`), as a call of the filter is.
+        DriverError::Cancelled => NDJIT_ERR_RUNTIME,
         _ => NDJIT_ERR_INTERNAL,
     };
     let mut f = Failure::new(status, e.to_string());
@@ -581,8 +583,10 @@ fn driver_failure(e: &DriverError) -> Failure {
 /// origin=..., axes=...)` with the same results, computed natively and in parallel.
 ///
 /// - `input`, `output`: arrays of the same shape, any dtypes. The output may overlap the input
-///   (the run then proceeds sequentially in C order, reproducing scipy's in-place result); an
-///   output whose own elements may overlap (e.g. a zero stride) is also written sequentially.
+///   (the run then proceeds sequentially in C order, reproducing scipy's in-place result; where
+///   either array is unaligned, scipy filters through aligned copies, reading the input as it
+///   was, and so does ndjit); an output whose own elements may overlap (e.g. a zero stride) is
+///   also written sequentially.
 /// - `options`: footprint (required), mode, cval, origin, axes, threads.
 ///
 /// Errors: `NDJIT_ERR_NULL` (any handle, a NULL `data`/`shape` where elements exist),
@@ -590,7 +594,8 @@ fn driver_failure(e: &DriverError) -> Failure {
 /// dimensions, axes out of range or repeated, no footprint set), `NDJIT_ERR_SHAPE` (an array
 /// reaching outside its block, shapes that differ, a footprint or origin that does not fit),
 /// `NDJIT_ERR_RUNTIME` (the filter failed on some pixel: the error names the first such pixel in
-/// C order, with the line and column of the failing expression). Output elements may have been
+/// C order, with the line and column of the failing expression; or the poll hook stopped the
+/// run: the kind `"KeyboardInterrupt"`). Output elements may have been
 /// written when an error is returned during the run.
 ///
 /// Thread-safe: several threads may run filters at once, with the same filter and options, as

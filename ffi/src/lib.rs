@@ -31,9 +31,11 @@ pub mod bindings;
 pub mod driver;
 pub mod error;
 pub mod filter;
+pub mod interrupt;
 pub mod version;
 
 pub use bindings::ndjit_bindings;
 pub use driver::{ndjit_array, ndjit_dtype, ndjit_mode, ndjit_options};
 pub use error::{ndjit_error, ndjit_status};
 pub use filter::{ndjit_callback, ndjit_context, ndjit_filter};
+pub use interrupt::ndjit_poll_hook;

@@ -496,6 +496,9 @@ def _convert(name: str, v: Any):
         if v.ndim > 2:
             raise TypeError(f"bound value {name!r} is a {v.ndim}-D {v.dtype} array; ndjit binds numbers "
                             "and 1-D and 2-D numeric arrays")
+        if v.ndim == 2 and v.shape[1] == 0 and v.shape[0] > 0:
+            raise TypeError(f"bound value {name!r} is a 2-D array of shape {v.shape}, rows without elements, "
+                            "which ndjit cannot represent (it keeps a 2-D array's rows as its size over its columns)")
         dtype = {"b": np.bool_, "i": np.int64, "f": np.float64}[v.dtype.kind]  # narrow ints refused above
         flat = np.ascontiguousarray(v, dtype=dtype).ravel()
         if dtype is np.int64 and ((flat > 2**53) | (flat < -(2**53))).any():

@@ -44,7 +44,8 @@ USES = [
 HELPERS = {"neg(": "def neg(a):\n    return -a\n\n", "t(": "def t(a):\n    return (a, 1.5)\n\n"}
 
 # Run-time refusals the README documents (*Known deviations*).
-DOCUMENTED = ("up to 2**53", "exceeds 2**53", "exceeds 64 bits", "both 0.0 and -0.0")
+DOCUMENTED = ("up to 2**53", "exceeds 2**53", "exceeds 64 bits", "both 0.0 and -0.0",
+              "rows without elements")
 
 
 def program(producer, i, hit, use):

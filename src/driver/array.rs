@@ -104,8 +104,61 @@ macro_rules! describe {
             pub(crate) fn extent(&self) -> Option<(usize, usize)> {
                 extent(self.ptr as usize, self.dtype, &self.shape, &self.strides)
             }
+
+            /// NumPy's `ALIGNED` flag: the data pointer and the strides of the axes longer
+            /// than one are multiples of the element's alignment (its size, for these types);
+            /// an empty array is aligned.
+            pub(crate) fn is_aligned(&self) -> bool {
+                if self.is_empty() {
+                    return true;
+                }
+                let used = self.shape.iter().zip(&self.strides).filter(|(&n, _)| n > 1);
+                let bits = used.fold(self.ptr as usize, |b, (_, &s)| b | s as usize);
+                bits % self.dtype.itemsize() == 0
+            }
         }
     };
+}
+
+impl RawArray {
+    /// A C-contiguous copy of the elements in a buffer aligned for any element type, and its
+    /// description (valid while the buffer lives and is not moved).
+    ///
+    /// # Safety
+    /// The array must be valid for reads at every element its shape and strides reach.
+    pub(crate) unsafe fn snapshot(&self) -> Result<(Vec<u64>, RawArray), DriverError> {
+        let size = self.dtype.itemsize();
+        let words = (self.len() * size).div_ceil(8);
+        let mut buf = super::alloc::try_vec(words, 0u64, "a copy of the input")?;
+        let dst = buf.as_mut_ptr() as *mut u8;
+        let mut index = vec![0usize; self.shape.len()];
+        for k in 0..self.len() {
+            let offset: isize = index
+                .iter()
+                .zip(&self.strides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum();
+            // SAFETY: `offset` reaches an element of the array (the caller's contract); `dst`
+            // holds `len` elements.
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.ptr.offset(offset), dst.add(k * size), size)
+            };
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                if index[d] < self.shape[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        let desc = RawArray {
+            ptr: dst as *const u8,
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            strides: c_strides(&self.shape, self.dtype),
+        };
+        Ok((buf, desc))
+    }
 }
 describe!(RawArray);
 describe!(RawArrayMut);

@@ -114,6 +114,22 @@ pub unsafe fn execute<E: Executor + ?Sized>(
     filter: &Filter,
     opts: &Options,
 ) -> Result<(), E::Error> {
+    // Specialising and planning walk the IR recursively: a caller's small stack must not matter.
+    // SAFETY: the caller's contract, passed on unchanged.
+    crate::with_stack(|| unsafe { execute_checked(executor, input, output, filter, opts) })
+}
+
+/// [`execute`]'s body, on a stack with room for the IR walks.
+///
+/// # Safety
+/// As [`execute`].
+unsafe fn execute_checked<E: Executor + ?Sized>(
+    executor: &E,
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<(), E::Error> {
     check_call(input, output, filter, Sig::Filter)?;
     let geometry = Geometry::resolve(&input.shape, opts)?;
     if output.shape != input.shape {
@@ -149,6 +165,18 @@ pub unsafe fn execute<E: Executor + ?Sized>(
             },
         ),
         _ => (input.clone(), output.clone()),
+    };
+    // scipy reads an unaligned input, and writes an unaligned output, through an aligned copy
+    // (NumPy's ALIGNED and WRITEBACKIFCOPY requests), so its filter then reads the input as it
+    // was, whatever the output overwrites: such an overlapping input is read from a snapshot.
+    let snapshot;
+    let input = match Aliasing::of(&input, &output) {
+        Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
+            // SAFETY: the caller's contract (valid arrays).
+            snapshot = unsafe { input.snapshot() }?;
+            snapshot.1.clone()
+        }
+        _ => input,
     };
     let n = geometry.tap_count();
     // The filter compiled for this footprint's size; the general one if that fails to compile

@@ -130,14 +130,17 @@ pub fn compile(
     specialized: Option<&ir::Func>,
     opts: &JitOptions,
 ) -> Result<JitCode, Error> {
-    let mut jit = Jit::new()?;
-    match jit.define(general, specialized, opts) {
-        Ok(defined) => jit.finish(defined),
-        Err(e) => {
-            jit.discard();
-            Err(e)
+    // The translation recurses over expressions; it may run lazily, on a caller's small stack.
+    crate::with_stack(|| {
+        let mut jit = Jit::new()?;
+        match jit.define(general, specialized, opts) {
+            Ok(defined) => jit.finish(defined),
+            Err(e) => {
+                jit.discard();
+                Err(e)
+            }
         }
-    }
+    })
 }
 
 /// Everything one compilation needs, in the manner of cranelift-jit-demo's `JIT`.

@@ -299,8 +299,8 @@ impl<'p> Translator<'p> {
             .any(|op| matches!(op, Some((e, _)) if self.int_flag(e).is_some()));
         self.refuse_int_or_float(int_arrays && flagged, span, "with an int array");
         let (len, cols, positions) = if two_d {
-            let (len, cols, positions) = self.broadcast_2d(&arrays, index, span);
-            (len, Some(cols), positions)
+            let (len, rows, cols, positions) = self.broadcast_2d(&arrays, index, span);
+            (len, Some((rows, cols)), positions)
         } else {
             let flat: Vec<&ArrayVal> = arrays.iter().map(|(a, _)| a).collect();
             let (len, positions) = self.broadcast_1d(&flat, index, span);
@@ -327,7 +327,7 @@ impl<'p> Translator<'p> {
             elem,
         };
         Ok(match cols {
-            Some(cols) => Value::Matrix(result, cols),
+            Some((rows, cols)) => self.matrix(result, rows, cols, span),
             None => Value::Array(result),
         })
     }
@@ -351,15 +351,47 @@ impl<'p> Translator<'p> {
         (len, at)
     }
 
+    /// A 2-D array of `rows` rows of `cols` elements, checked by
+    /// [`Translator::check_matrix_shape`].
+    pub(crate) fn matrix(&mut self, arr: ArrayVal, rows: Expr, cols: Expr, span: Span) -> Value {
+        self.check_matrix_shape(&rows, &cols, span);
+        Value::Matrix(arr, cols)
+    }
+
+    /// ndjit keeps a 2-D array as its elements and its column count, its rows being the
+    /// elements over the columns (`len // max(cols, 1)`, which every reader of a `Value::Matrix`
+    /// computes): a shape `(n, 0)` with `n > 0` would lose its rows (NumPy's `len()` is `n`), so
+    /// it is refused where it arises, a `ValueError` at run time.
+    pub(crate) fn check_matrix_shape(&mut self, rows: &Expr, cols: &Expr, span: Span) {
+        let has_columns = matches!(cols, Expr::I64(c) if *c != 0);
+        if has_columns || *rows == Expr::I64(0) {
+            return;
+        }
+        self.check(
+            bin(
+                BinOp::Or,
+                cmp(CmpOp::Ne, cols.clone(), Expr::I64(0)),
+                cmp(CmpOp::Eq, rows.clone(), Expr::I64(0)),
+            ),
+            Exception::ValueError,
+            "a 2-D array of shape ({a}, 0), rows without elements: ndjit keeps a 2-D array's \
+             rows as its size over its columns and cannot represent it",
+            span,
+            rows.clone(),
+            Expr::I64(0),
+        );
+    }
+
     /// NumPy's broadcasting where an operand is 2-D: a 1-D operand of length `n` is a row of
     /// shape `(1, n)`, and each axis broadcasts on its own. The result's length (its elements in
-    /// row-major order), its column count, and where each operand is read for element `index`.
+    /// row-major order), its row and column counts, and where each operand is read for element
+    /// `index`.
     fn broadcast_2d(
         &mut self,
         arrays: &[(ArrayVal, Option<Expr>)],
         index: ir::Var,
         span: Span,
-    ) -> (Expr, Expr, Vec<Expr>) {
+    ) -> (Expr, Expr, Expr, Vec<Expr>) {
         let one = Expr::I64(1);
         let mut shapes = Vec::new();
         for (arr, cols) in arrays {
@@ -401,7 +433,7 @@ impl<'p> Translator<'p> {
                 bin(BinOp::Add, bin(BinOp::Mul, r0, c.clone()), c0)
             })
             .collect();
-        (bin(BinOp::Mul, rows, cols.clone()), cols, at)
+        (bin(BinOp::Mul, rows.clone(), cols.clone()), rows, cols, at)
     }
 
     /// The extent of operands of `extents` along one axis as NumPy broadcasts them: all equal,
@@ -795,8 +827,11 @@ impl<'p> Translator<'p> {
         if elementwise || both == Prov::Np {
             if !ints {
                 // Arrays go through NumPy's power loop; NumPy scalars call pow.
-                let one = elementwise && shape.one_exponent;
-                return Ok((self.numpy_power(x, tx, y, ty, one), Ty::F64));
+                if elementwise {
+                    let one = shape.one_exponent;
+                    return Ok((self.numpy_power(x, tx, y, ty, one), Ty::F64));
+                }
+                return Ok((self.scalar_numpy_power((x, tx), (y, ty)), Ty::F64));
             }
             // NumPy integer powers wrap at 64 bits, and negative exponents raise.
             return match k {
@@ -843,6 +878,44 @@ impl<'p> Translator<'p> {
         }
         self.python_pow_checks(f(x, tx), f(y, ty), &r, both.flag(), span);
         Ok((r, Ty::F64))
+    }
+
+    /// `x ** y` of two numbers, one of them a NumPy scalar, not both ints. A NumPy float's
+    /// `**` calls pow; but where a Python float meets a NumPy int or bool (`2.5 ** np.int64(3)`,
+    /// `np.int64(3) ** 2.5`), neither scalar computes it and NumPy's power ufunc does, one
+    /// exponent for its one element: its shortcuts, then pow.
+    fn scalar_numpy_power(&mut self, (x, tx): (Expr, Ty), (y, ty): (Expr, Ty)) -> Expr {
+        let (x, y) = (self.stable(x, tx), self.stable(y, ty));
+        let python_float = |t: &Self, e: &Expr, ty: Ty| match ty {
+            Ty::F64 => t.prov(e).flag(),
+            _ => Expr::Bool(false),
+        };
+        let numpy_int = |t: &Self, e: &Expr, ty: Ty| match ty {
+            Ty::F64 => Expr::Bool(false),
+            _ => not(t.prov(e).flag()),
+        };
+        let ufunc = bin(
+            BinOp::Or,
+            bin(
+                BinOp::And,
+                python_float(self, &x, tx),
+                numpy_int(self, &y, ty),
+            ),
+            bin(
+                BinOp::And,
+                numpy_int(self, &x, tx),
+                python_float(self, &y, ty),
+            ),
+        );
+        let pow = self.numpy_power(x.clone(), tx, y.clone(), ty, false);
+        match crate::ir::fold::const_expr(&ufunc).map(|v| v.b()) {
+            Some(false) => pow,
+            Some(true) => self.numpy_power(x, tx, y, ty, true),
+            None => {
+                let loop_ = self.numpy_power(x, tx, y, ty, true);
+                Expr::Select(ufunc.boxed(), loop_.boxed(), pow.boxed())
+            }
+        }
     }
 
     /// `&`, `|`, `^`, `<<` and `>>`: of bools and integers only.
@@ -1199,7 +1272,10 @@ impl<'p> Translator<'p> {
         }
         let p = self.truth(first, span)?;
         let q = self.truth(later, span)?;
-        if stmts.is_empty() {
+        // `p and q` has one kind only where both links have it (a Python bool or NumPy's): the
+        // link that decides gives the chain its kind (`~(x[0] < n < 3)` is Python's `~True`).
+        let (pp, pq) = (self.prov(&p), self.prov(&q));
+        if stmts.is_empty() && pp == pq && !matches!(pp, Prov::Dyn(_)) {
             return Ok(Value::Scalar(bin(BinOp::And, p, q), Ty::Bool));
         }
         let r = self.temp(Ty::Bool);
@@ -1395,7 +1471,7 @@ impl<'p> Translator<'p> {
         arr: ArrayVal,
         cols: Expr,
         index: &ast::Expr,
-        _span: Span,
+        span: Span,
     ) -> Result<Value> {
         use super::selection::Pick;
         let cols = self.stable(cols, Ty::I64);
@@ -1432,7 +1508,8 @@ impl<'p> Translator<'p> {
                     bin(BinOp::Mod, k, per_row),
                 );
                 let len = bin(BinOp::Mul, nr.clone(), nc.clone());
-                Value::Matrix(line(len, arr.at(flat(kr, kc))), nc.clone())
+                let elems = line(len, arr.at(flat(kr, kc)));
+                self.matrix(elems, nr.clone(), nc.clone(), span)
             }
         })
     }

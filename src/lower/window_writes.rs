@@ -109,9 +109,10 @@ impl Translator<'_> {
         })
     }
 
-    /// `a[[i, j, ...]] = value` or `a[idx] = value` with an array of ints on a 1-D array: every
-    /// index is checked (negative ones count from the end) before any element is written; the
-    /// value is a number, or an array of as many elements (or of one), read in full first. With
+    /// `a[[i, j, ...]] = value` or `a[idx] = value` with an array of ints on a 1-D array: the
+    /// value's shape, then every index, is checked (negative ones count from the end) before any
+    /// element is written; the value is a number, or an array of as many elements (or of one),
+    /// read in full first. With
     /// a repeated index the last value stays, as in NumPy.
     pub(super) fn assign_fancy(
         &mut self,
@@ -124,12 +125,13 @@ impl Translator<'_> {
         let len = self.slot_len(slot);
         let idx = self.materialize(&super::builtins::cast_array(idx, Ty::I64), None);
         let n = self.stable(idx.len.clone(), Ty::I64);
+        // NumPy converts the value and checks its shape before it checks the indices.
+        const MISMATCH: &str = "shape mismatch: value array of shape ({a},) could not be broadcast to indexing result of shape ({b},)";
+        let rhs = self.stored_values(slot, ety, value, n.clone(), span, MISMATCH)?;
         counted_loop(self, n.clone(), |t, k| {
             t.checked_index(idx.at(k), len.clone(), span);
             Ok(())
         })?;
-        const MISMATCH: &str = "shape mismatch: value array of shape ({a},) could not be broadcast to indexing result of shape ({b},)";
-        let rhs = self.stored_values(slot, ety, value, n.clone(), span, MISMATCH)?;
         counted_loop(self, n, |t, k| {
             let i = t.stable(idx.at(k.clone()), Ty::I64);
             let at = Expr::Select(

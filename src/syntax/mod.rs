@@ -44,6 +44,7 @@ pub fn parse(source: &str) -> Result<Program> {
     let stmts = parser::parse_module(&tokens)?;
     let mut imports = Vec::new();
     let mut candidates = Vec::new();
+    let statements = stmts.len();
     for s in stmts {
         match s.kind {
             StmtKind::Import(names) => imports.extend(names),
@@ -79,8 +80,10 @@ pub fn parse(source: &str) -> Result<Program> {
         Error::new(
             ErrorKind::Syntax,
             span,
-            if c.is_empty() {
+            if c.is_empty() && statements == 0 {
                 "empty filter source".to_string()
+            } else if c.is_empty() {
+                "no filter in the source: it holds only imports, strings or `pass`".to_string()
             } else {
                 "expected a single expression, lambda or def".to_string()
             },
@@ -172,6 +175,17 @@ mod tests {
         assert_eq!(parse(&unary).unwrap_err().kind, ErrorKind::Limit);
         let big = "x+".repeat(40_000) + "x";
         assert_eq!(parse(&big).unwrap_err().kind, ErrorKind::Limit);
+        // Flat in the syntax tree, but nested as deep as they are long once lowered
+        // (short-circuit branches): each link counts.
+        for link in [
+            " < ", " == ", " is not ", " not in ", " and ", " or ", " | ",
+        ] {
+            let long = vec!["x"; 4000].join(link);
+            let e = parse(&long).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Limit, "{link}");
+            let short = vec!["x"; 200].join(link);
+            assert!(parse(&short).is_ok(), "{link}");
+        }
     }
 
     #[test]

@@ -683,18 +683,44 @@ impl<'t> Parser<'t> {
         next: fn(&mut Self) -> Result<Expr>,
     ) -> Result<Expr> {
         let first = next(self)?;
-        if !self.is_kw(kw) {
+        let rest = self.chain(|p| p.eat_kw(kw).then_some(()), next)?;
+        if rest.is_empty() {
             return Ok(first);
         }
-        let mut items = vec![first];
-        while self.eat_kw(kw) {
-            items.push(next(self)?);
-        }
+        let items: Vec<Expr> = std::iter::once(first)
+            .chain(rest.into_iter().map(|(_, e)| e))
+            .collect();
         let span = items[0].span.to(items.last().unwrap().span);
         Ok(Expr {
             kind: ExprKind::BoolOp(op, items),
             span,
         })
+    }
+
+    /// The links of a flat chain (`a + b + c`, `a and b`, `a < b < c`): `op` consumes a link's
+    /// operator (or returns `None` where the chain ends), `operand` parses its right side. The
+    /// syntax tree is flat, but later stages turn a chain into nesting as deep as it is long
+    /// (left-deep operations, short-circuit branches), so each link counts as one level.
+    fn chain<O>(
+        &mut self,
+        mut op: impl FnMut(&mut Self) -> Option<O>,
+        operand: fn(&mut Self) -> Result<Expr>,
+    ) -> Result<Vec<(O, Expr)>> {
+        let mut links = Vec::new();
+        let mut entered = 0;
+        let result = loop {
+            let Some(o) = op(self) else { break Ok(()) };
+            entered += 1;
+            if let Err(e) = self.enter() {
+                break Err(e);
+            }
+            match operand(self) {
+                Ok(e) => links.push((o, e)),
+                Err(e) => break Err(e),
+            }
+        };
+        self.depth -= entered;
+        result.map(|()| links)
     }
 
     fn or_test(&mut self) -> Result<Expr> {
@@ -723,35 +749,7 @@ impl<'t> Parser<'t> {
 
     fn comparison(&mut self) -> Result<Expr> {
         let first = self.bitor()?;
-        let mut rest = Vec::new();
-        loop {
-            let op = match self.peek() {
-                Tok::Op("<") => CmpOp::Lt,
-                Tok::Op("<=") => CmpOp::Le,
-                Tok::Op(">") => CmpOp::Gt,
-                Tok::Op(">=") => CmpOp::Ge,
-                Tok::Op("==") => CmpOp::Eq,
-                Tok::Op("!=") => CmpOp::Ne,
-                Tok::Name(n) if n == "in" => CmpOp::In,
-                Tok::Name(n) if n == "is" => {
-                    if matches!(self.peek_at(1), Tok::Name(m) if m == "not") {
-                        self.bump();
-                        CmpOp::IsNot
-                    } else {
-                        CmpOp::Is
-                    }
-                }
-                Tok::Name(n)
-                    if n == "not" && matches!(self.peek_at(1), Tok::Name(m) if m == "in") =>
-                {
-                    self.bump();
-                    CmpOp::NotIn
-                }
-                _ => break,
-            };
-            self.bump();
-            rest.push((op, self.bitor()?));
-        }
+        let rest = self.chain(Self::comparison_op, Self::bitor)?;
         if rest.is_empty() {
             return Ok(first);
         }
@@ -762,38 +760,54 @@ impl<'t> Parser<'t> {
         })
     }
 
-    /// Left-associative binary levels share this loop.
+    /// Consumes a comparison operator, if one comes next.
+    fn comparison_op(&mut self) -> Option<CmpOp> {
+        let op = match self.peek() {
+            Tok::Op("<") => CmpOp::Lt,
+            Tok::Op("<=") => CmpOp::Le,
+            Tok::Op(">") => CmpOp::Gt,
+            Tok::Op(">=") => CmpOp::Ge,
+            Tok::Op("==") => CmpOp::Eq,
+            Tok::Op("!=") => CmpOp::Ne,
+            Tok::Name(n) if n == "in" => CmpOp::In,
+            Tok::Name(n) if n == "is" => {
+                if matches!(self.peek_at(1), Tok::Name(m) if m == "not") {
+                    self.bump();
+                    CmpOp::IsNot
+                } else {
+                    CmpOp::Is
+                }
+            }
+            Tok::Name(n) if n == "not" && matches!(self.peek_at(1), Tok::Name(m) if m == "in") => {
+                self.bump();
+                CmpOp::NotIn
+            }
+            _ => return None,
+        };
+        self.bump();
+        Some(op)
+    }
+
+    /// Left-associative binary levels: a chain folded to the left.
     fn binary_level(
         &mut self,
         ops: &[(&str, BinOp)],
         next: fn(&mut Self) -> Result<Expr>,
     ) -> Result<Expr> {
-        let mut lhs = next(self)?;
-        let mut links = 0;
-        let result = 'outer: loop {
-            for (tok, op) in ops {
-                if self.is_op(tok) {
-                    if let Err(e) = self.enter() {
-                        break 'outer Err(e);
-                    }
-                    links += 1;
-                    self.bump();
-                    let rhs = match next(self) {
-                        Ok(rhs) => rhs,
-                        Err(e) => break 'outer Err(e),
-                    };
-                    let span = lhs.span.to(rhs.span);
-                    lhs = Expr {
-                        kind: ExprKind::Binary(*op, Box::new(lhs), Box::new(rhs)),
-                        span,
-                    };
-                    continue 'outer;
-                }
-            }
-            break Ok(lhs);
+        let first = next(self)?;
+        let op = |p: &mut Self| {
+            let op = ops.iter().find(|(tok, _)| p.is_op(tok))?.1;
+            p.bump();
+            Some(op)
         };
-        self.depth -= links;
-        result
+        let rest = self.chain(op, next)?;
+        Ok(rest.into_iter().fold(first, |lhs, (op, rhs)| {
+            let span = lhs.span.to(rhs.span);
+            Expr {
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span,
+            }
+        }))
     }
 
     fn bitor(&mut self) -> Result<Expr> {

@@ -161,7 +161,7 @@ fn reshape(
         }
         [r, c] if *r >= 0 && *c >= 0 => {
             fits(t, cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)));
-            Ok(Value::Matrix(arr, Expr::I64(*c)))
+            Ok(t.matrix(arr, Expr::I64(*r), Expr::I64(*c), span))
         }
         [-1, c] if *c > 0 => {
             fits(t, divides(*c));
@@ -170,7 +170,7 @@ fn reshape(
         [r, -1] if *r > 0 => {
             fits(t, divides(*r));
             let cols = t.stable(bin(BinOp::FloorDiv, len.clone(), Expr::I64(*r)), Ty::I64);
-            Ok(Value::Matrix(arr, cols))
+            Ok(t.matrix(arr, Expr::I64(*r), cols, span))
         }
         _ => Err(t
             .err(

@@ -141,6 +141,7 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                 "T" => {
                     // Transposed view: element k of the result is (k % rows, k // rows) of the input.
                     let rows = t.stable(rows, Ty::I64);
+                    let cols = t.stable(cols, Ty::I64);
                     let index = t.temp(Ty::I64);
                     let k = Expr::Var(index);
                     let safe_rows = bin(BinOp::Max, rows.clone(), Expr::I64(1));
@@ -149,19 +150,18 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                         bin(
                             BinOp::Mul,
                             bin(BinOp::Mod, k.clone(), safe_rows.clone()),
-                            cols,
+                            cols.clone(),
                         ),
                         bin(BinOp::FloorDiv, k, safe_rows),
                     );
-                    Ok(Value::Matrix(
-                        ArrayVal {
-                            len: a.len.clone(),
-                            ty: a.ty,
-                            index,
-                            elem: a.at(src),
-                        },
-                        rows,
-                    ))
+                    let transposed = ArrayVal {
+                        len: a.len.clone(),
+                        ty: a.ty,
+                        index,
+                        elem: a.at(src),
+                    };
+                    // `(0, n).T` is `(n, 0)`.
+                    Ok(t.matrix(transposed, cols, rows, span))
                 }
                 // Methods see the 2-D shape (`m.sum(axis=0)` reduces along it).
                 _ => Ok(Value::Method(

@@ -106,6 +106,7 @@ fn dimensions(t: &mut Translator, shape: Value, span: Span) -> Result<(Expr, Opt
     let len = match &sizes[..] {
         [n] => n.clone(),
         [r, c] => {
+            t.check_matrix_shape(r, c, span);
             limit(
                 t,
                 bin(
@@ -370,13 +371,11 @@ pub(crate) fn rows_to_matrix(t: &mut Translator, rows: Vec<Value>, span: Span) -
         );
     }
     let len = bin(BinOp::Mul, Expr::I64(arrays.len() as i64), cols.clone());
-    Ok(Value::Matrix(
-        ArrayVal {
-            len,
-            ty,
-            index,
-            elem,
-        },
-        cols,
-    ))
+    let elems = ArrayVal {
+        len,
+        ty,
+        index,
+        elem,
+    };
+    Ok(t.matrix(elems, Expr::I64(arrays.len() as i64), cols, span))
 }
