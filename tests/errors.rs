@@ -278,7 +278,8 @@ fn deepest(form: impl Fn(usize) -> String) -> (usize, Filter) {
 #[test]
 fn programs_at_the_nesting_limit_compile_and_run_on_a_small_stack() {
     // A C host may call from a thread with a small stack: the recursive walks grow their own.
-    let forms: [(&str, fn(usize) -> String); 7] = [
+    type Form = fn(usize) -> String; // the program at a depth
+    let forms: [(&str, Form); 7] = [
         ("parentheses", |n| {
             format!("{}x[0]{}", "(".repeat(n), ")".repeat(n))
         }),

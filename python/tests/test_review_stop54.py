@@ -147,3 +147,45 @@ def test_overlapping_unaligned_arrays_are_filtered_as_scipy_does(offsets, dtype)
     want = run(lambda a, b: ndi.generic_filter(a, np.mean, size=3, mode="constant", cval=2.0, output=b))
     got = run(lambda a, b: ndjit.generic_filter(a, src, size=3, mode="constant", cval=2.0, output=b))
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("src, window", [
+    # Found by the review of this stop's fixes, each computed (or raised) otherwise before.
+    # A power computed by NumPy's ufunc is a NumPy float, shortcut or not (`round(v, 2)` is
+    # NumPy's, `/ 0` gives inf, `** 0.5` of a negative NaN).
+    ("return round(float(x[0]) ** np.sum(x > 0), 2)", [763.775]),
+    ("return round(float(x[0]) ** np.int64(1), 10)", [1e300]),
+    ("return float(x[0]) ** np.int64(2) / 0", [3.0]),
+    ("return (float(x[0]) ** np.int64(1)) ** 0.5", [-1e3]),
+    ("return (float(x[0]) ** np.int64(2)) ** 200", [1e3]),
+    # A list's or tuple's items stored into an int array convert as numbers do (NaN and
+    # floats out of range raise, before the shape and the indices are checked); an array's
+    # are cast.
+    ("y = np.arange(3)\n    y[0:2] = [np.nan, 1.0]\n    return y[0]", [1.0]),
+    ("y = np.arange(3)\n    y[0:2] = (x[0] * np.inf, 1.0)\n    return y[0]", [1.0]),
+    ("y = np.zeros(3, dtype=np.int64)\n    y[[0, 5]] = [np.nan, 1.0]\n    return y[0]", [1.0]),
+    ("m = np.arange(4).reshape(2, 2)\n    m[0] = [np.nan, 1.0]\n    return m[0, 1]", [1.0]),
+    ("y = np.arange(3)\n    y[0:2] = [2.7, -1.9]\n    return y[1]", [1.0]),
+    ("y = np.arange(3)\n    y[0:2] = x[:2] * 1.5\n    return y[1]", [1.0, np.nan]),
+    ("return np.array([v * 1e300 for v in x], dtype=int)[0] * 0", [np.nan]),
+    # An augmented assignment to a selection of an int or bool array is NumPy's in-place
+    # ufunc, whose same-kind casting refuses a wider result.
+    ("y = np.arange(3)\n    y[1:] *= 1.5\n    return y[1]", [1.0]),
+    ("y = np.arange(3)\n    y[[1, 2]] += 0.5\n    return y[1]", [1.0]),
+    ("y = np.arange(3)\n    y[1:] /= 2\n    return y[1]", [1.0]),
+    ("y = x > 1\n    y[1:] += [1, 0]\n    return y[1]", [1.0, 2.0, 3.0]),
+    ("y = np.arange(3)\n    y[1:] += 2\n    return y[1]", [1.0]),
+    ("y = np.arange(3.0)\n    y[1:] *= 2\n    return y[1]", [1.0]),
+    ("y = np.arange(3)\n    y[1] += 1.5\n    return y[1]", [1.0]),
+    # A NumPy bool is no int to Python (no `__index__` in NumPy 2); Python's bool is.
+    ("return float(len(x[x[0] > 100:]))", [1.0, 2.0]),
+    ("return x[0 < x[0] < 5:][0]", [1.0, 2.0]),
+    ("return np.sum(np.zeros(x[0] > 0))", [1.0]),
+    ("return np.linspace(0, 1, x[0] > 0)[0]", [1.0]),
+    ("return float(len(x[float(x[0]) > 0:]))", [1.0, 2.0]),
+    ("return np.roll(x, x[0] > 0)[0]", [1.0, 2.0]),
+    ("return np.delete(x, x[0] > 0)[0]", [1.0, 2.0]),
+    ("return np.delete(x, True)[0]", [1.0, 2.0]),
+])
+def test_cases_the_review_of_stop_54_found(src, window):
+    assert compare(body(src), window) is None

@@ -47,6 +47,15 @@ impl Ty {
             Ty::F64 => "float",
         }
     }
+
+    /// The dtype NumPy gives an array of these elements.
+    pub fn numpy_name(self) -> &'static str {
+        match self {
+            Ty::Bool => "bool",
+            Ty::I64 => "int64",
+            Ty::F64 => "float64",
+        }
+    }
 }
 
 /// A scalar local variable.

@@ -169,6 +169,28 @@ impl<'p> Translator<'p> {
 
     /// An integer-valued scalar (bools count as ints, floats are an error).
     pub(crate) fn int(&mut self, v: Value, span: Span, what: &str) -> Result<Expr> {
+        let (e, t) = self.int_typed(v, span, what)?;
+        // NumPy 2's bool has no `__index__`: where Python wants an int (a size, a slice bound,
+        // an index) it raises; Python's bool is an int.
+        let python = self.prov(&e).flag();
+        if t == Ty::Bool && python != Expr::Bool(true) {
+            self.check_plain(
+                python,
+                Exception::TypeError,
+                "'numpy.bool' object cannot be interpreted as an integer",
+                span,
+            );
+        }
+        Ok(e)
+    }
+
+    /// [`Translator::int`], but a NumPy bool is taken as its int (`np.roll`'s shift).
+    pub(crate) fn int_or_numpy_bool(&mut self, v: Value, span: Span, what: &str) -> Result<Expr> {
+        Ok(self.int_typed(v, span, what)?.0)
+    }
+
+    /// An int or a bool as an int, and its type before the conversion; a float is an error.
+    fn int_typed(&mut self, v: Value, span: Span, what: &str) -> Result<(Expr, Ty)> {
         let (e, t) = self.scalar(v, span, what)?;
         if t == Ty::F64 {
             return Err(self
@@ -179,7 +201,7 @@ impl<'p> Translator<'p> {
                 )
                 .hint(self.int_hint("use int(...)")));
         }
-        Ok(convert(e, t, Ty::I64))
+        Ok((convert(e, t, Ty::I64), t))
     }
 
     /// Python truthiness of a condition.
@@ -908,14 +930,16 @@ impl<'p> Translator<'p> {
             ),
         );
         let pow = self.numpy_power(x.clone(), tx, y.clone(), ty, false);
-        match crate::ir::fold::const_expr(&ufunc).map(|v| v.b()) {
+        let r = match crate::ir::fold::const_expr(&ufunc).map(|v| v.b()) {
             Some(false) => pow,
             Some(true) => self.numpy_power(x, tx, y, ty, true),
             None => {
                 let loop_ = self.numpy_power(x, tx, y, ty, true);
                 Expr::Select(ufunc.boxed(), loop_.boxed(), pow.boxed())
             }
-        }
+        };
+        // Either way a NumPy float, also where a shortcut reads only the Python float (`v * v`).
+        self.with_prov(r, Ty::F64, Prov::Np)
     }
 
     /// `&`, `|`, `^`, `<<` and `>>`: of bools and integers only.

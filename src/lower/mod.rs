@@ -1364,7 +1364,28 @@ impl<'a> Translator<'a> {
             StmtKind::AugAssign { target, op, value } => {
                 let current = self.expr(target)?;
                 let rhs = self.expr(value)?;
+                let elements = |v: &Value| match v {
+                    Value::Array(a) | Value::Matrix(a, _) => Some(a.ty),
+                    _ => None,
+                };
+                let before = elements(&current);
                 let v = self.binary(*op, current, rhs, s.span)?;
+                if let (ExprKind::Subscript(..), Some(from), Some(to)) =
+                    (&target.kind, before, elements(&v))
+                {
+                    // `y[1:] *= 1.5` updates the selection in place, through the ufunc's `out=`,
+                    // whose same-kind casting refuses a wider result (int64 to bool, float64 to
+                    // int64): NumPy's UFuncTypeError, wherever it runs.
+                    if to > from {
+                        let message = format!(
+                            "Cannot cast ufunc output from dtype('{}') to dtype('{}') with \
+                             casting rule 'same_kind'",
+                            to.numpy_name(),
+                            from.numpy_name()
+                        );
+                        self.check_plain(Expr::Bool(false), Exception::TypeError, &message, s.span);
+                    }
+                }
                 self.assign(target, v)?;
             }
             StmtKind::If { test, body, orelse } => {

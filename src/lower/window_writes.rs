@@ -167,8 +167,12 @@ impl Translator<'_> {
                     elem: v,
                 });
             }
-            Value::Array(rhs) | Value::List(rhs, _) => rhs,
-            items @ Value::Tuple(_) => self.array_of(items, span)?,
+            Value::Array(rhs) => rhs,
+            Value::List(rhs, _) => self.checked_items(rhs, ety, span)?,
+            items @ Value::Tuple(_) => {
+                let rhs = self.array_of(items, span)?;
+                self.checked_items(rhs, ety, span)?
+            }
             other => {
                 return Err(self
                     .err(
@@ -205,6 +209,27 @@ impl Translator<'_> {
             index,
             elem: rhs.at(from),
         })
+    }
+
+    /// A list or tuple about to be stored: NumPy converts its items one by one, as it converts a
+    /// number it stores (a NaN or a float out of range raises for an int array, where an array
+    /// of floats would be cast), before it looks at the shapes. The checks run over every item
+    /// first; the items are then stored as an array's are.
+    pub(crate) fn checked_items(
+        &mut self,
+        items: ArrayVal,
+        ety: Ty,
+        span: Span,
+    ) -> Result<ArrayVal> {
+        if !(items.ty == Ty::F64 && ety == Ty::I64) {
+            return Ok(items);
+        }
+        let items = self.materialize(&items, None);
+        counted_loop(self, items.len.clone(), |t, k| {
+            let _ = t.store_value(items.at(k), items.ty, ety, span);
+            Ok(())
+        })?;
+        Ok(items)
     }
 
     /// `w[i, j] = v`, `w[i] = row`, `w[i, :] = v`, `w[:, j] = v`, `w[r0:r1, c0:c1] = v` on a 2-D

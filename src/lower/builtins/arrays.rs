@@ -41,6 +41,10 @@ pub(super) fn array(t: &mut Translator, base: Func, a: &mut Args) -> Result<Valu
             }
             Value::Tuple(checked)
         }
+        // A list's items likewise (`np.array([v * k for v in x], dtype=int)`).
+        Value::List(items, kind) if matches!(&dtype, Some((d, _)) if dtype_ty(t, d, s).ok() == Some(Ty::I64)) => {
+            Value::List(t.checked_items(items, Ty::I64, s)?, kind)
+        }
         v => v,
     };
     // `np.array`, `np.asarray` and `.copy()` keep a 2-D array 2-D; `np.ravel`,
@@ -211,6 +215,18 @@ pub(super) fn delete(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let (v, s) = a.take();
     let (i, is) = a.take();
     let arr = t.array_of(v, s)?;
+    if matches!(i, Value::Scalar(_, Ty::Bool)) {
+        // A bool is a mask to NumPy 2 here, one of the wrong length.
+        t.check(
+            Expr::Bool(false),
+            Exception::ValueError,
+            "boolean array argument obj to delete must be one dimensional and match the axis \
+             length of {a}",
+            is,
+            arr.len.clone(),
+            Expr::I64(0),
+        );
+    }
     let i = t.int(i, is, "the index to delete")?;
     let i = t.checked_index(i, arr.len.clone(), is);
     let index = t.temp(Ty::I64);

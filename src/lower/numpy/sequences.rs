@@ -126,7 +126,7 @@ pub(super) fn roll(t: &mut Translator, a: &mut Args) -> Result<Value> {
     }
     let cols = super::columns(&v);
     let x = t.array_of(v, s)?;
-    let k = t.int(k, ks, "the shift")?;
+    let k = t.int_or_numpy_bool(k, ks, "the shift")?;
     let n = t.stable(bin(BinOp::Max, x.len.clone(), Expr::I64(1)), Ty::I64);
     // Element i comes from (i - shift) mod n; the shift is reduced first so nothing overflows.
     let k = t.stable(bin(BinOp::Mod, k, n.clone()), Ty::I64);
