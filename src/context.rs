@@ -339,10 +339,9 @@ unsafe extern "C" fn resumable_integrand(n: i32, xx: *mut f64, user_data: *mut c
     let failed_here = FAILED_HERE.try_with(|f| f.borrow().contains(&here));
     if failed_here.unwrap_or(false) {
         // Its exception raised: this thread's calls run again (others' records stay).
-        if !ctx.raw.may_resume() {
+        if !ctx.raw.try_resume() {
             return f64::NAN;
         }
-        ctx.raw.reset();
         let _ = FAILED_HERE.try_with(|f| f.borrow_mut().retain(|r| r.0 != ctx.id));
     }
     let raw = ctx.filter.fresh_raw();

@@ -85,16 +85,14 @@ impl RawContext {
         self.resume = resume;
         self
     }
-    /// Whether the resume hook lets a call run again (the failure is left as it is).
-    pub(crate) fn may_resume(&self) -> bool {
-        let resume = |r: &ResumeHook| std::panic::catch_unwind(std::panic::AssertUnwindSafe(r));
-        self.resume
-            .as_ref()
-            .is_some_and(|r| resume(r).unwrap_or(false))
-    }
-    /// For a call arriving at a failed context: whether it may run (the failure is then cleared).
+    /// For a call arriving at a failed context: whether the resume hook lets it run (the failure
+    /// is then cleared).
     pub(crate) fn try_resume(&self) -> bool {
-        let resumed = self.may_resume();
+        let resume = |r: &ResumeHook| std::panic::catch_unwind(std::panic::AssertUnwindSafe(r));
+        let resumed = self
+            .resume
+            .as_ref()
+            .is_some_and(|r| resume(r).unwrap_or(false));
         if resumed {
             self.reset();
         }

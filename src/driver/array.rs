@@ -143,13 +143,7 @@ impl RawArray {
             unsafe {
                 std::ptr::copy_nonoverlapping(self.ptr.offset(offset), dst.add(k * size), size)
             };
-            for d in (0..index.len()).rev() {
-                index[d] += 1;
-                if index[d] < self.shape[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
+            next_in_c_order(&mut index, &self.shape);
         }
         let desc = RawArray {
             ptr: dst as *const u8,
@@ -162,6 +156,19 @@ impl RawArray {
 }
 describe!(RawArray);
 describe!(RawArrayMut);
+
+/// `idx` moved on to the next position of an array of `shape` in C order (back to all zeros
+/// after the last).
+#[inline]
+pub(crate) fn next_in_c_order(idx: &mut [usize], shape: &[usize]) {
+    for d in (0..shape.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < shape[d] {
+            return;
+        }
+        idx[d] = 0;
+    }
+}
 
 /// Byte strides of a C-contiguous array.
 pub fn c_strides(shape: &[usize], dtype: Dtype) -> Vec<isize> {

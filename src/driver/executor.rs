@@ -169,12 +169,13 @@ unsafe fn execute_checked<E: Executor + ?Sized>(
     // scipy reads an unaligned input, and writes an unaligned output, through an aligned copy
     // (NumPy's ALIGNED and WRITEBACKIFCOPY requests), so its filter then reads the input as it
     // was, whatever the output overwrites: such an overlapping input is read from a snapshot.
-    let snapshot;
+    let _snapshot; // the copy's memory, kept for the run
     let input = match Aliasing::of(&input, &output) {
         Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
             // SAFETY: the caller's contract (valid arrays).
-            snapshot = unsafe { input.snapshot() }?;
-            snapshot.1.clone()
+            let (buffer, copy) = unsafe { input.snapshot() }?;
+            _snapshot = buffer;
+            copy
         }
         _ => input,
     };

@@ -92,13 +92,7 @@ impl Footprint {
         let mut idx = vec![0usize; shape.len()];
         for entry in mask.iter_mut() {
             *entry = f(&idx);
-            for d in (0..shape.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < shape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+            super::array::next_in_c_order(&mut idx, shape);
         }
         Ok(Footprint {
             shape: shape.to_vec(),

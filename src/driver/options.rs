@@ -358,13 +358,7 @@ impl Geometry {
             if fp.entry(k) {
                 taps.extend(idx.iter().zip(centre).map(|(&i, &c)| i as i64 - c));
             }
-            for d in (0..fshape.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < fshape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+            super::array::next_in_c_order(&mut idx, fshape);
         }
         Ok(taps)
     }

@@ -95,13 +95,7 @@ impl Plan {
     /// line's: the same as `line_index(line + 1)` without its divisions, which cost as much as
     /// the rest of a short line's bookkeeping.
     pub fn next_line_index(&self, idx: &mut [usize]) {
-        for d in (0..idx.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < self.shape[d] {
-                return;
-            }
-            idx[d] = 0;
-        }
+        super::array::next_in_c_order(idx, &self.shape[..idx.len()]);
     }
 
     /// For the output line at `idx`, the byte offset of each slot's input line (column 0)

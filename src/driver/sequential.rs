@@ -6,6 +6,7 @@
 //! before them. This reproduces that, and is otherwise just a slow, simple engine.
 
 use super::alloc::try_vec;
+use super::array::next_in_c_order;
 use super::error::DriverError;
 use super::executor::Resolved;
 use crate::interrupt;
@@ -34,7 +35,7 @@ pub(crate) fn run(run: &Resolved<'_>, interpret: bool) -> Result<(), DriverError
         }
         let outside = region.is_some_and(|r| idx.iter().zip(r).any(|(i, r)| !r.contains(i)));
         if outside {
-            next(&mut idx, shape);
+            next_in_c_order(&mut idx, shape);
             continue;
         }
         'taps: for (k, t) in geom.taps().enumerate() {
@@ -82,18 +83,7 @@ pub(crate) fn run(run: &Resolved<'_>, interpret: bool) -> Result<(), DriverError
                 })
             }
         }
-        next(&mut idx, shape);
+        next_in_c_order(&mut idx, shape);
     }
     Ok(())
-}
-
-/// The next position in C order.
-fn next(idx: &mut [usize], shape: &[usize]) {
-    for d in (0..shape.len()).rev() {
-        idx[d] += 1;
-        if idx[d] < shape[d] {
-            break;
-        }
-        idx[d] = 0;
-    }
 }

@@ -381,8 +381,8 @@ impl<'p> Translator<'p> {
     }
 
     /// ndjit keeps a 2-D array as its elements and its column count, its rows being the
-    /// elements over the columns (`len // max(cols, 1)`, which every reader of a `Value::Matrix`
-    /// computes): a shape `(n, 0)` with `n > 0` would lose its rows (NumPy's `len()` is `n`), so
+    /// elements over the columns (`value::matrix_rows`, which every reader of a `Value::Matrix`
+    /// uses): a shape `(n, 0)` with `n > 0` would lose its rows (NumPy's `len()` is `n`), so
     /// it is refused where it arises, a `ValueError` at run time.
     pub(crate) fn check_matrix_shape(&mut self, rows: &Expr, cols: &Expr, span: Span) {
         let has_columns = matches!(cols, Expr::I64(c) if *c != 0);
@@ -421,11 +421,7 @@ impl<'p> Translator<'p> {
                 // The rows of a 2-D array as `len()` counts them.
                 Some(c) => {
                     let c = self.stable(c.clone(), Ty::I64);
-                    let rows = bin(
-                        BinOp::FloorDiv,
-                        arr.len.clone(),
-                        bin(BinOp::Max, c.clone(), one.clone()),
-                    );
+                    let rows = super::value::matrix_rows(arr.len.clone(), c.clone());
                     (self.stable(rows, Ty::I64), c)
                 }
                 None => (one.clone(), self.stable(arr.len.clone(), Ty::I64)),

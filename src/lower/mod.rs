@@ -1364,27 +1364,10 @@ impl<'a> Translator<'a> {
             StmtKind::AugAssign { target, op, value } => {
                 let current = self.expr(target)?;
                 let rhs = self.expr(value)?;
-                let elements = |v: &Value| match v {
-                    Value::Array(a) | Value::Matrix(a, _) => Some(a.ty),
-                    _ => None,
-                };
-                let before = elements(&current);
+                let before = current.element_type();
                 let v = self.binary(*op, current, rhs, s.span)?;
-                if let (ExprKind::Subscript(..), Some(from), Some(to)) =
-                    (&target.kind, before, elements(&v))
-                {
-                    // `y[1:] *= 1.5` updates the selection in place, through the ufunc's `out=`,
-                    // whose same-kind casting refuses a wider result (int64 to bool, float64 to
-                    // int64): NumPy's UFuncTypeError, wherever it runs.
-                    if to > from {
-                        let message = format!(
-                            "Cannot cast ufunc output from dtype('{}') to dtype('{}') with \
-                             casting rule 'same_kind'",
-                            to.numpy_name(),
-                            from.numpy_name()
-                        );
-                        self.check_plain(Expr::Bool(false), Exception::TypeError, &message, s.span);
-                    }
+                if let ExprKind::Subscript(..) = target.kind {
+                    self.same_kind_casting(before, &v, s.span);
                 }
                 self.assign(target, v)?;
             }
@@ -1640,11 +1623,7 @@ impl<'a> Translator<'a> {
             }
             Value::Matrix(a, cols) => {
                 // NumPy drops leading axes of length 1 only: a (1, n) array fits, (n, 1) not.
-                let rows = expr::bin(
-                    ir::BinOp::FloorDiv,
-                    a.len.clone(),
-                    expr::bin(ir::BinOp::Max, cols.clone(), Expr::I64(1)),
-                );
+                let rows = value::matrix_rows(a.len.clone(), cols.clone());
                 let one_row = expr::cmp(ir::CmpOp::Le, rows.clone(), Expr::I64(1));
                 let message = "could not broadcast input array of {a} rows and {b} columns into the output line";
                 self.check(one_row, Exception::ValueError, message, span, rows, cols);

@@ -76,6 +76,14 @@ pub enum Value {
 }
 
 impl Value {
+    /// The element type of a NumPy array (1-D or 2-D); `None` for anything else.
+    pub fn element_type(&self) -> Option<Ty> {
+        match self {
+            Value::Array(a) | Value::Matrix(a, _) => Some(a.ty),
+            _ => None,
+        }
+    }
+
     pub fn describe(&self) -> &'static str {
         match self {
             Value::Scalar(_, Ty::F64) => "a float",
@@ -95,6 +103,15 @@ impl Value {
             Value::Str(_) => "a string",
         }
     }
+}
+
+/// The rows of a 2-D array of `len` elements in rows of `cols` (`Value::Matrix`): the count over
+/// the columns, 0 where there are none (a shape `(n, 0)` with `n > 0`, which this cannot tell
+/// from `(0, 0)`, is refused where it arises: `Translator::check_matrix_shape`).
+pub fn matrix_rows(len: Expr, cols: Expr) -> Expr {
+    use crate::ir::BinOp;
+    let per_row = Expr::Binary(BinOp::Max, cols.boxed(), Expr::I64(1).boxed());
+    Expr::Binary(BinOp::FloorDiv, len.boxed(), per_row.boxed())
 }
 
 /// Replaces every occurrence of `from` in `e` by `to`.

@@ -211,6 +211,24 @@ impl Translator<'_> {
         })
     }
 
+    /// `y[1:] *= 1.5` updates the selection in place, through the ufunc's `out=`, whose same-kind
+    /// casting refuses a result wider than the array it was (`before`; int64 to bool, float64 to
+    /// int64): NumPy's UFuncTypeError, wherever it runs.
+    pub(super) fn same_kind_casting(&mut self, before: Option<Ty>, result: &Value, span: Span) {
+        let (Some(from), Some(to)) = (before, result.element_type()) else {
+            return;
+        };
+        if to > from {
+            let message = format!(
+                "Cannot cast ufunc output from dtype('{}') to dtype('{}') with casting rule \
+                 'same_kind'",
+                to.numpy_name(),
+                from.numpy_name()
+            );
+            self.check_plain(Expr::Bool(false), Exception::TypeError, &message, span);
+        }
+    }
+
     /// A list or tuple about to be stored: NumPy converts its items one by one, as it converts a
     /// number it stores (a NaN or a float out of range raises for an int array, where an array
     /// of floats would be cast), before it looks at the shapes. The checks run over every item

@@ -24,7 +24,7 @@ use super::expr::{bin, cmp};
 use super::names::Func::*;
 use super::names::{self, Builtin, Module};
 use super::provenance::Prov;
-use super::value::{ArrayVal, Value};
+use super::value::{matrix_rows, ArrayVal, Value};
 use super::{not, Translator};
 use crate::error::{ErrorKind, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, Stmt, Ty};
@@ -119,11 +119,7 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
             .hint(hint)
         }),
         Value::Matrix(a, cols) => {
-            let rows = bin(
-                BinOp::FloorDiv,
-                a.len.clone(),
-                bin(BinOp::Max, cols.clone(), Expr::I64(1)),
-            );
+            let rows = matrix_rows(a.len.clone(), cols.clone());
             match attr {
                 "size" => Ok(Value::Scalar(a.len, Ty::I64)),
                 "shape" => Ok(Value::Tuple(vec![

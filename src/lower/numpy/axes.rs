@@ -17,7 +17,7 @@ use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty};
 use crate::lower::builtins::{count_valid, ranks_values, reduction, takes_dtype, Args};
 use crate::lower::expr::{bin, cmp};
 use crate::lower::names::Func;
-use crate::lower::value::{ArrayVal, Value};
+use crate::lower::value::{matrix_rows, ArrayVal, Value};
 use crate::lower::Translator;
 
 /// Whether `np.<f>` takes `axis=` (and goes through [`reduce_along`]): the reductions that take
@@ -72,14 +72,7 @@ pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<
         return reduction(t, f, v, s, a).map(Some);
     };
     let cols = t.stable(cols, Ty::I64);
-    let rows = t.stable(
-        bin(
-            BinOp::FloorDiv,
-            arr.len.clone(),
-            bin(BinOp::Max, cols.clone(), Expr::I64(1)),
-        ),
-        Ty::I64,
-    );
+    let rows = t.stable(matrix_rows(arr.len.clone(), cols.clone()), Ty::I64);
     let down_columns = axis == 0 || axis == -2;
     let (lanes, lane_len) = if down_columns {
         (cols.clone(), rows)

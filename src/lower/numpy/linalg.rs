@@ -10,7 +10,7 @@ use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Ty, UnOp};
 use crate::lower::builtins::Args;
 use crate::lower::expr::{bin, cmp, convert, un};
-use crate::lower::value::{ArrayVal, Value};
+use crate::lower::value::{matrix_rows, ArrayVal, Value};
 use crate::lower::Translator;
 
 /// The vector norms NumPy computes without an SVD.
@@ -229,14 +229,14 @@ pub(crate) fn matmul(t: &mut Translator, a: Value, b: Value, span: Span) -> Resu
     // Rows and the shared dimension of the left operand, columns of the right one.
     let (rows, inner) = match &a_cols {
         Some(c) => (
-            t.stable(bin(BinOp::FloorDiv, len_a.clone(), safe(c)), Ty::I64),
+            t.stable(matrix_rows(len_a.clone(), c.clone()), Ty::I64),
             c.clone(),
         ),
         None => (Expr::I64(1), len_a.clone()),
     };
     let (inner_b, cols) = match &b_cols {
         Some(c) => (
-            t.stable(bin(BinOp::FloorDiv, len_b.clone(), safe(c)), Ty::I64),
+            t.stable(matrix_rows(len_b.clone(), c.clone()), Ty::I64),
             c.clone(),
         ),
         None => (len_b.clone(), Expr::I64(1)),
