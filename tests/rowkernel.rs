@@ -253,3 +253,48 @@ fn every_corpus_program_in_lanes_agrees_with_the_scalar_kernel() {
     // written) is straight-line once specialised; the rest has loops, fills or early returns.
     assert!(in_lanes > 50, "only {in_lanes} corpus programs in lanes");
 }
+
+/// A footprint over many axes has a row per tap (`m` rows of one column here): the kernel loads
+/// the rows its body reads only (compiling code per row and tap took seconds at 2**14 rows), and
+/// computes what the interpreter computes, whether the body reads a few taps at constant indices
+/// or every tap at run-time ones.
+#[test]
+fn a_kernel_over_many_rows_reads_the_taps_its_body_reads() {
+    let m = 4096;
+    let taps = Taps {
+        slot: (0..m as u32).collect(),
+        col: vec![0; m],
+        slots: m,
+    };
+    let mut rng = Rng(7);
+    let n = 2 * GROUP_PIXELS + 3;
+    let rows: Vec<Vec<f64>> = (0..m)
+        .map(|_| (0..n).map(|_| rng.value()).collect())
+        .collect();
+    for src in [
+        "x[5] - x[4000]",
+        "x[len(x) - 1 - int(x[1] > 0) * 9]",
+        "np.sum(x)",
+    ] {
+        let f = Filter::compile(src, &Bindings::new())
+            .and_then(|f| f.specialize(m))
+            .unwrap_or_else(|e| panic!("{src}: {e}"));
+        let kernel = compile_row_kernel(f.specialized_ir().expect("specialised"), &taps, false)
+            .unwrap_or_else(|e| panic!("{src}: {e}"));
+        let ptrs: Vec<*const f64> = rows.iter().map(|r| r.as_ptr()).collect();
+        let mut out = vec![0.0; n];
+        // SAFETY: every tap (column 0 of its row) of every pixel 0..n is inside its row of n
+        // values, `out` holds n values, and the context is the specialised filter's.
+        let done =
+            unsafe { (kernel.entry())(ptrs.as_ptr(), n as isize, out.as_mut_ptr(), f.user_data()) };
+        assert_eq!(done as usize, n, "{src}");
+        for (j, got) in out.iter().enumerate() {
+            let buf: Vec<f64> = rows.iter().map(|r| r[j]).collect();
+            let want = f.interpret(&buf).unwrap();
+            assert!(
+                want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan()),
+                "{src} at {j}: {want} vs {got}"
+            );
+        }
+    }
+}

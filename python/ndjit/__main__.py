@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shutil
 import sys
-from pathlib import Path
 from typing import List, Optional
 
 import numpy as np
@@ -20,11 +18,14 @@ import numpy as np
 EXIT_USAGE, EXIT_IO, EXIT_FILTER = 2, 3, 4
 
 
-def _ints(text: Optional[str]):
+def _ints(text: Optional[str], option: str):
     """``"3"`` → 3, ``"3,5"`` → [3, 5] (one number for every axis, or one per axis)."""
     if text is None:
         return None
-    values = [int(v) for v in text.split(",")]
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{option} takes integers separated by commas, not {text!r}") from None
     return values[0] if len(values) == 1 else values
 
 
@@ -68,7 +69,8 @@ def _filter(args) -> int:
     import dask.array as da
     from dask.diagnostics import ProgressBar
 
-    from .dask import check_target, generic_filter
+    from ._errors import FilterError
+    from .dask import Staging, check_target, generic_filter
 
     try:
         check_target(args.input, args.output)
@@ -82,26 +84,29 @@ def _filter(args) -> int:
     except Exception as e:  # a missing or unreadable store or footprint file, whatever its type
         return _fail(EXIT_IO, f"{type(e).__name__}: {e}")
     try:
-        axes = None if args.axes is None else [int(a) for a in args.axes.split(",")]
-        result = generic_filter(source, args.expr, size=_ints(args.size), footprint=footprint, output=args.dtype,
-                                mode=args.mode, cval=args.cval, origin=_ints(args.origin), axes=axes)
+        axes = _ints(args.axes, "--axes")
+        result = generic_filter(source, args.expr, size=_ints(args.size, "--size"), footprint=footprint,
+                                output=args.dtype, mode=args.mode, cval=args.cval, origin=_ints(args.origin, "--origin"),
+                                axes=[axes] if isinstance(axes, int) else axes)
     except Exception as e:  # scipy's argument errors and ndjit's compile errors, with their location
         return _fail(EXIT_USAGE, str(e))
-    created = not Path(args.output).exists()
     try:
-        job = result.to_zarr(args.output, overwrite=args.overwrite, compute=False)
+        # A local output is written beside its place and moved there once complete: a failure
+        # leaves no half-written store and the array an --overwrite would replace intact.
+        staging = Staging(args.output, args.overwrite)
+        job = result.to_zarr(staging.path, overwrite=staging.overwrite, compute=False)
     except Exception as e:  # an existing output without --overwrite, an unwritable place
         return _fail(EXIT_IO, f"{type(e).__name__}: {e}")
     try:
         with dask.config.set(scheduler="threads", num_workers=args.threads):
             with ProgressBar(minimum=1.0) if not args.quiet else contextlib.nullcontext():
                 job.compute()
+        staging.commit()
     except Exception as e:
-        if created:  # a half-written store this run made: gone, as the native command leaves none
-            shutil.rmtree(args.output, ignore_errors=True)
-        if isinstance(e, OSError):
-            return _fail(EXIT_IO, f"{type(e).__name__}: {e}")
-        return _fail(EXIT_FILTER, f"the filter failed: {type(e).__name__}: {e}")  # ndjit raises Python's exception
+        staging.discard()
+        if isinstance(e, FilterError):  # the filter's own exception (Python's, as ndjit raises it)
+            return _fail(EXIT_FILTER, f"the filter failed: {type(e).__name__}: {e}")
+        return _fail(EXIT_IO, f"{type(e).__name__}: {e}")  # reading or writing a store (a corrupt chunk)
     return 0
 
 

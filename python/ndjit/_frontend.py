@@ -19,13 +19,14 @@ import textwrap
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _helpers, _shadowing, _spec_cache
 from ._errors import SourceUnavailable
 from ._locate import locate, source_of
+from ._unsupported import LibraryFunction, library_argument, library_function
 
 __all__ = ["Spec", "describe", "SourceUnavailable"]
 
@@ -48,7 +49,7 @@ class Spec:
     indent: int = 0
     # Globals and closure cells the function reads that ndjit cannot bind, with their type names:
     # used to turn "name is not defined" into a precise error.
-    unsupported: Tuple[Tuple[str, str], ...] = ()
+    unsupported: Tuple[Tuple[str, Union[str, LibraryFunction]], ...] = ()
     # Helper functions appended to `source`: where each one's lines come from (see `_helpers`).
     regions: Tuple["_helpers.Region", ...] = ()
 
@@ -298,7 +299,11 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
     code = func.__code__
     imports, unsupported, shadowed, helpers = [], [], [], []
     for name in [k for k, v in bindings.items() if isinstance(v, types.FunctionType)]:
-        helpers.append((name, bindings.pop(name)))
+        helper = bindings.pop(name)  # a parameter's default or extra argument
+        library = library_function(helper)
+        if library is not None:
+            raise library_argument(name, library, func)
+        helpers.append((name, helper))
     free = dict(zip(code.co_freevars, func.__closure__ or ()))
     outer = {}
     for name, cell in free.items():
@@ -325,7 +330,11 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
             shadowed.append((name, v))
         elif isinstance(v, types.FunctionType):
-            helpers.append((name, v))
+            library = library_function(v)
+            if library is None:
+                helpers.append((name, v))
+            else:
+                unsupported.append((name, library))
         else:
             if _bind_attributes(bindings, name, v, attributes, func) or not callable(v) or isinstance(v, type):
                 unsupported.append((name, type(v).__name__))

@@ -149,7 +149,7 @@ def output_like(output, input: np.ndarray, every_element_written: bool = False) 
     array is zeroed as scipy's is, unless the caller writes ``every_element_written`` before
     anyone sees it (``generic_filter``: one value per pixel, and on an error the array is never
     returned): zeroing 1024² bytes took 12 µs, a tenth of a 3×3 median of them."""
-    if output is None:  # the common case, without scipy's dispatch on the argument's kind
+    if output is None and input.dtype.kind != "V":  # the common case, without scipy's dispatch
         new = np.empty if every_element_written else np.zeros
         return new(input.shape, dtype=input.dtype)
     output = _ni_support._get_output(output, input)

@@ -3,11 +3,15 @@ math, a dict, an object without numeric attributes), in the user's file, saying 
 from __future__ import annotations
 
 import re
-from typing import Optional
+import sysconfig
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Union
 
 from ._errors import FilterCompileError, FilterTypeError
 
-__all__ = ["unbindable"]
+__all__ = ["LibraryFunction", "library_argument", "library_function", "unbindable"]
 
 # Functions of other libraries that callbacks call, and the closest thing ndjit compiles.
 _CLOSEST = {
@@ -23,13 +27,73 @@ _CLOSEST = {
     "tmean": "x[(x >= lo) & (x <= hi)].mean()",
     "sem": "np.std(x, ddof=1) / np.sqrt(len(x))",
     "nanmean": "np.nanmean(x)",
+    "median": "np.median(x)",
+    "mean": "np.mean(x)",
+    "pstdev": "np.std(x)",
+    "stdev": "np.std(x, ddof=1)",
+    "pvariance": "np.var(x)",
+    "variance": "np.var(x, ddof=1)",
 }
 
 
-def unbindable(e: FilterCompileError, name: str, type_name: str) -> FilterTypeError:
+@dataclass(frozen=True)
+class LibraryFunction:
+    """What a name the filter calls is, where it is a library's Python function (`from
+    scipy.stats import kurtosis`): ndjit inlines the program's own functions, not libraries'."""
+
+    origin: str  # `scipy.stats.kurtosis`
+
+    def __str__(self) -> str:
+        return f"function of a library (`{self.origin}`)"
+
+
+def _library_roots() -> tuple:
+    """Where installed packages and the standard library live."""
+    paths = sysconfig.get_paths()
+    return tuple({Path(paths[k]).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths})
+
+
+_ROOTS = _library_roots()
+
+
+def library_function(func: types.FunctionType) -> Optional[LibraryFunction]:
+    """`func` as a library's function (the standard library's, or an installed package's, like
+    `statistics.median` or `scipy.stats.iqr`), or None for the user's own."""
+    module = getattr(func, "__module__", None) or ""
+    filename = getattr(func.__code__, "co_filename", "")
+    try:
+        path = Path(filename).resolve()
+        installed = any(root in path.parents for root in _ROOTS)
+    except (OSError, ValueError):
+        installed = False
+    if installed:  # by where its file is: a project's own `code/` package is no stdlib module
+        return LibraryFunction(f"{module}.{func.__qualname__}" if module else func.__qualname__)
+    return None
+
+
+def _library_message(used: str, library: LibraryFunction) -> tuple:
+    closest = _CLOSEST.get(library.origin.rsplit(".", 1)[-1])
+    message = (f"`{used}` is `{library.origin}`, a library's function: ndjit compiles NumPy and math "
+               "functions and the program's own Python functions, not other libraries'")
+    hint = f"the closest supported code is `{closest}`" if closest else "write it with NumPy or math functions"
+    return message, hint
+
+
+def library_argument(name: str, library: LibraryFunction, func: types.FunctionType) -> FilterTypeError:
+    """The error for a library's function passed as the value of `func`'s parameter `name`."""
+    message, hint = _library_message(name, library)
+    line = func.__code__.co_firstlineno
+    err = FilterTypeError("binding error", message, line, 1, line, 1, None, hint, "")
+    err.filename = func.__code__.co_filename
+    return err
+
+
+def unbindable(e: FilterCompileError, name: str, type_name: Union[str, LibraryFunction]) -> FilterTypeError:
     """The error replacing `e` ("name is not defined") for `name`, a `type_name` ndjit cannot bind."""
     used = _dotted_at(e.text, e.col) or name
-    if type_name == "module":
+    if isinstance(type_name, LibraryFunction):
+        message, hint = _library_message(used, type_name)
+    elif type_name == "module":
         function = used.rsplit(".", 1)[-1]
         closest = _CLOSEST.get(function)
         message = f"`{used}` is not supported: ndjit compiles NumPy and math functions, not the `{name}` module"

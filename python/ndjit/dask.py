@@ -28,7 +28,9 @@ import math
 import os
 import sys
 import threading
-import urllib.parse
+import time
+import shutil
+import uuid
 from pathlib import Path
 from typing import Optional
 
@@ -245,24 +247,117 @@ def filter_zarr(source, target, function, size=None, footprint=None, output=None
     check_target(source, target)
     result = generic_filter(da.from_zarr(source), function, size, footprint, output, mode, cval, origin,
                             extra_arguments, extra_keywords, axes=axes, workers=workers)
-    return result.to_zarr(target, overwrite=overwrite, compute=compute)
-
-
-def _local_path(store) -> Optional[Path]:
-    """Where a store lies on this machine's disk, resolved: a path, a ``file://`` URL, a Zarr
-    array or store object with a local root; None for anything else (another URL, memory)."""
-    if isinstance(store, (str, os.PathLike)):
-        text = os.fspath(store)
-        if text.startswith("file://"):
-            text = urllib.parse.unquote(urllib.parse.urlparse(text).path)
-        elif "://" in text:
-            return None
-        return Path(text).resolve()
-    inner = getattr(store, "store", None)  # a zarr.Array: its store and its path in it
-    root = getattr(inner if inner is not None else store, "root", None)
-    if isinstance(root, (str, os.PathLike)):
-        return (Path(root) / (getattr(store, "path", "") if inner is not None else "")).resolve()
+    if not compute:
+        return result.to_zarr(target, overwrite=overwrite, compute=False)
+    staging = Staging(target, overwrite)
+    try:
+        result.to_zarr(staging.path, overwrite=staging.overwrite, compute=True)
+    except BaseException:
+        staging.discard()
+        raise
+    staging.commit()
     return None
+
+
+class Staging:
+    """Where to write an output store so that a failure loses nothing: a local output is written
+    into a hidden sibling directory and moved into place once complete (the array it replaces,
+    with ``overwrite``, goes only then); any other store is written in place (Zarr's own
+    ``overwrite`` clears it first). Raises FileExistsError for a local Zarr array without
+    ``overwrite``."""
+
+    def __init__(self, target, overwrite: bool):
+        location = _location(target) if isinstance(target, (str, os.PathLike)) else None
+        self.final = Path(location) if location and Path(location).is_absolute() else None
+        self.path, self.overwrite = target, overwrite
+        if self.final is None:
+            return
+        if _zarr_node(self.final) is not None and not overwrite:
+            raise FileExistsError(f"{os.fspath(self.final)!r} holds a Zarr array: pass overwrite=True "
+                                  "(--overwrite) to replace it")
+        self.path = os.fspath(self.final.parent / f".{self.final.name}.ndjit-partial-{uuid.uuid4().hex}")
+        self.overwrite = False
+
+    def commit(self) -> None:
+        """Moves the complete store into place, replacing what was there."""
+        if self.final is None:
+            return
+        old = self.final.parent / f".{self.final.name}.ndjit-old-{uuid.uuid4().hex}"
+        replaced = self.final.exists()
+        if replaced:
+            os.replace(self.final, old)
+        os.replace(self.path, self.final)
+        if replaced:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def discard(self) -> None:
+        """Removes a partial store (the output, if any, is untouched). Dask raises a task's
+        exception while other tasks may still be writing their chunks (and making the directory
+        again): it is removed until it stays gone."""
+        if self.final is None:
+            return
+        quiet = 0
+        for _ in range(100):
+            if os.path.lexists(self.path):
+                shutil.rmtree(self.path, ignore_errors=True)
+                quiet = 0
+            else:
+                quiet += 1
+                if quiet == 3:
+                    return
+            time.sleep(0.02)
+
+
+def _location(store) -> Optional[str]:
+    """Where a store lies, as Dask and Zarr will open it: a local directory's resolved path,
+    another file system's URL, or for a store object that names no place (memory) the object
+    itself; None where a string names nothing fsspec can open.
+    Strings go through fsspec, which reads ``file:``, ``local://``, ``simplecache::`` and ``~``
+    as Zarr does; store objects are unwrapped (a ``zarr.Array``'s store and path, wrapper stores)
+    down to a local root or a file system and path."""
+    if isinstance(store, (str, os.PathLike)):
+        try:
+            from fsspec.core import url_to_fs
+            fs, path = url_to_fs(os.path.expanduser(os.fspath(store)))
+        except Exception:  # not a URL fsspec knows: Zarr could not open it either
+            return None
+        return _fs_location(fs, path)
+    sub = ""
+    if hasattr(store, "store") and isinstance(getattr(store, "path", None), str):  # a zarr.Array or Group
+        store, sub = store.store, store.path
+    for _ in range(16):  # wrapper stores (LoggingStore, cache stores) hold the one they wrap
+        inner = getattr(store, "_store", None)
+        if inner is None or inner is store:
+            break
+        store = inner
+    root = getattr(store, "root", None)
+    if isinstance(root, (str, os.PathLike)):
+        return os.fspath((Path(root) / sub).resolve())
+    fs, path = getattr(store, "fs", None), getattr(store, "path", None)
+    if fs is not None and isinstance(path, str):
+        return _fs_location(fs, f"{path.rstrip('/')}/{sub}" if sub else path)
+    if store is not None and not isinstance(store, (str, os.PathLike)):
+        # A store that names no place (memory): itself, by identity.
+        return f"<store {id(store):x}>/{sub}".rstrip("/")
+    return None
+
+
+def _fs_location(fs, path: str) -> str:
+    """A file system's path as one string: resolved on the local disk, a URL elsewhere."""
+    from fsspec.implementations.local import LocalFileSystem
+    for _ in range(16):  # a caching or async wrapper over the file system that holds the data
+        inner = getattr(fs, "fs", None) or getattr(fs, "sync_fs", None)
+        if isinstance(fs, LocalFileSystem) or inner is None or inner is fs:
+            break
+        fs = inner
+    if isinstance(fs, LocalFileSystem):
+        return os.fspath(Path(fs._strip_protocol(path)).resolve())
+    return fs.unstrip_protocol(path).rstrip("/")
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether one location is the other or holds it."""
+    return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
 
 
 def _zarr_node(path: Path) -> Optional[str]:
@@ -285,11 +380,14 @@ def check_target(source, target) -> None:
     FileExistsError."""
     if isinstance(target, (str, os.PathLike)) and not os.fspath(target):
         raise ValueError("the output store's path is empty")
-    t, s = _local_path(target), _local_path(source)
-    if target is source or (t is not None and s is not None and (t == s or s in t.parents or t in s.parents)):
-        raise ValueError(f"the output {os.fspath(t) if t else target!r} is the input, lies inside it or "
+    t, s = _location(target), _location(source)
+    if target is source or (t is not None and s is not None and _overlap(t, s)):
+        raise ValueError(f"the output {t or target!r} is the input, lies inside it or "
                          "holds it: writing it would destroy the input before it is read; write to another store")
-    if t is None or not t.exists():
+    if t is None or not Path(t).is_absolute():
+        return
+    t = Path(t)
+    if not t.exists():
         return
     node = _zarr_node(t)
     if node == "group":

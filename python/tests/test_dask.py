@@ -358,3 +358,68 @@ def test_cupy_chunks_run_on_the_gpu_with_no_host_copies():
         got = y.compute(scheduler="sync")
         assert isinstance(got, cupy.ndarray)  # the chunks stayed on the device
         assert_same(cupy.asnumpy(got), ndi.generic_filter(a, asym, size=(3, 5), mode=mode, cval=0.5, origin=(1, 0)))
+
+
+def test_the_input_named_any_way_zarr_reads_it_is_never_the_output(tmp_path, monkeypatch):
+    # Found by a hunt (stop 55): each of these spellings slipped past the guard, and the run
+    # cleared the input before reading it (all zeros, success reported).
+    zarr = pytest.importorskip("zarr", reason='zarr is not installed: pip install "./python[dask]"')
+    storage = pytest.importorskip("zarr.storage")
+    from ndjit.__main__ import main
+    a = np.arange(1, 37.0).reshape(6, 6)
+    src = str(tmp_path / "in.zarr")
+    zarr.create_array(src, shape=a.shape, chunks=(3, 3), dtype=a.dtype)[...] = a
+    monkeypatch.setenv("HOME", str(tmp_path))
+    spellings = [(f"file:{src}", src), (f"local://{src}", src), (f"simplecache::file://{src}", src),
+                 ("~/in.zarr", src), (src, f"local://{src}"), (src, f"simplecache::file://{src}"),
+                 (src, "~/in.zarr")]
+    for source, target in spellings:
+        with pytest.raises(ValueError, match="is the input"):
+            ndjit.dask.filter_zarr(source, target, "max(x)", size=3, overwrite=True)
+        assert main(["filter", source, target, "-e", "max(x)", "-s", "3", "--overwrite", "-q"]) == 2
+    stores = [storage.FsspecStore.from_url(f"file://{src}"), storage.LoggingStore(storage.LocalStore(src))]
+    for store in stores:
+        for source, target in [(store, src), (src, store), (zarr.open_array(store, mode="r"), src)]:
+            with pytest.raises(ValueError, match="is the input"):
+                ndjit.dask.filter_zarr(source, target, "max(x)", size=3, overwrite=True)
+    np.testing.assert_array_equal(zarr.open_array(src, mode="r")[...], a)  # untouched
+
+
+def test_a_failed_overwrite_keeps_the_previous_output(tmp_path):
+    # Found by a hunt (stop 55): --overwrite cleared the old output first, so a filter failing
+    # at run time left a readable mix of zeros and one chunk of new values.
+    zarr = pytest.importorskip("zarr", reason='zarr is not installed: pip install "./python[dask]"')
+    from ndjit.__main__ import main
+    a = np.arange(1, 37.0).reshape(6, 6)
+    src, out = str(tmp_path / "in.zarr"), tmp_path / "keep.zarr"
+    zarr.create_array(src, shape=a.shape, chunks=(3, 3), dtype=a.dtype)[...] = a
+    assert main(["filter", src, str(out), "-e", "max(x)", "-s", "3", "-q"]) == 0
+    kept = zarr.open_array(str(out), mode="r")[...]
+    failing = "1.0 / float(x[0] - 36)"  # one pixel of one chunk
+    assert main(["filter", src, str(out), "-e", failing, "-s", "1", "--overwrite", "-q"]) == 4
+    np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...], kept)
+    with pytest.raises(ZeroDivisionError):
+        ndjit.dask.filter_zarr(src, str(out), failing, size=1, overwrite=True)
+    np.testing.assert_array_equal(zarr.open_array(str(out), mode="r")[...], kept)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "keep.zarr"]  # no partial stores
+    # Without overwrite an existing array is refused; with it, replaced once complete.
+    with pytest.raises(FileExistsError, match="holds a Zarr array"):
+        ndjit.dask.filter_zarr(src, str(out), "min(x)", size=3)
+    ndjit.dask.filter_zarr(src, str(out), "min(x)", size=3, overwrite=True)
+    assert_same(zarr.open_array(str(out), mode="r")[...], ndi.minimum_filter(a, size=3))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.zarr", "keep.zarr"]
+
+
+def test_the_command_line_tells_a_store_failure_from_the_filters(tmp_path, capsys):
+    # Found by a hunt (stop 55): a corrupt chunk exited 4 ("the filter failed"), not 3 (the store).
+    zarr = pytest.importorskip("zarr", reason='zarr is not installed: pip install "./python[dask]"')
+    from ndjit.__main__ import main
+    src = tmp_path / "in.zarr"
+    zarr.create_array(str(src), shape=(6, 6), chunks=(3, 3), dtype="f8")[...] = 1.0
+    (src / "c" / "1" / "1").write_bytes(b"garbage")
+    assert main(["filter", str(src), str(tmp_path / "out.zarr"), "-e", "max(x)", "-s", "3", "-q"]) == 3
+    assert not (tmp_path / "out.zarr").exists()
+    capsys.readouterr()
+    # A malformed size names its option.
+    assert main(["filter", str(src), str(tmp_path / "o.zarr"), "-e", "max(x)", "-s", "3,", "-q"]) == 2
+    assert "--size takes integers separated by commas" in capsys.readouterr().err

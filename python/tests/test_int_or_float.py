@@ -45,7 +45,7 @@ HELPERS = {"neg(": "def neg(a):\n    return -a\n\n", "t(": "def t(a):\n    retur
 
 # Run-time refusals the README documents (*Known deviations*).
 DOCUMENTED = ("up to 2**53", "exceeds 2**53", "exceeds 64 bits", "both 0.0 and -0.0",
-              "rows without elements")
+              "rows without elements", "the same object as an item")
 
 
 def program(producer, i, hit, use):

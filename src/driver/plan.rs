@@ -12,6 +12,7 @@ use super::array::RawArray;
 use super::error::DriverError;
 use super::mode::Mode;
 use super::options::Geometry;
+use std::collections::HashMap;
 
 pub(crate) struct Plan {
     /// The input's shape (at least one axis).
@@ -46,16 +47,21 @@ impl Plan {
         tap_col
             .try_reserve_exact(n)
             .map_err(|_| alloc::out_of_memory::<i64>(n, "the taps' columns"))?;
+        // A footprint over many axes has as many slots as taps (2**14 for a 2×…×2 one over 15
+        // axes): found by hashing, not by a search of the slots so far.
+        let mut slot_of: HashMap<Vec<i64>, u32> = HashMap::new();
         for t in g.taps() {
             let lead = &t[..last];
-            let s = match slots.iter().position(|s| s == lead) {
-                Some(s) => s,
+            let s = match slot_of.get(lead) {
+                Some(&s) => s,
                 None => {
+                    let s = slots.len() as u32;
                     slots.push(lead.to_vec());
-                    slots.len() - 1
+                    slot_of.insert(lead.to_vec(), s);
+                    s
                 }
             };
-            tap_slot.push(s as u32);
+            tap_slot.push(s);
             tap_col.push(t[last]);
         }
         let cmin = tap_col.iter().copied().min().unwrap_or(0).min(0);

@@ -226,10 +226,53 @@ fn compile_kernel(
     })
 }
 
+/// How a body reads the buffer: the taps it loads at constant indices, and whether it loads one
+/// at a run-time index (or hands the buffer to a statement whole), which needs every tap.
+#[derive(Debug, Default, PartialEq)]
+struct BufferReads {
+    constant: Vec<usize>,
+    dynamic: bool,
+}
+
+impl BufferReads {
+    fn of(func: &ir::Func) -> BufferReads {
+        let mut reads = BufferReads::default();
+        reads.block(&func.body);
+        reads.constant.sort_unstable();
+        reads.constant.dedup();
+        reads
+    }
+
+    fn block(&mut self, stmts: &[ir::Stmt]) {
+        use ir::Stmt;
+        for s in stmts {
+            match s {
+                Stmt::Store(a, ..) | Stmt::ArrayOp(_, a) | Stmt::Sorted { arr: a, .. }
+                    if *a == ir::BUFFER =>
+                {
+                    self.dynamic = true
+                }
+                Stmt::Fill { dst, .. } if *dst == ir::BUFFER => self.dynamic = true,
+                _ => {}
+            }
+            ir::stmt_exprs(s, |e| {
+                e.visit(&mut |x| match x {
+                    ir::Expr::Load(a, i) if *a == ir::BUFFER => match **i {
+                        ir::Expr::I64(k) if k >= 0 => self.constant.push(k as usize),
+                        _ => self.dynamic = true,
+                    },
+                    _ => {}
+                })
+            });
+            ir::stmt_blocks(s, |b| self.block(b));
+        }
+    }
+}
+
 /// The kernel-specific state of a [`Translator`] building a row kernel.
 pub(super) struct KernelState {
-    /// Per slot, the row pointer loaded from `rows` in the prologue.
-    bases: Vec<Value>,
+    /// Per slot, the row pointer loaded from `rows` in the prologue (where the body reads it).
+    bases: Vec<Option<Value>>,
     /// Per tap, its slot and its byte displacement `8 * col`.
     taps: Vec<(usize, i32)>,
     /// The byte offset `8 * j` of the current pixel.
@@ -281,7 +324,7 @@ impl<'a> Translator<'a> {
         self.b.seal_block(has_ctx);
         self.b.switch_to_block(has_ctx);
         self.load_bound_for(func)?;
-        self.kernel_tables(taps, rows)?;
+        self.kernel_tables(taps, &BufferReads::of(func), rows)?;
 
         let n8 = self.b.ins().ishl_imm_s(n, 3);
         let (scalar, body, done) = (
@@ -338,21 +381,29 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// The row pointers, loaded once per call, and the taps' address table for loads at a
-    /// run-time index.
-    fn kernel_tables(&mut self, taps: &Taps, rows: Value) -> Result<()> {
-        let mut bases = Vec::with_capacity(taps.slots);
-        for s in 0..taps.slots {
-            let offset = i32::try_from(s * 8).map_err(|_| codegen_error("too many rows"))?;
-            bases.push(self.b.ins().load(types::I64, READONLY, rows, offset));
-        }
+    /// The row pointers the body reads, loaded once per call, and (where it reads the buffer at
+    /// a run-time index) the taps' address table. A footprint over many axes has thousands of
+    /// rows; a body that reads a few taps loads those rows only, not code per row and tap.
+    fn kernel_tables(&mut self, taps: &Taps, reads: &BufferReads, rows: Value) -> Result<()> {
         let tap_list: Vec<(usize, i32)> = taps
             .slot
             .iter()
             .zip(&taps.col)
             .map(|(&s, &c)| (s as usize, (c * 8) as i32))
             .collect();
-        let table = if tap_list.is_empty() {
+        let mut needed = vec![reads.dynamic; taps.slots];
+        for &k in &reads.constant {
+            if let Some(&(s, _)) = tap_list.get(k) {
+                needed[s] = true;
+            }
+        }
+        let mut bases = Vec::with_capacity(taps.slots);
+        for (s, &needed) in needed.iter().enumerate() {
+            let offset = i32::try_from(s * 8).map_err(|_| codegen_error("too many rows"))?;
+            bases.push(needed.then(|| self.b.ins().load(types::I64, READONLY, rows, offset)));
+        }
+        let bases: Vec<Option<Value>> = bases;
+        let table = if tap_list.is_empty() || !reads.dynamic {
             None
         } else {
             let bytes =
@@ -363,7 +414,8 @@ impl<'a> Translator<'a> {
                 3,
             ));
             for (k, &(s, off)) in tap_list.iter().enumerate() {
-                let addr = self.b.ins().iadd_imm_s(bases[s], i64::from(off));
+                let base = bases[s].ok_or_else(|| codegen_error("a row not loaded"))?;
+                let addr = self.b.ins().iadd_imm_s(base, i64::from(off));
                 self.b
                     .ins()
                     .stack_store(types::I64, addr, slot, (k * 8) as i32);
@@ -446,8 +498,8 @@ impl<'a> Translator<'a> {
             .ok()
             .and_then(|k| state.taps.get(k))
             .ok_or_else(|| codegen_error("tap index out of range"))?;
-        let (base, j8) = (state.bases[s], state.j8);
-        let j8 = self.b.use_var(j8);
+        let base = state.bases[s].ok_or_else(|| codegen_error("a row not loaded"))?;
+        let j8 = self.b.use_var(state.j8);
         Ok((self.b.ins().iadd(base, j8), off))
     }
 
@@ -475,7 +527,7 @@ impl<'a> Translator<'a> {
                     .ok()
                     .and_then(|i| k.taps.get(i))
                     .ok_or_else(|| codegen_error("tap index out of range"))?;
-                let base = k.bases[s];
+                let base = k.bases[s].ok_or_else(|| codegen_error("a row not loaded"))?;
                 let addr = self.b.ins().iadd(base, j8);
                 // Valid for every pixel of the call wherever it is placed, so it may move.
                 self.b.ins().load(types::F64, MOVABLE, addr, off)
@@ -542,5 +594,25 @@ impl<'a> Translator<'a> {
         let j8 = self.kernel.as_ref()?.j8;
         let j8 = self.b.use_var(j8);
         Some(self.b.ins().ushr_imm_u(j8, 3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BufferReads;
+    use crate::{Bindings, Filter};
+
+    fn reads(src: &str, n: usize) -> BufferReads {
+        let f = Filter::compile(src, &Bindings::new()).and_then(|f| f.specialize(n));
+        BufferReads::of(f.unwrap().specialized_ir().unwrap())
+    }
+
+    #[test]
+    fn constant_taps_are_listed_and_run_time_indices_need_every_tap() {
+        let few = reads("x[0] + x[3] * x[0]", 1000);
+        assert_eq!((few.constant, few.dynamic), (vec![0, 3], false));
+        assert!(reads("x[int(x[0]) % len(x)]", 1000).dynamic);
+        assert!(reads("np.median(x)", 1000).dynamic);
+        assert!(reads("np.sum(x)", 4).dynamic);
     }
 }

@@ -213,6 +213,8 @@ fn int_or_bool_valued(f: Func) -> bool {
         f,
         Argmin
             | Argmax
+            | Nanargmin
+            | Nanargmax
             | Argsort
             | Argwhere
             | Nonzero

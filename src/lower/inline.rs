@@ -148,7 +148,12 @@ impl Translator<'_> {
         self.inline.ret = saved_ret;
         self.loops = saved_loops;
         let v = r?;
-        rebind::check_aliasing(&body, |n| self.may_hold_array(n), |n| self.holds_2d(n))?;
+        rebind::check_aliasing(
+            &body,
+            |n| self.may_hold_array(n),
+            |n| self.holds_2d(n),
+            None,
+        )?;
         Ok(v)
     }
 

@@ -8,6 +8,7 @@
 
 use super::builtins::{counted_loop, Args};
 use super::expr::{bin, cmp, convert, un};
+use super::names::Func;
 use super::provenance::Prov;
 use super::value::{ArrayVal, ElemKind, Value};
 use super::Translator;
@@ -47,7 +48,15 @@ pub(super) fn sequence(t: &mut Translator, v: Value, span: Span) -> Result<(Arra
                 "iterating a 2-D array gives its rows, which are not numbers",
             )
             .hint("flatten it first: m.ravel()")),
-        v => Ok((t.array_of(v, span)?, ElemKind::NumPy)),
+        v => {
+            let arr = t.array_of(v, span)?;
+            // A transform's coordinates are a tuple of Python ints; an array's elements NumPy's.
+            let kind = match t.is_coords(&arr) {
+                true => ElemKind::Python,
+                false => ElemKind::NumPy,
+            };
+            Ok((arr, kind))
+        }
     }
 }
 
@@ -360,4 +369,126 @@ impl Translator<'_> {
         self.emit(Stmt::Assign(len, bin(BinOp::Add, n, Expr::I64(1))));
         Ok(())
     }
+}
+
+/// What [`search`] looks for.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Search {
+    /// `seq.index(v)`: the first position of an item equal to `v`.
+    Index,
+    /// `seq.count(v)`: the number of them.
+    Count,
+    /// `v in seq`: whether there is one.
+    Contains,
+}
+
+/// `seq.index(v)` and `seq.count(v)` of a list or a tuple (a transform's coordinates too): the
+/// first position of an item equal to `v` (`ValueError` where none is), and the number of them,
+/// as Python ints. NumPy arrays have neither method.
+pub(super) fn index_or_count(t: &mut Translator, func: Func, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    let method = func.name();
+    a.arity(t, 2, 2)?;
+    let (seq, ss) = a.take();
+    let python_sequence = match &seq {
+        Value::List(..) | Value::Tuple(_) => true,
+        Value::Array(arr) => t.is_coords(arr),
+        _ => false,
+    };
+    if !python_sequence {
+        return Err(t
+            .err(
+                ErrorKind::Type,
+                ss,
+                format!("{} has no method `.{method}()`", seq.describe()),
+            )
+            .hint(match func {
+                Func::SeqIndex => {
+                    "the first position of v in an array is np.flatnonzero(x == v)[0]"
+                }
+                _ => "the number of elements equal to v is np.count_nonzero(x == v)",
+            }));
+    }
+    let what = match func {
+        Func::SeqIndex => Search::Index,
+        _ => Search::Count,
+    };
+    search(t, what, (seq, ss), a.take(), span)
+}
+
+/// `v in seq`, `seq.index(v)` or `seq.count(v)` of a Python list or tuple: each item compared as
+/// `item == v` is, with the item's own kind (a Python int exactly with a Python float, a NumPy
+/// scalar through float64; values of one type compare alike whatever their kind, so only an
+/// int meeting a float needs it). Where identity would decide, a NaN, it raises
+/// ([`Translator::nan_identity_check`]).
+pub(super) fn search(
+    t: &mut Translator,
+    what: Search,
+    (seq, ss): (Value, Span),
+    (v, vs): (Value, Span),
+    span: Span,
+) -> Result<Value> {
+    let tuple = !matches!(seq, Value::List(..));
+    let (arr, kind) = sequence(t, seq, ss)?;
+    let (v, vt) = t.scalar(v, vs, "the value searched for")?;
+    let v = t.stable(v, vt);
+    let n = t.stable(arr.len.clone(), Ty::I64);
+    t.nan_identity_check(&arr, &v, vt.max(arr.ty), span)?;
+    if what == Search::Contains && !matches!((arr.ty, vt), (Ty::I64, Ty::F64) | (Ty::F64, Ty::I64))
+    {
+        // Values of one kind (a bool widened to either) compare exactly as doubles or ints:
+        // one reduction, which the row kernel's lanes compute (the loop below they do not).
+        let ty = vt.max(arr.ty).max(Ty::I64);
+        let equal = ArrayVal {
+            elem: cmp(
+                CmpOp::Eq,
+                convert(arr.elem.clone(), arr.ty, ty),
+                convert(v, vt, ty),
+            ),
+            ty: Ty::Bool,
+            ..arr
+        };
+        let any = t.reduce(ReduceOp::Any, &equal, span, None)?;
+        return Ok(Value::Scalar(
+            t.with_prov(any, Ty::Bool, Prov::Py),
+            Ty::Bool,
+        ));
+    }
+    if kind == ElemKind::Mixed {
+        return Err(t.mixed_list(span, "comparing an element"));
+    }
+    let found = t.temp(Ty::I64);
+    let start = if what == Search::Count { 0 } else { -1 };
+    t.emit(Stmt::Assign(found, Expr::I64(start)));
+    counted_loop(t, n, |t, i| {
+        let item = Value::Scalar(t.list_item(&arr, kind, i.clone()), arr.ty);
+        let eq = t.compare_one(ast::CmpOp::Eq, item, Value::Scalar(v.clone(), vt), span)?;
+        let eq = t.truth(eq, span)?;
+        t.emit(match what {
+            Search::Count => Stmt::Assign(
+                found,
+                bin(BinOp::Add, Expr::Var(found), convert(eq, Ty::Bool, Ty::I64)),
+            ),
+            _ => Stmt::If(eq, vec![Stmt::Assign(found, i), Stmt::Break], vec![]),
+        });
+        Ok(())
+    })?;
+    let present = cmp(CmpOp::Ge, Expr::Var(found), Expr::I64(0));
+    if what == Search::Contains {
+        // `in` gives a Python bool, whatever it searched (`(v in t) % 0` raises).
+        return Ok(Value::Scalar(
+            t.with_prov(present, Ty::Bool, Prov::Py),
+            Ty::Bool,
+        ));
+    }
+    if what == Search::Index {
+        let message = if tuple {
+            "tuple.index(x): x not in tuple"
+        } else {
+            "list.index(x): x not in list"
+        };
+        t.check_plain(present, Exception::ValueError, message, span);
+    }
+    t.var_prov.insert(found, Prov::Py);
+    Ok(Value::Scalar(Expr::Var(found), Ty::I64))
 }

@@ -518,7 +518,13 @@ impl<'a> Translator<'a> {
         let locals = self.locals.clone();
         self.guard_unbound(&body, &locals);
         self.stmts(&body)?;
-        rebind::check_aliasing(&body, |n| self.may_hold_array(n), |n| self.holds_2d(n))?;
+        let output = self.output_name.clone();
+        rebind::check_aliasing(
+            &body,
+            |n| self.may_hold_array(n),
+            |n| self.holds_2d(n),
+            output.as_deref(),
+        )?;
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
         } else {

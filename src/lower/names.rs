@@ -87,12 +87,15 @@ funcs! {
     Median = "median", Nanmedian = "nanmedian", Percentile = "percentile",
     Nanpercentile = "nanpercentile", Quantile = "quantile", Nanquantile = "nanquantile",
     Any = "any", All = "all", CountNonzero = "count_nonzero", Argmin = "argmin",
-    Argmax = "argmax", Argsort = "argsort", Size = "size",
+    Argmax = "argmax", Nanargmin = "nanargmin", Nanargmax = "nanargmax", Argsort = "argsort",
+    Size = "size",
     // Python builtins (besides abs, min, max, sum, any, all and round above)
     Len = "len", Float = "float", Int = "int", Bool = "bool", Pow = "pow", Range = "range",
     Enumerate = "enumerate", Zip = "zip", Sorted = "sorted", List = "list", TupleOf = "tuple",
-    // methods that are not NumPy functions
-    Astype = "astype", Item = "item", IsInteger = "is_integer",
+    Divmod = "divmod",
+    // methods that are not NumPy functions (`index` and `count` are a list's and a tuple's)
+    Astype = "astype", Item = "item", IsInteger = "is_integer", SeqIndex = "index",
+    SeqCount = "count",
 }
 
 impl fmt::Display for Func {
@@ -129,12 +132,13 @@ impl Func {
                 | Sorted
                 | List
                 | TupleOf
+                | Divmod
         );
-        let method_only = matches!(self, Astype | Item | IsInteger);
+        let method_only = matches!(self, Astype | Item | IsInteger | SeqIndex | SeqCount);
         match module {
             // Python's builtins are not NumPy's, except those NumPy also has.
             Module::Np => {
-                let shared = matches!(self, Abs | Min | Max | Sum | Any | All | Round);
+                let shared = matches!(self, Abs | Min | Max | Sum | Any | All | Round | Divmod);
                 !method_only && (!builtin || shared) && self != Norm
             }
             Module::Linalg => self == Norm,

@@ -263,10 +263,13 @@ pub(super) fn display(name: &str) -> &str {
 /// of the other targets of a chained or tuple assignment (`a = b = x.copy()`, `a, b = x, x`).
 /// `is_array` tells the names that hold arrays (`n += 1` on a number rebinds it, on an array it
 /// writes in place), `is_2d` those holding 2-D arrays (whose `m[i]` is a row, a view).
+/// `read_after` is a name read once more after the body: generic_filter1d's output line, which
+/// scipy reads when the callback returns (`o = oline; o[0] = 7` writes the result in NumPy).
 pub(super) fn check_aliasing(
     body: &[Stmt],
     is_array: impl Fn(&str) -> bool,
     is_2d: impl Fn(&str) -> bool,
+    read_after: Option<&str>,
 ) -> Result<()> {
     let mut mutated = Vec::new();
     for s in body {
@@ -299,7 +302,8 @@ pub(super) fn check_aliasing(
             // Each read of `other` beyond its reads in the assignment itself sees NumPy's
             // shared memory.
             let own = if other == source { in_value } else { 0 };
-            if count_reads(body, other) > own {
+            let after = usize::from(read_after.is_some_and(|n| display(n) == display(other)));
+            if count_reads(body, other) + after > own {
                 found = Some((
                     target.to_string(),
                     source.to_string(),

@@ -153,8 +153,8 @@ impl Rules for Transposed<'_> {
             (
                 Module::Np,
                 Min | Max | Nanmin | Nanmax | Ptp | Median | Nanmedian | Percentile | Nanpercentile
-                | Quantile | Nanquantile | Any | All | CountNonzero | Argmin | Argmax | Cumsum
-                | Cumprod | Dot,
+                | Quantile | Nanquantile | Any | All | CountNonzero | Argmin | Argmax | Nanargmin
+                | Nanargmax | Cumsum | Cumprod | Dot,
             )
             | (Module::Linalg, _) => Fate::Agrees,
             // Python's `sum` adds the rows in turn, element-wise; the conversions read numbers.

@@ -164,6 +164,8 @@ def documented(source: str, finding: Finding, expected, got) -> Optional[str]:
         return "a Python float power whose result would be complex raises ValueError"
     if got[0] == "raise" and len(got) > 2 and "sum() of an empty iterable is Python's int 0" in got[2]:
         return "sum() of an empty iterable whose int 0 reaches a use where int and float differ raises TypeError"
+    if got[0] == "raise" and len(got) > 2 and "the same object as an item" in got[2]:
+        return "a NaN searched for in a list or tuple holding NaN raises ValueError (CPython's answer is object identity)"
     if got[0] == "raise" and len(got) > 2 and "sorted() of values that include NaN" in got[2]:
         return "sorted() of values with a NaN raises ValueError (CPython's order is its merge steps')"
     return None

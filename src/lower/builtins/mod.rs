@@ -59,6 +59,10 @@ pub(crate) fn module_attr(module: Module, name: &str) -> Option<Value> {
 /// `base.attr`.
 pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span) -> Result<Value> {
     match base {
+        // The methods a list and a tuple share that do not change them.
+        Value::List(..) | Value::Tuple(_) if matches!(attr, "index" | "count") => {
+            Ok(Value::Method(Box::new(base), attr.to_string()))
+        }
         Value::List(..) => {
             const LIST_METHODS: &[&str] = &[
                 "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "count",
@@ -427,7 +431,8 @@ impl Call {
             Module::Math => true,
             Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool | Any | All),
             // `is_integer()` is Python's method, also of a NumPy float: a Python bool.
-            Module::Method => matches!(name.func, Item | IsInteger),
+            // ... and a list's or tuple's `.index()`/`.count()`, a Python int.
+            Module::Method => matches!(name.func, Item | IsInteger | SeqIndex | SeqCount),
             Module::Np => name.func == Size,
             Module::Linalg => false,
         };
@@ -592,6 +597,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Module::Builtin, Pow) => scalars::py_pow(t, a),
         (Module::Builtin, Min | Max) => python::min_max(t, func, a),
         (Module::Builtin, Sorted) => super::lists::sorted(t, a),
+        (Method, SeqIndex | SeqCount) => super::lists::index_or_count(t, func, a),
+        (Module::Builtin | Np, Divmod) => python::divmod(t, module == Np, a),
         // A tuple of numbers made at run time reads like a list (both are immutable here).
         (Module::Builtin, List | TupleOf) => super::lists::list(t, a),
         (Module::Builtin, Sum) => python::sum(t, a),

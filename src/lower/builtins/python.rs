@@ -1,6 +1,6 @@
 //! Python's own `min()`, `max()` and `sum()`: CPython's left-to-right loops, each comparison or
 //! `+` Python's or NumPy's by its operands (never NumPy's reductions, whose NaN rules and
-//! summation order differ).
+//! summation order differ); and `divmod()`.
 
 use super::{counted_loop, Args};
 use crate::error::{ErrorKind, Exception, Result, Span};
@@ -221,6 +221,11 @@ pub(super) fn sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
         return Ok(acc);
     }
     let v = match v {
+        // A transform's coordinates are a tuple of Python ints.
+        Value::Array(arr) if t.is_coords(&arr) => Value::List(arr, ElemKind::Python),
+        v => v,
+    };
+    let v = match v {
         Value::List(arr, kind) => match (kind, arr.ty) {
             (ElemKind::NumPy, _) => Value::Array(arr),
             (ElemKind::Mixed, _) => return Err(t.mixed_list(s, "its sum")),
@@ -300,4 +305,24 @@ pub(super) fn sum(t: &mut Translator, a: &mut Args) -> Result<Value> {
     }
     let empty = cmp(CmpOp::Eq, n, Expr::I64(0));
     Ok(Value::Scalar(t.with_prov(total, ty, Prov::Dyn(empty)), ty))
+}
+
+/// `divmod(a, b)`: the tuple `(a // b, a % b)`, which is what CPython's `int.__divmod__`,
+/// `float.__divmod__` (the same `_float_div_mod` as `//` and `%`) and NumPy's `np.divmod` ufunc
+/// (`npy_divmod`, as `floor_divide` and `remainder`) compute. `numpy` is `np.divmod`, which
+/// takes Python numbers as NumPy scalars (`np.divmod(7, 0)` is `(0, 0)`, not an exception).
+pub(super) fn divmod(t: &mut Translator, numpy: bool, a: &mut Args) -> Result<Value> {
+    let span = a.span;
+    a.arity(t, 2, 2)?;
+    let (x, _) = a.take();
+    let (y, _) = a.take();
+    let (x, y) = match numpy {
+        true => (t.as_numpy(x), t.as_numpy(y)),
+        false => (x, y),
+    };
+    // Each operand is computed once, then read by both operators.
+    let (x, y) = (t.stabilize(x), t.stabilize(y));
+    let quotient = t.binary(ast::BinOp::FloorDiv, x.clone(), y.clone(), span)?;
+    let remainder = t.binary(ast::BinOp::Mod, x, y, span)?;
+    Ok(Value::Tuple(vec![quotient, remainder]))
 }

@@ -135,24 +135,47 @@ fn reduce_values(t: &mut Translator, base: Func, arr: ArrayVal, a: &mut Args) ->
             super::quantiles::quantile(t, base, arr, &n, a)
         }
         Any | All | CountNonzero => logical(t, base, arr, span),
-        Argmin | Argmax => {
-            let op = if base == Argmin {
-                ReduceOp::ArgMin
-            } else {
-                ReduceOp::ArgMax
-            };
-            let msg = format!("attempt to get {base} of an empty sequence");
-            Ok(Value::Scalar(
-                t.reduce(op, &as_type(&arr, Ty::F64), span, Some(&msg))?,
-                Ty::I64,
-            ))
-        }
+        Argmin | Argmax => arg_extreme(t, base == Argmax, &as_type(&arr, Ty::F64), span),
+        Nanargmin | Nanargmax => nan_arg_extreme(t, base == Nanargmax, arr, span),
         _ => Err(t.err(
             ErrorKind::UnknownName,
             span,
             format!("np.{base} is not supported in filters"),
         )),
     }
+}
+
+/// `np.argmin`/`np.argmax` of doubles: the first position of the extreme (of the first NaN,
+/// where one is: NumPy's NaN wins).
+fn arg_extreme(t: &mut Translator, max: bool, x: &ArrayVal, span: Span) -> Result<Value> {
+    let (op, name) = match max {
+        true => (ReduceOp::ArgMax, "argmax"),
+        false => (ReduceOp::ArgMin, "argmin"),
+    };
+    let msg = format!("attempt to get {name} of an empty sequence");
+    Ok(Value::Scalar(t.reduce(op, x, span, Some(&msg))?, Ty::I64))
+}
+
+/// `np.nanargmin`/`np.nanargmax`, as NumPy writes them: a NaN replaced by `+inf` (`-inf` for the
+/// maximum), then the plain arg-extreme, after `ValueError` where every value is NaN (an empty
+/// array too). Ints and bools hold no NaN: their plain arg-extreme.
+fn nan_arg_extreme(t: &mut Translator, max: bool, arr: ArrayVal, span: Span) -> Result<Value> {
+    if arr.ty != Ty::F64 {
+        return arg_extreme(t, max, &as_type(&arr, Ty::F64), span);
+    }
+    let valid = count_valid(t, &arr, span)?;
+    t.check_plain(
+        cmp(CmpOp::Ne, valid, Expr::I64(0)),
+        Exception::ValueError,
+        "All-NaN slice encountered",
+        span,
+    );
+    let fill = if max {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    };
+    arg_extreme(t, max, &nan_to(&arr, fill), span)
 }
 
 /// A reduction's double result.
@@ -494,6 +517,8 @@ pub(in crate::lower) fn ranks_values(f: Func) -> bool {
             | Nanquantile
             | Argmin
             | Argmax
+            | Nanargmin
+            | Nanargmax
     )
 }
 
