@@ -418,8 +418,7 @@ pub(super) fn index_or_count(t: &mut Translator, func: Func, a: &mut Args) -> Re
 
 /// `v in seq`, `seq.index(v)` or `seq.count(v)` of a Python list or tuple: each item compared as
 /// `item == v` is, with the item's own kind (a Python int exactly with a Python float, a NumPy
-/// scalar through float64; values of one type compare alike whatever their kind, so only an
-/// int meeting a float needs it). Where identity would decide, a NaN, it raises
+/// scalar through float64). Where identity would decide, a NaN, it raises
 /// ([`Translator::nan_identity_check`]).
 pub(super) fn search(
     t: &mut Translator,
@@ -434,10 +433,12 @@ pub(super) fn search(
     let v = t.stable(v, vt);
     let n = t.stable(arr.len.clone(), Ty::I64);
     t.nan_identity_check(&arr, &v, vt.max(arr.ty), span)?;
-    if what == Search::Contains && !matches!((arr.ty, vt), (Ty::I64, Ty::F64) | (Ty::F64, Ty::I64))
-    {
-        // Values of one kind (a bool widened to either) compare exactly as doubles or ints:
-        // one reduction, which the row kernel's lanes compute (the loop below they do not).
+    // Only a Python int meeting a Python float compares exactly; values of one type (a bool
+    // widened to either), or a NumPy scalar on either side, compare as doubles or ints.
+    let int_meets_float = matches!((arr.ty, vt), (Ty::I64, Ty::F64) | (Ty::F64, Ty::I64));
+    let exact = int_meets_float && t.prov(&v) != Prov::Np && kind != ElemKind::NumPy;
+    if what == Search::Contains && !exact {
+        // One reduction, which the row kernel's lanes compute (the loop below they do not).
         let ty = vt.max(arr.ty).max(Ty::I64);
         let equal = ArrayVal {
             elem: cmp(
