@@ -402,7 +402,6 @@ impl<'a> Translator<'a> {
             let offset = i32::try_from(s * 8).map_err(|_| codegen_error("too many rows"))?;
             bases.push(needed.then(|| self.b.ins().load(types::I64, READONLY, rows, offset)));
         }
-        let bases: Vec<Option<Value>> = bases;
         let table = if tap_list.is_empty() || !reads.dynamic {
             None
         } else {

@@ -1327,36 +1327,11 @@ impl<'p> Translator<'p> {
             C::Eq => CmpOp::Eq,
             C::Ne => CmpOp::Ne,
             C::In | C::NotIn => {
-                let python_sequence = match &b {
-                    Value::List(..) | Value::Tuple(_) => true,
-                    Value::Array(arr) => self.is_coords(arr),
-                    _ => false,
+                let r = super::lists::contains(self, (b, span), (a, span), span)?;
+                return match op {
+                    C::In => Ok(r),
+                    _ => self.unary(ast::UnaryOp::Not, r, span),
                 };
-                if python_sequence {
-                    let what = super::lists::Search::Contains;
-                    let r = super::lists::search(self, what, (b, span), (a, span), span)?;
-                    return match op {
-                        C::In => Ok(r),
-                        _ => self.unary(ast::UnaryOp::Not, r, span),
-                    };
-                }
-                // `v in arr` of a NumPy array: any element equal (`==`, elementwise).
-                let arr = self.array_of(b, span)?;
-                let (v, vt) = self.scalar(a, span, "the left side of `in`")?;
-                let t = vt.max(arr.ty).max(Ty::I64);
-                let v = self.stable(convert(v, vt, t), t);
-                let eq = ArrayVal {
-                    elem: cmp(CmpOp::Eq, convert(arr.elem.clone(), arr.ty, t), v),
-                    ty: Ty::Bool,
-                    ..arr
-                };
-                let any = self.reduce(ReduceOp::Any, &eq, span, None)?;
-                // `in` gives a Python bool, whatever it searched (`(v in t) % 0` raises).
-                let r = if op == C::In { any } else { not(any) };
-                return Ok(Value::Scalar(
-                    self.with_prov(r, Ty::Bool, Prov::Py),
-                    Ty::Bool,
-                ));
             }
             C::Is | C::IsNot => {
                 let same = match (&a, &b) {
@@ -1399,42 +1374,6 @@ impl<'p> Translator<'p> {
             let tt = tx.max(ty);
             Ok((cmp(o, convert(x, tx, tt), convert(y, ty, tt)), Ty::Bool))
         })
-    }
-
-    /// Python's `in`, `.index()` and `.count()` on a list or a tuple test each item for
-    /// *identity* before equality, so a NaN is found where the very object is an item
-    /// (`m in vals` with `m = max(vals)`, `np.nan in [np.nan]`), and not where only an equal NaN
-    /// is. Which objects are the same is nothing a value here records; it matters only where
-    /// the value searched (`v`, of type `ty`) and some item are both NaN, and there this raises.
-    /// (A NumPy array's `in` compares values only: it needs no check.)
-    pub(crate) fn nan_identity_check(
-        &mut self,
-        arr: &ArrayVal,
-        v: &Expr,
-        ty: Ty,
-        span: Span,
-    ) -> Result<()> {
-        if ty != Ty::F64 || arr.ty != Ty::F64 {
-            return Ok(()); // an int or a bool is never NaN
-        }
-        let ((), on_nan) = self.nested(|t| {
-            let nan_items = ArrayVal {
-                elem: un(UnOp::IsNan, arr.elem.clone()),
-                ty: Ty::Bool,
-                ..arr.clone()
-            };
-            let any = t.reduce(ReduceOp::Any, &nan_items, span, None)?;
-            t.check_plain(
-                not(any),
-                Exception::ValueError,
-                "a NaN searched for in a list or tuple holding NaN: CPython finds it only if \
-                 it is the same object as an item, which ndjit does not track",
-                span,
-            );
-            Ok(())
-        })?;
-        self.emit(Stmt::If(un(UnOp::IsNan, v.clone()), on_nan, vec![]));
-        Ok(())
     }
 
     /// `f o i` (`i o f` when `int_first`) for a float `f` and an int `i`. Python compares a float

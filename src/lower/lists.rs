@@ -390,12 +390,7 @@ pub(super) fn index_or_count(t: &mut Translator, func: Func, a: &mut Args) -> Re
     let method = func.name();
     a.arity(t, 2, 2)?;
     let (seq, ss) = a.take();
-    let python_sequence = match &seq {
-        Value::List(..) | Value::Tuple(_) => true,
-        Value::Array(arr) => t.is_coords(arr),
-        _ => false,
-    };
-    if !python_sequence {
+    if !is_python_sequence(t, &seq) {
         return Err(t
             .err(
                 ErrorKind::Type,
@@ -416,10 +411,87 @@ pub(super) fn index_or_count(t: &mut Translator, func: Func, a: &mut Args) -> Re
     search(t, what, (seq, ss), a.take(), span)
 }
 
+/// Whether `v` is a Python list or tuple (a transform's coordinates are a tuple), not an array.
+fn is_python_sequence(t: &Translator, v: &Value) -> bool {
+    match v {
+        Value::List(..) | Value::Tuple(_) => true,
+        Value::Array(arr) => t.is_coords(arr),
+        _ => false,
+    }
+}
+
+/// `v in seq`, a Python bool: [`search`] of a Python list or tuple; of a NumPy array, whether any
+/// element `== v` (NumPy compares values only, through float64 where an int meets a float).
+pub(super) fn contains(
+    t: &mut Translator,
+    (seq, ss): (Value, Span),
+    (v, vs): (Value, Span),
+    span: Span,
+) -> Result<Value> {
+    if is_python_sequence(t, &seq) {
+        return search(t, Search::Contains, (seq, ss), (v, vs), span);
+    }
+    let arr = t.array_of(seq, ss)?;
+    let (v, vt) = t.scalar(v, vs, "the left side of `in`")?;
+    let any = any_equal(t, &arr, v, vt, span)?;
+    Ok(Value::Scalar(
+        t.with_prov(any, Ty::Bool, Prov::Py),
+        Ty::Bool,
+    ))
+}
+
+/// Whether any element of `arr` equals `v`, compared as doubles where either is one: one
+/// reduction, which the row kernel's lanes compute.
+fn any_equal(t: &mut Translator, arr: &ArrayVal, v: Expr, vt: Ty, span: Span) -> Result<Expr> {
+    let ty = vt.max(arr.ty).max(Ty::I64);
+    let v = t.stable(convert(v, vt, ty), ty);
+    let equal = ArrayVal {
+        elem: cmp(CmpOp::Eq, convert(arr.elem.clone(), arr.ty, ty), v),
+        ty: Ty::Bool,
+        ..arr.clone()
+    };
+    t.reduce(ReduceOp::Any, &equal, span, None)
+}
+
+/// Python's `in`, `.index()` and `.count()` on a list or a tuple test each item for *identity*
+/// before equality, so a NaN is found where the very object is an item (`m in vals` with
+/// `m = max(vals)`, `np.nan in [np.nan]`), and not where only an equal NaN is. Which objects are
+/// the same is nothing a value here records; it matters only where the value searched (`v`, of
+/// type `ty`) and some item are both NaN, and there this raises.
+fn refuse_nan_identity(
+    t: &mut Translator,
+    arr: &ArrayVal,
+    v: &Expr,
+    ty: Ty,
+    span: Span,
+) -> Result<()> {
+    if ty != Ty::F64 || arr.ty != Ty::F64 {
+        return Ok(()); // an int or a bool is never NaN
+    }
+    let ((), on_nan) = t.nested(|t| {
+        let nan_items = ArrayVal {
+            elem: un(UnOp::IsNan, arr.elem.clone()),
+            ty: Ty::Bool,
+            ..arr.clone()
+        };
+        let any = t.reduce(ReduceOp::Any, &nan_items, span, None)?;
+        t.check_plain(
+            crate::lower::not(any),
+            Exception::ValueError,
+            "a NaN searched for in a list or tuple holding NaN: CPython finds it only if it is \
+             the same object as an item, which ndjit does not track",
+            span,
+        );
+        Ok(())
+    })?;
+    t.emit(Stmt::If(un(UnOp::IsNan, v.clone()), on_nan, vec![]));
+    Ok(())
+}
+
 /// `v in seq`, `seq.index(v)` or `seq.count(v)` of a Python list or tuple: each item compared as
 /// `item == v` is, with the item's own kind (a Python int exactly with a Python float, a NumPy
 /// scalar through float64). Where identity would decide, a NaN, it raises
-/// ([`Translator::nan_identity_check`]).
+/// ([`refuse_nan_identity`]).
 pub(super) fn search(
     t: &mut Translator,
     what: Search,
@@ -432,24 +504,13 @@ pub(super) fn search(
     let (v, vt) = t.scalar(v, vs, "the value searched for")?;
     let v = t.stable(v, vt);
     let n = t.stable(arr.len.clone(), Ty::I64);
-    t.nan_identity_check(&arr, &v, vt.max(arr.ty), span)?;
+    refuse_nan_identity(t, &arr, &v, vt.max(arr.ty), span)?;
     // Only a Python int meeting a Python float compares exactly; values of one type (a bool
     // widened to either), or a NumPy scalar on either side, compare as doubles or ints.
     let int_meets_float = matches!((arr.ty, vt), (Ty::I64, Ty::F64) | (Ty::F64, Ty::I64));
     let exact = int_meets_float && t.prov(&v) != Prov::Np && kind != ElemKind::NumPy;
     if what == Search::Contains && !exact {
-        // One reduction, which the row kernel's lanes compute (the loop below they do not).
-        let ty = vt.max(arr.ty).max(Ty::I64);
-        let equal = ArrayVal {
-            elem: cmp(
-                CmpOp::Eq,
-                convert(arr.elem.clone(), arr.ty, ty),
-                convert(v, vt, ty),
-            ),
-            ty: Ty::Bool,
-            ..arr
-        };
-        let any = t.reduce(ReduceOp::Any, &equal, span, None)?;
+        let any = any_equal(t, &arr, v, vt, span)?;
         return Ok(Value::Scalar(
             t.with_prov(any, Ty::Bool, Prov::Py),
             Ty::Bool,
