@@ -6,7 +6,7 @@
 
 use crate::error::RuntimeError;
 use crate::filter::Filter;
-use crate::runtime::RawContext;
+use crate::runtime::{Admission, RawContext};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -189,11 +189,23 @@ impl CallContext {
         }
     }
 
-    /// Whether a call may run: the context has not failed, or its resume hook has just cleared
-    /// the failure. Compiled code and the interpreter only refuse a failed context; asking the
-    /// hook is the trampolines' job, so that no call sits on the compiled code's path.
-    fn admit(&self) -> bool {
-        self.raw.failed.load(Ordering::Acquire) == 0 || self.raw.try_resume()
+    /// Runs `call` with the `user_data` its admission gives ([`RawContext::admission`]): this
+    /// context, a scratch one whose failure is reported as this thread's own, or none (0).
+    /// Compiled code and the interpreter only refuse a failed context; asking the hook is the
+    /// trampolines' job, so that no call sits on the compiled code's path.
+    fn run_admitted(&self, call: &dyn Fn(*mut c_void) -> i32) -> i32 {
+        match self.raw.admission() {
+            Admission::Run => call(self.user_data()),
+            Admission::Refuse => 0,
+            Admission::Apart => {
+                let raw = self.filter.fresh_raw();
+                let ok = call(&raw as *const RawContext as *mut c_void);
+                if let Some(fail) = raw.failure() {
+                    self.raw.notify(fail);
+                }
+                ok
+            }
+        }
     }
 
     /// [`adaptive_callback`]'s rare calls: the first (specialise) and those on a failed context
@@ -206,13 +218,15 @@ impl CallContext {
         if self.adaptive.state.load(Ordering::Relaxed) == 0 {
             self.specialize_for(n);
         }
-        if !self.admit() {
-            return 0;
+        let admission = self.raw.admission();
+        if admission == Admission::Run {
+            if let Some(hook) = &self.direct_entry {
+                hook(self.adaptive.entry.load(Ordering::Acquire));
+            }
+            return unsafe { self.call_entry(buffer, n, return_value, self.user_data()) };
         }
-        if let Some(hook) = &self.direct_entry {
-            hook(self.adaptive.entry.load(Ordering::Acquire));
-        }
-        unsafe { self.call_entry(buffer, n, return_value) }
+        // Asked again (a refusal stays one; a call apart runs apart): cheap, and one path.
+        self.run_admitted(&|ud| unsafe { self.call_entry(buffer, n, return_value, ud) })
     }
 
     /// Calls the current entry (general or specialised) with this context as `user_data`.
@@ -220,12 +234,19 @@ impl CallContext {
     /// # Safety
     /// As the filter's own callback.
     #[inline(always)]
-    unsafe fn call_entry(&self, buffer: *mut f64, n: isize, return_value: *mut f64) -> i32 {
+    unsafe fn call_entry(
+        &self,
+        buffer: *mut f64,
+        n: isize,
+        return_value: *mut f64,
+        user_data: *mut c_void,
+    ) -> i32 {
         let entry = self.adaptive.entry.load(Ordering::Acquire);
         // SAFETY: `entry` is the general callback or a specialised one owned by `self`; both take
-        // the context's layout, which is the same (same source and bound values).
+        // the context's layout, which is the same (same source and bound values), as does a
+        // scratch context of the same filter.
         let f = unsafe { std::mem::transmute::<*mut c_void, crate::FilterFn>(entry) };
-        unsafe { f(buffer, n, return_value, self.user_data()) }
+        unsafe { f(buffer, n, return_value, user_data) }
     }
 }
 
@@ -252,7 +273,37 @@ pub unsafe extern "C" fn adaptive_callback(
     {
         return unsafe { ctx.slow_call(buffer, filter_size, return_value) };
     }
-    unsafe { ctx.call_entry(buffer, filter_size, return_value) }
+    unsafe { ctx.call_entry(buffer, filter_size, return_value, user_data) }
+}
+
+/// Called by a generic_filter's compiled code (its prologue's cold path) when it finds its
+/// context failed: scipy may call the compiled code directly ([`Hooks::direct_entry`]), from
+/// several threads, and only the failing thread's calls may stop. Runs the call as its admission
+/// says ([`RawContext::admission`]); 0 on a context without hooks, as before.
+///
+/// # Safety
+/// `ctx` must be null or point to a live [`RawContext`]; the other arguments are the call's.
+pub unsafe extern "C" fn ndjit_rt_failed_call(
+    buffer: *mut f64,
+    filter_size: isize,
+    return_value: *mut f64,
+    ctx: *const RawContext,
+) -> i32 {
+    let Some(raw) = (unsafe { ctx.as_ref() }) else {
+        return 0;
+    };
+    if !raw.shared_between_threads() {
+        return 0;
+    }
+    // SAFETY: only `Filter::new_context_with_hooks` makes contexts with a resume hook, and it
+    // makes each the first field of a `CallContext` (`repr(C)`).
+    let call_ctx = unsafe { &*(ctx as *const CallContext) };
+    let run = std::panic::AssertUnwindSafe(|| {
+        call_ctx.run_admitted(&|ud| unsafe {
+            call_ctx.call_entry(buffer, filter_size, return_value, ud)
+        })
+    });
+    std::panic::catch_unwind(run).unwrap_or(0)
 }
 
 /// The callback to hand a caller such as scipy for contexts of a filter of signature `sig`: it
@@ -268,13 +319,15 @@ pub fn resumable_callback(sig: crate::Sig) -> *const c_void {
     }
 }
 
-/// The context behind `user_data`, if a call may run on it.
+/// Runs `call` on the context behind `user_data` as its admission says (0 for a null one).
 ///
 /// # Safety
 /// `user_data` must be null or point to a live [`CallContext`].
-unsafe fn admitted<'a>(user_data: *mut c_void) -> Option<&'a CallContext> {
-    let ctx = unsafe { (user_data as *const CallContext).as_ref() }?;
-    ctx.admit().then_some(ctx)
+unsafe fn admitted(user_data: *mut c_void, call: &dyn Fn(&CallContext, *mut c_void) -> i32) -> i32 {
+    match unsafe { (user_data as *const CallContext).as_ref() } {
+        Some(ctx) => ctx.run_admitted(&|ud| call(ctx, ud)),
+        None => 0,
+    }
 }
 
 /// `int (double *, intptr_t, double *, intptr_t, void *)` (generic_filter1d) behind
@@ -287,12 +340,13 @@ unsafe extern "C" fn resumable_filter1d(
     user_data: *mut c_void,
 ) -> i32 {
     type F = unsafe extern "C" fn(*mut f64, isize, *mut f64, isize, *mut c_void) -> i32;
-    let Some(ctx) = (unsafe { admitted(user_data) }) else {
-        return 0;
-    };
-    // SAFETY: the filter's entry has this C type for `Sig::Filter1d` (`ir::Sig`).
-    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
-    unsafe { f(iline, ilen, oline, olen, user_data) }
+    unsafe {
+        admitted(user_data, &|ctx, ud| {
+            // SAFETY: the filter's entry has this C type for `Sig::Filter1d` (`ir::Sig`).
+            let f = std::mem::transmute::<*const c_void, F>(ctx.general_entry());
+            f(iline, ilen, oline, olen, ud)
+        })
+    }
 }
 
 /// `int (intptr_t *, double *, int, int, void *)` (geometric_transform) behind
@@ -305,12 +359,13 @@ unsafe extern "C" fn resumable_transform(
     user_data: *mut c_void,
 ) -> i32 {
     type F = unsafe extern "C" fn(*mut isize, *mut f64, i32, i32, *mut c_void) -> i32;
-    let Some(ctx) = (unsafe { admitted(user_data) }) else {
-        return 0;
-    };
-    // SAFETY: the filter's entry has this C type for `Sig::Transform` (`ir::Sig`).
-    let f = unsafe { std::mem::transmute::<*const c_void, F>(ctx.general_entry()) };
-    unsafe { f(out_coords, in_coords, out_rank, in_rank, user_data) }
+    unsafe {
+        admitted(user_data, &|ctx, ud| {
+            // SAFETY: the filter's entry has this C type for `Sig::Transform` (`ir::Sig`).
+            let f = std::mem::transmute::<*const c_void, F>(ctx.general_entry());
+            f(out_coords, in_coords, out_rank, in_rank, ud)
+        })
+    }
 }
 
 thread_local! {
@@ -408,11 +463,28 @@ pub unsafe extern "C" fn interpreter_callback(
     return_value: *mut f64,
     user_data: *mut c_void,
 ) -> i32 {
-    let Some(ctx) = (unsafe { admitted(user_data) }) else {
-        return 0;
-    };
+    unsafe {
+        admitted(user_data, &|ctx, ud| {
+            // SAFETY: `ud` is this context's or a scratch one of its filter: a `RawContext`.
+            let raw = &*(ud as *const RawContext);
+            interpret_call(ctx, raw, buffer, filter_size, return_value)
+        })
+    }
+}
+
+/// One call of [`interpreter_callback`] on `raw`.
+///
+/// # Safety
+/// As [`interpreter_callback`].
+unsafe fn interpret_call(
+    ctx: &CallContext,
+    raw: &RawContext,
+    buffer: *mut f64,
+    filter_size: isize,
+    return_value: *mut f64,
+) -> i32 {
     if buffer.is_null() && filter_size > 0 || return_value.is_null() || filter_size < 0 {
-        unsafe { crate::runtime::ndjit_rt_fail(&ctx.raw, 0, filter_size as i64, 0) };
+        unsafe { crate::runtime::ndjit_rt_fail(raw, 0, filter_size as i64, 0) };
         return 0;
     }
     let values: &[f64] = if filter_size == 0 {
@@ -422,7 +494,7 @@ pub unsafe extern "C" fn interpreter_callback(
     };
     let func = ctx.filter.ir_for(values.len());
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::interp::run(func, &ctx.raw, values)
+        crate::interp::run(func, raw, values)
     })) {
         Ok(Ok(v)) => {
             unsafe { *return_value = v };
@@ -430,7 +502,7 @@ pub unsafe extern "C" fn interpreter_callback(
         }
         Ok(Err(crate::interp::Failed)) => 0,
         Err(_) => {
-            unsafe { crate::runtime::ndjit_rt_fail(&ctx.raw, 0, -1, 0) };
+            unsafe { crate::runtime::ndjit_rt_fail(raw, 0, -1, 0) };
             0
         }
     }

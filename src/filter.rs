@@ -100,7 +100,7 @@ pub struct FilterBuilder {
     sig: Sig,
     inspect: bool,
     native_now: bool,
-    int_args: u64,
+    typing: crate::integrand::Typing,
 }
 
 impl FilterBuilder {
@@ -134,10 +134,9 @@ impl FilterBuilder {
         self.imports.push((module.to_string(), alias.to_string()));
         self
     }
-    /// Types an integrand's parameters of bit mask `int_args` as Python ints (see
-    /// [`Filter::integrand_typed`]).
-    pub(crate) fn int_args(mut self, int_args: u64) -> Self {
-        self.int_args = int_args;
+    /// Types an integrand's parameters so (see [`Filter::integrand_typed`]).
+    pub(crate) fn typing(mut self, typing: crate::integrand::Typing) -> Self {
+        self.typing = typing;
         self
     }
     /// Keep the Cranelift IR and disassembly text for [`Filter::clif_text`] / [`Filter::disasm`].
@@ -165,7 +164,7 @@ impl FilterBuilder {
         let attach = |e: Error| e.with_source(&source);
         let mut program = crate::syntax::parse(&source).map_err(attach)?;
         program.imports.extend(self.imports.iter().cloned());
-        let lowered = crate::lower::lower_typed(&program, &self.bindings, self.sig, self.int_args)
+        let lowered = crate::lower::lower_typed(&program, &self.bindings, self.sig, self.typing)
             .map_err(attach)?;
         let general = ir::optimize(lowered.func.clone(), ir::optimize::ALL);
         // Only generic_filter calls have one size per footprint worth specialising for.
@@ -273,7 +272,7 @@ impl Filter {
             sig: Sig::Filter,
             inspect: false,
             native_now: true,
-            int_args: 0,
+            typing: crate::integrand::Typing::default(),
         }
     }
 
@@ -494,8 +493,10 @@ impl Filter {
         let Some(site) = self.compiled.general.errors.get(fail.site as usize) else {
             return self.describe(None);
         };
+        // `{a:float}`: a double's bits (`{:?}`: the shortest text that reads back as it).
         let message = site
             .message
+            .replace("{a:float}", &format!("{:?}", f64::from_bits(fail.a as u64)))
             .replace("{a}", &fail.a.to_string())
             .replace("{b}", &fail.b.to_string());
         RuntimeError {
@@ -629,15 +630,15 @@ impl Filter {
         &self.compiled.integrand
     }
 
-    /// This integrand compiled anew with the parameters of bit mask `int_args` typed as Python
-    /// ints (same source, imports and bound values): one typing the trampoline tries where
-    /// quad's doubles may stand for ints ([`crate::integrand`]).
+    /// This integrand compiled anew with its parameters typed so (same source, imports and bound
+    /// values): one typing the trampoline tries where quad's doubles may stand for ints or NumPy
+    /// scalars ([`crate::integrand`]).
     /// Also how a caller that knows its values' Python types runs the integrand with them
     /// (the Python package's `Filter.evaluate`). Declared parameters keep their types.
-    pub fn integrand_typed(&self, int_args: u64) -> Result<Filter> {
+    pub fn integrand_typed(&self, typing: crate::integrand::Typing) -> Result<Filter> {
         let c = &self.compiled;
         if self.signature() != Sig::Integrand {
-            let msg = "only an integrand's values may be typed as ints";
+            let msg = "only an integrand's values may be typed as ints or NumPy scalars";
             return Err(Error::new(ErrorKind::Binding, Span::default(), msg));
         }
         let mut bindings = Bindings::new();
@@ -650,7 +651,7 @@ impl Filter {
         for (module, alias) in &c.imports {
             b = b.import(module, alias);
         }
-        b.int_args(int_args).compile()
+        b.typing(typing).compile()
     }
 
     /// The IR specialised to `filter_size = n` with the current bound values substituted and

@@ -30,9 +30,11 @@ pub struct Failure {
 #[repr(C)]
 pub struct RawContext {
     /// Non-zero once a call failed: every later call returns 0 at once (scipy keeps calling after
-    /// a failure, GUIDE §1), until [`RawContext::reset`].
+    /// a failure, GUIDE §1), until [`RawContext::reset`]; with a resume hook, the calls of other
+    /// threads run apart instead ([`RawContext::admission`]).
     pub failed: AtomicU32,
-    _pad: u32,
+    /// The thread whose call failed ([`this_thread`]), while `failed`.
+    owner: AtomicU32,
     pub scalars: *const f64,
     pub ints: *const i64,
     pub arrays: *const ArrayRef,
@@ -67,7 +69,7 @@ impl RawContext {
     ) -> RawContext {
         RawContext {
             failed: AtomicU32::new(0),
-            _pad: 0,
+            owner: AtomicU32::new(0),
             scalars,
             ints,
             arrays,
@@ -97,6 +99,42 @@ impl RawContext {
             self.reset();
         }
         resumed
+    }
+    /// How a call arriving at this context runs. A context with a resume hook is shared by the
+    /// threads calling one callback (scipy's, through the Python package), each raising its own
+    /// failure's exception: a failure stops its own thread's calls until the hook says that
+    /// exception is consumed (then the failure is cleared), while other threads' calls run apart,
+    /// on a scratch context whose failure is theirs. Without a hook, a failure stops every later
+    /// call until [`RawContext::reset`] (the driver's workers stop together).
+    pub(crate) fn admission(&self) -> Admission {
+        if self.failed.load(Ordering::Acquire) == 0 {
+            return Admission::Run;
+        }
+        let Some(resume) = &self.resume else {
+            return Admission::Refuse;
+        };
+        let resume = std::panic::catch_unwind(std::panic::AssertUnwindSafe(resume));
+        if !resume.unwrap_or(false) {
+            return Admission::Refuse;
+        }
+        if self.owner.load(Ordering::Acquire) == this_thread() {
+            self.reset();
+            return Admission::Run;
+        }
+        Admission::Apart
+    }
+    /// Whether threads share this context, each with its own failures: it has a resume hook.
+    pub(crate) fn shared_between_threads(&self) -> bool {
+        self.resume.is_some()
+    }
+    /// Tells the hook of a failure of this context's filter in a call run apart
+    /// ([`Admission::Apart`]): the calling thread's own, raised there; the context keeps the
+    /// failure it holds.
+    pub(crate) fn notify(&self, f: Failure) {
+        if let Some(hook) = &self.hook {
+            // A panicking hook must not unwind into compiled code.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(f)));
+        }
     }
     /// The first failure recorded since the last reset.
     pub fn failure(&self) -> Option<Failure> {
@@ -128,6 +166,7 @@ impl RawContext {
             let kept = slot.is_none() || !first_only;
             if kept {
                 *slot = Some(f);
+                self.owner.store(this_thread(), Ordering::Release);
             }
             kept
         };
@@ -137,6 +176,26 @@ impl RawContext {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(f)));
         }
     }
+}
+
+/// How a call arriving at a context runs ([`RawContext::admission`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Admission {
+    /// On the context.
+    Run,
+    /// Not at all: return failure at once.
+    Refuse,
+    /// On a scratch context of the same filter: another thread's failure holds this one.
+    Apart,
+}
+
+/// This thread's token (never 0), which a failure records as its owner.
+pub(crate) fn this_thread() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    thread_local! {
+        static TOKEN: u32 = NEXT.fetch_add(1, Ordering::Relaxed).max(1);
+    }
+    TOKEN.try_with(|t| *t).unwrap_or(u32::MAX)
 }
 
 /// The failure site of a call stopped by [`crate::interrupt::poll`]: no site of the IR (those
@@ -421,6 +480,10 @@ pub fn symbols() -> Vec<(&'static str, *const u8)> {
         ("ndjit_rt_sort", ndjit_rt_sort as *const u8),
         ("ndjit_rt_median", ndjit_rt_median as *const u8),
         ("ndjit_rt_quantile", ndjit_rt_quantile as *const u8),
+        (
+            "ndjit_rt_failed_call",
+            crate::context::ndjit_rt_failed_call as *const u8,
+        ),
         ("ndjit_ifloordiv", crate::math::ndjit_ifloordiv as *const u8),
         ("ndjit_imod", crate::math::ndjit_imod as *const u8),
     ];

@@ -106,7 +106,7 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("x.reshape(3, 3).sum(axis=int(x[0]))[0]", K::Unsupported, 1, 21, "axis must be a constant"),
     // --- names ----------------------------------------------------------------------------------
     ("max(x) - threshold", K::UnknownName, 1, 10, "name `threshold` is not defined"),
-    ("def f(x):\n    print(x)\n    return 0.0", K::UnknownName, 2, 5, "name `print` is not defined"),
+    ("def f(x):\n    print(x)\n    return 0.0", K::UnknownName, 2, 5, "Python's builtin `print` is not supported in filters"),
     ("def f(x, k):\n    return x[k]", K::Binding, 1, 10, "parameter `k` has no value"),
     ("np.foo(x)", K::UnknownName, 1, 1, "`numpy.foo` is not supported"),
     ("math.gamma(x[0])", K::UnknownName, 1, 1, "`math.gamma` is not supported"),
@@ -142,7 +142,7 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    for i in range(0, 9, 0):\n        pass\n    return 0.0", K::Type, 2, 26, "must not be zero"),
     ("def f(x, w=np.ones(3)):\n    return x[0]", K::Unsupported, 1, 12, "default values must be numbers"),
     ("range(3)", K::Unsupported, 1, 1, "can only be used as the iterable of a for loop"),
-    ("x.astype(str)", K::UnknownName, 1, 10, "name `str` is not defined"),
+    ("x.astype(str)", K::UnknownName, 1, 10, "Python's builtin `str` is not supported in filters"),
     ("x.astype('uint8')[0]", K::Type, 1, 10, "astype() supports int, float and bool"),
     ("x.astype('float32')[0]", K::Type, 1, 10, "astype() supports int, float and bool"),
     // --- CPython's tokenizer: tabs, NUL bytes, limits -----------------------------------------

@@ -68,8 +68,9 @@ def _compile(spec: Spec, filter_size: Optional[int] = None, inspect: bool = Fals
 
 def locate_error(e: Union[FilterCompileError, FilterRuntimeError], spec: Spec) -> None:
     """Moves a compile or run-time error's position into the user's file: the filter's, or a
-    helper's (once: a run-time error may pass several layers)."""
-    if getattr(e, "_located", False):
+    helper's (once: a run-time error may pass several layers). Other exceptions (an interrupt's
+    KeyboardInterrupt) have no position to move."""
+    if not isinstance(e, (FilterCompileError, FilterRuntimeError)) or getattr(e, "_located", False):
         return
     e._located = True
     hit = _helpers.find(spec.regions, e.lineno)
@@ -160,8 +161,7 @@ class Filter(LowLevelCallable):
                 return self._compiled.interpret(as_f(values))
             return self._compiled.call(as_f(values))
         if kind == "integrand":
-            ints = _int_positions(args)
-            value, _ = self._compiled.call_args(as_f(args), empty_i, 0, interpret, ints)
+            value, _ = self._compiled.call_args(as_f(args), empty_i, 0, interpret, _typing(args))
             return value
         if kind == "filter1d":
             line, out_len = args
@@ -299,20 +299,27 @@ def jit_transform(func: Any, *, extra_arguments: tuple = (), extra_keywords: Opt
     return _jit("transform", func, extra_arguments, extra_keywords)
 
 
-def _int_positions(args) -> int:
-    """Bit k set where an integrand's argument k is an int: Python calls the function with it as
-    such, where quad would hand it a double (``src/integrand.rs``). A parameter declared
-    ``float`` takes it as a float, as quad passes it."""
-    mask = 0
+def _typing(args) -> tuple:
+    """The masks ``(ints, numpy)`` of an integrand's arguments: bit k of ``ints`` where argument k
+    is an int (a bool computes as one), of ``numpy`` where it is a NumPy scalar. Python calls the
+    function with them as such, where quad would hand it doubles (``src/integrand.rs``). A
+    parameter declared ``float`` takes it as a float, as quad passes it."""
+    ints = numpy = 0
     for k, a in enumerate(args):
-        if not isinstance(a, (int, np.integer)):
+        is_numpy = isinstance(a, np.generic)
+        if is_numpy and not isinstance(a, (np.float64, np.int64)):
+            raise TypeError(f"argument {k} is a NumPy {type(a).__name__}: ndjit models np.float64 and "
+                            "np.int64 scalars only (pass float(v) or int(v))")
+        is_int = isinstance(a, (int, np.int64))
+        if not (is_int or is_numpy):
             continue
-        if abs(int(a)) > 2 ** 53:
-            raise OverflowError(f"argument {k} ({a}) is past 2**53: quad's doubles cannot hold it")
         if k >= 64:
-            raise TypeError("an integrand takes ints among its first 64 arguments only")
-        mask |= 1 << k
-    return mask
+            raise TypeError("an integrand takes ints and NumPy scalars among its first 64 arguments only")
+        if is_int and abs(int(a)) > 2 ** 53:
+            raise OverflowError(f"argument {k} ({a}) is past 2**53: quad's doubles cannot hold it")
+        ints |= is_int << k
+        numpy |= is_numpy << k
+    return ints, numpy
 
 
 @_decorating
@@ -325,7 +332,11 @@ def jit_integrand(func: Any) -> Filter:
     quad hands ``args`` over as doubles, so ``args=(0,)`` and ``args=(0.0,)`` look alike: where a
     value after the variable may stand for an int, the integrand runs as both, and a result that
     differs (``-a * x`` is ``0.0`` for the int 0, ``-0.0`` for the float) raises ``TypeError``.
-    Annotate such a parameter to say which: ``def f(x, n: int)``, ``def f(y, x: float)``."""
+    A value may also be a NumPy scalar (``args=(params[0],)`` of an array passes an ``np.float64``),
+    whose rules differ from Python's in errors, rounding and wrapping (``1 / a`` is ``inf`` for
+    NumPy's zero): where they can change the result, the integrand runs both ways too.
+    Annotate such a parameter to say which: ``def f(x, n: int)``, ``def f(y, x: float)``,
+    ``def f(x, a: np.float64)``."""
     return _jit("integrand", func, (), None)
 
 

@@ -96,8 +96,8 @@ def describe(func: Any, extra_arguments: tuple = (), extra_keywords: Optional[di
     if text is not None:
         spec = _from_text(text, name, extra_arguments, extra_keywords, signature)
     elif isinstance(func, types.FunctionType) and not extra_arguments and not extra_keywords:
-        return _spec_cache.spec_of(func, signature, lambda: _with_signature(
-            _from_function(func, (), {}, inputs=_INPUTS[signature]), signature))
+        return _spec_cache.spec_of(func, signature, lambda outer: _with_signature(
+            _from_function(func, (), {}, inputs=_INPUTS[signature], outer=outer), signature))
     elif isinstance(func, types.FunctionType):
         spec = _from_function(func, extra_arguments, extra_keywords, inputs=_INPUTS[signature])
     else:
@@ -216,11 +216,15 @@ def _check_call(sig: Optional[inspect.Signature], name: str, inputs: int, args: 
         raise TypeError(f"{name}: {e} (extra_arguments and extra_keywords)") from None
 
 
-def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Spec:
+def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1,
+                   outer: Optional["_spec_cache.Outer"] = None) -> Spec:
+    """The spec of `func` called with `args` and `kwargs`; `outer`: the defaults, closure cells'
+    and globals' values to compile in, read once by the caller (else read here, once)."""
     located = locate(func)
     source, line_offset, col_offset, indent = source_of(located)
-    bindings = _parameter_values(func, args, kwargs, inputs)
-    imports, unsupported, shadowed, helpers = _outer_values(func, bindings)
+    outer = _spec_cache.outer_of(func) if outer is None else outer
+    bindings = _parameter_values(func, args, kwargs, inputs, outer)
+    imports, unsupported, shadowed, helpers = _outer_values(func, bindings, outer)
     _shadowing.check(func, located, shadowed)
     extra, regions = _helpers.collect(source, helpers, bindings, imports, unsupported, _outer_values)
     return Spec(
@@ -237,8 +241,10 @@ def _from_function(func: types.FunctionType, args: tuple, kwargs: dict, inputs: 
     )
 
 
-def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int] = 1) -> Dict[str, Any]:
-    """The values of the parameters after the ones scipy fills: defaults, extra arguments."""
+def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, inputs: Optional[int],
+                      read: "_spec_cache.Outer") -> Dict[str, Any]:
+    """The values of the parameters after the ones scipy fills: defaults (as `read` holds them),
+    extra arguments."""
     code = func.__code__
     pos = list(code.co_varnames[: code.co_argcount])
     kwonly = list(code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount])
@@ -252,12 +258,12 @@ def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, input
         raise TypeError(f"{func.__qualname__} must take {inputs} leading parameters for this scipy function")
     params = pos[inputs:]
     values: Dict[str, Any] = {}
-    defaults = func.__defaults__ or ()
+    defaults = read.defaults
     if defaults:
         for name, d in zip(pos[len(pos) - len(defaults) :], defaults):
             if name in params:
                 values[name] = d
-    values.update(func.__kwdefaults__ or {})
+    values.update(read.kwdefaults)
     if len(args) > len(params):
         raise TypeError(f"{func.__qualname__} takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
     values.update(zip(params, args))
@@ -292,10 +298,13 @@ def _codes(code: types.CodeType) -> List[types.CodeType]:
     return out
 
 
-def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
+def _outer_values(func: types.FunctionType, bindings: Dict[str, Any],
+                  read: Optional["_spec_cache.Outer"] = None):
     """The closure cells and module globals the function reads: numbers and arrays are added to
     `bindings` (a name bound to two different values is an error), NumPy and math to the imports,
-    Python functions to the helpers; also the names ndjit cannot bind and the builtins shadowed."""
+    Python functions to the helpers; also the names ndjit cannot bind and the builtins shadowed.
+    `read`: their values as the caller read them (one reading: another thread may rebind a global
+    meanwhile), else read here."""
     code = func.__code__
     imports, unsupported, shadowed, helpers = [], [], [], []
     for name in [k for k, v in bindings.items() if isinstance(v, types.FunctionType)]:
@@ -304,18 +313,19 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any]):
         if library is not None:
             raise library_argument(name, library, func)
         helpers.append((name, helper))
-    free = dict(zip(code.co_freevars, func.__closure__ or ()))
+    if read is None:
+        read = _spec_cache.outer_of(func)
     outer = {}
-    for name, cell in free.items():
-        try:
-            outer[name] = cell.cell_contents
-        except ValueError:
+    for name, value in read.cells.items():
+        if value is _spec_cache.ABSENT:
             unsupported.append((name, "unassigned closure variable"))
+        else:
+            outer[name] = value
     codes = _codes(code)
     attributes = [n for c in codes for n in c.co_names]  # every name read after a dot, too
     for name in _global_loads(codes):
-        if name in func.__globals__ and name not in outer:
-            outer[name] = func.__globals__[name]
+        if read.globals.get(name, _spec_cache.ABSENT) is not _spec_cache.ABSENT and name not in outer:
+            outer[name] = read.globals[name]
     own = set(code.co_varnames)  # attribute names in co_names may equal a parameter's
     for name, v in outer.items():
         if name in own:

@@ -16,7 +16,7 @@ import itertools
 import operator
 import types
 import weakref
-from typing import Callable, Optional, Tuple
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -24,7 +24,7 @@ import numpy as np
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), np.generic, types.ModuleType,
               types.BuiltinFunctionType, np.ufunc)
 # A name neither the globals nor the builtins hold, and a closure cell not yet filled.
-_ABSENT = object()
+ABSENT = _ABSENT = object()
 
 _specs: "weakref.WeakKeyDictionary[types.FunctionType, tuple]" = weakref.WeakKeyDictionary()
 
@@ -72,10 +72,10 @@ def _read(func: types.FunctionType) -> tuple:
     )
 
 
-def fingerprint(func: types.FunctionType) -> Optional[tuple]:
-    """What the function reads from outside its body (:func:`_read`), or ``None`` when some of it
-    could change in place (then nothing may be kept)."""
-    values = _read(func)
+def fingerprint(func: types.FunctionType, values: Optional[tuple] = None) -> Optional[tuple]:
+    """What the function reads from outside its body (:func:`_read`, or `values`, a reading by
+    it), or ``None`` when some of it could change in place (then nothing may be kept)."""
+    values = _read(func) if values is None else values
     if not all(_frozen(v) for v in values[1:]):
         return None
     return values
@@ -85,17 +85,48 @@ def _same(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
-def spec_of(func: types.FunctionType, signature: str, describe: Callable[[], object]):
-    """``describe()`` (the function's spec for ``signature``), or the one kept from an earlier
-    call when everything the function reads is still the same objects. A kept entry's values were
-    all unchangeable when it was kept, so a call that finds the same objects need not check them
-    again."""
+class Outer(NamedTuple):
+    """What a function reads from outside its body, as read at one moment: its defaults and
+    keyword defaults, its closure cells' values (by free variable; :data:`ABSENT` where
+    unfilled) and the globals it names (:data:`ABSENT` where none)."""
+    defaults: tuple
+    kwdefaults: Dict[str, object]
+    cells: Dict[str, object]
+    globals: Dict[str, object]
+
+
+def outer_of(func: types.FunctionType, values: Optional[tuple] = None) -> Outer:
+    """What `values` (a reading by :func:`_read`) holds of the function's defaults, closure cells
+    and globals, or what they hold now."""
+    values = _read(func) if values is None else values
+    free = func.__code__.co_freevars
+    names = _names_read(func.__code__)
+    # The keyword defaults' items are what the other parts leave (not read again: they may
+    # have changed since).
+    cells_start = len(values) - len(free) - 2 * len(names)
+    globals_start = cells_start + len(free)
+    kw_items = values[2:cells_start]
+    return Outer(
+        defaults=values[1] or (),
+        kwdefaults=dict(zip(kw_items[0::2], kw_items[1::2])),
+        cells=dict(zip(free, values[cells_start:globals_start])),
+        globals=dict(zip(names, values[globals_start:globals_start + len(names)])),
+    )
+
+
+def spec_of(func: types.FunctionType, signature: str, describe: Callable[[Outer], object]):
+    """``describe(outer)`` (the function's spec for ``signature``, compiled with the values
+    ``outer`` holds), or the one kept from an earlier call when everything the function reads is
+    still the same objects. A kept entry's values were all unchangeable when it was kept, so a
+    call that finds the same objects need not check them again. The spec is described from the
+    very reading it is kept under: another thread rebinding a global meanwhile must not leave a
+    spec of one value kept under another."""
     kept = _specs.get(func)
     if kept is not None and kept[0] == signature and _same(kept[1], _read(func)):
         return kept[2]
-    key = fingerprint(func)
-    if key is None:
-        return describe()
-    spec = describe()
-    _specs[func] = (signature, key, spec)
+    values = _read(func)
+    key = fingerprint(func, values)
+    spec = describe(outer_of(func, values))
+    if key is not None:
+        _specs[func] = (signature, key, spec)
     return spec

@@ -85,9 +85,10 @@ pub fn parse_sig(name: &str) -> PyResult<Sig> {
 impl CompiledFilter {
     /// Runs the compiled code with the arguments of any signature: `values` (the buffer, input
     /// line or quad's `xx`), `coords` (a transform's output coordinates) and the length of the
-    /// output to fill. Returns `(value or None, output array)`. `int_args`: an integrand's
-    /// values that the caller passed as Python ints (bit k for `values[k]`), typed so.
-    #[pyo3(signature = (values, coords, out_len, interpret=false, int_args=0))]
+    /// output to fill. Returns `(value or None, output array)`. `typing`: an integrand's values
+    /// that the caller passed as ints, and as NumPy scalars (`(ints, numpy)`, bit k of each for
+    /// `values[k]`), typed so.
+    #[pyo3(signature = (values, coords, out_len, interpret=false, typing=(0, 0)))]
     fn call_args<'py>(
         &self,
         py: Python<'py>,
@@ -95,15 +96,19 @@ impl CompiledFilter {
         coords: PyReadonlyArray1<'_, i64>,
         out_len: usize,
         interpret: bool,
-        int_args: u64,
+        typing: (u64, u64),
     ) -> PyResult<(Option<f64>, Bound<'py, PyArray1<f64>>)> {
         let typed;
-        let filter = match int_args {
-            0 => &self.filter,
-            ints => {
+        let typing = ndjit::integrand::Typing {
+            ints: typing.0,
+            numpy: typing.1,
+        };
+        let filter = match typing == ndjit::integrand::Typing::default() {
+            true => &self.filter,
+            false => {
                 typed = self
                     .filter
-                    .integrand_typed(ints)
+                    .integrand_typed(typing)
                     .map_err(|e| errors::compile_error(py, &e))?;
                 &typed
             }

@@ -5,6 +5,7 @@ import types
 
 import numpy as np
 import pytest
+import scipy.ndimage as ndi
 
 import ndjit
 from ndjit import _spec_cache
@@ -175,3 +176,77 @@ def test_a_global_rebound_to_an_array_then_changed_in_place_is_read_afresh():
     finally:
         SCALE = 2.0
     assert run(scaled_by_sum) == 16.0
+
+
+ONE_AND_A_HALF, TWO_AND_A_HALF = 1.5, 2.5
+RACED = ONE_AND_A_HALF
+
+
+def times_raced(x):
+    return x[0] * RACED
+
+
+def test_a_global_rebound_while_the_function_is_described_is_compiled_as_first_read(monkeypatch):
+    # Another thread rebinding a global between the reading the spec is kept under and the one
+    # it is described from left a spec of 2.5 kept under 1.5: every later call with 1.5 gave 2.5.
+    from ndjit import _frontend
+
+    global RACED
+    original = _frontend._from_function
+
+    def rebinding_meanwhile(func, *args, **kwargs):
+        global RACED
+        RACED = TWO_AND_A_HALF
+        return original(func, *args, **kwargs)
+
+    monkeypatch.setattr(_frontend, "_from_function", rebinding_meanwhile)
+    try:
+        RACED = ONE_AND_A_HALF
+        _spec_cache._specs.pop(times_raced, None)
+        assert ndjit.jit_filter(times_raced)._spec.bindings["RACED"] == 1.5
+    finally:
+        monkeypatch.undo()
+    RACED = ONE_AND_A_HALF  # the same object the kept spec was read with
+    a = np.ones((2, 2))
+    assert ndjit.generic_filter(a, times_raced, size=1)[0, 0] == times_raced(a.ravel()) == 1.5
+    RACED = TWO_AND_A_HALF
+    assert ndjit.generic_filter(a, times_raced, size=1)[0, 0] == times_raced(a.ravel()) == 2.5
+    RACED = ONE_AND_A_HALF
+
+
+def scaled_by_default(w, d=1.5):
+    return w[4] * d
+
+
+def scaled_by_keyword(w, *, k=1.5):
+    return w[4] * k
+
+
+@pytest.mark.parametrize("func, rebind", [
+    (scaled_by_default, lambda f: setattr(f, "__defaults__", (-3.0,))),
+    (scaled_by_keyword, lambda f: f.__kwdefaults__.__setitem__("k", -3.0)),
+])
+def test_a_default_rebound_while_the_function_is_described_is_compiled_as_first_read(func, rebind):
+    # As for globals: the defaults too are read once, for the key and the spec alike.
+    import sys
+
+    a = np.arange(9.0).reshape(3, 3)
+    saved = (func.__defaults__, dict(func.__kwdefaults__ or {}))
+
+    def profile(frame, event, arg):  # another thread rebinding the default mid-description
+        if event == "call" and frame.f_code.co_name == "_parameter_values":
+            rebind(func)
+
+    _spec_cache._specs.pop(func, None)
+    sys.setprofile(profile)
+    try:
+        ndjit.jit_filter(func)
+    finally:
+        sys.setprofile(None)
+    func.__defaults__ = saved[0]
+    if func.__kwdefaults__ is not None:
+        func.__kwdefaults__.update(saved[1])
+    want = ndi.generic_filter(a, func, size=3)
+    assert want[1, 1] == 6.0
+    assert np.array_equal(ndi.generic_filter(a, ndjit.jit_filter(func), size=3), want)
+    assert np.array_equal(ndjit.generic_filter(a, func, size=3), want)

@@ -16,6 +16,9 @@ pub(super) enum Callee {
     Fail,
     /// `ndjit_rt_poll(ctx) -> i32`: 1 when the call should stop (the interrupt is then recorded).
     Poll,
+    /// `ndjit_rt_failed_call(buffer, filter_size, return_value, ctx) -> i32`: a generic_filter
+    /// call that found its context failed, run as its thread's admission says.
+    FailedCall,
     /// `super::poll`'s trampoline to `Poll`, which clobbers no register; defined in the module.
     PollTrampoline,
     /// `ndjit_rt_scratch(slot: u32, n: i64) -> *mut u64`: per-thread scratch memory, null on failure.
@@ -42,6 +45,7 @@ impl Callee {
         match self {
             Callee::Fail => "ndjit_rt_fail",
             Callee::Poll => "ndjit_rt_poll",
+            Callee::FailedCall => "ndjit_rt_failed_call",
             Callee::PollTrampoline => super::poll::TRAMPOLINE,
             Callee::Scratch => "ndjit_rt_scratch",
             Callee::Sort => "ndjit_rt_sort",
@@ -64,6 +68,7 @@ impl Callee {
         let (params, returns): (&[Type], &[Type]) = match self {
             Callee::Fail => (&[ptr, I32, I64, I64], &[]),
             Callee::Poll => (&[ptr], &[I32]),
+            Callee::FailedCall => (&[ptr, I64, ptr, ptr], &[I32]),
             Callee::PollTrampoline => (&[ptr], &[]),
             Callee::Scratch => (&[I32, I64], &[ptr]),
             Callee::Sort => (&[ptr, I64], &[]),

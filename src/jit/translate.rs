@@ -309,11 +309,26 @@ impl<'a> Translator<'a> {
         // scipy keeps calling after a failure: return 0 at once while the flag is set. Whether a
         // failed context may run again is the caller's decision (`crate::context`'s trampolines
         // ask the resume hook): deciding here would put a call on the path of every call, and
-        // with it the saving of callee-saved registers.
+        // with it the saving of callee-saved registers. A generic_filter callback may be called
+        // directly, though, from threads the failure is not theirs: its cold path asks
+        // `ndjit_rt_failed_call`, and returns what it returns (nothing lives across that call).
         let flag_addr = self.b.ins().iadd_imm_s(self.ctx, i64::from(OFFSET_FAILED));
         let failed = self.b.ins().atomic_load(types::I32, TRUSTED, flag_addr);
         let not_failed = self.b.create_block();
-        self.b.ins().brif(failed, self.ret0, &[], not_failed, &[]);
+        let on_failed = match self.sig {
+            ir::Sig::Filter => self.b.create_block(),
+            _ => self.ret0,
+        };
+        self.b.ins().brif(failed, on_failed, &[], not_failed, &[]);
+        if on_failed != self.ret0 {
+            self.b.seal_block(on_failed);
+            self.b.switch_to_block(on_failed);
+            self.b.set_cold_block(on_failed);
+            let args = [self.buffer, self.size, self.ret, self.ctx];
+            let rc = self.call(Callee::FailedCall, &args)?;
+            let rc = rc.ok_or_else(|| codegen_error("ndjit_rt_failed_call returns a value"))?;
+            self.b.ins().return_(&[rc]);
+        }
         self.b.seal_block(not_failed);
         self.b.switch_to_block(not_failed);
 

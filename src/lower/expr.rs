@@ -234,7 +234,16 @@ impl<'p> Translator<'p> {
                 let mut elems = Vec::new();
                 let mut ty = Ty::Bool;
                 for it in items {
-                    let (e, t) = self.scalar(it, span, "an element of an array literal")?;
+                    if matches!(it, Value::Tuple(_) | Value::List(..)) {
+                        return Err(self
+                            .err(
+                                ErrorKind::Unsupported,
+                                span,
+                                "a tuple or list of tuples is supported only as what a `for` loop or a comprehension iterates over directly (`for a, b in pairs:`), with items of one length",
+                            )
+                            .hint("loop over it directly, or build a 2-D array: `np.array(...)`"));
+                    }
+                    let (e, t) = self.scalar(it, span, "an item of a sequence")?;
                     let e = self.stable(e, t);
                     ty = ty.max(t);
                     elems.push((e, t));
@@ -642,12 +651,18 @@ impl<'p> Translator<'p> {
         if op == ast::BinOp::MatMul {
             return super::numpy::linalg::matmul(self, a, b, span);
         }
-        if let (Value::Tuple(_), Value::Tuple(_)) = (&a, &b) {
-            return Err(self.err(
-                ErrorKind::Unsupported,
-                span,
-                "operators on tuples are not supported",
-            ));
+        // Python's own operators on its sequences (`[0] * n` repeats, `+` joins); with an array
+        // among the operands, NumPy converts the sequence instead (`(1, 2, 3) * x`).
+        let sequence = |v: &Value| matches!(v, Value::Tuple(_) | Value::List(..));
+        let array = |v: &Value| matches!(v, Value::Array(_) | Value::Matrix(..));
+        if (sequence(&a) || sequence(&b)) && !(array(&a) || array(&b)) {
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "operators on Python lists and tuples (`[0] * n` repeats, `+` joins) are not supported",
+                )
+                .hint("for n zeros write `np.zeros(n)` and assign into it; to join, `np.concatenate((a, b))`; for arithmetic on the items, `np.array(...)` first"));
         }
         // NumPy's power loop takes shortcuts when one exponent serves every element.
         let one_exponent = matches!(b, Value::Scalar(..));
@@ -1440,6 +1455,10 @@ impl<'p> Translator<'p> {
             }
             Value::List(arr, kind) => self.index_list(arr, kind, index, span),
             Value::Tuple(items) => {
+                if let ExprKind::Slice(lo, hi, step) = &index.kind {
+                    let (lo, hi, step) = (lo.as_deref(), hi.as_deref(), step.as_deref());
+                    return self.slice_tuple(items, lo, hi, step, index.span);
+                }
                 let v = self.expr(index)?;
                 let i = self.int(v, index.span, "a tuple index")?;
                 match crate::ir::fold::const_expr(&i) {
@@ -1680,6 +1699,52 @@ impl<'p> Translator<'p> {
         }))
     }
 
+    /// `t[lo:hi:step]` of a tuple or list literal: the items Python's slice picks, which constant
+    /// bounds decide (a tuple has no run-time length).
+    fn slice_tuple(
+        &mut self,
+        items: Vec<Value>,
+        lo: Option<&ast::Expr>,
+        hi: Option<&ast::Expr>,
+        step: Option<&ast::Expr>,
+        span: Span,
+    ) -> Result<Value> {
+        let constant = |t: &mut Self, e: Option<&ast::Expr>| -> Result<Option<Option<i64>>> {
+            let Some(e) = e else { return Ok(Some(None)) };
+            let v = t.expr(e)?;
+            if matches!(v, Value::None) {
+                return Ok(Some(None));
+            }
+            let i = t.int(v, e.span, "a slice bound")?;
+            Ok(match crate::ir::fold::const_expr(&i) {
+                Some(ir::eval::Val::I(k)) => Some(Some(k)),
+                _ => None,
+            })
+        };
+        let (lo, hi, step_value) = (
+            constant(self, lo)?,
+            constant(self, hi)?,
+            constant(self, step)?,
+        );
+        let (Some(lo), Some(hi), Some(step_value)) = (lo, hi, step_value) else {
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    "slicing a list or tuple needs constant bounds",
+                )
+                .hint("build an array first, e.g. `a = np.array([...])`, and slice it"));
+        };
+        if step_value == Some(0) {
+            let at = step.map_or(span, |s| s.span);
+            return Err(self.err(ErrorKind::Type, at, "slice step cannot be zero"));
+        }
+        let picked = python_slice(items.len() as i64, lo, hi, step_value.unwrap_or(1));
+        Ok(Value::Tuple(
+            picked.map(|k| items[k as usize].clone()).collect(),
+        ))
+    }
+
     /// The positions `lo:hi:step` selects in an array of `len` elements, as Python clamps them:
     /// `(start, count, step)`, element `k` at `start + k * step`; `step` must be a constant.
     pub(crate) fn slice_bounds(
@@ -1903,6 +1968,16 @@ impl<'p> Translator<'p> {
             }
         }
         let v = self.expr(iter)?;
+        if let Some(columns) = tuple_columns(&v) {
+            // `for dy, dx in ((-1, 0), (1, 0))`: the items, read by index, are zip's of the
+            // columns `(-1, 1)` and `(0, 0)`.
+            let len = Expr::I64(columns[0].len() as i64);
+            let mut seqs = Vec::new();
+            for column in columns {
+                seqs.push(self.sequence_of(Value::Tuple(column), iter.span, &fix)?);
+            }
+            return Ok(Iterable::Zip(seqs, len));
+        }
         let seq = self
             .sequence_of(v, iter.span, &fix)
             .map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
@@ -1980,3 +2055,76 @@ trait Pipe: Sized {
     }
 }
 impl<T> Pipe for T {}
+
+/// The columns of a tuple of equally long tuples of numbers (`((-1, 0), (1, 0))` has the columns
+/// `(-1, 1)` and `(0, 0)`); `None` for any other value.
+fn tuple_columns(v: &Value) -> Option<Vec<Vec<Value>>> {
+    let Value::Tuple(rows) = v else { return None };
+    let width = match rows.first()? {
+        Value::Tuple(first) if !first.is_empty() => first.len(),
+        _ => return None,
+    };
+    let mut columns = vec![Vec::with_capacity(rows.len()); width];
+    for row in rows {
+        let Value::Tuple(items) = row else {
+            return None;
+        };
+        if items.len() != width || !items.iter().all(|i| matches!(i, Value::Scalar(..))) {
+            return None;
+        }
+        for (column, item) in columns.iter_mut().zip(items) {
+            column.push(item.clone());
+        }
+    }
+    Some(columns)
+}
+
+/// The positions Python's `seq[lo:hi:step]` picks from a sequence of `len` items (`step` not 0),
+/// in order: each bound clamped as `slice.indices` does.
+fn python_slice(
+    len: i64,
+    lo: Option<i64>,
+    hi: Option<i64>,
+    step: i64,
+) -> impl Iterator<Item = i64> {
+    let (lower, upper) = if step > 0 { (0, len) } else { (-1, len - 1) };
+    let clamp = |b: Option<i64>, default: i64| match b {
+        None => default,
+        Some(i) if i < 0 => (i + len).max(lower),
+        Some(i) => i.min(upper),
+    };
+    let start = clamp(lo, if step > 0 { lower } else { upper });
+    let stop = clamp(hi, if step > 0 { upper } else { lower });
+    let mut k = start;
+    std::iter::from_fn(move || {
+        let inside = if step > 0 { k < stop } else { k > stop };
+        let here = k;
+        k += step;
+        inside.then_some(here)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_slice;
+
+    #[test]
+    fn a_sequence_slice_picks_what_python_picks() {
+        // CPython's `list(range(5))[lo:hi:step]` for each case.
+        type Case = (Option<i64>, Option<i64>, i64, &'static [i64]);
+        let cases: [Case; 8] = [
+            (None, None, -1, &[4, 3, 2, 1, 0]),
+            (Some(-2), None, 1, &[3, 4]),
+            (Some(1), Some(9), 2, &[1, 3]),
+            (Some(3), Some(0), -2, &[3, 1]),
+            (Some(-7), Some(-2), 1, &[0, 1, 2]),
+            (Some(9), None, -3, &[4, 1]),
+            (None, Some(-7), -1, &[4, 3, 2, 1, 0]),
+            (Some(3), Some(1), 1, &[]),
+        ];
+        for (lo, hi, step, want) in cases {
+            let got: Vec<i64> = python_slice(5, lo, hi, step).collect();
+            assert_eq!(got, want, "[{lo:?}:{hi:?}:{step}]");
+        }
+    }
+}

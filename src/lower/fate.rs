@@ -78,6 +78,10 @@ pub(super) trait Rules {
     fn attribute(&self, _name: &str, _fate: Fate) -> Fate {
         Fate::Differs
     }
+    /// The fate of the filter's result; by default it agrees (scipy converts it to a float).
+    fn result(&self) -> Fate {
+        Fate::Agrees
+    }
 }
 
 /// Which followed expressions an analysis wants.
@@ -92,8 +96,8 @@ pub(super) enum Verdict {
 /// The spans of the expressions `rules` follows in `program` with `verdict`. `callee` resolves
 /// a call's function expression to a builtin (aliases, imports); `floats`: the filter's
 /// parameters that hold floats or float64 arrays (the buffer, an integrand's variables). The
-/// filter's result agrees (scipy converts it to a float); a helper's goes wherever its calls
-/// send it, and a lambda's anywhere.
+/// filter's result goes where [`Rules::result`] says; a helper's goes wherever its calls send
+/// it, and a lambda's anywhere.
 pub(super) fn followed(
     program: &Program,
     rules: &dyn Rules,
@@ -137,7 +141,7 @@ fn verdicts(
     };
     let mut scopes = vec![Scope::walked(
         (&program.function, true),
-        Fate::Agrees,
+        rules.result(),
         floats,
         &walk,
     )];

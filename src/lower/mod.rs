@@ -30,6 +30,7 @@ mod unbound;
 mod value;
 mod window_writes;
 mod zero_d;
+mod zero_sign_uses;
 
 use crate::bind::{ArrayKind, Bindings, Layout, Slot, Value as Bound};
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
@@ -92,23 +93,23 @@ pub struct Lowered {
 /// Lowers a parsed program to IR valid for every filter size, unoptimised: the caller runs
 /// [`ir::optimize`] (after [`ir::substitute`] to specialise it).
 pub fn lower(program: &Program, bindings: &Bindings, sig: ir::Sig) -> Result<Lowered> {
-    lower_typed(program, bindings, sig, 0)
+    lower_typed(program, bindings, sig, crate::integrand::Typing::default())
 }
 
-/// [`lower`] with some of an integrand's values typed as Python ints, where quad's doubles may
-/// stand for them (`crate::integrand`): bit k of `int_args` makes parameter k an int (the
-/// variable, 0, and declared parameters keep their types).
+/// [`lower`] with an integrand's values typed as Python ints or NumPy scalars, where quad's
+/// doubles may stand for them (`crate::integrand`; the variable, 0, and declared parameters keep
+/// their types).
 pub fn lower_typed(
     program: &Program,
     bindings: &Bindings,
     sig: ir::Sig,
-    int_args: u64,
+    typing: crate::integrand::Typing,
 ) -> Result<Lowered> {
     let mut learned = Learned::default();
     for _ in 0..8 {
         let mut t = Translator::new(program, bindings, &learned);
         t.func.sig = sig;
-        t.int_args = int_args;
+        t.typing = typing;
         t.function()?;
         // Earlier passes may have seen an int stored where types had not settled: only this
         // pass's view counts, and a change means another pass.
@@ -209,6 +210,9 @@ pub(crate) struct Translator<'a> {
     /// The `np.where(c, a, b)` calls whose result, a 0-d array where all three are scalars, may
     /// reach a use that tells it from a NumPy scalar (see `zero_d.rs`).
     pub(crate) differing_wheres: HashSet<Span>,
+    /// The guarded extremes and quantiles whose zero reaches no use that tells its sign (see
+    /// `zero_sign_uses.rs`): their guard is left out.
+    pub(crate) sign_blind_calls: HashSet<Span>,
     /// The list comprehensions that may hold ints and floats, since only NumPy's float
     /// statistics read them (see `float_statistics.rs`).
     statistics_lists: HashSet<Span>,
@@ -221,8 +225,8 @@ pub(crate) struct Translator<'a> {
     pub(crate) summed_transposes: HashSet<Span>,
     /// Whether each local assigned an array so far holds 2-D ones (see `note_dimensions`).
     two_d_names: HashMap<String, bool>,
-    /// Bit k: an integrand's parameter k is a Python int ([`lower_typed`]).
-    int_args: u64,
+    /// How an integrand's parameters are typed ([`lower_typed`]).
+    typing: crate::integrand::Typing,
     /// What the trampoline needs of an integrand's parameters.
     integrand: crate::integrand::Params,
 }
@@ -273,12 +277,13 @@ impl<'a> Translator<'a> {
             list_len: HashMap::new(),
             refused_sums: HashSet::new(),
             differing_wheres: HashSet::new(),
+            sign_blind_calls: HashSet::new(),
             statistics_lists: HashSet::new(),
             unbound_reads: HashSet::new(),
             bound_flags: HashMap::new(),
             summed_transposes: HashSet::new(),
             two_d_names: HashMap::new(),
-            int_args: 0,
+            typing: crate::integrand::Typing::default(),
             integrand: Default::default(),
         };
         let span = program.function.span;
@@ -408,6 +413,8 @@ impl<'a> Translator<'a> {
         let bound_layouts = attributes::bound_layouts(self.bindings);
         self.refused_sums = empty_sum::refused_sums(self.program, &floats, &|e| self.callee_of(e));
         self.differing_wheres = zero_d::differing_wheres(self.program, &|e| self.callee_of(e));
+        self.sign_blind_calls =
+            zero_sign_uses::sign_blind_calls(self.program, &|e| self.callee_of(e));
         self.statistics_lists =
             float_statistics::statistics_lists(self.program, &|e| self.callee_of(e));
         self.summed_transposes = transposed::summed_transposes(
@@ -602,20 +609,21 @@ impl<'a> Translator<'a> {
     }
 
     /// Parameter `k` of an integrand: `xx[k]`, or its default when quad passed fewer values; a
-    /// Python int where the source declares one (`n: int`) or [`lower_typed`] types it so, else
-    /// a float, as quad passes it (`crate::integrand`).
+    /// Python int or a NumPy scalar where the source declares one (`n: int`, `a: np.float64`) or
+    /// [`lower_typed`] types it so, else a Python float, as quad passes it (`crate::integrand`).
     fn integrand_param(&mut self, k: usize, p: &ast::Param, read: bool) -> Result<Value> {
         use ir::CmpOp;
         // The variable (0) is always a float; an annotation elsewhere declares the type.
-        let declared = if k == 0 { None } else { declared_number(p) };
+        let declared = if k == 0 { None } else { self.declared_kind(p)? };
         self.record_doubt(k, p, declared, read);
         // Bit 0 too: `evaluate` may pass the variable as an int (quad never does).
-        let as_int = match declared {
-            Some(ty) => ty == Ty::I64,
-            None => k < 64 && self.int_args >> k & 1 == 1,
+        let (as_int, numpy) = declared.unwrap_or_else(|| self.typing.kind(k));
+        let prov = match numpy {
+            true => provenance::Prov::Np,
+            false => provenance::Prov::Py,
         };
         let v = self.new_var(Ty::F64, &p.name);
-        self.var_prov.insert(v, provenance::Prov::Py); // quad passes Python floats
+        self.var_prov.insert(v, prov.clone());
         let present = Expr::Cmp(
             CmpOp::Gt,
             self.slot_len(BUFFER).boxed(),
@@ -648,7 +656,7 @@ impl<'a> Translator<'a> {
         if !as_int {
             return Ok(Value::Scalar(Expr::Var(v), Ty::F64));
         }
-        if declared == Some(Ty::I64) {
+        if declared.is_some() {
             // Declared: the double must hold one int exactly (typed ones are checked by the
             // trampoline before it runs them).
             let x = || Expr::Var(v).boxed();
@@ -673,9 +681,49 @@ impl<'a> Translator<'a> {
             self.check_plain(ok, Exception::TypeError, &message, p.span);
         }
         let i = self.new_var(Ty::I64, &p.name);
-        self.var_prov.insert(i, provenance::Prov::Py);
+        self.var_prov.insert(i, prov);
         self.emit(Stmt::Assign(i, Expr::Cast(Ty::I64, Expr::Var(v).boxed())));
         Ok(Value::Scalar(Expr::Var(i), Ty::I64))
+    }
+
+    /// The type an integrand parameter's annotation declares, as (an int, a NumPy scalar):
+    /// `float`, `int` (or `bool`, which computes as the int it is but in arrays built from it),
+    /// `np.float64` or `np.int64`; other annotations declare nothing, as in Python. NumPy's
+    /// narrower scalars are refused: ndjit does not model their arithmetic.
+    fn declared_kind(&self, p: &ast::Param) -> Result<Option<(bool, bool)>> {
+        let Some(annotation) = &p.annotation else {
+            return Ok(None);
+        };
+        match &annotation.kind {
+            ExprKind::Name(n) if n == "int" || n == "bool" => return Ok(Some((true, false))),
+            ExprKind::Name(n) if n == "float" => return Ok(Some((false, false))),
+            _ => {}
+        }
+        let numpy = self
+            .callee_of(annotation)
+            .filter(|b| b.module == Module::Np);
+        match numpy.map(|b| b.func) {
+            Some(names::Func::Float64) => Ok(Some((false, true))),
+            Some(names::Func::Int64) => Ok(Some((true, true))),
+            _ if self.names_numpy_attribute(annotation) => {
+                Err(self
+                    .err(ErrorKind::Unsupported, annotation.span, "an integrand's NumPy parameters are np.float64 or np.int64")
+                    .hint("pass the value as np.float64 or a Python float (float(v)): ndjit does not model NumPy's narrower scalars"))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether `e` is `np.<name>` (any alias of NumPy).
+    fn names_numpy_attribute(&self, e: &ast::Expr) -> bool {
+        let ExprKind::Attribute(m, _) = &e.kind else {
+            return false;
+        };
+        let ExprKind::Name(n) = &m.kind else {
+            return false;
+        };
+        let module = self.names.get(n).cloned().or_else(|| builtins::global(n));
+        matches!(module, Some(Value::Module(Module::Np)))
     }
 
     /// The hint for a float where an int is needed: an integrand's parameters are floats unless
@@ -692,13 +740,17 @@ impl<'a> Translator<'a> {
 
     /// An integrand parameter's default, as the double quad would pass: a float literal, or an
     /// int one for a parameter declared an int.
-    fn integrand_default(&mut self, d: &ast::Expr, declared: Option<Ty>) -> Result<Expr> {
+    fn integrand_default(&mut self, d: &ast::Expr, declared: Option<(bool, bool)>) -> Result<Expr> {
         match (self.constant(d)?, declared) {
-            (Bound::Float(x), None | Some(Ty::F64)) => Ok(Expr::F64(x)),
-            (Bound::Int(i), Some(Ty::I64)) if (i as f64).abs() < crate::integrand::EXACT_INTS => {
+            // The default is a Python number, not the NumPy scalar the parameter declares.
+            (_, Some((_, true))) => Err(self
+                .err(ErrorKind::Unsupported, d.span, "a parameter declared a NumPy scalar takes no default (the default would be a Python number)")
+                .hint("pass the value with quad's args=, or declare the parameter `float` or `int`")),
+            (Bound::Float(x), None | Some((false, false))) => Ok(Expr::F64(x)),
+            (Bound::Int(i), Some((true, false))) if (i as f64).abs() < crate::integrand::EXACT_INTS => {
                 Ok(Expr::F64(i as f64))
             }
-            (_, Some(Ty::I64)) => Err(self
+            (_, Some((true, false))) => Err(self
                 .err(ErrorKind::Unsupported, d.span, "a parameter declared an int takes an int default")
                 .hint("write the default as an int literal within 2**53, e.g. 0")),
             // quad passes floats: an int default would make the parameter an int on one path
@@ -711,10 +763,16 @@ impl<'a> Translator<'a> {
 
     /// Records the errors the trampoline reports when parameter `k`'s value may stand for an
     /// int or a float: none for the variable and declared parameters.
-    fn record_doubt(&mut self, k: usize, p: &ast::Param, declared: Option<Ty>, read: bool) {
+    fn record_doubt(
+        &mut self,
+        k: usize,
+        p: &ast::Param,
+        declared: Option<(bool, bool)>,
+        read: bool,
+    ) {
         let sites = (k > 0 && declared.is_none() && read).then(|| {
             let name = &p.name;
-            let declare = format!("declare it in a def: `{name}: int` or `{name}: float`");
+            let declare = format!("declare it in a def: `{name}: int` or `{name}: float` (or `np.int64`, `np.float64`)");
             let mut site = |m: String| self.site(Exception::TypeError, &m, p.span);
             crate::integrand::DoubtSites {
                 differ: site(format!(
@@ -728,10 +786,17 @@ impl<'a> Translator<'a> {
                      def: `{name}: float`"
                 )),
                 too_many: site(format!(
-                    "quad passed more than {} values that may stand for ints or floats (scipy \
-                     passes args as doubles), up to `{name}` (ndjit tries that many, among the \
-                     first 64 parameters); {declare}",
-                    crate::integrand::MAX_DOUBTS
+                    "quad passed too many values that may stand for ints or floats, Python numbers \
+                     or NumPy scalars (scipy passes args as doubles; ndjit tries up to {} ways of \
+                     typing them, among the first 64 parameters), up to `{name}`; {declare}",
+                    crate::integrand::MAX_TYPINGS
+                )),
+                numpy: site(format!(
+                    "quad passed {{a:float}} for `{name}`, which may stand for a Python number or a \
+                     NumPy scalar (scipy passes args as doubles: `args=(v[0],)` of an array passes \
+                     an np.float64), and the integrand's result differs between them (or ndjit \
+                     cannot compute it for one); declare it in a def: `{name}: float` or \
+                     `{name}: np.float64` (`int` or `np.int64` for an int)"
                 )),
             }
         });
@@ -956,10 +1021,17 @@ impl<'a> Translator<'a> {
         if let Some(v) = builtins::global(name) {
             return Ok(v);
         }
-        let hint = match name {
-            "print" => "remove the print call; use Filter::interpret or ndjit's debug mode to inspect values".to_string(),
-            _ => "bind it as a value (extra_arguments, extra_keywords or a closure), or check the spelling".to_string(),
-        };
+        if let Some(instead) = unsupported_builtin(name) {
+            return Err(self
+                .err(
+                    ErrorKind::UnknownName,
+                    span,
+                    format!("Python's builtin `{name}` is not supported in filters"),
+                )
+                .hint(instead)
+                .naming(name));
+        }
+        let hint = "bind it as a value (extra_arguments, extra_keywords or a closure), or check the spelling";
         Err(self
             .err(
                 ErrorKind::UnknownName,
@@ -1872,6 +1944,15 @@ impl<'a> Translator<'a> {
             self.declared.get(name).copied()
         };
         let Some(Local::Array(slot, ety)) = local else {
+            let sequence = matches!(
+                self.names.get(name.as_str()),
+                Some(Value::Tuple(_) | Value::List(..))
+            ) || self.tuple_values.contains_key(name.as_str());
+            if sequence {
+                return Err(self
+                    .err(ErrorKind::Unsupported, span, "assigning into a list or tuple is not supported")
+                    .hint("build an array instead, e.g. `c = np.zeros(4)` or `c = np.array([...])`, and assign into it"));
+            }
             return Err(self
                 .err(
                     ErrorKind::Unsupported,
@@ -2297,12 +2378,23 @@ impl Iterable {
     }
 }
 
-/// The number type an annotation declares: `int` or `float` (other annotations declare
-/// nothing, as in Python).
-fn declared_number(p: &ast::Param) -> Option<Ty> {
-    match &p.annotation.as_ref()?.kind {
-        ExprKind::Name(n) if n == "int" => Some(Ty::I64),
-        ExprKind::Name(n) if n == "float" => Some(Ty::F64),
-        _ => None,
-    }
+/// What to write instead of a Python builtin ndjit does not lower (a name it would otherwise
+/// report as undefined, with advice to bind it that cannot apply).
+fn unsupported_builtin(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "print" => "remove the print call; use Filter::interpret or ndjit's debug mode to inspect values",
+        "set" | "frozenset" => "for the distinct values use `np.unique(x)` (sorted), and `len(np.unique(x))` to count them",
+        "dict" => "count values with `np.unique(x, return_counts=True)`, or index an array by int keys",
+        "reversed" => "slice backwards: `x[::-1]`",
+        "map" | "filter" => "write a list comprehension: `[f(v) for v in x if ...]`",
+        "iter" | "next" => "index the values, or loop over them with `for`",
+        "isinstance" | "type" | "callable" | "hasattr" | "getattr" | "setattr" | "id" | "hash" => {
+            "a filter's values are numbers and arrays of known types: test the value itself"
+        }
+        "str" | "repr" | "format" | "chr" | "ord" | "bytes" | "input" | "open" => {
+            "filters compute with numbers and arrays only"
+        }
+        "complex" => "filters compute with real numbers only",
+        _ => return None,
+    })
 }

@@ -1,0 +1,90 @@
+//! Which zero an extreme or a quantile returns, where no use can tell.
+//!
+//! Where `np.min`, `np.max`, `np.nanmin`, `np.nanmax`, `np.ptp`, `np.percentile` or
+//! `np.quantile` (functions or methods) of values holding both `0.0` and `-0.0` gives a zero,
+//! NumPy's choice of zero depends on its SIMD code and the CPU, so the lowering guards them
+//! (`numpy/zero_signs.rs`): the filter raises `ValueError` there. Many uses cannot tell the two
+//! zeros apart: comparisons (`w[4] == w.max()`), tests, `abs`, `int()`, `bool()`, `round()` to an
+//! int, `math.floor`/`ceil`/`trunc`, `np.isnan`. The walk of `fate.rs`, with the rules below,
+//! finds the calls whose result reaches only such uses (through names, choices, helpers'
+//! parameters and returns); their guard is left out. Anything else, the filter's result
+//! included, may tell them apart, as do operators (`1 / m`), which hand the sign on.
+
+use super::fate::{self, Callee, Fate, Rules, Scope, Verdict};
+use super::names::{Builtin, Func, Module};
+use crate::error::Span;
+use crate::syntax::ast::{BinOp, Expr, ExprKind, Keyword, UnaryOp};
+use crate::syntax::Program;
+use std::collections::HashSet;
+
+/// The spans of the guarded calls of `program` whose result, if it is a zero, reaches no use
+/// that tells `0.0` from `-0.0`.
+pub(super) fn sign_blind_calls(program: &Program, callee: Callee) -> HashSet<Span> {
+    fate::followed(program, &ZeroSign, (&[], callee), Verdict::Agrees)
+}
+
+/// The guarded functions, as [`Func`]s.
+fn guarded(f: Func) -> bool {
+    use Func::*;
+    matches!(
+        f,
+        Min | Max | Nanmin | Nanmax | Ptp | Percentile | Quantile | Nanpercentile | Nanquantile
+    )
+}
+
+/// The rules for a zero whose sign ndjit does not know.
+struct ZeroSign;
+
+impl Rules for ZeroSign {
+    fn follows(&self, s: &Scope, e: &Expr) -> bool {
+        let ExprKind::Call { func, .. } = &e.kind else {
+            return false;
+        };
+        if let Some(b) = s.builtin(func) {
+            return b.module == Module::Np && guarded(b.func);
+        }
+        // A method (`w.max()`): an array's, whatever the receiver.
+        matches!(&func.kind, ExprKind::Attribute(_, name)
+            if matches!(name.as_str(), "min" | "max" | "ptp"))
+    }
+
+    /// Operators hand the sign on (`1 / m`, `-m`, `m * 2`): the result's fate is the operand's.
+    fn operand(&self, _: &Scope, op: BinOp, fate: Fate, _: &Expr, _: &Expr, _: bool) -> Fate {
+        if op == BinOp::MatMul {
+            Fate::Differs
+        } else {
+            fate
+        }
+    }
+
+    fn unary(&self, op: UnaryOp, fate: Fate) -> Fate {
+        match op {
+            UnaryOp::Not => Fate::Agrees,
+            _ => fate,
+        }
+    }
+
+    fn argument(&self, b: Builtin, (n, keywords): (usize, &[Keyword]), fate: Fate) -> Fate {
+        use Func::*;
+        let one = n == 1 && keywords.is_empty();
+        match (b.module, b.func) {
+            // A magnitude, a truth value, an int, or a test of the value.
+            (Module::Builtin, Abs | Bool | Int) => Fate::Agrees,
+            (Module::Builtin, Round) if one => Fate::Agrees,
+            (Module::Math, Floor | Ceil | Trunc | Fabs | IsNan | IsInf | IsFinite) => Fate::Agrees,
+            (Module::Np, Abs | IsNan | IsInf | IsFinite) => Fate::Agrees,
+            // `float(m)` is the same zero.
+            (Module::Builtin, Float) => fate,
+            _ => Fate::Differs,
+        }
+    }
+
+    fn updated_in_place(&self) -> bool {
+        false
+    }
+
+    /// The filter's result: scipy stores the zero itself.
+    fn result(&self) -> Fate {
+        Fate::Differs
+    }
+}
