@@ -194,7 +194,12 @@ impl CallContext {
     /// Compiled code and the interpreter only refuse a failed context; asking the hook is the
     /// trampolines' job, so that no call sits on the compiled code's path.
     fn run_admitted(&self, call: &dyn Fn(*mut c_void) -> i32) -> i32 {
-        match self.raw.admission() {
+        self.run_as(self.raw.admission(), call)
+    }
+
+    /// [`CallContext::run_admitted`] with the admission already asked.
+    fn run_as(&self, admission: Admission, call: &dyn Fn(*mut c_void) -> i32) -> i32 {
+        match admission {
             Admission::Run => call(self.user_data()),
             Admission::Refuse => 0,
             Admission::Apart => {
@@ -223,10 +228,10 @@ impl CallContext {
             if let Some(hook) = &self.direct_entry {
                 hook(self.adaptive.entry.load(Ordering::Acquire));
             }
-            return unsafe { self.call_entry(buffer, n, return_value, self.user_data()) };
         }
-        // Asked again (a refusal stays one; a call apart runs apart): cheap, and one path.
-        self.run_admitted(&|ud| unsafe { self.call_entry(buffer, n, return_value, ud) })
+        self.run_as(admission, &|ud| unsafe {
+            self.call_entry(buffer, n, return_value, ud)
+        })
     }
 
     /// Calls the current entry (general or specialised) with this context as `user_data`.

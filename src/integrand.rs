@@ -166,23 +166,21 @@ impl Typings {
         let compute = || {
             let params = &general.integrand_params().sites;
             let python = self.get(general, Typing { ints, numpy: 0 });
-            let ir = |f: &Option<Filter>| f.as_ref().map(|f| f.ir().clone());
-            let python_ir = ir(&python);
             let candidates = params
                 .iter()
                 .enumerate()
                 .filter(|(k, s)| *k < 64 && s.is_some());
             candidates
                 .filter(|(k, _)| {
-                    let numpy = self.get(
-                        general,
-                        Typing {
-                            ints,
-                            numpy: 1 << k,
-                        },
-                    );
+                    let numpy = Typing {
+                        ints,
+                        numpy: 1 << k,
+                    };
                     // A typing that does not compile must run (and is then refused).
-                    python_ir.is_none() || ir(&numpy) != python_ir
+                    match (&python, self.get(general, numpy)) {
+                        (Some(python), Some(numpy)) => python.ir() != numpy.ir(),
+                        _ => true,
+                    }
                 })
                 .fold(0u64, |m, (k, _)| m | 1 << k)
         };
