@@ -13,7 +13,7 @@ import pytest
 import scipy.ndimage as ndi
 
 import ndjit
-from conftest import REPO, assert_same
+from conftest import REPO, assert_same, python_generic_filter
 
 GENERATOR = os.path.join(REPO, "tests", "corpus", "generate.py")
 CROSS = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], bool)
@@ -91,7 +91,9 @@ def test_corpus_program_matches_scipy(p, corpus_module):
     extra = tuple(p["bindings"][k] for k in func.__code__.co_varnames[1:func.__code__.co_argcount] if k in p["bindings"])
     extra = tuple(np.array(v, float) if isinstance(v, list) else v for v in extra)
     img, fp = _image(p), _footprint(p)
-    want, want_err = _outcome(lambda: ndi.generic_filter(img, func, extra_arguments=extra, **fp))
+    want, want_err = _outcome(lambda: python_generic_filter(img, func, extra_arguments=extra, **fp))
+    if want_err is None:  # scipy ran; did the user's function raise?
+        want, want_err = want
     f = ndjit.jit_filter(func, extra_arguments=extra)
     got, got_err = _outcome(lambda: ndi.generic_filter(img, f, **fp))
     native, native_err = _outcome(lambda: ndjit.generic_filter(img, f, **fp))
@@ -108,3 +110,17 @@ def test_corpus_program_matches_scipy(p, corpus_module):
     assert native_err is None, (native_err, f"image seed {_seed(p)}")
     assert_same(got, want)
     assert np.array_equal(native, got, equal_nan=True), "native driver differs from scipy with ndjit's callable"
+
+
+def test_the_oracle_keeps_the_first_exception_of_the_users_function():
+    """scipy goes on calling a Python callback after it raised; the next call, with the exception
+    still set, fails in `len` with a SystemError. The oracle reports what the function raised."""
+    img = np.ones((4, 4))
+    img[1, 1] = np.nan
+    func = lambda v: round(v[len(v) // 2])  # noqa: E731 - a user's lambda
+    with pytest.raises(ValueError, match="NaN"):
+        func(np.array([np.nan]))
+    want, err = python_generic_filter(img, func, size=3)
+    assert want is None and type(err) is ValueError and "NaN" in str(err), err
+    got, got_err = _outcome(lambda: ndi.generic_filter(img, ndjit.jit_filter(func), size=3))
+    assert isinstance(got_err, ValueError) and isinstance(got_err, ndjit.FilterRuntimeError), got_err

@@ -15,6 +15,7 @@ import pytest
 import scipy.ndimage as ndi
 
 import ndjit
+from conftest import python_generic_filter
 
 # Windows of 3 values: the generator `v for v in x if v > 5` is empty in the first rows.
 IMAGE = np.array([[0.0, 1.0, 2.0, 3.0, 4.0], [1.0, 7.0, 9.0, 2.0, 8.0]])
@@ -78,22 +79,10 @@ def compile_and_run(body):
     exec(compile(src, "<test>", "exec"), scope)
     py = scope["f"]
 
-    failures = []
-
-    def python(buf):
-        # scipy keeps calling after a failure and reports a SystemError: keep the first.
-        if failures:
-            return 0.0
-        try:
-            with np.errstate(all="ignore"):
-                return py(buf)
-        except Exception as e:  # noqa: BLE001 - CPython's own failure
-            failures.append(e)
-            return 0.0
-
-    want = ndi.generic_filter(IMAGE, python, size=(1, 3), mode="nearest")
-    if failures:
-        want = failures[0]
+    with np.errstate(all="ignore"):
+        want, failure = python_generic_filter(IMAGE, py, size=(1, 3), mode="nearest")
+    if failure is not None:
+        want = failure
     try:
         got = ndi.generic_filter(IMAGE, ndjit.jit_filter(src), size=(1, 3), mode="nearest")
     except ndjit.FilterRuntimeError as e:
