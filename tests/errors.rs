@@ -29,7 +29,7 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x):\n    try:\n        return x[0]\n    except:\n        return 0.0", K::Unsupported, 2, 5, "`try` statements are not supported"),
     ("def f(x):\n    with open('f') as g:\n        pass\n    return 0.0", K::Unsupported, 2, 5, "`with` statements"),
     ("def f(x):\n    class A:\n        pass\n    return 0.0", K::Unsupported, 2, 5, "`class` statements"),
-    ("def f(x):\n    raise MyError('no')", K::Unsupported, 2, 11, "only built-in exception classes"),
+    ("def f(x):\n    raise MyError('no')", K::Unsupported, 2, 11, "`MyError` cannot be raised by a filter"),
     ("def f(x):\n    raise", K::Unsupported, 2, 5, "a bare `raise`"),
     ("def f(x):\n    raise ValueError('a', 'b')", K::Unsupported, 2, 27, "several arguments"),
     ("def f(x):\n    assert len(x) == 9, x[0]\n    return x[0]", K::Unsupported, 2, 25, "only a string known at compile time"),

@@ -24,6 +24,8 @@ def _is_dask_array(a: Any) -> bool:
 @functools.wraps(_driver.generic_filter)
 def generic_filter(input, *args, target: str = "cpu", **kwargs):
     if _is_dask_array(input):
+        if target not in ("cpu", "cuda"):  # as for NumPy input
+            raise ValueError(f"target must be 'cpu' or 'cuda', not {target!r}")
         if target != "cpu":
             raise TypeError("target applies to NumPy and device arrays: Dask chunks of CuPy arrays run on the GPU by themselves")
         from .dask import generic_filter as dask_filter

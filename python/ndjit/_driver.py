@@ -14,10 +14,13 @@ from typing import Optional
 
 import numpy as np
 
-try:  # NumPy >= 2
-    from numpy.lib.array_utils import normalize_axis_index
-except ImportError:  # NumPy 1.x
-    from numpy.core.multiarray import normalize_axis_index
+try:  # scipy's own (an AxisError for any int, 2**70 too), as generic_filter1d calls it
+    from scipy._lib._util import normalize_axis_index
+except ImportError:  # older scipy: NumPy's (an OverflowError past 64 bits)
+    try:  # NumPy >= 2
+        from numpy.lib.array_utils import normalize_axis_index
+    except ImportError:  # NumPy 1.x
+        from numpy.core.multiarray import normalize_axis_index
 
 from . import _core, _cuda
 from ._filter import Filter, compiled_filter, jit_filter1d, located
@@ -105,8 +108,9 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
             raise TypeError("this ndjit.Filter is compiled already: bind values with f.bind(...)")
         f = function
     else:
-        f = jit_filter1d(function, extra_arguments=scipy_extras(extra_arguments, extra_keywords),
-                         extra_keywords=extra_keywords)
+        # (Not through the decorator form, which takes a missing function for `@jit_filter1d(...)`.)
+        f = jit_filter1d.__wrapped__(function, extra_arguments=scipy_extras(extra_arguments, extra_keywords),
+                                     extra_keywords=extra_keywords)
     # scipy's C layer takes the size and origin as integers (bools too), never floats.
     with located(f._spec):
         return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled,

@@ -123,6 +123,10 @@ class FilterSyntaxError(FilterCompileError, SyntaxError):
     def __init__(self, kind, message, line, col, end_line, end_col, text, hint, rendered, name=None):
         SyntaxError.__init__(self, message, ("<filter>", line, col, text, end_line, end_col))
         self._describe(kind, hint, rendered, name)
+        # An uncaught SyntaxError's traceback shows its `msg`, not `str()`: the hint goes in a
+        # note, which tracebacks print (Python 3.11 and later).
+        if hint and hasattr(self, "add_note"):
+            self.add_note(f"help: {hint}")
 
     @property
     def col(self) -> int:

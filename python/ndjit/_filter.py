@@ -13,7 +13,7 @@ from scipy import LowLevelCallable
 from . import _core, _helpers
 from ._errors import ErrorKind, FilterCompileError, FilterRuntimeError
 from ._frontend import _COLUMNS_SUFFIX, _ORDER_SUFFIX, Spec, _Matrix, _convert, _flatten_matrices, describe
-from ._scipy_args import footprint_and_origins
+from ._scipy_args import footprint_and_origins, scipy_extras
 from ._unsupported import unbindable
 
 __all__ = ["Filter", "as_filter", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"]
@@ -165,9 +165,13 @@ class Filter(LowLevelCallable):
             return value
         if kind == "filter1d":
             line, out_len = args
-            return self._compiled.call_args(as_f(line), empty_i, int(out_len), interpret)[1]
+            line = as_f(line)
+            # scipy's output line is never longer than its input line (filter_size - 1 shorter).
+            out_len = _bounded("output_length", out_len, 0, len(line))
+            return self._compiled.call_args(line, empty_i, out_len, interpret)[1]
         coords = np.ascontiguousarray(args[0], dtype=np.int64).ravel()
-        rank = int(args[1]) if len(args) > 1 and args[1] is not None else len(coords)
+        rank = len(coords) if len(args) < 2 or args[1] is None else args[1]
+        rank = _bounded("input_rank", rank, 1, _MAX_RANK)
         return tuple(self._compiled.call_args(empty_f, coords, rank, interpret)[1])
 
     def debug(self) -> "Filter":
@@ -264,6 +268,18 @@ class Filter(LowLevelCallable):
         return (_rebuild, (dict(self._spec.__dict__), self._filter_size, self._debug))
 
 
+# NumPy's most dimensions (NPY_MAXDIMS): a transform's input rank is at most this.
+_MAX_RANK = 64
+
+
+def _bounded(name: str, value, lo: int, hi: int) -> int:
+    """An int argument of :meth:`Filter.evaluate` within ``[lo, hi]``, or an error naming it."""
+    value = int(value)
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi}, got {value}")
+    return value
+
+
 def _rebuild(spec_fields: dict, filter_size: Optional[int], debug: bool) -> Filter:
     spec = Spec(**spec_fields)
     return Filter(spec, _compile(spec, filter_size), filter_size=filter_size, debug=debug)
@@ -271,6 +287,8 @@ def _rebuild(spec_fields: dict, filter_size: Optional[int], debug: bool) -> Filt
 
 def _jit(signature: str, func: Any, extra_arguments: tuple, extra_keywords: Optional[dict],
          filter_size: Optional[int] = None, debug: bool = False) -> Filter:
+    # scipy's checks: a dict or a string would bind its keys or characters, one by one.
+    scipy_extras(extra_arguments, extra_keywords)
     spec = describe(func, extra_arguments, extra_keywords, signature)
     return Filter(spec, _compile(spec, filter_size), filter_size=filter_size, debug=debug)
 

@@ -24,9 +24,9 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 import numpy as np
 
 from . import _helpers, _shadowing, _spec_cache
-from ._errors import SourceUnavailable
+from ._errors import FilterSyntaxError, SourceUnavailable
 from ._locate import locate, source_of
-from ._unsupported import LibraryFunction, library_argument, library_function
+from ._unsupported import LibraryFunction, OtherCallable, library_argument, library_function
 
 __all__ = ["Spec", "describe", "SourceUnavailable"]
 
@@ -49,7 +49,7 @@ class Spec:
     indent: int = 0
     # Globals and closure cells the function reads that ndjit cannot bind, with their type names:
     # used to turn "name is not defined" into a precise error.
-    unsupported: Tuple[Tuple[str, Union[str, LibraryFunction]], ...] = ()
+    unsupported: Tuple[Tuple[str, Union[str, LibraryFunction, OtherCallable]], ...] = ()
     # Helper functions appended to `source`: where each one's lines come from (see `_helpers`).
     regions: Tuple["_helpers.Region", ...] = ()
 
@@ -160,6 +160,7 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
         bindings.update({k: _convert(k, v) for k, v in kwargs.items()})
         return Spec(source=source, bindings=_flatten_matrices(bindings), name=name)
     text = textwrap.dedent(source).strip("\n")
+    _refuse_decorators(text)
     bindings: Dict[str, Any] = {}
     if args or kwargs:
         if inputs is None:
@@ -174,6 +175,30 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
         bindings.update({p: _convert(p, v) for p, v in zip(params, args)})
         bindings.update({k: _convert(k, v) for k, v in kwargs.items()})
     return Spec(source=text, bindings=_flatten_matrices(bindings), name=name)
+
+
+# The decorators a source string may carry: ndjit's own, which compile the function (a
+# function's source keeps those it was made with, and ndjit compiles the undecorated function).
+_MAKERS = frozenset({"jit_filter", "jit_filter1d", "jit_transform", "jit_integrand"})
+
+
+def _refuse_decorators(text: str) -> None:
+    """Refuses a decorator of a source string's functions other than ndjit's own: ndjit would
+    compile the function it decorates, not what the decorator makes of it."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return  # the compiler reports it, located
+    for node in ast.walk(tree):
+        for d in getattr(node, "decorator_list", ()):
+            target = d.func if isinstance(d, ast.Call) else d
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+            if name not in _MAKERS:
+                line = text.splitlines()[d.lineno - 1]
+                raise FilterSyntaxError(
+                    "unsupported", "a decorator of source text: ndjit would compile the function without it",
+                    d.lineno, d.col_offset + 1, d.end_lineno, d.end_col_offset + 1, line,
+                    "pass the decorated function itself, or write what the decorator does into the function", "")
 
 
 def _is_callable_name(source: str) -> bool:
@@ -339,15 +364,18 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any],
         elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
             shadowed.append((name, v))
+        elif v is func and name == func.__name__:
+            continue  # the filter calling itself: its own `def` defines the name (recursion, refused)
         elif isinstance(v, types.FunctionType):
             library = library_function(v)
             if library is None:
                 helpers.append((name, v))
             else:
                 unsupported.append((name, library))
-        else:
-            if _bind_attributes(bindings, name, v, attributes, func) or not callable(v) or isinstance(v, type):
-                unsupported.append((name, type(v).__name__))
+        elif _bind_attributes(bindings, name, v, attributes, func) or not callable(v) or isinstance(v, type):
+            unsupported.append((name, type(v).__name__))
+        else:  # functools.partial, a callable object, a compiled (Numba, C) function ...
+            unsupported.append((name, OtherCallable(f"{type(v).__module__}.{type(v).__qualname__}")))
     return imports, unsupported, shadowed, helpers
 
 

@@ -149,7 +149,9 @@ def output_like(output, input: np.ndarray, every_element_written: bool = False) 
     array is zeroed as scipy's is, unless the caller writes ``every_element_written`` before
     anyone sees it (``generic_filter``: one value per pixel, and on an error the array is never
     returned): zeroing 1024² bytes took 12 µs, a tenth of a 3×3 median of them."""
-    if output is None and input.dtype.kind != "V":  # the common case, without scipy's dispatch
+    # The common case, without scipy's dispatch (which makes a string's or a record's output from
+    # the dtype's name: a TypeError for strings and bytes).
+    if output is None and input.dtype.kind not in "VUS":
         new = np.empty if every_element_written else np.zeros
         return new(input.shape, dtype=input.dtype)
     output = _ni_support._get_output(output, input)

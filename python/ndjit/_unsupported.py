@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 from ._errors import FilterCompileError, FilterTypeError
 
-__all__ = ["LibraryFunction", "library_argument", "library_function", "unbindable"]
+__all__ = ["LibraryFunction", "OtherCallable", "library_argument", "library_function", "unbindable"]
 
 # Functions of other libraries that callbacks call, and the closest thing ndjit compiles.
 _CLOSEST = {
@@ -34,6 +34,14 @@ _CLOSEST = {
     "pvariance": "np.var(x)",
     "variance": "np.var(x, ddof=1)",
 }
+
+
+@dataclass(frozen=True)
+class OtherCallable:
+    """A callable that is not a Python function (its type's full name): ndjit inlines only
+    functions it can read the source of."""
+
+    type_name: str
 
 
 @dataclass(frozen=True)
@@ -88,11 +96,16 @@ def library_argument(name: str, library: LibraryFunction, func: types.FunctionTy
     return err
 
 
-def unbindable(e: FilterCompileError, name: str, type_name: Union[str, LibraryFunction]) -> FilterTypeError:
+def unbindable(e: FilterCompileError, name: str,
+               type_name: Union[str, LibraryFunction, OtherCallable]) -> FilterTypeError:
     """The error replacing `e` ("name is not defined") for `name`, a `type_name` ndjit cannot bind."""
     used = _dotted_at(e.text, e.col) or name
     if isinstance(type_name, LibraryFunction):
         message, hint = _library_message(used, type_name)
+    elif isinstance(type_name, OtherCallable):
+        message = (f"`{name}` is a {type_name.type_name}, not a Python function: ndjit inlines the functions "
+                   "a filter calls from their source (a def or a lambda)")
+        hint = "call a plain function (with the values a partial would add as arguments)"
     elif type_name == "module":
         function = used.rsplit(".", 1)[-1]
         closest = _CLOSEST.get(function)

@@ -374,10 +374,12 @@ def _zarr_node(path: Path) -> Optional[str]:
 
 def check_target(source, target) -> None:
     """Refuses an output store whose writing would destroy data before or instead of filtering
-    it: the input itself (Zarr clears the target before the lazy reads of the source run), a
+    it, or lose the result: no store at all, the input itself (Zarr clears the target before the lazy reads of the source run), a
     store inside the input or holding it, and a local path holding anything but a Zarr array (an
-    ``overwrite`` would delete the whole directory or group). Raises ValueError or
+    ``overwrite`` would delete the whole directory or group). Raises TypeError, ValueError or
     FileExistsError."""
+    if target is None:  # Zarr would write a store in memory, and the result would be lost
+        raise TypeError("filter_zarr needs an output store (a path, a URL, a store or a zarr.Array), not None")
     if isinstance(target, (str, os.PathLike)) and not os.fspath(target):
         raise ValueError("the output store's path is empty")
     t, s = _location(target), _location(source)

@@ -157,10 +157,11 @@ pub(crate) fn thread_count(threads: Option<usize>) -> usize {
 /// report) and at least 4096 pixels each.
 pub(crate) fn chunks(plan: &Plan, threads: usize, progress: bool) -> Vec<(usize, usize)> {
     let total = plan.lines * plan.len;
+    // (Any count is taken: `workers=2**62` asks for more threads than there are chunks.)
     let wanted = if progress {
-        (threads * 16).max(100)
+        threads.saturating_mul(16).max(100)
     } else if threads > 1 {
-        threads * 16
+        threads.saturating_mul(16)
     } else {
         1
     };

@@ -171,8 +171,7 @@ impl Translator<'_> {
     /// only when the ones before it held).
     fn filters(&mut self, ifs: &[ast::Expr]) -> Result<()> {
         for cond in ifs {
-            let v = self.expr(cond)?;
-            let c = self.truth(v, cond.span)?;
+            let c = self.condition(cond)?;
             self.emit(Stmt::If(not(c), vec![Stmt::Continue], vec![]));
         }
         Ok(())

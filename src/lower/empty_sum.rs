@@ -180,7 +180,7 @@ fn argument_fate(b: Builtin, n: usize, fate: Fate) -> Fate {
         // They give back (a rounding of) one of their arguments, an int for an int.
         (Module::Builtin, Round | Abs | Min | Max) => fate,
         // NumPy's functions whose result is a float (or a bool) for an int.
-        (Module::Np, IsNan | IsInf | IsFinite) => Fate::Agrees,
+        (Module::Np, IsNan | IsInf | IsFinite | Isclose | Allclose) => Fate::Agrees,
         _ if float_valued(b) => Fate::Agrees,
         _ => Fate::Differs,
     }
@@ -228,6 +228,8 @@ fn int_or_bool_valued(f: Func) -> bool {
             | IsNan
             | IsInf
             | IsFinite
+            | Isclose
+            | Allclose
             | Isin
             | Any
             | All

@@ -66,8 +66,16 @@ impl<'p> Translator<'p> {
             ExprKind::Tuple(items) | ExprKind::List(items) => {
                 Value::Tuple(items.iter().map(|i| self.expr(i)).collect::<Result<_>>()?)
             }
+            ExprKind::Unary(ast::UnaryOp::Not, x) => {
+                // `not v` is Python's: the truth of v (an error for an array of several
+                // elements), negated, as a Python bool whatever v was (`1 / (not x[0])`
+                // divides by a bool).
+                let c = self.condition(x)?;
+                let r = self.with_prov(un(UnOp::Not, c), Ty::Bool, Prov::Py);
+                Value::Scalar(r, Ty::Bool)
+            }
             ExprKind::Unary(op, x) => {
-                if *op != ast::UnaryOp::Not && self.is_coordinates(x) {
+                if self.is_coordinates(x) {
                     return Err(self.coordinates_arithmetic(e.span));
                 }
                 let v = self.expr(x)?;
@@ -202,6 +210,40 @@ impl<'p> Translator<'p> {
                 .hint(self.int_hint("use int(...)")));
         }
         Ok((convert(e, t, Ty::I64), t))
+    }
+
+    /// The truth of `test` where only its truth is used (`if`, `while`, `not`, `assert`, a
+    /// conditional's or a comprehension's test). `a and b` then needs each operand's truth only:
+    /// a bool and a number (`k < n and x[k]`) are not joined into one value (which refuses
+    /// them), and the operands after one that decides are not evaluated, as in Python.
+    pub(crate) fn condition(&mut self, test: &ast::Expr) -> Result<Expr> {
+        let ExprKind::BoolOp(op, items) = &test.kind else {
+            let v = self.expr(test)?;
+            return self.truth(v, test.span);
+        };
+        let mut acc = self.condition(&items[0])?;
+        for item in &items[1..] {
+            let (rhs, stmts) = self.nested(|t| t.condition(item))?;
+            let and = *op == ast::BoolOp::And;
+            let o = if and { BinOp::And } else { BinOp::Or };
+            if stmts.is_empty() {
+                acc = bin(o, acc, rhs);
+                continue;
+            }
+            // The next operand's statements (its checks) run only where it is evaluated.
+            let (acc0, r) = (self.stable(acc, Ty::Bool), self.temp(Ty::Bool));
+            let mut evaluated = stmts;
+            evaluated.push(Stmt::Assign(r, rhs));
+            let decided = vec![Stmt::Assign(r, Expr::Bool(!and))];
+            let (then, els) = if and {
+                (evaluated, decided)
+            } else {
+                (decided, evaluated)
+            };
+            self.emit(Stmt::If(acc0, then, els));
+            acc = Expr::Var(r);
+        }
+        Ok(acc)
     }
 
     /// Python truthiness of a condition.
@@ -548,8 +590,7 @@ impl<'p> Translator<'p> {
 
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
         if op == ast::UnaryOp::Not {
-            // `not v` is Python's: the truth of v (an error for an array of several elements),
-            // negated, as a Python bool whatever v was (`1 / (not x[0])` divides by a bool).
+            // (As `ExprKind::Unary(Not, ..)` lowers it, for a value already computed.)
             let c = self.truth(v, span)?;
             let r = self.with_prov(un(UnOp::Not, c), Ty::Bool, Prov::Py);
             return Ok(Value::Scalar(r, Ty::Bool));
@@ -1238,8 +1279,7 @@ impl<'p> Translator<'p> {
         orelse: &ast::Expr,
         span: Span,
     ) -> Result<Value> {
-        let c = self.expr(test)?;
-        let c = self.truth(c, test.span)?;
+        let c = self.condition(test)?;
         let c = self.stable(c, Ty::Bool);
         let (a, sa) = self.nested(|t| t.expr(body))?;
         let (b, sb) = self.nested(|t| t.expr(orelse))?;

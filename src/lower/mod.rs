@@ -1031,6 +1031,15 @@ impl<'a> Translator<'a> {
                 .hint(instead)
                 .naming(name));
         }
+        if self.program.function.name.as_deref() == Some(name) {
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("recursion cannot be inlined: the filter `{name}` calls itself"),
+                )
+                .hint("rewrite the recursion as a loop"));
+        }
         let hint = "bind it as a value (extra_arguments, extra_keywords or a closure), or check the spelling";
         Err(self
             .err(
@@ -1450,18 +1459,14 @@ impl<'a> Translator<'a> {
                 self.assign(target, v)?;
             }
             StmtKind::If { test, body, orelse } => {
-                let c = self.expr(test)?;
-                let c = self.truth(c, test.span)?;
+                let c = self.condition(test)?;
                 let then = self.block_of(body)?;
                 let els = self.block_of(orelse)?;
                 self.emit(Stmt::If(c, then, els));
             }
             StmtKind::While { test, body, orelse } => {
                 let broke = self.loop_flag(orelse);
-                let (cond, cond_stmts) = self.nested(|t| {
-                    let c = t.expr(test)?;
-                    t.truth(c, test.span)
-                })?;
+                let (cond, cond_stmts) = self.nested(|t| t.condition(test))?;
                 self.loops.push(LoopCtx { broke });
                 let inner = self.block_of(body);
                 self.loops.pop();
@@ -1783,17 +1788,32 @@ impl<'a> Translator<'a> {
         }
     }
 
+    /// `v` computed now, arrays included: numbers as [`Self::stabilize`] keeps them, arrays
+    /// (flat or 2-D) and lists copied out of the slots a later assignment may rebind.
+    fn evaluated(&mut self, v: Value) -> Value {
+        match v {
+            Value::Array(a) => Value::Array(self.materialize(&a, None)),
+            Value::Matrix(a, cols) => {
+                let cols = self.stable(cols, Ty::I64);
+                Value::Matrix(self.materialize(&a, None), cols)
+            }
+            Value::List(a, kind) => Value::List(self.materialize(&a, None), kind),
+            Value::Tuple(items) => {
+                Value::Tuple(items.into_iter().map(|i| self.evaluated(i)).collect())
+            }
+            v => self.stabilize(v),
+        }
+    }
+
     pub(crate) fn stable(&mut self, e: Expr, ty: Ty) -> Expr {
         if self.in_elementwise > 0 {
             return e; // pure, so repeating it is correct; the backends share common subexpressions
         }
         match e {
-            Expr::F64(_)
-            | Expr::I64(_)
-            | Expr::Bool(_)
-            | Expr::Param(_)
-            | Expr::IntParam(_)
-            | Expr::Len(_) => e,
+            Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) => e,
+            // The buffer's length is fixed; another array's slot may be rebound to an array of
+            // another length before the use (`for i in range(len(y)): y = y[1:]`): copied below.
+            Expr::Len(a) if a == ir::BUFFER => e,
             Expr::Var(v) if !self.func.vars[v.0 as usize].name.starts_with('%') => {
                 // A user variable may be reassigned before the use: copy it (and its provenance,
                 // which may be a shadow flag that is reassigned too).
@@ -1877,8 +1897,24 @@ impl<'a> Translator<'a> {
                         ),
                     ));
                 }
-                // Python evaluates the whole right side before assigning: `a, b = b, a` swaps.
-                let items: Vec<Value> = items.into_iter().map(|v| self.stabilize(v)).collect();
+                // Python evaluates the whole right side before assigning: `a, b = b, a` swaps,
+                // arrays too (a view of `b` would read it after `a = b` rebound it). An array
+                // written in place is another matter: a NumPy view taken on the right sees the
+                // earlier targets' writes (`x[:3], x[3:6] = x[3:6], x[:3]`) and a copy does not,
+                // which the values here do not tell apart: refused.
+                let arrays =
+                    |v: &Value| matches!(v, Value::Array(_) | Value::Matrix(..) | Value::List(..));
+                if items.iter().any(arrays) && ts.iter().any(writes_in_place) {
+                    return Err(self
+                        .err(
+                            ErrorKind::Unsupported,
+                            target.span,
+                            "a tuple assignment that writes into an array and assigns arrays: \
+                             NumPy's views on the right see the earlier targets' writes, copies do not",
+                        )
+                        .hint("assign one target per statement, copying first what must keep its old values"));
+                }
+                let items: Vec<Value> = items.into_iter().map(|v| self.evaluated(v)).collect();
                 for (t, v) in ts.iter().zip(items) {
                     self.assign(t, v)?;
                 }
@@ -2317,6 +2353,16 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
 }
 
 /// What a `for` loop iterates: item `i` of one sequence, or of several at once.
+/// Whether assigning to `target` writes into an array (`x[i] = v`, in a tuple or not) rather
+/// than binding names.
+fn writes_in_place(target: &ast::Expr) -> bool {
+    match &target.kind {
+        ExprKind::Subscript(..) => true,
+        ExprKind::Tuple(ts) | ExprKind::List(ts) => ts.iter().any(writes_in_place),
+        _ => false,
+    }
+}
+
 pub(crate) enum Iterable {
     Seq(Seq),
     Enumerate(Seq, Expr),
@@ -2395,6 +2441,15 @@ fn unsupported_builtin(name: &str) -> Option<&'static str> {
             "filters compute with numbers and arrays only"
         }
         "complex" => "filters compute with real numbers only",
+        "hex" | "oct" | "bin" | "ascii" | "bytearray" | "memoryview" => {
+            "filters compute with numbers and arrays only"
+        }
+        "exec" | "eval" | "compile" | "globals" | "locals" | "vars" | "dir" | "super" | "object"
+        | "property" | "staticmethod" | "classmethod" | "issubclass" | "delattr" | "breakpoint"
+        | "help" | "__import__" | "aiter" | "anext" => {
+            "a filter computes with its values only: write the computation itself"
+        }
+        "slice" => "write the slice itself: `x[a:b:c]`",
         _ => return None,
     })
 }

@@ -80,6 +80,7 @@ funcs! {
     Cumsum = "cumsum", Cumprod = "cumprod", Isin = "isin", Roll = "roll", RConcat = "r_",
     Norm = "norm", Linspace = "linspace", Zeros = "zeros", Ones = "ones", Full = "full",
     ZerosLike = "zeros_like", OnesLike = "ones_like", FullLike = "full_like", Arange = "arange",
+    Isclose = "isclose", Allclose = "allclose", NanToNum = "nan_to_num",
     // NumPy reductions
     Sum = "sum", Nansum = "nansum", Prod = "prod", Nanprod = "nanprod", Mean = "mean",
     Nanmean = "nanmean", Var = "var", Nanvar = "nanvar", Std = "std", Nanstd = "nanstd",

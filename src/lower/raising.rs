@@ -64,8 +64,7 @@ impl Translator<'_> {
         msg: Option<&ast::Expr>,
         span: Span,
     ) -> Result<()> {
-        let v = self.expr(test)?;
-        let cond = self.truth(v, test.span)?;
+        let cond = self.condition(test)?;
         let message = match msg {
             Some(m) => self.message(m)?,
             None => String::new(),
@@ -83,10 +82,14 @@ impl Translator<'_> {
         };
         known.ok_or_else(|| {
             let names: Vec<&str> = RAISABLE.iter().map(|(n, _)| *n).collect();
+            let what = match &class.kind {
+                ExprKind::Name(n) if !self.is_user_name(n) => format!("`{n}`"),
+                _ => "this".to_string(),
+            };
             self.err(
                 ErrorKind::Unsupported,
                 class.span,
-                "a filter can raise only built-in exception classes",
+                format!("{what} cannot be raised by a filter: ndjit raises {} of Python's built-in exception classes", names.len()),
             )
             .hint(format!("raise one of {}", names.join(", ")))
         })

@@ -8,7 +8,7 @@ use crate::syntax::ast;
 
 impl Translator<'_> {
     /// One axis of a 2-D selection: an index (checked) or a slice (clamped as Python's).
-    pub(super) fn pick(&mut self, e: &ast::Expr, len: Expr) -> Result<Pick> {
+    pub(super) fn pick(&mut self, e: &ast::Expr, len: Expr, axis: usize) -> Result<Pick> {
         if let ast::ExprKind::Slice(lo, hi, step) = &e.kind {
             let (start, n, step) =
                 self.slice_bounds(len, lo.as_deref(), hi.as_deref(), step.as_deref())?;
@@ -21,7 +21,9 @@ impl Translator<'_> {
         if ty != Ty::I64 {
             return Err(super::bad_scalar_index(self, ty, e.span));
         }
-        Ok(Pick::One(self.checked_index(k, len, e.span)))
+        // NumPy names the axis: `m[0, 5]` on three columns is out of bounds for axis 1.
+        let message = format!("index {{a}} is out of bounds for axis {axis} with size {{b}}");
+        Ok(Pick::One(self.checked_index_with(k, len, e.span, &message)))
     }
 
     /// `m[index]` on a 2-D array of `len` elements in rows of `cols`: the rows and the columns
@@ -49,9 +51,9 @@ impl Translator<'_> {
         // `len / cols` rows (no rows when there are no columns).
         let safe_cols = expr::bin(ir::BinOp::Max, cols.clone(), Expr::I64(1));
         let rows = self.stable(expr::bin(ir::BinOp::FloorDiv, len, safe_cols), Ty::I64);
-        let r = self.pick(first, rows)?;
+        let r = self.pick(first, rows, 0)?;
         let c = match second {
-            Some(j) => self.pick(j, cols)?,
+            Some(j) => self.pick(j, cols, 1)?,
             None => Pick::all(cols),
         };
         Ok((r, c))

@@ -9,6 +9,7 @@
 //! `super::numpy`.
 
 mod arrays;
+mod closeness;
 mod math;
 mod python;
 mod quantiles;
@@ -304,6 +305,13 @@ impl Args<'_> {
     pub(super) fn take(&mut self) -> (Value, Span) {
         self.pos.remove(0)
     }
+    /// The next argument of a parameter that may be given by position or by keyword `name`.
+    pub(super) fn take_or_kw(&mut self, name: &str) -> Option<(Value, Span)> {
+        match self.pos.is_empty() {
+            true => self.kw(name),
+            false => Some(self.take()),
+        }
+    }
 }
 
 /// `f(args...)`.
@@ -433,7 +441,8 @@ impl Call {
             // `is_integer()` is Python's method, also of a NumPy float: a Python bool.
             // ... and a list's or tuple's `.index()`/`.count()`, a Python int.
             Module::Method => matches!(name.func, Item | IsInteger | SeqIndex | SeqCount),
-            Module::Np => name.func == Size,
+            // np.allclose is `bool(np.all(np.isclose(...)))`.
+            Module::Np => matches!(name.func, Size | Allclose),
             Module::Linalg => false,
         };
         let numpy = !python
@@ -567,6 +576,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
             | FloorDivide | LogicalAnd | LogicalOr | LogicalXor,
         ) => ufuncs::pairwise(t, func, a),
         (Np, Where) => ufuncs::np_where(t, a),
+        (Np, Isclose | Allclose) => closeness::isclose(t, func == Allclose, a),
+        (Np, NanToNum) => closeness::nan_to_num(t, a),
         (Np, Clip) => ufuncs::clip(t, a),
         (Np, Array | Ravel) => arrays::array(t, func, a),
         (Method, Astype) => arrays::astype_method(t, a),
@@ -605,6 +616,15 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Module::Builtin, Any | All) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
+            if let Value::Scalar(_, ty) = v {
+                // (NumPy's np.any takes a number as a one-element array; Python's does not.)
+                let what = Value::Scalar(Expr::Bool(false), ty).describe();
+                return Err(t.err(
+                    ErrorKind::Type,
+                    s,
+                    format!("{func}() takes an iterable, and {what} is not iterable"),
+                ));
+            }
             reduction(t, func, v, s, a)
         }
         (Np, _) => {
@@ -688,6 +708,8 @@ fn takes_int_or_float(name: Builtin, nargs: usize) -> bool {
                     Sqrt | IsNan
                         | IsInf
                         | IsFinite
+                        | Isclose
+                        | Allclose
                         | Divide
                         | Arctan2
                         | Hypot
