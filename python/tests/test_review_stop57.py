@@ -272,3 +272,35 @@ def test_a_tested_and_or_needs_only_its_operands_truth(body):
 def test_a_joined_value_of_a_bool_and_a_number_is_still_refused():
     with pytest.raises(ndjit.FilterCompileError, match="either a bool or a number"):
         ndjit.jit_filter("def f(x):\n    r = x[0] > 5 and x[1]\n    return r")
+
+
+# The review of these fixes: values a tuple holds, a 2-D array's shape by path, nested targets.
+BY_PATH = [
+    # a tuple holds the array itself: a local rebound or a copy written after keeps the tuple's
+    "y = x[:3]\nt = (y, 1)\ny = x[5:]\nreturn t[0][0] * 10 + len(t[0])",
+    "a = x.copy()\nt = (a.copy(), 1)\na[0] = 99.0\nreturn t[0][0]",
+    "y = x[:4]\nt = (y.reshape(2, 2), 1)\ny = x[5:]\nreturn t[0][1, 0]",
+    # a 2-D array's column count follows the path taken
+    "w = x.reshape(3, 3)\nif x[0] > 400:\n    w = x[:8].reshape(2, 4)\nreturn w[1, 0]",
+    "w = x.reshape(3, 3)\nif x[0] > 400:\n    w = w[:, ::-1]\nreturn w[0, 2]",
+    "w = x.reshape(3, 3)\nn = 0\nfor i in range(2):\n    n += w.shape[1]\n    w = w[:, 1:]\nreturn n",
+    "w = x.reshape(3, 3)\nk = 0\nwhile w.shape[1] > 1:\n    w = w[:, 1:]\n    k += 1\nreturn k * 100 + w[2, 0]",
+]
+
+
+@pytest.mark.parametrize("body", BY_PATH)
+def test_values_follow_the_path_taken(body):
+    _assert_same_as_python(body)
+
+
+@pytest.mark.parametrize("body,match", [
+    ("y = x.copy()\ny[0], (d, c) = 5.0, (y[:3], 1.0)\nreturn d[0]", "writes into an array and assigns arrays"),
+    ("y = x.copy()\n(a, c), b = (y, 1), 2\na[0] = 50.0\nreturn y[0]", "shares memory"),
+    ("y = x.copy()\nb, (a, c) = 2, (y[:4], 1)\ny[0] = 5.0\nreturn a[0]", "shares memory"),
+    ("return float(all(x.reshape(3, 3)))", "truth value is ambiguous"),
+    ("return np.nan_to_num(x, nan=None).sum()", "takes a number"),
+])
+def test_nested_and_two_d_forms_are_refused(body, match):
+    src, _ = _function(body)
+    with pytest.raises(ndjit.FilterCompileError, match=match):
+        ndjit.jit_filter(src)

@@ -174,7 +174,7 @@ pub(crate) struct Translator<'a> {
     /// Interned error messages: one site per (message, span).
     sites: HashMap<(Exception, String, Span), ErrorId>,
     /// The column counts of local arrays that hold 2-D values (`z = w.reshape(3, 3)`).
-    matrix_cols: HashMap<Arr, Expr>,
+    matrix_cols: HashMap<Arr, Var>,
     /// The name of a generic_filter1d callback's output line (written in place).
     output_name: Option<String>,
     /// Non-zero while an element-wise function is being lowered: its expressions depend on the
@@ -1106,7 +1106,7 @@ impl<'a> Translator<'a> {
                     return Value::List(view, ElemKind::Python); // `[]`: nothing appended yet
                 }
                 match self.matrix_cols.get(&a) {
-                    Some(cols) => Value::Matrix(view, cols.clone()),
+                    Some(cols) => Value::Matrix(view, Expr::Var(*cols)),
                     None => Value::Array(view),
                 }
             }
@@ -1202,17 +1202,28 @@ impl<'a> Translator<'a> {
         // A list of Python bools may become one of numbers (Python's bools are ints); NumPy's
         // bools may not.
         let python_list = matches!(value, Value::List(_, ElemKind::Python));
+        // A 2-D value's column count, stored once its elements are.
+        let mut column_count = None;
         let value = match value {
             Value::Tuple(items) => return self.assign_tuple(name, items, span),
             Value::List(arr, _) => Value::Array(arr),
             Value::Matrix(arr, cols) => {
-                // A 2-D value: stored flat, its column count remembered with the slot.
+                // A 2-D value: stored flat, its column count in the slot's own variable, which
+                // every assignment sets (a branch or a loop's pass may store another shape).
                 let Local::Array(slot, _) = self.local_for(name, NameTy::Array(arr.ty), span)?
                 else {
                     unreachable!()
                 };
-                let cols = self.stable(cols, Ty::I64);
-                self.matrix_cols.insert(slot, cols);
+                let var = match self.matrix_cols.get(&slot) {
+                    Some(var) => *var,
+                    None => {
+                        let var = self.new_var(Ty::I64, &format!("{name}.shape[1]"));
+                        self.var_prov.insert(var, provenance::Prov::Py);
+                        self.matrix_cols.insert(slot, var);
+                        var
+                    }
+                };
+                column_count = Some((var, self.stable(cols, Ty::I64)));
                 Value::Array(arr)
             }
             v => v,
@@ -1259,6 +1270,9 @@ impl<'a> Translator<'a> {
                     elem,
                     keep: None,
                 });
+                if let Some((var, cols)) = column_count {
+                    self.emit(Stmt::Assign(var, cols));
+                }
             }
             other => {
                 return Err(self
@@ -1811,9 +1825,14 @@ impl<'a> Translator<'a> {
         }
         match e {
             Expr::F64(_) | Expr::I64(_) | Expr::Bool(_) | Expr::Param(_) | Expr::IntParam(_) => e,
-            // The buffer's length is fixed; another array's slot may be rebound to an array of
-            // another length before the use (`for i in range(len(y)): y = y[1:]`): copied below.
-            Expr::Len(a) if a == ir::BUFFER => e,
+            // The arguments' and bound arrays' lengths are fixed; a scratch slot may be filled
+            // again, with another length, before the use (`for i in range(len(y)): y = y[1:]`):
+            // its length is copied below.
+            Expr::Len(a)
+                if !matches!(self.func.arrays[a.0 as usize].kind, ArrKind::Scratch { .. }) =>
+            {
+                e
+            }
             Expr::Var(v) if !self.func.vars[v.0 as usize].name.starts_with('%') => {
                 // A user variable may be reassigned before the use: copy it (and its provenance,
                 // which may be a shadow flag that is reassigned too).
@@ -1902,9 +1921,7 @@ impl<'a> Translator<'a> {
                 // written in place is another matter: a NumPy view taken on the right sees the
                 // earlier targets' writes (`x[:3], x[3:6] = x[3:6], x[:3]`) and a copy does not,
                 // which the values here do not tell apart: refused.
-                let arrays =
-                    |v: &Value| matches!(v, Value::Array(_) | Value::Matrix(..) | Value::List(..));
-                if items.iter().any(arrays) && ts.iter().any(writes_in_place) {
+                if items.iter().any(holds_arrays) && ts.iter().any(writes_in_place) {
                     return Err(self
                         .err(
                             ErrorKind::Unsupported,
@@ -1997,7 +2014,7 @@ impl<'a> Translator<'a> {
                 )
                 .hint("copy it first, e.g. `y = x * 1.0`, then assign elements of the copy"));
         };
-        if let Some(cols) = self.matrix_cols.get(&slot).cloned() {
+        if let Some(cols) = self.matrix_cols.get(&slot).map(|v| Expr::Var(*v)) {
             // Stored flat: a 1-D index or slice would write the wrong elements.
             return self.assign_matrix_element(slot, ety, cols, index, value, span);
         }
@@ -2352,7 +2369,6 @@ fn collect_locals(stmts: &[ast::Stmt], out: &mut HashSet<String>) {
     }
 }
 
-/// What a `for` loop iterates: item `i` of one sequence, or of several at once.
 /// Whether assigning to `target` writes into an array (`x[i] = v`, in a tuple or not) rather
 /// than binding names.
 fn writes_in_place(target: &ast::Expr) -> bool {
@@ -2363,6 +2379,16 @@ fn writes_in_place(target: &ast::Expr) -> bool {
     }
 }
 
+/// Whether `v` is an array (flat or 2-D) or a list, or a tuple holding one.
+fn holds_arrays(v: &Value) -> bool {
+    match v {
+        Value::Array(_) | Value::Matrix(..) | Value::List(..) => true,
+        Value::Tuple(items) => items.iter().any(holds_arrays),
+        _ => false,
+    }
+}
+
+/// What a `for` loop iterates: item `i` of one sequence, or of several at once.
 pub(crate) enum Iterable {
     Seq(Seq),
     Enumerate(Seq, Expr),

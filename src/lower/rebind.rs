@@ -333,6 +333,33 @@ pub(super) fn check_aliasing(
     }
 }
 
+/// Each name `target` binds, with the names its part of `value` may share memory with: `a, b =
+/// x, y` item by item, nested tuples too (`(a, c), b = (y, 1), 2`); a tuple target of another
+/// value shares with all of it.
+fn bind_target<'e>(
+    target: &'e Expr,
+    value: &'e Expr,
+    is_2d: &impl Fn(&str) -> bool,
+    bound: &mut Vec<(&'e str, Vec<&'e str>)>,
+) {
+    match (&target.kind, &value.kind) {
+        (ExprKind::Name(n), _) => bound.push((n, shared_with(value, is_2d))),
+        (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs) | ExprKind::List(vs))
+            if ts.len() == vs.len() =>
+        {
+            for (t, v) in ts.iter().zip(vs) {
+                bind_target(t, v, is_2d, bound);
+            }
+        }
+        (ExprKind::Tuple(ts) | ExprKind::List(ts), _) => {
+            for t in ts {
+                bind_target(t, value, is_2d, bound);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The pairs of names an assignment makes share one array: each target name with each name
 /// its value may share memory with ([`shared_with`]; with the times that name is read in the
 /// value), and the targets that may share one with each other.
@@ -343,28 +370,7 @@ fn shared_pairs<'e>(
 ) -> Vec<(&'e str, &'e str, usize)> {
     let mut bound: Vec<(&str, Vec<&str>)> = Vec::new();
     for t in targets {
-        match (&t.kind, &value.kind) {
-            (ExprKind::Name(n), _) => bound.push((n, shared_with(value, is_2d))),
-            // `a, b = x, y`: item by item.
-            (
-                ExprKind::Tuple(ts) | ExprKind::List(ts),
-                ExprKind::Tuple(vs) | ExprKind::List(vs),
-            ) if ts.len() == vs.len() => {
-                for (t, v) in ts.iter().zip(vs) {
-                    if let ExprKind::Name(n) = &t.kind {
-                        bound.push((n, shared_with(v, is_2d)));
-                    }
-                }
-            }
-            (ExprKind::Tuple(ts) | ExprKind::List(ts), _) => {
-                for t in ts {
-                    if let ExprKind::Name(n) = &t.kind {
-                        bound.push((n, shared_with(value, is_2d)));
-                    }
-                }
-            }
-            _ => {}
-        }
+        bind_target(t, value, is_2d, &mut bound);
     }
     let chained = targets
         .iter()

@@ -4,7 +4,7 @@
 //! the function body, is that value wherever it is read: its numbers are stored in temporaries
 //! and computed arrays materialised, so later writes cannot change what it holds.
 
-use super::{Translator, Value};
+use super::{ArrayVal, Translator, Value};
 use crate::error::{ErrorKind, Result, Span};
 use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
 use std::collections::{HashMap, HashSet};
@@ -60,6 +60,17 @@ fn count_assignments(body: &[Stmt], counts: &mut HashMap<String, u32>) {
 }
 
 impl Translator<'_> {
+    /// Whether `a` is the whole of an argument's or a bound array's storage, which no
+    /// assignment refills.
+    fn fixed_storage(&self, a: &ArrayVal) -> bool {
+        a.slot().is_some_and(|s| {
+            !matches!(
+                self.func.arrays[s.0 as usize].kind,
+                crate::ir::ArrKind::Scratch { .. }
+            )
+        })
+    }
+
     /// `name = (a, b, ...)`: remembered as the tuple's (fixed) items.
     pub(super) fn assign_tuple(&mut self, name: &str, items: Vec<Value>, span: Span) -> Result<()> {
         if !self.assigned_once.contains(name) {
@@ -74,9 +85,20 @@ impl Translator<'_> {
         let items = items
             .into_iter()
             .map(|v| match v {
-                // NumPy's tuple holds the array itself: a view stays a view, a computed array
-                // is computed now.
-                Value::Array(a) if a.slot().is_none() => Value::Array(self.materialize(&a, None)),
+                // NumPy's tuple holds the array itself. A view of an argument or a bound array
+                // stays a view (their storage is never refilled; a write into it while the tuple
+                // shares it is refused, `rebind::check_aliasing`); anything else, a computed
+                // array or a local's storage (which an assignment may refill), is copied now.
+                Value::Array(a) if !self.fixed_storage(&a) => {
+                    Value::Array(self.materialize(&a, None))
+                }
+                Value::Matrix(a, cols) if !self.fixed_storage(&a) => {
+                    let cols = self.stable(cols, crate::ir::Ty::I64);
+                    Value::Matrix(self.materialize(&a, None), cols)
+                }
+                Value::List(a, kind) if !self.fixed_storage(&a) => {
+                    Value::List(self.materialize(&a, None), kind)
+                }
                 v => self.stabilize(v),
             })
             .collect();

@@ -84,7 +84,9 @@ pub(super) fn nan_to_num(t: &mut Translator, a: &mut Args) -> Result<Value> {
     }
     let replacement =
         |t: &mut Translator, a: &mut Args, name: &str, default: f64| match a.take_or_kw(name) {
-            None | Some((Value::None, _)) => Ok(Expr::F64(default)),
+            None => Ok(Expr::F64(default)),
+            // (NumPy takes None for the infinities only: `nan=None` fails to cast.)
+            Some((Value::None, _)) if name != "nan" => Ok(Expr::F64(default)),
             Some((v, s)) => number(t, v, s, name),
         };
     let nan = replacement(t, a, "nan", 0.0)?;

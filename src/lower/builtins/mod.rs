@@ -616,6 +616,18 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Module::Builtin, Any | All) => {
             a.arity(t, 1, 1)?;
             let (v, s) = a.take();
+            if let Value::Matrix(..) = v {
+                // Python's any() iterates the rows, each an array whose truth is ambiguous.
+                return Err(t
+                    .err(
+                        ErrorKind::Type,
+                        s,
+                        format!(
+                            "{func}() of a 2-D array tests each row, whose truth value is ambiguous"
+                        ),
+                    )
+                    .hint("use np.any(...) or np.all(...), or .any()/.all()"));
+            }
             if let Value::Scalar(_, ty) = v {
                 // (NumPy's np.any takes a number as a one-element array; Python's does not.)
                 let what = Value::Scalar(Expr::Bool(false), ty).describe();
