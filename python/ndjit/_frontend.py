@@ -185,6 +185,8 @@ _MAKERS = frozenset({"jit_filter", "jit_filter1d", "jit_transform", "jit_integra
 def _refuse_decorators(text: str) -> None:
     """Refuses a decorator of a source string's functions other than ndjit's own: ndjit would
     compile the function it decorates, not what the decorator makes of it."""
+    if "@" not in text:  # (no parse on the common path: most strings are expressions)
+        return
     try:
         tree = ast.parse(text)
     except SyntaxError:

@@ -67,12 +67,8 @@ impl<'p> Translator<'p> {
                 Value::Tuple(items.iter().map(|i| self.expr(i)).collect::<Result<_>>()?)
             }
             ExprKind::Unary(ast::UnaryOp::Not, x) => {
-                // `not v` is Python's: the truth of v (an error for an array of several
-                // elements), negated, as a Python bool whatever v was (`1 / (not x[0])`
-                // divides by a bool).
                 let c = self.condition(x)?;
-                let r = self.with_prov(un(UnOp::Not, c), Ty::Bool, Prov::Py);
-                Value::Scalar(r, Ty::Bool)
+                self.python_not(c)
             }
             ExprKind::Unary(op, x) => {
                 if self.is_coordinates(x) {
@@ -221,11 +217,11 @@ impl<'p> Translator<'p> {
             let v = self.expr(test)?;
             return self.truth(v, test.span);
         };
+        let and = *op == ast::BoolOp::And;
+        let o = if and { BinOp::And } else { BinOp::Or };
         let mut acc = self.condition(&items[0])?;
         for item in &items[1..] {
             let (rhs, stmts) = self.nested(|t| t.condition(item))?;
-            let and = *op == ast::BoolOp::And;
-            let o = if and { BinOp::And } else { BinOp::Or };
             if stmts.is_empty() {
                 acc = bin(o, acc, rhs);
                 continue;
@@ -588,12 +584,17 @@ impl<'p> Translator<'p> {
         Ok(self.refuse_by_type(refusal, (logical, Ty::Bool)))
     }
 
+    /// `not v` of a value whose truth is `c`: Python's bool whatever v was (`1 / (not x[0])`
+    /// divides by a bool).
+    fn python_not(&mut self, c: Expr) -> Value {
+        let r = self.with_prov(un(UnOp::Not, c), Ty::Bool, Prov::Py);
+        Value::Scalar(r, Ty::Bool)
+    }
+
     pub(crate) fn unary(&mut self, op: ast::UnaryOp, v: Value, span: Span) -> Result<Value> {
         if op == ast::UnaryOp::Not {
-            // (As `ExprKind::Unary(Not, ..)` lowers it, for a value already computed.)
             let c = self.truth(v, span)?;
-            let r = self.with_prov(un(UnOp::Not, c), Ty::Bool, Prov::Py);
-            return Ok(Value::Scalar(r, Ty::Bool));
+            return Ok(self.python_not(c));
         }
         if let Value::Scalar(e, ty) = &v {
             let by_flag = |t: &mut Self, v: &[(Expr, Ty)]| t.unary_scalar(op, v[0].clone(), span);

@@ -1804,7 +1804,7 @@ impl<'a> Translator<'a> {
 
     /// `v` computed now, arrays included: numbers as [`Self::stabilize`] keeps them, arrays
     /// (flat or 2-D) and lists copied out of the slots a later assignment may rebind.
-    fn evaluated(&mut self, v: Value) -> Value {
+    pub(super) fn evaluated(&mut self, v: Value) -> Value {
         match v {
             Value::Array(a) => Value::Array(self.materialize(&a, None)),
             Value::Matrix(a, cols) => {

@@ -89,17 +89,12 @@ impl Translator<'_> {
                 // stays a view (their storage is never refilled; a write into it while the tuple
                 // shares it is refused, `rebind::check_aliasing`); anything else, a computed
                 // array or a local's storage (which an assignment may refill), is copied now.
-                Value::Array(a) if !self.fixed_storage(&a) => {
-                    Value::Array(self.materialize(&a, None))
+                Value::Array(ref a) | Value::Matrix(ref a, _) | Value::List(ref a, _)
+                    if self.fixed_storage(a) =>
+                {
+                    v
                 }
-                Value::Matrix(a, cols) if !self.fixed_storage(&a) => {
-                    let cols = self.stable(cols, crate::ir::Ty::I64);
-                    Value::Matrix(self.materialize(&a, None), cols)
-                }
-                Value::List(a, kind) if !self.fixed_storage(&a) => {
-                    Value::List(self.materialize(&a, None), kind)
-                }
-                v => self.stabilize(v),
+                v => self.evaluated(v),
             })
             .collect();
         self.mark_bound(name);

@@ -92,7 +92,7 @@ pub(super) fn nan_to_num(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let nan = replacement(t, a, "nan", 0.0)?;
     let posinf = replacement(t, a, "posinf", f64::MAX)?;
     let neginf = replacement(t, a, "neginf", f64::MIN)?;
-    let v = t.elementwise(vec![x], span, &mut |t, ops, _| {
+    t.elementwise(vec![x], span, &mut |t, ops, _| {
         let (e, ty) = ops.into_iter().next().unwrap();
         if ty != Ty::F64 {
             return Ok((e, ty));
@@ -113,8 +113,7 @@ pub(super) fn nan_to_num(t: &mut Translator, a: &mut Args) -> Result<Value> {
             ),
             Ty::F64,
         ))
-    })?;
-    Ok(v)
+    })
 }
 
 /// A replacement value of `nan_to_num`, as the double NumPy stores (`copyto` casts it).
