@@ -34,6 +34,7 @@ __all__ = [
     "CudaUnavailableError",
     "SourceUnavailable",
     "SourceMismatch",
+    "BindingError",
 ]
 
 
@@ -54,6 +55,13 @@ class FilterError(Exception):
 class SourceUnavailable(FilterError, TypeError):
     """A function's source cannot be found: defined at the interactive prompt, by ``exec`` without
     a ``linecache`` entry, in C ... Pass the source as a string instead."""
+
+
+class BindingError(FilterError, TypeError):
+    """A value the filter reads from outside (an argument of ``extra_arguments`` or
+    ``extra_keywords``, a default, a closure variable or a global) that ndjit cannot bind: of a
+    type it does not model, or past what it holds exactly. A ``TypeError``, as Python's own for a
+    wrong argument."""
 
 
 class SourceMismatch(SourceUnavailable):
@@ -214,7 +222,7 @@ class FilterRuntimeError(FilterError, _Positioned):
 # Run-time failures, each also the exception the user's Python raises in that situation: one class
 # per exception the core names (``Filter<Name>``, but for the two below).
 _RUNTIME_CLASS_NAMES = {
-    "TypeError": "FilterReturnTypeError",  # a path that returns None
+    "TypeError": "FilterRuntimeTypeError",  # `FilterTypeError` is the compile-time one
     "RuntimeError": "FilterInternalError",
 }
 _RUNTIME = {
@@ -225,6 +233,9 @@ _RUNTIME = {
 }
 globals().update({cls.__name__: cls for cls in _RUNTIME.values()})
 __all__ += [cls.__name__ for cls in _RUNTIME.values()]
+# The run-time TypeError's earlier name, from when only a path returning None raised it.
+FilterReturnTypeError = _RUNTIME["TypeError"]
+__all__ += ["FilterReturnTypeError"]
 
 
 class CudaError(FilterError, RuntimeError):

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 import numpy as np
 
 from . import _helpers, _shadowing, _spec_cache
-from ._errors import FilterSyntaxError, SourceUnavailable
+from ._errors import BindingError, FilterSyntaxError, SourceUnavailable
 from ._locate import locate, source_of
 from ._unsupported import LibraryFunction, OtherCallable, library_argument, library_function
 
@@ -467,8 +467,8 @@ def _classify(v: Any) -> Optional[str]:
     return None
 
 
-def _narrow_float(name: str, dtype) -> TypeError:
-    return TypeError(
+def _narrow_float(name: str, dtype) -> BindingError:
+    return BindingError(
         f"bound value {name!r} is {np.dtype(dtype).name}: NumPy computes with it in that precision "
         "(beside a Python number, or another such value), while ndjit computes in float64; "
         f"bind {name}.astype(np.float64) (or float({name})) if float64 arithmetic is what you mean"
@@ -481,8 +481,8 @@ def _narrow_int(dtype) -> bool:
     return dtype.kind in "iu" and (dtype.itemsize < 8 or dtype.kind == "u")
 
 
-def _numpy_kind(name: str, dtype, why: str, instead: str) -> TypeError:
-    return TypeError(
+def _numpy_kind(name: str, dtype, why: str, instead: str) -> BindingError:
+    return BindingError(
         f"bound value {name!r} is a NumPy {np.dtype(dtype).name}: NumPy {why}, which ndjit does not "
         f"model; bind {instead} if that arithmetic is what you mean"
     )
@@ -494,7 +494,7 @@ def _python_sequence(name: str, v) -> tuple:
     kinds = {type(e) for e in v}
     if kinds <= {float} or kinds == {int}:
         if kinds == {int} and any(abs(e) > 2**53 for e in v):
-            raise TypeError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly")
+            raise BindingError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly")
         return tuple(v)
     if kinds <= {int, float}:
         why, instead = "mixes ints and floats", f"a tuple of floats or np.array({name})"
@@ -503,7 +503,7 @@ def _python_sequence(name: str, v) -> tuple:
     else:
         names = ", ".join(sorted(k.__name__ for k in kinds))
         why, instead = f"holds {names}", f"a tuple of Python floats or ints, or np.array({name})"
-    raise TypeError(f"bound {type(v).__name__} {name!r} {why}; ndjit binds tuples and lists whose elements are "
+    raise BindingError(f"bound {type(v).__name__} {name!r} {why}; ndjit binds tuples and lists whose elements are "
                     f"all Python ints or all Python floats: bind {instead}")
 
 
@@ -532,7 +532,7 @@ def _convert(name: str, v: Any):
     if isinstance(v, int):
         v = int(v)
         if not -(2**63) <= v < 2**63:
-            raise TypeError(f"bound value {name!r} = {v} does not fit in 64 bits")
+            raise BindingError(f"bound value {name!r} = {v} does not fit in 64 bits")
         return v
     if isinstance(v, float):
         return float(v)
@@ -540,23 +540,27 @@ def _convert(name: str, v: Any):
         return v  # folded into the code: `if method == "mean":`
     if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
         if v.ndim == 0:  # not quite its NumPy scalar: round() raises, for one
-            raise TypeError(f"bound value {name!r} is a 0-d array, which some Python functions treat otherwise "
+            raise BindingError(f"bound value {name!r} is a 0-d array, which some Python functions treat otherwise "
                             f"than a number; bind {name}[()] (its NumPy scalar) or float({name})")
         if v.ndim > 2:
-            raise TypeError(f"bound value {name!r} is a {v.ndim}-D {v.dtype} array; ndjit binds numbers "
+            raise BindingError(f"bound value {name!r} is a {v.ndim}-D {v.dtype} array; ndjit binds numbers "
                             "and 1-D and 2-D numeric arrays")
         if v.ndim == 2 and v.shape[1] == 0 and v.shape[0] > 0:
-            raise TypeError(f"bound value {name!r} is a 2-D array of shape {v.shape}, rows without elements, "
+            raise BindingError(f"bound value {name!r} is a 2-D array of shape {v.shape}, rows without elements, "
                             "which ndjit cannot represent (it keeps a 2-D array's rows as its size over its columns)")
         dtype = {"b": np.bool_, "i": np.int64, "f": np.float64}[v.dtype.kind]  # narrow ints refused above
         flat = np.ascontiguousarray(v, dtype=dtype).ravel()
         if dtype is np.int64 and ((flat > 2**53) | (flat < -(2**53))).any():
-            raise TypeError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly; "
+            raise BindingError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly; "
                             f"bind {name}.astype(np.float64) if float64 arithmetic is what you mean")
         return _Matrix(flat, v.shape[1], memory_order(v)) if v.ndim == 2 else flat
     if isinstance(v, (tuple, list)):
         return _python_sequence(name, v)
-    raise TypeError(
+    if v is None:
+        raise BindingError(f"bound value {name!r} is None; ndjit binds numbers, arrays and tuples of numbers: "
+                           f"decide in Python before the call (`if {name} is None: ...`), or bind a number "
+                           "such as np.nan for 'none'")
+    raise BindingError(
         f"bound value {name!r} is a {type(v).__name__}; ndjit binds numbers, NumPy scalars, "
         "1-D numeric arrays and tuples of numbers"
     )

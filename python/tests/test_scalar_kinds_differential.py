@@ -63,8 +63,8 @@ def outcome(f):
             warnings.simplefilter("ignore")
             v = f()
     except Exception as e:  # noqa: BLE001 - the exception's class is the outcome
-        # ndjit's run-time TypeError is FilterReturnTypeError (a TypeError).
-        return ("raise", type(e).__name__.replace("ReturnTypeError", "TypeError"), str(e))
+        # ndjit's run-time TypeError is FilterRuntimeTypeError (a TypeError).
+        return ("raise", type(e).__name__.replace("RuntimeTypeError", "TypeError"), str(e))
     return ("value", float(v))
 
 

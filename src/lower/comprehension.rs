@@ -222,44 +222,6 @@ impl Translator<'_> {
         )
         .hint("write a list comprehension `[... for ...]` to keep the values")
     }
-
-    /// The number of iterations of `range(start, stop, step)` (`step` a non-zero constant), with
-    /// a MemoryError where the difference overflows (no storage could hold that many).
-    pub(super) fn range_trips(&mut self, start: &Expr, stop: &Expr, step: i64, span: Span) -> Expr {
-        let (lo, hi) = if step > 0 {
-            (start.clone(), stop.clone())
-        } else {
-            (stop.clone(), start.clone())
-        };
-        let diff = self.stable(expr::bin(BinOp::Sub, hi.clone(), lo.clone()), Ty::I64);
-        let some = self.stable(expr::cmp(CmpOp::Gt, hi, lo), Ty::Bool);
-        self.check(
-            expr::bin(
-                BinOp::Or,
-                not(some.clone()),
-                expr::cmp(CmpOp::Gt, diff.clone(), Expr::I64(0)),
-            ),
-            Exception::MemoryError,
-            "a comprehension over a range of more than 2**63 items",
-            span,
-            Expr::I64(0),
-            Expr::I64(0),
-        );
-        let per = step.unsigned_abs() as i64;
-        let n = expr::bin(
-            BinOp::Add,
-            expr::bin(
-                BinOp::FloorDiv,
-                expr::bin(BinOp::Sub, diff, Expr::I64(1)),
-                Expr::I64(per.max(1)),
-            ),
-            Expr::I64(1),
-        );
-        self.stable(
-            Expr::Select(some.boxed(), n.boxed(), Expr::I64(0).boxed()),
-            Ty::I64,
-        )
-    }
 }
 
 impl ElemKind {

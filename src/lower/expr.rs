@@ -213,6 +213,9 @@ impl<'p> Translator<'p> {
     /// a bool and a number (`k < n and x[k]`) are not joined into one value (which refuses
     /// them), and the operands after one that decides are not evaluated, as in Python.
     pub(crate) fn condition(&mut self, test: &ast::Expr) -> Result<Expr> {
+        if let Some(truth) = self.sentinel_truth(test)? {
+            return Ok(truth);
+        }
         let ExprKind::BoolOp(op, items) = &test.kind else {
             let v = self.expr(test)?;
             return self.truth(v, test.span);
@@ -1316,6 +1319,9 @@ impl<'p> Translator<'p> {
         rest: &[(ast::CmpOp, ast::Expr)],
         span: Span,
     ) -> Result<Value> {
+        if let Some(flag) = self.sentinel_test(first, rest) {
+            return Ok(flag);
+        }
         let lhs = self.expr(first)?;
         self.compare_chain(lhs, rest, span)
     }
@@ -1937,6 +1943,7 @@ impl<'p> Translator<'p> {
 
     /// What a `for` loop iterates, materialised if the body could change what it reads.
     pub(crate) fn iterable(&mut self, iter: &ast::Expr, body: &[ast::Stmt]) -> Result<Iterable> {
+        self.check_in_place_writes(iter, body)?;
         let mut assigned = std::collections::HashSet::new();
         super::collect_locals(body, &mut assigned);
         let reads_assigned = |t: &Self, e: &Expr| {
@@ -1962,7 +1969,7 @@ impl<'p> Translator<'p> {
         } = &iter.kind
         {
             if let ExprKind::Name(n) = &func.kind {
-                if (n == "enumerate" || n == "zip") && !self.locals.contains(n) {
+                if (n == "enumerate" || n == "zip") && self.is_builtin_name(n) {
                     if n == "enumerate" {
                         if args.is_empty()
                             || args.len() > 2
@@ -2008,6 +2015,11 @@ impl<'p> Translator<'p> {
                 }
             }
         }
+        if let Some(arg) = self.reversed_arg(iter)? {
+            let v = self.expr(arg)?;
+            let seq = self.sequence_of(v, arg.span, &fix)?;
+            return Ok(Iterable::Seq(self.reversed(seq)));
+        }
         let v = self.expr(iter)?;
         if let Some(columns) = tuple_columns(&v) {
             // `for dy, dx in ((-1, 0), (1, 0))`: the items, read by index, are zip's of the
@@ -2023,6 +2035,144 @@ impl<'p> Translator<'p> {
             .sequence_of(v, iter.span, &fix)
             .map_err(|e| e.hint("for loops iterate over arrays, range(), enumerate() or zip()"))?;
         Ok(Iterable::Seq(seq))
+    }
+
+    /// The argument of `reversed(seq)` where `iter` is that call. Only iteration takes it: the
+    /// iterator Python makes has no length, index or arithmetic, so elsewhere the name stays
+    /// unsupported.
+    fn reversed_arg<'e>(&self, iter: &'e ast::Expr) -> Result<Option<&'e ast::Expr>> {
+        let Some((args, keywords)) = self.builtin_call(iter, "reversed") else {
+            return Ok(None);
+        };
+        if args.len() != 1 || !keywords.is_empty() {
+            return Err(self.err(
+                ErrorKind::Arity,
+                iter.span,
+                "reversed() takes exactly one argument",
+            ));
+        }
+        let arg = &args[0];
+        if matches!(&arg.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "range"))
+        {
+            return Err(self
+                .err(
+                    ErrorKind::Unsupported,
+                    arg.span,
+                    "reversed() of a range is not supported",
+                )
+                .hint("count down instead: range(n - 1, -1, -1)"));
+        }
+        Ok(Some(arg))
+    }
+
+    /// Refuses a loop whose body writes in place into an array its iterable reads, where the
+    /// lowering's reads would not be Python's: Python iterates a view (`x`, `x[2:]`,
+    /// `reversed(x)`) live, seeing element writes, and a computed array (`x * 2`, `x.copy()`,
+    /// `x[idx]`) as made once before the loop. The lowering reads a computed array from its
+    /// sources as it goes, and takes `x += v` for a rebinding (which the loop does not see),
+    /// where NumPy updates the array in place.
+    fn check_in_place_writes(&self, iter: &ast::Expr, body: &[ast::Stmt]) -> Result<()> {
+        let (written, whole) = super::rebind::in_place_writes(body);
+        // range()'s arguments are read once, before the loop.
+        if written.is_empty() || self.builtin_call(iter, "range").is_some() {
+            return Ok(());
+        }
+        let mut read = Vec::new();
+        crate::syntax::visit::names_in(iter, &mut read);
+        let view = self.is_view(iter);
+        for name in read.iter().filter(|n| written.contains(*n)) {
+            let shown = super::rebind::display(name);
+            if view && whole.contains(name) && self.may_hold_array(name) {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        iter.span,
+                        format!("the loop updates `{shown}` in place (`{shown} += ...`) while iterating over it"),
+                    )
+                    .hint("iterate by index, `for i in range(len(a)):`, or over a copy made before the loop"));
+            }
+            if !view && !whole.contains(name) {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        iter.span,
+                        format!("the loop writes into `{shown}`, which the array it iterates over is computed from"),
+                    )
+                    .hint("Python computes that array once, before the loop: assign it to a name first (`vals = ...`), then iterate over vals"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether iterating `e` reads NumPy views of named arrays: a name, a basic slice of one, or
+    /// `reversed`, `enumerate` or `zip` of such (which read them by index as they go).
+    fn is_view(&self, e: &ast::Expr) -> bool {
+        if let Some((args, _)) = self.builtin_call(e, "reversed") {
+            return args.len() == 1 && self.is_view(&args[0]);
+        }
+        if let Some((args, _)) = self.builtin_call(e, "enumerate") {
+            return args.first().is_some_and(|a| self.is_view(a));
+        }
+        if let Some((args, _)) = self.builtin_call(e, "zip") {
+            return args.iter().all(|a| self.is_view(a));
+        }
+        let basic = |i: &ast::Expr| matches!(i.kind, ExprKind::Slice(..) | ExprKind::Int(_));
+        match &e.kind {
+            ExprKind::Name(_) => true,
+            ExprKind::Subscript(base, index) => {
+                let index_basic = match &index.kind {
+                    ExprKind::Tuple(items) => items.iter().all(basic),
+                    _ => basic(index),
+                };
+                index_basic && self.is_view(base)
+            }
+            _ => false,
+        }
+    }
+
+    /// The arguments of `e` where it calls Python's builtin `name` (no local or import takes
+    /// the name).
+    pub(super) fn builtin_call<'e>(
+        &self,
+        e: &'e ast::Expr,
+        name: &str,
+    ) -> Option<(&'e [ast::Expr], &'e [ast::Keyword])> {
+        match &e.kind {
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => match &func.kind {
+                ExprKind::Name(n) if n == name && self.is_builtin_name(n) => Some((args, keywords)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `seq` read from its last item to its first: item `i` is item `len - 1 - i`.
+    fn reversed(&mut self, seq: Seq) -> Seq {
+        let arr = seq.arr;
+        let len = self.stable(arr.len.clone(), Ty::I64);
+        let index = self.temp(Ty::I64);
+        let last = bin(BinOp::Sub, len.clone(), Expr::I64(1));
+        let elem = arr.at(bin(BinOp::Sub, last, Expr::Var(index)));
+        let kinds = match seq.kinds {
+            ItemKinds::PerItem(mut provs) => {
+                provs.reverse();
+                ItemKinds::PerItem(provs)
+            }
+            kinds => kinds,
+        };
+        Seq {
+            arr: ArrayVal {
+                len,
+                ty: arr.ty,
+                index,
+                elem,
+            },
+            kinds,
+        }
     }
 
     /// A value iterated by index (by a loop, a comprehension, `enumerate` or `zip`), with what

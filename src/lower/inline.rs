@@ -131,6 +131,7 @@ impl Translator<'_> {
         let mut own = std::collections::HashSet::new();
         collect_locals(&body, &mut own);
         self.guard_unbound(&body, &own);
+        self.guard_sentinels(&body, &own, false);
         self.locals.extend(own);
         let appended = rebind::appended_names(&body);
         self.assigned_once.extend(

@@ -187,6 +187,27 @@ pub(super) fn list(t: &mut Translator, a: &mut Args) -> Result<Value> {
     Ok(Value::List(t.materialize(&arr, None), kind))
 }
 
+/// `a.tolist()`: a new list of Python numbers (floats, ints or bools by the array's type); a
+/// NumPy scalar's `.tolist()` is its Python number (the caller gives it Python's kind).
+pub(super) fn tolist(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let (v, s) = a.take();
+    match v {
+        Value::Scalar(..) => Ok(v),
+        Value::Matrix(..) => Err(t
+            .err(
+                ErrorKind::Unsupported,
+                s,
+                "`.tolist()` of a 2-D array is a list of lists, which filters do not have",
+            )
+            .hint("flatten it first: m.ravel().tolist()")),
+        v => {
+            let arr = t.array_of(v, s)?;
+            Ok(Value::List(t.materialize(&arr, None), ElemKind::Python))
+        }
+    }
+}
+
 /// `sum(seq)` of a list or tuple of Python ints (or bools): Python adds exactly, so a total past
 /// 64 bits raises OverflowError rather than wrapping. Python floats are refused by the caller.
 pub(super) fn sum_python_ints(t: &mut Translator, arr: &ArrayVal, span: Span) -> Result<Value> {

@@ -21,8 +21,10 @@ mod provenance;
 mod pyint;
 mod pyround;
 mod raising;
+mod ranges;
 mod rebind;
 mod selection;
+mod sentinels;
 mod strings;
 mod transposed;
 mod tuples;
@@ -220,6 +222,11 @@ pub(crate) struct Translator<'a> {
     /// each such local, set by its assignments.
     unbound_reads: HashSet<Span>,
     bound_flags: HashMap<String, Var>,
+    /// The locals that hold None as a sentinel: the flag of each, those also assigned values,
+    /// and the reads lowered with a check, with its message (see `sentinels.rs`).
+    sentinel_flags: HashMap<String, Var>,
+    sentinel_valued: HashSet<String>,
+    sentinel_checked: HashMap<Span, &'static str>,
     /// The `.T` whose value may reach a reduction that adds in memory order (see
     /// `transposed.rs`).
     pub(crate) summed_transposes: HashSet<Span>,
@@ -281,6 +288,9 @@ impl<'a> Translator<'a> {
             statistics_lists: HashSet::new(),
             unbound_reads: HashSet::new(),
             bound_flags: HashMap::new(),
+            sentinel_flags: HashMap::new(),
+            sentinel_valued: HashSet::new(),
+            sentinel_checked: HashMap::new(),
             summed_transposes: HashSet::new(),
             two_d_names: HashMap::new(),
             typing: crate::integrand::Typing::default(),
@@ -524,6 +534,8 @@ impl<'a> Translator<'a> {
         }
         let locals = self.locals.clone();
         self.guard_unbound(&body, &locals);
+        let returns_number = !matches!(sig, ir::Sig::Filter1d | ir::Sig::Transform);
+        self.guard_sentinels(&body, &locals, returns_number);
         self.stmts(&body)?;
         let output = self.output_name.clone();
         rebind::check_aliasing(
@@ -970,17 +982,28 @@ impl<'a> Translator<'a> {
         if self.summed_transposes.contains(&span) {
             return Err(self.summed_fortran(name, span));
         }
-        // Code inlined from a helper sees its own (renamed) names and the module's, never the
-        // filter's parameters and locals.
-        let hidden = self.inline.in_helper()
-            && !inline::is_scoped(name)
-            && (self.locals.contains(name) || self.param_names.contains(name));
-        if hidden {
+        if self.hidden_in_helper(name) {
             return self.global_name(name, span);
         }
         if self.tuple_values.contains_key(name) || self.locals.contains(name) {
             self.check_bound(name, span);
         }
+        if let Some(v) = self.sentinel_read(name, span)? {
+            return Ok(v);
+        }
+        self.read_local(name, span)
+    }
+
+    /// Code inlined from a helper sees its own (renamed) names and the module's, never the
+    /// filter's parameters and locals.
+    fn hidden_in_helper(&self, name: &str) -> bool {
+        self.inline.in_helper()
+            && !inline::is_scoped(name)
+            && (self.locals.contains(name) || self.param_names.contains(name))
+    }
+
+    /// The value of a name seen from here, its checks done.
+    fn read_local(&mut self, name: &str, span: Span) -> Result<Value> {
         if let Some(v) = self.tuple_values.get(name) {
             return Ok(v.clone());
         }
@@ -1069,6 +1092,10 @@ impl<'a> Translator<'a> {
     fn mark_bound(&mut self, name: &str) {
         if let Some(&flag) = self.bound_flags.get(name) {
             self.emit(Stmt::Assign(flag, Expr::Bool(true)));
+        }
+        // A sentinel's assignment holds a value unless it is `None` (`assign_sentinel`).
+        if let Some(&flag) = self.sentinel_flags.get(name) {
+            self.emit(Stmt::Assign(flag, Expr::Bool(false)));
         }
     }
 
@@ -1193,6 +1220,9 @@ impl<'a> Translator<'a> {
                 span,
                 format!("cannot assign to `{name}`"),
             ));
+        }
+        if self.assign_sentinel(name, &value, span)? {
+            return Ok(());
         }
         if self.appended.contains(name) {
             return self.assign_growing_list(name, value, span);
@@ -2160,117 +2190,52 @@ impl<'a> Translator<'a> {
         prepare: Option<&mut dyn FnMut(&mut Self, Expr) -> Result<()>>,
         body: impl FnOnce(&mut Self) -> Result<()>,
     ) -> Result<()> {
-        use ir::{BinOp, CmpOp};
         type Item = Box<dyn Fn(&mut Translator, Expr) -> Value>;
-        let (start, stop, step, item): (Expr, Expr, i64, Item) = match self.range_args(iter)? {
+        let (start, stop, step, item): (Expr, Expr, Expr, Item) = match self.range_args(iter)? {
             Some((a, b, s)) => (a, b, s, Box::new(|_, i| Value::Scalar(i, Ty::I64))),
             None => {
                 let seq = self.iterable(iter, assigned)?;
                 let len = self.stable(seq.len(), Ty::I64);
-                (Expr::I64(0), len, 1, Box::new(move |t, i| seq.item(t, i)))
+                (
+                    Expr::I64(0),
+                    len,
+                    Expr::I64(1),
+                    Box::new(move |t, i| seq.item(t, i)),
+                )
             }
         };
         let start = self.stable(start, Ty::I64);
         let stop = self.stable(stop, Ty::I64);
         if let Some(prepare) = prepare {
+            let Expr::I64(step) = step else {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        iter.span,
+                        "a comprehension over a range() whose step is computed",
+                    )
+                    .hint("build the list with a for loop and .append(v)"));
+            };
             let trips = self.range_trips(&start, &stop, step, iter.span);
             prepare(self, trips)?;
         }
         let counter = self.temp(Ty::I64);
         self.emit(Stmt::Assign(counter, start));
         self.var_prov.insert(counter, provenance::Prov::Py);
-        let more = Expr::Cmp(
-            if step > 0 { CmpOp::Lt } else { CmpOp::Gt },
-            Expr::Var(counter).boxed(),
-            stop.boxed(),
-        );
+        let more = self.range_continues(&Expr::Var(counter), &stop, &step);
         let (_, mut loop_body) = self.nested(|t| {
             t.emit(Stmt::If(not(more), vec![Stmt::Break], vec![]));
             let v = item(t, Expr::Var(counter));
             t.assign(target, v)?;
             body(t)
         })?;
-        let latch = vec![Stmt::Assign(
-            counter,
-            Expr::Binary(
-                BinOp::Add,
-                Expr::Var(counter).boxed(),
-                Expr::I64(step).boxed(),
-            ),
-        )];
+        let next = self.range_next(&Expr::Var(counter), &stop, &step);
+        let latch = vec![Stmt::Assign(counter, next)];
         self.emit(Stmt::Loop {
             body: std::mem::take(&mut loop_body),
             latch,
         });
         Ok(())
-    }
-
-    /// `range(stop)`, `range(start, stop)` or `range(start, stop, step)` with a constant step.
-    fn range_args(&mut self, iter: &ast::Expr) -> Result<Option<(Expr, Expr, i64)>> {
-        let ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } = &iter.kind
-        else {
-            return Ok(None);
-        };
-        let is_range = matches!(&func.kind, ExprKind::Name(n) if n == "range" && !self.locals.contains(n) && !self.names.contains_key(n));
-        if !is_range {
-            return Ok(None);
-        }
-        if !keywords.is_empty() || args.is_empty() || args.len() > 3 {
-            return Err(self.err(
-                ErrorKind::Arity,
-                iter.span,
-                "range() takes 1 to 3 positional arguments",
-            ));
-        }
-        let mut ints = Vec::new();
-        for a in args {
-            let v = self.expr(a)?;
-            let (e, ty) = self.scalar(v, a.span, "a range() argument")?;
-            if ty == Ty::F64 {
-                return Err(self
-                    .err(
-                        ErrorKind::Type,
-                        a.span,
-                        "range() arguments must be integers, not float",
-                    )
-                    .hint(self.int_hint("wrap it in int(...)")));
-            }
-            ints.push(expr::convert(e, ty, Ty::I64));
-        }
-        let step = if args.len() == 3 {
-            match crate::ir::fold::const_expr(&ints[2]) {
-                Some(crate::ir::eval::Val::I(0)) => {
-                    return Err(self.err(
-                        ErrorKind::Type,
-                        args[2].span,
-                        "range() arg 3 must not be zero",
-                    ))
-                }
-                Some(crate::ir::eval::Val::I(s)) => s,
-                _ => {
-                    return Err(self
-                        .err(
-                            ErrorKind::Unsupported,
-                            args[2].span,
-                            "the step of range() must be a constant",
-                        )
-                        .hint("use a while loop for a variable step"))
-                }
-            }
-        } else {
-            1
-        };
-        Ok(Some(match ints.len() {
-            1 => (Expr::I64(0), ints.pop().unwrap(), 1),
-            _ => {
-                let b = ints.remove(1);
-                (ints.remove(0), b, step)
-            }
-        }))
     }
 }
 

@@ -96,7 +96,7 @@ funcs! {
     Divmod = "divmod",
     // methods that are not NumPy functions (`index` and `count` are a list's and a tuple's)
     Astype = "astype", Item = "item", IsInteger = "is_integer", SeqIndex = "index",
-    SeqCount = "count",
+    SeqCount = "count", Tolist = "tolist",
 }
 
 impl fmt::Display for Func {
@@ -135,7 +135,10 @@ impl Func {
                 | TupleOf
                 | Divmod
         );
-        let method_only = matches!(self, Astype | Item | IsInteger | SeqIndex | SeqCount);
+        let method_only = matches!(
+            self,
+            Astype | Item | IsInteger | SeqIndex | SeqCount | Tolist
+        );
         match module {
             // Python's builtins are not NumPy's, except those NumPy also has.
             Module::Np => {

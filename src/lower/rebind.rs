@@ -457,6 +457,35 @@ fn shared_with<'e>(e: &'e Expr, is_2d: &impl Fn(&str) -> bool) -> Vec<&'e str> {
     }
 }
 
+/// The names `body` writes into element-wise or in place (see [`element_writes`]), and those
+/// among them updated whole by an augmented assignment (`n += v`).
+pub(super) fn in_place_writes(body: &[Stmt]) -> (HashSet<String>, HashSet<String>) {
+    let mut written = Vec::new();
+    body.iter().for_each(|s| element_writes(s, &mut written));
+    let mut whole = HashSet::new();
+    visit_augmented(body, &mut |target| {
+        if let ExprKind::Name(n) = &target.kind {
+            whole.insert(n.clone());
+        }
+    });
+    (written.into_iter().collect(), whole)
+}
+
+fn visit_augmented(body: &[Stmt], f: &mut impl FnMut(&Expr)) {
+    for s in body {
+        match &s.kind {
+            StmtKind::AugAssign { target, .. } => f(target),
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. } => {
+                visit_augmented(body, f);
+                visit_augmented(orelse, f);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Names written into element-wise (`n[i] = v`) or in place (`n += v`, an array updated in place).
 fn element_writes(s: &Stmt, out: &mut Vec<String>) {
     match &s.kind {

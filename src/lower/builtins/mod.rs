@@ -440,7 +440,7 @@ impl Call {
             Module::Builtin => matches!(name.func, Float | Int | Round | Len | Bool | Any | All),
             // `is_integer()` is Python's method, also of a NumPy float: a Python bool.
             // ... and a list's or tuple's `.index()`/`.count()`, a Python int.
-            Module::Method => matches!(name.func, Item | IsInteger | SeqIndex | SeqCount),
+            Module::Method => matches!(name.func, Item | IsInteger | SeqIndex | SeqCount | Tolist),
             // np.allclose is `bool(np.all(np.isclose(...)))`.
             Module::Np => matches!(name.func, Size | Allclose),
             Module::Linalg => false,
@@ -584,6 +584,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Method | Np, Reshape) => arrays::reshape_call(t, a),
         (Np, Bincount) => arrays::bincount(t, a),
         (Method, Item) => arrays::item(t, a),
+        (Method, Tolist) => super::lists::tolist(t, a),
         (Method, IsInteger) => scalars::is_integer(t, a),
         (Np, Delete) => arrays::delete(t, a),
         (Np, Concatenate) => arrays::concatenate(t, a),
