@@ -85,17 +85,6 @@ fn each_assignment(stmts: &[Stmt], f: &mut impl FnMut(&Expr, bool)) {
     }
 }
 
-/// Whether `stmts` assign `name` anywhere.
-fn assigns(stmts: &[Stmt], name: &str) -> bool {
-    let mut found = false;
-    each_assignment(stmts, &mut |t, _| {
-        let mut names = Vec::new();
-        super::target_names(t, &mut names);
-        found |= names.iter().any(|n| n == name);
-    });
-    found
-}
-
 /// Which arguments of a function raise `TypeError` at the call where they are None.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum NoneArgs {
@@ -330,8 +319,10 @@ fn narrowed(
     proved: BTreeSet<String>,
     block: &[Stmt],
 ) -> BTreeSet<String> {
+    let mut assigned = HashSet::new();
+    super::collect_locals(block, &mut assigned);
     let mut out = union(guarded, proved);
-    out.retain(|n| !assigns(block, n));
+    out.retain(|n| !assigned.contains(n));
     out
 }
 
