@@ -90,6 +90,15 @@ def describe(func: Any, extra_arguments: tuple = (), extra_keywords: Optional[di
     """The :class:`Spec` of a callback as scipy would call it: ``func(x, *extra_arguments, **extra_keywords)``."""
     extra_keywords = dict(extra_keywords or {})
     extra_arguments = tuple(extra_arguments or ())
+    if isinstance(func, functools.partial):
+        # scipy calls `partial(x, *extra_arguments, **extra_keywords)`: the partial's keywords
+        # join the call's (which win), its positional arguments would come before `x`.
+        if func.args:
+            raise TypeError(
+                f"ndjit cannot compile {func!r}: its positional arguments would come before the "
+                "neighbourhood; bind them by keyword (functools.partial(f, k=2.0)) or pass "
+                "extra_arguments")
+        return describe(func.func, extra_arguments, {**func.keywords, **extra_keywords}, signature)
     text, name = _text_of(func, signature)
     if text is not None and not extra_arguments and not extra_keywords:
         return _text_spec(text, name, signature)
@@ -166,12 +175,15 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
         if inputs is None:
             raise TypeError("an integrand's extra arguments come from quad(..., args=...), not extra_arguments")
         params = _string_params(text)[inputs - 1 :]
-        if len(args) > len(params):
+        if _variadic_source(text):
+            pass  # the compiler refuses `*args`/`**kwargs` with their position
+        elif len(args) > len(params):
             raise TypeError(f"the filter takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
         for k in kwargs:
-            if k not in params:
+            if k not in params and not _variadic_source(text):
                 raise TypeError(f"the filter has no parameter {k!r} (extra_keywords)")
-        _check_call(_source_signature(text), "the filter", inputs, args, kwargs)
+        if not _variadic_source(text):
+            _check_call(_source_signature(text), "the filter", inputs, args, kwargs)
         bindings.update({p: _convert(p, v) for p, v in zip(params, args)})
         bindings.update({k: _convert(k, v) for k, v in kwargs.items()})
     return Spec(source=text, bindings=_flatten_matrices(bindings), name=name)
@@ -213,23 +225,35 @@ def _string_params(text: str) -> list:
     return list(sig.parameters)[1:] if sig is not None else []
 
 
-def _source_signature(text: str) -> Optional[inspect.Signature]:
-    """The signature of the first `def`/`lambda` of a source string (None if there is none or
-    it does not parse: the compiler reports that with a precise position)."""
+def _first_function(text: str) -> Optional[typing.Union[ast.FunctionDef, ast.Lambda]]:
+    """The first `def`/`lambda` of a source string (None if there is none or it does not parse:
+    the compiler reports that with a precise position)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
-            a, P = node.args, inspect.Parameter
-            positional = [(p, P.POSITIONAL_ONLY) for p in a.posonlyargs] + [(p, P.POSITIONAL_OR_KEYWORD) for p in a.args]
-            defaults = [P.empty] * (len(positional) - len(a.defaults)) + [True] * len(a.defaults)
-            params = [P(p.arg, kind, default=d) for (p, kind), d in zip(positional, defaults)]
-            params += [P(p.arg, P.KEYWORD_ONLY, default=P.empty if d is None else True)
-                       for p, d in zip(a.kwonlyargs, a.kw_defaults)]
-            return inspect.Signature(params)
-    return None
+    return next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))), None)
+
+
+def _source_signature(text: str) -> Optional[inspect.Signature]:
+    """The signature of the first `def`/`lambda` of a source string, if any."""
+    node = _first_function(text)
+    if node is None:
+        return None
+    a, P = node.args, inspect.Parameter
+    positional = [(p, P.POSITIONAL_ONLY) for p in a.posonlyargs] + [(p, P.POSITIONAL_OR_KEYWORD) for p in a.args]
+    defaults = [P.empty] * (len(positional) - len(a.defaults)) + [True] * len(a.defaults)
+    params = [P(p.arg, kind, default=d) for (p, kind), d in zip(positional, defaults)]
+    params += [P(p.arg, P.KEYWORD_ONLY, default=P.empty if d is None else True)
+               for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return inspect.Signature(params)
+
+
+def _variadic_source(text: str) -> bool:
+    """Whether the first `def`/`lambda` of a source string takes `*args` or `**kwargs`, which the
+    compiler refuses with their position (counting the extra arguments first would hide that)."""
+    node = _first_function(text)
+    return node is not None and (node.args.vararg is not None or node.args.kwarg is not None)
 
 
 def _check_call(sig: Optional[inspect.Signature], name: str, inputs: int, args: tuple, kwargs: dict) -> None:
@@ -291,13 +315,16 @@ def _parameter_values(func: types.FunctionType, args: tuple, kwargs: dict, input
             if name in params:
                 values[name] = d
     values.update(read.kwdefaults)
-    if len(args) > len(params):
+    # `*args`/`**kwargs`: the compiler refuses them with their position.
+    variadic = bool(code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+    if len(args) > len(params) and not variadic:
         raise TypeError(f"{func.__qualname__} takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
     values.update(zip(params, args))
     for k, v in kwargs.items():
-        if k not in params + kwonly:
+        if k in params + kwonly:
+            values[k] = v
+        elif not variadic:
             raise TypeError(f"{func.__qualname__} got an unexpected keyword argument {k!r} (extra_keywords)")
-        values[k] = v
     _check_call(inspect.signature(func), func.__qualname__, inputs, args, kwargs)
     missing = [p for p in params + kwonly if p not in values]
     if missing:

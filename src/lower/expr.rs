@@ -63,6 +63,16 @@ impl<'p> Translator<'p> {
             ExprKind::None => Value::None,
             ExprKind::Ellipsis => Value::Ellipsis,
             ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::FString(_) => {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        e.span,
+                        "an f-string with fields is supported only as the message of `raise` \
+                         or `assert` (where its fields are not filled in)",
+                    )
+                    .hint("compare or pass the values themselves, not text made from them"))
+            }
             ExprKind::Tuple(items) | ExprKind::List(items) => {
                 Value::Tuple(items.iter().map(|i| self.expr(i)).collect::<Result<_>>()?)
             }

@@ -133,13 +133,13 @@ impl Translator<'_> {
         self.guard_unbound(&body, &own);
         self.guard_sentinels(&body, &own, false);
         self.locals.extend(own);
-        let appended = rebind::appended_names(&body);
+        let changed = rebind::changed_lists(&body);
         self.assigned_once.extend(
             super::tuples::assigned_once_at_top(&body)
                 .into_iter()
-                .filter(|n| !appended.contains(n)),
+                .filter(|n| !changed.contains(n)),
         );
-        self.appended.extend(appended);
+        self.changed_lists.extend(changed);
 
         let saved_loops = std::mem::take(&mut self.loops);
         let saved_ret = self.inline.ret.take();

@@ -71,31 +71,55 @@ pub(super) fn sorted(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let span = a.span;
     a.arity(t, 1, 1)?;
     let (v, s) = a.take();
-    if let Some((_, ks)) = a.kw("key") {
-        return Err(t
-            .err(
-                ErrorKind::Unsupported,
-                ks,
-                "sorted(key=...) is not supported",
-            )
-            .hint("sort the values themselves, e.g. sorted(np.abs(x))"));
-    }
-    let reverse = match a.kw("reverse") {
-        None => false,
-        Some((Value::Scalar(e, Ty::Bool | Ty::I64), rs)) => match crate::ir::fold::const_expr(&e) {
-            Some(c) => c.f() != 0.0,
-            None => {
-                return Err(t.err(
+    let reverse = sort_options(t, "sorted", a.kw("key"), a.kw("reverse"))?;
+    sort_sequence(t, (v, s), reverse, span)
+}
+
+/// The keyword arguments `sorted()` and `list.sort()` share: `key` (only `None`: a key function
+/// would be a lambda or a function to run per item) and `reverse`, a constant; gives `reverse`.
+pub(super) fn sort_options(
+    t: &mut Translator,
+    what: &str,
+    key: Option<(Value, Span)>,
+    reverse: Option<(Value, Span)>,
+) -> Result<bool> {
+    if let Some((k, ks)) = key {
+        if !matches!(k, Value::None) {
+            return Err(t
+                .err(
                     ErrorKind::Unsupported,
-                    rs,
-                    "sorted(reverse=...) must be a constant",
-                ))
-            }
-        },
-        Some((_, rs)) => {
-            return Err(t.err(ErrorKind::Type, rs, "sorted(reverse=...) takes a bool"));
+                    ks,
+                    format!("{what}(key=...) is not supported"),
+                )
+                .hint("sort the values themselves, e.g. sorted(np.abs(x))"));
         }
-    };
+    }
+    match reverse {
+        None => Ok(false),
+        Some((Value::Scalar(e, Ty::Bool | Ty::I64), rs)) => match crate::ir::fold::const_expr(&e) {
+            Some(c) => Ok(c.f() != 0.0),
+            None => Err(t.err(
+                ErrorKind::Unsupported,
+                rs,
+                format!("{what}(reverse=...) must be a constant"),
+            )),
+        },
+        Some((_, rs)) => Err(t.err(
+            ErrorKind::Type,
+            rs,
+            format!("{what}(reverse=...) takes a bool"),
+        )),
+    }
+}
+
+/// The items of `v` (a list, a tuple or an array) in ascending order (descending with
+/// `reverse`), as a new list: see [`sorted`].
+pub(super) fn sort_sequence(
+    t: &mut Translator,
+    (v, s): (Value, Span),
+    reverse: bool,
+    span: Span,
+) -> Result<Value> {
     let (arr, kind) = sequence(t, v, s)?;
     if kind == ElemKind::Mixed {
         return Err(t.mixed_list(s, "sorting it"));
@@ -163,7 +187,7 @@ fn refuse_unsortable(t: &mut Translator, values: &ArrayVal, ty: Ty, span: Span) 
 }
 
 /// The elements in reverse order (a lazy view).
-fn reversed(t: &mut Translator, a: &ArrayVal) -> ArrayVal {
+pub(super) fn reversed(t: &mut Translator, a: &ArrayVal) -> ArrayVal {
     let index = t.temp(Ty::I64);
     let len = a.len.clone();
     let from = bin(
@@ -254,7 +278,7 @@ pub(super) fn result_kind(
 
 impl Translator<'_> {
     /// `name = [...]` (`[]`, a comprehension, `list(...)`, `sorted(...)`) for a list the code
-    /// appends to: the list's storage and its length.
+    /// changes in place: the list's storage and its length (see `list_methods.rs`).
     pub(super) fn assign_growing_list(
         &mut self,
         name: &str,
@@ -270,12 +294,16 @@ impl Translator<'_> {
                         ErrorKind::Type,
                         span,
                         format!(
-                            "`{}` is appended to, so it holds a list, not {}",
+                            "`{}` is changed by list methods (`.append`, `.sort` ...), so it \
+                             holds a list, not {}",
                             super::rebind::display(name),
                             other.describe()
                         ),
                     )
-                    .hint("use a different variable name for each"))
+                    .hint(
+                        "use a different variable name for each; an array's sorted copy is \
+                         np.sort(a), a longer one np.append(a, v), a list of its items list(a)",
+                    ))
             }
         };
         let ty = match (&elements, self.hints.get(name)) {
@@ -306,90 +334,6 @@ impl Translator<'_> {
         self.emit(Stmt::Assign(len, Expr::Len(slot)));
         Ok(())
     }
-
-    /// `name.append(value)`: stores the value as it is (of its own type and kind) after the last
-    /// element, doubling the storage when it is full.
-    pub(super) fn append(&mut self, name: &str, call: &ast::Expr) -> Result<()> {
-        let ast::ExprKind::Call {
-            func,
-            args,
-            keywords,
-        } = &call.kind
-        else {
-            unreachable!("an append is a call")
-        };
-        if let ast::ExprKind::Attribute(receiver, _) = &func.kind {
-            self.check_bound(name, receiver.span); // the list is read first
-        }
-        let [arg] = &args[..] else {
-            return Err(self.err(
-                ErrorKind::Arity,
-                call.span,
-                format!(
-                    "list.append() takes exactly one argument ({} given)",
-                    args.len()
-                ),
-            ));
-        };
-        if let Some(k) = keywords.first() {
-            return Err(self.err(
-                ErrorKind::Arity,
-                k.span,
-                "list.append() takes no keyword arguments",
-            ));
-        }
-        let v = self.expr(arg)?;
-        let (e, ty) = self.scalar(v, arg.span, "an element of a list")?;
-        let flagged = self.int_flag(&e).is_some();
-        self.refuse_int_or_float(flagged, arg.span, "appended to a list");
-        let kind = match self.prov(&e) {
-            Prov::Py => ElemKind::Python,
-            Prov::Np => ElemKind::NumPy,
-            Prov::Dyn(_) => ElemKind::Mixed,
-        };
-        self.note_list_kind(name, kind);
-        let super::Local::Array(slot, ety) =
-            self.local_for(name, super::NameTy::Array(ty), call.span)?
-        else {
-            unreachable!("a list is stored in an array")
-        };
-        // A list of ints and floats keeps each item's kind; this one holds floats.
-        let int = ety == Ty::F64 && ty == Ty::I64;
-        self.refuse_int_or_float(int, arg.span, "an int appended to a list of floats");
-        let e = self.stable(convert(e, ty, ety), ety);
-        let len = self.list_len[&slot];
-        let n = Expr::Var(len);
-        let ((), grow) = self.nested(|t| {
-            let index = t.temp(Ty::I64);
-            let old = ArrayVal {
-                len: n.clone(),
-                ty: ety,
-                index,
-                elem: Expr::Load(slot, Expr::Var(index).boxed()),
-            };
-            let kept = t.materialize(&old, None);
-            let capacity = bin(
-                BinOp::Add,
-                bin(BinOp::Mul, n.clone(), Expr::I64(2)),
-                Expr::I64(8),
-            );
-            let as_f = convert(capacity.clone(), Ty::I64, Ty::F64);
-            super::numpy::creation::limit(t, as_f, call.span);
-            super::builtins::fill_zeros(t, slot, capacity, ety);
-            counted_loop(t, n.clone(), |t, k| {
-                t.emit(Stmt::Store(slot, k.clone(), kept.at(k)));
-                Ok(())
-            })
-        })?;
-        self.emit(Stmt::If(
-            cmp(CmpOp::Ge, n.clone(), Expr::Len(slot)),
-            grow,
-            vec![],
-        ));
-        self.emit(Stmt::Store(slot, n.clone(), e));
-        self.emit(Stmt::Assign(len, bin(BinOp::Add, n, Expr::I64(1))));
-        Ok(())
-    }
 }
 
 /// What [`search`] looks for.
@@ -401,6 +345,8 @@ pub(super) enum Search {
     Count,
     /// `v in seq`: whether there is one.
     Contains,
+    /// `list.remove(v)`: the position [`Search::Index`] gives, to delete.
+    Remove,
 }
 
 /// `seq.index(v)` and `seq.count(v)` of a list or a tuple (a transform's coordinates too): the
@@ -564,12 +510,13 @@ pub(super) fn search(
             Ty::Bool,
         ));
     }
-    if what == Search::Index {
-        let message = if tuple {
-            "tuple.index(x): x not in tuple"
-        } else {
-            "list.index(x): x not in list"
-        };
+    let missing = match what {
+        Search::Index if tuple => Some("tuple.index(x): x not in tuple"),
+        Search::Index => Some("list.index(x): x not in list"),
+        Search::Remove => Some("list.remove(x): x not in list"),
+        Search::Count | Search::Contains => None,
+    };
+    if let Some(message) = missing {
         t.check_plain(present, Exception::ValueError, message, span);
     }
     t.var_prov.insert(found, Prov::Py);

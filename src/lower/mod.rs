@@ -14,6 +14,7 @@ mod fate;
 mod float_statistics;
 mod inline;
 mod int_or_float;
+mod list_methods;
 mod lists;
 mod names;
 mod numpy;
@@ -41,6 +42,7 @@ use crate::ir::{
 };
 use crate::syntax::ast::{self, ExprKind, StmtKind};
 use crate::syntax::Program;
+use list_methods::ListMethod;
 use names::Module;
 use std::collections::{HashMap, HashSet};
 pub(crate) use value::{ArrayVal, ElemKind, Value};
@@ -203,9 +205,10 @@ pub(crate) struct Translator<'a> {
     list_hints: HashMap<String, ElemKind>,
     /// Comprehensions lowered so far in this pass: their hidden names are numbered by it.
     comp_count: u32,
-    /// Local names whose `.append(...)` the code calls: lists that grow (see `lists.rs`).
-    appended: HashSet<String>,
-    /// The length of each growing list; its storage's length is the capacity.
+    /// Local names whose list methods that change a list in place (`.append(...)`, `.sort()`
+    /// ...) the code calls: lists stored with a length of their own (see `list_methods.rs`).
+    changed_lists: HashSet<String>,
+    /// The length of each such list; its storage's length is the capacity.
     list_len: HashMap<Arr, Var>,
     /// The `sum(...)` calls whose empty case (Python's int 0) must raise (see `empty_sum.rs`).
     pub(crate) refused_sums: HashSet<Span>,
@@ -280,7 +283,7 @@ impl<'a> Translator<'a> {
             tuple_values: HashMap::new(),
             list_hints: passes.lists.clone(),
             comp_count: 0,
-            appended: HashSet::new(),
+            changed_lists: HashSet::new(),
             list_len: HashMap::new(),
             refused_sums: HashSet::new(),
             differing_wheres: HashSet::new(),
@@ -525,9 +528,10 @@ impl<'a> Translator<'a> {
             self.names.insert(p.name.clone(), v);
         }
         let body = self.rebind_params(f)?;
-        self.appended = rebind::appended_names(&body);
+        self.changed_lists = rebind::changed_lists(&body);
         self.assigned_once = tuples::assigned_once_at_top(&body);
-        self.assigned_once.retain(|n| !self.appended.contains(n));
+        self.assigned_once
+            .retain(|n| !self.changed_lists.contains(n));
         collect_locals(&body, &mut self.locals);
         for p in &f.params {
             self.locals.remove(&p.name); // only the output line, written in place, is left
@@ -597,7 +601,7 @@ impl<'a> Translator<'a> {
     /// (A Python list is not one here: slicing it copies, and the aliases that writing into one
     /// could expose are refused where they are made, see `refuse_list_alias`.)
     fn holds_array(&self, name: &str) -> bool {
-        if self.list_hints.contains_key(name) || self.appended.contains(name) {
+        if self.list_hints.contains_key(name) || self.changed_lists.contains(name) {
             return false;
         }
         match self.hints.get(name) {
@@ -1129,8 +1133,8 @@ impl<'a> Translator<'a> {
                 if let Some(kind) = self.list_hints.get(name) {
                     return Value::List(view, *kind);
                 }
-                if self.appended.contains(name) {
-                    return Value::List(view, ElemKind::Python); // `[]`: nothing appended yet
+                if self.changed_lists.contains(name) {
+                    return Value::List(view, ElemKind::Python); // `[]`: nothing stored yet
                 }
                 match self.matrix_cols.get(&a) {
                     Some(cols) => Value::Matrix(view, Expr::Var(*cols)),
@@ -1150,7 +1154,7 @@ impl<'a> Translator<'a> {
             }
             NameTy::Array(ty) => {
                 let slot = self.new_array(ArrKind::Scratch { elem: ty }, name);
-                if self.appended.contains(name) {
+                if self.changed_lists.contains(name) {
                     let len = self.new_var(Ty::I64, &format!("{name}%len"));
                     self.list_len.insert(slot, len);
                 }
@@ -1224,7 +1228,7 @@ impl<'a> Translator<'a> {
         if self.assign_sentinel(name, &value, span)? {
             return Ok(());
         }
-        if self.appended.contains(name) {
+        if self.changed_lists.contains(name) {
             return self.assign_growing_list(name, value, span);
         }
         self.note_list(name, &value, span)?;
@@ -1371,41 +1375,6 @@ impl<'a> Translator<'a> {
         Ok(())
     }
 
-    /// Refuses `b = a` where either name is a list the code appends to: Python's two names are
-    /// then one list, which the lowering's copy would not be.
-    fn refuse_list_alias(&self, targets: &[ast::Expr], value: &ast::Expr) -> Result<()> {
-        let grows =
-            |e: &ast::Expr| matches!(&e.kind, ExprKind::Name(n) if self.appended.contains(n));
-        // `a = b = [...]`: one list under both names.
-        let chained = targets.len() > 1 && targets.iter().any(grows);
-        let shared = chained
-            || match &value.kind {
-                // `b = a`: one list under two names when either grows.
-                ExprKind::Name(_) => grows(value) || targets.iter().any(grows),
-                // `t = (a, 1)`: the tuple holds the list itself.
-                ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().any(grows),
-                _ => false,
-            };
-        if !shared {
-            return Ok(());
-        }
-        let hint = match &value.kind {
-            ExprKind::Name(n) => {
-                let n = rebind::display(n);
-                format!("copy the list: `{n}[:]` or `list({n})`")
-            }
-            _ => "copy the list: `values[:]` or `list(values)`".to_string(),
-        };
-        Err(self
-            .err(
-                ErrorKind::Unsupported,
-                value.span,
-                "this gives a list that is appended to a second name (or puts it in a tuple): in \
-                 Python both see every append",
-            )
-            .hint(hint))
-    }
-
     /// Refuses an operation for its operands' types, once those are settled: a pass that
     /// learns a wider type (a list's elements start as bools) is repeated, and what it refused
     /// may be fine. Lowering goes on with `placeholder`; [`lower`] raises the first refusal of
@@ -1471,18 +1440,26 @@ impl<'a> Translator<'a> {
                         )
                         .hint("inline the helper's body into the filter"))
                 }
-                _ => match rebind::appended_list(e) {
-                    Some(name) if self.appended.contains(name) && self.locals.contains(name) => {
-                        self.append(name, e)?
+                _ => match self.changed_list_call(e) {
+                    Some((name, method)) => {
+                        self.list_method(name, method, e)?;
                     }
-                    _ => {
+                    None => {
                         self.expr(e)?;
                     }
                 },
             },
             StmtKind::Assign { targets, value } => {
                 self.refuse_list_alias(targets, value)?;
-                let v = self.expr(value)?;
+                let v = match self.changed_list_call(value) {
+                    // `m = values.pop()`: the one place besides a statement where a method that
+                    // changes a list gives its value (see `list_methods.rs`).
+                    Some((name, method @ ListMethod::Pop)) => {
+                        self.list_method(name, method, value)?
+                    }
+                    _ => self.expr(value)?,
+                };
+                self.refuse_list_from_helper(value, &v)?;
                 // Evaluate once when several targets (or a tuple) read the value again; a single
                 // name is assigned the expression itself.
                 let single_name =
@@ -2152,14 +2129,15 @@ impl<'a> Translator<'a> {
         orelse: &[ast::Stmt],
         _span: Span,
     ) -> Result<()> {
-        if let ExprKind::Name(n) = &iter.kind {
-            if self.appended.contains(n) && rebind::appended_names(body).contains(n) {
+        let changed = rebind::changed_lists(body);
+        for n in rebind::iterated_names(iter) {
+            if self.changed_lists.contains(n) && changed.contains(n) {
                 return Err(self
                     .err(
                         ErrorKind::Unsupported,
                         iter.span,
                         format!(
-                            "the loop appends to `{}` while it iterates over it",
+                            "the loop changes `{}` while it iterates over it",
                             rebind::display(n)
                         ),
                     )

@@ -104,6 +104,14 @@ impl Translator<'_> {
 
     /// The message of an exception: a string known at compile time.
     fn message(&mut self, m: &ast::Expr) -> Result<String> {
+        if let ast::ExprKind::FString(template) = &m.kind {
+            // The fields' values would need Python's formatting at run time: the message says
+            // they are missing rather than pass the template off as Python's text.
+            let template = template.replace("{a}", "{ a }").replace("{b}", "{ b }");
+            return Ok(format!(
+                "{template} (ndjit does not fill in the fields of an f-string)"
+            ));
+        }
         let text = match self.expr(m)? {
             Value::Str(s) => s,
             other => {

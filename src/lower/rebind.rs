@@ -12,6 +12,7 @@
 //! view). That differs only when one of the two names is written into and the other is read
 //! afterwards; [`check_aliasing`] refuses exactly those programs and asks for `.copy()`.
 
+use super::list_methods::ListMethod;
 use crate::error::{Error, ErrorKind, Result, Span};
 use crate::syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
 use crate::syntax::visit::{
@@ -130,8 +131,9 @@ pub(super) fn target_names(t: &Expr, out: &mut Vec<String>) {
     }
 }
 
-/// The list named by `name.append(value)`, if `e` is such a call.
-pub(super) fn appended_list(e: &Expr) -> Option<&str> {
+/// The list named by `name.method(...)` and the method, if `e` calls one of the methods that
+/// change a list in place.
+pub(super) fn list_method_call(e: &Expr) -> Option<(&str, ListMethod)> {
     let ExprKind::Call { func, .. } = &e.kind else {
         return None;
     };
@@ -139,17 +141,37 @@ pub(super) fn appended_list(e: &Expr) -> Option<&str> {
         return None;
     };
     match &base.kind {
-        ExprKind::Name(n) if attr == "append" => Some(n),
+        ExprKind::Name(n) => Some((n, ListMethod::named(attr)?)),
         _ => None,
     }
 }
 
-/// Names whose `.append(...)` a statement calls, and names assigned an empty list `[]` (which
-/// only growing makes useful): lists that grow in place.
-pub(super) fn appended_names(body: &[Stmt]) -> HashSet<String> {
+/// The names a `for` loop's iterable reads item by item as the loop goes: the iterable itself
+/// (`for v in values`), a slice of it, or an argument of `enumerate`, `zip` or `reversed`
+/// around it. Python's iterators over a list read its current length and items at each step.
+pub(super) fn iterated_names(iter: &Expr) -> Vec<&str> {
+    match &iter.kind {
+        ExprKind::Name(n) => vec![n.as_str()],
+        // A slice of a list is a copy made before the loop; with the list changed in the body,
+        // ndjit's slice (a view) would not be: counted as the list.
+        ExprKind::Subscript(base, _) => iterated_names(base),
+        ExprKind::Call { func, args, .. } => match &func.kind {
+            ExprKind::Name(f) if matches!(f.as_str(), "enumerate" | "zip" | "reversed") => {
+                args.iter().flat_map(iterated_names).collect()
+            }
+            _ => vec![],
+        },
+        _ => vec![],
+    }
+}
+
+/// Names whose list methods that change a list in place (`.append(...)`, `.sort()` ...) a
+/// statement calls, and names assigned an empty list `[]` (which only growing makes useful):
+/// lists changed in place.
+pub(super) fn changed_lists(body: &[Stmt]) -> HashSet<String> {
     let mut out = HashSet::new();
     for_each_stmt_expr(body, &mut |e| {
-        if let Some(n) = appended_list(e) {
+        if let Some((n, _)) = list_method_call(e) {
             out.insert(n.to_string());
         }
     });
@@ -486,15 +508,19 @@ fn visit_augmented(body: &[Stmt], f: &mut impl FnMut(&Expr)) {
     }
 }
 
-/// Names written into element-wise (`n[i] = v`) or in place (`n += v`, an array updated in place).
+/// Names written into element-wise (`n[i] = v`) or in place (`n += v`, an array updated in place,
+/// a list's `n.append(v)`, `m = n.pop()` ...).
 fn element_writes(s: &Stmt, out: &mut Vec<String>) {
     match &s.kind {
         StmtKind::Expr(e) => {
-            if let Some(n) = appended_list(e) {
+            if let Some((n, _)) = list_method_call(e) {
                 out.push(n.to_string());
             }
         }
-        StmtKind::Assign { targets, .. } => {
+        StmtKind::Assign { targets, value } => {
+            if let Some((n, _)) = list_method_call(value) {
+                out.push(n.to_string()); // `m = values.pop()`
+            }
             for t in targets {
                 if let ExprKind::Subscript(base, _) = &t.kind {
                     if let ExprKind::Name(n) = &base.kind {
@@ -537,7 +563,7 @@ fn visit_assignments(body: &[Stmt], f: &mut impl FnMut(&[Expr], &Expr)) {
     }
 }
 
-fn has_slice(index: &Expr) -> bool {
+pub(super) fn has_slice(index: &Expr) -> bool {
     match &index.kind {
         ExprKind::Slice(..) | ExprKind::Ellipsis => true,
         ExprKind::Tuple(items) => items.iter().any(has_slice),

@@ -100,6 +100,9 @@ pub enum ExprKind {
     Bool(bool),
     None,
     Str(String),
+    /// An f-string with replacement fields: its raw text, the fields not filled in (ndjit takes
+    /// it only as an exception's message).
+    FString(String),
     Ellipsis,
     Tuple(Vec<Expr>),
     List(Vec<Expr>),

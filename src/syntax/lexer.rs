@@ -13,6 +13,8 @@ pub enum Tok {
     Float(f64),
     /// A string literal's raw text between the quotes (escapes are not processed).
     Str(String),
+    /// An f-string with replacement fields (`f"{v:.2f}"`): its raw text, fields unfilled.
+    FStr(String),
     /// An operator or delimiter, e.g. `"**="`, `"("`.
     Op(&'static str),
     Newline,
@@ -169,7 +171,7 @@ impl<'s> Lexer<'s> {
                         && word.chars().all(|c| "rRbBuUfF".contains(c))
                         && matches!(self.peek(), Some('"' | '\''))
                     {
-                        self.string_from(start)?;
+                        self.string_from(start, word.contains(['f', 'F']))?;
                     } else {
                         self.push(Tok::Name(word.to_string()), start);
                     }
@@ -361,11 +363,12 @@ impl<'s> Lexer<'s> {
 
     fn string(&mut self) -> Result<()> {
         let start = self.pos;
-        self.string_from(start)
+        self.string_from(start, false)
     }
 
-    /// Lexes a string literal whose prefix (if any) is already consumed; `start` is the prefix start.
-    fn string_from(&mut self, start: Position) -> Result<()> {
+    /// Lexes a string literal whose prefix (if any) is already consumed; `start` is the prefix
+    /// start, `formatted` whether the prefix makes it an f-string.
+    fn string_from(&mut self, start: Position, formatted: bool) -> Result<()> {
         let quote = self.bump().unwrap();
         let triple = self.peek() == Some(quote) && self.peek2() == Some(quote);
         if triple {
@@ -397,7 +400,10 @@ impl<'s> Lexer<'s> {
         }
         let body_end = self.pos.offset - if triple { 3 } else { 1 };
         let text = self.src[body_start..body_end.max(body_start)].to_string();
-        self.push(Tok::Str(text), start);
+        match formatted && text.contains(['{', '}']) {
+            true => self.push(Tok::FStr(text), start),
+            false => self.push(Tok::Str(text), start),
+        }
         Ok(())
     }
 }

@@ -93,7 +93,7 @@ impl<'t> Parser<'t> {
         let found = match self.peek() {
             Tok::Name(n) => format!("'{n}'"),
             Tok::Int(_) | Tok::Float(_) => "a number".into(),
-            Tok::Str(_) => "a string".into(),
+            Tok::Str(_) | Tok::FStr(_) => "a string".into(),
             Tok::Op(o) => format!("'{o}'"),
             Tok::Newline => "end of line".into(),
             Tok::Indent => "an indented block".into(),
@@ -1033,14 +1033,24 @@ impl<'t> Parser<'t> {
                 self.bump();
                 ExprKind::Float(v)
             }
-            Tok::Str(text) => {
-                self.bump();
-                let mut text = text;
-                while let Tok::Str(more) = self.peek().clone() {
-                    self.bump(); // implicit concatenation
-                    text.push_str(&more);
+            Tok::Str(_) | Tok::FStr(_) => {
+                // Implicit concatenation: an f-string among the parts makes the whole one.
+                let (mut text, mut formatted) = (String::new(), false);
+                loop {
+                    match self.peek().clone() {
+                        Tok::Str(more) => text.push_str(&more),
+                        Tok::FStr(more) => {
+                            text.push_str(&more);
+                            formatted = true;
+                        }
+                        _ => break,
+                    }
+                    self.bump();
                 }
-                ExprKind::Str(text)
+                match formatted {
+                    true => ExprKind::FString(text),
+                    false => ExprKind::Str(text),
+                }
             }
             Tok::Op("...") => {
                 self.bump();

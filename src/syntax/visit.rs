@@ -54,6 +54,7 @@ macro_rules! children {
             | ExprKind::Bool(_)
             | ExprKind::None
             | ExprKind::Str(_)
+            | ExprKind::FString(_)
             | ExprKind::Ellipsis
             | ExprKind::Lambda(_)
             | ExprKind::Unsupported(_) => {}

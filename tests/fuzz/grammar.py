@@ -342,7 +342,8 @@ class Generator:
             options += [(1, lambda: Stmt("if {0}: " + r.choice(["break", "continue"]), [self.expr("b", 2)]))]
         options += [(1, lambda: Stmt("if {0}: return {1}", [self.expr("b", 2), self.expr(r.choice("fib"), 2)]))]
         if self.profile.comprehensions:
-            options += [(1, self.new_list), (3 if self.lists() else 0, self.append)]
+            options += [(1, self.new_list), (3 if self.lists() else 0, self.append),
+                        (2 if self.lists() else 0, self.change_list)]
         return self.pick(*options)
 
     def lists(self) -> List[str]:
@@ -357,6 +358,26 @@ class Generator:
         # NumPy scalars mostly (a list of mixed kinds is refused where the kind matters).
         fmt = ".append(np.float64({0}))" if self.r.random() < 0.8 else ".append({0})"
         return Stmt(self.r.choice(self.lists()) + fmt, [self.expr("f", 2)])
+
+    def change_list(self) -> Stmt:
+        """A list method that changes the list in place, its items NumPy scalars as `append`'s."""
+        name = self.r.choice(self.lists())
+        floats = [n for n, t in self.vars.items() if t == "f" and not n.startswith("_")]
+        forms = [
+            (name + ".sort()", []), (name + ".sort(reverse=True)", []), (name + ".reverse()", []),
+            (name + ".extend(x[:{0}])", [self.expr("i", 1)]),
+            (name + ".extend(np.float64(v) * 0.5 for v in x if v > {0})", [self.expr("f", 1)]),
+            (name + ".insert({0}, np.float64({1}))", [self.expr("i", 1), self.expr("f", 2)]),
+            ("if " + name + ": " + name + ".pop()", []),
+            (name + ".pop({0})", [self.expr("i", 1)]),
+            ("if " + name + ": " + name + ".remove(" + name + "[{0} % len(" + name + ")])", [self.expr("i", 1)]),
+            (name + ".remove(np.float64({0}))", [self.expr("f", 1)]),
+            (name + ".clear()", []),
+        ]
+        if floats:
+            forms.append(("if " + name + ": " + self.r.choice(floats) + " = " + name + ".pop(0)", []))
+        fmt, children = self.r.choice(forms)
+        return Stmt(fmt, children)
 
     def list_use(self) -> Expr:
         """A float from a list built by ``append`` (which may still be empty)."""

@@ -33,6 +33,19 @@ pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
         Log => 1..=2,
         _ => 1..=1,
     };
+    if base == Hypot && xs.len() != 2 {
+        // Python's takes any number of values (one pass of its own algorithm over them all).
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!(
+                    "math.hypot() of {} values is not supported, only of two",
+                    xs.len()
+                ),
+            )
+            .hint("np.linalg.norm([a, b, c]) is NumPy's norm of the values (rounded its way)"));
+    }
     if !arity.contains(&xs.len()) {
         return Err(t.err(
             ErrorKind::Arity,

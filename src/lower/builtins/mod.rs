@@ -22,6 +22,7 @@ pub(super) use reductions::{count_valid, ranks_values, reduction, sorted_copy, t
 pub(crate) use scalars::int_checks;
 
 use super::expr::{bin, cmp};
+use super::list_methods::ListMethod;
 use super::names::Func::*;
 use super::names::{self, Builtin, Module};
 use super::provenance::Prov;
@@ -64,30 +65,38 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
         Value::List(..) | Value::Tuple(_) if matches!(attr, "index" | "count") => {
             Ok(Value::Method(Box::new(base), attr.to_string()))
         }
-        Value::List(..) => {
-            const LIST_METHODS: &[&str] = &[
-                "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "count",
-                "index", "copy",
-            ];
-            Err(if LIST_METHODS.contains(&attr) {
-                t.err(
+        Value::List(..) if attr == "copy" => Ok(Value::Method(Box::new(base), attr.to_string())),
+        Value::List(..) | Value::Tuple(_) if ListMethod::named(attr).is_some() => {
+            // (A list display that nothing changes in place is lowered as a tuple.)
+            let m = ListMethod::named(attr).expect("matched above");
+            let call = match m {
+                ListMethod::Pop => {
+                    "as a statement (`values.pop()`) or as the whole right side of an assignment \
+                     (`v = values.pop()`)"
+                }
+                _ => "as a statement of its own",
+            };
+            Err(t
+                .err(
                     ErrorKind::Unsupported,
                     span,
-                    format!("the list method `.{attr}` is not supported"),
+                    format!(
+                        "`.{attr}()` changes the list in place: ndjit takes it on a list assigned \
+                         to a local name, called {call}"
+                    ),
                 )
                 .hint(
-                    "a list assigned to a name takes `.append(v)`; otherwise use a comprehension, \
-                     the builtins (len, sum, min, max, sorted) or np.array(values)",
-                )
-            } else {
-                t.err(
-                    ErrorKind::Unsupported,
-                    span,
-                    format!("a list has no attribute `.{attr}` (NumPy arrays do)"),
-                )
-                .hint(format!("convert it first: np.array(values).{attr}"))
-            })
+                    "e.g. `values = list(x)` then `values.sort()`; or use sorted(values), a \
+                     comprehension or a slice",
+                ))
         }
+        Value::List(..) => Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!("a list has no attribute `.{attr}` (NumPy arrays do)"),
+            )
+            .hint(format!("convert it first: np.array(values).{attr}"))),
         Value::Module(m) => module_attr(m, attr).ok_or_else(|| {
             let full = match m {
                 Module::Np => "numpy",
@@ -328,7 +337,25 @@ pub(crate) fn call(
     let (name, receiver) = match f {
         Value::Function(n) => (n, None),
         Value::Method(recv, m) => {
-            let Some(n) = names::method(&m) else {
+            let n = match (&*recv, m.as_str()) {
+                // A list's `.copy()` is `list(v)`: a new list of the same items and kinds (NumPy's
+                // `copy` would make it an array).
+                (Value::List(..), "copy") => Some(Builtin {
+                    module: Module::Builtin,
+                    func: List,
+                }),
+                _ => names::method(&m),
+            };
+            let Some(n) = n else {
+                if m == "sort" && matches!(*recv, Value::Array(_)) {
+                    return Err(t
+                        .err(
+                            ErrorKind::Unsupported,
+                            fspan,
+                            "`.sort()` sorts the array in place, which ndjit does not do",
+                        )
+                        .hint("sort a copy: `x = np.sort(x)` (NumPy's order: NaN last)"));
+                }
                 return Err(t
                     .err(ErrorKind::UnknownName, fspan, format!("`.{m}()` is not supported in filters"))
                     .hint("supported methods: sum mean var std min max prod any all argmin argmax astype copy round clip item"));
