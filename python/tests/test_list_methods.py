@@ -63,6 +63,9 @@ SOURCES = [
     "def mid(a):\n    return sorted(a)[len(a) // 2]\n\ndef f(x):\n    v = list(x)\n    m = mid(v)\n    v.append(m)\n    return m + len(v)\n",
     "def f(x):\n    v = list(x)\n    w = v[:]\n    for a in w:\n        if a > 0.5:\n            v.remove(a)\n    return len(v)\n",
     "def f(x):\n    v = list(x)\n    v.extend([b * 2 for b in v])\n    return len(v) + v[-1]\n",
+    # items of a changed list read into names (numbers, not the list)
+    "def f(x):\n    v = list(x)\n    v.sort()\n    m = v[len(v) // 2]\n    lo, hi = v[0], v[-1]\n    return m + hi - lo\n",
+    "def f(x):\n    v = []\n    for a in x:\n        v.append(a)\n    m = v[0] if v else 0.0\n    s = v[1] or v[2]\n    return m + s\n",
     # a trimmed mean, the way people write it
     "def f(x):\n    vals = list(x)\n    vals.sort()\n    for _ in range(2):\n        vals.pop()\n        vals.pop(0)\n    return sum(vals) / len(vals)\n",
 ]

@@ -179,7 +179,7 @@ impl Translator<'_> {
     }
 
     /// Refuses an assignment that would give a list changed in place a second name: `w = v`,
-    /// `a, b = v, v`, `t = (v, 1)`, `w = v if c else u`, `w = t[0]`, or such a list made from
+    /// `a, b = v, v`, `t = (v, 1)`, `w = v if c else u`, or such a list made from
     /// anything but a new list (`v = w`, `v = (1.0, 2.0)`, `v = g()`). Python's names then share
     /// one list and see each other's changes; the lowering's assignment copies. (A helper
     /// handed such a list may give it back: see [`Translator::refuse_list_from_helper`].)
@@ -574,8 +574,8 @@ impl Translator<'_> {
 }
 
 /// The names whose very object `e` may give back: a name, the items of a tuple or list display,
-/// either branch of a conditional or of `and`/`or`, and what `t[i]` takes from (a slice of a
-/// list is a new list).
+/// either branch of a conditional or of `and`/`or`. (An item `v[i]` of a list changed in place is
+/// a number; a tuple or list holding such a list is refused where it is made.)
 fn held_names<'e>(e: &'e ast::Expr, out: &mut Vec<&'e str>) {
     match &e.kind {
         ast::ExprKind::Name(n) => out.push(n),
@@ -587,7 +587,6 @@ fn held_names<'e>(e: &'e ast::Expr, out: &mut Vec<&'e str>) {
             held_names(orelse, out);
         }
         ast::ExprKind::BoolOp(_, items) => items.iter().for_each(|i| held_names(i, out)),
-        ast::ExprKind::Subscript(base, index) if !has_slice(index) => held_names(base, out),
         _ => {}
     }
 }
