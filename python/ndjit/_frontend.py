@@ -175,14 +175,13 @@ def _from_string(source: str, args: tuple, kwargs: dict, name: str = "<filter>",
         if inputs is None:
             raise TypeError("an integrand's extra arguments come from quad(..., args=...), not extra_arguments")
         params = _string_params(text)[inputs - 1 :]
-        if _variadic_source(text):
-            pass  # the compiler refuses `*args`/`**kwargs` with their position
-        elif len(args) > len(params):
+        variadic = _variadic_source(text)  # the compiler refuses `*args`/`**kwargs` where they are
+        if len(args) > len(params) and not variadic:
             raise TypeError(f"the filter takes {len(params)} extra argument(s) but extra_arguments has {len(args)}")
         for k in kwargs:
-            if k not in params and not _variadic_source(text):
+            if k not in params and not variadic:
                 raise TypeError(f"the filter has no parameter {k!r} (extra_keywords)")
-        if not _variadic_source(text):
+        if not variadic:
             _check_call(_source_signature(text), "the filter", inputs, args, kwargs)
         bindings.update({p: _convert(p, v) for p, v in zip(params, args)})
         bindings.update({k: _convert(k, v) for k, v in kwargs.items()})

@@ -118,23 +118,7 @@ impl Translator<'_> {
             span: call.span,
         };
         for arg in args {
-            if let ast::ExprKind::Comp(c) = &arg.kind {
-                let mut names = Vec::new();
-                crate::syntax::visit::names_in(arg, &mut names);
-                if c.kind == ast::CompKind::Generator && names.iter().any(|n| n == name) {
-                    return Err(self
-                        .err(
-                            ErrorKind::Unsupported,
-                            arg.span,
-                            format!(
-                                "this generator reads `{}` while the call adds to it: in Python \
-                                 it sees the items it adds, and never ends",
-                                rebind::display(name)
-                            ),
-                        )
-                        .hint("build the new items first: `new = [...]`, then extend with them"));
-                }
-            }
+            self.refuse_generator_over(name, arg)?;
             let v = match &arg.kind {
                 ast::ExprKind::Comp(c)
                     if c.kind == ast::CompKind::Generator && method == ListMethod::Extend =>
@@ -178,6 +162,29 @@ impl Translator<'_> {
         Ok(Value::None)
     }
 
+    /// Refuses `name.extend(<generator reading name>)`: CPython's generator sees the items the
+    /// call adds, and never ends.
+    fn refuse_generator_over(&self, name: &str, arg: &ast::Expr) -> Result<()> {
+        if let ast::ExprKind::Comp(c) = &arg.kind {
+            let mut names = Vec::new();
+            crate::syntax::visit::names_in(arg, &mut names);
+            if c.kind == ast::CompKind::Generator && names.iter().any(|n| n == name) {
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        arg.span,
+                        format!(
+                            "this generator reads `{}` while the call adds to it: in Python \
+                             it sees the items it adds, and never ends",
+                            rebind::display(name)
+                        ),
+                    )
+                    .hint("build the new items first: `new = [...]`, then extend with them"));
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses an assignment that would give a list changed in place a second name: `w = v`,
     /// `a, b = v, v`, `t = (v, 1)`, `w = v if c else u`, or such a list made from
     /// anything but a new list (`v = w`, `v = (1.0, 2.0)`, `v = g()`). Python's names then share
@@ -191,29 +198,15 @@ impl Translator<'_> {
         for t in targets {
             target_sources(t, value, &mut pairs);
         }
-        let chained = targets.len() > 1 && pairs.iter().any(|(t, _)| changed(t));
-        let (span, name) = if let Some(n) = held.iter().find(|n| changed(n)) {
-            (value.span, *n)
-        } else if let Some((_, source)) =
-            pairs.iter().find(|(t, s)| changed(t) && self.old_object(s))
-        {
-            (
-                source.span,
-                pairs
-                    .iter()
-                    .find(|(t, _)| changed(t))
-                    .map_or("", |(t, _)| *t),
-            )
-        } else if chained {
-            (
-                value.span,
-                pairs
-                    .iter()
-                    .find(|(t, _)| changed(t))
-                    .map_or("", |(t, _)| *t),
-            )
-        } else {
-            return Ok(());
+        let old = pairs.iter().find(|(t, s)| changed(t) && self.old_object(s));
+        let chained = targets.len() > 1;
+        let (span, name) = match (held.iter().find(|n| changed(n)), old) {
+            (Some(n), _) => (value.span, *n),
+            (None, Some((t, source))) => (source.span, *t),
+            (None, None) => match pairs.iter().find(|(t, _)| chained && changed(t)) {
+                Some((t, _)) => (value.span, *t),
+                None => return Ok(()),
+            },
         };
         let name = rebind::display(name);
         Err(self
@@ -245,11 +238,14 @@ impl Translator<'_> {
             | ast::ExprKind::BoolOp(..)
             | ast::ExprKind::Attribute(..) => true,
             ast::ExprKind::Subscript(_, index) => !has_slice(index),
-            ast::ExprKind::Call { func, .. } => {
-                matches!(&func.kind, ast::ExprKind::Name(f) if self.helper(f).is_some())
-            }
+            ast::ExprKind::Call { func, .. } => self.calls_helper(func),
             _ => false,
         }
+    }
+
+    /// Whether `func` names one of the program's functions (inlined as a helper).
+    fn calls_helper(&self, func: &ast::Expr) -> bool {
+        matches!(&func.kind, ast::ExprKind::Name(f) if self.helper(f).is_some())
     }
 
     /// Refuses `w = helper(v)` where the helper may give back a list changed in place, `v`
@@ -264,7 +260,7 @@ impl Translator<'_> {
         let ast::ExprKind::Call { func, args, .. } = &value.kind else {
             return Ok(());
         };
-        let helper = matches!(&func.kind, ast::ExprKind::Name(f) if self.helper(f).is_some());
+        let helper = self.calls_helper(func);
         let passes = args.iter().any(|a| {
             let mut names = Vec::new();
             held_names(a, &mut names);
