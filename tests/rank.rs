@@ -606,15 +606,15 @@ fn large_footprints_ranked_in_bands_equal_the_callback_engine() {
     );
 }
 
-/// Min and max over stacked boxes and over footprints of one chord a row (disks, crosses, a
-/// triangle), and 3×3 medians, run whole lines in blocks (`boxed::extremes_block`,
-/// `groups::extremes_block`, `order::median3x3_block`, the medians with every origin): van Herk's
-/// blocks past 8 rows, which a worker taking a chunk that does not follow its last one must
-/// start afresh, and two lines at a time up to 8 rows for 4- and 8-byte types. Reports that
-/// sleep a varying while make the workers take the many chunks out of turn. Also: an input read
-/// upside down (a negative stride), and boxes that leave out a column of their footprint (their
-/// vertical pass misses a column at one end, which the mode then reads from the input:
-/// `End::Column`), in every mode, against the compiled callback.
+/// Min, max and range over stacked boxes, min and max over footprints of one chord a row (disks,
+/// crosses, a triangle), and 3×3 medians, run whole lines in blocks (`boxed::extremes_block`,
+/// `groups::extremes_block`, the ranges' runs of lines, `order::median3x3_block`, the medians with
+/// every origin): van Herk's blocks past 8 rows, which a worker taking a chunk that does not
+/// follow its last one must start afresh, and two lines at a time up to 8 rows for 4- and 8-byte
+/// types. Reports that sleep a varying while make the workers take the many chunks out of turn.
+/// Also: an input read upside down (a negative stride), and boxes that leave out a column of
+/// their footprint (their vertical pass misses a column at one end, which the mode then reads
+/// from the input: `End::Column`), in every mode, against the compiled callback.
 #[test]
 fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
     let mut rng = Rng::new(0x7a11);
@@ -642,6 +642,28 @@ fn blocks_over_chunks_taken_out_of_turn_equal_the_callback_engine() {
         ("np.median(x)", Dtype::U8, Footprint::from_size(&[3, 3])),
         ("np.median(x)", Dtype::F32, Footprint::from_size(&[3, 3])),
         ("np.median(x)", Dtype::I16, Footprint::from_size(&[3, 3])),
+        // Ranges run their blocks in runs of lines, each extreme's van Herk going on from one
+        // run to the next (13 and 11 rows) or pairs of lines (5 rows; 4 leaves an odd line).
+        (
+            "x.max() - x.min()",
+            Dtype::U8,
+            Footprint::from_size(&[13, 3]),
+        ),
+        (
+            "x.max() - x.min()",
+            Dtype::F32,
+            Footprint::from_size(&[5, 5]),
+        ),
+        (
+            "x.max() - x.min()",
+            Dtype::F64,
+            Footprint::from_size(&[11, 2]),
+        ),
+        (
+            "x.max() - x.min()",
+            Dtype::I16,
+            Footprint::from_size(&[4, 3]),
+        ),
     ];
     for (case, (src, dtype, fp)) in cases.into_iter().enumerate() {
         let filter = compile(src);

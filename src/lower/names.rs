@@ -259,7 +259,11 @@ pub(crate) fn method(name: &str) -> Option<Builtin> {
         "argmax" => np(Argmax),
         "argsort" => np(Argsort),
         "round" => np(Round),
-        "clip" => np(Clip),
+        // The method takes its bounds otherwise than `np.clip` (`ufuncs::ClipForm`).
+        "clip" => Some(Builtin {
+            module: Module::Method,
+            func: Clip,
+        }),
         // A copy keeps the shape; flatten and ravel make it 1-D.
         "copy" => np(Array),
         "flatten" | "ravel" => np(Ravel),

@@ -158,6 +158,9 @@ pub(crate) fn run<T: Elem>(work: &Work<T>, threads: usize) -> Result<(), DriverE
 enum BlockKind<'a> {
     /// Min or max over a stacked box ([`boxed::extremes_block`]).
     Box { chord: BoxChord, max: bool },
+    /// Max minus min over a stacked box, where the difference is stored natively
+    /// ([`Elem::RANGE_NATIVE`]): [`Worker::range_block`].
+    RangeBox { chord: BoxChord },
     /// Min or max over stacked slots of one chord each ([`groups::extremes_block`]).
     Groups { groups: &'a [Group], max: bool },
     /// [`Order::Median3x3`], `plus_zero` as its [`Positions::One`].
@@ -326,6 +329,10 @@ impl<T: Elem> Worker<T> {
                     (None, None) => return 0,
                 }
             }
+            (RankStat::Range, ..) => match stacked_box {
+                Some(chord) if T::RANGE_NATIVE => BlockKind::RangeBox { chord },
+                _ => return 0,
+            },
             (_, Some(Order::Median3x3), Some(&Positions::One { plus_zero, .. }))
                 if stacked_box.is_some() =>
             {
@@ -399,6 +406,9 @@ impl<T: Elem> Worker<T> {
                     before,
                 )
             },
+            BlockKind::RangeBox { chord } => unsafe {
+                self.range_block(&block, (chord, k), work, before)
+            },
             BlockKind::Groups { groups, max } => unsafe {
                 let scratch = &mut self.groups;
                 let (cval, store) = (work.cval, work.store);
@@ -418,6 +428,73 @@ impl<T: Elem> Worker<T> {
         self.at = Some(line + count - 1);
         self.whole = self.at;
         count
+    }
+
+    /// The range (max minus min) of a stacked box for each line of `b`, in the lines' own type
+    /// ([`Elem::range`]), the output's dtype being the input's. The lines go in runs
+    /// ([`range_run`]): the maxima into the output lines, the minima into a scratch run, then the
+    /// difference in place, both extremes read back from the cache. Each extreme keeps
+    /// its own van Herk state, so the runs go on from one another as one block would.
+    ///
+    /// # Safety
+    /// As [`boxed::extremes_block`] for `b`.
+    unsafe fn range_block(
+        &mut self,
+        b: &boxed::Block<T>,
+        box_k: (BoxChord, usize),
+        work: &Work<T>,
+        mut before: impl FnMut(usize),
+    ) {
+        let (plan, n) = (work.plan, work.plan.len);
+        let size = std::mem::size_of::<T>() as isize;
+        let mut lows = std::mem::take(&mut self.acc[1]);
+        let run = range_run(n * size as usize);
+        for start in (0..b.lines).step_by(run) {
+            let lines = Ord::min(run, b.lines - start);
+            let s = start as isize;
+            let highs = boxed::Block {
+                rows: b.rows.wrapping_byte_offset(s * b.step),
+                out: b.out.wrapping_byte_offset(s * b.out_step),
+                lines,
+                continues: b.continues || start > 0,
+                ..*b
+            };
+            lows.resize(lines * n, T::default());
+            let lows_block = boxed::Block {
+                out: lows.as_mut_ptr(),
+                out_step: n as isize * size,
+                ..highs
+            };
+            let cval = work.cval;
+            // SAFETY: the caller's promise for the run's lines; `lows` holds `lines` lines of
+            // `n`, aligned, apart from the input.
+            unsafe {
+                let scratch = &mut self.boxed;
+                let cached = Store::Cached;
+                boxed::extremes_block(&highs, plan, box_k, (cval, true), cached, scratch, |l| {
+                    before(start + l)
+                });
+                boxed::extremes_block(
+                    &lows_block,
+                    plan,
+                    box_k,
+                    (cval, false),
+                    cached,
+                    scratch,
+                    |_| {},
+                );
+            }
+            for (l, lo) in lows.chunks_exact(n).enumerate() {
+                // SAFETY: the caller's promise: line `l` of the run is ours alone.
+                let hi = unsafe { highs.output_line(l, n) };
+                simd::fast(|| {
+                    for (h, &lo) in hi.iter_mut().zip(lo) {
+                        *h = T::range(*h, lo);
+                    }
+                });
+            }
+        }
+        self.acc[1] = lows;
     }
 
     /// `idx` = the multi-index of `line`.
@@ -700,6 +777,16 @@ impl<T: Elem> Worker<T> {
     }
 }
 
+/// The bytes of minima a range's run of lines ([`Worker::range_block`]) holds: with the run's
+/// maxima, within a core's L1 cache, from which the difference reads both back.
+const RANGE_RUN_BYTES: usize = 16 << 10;
+
+/// The lines of a range's run for lines of `bytes`: an even number (pairs of lines share their
+/// rows' fold), at least 2, at most 64.
+fn range_run(bytes: usize) -> usize {
+    (RANGE_RUN_BYTES / bytes.max(1)).clamp(2, 64) & !1
+}
+
 /// Whether a result that is one of the input's values may be stored as it is: the output has
 /// the input's dtype, and every value of it round-trips through double (the general path's C
 /// cast of its double is then the value).
@@ -763,5 +850,21 @@ unsafe fn fill_ext<T: Elem>(
             },
             |p| T::read(p),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A range's runs hold about 16 KiB of minima, in an even number of lines from 2 to 64.
+    #[test]
+    fn range_runs_are_even_and_fill_the_budget() {
+        assert_eq!(range_run(1024), 16, "u8 lines of 1024");
+        assert_eq!(range_run(8192), 2, "f64 lines of 1024");
+        assert_eq!(range_run(3000), 4, "5 lines fit, an even 4 run");
+        assert_eq!(range_run(1 << 20), 2, "lines past the budget still pair");
+        assert_eq!(range_run(1), 64);
+        assert_eq!(range_run(0), 64);
     }
 }

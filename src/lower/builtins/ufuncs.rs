@@ -474,28 +474,64 @@ pub(super) fn np_where(t: &mut Translator, a: &mut Args) -> Result<Value> {
     Ok(v)
 }
 
-/// `np.clip(x, lo, hi)`, either bound possibly None.
-pub(super) fn clip(t: &mut Translator, a: &mut Args) -> Result<Value> {
+/// How `clip` was called: NumPy's function and the array method take their bounds differently.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum ClipForm {
+    /// `np.clip(a, a_min, a_max, *, min, max)`: `a_min` and `a_max` both or neither, and then
+    /// the keywords `min` and `max`.
+    Function,
+    /// `x.clip(min=None, max=None)`.
+    Method,
+}
+
+/// The bounds of a `clip` call as NumPy takes them, `None` where absent (a missing bound is
+/// None, and with both None the call is `np.positive(x)`).
+fn clip_bounds(t: &Translator, a: &mut Args, form: ClipForm) -> Result<(Value, Value)> {
+    let span = a.span;
+    let bound = |a: &mut Args, name: &str| match a.pos.is_empty() {
+        true => a.kw(name).map(|(v, _)| v),
+        false => Some(a.take().0),
+    };
+    let (lo, hi) = match form {
+        ClipForm::Method => (bound(a, "min"), bound(a, "max")),
+        ClipForm::Function => {
+            let (lo, hi) = (bound(a, "a_min"), bound(a, "a_max"));
+            let (min, max) = (a.kw("min"), a.kw("max"));
+            let missing = |arg: &str| {
+                t.err(
+                    ErrorKind::Arity,
+                    span,
+                    format!("clip() missing 1 required positional argument: '{arg}' (NumPy raises TypeError)"),
+                )
+                .hint("give both bounds, `np.clip(x, lo, None)` for one, or name them: np.clip(x, min=lo)")
+            };
+            match (lo, hi) {
+                (None, None) => (min.map(|m| m.0), max.map(|m| m.0)),
+                (Some(_), None) => return Err(missing("a_max")),
+                (None, Some(_)) => return Err(missing("a_min")),
+                (Some(lo), Some(hi)) => {
+                    if let Some((_, s)) = min.or(max) {
+                        return Err(t.err(
+                            ErrorKind::Arity,
+                            s,
+                            "passing `min` or `max` keyword argument when `a_min` and `a_max` are \
+                             provided is forbidden (NumPy raises ValueError)",
+                        ));
+                    }
+                    (Some(lo), Some(hi))
+                }
+            }
+        }
+    };
+    Ok((lo.unwrap_or(Value::None), hi.unwrap_or(Value::None)))
+}
+
+/// `np.clip(x, lo, hi)` and `x.clip(lo, hi)`, either bound possibly None.
+pub(super) fn clip(t: &mut Translator, a: &mut Args, form: ClipForm) -> Result<Value> {
     let span = a.span;
     a.arity(t, 1, 3)?;
     let (x, _) = a.take();
-    let lo = if a.pos.is_empty() {
-        a.kw("a_min").or(a.kw("min"))
-    } else {
-        Some(a.take())
-    };
-    let hi = if a.pos.is_empty() {
-        a.kw("a_max").or(a.kw("max"))
-    } else {
-        Some(a.take())
-    };
-    let (Some((lo, _)), Some((hi, _))) = (lo, hi) else {
-        return Err(t.err(
-            ErrorKind::Arity,
-            span,
-            "clip() needs a lower and an upper bound",
-        ));
-    };
+    let (lo, hi) = clip_bounds(t, a, form)?;
     let mut vals = vec![x];
     let (has_lo, has_hi) = (!matches!(lo, Value::None), !matches!(hi, Value::None));
     // With one bound, NumPy's `_clip` calls `np.maximum(x, lo)` or `np.minimum(x, hi)`, which
@@ -518,7 +554,20 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args) -> Result<Value> {
         vals.push(hi);
     }
     let v = t.elementwise(vals, span, &mut |t, ops, _| {
-        let tt = ops.iter().map(|o| o.1).max().unwrap().max(Ty::I64);
+        let mut it = ops.iter().map(|o| o.1);
+        let tx = it.next().unwrap();
+        if !has_lo && !has_hi && tx == Ty::Bool {
+            return Err(t.err(
+                ErrorKind::Type,
+                span,
+                "clip() without bounds is np.positive(x), which NumPy does not define for booleans",
+            ));
+        }
+        // Without bounds the value itself, in its own type (NumPy's `positive`).
+        let tt = match has_lo || has_hi {
+            true => it.fold(tx, Ty::max).max(Ty::I64),
+            false => tx,
+        };
         let mut it = ops.into_iter();
         let (x, tx) = it.next().unwrap();
         let mut e = convert(x, tx, tt);
