@@ -38,6 +38,16 @@ SOURCES = [
     # a number's own method and NumPy's ints
     "def f(x):\n    return np.float64(x[4]).clip(0.0) + np.int64(3).clip(max=2)\n",
     "def f(x):\n    return float(np.argmax(x).clip(2, 5)) / 3\n",
+    # bools clipped by bools stay bools (an or, an and): a mask, `+ True` an or, `~` a not
+    "def f(x):\n    return x[np.clip(x > 0, False, True)].sum()\n",
+    "def f(x):\n    return np.sum(np.clip(x > 0, False, True) + True) + np.sum(np.clip(True, False, True) & (x > 1))\n",
+    "def f(x):\n    return ((x > 0).clip(False) + True)[2] * 2 + ((x > 0).clip(max=True) + True)[0]\n",
+    "def f(x):\n    return np.sum(np.clip(x > 0, min=x > 0.5) + True) + ~np.clip(x[2] > 0, False, True)\n",
+    "def f(x):\n    return np.clip(x > 0, False, True) @ np.ones(len(x))\n",
+    "def f(x):\n    return np.sum(np.sort(np.clip(x > 0, x > 0.5, x < 1)) + True)\n",
+    # one value with array bounds: ints and bools have no zeros to tell apart, so no refusal
+    "def f(x):\n    return np.clip(np.arange(3)[:1] + np.argmax(x), 0, np.arange(1) + 2)[0]\n",
+    "def f(x):\n    return np.clip(x[:1] > 0, x[1:2] > 0, True)[0] * 3 + np.clip(x[4:5] > 0, 0, np.arange(1))[0]\n",
 ]
 
 
@@ -65,6 +75,9 @@ REFUSED = [
     ("x.clip(0.0, min=1.0)", TypeError, "multiple values for argument 'min'"),
     ("(x > 0.5).clip()", TypeError, "positive"),
     ("np.clip(x[0] > 0.5)", TypeError, "positive"),
+    ("-np.clip(x[2] > 0, False, True)", TypeError, "boolean negative"),
+    ("np.clip(x > 0, False, True) - True", TypeError, "boolean subtract"),
+    ("np.clip(x > 0, False, True).clip()", TypeError, "positive"),
 ]
 
 
@@ -87,3 +100,17 @@ def test_refusals_say_why(call, message):
     with pytest.raises(ndjit.FilterError, match=message) as info:
         ndjit.jit_filter(f"def f(x):\n    return np.sum({call})\n")
     assert "2:" in str(info.value), "the refusal is located in the source"
+
+
+@pytest.mark.parametrize("expr", [
+    "np.clip(x > 0, False, True)[2] + True",
+    "np.clip(True, False, True) + True",
+    "np.clip(x > 0, False, True) @ np.clip(x > 0, False, True)",
+])
+def test_bools_clipped_by_bools_are_never_taken_as_ints(expr):
+    # NumPy's bool + bool is an or and its bool @ bool an any; these once computed 2 and 5, the
+    # clipped bools taken as ints. A bool's `+`/`@` is refused as it is for any NumPy bool.
+    window = IMAGE[:3, :3].ravel()
+    assert isinstance(eval(expr, {"np": np, "x": window}), np.bool_)
+    with pytest.raises(ndjit.FilterError, match="bool"):
+        ndjit.jit_filter(f"lambda x: {expr}")

@@ -68,3 +68,33 @@ def test_the_shortcut_is_chosen_by_the_exponents_value():
 def test_a_square_in_a_loop_matches_python():
     # The helper that found it: a two-pass variance written with `** 2` on NumPy scalars.
     check("lambda x: sum((v - np.mean(x)) ** 2 for v in x) / (len(x) - 1)", 13)
+
+
+@pytest.mark.parametrize("src, col", [
+    ("lambda x: pow(int(x[0]), 3, 7)", 29),
+    ("lambda x: pow(int(x[0]), 3, mod=7)", 29),
+])
+def test_three_argument_pow_is_refused_as_unsupported_not_miscounted(src, col):
+    # Python's pow takes a modulus; calling that an arity error would say Python has no such form.
+    assert pow(5, 3, 7) == eval(src)(np.array([5.0]))
+    with pytest.raises(ndjit.FilterSyntaxError) as e:
+        ndjit.jit_filter(src)
+    assert "three-argument pow" in str(e.value)
+    assert "(b ** e) % m" in str(e.value)
+    assert e.value.col == col
+
+
+@pytest.mark.parametrize("src", [
+    "lambda x: pow(x[0], 2, None)",
+    "lambda x: pow(x[0], 3, mod=None) + pow(base=x[1], exp=2)",
+])
+def test_pow_with_a_modulus_of_none_is_two_argument_pow(src):
+    check(src, len(src))
+
+
+@pytest.mark.parametrize("src", ["lambda x: pow(x[0])", "lambda x: pow(x[0], 2, 3, 4)", "lambda x: pow(x[0], 2, m=3)"])
+def test_pow_s_other_wrong_arguments_are_refused(src):
+    with pytest.raises(TypeError):
+        eval(src)(np.array([5.0]))
+    with pytest.raises(ndjit.FilterError):
+        ndjit.jit_filter(src)

@@ -143,9 +143,33 @@ fn python_or_numpy_round(t: &mut Translator, x: Expr, n: i64, ds: Span) -> Resul
 /// `pow(x, y)`: Python's `x ** y`.
 pub(super) fn py_pow(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let span = a.span;
-    a.arity(t, 2, 2)?;
-    let (x, _) = a.take();
-    let (y, _) = a.take();
+    if a.pos.len() > 3 {
+        a.arity(t, 2, 3)?;
+    }
+    let base = a.take_or_kw("base");
+    let exp = a.take_or_kw("exp");
+    // Python's third argument (`pow(b, e, m)` or `mod=m`) is modular exponentiation over
+    // unbounded ints; an arity error would read as if Python had no such form. `None` is the
+    // two-argument pow.
+    if let Some((m, s)) = a.take_or_kw("mod") {
+        if !matches!(m, Value::None) {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    s,
+                    "pow() with a modulus (three-argument pow) is not supported",
+                )
+                .hint("write `(b ** e) % m`: exact while `b ** e` fits in 64 bits, an OverflowError past that"));
+        }
+    }
+    let (Some((x, _)), Some((y, _))) = (base, exp) else {
+        return Err(t.err(
+            ErrorKind::Arity,
+            span,
+            "pow() missing a required argument: 'base' and 'exp' (Python raises TypeError)",
+        ));
+    };
+    a.done(t)?;
     t.binary(ast::BinOp::Pow, x, y, span)
 }
 

@@ -553,6 +553,8 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args, form: ClipForm) -> Result<V
     if has_hi {
         vals.push(hi);
     }
+    // Whether the result is float (integers and bools have no zeros to tell apart).
+    let mut float_result = false;
     let v = t.elementwise(vals, span, &mut |t, ops, _| {
         let mut it = ops.iter().map(|o| o.1);
         let tx = it.next().unwrap();
@@ -563,11 +565,16 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args, form: ClipForm) -> Result<V
                 "clip() without bounds is np.positive(x), which NumPy does not define for booleans",
             ));
         }
-        // Without bounds the value itself, in its own type (NumPy's `positive`).
+        // Without bounds the value itself, in its own type (NumPy's `positive`). Bools clipped
+        // by bools stay bools, as NumPy's extremes of two bools do (`+ True` is then an or).
         let tt = match has_lo || has_hi {
-            true => it.fold(tx, Ty::max).max(Ty::I64),
+            true => match it.fold(tx, Ty::max) {
+                Ty::Bool => Ty::Bool,
+                ty => ty.max(Ty::I64),
+            },
             false => tx,
         };
+        float_result |= tt == Ty::F64;
         let mut it = ops.into_iter();
         let (x, tx) = it.next().unwrap();
         let mut e = convert(x, tx, tt);
@@ -593,6 +600,7 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args, form: ClipForm) -> Result<V
         }
         Ok((e, tt))
     })?;
+    let keeps_x = keeps_x.filter(|_| float_result);
     if let (Some(flag), Value::Array(r) | Value::Matrix(r, _)) = (keeps_x, &v) {
         // The elements are computed where the result is read, after this.
         let scalar_path = bound_lens
@@ -723,10 +731,13 @@ fn c_extreme(t: &mut Translator, max: bool, x: Expr, y: Expr) -> Expr {
 
 /// `np.clip`'s bound: `x` past `bound` (above it for `upper`) becomes `bound`, a NaN bound
 /// included, and `x` stays where they are equal, so `np.clip(0.0, -0.0, 1.0)` is `0.0`.
-/// Integers have no signed zero: their minimum or maximum.
+/// Integers have no signed zero: their minimum or maximum; of bools, an and or an or.
 fn clamp(t: &mut Translator, ty: Ty, upper: bool, x: Expr, bound: Expr) -> Expr {
-    if ty != Ty::F64 {
-        return bin(if upper { BinOp::Min } else { BinOp::Max }, x, bound);
+    match (ty, upper) {
+        (Ty::Bool, true) => return bin(BinOp::And, x, bound),
+        (Ty::Bool, false) => return bin(BinOp::Or, x, bound),
+        (Ty::F64, _) => {}
+        _ => return bin(if upper { BinOp::Min } else { BinOp::Max }, x, bound),
     }
     let op = if upper { CmpOp::Lt } else { CmpOp::Gt };
     pick(t, op, bound, x, true).2
