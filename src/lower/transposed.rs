@@ -139,9 +139,13 @@ impl Rules for Transposed<'_> {
         fate
     }
 
-    fn argument(&self, b: Builtin, _: (usize, &[Keyword]), fate: Fate) -> Fate {
+    fn argument(&self, b: Builtin, (n, keywords): (usize, &[Keyword]), fate: Fate) -> Fate {
         use Func::*;
+        let along_an_axis = n > 1 || keywords.iter().any(|k| k.name == "axis");
         match (b.module, b.func) {
+            // Along an axis, a cumulative sum keeps its operand's layout (`np.cumsum(w.T, 0)` is
+            // in Fortran order, and a sum of it adds column by column); without one it is 1-D.
+            (Module::Np, Cumsum | Cumprod) if along_an_axis => fate,
             // They add (or multiply) in memory order.
             (
                 Module::Np,
@@ -181,7 +185,10 @@ impl Rules for Transposed<'_> {
         match name {
             // A copy in C order (`ndarray.copy`'s default), and the exact statistics.
             "copy" | "ravel" | "flatten" | "tolist" | "min" | "max" | "ptp" | "any" | "all"
-            | "argmin" | "argmax" | "item" | "cumsum" | "cumprod" => Fate::Agrees,
+            | "argmin" | "argmax" | "item" => Fate::Agrees,
+            // Along an axis (`w.T.cumsum(0)`), the receiver's layout; without one 1-D: the
+            // arguments are not seen here, so taken as the layout either way.
+            "cumsum" | "cumprod" => fate,
             // `astype` keeps the layout (order "K").
             "astype" => fate,
             _ => Fate::Differs,

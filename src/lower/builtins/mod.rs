@@ -304,7 +304,11 @@ impl Args<'_> {
         if let Some((n, v, s)) = self.kw.first() {
             let msg = match (n.as_str(), v) {
                 ("axis", Value::None) => return Ok(()),
-                ("axis", _) => "the buffer is 1-D: axis must be None or 0".to_string(),
+                // Reductions along an axis take `axis` before this; the rest take none.
+                ("axis", _) => format!(
+                    "{}() along an axis is not supported: only axis=None (or 0 of a 1-D array)",
+                    self.name
+                ),
                 _ => format!("{}() got an unsupported keyword argument `{n}`", self.name),
             };
             return Err(t.err(ErrorKind::Arity, *s, msg));
