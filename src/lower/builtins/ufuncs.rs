@@ -553,8 +553,6 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args, form: ClipForm) -> Result<V
     if has_hi {
         vals.push(hi);
     }
-    // Whether the result is float (integers and bools have no zeros to tell apart).
-    let mut float_result = false;
     let v = t.elementwise(vals, span, &mut |t, ops, _| {
         let mut it = ops.iter().map(|o| o.1);
         let tx = it.next().unwrap();
@@ -574,7 +572,6 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args, form: ClipForm) -> Result<V
             },
             false => tx,
         };
-        float_result |= tt == Ty::F64;
         let mut it = ops.into_iter();
         let (x, tx) = it.next().unwrap();
         let mut e = convert(x, tx, tt);
@@ -600,8 +597,12 @@ pub(super) fn clip(t: &mut Translator, a: &mut Args, form: ClipForm) -> Result<V
         }
         Ok((e, tt))
     })?;
-    let keeps_x = keeps_x.filter(|_| float_result);
-    if let (Some(flag), Value::Array(r) | Value::Matrix(r, _)) = (keeps_x, &v) {
+    // Integers and bools have no zeros to tell apart: only a float result takes the guard.
+    let float_array = match &v {
+        Value::Array(r) | Value::Matrix(r, _) if r.ty == Ty::F64 => Some(r),
+        _ => None,
+    };
+    if let (Some(flag), Some(r)) = (keeps_x, float_array) {
         // The elements are computed where the result is read, after this.
         let scalar_path = bound_lens
             .into_iter()
