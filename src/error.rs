@@ -171,6 +171,18 @@ impl Error {
     }
 }
 
+/// An arity error worded as Python words it: "f() takes 1 positional argument but 2 were given".
+/// `takes` is the count wanted ("1", "1 to 3"), `kind` what qualifies the noun ("positional ").
+pub(crate) fn arity_message(callee: &str, takes: &str, kind: &str, given: usize) -> String {
+    let noun = if takes == "1" {
+        "argument"
+    } else {
+        "arguments"
+    };
+    let verb = if given == 1 { "was" } else { "were" };
+    format!("{callee}() takes {takes} {kind}{noun} but {given} {verb} given")
+}
+
 /// Renders `line_text\n   ^^^` for a span (the caret covers the span's part of its first line).
 pub(crate) fn snippet(source: &str, span: Span) -> Option<String> {
     if source.is_empty() || span.start.line == 0 {

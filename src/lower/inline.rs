@@ -9,7 +9,7 @@
 
 use super::rebind;
 use super::{collect_locals, Translator, Value};
-use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::error::{arity_message, ErrorKind, Exception, Result, Span};
 use crate::ir::{Expr, Stmt, Ty, Var};
 use crate::syntax::ast::{self, StmtKind};
 use std::collections::HashMap;
@@ -171,11 +171,7 @@ impl Translator<'_> {
             return Err(self.err(
                 ErrorKind::Arity,
                 span,
-                format!(
-                    "`{name}()` takes {} positional arguments but {} were given",
-                    f.params.len(),
-                    args.len()
-                ),
+                arity_message(name, &f.params.len().to_string(), "positional ", args.len()),
             ));
         }
         if let Some(kw) = keywords

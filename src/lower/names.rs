@@ -70,7 +70,8 @@ funcs! {
     Fmax = "fmax", Where = "where", Clip = "clip", LogicalAnd = "logical_and",
     LogicalOr = "logical_or", LogicalNot = "logical_not", LogicalXor = "logical_xor", Add = "add",
     Subtract = "subtract", Multiply = "multiply", Divide = "divide", Remainder = "remainder",
-    FloorDivide = "floor_divide", Delete = "delete", Concatenate = "concatenate", Sort = "sort",
+    FloorDivide = "floor_divide", Equal = "equal", NotEqual = "not_equal", Less = "less",
+    LessEqual = "less_equal", Greater = "greater", GreaterEqual = "greater_equal", Delete = "delete", Concatenate = "concatenate", Sort = "sort",
     Dot = "dot", Average = "average", Diff = "diff", Flip = "flip", Bincount = "bincount",
     Histogram = "histogram", Reshape = "reshape", Array = "array", Ravel = "ravel",
     Float64 = "float64",
@@ -200,11 +201,27 @@ pub struct Builtin {
 impl fmt::Display for Builtin {
     /// The name calls are reported under (`np.sum`, `math.exp`, `len`, `method.astype`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.module.prefix(), self.func)
+        use Func::*;
+        // Python's math spells the inverse functions and the power its own way.
+        let math_name = match self.func {
+            Arcsin => "asin",
+            Arccos => "acos",
+            Arctan => "atan",
+            Arcsinh => "asinh",
+            Arccosh => "acosh",
+            Arctanh => "atanh",
+            Arctan2 => "atan2",
+            Power => "pow",
+            _ => self.func.name(),
+        };
+        match self.module {
+            Module::Math => write!(f, "math.{math_name}"),
+            _ => write!(f, "{}{}", self.module.prefix(), self.func),
+        }
     }
 }
 
-/// `module.name`, aliases resolved (`np.amax` is `np.max`, `math.asin` is `math.arcsin`).
+/// `module.name`, aliases resolved (`np.amax` is `np.max`, `math.asin` is `np.arcsin`'s function).
 pub(crate) fn resolve(module: Module, name: &str) -> Option<Builtin> {
     use Func::*;
     use Module::{Math, Np};
@@ -289,7 +306,8 @@ mod tests {
     fn aliases_and_modules() {
         let r = |m, n| resolve(m, n).map(|b| b.to_string());
         assert_eq!(r(Module::Np, "amax").as_deref(), Some("np.max"));
-        assert_eq!(r(Module::Math, "pow").as_deref(), Some("math.power"));
+        assert_eq!(r(Module::Math, "pow").as_deref(), Some("math.pow"));
+        assert_eq!(r(Module::Math, "asin").as_deref(), Some("math.asin"));
         assert_eq!(r(Module::Math, "power"), None, "Python's math has no power");
         assert_eq!(r(Module::Np, "len"), None);
         assert_eq!(r(Module::Builtin, "sqrt"), None);

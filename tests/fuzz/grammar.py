@@ -107,6 +107,7 @@ BINARY_NP = ["hypot", "arctan2", "copysign", "fmod", "power", "maximum", "minimu
 REDUCE_NP = ["sum", "mean", "var", "std", "min", "max", "amin", "amax", "median", "prod", "ptp", "average",
              "nansum", "nanmean", "nanvar", "nanstd", "nanmin", "nanmax", "nanmedian"]
 REDUCE_METHOD = ["sum", "mean", "var", "std", "min", "max", "prod"]
+NP_COMPARE = ["greater", "greater_equal", "less", "less_equal", "equal", "not_equal"]
 
 
 @dataclass(frozen=True)
@@ -290,6 +291,9 @@ class Generator:
             (1, lambda: Expr("b", f"{self.r.choice(['np.any', 'np.all', 'any', 'all'])}({{0}} > {{1}})",
                              [e("a", d), e("f", d)])),
             (1, lambda: Expr("b", "bool({0})", [e(self.r.choice("fi"), d)])),
+            # NumPy's comparison functions: NumPy bools, ints compared with floats as floats.
+            (1, lambda: Expr("b", f"bool(np.{self.r.choice(NP_COMPARE)}({{0}}, {{1}}))",
+                             [e(self.r.choice("fi"), d), e(self.r.choice("fi"), d)])),
             (self.profile.comprehensions, lambda: self.any_all(d)),
         )
 
@@ -312,6 +316,10 @@ class Generator:
             (2, lambda: Expr("a", self.r.choice(["np.sort({0})", "np.flip({0})", "np.diff({0})", "{0}[1:]", "{0}[:3]",
                                                  "{0}[::2]", "{0}[::-1]", "np.delete({0}, 0)"]), [e("a", d)])),
             (1, lambda: Expr("a", "np.clip({0}, {1}, {2})", [e("a", d), e("f", d), e("f", d)])),
+            # A list display handed to a NumPy function is the array NumPy makes of it.
+            (1, lambda: Expr("a", f"np.{self.r.choice(['maximum', 'minimum', 'add', 'multiply', 'fmax'])}([{{0}}, {{1}}], {{2}})",
+                             [e("f", d), e("f", d), e("f", d)])),
+            (1, lambda: Expr("a", "{0}[np." + self.r.choice(NP_COMPARE) + "({0}, {1})]", [e("a", 0), e("f", d)])),
             (1, lambda: Expr("a", "np.where({0} > {1}, {0}, {2})", [e("a", 0), e("f", d), e("f", d)])),
             (1, lambda: Expr("a", "np.concatenate(({0}, {1}))", [e("a", d), e("a", 0)])),
             (self.profile.comprehensions, lambda: self.list_comprehension(d)),

@@ -15,6 +15,17 @@ use crate::lower::Translator;
 
 /// `np.array`, `np.asarray` and `.copy()`, which keep a 2-D array 2-D, and `np.ravel`,
 /// `.ravel()` and `.flatten()`, which make it 1-D; with a `dtype=`.
+/// The array `np.asarray` makes of a list or tuple: rows of one length make a 2-D array.
+pub(super) fn asarray(t: &mut Translator, v: Value, s: Span) -> Result<Value> {
+    match v {
+        Value::Tuple(rows) if rows.iter().any(|r| !matches!(r, Value::Scalar(..))) => {
+            crate::lower::numpy::creation::rows_to_matrix(t, rows, s)
+        }
+        Value::Tuple(_) | Value::List(..) => Ok(Value::Array(t.array_of(v, s)?)),
+        v => Ok(v),
+    }
+}
+
 pub(super) fn array(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
     a.arity(t, 1, 1)?;
     let dtype = a.kw("dtype");

@@ -4,17 +4,20 @@
 use super::scalars::{fits_i64, int_checks, numpy_lacks};
 use super::ufuncs::{apply_unary, binary_math, unary_math};
 use super::Args;
-use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::error::{arity_message, ErrorKind, Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
 use crate::lower::expr::{bin, cmp, convert, un};
-use crate::lower::names::Func::{self, *};
+use crate::lower::names::{
+    Builtin,
+    Func::{self, *},
+};
 use crate::lower::value::Value;
 use crate::lower::{not, Translator};
 use crate::math::MathFn;
 
 /// `math.<base>(...)`: scalars only, with CPython's errors (`math.sqrt(-1)` raises).
-pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value> {
-    let span = a.span;
+pub(super) fn call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> {
+    let (span, base) = (a.span, name.func);
     let mut xs = Vec::new();
     for (v, s) in std::mem::take(&mut a.pos) {
         if matches!(v, Value::Array(_)) {
@@ -22,7 +25,7 @@ pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
                 .err(
                     ErrorKind::Type,
                     s,
-                    format!("math.{base}() takes a number, not an array"),
+                    format!("{name}() takes a number, not an array"),
                 )
                 .hint(format!("use np.{base}() for arrays")));
         }
@@ -50,11 +53,7 @@ pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
         return Err(t.err(
             ErrorKind::Arity,
             span,
-            format!(
-                "math.{base}() takes {} arguments but {} were given",
-                arity.start(),
-                xs.len()
-            ),
+            arity_message(&name.to_string(), &arity.start().to_string(), "", xs.len()),
         ));
     }
     let fx: Vec<Expr> = xs
@@ -128,7 +127,7 @@ pub(super) fn call(t: &mut Translator, base: Func, a: &mut Args) -> Result<Value
                 return Err(t.err(
                     ErrorKind::UnknownName,
                     span,
-                    format!("math.{base} is not supported"),
+                    format!("{name} is not supported"),
                 ))
             }
         },

@@ -28,7 +28,7 @@ use super::names::{self, Builtin, Module};
 use super::provenance::Prov;
 use super::value::{matrix_rows, ArrayVal, Value};
 use super::{not, Translator};
-use crate::error::{ErrorKind, Result, Span};
+use crate::error::{arity_message, ErrorKind, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, Stmt, Ty};
 use crate::syntax::ast;
 
@@ -275,11 +275,18 @@ impl Args<'_> {
             return Err(t.err(
                 ErrorKind::Arity,
                 self.span,
-                format!(
-                    "{}() takes {want} positional arguments but {n} were given",
-                    self.name
-                ),
+                arity_message(&self.name, &want, "positional ", n),
             ));
+        }
+        Ok(())
+    }
+    /// Lists and tuples, positional or keyword, made the arrays `np.asarray` makes of them.
+    pub(super) fn sequences_as_arrays(&mut self, t: &mut Translator) -> Result<()> {
+        let pos = self.pos.iter_mut().map(|(v, s)| (v, *s));
+        for (v, s) in pos.chain(self.kw.iter_mut().map(|(_, v, s)| (v, *s))) {
+            if matches!(v, Value::Tuple(_) | Value::List(..)) {
+                *v = arrays::asarray(t, std::mem::replace(v, Value::None), s)?;
+            }
         }
         Ok(())
     }
@@ -585,7 +592,11 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
     let Builtin { module, func } = name;
     // math.*: scalars only, with CPython's domain and range errors.
     if module == Math {
-        return math::call(t, func, a);
+        return math::call(t, name, a);
+    }
+    // (A method's receiver is an array: a list or tuple has none of these methods.)
+    if matches!(module, Np | Method) && ufuncs::is_elementwise(func) {
+        a.sequences_as_arrays(t)?;
     }
     if let Some(f) = ufuncs::unary_math(func).filter(|_| module == Np || func == Abs) {
         return ufuncs::unary(t, (func, module == Np), f, a);
@@ -604,7 +615,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (
             Np,
             Minimum | Maximum | Fmin | Fmax | Add | Subtract | Multiply | Divide | Remainder
-            | FloorDivide | LogicalAnd | LogicalOr | LogicalXor,
+            | FloorDivide | Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual
+            | LogicalAnd | LogicalOr | LogicalXor,
         ) => ufuncs::pairwise(t, func, a),
         (Np, Where) => ufuncs::np_where(t, a),
         (Np, Isclose | Allclose) => closeness::isclose(t, func == Allclose, a),

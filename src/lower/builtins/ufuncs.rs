@@ -57,6 +57,52 @@ pub(super) fn binary_math(func: Func) -> Option<MathFn> {
     })
 }
 
+/// Whether NumPy computes a function element by element, so that a list or tuple it is given is
+/// the array `np.asarray` makes of it (`np.sqrt([a, b])`, `np.maximum([a, b], 0)`).
+pub(super) fn is_elementwise(func: Func) -> bool {
+    unary_math(func).is_some()
+        || binary_math(func).is_some()
+        || matches!(
+            func,
+            IsNan
+                | IsInf
+                | IsFinite
+                | Rint
+                | Sign
+                | Square
+                | Negative
+                | Reciprocal
+                | Degrees
+                | Radians
+                | LogicalNot
+                | Round
+                | Minimum
+                | Maximum
+                | Fmin
+                | Fmax
+                | Add
+                | Subtract
+                | Multiply
+                | Divide
+                | Remainder
+                | FloorDivide
+                | Equal
+                | NotEqual
+                | Less
+                | LessEqual
+                | Greater
+                | GreaterEqual
+                | LogicalAnd
+                | LogicalOr
+                | LogicalXor
+                | Where
+                | Isclose
+                | Allclose
+                | NanToNum
+                | Clip
+        )
+}
+
 pub(super) fn apply_unary(e: Expr, f: (Option<MathFn>, Option<UnOp>)) -> Expr {
     match f {
         (Some(m), _) => Expr::Call(m, vec![e]),
@@ -360,6 +406,20 @@ pub(super) fn pairwise(t: &mut Translator, base: Func, a: &mut Args) -> Result<V
     };
     if let Some(op) = op {
         return t.binary(op, x, y, span);
+    }
+    // NumPy's comparisons are the operators' on NumPy values, and give NumPy bools.
+    let compared = match base {
+        Equal => Some(ast::CmpOp::Eq),
+        NotEqual => Some(ast::CmpOp::Ne),
+        Less => Some(ast::CmpOp::Lt),
+        LessEqual => Some(ast::CmpOp::Le),
+        Greater => Some(ast::CmpOp::Gt),
+        GreaterEqual => Some(ast::CmpOp::Ge),
+        _ => None,
+    };
+    if let Some(op) = compared {
+        let r = t.compare_one(op, x, y, span)?;
+        return Ok(t.as_numpy(r));
     }
     // The operands of an fmin/fmax of arrays, element by element, for its guard.
     let mut fm_operands: Option<(Expr, Expr)> = None;
