@@ -135,3 +135,59 @@ def test_what_is_not_an_array_stays_refused(src, message):
 def test_arity_errors_are_worded_as_python_words_them(src, message):
     with pytest.raises(ndjit.FilterError, match=message):
         ndjit.jit_filter(src)
+
+
+# The hunt of the new forms: a list's items of more than one type, and an empty list of ints,
+# were read in the storage's one type (`-v[0]` of `[0, 1]` after `v.append(0.5)` was -0.0).
+@pytest.mark.parametrize("body", [
+    "v = [0, 1]\n    a = -v[0]\n    v.append(0.5)\n    return a",
+    "v = [0, 2]\n    a = np.negative(v)[0]\n    v.append(x[0])\n    return a",
+    "v = [x[0] > 0, x[1] > 0]\n    w = np.add(v, v)\n    v.append(2)\n    return np.sum(w)",
+    "v = [x[0] > 0]\n    v.extend([1.5, 2.5])\n    return np.sum(v)",
+    "v = [1, 2]\n    v.append(0.5)\n    v.pop()\n    return np.negative(v)[0] // 0",
+    "v = [1.5]\n    v.insert(0, 2)\n    return v[0]",
+])
+def test_a_list_given_items_of_two_types_is_refused(body):
+    with pytest.raises(ndjit.FilterError, match="given .*s here and .*s elsewhere"):
+        ndjit.jit_filter(f"def f(x):\n    {body}")
+
+
+@pytest.mark.parametrize("body", [
+    "d = [i - 4 for i in range(len(x)) if x[i] > 100]\n    return -np.sum(np.minimum(d, 0))",
+    "m = [1 for v in x if v > 100]\n    return np.sum(np.abs(m)) // 0",
+    "m = [1 for v in x if v > 100]\n    return -np.sum(m)",
+    "m = [v > 0 for v in x if v > 100]\n    return float(np.prod(m))",
+    "idx = [i for i in range(len(x)) if x[i] > 100]\n    return np.sum(x[np.array(idx)])",
+    "m = [1, 2]\n    m.clear()\n    return -np.sum(np.negative(m))",
+])
+def test_an_empty_list_of_ints_made_an_array_raises(body):
+    # NumPy's array of an empty list is float64: -np.sum of it is -0.0, not 0.
+    f = ndjit.jit_filter(f"def f(x):\n    {body}")
+    with pytest.raises(ValueError, match="empty list is float64"):
+        f.evaluate(np.arange(9.0))
+
+
+@pytest.mark.parametrize("body", [
+    "d = [i - 4 for i in range(len(x)) if x[i] > 3]\n    return -np.sum(np.minimum(d, 0))",
+    "m = [1 for v in x if v > 3]\n    return np.sum(np.abs(m)) // 2",
+    "m = [1 for v in x if v > 100]\n    return float(len(m)) + (1.0 if m else 0.5)",
+    "idx = [i for i in range(len(x)) if x[i] > 100]\n    return float(sum(idx)) if idx else -1.0",
+    "m = [1 for v in x if v > 100]\n    return np.mean(np.array(m, dtype=float)) if len(m) else 0.0",
+])
+def test_the_same_lists_not_empty_or_not_made_arrays_compute(body):
+    src = f"def f(x):\n    {body}"
+    ns = {"np": np}
+    exec(src, ns)
+    w = np.arange(9.0)
+    with np.errstate(all="ignore"):
+        want = np.float64(ns["f"](w.copy()))
+    assert np.float64(ndjit.jit_filter(src).evaluate(w)).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("src", [
+    "lambda x: float(np.equal('a', x[0]))",
+    "lambda x: float(np.less('a', 'a\\x00'))",
+])
+def test_numpys_comparisons_of_strings_are_refused(src):
+    with pytest.raises(ndjit.FilterError, match="of strings is not supported"):
+        ndjit.jit_filter(src)

@@ -277,6 +277,29 @@ impl<'p> Translator<'p> {
         }
     }
 
+    /// The array NumPy makes of a value (`np.asarray`), where its dtype matters. NumPy's array
+    /// of an empty list is float64 whatever the list was given, where ndjit's list of ints or
+    /// bools keeps its type: such a list that is empty at run time raises.
+    pub(crate) fn numpy_array_of(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
+        if let Value::List(a, _) = &v {
+            if a.ty != Ty::F64 {
+                let message = format!(
+                    "NumPy's array of an empty list is float64, and this list of {}s is \
+                     compiled as {}: make its items floats (float(v)) to compute with it empty",
+                    a.ty.name(),
+                    a.ty.numpy_name()
+                );
+                self.check_plain(
+                    cmp(CmpOp::Ne, a.len.clone(), Expr::I64(0)),
+                    Exception::ValueError,
+                    &message,
+                    span,
+                );
+            }
+        }
+        self.array_of(v, span)
+    }
+
     /// Converts tuples/lists of numbers into arrays; arrays pass through.
     pub(crate) fn array_of(&mut self, v: Value, span: Span) -> Result<ArrayVal> {
         match v {

@@ -14,7 +14,7 @@
 use super::numpy::{exact_in_double, EXACT_INT};
 use super::provenance::Prov;
 use super::Translator;
-use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::error::{Exception, Result, Span};
 use crate::ir::{BinOp, Expr, Stmt, Ty, Var};
 
 impl Translator<'_> {
@@ -276,16 +276,13 @@ impl Translator<'_> {
         if !flagged {
             return;
         }
-        let refusal = self
-            .err(
-                ErrorKind::Unsupported,
-                span,
-                format!(
-                    "a value that is an int on one path and a float on another, {what}: \
-                     the result would depend on which"
-                ),
-            )
-            .hint("make it one kind: float(v) (or write the int as 0.0), or int(v)");
-        self.refuse_by_type(refusal, ());
+        self.refuse_unsupported(
+            span,
+            format!(
+                "a value that is an int on one path and a float on another, {what}: the result \
+                 would depend on which"
+            ),
+            "make it one kind: float(v) (or write the int as 0.0), or int(v)",
+        );
     }
 }

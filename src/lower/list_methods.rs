@@ -288,6 +288,27 @@ impl Translator<'_> {
         Ok(Stored { slot, ety, len })
     }
 
+    /// Refuses items of type `ty` stored into a list whose storage is of another type `ety` (the
+    /// widest type any store gives it). Python's list keeps each item's type, where the storage
+    /// would read a bool or an int back as a float or an int: `-v[0]` of `[0, 1]` after a later
+    /// `v.append(0.5)` would be `-0.0`, NumPy's array of `[True, False]` an int array.
+    pub(super) fn refuse_list_of_types(&mut self, name: &str, ty: Ty, ety: Ty, span: Span) {
+        if ty == ety {
+            return;
+        }
+        self.refuse_unsupported(
+            span,
+            format!(
+                "`{}` is given {}s here and {}s elsewhere: a Python list keeps each item's type, \
+                 and ndjit's lists have one",
+                rebind::display(name),
+                ty.name(),
+                ety.name()
+            ),
+            "give its items one type: float(v) for each (or write an int as 0.0)",
+        );
+    }
+
     /// The list's storage as it is.
     fn stored(&mut self, name: &str, span: Span) -> Result<Stored> {
         let ty = match self.hints.get(name) {
@@ -346,9 +367,7 @@ impl Translator<'_> {
         };
         self.note_list_kind(name, kind);
         let st = self.stored_for(name, ty, s)?;
-        // A list of ints and floats keeps each item's kind; this one holds floats.
-        let int = st.ety == Ty::F64 && ty == Ty::I64;
-        self.refuse_int_or_float(int, s, "an int appended to a list of floats");
+        self.refuse_list_of_types(name, ty, st.ety, s);
         let e = self.stable(convert(e, ty, st.ety), st.ety);
         Ok((e, st))
     }
@@ -422,8 +441,7 @@ impl Translator<'_> {
         let (arr, kind) = lists::sequence(self, v, s)?;
         self.note_list_kind(name, kind);
         let st = self.stored_for(name, arr.ty, s)?;
-        let int = st.ety == Ty::F64 && arr.ty == Ty::I64;
-        self.refuse_int_or_float(int, s, "ints appended to a list of floats");
+        self.refuse_list_of_types(name, arr.ty, st.ety, s);
         // The items as they are before the list grows (`v.extend(v)`).
         let items = self.materialize(&arr, None);
         let n = self.stable(items.len.clone(), Ty::I64);

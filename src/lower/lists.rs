@@ -323,6 +323,7 @@ impl Translator<'_> {
             return Ok(());
         };
         self.note_list_kind(name, kind);
+        self.refuse_list_of_types(name, arr.ty, ety, span);
         let arr = self.materialize(&arr, None); // it may read the list it replaces
         self.emit(Stmt::Fill {
             dst: slot,

@@ -1384,6 +1384,12 @@ impl<'a> Translator<'a> {
         placeholder
     }
 
+    /// Records an `Unsupported` refusal with its hint, as [`Translator::refuse_by_type`] does.
+    pub(crate) fn refuse_unsupported(&mut self, span: Span, message: String, hint: &str) {
+        let refusal = self.err(ErrorKind::Unsupported, span, message).hint(hint);
+        self.refuse_by_type(refusal, ());
+    }
+
     /// Joins `kind` into what `name`'s list elements are known to be; a change means that earlier
     /// reads in this pass may have assumed less, so the pass is repeated.
     pub(crate) fn note_list_kind(&mut self, name: &str, kind: ElemKind) {

@@ -21,7 +21,7 @@ pub(super) fn asarray(t: &mut Translator, v: Value, s: Span) -> Result<Value> {
         Value::Tuple(rows) if rows.iter().any(|r| !matches!(r, Value::Scalar(..))) => {
             crate::lower::numpy::creation::rows_to_matrix(t, rows, s)
         }
-        Value::Tuple(_) | Value::List(..) => Ok(Value::Array(t.array_of(v, s)?)),
+        Value::Tuple(_) | Value::List(..) => Ok(Value::Array(t.numpy_array_of(v, s)?)),
         v => Ok(v),
     }
 }
@@ -64,7 +64,10 @@ pub(super) fn array(t: &mut Translator, base: Func, a: &mut Args) -> Result<Valu
         Array => crate::lower::numpy::columns(&v),
         _ => None,
     };
-    let arr = t.array_of(v, s)?;
+    let arr = match dtype {
+        None => t.numpy_array_of(v, s)?,
+        Some(_) => t.array_of(v, s)?, // a dtype decides it
+    };
     let arr = match dtype {
         None => arr,
         Some((d, ds)) => {

@@ -22,7 +22,11 @@ pub(in crate::lower) fn reduction(
     s: Span,
     a: &mut Args,
 ) -> Result<Value> {
-    let arr = reduced_array(t, v, s)?;
+    // A sum's or a product's type is its array's (`-np.sum([])` is -0.0).
+    let arr = match (v, matches!(base, Sum | Prod | Nansum | Nanprod)) {
+        (v @ Value::List(..), true) => t.numpy_array_of(v, s)?,
+        (v, _) => reduced_array(t, v, s)?,
+    };
     // `dtype` follows `axis` (which `numpy::axes` has taken) among the positional arguments.
     let dtype = match takes_dtype(base) {
         true if !a.pos.is_empty() => Some(a.pos.remove(0)),

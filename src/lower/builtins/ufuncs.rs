@@ -418,6 +418,17 @@ pub(super) fn pairwise(t: &mut Translator, base: Func, a: &mut Args) -> Result<V
         _ => None,
     };
     if let Some(op) = compared {
+        // NumPy's own string comparisons (trailing NULs ignored, no loop for a string and a
+        // number) are not Python's.
+        if matches!(x, Value::Str(_)) || matches!(y, Value::Str(_)) {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("np.{base}() of strings is not supported"),
+                )
+                .hint("compare Python strings with the operators: a == b, a < b"));
+        }
         let r = t.compare_one(op, x, y, span)?;
         return Ok(t.as_numpy(r));
     }
