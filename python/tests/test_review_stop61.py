@@ -191,3 +191,31 @@ def test_the_same_lists_not_empty_or_not_made_arrays_compute(body):
 def test_numpys_comparisons_of_strings_are_refused(src):
     with pytest.raises(ndjit.FilterError, match="of strings is not supported"):
         ndjit.jit_filter(src)
+
+
+# String literals had been compared as written, escapes unprocessed: "\x41" == "A" was False.
+@pytest.mark.parametrize("src", [
+    r'lambda x: float("\x41" == "A")',
+    r'lambda x: float("\uffff" < "\U00010000")',
+    r'lambda x: float("a\tb" == "a	b")',
+    r'lambda x: float("\101" == "A")',
+    r'lambda x: float(r"\x41" == "\\x41")',
+    r'lambda x: float("\d" == "\\d")',
+    r'lambda x: float("\x41" in ("A", "B"))',
+])
+def test_string_escapes_are_pythons(src):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "\d" is an invalid escape, kept as Python keeps it
+        want = np.float64(eval(src)(np.zeros(9)))
+    assert np.float64(ndjit.jit_filter(src).evaluate(np.zeros(9))) == want
+
+
+@pytest.mark.parametrize("src, message", [
+    (r'lambda x: float(b"a" == "a")', "bytes literals are not supported"),
+    (r'lambda x: float("\x4" == "a")', "truncated"),
+    (r'lambda x: float("\N{DASH}" == "a")', "not supported"),
+])
+def test_strings_ndjit_cannot_hold_are_refused(src, message):
+    with pytest.raises(ndjit.FilterError, match=message):
+        ndjit.jit_filter(src)

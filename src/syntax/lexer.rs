@@ -11,7 +11,7 @@ pub enum Tok {
     Name(String),
     Int(i64),
     Float(f64),
-    /// A string literal's raw text between the quotes (escapes are not processed).
+    /// A string literal's text: Python's escapes decoded, a raw string's as written.
     Str(String),
     /// An f-string with replacement fields (`f"{v:.2f}"`): its raw text, fields unfilled.
     FStr(String),
@@ -171,7 +171,12 @@ impl<'s> Lexer<'s> {
                         && word.chars().all(|c| "rRbBuUfF".contains(c))
                         && matches!(self.peek(), Some('"' | '\''))
                     {
-                        self.string_from(start, word.contains(['f', 'F']))?;
+                        if word.contains(['b', 'B']) {
+                            // Python's bytes never equal its strings, which is all ndjit has.
+                            return Err(self.error(start, "bytes literals are not supported"));
+                        }
+                        let raw = word.contains(['r', 'R']);
+                        self.string_from(start, word.contains(['f', 'F']), raw)?;
                     } else {
                         self.push(Tok::Name(word.to_string()), start);
                     }
@@ -363,12 +368,13 @@ impl<'s> Lexer<'s> {
 
     fn string(&mut self) -> Result<()> {
         let start = self.pos;
-        self.string_from(start, false)
+        self.string_from(start, false, false)
     }
 
     /// Lexes a string literal whose prefix (if any) is already consumed; `start` is the prefix
-    /// start, `formatted` whether the prefix makes it an f-string.
-    fn string_from(&mut self, start: Position, formatted: bool) -> Result<()> {
+    /// start, `formatted` whether the prefix makes it an f-string, `raw` whether its backslashes
+    /// are text.
+    fn string_from(&mut self, start: Position, formatted: bool, raw: bool) -> Result<()> {
         let quote = self.bump().unwrap();
         let triple = self.peek() == Some(quote) && self.peek2() == Some(quote);
         if triple {
@@ -402,7 +408,11 @@ impl<'s> Lexer<'s> {
         let text = self.src[body_start..body_end.max(body_start)].to_string();
         match formatted && text.contains(['{', '}']) {
             true => self.push(Tok::FStr(text), start),
-            false => self.push(Tok::Str(text), start),
+            false if raw => self.push(Tok::Str(text), start),
+            false => {
+                let text = unescape(&text).map_err(|msg| self.error(start, msg))?;
+                self.push(Tok::Str(text), start)
+            }
         }
         Ok(())
     }
@@ -411,6 +421,73 @@ impl<'s> Lexer<'s> {
 /// CPython's message for `007`.
 const LEADING_ZEROS: &str =
     "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers";
+
+/// The character of `\\xhh`, `\\uhhhh` or `\\Uhhhhhhhh` (`n` hex digits after the `kind` letter).
+fn hex_escape(
+    chars: &mut std::iter::Peekable<std::str::Chars>,
+    n: usize,
+    kind: char,
+) -> std::result::Result<char, String> {
+    let digits: String = (0..n).filter_map(|_| chars.next()).collect();
+    let code = (digits.len() == n && digits.chars().all(|d| d.is_ascii_hexdigit()))
+        .then(|| u32::from_str_radix(&digits, 16).ok())
+        .flatten()
+        .ok_or_else(|| format!("truncated \\{kind} escape in a string literal"))?;
+    char::from_u32(code).ok_or_else(|| {
+        format!("\\{kind}{digits} is a surrogate, which ndjit's strings cannot hold")
+    })
+}
+
+/// A string literal's text with Python's escape sequences replaced by what they stand for
+/// (`"\x41"` is `"A"`, `"\uffff" < "\U00010000"`), so that comparisons see Python's string.
+/// An unknown escape keeps its backslash, as Python does.
+fn unescape(body: &str) -> std::result::Result<String, String> {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match e {
+            '\n' => {} // a backslash-newline continues the line
+            '\\' | '\'' | '"' => out.push(e),
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'f' => out.push('\u{c}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\u{b}'),
+            'x' => out.push(hex_escape(&mut chars, 2, 'x')?),
+            'u' => out.push(hex_escape(&mut chars, 4, 'u')?),
+            'U' => out.push(hex_escape(&mut chars, 8, 'U')?),
+            '0'..='7' => {
+                let mut code = e.to_digit(8).unwrap();
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            code = code * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(code).expect("at most 0o777"));
+            }
+            'N' => return Err("\\N{...} escapes in string literals are not supported".into()),
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// Whether every `_` of a literal's digits sits between two digits (`1_000`), as CPython's
 /// tokenizer requires; `prefix_ok` also allows one right after a base prefix (`0x_1f`).
@@ -501,6 +578,24 @@ mod tests {
     fn bad_dedent_is_an_error_with_position() {
         let e = tokenize("if x:\n    y\n  z\n").unwrap_err();
         assert_eq!((e.kind, e.line()), (ErrorKind::Syntax, 3));
+    }
+
+    #[test]
+    fn string_escapes_are_pythons() {
+        let text = |src: &str| match &toks(src)[0] {
+            Tok::Str(t) => t.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            text(r#""\x41\t\u00e9\U0001F600\101\0""#),
+            "A\t\u{e9}\u{1F600}A\0"
+        );
+        assert_eq!(text(r#""a\\b\'\"\d""#), "a\\b'\"\\d");
+        assert_eq!(text(r#"r"\x41\n""#), "\\x41\\n");
+        assert!(tokenize(r#""\x4""#).is_err());
+        assert!(tokenize(r#""\ud800""#).is_err());
+        assert!(tokenize(r#""\N{DASH}""#).is_err());
+        assert!(tokenize(r#"b"a""#).is_err());
     }
 
     #[test]
