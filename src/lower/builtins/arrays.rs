@@ -66,13 +66,10 @@ pub(super) fn array(t: &mut Translator, base: Func, a: &mut Args) -> Result<Valu
     };
     let arr = match dtype {
         None => t.numpy_array_of(v, s)?,
-        Some(_) => t.array_of(v, s)?, // a dtype decides it
-    };
-    let arr = match dtype {
-        None => arr,
+        // A dtype decides the array's type, empty or not.
         Some((d, ds)) => {
-            let ty = dtype_ty(t, &d, ds)?;
-            cast_array(arr, ty)
+            let arr = t.array_of(v, s)?;
+            cast_array(arr, dtype_ty(t, &d, ds)?)
         }
     };
     Ok(crate::lower::numpy::shaped(arr, cols))
