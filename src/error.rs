@@ -249,6 +249,8 @@ enum_with_all! {
         ArithmeticError,
         /// A local variable read where no assignment has run (a `NameError`).
         UnboundLocalError,
+        /// Python's `statistics.StatisticsError` (a `ValueError`).
+        StatisticsError,
     }
 }
 
@@ -269,6 +271,7 @@ impl Exception {
             Exception::NotImplementedError => "NotImplementedError",
             Exception::ArithmeticError => "ArithmeticError",
             Exception::UnboundLocalError => "UnboundLocalError",
+            Exception::StatisticsError => "StatisticsError",
         }
     }
 }

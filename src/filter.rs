@@ -163,7 +163,15 @@ impl FilterBuilder {
         let source: Arc<str> = self.source.into();
         let attach = |e: Error| e.with_source(&source);
         let mut program = crate::syntax::parse(&source).map_err(attach)?;
-        program.imports.extend(self.imports.iter().cloned());
+        program.imports.extend(
+            self.imports
+                .iter()
+                .map(|(module, alias)| crate::syntax::Import {
+                    module: module.clone(),
+                    alias: alias.clone(),
+                    span: None,
+                }),
+        );
         let lowered = crate::lower::lower_typed(&program, &self.bindings, self.sig, self.typing)
             .map_err(attach)?;
         let general = ir::optimize(lowered.func.clone(), ir::optimize::ALL);

@@ -52,6 +52,9 @@ const CASES: &[(&str, K, u32, u32, &str)] = &[
     ("def f(x, w=(1.0, 2.0)):\n    w += 1.0\n    return x[0]", K::Unsupported, 2, 5, "not the filter's own copy"),
     ("def f(x):\n    y = x\n    y[0] = 1.0\n    return x[0]", K::Unsupported, 2, 9, "shares memory"),
     ("def f(x):\n    y = x[1:]\n    x[0] = 1.0\n    return y[0]", K::Unsupported, 2, 9, "shares memory"),
+    ("import fractions\ndef f(x):\n    return x[0]", K::Unsupported, 1, 1, "module `fractions` is not available"),
+    ("import statistics\ndef f(x):\n    return statistics.mean(x)", K::UnknownName, 3, 12, "`statistics.mean` is not supported"),
+    ("lambda x: np.copy(x, dtype=int)[0]", K::Arity, 1, 22, "unexpected keyword argument 'dtype'"),
     ("def f(x):\n    x[x > 0] = x[:2]\n    return x[0]", K::Unsupported, 2, 5, "through a boolean mask"),
     ("def f(x):\n    x[x] = 0.0\n    return x[0]", K::Type, 2, 7, "must be of integer (or boolean) type"),
     ("def f(x):\n    y = x.copy()\n    y[x[0] > 0] = 0.0\n    return y[0]", K::Unsupported, 3, 7, "with a bool"),
@@ -341,6 +344,63 @@ fn nesting_follows_cpythons_limits() {
         e.to_string().contains("too many levels of indentation"),
         "{e}"
     );
+}
+
+/// A write into what may still be a bound array (NumPy changes the array every later call
+/// reads) is refused where the sharing starts, with the same wording as the C and Python faces.
+#[test]
+fn writes_into_a_bound_array_through_a_version_or_an_alias_are_refused() {
+    let mut b = Bindings::new();
+    b.set_array("w", vec![1.0, 2.0]);
+    let cases = [
+        (
+            "def f(x, w):\n    w = w\n    w[0] = 1.0\n    return w[1]",
+            2,
+            9,
+            "may still be the array it was given",
+        ),
+        (
+            "def f(x, w):\n    if x[0] > 0:\n        w = w[1:]\n    w[0] = 1.0\n    return w[0]",
+            3,
+            9,
+            "may still be the array it was given",
+        ),
+        (
+            "def f(x, w):\n    y = w[:]\n    y[0] += 1.0\n    return y[0]",
+            2,
+            9,
+            "would change `w`, which is read after the call",
+        ),
+        (
+            "def f(x):\n    y = w\n    y[0] = x[0]\n    return y[0]",
+            2,
+            9,
+            "would change `w`, which is read after the call",
+        ),
+    ];
+    for (src, line, col, fragment) in cases {
+        let e = Filter::compile(src, &b)
+            .err()
+            .unwrap_or_else(|| panic!("{src:?} compiled"));
+        assert_eq!(e.kind, K::Unsupported, "{e}");
+        assert_eq!((e.span.start.line, e.span.start.column), (line, col), "{e}");
+        assert!(e.to_string().contains(fragment), "{e}");
+    }
+    // Rebinding it in a branch, or copying it first, leaves it alone: both compile and run.
+    for src in [
+        "def f(x, w):\n    if x[0] > 0:\n        w = w * 2.0\n    return w[0] + w[1]",
+        "def f(x, w):\n    w = w.copy()\n    w[0] = x[0]\n    return w[0] + w[1]",
+    ] {
+        let f = Filter::compile(src, &b).unwrap_or_else(|e| panic!("{src:?}: {e}"));
+        assert_eq!(
+            f.call(&[1.0]).unwrap(),
+            if src.contains("copy") { 3.0 } else { 6.0 }
+        );
+        assert_eq!(
+            f.call(&[-1.0]).unwrap(),
+            if src.contains("copy") { 1.0 } else { 3.0 }
+        );
+    }
 }
 
 #[test]

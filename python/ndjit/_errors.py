@@ -21,6 +21,8 @@ try:
 except ImportError:  # NumPy < 1.25
     from numpy import AxisError as _AxisError
 
+from statistics import StatisticsError as _StatisticsError
+
 from . import _core
 
 __all__ = [
@@ -225,9 +227,11 @@ _RUNTIME_CLASS_NAMES = {
     "TypeError": "FilterRuntimeTypeError",  # `FilterTypeError` is the compile-time one
     "RuntimeError": "FilterInternalError",
 }
+# The exceptions that are not builtins: NumPy's and the statistics module's.
+_LIBRARY_EXCEPTIONS = {"AxisError": _AxisError, "StatisticsError": _StatisticsError}
 _RUNTIME = {
     base: type(_RUNTIME_CLASS_NAMES.get(base, "Filter" + base),
-               (FilterRuntimeError, _AxisError if base == "AxisError" else getattr(_builtins, base)),
+               (FilterRuntimeError, _LIBRARY_EXCEPTIONS.get(base) or getattr(_builtins, base)),
                {"__module__": __name__})
     for base in _core.EXCEPTIONS
 }

@@ -14,6 +14,7 @@ import functools
 import inspect
 import io
 import math
+import statistics
 import struct
 import textwrap
 import types
@@ -387,7 +388,9 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any],
         if kind == "value":
             _bind(bindings, name, _convert(name, v), func)
         elif kind is not None:
-            if kind != name or kind == "typing":  # `np` is known already; aliases (`xp`, `from numpy import mean`) are not
+            # `np`, `numpy` and `math` are known already; aliases (`xp`, `from numpy import mean`)
+            # and the other modules are not.
+            if kind != name or kind in ("typing", "statistics"):
                 imports.append((kind, name))
         elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
@@ -477,10 +480,14 @@ def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+# The functions of Python's statistics module that ndjit compiles.
+_STATISTICS = ("median", "median_low", "median_high")
+
+
 def _classify(v: Any) -> Optional[str]:
     """'value' for numbers/arrays, a module path for NumPy/math modules and functions, else None."""
     if isinstance(v, types.ModuleType):
-        return {"numpy": "numpy", "math": "math", "typing": "typing"}.get(v.__name__)
+        return {"numpy": "numpy", "math": "math", "typing": "typing", "statistics": "statistics"}.get(v.__name__)
     if v is typing.cast:
         return "typing.cast"
     if isinstance(v, (bool, int, float, str, np.number, np.bool_, tuple, list, np.ndarray)):
@@ -490,6 +497,9 @@ def _classify(v: Any) -> Optional[str]:
         return f"numpy.{name}"
     if name and getattr(math, name, None) is v:
         return f"math.{name}"
+    # (The module's other functions are a library's, refused with the closest NumPy code.)
+    if name in _STATISTICS and getattr(statistics, name, None) is v:
+        return f"statistics.{name}"
     return None
 
 

@@ -82,7 +82,7 @@ def library_function(func: types.FunctionType) -> Optional[LibraryFunction]:
 def _library_message(used: str, library: LibraryFunction) -> tuple:
     closest = _CLOSEST.get(library.origin.rsplit(".", 1)[-1])
     message = (f"`{used}` is `{library.origin}`, a library's function: ndjit compiles NumPy and math "
-               "functions and the program's own Python functions, not other libraries'")
+               "functions, statistics' medians and the program's own Python functions, not other libraries'")
     hint = f"the closest supported code is `{closest}`" if closest else "write it with NumPy or math functions"
     return message, hint
 

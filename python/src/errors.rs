@@ -95,6 +95,7 @@ pub fn builtin_exception(py: Python<'_>, exception: Exception, message: String) 
         Exception::UnboundLocalError => PyUnboundLocalError::new_err(message),
         // NumPy's class, which `_errors.py` finds wherever this NumPy keeps it.
         Exception::AxisError => build(py, "_AxisError", (message,)),
+        Exception::StatisticsError => build(py, "_StatisticsError", (message,)),
     }
 }
 

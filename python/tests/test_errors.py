@@ -147,13 +147,15 @@ def test_every_compile_error_kind_has_its_class():
 def test_every_runtime_exception_has_its_class():
     """Each exception the core names maps to a FilterRuntimeError that is also that exception."""
     import builtins
+    import statistics
 
     from ndjit import _core, _errors
 
     assert len(_core.EXCEPTIONS) == len(set(_core.EXCEPTIONS)) >= 6
+    libraries = {"AxisError": np.exceptions.AxisError, "StatisticsError": statistics.StatisticsError}
     for name in _core.EXCEPTIONS:
         e = _errors.runtime_error(name, "m", 1, 2, None)
-        base = np.exceptions.AxisError if name == "AxisError" else getattr(builtins, name)
+        base = libraries.get(name) or getattr(builtins, name)
         assert isinstance(e, ndjit.FilterRuntimeError) and isinstance(e, base), name
         assert getattr(ndjit, type(e).__name__) is type(e)
 

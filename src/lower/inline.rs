@@ -114,8 +114,16 @@ impl Translator<'_> {
             self.names.insert(p.clone(), v);
         }
         let (body, copied) = rebind::version_params(&scoped, &body);
-        for (p, at) in copied {
-            if !matches!(self.names.get(&p), Some(Value::Scalar(..))) {
+        for rebind::Copied {
+            name: p,
+            span: at,
+            write,
+        } in copied
+        {
+            // (A rebinding leaves the caller's array as it is; `check_aliasing` below refuses
+            // writes into a version that may still be it.)
+            let is_array = !matches!(self.names.get(&p), Some(Value::Scalar(..)));
+            if is_array && write == rebind::Write::InPlace {
                 return Err(self
                     .err(
                         ErrorKind::Unsupported,
@@ -153,7 +161,7 @@ impl Translator<'_> {
             &body,
             |n| self.may_hold_array(n),
             |n| self.holds_2d(n),
-            None,
+            |n| scoped.iter().any(|p| p == n),
         )?;
         Ok(v)
     }

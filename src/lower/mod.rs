@@ -414,8 +414,8 @@ impl<'a> Translator<'a> {
 
     fn function(&mut self) -> Result<()> {
         let f = &self.program.function;
-        for (module, alias) in &self.program.imports {
-            self.import(module, alias, f.span)?;
+        for i in &self.program.imports {
+            self.import(&i.module, &i.alias, i.span.unwrap_or(f.span))?;
         }
         // The parameter that holds floats: the buffer (the input line of generic_filter1d), an
         // integrand's variable; a transform's coordinates are ints.
@@ -541,12 +541,19 @@ impl<'a> Translator<'a> {
         let returns_number = !matches!(sig, ir::Sig::Filter1d | ir::Sig::Transform);
         self.guard_sentinels(&body, &locals, returns_number);
         self.stmts(&body)?;
-        let output = self.output_name.clone();
+        // Arrays read again after the call: the output line, and bound arrays (parameters and
+        // module-level names) that are not the filter's own copy.
+        let outlives = |n: &str| {
+            self.output_name.as_deref() == Some(n)
+                || (!self.own_copy(f, n)
+                    && (f.params.iter().any(|p| p.name == n)
+                        || (!self.locals.contains(n) && self.bindings.get(n).is_some())))
+        };
         rebind::check_aliasing(
             &body,
             |n| self.may_hold_array(n),
             |n| self.holds_2d(n),
-            output.as_deref(),
+            outlives,
         )?;
         if sig == ir::Sig::Filter1d {
             self.emit(Stmt::Succeed); // the output line holds the result
@@ -576,13 +583,13 @@ impl<'a> Translator<'a> {
             .filter(|n| Some(n) != self.output_name.as_ref())
             .collect();
         let (body, copied) = rebind::version_params(&versioned, &f.body);
-        for (name, span) in copied {
+        for rebind::Copied { name, span, write } in copied {
             // Only generic_filter's buffer is a fresh copy for each call; a bound array is shared
             // by every pixel, a transform's coordinates are a tuple, and a generic_filter1d input
-            // line is scipy's own buffer.
-            let own_copy = self.func.sig == ir::Sig::Filter && name == f.params[0].name;
+            // line is scipy's own buffer. Rebinding one in a branch leaves it as it is (and
+            // `check_aliasing` refuses writes into a version that may still be it).
             let is_array = !matches!(self.names.get(&name), Some(Value::Scalar(..)));
-            if is_array && !own_copy {
+            if is_array && !self.own_copy(f, &name) && write == rebind::Write::InPlace {
                 return Err(self
                     .err(
                         ErrorKind::Unsupported,
@@ -595,6 +602,12 @@ impl<'a> Translator<'a> {
             }
         }
         Ok(body)
+    }
+
+    /// Whether `name` is generic_filter's buffer: a fresh copy for each call, which the
+    /// callback may change as it likes.
+    fn own_copy(&self, f: &ast::Function, name: &str) -> bool {
+        self.func.sig == ir::Sig::Filter && f.params.first().is_some_and(|p| p.name == name)
     }
 
     /// Whether a name holds an array (a local as typed so far, or a parameter or bound value).
@@ -933,14 +946,15 @@ impl<'a> Translator<'a> {
         let v = match module {
             "numpy" => Value::Module(Module::Np),
             "math" => Value::Module(Module::Math),
+            "statistics" => Value::Module(Module::Statistics),
             "typing" => Value::Typing(false),
             "typing.cast" => Value::Typing(true),
             _ => match module.split_once('.') {
-                Some(("numpy" | "math", name)) => {
-                    let m = if module.starts_with("numpy") {
-                        Module::Np
-                    } else {
-                        Module::Math
+                Some((parent @ ("numpy" | "math" | "statistics"), name)) => {
+                    let m = match parent {
+                        "numpy" => Module::Np,
+                        "math" => Module::Math,
+                        _ => Module::Statistics,
                     };
                     match builtins::module_attr(m, name) {
                         Some(v) => v,
@@ -960,7 +974,7 @@ impl<'a> Translator<'a> {
                             span,
                             format!("module `{module}` is not available in filters"),
                         )
-                        .hint("only numpy and math can be used"))
+                        .hint("only numpy, math and statistics (its medians) can be used"))
                 }
             },
         };

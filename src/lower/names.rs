@@ -17,6 +17,8 @@ pub enum Module {
     Method,
     /// `np.linalg.*` (reached as `np.linalg`).
     Linalg,
+    /// `statistics.*`: Python's statistics module.
+    Statistics,
 }
 
 impl Module {
@@ -28,6 +30,7 @@ impl Module {
             Module::Builtin => "",
             Module::Method => "method.",
             Module::Linalg => "np.linalg.",
+            Module::Statistics => "statistics.",
         }
     }
 }
@@ -74,6 +77,7 @@ funcs! {
     LessEqual = "less_equal", Greater = "greater", GreaterEqual = "greater_equal", Delete = "delete", Concatenate = "concatenate", Sort = "sort",
     Dot = "dot", Average = "average", Diff = "diff", Flip = "flip", Bincount = "bincount",
     Histogram = "histogram", Reshape = "reshape", Array = "array", Ravel = "ravel",
+    CopyOf = "copy", Shape = "shape", Ndim = "ndim",
     Float64 = "float64",
     Int64 = "int64", BoolScalar = "bool_",
     // NumPy array functions lowered in `numpy/`
@@ -86,7 +90,7 @@ funcs! {
     Sum = "sum", Nansum = "nansum", Prod = "prod", Nanprod = "nanprod", Mean = "mean",
     Nanmean = "nanmean", Var = "var", Nanvar = "nanvar", Std = "std", Nanstd = "nanstd",
     Min = "min", Max = "max", Nanmin = "nanmin", Nanmax = "nanmax", Ptp = "ptp",
-    Median = "median", Nanmedian = "nanmedian", Percentile = "percentile",
+    Median = "median", MedianLow = "median_low", MedianHigh = "median_high", Nanmedian = "nanmedian", Percentile = "percentile",
     Nanpercentile = "nanpercentile", Quantile = "quantile", Nanquantile = "nanquantile",
     Any = "any", All = "all", CountNonzero = "count_nonzero", Argmin = "argmin",
     Argmax = "argmax", Nanargmin = "nanargmin", Nanargmax = "nanargmax", Argsort = "argsort",
@@ -140,12 +144,14 @@ impl Func {
             self,
             Astype | Item | IsInteger | SeqIndex | SeqCount | Tolist
         );
+        let statistics_only = matches!(self, MedianLow | MedianHigh);
         match module {
             // Python's builtins are not NumPy's, except those NumPy also has.
             Module::Np => {
                 let shared = matches!(self, Abs | Min | Max | Sum | Any | All | Round | Divmod);
-                !method_only && (!builtin || shared) && self != Norm
+                !method_only && !statistics_only && (!builtin || shared) && self != Norm
             }
+            Module::Statistics => matches!(self, Median | MedianLow | MedianHigh),
             Module::Linalg => self == Norm,
             Module::Math => {
                 matches!(
@@ -331,5 +337,18 @@ mod tests {
         assert_eq!(r(Module::Linalg, "norm").as_deref(), Some("np.linalg.norm"));
         assert_eq!(r(Module::Np, "norm"), None, "norm lives in np.linalg");
         assert_eq!(r(Module::Np, "r_").as_deref(), Some("np.r_"));
+        assert_eq!(r(Module::Np, "copy").as_deref(), Some("np.copy"));
+        assert_eq!(r(Module::Np, "shape").as_deref(), Some("np.shape"));
+        assert_eq!(r(Module::Builtin, "shape"), None);
+        assert_eq!(
+            r(Module::Statistics, "median_low").as_deref(),
+            Some("statistics.median_low")
+        );
+        assert_eq!(r(Module::Np, "median_low"), None);
+        assert_eq!(
+            r(Module::Statistics, "mean"),
+            None,
+            "statistics.mean is exact: not np.mean"
+        );
     }
 }

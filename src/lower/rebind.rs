@@ -20,10 +20,27 @@ use crate::syntax::visit::{
 };
 use std::collections::{HashMap, HashSet};
 
+/// How a statement changes a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Write {
+    /// `n = ...` nested in a branch or loop, or a `for` target: `n` names a new value, and the
+    /// array it named before is untouched.
+    Rebinding,
+    /// `n[i] = ...` or `n += ...`: an array is changed in place (a number's `n += 1` rebinds).
+    InPlace,
+}
+
+/// A parameter copied into a version because a statement writes it: the first such write.
+pub(super) struct Copied {
+    pub name: String,
+    pub span: Span,
+    pub write: Write,
+}
+
 /// Renames rebound parameters in `body`. `params` are the parameter names that may be versioned
 /// (a generic_filter1d output line is written in place, so it is left out). Returns the new body
-/// and, for each parameter copied because it is written into, the span of the first write.
-pub(super) fn version_params(params: &[String], body: &[Stmt]) -> (Vec<Stmt>, Vec<(String, Span)>) {
+/// and the parameters copied into a version before their first write.
+pub(super) fn version_params(params: &[String], body: &[Stmt]) -> (Vec<Stmt>, Vec<Copied>) {
     let mut r = Renamer {
         params: params.iter().cloned().collect(),
         current: HashMap::new(),
@@ -42,7 +59,7 @@ struct Renamer {
     /// The version each parameter name refers to now.
     current: HashMap<String, String>,
     counts: HashMap<String, u32>,
-    copied: Vec<(String, Span)>,
+    copied: Vec<Copied>,
 }
 
 impl Renamer {
@@ -52,11 +69,11 @@ impl Renamer {
         // except a plain top-level rebinding, which starts a version by itself.
         let mut written = Vec::new();
         writes_of(&s, true, &mut written);
-        for (name, span) in written {
+        for (name, span, write) in written {
             if self.params.contains(&name) && !self.current.contains_key(&name) {
                 let version = self.new_version(&name);
                 out.push(assign(&version, name_expr(&name, span), span));
-                self.copied.push((name, span));
+                self.copied.push(Copied { name, span, write });
             }
         }
         match &mut s.kind {
@@ -211,22 +228,22 @@ fn rename(e: &mut Expr, map: &HashMap<String, String>) {
 }
 
 /// Names a statement writes: rebinds (unless `top` and the statement is a plain assignment,
-/// which versions them itself) and writes into (`n[i] = ...`, `n += ...`), with where.
-fn writes_of(s: &Stmt, top: bool, out: &mut Vec<(String, Span)>) {
+/// which versions them itself) and writes into (`n[i] = ...`, `n += ...`), with where and how.
+fn writes_of(s: &Stmt, top: bool, out: &mut Vec<(String, Span, Write)>) {
     match &s.kind {
         StmtKind::Assign { targets, .. } => {
             for t in targets {
-                target_writes(t, !top, out);
+                target_writes(t, (!top).then_some(Write::Rebinding), out);
             }
         }
-        StmtKind::AugAssign { target, .. } => target_writes(target, true, out),
+        StmtKind::AugAssign { target, .. } => target_writes(target, Some(Write::InPlace), out),
         StmtKind::For {
             target,
             body,
             orelse,
             ..
         } => {
-            target_writes(target, true, out);
+            target_writes(target, Some(Write::Rebinding), out);
             body.iter()
                 .chain(orelse)
                 .for_each(|s| writes_of(s, false, out));
@@ -239,15 +256,21 @@ fn writes_of(s: &Stmt, top: bool, out: &mut Vec<(String, Span)>) {
     }
 }
 
-fn target_writes(t: &Expr, names_too: bool, out: &mut Vec<(String, Span)>) {
+/// The names target `t` writes: into (`n[i]`) always, and whole names as `names` says (`None`:
+/// not counted).
+fn target_writes(t: &Expr, names: Option<Write>, out: &mut Vec<(String, Span, Write)>) {
     match &t.kind {
-        ExprKind::Name(n) if names_too => out.push((n.clone(), t.span)),
+        ExprKind::Name(n) => {
+            if let Some(w) = names {
+                out.push((n.clone(), t.span, w));
+            }
+        }
         ExprKind::Tuple(items) | ExprKind::List(items) => {
-            items.iter().for_each(|i| target_writes(i, names_too, out))
+            items.iter().for_each(|i| target_writes(i, names, out))
         }
         ExprKind::Subscript(base, _) => {
             if let ExprKind::Name(n) = &base.kind {
-                out.push((n.clone(), t.span));
+                out.push((n.clone(), t.span, Write::InPlace));
             }
         }
         _ => {}
@@ -285,13 +308,17 @@ pub(super) fn display(name: &str) -> &str {
 /// of the other targets of a chained or tuple assignment (`a = b = x.copy()`, `a, b = x, x`).
 /// `is_array` tells the names that hold arrays (`n += 1` on a number rebinds it, on an array it
 /// writes in place), `is_2d` those holding 2-D arrays (whose `m[i]` is a row, a view).
-/// `read_after` is a name read once more after the body: generic_filter1d's output line, which
-/// scipy reads when the callback returns (`o = oline; o[0] = 7` writes the result in NumPy).
+/// `outlives` tells the names whose arrays are read again after the body: generic_filter1d's
+/// output line, which scipy reads when the callback returns (`o = oline; o[0] = 7` writes the
+/// result in NumPy), a bound array, which every later pixel reads (`k = kernel; k[0] += 1`
+/// changes it for them), and a helper's arguments, which its caller reads. A version of such a
+/// name that may still be its array (`kernel = kernel[1:]`, or `kernel = kernel[valids]` nested
+/// in a branch, whose other path keeps the bound array) shares it too.
 pub(super) fn check_aliasing(
     body: &[Stmt],
     is_array: impl Fn(&str) -> bool,
     is_2d: impl Fn(&str) -> bool,
-    read_after: Option<&str>,
+    outlives: impl Fn(&str) -> bool,
 ) -> Result<()> {
     let mut mutated = Vec::new();
     for s in body {
@@ -306,9 +333,10 @@ pub(super) fn check_aliasing(
     let mut found = None;
     visit_assignments(body, &mut |targets, value| {
         for (target, source, in_value) in shared_pairs(targets, value, &is_2d) {
-            // Both hold arrays (`n = len(a)` shares nothing).
+            // Both hold arrays (`n = len(a)` shares nothing); a version shares its own name's
+            // array, which only matters where that array outlives the call.
             if found.is_some()
-                || display(source) == display(target)
+                || (display(source) == display(target) && !outlives(source))
                 || !is_array(source)
                 || !is_array(target)
             {
@@ -324,35 +352,40 @@ pub(super) fn check_aliasing(
             // Each read of `other` beyond its reads in the assignment itself sees NumPy's
             // shared memory.
             let own = if other == source { in_value } else { 0 };
-            let after = usize::from(read_after.is_some_and(|n| display(n) == display(other)));
+            let after = usize::from(outlives(other));
             if count_reads(body, other) + after > own {
                 found = Some((
-                    target.to_string(),
-                    source.to_string(),
-                    written.to_string(),
+                    display(target).to_string(),
+                    display(source).to_string(),
+                    display(written).to_string(),
+                    (after == 1).then(|| display(other).to_string()),
                     value.span,
                 ));
             }
         }
     });
-    match found {
-        None => Ok(()),
-        Some((target, source, written, span)) => Err(Error::new(
-            ErrorKind::Unsupported,
-            span,
-            format!(
-                "`{}` shares memory with `{}` in NumPy, and `{}` is written into while the other is read",
-                display(&target),
-                display(&source),
-                display(&written)
-            ),
-        )
-        .hint(format!(
-            "make an independent copy: `{} = {}.copy()`",
-            display(&target),
-            display(&source)
-        ))),
-    }
+    let Some((target, source, written, later, span)) = found else {
+        return Ok(());
+    };
+    let message = match (target == source, later) {
+        (true, _) => format!(
+            "`{target}` may still be the array it was given (a bound array that every pixel \
+             reads, or a helper's argument), and writing into it would change that array in NumPy"
+        ),
+        (false, Some(other)) => format!(
+            "`{target}` shares memory with `{source}` in NumPy, and writing into `{written}` \
+             would change `{other}`, which is read after the call"
+        ),
+        (false, None) => format!(
+            "`{target}` shares memory with `{source}` in NumPy, and `{written}` is written into \
+             while the other is read"
+        ),
+    };
+    Err(
+        Error::new(ErrorKind::Unsupported, span, message).hint(format!(
+            "make an independent copy: `{target} = {source}.copy()`"
+        )),
+    )
 }
 
 /// Each name `target` binds, with the names its part of `value` may share memory with: `a, b =

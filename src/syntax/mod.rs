@@ -17,9 +17,18 @@ pub const MAX_SOURCE_BYTES: usize = 64 * 1024;
 #[derive(Clone, Debug)]
 pub struct Program {
     pub function: Function,
-    pub imports: Vec<(String, String)>,
+    pub imports: Vec<Import>,
     /// Helper functions the filter calls, by the names it calls them (inlined by the lowering).
     pub helpers: Vec<(String, Function)>,
+}
+
+/// `import module as alias`: a line of the source (`span`), or a name the caller's module binds
+/// (`FilterBuilder::import`, no span).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    pub module: String,
+    pub alias: String,
+    pub span: Option<Span>,
 }
 
 /// Parses filter source: an expression over `x`, a `lambda`, `name = lambda ...`, or one `def`
@@ -47,7 +56,13 @@ pub fn parse(source: &str) -> Result<Program> {
     let statements = stmts.len();
     for s in stmts {
         match s.kind {
-            StmtKind::Import(names) => imports.extend(names),
+            StmtKind::Import(names) => {
+                imports.extend(names.into_iter().map(|(module, alias)| Import {
+                    module,
+                    alias,
+                    span: Some(s.span),
+                }))
+            }
             StmtKind::Expr(Expr {
                 kind: ExprKind::Str(_),
                 ..
@@ -155,7 +170,9 @@ mod tests {
                 .unwrap();
         assert_eq!(p.function.name.as_deref(), Some("f"));
         assert_eq!(p.function.params.len(), 2);
-        assert_eq!(p.imports, vec![("numpy".to_string(), "np".to_string())]);
+        let i = &p.imports[0];
+        assert_eq!((i.module.as_str(), i.alias.as_str()), ("numpy", "np"));
+        assert_eq!(i.span.map(|s| (s.start.line, s.start.column)), Some((1, 1)));
         assert!(parse("g = lambda w: w.sum()").is_ok());
     }
 

@@ -75,6 +75,43 @@ pub(super) fn array(t: &mut Translator, base: Func, a: &mut Args) -> Result<Valu
     Ok(crate::lower::numpy::shaped(arr, cols))
 }
 
+/// `np.copy(a)`: `np.array(a)`, which takes no `dtype`.
+pub(super) fn copy(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    if let Some((_, _, s)) = a.kw.iter().find(|(n, _, _)| n == "dtype") {
+        return Err(t
+            .err(
+                ErrorKind::Arity,
+                *s,
+                "copy() got an unexpected keyword argument 'dtype'",
+            )
+            .hint("np.array(a, dtype=...) copies and converts"));
+    }
+    array(t, Array, a)
+}
+
+/// `np.shape(a)` and `np.ndim(a)`: a number has shape `()`, a list or tuple that of its array.
+pub(super) fn shape_or_ndim(t: &mut Translator, func: Func, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let (v, s) = a.take();
+    let v = asarray(t, v, s)?;
+    match (v, func) {
+        (Value::Scalar(..), Shape) => Ok(Value::Tuple(vec![])),
+        (Value::Scalar(..), _) => Ok(Value::Scalar(Expr::I64(0), Ty::I64)),
+        (v @ (Value::Array(_) | Value::Matrix(..)), _) => {
+            let attr = if func == Shape { "shape" } else { "ndim" };
+            super::attribute(t, v, attr, s)
+        }
+        (v, _) => Err(t.err(
+            ErrorKind::Type,
+            s,
+            format!(
+                "np.{func}() takes an array or a number, not {}",
+                v.describe()
+            ),
+        )),
+    }
+}
+
 /// `x.astype(dtype)` of an array or a number.
 pub(super) fn astype_method(t: &mut Translator, a: &mut Args) -> Result<Value> {
     a.arity(t, 2, 2)?;

@@ -5,8 +5,8 @@
 //! lowering, chosen by matching on variants in [`lower_call`]. The lowerings live by family:
 //! NumPy's element-wise functions in `ufuncs`, arrays made and rearranged in `arrays`, reductions
 //! in `reductions` and `quantiles`, Python's number builtins in `scalars`, its `min`, `max` and
-//! `sum` in `python`, and the `math` module in `math`; NumPy's larger array functions are in
-//! `super::numpy`.
+//! `sum` in `python`, the `math` module in `math`, and the `statistics` module's medians in
+//! `statistics`; NumPy's larger array functions are in `super::numpy`.
 
 mod arrays;
 mod closeness;
@@ -15,6 +15,7 @@ mod python;
 mod quantiles;
 mod reductions;
 mod scalars;
+mod statistics;
 mod ufuncs;
 
 pub(super) use arrays::{cast_array, cast_elem, concat2, dtype_ty};
@@ -101,6 +102,7 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
             let full = match m {
                 Module::Np => "numpy",
                 Module::Linalg => "numpy.linalg",
+                Module::Statistics => "statistics",
                 _ => "math",
             };
             const NARROW: &[&str] = &[
@@ -122,6 +124,9 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
             let hint = if m == Module::Np && NARROW.contains(&attr) {
                 "ndjit computes in 64 bits and does not model narrower types' rounding and \
                  wrapping: use np.float64 or np.int64, and narrow the filter's output instead"
+            } else if m == Module::Statistics {
+                "ndjit has statistics.median, median_low and median_high; the module's other \
+                 functions compute with exact fractions, which ndjit does not reproduce"
             } else {
                 "see the list of supported functions in the ndjit documentation"
             };
@@ -481,7 +486,9 @@ impl Call {
             Module::Method => matches!(name.func, Item | IsInteger | SeqIndex | SeqCount | Tolist),
             // np.allclose is `bool(np.all(np.isclose(...)))`.
             Module::Np => matches!(name.func, Size | Allclose),
-            Module::Linalg => false,
+            // The statistics module's medians are items of the data, or their mean, of the
+            // items' own kind.
+            Module::Linalg | Module::Statistics => false,
         };
         let numpy = !python
             && (matches!(name.module, Module::Np | Module::Linalg | Module::Method)
@@ -624,6 +631,9 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, Clip) => ufuncs::clip(t, a, ufuncs::ClipForm::Function),
         (Method, Clip) => ufuncs::clip(t, a, ufuncs::ClipForm::Method),
         (Np, Array | Ravel) => arrays::array(t, func, a),
+        (Np, CopyOf) => arrays::copy(t, a),
+        (Module::Statistics, _) => statistics::median(t, func, a),
+        (Np, Shape | Ndim) => arrays::shape_or_ndim(t, func, a),
         (Method, Astype) => arrays::astype_method(t, a),
         (Method | Np, Reshape) => arrays::reshape_call(t, a),
         (Np, Bincount) => arrays::bincount(t, a),
@@ -776,6 +786,6 @@ fn takes_int_or_float(name: Builtin, nargs: usize) -> bool {
                         | Float64
                 )
         }
-        Module::Method | Module::Linalg => false,
+        Module::Method | Module::Linalg | Module::Statistics => false,
     }
 }
