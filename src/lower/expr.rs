@@ -1356,7 +1356,54 @@ impl<'p> Translator<'p> {
             return Ok(flag);
         }
         let lhs = self.expr(first)?;
+        if let [(op @ (ast::CmpOp::Eq | ast::CmpOp::Ne), e)] = rest {
+            if tuple_syntax(first) && tuple_syntax(e) {
+                let rhs = self.expr(e)?;
+                if let Some(equal) = self.int_tuples_equal(&lhs, &rhs) {
+                    let same = if *op == ast::CmpOp::Eq {
+                        equal
+                    } else {
+                        not(equal)
+                    };
+                    return Ok(Value::Scalar(
+                        self.with_prov(same, Ty::Bool, Prov::Py),
+                        Ty::Bool,
+                    ));
+                }
+                return self.compare_one(*op, lhs, rhs, e.span);
+            }
+        }
         self.compare_chain(lhs, rest, span)
+    }
+
+    /// `a == b` of two tuples of ints (`w.shape == (3, 3)`): of one length, item by item equal.
+    /// `None` for anything else: items that may be floats would need Python's identity test
+    /// first (a NaN is equal to itself in a tuple), which ndjit does not model.
+    fn int_tuples_equal(&mut self, a: &Value, b: &Value) -> Option<Expr> {
+        let (Value::Tuple(xs), Value::Tuple(ys)) = (a, b) else {
+            return None;
+        };
+        let int = |v: &Value| matches!(v, Value::Scalar(_, Ty::I64 | Ty::Bool));
+        if !xs.iter().chain(ys).all(int) {
+            return None;
+        }
+        if xs.len() != ys.len() {
+            return Some(Expr::Bool(false));
+        }
+        let mut equal = Expr::Bool(true);
+        for (x, y) in xs.iter().zip(ys) {
+            let (Value::Scalar(x, tx), Value::Scalar(y, ty)) = (x, y) else {
+                unreachable!("checked above")
+            };
+            let tt = (*tx).max(*ty);
+            let same = cmp(
+                CmpOp::Eq,
+                convert(x.clone(), *tx, tt),
+                convert(y.clone(), *ty, tt),
+            );
+            equal = bin(BinOp::And, equal, same);
+        }
+        Some(equal)
     }
 
     /// `lhs op₀ e₀ op₁ e₁ …`: the later links are lowered in a nested block that runs only when
@@ -2326,6 +2373,19 @@ fn python_slice(
         k += step;
         inside.then_some(here)
     })
+}
+
+/// Whether `e` is written as a tuple: a tuple display, an array's `.shape` or `np.shape(...)`.
+/// (A list display is lowered as a tuple too, but a list never equals a tuple in Python.)
+fn tuple_syntax(e: &ast::Expr) -> bool {
+    match &e.kind {
+        ast::ExprKind::Tuple(_) => true,
+        ast::ExprKind::Attribute(_, attr) => attr == "shape",
+        ast::ExprKind::Call { func, .. } => matches!(&func.kind,
+            ast::ExprKind::Attribute(m, f) if f == "shape"
+                && matches!(&m.kind, ast::ExprKind::Name(n) if n == "np" || n == "numpy")),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -159,9 +159,13 @@ impl Translator<'_> {
         let v = r?;
         rebind::check_aliasing(
             &body,
-            |n| self.may_hold_array(n),
-            |n| self.holds_2d(n),
-            |n| scoped.iter().any(|p| p == n),
+            |n| self.may_hold_array(n) || self.bound_object(n) || self.helper_gives_bound(n),
+            |n| self.items_are_views(n),
+            |n| {
+                scoped.iter().any(|p| p == n)
+                    || self.bound_object(n)
+                    || (!self.locals.contains(n) && self.bindings.get(n).is_some())
+            },
         )?;
         Ok(v)
     }

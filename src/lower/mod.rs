@@ -545,14 +545,15 @@ impl<'a> Translator<'a> {
         // module-level names) that are not the filter's own copy.
         let outlives = |n: &str| {
             self.output_name.as_deref() == Some(n)
+                || self.bound_object(n)
                 || (!self.own_copy(f, n)
                     && (f.params.iter().any(|p| p.name == n)
                         || (!self.locals.contains(n) && self.bindings.get(n).is_some())))
         };
         rebind::check_aliasing(
             &body,
-            |n| self.may_hold_array(n),
-            |n| self.holds_2d(n),
+            |n| self.may_hold_array(n) || self.bound_object(n) || self.helper_gives_bound(n),
+            |n| self.items_are_views(n),
             outlives,
         )?;
         if sig == ir::Sig::Filter1d {
@@ -628,7 +629,54 @@ impl<'a> Translator<'a> {
 
     /// Whether `name` holds an array, or a tuple that may hold one.
     fn may_hold_array(&self, name: &str) -> bool {
-        self.holds_array(name) || self.tuple_values.contains_key(name)
+        self.holds_array(name) || self.holds_tuple(name)
+    }
+
+    /// Whether `name` holds a tuple (a local's, or a helper's parameter's), whose items may be
+    /// arrays.
+    fn holds_tuple(&self, name: &str) -> bool {
+        self.tuple_values.contains_key(name)
+            || matches!(self.names.get(name), Some(Value::Tuple(_)))
+    }
+
+    /// Whether `name[i]` may be a view of `name`'s memory: a row of a 2-D array, an array a
+    /// tuple holds.
+    pub(super) fn items_are_views(&self, name: &str) -> bool {
+        self.holds_2d(name) || self.holds_tuple(name)
+    }
+
+    /// Whether `name` is [`rebind::HELPER_RESULT`] and a helper of the program may give back a
+    /// bound array's memory: one mentions a bound array, or an object with bound attributes.
+    fn helper_gives_bound(&self, name: &str) -> bool {
+        if name != rebind::HELPER_RESULT {
+            return false;
+        }
+        let mut names = Vec::new();
+        for (_, h) in &self.program.helpers {
+            crate::syntax::visit::for_each_stmt_expr(&h.body, &mut |e| {
+                crate::syntax::visit::names_in(e, &mut names)
+            });
+            for p in &h.params {
+                if let Some(d) = &p.default {
+                    crate::syntax::visit::names_in(d, &mut names);
+                }
+            }
+        }
+        names.iter().any(|n| {
+            matches!(self.bindings.get(n), Some(crate::bind::Value::Array(..)))
+                || self.bound_object(n)
+        })
+    }
+
+    /// Whether `name` is a module-level object (a class or an instance) whose attributes were
+    /// bound (`Cfg.kernel`): its arrays are read by every later call.
+    fn bound_object(&self, name: &str) -> bool {
+        !self.locals.contains(name)
+            && !self.names.contains_key(name)
+            && self.bindings.iter().any(|(k, _)| {
+                k.strip_prefix(name)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            })
     }
 
     /// Whether `name` holds a 2-D array (whose `m[i]` is a row, a view).

@@ -268,9 +268,10 @@ fn target_writes(t: &Expr, names: Option<Write>, out: &mut Vec<(String, Span, Wr
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             items.iter().for_each(|i| target_writes(i, names, out))
         }
+        // `n[i] = v`, and `n[0][1:] = v` into an array a tuple holds.
         ExprKind::Subscript(base, _) => {
-            if let ExprKind::Name(n) = &base.kind {
-                out.push((n.clone(), t.span, Write::InPlace));
+            if let Some(n) = root_name(base) {
+                out.push((n.to_string(), t.span, Write::InPlace));
             }
         }
         _ => {}
@@ -306,8 +307,10 @@ pub(super) fn display(name: &str) -> &str {
 /// (`y = x`, a view: a slice, `reshape`, `ravel`, `.T`, `np.flip`, a row of a 2-D array), of
 /// what a container or a helper call it is assigned from holds (`b = [a][0]`, `b = g(a)`), and
 /// of the other targets of a chained or tuple assignment (`a = b = x.copy()`, `a, b = x, x`).
-/// `is_array` tells the names that hold arrays (`n += 1` on a number rebinds it, on an array it
-/// writes in place), `is_2d` those holding 2-D arrays (whose `m[i]` is a row, a view).
+/// `is_array` tells the names that hold arrays (and, of [`HELPER_RESULT`], whether a helper
+/// reads a bound array) (`n += 1` on a number rebinds it, on an array it
+/// writes in place), `items_are_views` those whose items are views: 2-D arrays (whose `m[i]` is
+/// a row) and tuples (whose `t[0]` may be an array).
 /// `outlives` tells the names whose arrays are read again after the body: generic_filter1d's
 /// output line, which scipy reads when the callback returns (`o = oline; o[0] = 7` writes the
 /// result in NumPy), a bound array, which every later pixel reads (`k = kernel; k[0] += 1`
@@ -317,9 +320,12 @@ pub(super) fn display(name: &str) -> &str {
 pub(super) fn check_aliasing(
     body: &[Stmt],
     is_array: impl Fn(&str) -> bool,
-    is_2d: impl Fn(&str) -> bool,
+    items_are_views: impl Fn(&str) -> bool,
     outlives: impl Fn(&str) -> bool,
 ) -> Result<()> {
+    // A helper's result may be a bound array's memory (where `is_array` says helpers read one),
+    // read after the call.
+    let outlives = |n: &str| n == HELPER_RESULT || outlives(n);
     let mut mutated = Vec::new();
     for s in body {
         element_writes(s, &mut mutated);
@@ -332,7 +338,7 @@ pub(super) fn check_aliasing(
     let is_mutated = |n: &str| mutated.iter().any(|m: &String| display(m) == display(n));
     let mut found = None;
     visit_assignments(body, &mut |targets, value| {
-        for (target, source, in_value) in shared_pairs(targets, value, &is_2d) {
+        for (target, source, in_value) in shared_pairs(targets, value, &items_are_views) {
             // Both hold arrays (`n = len(a)` shares nothing); a version shares its own name's
             // array, which only matters where that array outlives the call.
             if found.is_some()
@@ -367,6 +373,19 @@ pub(super) fn check_aliasing(
     let Some((target, source, written, later, span)) = found else {
         return Ok(());
     };
+    if source == HELPER_RESULT {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            span,
+            format!(
+                "`{target}` may be an array a helper gives back from a bound array it reads (or \
+                 from its arguments), and writing into `{written}` would change that array in NumPy"
+            ),
+        )
+        .hint(format!(
+            "copy the helper's result: `{target} = helper(...).copy()`"
+        )));
+    }
     let message = match (target == source, later) {
         (true, _) => format!(
             "`{target}` may still be the array it was given (a bound array that every pixel \
@@ -394,21 +413,21 @@ pub(super) fn check_aliasing(
 fn bind_target<'e>(
     target: &'e Expr,
     value: &'e Expr,
-    is_2d: &impl Fn(&str) -> bool,
+    items_are_views: &impl Fn(&str) -> bool,
     bound: &mut Vec<(&'e str, Vec<&'e str>)>,
 ) {
     match (&target.kind, &value.kind) {
-        (ExprKind::Name(n), _) => bound.push((n, shared_with(value, is_2d))),
+        (ExprKind::Name(n), _) => bound.push((n, shared_with(value, items_are_views))),
         (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs) | ExprKind::List(vs))
             if ts.len() == vs.len() =>
         {
             for (t, v) in ts.iter().zip(vs) {
-                bind_target(t, v, is_2d, bound);
+                bind_target(t, v, items_are_views, bound);
             }
         }
         (ExprKind::Tuple(ts) | ExprKind::List(ts), _) => {
             for t in ts {
-                bind_target(t, value, is_2d, bound);
+                bind_target(t, value, items_are_views, bound);
             }
         }
         _ => {}
@@ -421,11 +440,11 @@ fn bind_target<'e>(
 fn shared_pairs<'e>(
     targets: &'e [Expr],
     value: &'e Expr,
-    is_2d: &impl Fn(&str) -> bool,
+    items_are_views: &impl Fn(&str) -> bool,
 ) -> Vec<(&'e str, &'e str, usize)> {
     let mut bound: Vec<(&str, Vec<&str>)> = Vec::new();
     for t in targets {
-        bind_target(t, value, is_2d, &mut bound);
+        bind_target(t, value, items_are_views, &mut bound);
     }
     let chained = targets
         .iter()
@@ -454,7 +473,11 @@ fn shared_pairs<'e>(
 /// `x[...]`, a row `m[i]` of a 2-D array, `x.reshape(...)`, `x.ravel()`, `x.T`, `np.flip(x)`,
 /// `np.asarray(x)` ...), what a container literal, a choice or a helper call holds or may give
 /// back, and an item of any of them.
-fn shared_with<'e>(e: &'e Expr, is_2d: &impl Fn(&str) -> bool) -> Vec<&'e str> {
+/// What a helper's result may share memory with besides its arguments: a bound array the helper
+/// reads (`def tail(): return G[1:]`), which outlives the call. Not a name of the program.
+pub(super) const HELPER_RESULT: &str = "%helper";
+
+fn shared_with<'e>(e: &'e Expr, items_are_views: &impl Fn(&str) -> bool) -> Vec<&'e str> {
     const PYTHON_BUILTINS: &[&str] = &[
         "len", "float", "int", "bool", "abs", "round", "sum", "min", "max", "sorted", "list",
         "tuple", "any", "all",
@@ -473,39 +496,68 @@ fn shared_with<'e>(e: &'e Expr, is_2d: &impl Fn(&str) -> bool) -> Vec<&'e str> {
     ];
     let numpy =
         |b: &Expr| matches!(&b.kind, ExprKind::Name(m) if matches!(m.as_str(), "np" | "numpy"));
-    let all = |items: &'e [Expr]| items.iter().flat_map(|i| shared_with(i, is_2d)).collect();
+    let all = |items: &'e [Expr]| {
+        items
+            .iter()
+            .flat_map(|i| shared_with(i, items_are_views))
+            .collect()
+    };
     match &e.kind {
         ExprKind::Name(n) => vec![n.as_str()],
         ExprKind::Subscript(base, index) => match &base.kind {
-            // An element of a 1-D array is a number; a slice, or a row of a 2-D one, a view.
-            ExprKind::Name(n) if !has_slice(index) && !is_2d(n) => vec![],
-            _ => shared_with(base, is_2d),
+            // An element of a 1-D array is a number; a slice, a row of a 2-D one or an item of a
+            // tuple (an array it holds), a view.
+            ExprKind::Name(n) if !has_slice(index) && !items_are_views(n) => vec![],
+            _ => shared_with(base, items_are_views),
         },
-        ExprKind::Attribute(base, attr) if attr == "T" => shared_with(base, is_2d),
+        // An array's sizes are numbers; any other attribute (`.T`, `.real`, a class's or an
+        // instance's array `cfg.kernel`) may be the object's memory.
+        ExprKind::Attribute(_, attr)
+            if matches!(
+                attr.as_str(),
+                "shape" | "size" | "ndim" | "dtype" | "itemsize" | "nbytes"
+            ) =>
+        {
+            vec![]
+        }
+        ExprKind::Attribute(base, _) => shared_with(base, items_are_views),
         ExprKind::Tuple(items) | ExprKind::List(items) => all(items),
         ExprKind::IfExp { body, orelse, .. } => {
-            let mut v = shared_with(body, is_2d);
-            v.extend(shared_with(orelse, is_2d));
+            let mut v = shared_with(body, items_are_views);
+            v.extend(shared_with(orelse, items_are_views));
             v
         }
         ExprKind::BoolOp(_, items) => all(items),
-        ExprKind::Call { func, args, .. } => match &func.kind {
+        ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } => match &func.kind {
             ExprKind::Attribute(base, m) if numpy(base) => {
                 if FUNCTIONS.contains(&m.as_str()) {
                     args.first()
-                        .map(|a| shared_with(a, is_2d))
+                        .map(|a| shared_with(a, items_are_views))
                         .unwrap_or_default()
                 } else {
                     vec![]
                 }
             }
             ExprKind::Attribute(base, m) if METHODS.contains(&m.as_str()) => {
-                shared_with(base, is_2d)
+                shared_with(base, items_are_views)
             }
             // Python's builtins give numbers or new lists; a helper may give back (a view of)
-            // an argument.
+            // an argument, or of a bound array it reads ([`HELPER_RESULT`]).
             ExprKind::Name(f) if PYTHON_BUILTINS.contains(&f.as_str()) => vec![],
-            ExprKind::Name(_) => all(args),
+            ExprKind::Name(_) => {
+                let mut v: Vec<&str> = all(args);
+                v.extend(
+                    keywords
+                        .iter()
+                        .flat_map(|k| shared_with(&k.value, items_are_views)),
+                );
+                v.push(HELPER_RESULT);
+                v
+            }
             _ => vec![],
         },
         _ => vec![],
@@ -556,19 +608,13 @@ fn element_writes(s: &Stmt, out: &mut Vec<String>) {
             }
             for t in targets {
                 if let ExprKind::Subscript(base, _) = &t.kind {
-                    if let ExprKind::Name(n) = &base.kind {
-                        out.push(n.clone());
-                    }
+                    out.extend(root_name(base).map(str::to_string));
                 }
             }
         }
         StmtKind::AugAssign { target, .. } => match &target.kind {
             ExprKind::Name(n) => out.push(n.clone()),
-            ExprKind::Subscript(base, _) => {
-                if let ExprKind::Name(n) = &base.kind {
-                    out.push(n.clone());
-                }
-            }
+            ExprKind::Subscript(base, _) => out.extend(root_name(base).map(str::to_string)),
             _ => {}
         },
         StmtKind::If { body, orelse, .. }
@@ -578,6 +624,15 @@ fn element_writes(s: &Stmt, out: &mut Vec<String>) {
             .chain(orelse)
             .for_each(|s| element_writes(s, out)),
         _ => {}
+    }
+}
+
+/// The name whose memory `e` reads: `n` of `n`, `n[0]`, `n[0][1:]` (an item of a tuple), `n.T`.
+fn root_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Name(n) => Some(n),
+        ExprKind::Subscript(base, _) | ExprKind::Attribute(base, _) => root_name(base),
+        _ => None,
     }
 }
 

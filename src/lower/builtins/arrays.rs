@@ -150,6 +150,17 @@ pub(super) fn reshape_call(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let dims: Vec<(Value, Span)> = match a.pos.len() {
         1 => match a.take() {
             (Value::Tuple(items), ds) => items.into_iter().map(|i| (i, ds)).collect(),
+            // A bound tuple or list: its values live in the bound data, read as the filter runs.
+            (Value::List(..), ds) => {
+                return Err(t
+                    .err(
+                        ErrorKind::Unsupported,
+                        ds,
+                        "reshape takes its shape as constants, and a bound tuple's or list's \
+                         values are read as the filter runs",
+                    )
+                    .hint("write the shape in the filter, e.g. w.reshape(3, 3)"))
+            }
             one => vec![one],
         },
         _ => std::mem::take(&mut a.pos),
