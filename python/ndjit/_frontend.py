@@ -481,7 +481,7 @@ def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
 
 
 # The functions of Python's statistics module that ndjit compiles.
-_STATISTICS = ("median", "median_low", "median_high")
+_STATISTICS = ("median", "median_low", "median_high", "mode")
 
 
 def _classify(v: Any) -> Optional[str]:

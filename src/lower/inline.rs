@@ -122,18 +122,23 @@ impl Translator<'_> {
         {
             // (A rebinding leaves the caller's array as it is; `check_aliasing` below refuses
             // writes into a version that may still be it.)
-            let is_array = !matches!(self.names.get(&p), Some(Value::Scalar(..)));
-            if is_array && write == rebind::Write::InPlace {
+            let (what, copy) = match self.names.get(&p) {
+                Some(Value::Scalar(..)) => continue,
+                Some(Value::List(..)) => ("list", "a = list(a)"),
+                _ => ("array", "a = a.copy()"),
+            };
+            if write == rebind::Write::InPlace {
                 return Err(self
                     .err(
                         ErrorKind::Unsupported,
                         at,
                         format!(
-                            "helper `{name}` writes into its argument `{}`, which would change the caller's array",
+                            "helper `{name}` writes into its argument `{}`, which would change \
+                             the caller's {what}",
                             rebind::display(&p)
                         ),
                     )
-                    .hint("copy it in the helper first, e.g. `a = a.copy()`"));
+                    .hint(format!("copy it in the helper first, e.g. `{copy}`")));
             }
         }
         let mut own = std::collections::HashSet::new();
@@ -141,7 +146,9 @@ impl Translator<'_> {
         self.guard_unbound(&body, &own);
         self.guard_sentinels(&body, &own, false);
         self.locals.extend(own);
-        let changed = rebind::changed_lists(&body);
+        let mut changed = rebind::changed_lists(&body);
+        changed.retain(|n| !self.sorted_arrays.contains(n));
+        self.sortable.extend(rebind::sorted_only(&body));
         self.assigned_once.extend(
             super::tuples::assigned_once_at_top(&body)
                 .into_iter()

@@ -26,6 +26,7 @@ mod ranges;
 mod rebind;
 mod selection;
 mod sentinels;
+mod sort_in_place;
 mod strings;
 mod transposed;
 mod tuples;
@@ -72,6 +73,8 @@ struct Learned {
     lists: HashMap<String, ElemKind>,
     /// Float variables that hold an int on some path (`int_or_float.rs`).
     int_names: HashSet<String>,
+    /// Names sorted in place by `.sort()` that hold arrays, not lists (`sort_in_place.rs`).
+    sorted_arrays: HashSet<String>,
 }
 
 /// A declared local.
@@ -146,6 +149,7 @@ pub fn lower_typed(
             provs: t.prov_hints,
             lists: t.list_hints,
             int_names: t.int_names_seen,
+            sorted_arrays: t.sorted_arrays,
         };
     }
     Err(Error::new(
@@ -208,6 +212,10 @@ pub(crate) struct Translator<'a> {
     /// Local names whose list methods that change a list in place (`.append(...)`, `.sort()`
     /// ...) the code calls: lists stored with a length of their own (see `list_methods.rs`).
     changed_lists: HashSet<String>,
+    /// Of those, the names whose only such method is `.sort()`, which may hold an array
+    /// instead (`sort_in_place.rs`), and the ones found to hold one.
+    sortable: HashSet<String>,
+    sorted_arrays: HashSet<String>,
     /// The length of each such list; its storage's length is the capacity.
     list_len: HashMap<Arr, Var>,
     /// The `sum(...)` calls whose empty case (Python's int 0) must raise (see `empty_sum.rs`).
@@ -284,6 +292,8 @@ impl<'a> Translator<'a> {
             list_hints: passes.lists.clone(),
             comp_count: 0,
             changed_lists: HashSet::new(),
+            sortable: HashSet::new(),
+            sorted_arrays: passes.sorted_arrays.clone(),
             list_len: HashMap::new(),
             refused_sums: HashSet::new(),
             differing_wheres: HashSet::new(),
@@ -529,6 +539,9 @@ impl<'a> Translator<'a> {
         }
         let body = self.rebind_params(f)?;
         self.changed_lists = rebind::changed_lists(&body);
+        self.sortable = rebind::sorted_only(&body);
+        let sorted_arrays = &self.sorted_arrays;
+        self.changed_lists.retain(|n| !sorted_arrays.contains(n));
         self.assigned_once = tuples::assigned_once_at_top(&body);
         self.assigned_once
             .retain(|n| !self.changed_lists.contains(n));
@@ -1513,12 +1526,18 @@ impl<'a> Translator<'a> {
                         self.list_method(name, method, e)?;
                     }
                     None => {
-                        self.expr(e)?;
+                        if !self.array_sort_statement(e)? {
+                            self.expr(e)?;
+                        }
                     }
                 },
             },
             StmtKind::Assign { targets, value } => {
-                self.refuse_list_alias(targets, value)?;
+                // Whether a name sorted in place holds an array or a list shows in the value.
+                let sorted_target = self.sorted_target(targets);
+                if !sorted_target {
+                    self.refuse_list_alias(targets, value)?;
+                }
                 let v = match self.changed_list_call(value) {
                     // `m = values.pop()`: the one place besides a statement where a method that
                     // changes a list gives its value (see `list_methods.rs`).
@@ -1527,6 +1546,10 @@ impl<'a> Translator<'a> {
                     }
                     _ => self.expr(value)?,
                 };
+                if sorted_target {
+                    self.note_sorted_arrays(targets, &v);
+                    self.refuse_list_alias(targets, value)?;
+                }
                 self.refuse_list_from_helper(value, &v)?;
                 // Evaluate once when several targets (or a tuple) read the value again; a single
                 // name is assigned the expression itself.

@@ -90,7 +90,7 @@ funcs! {
     Sum = "sum", Nansum = "nansum", Prod = "prod", Nanprod = "nanprod", Mean = "mean",
     Nanmean = "nanmean", Var = "var", Nanvar = "nanvar", Std = "std", Nanstd = "nanstd",
     Min = "min", Max = "max", Nanmin = "nanmin", Nanmax = "nanmax", Ptp = "ptp",
-    Median = "median", MedianLow = "median_low", MedianHigh = "median_high", Nanmedian = "nanmedian", Percentile = "percentile",
+    Median = "median", MedianLow = "median_low", MedianHigh = "median_high", Mode = "mode", Nanmedian = "nanmedian", Percentile = "percentile",
     Nanpercentile = "nanpercentile", Quantile = "quantile", Nanquantile = "nanquantile",
     Any = "any", All = "all", CountNonzero = "count_nonzero", Argmin = "argmin",
     Argmax = "argmax", Nanargmin = "nanargmin", Nanargmax = "nanargmax", Argsort = "argsort",
@@ -144,14 +144,14 @@ impl Func {
             self,
             Astype | Item | IsInteger | SeqIndex | SeqCount | Tolist
         );
-        let statistics_only = matches!(self, MedianLow | MedianHigh);
+        let statistics_only = matches!(self, MedianLow | MedianHigh | Mode);
         match module {
             // Python's builtins are not NumPy's, except those NumPy also has.
             Module::Np => {
                 let shared = matches!(self, Abs | Min | Max | Sum | Any | All | Round | Divmod);
                 !method_only && !statistics_only && (!builtin || shared) && self != Norm
             }
-            Module::Statistics => matches!(self, Median | MedianLow | MedianHigh),
+            Module::Statistics => matches!(self, Median | MedianLow | MedianHigh | Mode),
             Module::Linalg => self == Norm,
             Module::Math => {
                 matches!(
@@ -345,6 +345,11 @@ mod tests {
             Some("statistics.median_low")
         );
         assert_eq!(r(Module::Np, "median_low"), None);
+        assert_eq!(
+            r(Module::Statistics, "mode").as_deref(),
+            Some("statistics.mode")
+        );
+        assert_eq!(r(Module::Np, "mode"), None, "NumPy has no mode");
         assert_eq!(
             r(Module::Statistics, "mean"),
             None,

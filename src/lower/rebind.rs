@@ -204,6 +204,37 @@ pub(super) fn changed_lists(body: &[Stmt]) -> HashSet<String> {
     out
 }
 
+/// Of [`changed_lists`], the names whose only method that changes a list is `.sort()` and that
+/// are never assigned `[]`: an array's `x.sort()` reads the same, so they may hold arrays
+/// (`sort_in_place.rs`).
+pub(super) fn sorted_only(body: &[Stmt]) -> HashSet<String> {
+    let (mut sorted, mut other) = (HashSet::new(), HashSet::new());
+    for_each_stmt_expr(body, &mut |e| {
+        if let Some((n, method)) = list_method_call(e) {
+            match method {
+                ListMethod::Sort => sorted.insert(n.to_string()),
+                _ => other.insert(n.to_string()),
+            };
+        }
+    });
+    let changed = changed_lists(body);
+    sorted
+        .into_iter()
+        .filter(|n| !other.contains(n) && changed.contains(n))
+        .filter(|n| {
+            let mut empty = false;
+            visit_assignments(body, &mut |targets, value| {
+                let is_empty = matches!(&value.kind, ExprKind::List(items) if items.is_empty());
+                empty |= is_empty
+                    && targets
+                        .iter()
+                        .any(|t| matches!(&t.kind, ExprKind::Name(m) if m == n));
+            });
+            !empty
+        })
+        .collect()
+}
+
 /// Renames free occurrences of names in `e` (a lambda's own parameters shadow them).
 fn rename(e: &mut Expr, map: &HashMap<String, String>) {
     crate::with_stack(|| match &mut e.kind {
@@ -237,6 +268,12 @@ fn writes_of(s: &Stmt, top: bool, out: &mut Vec<(String, Span, Write)>) {
             }
         }
         StmtKind::AugAssign { target, .. } => target_writes(target, Some(Write::InPlace), out),
+        // An array's `x.sort()` writes into it (`sort_in_place.rs`).
+        StmtKind::Expr(e) => {
+            if let Some((n, ListMethod::Sort)) = list_method_call(e) {
+                out.push((n.to_string(), e.span, Write::InPlace));
+            }
+        }
         StmtKind::For {
             target,
             body,

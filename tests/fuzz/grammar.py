@@ -83,7 +83,8 @@ class Program:
     body: List[Stmt]
 
     def source(self, oracle: bool = False) -> str:
-        lines = ["def f(x):"] + [line for s in self.body for line in s.render(1, oracle)]
+        # (`statistics` for `statistics.mode`; the oracle's namespace has np and math already.)
+        lines = ["import statistics", "def f(x):"] + [line for s in self.body for line in s.render(1, oracle)]
         return "\n".join(lines) + "\n"
 
 
@@ -213,6 +214,8 @@ class Generator:
             (2 if p.comprehensions and self.lists() else 0, self.list_use),
             (p.comprehensions, lambda: Expr("f", f"sorted({{0}}{self.r.choice(['', ', reverse=True'])})[{self.index()}]",
                                             [e("a", d)])),
+            # The majority of an array's values (ties to the first seen; -0.0 and 0.0 one value).
+            (1, lambda: Expr("f", "float(statistics.mode(np.round({0})))", [e("a", d)])),
         )
 
     def comprehension(self, d: int, elt_ty: str) -> tuple:
@@ -349,6 +352,8 @@ class Generator:
         if self.loop_depth:
             options += [(1, lambda: Stmt("if {0}: " + r.choice(["break", "continue"]), [self.expr("b", 2)]))]
         options += [(1, lambda: Stmt("if {0}: return {1}", [self.expr("b", 2), self.expr(r.choice("fib"), 2)]))]
+        # The window sorted in place: every later read of x sees it sorted (NumPy's order).
+        options += [(1, lambda: Stmt("x.sort()", []))]
         if self.profile.comprehensions:
             options += [(1, self.new_list), (3 if self.lists() else 0, self.append),
                         (2 if self.lists() else 0, self.change_list)]

@@ -9,6 +9,7 @@ use crate::ir::{ArrayOp, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty};
 use crate::lower::expr::{bin, cmp, convert};
 use crate::lower::names::Func::{self, *};
 use crate::lower::names::{Builtin, Module};
+use crate::lower::not;
 use crate::lower::numpy::zero_signs::{self, Shows};
 use crate::lower::value::{ArrayVal, Value};
 use crate::lower::Translator;
@@ -168,81 +169,147 @@ pub(super) fn reshape_call(t: &mut Translator, a: &mut Args) -> Result<Value> {
     reshape(t, arr, dims, span)
 }
 
-/// `reshape(r, c)` (one of them may be -1) to a 2-D array, or `reshape(n)`/`reshape(-1)` to 1-D.
+/// `reshape(r, c)` to a 2-D array, or `reshape(n)` to 1-D, as NumPy reshapes: the dimensions
+/// constants or computed (`n = int(np.sqrt(len(w))); w.reshape(n, n)`), a negative one the
+/// unknown dimension that the length decides (at most one), and `ValueError` where the length
+/// does not fit. Computed dimensions are checked as the filter runs; constant ones fold away.
 fn reshape(
     t: &mut Translator,
     arr: ArrayVal,
     dims: Vec<(Value, Span)>,
     span: Span,
 ) -> Result<Value> {
-    let mut ds = Vec::new();
-    for (d, s) in dims {
-        let e = t.int(d, s, "a dimension")?;
-        match crate::ir::fold::const_expr(&e) {
-            Some(v) => ds.push(v.i()),
-            None => {
-                return Err(t.err(
-                    ErrorKind::Unsupported,
-                    s,
-                    "reshape dimensions must be constants",
-                ))
-            }
-        }
-    }
-    let len = t.stable(arr.len.clone(), Ty::I64);
-    let msg = format!(
-        "cannot reshape array of size {{a}} into shape ({})",
-        ds.iter()
-            .map(|d| d.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    // NumPy's ValueError unless `cond` holds of the length.
-    let fits = |t: &mut Translator, cond: Expr| {
-        t.check(
-            cond,
-            Exception::ValueError,
-            &msg,
-            span,
-            len.clone(),
-            Expr::I64(0),
-        );
-    };
-    let divides = |k: i64| {
-        cmp(
-            CmpOp::Eq,
-            bin(BinOp::Mod, len.clone(), Expr::I64(k)),
-            Expr::I64(0),
-        )
-    };
-    match ds.as_slice() {
-        [n] => {
-            if *n >= 0 {
-                fits(t, cmp(CmpOp::Eq, len.clone(), Expr::I64(*n)));
-            }
-            Ok(Value::Array(arr))
-        }
-        [r, c] if *r >= 0 && *c >= 0 => {
-            fits(t, cmp(CmpOp::Eq, len.clone(), Expr::I64(r * c)));
-            Ok(t.matrix(arr, Expr::I64(*r), Expr::I64(*c), span))
-        }
-        [-1, c] if *c > 0 => {
-            fits(t, divides(*c));
-            Ok(Value::Matrix(arr, Expr::I64(*c)))
-        }
-        [r, -1] if *r > 0 => {
-            fits(t, divides(*r));
-            let cols = t.stable(bin(BinOp::FloorDiv, len.clone(), Expr::I64(*r)), Ty::I64);
-            Ok(t.matrix(arr, Expr::I64(*r), cols, span))
-        }
-        _ => Err(t
+    if dims.len() > 2 {
+        return Err(t
             .err(
                 ErrorKind::Unsupported,
                 span,
                 "filters reshape to 1-D or 2-D arrays",
             )
-            .hint("e.g. w.reshape(3, 3)")),
+            .hint("e.g. w.reshape(3, 3)"));
     }
+    let mut raw = Vec::new();
+    for (d, s) in dims {
+        raw.push(fold(t.int(d, s, "a dimension")?));
+    }
+    // `reshape(n, n)`: NumPy's message shows the one value twice.
+    let square = matches!(raw.as_slice(), [r, c] if r == c);
+    let ds: Vec<Expr> = raw.into_iter().map(|e| t.stable(e, Ty::I64)).collect();
+    let len = t.stable(arr.len.clone(), Ty::I64);
+    let zero = || Expr::I64(0);
+    let negative = |d: &Expr| fold(cmp(CmpOp::Lt, d.clone(), zero()));
+    // NumPy's ValueError unless `cond` holds, `shown` the value the message shows beside the
+    // length.
+    let fits = |t: &mut Translator, cond: Expr, message: &str, shown: Expr| {
+        if fold(cond.clone()) != Expr::Bool(true) {
+            t.check(
+                cond,
+                Exception::ValueError,
+                message,
+                span,
+                len.clone(),
+                shown,
+            );
+        }
+    };
+    let constant = |d: &Expr| crate::ir::fold::const_expr(d).map(|v| v.i());
+    if let [n] = ds.as_slice() {
+        let exact = bin(
+            BinOp::Or,
+            negative(n),
+            cmp(CmpOp::Eq, len.clone(), n.clone()),
+        );
+        let message = match constant(n) {
+            Some(n) => format!("cannot reshape array of size {{a}} into shape ({n},)"),
+            None => "cannot reshape array of size {a} into shape ({b},)".to_string(),
+        };
+        fits(t, exact, &message, n.clone());
+        return Ok(Value::Array(arr));
+    }
+    let [r, c] = [ds[0].clone(), ds[1].clone()];
+    let (r_unknown, c_unknown) = (negative(&r), negative(&c));
+    let one_unknown = not(bin(BinOp::And, r_unknown.clone(), c_unknown.clone()));
+    fits(
+        t,
+        one_unknown,
+        "can only specify one unknown dimension",
+        zero(),
+    );
+    // An unknown dimension is the length over the other, which must divide it.
+    let divides = |d: &Expr| {
+        bin(
+            BinOp::And,
+            cmp(CmpOp::Ne, d.clone(), zero()),
+            cmp(CmpOp::Eq, bin(BinOp::Mod, len.clone(), d.clone()), zero()),
+        )
+    };
+    let inferred =
+        |unknown: &Expr, other: &Expr| bin(BinOp::Or, not(unknown.clone()), divides(other));
+    fits(
+        t,
+        inferred(&r_unknown, &c),
+        "cannot reshape array of size {a} into rows of {b}",
+        c.clone(),
+    );
+    fits(
+        t,
+        inferred(&c_unknown, &r),
+        "cannot reshape array of size {a} into {b} rows",
+        r.clone(),
+    );
+    // Both known: their product is the length (tested without the product, which may wrap).
+    let product = Expr::Select(
+        cmp(CmpOp::Eq, r.clone(), zero()).boxed(),
+        cmp(CmpOp::Eq, len.clone(), zero()).boxed(),
+        bin(
+            BinOp::And,
+            divides(&r),
+            cmp(
+                CmpOp::Eq,
+                bin(BinOp::FloorDiv, len.clone(), r.clone()),
+                c.clone(),
+            ),
+        )
+        .boxed(),
+    );
+    let known = bin(
+        BinOp::Or,
+        bin(BinOp::Or, r_unknown.clone(), c_unknown.clone()),
+        product,
+    );
+    let (message, shown) = match (constant(&r), constant(&c)) {
+        (Some(a), Some(b)) => (
+            format!("cannot reshape array of size {{a}} into shape ({a},{b})"),
+            zero(),
+        ),
+        _ if square => (
+            "cannot reshape array of size {a} into shape ({b},{b})".to_string(),
+            r.clone(),
+        ),
+        _ => (
+            "cannot reshape array of size {a} into a shape of {b} elements".to_string(),
+            bin(BinOp::Mul, r.clone(), c.clone()),
+        ),
+    };
+    fits(t, known, &message, shown);
+    let over = |d: &Expr| bin(BinOp::FloorDiv, len.clone(), d.clone());
+    let rows = fold(Expr::Select(
+        r_unknown.boxed(),
+        over(&c).boxed(),
+        r.clone().boxed(),
+    ));
+    let cols = fold(Expr::Select(
+        c_unknown.boxed(),
+        over(&r).boxed(),
+        c.clone().boxed(),
+    ));
+    let cols = t.stable(cols, Ty::I64);
+    Ok(t.matrix(arr, rows, cols, span))
+}
+
+/// `e` with its constant parts folded: a constant dimension's checks vanish at compile time.
+fn fold(e: Expr) -> Expr {
+    crate::ir::fold::fold_expr(e)
 }
 
 /// `x.item()`: the one element of an array, or a number as it is.
@@ -397,12 +464,24 @@ pub(super) fn sort(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let span = a.span;
     a.arity(t, 1, 1)?;
     let (v, s) = a.take();
-    rows_unsupported(t, &v, s, "np.sort")?;
+    sorted(t, v, s, "np.sort", span)
+}
+
+/// A sorted copy of the 1-D array `v` (at `s`), NumPy's order (NaN last): `np.sort(v)`, and
+/// what `v.sort()` writes back into `v`. `what` names the call in errors.
+pub(in crate::lower) fn sorted(
+    t: &mut Translator,
+    v: Value,
+    s: Span,
+    what: &str,
+    span: Span,
+) -> Result<Value> {
+    rows_unsupported(t, &v, s, what)?;
     let arr = t.array_of(v, s)?;
     let kind = arr.ty;
     // The sort runs over doubles: exact for ints up to 2**53, which come back as ints.
     if kind == Ty::I64 {
-        crate::lower::numpy::exact_ints(t, &arr, "np.sort", span);
+        crate::lower::numpy::exact_ints(t, &arr, what, span);
     }
     let arr = ArrayVal {
         elem: convert(arr.elem.clone(), arr.ty, Ty::F64),
@@ -411,7 +490,7 @@ pub(super) fn sort(t: &mut Translator, a: &mut Args) -> Result<Value> {
     };
     let m = t.materialize(&arr, None);
     if kind == Ty::F64 {
-        zero_signs::guard(t, &m, Shows::Sorted, "np.sort", a.span)?;
+        zero_signs::guard(t, &m, Shows::Sorted, what, span)?;
     }
     let slot = m.slot().unwrap();
     t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));

@@ -18,6 +18,7 @@ mod scalars;
 mod statistics;
 mod ufuncs;
 
+pub(super) use arrays::sorted as sorted_array;
 pub(super) use arrays::{cast_array, cast_elem, concat2, dtype_ty};
 pub(super) use reductions::{count_valid, ranks_values, reduction, sorted_copy, takes_dtype};
 pub(crate) use scalars::int_checks;
@@ -125,8 +126,8 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                 "ndjit computes in 64 bits and does not model narrower types' rounding and \
                  wrapping: use np.float64 or np.int64, and narrow the filter's output instead"
             } else if m == Module::Statistics {
-                "ndjit has statistics.median, median_low and median_high; the module's other \
-                 functions compute with exact fractions, which ndjit does not reproduce"
+                "ndjit has statistics.median, median_low, median_high and mode; the module's \
+                 other functions compute with exact fractions, which ndjit does not reproduce"
             } else {
                 "see the list of supported functions in the ndjit documentation"
             };
@@ -368,9 +369,12 @@ pub(crate) fn call(
                         .err(
                             ErrorKind::Unsupported,
                             fspan,
-                            "`.sort()` sorts the array in place, which ndjit does not do",
+                            "`.sort()` sorts the array in place and gives None: ndjit sorts \
+                             a named array on a line of its own",
                         )
-                        .hint("sort a copy: `x = np.sort(x)` (NumPy's order: NaN last)"));
+                        .hint(
+                            "write `x.sort()` as a statement, or sort a copy: `y = np.sort(x)`",
+                        ));
                 }
                 return Err(t
                     .err(ErrorKind::UnknownName, fspan, format!("`.{m}()` is not supported in filters"))
@@ -632,6 +636,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Method, Clip) => ufuncs::clip(t, a, ufuncs::ClipForm::Method),
         (Np, Array | Ravel) => arrays::array(t, func, a),
         (Np, CopyOf) => arrays::copy(t, a),
+        (Module::Statistics, Mode) => statistics::mode(t, a),
         (Module::Statistics, _) => statistics::median(t, func, a),
         (Np, Shape | Ndim) => arrays::shape_or_ndim(t, func, a),
         (Method, Astype) => arrays::astype_method(t, a),

@@ -1,4 +1,5 @@
-//! Python's `statistics.median`, `median_low` and `median_high`, as CPython computes them: the
+//! Python's `statistics.median`, `median_low`, `median_high` and `mode`, as CPython computes
+//! them. The medians: the
 //! data sorted by `sorted()`, `StatisticsError` for none, then the middle item, or for an even
 //! count the two middle items' `(a + b) / 2` in the items' own arithmetic (a Python int's median
 //! of an even count is a float, of an odd one an int; NumPy scalars' is NumPy's).
@@ -7,13 +8,13 @@
 //! `0.0` and `-0.0` is CPython's zero), and it raises `ValueError` for data holding a NaN, whose
 //! place in CPython's order depends on its merge steps.
 
-use super::Args;
+use super::{counted_loop, Args};
 use crate::error::{Exception, Result};
-use crate::ir::{BinOp, CmpOp, Expr, Ty};
-use crate::lower::expr::{bin, cmp};
+use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
+use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::names::Func;
-use crate::lower::value::Value;
-use crate::lower::Translator;
+use crate::lower::value::{ArrayVal, ElemKind, Value};
+use crate::lower::{not, Translator};
 use crate::syntax::ast;
 
 /// `statistics.median(data)`, `median_low(data)` or `median_high(data)` (`func` says which).
@@ -69,4 +70,115 @@ pub(super) fn median(t: &mut Translator, func: Func, a: &mut Args) -> Result<Val
             Ok(Value::Scalar(e, ty))
         }
     }
+}
+
+/// `statistics.mode(data)`: CPython counts the items with a `Counter` (a dict: equal items,
+/// `0.0` and `-0.0` too, are one key, the first item seen) and returns the key counted most,
+/// the first seen of those counted equally (`max` over the keys in insertion order). That key
+/// is the first item whose count is the largest: items of one key share its count, and the
+/// first of them is the key. So each item is counted against all, and the first with a larger
+/// count than every earlier one is kept; `StatisticsError` for no data.
+///
+/// A dict finds a key by identity before equality, and a NaN equals nothing: a NaN is counted
+/// with the items that are that same object. An array's items are new objects each, so each NaN
+/// counts once. A list's or a tuple's may repeat one object (`[v, v]`), which ndjit does not
+/// track; but the NaN keys' counts lie between 1 each and all of them one key, so where both
+/// extremes give the same winner (a NaN, or the best of the other values) that is the result,
+/// and only where they differ does ndjit raise `ValueError`.
+pub(super) fn mode(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let span = a.span;
+    let (v, s) = a.take();
+    let fresh_items = matches!(v, Value::Array(_));
+    let (arr, kind) = crate::lower::lists::sequence(t, v, s)?;
+    if kind == ElemKind::Mixed {
+        return Err(t.mixed_list(s, "counting its items"));
+    }
+    let data = t.materialize(&arr, None);
+    let n = t.stable(data.len.clone(), Ty::I64);
+    let some = cmp(CmpOp::Ne, n.clone(), Expr::I64(0));
+    t.check_plain(
+        some,
+        Exception::StatisticsError,
+        "no mode for empty data",
+        span,
+    );
+    let ty = data.ty;
+    // Compared as ints where they are bools: the same equality.
+    let comparable = |e: Expr| match ty {
+        Ty::Bool => convert(e, Ty::Bool, Ty::I64),
+        _ => e,
+    };
+    // The best of the values that are not NaN (a NaN equals nothing, so it counts 0 here), and
+    // the NaNs: how many, and where the first is.
+    let (best, most) = (t.temp(Ty::I64), t.temp(Ty::I64));
+    let (nans, first_nan) = (t.temp(Ty::I64), t.temp(Ty::I64));
+    for (var, start) in [(best, 0), (most, 0), (nans, 0), (first_nan, -1)] {
+        t.emit(Stmt::Assign(var, Expr::I64(start)));
+    }
+    counted_loop(t, n, |t, i| {
+        let item = t.stable(comparable(data.at(i.clone())), ty.max(Ty::I64));
+        let equal = ArrayVal {
+            elem: cmp(CmpOp::Eq, comparable(data.elem.clone()), item.clone()),
+            ty: Ty::Bool,
+            ..data.clone()
+        };
+        let count = t.reduce(ReduceOp::Count, &equal, span, None)?;
+        let count = t.stable(count, Ty::I64);
+        t.emit(Stmt::If(
+            cmp(CmpOp::Gt, count.clone(), Expr::Var(most)),
+            vec![Stmt::Assign(most, count), Stmt::Assign(best, i.clone())],
+            vec![],
+        ));
+        if ty == Ty::F64 {
+            let first = cmp(CmpOp::Lt, Expr::Var(first_nan), Expr::I64(0));
+            t.emit(Stmt::If(
+                un(UnOp::IsNan, item),
+                vec![
+                    Stmt::Assign(nans, bin(BinOp::Add, Expr::Var(nans), Expr::I64(1))),
+                    Stmt::If(first, vec![Stmt::Assign(first_nan, i)], vec![]),
+                ],
+                vec![],
+            ));
+        }
+        Ok(())
+    })?;
+    if ty != Ty::F64 {
+        return Ok(Value::Scalar(t.list_item(&data, kind, Expr::Var(best)), ty));
+    }
+    // A NaN key wins with a count above the best's, or equal and seen first.
+    let wins = |count: Expr| {
+        bin(
+            BinOp::Or,
+            cmp(CmpOp::Gt, count.clone(), Expr::Var(most)),
+            bin(
+                BinOp::And,
+                cmp(CmpOp::Eq, count, Expr::Var(most)),
+                cmp(CmpOp::Lt, Expr::Var(first_nan), Expr::Var(best)),
+            ),
+        )
+    };
+    let any_nan = cmp(CmpOp::Gt, Expr::Var(nans), Expr::I64(0));
+    // Each NaN its own key, counted once; at most, all of them one key.
+    let least = t.stable(bin(BinOp::And, any_nan, wins(Expr::I64(1))), Ty::Bool);
+    if !fresh_items {
+        let settled = bin(BinOp::Or, least.clone(), not(wins(Expr::Var(nans))));
+        t.check_plain(
+            settled,
+            Exception::ValueError,
+            "statistics.mode counts a NaN with the items that are the same object, which ndjit \
+             does not track, and here that decides the mode: pass an array (each item a new \
+             object)",
+            span,
+        );
+    }
+    let winner = t.stable(
+        Expr::Select(
+            least.boxed(),
+            Expr::Var(first_nan).boxed(),
+            Expr::Var(best).boxed(),
+        ),
+        Ty::I64,
+    );
+    Ok(Value::Scalar(t.list_item(&data, kind, winner), ty))
 }

@@ -57,7 +57,7 @@ pub(in crate::lower) fn guard(
             Shows::Sorted => format!(
                 "{name} of values holding both 0.0 and -0.0: the signs NumPy gives the sorted \
                  zeros depend on its SIMD code and the CPU, which ndjit cannot know (sorted(x) \
-                 keeps the zeros in their order; {name}(x + 0.0) makes every zero 0.0)"
+                 keeps the zeros in their order; sorting `x + 0.0` makes every zero 0.0)"
             ),
         };
         t.check_plain(not(both), Exception::ValueError, &message, span);
