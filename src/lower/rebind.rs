@@ -186,28 +186,21 @@ pub(super) fn iterated_names(iter: &Expr) -> Vec<&str> {
 /// statement calls, and names assigned an empty list `[]` (which only growing makes useful):
 /// lists changed in place.
 pub(super) fn changed_lists(body: &[Stmt]) -> HashSet<String> {
-    let mut out = HashSet::new();
-    for_each_stmt_expr(body, &mut |e| {
-        if let Some((n, _)) = list_method_call(e) {
-            out.insert(n.to_string());
-        }
-    });
-    visit_assignments(body, &mut |targets, value| {
-        if matches!(&value.kind, ExprKind::List(items) if items.is_empty()) {
-            for t in targets {
-                if let ExprKind::Name(n) = &t.kind {
-                    out.insert(n.clone());
-                }
-            }
-        }
-    });
-    out
+    let (sorted, other) = list_changes(body);
+    sorted.into_iter().chain(other).collect()
 }
 
 /// Of [`changed_lists`], the names whose only method that changes a list is `.sort()` and that
 /// are never assigned `[]`: an array's `x.sort()` reads the same, so they may hold arrays
 /// (`sort_in_place.rs`).
 pub(super) fn sorted_only(body: &[Stmt]) -> HashSet<String> {
+    let (sorted, other) = list_changes(body);
+    sorted.into_iter().filter(|n| !other.contains(n)).collect()
+}
+
+/// The names [`changed_lists`] finds, in two sets: those `.sort()` is called on, and those
+/// changed otherwise (another list method, or assigned `[]`).
+fn list_changes(body: &[Stmt]) -> (HashSet<String>, HashSet<String>) {
     let (mut sorted, mut other) = (HashSet::new(), HashSet::new());
     for_each_stmt_expr(body, &mut |e| {
         if let Some((n, method)) = list_method_call(e) {
@@ -217,22 +210,16 @@ pub(super) fn sorted_only(body: &[Stmt]) -> HashSet<String> {
             };
         }
     });
-    let changed = changed_lists(body);
-    sorted
-        .into_iter()
-        .filter(|n| !other.contains(n) && changed.contains(n))
-        .filter(|n| {
-            let mut empty = false;
-            visit_assignments(body, &mut |targets, value| {
-                let is_empty = matches!(&value.kind, ExprKind::List(items) if items.is_empty());
-                empty |= is_empty
-                    && targets
-                        .iter()
-                        .any(|t| matches!(&t.kind, ExprKind::Name(m) if m == n));
-            });
-            !empty
-        })
-        .collect()
+    visit_assignments(body, &mut |targets, value| {
+        if matches!(&value.kind, ExprKind::List(items) if items.is_empty()) {
+            for t in targets {
+                if let ExprKind::Name(n) = &t.kind {
+                    other.insert(n.clone());
+                }
+            }
+        }
+    });
+    (sorted, other)
 }
 
 /// Renames free occurrences of names in `e` (a lambda's own parameters shadow them).
