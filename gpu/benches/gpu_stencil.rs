@@ -335,7 +335,11 @@ fn measure(
     let f = GpuFilter::compile(c.src, &ndjit::Bindings::new()).unwrap();
     let desc = ArrayDesc::contiguous(c.dt, &[n, n]);
     let styles: &[NetworkStyle] = if c.src.contains("median") {
-        &[NetworkStyle::Select, NetworkStyle::IntKey]
+        &[
+            NetworkStyle::Select,
+            NetworkStyle::IntKey,
+            NetworkStyle::HighKey,
+        ]
     } else {
         &[NetworkStyle::Select]
     };

@@ -429,3 +429,81 @@ fn a_nan_at_any_position_of_a_median_window_makes_it_nan() {
 fn n_taps(fshape: &[usize]) -> usize {
     fshape.iter().product()
 }
+
+/// Box medians of doubles by 32-bit keys of their high words (`NetworkStyle::HighKey`), bit for
+/// bit the CPU's: values spread over many magnitudes (keys that decide alone), runs of values
+/// that differ only in their low words (keys that tie, where the exact network decides), exact
+/// duplicates (ties the low words settle), zeros of both signs, infinities, subnormals and the
+/// extremes, with a NaN now and then (the NaN branch), at every count of outputs a thread (the
+/// keyed pairs at 2 and 4), in every mode.
+#[test]
+fn medians_of_doubles_by_high_word_keys_are_exact() {
+    let p = common::Program {
+        name: "median".into(),
+        source: "np.median(x)".into(),
+        bindings: Default::default(),
+    };
+    let palette = [
+        -0.0f64,
+        0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MAX,
+        -f64::MAX,
+        5e-324,
+        -5e-324,
+        1.0,
+        -1.0,
+    ];
+    let doubles = |seed: u64, n: usize| -> Vec<u8> {
+        let mut gen = Inputs::new(seed);
+        (0..n)
+            .flat_map(|_| {
+                let r = gen.next();
+                let v = match r % 400 {
+                    0 => f64::NAN,
+                    k if k < 80 => palette[(r >> 20) as usize % palette.len()],
+                    // Equal high words: 1 + j / 2^40 and its negation.
+                    k if k < 240 => {
+                        let v = 1.0 + ((r >> 24) % 6) as f64 / (1u64 << 40) as f64;
+                        if k % 2 == 0 {
+                            v
+                        } else {
+                            -v
+                        }
+                    }
+                    // Duplicates and distinct keys.
+                    k if k < 320 => ((r >> 30) % 7) as f64 - 3.0,
+                    _ => f64::from_bits(r >> 2) * if r & 1 == 0 { 1.0 } else { -1.0 },
+                };
+                v.to_le_bytes()
+            })
+            .collect()
+    };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (si, (k, image)) in [(3usize, [9usize, 21]), (5, [11, 14]), (7, [15, 17])]
+        .into_iter()
+        .enumerate()
+    {
+        for (mi, mode) in Mode::APPLIED.into_iter().enumerate() {
+            let input = doubles((si * 10 + mi) as u64, image[0] * image[1]);
+            let base = ndjit_gpu::codegen::KernelSpec::boxed(2, k);
+            let out = [Dtype::F64, Dtype::F32][mi % 2];
+            let target = [Target::SM90, Target::PORTABLE][(mi + si) % 2];
+            let mut spec = with(&base, mode, Dtype::F64, out, target);
+            spec.network = ndjit_gpu::codegen::body::NetworkStyle::HighKey;
+            for outputs in [1, 2, 4] {
+                spec.outputs_per_thread = outputs;
+                match check_on(&p, &image, &spec, &input) {
+                    Ok(px) => checked += px,
+                    Err(e) => {
+                        failures.push(format!("{k}x{k} {} outputs {outputs}: {e}", mode.name()))
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 8000, "{checked} pixels");
+}

@@ -437,6 +437,38 @@ fn medians_in_16_bit_lanes_assemble_without_spills() {
     }
 }
 
+/// Box medians of doubles from 5×5 run their networks on 32-bit keys of the high words
+/// (`NetworkStyle::HighKey`, the default): ptxas takes the keys' `min.s32` and the low words'
+/// `min.u32`, and nothing spills up to 7×7 at the two outputs a thread the kernel chooses.
+#[test]
+fn medians_of_doubles_by_keys_assemble_without_spills() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    for target in [Target::SM90, Target::PORTABLE] {
+        for k in [5, 7] {
+            let kern = box_kernel(
+                "np.median(x)",
+                k,
+                Mode::Reflect,
+                (Dtype::F64, Dtype::F64),
+                target,
+            );
+            let ptx = kern.module.to_ptx();
+            assert!(
+                ptx.contains("min.s32") && ptx.contains("min.u32"),
+                "{k}x{k}: no keys"
+            );
+            let log = assemble(&ptxas, &ptx, target.sm, "median_keys").unwrap();
+            let (regs, stores, loads) = resources(&log, ndjit_gpu::codegen::ENTRY);
+            println!(
+                "median f64 {k}x{k} sm_{} by keys: {regs} registers",
+                target.sm
+            );
+            assert!(regs > 0, "not in ptxas's report");
+            assert_eq!((stores, loads), (0, 0), "{k}x{k} spills");
+        }
+    }
+}
+
 /// ptxas's log for `module` (for its own target); panics with ptxas's first lines if rejected.
 fn assembled(ptxas: &std::path::Path, module: &ndjit_gpu::pir::Module, tag: &str) -> String {
     assemble(ptxas, &module.to_ptx(), module.target, tag).unwrap_or_else(|e| {

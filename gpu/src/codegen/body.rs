@@ -48,6 +48,11 @@ pub enum NetworkStyle {
     Select,
     /// Integer keys compared with `setp.lt.s64` (inside the NaN-free branch).
     IntKey,
+    /// For the pair-median shortcut over doubles ([`MedianHint::Keyed`]): the networks run on
+    /// 32-bit keys of the values' high words (`min.s32`/`max.s32`, one instruction a side,
+    /// where a double's compare-exchange is a compare and four 32-bit selects); the low words
+    /// settle the ties. Other networks as [`NetworkStyle::Select`].
+    HighKey,
 }
 
 /// Why a translation must start over with different storage decisions.
@@ -209,6 +214,14 @@ pub enum MedianHint {
     /// The median itself, a double: the stencil computed two pairs of outputs at once, one in
     /// each 16-bit lane (`stencil::median_hints`).
     Done(Reg),
+    /// [`MedianHint::Pair`] over doubles by [`high_key`]s ([`NetworkStyle::HighKey`]): `cands`
+    /// and `own` are keys, `window` the `(key, low word)` of each of this output's values.
+    Keyed {
+        cands: Vec<Reg>,
+        own: Vec<Reg>,
+        plan: sort::PairMedian,
+        window: Vec<(Reg, Reg)>,
+    },
 }
 
 /// Where control goes when the body ends.
@@ -457,6 +470,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         };
         let pair = self.pair_median_applies(elems);
         let network = |b: &mut Self| {
+            if pair && matches!(b.median, Some(MedianHint::Keyed { .. })) {
+                return b.keyed_median(dst, v);
+            }
             let m = if pair {
                 let m = b.pair_median();
                 b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
@@ -521,6 +537,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             None => return false,
             Some(MedianHint::Pair {
                 cands, own, plan, ..
+            })
+            | Some(MedianHint::Keyed {
+                cands, own, plan, ..
             }) => plan.rank < cands.len() + own.len(),
             Some(MedianHint::Done(_)) => true,
         };
@@ -541,6 +560,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 plan,
                 float32,
             } => (cands, own, plan, float32),
+            MedianHint::Keyed { .. } => unreachable!("keyed medians branch (`keyed_median`)"),
         };
         let step = self.sh.median_exchange(float32);
         let k = &mut *self.k;
@@ -550,6 +570,58 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         } else {
             m
         }
+    }
+
+    /// The pair-median shortcut by [`high_key`]s ([`MedianHint::Keyed`]), assigned to `dst`; `v`
+    /// are this output's values (NaN-free), for the exact network where the keys cannot decide.
+    ///
+    /// Why it is exact: a key is a non-decreasing function of the value (of the order in which
+    /// `-0.0` precedes `0.0`, a refinement of the values' order that the median's `0.0 + m`
+    /// cannot see), so the key of rank `r` among the keys is the key of the value of rank `r`.
+    /// The values with that key hold that value; where their low words are all equal they are
+    /// all that value, which is then their common high word (the key maps back) and low word.
+    /// Where the low words differ (values that agree in sign, exponent and 20 bits of
+    /// mantissa), the exact network over `v` decides.
+    fn keyed_median(&mut self, dst: Var, v: Vec<Reg>) -> Res<bool> {
+        let Some(MedianHint::Keyed {
+            cands,
+            own,
+            plan,
+            window,
+        }) = self.median.clone()
+        else {
+            unreachable!("a keyed hint")
+        };
+        let k = &mut *self.k;
+        let key = plan.median(&cands, own, |v, i, j| {
+            exchange_by(k, (Bin::Min, Bin::Max, T::S32), v, i, j)
+        });
+        // The least and greatest low word of the values whose key is the median's.
+        let (mut least, mut most) = (None, None);
+        for &(kv, lo) in &window {
+            let p = k.setp(Cmp::Eq, T::S32, kv, key);
+            let a = k.selp(T::B32, lo, Src::I(0xffff_ffff), p);
+            let b = k.selp(T::B32, lo, Src::I(0), p);
+            least = Some(least.map_or(a, |l| k.bin(Bin::Min, T::U32, l, a)));
+            most = Some(most.map_or(b, |m| k.bin(Bin::Max, T::U32, m, b)));
+        }
+        let (least, most) = (least.expect("a window"), most.expect("a window"));
+        let differ = k.setp(Cmp::Ne, T::U32, least, most);
+        let hi = key_flip(k, key);
+        let bits = k.pack(Cls::F64, least, hi);
+        self.branch(
+            differ,
+            |b| {
+                let m = b.network_median(v);
+                b.assign(dst, V::R(m, Ty::F64));
+                Ok(true)
+            },
+            |b| {
+                let m = b.k.bin(Bin::Add, T::F64, Src::f64(0.0), bits);
+                b.assign(dst, V::R(m, Ty::F64));
+                Ok(true)
+            },
+        )
     }
 
     /// The median of NaN-free values by ndjit's network (`ir::network::batcher_pairs`), pruned to
@@ -2623,6 +2695,22 @@ pub fn exchange_by(k: &mut Func, (min, max, t): (Bin, Bin, T), v: &mut [Reg], i:
     let hi = k.bin(max, t, v[i], v[j]);
     v[i] = lo;
     v[j] = hi;
+}
+
+/// A double's 32-bit key and its low word: the high word with its 31 low bits flipped where the
+/// sign is set ([`key_flip`]), so that the keys' signed order is the values' order truncated to
+/// sign, exponent and 20 bits of mantissa (`-0.0` before `0.0`; without NaN).
+pub fn high_key(k: &mut Func, r: Reg) -> (Reg, Reg) {
+    let (lo, hi) = k.unpack(r);
+    (key_flip(k, hi), lo)
+}
+
+/// `h ^ ((h >> 31) & 0x7fffffff)` on 32 bits: a high word to its key and back (the sign bit,
+/// which decides the flip, is kept). The and and the xor make one `LOP3` (a shift would not).
+fn key_flip(k: &mut Func, h: Reg) -> Reg {
+    let m = k.bin(Bin::Shr, T::S32, h, Src::I(31));
+    let m = k.bin(Bin::And, T::B32, m, Src::I(0x7fff_ffff));
+    k.bin(Bin::Xor, T::B32, h, m)
 }
 
 /// [`exchange32`] through `min.NaN.f32`/`max.NaN.f32` (sm_80 on): where either value is NaN,

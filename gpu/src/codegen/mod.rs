@@ -129,7 +129,7 @@ pub struct KernelSpec {
     /// Lower NumPy min/max through PTX `min.f64`/`max.f64` plus an explicit NaN test (true), or
     /// through compares and selects only (false). Both give NumPy's results; the first is faster.
     pub native_minmax: bool,
-    /// How median networks compare (measured choices; both exact).
+    /// How median networks compare (measured choices; all exact).
     pub network: body::NetworkStyle,
     /// The kernel patches after [`separable`] passes: it takes a `flags` parameter (one byte per
     /// thread position, see [`separable::PatchLayout`]) and its threads whose flag is clear
@@ -153,7 +153,7 @@ impl KernelSpec {
             rows_per_thread: 0,
             target: Target::SM90,
             native_minmax: true,
-            network: body::NetworkStyle::Select,
+            network: body::NetworkStyle::HighKey,
             patch: false,
         }
     }
@@ -290,7 +290,7 @@ pub struct Tuning {
     pub outputs_per_thread: u32,
     /// Rows per thread (0: chosen from the filter).
     pub rows_per_thread: u32,
-    /// How median networks compare (a measured choice; both styles are exact).
+    /// How median networks compare (a measured choice; every style is exact).
     pub network: body::NetworkStyle,
     /// Whether box minima and maxima run as one pass per axis ([`separable`]) where the proof
     /// allows: `None` chooses by the window's size ([`separable::chosen`]).
@@ -307,7 +307,7 @@ impl Default for Tuning {
         Tuning {
             outputs_per_thread: 0,
             rows_per_thread: 0,
-            network: body::NetworkStyle::Select,
+            network: body::NetworkStyle::HighKey,
             separable: None,
             pass_outputs: 0,
             joint: separable::Joint::Auto,

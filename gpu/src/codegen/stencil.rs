@@ -174,6 +174,12 @@ fn median_hints(
     }
     // Medians sort the float32 values where the image has them (see `Body::median_network`).
     let float32 = !window32.is_empty();
+    // Keys pay from five columns: ptxas's SASS at two outputs a thread, from the first load to
+    // the first store without the cold exact branch, 5×5 377 → 282 instructions an output and
+    // 7×7 877 → 560; 3×3 the same count in more registers. A count, not yet a time on a GPU.
+    if !float32 && sh.network == body::NetworkStyle::HighKey && five_wide(spec) {
+        return keyed_hints(k, &plan, &cols, window, v);
+    }
     let values = if float32 { window32 } else { window };
     let step = sh.median_exchange(float32);
     let at = |cells: Vec<(i64, i64)>| -> Vec<Reg> {
@@ -188,6 +194,45 @@ fn median_hints(
                 own: at(own),
                 plan: plan.clone(),
                 float32,
+            }));
+        }
+    }
+    hints
+}
+
+/// [`median_hints`] over doubles by 32-bit keys ([`body::MedianHint::Keyed`]): each value's key
+/// and low word made once, the pairs' shared keys sorted once.
+fn keyed_hints(
+    k: &mut Func,
+    plan: &sort::PairMedian,
+    cols: &BoxCols,
+    window: &Window,
+    v: i64,
+) -> Vec<Option<body::MedianHint>> {
+    let mut halves: BTreeMap<(i64, i64), (Reg, Reg)> = BTreeMap::new();
+    let mut at = |k: &mut Func, cells: Vec<(i64, i64)>| -> Vec<(Reg, Reg)> {
+        cells
+            .iter()
+            .map(|&(dy, c)| {
+                *halves
+                    .entry((dy, c))
+                    .or_insert_with(|| body::high_key(k, window[&(0, dy, c)]))
+            })
+            .collect()
+    };
+    let keys = |cells: &[(Reg, Reg)]| -> Vec<Reg> { cells.iter().map(|c| c.0).collect() };
+    let step = (Bin::Min, Bin::Max, T::S32);
+    let mut hints = Vec::new();
+    for p in (0..v).step_by(2) {
+        let shared = at(k, cols.shared(p));
+        let cands = plan.candidates(keys(&shared), |v, i, j| body::exchange_by(k, step, v, i, j));
+        for own in cols.own(p) {
+            let own = at(k, own);
+            hints.push(Some(body::MedianHint::Keyed {
+                cands: cands.clone(),
+                own: keys(&own),
+                plan: plan.clone(),
+                window: shared.iter().chain(&own).copied().collect(),
             }));
         }
     }
