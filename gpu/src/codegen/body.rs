@@ -214,14 +214,18 @@ pub enum MedianHint {
     /// The median itself, a double: the stencil computed two pairs of outputs at once, one in
     /// each 16-bit lane (`stencil::median_hints`).
     Done(Reg),
-    /// [`MedianHint::Pair`] over doubles by [`high_key`]s ([`NetworkStyle::HighKey`]): `cands`
-    /// and `own` are keys, `window` the `(key, low word)` of each of this output's values.
-    Keyed {
-        cands: Vec<Reg>,
-        own: Vec<Reg>,
-        plan: sort::PairMedian,
-        window: Vec<(Reg, Reg)>,
-    },
+    /// [`MedianHint::Pair`] over doubles by [`high_key`]s ([`NetworkStyle::HighKey`]).
+    Keyed(Keyed),
+}
+
+/// A keyed pair-median hint: `cands` and `own` are keys, `window` the `(key, low word)` of each
+/// of this output's values.
+#[derive(Clone, Debug)]
+pub struct Keyed {
+    pub cands: Vec<Reg>,
+    pub own: Vec<Reg>,
+    pub plan: sort::PairMedian,
+    pub window: Vec<(Reg, Reg)>,
 }
 
 /// Where control goes when the body ends.
@@ -470,16 +474,25 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         };
         let pair = self.pair_median_applies(elems);
         let network = |b: &mut Self| {
-            if pair && matches!(b.median, Some(MedianHint::Keyed { .. })) {
-                return b.keyed_median(dst, v);
-            }
-            let m = if pair {
-                let m = b.pair_median();
-                b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
-            } else if single.is_some() {
-                b.network_median32(v)
-            } else {
-                b.network_median(v)
+            let m = match b.median.clone().filter(|_| pair) {
+                Some(MedianHint::Keyed(keyed)) => {
+                    // Keys are made for windows of doubles only (`stencil::median_hints`), whose
+                    // networks carry no NaN: nothing is tested after them.
+                    debug_assert!(tested_after.is_none());
+                    return b.keyed_median(dst, v, keyed);
+                }
+                Some(MedianHint::Done(m)) => b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m),
+                Some(MedianHint::Pair {
+                    cands,
+                    own,
+                    plan,
+                    float32,
+                }) => {
+                    let m = b.pair_median(&cands, own, &plan, float32);
+                    b.k.bin(Bin::Add, T::F64, Src::f64(0.0), m)
+                }
+                None if single.is_some() => b.network_median32(v),
+                None => b.network_median(v),
             };
             let m = match tested_after {
                 Some(c) => {
@@ -538,9 +551,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             Some(MedianHint::Pair {
                 cands, own, plan, ..
             })
-            | Some(MedianHint::Keyed {
+            | Some(MedianHint::Keyed(Keyed {
                 cands, own, plan, ..
-            }) => plan.rank < cands.len() + own.len(),
+            })) => plan.rank < cands.len() + own.len(),
             Some(MedianHint::Done(_)) => true,
         };
         elems.len() == self.taps.len()
@@ -551,20 +564,16 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     /// The pair-median shortcut: sort this output's own column, merge it with the shared sorted
     /// candidates; the median's register (or the median the stencil computed already).
-    fn pair_median(&mut self) -> Reg {
-        let (cands, own, plan, float32) = match self.median.clone().expect("a hint") {
-            MedianHint::Done(m) => return m,
-            MedianHint::Pair {
-                cands,
-                own,
-                plan,
-                float32,
-            } => (cands, own, plan, float32),
-            MedianHint::Keyed { .. } => unreachable!("keyed medians branch (`keyed_median`)"),
-        };
+    fn pair_median(
+        &mut self,
+        cands: &[Reg],
+        own: Vec<Reg>,
+        plan: &sort::PairMedian,
+        float32: bool,
+    ) -> Reg {
         let step = self.sh.median_exchange(float32);
         let k = &mut *self.k;
-        let m = plan.median(&cands, own, |v, i, j| step(k, v, i, j));
+        let m = plan.median(cands, own, |v, i, j| step(k, v, i, j));
         if float32 {
             self.k.cvt(None, T::F64, T::F32, m)
         } else {
@@ -582,21 +591,19 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     /// all that value, which is then their common high word (the key maps back) and low word.
     /// Where the low words differ (values that agree in sign, exponent and 20 bits of
     /// mantissa), the exact network over `v` decides.
-    fn keyed_median(&mut self, dst: Var, v: Vec<Reg>) -> Res<bool> {
-        let Some(MedianHint::Keyed {
+    fn keyed_median(&mut self, dst: Var, v: Vec<Reg>, keyed: Keyed) -> Res<bool> {
+        let Keyed {
             cands,
             own,
             plan,
             window,
-        }) = self.median.clone()
-        else {
-            unreachable!("a keyed hint")
-        };
+        } = keyed;
         let k = &mut *self.k;
         let key = plan.median(&cands, own, |v, i, j| {
             exchange_by(k, (Bin::Min, Bin::Max, T::S32), v, i, j)
         });
-        // The least and greatest low word of the values whose key is the median's.
+        // The least and greatest low word of the values whose key is the median's: the others
+        // give the identities of `min.u32` and `max.u32` instead of theirs.
         let (mut least, mut most) = (None, None);
         for &(kv, lo) in &window {
             let p = k.setp(Cmp::Eq, T::S32, kv, key);
@@ -2706,7 +2713,8 @@ pub fn high_key(k: &mut Func, r: Reg) -> (Reg, Reg) {
 }
 
 /// `h ^ ((h >> 31) & 0x7fffffff)` on 32 bits: a high word to its key and back (the sign bit,
-/// which decides the flip, is kept). The and and the xor make one `LOP3` (a shift would not).
+/// which decides the flip, is kept). ptxas makes the `and` and the `xor` one `LOP3`; a second
+/// shift in place of the `and` (`>>> 1`) cost an instruction more a value.
 fn key_flip(k: &mut Func, h: Reg) -> Reg {
     let m = k.bin(Bin::Shr, T::S32, h, Src::I(31));
     let m = k.bin(Bin::And, T::B32, m, Src::I(0x7fff_ffff));

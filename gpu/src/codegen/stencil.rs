@@ -174,66 +174,68 @@ fn median_hints(
     }
     // Medians sort the float32 values where the image has them (see `Body::median_network`).
     let float32 = !window32.is_empty();
-    // Keys pay from five columns: ptxas's SASS at two outputs a thread, from the first load to
-    // the first store without the cold exact branch, 5×5 377 → 282 instructions an output and
-    // 7×7 877 → 560; 3×3 the same count in more registers. A count, not yet a time on a GPU.
-    if !float32 && sh.network == body::NetworkStyle::HighKey && five_wide(spec) {
-        return keyed_hints(k, &plan, &cols, window, v);
+    let pairs = (&plan, &cols, v);
+    // Keys pay from 25 values: ptxas's SASS at two outputs a thread, from the first load to the
+    // first store without the cold exact branch, 5×5 377 → 282 instructions an output and 7×7
+    // 877 → 560; 3×3 the same count in more registers. A count, not yet a time on a GPU.
+    if !float32 && sh.network == body::NetworkStyle::HighKey && geo.taps.len() >= 25 {
+        let halves: BTreeMap<(i64, i64), (Reg, Reg)> = window
+            .iter()
+            .filter(|(&(plane, _, _), _)| plane == 0)
+            .map(|(&(_, dy, c), &r)| ((dy, c), body::high_key(k, r)))
+            .collect();
+        let step = |k: &mut Func, v: &mut [Reg], i: usize, j: usize| {
+            body::exchange_by(k, (Bin::Min, Bin::Max, T::S32), v, i, j)
+        };
+        return pair_hints(
+            k,
+            pairs,
+            |c| halves[&c].0,
+            step,
+            |cands, own, cells| {
+                body::MedianHint::Keyed(body::Keyed {
+                    cands,
+                    own,
+                    plan: plan.clone(),
+                    window: cells.iter().map(|c| halves[c]).collect(),
+                })
+            },
+        );
     }
     let values = if float32 { window32 } else { window };
     let step = sh.median_exchange(float32);
-    let at = |cells: Vec<(i64, i64)>| -> Vec<Reg> {
-        cells.iter().map(|&(dy, c)| values[&(0, dy, c)]).collect()
-    };
-    let mut hints = Vec::new();
-    for p in (0..v).step_by(2) {
-        let cands = plan.candidates(at(cols.shared(p)), |v, i, j| step(k, v, i, j));
-        for own in cols.own(p) {
-            hints.push(Some(body::MedianHint::Pair {
-                cands: cands.clone(),
-                own: at(own),
-                plan: plan.clone(),
-                float32,
-            }));
-        }
-    }
-    hints
+    pair_hints(
+        k,
+        pairs,
+        |(dy, c)| values[&(0, dy, c)],
+        step,
+        |cands, own, _| body::MedianHint::Pair {
+            cands,
+            own,
+            plan: plan.clone(),
+            float32,
+        },
+    )
 }
 
-/// [`median_hints`] over doubles by 32-bit keys ([`body::MedianHint::Keyed`]): each value's key
-/// and low word made once, the pairs' shared keys sorted once.
-fn keyed_hints(
+/// The hints of a thread's pairs of outputs (`v` outputs, two by two): each pair's shared cells,
+/// made values by `at`, sorted once by `step` down to their candidates; each output's own
+/// column made values too, and with the cells of its window handed to `hint`.
+fn pair_hints(
     k: &mut Func,
-    plan: &sort::PairMedian,
-    cols: &BoxCols,
-    window: &Window,
-    v: i64,
+    (plan, cols, v): (&sort::PairMedian, &BoxCols, i64),
+    at: impl Fn((i64, i64)) -> Reg,
+    step: impl Fn(&mut Func, &mut [Reg], usize, usize),
+    hint: impl Fn(Vec<Reg>, Vec<Reg>, Vec<(i64, i64)>) -> body::MedianHint,
 ) -> Vec<Option<body::MedianHint>> {
-    let mut halves: BTreeMap<(i64, i64), (Reg, Reg)> = BTreeMap::new();
-    let mut at = |k: &mut Func, cells: Vec<(i64, i64)>| -> Vec<(Reg, Reg)> {
-        cells
-            .iter()
-            .map(|&(dy, c)| {
-                *halves
-                    .entry((dy, c))
-                    .or_insert_with(|| body::high_key(k, window[&(0, dy, c)]))
-            })
-            .collect()
-    };
-    let keys = |cells: &[(Reg, Reg)]| -> Vec<Reg> { cells.iter().map(|c| c.0).collect() };
-    let step = (Bin::Min, Bin::Max, T::S32);
+    let values = |cells: &[(i64, i64)]| -> Vec<Reg> { cells.iter().map(|&c| at(c)).collect() };
     let mut hints = Vec::new();
     for p in (0..v).step_by(2) {
-        let shared = at(k, cols.shared(p));
-        let cands = plan.candidates(keys(&shared), |v, i, j| body::exchange_by(k, step, v, i, j));
+        let shared = cols.shared(p);
+        let cands = plan.candidates(values(&shared), |v, i, j| step(k, v, i, j));
         for own in cols.own(p) {
-            let own = at(k, own);
-            hints.push(Some(body::MedianHint::Keyed {
-                cands: cands.clone(),
-                own: keys(&own),
-                plan: plan.clone(),
-                window: shared.iter().chain(&own).copied().collect(),
-            }));
+            let cells = shared.iter().chain(&own).copied().collect();
+            hints.push(Some(hint(cands.clone(), values(&own), cells)));
         }
     }
     hints
