@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import dis
 import functools
 import inspect
@@ -390,7 +391,7 @@ def _outer_values(func: types.FunctionType, bindings: Dict[str, Any],
         elif kind is not None:
             # `np`, `numpy` and `math` are known already; aliases (`xp`, `from numpy import mean`)
             # and the other modules are not.
-            if kind != name or kind in ("typing", "statistics"):
+            if kind != name or kind in ("typing", "statistics", "collections"):
                 imports.append((kind, name))
         elif name in _shadowing.IMPLICIT and v is not getattr(builtins, name, None):
             # ndjit would compile its own `abs`/`np`/... where Python calls the user's object.
@@ -487,9 +488,12 @@ _STATISTICS = ("median", "median_low", "median_high", "mode")
 def _classify(v: Any) -> Optional[str]:
     """'value' for numbers/arrays, a module path for NumPy/math modules and functions, else None."""
     if isinstance(v, types.ModuleType):
-        return {"numpy": "numpy", "math": "math", "typing": "typing", "statistics": "statistics"}.get(v.__name__)
+        return {"numpy": "numpy", "math": "math", "typing": "typing", "statistics": "statistics",
+                "collections": "collections"}.get(v.__name__)
     if v is typing.cast:
         return "typing.cast"
+    if v is collections.Counter:
+        return "collections.Counter"
     if isinstance(v, (bool, int, float, str, np.number, np.bool_, tuple, list, np.ndarray)):
         return "value"
     name = getattr(v, "__name__", None)

@@ -1581,6 +1581,14 @@ impl<'p> Translator<'p> {
                 super::numpy::sequences::r_(self, index, span)
             }
             Value::List(arr, kind) => self.index_list(arr, kind, index, span),
+            Value::MostCommon(counted) => {
+                super::builtins::collections::first_pair(self, *counted, index, span)
+            }
+            Value::Counter(_) => Err(super::builtins::collections::refused(
+                self,
+                span,
+                "a Counter's count of one item (`c[v]`)",
+            )),
             Value::Tuple(items) => {
                 if let ExprKind::Slice(lo, hi, step) = &index.kind {
                     let (lo, hi, step) = (lo.as_deref(), hi.as_deref(), step.as_deref());

@@ -1008,14 +1008,16 @@ impl<'a> Translator<'a> {
             "numpy" => Value::Module(Module::Np),
             "math" => Value::Module(Module::Math),
             "statistics" => Value::Module(Module::Statistics),
+            "collections" => Value::Module(Module::Collections),
             "typing" => Value::Typing(false),
             "typing.cast" => Value::Typing(true),
             _ => match module.split_once('.') {
-                Some((parent @ ("numpy" | "math" | "statistics"), name)) => {
+                Some((parent @ ("numpy" | "math" | "statistics" | "collections"), name)) => {
                     let m = match parent {
                         "numpy" => Module::Np,
                         "math" => Module::Math,
-                        _ => Module::Statistics,
+                        "statistics" => Module::Statistics,
+                        _ => Module::Collections,
                     };
                     match builtins::module_attr(m, name) {
                         Some(v) => v,
@@ -1035,7 +1037,10 @@ impl<'a> Translator<'a> {
                             span,
                             format!("module `{module}` is not available in filters"),
                         )
-                        .hint("only numpy, math and statistics (its medians) can be used"))
+                        .hint(
+                            "only numpy, math, statistics (its medians and mode) and \
+                             collections (its Counter) can be used",
+                        ))
                 }
             },
         };
@@ -1382,6 +1387,9 @@ impl<'a> Translator<'a> {
                 if let Some((var, cols)) = column_count {
                     self.emit(Stmt::Assign(var, cols));
                 }
+            }
+            Value::Counter(_) | Value::MostCommon(_) => {
+                return Err(builtins::collections::named(self, span, &value))
             }
             other => {
                 return Err(self

@@ -19,6 +19,8 @@ pub enum Module {
     Linalg,
     /// `statistics.*`: Python's statistics module.
     Statistics,
+    /// `collections.*`: its `Counter`.
+    Collections,
 }
 
 impl Module {
@@ -31,6 +33,7 @@ impl Module {
             Module::Method => "method.",
             Module::Linalg => "np.linalg.",
             Module::Statistics => "statistics.",
+            Module::Collections => "collections.",
         }
     }
 }
@@ -102,6 +105,8 @@ funcs! {
     // methods that are not NumPy functions (`index` and `count` are a list's and a tuple's)
     Astype = "astype", Item = "item", IsInteger = "is_integer", SeqIndex = "index",
     SeqCount = "count", Tolist = "tolist",
+    // `collections.Counter` and its method
+    Counter = "Counter", MostCommon = "most_common",
 }
 
 impl fmt::Display for Func {
@@ -142,16 +147,20 @@ impl Func {
         );
         let method_only = matches!(
             self,
-            Astype | Item | IsInteger | SeqIndex | SeqCount | Tolist
+            Astype | Item | IsInteger | SeqIndex | SeqCount | Tolist | MostCommon
         );
         let statistics_only = matches!(self, MedianLow | MedianHigh | Mode);
         match module {
             // Python's builtins are not NumPy's, except those NumPy also has.
             Module::Np => {
                 let shared = matches!(self, Abs | Min | Max | Sum | Any | All | Round | Divmod);
-                !method_only && !statistics_only && (!builtin || shared) && self != Norm
+                !method_only
+                    && !statistics_only
+                    && (!builtin || shared)
+                    && !matches!(self, Norm | Counter)
             }
             Module::Statistics => matches!(self, Median | MedianLow | MedianHigh | Mode),
+            Module::Collections => self == Counter,
             Module::Linalg => self == Norm,
             Module::Math => {
                 matches!(

@@ -73,6 +73,12 @@ pub enum Value {
     None,
     Ellipsis,
     Str(String),
+    /// `collections.Counter(data)`: the data (a 1-D array, list or tuple of numbers) and where it
+    /// was written, counted where the counts are read (`builtins::collections`).
+    Counter(Box<(Value, crate::error::Span)>),
+    /// `Counter(data).most_common(n)` (`n` at least 1, or all): the list of `(item, count)`
+    /// pairs, of which ndjit reads the first (`[0]`).
+    MostCommon(Box<(Value, crate::error::Span)>),
 }
 
 impl Value {
@@ -101,6 +107,8 @@ impl Value {
             Value::None => "None",
             Value::Ellipsis => "Ellipsis",
             Value::Str(_) => "a string",
+            Value::Counter(_) => "a Counter",
+            Value::MostCommon(_) => "a list of (item, count) pairs",
         }
     }
 }

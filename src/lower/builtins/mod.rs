@@ -10,6 +10,7 @@
 
 mod arrays;
 mod closeness;
+pub(super) mod collections;
 mod math;
 mod python;
 mod quantiles;
@@ -68,6 +69,14 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
             Ok(Value::Method(Box::new(base), attr.to_string()))
         }
         Value::List(..) if attr == "copy" => Ok(Value::Method(Box::new(base), attr.to_string())),
+        Value::Counter(_) if attr == "most_common" => {
+            Ok(Value::Method(Box::new(base), attr.to_string()))
+        }
+        Value::Counter(_) => Err(collections::refused(
+            t,
+            span,
+            &format!("a Counter's `.{attr}`"),
+        )),
         Value::List(..) | Value::Tuple(_) if ListMethod::named(attr).is_some() => {
             // (A list display that nothing changes in place is lowered as a tuple.)
             let m = ListMethod::named(attr).expect("matched above");
@@ -104,6 +113,7 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                 Module::Np => "numpy",
                 Module::Linalg => "numpy.linalg",
                 Module::Statistics => "statistics",
+                Module::Collections => "collections",
                 _ => "math",
             };
             const NARROW: &[&str] = &[
@@ -125,6 +135,8 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
             let hint = if m == Module::Np && NARROW.contains(&attr) {
                 "ndjit computes in 64 bits and does not model narrower types' rounding and \
                  wrapping: use np.float64 or np.int64, and narrow the filter's output instead"
+            } else if m == Module::Collections {
+                "ndjit has collections.Counter, read as `Counter(data).most_common(1)[0]`"
             } else if m == Module::Statistics {
                 "ndjit has statistics.median, median_low, median_high and mode; the module's \
                  other functions compute with exact fractions, which ndjit does not reproduce"
@@ -492,7 +504,8 @@ impl Call {
             Module::Np => matches!(name.func, Size | Allclose),
             // The statistics module's medians are items of the data, or their mean, of the
             // items' own kind.
-            Module::Linalg | Module::Statistics => false,
+            // A Counter is no number; its pairs are built where they are read.
+            Module::Linalg | Module::Statistics | Module::Collections => false,
         };
         let numpy = !python
             && (matches!(name.module, Module::Np | Module::Linalg | Module::Method)
@@ -637,6 +650,8 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, Array | Ravel) => arrays::array(t, func, a),
         (Np, CopyOf) => arrays::copy(t, a),
         (Module::Statistics, Mode) => statistics::mode(t, a),
+        (Module::Collections, Counter) => collections::counter(t, a),
+        (Method, MostCommon) => collections::most_common(t, a),
         (Module::Statistics, _) => statistics::median(t, func, a),
         (Np, Shape | Ndim) => arrays::shape_or_ndim(t, func, a),
         (Method, Astype) => arrays::astype_method(t, a),
@@ -791,6 +806,6 @@ fn takes_int_or_float(name: Builtin, nargs: usize) -> bool {
                         | Float64
                 )
         }
-        Module::Method | Module::Linalg | Module::Statistics => false,
+        Module::Method | Module::Linalg | Module::Statistics | Module::Collections => false,
     }
 }

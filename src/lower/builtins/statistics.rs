@@ -9,7 +9,7 @@
 //! place in CPython's order depends on its merge steps.
 
 use super::{counted_loop, Args};
-use crate::error::{Exception, Result};
+use crate::error::{Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::names::Func;
@@ -72,12 +72,34 @@ pub(super) fn median(t: &mut Translator, func: Func, a: &mut Args) -> Result<Val
     }
 }
 
-/// `statistics.mode(data)`: CPython counts the items with a `Counter` (a dict: equal items,
-/// `0.0` and `-0.0` too, are one key, the first item seen) and returns the key counted most,
-/// the first seen of those counted equally (`max` over the keys in insertion order). That key
-/// is the first item whose count is the largest: items of one key share its count, and the
-/// first of them is the key. So each item is counted against all, and the first with a larger
-/// count than every earlier one is kept; `StatisticsError` for no data.
+/// `statistics.mode(data)`: the most common item ([`most_common`]), `StatisticsError` for no
+/// data.
+pub(super) fn mode(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let span = a.span;
+    let data = a.take();
+    let counted = Counted {
+        empty: (Exception::StatisticsError, "no mode for empty data"),
+        by: "statistics.mode",
+    };
+    Ok(most_common(t, data, span, counted)?.0)
+}
+
+/// Who counts, as [`most_common`]'s errors name it.
+pub(super) struct Counted {
+    /// The exception and message for no data.
+    pub empty: (Exception, &'static str),
+    /// The function counting, for the NaN error (`statistics.mode`, `Counter`).
+    pub by: &'static str,
+}
+
+/// The item `data` holds most often, and its count, as CPython counts them with a `Counter`
+/// (what `statistics.mode` does too): a dict, where equal items, `0.0` and `-0.0` too, are one
+/// key, the first item seen; the key counted most wins, the first seen of those counted equally
+/// (`most_common` sorts stably by count, from the keys in insertion order). That key is the
+/// first item whose count is the largest: items of one key share its count, and the first of
+/// them is the key. So each item is counted against all, and the first with a larger count
+/// than every earlier one is kept; `counted.empty` is raised for no data.
 ///
 /// A dict finds a key by identity before equality, and a NaN equals nothing: a NaN is counted
 /// with the items that are that same object. An array's items are new objects each, so each NaN
@@ -85,10 +107,12 @@ pub(super) fn median(t: &mut Translator, func: Func, a: &mut Args) -> Result<Val
 /// track; but the NaN keys' counts lie between 1 each and all of them one key, so where both
 /// extremes give the same winner (a NaN, or the best of the other values) that is the result,
 /// and only where they differ does ndjit raise `ValueError`.
-pub(super) fn mode(t: &mut Translator, a: &mut Args) -> Result<Value> {
-    a.arity(t, 1, 1)?;
-    let span = a.span;
-    let (v, s) = a.take();
+pub(super) fn most_common(
+    t: &mut Translator,
+    (v, s): (Value, Span),
+    span: Span,
+    counted: Counted,
+) -> Result<(Value, Expr)> {
     let fresh_items = matches!(v, Value::Array(_));
     let (arr, kind) = crate::lower::lists::sequence(t, v, s)?;
     if kind == ElemKind::Mixed {
@@ -97,12 +121,8 @@ pub(super) fn mode(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let data = t.materialize(&arr, None);
     let n = t.stable(data.len.clone(), Ty::I64);
     let some = cmp(CmpOp::Ne, n.clone(), Expr::I64(0));
-    t.check_plain(
-        some,
-        Exception::StatisticsError,
-        "no mode for empty data",
-        span,
-    );
+    let (exception, message) = counted.empty;
+    t.check_plain(some, exception, message, span);
     let ty = data.ty;
     // Compared as ints where they are bools: the same equality.
     let comparable = |e: Expr| match ty {
@@ -144,7 +164,8 @@ pub(super) fn mode(t: &mut Translator, a: &mut Args) -> Result<Value> {
         Ok(())
     })?;
     if ty != Ty::F64 {
-        return Ok(Value::Scalar(t.list_item(&data, kind, Expr::Var(best)), ty));
+        let item = t.list_item(&data, kind, Expr::Var(best));
+        return Ok((Value::Scalar(item, ty), Expr::Var(most)));
     }
     // A NaN key wins with a count above the best's, or equal and seen first.
     let wins = |count: Expr| {
@@ -166,19 +187,23 @@ pub(super) fn mode(t: &mut Translator, a: &mut Args) -> Result<Value> {
         t.check_plain(
             settled,
             Exception::ValueError,
-            "statistics.mode counts a NaN with the items that are the same object, which ndjit \
-             does not track, and here that decides the mode: pass an array (each item a new \
-             object)",
+            &format!(
+                "{} counts a NaN with the items that are the same object, which ndjit does not \
+                 track, and here that decides the most common item: pass an array (each item a \
+                 new object)",
+                counted.by
+            ),
             span,
         );
     }
     let winner = t.stable(
         Expr::Select(
-            least.boxed(),
+            least.clone().boxed(),
             Expr::Var(first_nan).boxed(),
             Expr::Var(best).boxed(),
         ),
         Ty::I64,
     );
-    Ok(Value::Scalar(t.list_item(&data, kind, winner), ty))
+    let count = Expr::Select(least.boxed(), Expr::I64(1).boxed(), Expr::Var(most).boxed());
+    Ok((Value::Scalar(t.list_item(&data, kind, winner), ty), count))
 }

@@ -1,0 +1,131 @@
+"""`collections.Counter(data).most_common(1)[0]`, the other way people write a majority filter,
+against CPython running the same function: the item counted most, the first seen of those
+counted equally, `0.0` and `-0.0` one item (the first seen kept, with its sign), each NaN of an
+array counted once, the count a Python int, `IndexError` for no data, and the NaN of a list,
+whose count depends on object identity, raised rather than guessed. The uses of a Counter ndjit
+does not take are refused by name."""
+import collections
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import ndjit
+from test_statistics_mode import agrees_window_by_window
+
+
+SOURCES = [
+    "lambda x: Counter(x).most_common(1)[0][0]",
+    "lambda x: Counter(x).most_common()[0][0]",
+    "lambda x: Counter(x).most_common(1)[0][1]",
+    "lambda x: Counter(x).most_common(n=3)[0][0] * 10 + Counter(x).most_common(None)[0][1]",
+    "lambda x: np.copysign(1.0, Counter(x).most_common(1)[0][0])",
+    "lambda x: Counter(x > 1.0).most_common(1)[0][0] + 0.5",
+    "lambda x: Counter((x * 2).astype(int)).most_common(1)[0][0] / 3",
+    # the count is a Python int: 1 / 0 is not reachable (a count is at least 1), but int / int is
+    # a Python division
+    "lambda x: 1 / Counter(x).most_common(1)[0][1]",
+    # a list's items are Python numbers: 1 / 0 raises ZeroDivisionError, NumPy's gives inf
+    "lambda x: 1 / Counter([int(v) for v in x if not math.isnan(v)]).most_common(1)[0][0]",
+    "lambda x: 1 / Counter(x).most_common(1)[0][0]",
+    # no data: the list of pairs is empty
+    "lambda x: Counter(x[x > 1.5]).most_common(1)[0][0]",
+    "lambda x: Counter(tuple(float(v) for v in x[:3] if v == v)).most_common(1)[0][1]",
+    "lambda x: collections.Counter(x).most_common(1)[0][0]",
+]
+
+
+@pytest.mark.parametrize("src", SOURCES)
+def test_agrees_with_python_window_by_window(src):
+    py = eval(src, {"np": np, "math": math, "Counter": Counter, "collections": collections})
+    f = ndjit.jit_filter("import collections\nfrom collections import Counter\nf = " + src)
+    agrees_window_by_window(py, f)
+
+
+def majority(x):
+    return Counter(x).most_common(1)[0][0]
+
+
+def majority_named(x):
+    label, count = Counter(x).most_common(1)[0]
+    return label if count > 1 else -1.0
+
+
+def test_a_majority_filter_through_scipy_and_the_driver():
+    rng = np.random.default_rng(8)
+    labels = rng.integers(0, 4, size=(40, 50)).astype(np.float64)
+    for fn in (majority, majority_named):
+        want = ndi.generic_filter(labels, fn, size=3)
+        cb = ndjit.jit_filter(fn)
+        np.testing.assert_array_equal(ndi.generic_filter(labels, cb, size=3), want)
+        np.testing.assert_array_equal(ndjit.generic_filter(labels, fn, size=3), want)
+    # uint8 labels in, uint8 out, as a segmentation's majority vote runs
+    small = labels.astype(np.uint8)
+    np.testing.assert_array_equal(ndjit.generic_filter(small, majority, size=5),
+                                  ndi.generic_filter(small, majority, size=5))
+
+
+def test_ties_go_to_the_first_seen_and_zeros_keep_the_first_sign():
+    f = ndjit.jit_filter(majority)
+    count = ndjit.jit_filter(lambda x: Counter(x).most_common(1)[0][1])
+    for w in ([2.0, 1.0, 1.0, 2.0], [-0.0, 0.0, 5.0], [0.0, 5.0, -0.0], [np.nan, np.nan, 3.0],
+              [np.nan, 4.0], [3.0, 1.0, 2.0], [np.nan, np.nan]):
+        w = np.array(w)
+        want = Counter(w).most_common(1)[0]
+        assert np.float64(f.evaluate(w)).tobytes() == np.float64(want[0]).tobytes(), (w, want)
+        assert count.evaluate(w) == want[1], (w, want)
+
+
+def test_no_data_raises_index_error():
+    f = ndjit.jit_filter(lambda x: Counter(x[x > 100]).most_common(1)[0][0])
+    with pytest.raises(IndexError, match="list index out of range"):
+        f.evaluate(np.zeros(9))
+    with pytest.raises(IndexError, match="list index out of range"):
+        Counter(np.zeros(9)[np.zeros(9) > 100]).most_common(1)[0][0]
+
+
+def test_a_nan_in_a_list_raises_only_where_its_identity_decides():
+    # CPython counts a NaN with the items that are the same object: [v, v] counts 2.
+    nan = float("nan")
+    assert math.isnan(Counter([1.0, nan, nan]).most_common(1)[0][0])
+    assert Counter([1.0, float("nan"), float("nan")]).most_common(1)[0][0] == 1.0
+    f = ndjit.jit_filter("from collections import Counter\n"
+                         "f = lambda x: Counter([v for v in x]).most_common(1)[0][0]\n")
+    with pytest.raises(ValueError, match="Counter counts a NaN"):
+        f.evaluate(np.array([1.0, np.nan, np.nan]))
+    assert math.isnan(f.evaluate(np.array([np.nan, 1.0, 2.0])))
+    assert f.evaluate(np.array([2.0, 1.0, 2.0])) == 2.0
+
+
+@pytest.mark.parametrize("body, message", [
+    ("return Counter(x)[1.0]", r"a Counter's count of one item \(`c\[v\]`\) is not supported"),
+    ("return Counter(x).most_common(2)[1][0]", "the first pair of most_common"),
+    ("Counter(x).update(x)\n    return x[0]", r"a Counter's `.update`"),
+    ("c = Counter(x)\n    return c.most_common(1)[0][0]", "reads a Counter where it is made"),
+    ("p = Counter(x).most_common(1)\n    return p[0][0]", r"reads a list of \(item, count\) pairs"),
+    ("return Counter(x).most_common(0)[0][0]", r"most_common\(0\) is an empty list"),
+    ("return Counter(x).most_common(int(x[0]))[0][0]", "computed at run time"),
+    ("return Counter(x).most_common(1.5)[0][0]", "takes an int, not a float"),
+    ("return Counter(x.reshape(3, 3)).most_common(1)[0][0]", "an array is unhashable"),
+    ("return Counter(x[0]).most_common(1)[0][0]", "a float is none"),
+    ("return collections.OrderedDict(x)", "`collections.OrderedDict` is not supported"),
+])
+def test_what_a_counter_does_besides_is_refused_by_name(body, message):
+    src = f"import collections\nfrom collections import Counter\ndef f(x):\n    {body}\n"
+    with pytest.raises(ndjit.FilterError, match=message) as e:
+        ndjit.jit_filter(src, filter_size=9)
+    # Located in the callback's source: the line of the use refused.
+    assert "<filter>:4:" in str(e.value) or "<filter>:5:" in str(e.value), e.value
+
+
+def test_import_forms():
+    w = np.array([1.0, 3.0, 3.0, 1.0, 3.0])
+    for src in ("from collections import Counter\nf = lambda x: Counter(x).most_common(1)[0][0]\n",
+                "import collections\nf = lambda x: collections.Counter(x).most_common(1)[0][0]\n",
+                "import collections as co\nf = lambda x: co.Counter(x).most_common(1)[0][0]\n",
+                "from collections import Counter as C\nf = lambda x: C(x).most_common(1)[0][0]\n"):
+        assert ndjit.jit_filter(src).evaluate(w) == 3.0, src
+    # A function whose module imported Counter: the global is passed in as the import.
+    assert ndjit.jit_filter(majority).evaluate(w) == 3.0

@@ -1,0 +1,156 @@
+//! `collections.Counter` as majority filters use it: `Counter(data).most_common(1)[0][0]`, the
+//! item seen most often (ties to the one seen first), and `[0][1]`, its count. CPython's
+//! `statistics.mode` is `Counter(iter(data)).most_common(1)[0][0]`, so both are counted by
+//! [`statistics::most_common`]; only the error for no data differs (`IndexError` here: the
+//! list of pairs is empty).
+//!
+//! ndjit's Counter is read, never changed: `Counter(data)` holds the data, `.most_common(n)`
+//! (`n` at least 1, or all) the list of pairs, and indexing that list by `0` counts. Anything
+//! else a Counter does (`c[v]`, `update`, iteration, other pairs than the first) is refused by
+//! name, with what to write instead.
+
+use super::statistics::{self, Counted};
+use super::Args;
+use crate::error::{ErrorKind, Exception, Result, Span};
+use crate::ir::Ty;
+use crate::lower::provenance::Prov;
+use crate::lower::value::Value;
+use crate::lower::Translator;
+use crate::syntax::ast;
+
+/// What to write instead of a use of a Counter that ndjit does not take.
+const HINT: &str = "ndjit reads `Counter(data).most_common(1)[0]`: `[0][0]` is the most common \
+                    item, `[0][1]` its count";
+
+/// The refusal of `what`, a use of a Counter ndjit does not take.
+pub(crate) fn refused(t: &Translator, span: Span, what: &str) -> crate::error::Error {
+    t.err(
+        ErrorKind::Unsupported,
+        span,
+        format!("{what} is not supported in filters"),
+    )
+    .hint(
+        "ndjit reads `Counter(data).most_common(1)[0]` ((item, count)); count one value with \
+         np.count_nonzero(x == v)",
+    )
+}
+
+/// The refusal of a name for `value`, a Counter or its list of pairs: ndjit reads them where
+/// they are made (a name would hold data that later statements may change).
+pub(crate) fn named(t: &Translator, span: Span, value: &Value) -> crate::error::Error {
+    t.err(
+        ErrorKind::Unsupported,
+        span,
+        format!(
+            "ndjit reads {} where it is made, not through a name",
+            value.describe()
+        ),
+    )
+    .hint("name the pair instead: `label, count = Counter(x).most_common(1)[0]`")
+}
+
+/// `collections.Counter(data)`.
+pub(super) fn counter(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 1)?;
+    let (data, s) = a.take();
+    match data {
+        Value::Array(_) | Value::List(..) | Value::Tuple(_) => {
+            Ok(Value::Counter(Box::new((data, s))))
+        }
+        // Its items are the rows, arrays, which a dict cannot hold.
+        Value::Matrix(..) => Err(t
+            .err(
+                ErrorKind::Type,
+                s,
+                "Counter of a 2-D array counts its rows, and an array is unhashable",
+            )
+            .hint("count its values: Counter(m.ravel())")),
+        other => Err(t
+            .err(
+                ErrorKind::Type,
+                s,
+                format!(
+                    "Counter counts the items of an iterable, and {} is none",
+                    other.describe()
+                ),
+            )
+            .hint(HINT)),
+    }
+}
+
+/// `counter.most_common(n)`: `n` omitted, `None`, or a constant of at least 1 (every such list
+/// starts with the same pair).
+pub(super) fn most_common(t: &mut Translator, a: &mut Args) -> Result<Value> {
+    a.arity(t, 1, 2)?;
+    let Value::Counter(counter) = a.take().0 else {
+        unreachable!("`most_common` is bound to a Counter only (`attribute`)")
+    };
+    if let Some((n, s)) = a.take_or_kw("n") {
+        let count = match &n {
+            Value::None => None,
+            Value::Scalar(e, Ty::I64 | Ty::Bool) => match crate::ir::fold::const_expr(e) {
+                Some(crate::ir::eval::Val::I(k)) => Some(k),
+                Some(crate::ir::eval::Val::B(b)) => Some(b as i64),
+                _ => {
+                    return Err(t
+                        .err(
+                            ErrorKind::Unsupported,
+                            s,
+                            "most_common(n) with an `n` computed at run time",
+                        )
+                        .hint("write most_common(1): ndjit reads the first pair"))
+                }
+            },
+            other => {
+                return Err(t.err(
+                    ErrorKind::Type,
+                    s,
+                    format!("most_common(n) takes an int, not {}", other.describe()),
+                ))
+            }
+        };
+        if let Some(k) = count.filter(|&k| k < 1) {
+            return Err(t
+                .err(
+                    ErrorKind::Unsupported,
+                    s,
+                    format!("most_common({k}) is an empty list, whose items ndjit cannot read"),
+                )
+                .hint(HINT));
+        }
+    }
+    Ok(Value::MostCommon(counter))
+}
+
+/// `counter.most_common(n)[index]`: `index` must be `0`, the pair `(item, count)`; `IndexError`
+/// for no data.
+pub(crate) fn first_pair(
+    t: &mut Translator,
+    data: (Value, Span),
+    index: &ast::Expr,
+    span: Span,
+) -> Result<Value> {
+    let i = t.expr(index)?;
+    let first = match &i {
+        Value::Scalar(e, Ty::I64) => {
+            crate::ir::fold::const_expr(e) == Some(crate::ir::eval::Val::I(0))
+        }
+        _ => false,
+    };
+    if !first {
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                index.span,
+                "ndjit reads the first pair of most_common() only (index 0)",
+            )
+            .hint(HINT));
+    }
+    let counted = Counted {
+        empty: (Exception::IndexError, "list index out of range"),
+        by: "Counter",
+    };
+    let (item, count) = statistics::most_common(t, data, span, counted)?;
+    let count = t.with_prov(count, Ty::I64, Prov::Py);
+    Ok(Value::Tuple(vec![item, Value::Scalar(count, Ty::I64)]))
+}
