@@ -129,3 +129,74 @@ def test_import_forms():
         assert ndjit.jit_filter(src).evaluate(w) == 3.0, src
     # A function whose module imported Counter: the global is passed in as the import.
     assert ndjit.jit_filter(majority).evaluate(w) == 3.0
+
+
+H = "import math\nimport collections\nfrom collections import Counter\n"
+
+# A review's finds (stop 65), each silently wrong before: a list's NaN object counted more than
+# once (CPython's count), and a Counter held in a tuple or list read after its data changed.
+COUNT_OF_A_SHARED_NAN = [
+    ("def f(x):\n    label, count = Counter([math.nan if v < 0 else float(v) for v in x])"
+     ".most_common(1)[0]\n    return label if count >= 2 else -1.0\n", [-1.0, 0.0, 1.0, -2.0, -1.0]),
+    ("def f(x):\n    return Counter([math.nan if v < 0 else float(v) for v in x]).most_common(1)[0][1]\n",
+     [-1.0, 0.0, 1.0, -2.0, -1.0]),
+    ("def f(x):\n    m = x[0]\n    return Counter([m, m, x[1]]).most_common(1)[0][1]\n", [np.nan, 1.0, 2.0]),
+    ("def f(x):\n    return 1.0 / (Counter([math.nan if v > 1 else float(v) for v in x])"
+     ".most_common(1)[0][1] - 1)\n", [np.inf] * 6),
+]
+HELD_AND_CHANGED = [
+    ("def f(x):\n    y = [float(v) for v in x]\n    t = (Counter(y), 0)\n    y.sort()\n"
+     "    return t[0].most_common(1)[0][0]\n", [2.0, 1.0, 1.0, 2.0, 3.0]),
+    ("def f(x):\n    s = x[3:]\n    t = (Counter(s), 0)\n    s = x[:2]\n    return t[0].most_common(1)[0][0]\n",
+     [1.0, 2.0, 3.0, 3.0, 1.0]),
+    ("def f(x):\n    y = x.copy()\n    t = (Counter(y).most_common(1), 0)\n    y[:] = 5.0\n    return t[0][0][0]\n",
+     [2.0, 1.0, 1.0, 2.0, 3.0]),
+    ("def f(x):\n    y = [float(v) for v in x]\n    t = [Counter(y)]\n    y.clear()\n"
+     "    return t[0].most_common(1)[0][1]\n", [2.0, 1.0, 1.0, 2.0, 3.0]),
+    ("def g(v):\n    return (Counter(v), 0)\ndef f(x):\n    y = [float(v) for v in x]\n    t = g(y)\n"
+     "    y.sort()\n    return t[0].most_common(1)[0][0]\n", [5.0, 5.0, 1.0, 2.0, 2.0]),
+]
+
+
+def python_and_ndjit(src, window):
+    g = {}
+    exec(H + src, g)
+    return g["f"](np.array(window)), ndjit.jit_filter(H + src)
+
+
+@pytest.mark.parametrize("src, window", COUNT_OF_A_SHARED_NAN)
+def test_a_shared_nans_count_is_refused_where_it_decides(src, window):
+    want, f = python_and_ndjit(src, window)
+    with pytest.raises(ValueError, match="decides the count"):
+        f.evaluate(np.array(window))
+
+
+@pytest.mark.parametrize("window", [[-1.0, 0.0, 1.0, 2.0, 3.0], [0.0, -1.0, 0.0, 2.0, 3.0]])
+def test_a_lone_nans_count_is_known(window):
+    # One NaN in the list: its count is 1 however objects are shared, so it is given.
+    src, _ = COUNT_OF_A_SHARED_NAN[1]
+    want, f = python_and_ndjit(src, window)
+    assert f.evaluate(np.array(window)) == want
+
+
+@pytest.mark.parametrize("src, window", HELD_AND_CHANGED)
+def test_a_counter_held_is_counted_when_made(src, window):
+    want, f = python_and_ndjit(src, window)
+    assert f.evaluate(np.array(window)) == want
+
+
+def test_a_def_of_an_imported_name_is_refused():
+    # Python calls whichever the module bound last; ndjit called the import.
+    src = H + "def Counter(v):\n    return collections.Counter(v[1:])\n" \
+              "def f(x):\n    return Counter(x).most_common(1)[0][1]\n"
+    with pytest.raises(ndjit.FilterError, match="`Counter` is both imported and defined"):
+        ndjit.jit_filter(src)
+    with pytest.raises(ndjit.FilterError, match="`mode` is both imported and defined"):
+        ndjit.jit_filter("from statistics import mode\ndef mode(v):\n    return v[0]\n"
+                         "def f(x):\n    return mode(x)\n")
+
+
+@pytest.mark.parametrize("body", ["x.most_common(1)", "x[0].most_common(1)", "(x > 1).most_common(1)"])
+def test_most_common_of_what_is_no_counter_is_a_type_error(body):
+    with pytest.raises(ndjit.FilterError, match="has no attribute `most_common`"):
+        ndjit.jit_filter(H + f"def f(x):\n    return {body}\n", filter_size=9)

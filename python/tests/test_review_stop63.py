@@ -322,7 +322,7 @@ def test_other_statistics_functions_are_refused_with_why():
 def test_an_unknown_module_is_refused_at_its_import_line():
     with pytest.raises(ndjit.FilterSyntaxError, match="module `fractions` is not available") as e:
         ndjit.jit_filter("import fractions\ndef f(x):\n    return x[0]\n")
-    assert "numpy, math and statistics" in str(e.value)
+    assert "numpy, math, statistics" in str(e.value) and "collections" in str(e.value)
 
 
 # ---- tuples of ints compared, a bound shape ---------------------------------------------------

@@ -425,7 +425,18 @@ impl<'a> Translator<'a> {
     fn function(&mut self) -> Result<()> {
         let f = &self.program.function;
         for i in &self.program.imports {
-            self.import(&i.module, &i.alias, i.span.unwrap_or(f.span))?;
+            let span = i.span.unwrap_or(f.span);
+            if self.helper(&i.alias).is_some() {
+                // Python calls whichever of the two the module bound last.
+                return Err(self
+                    .err(
+                        ErrorKind::Unsupported,
+                        span,
+                        format!("`{}` is both imported and defined by a `def`", i.alias),
+                    )
+                    .hint("rename one of them"));
+            }
+            self.import(&i.module, &i.alias, span)?;
         }
         // The parameter that holds floats: the buffer (the input line of generic_filter1d), an
         // integrand's variable; a transform's coordinates are ints.

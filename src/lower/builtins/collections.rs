@@ -55,6 +55,15 @@ pub(super) fn counter(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let (data, s) = a.take();
     match data {
         Value::Array(_) | Value::List(..) | Value::Tuple(_) => {
+            // Counted as the items are now: a Counter held in a tuple may be read after the
+            // names its data reads have changed.
+            let array = matches!(data, Value::Array(_));
+            let (items, kind) = crate::lower::lists::sequence(t, data, s)?;
+            let items = t.materialize(&items, None);
+            let data = match array {
+                true => Value::Array(items),
+                false => Value::List(items, kind),
+            };
             Ok(Value::Counter(Box::new((data, s))))
         }
         // Its items are the rows, arrays, which a dict cannot hold.
@@ -82,8 +91,19 @@ pub(super) fn counter(t: &mut Translator, a: &mut Args) -> Result<Value> {
 /// starts with the same pair).
 pub(super) fn most_common(t: &mut Translator, a: &mut Args) -> Result<Value> {
     a.arity(t, 1, 2)?;
-    let Value::Counter(counter) = a.take().0 else {
-        unreachable!("`most_common` is bound to a Counter only (`attribute`)")
+    let counter = match a.take() {
+        (Value::Counter(counter), _) => counter,
+        // (A method name of no array or number: resolved for a Counter, bound to anything.)
+        (other, s) => {
+            return Err(t.err(
+                ErrorKind::Type,
+                s,
+                format!(
+                    "{} has no attribute `most_common` (a Counter's)",
+                    other.describe()
+                ),
+            ))
+        }
     };
     if let Some((n, s)) = a.take_or_kw("n") {
         let count = match &n {
@@ -149,6 +169,7 @@ pub(crate) fn first_pair(
     let counted = Counted {
         empty: (Exception::IndexError, "list index out of range"),
         by: "Counter",
+        counts_read: true,
     };
     let (item, count) = statistics::most_common(t, data, span, counted)?;
     let count = t.with_prov(count, Ty::I64, Prov::Py);

@@ -81,6 +81,7 @@ pub(super) fn mode(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let counted = Counted {
         empty: (Exception::StatisticsError, "no mode for empty data"),
         by: "statistics.mode",
+        counts_read: false,
     };
     Ok(most_common(t, data, span, counted)?.0)
 }
@@ -91,6 +92,8 @@ pub(super) struct Counted {
     pub empty: (Exception, &'static str),
     /// The function counting, for the NaN error (`statistics.mode`, `Counter`).
     pub by: &'static str,
+    /// Whether the count is given too (a Counter's pair), not only the item.
+    pub counts_read: bool,
 }
 
 /// The item `data` holds most often, and its count, as CPython counts them with a `Counter`
@@ -204,6 +207,25 @@ pub(super) fn most_common(
         ),
         Ty::I64,
     );
+    if !fresh_items && counted.counts_read {
+        // The winning NaN's count lies between 1 and all the NaNs: it is known where it is the
+        // only one.
+        let known = bin(
+            BinOp::Or,
+            not(least.clone()),
+            cmp(CmpOp::Eq, Expr::Var(nans), Expr::I64(1)),
+        );
+        t.check_plain(
+            known,
+            Exception::ValueError,
+            &format!(
+                "{} counts a NaN with the items that are the same object, which ndjit does not \
+                 track, and here that decides the count: pass an array (each item a new object)",
+                counted.by
+            ),
+            span,
+        );
+    }
     let count = Expr::Select(least.boxed(), Expr::I64(1).boxed(), Expr::Var(most).boxed());
     Ok((Value::Scalar(t.list_item(&data, kind, winner), ty), count))
 }
