@@ -20,10 +20,10 @@ fn image(shape: &[usize]) -> Vec<f64> {
 }
 
 /// `execute` on `input` into a fresh output of `dtype`, through `exec`.
-fn run<E: Executor>(
+fn run<E: Executor, T: driver::Element>(
     exec: &E,
     filter: &ndjit::Filter,
-    input: &[f64],
+    input: &[T],
     shape: &[usize],
     out_dtype: Dtype,
     opts: &Options,
@@ -54,9 +54,9 @@ fn both(
 }
 
 /// `gpu`'s filter run on `input` through the CPU's row kernel and through the emulated GPU.
-fn both_on(
+fn both_on<T: driver::Element>(
     gpu: &GpuFilter,
-    input: &[f64],
+    input: &[T],
     shape: &[usize],
     out_dtype: Dtype,
     opts: &Options,
@@ -181,6 +181,43 @@ fn any_and_all_past_the_window_s_taps_run_as_loops_equal_on_both() {
     let gpu = GpuFilter::compile("np.min(x) * 2.0", &ndjit::Bindings::new()).expect("compiles");
     let (cpu, emulated) = both_on(&gpu, &input, &shape, Dtype::F64, &Options::size(&[9, 9]));
     assert_eq!(same_failure(cpu, emulated), ndjit::Exception::ValueError);
+}
+
+#[test]
+fn zero_sign_guards_read_the_image_in_their_cold_branches_equal_on_both() {
+    // NumPy's min, max and nanmin over a disk or a cross of a float32 or uint8 image run the general
+    // kernel on a register window; their zero-sign guard (`ir::zero_signs`), a branch taken where
+    // the result is a zero, reads each output's taps from the image instead (`Body::if_`). Zeros
+    // lie where some windows hold one sign only (the branch runs and passes), others both.
+    let shape = [17, 26];
+    let zeros = |negative: bool| {
+        let mut input: Vec<f32> = image(&shape).iter().map(|v| v.abs() as f32 + 1.0).collect();
+        input[4 * 26 + 3] = 0.0;
+        input[8 * 26 + 20] = 0.0;
+        input[12 * 26 + 11] = if negative { -0.0 } else { 0.0 };
+        input[12 * 26 + 14] = 0.0;
+        input
+    };
+    let footprints = [
+        Footprint::disk(2),
+        Footprint::cross(2, 3),
+        Footprint::disk(3),
+    ];
+    for source in ["np.min(x) * 2.0", "np.max(-x) + 1.0", "np.nanmin(x)"] {
+        let gpu = GpuFilter::compile(source, &ndjit::Bindings::new()).expect("compiles");
+        for fp in &footprints {
+            let opts = Options::new(fp.clone());
+            let (cpu, emulated) = both_on(&gpu, &zeros(false), &shape, Dtype::F32, &opts);
+            let cpu = cpu.expect("cpu");
+            assert_eq!(cpu, emulated.expect("emulated"), "{source}");
+            let (cpu, emulated) = both_on(&gpu, &zeros(true), &shape, Dtype::F32, &opts);
+            let failed = same_failure(cpu, emulated);
+            assert_eq!(failed, ndjit::Exception::ValueError, "{source}");
+            let bytes: Vec<u8> = zeros(false).iter().map(|&v| v as u8).collect();
+            let (cpu, emulated) = both_on(&gpu, &bytes, &shape, Dtype::F64, &opts);
+            assert_eq!(cpu.expect("cpu"), emulated.expect("emulated"), "{source}");
+        }
+    }
 }
 
 /// Both runs failed in the filter, with the same error at the same pixel; the error's class.

@@ -15,7 +15,7 @@
 
 use super::bounds;
 use super::sort;
-use super::taps::{self, Taps};
+use super::taps::{self, TapMemory, Taps};
 use super::{elem, BoundValues, Dtype, NO_RECORD};
 use crate::pir::{Addr, Bin, BoolOp, Cls, Cmp, Func, Global, Ins, Reg, Rnd, Space, Src, Un, T};
 use ndjit::driver::Mix;
@@ -301,6 +301,10 @@ pub struct Body<'s, 'a, 'k> {
     pub sh: &'s mut Shared<'a>,
     k: &'k mut Func,
     taps: Taps,
+    /// The same taps read from the image, for the branches that only check ([`Body::if_`]).
+    cold_taps: Option<TapMemory>,
+    /// Whether the code being translated is such a branch.
+    in_cold: bool,
     /// The neighbourhood copied to local memory, when indexed dynamically.
     buf_local: Option<String>,
     vars: Vec<Reg>,
@@ -329,7 +333,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         ex: Exits,
         tag: &str,
     ) -> Res<()> {
-        Self::translate_at(sh, k, taps, None, None, None, ex, tag)
+        Self::translate_at(sh, k, (taps, None), None, None, None, ex, tag)
     }
 
     /// As [`Body::translate`], with each tap's position in the thread's window when the taps are
@@ -339,7 +343,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
     pub fn translate_at(
         sh: &'s mut Shared<'a>,
         k: &'k mut Func,
-        taps: Taps,
+        (taps, cold_taps): (Taps, Option<TapMemory>),
         window: Option<&[[i64; 3]]>,
         taps32: Option<Vec<Reg>>,
         median: Option<MedianHint>,
@@ -354,6 +358,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             sh,
             k,
             taps,
+            cold_taps,
+            in_cold: false,
             buf_local: None,
             vars: vec![],
             consts: vec![None; func.vars.len()],
@@ -860,7 +866,14 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             V::C(v) => return self.block(if v.b() { then } else { els }),
             V::R(p, _) => p,
         };
-        self.branch(p, |b| b.block(then), |b| b.block(els))
+        // A branch that only checks (NumPy's zero-sign guards: `ir::zero_signs`) is cold: it
+        // reads the taps from the image, so that the register window dies with the hot code.
+        let cold = els.is_empty() && then.iter().any(|s| matches!(s, Stmt::Check { .. }));
+        let outer = self.in_cold;
+        self.in_cold |= cold;
+        let falls = self.branch(p, |b| b.block(then), |b| b.block(els));
+        self.in_cold = outer;
+        falls
     }
 
     /// `if p {then} else {els}`, each side emitted by its closure, which returns whether control
@@ -1145,6 +1158,10 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 // will do where the kernel must still be generated.
                 (taps, V::C(c)) if usize::try_from(c.i()).map_or(true, |c| c >= taps.len()) => {
                     Ok(V::C(Val::F(0.0)))
+                }
+                (Taps::Regs(_), V::C(c)) if self.in_cold && self.cold_taps.is_some() => {
+                    let m = self.cold_taps.clone().expect("cold taps");
+                    Ok(V::R(m.load(self.k, Src::I(c.i())), Ty::F64))
                 }
                 (Taps::Regs(regs), V::C(c)) => Ok(V::R(regs[c.i() as usize], Ty::F64)),
                 (Taps::Memory(m), i) => {

@@ -713,27 +713,24 @@ fn gather(k: &mut Func, a: &Args, geo: &Geo, spec: &KernelSpec, coord: [Reg; 3])
 }
 
 /// The taps of an interior output whose pixel lies at `pin` in the input, read from the image.
-fn image_taps(
-    k: &mut Func,
-    sh: &mut Shared,
-    spec: &KernelSpec,
-    geo: &Geo,
-    a: &Args,
-    pin: Reg,
-) -> TapMemory {
-    let esize = spec.input.itemsize() as i64;
-    let bytes = |k: &mut Func, s: Reg| Src::R(k.bin(Bin::Mul, T::S64, s, Src::I(esize)));
-    let strides = [
-        bytes(k, a.is[0]),
-        bytes(k, a.is[1]),
-        if spec.contiguous {
-            Src::I(esize)
-        } else {
-            bytes(k, a.is[2])
-        },
-    ];
+fn image_taps(sh: &mut Shared, spec: &KernelSpec, geo: &Geo, a: &Args, pin: Reg) -> TapMemory {
     let table = taps::table(&mut sh.globals, &geo.taps);
-    TapMemory::image(pin, strides, spec.input, table, &geo.taps)
+    TapMemory::image(
+        pin,
+        element_strides(spec, a),
+        spec.input,
+        Some(table),
+        &geo.taps,
+    )
+}
+
+/// The input's element strides as [`TapMemory::image`] takes them.
+fn element_strides(spec: &KernelSpec, a: &Args) -> [Src; 3] {
+    let last = match spec.contiguous {
+        true => Src::I(1),
+        false => Src::R(a.is[2]),
+    };
+    [Src::R(a.is[0]), Src::R(a.is[1]), last]
 }
 
 /// [`gather`] as a loop over the window (code and registers independent of its size): the

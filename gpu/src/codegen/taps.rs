@@ -51,16 +51,19 @@ enum Source {
     Image(Image),
 }
 
-/// Tap `i` of an interior output at `base + Σ offsets[i][a] × strides[a]` (bytes).
+/// Tap `i` of an interior output at `base + Σ offsets[i][a] × strides[a] × itemsize` (bytes).
 #[derive(Clone, Debug)]
 struct Image {
     /// The output's own pixel in the input (u64).
     base: Reg,
-    /// Byte strides per axis (s64 registers, or an immediate for a contiguous last axis).
+    /// Element strides per axis (s64 registers, or an immediate for a contiguous last axis):
+    /// constant taps then cost one multiply-add by an immediate each, and making the taps
+    /// emits no code (a branch that reads them computes their addresses itself).
     strides: [Src; 3],
     dtype: Dtype,
-    /// The global table of `offsets`, three s32 per tap, for taps indexed at run time.
-    table: String,
+    /// The global table of `offsets`, three s32 per tap, for taps indexed at run time (`None`:
+    /// read at constant indices only).
+    table: Option<String>,
     offsets: Vec<[i64; 3]>,
 }
 
@@ -73,12 +76,13 @@ impl TapMemory {
         }
     }
 
-    /// The taps of an interior output whose pixel lies at `base` in the input image.
+    /// The taps of an interior output whose pixel lies at `base` in the input image, `strides`
+    /// in elements; `table` as [`Image`]'s.
     pub fn image(
         base: Reg,
         strides: [Src; 3],
         dtype: Dtype,
-        table: String,
+        table: Option<String>,
         offsets: &[[i64; 3]],
     ) -> TapMemory {
         TapMemory {
@@ -132,11 +136,16 @@ impl TapMemory {
 impl Image {
     /// The address of tap `i`.
     fn addr(&self, k: &mut Func, i: Src) -> Addr {
-        // Offsets along each axis as registers (from the table) or immediates.
+        let size = self.dtype.itemsize() as i64;
+        // Offsets along each axis as registers (from the table, in bytes) or immediates.
         let d: [Src; 3] = match i {
             Src::I(c) => self.offsets[c as usize].map(Src::I),
             r => {
-                let table = k.addr_of(&self.table);
+                let table = self
+                    .table
+                    .as_ref()
+                    .expect("a table for taps indexed at run time");
+                let table = k.addr_of(table);
                 let row = k.bin(Bin::Mul, T::S64, r, Src::I(12));
                 let at = k.bin(Bin::Add, T::S64, table, row);
                 std::array::from_fn(|a| {
@@ -144,7 +153,8 @@ impl Image {
                         return Src::I(0);
                     }
                     let v = k.ld(Space::GlobalNc, T::S32, Addr::reg(at, 4 * a as i64));
-                    Src::R(k.cvt(None, T::S64, T::S32, v))
+                    let v = k.cvt(None, T::S64, T::S32, v);
+                    Src::R(k.bin(Bin::Mul, T::S64, v, Src::I(size)))
                 })
             }
         };
@@ -153,9 +163,9 @@ impl Image {
         for (&d, &s) in d.iter().zip(&self.strides) {
             match (d, s) {
                 (Src::I(0), _) => {}
-                (Src::I(d), Src::I(s)) => imm += d * s,
-                // One of them is a register: it goes first.
-                (d @ Src::R(_), s) | (s, d) => addr = k.fma(T::S64, d, s, addr),
+                (Src::I(d), Src::I(s)) => imm += d * s * size,
+                (Src::I(d), s) => addr = k.fma(T::S64, Src::I(d * size), s, addr),
+                (d, s) => addr = k.fma(T::S64, d, s, addr),
             }
         }
         Addr::reg(addr, imm)

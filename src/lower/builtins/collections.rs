@@ -87,8 +87,8 @@ pub(super) fn counter(t: &mut Translator, a: &mut Args) -> Result<Value> {
     }
 }
 
-/// `counter.most_common(n)`: `n` omitted, `None`, or a constant of at least 1 (every such list
-/// starts with the same pair).
+/// `counter.most_common(n)`: `n` omitted, `None`, a constant int of at least 1 or the float
+/// `1.0` (every such list starts with the same pair).
 pub(super) fn most_common(t: &mut Translator, a: &mut Args) -> Result<Value> {
     a.arity(t, 1, 2)?;
     let counter = match a.take() {
@@ -117,6 +117,27 @@ pub(super) fn most_common(t: &mut Translator, a: &mut Args) -> Result<Value> {
                             ErrorKind::Unsupported,
                             s,
                             "most_common(n) with an `n` computed at run time",
+                        )
+                        .hint("write most_common(1): ndjit reads the first pair"))
+                }
+            },
+            // CPython's `heapq.nlargest` takes `n == 1` by `max`, so a float 1.0 gives the
+            // first pair; any other float reaches `range` or a slice, a TypeError.
+            Value::Scalar(e, Ty::F64) => match crate::ir::fold::const_expr(e) {
+                Some(v) if v.f() == 1.0 => Some(1),
+                Some(_) => {
+                    return Err(t.err(
+                        ErrorKind::Type,
+                        s,
+                        "most_common(n) takes an int: a float other than 1.0 is a TypeError",
+                    ))
+                }
+                None => {
+                    return Err(t
+                        .err(
+                            ErrorKind::Unsupported,
+                            s,
+                            "most_common(n) with a float `n` computed at run time",
                         )
                         .hint("write most_common(1): ndjit reads the first pair"))
                 }
