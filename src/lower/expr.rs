@@ -1601,10 +1601,14 @@ impl<'p> Translator<'p> {
                         let n = items.len() as i64;
                         let k2 = if k < 0 { k + n } else { k };
                         if !(0..n).contains(&k2) {
+                            // Python's IndexError comes only where this runs: refused.
                             return Err(self.err(
-                                ErrorKind::Type,
+                                ErrorKind::Unsupported,
                                 index.span,
-                                format!("tuple index {k} out of range"),
+                                format!(
+                                    "tuple index {k} out of range (Python raises IndexError \
+                                     where this runs)"
+                                ),
                             ));
                         }
                         Ok(items[k2 as usize].clone())

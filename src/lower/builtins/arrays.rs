@@ -179,6 +179,15 @@ fn reshape(
     dims: Vec<(Value, Span)>,
     span: Span,
 ) -> Result<Value> {
+    if dims.is_empty() {
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                "a reshape to a 0-d array (shape ())",
+            )
+            .hint("read the one value instead, e.g. w[0]"));
+    }
     if dims.len() > 2 {
         return Err(t
             .err(
@@ -190,6 +199,7 @@ fn reshape(
     }
     let mut raw = Vec::new();
     for (d, s) in dims {
+        crate::lower::numpy::refuse_bool(t, &d, s, "a dimension");
         raw.push(fold(t.int(d, s, "a dimension")?));
     }
     // `reshape(n, n)`: NumPy's message shows the one value twice.
@@ -303,7 +313,26 @@ fn reshape(
         over(&r).boxed(),
         c.clone().boxed(),
     ));
-    let cols = t.stable(cols, Ty::I64);
+    let (rows, cols) = (t.stable(rows, Ty::I64), t.stable(cols, Ty::I64));
+    // NumPy's size check: an empty array's other dimension times the item size must fit an
+    // intp (`np.zeros(0).reshape(0, 2**60)` raises; a bool array's items are one byte).
+    if arr.ty != Ty::Bool {
+        let most = || Expr::I64(i64::MAX / 8);
+        let small = bin(
+            BinOp::And,
+            cmp(CmpOp::Le, rows.clone(), most()),
+            cmp(CmpOp::Le, cols.clone(), most()),
+        );
+        if fold(small.clone()) != Expr::Bool(true) {
+            t.check_plain(
+                small,
+                Exception::ValueError,
+                "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum \
+                 possible size.",
+                span,
+            );
+        }
+    }
     Ok(t.matrix(arr, rows, cols, span))
 }
 

@@ -53,6 +53,18 @@ pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<
     if matches!(axis, Value::None) || a.pos.is_empty() {
         return Ok(None);
     }
+    if !matches!(
+        f,
+        Func::Median
+            | Func::Nanmedian
+            | Func::Percentile
+            | Func::Nanpercentile
+            | Func::Quantile
+            | Func::Nanquantile
+            | Func::Average
+    ) {
+        super::refuse_bool(t, &axis, axis_span, "axis");
+    }
     let axis = const_int(t, axis, axis_span, "axis")?;
     let (v, s) = a.take();
     let ndim = if matches!(v, Value::Matrix(..)) { 2 } else { 1 };

@@ -19,7 +19,7 @@ use super::expr::{bin, cmp, un};
 use super::names::{Builtin, Func, Module};
 use super::value::{ArrayVal, Value};
 use super::{not, Translator};
-use crate::error::{ErrorKind, Result, Span};
+use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{ArrKind, BinOp, CmpOp, Expr, Stmt, Ty, UnOp};
 
 /// Lowers `name(args)` if it is one of this module's functions; `None` leaves the call to the
@@ -187,6 +187,17 @@ fn const_flag(t: &mut Translator, a: &mut Args, name: &str, default: bool) -> Re
             s,
             format!("`{name}` must be a constant True or False in a filter"),
         )),
+    }
+}
+
+/// NumPy's C converters of an integer (a shape's dimensions, the axis of a reduction written
+/// in C) refuse a bool, Python's or NumPy's: `TypeError: an integer is required`, raised where
+/// the call runs. (Its functions written in Python, `np.median`, `np.percentile`,
+/// `np.average`, take `True` as 1.)
+pub(in crate::lower) fn refuse_bool(t: &mut Translator, v: &Value, s: Span, what: &str) {
+    if matches!(v, Value::Scalar(_, Ty::Bool)) {
+        let message = format!("an integer is required ({what}: NumPy takes no bool there)");
+        t.check_plain(Expr::Bool(false), Exception::TypeError, &message, s);
     }
 }
 

@@ -18,7 +18,10 @@ pub(super) fn accumulate(t: &mut Translator, f: Func, a: &mut Args) -> Result<Va
     let (v, s) = a.take();
     let axis = match a.pos.pop().or_else(|| a.kw("axis")) {
         None | Some((Value::None, _)) => None,
-        Some((axis, axs)) => Some((super::const_int(t, axis, axs, "axis")?, axs)),
+        Some((axis, axs)) => {
+            super::refuse_bool(t, &axis, axs, "axis");
+            Some((super::const_int(t, axis, axs, "axis")?, axs))
+        }
     };
     let cols = super::columns(&v);
     let x = t.array_of(v, s)?;
