@@ -199,8 +199,7 @@ fn reshape(
     }
     let mut raw = Vec::new();
     for (d, s) in dims {
-        crate::lower::numpy::refuse_bool(t, &d, s, "a dimension");
-        raw.push(fold(t.int(d, s, "a dimension")?));
+        raw.push(fold(crate::lower::numpy::dimension(t, d, s)?));
     }
     // `reshape(n, n)`: NumPy's message shows the one value twice.
     let square = matches!(raw.as_slice(), [r, c] if r == c);

@@ -47,22 +47,23 @@ pub(super) fn axis_given(f: Func, a: &mut Args) -> bool {
     named
 }
 
+/// Whether NumPy's `f` takes `axis=True` as 1: the functions it writes in Python (its C
+/// reductions raise TypeError for a bool).
+fn axis_takes_bool(f: Func) -> bool {
+    use Func::*;
+    matches!(
+        f,
+        Median | Nanmedian | Percentile | Nanpercentile | Quantile | Nanquantile | Average
+    )
+}
+
 /// `f(x, ..., axis=k)`; `None` when the axis is `None` (a reduction of everything).
 pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<Option<Value>> {
     let (axis, axis_span) = a.kw("axis").expect("the caller saw axis=");
     if matches!(axis, Value::None) || a.pos.is_empty() {
         return Ok(None);
     }
-    if !matches!(
-        f,
-        Func::Median
-            | Func::Nanmedian
-            | Func::Percentile
-            | Func::Nanpercentile
-            | Func::Quantile
-            | Func::Nanquantile
-            | Func::Average
-    ) {
+    if !axis_takes_bool(f) {
         super::refuse_bool(t, &axis, axis_span, "axis");
     }
     let axis = const_int(t, axis, axis_span, "axis")?;

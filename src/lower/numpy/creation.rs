@@ -93,8 +93,7 @@ fn dimensions(t: &mut Translator, shape: Value, span: Span) -> Result<(Expr, Opt
     }
     let mut sizes = Vec::new();
     for d in dims {
-        super::refuse_bool(t, &d, span, "a dimension");
-        let n = t.int(d, span, "a dimension")?;
+        let n = super::dimension(t, d, span)?;
         let n = t.stable(n, Ty::I64);
         t.check_plain(
             cmp(CmpOp::Ge, n.clone(), Expr::I64(0)),

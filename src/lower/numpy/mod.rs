@@ -194,11 +194,17 @@ fn const_flag(t: &mut Translator, a: &mut Args, name: &str, default: bool) -> Re
 /// in C) refuse a bool, Python's or NumPy's: `TypeError: an integer is required`, raised where
 /// the call runs. (Its functions written in Python, `np.median`, `np.percentile`,
 /// `np.average`, take `True` as 1.)
-pub(in crate::lower) fn refuse_bool(t: &mut Translator, v: &Value, s: Span, what: &str) {
+fn refuse_bool(t: &mut Translator, v: &Value, s: Span, what: &str) {
     if matches!(v, Value::Scalar(_, Ty::Bool)) {
         let message = format!("an integer is required ({what}: NumPy takes no bool there)");
         t.check_plain(Expr::Bool(false), Exception::TypeError, &message, s);
     }
+}
+
+/// A shape's dimension as NumPy's shape converter takes it: an int, never a bool.
+pub(in crate::lower) fn dimension(t: &mut Translator, d: Value, s: Span) -> Result<Expr> {
+    refuse_bool(t, &d, s, "a dimension");
+    t.int(d, s, "a dimension")
 }
 
 /// A constant integer argument (a dimension, an axis), with `what` naming it in the error.
