@@ -2,8 +2,10 @@
 
     python benches/gpu_window.py [--size 8192] [--reps 10] [--k 3,5,7,9,11,15,21,31] [--budget 240]
                                  [--filters min,max,min+nan,range,median,percentile,mean,nanmean] [--dtypes float32,float64]
+                                 [--footprint box|disk|cross]
 
-For k×k boxes (mode reflect) on a CuPy array of size² float32 and float64 (or the ``--dtypes``
+For k×k boxes (mode reflect; ``--footprint disk`` or ``cross``: the disk of radius k//2, or the
+cross of arms k//2, given to both libraries as ``footprint=``, where cupyx's mean has no anchor) on a CuPy array of size² float32 and float64 (or the ``--dtypes``
 given: integer images are uniform over their type's range and skip the NaN filters): min, max, range,
 median, the 30th percentile, mean and a NaN-aware mean, as ndjit callbacks (``np.min(x)`` ...) and as
 cupyx.scipy.ndimage's ``minimum_filter``, ``maximum_filter`` (the range: their difference),
@@ -36,22 +38,43 @@ except ImportError:
 
 import ndjit
 
-def cupyx_min(a, k, out):
-    return cndi.minimum_filter(a, size=k, mode="reflect", output=out)
+def window(k, fp):
+    """cupyx's and scipy's window arguments: ``size=k`` for a box, else ``footprint=`` (host bools)."""
+    return {"size": k} if fp is None else {"footprint": fp}
+
+
+def footprint(kind, k):
+    """None for a k×k box; the disk of radius k//2 or the cross of arms k//2 as a k×k bool array."""
+    if kind == "box":
+        return None
+    r = k // 2
+    y, x = np.mgrid[-r:r + 1, -r:r + 1]
+    return (x * x + y * y <= r * r) if kind == "disk" else ((x == 0) | (y == 0))
+
+
+def cupyx_min(a, k, out, fp=None):
+    return cndi.minimum_filter(a, **window(k, fp), mode="reflect", output=out)
+
+
+def cupyx_mean(a, k, out, fp=None):
+    # uniform_filter is a box's mean only.
+    return cndi.uniform_filter(a, size=k, mode="reflect", output=out) if fp is None else None
 
 
 # name, ndjit source, cupyx's filter (None: cupyx has none), whether the image holds NaNs.
 FILTERS = [
     ("min", "np.min(x)", cupyx_min, False),
-    ("max", "np.max(x)", lambda a, k, out: cndi.maximum_filter(a, size=k, mode="reflect", output=out), False),
+    ("max", "np.max(x)", lambda a, k, out, fp=None: cndi.maximum_filter(a, **window(k, fp), mode="reflect", output=out),
+     False),
     ("min+nan", "np.min(x)", cupyx_min, True),
     # A CuPy user's range: two filters and a subtraction.
-    ("range", "np.max(x) - np.min(x)", lambda a, k, out: cupy.subtract(
-        cndi.maximum_filter(a, size=k, mode="reflect"), cupyx_min(a, k, None), out=out), False),
-    ("median", "np.median(x)", lambda a, k, out: cndi.median_filter(a, size=k, mode="reflect", output=out), False),
+    ("range", "np.max(x) - np.min(x)", lambda a, k, out, fp=None: cupy.subtract(
+        cndi.maximum_filter(a, **window(k, fp), mode="reflect"), cupyx_min(a, k, None, fp), out=out), False),
+    ("median", "np.median(x)",
+     lambda a, k, out, fp=None: cndi.median_filter(a, **window(k, fp), mode="reflect", output=out), False),
     ("percentile", "np.percentile(x, 30)",
-     lambda a, k, out: cndi.percentile_filter(a, 30, size=k, mode="reflect", output=out), False),
-    ("mean", "np.mean(x)", lambda a, k, out: cndi.uniform_filter(a, size=k, mode="reflect", output=out), False),
+     lambda a, k, out, fp=None: cndi.percentile_filter(a, 30, **window(k, fp), mode="reflect", output=out), False),
+    ("mean", "np.mean(x)", cupyx_mean, False),
     ("nanmean", "np.nanmean(x) if np.any(~np.isnan(x)) else 0.0", None, True),
 ]
 
@@ -86,6 +109,7 @@ def main():
     p.add_argument("--budget", type=float, default=240.0)
     p.add_argument("--filters", default=",".join(f[0] for f in FILTERS))
     p.add_argument("--dtypes", default="float32,float64")
+    p.add_argument("--footprint", choices=["box", "disk", "cross"], default="box")
     args = p.parse_args()
     chosen = args.filters.split(",")
     if not ndjit.cuda.is_available():
@@ -94,7 +118,7 @@ def main():
     info = ndjit.cuda.device()
     sizes = [int(k) for k in args.k.split(",")]
     print(f"== gpu_window on {info['name']}, {args.size}x{args.size}, median of {args.reps} "
-          f"(CUDA events), cupy {cupy.__version__} ==")
+          f"(CUDA events), {args.footprint} windows, cupy {cupy.__version__} ==")
     rng = np.random.default_rng(0)
     t_start = time.perf_counter()
     rows = []
@@ -118,15 +142,17 @@ def main():
             a = holed if nans else clean
             f = ndjit.jit_filter(source)
             for k in sizes:
+                fp = footprint(args.footprint, k)
                 cell = f"{name:8} {np.dtype(dtype).name:8} k={k:2}"
                 if time.perf_counter() - t_start > args.budget:
                     rows.append(f"{cell}  skipped (budget)")
                     print(rows[-1], flush=True)
                     continue
                 ours = warm_then_time(
-                    lambda: ndjit.generic_filter(a, f, size=k, mode="reflect", output=out, target="cuda"),
+                    lambda: ndjit.generic_filter(a, f, **window(k, fp), mode="reflect", output=out, target="cuda"),
                     args.reps)
-                theirs = warm_then_time(lambda: anchor(a, k, out), args.reps) if anchor else None
+                has_anchor = anchor is not None and (fp is None or anchor is not cupyx_mean)
+                theirs = warm_then_time(lambda: anchor(a, k, out, fp), args.reps) if has_anchor else None
                 ratio = f"{theirs / ours:7.2f}" if theirs else "      -"
                 cupyx_ms = f"{theirs:10.3f}" if theirs else "         -"
                 rows.append(f"{cell}  ndjit {ours:10.3f} ms  cupyx {cupyx_ms} ms  ratio {ratio}  "

@@ -11,7 +11,8 @@
 # `run` writes logs to $OUT (the device tool's output folder) and prints the summaries last.
 # Sections can be limited with NDJIT_DEVICE_ONLY=minmax,math,corpus,api,passes and
 # NDJIT_SKIP=device,python,dask,bench,percall,window,cupy; the window benchmark's filters with
-# NDJIT_WINDOW_FILTERS=min,max,min+nan,range,median,mean,nanmean; benches/percall_gpu.py's options with
+# NDJIT_WINDOW_FILTERS=min,max,min+nan,range,median,mean,nanmean and its other options with
+# NDJIT_WINDOW_ARGS (e.g. "--footprint disk --dtypes float32,uint8"); benches/percall_gpu.py's options with
 # NDJIT_PERCALL_ARGS (e.g. "--split").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -93,7 +94,8 @@ run)
         # Time against the window size, k = 3..31, beside cupyx (issue 18).
         PYTHONPATH=/tmp/ndjit-site PYTHONUNBUFFERED=1 timeout "${NDJIT_WINDOW_TIMEOUT:-300}" python3 \
             benches/gpu_window.py --budget "${NDJIT_WINDOW_BUDGET:-240}" \
-            --filters "${NDJIT_WINDOW_FILTERS:-min,max,min+nan,range,median,percentile,mean,nanmean}" 2>&1 | tee "$out/window.log" || status=$? ;;
+            --filters "${NDJIT_WINDOW_FILTERS:-min,max,min+nan,range,median,percentile,mean,nanmean}" \
+            ${NDJIT_WINDOW_ARGS:-} 2>&1 | tee "$out/window.log" || status=$? ;;
     esac
     case ",${NDJIT_SKIP:-}," in *,cupy,*) ;; *)
         if [ -f .device/gpu_anchor.py ]; then

@@ -23,10 +23,20 @@ use crate::ir::{self, BinOp, CmpOp, Expr, Stmt, Ty};
 use crate::syntax::ast::{self, CompFor, Comprehension};
 use std::collections::HashMap;
 
-/// The builtins that consume a generator expression passed to them.
-pub(super) fn consumes_generator(f: super::names::Func) -> bool {
-    use super::names::Func::*;
-    matches!(f, Sum | Min | Max | Any | All | Sorted | List | TupleOf)
+/// The functions that consume a generator expression passed to them as their first argument.
+pub(super) fn consumes_generator(f: super::names::Builtin) -> bool {
+    use super::names::{Func::*, Module};
+    match f.module {
+        Module::Builtin => matches!(
+            f.func,
+            Sum | Min | Max | Any | All | Sorted | List | TupleOf
+        ),
+        // Each reads its data once, in order, as it reads a list's (`Counter(iter(data))`,
+        // `sorted(data)`), so a generator's result is its list's, errors included.
+        Module::Statistics => true,
+        Module::Collections => f.func == Counter,
+        _ => false,
+    }
 }
 
 impl Translator<'_> {
@@ -218,7 +228,7 @@ impl Translator<'_> {
             ErrorKind::Unsupported,
             span,
             "a generator expression is supported only as the argument of sum(), min(), max(), \
-             any(), all(), sorted(), list() or tuple()",
+             any(), all(), sorted(), list(), tuple(), Counter() or statistics' functions",
         )
         .hint("write a list comprehension `[... for ...]` to keep the values")
     }

@@ -262,6 +262,16 @@ impl<'p> Translator<'p> {
             Value::None => Ok(Expr::Bool(false)),
             Value::Tuple(items) => Ok(Expr::Bool(!items.is_empty())),
             Value::List(a, _) => Ok(cmp(CmpOp::Ne, a.len, Expr::I64(0))),
+            // A Counter counts something, and its list of pairs (`most_common(n)`, `n` at least
+            // 1) holds one, exactly where its data is not empty.
+            Value::Counter(c) | Value::MostCommon(c)
+                if matches!(c.0, Value::Array(_) | Value::List(..)) =>
+            {
+                let (Value::Array(a) | Value::List(a, _)) = c.0 else {
+                    unreachable!()
+                };
+                Ok(cmp(CmpOp::Ne, a.len, Expr::I64(0)))
+            }
             Value::Array(_) => Err(self
                 .err(
                     ErrorKind::Type,
@@ -349,6 +359,11 @@ impl<'p> Translator<'p> {
                     index,
                     elem,
                 })
+            }
+            // Python iterates both (a Counter's keys, the list's pairs): not a type error.
+            c @ (Value::Counter(_) | Value::MostCommon(_)) => {
+                let what = format!("{} read as a sequence (its len(), its items)", c.describe());
+                Err(super::builtins::collections::refused(self, span, &what))
             }
             other => Err(self.err(
                 ErrorKind::Type,

@@ -203,8 +203,8 @@ pub(crate) struct Translator<'a> {
     param_names: HashSet<String>,
     /// Names assigned once, at the top level of their function (see `tuples.rs`).
     assigned_once: HashSet<String>,
-    /// The tuples held by such names.
-    tuple_values: HashMap<String, Value>,
+    /// The tuples, Counters and lists of a Counter's pairs held by such names.
+    fixed_values: HashMap<String, Value>,
     /// Local names that hold Python lists, with their elements' kind (see `comprehension.rs`).
     list_hints: HashMap<String, ElemKind>,
     /// Comprehensions lowered so far in this pass: their hidden names are numbered by it.
@@ -288,7 +288,7 @@ impl<'a> Translator<'a> {
                 .map(|p| p.name.clone())
                 .collect(),
             assigned_once: HashSet::new(),
-            tuple_values: HashMap::new(),
+            fixed_values: HashMap::new(),
             list_hints: passes.lists.clone(),
             comp_count: 0,
             changed_lists: HashSet::new(),
@@ -659,7 +659,7 @@ impl<'a> Translator<'a> {
     /// Whether `name` holds a tuple (a local's, or a helper's parameter's), whose items may be
     /// arrays.
     fn holds_tuple(&self, name: &str) -> bool {
-        self.tuple_values.contains_key(name)
+        matches!(self.fixed_values.get(name), Some(Value::Tuple(_)))
             || matches!(self.names.get(name), Some(Value::Tuple(_)))
     }
 
@@ -1080,7 +1080,7 @@ impl<'a> Translator<'a> {
         if self.hidden_in_helper(name) {
             return self.global_name(name, span);
         }
-        if self.tuple_values.contains_key(name) || self.locals.contains(name) {
+        if self.fixed_values.contains_key(name) || self.locals.contains(name) {
             self.check_bound(name, span);
         }
         if let Some(v) = self.sentinel_read(name, span)? {
@@ -1099,7 +1099,7 @@ impl<'a> Translator<'a> {
 
     /// The value of a name seen from here, its checks done.
     fn read_local(&mut self, name: &str, span: Span) -> Result<Value> {
-        if let Some(v) = self.tuple_values.get(name) {
+        if let Some(v) = self.fixed_values.get(name) {
             return Ok(v.clone());
         }
         if self.locals.contains(name) {
@@ -1400,7 +1400,7 @@ impl<'a> Translator<'a> {
                 }
             }
             Value::Counter(_) | Value::MostCommon(_) => {
-                return Err(builtins::collections::named(self, span, &value))
+                return self.assign_counter(name, value, span)
             }
             other => {
                 return Err(self
@@ -2114,10 +2114,14 @@ impl<'a> Translator<'a> {
             self.declared.get(name).copied()
         };
         let Some(Local::Array(slot, ety)) = local else {
+            if let Some(Value::Counter(_) | Value::MostCommon(_)) = self.fixed_values.get(name) {
+                let what = "changing a Counter or its list of pairs (`c[v] = n`)";
+                return Err(builtins::collections::refused(self, span, what));
+            }
             let sequence = matches!(
                 self.names.get(name.as_str()),
                 Some(Value::Tuple(_) | Value::List(..))
-            ) || self.tuple_values.contains_key(name.as_str());
+            ) || self.fixed_values.contains_key(name.as_str());
             if sequence {
                 return Err(self
                     .err(ErrorKind::Unsupported, span, "assigning into a list or tuple is not supported")

@@ -1,8 +1,11 @@
-//! Tuples held in variables: `a = (1, 2)`, `lo, hi = bounds`, `return a`.
+//! Tuples held in variables: `a = (1, 2)`, `lo, hi = bounds`, `return a`; and Counters:
+//! `counts = Counter(x)`, `pairs = counts.most_common(1)`.
 //!
 //! A tuple is immutable, so a name assigned a tuple exactly once, by a statement at the top of
 //! the function body, is that value wherever it is read: its numbers are stored in temporaries
-//! and computed arrays materialised, so later writes cannot change what it holds.
+//! and computed arrays materialised, so later writes cannot change what it holds. A Counter
+//! holds its data as it was when made (`collections::counter` materialises it), and ndjit
+//! refuses every use that would change it, so such a name holds it the same way.
 
 use super::{ArrayVal, Translator, Value};
 use crate::error::{ErrorKind, Result, Span};
@@ -71,17 +74,44 @@ impl Translator<'_> {
         })
     }
 
+    /// Refuses `name = value` (a tuple, a Counter) unless the name is assigned once, at the top
+    /// level of the function, where it is that value wherever it is read.
+    fn check_assigned_once(&self, name: &str, value: &Value, span: Span) -> Result<()> {
+        if self.assigned_once.contains(name) {
+            return Ok(());
+        }
+        let hint = match value {
+            Value::Tuple(_) => "unpack the tuple into separate variables, e.g. `lo, hi = ...`",
+            _ => {
+                "use one name for one Counter, made at the top level of the function, or name \
+                  the pair: `label, count = Counter(x).most_common(1)[0]`"
+            }
+        };
+        Err(self
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!(
+                    "`{}` holds {}, so it must be assigned once, at the top level of the function",
+                    super::rebind::display(name),
+                    value.describe()
+                ),
+            )
+            .hint(hint))
+    }
+
+    /// `name = Counter(...)` or `name = counter.most_common(n)`: remembered as that value, whose
+    /// data is already fixed.
+    pub(super) fn assign_counter(&mut self, name: &str, value: Value, span: Span) -> Result<()> {
+        self.check_assigned_once(name, &value, span)?;
+        self.mark_bound(name);
+        self.fixed_values.insert(name.to_string(), value);
+        Ok(())
+    }
+
     /// `name = (a, b, ...)`: remembered as the tuple's (fixed) items.
     pub(super) fn assign_tuple(&mut self, name: &str, items: Vec<Value>, span: Span) -> Result<()> {
-        if !self.assigned_once.contains(name) {
-            return Err(self
-                .err(
-                    ErrorKind::Unsupported,
-                    span,
-                    format!("`{}` holds a tuple, so it must be assigned once, at the top level of the function", super::rebind::display(name)),
-                )
-                .hint("unpack the tuple into separate variables, e.g. `lo, hi = ...`"));
-        }
+        self.check_assigned_once(name, &Value::Tuple(Vec::new()), span)?;
         let items = items
             .into_iter()
             .map(|v| match v {
@@ -98,7 +128,7 @@ impl Translator<'_> {
             })
             .collect();
         self.mark_bound(name);
-        self.tuple_values
+        self.fixed_values
             .insert(name.to_string(), Value::Tuple(items));
         Ok(())
     }

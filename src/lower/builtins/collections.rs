@@ -4,8 +4,9 @@
 //! [`statistics::most_common`]; only the error for no data differs (`IndexError` here: the
 //! list of pairs is empty).
 //!
-//! ndjit's Counter is read, never changed: `Counter(data)` holds the data, `.most_common(n)`
-//! (`n` at least 1, or all) the list of pairs, and indexing that list by `0` counts. Anything
+//! ndjit's Counter is read, never changed: `Counter(data)` holds the data (as it is when the
+//! Counter is made: a name may hold the Counter, `tuples.rs`), `.most_common(n)` (`n` at least
+//! 1, or all) the list of pairs, and indexing that list by `0` counts. Anything
 //! else a Counter does (`c[v]`, `update`, iteration, other pairs than the first) is refused by
 //! name, with what to write instead.
 
@@ -33,20 +34,6 @@ pub(crate) fn refused(t: &Translator, span: Span, what: &str) -> crate::error::E
         "ndjit reads `Counter(data).most_common(1)[0]` ((item, count)); count one value with \
          np.count_nonzero(x == v)",
     )
-}
-
-/// The refusal of a name for `value`, a Counter or its list of pairs: ndjit reads them where
-/// they are made (a name would hold data that later statements may change).
-pub(crate) fn named(t: &Translator, span: Span, value: &Value) -> crate::error::Error {
-    t.err(
-        ErrorKind::Unsupported,
-        span,
-        format!(
-            "ndjit reads {} where it is made, not through a name",
-            value.describe()
-        ),
-    )
-    .hint("name the pair instead: `label, count = Counter(x).most_common(1)[0]`")
 }
 
 /// `collections.Counter(data)`.

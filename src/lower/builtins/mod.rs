@@ -421,9 +421,7 @@ pub(crate) fn call(
     for a in args {
         if let ast::ExprKind::Comp(c) = &a.kind {
             if c.kind == ast::CompKind::Generator {
-                let consumed = name.module == Module::Builtin
-                    && super::comprehension::consumes_generator(name.func)
-                    && pos.is_empty();
+                let consumed = super::comprehension::consumes_generator(name) && pos.is_empty();
                 if !consumed {
                     return Err(t.generator_elsewhere(a.span));
                 }
