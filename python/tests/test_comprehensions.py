@@ -46,6 +46,12 @@ PROGRAMS = {
     "empty_list_is_false": "def f(x):\n    l = [v for v in x if v > 100]\n    return 1.0 if l else 0.0\n",
     "lambda": "lambda x: max(v for v in x if v < 5)",
     "min_of_python_tuple": "def f(x):\n    return 1 / min((2.0, 4.0)) + x[0]\n",
+    # `default=`: the default where nothing is left (its own kind: a Python int here), else the
+    # extreme, whose empty case never runs.
+    "max_default_empty": "def f(x):\n    return max((v for v in x if v > 100), default=-1)\n",
+    "min_default_found": "def f(x):\n    return 1 / min((abs(v) for v in x if v > 1), default=0)\n",
+    "max_default_list": "def f(x):\n    return max([v for v in x if v < -5], default=np.nan)\n",
+    "max_default_tuple": "def f(x):\n    return max((), default=2.5) + min(x, default=0)\n",
 }
 
 
@@ -120,6 +126,11 @@ def test_any_and_all_stop_at_the_deciding_element():
     ("def f(x):\n    return sorted(x)[0]\n", ValueError, "NaN"),
     ("def f(x):\n    return len([i for i in range(10**15)])\n", MemoryError, "2\\*\\*31"),
     ("def f(x):\n    return sum(1.0 / v for v in x)\n", None, None),  # NumPy scalars: inf, no error
+    ("def f(x):\n    return 1 / max((v for v in x if v > 100), default=0)\n", ZeroDivisionError, "division by zero"),
+    # The call's other arguments first, then the generator's items (Python runs it inside the
+    # call): the default's error, not the items' (`1 // 0` of the 0.0 at x[5]).
+    ("def f(x):\n    return max((1 // int(v) for v in x), default=1 / int(x[5]))\n", ZeroDivisionError,
+     "^division by zero"),
 ])
 def test_run_time_errors_are_pythons(src, exc, msg):
     w = WINDOW.copy()
@@ -153,6 +164,9 @@ def test_run_time_errors_are_pythons(src, exc, msg):
     ("def f(x):\n    l = [v for v in x]\n    return l[1.0]\n", "list indices must be integers"),
     ("def f(x):\n    l = [v for v in x]\n    return v\n", "name `v` is not defined"),
     ("def f(x):\n    return {v for v in x}\n", "set literals"),
+    ("def f(x):\n    return max(x[0], x[1], default=0.0)\n", r"Cannot specify a default for max\(\) with multiple"),
+    ("def f(x):\n    return max(x, default=None)\n", r"the default of max\(\)"),
+    ("def f(x):\n    return min(x, key=abs)\n", "unsupported keyword argument `key`"),
 ])
 def test_unsupported_uses_are_refused_with_the_place(src, msg):
     with pytest.raises(ndjit.FilterCompileError, match=msg) as e:

@@ -167,6 +167,12 @@ impl<'p> Translator<'p> {
                     format!("{what} must be a number, but this is an array"),
                 )
                 .hint("reduce it first, e.g. np.sum(...), np.mean(...) or x[i]")),
+            // Python takes a Counter in some of these places (`c and v`, `bool(c)`, `c == d`):
+            // refused, not called a type error.
+            c @ (Value::Counter(_) | Value::MostCommon(_)) => {
+                let used = format!("{} as {what}", c.describe());
+                Err(super::builtins::collections::refused(self, span, &used))
+            }
             other => Err(self.err(
                 ErrorKind::Type,
                 span,
@@ -1335,16 +1341,27 @@ impl<'p> Translator<'p> {
         let c = self.stable(c, Ty::Bool);
         let (a, sa) = self.nested(|t| t.expr(body))?;
         let (b, sb) = self.nested(|t| t.expr(orelse))?;
-        let (a, ta) = self.scalar(a, body.span, "a branch of a conditional expression")?;
-        let (b, tb) = self.scalar(b, orelse.span, "a branch of a conditional expression")?;
+        let what = "a branch of a conditional expression";
+        let a = self.scalar(a, body.span, what)?;
+        let b = self.scalar(b, orelse.span, what)?;
+        Ok(self.choose(c, (a, sa), (b, sb), span))
+    }
+
+    /// The number `a` where `c` holds, else `b`, each computed by its statements (`sa`, `sb`)
+    /// only where it is chosen, and keeping its own type and kind (a Python int chosen beside
+    /// a float stays an int, a Python float beside NumPy's stays Python's).
+    pub(crate) fn choose(
+        &mut self,
+        c: Expr,
+        ((a, ta), sa): ((Expr, Ty), Vec<Stmt>),
+        ((b, tb), sb): ((Expr, Ty), Vec<Stmt>),
+        span: Span,
+    ) -> Value {
         let ty = self.joined_type(ta, tb, span);
         let ints = self.joins_an_int(ty, (&a, ta), (&b, tb));
         if sa.is_empty() && sb.is_empty() && !ints {
             let (a, b) = (convert(a, ta, ty), convert(b, tb, ty));
-            return Ok(Value::Scalar(
-                Expr::Select(c.boxed(), a.boxed(), b.boxed()),
-                ty,
-            ));
+            return Value::Scalar(Expr::Select(c.boxed(), a.boxed(), b.boxed()), ty);
         }
         let (mut then, mut els) = (sa, sb);
         let r = self.temp(ty);
@@ -1356,7 +1373,7 @@ impl<'p> Translator<'p> {
         then.push(Stmt::Assign(r, a));
         els.push(Stmt::Assign(r, b));
         self.emit(Stmt::If(c, then, els));
-        Ok(Value::Scalar(Expr::Var(r), ty))
+        Value::Scalar(Expr::Var(r), ty)
     }
 
     /// Comparisons, chained as Python does (`a < b <= c` is `a < b and b <= c`, `b` evaluated

@@ -247,6 +247,13 @@ impl Translator<'_> {
         }
         let ret = format!("%ret{scope}");
         self.locals.insert(ret.clone());
+        if returns(body) == 1
+            && matches!(body.last(), Some(s) if matches!(s.kind, StmtKind::Return(_)))
+        {
+            // Returned once, by the last statement: the result may be a tuple or a Counter,
+            // which a name holds only where it is assigned once (`tuples.rs`).
+            self.assigned_once.insert(ret.clone());
+        }
         let done = self.temp(Ty::Bool);
         self.emit(Stmt::Assign(done, Expr::Bool(false)));
         self.inline.ret = Some(Return {
@@ -312,4 +319,18 @@ impl Translator<'_> {
             self.emit(Stmt::If(Expr::Var(done), vec![Stmt::Break], vec![]));
         }
     }
+}
+
+/// The `return` statements in `body`, nested ones included (a nested `def` is not a statement
+/// ndjit lowers).
+fn returns(body: &[ast::Stmt]) -> usize {
+    body.iter()
+        .map(|s| match &s.kind {
+            StmtKind::Return(_) => 1,
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. } => returns(body) + returns(orelse),
+            _ => 0,
+        })
+        .sum()
 }

@@ -418,17 +418,20 @@ pub(crate) fn call(
     if let Some(r) = receiver {
         pos.push((r, fspan));
     }
+    // A generator consumed by the call: Python runs it inside the call, after the other
+    // arguments are evaluated, so its items are computed last.
+    let mut generator = None;
     for a in args {
         if let ast::ExprKind::Comp(c) = &a.kind {
             if c.kind == ast::CompKind::Generator {
-                let consumed = super::comprehension::consumes_generator(name) && pos.is_empty();
-                if !consumed {
+                let first = pos.is_empty() && generator.is_none();
+                if !(first && super::comprehension::consumes_generator(name)) {
                     return Err(t.generator_elsewhere(a.span));
                 }
                 if matches!(name.func, Any | All) && args.len() == 1 && keywords.is_empty() {
                     return t.any_all_generator(name.func == Any, c);
                 }
-                pos.push((t.list_comprehension(c, a.span)?, a.span));
+                generator = Some((c, a.span));
                 continue;
             }
         }
@@ -436,6 +439,9 @@ pub(crate) fn call(
     }
     for k in keywords {
         kw.push((k.name.clone(), t.expr(&k.value)?, k.span));
+    }
+    if let Some((c, s)) = generator {
+        pos.insert(0, (t.list_comprehension(c, s)?, s));
     }
     let call = Call {
         name,

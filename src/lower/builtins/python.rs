@@ -27,18 +27,35 @@ pub(super) fn min_max(t: &mut Translator, base: Func, a: &mut Args) -> Result<Va
     } else {
         BinOp::PyMax
     };
+    let default = a.kw("default");
     if a.pos.len() == 1 {
         // The winner is one of the elements, so it is of their kind.
         let (v, s) = a.take();
         let (arr, kind) = crate::lower::lists::sequence(t, v, s)?;
-        let (e, ty) = py_fold(t, op, &arr, span, base)?;
-        return crate::lower::lists::result_kind(
-            t,
-            Value::Scalar(e, ty),
-            kind,
-            s,
-            "its minimum or maximum",
-        );
+        let Some((d, ds)) = default else {
+            let (e, ty) = py_fold(t, op, &arr, span, base)?;
+            let e = Value::Scalar(e, ty);
+            return crate::lower::lists::result_kind(t, e, kind, s, "its minimum or maximum");
+        };
+        // `default` where the iterable is empty (a number: it may be the result); the fold,
+        // whose empty case raises, only where it is not.
+        let d = t.scalar(d, ds, &format!("the default of {base}()"))?;
+        let len = t.stable(arr.len.clone(), Ty::I64);
+        let (found, folded) = t.nested(|t| {
+            let (e, ty) = py_fold(t, op, &arr, span, base)?;
+            let e = Value::Scalar(e, ty);
+            let e = crate::lower::lists::result_kind(t, e, kind, s, "its minimum or maximum")?;
+            t.scalar(e, s, "its minimum or maximum")
+        })?;
+        let nonempty = cmp(CmpOp::Gt, len, Expr::I64(0));
+        return Ok(t.choose(nonempty, (found, folded), (d, Vec::new()), span));
+    }
+    if let Some((_, ds)) = default {
+        return Err(t.err(
+            ErrorKind::Type,
+            ds,
+            format!("Cannot specify a default for {base}() with multiple positional arguments"),
+        ));
     }
     let mut acc: Option<(Expr, Ty)> = None;
     for (v, s) in std::mem::take(&mut a.pos) {

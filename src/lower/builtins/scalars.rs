@@ -61,6 +61,12 @@ pub(super) fn cast_call(t: &mut Translator, base: Func, a: &mut Args) -> Result<
             t.check_plain(Expr::Bool(false), Exception::TypeError, message, s);
             (arr.at(Expr::I64(0)), arr.ty)
         }
+        // A Counter's truth (and its list of pairs'): its data is not empty; a Python bool.
+        c @ (Value::Counter(_) | Value::MostCommon(_)) if base == Bool => {
+            let e = t.truth(c, s)?;
+            let prov = crate::lower::provenance::Prov::Py;
+            (t.with_prov(e, Ty::Bool, prov), Ty::Bool)
+        }
         v => t.scalar(v, s, &what)?,
     };
     Ok(match base {
