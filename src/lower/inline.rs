@@ -168,6 +168,7 @@ impl Translator<'_> {
             &body,
             |n| self.may_hold_array(n) || self.bound_object(n) || self.helper_gives_bound(n),
             |n| self.items_are_views(n),
+            |n| self.helper(n).is_some(),
             |n| {
                 scoped.iter().any(|p| p == n)
                     || self.bound_object(n)

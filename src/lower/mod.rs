@@ -578,6 +578,7 @@ impl<'a> Translator<'a> {
             &body,
             |n| self.may_hold_array(n) || self.bound_object(n) || self.helper_gives_bound(n),
             |n| self.items_are_views(n),
+            |n| self.helper(n).is_some(),
             outlives,
         )?;
         if sig == ir::Sig::Filter1d {

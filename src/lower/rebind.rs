@@ -334,7 +334,8 @@ pub(super) fn display(name: &str) -> &str {
 /// `is_array` tells the names that hold arrays (and, of [`HELPER_RESULT`], whether a helper
 /// reads a bound array) (`n += 1` on a number rebinds it, on an array it
 /// writes in place), `items_are_views` those whose items are views: 2-D arrays (whose `m[i]` is
-/// a row) and tuples (whose `t[0]` may be an array).
+/// a row) and tuples (whose `t[0]` may be an array), and `defined` the functions the program
+/// defines, whose results may be views of their arguments whatever builtin they are named after.
 /// `outlives` tells the names whose arrays are read again after the body: generic_filter1d's
 /// output line, which scipy reads when the callback returns (`o = oline; o[0] = 7` writes the
 /// result in NumPy), a bound array, which every later pixel reads (`k = kernel; k[0] += 1`
@@ -345,8 +346,13 @@ pub(super) fn check_aliasing(
     body: &[Stmt],
     is_array: impl Fn(&str) -> bool,
     items_are_views: impl Fn(&str) -> bool,
+    defined: impl Fn(&str) -> bool,
     outlives: impl Fn(&str) -> bool,
 ) -> Result<()> {
+    let known = Known {
+        items_are_views: &items_are_views,
+        defined: &defined,
+    };
     // A helper's result may be a bound array's memory (where `is_array` says helpers read one),
     // read after the call.
     let outlives = |n: &str| n == HELPER_RESULT || outlives(n);
@@ -362,7 +368,7 @@ pub(super) fn check_aliasing(
     let is_mutated = |n: &str| mutated.iter().any(|m: &String| display(m) == display(n));
     let mut found = None;
     visit_assignments(body, &mut |targets, value| {
-        for (target, source, in_value) in shared_pairs(targets, value, &items_are_views) {
+        for (target, source, in_value) in shared_pairs(targets, value, &known) {
             // Both hold arrays (`n = len(a)` shares nothing); a version shares its own name's
             // array, which only matters where that array outlives the call.
             if found.is_some()
@@ -437,21 +443,21 @@ pub(super) fn check_aliasing(
 fn bind_target<'e>(
     target: &'e Expr,
     value: &'e Expr,
-    items_are_views: &impl Fn(&str) -> bool,
+    known: &Known,
     bound: &mut Vec<(&'e str, Vec<&'e str>)>,
 ) {
     match (&target.kind, &value.kind) {
-        (ExprKind::Name(n), _) => bound.push((n, shared_with(value, items_are_views))),
+        (ExprKind::Name(n), _) => bound.push((n, shared_with(value, known))),
         (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs) | ExprKind::List(vs))
             if ts.len() == vs.len() =>
         {
             for (t, v) in ts.iter().zip(vs) {
-                bind_target(t, v, items_are_views, bound);
+                bind_target(t, v, known, bound);
             }
         }
         (ExprKind::Tuple(ts) | ExprKind::List(ts), _) => {
             for t in ts {
-                bind_target(t, value, items_are_views, bound);
+                bind_target(t, value, known, bound);
             }
         }
         _ => {}
@@ -464,11 +470,11 @@ fn bind_target<'e>(
 fn shared_pairs<'e>(
     targets: &'e [Expr],
     value: &'e Expr,
-    items_are_views: &impl Fn(&str) -> bool,
+    known: &Known,
 ) -> Vec<(&'e str, &'e str, usize)> {
     let mut bound: Vec<(&str, Vec<&str>)> = Vec::new();
     for t in targets {
-        bind_target(t, value, items_are_views, &mut bound);
+        bind_target(t, value, known, &mut bound);
     }
     let chained = targets
         .iter()
@@ -501,11 +507,19 @@ fn shared_pairs<'e>(
 /// reads (`def tail(): return G[1:]`), which outlives the call. Not a name of the program.
 pub(super) const HELPER_RESULT: &str = "%helper";
 
-fn shared_with<'e>(e: &'e Expr, items_are_views: &impl Fn(&str) -> bool) -> Vec<&'e str> {
+/// What the aliasing walk knows of the program's names (see [`check_aliasing`]).
+struct Known<'a> {
+    items_are_views: &'a dyn Fn(&str) -> bool,
+    defined: &'a dyn Fn(&str) -> bool,
+}
+
+fn shared_with<'e>(e: &'e Expr, known: &Known) -> Vec<&'e str> {
+    // Numbers, new lists, and a Counter, which holds its data as it was when made.
     const PYTHON_BUILTINS: &[&str] = &[
         "len", "float", "int", "bool", "abs", "round", "sum", "min", "max", "sorted", "list",
-        "tuple", "any", "all",
+        "tuple", "any", "all", "Counter",
     ];
+    let items_are_views = known.items_are_views;
     const METHODS: &[&str] = &["reshape", "ravel", "view", "squeeze", "transpose"];
     const FUNCTIONS: &[&str] = &[
         "reshape",
@@ -520,19 +534,14 @@ fn shared_with<'e>(e: &'e Expr, items_are_views: &impl Fn(&str) -> bool) -> Vec<
     ];
     let numpy =
         |b: &Expr| matches!(&b.kind, ExprKind::Name(m) if matches!(m.as_str(), "np" | "numpy"));
-    let all = |items: &'e [Expr]| {
-        items
-            .iter()
-            .flat_map(|i| shared_with(i, items_are_views))
-            .collect()
-    };
+    let all = |items: &'e [Expr]| items.iter().flat_map(|i| shared_with(i, known)).collect();
     match &e.kind {
         ExprKind::Name(n) => vec![n.as_str()],
         ExprKind::Subscript(base, index) => match &base.kind {
             // An element of a 1-D array is a number; a slice, a row of a 2-D one or an item of a
             // tuple (an array it holds), a view.
             ExprKind::Name(n) if !has_slice(index) && !items_are_views(n) => vec![],
-            _ => shared_with(base, items_are_views),
+            _ => shared_with(base, known),
         },
         // An array's sizes are numbers; any other attribute (`.T`, `.real`, a class's or an
         // instance's array `cfg.kernel`) may be the object's memory.
@@ -544,11 +553,11 @@ fn shared_with<'e>(e: &'e Expr, items_are_views: &impl Fn(&str) -> bool) -> Vec<
         {
             vec![]
         }
-        ExprKind::Attribute(base, _) => shared_with(base, items_are_views),
+        ExprKind::Attribute(base, _) => shared_with(base, known),
         ExprKind::Tuple(items) | ExprKind::List(items) => all(items),
         ExprKind::IfExp { body, orelse, .. } => {
-            let mut v = shared_with(body, items_are_views);
-            v.extend(shared_with(orelse, items_are_views));
+            let mut v = shared_with(body, known);
+            v.extend(shared_with(orelse, known));
             v
         }
         ExprKind::BoolOp(_, items) => all(items),
@@ -560,25 +569,23 @@ fn shared_with<'e>(e: &'e Expr, items_are_views: &impl Fn(&str) -> bool) -> Vec<
             ExprKind::Attribute(base, m) if numpy(base) => {
                 if FUNCTIONS.contains(&m.as_str()) {
                     args.first()
-                        .map(|a| shared_with(a, items_are_views))
+                        .map(|a| shared_with(a, known))
                         .unwrap_or_default()
                 } else {
                     vec![]
                 }
             }
             ExprKind::Attribute(base, m) if METHODS.contains(&m.as_str()) => {
-                shared_with(base, items_are_views)
+                shared_with(base, known)
             }
             // Python's builtins give numbers or new lists; a helper may give back (a view of)
             // an argument, or of a bound array it reads ([`HELPER_RESULT`]).
-            ExprKind::Name(f) if PYTHON_BUILTINS.contains(&f.as_str()) => vec![],
+            ExprKind::Name(f) if PYTHON_BUILTINS.contains(&f.as_str()) && !(known.defined)(f) => {
+                vec![]
+            }
             ExprKind::Name(_) => {
                 let mut v: Vec<&str> = all(args);
-                v.extend(
-                    keywords
-                        .iter()
-                        .flat_map(|k| shared_with(&k.value, items_are_views)),
-                );
+                v.extend(keywords.iter().flat_map(|k| shared_with(&k.value, known)));
                 v.push(HELPER_RESULT);
                 v
             }
