@@ -7,6 +7,7 @@ use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, Ty, UnOp};
 use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::names::Func::{self, *};
+use crate::lower::provenance::Prov;
 use crate::lower::value::Value;
 use crate::lower::{not, Translator};
 use crate::syntax::ast;
@@ -194,7 +195,24 @@ pub(super) fn is_integer(t: &mut Translator, a: &mut Args) -> Result<Value> {
             )
             .hint("call it on a float, e.g. `float(v).is_integer()`"));
     }
-    if let Value::Scalar(e, _) = &v {
+    if let Value::Scalar(e, ty) = &v {
+        // Python's int has the method from CPython 3.12 only (`AttributeError` before); NumPy's
+        // integers have it in every supported NumPy.
+        let only = "is_integer() of a Python int: CPython has it from 3.12 only (an \
+                    AttributeError before)";
+        match t.prov(e) {
+            Prov::Py if *ty == Ty::I64 => {
+                return Err(t
+                    .err(ErrorKind::Unsupported, s, only)
+                    .hint("call it on a float, e.g. `float(v).is_integer()`"))
+            }
+            // A Python int on some paths only: raised where it is one.
+            Prov::Dyn(python) if *ty == Ty::I64 => {
+                let message = format!("{only}: call it on a float, e.g. float(v).is_integer()");
+                t.check_plain(not(python), Exception::ValueError, &message, s);
+            }
+            _ => {}
+        }
         let flagged = t.int_flag(e).is_some();
         t.refuse_int_or_float(flagged, s, "the receiver of is_integer()");
     }
