@@ -162,9 +162,8 @@ NAMED_AND_GENERATED = [
 @pytest.mark.parametrize("src", NAMED_AND_GENERATED)
 def test_named_counters_and_generators_agree_with_python(src):
     g = {}
-    exec(H + "import statistics\n" + src, g)
-    f = ndjit.jit_filter(H + "import statistics\n" + src)
-    agrees_window_by_window(g["f"], f)
+    exec(H + src, g)
+    agrees_window_by_window(g["f"], ndjit.jit_filter(H + src))
 
 
 def test_import_forms():
@@ -178,7 +177,7 @@ def test_import_forms():
     assert ndjit.jit_filter(majority).evaluate(w) == 3.0
 
 
-H = "import math\nimport collections\nfrom collections import Counter\n"
+H = "import math\nimport statistics\nimport collections\nfrom collections import Counter\n"
 
 # A review's finds (stop 65), each silently wrong before: a list's NaN object counted more than
 # once (CPython's count), and a Counter held in a tuple or list read after its data changed.

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import ndjit
+from test_statistics_mode import agrees_window_by_window
 
 H = "import math\nimport statistics\nimport numpy as np\nfrom collections import Counter\n"
 
@@ -56,19 +57,7 @@ def agrees(src):
     window; most windows give a value."""
     g = {}
     exec(H + src, g)
-    f = ndjit.jit_filter(H + src)
-    compared = 0
-    for w in WINDOWS:
-        try:
-            want = g["f"](w.copy())
-        except Exception as e:  # noqa: BLE001 - the same class is expected from ndjit
-            with pytest.raises(type(e)):
-                f.evaluate(w.copy())
-            continue
-        got = f.evaluate(w.copy())
-        assert np.float64(got).tobytes() == np.float64(want).tobytes(), (src, w, got, want)
-        compared += 1
-    assert compared >= 3, compared
+    agrees_window_by_window(g["f"], ndjit.jit_filter(H + src), among=WINDOWS, at_least=3)
 
 
 def test_a_helper_returning_from_two_places_keeps_the_rule():

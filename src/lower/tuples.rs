@@ -74,27 +74,19 @@ impl Translator<'_> {
         })
     }
 
-    /// Refuses `name = value` (a tuple, a Counter) unless the name is assigned once, at the top
-    /// level of the function, where it is that value wherever it is read.
-    fn check_assigned_once(&self, name: &str, value: &Value, span: Span) -> Result<()> {
+    /// Refuses `name = value` (`what`: a tuple, a Counter) unless the name is assigned once, at
+    /// the top level of the function, where it is that value wherever it is read.
+    fn check_assigned_once(&self, name: &str, what: &str, hint: &str, span: Span) -> Result<()> {
         if self.assigned_once.contains(name) {
             return Ok(());
         }
-        let hint = match value {
-            Value::Tuple(_) => "unpack the tuple into separate variables, e.g. `lo, hi = ...`",
-            _ => {
-                "use one name for one Counter, made at the top level of the function, or name \
-                  the pair: `label, count = Counter(x).most_common(1)[0]`"
-            }
-        };
         Err(self
             .err(
                 ErrorKind::Unsupported,
                 span,
                 format!(
-                    "`{}` holds {}, so it must be assigned once, at the top level of the function",
+                    "`{}` holds {what}, so it must be assigned once, at the top level of the function",
                     super::rebind::display(name),
-                    value.describe()
                 ),
             )
             .hint(hint))
@@ -103,7 +95,9 @@ impl Translator<'_> {
     /// `name = Counter(...)` or `name = counter.most_common(n)`: remembered as that value, whose
     /// data is already fixed.
     pub(super) fn assign_counter(&mut self, name: &str, value: Value, span: Span) -> Result<()> {
-        self.check_assigned_once(name, &value, span)?;
+        let hint = "use one name for one Counter, made at the top level of the function, or name \
+                    the pair: `label, count = Counter(x).most_common(1)[0]`";
+        self.check_assigned_once(name, value.describe(), hint, span)?;
         self.mark_bound(name);
         self.fixed_values.insert(name.to_string(), value);
         Ok(())
@@ -111,7 +105,8 @@ impl Translator<'_> {
 
     /// `name = (a, b, ...)`: remembered as the tuple's (fixed) items.
     pub(super) fn assign_tuple(&mut self, name: &str, items: Vec<Value>, span: Span) -> Result<()> {
-        self.check_assigned_once(name, &Value::Tuple(Vec::new()), span)?;
+        let hint = "unpack the tuple into separate variables, e.g. `lo, hi = ...`";
+        self.check_assigned_once(name, "a tuple", hint, span)?;
         let items = items
             .into_iter()
             .map(|v| match v {
