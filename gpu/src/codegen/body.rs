@@ -1562,16 +1562,20 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
     }
 
-    /// `for i in start..n { body(i) }` with `i` in a register.
+    /// `for i in start..n { body(i) }` with `i` in a register; `rolled`: ptxas is told not to
+    /// unroll it.
     fn counted(
         &mut self,
-        start: Src,
+        (start, rolled): (Src, bool),
         n: Reg,
         body: &mut dyn FnMut(&mut Self, Reg) -> Res<()>,
     ) -> Res<()> {
         let i = self.k.mov(T::S64, start);
         let (top, end) = (self.k.new_label(), self.k.new_label());
         self.k.place(top);
+        if rolled {
+            self.k.no_unroll();
+        }
         let done = self.k.setp(Cmp::Ge, T::S64, i, n);
         self.k.bra_if(done, false, end);
         body(self, i)?;
@@ -1613,13 +1617,16 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         // `any`/`all` of more values than a register window's taps run as a loop: unrolled
         // after a minimum over the same taps (`np.min`'s zero-sign guard holds two), ptxas
         // scheduled them into 255 registers with spills from 11×11 (`gpu/tests/ptxas.rs`).
+        // The loop is marked to stay rolled: at 9×9 ptxas unrolled the two loops of an edge
+        // output, over its local copy of the taps, and then kept that copy in registers (195
+        // for the whole kernel, 76 rolled).
         let looped = matches!(op, ReduceOp::Any | ReduceOp::All)
             && matches!(n, V::C(Val::I(k)) if k as usize > taps::WINDOW_REGS);
         let r = match Self::unrolled(n, elem.size()).filter(|_| !looped) {
             Some(k) => self.reduce_unrolled(op, k, index, elem, ein)?,
             None => {
                 let n = self.reg(n);
-                self.reduce_loop(op, n, index, elem, ein)?
+                self.reduce_loop(op, (n, looped), index, elem, ein)?
             }
         };
         self.assign(dst, r);
@@ -1880,7 +1887,15 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         }
     }
 
-    fn reduce_loop(&mut self, op: ReduceOp, n: Reg, index: Var, elem: &Expr, ein: Ty) -> Res<V> {
+    /// A reduction as a loop of `n` steps; `rolled`: ptxas is told to keep it rolled.
+    fn reduce_loop(
+        &mut self,
+        op: ReduceOp,
+        (n, rolled): (Reg, bool),
+        index: Var,
+        elem: &Expr,
+        ein: Ty,
+    ) -> Res<V> {
         if op == ReduceOp::Sum {
             return self.sum_loop(n, index, elem);
         }
@@ -1908,7 +1923,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
             // As the interpreter: the index variable is 0 after element 0.
             self.k.set(T::S64, self.vars[index.0 as usize], Src::I(0));
         }
-        self.counted(Src::I(start), n, &mut |b: &mut Self, i| {
+        self.counted((Src::I(start), rolled), n, &mut |b: &mut Self, i| {
             let v = b.elem_at(index, V::R(i, Ty::I64), elem, ein)?;
             let (a, g) = b.fold_step(
                 op,
@@ -2258,7 +2273,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                     None => {
                         let nr = self.reg(n);
                         let count = self.k.mov(T::S64, Src::I(0));
-                        self.counted(Src::I(0), nr, &mut |b: &mut Self, i| {
+                        self.counted((Src::I(0), false), nr, &mut |b: &mut Self, i| {
                             let iv = V::R(i, Ty::I64);
                             let kp = match keep {
                                 Some(kx) => Some(b.elem_at(index, iv, kx, Ty::Bool)?),
@@ -2468,7 +2483,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         let sorted = self.k.new_label();
         let home = self.k.setp(Cmp::Eq, T::U64, src, base);
         self.k.bra_if(home, false, sorted);
-        self.counted(Src::I(0), n, &mut |b, c| {
+        self.counted((Src::I(0), false), n, &mut |b, c| {
             b.move_cell((src, c), (base, c));
             Ok(())
         })?;

@@ -278,7 +278,7 @@ impl<'m> Emu<'m> {
             let ins = &f.body[pc];
             pc += 1;
             match ins {
-                Ins::Label(_) | Ins::Comment(_) => {}
+                Ins::Label(_) | Ins::Comment(_) | Ins::NoUnroll => {}
                 Ins::Mov { .. } | Ins::Bin { .. } | Ins::Un { .. } | Ins::Fma { .. } => {
                     arithmetic(regs, ins)?
                 }

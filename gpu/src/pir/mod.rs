@@ -266,6 +266,8 @@ pub enum Special {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ins {
     Label(u32),
+    /// `.pragma "nounroll";`, in a loop's header block: ptxas keeps that loop rolled.
+    NoUnroll,
     Mov {
         t: T,
         d: Reg,
@@ -774,6 +776,10 @@ impl Func {
             rets: rets.clone(),
         });
         rets
+    }
+    /// Keeps the loop whose header block this is rolled ([`Ins::NoUnroll`]).
+    pub fn no_unroll(&mut self) {
+        self.body.push(Ins::NoUnroll);
     }
     pub fn comment(&mut self, s: impl Into<String>) {
         self.body.push(Ins::Comment(s.into()));

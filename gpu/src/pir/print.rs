@@ -312,6 +312,7 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
         Ins::Comment(c) => {
             let _ = writeln!(s, "    // {}", c.replace('\n', " "));
         }
+        Ins::NoUnroll => s.push_str("    .pragma \"nounroll\";\n"),
         Ins::Mov { .. } | Ins::Bin { .. } | Ins::Un { .. } | Ins::Fma { .. } => arithmetic(s, i),
         Ins::Setp { .. } | Ins::Selp { .. } => comparison(s, i),
         Ins::Cvt { .. } | Ins::Pack { .. } | Ins::Unpack { .. } => conversion(s, i),
