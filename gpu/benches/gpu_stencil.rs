@@ -211,7 +211,7 @@ fn copy_floors(gpu: &Arc<Gpu>, n: usize, reps: usize, (f64b, f32b): (&Bufs, &Buf
 }
 
 /// The filters measured, with their goals and CuPy's times where the guide gives them.
-fn cases() -> [Case; 10] {
+fn cases() -> [Case; 12] {
     [
         Case {
             name: "min, cross f64",
@@ -289,6 +289,24 @@ fn cases() -> [Case; 10] {
             name: "median, 3x3 f64",
             src: "np.median(x)",
             fp: Footprint::from_size(&[3, 3]),
+            dt: Dtype::F64,
+            goal: f64::NAN,
+            cupy: "",
+        },
+        // Disks have no separable passes: the general kernel is their only path, and NumPy's
+        // zero-sign guard over a register window of doubles spills there (ptxas).
+        Case {
+            name: "min, 7x7 disk f64",
+            src: "np.min(x)",
+            fp: Footprint::disk(3),
+            dt: Dtype::F64,
+            goal: f64::NAN,
+            cupy: "",
+        },
+        Case {
+            name: "range, 9x9 disk f64",
+            src: "np.max(x) - np.min(x)",
+            fp: Footprint::disk(4),
             dt: Dtype::F64,
             goal: f64::NAN,
             cupy: "",
