@@ -29,7 +29,7 @@ pub(super) fn consumes_generator(f: super::names::Builtin) -> bool {
     match f.module {
         Module::Builtin => matches!(
             f.func,
-            Sum | Min | Max | Any | All | Sorted | List | TupleOf
+            Sum | Min | Max | Any | All | Sorted | List | TupleOf | Set | Frozenset
         ),
         // Each reads its data once, in order, as it reads a list's (`Counter(iter(data))`,
         // `sorted(data)`), so a generator's result is its list's, errors included.
@@ -228,7 +228,7 @@ impl Translator<'_> {
             ErrorKind::Unsupported,
             span,
             "a generator expression is supported only as the argument of sum(), min(), max(), \
-             any(), all(), sorted(), list(), tuple(), Counter() or statistics' functions",
+             any(), all(), sorted(), list(), tuple(), set(), Counter() or statistics' functions",
         )
         .hint("write a list comprehension `[... for ...]` to keep the values")
     }

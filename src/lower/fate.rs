@@ -4,7 +4,10 @@
 //! Three values have that shape: the empty `sum(...)`, Python's int 0 where ndjit computes the
 //! float 0.0 (`empty_sum.rs`); `np.where` of numbers, NumPy's 0-d array where ndjit computes a
 //! NumPy scalar (`zero_d.rs`); and a list of ints and floats, an int64 or a float64 array to
-//! NumPy by path, where ndjit stores doubles (`float_statistics.rs`). Rather than model them at
+//! NumPy by path, where ndjit stores doubles (`float_statistics.rs`). The same walk finds the
+//! values whose unknown part no use reads: a zero whose sign NumPy chooses
+//! (`zero_sign_uses.rs`), and a set, whose order ndjit does not know, where only its size is
+//! read (`set_sizes.rs`). Rather than model them at
 //! run time, [`Scope`] walks each function once and follows every such value through operators,
 //! calls, names (through all of a name's loads), choices, helpers' parameters and the uses of
 //! what each call of a helper returns, to the uses that decide: those that agree for both, and
@@ -77,6 +80,11 @@ pub(super) trait Rules {
     /// default anything may tell it apart.
     fn attribute(&self, _name: &str, _fate: Fate) -> Fate {
         Fate::Differs
+    }
+    /// The fate of a value compared (`==`, `<`, `in`) or tested for truth (`if v:`); by default
+    /// these agree (they see neither a zero's sign nor whether a number is an int).
+    fn compared(&self) -> Fate {
+        Fate::Agrees
     }
     /// The fate of the filter's result; by default it agrees (scipy converts it to a float).
     fn result(&self) -> Fate {
@@ -399,7 +407,7 @@ impl<'a> Scope<'a> {
             }
             StmtKind::AugAssign { target, op, value } => self.update(target, *op, value),
             StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
-                self.expr(test, Fate::Agrees);
+                self.expr(test, self.walk.rules.compared());
                 self.stmts(body);
                 self.stmts(orelse);
             }
@@ -415,7 +423,7 @@ impl<'a> Scope<'a> {
                 self.stmts(orelse);
             }
             StmtKind::Assert { test, msg } => {
-                self.expr(test, Fate::Agrees);
+                self.expr(test, self.walk.rules.compared());
                 if let Some(m) = msg {
                     self.expr(m, Fate::Differs);
                 }
@@ -487,13 +495,14 @@ impl<'a> Scope<'a> {
                 self.expr(a, f);
             }
             ExprKind::Compare(a, rest) => {
-                self.expr(a, Fate::Agrees);
-                rest.iter().for_each(|(_, r)| self.expr(r, Fate::Agrees));
+                self.expr(a, self.walk.rules.compared());
+                rest.iter()
+                    .for_each(|(_, r)| self.expr(r, self.walk.rules.compared()));
             }
             // `a and b` / `a or b` give one of their operands.
             ExprKind::BoolOp(_, items) => items.iter().for_each(|i| self.expr(i, fate.clone())),
             ExprKind::IfExp { test, body, orelse } => {
-                self.expr(test, Fate::Agrees);
+                self.expr(test, self.walk.rules.compared());
                 self.expr(body, fate.clone());
                 self.expr(orelse, fate);
             }
@@ -506,7 +515,8 @@ impl<'a> Scope<'a> {
                 for CompFor { target, iter, ifs } in &c.clauses {
                     self.target(target);
                     self.expr(iter, Fate::Differs);
-                    ifs.iter().for_each(|i| self.expr(i, Fate::Agrees));
+                    ifs.iter()
+                        .for_each(|i| self.expr(i, self.walk.rules.compared()));
                 }
                 self.expr(&c.elt, Fate::Differs);
             }

@@ -26,6 +26,7 @@ mod ranges;
 mod rebind;
 mod selection;
 mod sentinels;
+mod set_sizes;
 mod sort_in_place;
 mod strings;
 mod transposed;
@@ -223,12 +224,16 @@ pub(crate) struct Translator<'a> {
     /// The `np.where(c, a, b)` calls whose result, a 0-d array where all three are scalars, may
     /// reach a use that tells it from a NumPy scalar (see `zero_d.rs`).
     pub(crate) differing_wheres: HashSet<Span>,
-    /// The guarded extremes and quantiles whose zero reaches no use that tells its sign (see
-    /// `zero_sign_uses.rs`): their guard is left out.
+    /// The guarded extremes and quantiles whose zero reaches no use that tells its sign, and the
+    /// guarded sorts whose array reaches only uses of its size (see `zero_sign_uses.rs`): their
+    /// guard is left out.
     pub(crate) sign_blind_calls: HashSet<Span>,
     /// The list comprehensions that may hold ints and floats, since only NumPy's float
     /// statistics read them (see `float_statistics.rs`).
     statistics_lists: HashSet<Span>,
+    /// The calls of `set()` and `frozenset()` whose value reaches only `len()` (see
+    /// `set_sizes.rs`): the only sets lowered.
+    pub(crate) counted_sets: HashSet<Span>,
     /// The reads of locals that may find them unassigned (see `unbound.rs`), and the flag of
     /// each such local, set by its assignments.
     unbound_reads: HashSet<Span>,
@@ -299,6 +304,7 @@ impl<'a> Translator<'a> {
             differing_wheres: HashSet::new(),
             sign_blind_calls: HashSet::new(),
             statistics_lists: HashSet::new(),
+            counted_sets: HashSet::new(),
             unbound_reads: HashSet::new(),
             bound_flags: HashMap::new(),
             sentinel_flags: HashMap::new(),
@@ -451,6 +457,7 @@ impl<'a> Translator<'a> {
             zero_sign_uses::sign_blind_calls(self.program, &|e| self.callee_of(e));
         self.statistics_lists =
             float_statistics::statistics_lists(self.program, &|e| self.callee_of(e));
+        self.counted_sets = set_sizes::counted_sets(self.program, &|e| self.callee_of(e));
         self.summed_transposes = transposed::summed_transposes(
             self.program,
             (&floats, &|e| self.callee_of(e)),
@@ -2512,9 +2519,12 @@ impl Iterable {
 /// report as undefined, with advice to bind it that cannot apply).
 fn unsupported_builtin(name: &str) -> Option<&'static str> {
     Some(match name {
-        "print" => "remove the print call; use Filter::interpret or ndjit's debug mode to inspect values",
-        "set" | "frozenset" => "for the distinct values use `np.unique(x)` (sorted), and `len(np.unique(x))` to count them",
-        "dict" => "count values with `np.unique(x, return_counts=True)`, or index an array by int keys",
+        "print" => {
+            "remove the print call; use Filter::interpret or ndjit's debug mode to inspect values"
+        }
+        "dict" => {
+            "count values with `np.unique(x, return_counts=True)`, or index an array by int keys"
+        }
         "reversed" => "slice backwards: `x[::-1]`",
         "map" | "filter" => "write a list comprehension: `[f(v) for v in x if ...]`",
         "iter" | "next" => "index the values, or loop over them with `for`",
@@ -2528,9 +2538,9 @@ fn unsupported_builtin(name: &str) -> Option<&'static str> {
         "hex" | "oct" | "bin" | "ascii" | "bytearray" | "memoryview" => {
             "filters compute with numbers and arrays only"
         }
-        "exec" | "eval" | "compile" | "globals" | "locals" | "vars" | "dir" | "super" | "object"
-        | "property" | "staticmethod" | "classmethod" | "issubclass" | "delattr" | "breakpoint"
-        | "help" | "__import__" | "aiter" | "anext" => {
+        "exec" | "eval" | "compile" | "globals" | "locals" | "vars" | "dir" | "super"
+        | "object" | "property" | "staticmethod" | "classmethod" | "issubclass" | "delattr"
+        | "breakpoint" | "help" | "__import__" | "aiter" | "anext" => {
             "a filter computes with its values only: write the computation itself"
         }
         "slice" => "write the slice itself: `x[a:b:c]`",

@@ -101,7 +101,7 @@ funcs! {
     // Python builtins (besides abs, min, max, sum, any, all and round above)
     Len = "len", Float = "float", Int = "int", Bool = "bool", Pow = "pow", Range = "range",
     Enumerate = "enumerate", Zip = "zip", Sorted = "sorted", List = "list", TupleOf = "tuple",
-    Divmod = "divmod",
+    Divmod = "divmod", Set = "set", Frozenset = "frozenset",
     // methods that are not NumPy functions (`index` and `count` are a list's and a tuple's)
     Astype = "astype", Item = "item", IsInteger = "is_integer", SeqIndex = "index",
     SeqCount = "count", Tolist = "tolist",
@@ -144,6 +144,8 @@ impl Func {
                 | List
                 | TupleOf
                 | Divmod
+                | Set
+                | Frozenset
         );
         let method_only = matches!(
             self,

@@ -514,10 +514,25 @@ struct Known<'a> {
 }
 
 fn shared_with<'e>(e: &'e Expr, known: &Known) -> Vec<&'e str> {
-    // Numbers, new lists, and a Counter, which holds its data as it was when made.
+    // Numbers, new lists, a set's count, and a Counter, which holds its data as it was when made.
     const PYTHON_BUILTINS: &[&str] = &[
-        "len", "float", "int", "bool", "abs", "round", "sum", "min", "max", "sorted", "list",
-        "tuple", "any", "all", "Counter",
+        "len",
+        "float",
+        "int",
+        "bool",
+        "abs",
+        "round",
+        "sum",
+        "min",
+        "max",
+        "sorted",
+        "list",
+        "tuple",
+        "any",
+        "all",
+        "Counter",
+        "set",
+        "frozenset",
     ];
     let items_are_views = known.items_are_views;
     const METHODS: &[&str] = &["reshape", "ravel", "view", "squeeze", "transpose"];

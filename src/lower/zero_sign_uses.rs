@@ -9,6 +9,10 @@
 //! finds the calls whose result reaches only such uses (through names, choices, helpers'
 //! parameters and returns); their guard is left out. Anything else, the filter's result
 //! included, may tell them apart, as do operators (`1 / m`), which hand the sign on.
+//!
+//! The same holds for the arrays of `np.sort` and `np.unique`, which are guarded wherever they
+//! sort both zeros: where only their size is read (`len(np.unique(x))`, the count of distinct
+//! values), their guard is left out too.
 
 use super::fate::{self, Callee, Fate, Rules, Scope, Verdict};
 use super::names::{Builtin, Func, Module};
@@ -18,9 +22,17 @@ use crate::syntax::Program;
 use std::collections::HashSet;
 
 /// The spans of the guarded calls of `program` whose result, if it is a zero, reaches no use
-/// that tells `0.0` from `-0.0`.
+/// that tells `0.0` from `-0.0`, and of the sorts (`np.sort`, `np.unique`) whose array reaches
+/// only uses that count it.
 pub(super) fn sign_blind_calls(program: &Program, callee: Callee) -> HashSet<Span> {
-    fate::followed(program, &ZeroSign, (&[], callee), Verdict::Agrees)
+    let mut blind = fate::followed(program, &ZeroSign, (&[], callee), Verdict::Agrees);
+    blind.extend(fate::followed(
+        program,
+        &SortedZeros,
+        (&[], callee),
+        Verdict::Agrees,
+    ));
+    blind
 }
 
 /// The guarded functions, as [`Func`]s.
@@ -84,6 +96,55 @@ impl Rules for ZeroSign {
     }
 
     /// The filter's result: scipy stores the zero itself.
+    fn result(&self) -> Fate {
+        Fate::Differs
+    }
+}
+
+/// The rules for a sorted array whose zeros' signs ndjit does not know (`np.sort`, `np.unique`
+/// of values holding both `0.0` and `-0.0`): its size tells nothing of them
+/// (`len(np.unique(x))`, the count of distinct values, `np.sort(x).size`); anything that reads
+/// its items may.
+struct SortedZeros;
+
+impl Rules for SortedZeros {
+    fn follows(&self, s: &Scope, e: &Expr) -> bool {
+        let ExprKind::Call { func, .. } = &e.kind else {
+            return false;
+        };
+        s.builtin(func)
+            .is_some_and(|b| b.module == Module::Np && matches!(b.func, Func::Sort | Func::Unique))
+    }
+
+    fn operand(&self, _: &Scope, _: BinOp, _: Fate, _: &Expr, _: &Expr, _: bool) -> Fate {
+        Fate::Differs
+    }
+
+    fn unary(&self, _: UnaryOp, _: Fate) -> Fate {
+        Fate::Differs
+    }
+
+    fn argument(&self, b: Builtin, (n, keywords): (usize, &[Keyword]), _: Fate) -> Fate {
+        let one = n == 1 && keywords.is_empty();
+        match (b.module, b.func) {
+            (Module::Builtin, Func::Len) | (Module::Np, Func::Size) if one => Fate::Agrees,
+            _ => Fate::Differs,
+        }
+    }
+
+    /// `v += 1` changes the array itself.
+    fn updated_in_place(&self) -> bool {
+        true
+    }
+
+    fn attribute(&self, name: &str, _: Fate) -> Fate {
+        match name {
+            "size" | "shape" | "ndim" => Fate::Agrees,
+            _ => Fate::Differs,
+        }
+    }
+
+    /// A filter's result is a number, not an array.
     fn result(&self) -> Fate {
         Fate::Differs
     }

@@ -13,9 +13,12 @@
 use super::statistics::{self, Counted};
 use super::Args;
 use crate::error::{ErrorKind, Exception, Result, Span};
-use crate::ir::Ty;
+use crate::ir::{CmpOp, Expr, Ty};
+use crate::lower::expr::cmp;
+use crate::lower::names::Func;
 use crate::lower::provenance::Prov;
 use crate::lower::value::Value;
+use crate::lower::value::{ArrayVal, ElemKind};
 use crate::lower::Translator;
 use crate::syntax::ast;
 
@@ -182,4 +185,72 @@ pub(crate) fn first_pair(
     let (item, count) = statistics::most_common(t, data, span, counted)?;
     let count = t.with_prov(count, Ty::I64, Prov::Py);
     Ok(Value::Tuple(vec![item, Value::Scalar(count, Ty::I64)]))
+}
+
+/// `set(data)` or `frozenset(data)` (`func`), whose value reaches only `len()` (`set_sizes.rs`):
+/// an array of as many items as the set holds, which only that size reads. Any other set is
+/// refused: it iterates in CPython's hash order.
+pub(super) fn set(t: &mut Translator, func: Func, a: &mut Args) -> Result<Value> {
+    let (span, name) = (a.span, func.name());
+    if !t.counted_sets.contains(&span) {
+        return Err(t
+            .err(
+                ErrorKind::Unsupported,
+                span,
+                format!("a {name} whose items are read: it iterates in CPython's hash order"),
+            )
+            .hint(
+                "ndjit counts a set's items, `len(set(x))`; for the distinct values in order \
+                 use `np.unique(x)`",
+            ));
+    }
+    a.arity(t, 0, 1)?;
+    if a.pos.is_empty() {
+        return Ok(sized(t, Expr::I64(0)));
+    }
+    let (data, s) = a.take();
+    let fresh_items = matches!(data, Value::Array(_));
+    let what = match &data {
+        Value::Array(_) | Value::List(..) | Value::Tuple(_) => None,
+        // Its items are the rows, arrays, which a set cannot hold.
+        Value::Matrix(..) => Some(format!(
+            "{name} of a 2-D array holds its rows, and an array is unhashable"
+        )),
+        other => Some(format!(
+            "{name} holds the items of an iterable, and {} is none",
+            other.describe()
+        )),
+    };
+    if let Some(what) = what {
+        return Err(t.err(ErrorKind::Type, s, what));
+    }
+    let (items, kind) = crate::lower::lists::sequence(t, data, s)?;
+    if kind == ElemKind::Mixed {
+        return Err(t.mixed_list(s, "counting its distinct items"));
+    }
+    let (count, nans) = crate::lower::numpy::distinct_count(t, items, span)?;
+    if !fresh_items {
+        // A list may hold one NaN object twice (`[v, v]`), which the set holds once.
+        t.check_plain(
+            cmp(CmpOp::Lt, nans, Expr::I64(2)),
+            Exception::ValueError,
+            &format!(
+                "{name} of a list or tuple holding two NaNs or more: it holds a NaN once for each \
+                 object, which ndjit does not track: pass an array (each item a new object)"
+            ),
+            span,
+        );
+    }
+    let n = t.stable(count, Ty::I64);
+    Ok(sized(t, n))
+}
+
+/// An array of `len` items that only its size reads (a counted set's).
+fn sized(t: &mut Translator, len: Expr) -> Value {
+    Value::Array(ArrayVal {
+        len,
+        ty: Ty::F64,
+        index: t.temp(Ty::I64),
+        elem: Expr::F64(0.0),
+    })
 }

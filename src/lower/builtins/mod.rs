@@ -687,6 +687,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Module::Builtin, Pow) => scalars::py_pow(t, a),
         (Module::Builtin, Min | Max) => python::min_max(t, func, a),
         (Module::Builtin, Sorted) => super::lists::sorted(t, a),
+        (Module::Builtin, Set | Frozenset) => collections::set(t, func, a),
         (Method, SeqIndex | SeqCount) => super::lists::index_or_count(t, func, a),
         (Module::Builtin | Np, Divmod) => python::divmod(t, module == Np, a),
         // A tuple of numbers made at run time reads like a list (both are immutable here).

@@ -12,6 +12,7 @@ pub(super) mod indexing;
 pub(super) mod linalg;
 pub(super) mod sequences;
 mod unique;
+pub(in crate::lower) use unique::distinct_count;
 pub(super) mod zero_signs;
 
 use super::builtins::Args;

@@ -13,9 +13,9 @@
 
 use super::{as_f64, const_flag, if_nonempty, same_value, sorts_before, tabulate, zero_signs};
 use crate::error::{ErrorKind, Result, Span};
-use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty};
+use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::lower::builtins::{sorted_copy, Args};
-use crate::lower::expr::{bin, cmp, convert};
+use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::value::{ArrayVal, Value};
 use crate::lower::{not, Translator};
 
@@ -42,31 +42,7 @@ pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
         super::exact_ints(t, &x, "np.unique", span);
     }
     let n = t.stable(x.len.clone(), Ty::I64);
-    let sorted = sorted_copy(t, &x, None);
-    let s = t.view(sorted);
-
-    // The start of each run: the first element, and each one unlike the one before it.
-    let i = Expr::Var(s.index);
-    let prev = s.at(bin(
-        BinOp::Max,
-        bin(BinOp::Sub, i.clone(), Expr::I64(1)),
-        Expr::I64(0),
-    ));
-    let differs = if equal_nan {
-        not(same_value(s.elem.clone(), prev))
-    } else {
-        cmp(CmpOp::Ne, s.elem.clone(), prev)
-    };
-    let first = cmp(CmpOp::Eq, i.clone(), Expr::I64(0));
-    let starts = t.new_array(crate::ir::ArrKind::Scratch { elem: Ty::I64 }, "%unique");
-    t.emit(Stmt::Fill {
-        dst: starts,
-        len: n.clone(),
-        index: s.index,
-        elem: i,
-        keep: Some(bin(BinOp::Or, first, differs)),
-    });
-    let starts = t.view(starts);
+    let (s, starts) = sorted_runs(t, &x, &n, equal_nan);
     let m = starts.len.clone();
 
     // Which of two equal zeros leads a run depends on NumPy's sort. With `return_index` it is
@@ -122,6 +98,71 @@ pub(super) fn unique(t: &mut Translator, a: &mut Args) -> Result<Value> {
     } else {
         Value::Tuple(out)
     })
+}
+
+/// `x` sorted (NumPy's order, NaN last), and where each run of equal values starts in it: the
+/// first element, and each one unlike the one before it (`equal_nan`: all NaNs one run; else
+/// each NaN a run of its own, as `!=` tells).
+fn sorted_runs(
+    t: &mut Translator,
+    x: &ArrayVal,
+    n: &Expr,
+    equal_nan: bool,
+) -> (ArrayVal, ArrayVal) {
+    let sorted = sorted_copy(t, x, None);
+    let s = t.view(sorted);
+    let i = Expr::Var(s.index);
+    let prev = s.at(bin(
+        BinOp::Max,
+        bin(BinOp::Sub, i.clone(), Expr::I64(1)),
+        Expr::I64(0),
+    ));
+    let differs = if equal_nan {
+        not(same_value(s.elem.clone(), prev))
+    } else {
+        cmp(CmpOp::Ne, s.elem.clone(), prev)
+    };
+    let first = cmp(CmpOp::Eq, i.clone(), Expr::I64(0));
+    let starts = t.new_array(crate::ir::ArrKind::Scratch { elem: Ty::I64 }, "%unique");
+    t.emit(Stmt::Fill {
+        dst: starts,
+        len: n.clone(),
+        index: s.index,
+        elem: i,
+        keep: Some(bin(BinOp::Or, first, differs)),
+    });
+    let starts = t.view(starts);
+    (s, starts)
+}
+
+/// How many distinct items `x` (numbers) holds under Python's `==`, as a set of them counts
+/// them: equal values one (`0.0` and `-0.0` too, whatever NumPy's sort leaves first), and each
+/// NaN one of its own (a NaN equals nothing). A set finds an item by identity before equality,
+/// so a NaN object held twice counts once: the caller knows whether its items can be one object.
+/// Returns the count, and how many of the items are NaN.
+pub(in crate::lower) fn distinct_count(
+    t: &mut Translator,
+    x: ArrayVal,
+    span: Span,
+) -> Result<(Expr, Expr)> {
+    let x = super::in_slot(t, x);
+    if x.ty == Ty::I64 {
+        super::exact_ints(t, &x, "set", span);
+    }
+    let n = t.stable(x.len.clone(), Ty::I64);
+    let nans = match x.ty {
+        Ty::F64 => {
+            let is_nan = ArrayVal {
+                elem: un(UnOp::IsNan, x.elem.clone()),
+                ty: Ty::Bool,
+                ..x.clone()
+            };
+            t.reduce(ReduceOp::Count, &is_nan, span, None)?
+        }
+        _ => Expr::I64(0),
+    };
+    let (_, starts) = sorted_runs(t, &x, &n, false);
+    Ok((starts.len, nans))
 }
 
 /// The first zero of `x` (`-0.0` or `0.0`), or `0.0` if it has none.
