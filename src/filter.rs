@@ -216,6 +216,7 @@ fn specialized(lowered: &Func, n: usize) -> Func {
     let known = ir::Known {
         filter_size: Some(n),
         bound: None,
+        ..Default::default()
     };
     ir::optimize(ir::substitute(lowered.clone(), known), ir::optimize::ALL)
 }
@@ -663,13 +664,14 @@ impl Filter {
     }
 
     /// The IR specialised to `filter_size = n` with the current bound values substituted and
-    /// everything they decide folded: what a backend that bakes the values into its code (the
-    /// GPU) compiles. Makes no native code.
-    pub fn baked_ir(&self, n: usize) -> Func {
+    /// everything they decide folded, and what `buffer` says of the image's values: what a
+    /// backend that bakes the values into its code (the GPU) compiles. Makes no native code.
+    pub fn baked_ir(&self, n: usize, buffer: ir::BufferValues) -> Func {
         let bound = BoundValues::new(&self.compiled.layout, &self.ctx.values);
         let known = ir::Known {
             filter_size: Some(n),
             bound: Some(&bound),
+            buffer,
         };
         let baked = ir::substitute(self.compiled.lowered.clone(), known);
         let optimized = ir::optimize(baked, ir::optimize::ALL);
@@ -677,6 +679,7 @@ impl Filter {
         let bound_only = ir::Known {
             filter_size: None,
             bound: Some(&bound),
+            ..Default::default()
         };
         ir::substitute(optimized, bound_only)
     }

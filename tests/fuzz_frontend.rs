@@ -381,6 +381,7 @@ fn exercise(source: &str, bindings: &Bindings, jit: bool, stats: &mut Stats) {
                     let known = ndjit::ir::Known {
                         filter_size,
                         bound: None,
+                        ..Default::default()
                     };
                     let func = ndjit::ir::substitute(l.func.clone(), known);
                     let _ = ndjit::ir::optimize(func, ndjit::ir::optimize::ALL);

@@ -81,10 +81,12 @@ fn host_us(gpu: &Gpu, calls: usize, mut f: impl FnMut()) -> f64 {
     median(ts.split_off(10))
 }
 
-/// The host time of one queued call of `min` over the 3×3 cross and the 5×5 median (float64,
-/// `n`², on the device's own stream given as the caller's, so that a call that cannot fail
-/// returns once queued), beside its parts: the two pointer checks the Python entry makes, and
-/// the bare launch of the prepared kernel.
+/// The host time of one queued call of Python's `min` over the 3×3 cross and the 5×5 median
+/// (float64, `n`², on the device's own stream given as the caller's, so that a call that cannot
+/// fail returns once queued), beside its parts: the two pointer checks the Python entry makes,
+/// and the bare launch of the prepared kernel. NumPy's `np.min` would measure the kernel too:
+/// its zero-sign guard can fail on doubles, and a call that can fail waits to report it (stop
+/// 69's "resolution" of 404 µs for it was the kernel's time).
 fn host_times(gpu: &Arc<Gpu>, n: usize, b: &Bufs) {
     let calls = 500;
     let desc = ArrayDesc::contiguous(Dtype::F64, &[n, n]);
@@ -96,7 +98,7 @@ fn host_times(gpu: &Arc<Gpu>, n: usize, b: &Bufs) {
     });
     println!("host µs per call (medians of {calls}): pointer checks (2) {checks:.1}");
     for (name, src, fp) in [
-        ("min, cross f64", "np.min(x)", Footprint::cross(2, 1)),
+        ("min, cross f64", "min(x)", Footprint::cross(2, 1)),
         (
             "median, 5x5 f64",
             "np.median(x)",
@@ -108,6 +110,7 @@ fn host_times(gpu: &Arc<Gpu>, n: usize, b: &Bufs) {
         let p = f
             .prepare(gpu, &desc, &desc, &opts, &Tuning::default())
             .unwrap();
+        assert!(!p.kernel.can_fail, "{name}: a kernel that can fail waits");
         let stream = gpu.cu_stream();
         // SAFETY (both): our buffers, described by `desc`; the kernel cannot fail, so the error
         // pointer is never written.

@@ -330,7 +330,9 @@ impl GpuFilter {
         }
         // The IR specialised to the footprint size with the bound values folded in, made from the
         // filter's lowered IR (no native code, no re-parsing).
-        let ir = self.filter.baked_ir(spec.filter_size());
+        let ir = self
+            .filter
+            .baked_ir(spec.filter_size(), spec.buffer_values());
         let f = &self.filter;
         let k = Arc::new(Ready::new(codegen::generate(
             &ir,
@@ -360,7 +362,8 @@ impl GpuFilter {
         let form = driver::rank_form(&self.filter, n);
         let chosen = tuning.separable.is_some()
             || form.is_some_and(|f| {
-                separable::chosen(spec, f.stat, self.filter.baked_ir(n).can_fail())
+                let ir = self.filter.baked_ir(n, spec.buffer_values());
+                separable::chosen(spec, f.stat, ir.can_fail())
             });
         let found = match separable::plan(form.filter(|_| chosen), spec, (outputs, joint)) {
             None => None,

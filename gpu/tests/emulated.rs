@@ -33,7 +33,7 @@ fn check_on(
     let n = spec.filter_size();
     let f = ndjit::Filter::compile(&p.source, &b).map_err(|e| format!("compile: {e}"))?;
     // What `GpuFilter` compiles: the lowered IR specialised with the bound values folded in.
-    let ir = f.baked_ir(n);
+    let ir = f.baked_ir(n, spec.buffer_values());
     let has_call = ndjit::ir::block_has_call(&ir.body);
     let k =
         generate(&ir, f.layout(), f.bound_values(), spec).map_err(|e| format!("codegen: {e}"))?;
@@ -144,6 +144,87 @@ fn corpus_programs_match_the_cpu_in_the_emulator() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Integer and bool images: the baked IR folds the tests of taps that their values decide (never
+/// NaN, infinite or `-0.0`: [`ndjit::ir::BufferValues::Ordinary`]), NumPy's zero-sign guard of
+/// `np.min` with them, unless the mode reads a `cval` that is one of those. Either way the kernels
+/// agree with the CPU, on images full of zeros (the guard tests its taps wherever the minimum is
+/// 0) and with the `cval`s that must keep the tests.
+#[test]
+fn integer_images_fold_the_tests_their_values_decide() {
+    let sources = [
+        "np.min(x)",
+        "np.max(x) - np.min(x)",
+        "np.ptp(x)",
+        "np.nanmax(x)",
+        "np.nanmean(x)",
+        "np.sum(np.isnan(x))",
+        "float(np.isfinite(x).all())",
+    ];
+    let image = [9, 13];
+    let n: usize = image.iter().product();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for dt in [Dtype::U8, Dtype::I16, Dtype::Bool, Dtype::I64] {
+        // Mostly zeros, some small values, negative ones where the type has them.
+        let mut gen = Inputs::new(dt.itemsize() as u64);
+        let input: Vec<u8> = (0..n)
+            .flat_map(|_| {
+                let v = [0i64, 0, 0, 1, 2, -3][gen.next() as usize % 6];
+                let v = match dt {
+                    Dtype::Bool => v.clamp(0, 1),
+                    Dtype::U8 => v.abs(),
+                    _ => v,
+                };
+                v.to_le_bytes()[..dt.itemsize()].to_vec()
+            })
+            .collect();
+        for (mode, cval) in [
+            (Mode::Reflect, f64::NAN),
+            (Mode::Constant, -1.5),
+            (Mode::Constant, 0.0),
+            (Mode::Constant, f64::NAN),
+            (Mode::Constant, -0.0),
+            (Mode::Constant, f64::NEG_INFINITY),
+        ] {
+            let mut spec = with(
+                &ndjit_gpu::codegen::KernelSpec::boxed(2, 3),
+                mode,
+                dt,
+                Dtype::F64,
+                Target::SM90,
+            );
+            spec.cval = cval;
+            let decided = mode != Mode::Constant
+                || (cval.is_finite() && cval.to_bits() != (-0.0f64).to_bits());
+            let expect = match decided {
+                true => ndjit::ir::BufferValues::Ordinary,
+                false => ndjit::ir::BufferValues::Any,
+            };
+            assert_eq!(spec.buffer_values(), expect, "{dt} {mode:?} cval {cval}");
+            // The guard of `np.min` goes exactly where the values decide it.
+            let min = ndjit::Filter::compile("np.min(x)", &ndjit::Bindings::new()).unwrap();
+            let guarded = min.baked_ir(9, spec.buffer_values()).can_fail();
+            assert_eq!(
+                guarded, !decided,
+                "np.min's guard, {dt} {mode:?} cval {cval}"
+            );
+            for src in sources {
+                let p = common::Program {
+                    name: src.into(),
+                    source: src.into(),
+                    bindings: Default::default(),
+                };
+                match check_on(&p, &image, &spec, &input) {
+                    Ok(k) => checked += k,
+                    Err(e) => failures.push(format!("{src} {dt} {mode:?} cval {cval}: {e}")),
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(checked, 4 * 6 * sources.len() * n);
 }
 
 #[test]

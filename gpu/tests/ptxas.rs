@@ -315,7 +315,8 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
 
 /// The median kernel (`separable::select`) assembles for every input dtype, every mode and both
 /// targets, odd and even boxes, and with the patch kernel for quantiles and `np.sort(x)[k]`; at
-/// 31×31 and 64×64 (dynamic shared memory past 48 KiB) it spills nothing.
+/// 31×31 and 64×64 (dynamic shared memory past 48 KiB), and over disks of 15×15 and 31×31, it
+/// spills nothing.
 #[test]
 fn median_kernels_assemble_for_every_dtype_and_mode() {
     use ndjit_gpu::{GpuFilter, Options, Tuning};
@@ -407,6 +408,28 @@ fn median_kernels_assemble_for_every_dtype_and_mode() {
             assert_eq!((stores, loads), (0, 0), "{dt} {k}x{k} spills");
         }
     }
+    // Disks past the sorting networks: every cell unrolled (`select::MASKED_CELLS`), and still
+    // nothing spills.
+    for r in [7, 15] {
+        let disk = Options {
+            mode: Mode::Reflect,
+            ..Options::new(ndjit_gpu::Footprint::disk(r))
+        };
+        for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
+            let ptx = median
+                .ptx_tuned(&disk, 2, (dt, dt), Target::SM90, Tuning::default())
+                .unwrap();
+            assert!(
+                ptx.contains("ndjit_keys"),
+                "{dt} disk {r}: not the median kernel"
+            );
+            let log = assemble(&ptxas, &ptx, 90, "median_disk").unwrap();
+            let (regs, stores, loads) = resources(&log, "ndjit_pass0");
+            println!("median {dt} disk of radius {r}: {regs} registers, spills {stores} B stored, {loads} B loaded");
+            assert!(regs > 0, "not in ptxas's report");
+            assert_eq!((stores, loads), (0, 0), "{dt} disk {r} spills");
+        }
+    }
 }
 
 /// Box medians of 16-bit values under PTX ISA 8.0 run two pairs of outputs in 16-bit lanes
@@ -476,11 +499,13 @@ fn medians_of_doubles_by_keys_assemble_without_spills() {
     }
 }
 
-/// NumPy's min and max over a disk or a cross of a float32 or uint8 image (the general kernel on
-/// a register window): their zero-sign guard's branch reads its taps from the image, so the
-/// window need not outlive the hot code. With the branch reading the window, a 7×7 disk's range
-/// spilled 2064 bytes (float32) and 1568 (uint8), now 28 and 0; a 5×5 disk's 72 and 84 and a 7×7
-/// cross's 84 and 204, now nothing.
+/// NumPy's min and max over a disk or a cross of a float32, uint8 or float64 image (the general
+/// kernel on a register window). float32's zero-sign guard's branch reads its taps from the
+/// image, so the window need not outlive the hot code: with the branch reading the window, a 7×7
+/// disk's range spilled 2064 bytes (float32) and 1568 (uint8), now 28 and 0; a 5×5 disk's 72 and
+/// 84 and a 7×7 cross's 84 and 204, now nothing. uint8 has no guard (its values are never `-0.0`:
+/// `ir::BufferValues`). Doubles and 9×9 disks take the narrower uncapped tile where the capped
+/// 4×3's window does not fit.
 #[test]
 fn guarded_minima_over_disks_and_crosses_assemble_without_spills() {
     let Some(ptxas) = ptxas_or_skip() else { return };
@@ -495,12 +520,15 @@ fn guarded_minima_over_disks_and_crosses_assemble_without_spills() {
         (0..n * n).map(|i| i / n == r || i % n == r).collect()
     };
     for (name, mask, most) in [
+        ("disk", disk(4), 0),
         ("disk", disk(3), 32),
         ("disk", disk(2), 0),
         ("cross", cross(3), 0),
     ] {
         let n = (mask.len() as f64).sqrt() as usize;
-        for dt in [Dtype::F32, Dtype::U8] {
+        // Doubles: a 7×7 disk's `np.min` spilled 828 bytes and a 9×9 disk's range 4504 in the
+        // capped 4×3 tile, whose window did not fit (`stencil::tile_fits`).
+        for dt in [Dtype::F32, Dtype::U8, Dtype::F64] {
             for src in ["np.max(x) - np.min(x)", "np.min(x)"] {
                 let f = ndjit::Filter::builder(src)
                     .filter_size(mask.iter().filter(|&&m| m).count())

@@ -1,4 +1,4 @@
-//! Box medians selected by bisection over ordered keys (`codegen::separable::select`), run by
+//! Medians of boxes and footprints selected by bisection over ordered keys (`codegen::separable::select`), run by
 //! the emulator (the very kernel the device would load) against the CPU's general engine, bit
 //! for bit: every dtype in and out, every mode, origins, odd and even boxes, one and two axes,
 //! planes of a 3-D image, cval cases, and float data with NaN, infinities and both zeros.
@@ -278,6 +278,55 @@ fn random_cases_agree() {
     }
 }
 
+/// Footprints that are not boxes, counted cell by cell: a cross, disks, a ring, random masks
+/// with holes, even extents shifted by origins; every dtype in turn, the modes, and float data
+/// with NaN, infinities and both zeros.
+#[test]
+fn footprints_that_are_not_boxes() {
+    let shape = [19, 37];
+    let ring = Footprint::try_from_fn(&[5, 5], |i| {
+        let (dy, dx) = (i[0] as i64 - 2, i[1] as i64 - 2);
+        (2..=4).contains(&(dy * dy + dx * dx))
+    })
+    .unwrap();
+    let mut footprints = vec![
+        Footprint::cross(2, 1),
+        Footprint::disk(2),
+        Footprint::disk(3),
+        ring,
+        Footprint::new(vec![1, 6], vec![true, false, false, true, true, false]).unwrap(),
+        Footprint::new(vec![4, 1], vec![false, true, true, true]).unwrap(),
+    ];
+    let mut r = Inputs::new(20261205);
+    while footprints.len() < 14 {
+        let (h, w) = (1 + r.next() % 6, 1 + r.next() % 7);
+        let mask: Vec<bool> = (0..h * w).map(|_| !r.next().is_multiple_of(3)).collect();
+        if let Ok(fp) = Footprint::new(vec![h as usize, w as usize], mask) {
+            footprints.push(fp);
+        }
+    }
+    let sources = ["np.median(x)", "np.percentile(x, 30)", "np.sort(x)[0]"];
+    for (i, fp) in footprints.into_iter().enumerate() {
+        let dt = ALL[i % ALL.len()];
+        let data = values(19 * 37, dt, 70 + i as u64, 1 + (i as u64 % 5));
+        let origin = fp
+            .shape()
+            .iter()
+            .map(|&k| -((k / 2) as isize) + (r.next() % k as u64) as isize)
+            .collect();
+        let opts = Options {
+            mode: MODES[i % MODES.len()],
+            cval: 1.0,
+            origin,
+            ..Options::new(fp)
+        };
+        for (j, source) in sources.iter().enumerate() {
+            let out = [dt, Dtype::F64, Dtype::U8][(i + j) % 3];
+            agree(source, &data, &shape, (dt, out), &opts);
+        }
+    }
+}
+
 #[test]
 fn only_box_statistics_of_sorted_windows_are_selected() {
     let f = |s: &str| GpuFilter::compile(s, &ndjit::Bindings::new()).unwrap();
@@ -307,8 +356,14 @@ fn only_box_statistics_of_sorted_windows_are_selected() {
         dts,
         on
     ));
+    // Footprints within the last two axes whose every cell unrolls (`select::MASKED_CELLS`).
     let cross = Options::new(Footprint::cross(2, 1));
-    assert!(!selected(&f("np.median(x)"), &cross, 2, dts, on));
+    assert!(selected(&f("np.median(x)"), &cross, 2, dts, on));
+    let disk = |r| Options::new(Footprint::disk(r));
+    assert!(selected(&f("np.median(x)"), &disk(15), 2, dts, on));
+    assert!(!selected(&f("np.median(x)"), &disk(23), 2, dts, on));
+    let cross3 = Options::new(Footprint::cross(3, 1));
+    assert!(!selected(&f("np.median(x)"), &cross3, 3, dts, on));
     // Rows longer than the kernel unrolls run the general kernel.
     assert!(!selected(&f("np.median(x)"), &boxed(&[1, 65]), 2, dts, on));
     assert!(selected(&f("np.median(x)"), &boxed(&[1, 64]), 2, dts, on));
@@ -318,6 +373,9 @@ fn only_box_statistics_of_sorted_windows_are_selected() {
     let auto = Tuning::default();
     assert!(!selected(&median, &boxed(&[11, 11]), 2, dts, auto));
     assert!(selected(&median, &boxed(&[12, 11]), 2, dts, auto));
+    // A 15×15 disk holds 149 values, a 13×13 one 113.
+    assert!(selected(&median, &disk(7), 2, dts, auto));
+    assert!(!selected(&median, &disk(6), 2, dts, auto));
     assert!(selected(
         &median,
         &boxed(&[31, 31]),

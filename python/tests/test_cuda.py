@@ -88,7 +88,8 @@ def test_inspect_ptx_assembles_with_ptxas():
 def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
     # A box's minimum or maximum runs as one pass per axis, with the general kernel patching
     # windows that hold a NaN or -0.0, from 7x7; from 5x5 for one-byte types and for NumPy's
-    # forms, whose general kernel carries the zero-sign guard; from 3x3 for both. Other
+    # forms, whose general kernel carries the zero-sign guard on floats; from 3x3 for both (on
+    # integer images the guard folds away: no integer is -0.0). Other
     # footprints and statistics keep the general kernel (`separable::chosen`). The column and row
     # passes are one kernel, through shared memory: a tile up to 7 rows (`separable::tile`), a
     # strip from 9 where its rings fit (`separable::strip`), two kernels where neither does.
@@ -106,7 +107,7 @@ def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
     plain = ndjit.jit_filter("min(x)")
     for size, dtype, numpy_form, python_form in ((3, np.float32, False, False), (3, np.float64, False, False),
                                                  (5, np.float32, True, False), (5, np.float64, True, False),
-                                                 (3, np.uint8, True, False), (5, np.uint8, True, True),
+                                                 (3, np.uint8, False, False), (5, np.uint8, True, True),
                                                  (7, np.float32, True, True), (7, np.float64, True, True)):
         for g, passes in ((f, numpy_form), (plain, python_form)):
             got = "ndjit_pass0" in g.inspect_ptx(size=size, dtype=dtype)
@@ -117,6 +118,10 @@ def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
     assert "ndjit_pass" not in f.inspect_ptx(footprint=disk)
     assert "ndjit_pass" not in ndjit.jit_filter("np.median(x)").inspect_ptx(size=9)
     assert "ndjit_pass0" in ndjit.jit_filter("np.max(x) - np.min(x)").inspect_ptx(size=9)
+    # A median over a disk past the networks' 128 values selects by keys (`separable::select`).
+    yy, xx = np.mgrid[-7:8, -7:8]
+    assert "ndjit_keys" in ndjit.jit_filter("np.median(x)").inspect_ptx(footprint=yy**2 + xx**2 <= 49)
+    assert "ndjit_keys" not in ndjit.jit_filter("np.median(x)").inspect_ptx(footprint=yy**2 + xx**2 <= 36)
 
 
 def test_inspect_ptx_errors():

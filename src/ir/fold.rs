@@ -79,6 +79,17 @@ fn collect_uses(
     for s in stmts {
         match s {
             Stmt::Assign(v, e) => defs.entry(*v).or_default().push(e.clone()),
+            // A reduction that cannot fail is an assignment too.
+            Stmt::Reduce {
+                dst,
+                len,
+                elem,
+                on_empty: None,
+                ..
+            } => defs
+                .entry(*dst)
+                .or_default()
+                .extend([len.clone(), elem.clone()]),
             s => super::stmt_exprs(s, |e| {
                 vars_in(e, &mut |v| {
                     live.insert(v);
@@ -89,10 +100,14 @@ fn collect_uses(
     }
 }
 
-/// Removes the unread assignments; returns whether it removed any.
+/// Removes the unread assignments (and the reductions that cannot fail), then the branches left
+/// empty; returns whether it removed any.
 fn drop_unread(stmts: &mut Vec<Stmt>, read: &std::collections::HashSet<Var>) -> bool {
     let before = stmts.len();
-    stmts.retain(|s| !matches!(s, Stmt::Assign(v, _) if !read.contains(v)));
+    stmts.retain(|s| {
+        !matches!(s, Stmt::Assign(v, _) | Stmt::Reduce { dst: v, on_empty: None, .. }
+            if !read.contains(v))
+    });
     let mut changed = stmts.len() != before;
     for s in stmts.iter_mut() {
         match s {
@@ -107,7 +122,10 @@ fn drop_unread(stmts: &mut Vec<Stmt>, read: &std::collections::HashSet<Var>) -> 
             _ => {}
         }
     }
-    changed
+    // Conditions are pure: a branch with nothing on either side does nothing.
+    let before = stmts.len();
+    stmts.retain(|s| !matches!(s, Stmt::If(_, a, b) if a.is_empty() && b.is_empty()));
+    changed | (stmts.len() != before)
 }
 
 /// The most iterations, and expression nodes in total, a counted loop may unroll into.
@@ -360,33 +378,67 @@ fn simplify_binary(op: BinOp, a: Expr, b: Expr, cb: Option<Val>) -> Expr {
 
 fn fold_block(stmts: Vec<Stmt>) -> Vec<Stmt> {
     let mut out = Vec::with_capacity(stmts.len());
+    let mut known = BlockConstants::default();
     for s in stmts {
-        let s = fold_stmt(s);
-        match s {
-            Folded::None => {}
-            Folded::One(s) => {
-                let ends = ends_block(&s);
-                out.push(s);
-                if ends {
-                    break; // what follows is unreachable
-                }
-            }
-            Folded::Many(ss) => {
-                let mut ended = false;
-                for s in ss {
-                    ended = ends_block(&s);
-                    out.push(s);
-                    if ended {
-                        break;
-                    }
-                }
-                if ended {
-                    break;
-                }
+        let s = fold_stmt(known.substituted(s));
+        let ss = match s {
+            Folded::None => vec![],
+            Folded::One(s) => vec![s],
+            Folded::Many(ss) => ss,
+        };
+        for s in ss {
+            let ends = ends_block(&s);
+            known.learn(&s);
+            out.push(s);
+            if ends {
+                return out; // what follows is unreachable
             }
         }
     }
     out
+}
+
+/// The constants that the statements of a block before this one assigned, and that nothing has
+/// written since: after `v = c`, the block's later statements read `c` until one writes `v`.
+/// [`single_constants`] propagates the function's top-level constants; this also reaches those
+/// assigned inside a branch (`if m == 0: neg = false ...` once a type's facts decide `neg`).
+#[derive(Default)]
+struct BlockConstants(HashMap<Var, Expr>);
+
+/// The most constants a block tracks at once (long unrolled bodies assign many).
+const MAX_BLOCK_CONSTANTS: usize = 32;
+
+impl BlockConstants {
+    /// `s` reading the known constants, those it writes aside (a loop that reads `v` and then
+    /// writes it must keep reading `v`).
+    fn substituted(&self, s: Stmt) -> Stmt {
+        if self.0.is_empty() {
+            return s;
+        }
+        let m: HashMap<Var, Expr> = self
+            .0
+            .iter()
+            .filter(|(v, _)| !s.writes(**v))
+            .map(|(v, e)| (*v, e.clone()))
+            .collect();
+        if m.is_empty() {
+            s
+        } else {
+            subst_stmt(s, &m)
+        }
+    }
+
+    /// Forgets what `s` writes, then learns what it assigns a constant.
+    fn learn(&mut self, s: &Stmt) {
+        self.0.retain(|v, _| !s.writes(*v));
+        if let Stmt::Assign(v, e) = s {
+            // Bools only: a float constant carried into a running extreme's chain would hide
+            // the chain from `chains::minmax_trees`.
+            if matches!(e, Expr::Bool(_)) && self.0.len() < MAX_BLOCK_CONSTANTS {
+                self.0.insert(*v, e.clone());
+            }
+        }
+    }
 }
 
 /// Whether control never continues past the statement.
@@ -433,6 +485,31 @@ fn fold_stmt(s: Stmt) -> Folded {
                 err,
                 a: fold_expr(a),
                 b: fold_expr(b),
+            }
+        }
+        // `any`/`all` of elements that are all the identity (a test that the element type
+        // decides, `any(isnan(v) for v in x)` of an integer image) is the identity, whatever the
+        // length, empty included.
+        Stmt::Reduce {
+            dst,
+            op: op @ (super::ReduceOp::Any | super::ReduceOp::All),
+            elem,
+            len,
+            index,
+            on_empty,
+        } => {
+            let elem = fold_expr(elem);
+            let identity = eval::reduce_empty(op);
+            if on_empty.is_none() && as_const(&elem) == Some(identity) {
+                return Folded::One(Stmt::Assign(dst, Expr::Bool(identity.b())));
+            }
+            Stmt::Reduce {
+                dst,
+                op,
+                len: fold_expr(len),
+                index,
+                elem,
+                on_empty,
             }
         }
         // Everything else holds expressions only (no nested blocks).

@@ -26,7 +26,7 @@ pub mod substitute;
 pub mod zero_signs;
 
 pub use optimize::{optimize, Pass};
-pub use substitute::{substitute, Known};
+pub use substitute::{substitute, BufferValues, Known};
 
 use crate::error::Span;
 use crate::math::MathFn;

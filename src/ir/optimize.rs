@@ -74,6 +74,7 @@ mod tests {
         let known = crate::ir::Known {
             filter_size: Some(9),
             bound: None,
+            ..Default::default()
         };
         let sized = crate::ir::substitute(lowered.func, known);
         assert!(!any_stmt(
@@ -118,7 +119,7 @@ mod tests {
         let src = "def f(x):\n    return np.median(x * w[:len(x)]) + (t if k > 2 else -t)";
         let f = Filter::compile(src, &b).unwrap();
         for n in [9, 49] {
-            let baked = f.baked_ir(n);
+            let baked = f.baked_ir(n, crate::ir::BufferValues::Any);
             let mut reads_bound = false;
             for s in &baked.body {
                 crate::ir::stmt_exprs(s, |e| {

@@ -157,6 +157,19 @@ impl KernelSpec {
             patch: false,
         }
     }
+    /// What the filter's buffer holds under this spec: the doubles of an integer or bool image,
+    /// with a `cval` of that kind where the mode reads it, are finite and never `-0.0`, so the
+    /// IR's tests of them fold ([`ir::BufferValues`]).
+    pub fn buffer_values(&self) -> ir::BufferValues {
+        let reads_cval = matches!(self.mode, Mode::Constant | Mode::GridConstant);
+        let ordinary_cval = self.cval.is_finite() && self.cval.to_bits() != (-0.0f64).to_bits();
+        if !elem::is_float(self.input) && (!reads_cval || ordinary_cval) {
+            ir::BufferValues::Ordinary
+        } else {
+            ir::BufferValues::Any
+        }
+    }
+
     /// The number of true footprint entries: the filter size scipy passes.
     pub fn filter_size(&self) -> usize {
         self.mask.iter().filter(|&&b| b).count()
@@ -377,6 +390,7 @@ pub fn generate(
     let known = ir::Known {
         filter_size: None,
         bound: Some(&bound),
+        ..Default::default()
     };
     let func = ir::substitute(func.clone(), known);
     stencil::generate(&func, &bound, spec)

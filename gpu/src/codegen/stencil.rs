@@ -370,6 +370,41 @@ fn auto_rows(t: &Traits, spec: &KernelSpec, outputs: u32) -> u32 {
 const AUTO_ROWS: u32 = 3;
 const AUTO_ROWS_BLOCK: (u32, u32) = (32, 4);
 
+/// The shape chosen for the several-row tile when its register window does not fit under the
+/// cap: 2 outputs × [`AUTO_ROWS`] rows, uncapped, in the default blocks. Measured on an H100
+/// (8192², `gpu/device-run/tiles-h100-2026-12-05.log`), against the capped 4×3 that spilled:
+/// NumPy's guarded `np.min` over a 7×7 disk of doubles 1.476 → 1.102 ms, the range over a 9×9
+/// disk 7.616 → 2.465, `np.min` over a 5×5 box of doubles 0.788 → 0.707.
+const SPILL_OUTPUTS: u32 = 2;
+
+/// Whether the register window of `outputs` × `rows` outputs fits the capped tile: the
+/// window's values (one register each where float32 holds the image's values, else a double's
+/// two) at most [`TILE_WORDS`], or [`GUARDED_TILE_WORDS`] where the body checks (NumPy's
+/// zero-sign guard keeps every tap alive past the outputs). The limits are ptxas's (sm_90,
+/// spill stores at 128 registers): unchecked, a 5×5 box's 56 doubles (112 words) fit; checked,
+/// a 7×7 disk's 70 float32 values fit (28 bytes of spills for the range) and the same box's
+/// doubles do not (128 bytes), nor a 9×9 disk's 100 float32 values (172–400 bytes).
+fn tile_fits(geo: &Geo, spec: &KernelSpec, checks: bool, (outputs, rows): (u32, u32)) -> bool {
+    let cells: BTreeSet<[i64; 3]> = geo
+        .taps
+        .iter()
+        .flat_map(|t| {
+            (0..rows as i64)
+                .flat_map(move |r| (0..outputs as i64).map(move |v| [t[0], t[1] + r, t[2] + v]))
+        })
+        .collect();
+    let words = if elem::exact_in_f32(spec.input) { 1 } else { 2 };
+    let most = if checks {
+        GUARDED_TILE_WORDS
+    } else {
+        TILE_WORDS
+    };
+    cells.len() * words <= most
+}
+
+const TILE_WORDS: usize = 112;
+const GUARDED_TILE_WORDS: usize = 72;
+
 pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result<Kernel> {
     let geo = Geo::new(spec);
     let traits = Traits::of(func);
@@ -389,8 +424,16 @@ pub fn generate(func: &IrFunc, bound: &BoundValues, spec: &KernelSpec) -> Result
         (_, 0) => auto_rows(&traits, spec, outputs),
         (_, r) => r.clamp(1, 8),
     };
-    // The automatic several-row choice comes with its measured block shape and register cap.
-    let tuned = spec.rows_per_thread == 0 && rows > 1;
+    // The automatic several-row choice comes with its measured block shape and register cap
+    // where its register window fits under the cap, else a narrower tile without the cap.
+    let mut tuned = spec.rows_per_thread == 0 && rows > 1;
+    let mut outputs = outputs;
+    if tuned && !tile_fits(&geo, spec, func.can_fail(), (outputs, rows)) {
+        tuned = false;
+        if spec.outputs_per_thread == 0 {
+            outputs = SPILL_OUTPUTS;
+        }
+    }
     let mut local: HashSet<u32> = HashSet::new();
     let mut buffer_local = false;
     for _ in 0..func.arrays.len() + 3 {
@@ -1001,7 +1044,7 @@ mod tests {
     fn tap_medians_are_read_from_the_ir() {
         let ir = |src: &str| {
             let f = ndjit::Filter::compile(src, &ndjit::Bindings::new()).unwrap();
-            f.baked_ir(25).body
+            f.baked_ir(25, ndjit::ir::BufferValues::Any).body
         };
         assert!(has_tap_median(&ir("np.median(x)"), 25));
         assert!(!has_tap_median(&ir("np.median(x)"), 9));

@@ -158,7 +158,7 @@ pub fn rank_form(filter: &crate::Filter, n: usize) -> Option<RankForm> {
     if let Some(found) = lock().get(&key) {
         return found;
     }
-    let found = stat::recognise(&filter.baked_ir(n));
+    let found = stat::recognise(&filter.baked_ir(n, crate::ir::BufferValues::Any));
     lock().insert(key, found);
     found
 }

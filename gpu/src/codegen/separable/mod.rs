@@ -36,9 +36,10 @@
 //! and not one of the excluded values; otherwise the general kernel runs alone.
 //!
 //! Statistics of the sorted window (NumPy's median and quantiles, `np.sort(x)[k]`) are no
-//! extremes and have no passes: over a box of the last two axes they are one kernel, [`select`],
-//! which selects each window's sorted positions by bisection over ordered keys, with the same
-//! patch for the windows whose `-0.0` or NaN the statistic's result would show.
+//! extremes and have no passes: over a footprint within the last two axes (a box, a disk, any
+//! mask) they are one kernel, [`select`], which selects each window's sorted positions by
+//! bisection over ordered keys, with the same patch for the windows whose `-0.0` or NaN the
+//! statistic's result would show.
 
 pub mod select;
 pub mod strip;
@@ -129,6 +130,9 @@ pub struct SeparablePlan {
     pub joint: Joint,
     /// Bytes of shared memory a block may have on the target.
     pub shared: u64,
+    /// A sorted statistic's footprint where it is not the whole box: its cells, row-major over
+    /// the box's extents (those of the columns and the rows, the only axes it spans).
+    pub mask: Option<Vec<bool>>,
 }
 
 /// How a plan runs a box's column and row passes, where they are the image's last two axes.
@@ -162,8 +166,8 @@ pub enum Stage {
         strip: Strip,
     },
     /// A statistic of the sorted window of the box whose extents along the columns and the
-    /// rows are `column` and `row` (one tap where the box has none along an axis), selected in
-    /// one kernel ([`select`]).
+    /// rows are `column` and `row` (one tap where the box has none along an axis), or of the
+    /// plan's footprint within it ([`SeparablePlan::mask`]), selected in one kernel ([`select`]).
     Select { column: Pass, row: Pass },
 }
 
@@ -351,7 +355,10 @@ pub fn plan(
             Stat::Sorted(form.stat)
         }
     };
-    if !spec.mask.iter().all(|&b| b) || spec.validate().is_err() {
+    // Extremes need the whole box (their passes fold every cell of it); a sorted statistic
+    // counts the footprint's own cells.
+    let whole = spec.mask.iter().all(|&b| b);
+    if spec.validate().is_err() || (!whole && !matches!(stat, Stat::Sorted(_))) {
         return None;
     }
     if spec.mode == Mode::Constant && !holds_exactly(spec.input, spec.cval) {
@@ -374,8 +381,9 @@ pub fn plan(
         return None;
     }
     let shared = spec.target.shared as u64;
+    let mask = (!whole).then(|| spec.mask.clone());
     if let Stat::Sorted(sorted) = stat {
-        if !select::serves(sorted, spec.input, &passes, shared) {
+        if !select::serves(sorted, spec.input, (&passes, mask.as_deref()), shared) {
             return None;
         }
     }
@@ -388,6 +396,7 @@ pub fn plan(
         outputs,
         joint,
         shared,
+        mask,
     })
 }
 
@@ -398,7 +407,8 @@ pub fn plan(
 /// [`AUTO_OUTPUTS`]; `gpu/device-run/passes-h200-2026-11-29-guards.log`). `can_fail`: whether the
 /// general kernel holds a check, which for these filters is NumPy's zero-sign guard
 /// (`np.min`, `np.max`, `np.ptp`: [`ndjit::ir::zero_signs`]); its branch keeps every tap alive
-/// past each output and spills the register window from 5×5 (128 registers).
+/// past each output and spills the register window from 5×5 (128 registers). On integer images
+/// the guard folds away ([`KernelSpec::buffer_values`]), and they follow the unguarded rows.
 /// - Past [`super::taps::WINDOW_REGS`] the general kernel reads its taps from memory (9×9:
 ///   2.1–12.7).
 /// - From 7×7 the passes win for every type (Python's `min`, float32: 1.71; `np.min` 4.1–6.5).

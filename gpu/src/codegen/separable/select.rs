@@ -1,7 +1,9 @@
-//! Medians, quantiles and `np.sort(x)[k]` of boxes by bisection over ordered keys: a cost per
-//! pixel of the box's area times the type's bits, with no sorting and no scratch, where a sorting
-//! network's grows as the area times its logarithm squared and a merge sort's branches diverge
-//! across a warp.
+//! Medians, quantiles and `np.sort(x)[k]` of boxes and other footprints of the last two axes
+//! (disks, crosses, any mask) by bisection over ordered keys: a cost per pixel of the window's
+//! values times the type's bits, with no sorting and no scratch, where a sorting network's grows
+//! as the values times their logarithm squared and a merge sort's branches diverge across a
+//! warp. A footprint that is not a box is counted cell by cell: its window's keys are the box's
+//! ([`fill`] loads the box), and each round counts those the footprint holds.
 //!
 //! A block of [`TX`]` × `[`TY`] threads computes a tile of `TX` columns by `TY · rows` rows. It
 //! loads the values its windows cover (scipy's boundary rules applied once per value) into
@@ -99,22 +101,37 @@ fn extents(passes: &[Pass]) -> (Pass, Pass) {
     (along(1), along(2))
 }
 
-/// Whether `stat` over the box of `passes` runs here: a box of the image's last two axes
-/// whose rows unroll and whose tile of keys fits `shared` bytes of a block, and a statistic of
-/// sorted positions within the window.
-pub fn serves(stat: RankStat, dt: Dtype, passes: &[Pass], shared: u64) -> bool {
-    let tile = Tile::of(dt, extents(passes));
-    let n = (tile.column_taps * tile.row_taps) as usize;
+/// Whether `stat` over the box of `passes` (of it, the cells of `mask` where given) runs here:
+/// a box of the image's last two axes whose rows unroll (a footprint's every cell unrolls, up
+/// to [`MASKED_CELLS`]) and whose tile of keys fits `shared` bytes of a block, and a statistic
+/// of sorted positions within the window.
+pub fn serves(
+    stat: RankStat,
+    dt: Dtype,
+    (passes, mask): (&[Pass], Option<&[bool]>),
+    shared: u64,
+) -> bool {
+    let tile = Tile::of(dt, extents(passes), mask);
+    let n = tile.count();
     let within = match stat.positions(n) {
         Some(Positions::One { at, .. }) => at < n,
         Some(Positions::Two(i, j, _)) => i < n && (j == i || j == i + 1),
         None => false,
     };
-    within && passes.iter().all(|p| p.axis > 0) && tile.row_taps <= UNROLL && tile.bytes() <= shared
+    let unrolled = match mask {
+        None => tile.row_taps <= UNROLL,
+        Some(_) => (tile.rows_read() * tile.row_taps) as usize <= MASKED_CELLS,
+    };
+    within && n > 0 && passes.iter().all(|p| p.axis > 0) && unrolled && tile.bytes() <= shared
 }
 
+/// The most keys a thread reads per round for a footprint that is not a box, every one
+/// unrolled (its windows hold different cells of each row, so no row is a loop): a 31×31 disk's
+/// 34 rows of 31 (float64) are 1054.
+pub const MASKED_CELLS: usize = 2048;
+
 /// A block's keys: `rows` rows of `columns` keys of `size` bytes.
-struct Tile {
+struct Tile<'a> {
     /// Outputs per thread down its column ([`rows_per_thread`]).
     outputs: i64,
     column_taps: i64,
@@ -125,10 +142,13 @@ struct Tile {
     /// The keys' type, and their significant bits (the type's).
     kt: T,
     bits: u32,
+    /// The footprint's cells over the window's `column_taps × row_taps`, row-major, where it is
+    /// not the whole box.
+    mask: Option<&'a [bool]>,
 }
 
-impl Tile {
-    fn of(dt: Dtype, (column, row): (Pass, Pass)) -> Tile {
+impl<'a> Tile<'a> {
+    fn of(dt: Dtype, (column, row): (Pass, Pass), mask: Option<&'a [bool]>) -> Tile<'a> {
         let (column_taps, row_taps) = (column.hi - column.lo + 1, row.hi - row.lo + 1);
         let size = (dt.itemsize() as i64).max(4);
         let outputs = rows_per_thread(dt) as i64;
@@ -141,7 +161,27 @@ impl Tile {
             size,
             kt: if size == 8 { T::U64 } else { T::U32 },
             bits: 8 * dt.itemsize() as u32,
+            mask,
         }
+    }
+
+    /// The values in a window: the filter size.
+    fn count(&self) -> usize {
+        match self.mask {
+            Some(m) => m.iter().filter(|&&b| b).count(),
+            None => (self.column_taps * self.row_taps) as usize,
+        }
+    }
+
+    /// Whether a window holds its cell at row `r` and column `c` of its box.
+    fn holds(&self, r: i64, c: i64) -> bool {
+        self.mask
+            .is_none_or(|m| m[(r * self.row_taps + c) as usize])
+    }
+
+    /// The rows of keys a thread reads: its windows' rows, from its first window's first.
+    fn rows_read(&self) -> i64 {
+        self.column_taps + self.outputs - 1
     }
 
     fn bytes(&self) -> u64 {
@@ -178,7 +218,7 @@ pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) 
     let mut k = Func::new_entry(name, pass_params());
     let a = PassArgs::load(&mut k);
     let dt = ps.plan.elem;
-    let tile = Tile::of(dt, (column, row));
+    let tile = Tile::of(dt, (column, row), ps.plan.mask.as_deref());
     k.shared(KEYS, tile.bytes());
     k.shared_dynamic = tile.bytes() > crate::pir::STATIC_SHARED;
     let tx = k.sreg(Special::TidX);
@@ -385,7 +425,7 @@ fn results(
     base: Reg,
     excluded: Excluded,
 ) -> Vec<(Reg, Option<Reg>)> {
-    let n = (tile.column_taps * tile.row_taps) as usize;
+    let n = tile.count();
     let float = matches!(dt, Dtype::F32 | Dtype::F64);
     // Types of 32 and 64 bits start below the bits their windows' keys share (8- and 16-bit
     // ones have few bits to go, and need no NaN test).
@@ -628,8 +668,9 @@ fn bounds(k: &mut Func, tile: &Tile, base: Reg, zeros: bool) -> Vec<Bounds> {
 }
 
 /// Calls `each(key, p)` for every key of output `p`'s window, for each of the thread's outputs,
-/// row by row from `base`, each key loaded once for all the windows that hold it. The rows
-/// every window holds run as a loop, the others unrolled; each row's keys unrolled.
+/// row by row from `base`, each key loaded once for all the windows that hold it. In a box, the
+/// rows every window holds run as a loop, the others unrolled; each row's keys unrolled. A
+/// footprint's windows hold different cells of a row: every row unrolls.
 fn each_key(
     k: &mut Func,
     tile: &Tile,
@@ -638,19 +679,27 @@ fn each_key(
 ) {
     let (rows, taps) = (tile.outputs, tile.column_taps);
     let (t, skip) = word.load(tile);
-    let shared = (rows - 1)..taps;
-    let windows = |r: i64| (0..rows).filter(move |&p| p <= r && r < p + taps);
+    let shared = match tile.mask {
+        None => (rows - 1)..taps,
+        Some(_) => 0..0,
+    };
+    let windows =
+        |r: i64, c: i64| (0..rows).filter(move |&p| p <= r && r < p + taps && tile.holds(r - p, c));
     let mut row = |k: &mut Func, at: Reg, r: Option<i64>| {
         for c in 0..tile.row_taps {
+            let holding: Vec<i64> = match r {
+                Some(r) => windows(r, c).collect(),
+                None => (0..rows).collect(),
+            };
+            if holding.is_empty() {
+                continue;
+            }
             let off = tile.offset(r.unwrap_or(0), c) + skip;
             let key = k.ld(Space::Shared, t, Addr::reg(at, off));
-            match r {
-                Some(r) => windows(r).for_each(|p| each(k, key, p as usize)),
-                None => (0..rows).for_each(|p| each(k, key, p as usize)),
-            }
+            holding.iter().for_each(|&p| each(k, key, p as usize));
         }
     };
-    let all = 0..taps + rows - 1;
+    let all = 0..tile.rows_read();
     for r in all.clone().filter(|&r| r < shared.start) {
         row(k, base, Some(r));
     }
