@@ -468,6 +468,52 @@ def test_box_medians_past_the_networks_match_scipy(rng, dt):
 
 
 @needs_gpu
+@pytest.mark.parametrize("dt", ["float32", "float64", "uint8", "int16"])
+def test_footprint_medians_and_quantiles_past_the_networks_match_scipy(rng, dt):
+    """Medians, quantiles and np.sort(x)[k] over disks, a ring and a random mask past the
+    networks run as the median kernel, counting the footprint's cells: equal to scipy running the
+    callback, bit for bit, with NaN, infinities and both zeros in the floats, modes and origins."""
+    a = _extremes(rng, (57, 79), dt)
+    if a.dtype.kind == "f":
+        # -0.0 without +0.0: where a zero's sign shows, a window holding both would be a choice
+        # between zeros, refused on both sides.
+        a[a == 0] = 1.0
+        a.flat[rng.integers(0, a.size, 8)] = [np.nan, -0.0, np.inf, -0.0, np.nan, -np.inf, -0.0, -0.0]
+    yy, xx = np.mgrid[-7:8, -7:8]
+    disk = yy**2 + xx**2 <= 49
+    yy, xx = np.mgrid[-9:10, -9:10]
+    ring = (yy**2 + xx**2 <= 81) & (yy**2 + xx**2 >= 9)
+    holes = rng.random((13, 17)) < 0.8
+    for source in ("np.median(x)", "np.percentile(x, 30)", "np.sort(x)[3]"):
+        f = ndjit.jit_filter(source)
+        for footprint, mode, origin in [(disk, "reflect", 0), (ring, "wrap", (2, -1)),
+                                        (holes, "constant", 0)]:
+            assert "ndjit_keys" in f.inspect_ptx(footprint=footprint, dtype=a.dtype)
+            want = ndi.generic_filter(a, f, footprint=footprint, mode=mode, origin=origin, cval=2.0,
+                                      output=np.float64)
+            got = ndjit.generic_filter(a, f, footprint=footprint, mode=mode, origin=origin, cval=2.0,
+                                       output=np.float64, target="cuda")
+            assert_bits_equal(got, want, f"{source} {dt} {mode}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("dt", ["uint8", "int16", "bool"])
+def test_integer_extremes_over_disks_need_no_zero_sign_guard(rng, dt):
+    """NumPy's min, max and ptp over disks of integer and bool images: their values are never
+    -0.0 or NaN, so the guard folds away and the kernels cannot fail; equal to scipy bit for bit."""
+    a = _extremes(rng, (61, 67), dt)
+    yy, xx = np.mgrid[-5:6, -5:6]
+    disk = yy**2 + xx**2 <= 25
+    for source in ("np.min(x)", "np.max(x) - np.min(x)", "np.ptp(x)"):
+        f = ndjit.jit_filter(source)
+        for mode in ("reflect", "constant"):
+            want = ndi.generic_filter(a, f, footprint=disk, mode=mode, cval=1, output=np.float64)
+            got = ndjit.generic_filter(a, f, footprint=disk, mode=mode, cval=1, output=np.float64,
+                                       target="cuda")
+            assert_bits_equal(got, want, f"{source} {dt} {mode}")
+
+
+@needs_gpu
 @pytest.mark.parametrize("dt", ["float32", "float64", "uint16", "int32"])
 def test_box_quantiles_and_kth_values_past_the_networks_match_scipy(rng, dt):
     """Quantiles and np.sort(x)[k] of boxes of more than 128 values run as the same kernel, the
