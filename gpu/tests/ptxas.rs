@@ -315,8 +315,8 @@ fn large_windows_neither_spill_nor_grow_in_registers() {
 
 /// The median kernel (`separable::select`) assembles for every input dtype, every mode and both
 /// targets, odd and even boxes, and with the patch kernel for quantiles and `np.sort(x)[k]`; at
-/// 31×31 and 64×64 (dynamic shared memory past 48 KiB), and over disks of 15×15 and 31×31, it
-/// spills nothing.
+/// 31×31 and 64×64 (dynamic shared memory past 48 KiB), and over disks of 15×15 and 31×31 (also
+/// for their minima and ranges), it spills nothing.
 #[test]
 fn median_kernels_assemble_for_every_dtype_and_mode() {
     use ndjit_gpu::{GpuFilter, Options, Tuning};
@@ -408,26 +408,34 @@ fn median_kernels_assemble_for_every_dtype_and_mode() {
             assert_eq!((stores, loads), (0, 0), "{dt} {k}x{k} spills");
         }
     }
-    // Disks past the sorting networks: every cell unrolled (`select::MASKED_CELLS`), and still
-    // nothing spills.
-    for r in [7, 15] {
-        let disk = Options {
-            mode: Mode::Reflect,
-            ..Options::new(ndjit_gpu::Footprint::disk(r))
-        };
-        for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
-            let ptx = median
-                .ptx_tuned(&disk, 2, (dt, dt), Target::SM90, Tuning::default())
-                .unwrap();
-            assert!(
-                ptx.contains("ndjit_keys"),
-                "{dt} disk {r}: not the median kernel"
-            );
-            let log = assemble(&ptxas, &ptx, 90, "median_disk").unwrap();
-            let (regs, stores, loads) = resources(&log, "ndjit_pass0");
-            println!("median {dt} disk of radius {r}: {regs} registers, spills {stores} B stored, {loads} B loaded");
-            assert!(regs > 0, "not in ptxas's report");
-            assert_eq!((stores, loads), (0, 0), "{dt} disk {r} spills");
+    // Disks past the sorting networks, and their extremes past the register window: every cell
+    // unrolled (`select::MASKED_CELLS`), and still nothing spills.
+    let min = GpuFilter::compile("np.min(x)", &ndjit::Bindings::new()).unwrap();
+    let range = GpuFilter::compile("np.max(x) - np.min(x)", &ndjit::Bindings::new()).unwrap();
+    let select = Tuning {
+        separable: Some(true),
+        ..Tuning::default()
+    };
+    for (name, f) in [("median", &median), ("min", &min), ("range", &range)] {
+        for r in [7, 15] {
+            let disk = Options {
+                mode: Mode::Reflect,
+                ..Options::new(ndjit_gpu::Footprint::disk(r))
+            };
+            for dt in [Dtype::F64, Dtype::F32, Dtype::U8] {
+                let ptx = f
+                    .ptx_tuned(&disk, 2, (dt, dt), Target::SM90, select)
+                    .unwrap();
+                assert!(
+                    ptx.contains("ndjit_keys"),
+                    "{name} {dt} disk {r}: not selected"
+                );
+                let log = assemble(&ptxas, &ptx, 90, "select_disk").unwrap();
+                let (regs, stores, loads) = resources(&log, "ndjit_pass0");
+                println!("{name} {dt} disk of radius {r}: {regs} registers, spills {stores} B stored, {loads} B loaded");
+                assert!(regs > 0, "not in ptxas's report");
+                assert_eq!((stores, loads), (0, 0), "{name} {dt} disk {r} spills");
+            }
         }
     }
 }

@@ -305,7 +305,16 @@ fn footprints_that_are_not_boxes() {
             footprints.push(fp);
         }
     }
-    let sources = ["np.median(x)", "np.percentile(x, 30)", "np.sort(x)[0]"];
+    // The extremes too: the windows' least and largest keys, floats holding `-0.0` or NaN
+    // patched by the filter's own code.
+    let sources = [
+        "np.median(x)",
+        "np.percentile(x, 30)",
+        "np.sort(x)[0]",
+        "np.min(x)",
+        "max(x)",
+        "np.max(x) - np.min(x)",
+    ];
     for (i, fp) in footprints.into_iter().enumerate() {
         let dt = ALL[i % ALL.len()];
         let data = values(19 * 37, dt, 70 + i as u64, 1 + (i as u64 % 5));
@@ -362,6 +371,24 @@ fn only_box_statistics_of_sorted_windows_are_selected() {
     let disk = |r| Options::new(Footprint::disk(r));
     assert!(selected(&f("np.median(x)"), &disk(15), 2, dts, on));
     assert!(!selected(&f("np.median(x)"), &disk(23), 2, dts, on));
+    // Extremes of footprints: from past the general kernel's register window (64 values: a
+    // 9×9 disk holds 49, an 11×11 one 81), one extreme of doubles past 200 (a 15×15 disk holds
+    // 149, a 21×21 one 317: `separable::WIDE_EXTREME_MIN_TAPS`), and never of boxes (their
+    // passes).
+    let auto = Tuning::default();
+    let singles = (Dtype::F32, Dtype::F32);
+    assert!(!selected(&f("np.min(x)"), &disk(4), 2, singles, auto));
+    assert!(selected(&f("np.min(x)"), &disk(5), 2, singles, auto));
+    assert!(selected(
+        &f("np.max(x) - np.min(x)"),
+        &disk(5),
+        2,
+        dts,
+        auto
+    ));
+    assert!(!selected(&f("np.min(x)"), &disk(7), 2, dts, auto));
+    assert!(selected(&f("np.min(x)"), &disk(10), 2, dts, auto));
+    assert!(!selected(&f("np.min(x)"), &boxed(&[11, 11]), 2, dts, on));
     let cross3 = Options::new(Footprint::cross(3, 1));
     assert!(!selected(&f("np.median(x)"), &cross3, 3, dts, on));
     // Rows longer than the kernel unrolls run the general kernel.
@@ -370,7 +397,6 @@ fn only_box_statistics_of_sorted_windows_are_selected() {
     // Without the tuning's say: a median past the sorting networks' values
     // (`select::MEDIAN_MIN_TAPS`), quantiles and `np.sort(x)[k]` past the registers' sort.
     let median = f("np.median(x)");
-    let auto = Tuning::default();
     assert!(!selected(&median, &boxed(&[11, 11]), 2, dts, auto));
     assert!(selected(&median, &boxed(&[12, 11]), 2, dts, auto));
     // A 15×15 disk holds 149 values, a 13×13 one 113.

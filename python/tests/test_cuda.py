@@ -113,9 +113,17 @@ def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
             got = "ndjit_pass0" in g.inspect_ptx(size=size, dtype=dtype)
             assert got == passes, (g.source, size, np.dtype(dtype).name)
     assert "ndjit_patch" not in f.inspect_ptx(size=7, dtype=np.uint8)
+    # Other footprints: the general kernel up to its register window's 64 values, past it the
+    # select kernel's least and largest keys (`separable::select`), never the passes; one
+    # extreme of doubles past 200 values (`separable::WIDE_EXTREME_MIN_TAPS`).
     disk = np.ones((9, 9), bool)
     disk[0, 0] = False
-    assert "ndjit_pass" not in f.inspect_ptx(footprint=disk)
+    ptx = f.inspect_ptx(footprint=disk, dtype=np.float32)
+    assert "ndjit_keys" in ptx and "ndjit_rows0" not in ptx
+    assert "ndjit_keys" not in f.inspect_ptx(footprint=disk[1:, 1:], dtype=np.float32)
+    assert "ndjit_keys" not in f.inspect_ptx(footprint=disk, dtype=np.float64)
+    assert "ndjit_keys" in f.inspect_ptx(footprint=np.ones((15, 15), bool) ^ np.eye(15, dtype=bool),
+                                         dtype=np.float64)
     assert "ndjit_pass" not in ndjit.jit_filter("np.median(x)").inspect_ptx(size=9)
     assert "ndjit_pass0" in ndjit.jit_filter("np.max(x) - np.min(x)").inspect_ptx(size=9)
     # A median over a disk past the networks' 128 values selects by keys (`separable::select`).
@@ -470,9 +478,9 @@ def test_box_medians_past_the_networks_match_scipy(rng, dt):
 @needs_gpu
 @pytest.mark.parametrize("dt", ["float32", "float64", "uint8", "int16"])
 def test_footprint_medians_and_quantiles_past_the_networks_match_scipy(rng, dt):
-    """Medians, quantiles and np.sort(x)[k] over disks, a ring and a random mask past the
-    networks run as the median kernel, counting the footprint's cells: equal to scipy running the
-    callback, bit for bit, with NaN, infinities and both zeros in the floats, modes and origins."""
+    """Medians, quantiles, np.sort(x)[k] and extremes over disks, a ring and a random mask past
+    the networks run as the select kernel, counting the footprint's cells: equal to scipy running
+    the callback, bit for bit, with NaN, infinities and -0.0 in the floats, modes and origins."""
     a = _extremes(rng, (57, 79), dt)
     if a.dtype.kind == "f":
         # -0.0 without +0.0: where a zero's sign shows, a window holding both would be a choice
@@ -484,11 +492,14 @@ def test_footprint_medians_and_quantiles_past_the_networks_match_scipy(rng, dt):
     yy, xx = np.mgrid[-9:10, -9:10]
     ring = (yy**2 + xx**2 <= 81) & (yy**2 + xx**2 >= 9)
     holes = rng.random((13, 17)) < 0.8
-    for source in ("np.median(x)", "np.percentile(x, 30)", "np.sort(x)[3]"):
+    # The extremes too (past 64 values; one extreme of doubles past 200): the windows holding
+    # -0.0 or NaN computed by the filter's own code.
+    for source in ("np.median(x)", "np.percentile(x, 30)", "np.sort(x)[3]", "np.min(x)", "max(x) - min(x)"):
         f = ndjit.jit_filter(source)
         for footprint, mode, origin in [(disk, "reflect", 0), (ring, "wrap", (2, -1)),
                                         (holes, "constant", 0)]:
-            assert "ndjit_keys" in f.inspect_ptx(footprint=footprint, dtype=a.dtype)
+            wide_min = source == "np.min(x)" and a.dtype.itemsize == 8 and footprint.sum() <= 200
+            assert ("ndjit_keys" in f.inspect_ptx(footprint=footprint, dtype=a.dtype)) != wide_min
             want = ndi.generic_filter(a, f, footprint=footprint, mode=mode, origin=origin, cval=2.0,
                                       output=np.float64)
             got = ndjit.generic_filter(a, f, footprint=footprint, mode=mode, origin=origin, cval=2.0,

@@ -62,7 +62,8 @@ pub enum Stat {
     /// both are carried through the passes, each in a chain of its own.
     Range,
     /// A statistic of the sorted window (NumPy's median and quantiles, `np.sort(x)[k]`),
-    /// selected in one kernel over the whole box ([`select`]), not in passes.
+    /// selected in one kernel over the window ([`select`]), not in passes. (The extremes of a
+    /// footprint that is not a box are that kernel's too: its windows' least and largest keys.)
     Sorted(RankStat),
 }
 
@@ -174,7 +175,7 @@ pub enum Stage {
 impl SeparablePlan {
     /// The kernels the plan runs, in order.
     pub fn stages(&self) -> Vec<Stage> {
-        if let Stat::Sorted(_) = self.stat {
+        if matches!(self.stat, Stat::Sorted(_)) || self.mask.is_some() {
             return vec![select::stage(&self.passes)];
         }
         let n = self.passes.len();
@@ -355,10 +356,10 @@ pub fn plan(
             Stat::Sorted(form.stat)
         }
     };
-    // Extremes need the whole box (their passes fold every cell of it); a sorted statistic
-    // counts the footprint's own cells.
+    // The passes fold every cell of the box: over another footprint the statistic, extreme
+    // or sorted, is the select kernel's, which counts the footprint's own cells.
     let whole = spec.mask.iter().all(|&b| b);
-    if spec.validate().is_err() || (!whole && !matches!(stat, Stat::Sorted(_))) {
+    if spec.validate().is_err() {
         return None;
     }
     if spec.mode == Mode::Constant && !holds_exactly(spec.input, spec.cval) {
@@ -382,10 +383,9 @@ pub fn plan(
     }
     let shared = spec.target.shared as u64;
     let mask = (!whole).then(|| spec.mask.clone());
-    if let Stat::Sorted(sorted) = stat {
-        if !select::serves(sorted, spec.input, (&passes, mask.as_deref()), shared) {
-            return None;
-        }
+    let selected = matches!(stat, Stat::Sorted(_)) || mask.is_some();
+    if selected && !select::serves(stat, spec.input, (&passes, mask.as_deref()), shared) {
+        return None;
     }
     Some(SeparablePlan {
         stat,
@@ -424,12 +424,32 @@ pub fn chosen(spec: &KernelSpec, stat: RankStat, can_fail: bool) -> bool {
         RankStat::Quantile(_) | RankStat::KthSorted(_) => return n > select::SORTED_MIN_TAPS,
         _ => {}
     }
+    // The extremes of a footprint that is not a box: the select kernel's least and largest
+    // keys where the general kernel reads its taps from memory, and for one extreme of 8-byte
+    // values (64-bit keys, two instructions a comparison) from past [`WIDE_EXTREME_MIN_TAPS`].
+    if !spec.mask.iter().all(|&b| b) {
+        let wide_one = spec.input.itemsize() == 8 && matches!(stat, RankStat::Min | RankStat::Max);
+        return match wide_one {
+            true => n > WIDE_EXTREME_MIN_TAPS,
+            false => n > super::taps::WINDOW_REGS,
+        };
+    }
     let one_byte = spec.input.itemsize() == 1;
     n > super::taps::WINDOW_REGS
         || n >= 49
         || (n >= 25 && (can_fail || one_byte))
         || (n >= 9 && can_fail && one_byte)
 }
+
+/// The footprint size past which `np.min` or `np.max` of 8-byte values over a footprint that is
+/// not a box runs the select kernel ([`chosen`]). Measured on an H100, 8192², disks, from Python
+/// beside the general kernel of the run before (`gpu/device-run/window-disk-minmax-h100-2026-12-05-stop70.log`
+/// and `-stop70-select.log`, ms): float64 `np.min` over 81 values (11×11) 2.33 against the
+/// select kernel's 3.70, over 149 (15×15) 4.09 against 6.34, over 317 (21×21) 25.8 against 12.9
+/// and over 709 (31×31) 57.5 against 29.1; the ranges of doubles, float32 and uint8 were faster
+/// selected from 81 values on (float64 range 11×11 4.06 against 3.76, float32 `np.min` 2.54
+/// against 1.49, uint8 2.51 against 0.72).
+pub const WIDE_EXTREME_MIN_TAPS: usize = 200;
 
 /// Whether `cval` is a value of `dt` whose double is `cval` bit for bit and which the proof
 /// admits (no NaN, no `-0.0`).
@@ -1614,9 +1634,12 @@ mod tests {
         let range = plan(form(RankStat::Range), &spec, (1, Joint::Kernels)).expect("a box range");
         assert_eq!(range.stat.chain_count(), 2);
         assert!(plan(None, &spec, (1, Joint::Kernels)).is_none());
+        // Over another footprint, an extreme is the select kernel's, with the footprint.
         let mut cross = spec.clone();
         cross.mask[0] = false;
-        assert!(plan(form(RankStat::Max), &cross, (1, Joint::Kernels)).is_none());
+        let max = plan(form(RankStat::Max), &cross, (1, Joint::Kernels)).expect("a max");
+        assert_eq!(max.mask.as_deref(), Some(&cross.mask[..]));
+        assert!(matches!(max.stages()[..], [Stage::Select { .. }]));
         let mut constant = spec.clone();
         constant.mode = Mode::Constant;
         constant.cval = f64::NAN;

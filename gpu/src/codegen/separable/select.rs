@@ -106,17 +106,20 @@ fn extents(passes: &[Pass]) -> (Pass, Pass) {
 /// to [`MASKED_CELLS`]) and whose tile of keys fits `shared` bytes of a block, and a statistic
 /// of sorted positions within the window.
 pub fn serves(
-    stat: RankStat,
+    stat: Stat,
     dt: Dtype,
     (passes, mask): (&[Pass], Option<&[bool]>),
     shared: u64,
 ) -> bool {
     let tile = Tile::of(dt, extents(passes), mask);
     let n = tile.count();
-    let within = match stat.positions(n) {
-        Some(Positions::One { at, .. }) => at < n,
-        Some(Positions::Two(i, j, _)) => i < n && (j == i || j == i + 1),
-        None => false,
+    let within = match stat {
+        Stat::Sorted(stat) => match stat.positions(n) {
+            Some(Positions::One { at, .. }) => at < n,
+            Some(Positions::Two(i, j, _)) => i < n && (j == i || j == i + 1),
+            None => false,
+        },
+        Stat::Min | Stat::Max | Stat::Range => true,
     };
     let unrolled = match mask {
         None => tile.row_taps <= UNROLL,
@@ -246,14 +249,16 @@ pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) 
     let at = k.cvt(None, T::U64, T::U32, at);
     let base = k.fma(T::U64, at, Src::I(tile.size), keys);
     let (out, layout) = ps.last.expect("the kernel writes the output");
-    let Stat::Sorted(stat) = ps.plan.stat else {
-        unreachable!("a sorted statistic's kernel")
+    let results = match ps.plan.stat {
+        Stat::Sorted(stat) => {
+            let excluded = Excluded {
+                zeros: layout.is_some() && stat.sign_of_zero_matters(),
+                nan: layout.is_some() && ps.plan.nan == NanRule::OwnCode,
+            };
+            results(&mut k, (stat, dt), &tile, base, excluded)
+        }
+        extreme => extremes(&mut k, (extreme, dt), &tile, base, layout.is_some()),
     };
-    let excluded = Excluded {
-        zeros: layout.is_some() && stat.sign_of_zero_matters(),
-        nan: layout.is_some() && ps.plan.nan == NanRule::OwnCode,
-    };
-    let results = results(&mut k, (stat, dt), &tile, base, excluded);
     let y = k.bin(Bin::Add, T::S32, y0, first);
     for (p, &(v, patched)) in results.iter().enumerate() {
         let yp = k.bin(Bin::Add, T::S32, y, Src::I(p as i64));
@@ -414,6 +419,40 @@ fn value_of(k: &mut Func, dt: Dtype, key: Reg) -> Reg {
 struct Excluded {
     zeros: bool,
     nan: bool,
+}
+
+/// Per output of the thread, the extreme `stat` of its window as a double (the least key's
+/// value, the largest's, or their difference, the IR's `Sub` of doubles), and where floats go
+/// to the patch (`patched`), whether this window does: where it holds a `-0.0` (which of two
+/// equal zeros an extreme returns depends on where each sits) or a NaN (whose rule and bits are
+/// the filter's own code's).
+fn extremes(
+    k: &mut Func,
+    (stat, dt): (Stat, Dtype),
+    tile: &Tile,
+    base: Reg,
+    patched: bool,
+) -> Vec<(Reg, Option<Reg>)> {
+    let float = matches!(dt, Dtype::F32 | Dtype::F64);
+    let patched = patched && float;
+    bounds(k, tile, base, patched)
+        .iter()
+        .map(|b| {
+            let v = match stat {
+                Stat::Min => value_of(k, dt, b.least),
+                Stat::Max => value_of(k, dt, b.most),
+                _ => {
+                    let (least, most) = (value_of(k, dt, b.least), value_of(k, dt, b.most));
+                    k.bin(Bin::Sub, T::F64, most, least)
+                }
+            };
+            let flag = b.zeros.map(|zeros| {
+                let nan = k.setp(Cmp::Eq, tile.kt, b.most, tile.top());
+                k.setp_comb(Cmp::Ne, T::U32, zeros, Src::I(0), BoolOp::Or, nan, false)
+            });
+            (v, flag)
+        })
+        .collect()
 }
 
 /// Per output of the thread, `stat` of its window as a double, and where windows go to the
