@@ -36,6 +36,13 @@
 //!   its bits), the window is flagged for the patch.
 //! - The second of two consecutive positions is the first's key where more keys than its rank
 //!   are at most that key, else the least key above it.
+//!
+//! The extremes (`np.min`, `np.max`, Python's `min` and `max`, ranges) of a footprint that is not
+//! a box are this kernel's too ([`extremes`]): a window's least and largest keys are its least
+//! and largest values (the keys' order is the doubles'), and a range is the difference of their
+//! doubles, the IR's `Sub`. Which of two equal zeros an extreme returns depends on where each
+//! sits, and a NaN's rule and bits are the filter's own: float windows holding a `-0.0` or a NaN
+//! are flagged for the patch.
 
 use super::{byte_offset, pass_params, set_flag, Pass, PassArgs, PassSpec, Runs, Stat, UNROLL};
 use crate::codegen::sort;
@@ -103,8 +110,8 @@ fn extents(passes: &[Pass]) -> (Pass, Pass) {
 
 /// Whether `stat` over the box of `passes` (of it, the cells of `mask` where given) runs here:
 /// a box of the image's last two axes whose rows unroll (a footprint's every cell unrolls, up
-/// to [`MASKED_CELLS`]) and whose tile of keys fits `shared` bytes of a block, and a statistic
-/// of sorted positions within the window.
+/// to [`MASKED_CELLS`]) and whose tile of keys fits `shared` bytes of a block, and an extreme or
+/// a statistic of sorted positions within the window.
 pub fn serves(
     stat: Stat,
     dt: Dtype,
