@@ -183,7 +183,10 @@ fn main() {
     let (copy64, copy32) = copy_floors(&gpu, n, reps, (&f64b, &f32b));
     let requests = requests();
     let mut rows = Vec::new();
-    for c in &cases() {
+    // `NDJIT_BENCH_CASES=median,cross`: only the cases whose names hold one of these.
+    let only = std::env::var("NDJIT_BENCH_CASES").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| name.contains(w));
+    for c in cases().iter().filter(|c| wanted(c.name)) {
         let b = if c.dt == Dtype::F64 { &f64b } else { &f32b };
         let (auto, best) = measure(&gpu, c, (b, n), reps, &requests);
         let floor = if c.dt == Dtype::F64 { copy64 } else { copy32 };

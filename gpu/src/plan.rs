@@ -29,16 +29,10 @@ impl ArrayDesc {
     }
     /// A C-contiguous array.
     pub fn contiguous(dtype: Dtype, shape: &[usize]) -> ArrayDesc {
-        let mut strides = vec![0isize; shape.len()];
-        let mut s = dtype.itemsize() as isize;
-        for a in (0..shape.len()).rev() {
-            strides[a] = s;
-            s *= shape[a].max(1) as isize;
-        }
         ArrayDesc {
             dtype,
             shape: shape.to_vec(),
-            strides,
+            strides: ndjit::driver::c_strides(shape, dtype),
         }
     }
     pub fn len(&self) -> usize {

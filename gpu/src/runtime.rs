@@ -10,6 +10,7 @@ use crate::plan::PVal;
 use cudarc::driver::result;
 use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+use ndjit::driver::Lru;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,8 +30,9 @@ pub struct Gpu {
     capability: (i32, i32),
     driver_version: i32,
     target: Target,
-    /// Loaded stencil modules by PTX text: compiling PTX is the expensive part of a first call.
-    modules: Mutex<HashMap<Arc<str>, Arc<Module>>>,
+    /// Loaded stencil modules by PTX text, the [`MODULES`] most recently used: compiling PTX is
+    /// the expensive part of a first call.
+    modules: Mutex<Lru<Arc<str>, Arc<Module>>>,
     /// Small buffers given back after use (the kernels' error records), so that a repeated call
     /// allocates no device memory.
     scratch: Mutex<Vec<DeviceBuffer>>,
@@ -38,6 +40,10 @@ pub struct Gpu {
 
 /// Scratch buffers kept per device.
 const SCRATCH: usize = 8;
+
+/// Modules kept loaded per device (a module a filter, footprint and dtype; more once its
+/// filters are dropped cost device memory for code no call reaches).
+const MODULES: usize = 128;
 
 /// Bytes of freed stream-ordered scratch the device's pool keeps across synchronisations (the
 /// rest goes back to the system): the scratch of a float32 image of 8192² is 256 MiB per array.
@@ -131,7 +137,7 @@ impl Gpu {
             capability,
             driver_version,
             target,
-            modules: Mutex::new(HashMap::new()),
+            modules: Mutex::new(Lru::new(MODULES)),
             scratch: Mutex::new(Vec::new()),
         })
     }
@@ -176,15 +182,14 @@ impl Gpu {
         {
             return Ok(m.clone());
         }
-        // Compile outside the lock: loads of different modules proceed in parallel.
+        // Compile outside the lock: loads of different modules proceed in parallel (the same
+        // module loaded twice at once keeps the later load).
         let m = Arc::new(self.load_entries(ptx, entries)?);
-        Ok(self
-            .modules
+        self.modules
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .entry(ptx.into())
-            .or_insert(m)
-            .clone())
+            .insert(ptx.into(), m.clone());
+        Ok(m)
     }
 
     /// Loads any module and looks up the named kernels (not cached).

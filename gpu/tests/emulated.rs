@@ -569,7 +569,10 @@ fn medians_of_doubles_by_high_word_keys_are_exact() {
     {
         // (3×3 keeps the selects: keys start at 25 values.)
         for (mi, mode) in Mode::APPLIED.into_iter().enumerate() {
-            let input = doubles((si * 10 + mi) as u64, image[0] * image[1]);
+            let input = match mi % 3 {
+                2 => sparse_low_words((si * 10 + mi) as u64, image[0] * image[1]),
+                _ => doubles((si * 10 + mi) as u64, image[0] * image[1]),
+            };
             let base = ndjit_gpu::codegen::KernelSpec::boxed(2, k);
             let out = [Dtype::F64, Dtype::F32][mi % 2];
             let target = [Target::SM90, Target::PORTABLE][(mi + si) % 2];
@@ -588,4 +591,22 @@ fn medians_of_doubles_by_high_word_keys_are_exact() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 8000, "{checked} pixels");
+}
+
+/// Small integers (low words all 0) with, now and then, `2 + j / 2^40`: a window whose median is
+/// such a value holds it alone under its key, and only its own low word may decide the median's
+/// (the values of other keys agree in theirs, so reading them instead would pass the ties'
+/// test with the wrong low word).
+fn sparse_low_words(seed: u64, n: usize) -> Vec<u8> {
+    let mut gen = Inputs::new(seed);
+    (0..n)
+        .flat_map(|_| {
+            let r = gen.next();
+            let v = match r % 16 {
+                0 => 2.0 + (1 + (r >> 8) % 5) as f64 / (1u64 << 40) as f64,
+                _ => ((r >> 12) % 7) as f64 - 1.0,
+            };
+            v.to_le_bytes()
+        })
+        .collect()
 }

@@ -24,8 +24,8 @@ except ImportError:  # older scipy: NumPy's (an OverflowError past 64 bits)
 
 from . import _core, _cuda
 from ._filter import Filter, compiled_filter, jit_filter1d, located
-from ._scipy_args import (check_mode, check_workers, footprint_and_origins, into, native, output_like, real_cval,
-                          scipy_extras)
+from ._scipy_args import (check_element_types, check_mode, check_workers, footprint_and_origins, into, native,
+                          output_like, real_cval, scipy_extras)
 
 __all__ = ["generic_filter", "generic_filter1d"]
 
@@ -60,6 +60,7 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     check_workers(workers)
     # The GPU runs the IR as PTX: no native code unless a CPU call asks for it later.
     cval = real_cval(cval)
+    check_element_types(input.dtype, output.dtype, input.size)
     spec, compiled = compiled_filter(function, scipy_extras(extra_arguments, extra_keywords), extra_keywords,
                                      native=target == "cpu")
     with located(spec):
@@ -111,8 +112,12 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
         # (Not through the decorator form, which takes a missing function for `@jit_filter1d(...)`.)
         f = jit_filter1d.__wrapped__(function, extra_arguments=scipy_extras(extra_arguments, extra_keywords),
                                      extra_keywords=extra_keywords)
-    # scipy's C layer takes the size and origin as integers (bools too), never floats.
+    # scipy's C layer then reads its arguments in this order, the size, the axis and the origin
+    # as integers (bools too, never floats: scipy's Python layer lets `axis=1.5` through), and
+    # meets the element types last, even an empty array's.
+    size, axis = operator.index(filter_size), operator.index(axis)
+    cval, origin = real_cval(cval), operator.index(origin)
+    check_element_types(input.dtype, output.dtype, 1)
     with located(f._spec):
-        return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled,
-                                                               operator.index(filter_size), int(axis), mode,
-                                                               real_cval(cval), operator.index(origin), workers))
+        return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled, size, axis, mode, cval,
+                                                               origin, workers))

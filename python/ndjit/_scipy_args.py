@@ -19,7 +19,8 @@ from scipy.ndimage import _ni_support
 
 _PACKAGE = __name__.rpartition(".")[0] + "."
 
-__all__ = ["footprint_and_origins", "native", "output_like", "into", "check_mode", "check_workers"]
+__all__ = ["footprint_and_origins", "native", "output_like", "into", "check_mode", "check_workers",
+           "check_element_types"]
 
 
 def footprint_and_origins(ndim: int, size, footprint, origin, axes, mode) -> Tuple[np.ndarray, List[int]]:
@@ -138,7 +139,9 @@ _ELEMENT_TYPES = {("b", 1), ("u", 1), ("u", 2), ("u", 4), ("u", 8), ("i", 1), ("
 def check_element_types(input_dtype, output_dtype, size: int) -> None:
     """scipy's RuntimeError for element types its filters meet reading or writing an element and
     do not handle (a complex output among them: a complex input is its Python layer's TypeError,
-    checked first by every caller), so an empty array passes. The set mirrors the driver's
+    checked first by every caller), so an empty array passes (``generic_filter1d``'s line
+    buffers check even an empty array's: its callers pass a ``size`` of 1). Raised after every
+    argument check, as scipy's C layer meets the types last. The set mirrors the driver's
     `Dtype::from_kind`, for the lazy Dask face, which checks before any native call."""
     if size and any((d.kind, d.itemsize) not in _ELEMENT_TYPES for d in map(np.dtype, (input_dtype, output_dtype))):
         raise RuntimeError("array type not supported")
@@ -154,9 +157,7 @@ def output_like(output, input: np.ndarray, every_element_written: bool = False) 
     if output is None and input.dtype.kind not in "VUS":
         new = np.empty if every_element_written else np.zeros
         return new(input.shape, dtype=input.dtype)
-    output = _ni_support._get_output(output, input)
-    check_element_types(input.dtype, output.dtype, input.size)
-    return output
+    return _ni_support._get_output(output, input)
 
 
 def into(output: np.ndarray, run: Callable[[np.ndarray], None]) -> np.ndarray:

@@ -5,7 +5,7 @@
 
 use crate::driver::{check_writeable, describe, driver_error, footprint_mask, SendPtr};
 use crate::{compiled::CompiledFilter, errors};
-use ndjit::driver::{DriverError, Dtype, Footprint, Mode, Options};
+use ndjit::driver::{checked_c_strides, DriverError, Dtype, Footprint, Mode, Options};
 use ndjit_gpu::{ArrayDesc, Gpu, GpuError, Target};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -164,18 +164,6 @@ pub fn cuda_filter_host(
 /// the strides `None` for a C-contiguous array (as the interface gives them).
 type DeviceArg = (u64, String, Vec<usize>, Option<Vec<isize>>);
 
-/// The byte strides of a C-contiguous array (an axis of length 0 counted as 1, as NumPy does);
-/// `None` where they overflow.
-fn c_strides(shape: &[usize], itemsize: usize) -> Option<Vec<isize>> {
-    let mut strides = vec![0; shape.len()];
-    let mut step = isize::try_from(itemsize).ok()?;
-    for (s, &n) in strides.iter_mut().zip(shape).rev() {
-        *s = step;
-        step = step.checked_mul(isize::try_from(n.max(1)).ok()?)?;
-    }
-    Some(strides)
-}
-
 /// Filters device array `input` into device array `output` in place on the device (no copies),
 /// on the producer's `stream` (the interface's stream handle; `None`: ndjit's own stream), and
 /// waits for the result.
@@ -197,7 +185,7 @@ pub fn cuda_filter_device(
         let dtype = Dtype::from_typestr(&a.1).map_err(|e| driver_error(py, e))?;
         let strides = match &a.3 {
             Some(s) => s.clone(),
-            None => c_strides(&a.2, dtype.itemsize()).ok_or_else(|| {
+            None => checked_c_strides(&a.2, dtype).ok_or_else(|| {
                 PyValueError::new_err(format!("array too large: shape {:?}", a.2))
             })?,
         };

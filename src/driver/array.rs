@@ -170,15 +170,21 @@ pub(crate) fn next_in_c_order(idx: &mut [usize], shape: &[usize]) {
     }
 }
 
-/// Byte strides of a C-contiguous array.
+/// Byte strides of a C-contiguous array of an array's shape (one that fits in memory).
 pub fn c_strides(shape: &[usize], dtype: Dtype) -> Vec<isize> {
+    checked_c_strides(shape, dtype).expect("the strides of an array that fits in memory")
+}
+
+/// Byte strides of a C-contiguous array (an axis of length 0 counted as 1, as NumPy does);
+/// `None` where they overflow.
+pub fn checked_c_strides(shape: &[usize], dtype: Dtype) -> Option<Vec<isize>> {
     let mut strides = vec![0isize; shape.len()];
-    let mut s = dtype.itemsize() as isize;
-    for d in (0..shape.len()).rev() {
-        strides[d] = s;
-        s *= shape[d].max(1) as isize;
+    let mut step = isize::try_from(dtype.itemsize()).ok()?;
+    for (s, &n) in strides.iter_mut().zip(shape).rev() {
+        *s = step;
+        step = step.checked_mul(isize::try_from(n.max(1)).ok()?)?;
     }
-    strides
+    Some(strides)
 }
 
 fn check_len(len: usize, shape: &[usize]) -> Result<(), DriverError> {

@@ -14,6 +14,7 @@
 use crate::filter::FilterRef;
 use crate::jit::kernel::{compile_row_kernel, RowKernel, Taps};
 use crate::{Filter, Value};
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,7 +36,12 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
         }
     }
 
-    pub fn get(&mut self, k: &K) -> Option<V> {
+    /// The value of `k` (any borrowed form of the key), marked as used now.
+    pub fn get<Q>(&mut self, k: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.clock += 1;
         let clock = self.clock;
         self.map.get_mut(k).map(|(v, used)| {
@@ -184,6 +190,22 @@ mod tests {
         let mut b = Bindings::new();
         b.set_float("k", k);
         Filter::compile("k * min(x)", &b).unwrap()
+    }
+
+    #[test]
+    fn the_least_recently_used_entry_goes_first_and_keys_are_found_by_their_borrowed_form() {
+        let mut lru: Lru<Arc<str>, usize> = Lru::new(2);
+        lru.insert("a".into(), 1);
+        lru.insert("b".into(), 2);
+        assert_eq!(lru.get("a"), Some(1)); // "b" is now the least recently used
+        lru.insert("c".into(), 3);
+        assert_eq!(
+            (lru.get("a"), lru.get("b"), lru.get("c")),
+            (Some(1), None, Some(3))
+        );
+        lru.insert("d".into(), 4);
+        assert_eq!(lru.get("a"), None);
+        assert_eq!(lru.map.len(), 2);
     }
 
     #[test]

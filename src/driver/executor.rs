@@ -31,7 +31,7 @@ pub enum Aliasing {
 }
 
 impl Aliasing {
-    fn of(input: &RawArray, output: &RawArrayMut) -> Aliasing {
+    pub(crate) fn of(input: &RawArray, output: &RawArrayMut) -> Aliasing {
         if array::overlaps(input.extent(), output.extent()) {
             Aliasing::OverlapsInput
         } else if !output.elements_disjoint() {

@@ -7,12 +7,17 @@
 //! after it (`NI_ExtendLine`'s boundary modes, which agree with the n-d filters' mapping), the
 //! callback fills the output line, and that line is cast to the output's type. Lines run in
 //! parallel; a failure reports the first failing line in C order.
+//!
+//! An output that overlaps the input or itself runs scipy's own order instead: lines in batches
+//! of as many as its 256000-byte line buffer holds, each batch's input lines all read (as they
+//! then are) before its output lines are written ([`scipy_batch`]). A later batch then reads
+//! what earlier ones wrote, exactly where scipy's does.
 
 use super::alloc::{self, try_resize};
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::exec;
-use super::executor::check_call;
+use super::executor::{check_call, Aliasing};
 use super::mode::Mode;
 use super::options::{Geometry, Options, Progress};
 use super::plan::Plan;
@@ -75,6 +80,19 @@ pub unsafe fn generic_filter1d_raw(
     if input.is_empty() {
         return Ok(());
     }
+    // scipy reads an unaligned input, and writes an unaligned output, through an aligned copy
+    // (NumPy's ALIGNED and WRITEBACKIFCOPY requests): its lines then read the input as it was,
+    // whatever the output overwrites, so such an overlapping input is read from a snapshot.
+    let snapshot; // the copy's memory and description, kept for the run
+    let input = match Aliasing::of(input, output) {
+        Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
+            // SAFETY: the caller's contract (valid arrays).
+            snapshot = unsafe { input.snapshot() }?;
+            &snapshot.1
+        }
+        _ => input,
+    };
+    let aliasing = Aliasing::of(input, output);
     let n = opts.filter_size;
     // The axis last: then lines are rows, in scipy's order.
     let last = |mut v: Vec<isize>| {
@@ -130,6 +148,10 @@ pub unsafe fn generic_filter1d_raw(
         done: AtomicUsize::new(0),
         cancelled: AtomicBool::new(false),
     };
+    if aliasing != Aliasing::Disjoint {
+        interrupt::with_cancel(&job.cancelled, || job.run_batched());
+        return job.outcome(axis);
+    }
     let lines = plan.lines;
     let threads = exec::thread_count(opts.threads);
     let per = (lines / (threads * 16).max(1)).max(1);
@@ -224,7 +246,8 @@ struct Lines<'a> {
 unsafe impl Sync for Lines<'_> {}
 
 impl Lines<'_> {
-    /// Filters lines `l0..l1` with a worker's context and line buffers.
+    /// Filters lines `l0..l1` with a worker's context and line buffers, each line written as
+    /// soon as it is computed (the output shares no byte with the input or with itself).
     fn run(
         &self,
         (l0, l1): (usize, usize),
@@ -232,80 +255,162 @@ impl Lines<'_> {
         ext: &mut Vec<f64>,
         out: &mut Vec<f64>,
     ) {
-        let (input, output, len) = (self.input, self.output, self.len);
-        let mut idx = vec![0usize; input.shape.len() - 1];
+        let mut idx = vec![0usize; self.input.shape.len() - 1];
         for l in l0..l1 {
-            if l > self.first_fail.load(Ordering::Relaxed) {
+            if l > self.first_fail.load(Ordering::Relaxed) || self.stopped() {
                 return;
             }
-            if self
-                .opts
-                .cancel
-                .as_ref()
-                .is_some_and(|c| c.load(Ordering::Relaxed))
-            {
-                self.cancelled.store(true, Ordering::Relaxed);
-            }
-            if interrupt::poll() {
+            if !self.buffers(ext, out, 1) {
                 return;
             }
-            self.plan.line_index(l, &mut idx);
-            let offset = |strides: &[isize]| -> isize {
-                idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum()
-            };
-            let (src, dst) = (offset(&input.strides), offset(&output.strides));
-            if try_resize(ext, self.ext_len, 0.0, "the extended input line").is_err()
-                || try_resize(out, len, 0.0, "the output line").is_err()
-            {
-                let mut slot = self.no_memory.lock().unwrap_or_else(|p| p.into_inner());
-                slot.get_or_insert(alloc::out_of_memory::<f64>(
-                    self.ext_len,
-                    "the extended input line",
-                ));
-                self.cancelled.store(true, Ordering::Relaxed);
+            let (src, dst) = self.offsets(l, &mut idx);
+            // SAFETY: the line lies in the input and in the output; the buffers have the
+            // lengths passed.
+            unsafe { self.plan.fill(self.input, Some(src), -self.before, ext) };
+            if !self.call(l, ctx, ext, out) {
                 return;
             }
-            // SAFETY: the line lies in the input; the buffers have the lengths passed.
-            unsafe { self.plan.fill(input, Some(src), -self.before, ext) };
-            let ok = unsafe {
-                (self.f)(
-                    ext.as_mut_ptr(),
-                    self.ext_len as isize,
-                    out.as_mut_ptr(),
-                    len as isize,
-                    ctx.user_data(),
-                )
-            };
-            if ok != 1 {
-                let error = ctx.failure().unwrap_or_else(|| self.filter.describe(None));
-                ctx.reset();
-                let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-                if slot.as_ref().is_none_or(|(q, _)| l < *q) {
-                    *slot = Some((l, error));
-                    self.first_fail.fetch_min(l, Ordering::Relaxed);
-                }
-                return;
-            }
-            if output.dtype == Dtype::U64 {
-                // scipy's line buffer (`NI_LineBufferToArray`) casts to uint64 with another
-                // sequence than `generic_filter`'s: below -2**63 it stores 2**63, which is
-                // what `Dtype::write` stores for a NaN (`dtype.rs`).
-                const MIN_I64: f64 = -9223372036854775808.0;
-                out.iter_mut()
-                    .filter(|v| **v < MIN_I64)
-                    .for_each(|v| *v = f64::NAN);
-            }
-            let stride = *output.strides.last().unwrap_or(&0);
-            unsafe {
-                output
-                    .dtype
-                    .write_line(output.ptr.wrapping_offset(dst), stride, out)
-            };
+            // SAFETY: `dst` is line `l`'s offset in the output.
+            unsafe { self.write(dst, out) };
         }
+        self.progress(l1 - l0);
+    }
+
+    /// Filters every line in scipy's order, on this thread: batches of [`scipy_batch`] lines,
+    /// each batch's input lines read before any of its output lines is written. A failing line
+    /// leaves its batch unwritten, as scipy's does.
+    fn run_batched(&self) {
+        let ctx = self.filter.context_at(self.f as *const c_void);
+        let lines = self.plan.lines;
+        let batch = scipy_batch(self.ext_len, lines);
+        let (mut ext, mut out) = (Vec::new(), Vec::new());
+        if !self.buffers(&mut ext, &mut out, batch) {
+            return;
+        }
+        let mut idx = vec![0usize; self.input.shape.len() - 1];
+        let mut dsts = Vec::with_capacity(batch);
+        for b0 in (0..lines).step_by(batch) {
+            let b1 = (b0 + batch).min(lines);
+            dsts.clear();
+            for (l, e) in (b0..b1).zip(ext.chunks_exact_mut(self.ext_len)) {
+                if self.stopped() {
+                    return;
+                }
+                let (src, dst) = self.offsets(l, &mut idx);
+                // SAFETY: as in `run`.
+                unsafe { self.plan.fill(self.input, Some(src), -self.before, e) };
+                dsts.push(dst);
+            }
+            let lines = ext
+                .chunks_exact_mut(self.ext_len)
+                .zip(out.chunks_exact_mut(self.len));
+            for (l, (e, o)) in (b0..b1).zip(lines) {
+                if !self.call(l, &ctx, e, o) {
+                    return;
+                }
+            }
+            for (&dst, o) in dsts.iter().zip(out.chunks_exact_mut(self.len)) {
+                // SAFETY: the offsets of this batch's lines in the output.
+                unsafe { self.write(dst, o) };
+            }
+            self.progress(b1 - b0);
+        }
+    }
+
+    /// Whether the call was cancelled or interrupted (recording a cancel request).
+    fn stopped(&self) -> bool {
+        if self
+            .opts
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            self.cancelled.store(true, Ordering::Relaxed);
+        }
+        interrupt::poll()
+    }
+
+    /// `ext` and `out` made `lines` extended input lines and output lines long; false (with the
+    /// error recorded and the call cancelled) where memory runs out.
+    fn buffers(&self, ext: &mut Vec<f64>, out: &mut Vec<f64>, lines: usize) -> bool {
+        let size = |n: usize| n.saturating_mul(lines);
+        if try_resize(ext, size(self.ext_len), 0.0, "the extended input line").is_ok()
+            && try_resize(out, size(self.len), 0.0, "the output line").is_ok()
+        {
+            return true;
+        }
+        let mut slot = self.no_memory.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(alloc::out_of_memory::<f64>(
+            size(self.ext_len),
+            "the extended input line",
+        ));
+        self.cancelled.store(true, Ordering::Relaxed);
+        false
+    }
+
+    /// The byte offsets of line `l` in the input and in the output.
+    fn offsets(&self, l: usize, idx: &mut [usize]) -> (isize, isize) {
+        self.plan.line_index(l, idx);
+        let offset = |strides: &[isize]| -> isize {
+            idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum()
+        };
+        (offset(&self.input.strides), offset(&self.output.strides))
+    }
+
+    /// The callback on line `l`'s extended input `ext`, into `out`; false where it failed (the
+    /// failure recorded if it is the first in C order so far).
+    fn call(&self, l: usize, ctx: &crate::CallContext, ext: &mut [f64], out: &mut [f64]) -> bool {
+        // SAFETY: the buffers have the lengths passed.
+        let ok = unsafe {
+            (self.f)(
+                ext.as_mut_ptr(),
+                self.ext_len as isize,
+                out.as_mut_ptr(),
+                self.len as isize,
+                ctx.user_data(),
+            )
+        };
+        if ok == 1 {
+            return true;
+        }
+        let error = ctx.failure().unwrap_or_else(|| self.filter.describe(None));
+        ctx.reset();
+        let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_none_or(|(q, _)| l < *q) {
+            *slot = Some((l, error));
+            self.first_fail.fetch_min(l, Ordering::Relaxed);
+        }
+        false
+    }
+
+    /// Writes an output line at byte offset `dst`, cast to the output's type.
+    ///
+    /// # Safety
+    /// `dst` must be the offset of a line of the output.
+    unsafe fn write(&self, dst: isize, out: &mut [f64]) {
+        if self.output.dtype == Dtype::U64 {
+            // scipy's line buffer (`NI_LineBufferToArray`) casts to uint64 with another
+            // sequence than `generic_filter`'s: below -2**63 it stores 2**63, which is what
+            // `Dtype::write` stores for a NaN (`dtype.rs`).
+            const MIN_I64: f64 = -9223372036854775808.0;
+            out.iter_mut()
+                .filter(|v| **v < MIN_I64)
+                .for_each(|v| *v = f64::NAN);
+        }
+        let stride = *self.output.strides.last().unwrap_or(&0);
+        unsafe {
+            self.output
+                .dtype
+                .write_line(self.output.ptr.wrapping_offset(dst), stride, out)
+        };
+    }
+
+    /// Reports `lines` more lines done to the progress callback.
+    fn progress(&self, lines: usize) {
         if let Some(p) = &self.opts.progress {
-            let lines = self.plan.lines;
-            let d = self.done.fetch_add((l1 - l0) * len, Ordering::Relaxed) + (l1 - l0) * len;
-            p(d, lines * len);
+            let (total, len) = (self.plan.lines, self.len);
+            let d = self.done.fetch_add(lines * len, Ordering::Relaxed) + lines * len;
+            p(d, total * len);
         }
     }
 
@@ -335,4 +440,12 @@ impl Lines<'_> {
             None => Ok(()),
         }
     }
+}
+
+/// The lines of scipy's line buffers (`NI_AllocateLineBuffer` with `BUFFER_SIZE` 256000 bytes):
+/// as many extended input lines of doubles as that holds, at least one, at most `lines`.
+fn scipy_batch(ext_len: usize, lines: usize) -> usize {
+    const BUFFER_SIZE: usize = 256_000;
+    let line_bytes = ext_len.saturating_mul(std::mem::size_of::<f64>());
+    (BUFFER_SIZE / line_bytes.max(1)).max(1).min(lines.max(1))
 }

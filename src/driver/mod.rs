@@ -43,7 +43,7 @@ mod sequential;
 mod team;
 mod typed;
 
-pub use array::{c_strides, RawArray, RawArrayMut};
+pub use array::{c_strides, checked_c_strides, RawArray, RawArrayMut};
 pub use cache::Lru;
 pub use dtype::Dtype;
 pub use error::DriverError;

@@ -55,6 +55,51 @@ pub fn batcher_pairs(n: usize) -> Vec<(usize, usize)> {
     pairs
 }
 
+/// A comparator on positions `(i, j)` of a pruned network: afterwards `i` holds the smaller
+/// value (`i < j` in Batcher's networks; the rank executor's merges also put the minimum on the
+/// higher wire).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Comparator {
+    pub i: usize,
+    pub j: usize,
+    /// Which outputs are needed: the minimum (at `i`) and/or the maximum (at `j`).
+    pub want_min: bool,
+    pub want_max: bool,
+}
+
+/// The comparators of `net` (in order) that the positions `needed` depend on, with which of their
+/// outputs are needed: every backend's pruning (the GPU's median networks, the CPU rank
+/// executor's selections).
+pub fn pruned(net: &[(usize, usize)], needed: &[usize]) -> Vec<Comparator> {
+    let n = net
+        .iter()
+        .map(|&(i, j)| i.max(j) + 1)
+        .chain(needed.iter().map(|&p| p + 1))
+        .max()
+        .unwrap_or(0);
+    let mut live = vec![false; n];
+    for &p in needed {
+        live[p] = true;
+    }
+    let mut out = Vec::new();
+    for &(i, j) in net.iter().rev() {
+        let (want_min, want_max) = (live[i], live[j]);
+        if !want_min && !want_max {
+            continue;
+        }
+        live[i] = true;
+        live[j] = true;
+        out.push(Comparator {
+            i,
+            j,
+            want_min,
+            want_max,
+        });
+    }
+    out.reverse();
+    out
+}
+
 /// Rewrites every constant-length median over a scratch array used for nothing else (see the
 /// module docs).
 pub fn expand_medians(func: &mut Func) {

@@ -9,19 +9,10 @@
 //! adjacent swaps of strictly greater pairs only, hence stable, hence bit for bit the CPU's
 //! insertion sort, signed zeros and NaN positions included.
 
-/// A comparator on positions `(i, j)`, `i < j`: afterwards `i` holds the smaller value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Comparator {
-    pub i: usize,
-    pub j: usize,
-    /// Which outputs are needed: the minimum (at `i`) and/or the maximum (at `j`).
-    pub want_min: bool,
-    pub want_max: bool,
-}
-
 /// Batcher's odd-even merge sort on `n` positions: the core's network (`ir::network`), which
 /// every backend emits.
 pub use ndjit::ir::network::batcher_pairs as batcher;
+pub use ndjit::ir::network::{pruned, Comparator};
 
 use crate::pir::Reg;
 use ndjit::driver::Mix;
@@ -47,38 +38,6 @@ pub fn mix(k: &mut crate::pir::Func, mix: Mix, (a, b): (Reg, Reg)) -> Reg {
             }
         }
     }
-}
-
-/// The comparators of `net` (in order) that the positions `needed` depend on, with which of their
-/// outputs are needed.
-pub fn pruned(net: &[(usize, usize)], needed: &[usize]) -> Vec<Comparator> {
-    let n = net
-        .iter()
-        .map(|&(_, j)| j + 1)
-        .chain(needed.iter().map(|&p| p + 1))
-        .max()
-        .unwrap_or(0);
-    let mut live = vec![false; n];
-    for &p in needed {
-        live[p] = true;
-    }
-    let mut out = Vec::new();
-    for &(i, j) in net.iter().rev() {
-        let (want_min, want_max) = (live[i], live[j]);
-        if !want_min && !want_max {
-            continue;
-        }
-        live[i] = true;
-        live[j] = true;
-        out.push(Comparator {
-            i,
-            j,
-            want_min,
-            want_max,
-        });
-    }
-    out.reverse();
-    out
 }
 
 /// [`pruned`] as plain pairs.

@@ -282,6 +282,11 @@ impl<'m> Emu<'m> {
                 Ins::Mov { .. } | Ins::Bin { .. } | Ins::Un { .. } | Ins::Fma { .. } => {
                     arithmetic(regs, ins)?
                 }
+                Ins::Guarded { p, neg, ins } => {
+                    if (regs[p.id as usize] != 0) ^ neg {
+                        arithmetic(regs, ins)?
+                    }
+                }
                 Ins::Cvt { .. }
                 | Ins::Setp { .. }
                 | Ins::Selp { .. }

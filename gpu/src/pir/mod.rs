@@ -266,6 +266,14 @@ pub enum Special {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ins {
     Label(u32),
+    /// `@p ins` (`@!p` if `neg`): a move or an arithmetic instruction that runs only where the
+    /// predicate holds, its destination otherwise unchanged. One predicated instruction where a
+    /// select and the instruction would be two.
+    Guarded {
+        p: Reg,
+        neg: bool,
+        ins: Box<Ins>,
+    },
     /// `.pragma "nounroll";`, in a loop's header block: ptxas keeps that loop rolled.
     NoUnroll,
     Mov {
@@ -619,6 +627,17 @@ impl Func {
     /// `d = a` into an existing register.
     pub fn set(&mut self, t: T, d: Reg, a: impl Into<Src>) {
         self.body.push(Ins::Mov { t, d, a: a.into() });
+    }
+    /// `@p d = op(d, b)` into the existing register `d`: where `p` is false `d` keeps its value.
+    pub fn bin_if(&mut self, p: Reg, op: Bin, t: T, d: Reg, b: impl Into<Src>) {
+        let ins = Box::new(Ins::Bin {
+            op,
+            t,
+            d,
+            a: Src::R(d),
+            b: b.into(),
+        });
+        self.body.push(Ins::Guarded { p, neg: false, ins });
     }
     pub fn bin(&mut self, op: Bin, t: T, a: impl Into<Src>, b: impl Into<Src>) -> Reg {
         let d = self.reg(t.cls());

@@ -314,6 +314,12 @@ fn ins(s: &mut String, f: &Func, dynamic: &std::collections::HashMap<&str, u64>,
         }
         Ins::NoUnroll => s.push_str("    .pragma \"nounroll\";\n"),
         Ins::Mov { .. } | Ins::Bin { .. } | Ins::Un { .. } | Ins::Fma { .. } => arithmetic(s, i),
+        Ins::Guarded { p, neg, ins } => {
+            let mut one = String::new();
+            arithmetic(&mut one, ins);
+            let guard = format!("@{}{} ", if *neg { "!" } else { "" }, reg(*p));
+            s.push_str(&one.replacen("    ", &format!("    {guard}"), 1));
+        }
         Ins::Setp { .. } | Ins::Selp { .. } => comparison(s, i),
         Ins::Cvt { .. } | Ins::Pack { .. } | Ins::Unpack { .. } => conversion(s, i),
         Ins::Ld { .. } | Ins::LdV { .. } | Ins::St { .. } | Ins::StV { .. } | Ins::Atom { .. } => {

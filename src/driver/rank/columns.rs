@@ -20,6 +20,8 @@
 //! principle is every input; the values themselves are moved, never computed, so a window's
 //! multiset, and the value at each sorted position, is the filter's.
 
+use crate::ir::network;
+
 /// A box's per-pixel network: the comparators on wires `c * rows + r` (column `c`'s value of
 /// rank `r`), and the wires where the wanted sorted positions end.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +54,7 @@ pub(crate) fn merge_keeping(cols: usize, rows: usize, keep: &[usize]) -> Pruned 
         .collect();
     let mut best: Option<Pruned> = None;
     let mut consider = |pairs: &[(u32, u32)], sorted: &[u32]| {
-        let found = pruned(pairs, sorted, cols * rows, keep);
+        let found = pruned(pairs, sorted, keep);
         if best.as_ref().is_none_or(|b| found.0.len() < b.0.len()) {
             best = Some(found);
         }
@@ -86,7 +88,7 @@ pub(crate) fn merge_loose(sorted: usize, loose: usize, at: usize) -> Pruned {
     let a: Vec<u32> = (0..sorted as u32).collect();
     let b: Vec<u32> = (sorted as u32..(sorted + loose) as u32).collect();
     let merged = merge_two(&a, &b, &mut pairs);
-    pruned(&pairs, &merged, sorted + loose, &[at])
+    pruned(&pairs, &merged, &[at])
 }
 
 /// Calls `done` with the comparators and the merged list of every order of pairwise merges.
@@ -132,21 +134,16 @@ fn balanced(mut lists: Vec<Vec<u32>>, pairs: &mut Vec<(u32, u32)>) -> Vec<u32> {
 
 /// The comparators of `pairs` that the wires of the sorted positions `keep` depend on (`sorted`:
 /// the wire of each position after all of `pairs`), and those wires.
-fn pruned(pairs: &[(u32, u32)], sorted: &[u32], n: usize, keep: &[usize]) -> Pruned {
+fn pruned(pairs: &[(u32, u32)], sorted: &[u32], keep: &[usize]) -> Pruned {
     let wires: Vec<usize> = keep.iter().map(|&p| sorted[p] as usize).collect();
-    let mut live = vec![false; n];
-    for &w in &wires {
-        live[w] = true;
-    }
-    let mut kept: Vec<(u32, u32)> = Vec::new();
-    for &(i, j) in pairs.iter().rev() {
-        if live[i as usize] || live[j as usize] {
-            live[i as usize] = true;
-            live[j as usize] = true;
-            kept.push((i, j));
-        }
-    }
-    kept.reverse();
+    let pairs: Vec<(usize, usize)> = pairs
+        .iter()
+        .map(|&(i, j)| (i as usize, j as usize))
+        .collect();
+    let kept = network::pruned(&pairs, &wires)
+        .iter()
+        .map(|c| (c.i as u32, c.j as u32))
+        .collect();
     (kept, wires)
 }
 

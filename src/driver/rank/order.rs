@@ -26,7 +26,7 @@ use super::elem::Elem;
 use super::registers;
 use super::simd;
 use super::stat::{Mix, Positions};
-use crate::ir::network::batcher_pairs;
+use crate::ir::network;
 use std::sync::{Mutex, OnceLock};
 
 /// Where a segment's results go: `native[j]` for a result that is one of the values, `double[j]`
@@ -212,7 +212,7 @@ fn networks(n: usize, a: usize, b: usize, shape: Option<(usize, usize)>) -> Netw
     };
     let built = match shape {
         Some((rows, width)) => {
-            let sort: Vec<(u32, u32)> = batcher_pairs(rows)
+            let sort: Vec<(u32, u32)> = network::batcher_pairs(rows)
                 .into_iter()
                 .map(|(i, j)| (i as u32, j as u32))
                 .collect();
@@ -233,20 +233,10 @@ fn networks(n: usize, a: usize, b: usize, shape: Option<(usize, usize)>) -> Netw
 
 /// Batcher's comparators that the values at `keep` depend on, in order.
 pub(crate) fn pruned(n: usize, keep: &[usize]) -> Vec<(u32, u32)> {
-    let mut live = vec![false; n];
-    for &k in keep {
-        live[k] = true;
-    }
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    for (i, j) in batcher_pairs(n).into_iter().rev() {
-        if live[i] || live[j] {
-            live[i] = true;
-            live[j] = true;
-            out.push((i as u32, j as u32));
-        }
-    }
-    out.reverse();
-    out
+    network::pruned(&network::batcher_pairs(n), keep)
+        .iter()
+        .map(|c| (c.i as u32, c.j as u32))
+        .collect()
 }
 
 /// Pixels per network block: each of the `n` rows of the block stays in L1 together.
