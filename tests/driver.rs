@@ -1005,6 +1005,51 @@ fn an_output_overlapping_the_input_sees_earlier_results_as_in_scipy() {
 }
 
 #[test]
+fn a_1d_output_overlapping_the_input_runs_scipys_batches_with_progress_and_cancel() {
+    use ndjit::driver::{generic_filter1d_raw, Filter1dOptions};
+    use ndjit::Sig;
+    // scipy 1.17: a = arange(20.).reshape(4, 5); generic_filter1d(a[:-1], f, 3, axis=1,
+    // output=a[1:]) with f writing iline[:-2] + iline[2:]: its three rows are one batch, read
+    // before any is written (a row at a time, each reading the row written before it, gives
+    // other values).
+    let f = Filter::builder("def f(i, o):\n    o[...] = i[:-2] + i[2:]\n")
+        .signature(Sig::Filter1d)
+        .compile()
+        .unwrap();
+    let mut a: Vec<f64> = (0..20).map(f64::from).collect();
+    let whole = RawArrayMut::from_slice(&mut a, &[4, 5]).unwrap();
+    let input = RawArray {
+        ptr: whole.ptr,
+        dtype: whole.dtype,
+        shape: vec![3, 5],
+        strides: whole.strides.clone(),
+    };
+    let output = RawArrayMut {
+        ptr: whole.ptr.wrapping_add(40),
+        dtype: whole.dtype,
+        shape: vec![3, 5],
+        strides: whole.strides.clone(),
+    };
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let mut o = Filter1dOptions::new(3);
+    o.progress = Some(Arc::new(move |done, total| {
+        assert_eq!((done, total), (15, 15));
+        c.fetch_add(1, Ordering::Relaxed);
+    }));
+    unsafe { generic_filter1d_raw(&input, &output, &f, &o) }.unwrap();
+    let want: Vec<f64> = vec![
+        0., 1., 2., 3., 4., 1., 2., 4., 6., 7., 11., 12., 14., 16., 17., 21., 22., 24., 26., 27.,
+    ];
+    assert_eq!(a, want);
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    o.progress = None;
+    o.cancel = Some(Arc::new(AtomicBool::new(true)));
+    let e = unsafe { generic_filter1d_raw(&input, &output, &f, &o) }.unwrap_err();
+    assert!(matches!(e, DriverError::Cancelled));
+}
+
+#[test]
 fn progress_is_reported_and_runs_can_be_cancelled() {
     let f = Filter::compile("np.median(x)", &Bindings::new()).unwrap();
     let a = image(400, 400);

@@ -24,8 +24,8 @@ except ImportError:  # older scipy: NumPy's (an OverflowError past 64 bits)
 
 from . import _core, _cuda
 from ._filter import Filter, compiled_filter, jit_filter1d, located
-from ._scipy_args import (check_element_types, check_mode, check_workers, footprint_and_origins, into, native,
-                          output_like, real_cval, scipy_extras)
+from ._scipy_args import (check_element_types, check_mode, check_workers, check_writeable, footprint_and_origins,
+                          into, native, output_like, real_cval, scipy_extras)
 
 __all__ = ["generic_filter", "generic_filter1d"]
 
@@ -58,11 +58,14 @@ def generic_filter(input, function, size=None, footprint=None, output=None, mode
     footprint, origins = footprint_and_origins(input.ndim, size, footprint, origin, axes, mode)
     output = output_like(output, input, every_element_written=True)
     check_workers(workers)
-    # The GPU runs the IR as PTX: no native code unless a CPU call asks for it later.
+    # scipy's C layer then reads the output (read-only: an error), the cval and the extra
+    # arguments, and meets the element types last.
+    check_writeable(output)
     cval = real_cval(cval)
+    extras = scipy_extras(extra_arguments, extra_keywords)
     check_element_types(input.dtype, output.dtype, input.size)
-    spec, compiled = compiled_filter(function, scipy_extras(extra_arguments, extra_keywords), extra_keywords,
-                                     native=target == "cpu")
+    # The GPU runs the IR as PTX: no native code unless a CPU call asks for it later.
+    spec, compiled = compiled_filter(function, extras, extra_keywords, native=target == "cpu")
     with located(spec):
         if target == "cuda":
             return into(output, lambda out: _core.cuda_filter_host(input, out, compiled, footprint, mode,
@@ -102,22 +105,25 @@ def generic_filter1d(input, function, filter_size, axis=-1, output=None, mode="r
         raise ValueError("invalid origin")
     check_mode(mode)
     check_workers(workers)
-    if isinstance(function, Filter):
+    # scipy's C layer then reads its arguments in this order, the size, the axis and the origin
+    # as integers (bools too, never floats: scipy's Python layer lets `axis=1.5` through), the
+    # output (read-only: an error), the cval, then the extra arguments, and meets the element
+    # types last, even an empty array's.
+    size, axis = operator.index(filter_size), operator.index(axis)
+    check_writeable(output)
+    cval, origin = real_cval(cval), operator.index(origin)
+    compiled = isinstance(function, Filter)
+    if compiled:
         if function.kind != "filter1d":
             raise TypeError(f"generic_filter1d needs a generic_filter1d callback, not a {function.kind} one")
         if extra_arguments or extra_keywords:
             raise TypeError("this ndjit.Filter is compiled already: bind values with f.bind(...)")
-        f = function
     else:
-        # (Not through the decorator form, which takes a missing function for `@jit_filter1d(...)`.)
-        f = jit_filter1d.__wrapped__(function, extra_arguments=scipy_extras(extra_arguments, extra_keywords),
-                                     extra_keywords=extra_keywords)
-    # scipy's C layer then reads its arguments in this order, the size, the axis and the origin
-    # as integers (bools too, never floats: scipy's Python layer lets `axis=1.5` through), and
-    # meets the element types last, even an empty array's.
-    size, axis = operator.index(filter_size), operator.index(axis)
-    cval, origin = real_cval(cval), operator.index(origin)
+        extras = scipy_extras(extra_arguments, extra_keywords)
     check_element_types(input.dtype, output.dtype, 1)
+    # (Not through the decorator form, which takes a missing function for `@jit_filter1d(...)`.)
+    f = function if compiled else jit_filter1d.__wrapped__(function, extra_arguments=extras,
+                                                           extra_keywords=extra_keywords)
     with located(f._spec):
         return into(output, lambda out: _core.generic_filter1d(input, out, f._compiled, size, axis, mode, cval,
                                                                origin, workers))

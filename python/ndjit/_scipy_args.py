@@ -20,7 +20,7 @@ from scipy.ndimage import _ni_support
 _PACKAGE = __name__.rpartition(".")[0] + "."
 
 __all__ = ["footprint_and_origins", "native", "output_like", "into", "check_mode", "check_workers",
-           "check_element_types"]
+           "check_element_types", "check_writeable"]
 
 
 def footprint_and_origins(ndim: int, size, footprint, origin, axes, mode) -> Tuple[np.ndarray, List[int]]:
@@ -161,17 +161,26 @@ def output_like(output, input: np.ndarray, every_element_written: bool = False) 
 
 
 def into(output: np.ndarray, run: Callable[[np.ndarray], None]) -> np.ndarray:
-    """Calls ``run(out)`` to fill ``output``; a byte-swapped ``output`` (the driver writes native
-    order only) is filled through a native array, then written back."""
-    if output.dtype.isnative:
+    """Calls ``run(out)`` to fill ``output``. A byte-swapped ``output`` (the driver writes native
+    order only) or an unaligned one is filled through a native, aligned copy of it, written back
+    afterwards, also when ``run`` raises: scipy's WRITEBACKIFCOPY copy, whose write-back is
+    NumPy's assignment (its order decides an output whose elements overlap each other)."""
+    if output.dtype.isnative and output.flags.aligned:
         run(output)
         return output
+    check_writeable(output)
+    buffer = output.astype(output.dtype.newbyteorder("="))
+    try:
+        run(buffer)
+    finally:
+        output[...] = buffer
+    return output
+
+
+def check_writeable(output: np.ndarray) -> None:
+    """scipy's error for a read-only output, raised where its C layer reads the output argument."""
     if not output.flags.writeable:
         raise ValueError("output array is read-only")
-    buffer = np.empty(output.shape, output.dtype.newbyteorder("="))
-    run(buffer)
-    output[...] = buffer
-    return output
 
 
 def scipy_extras(extra_arguments, extra_keywords) -> tuple:

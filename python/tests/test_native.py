@@ -153,9 +153,10 @@ def _overlapping(a, case):
 @pytest.mark.parametrize("axis", [0, 1])
 def test_filter1d_output_overlapping_its_input_matches_scipy(case, axis, shape):
     """scipy filters such lines in batches of its 256000-byte line buffer, each batch read before
-    it is written, so later batches read what earlier ones wrote (900 lines of 70 values: two
-    batches along axis 1; lines of 40000 values: one line a batch). Parallel lines would read
-    them in any order: the driver must follow scipy's batches."""
+    it is written, so later batches read what earlier ones wrote (a 900×70 array: three batches
+    of rows along axis 1, 444 + 444 + 12, and two of columns along axis 0, 35 + 35; lines of 40000
+    values: one line a batch). Parallel lines would read them in any order: the driver must
+    follow scipy's batches."""
     base = np.random.default_rng(7).standard_normal(shape)
     want, got = base.copy(), base.copy()
     ndi.generic_filter1d(*_overlapping(want, case)[:1], _smooth, 3, axis=axis,

@@ -63,3 +63,43 @@ def test_the_n_d_filter_reads_cval_before_the_element_types():
         ndi.generic_filter(np.zeros((4, 5)), lambda v: v.max(), size=3, output=np.float16, cval="x")
     with pytest.raises(TypeError, match="must be real number"):
         ndjit.generic_filter(np.zeros((4, 5)), f, size=3, output=np.float16, cval="x")
+
+
+def _unaligned(shape, fill=0.0):
+    raw = np.zeros(int(np.prod(shape)) * 8 + 1, np.uint8)
+    a = raw[1:].view(np.float64).reshape(shape)
+    a[...] = fill
+    assert not a.flags.aligned
+    return a
+
+
+@pytest.mark.parametrize("axis,strides", [(1, (8, 16)), (0, (16, 8)), (0, (24, 8))])
+def test_an_unaligned_output_overlapping_itself_is_written_back_as_scipys_copy(axis, strides):
+    """scipy fills an unaligned output's aligned copy and writes it back by NumPy's assignment,
+    whose order (not C order) decides which line's values stay where the elements overlap (a
+    second review of stop 71)."""
+    data = np.random.default_rng(4).standard_normal((40, 30))
+    outs = []
+    for fn, f in ((ndi.generic_filter1d, _copy), (ndjit.generic_filter1d, ndjit.jit_filter1d(SRC))):
+        base = _unaligned((2000,))
+        view = np.lib.stride_tricks.as_strided(base, shape=data.shape, strides=strides, writeable=True)
+        fn(data, f, 3, axis=axis, output=view)
+        outs.append(base.tobytes())
+    assert outs[0] == outs[1]
+
+
+def test_a_read_only_output_is_refused_before_the_cval_and_the_element_types():
+    out = np.zeros((4, 5), np.float16)
+    out.flags.writeable = False
+    for fn, f in ((ndi.generic_filter1d, _copy), (ndjit.generic_filter1d, ndjit.jit_filter1d(SRC))):
+        with pytest.raises(ValueError, match="read-only"):
+            fn(np.zeros((4, 5)), f, 3, output=out, cval="x")
+    for fn, f in ((ndi.generic_filter, lambda v: v.max()), (ndjit.generic_filter, ndjit.jit_filter("np.max(x)"))):
+        with pytest.raises(ValueError, match="read-only"):
+            fn(np.zeros((4, 5)), f, size=3, output=out, cval="x")
+
+
+def test_the_size_is_read_before_the_extra_arguments():
+    for fn in (ndi.generic_filter1d, ndjit.generic_filter1d):
+        with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+            fn(np.zeros((4, 5)), lambda i, o, k: None, 3.0, extra_arguments=[1])

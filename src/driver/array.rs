@@ -28,12 +28,11 @@ impl RawArray {
         data: &[T],
         shape: &[usize],
     ) -> Result<RawArray, DriverError> {
-        check_len(data.len(), shape)?;
         Ok(RawArray {
             ptr: data.as_ptr() as *const u8,
             dtype: T::DTYPE,
             shape: shape.to_vec(),
-            strides: c_strides(shape, T::DTYPE),
+            strides: slice_strides(data.len(), shape, T::DTYPE)?,
         })
     }
 }
@@ -44,12 +43,11 @@ impl RawArrayMut {
         data: &mut [T],
         shape: &[usize],
     ) -> Result<RawArrayMut, DriverError> {
-        check_len(data.len(), shape)?;
         Ok(RawArrayMut {
             ptr: data.as_mut_ptr() as *mut u8,
             dtype: T::DTYPE,
             shape: shape.to_vec(),
-            strides: c_strides(shape, T::DTYPE),
+            strides: slice_strides(data.len(), shape, T::DTYPE)?,
         })
     }
 }
@@ -187,14 +185,18 @@ pub fn checked_c_strides(shape: &[usize], dtype: Dtype) -> Option<Vec<isize>> {
     Some(strides)
 }
 
-fn check_len(len: usize, shape: &[usize]) -> Result<(), DriverError> {
+/// The C-order strides of a slice of `len` elements viewed with `shape`: an error where the
+/// counts differ, or where the strides overflow (an empty shape with huge axes, whose product
+/// is 0 but whose strides count each empty axis as 1).
+fn slice_strides(len: usize, shape: &[usize], dtype: Dtype) -> Result<Vec<isize>, DriverError> {
     let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     if n != Some(len) {
         return Err(DriverError::BadArray(format!(
             "{len} elements do not make an array of shape {shape:?}"
         )));
     }
-    Ok(())
+    checked_c_strides(shape, dtype)
+        .ok_or_else(|| DriverError::BadArray(format!("the strides of shape {shape:?} overflow")))
 }
 
 fn check_desc(
@@ -283,6 +285,21 @@ mod tests {
         assert!(!out(vec![2, 3], vec![0, 8]).elements_disjoint());
         assert!(!out(vec![2, 3], vec![8, 8]).elements_disjoint());
         assert!(!out(vec![3], vec![4]).elements_disjoint());
+    }
+
+    #[test]
+    fn slices_whose_strides_overflow_are_refused() {
+        let e = RawArray::from_slice::<f64>(&[], &[0, 1 << 40, 1 << 40]).unwrap_err();
+        assert!(
+            matches!(&e, DriverError::BadArray(m) if m.contains("overflow")),
+            "{e}"
+        );
+        let e = RawArrayMut::from_slice::<f64>(&mut [], &[3, 0, 1 << 62]).unwrap_err();
+        assert!(
+            matches!(&e, DriverError::BadArray(m) if m.contains("overflow")),
+            "{e}"
+        );
+        assert!(RawArray::from_slice::<f64>(&[], &[0, 3]).is_ok());
     }
 
     #[test]

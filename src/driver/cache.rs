@@ -51,7 +51,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
     }
 
     pub fn insert(&mut self, k: K, v: V) {
-        if self.map.len() >= self.cap {
+        if self.map.len() >= self.cap && !self.map.contains_key(&k) {
             if let Some(old) = self
                 .map
                 .iter()
@@ -206,6 +206,9 @@ mod tests {
         lru.insert("d".into(), 4);
         assert_eq!(lru.get("a"), None);
         assert_eq!(lru.map.len(), 2);
+        // A key already held is replaced, evicting nothing.
+        lru.insert("d".into(), 5);
+        assert_eq!((lru.get("c"), lru.get("d")), (Some(3), Some(5)));
     }
 
     #[test]

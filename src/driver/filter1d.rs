@@ -83,8 +83,11 @@ pub unsafe fn generic_filter1d_raw(
     // scipy reads an unaligned input, and writes an unaligned output, through an aligned copy
     // (NumPy's ALIGNED and WRITEBACKIFCOPY requests): its lines then read the input as it was,
     // whatever the output overwrites, so such an overlapping input is read from a snapshot.
+    // Overlapping arrays keep scipy's batches even so: they decide what a failing line leaves
+    // written.
+    let aliasing = Aliasing::of(input, output);
     let snapshot; // the copy's memory and description, kept for the run
-    let input = match Aliasing::of(input, output) {
+    let input = match aliasing {
         Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
             // SAFETY: the caller's contract (valid arrays).
             snapshot = unsafe { input.snapshot() }?;
@@ -92,7 +95,6 @@ pub unsafe fn generic_filter1d_raw(
         }
         _ => input,
     };
-    let aliasing = Aliasing::of(input, output);
     let n = opts.filter_size;
     // The axis last: then lines are rows, in scipy's order.
     let last = |mut v: Vec<isize>| {
