@@ -42,6 +42,27 @@ impl Aliasing {
     }
 }
 
+/// The input's snapshot (its memory, to keep for the run, and its description) where scipy
+/// reads it from a copy beside this output: scipy reads an unaligned input, and writes an
+/// unaligned output, through an aligned copy (NumPy's ALIGNED and WRITEBACKIFCOPY requests), so
+/// its filter then reads the input as it was, whatever the output overwrites. `None`: read the
+/// input in place.
+///
+/// # Safety
+/// Both arrays must be valid for the elements their shapes and strides reach.
+pub(crate) unsafe fn snapshot_if_copied(
+    input: &RawArray,
+    output: &RawArrayMut,
+) -> Result<Option<(Vec<u64>, RawArray)>, DriverError> {
+    match Aliasing::of(input, output) {
+        Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
+            // SAFETY: the caller's contract.
+            unsafe { input.snapshot() }.map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// A validated run, resolved for an executor.
 pub struct Resolved<'a> {
     /// The footprint and origins over every axis, and the taps in buffer order.
@@ -166,19 +187,9 @@ unsafe fn execute_checked<E: Executor + ?Sized>(
         ),
         _ => (input.clone(), output.clone()),
     };
-    // scipy reads an unaligned input, and writes an unaligned output, through an aligned copy
-    // (NumPy's ALIGNED and WRITEBACKIFCOPY requests), so its filter then reads the input as it
-    // was, whatever the output overwrites: such an overlapping input is read from a snapshot.
-    let _snapshot; // the copy's memory, kept for the run
-    let input = match Aliasing::of(&input, &output) {
-        Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
-            // SAFETY: the caller's contract (valid arrays).
-            let (buffer, copy) = unsafe { input.snapshot() }?;
-            _snapshot = buffer;
-            copy
-        }
-        _ => input,
-    };
+    // SAFETY: the caller's contract (valid arrays).
+    let snapshot = unsafe { snapshot_if_copied(&input, &output) }?;
+    let input = snapshot.as_ref().map_or(&input, |(_, copy)| copy);
     let n = geometry.tap_count();
     // The filter compiled for this footprint's size; the general one if that fails to compile
     // (it then fails the same way at run time, where scipy would), or if the footprint is too
@@ -192,8 +203,8 @@ unsafe fn execute_checked<E: Executor + ?Sized>(
         mode: opts.mode.in_filter(),
         cval: opts.cval,
         filter: &filter,
-        aliasing: Aliasing::of(&input, &output),
-        input: &input,
+        aliasing: Aliasing::of(input, &output),
+        input,
         output: &output,
         rank,
         options: opts,

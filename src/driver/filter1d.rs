@@ -17,7 +17,7 @@ use super::alloc::{self, try_resize};
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::exec;
-use super::executor::{check_call, Aliasing};
+use super::executor::{check_call, snapshot_if_copied, Aliasing};
 use super::mode::Mode;
 use super::options::{Geometry, Options, Progress};
 use super::plan::Plan;
@@ -80,21 +80,12 @@ pub unsafe fn generic_filter1d_raw(
     if input.is_empty() {
         return Ok(());
     }
-    // scipy reads an unaligned input, and writes an unaligned output, through an aligned copy
-    // (NumPy's ALIGNED and WRITEBACKIFCOPY requests): its lines then read the input as it was,
-    // whatever the output overwrites, so such an overlapping input is read from a snapshot.
-    // Overlapping arrays keep scipy's batches even so: they decide what a failing line leaves
-    // written.
+    // Overlapping arrays run scipy's batches, also where the input is read from a snapshot as
+    // scipy's copy: they decide what a failing line leaves written.
     let aliasing = Aliasing::of(input, output);
-    let snapshot; // the copy's memory and description, kept for the run
-    let input = match aliasing {
-        Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
-            // SAFETY: the caller's contract (valid arrays).
-            snapshot = unsafe { input.snapshot() }?;
-            &snapshot.1
-        }
-        _ => input,
-    };
+    // SAFETY: the caller's contract (valid arrays).
+    let snapshot = unsafe { snapshot_if_copied(input, output) }?;
+    let input = snapshot.as_ref().map_or(input, |(_, copy)| copy);
     let n = opts.filter_size;
     // The axis last: then lines are rows, in scipy's order.
     let last = |mut v: Vec<isize>| {

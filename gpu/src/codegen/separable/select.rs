@@ -440,7 +440,7 @@ fn extremes(
     base: Reg,
     patched: bool,
 ) -> Vec<(Reg, Option<Reg>)> {
-    let float = matches!(dt, Dtype::F32 | Dtype::F64);
+    let float = elem::is_float(dt);
     let patched = patched && float;
     bounds(k, tile, base, patched)
         .iter()
@@ -472,7 +472,7 @@ fn results(
     excluded: Excluded,
 ) -> Vec<(Reg, Option<Reg>)> {
     let n = tile.count();
-    let float = matches!(dt, Dtype::F32 | Dtype::F64);
+    let float = elem::is_float(dt);
     // Types of 32 and 64 bits start below the bits their windows' keys share (8- and 16-bit
     // ones have few bits to go, and need no NaN test).
     let bounds = (tile.bits >= 32).then(|| bounds(k, tile, base, excluded.zeros));
