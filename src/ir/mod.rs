@@ -545,6 +545,16 @@ impl Expr {
         }
     }
 
+    /// The expression with every read of variable `from` replaced by `to` (a reduction's or a
+    /// fill's element at a given index, say).
+    pub fn replacing_var(self, from: Var, to: &Expr) -> Expr {
+        // Elements may nest deeply: a caller's small stack must not matter.
+        crate::with_stack(|| match self {
+            Expr::Var(v) if v == from => to.clone(),
+            e => e.map_children(|c| c.replacing_var(from, to)),
+        })
+    }
+
     /// Number of nodes in the tree (used to enforce the IR size limit).
     pub fn size(&self) -> usize {
         let mut n = 1;
@@ -769,5 +779,27 @@ pub(crate) fn test_func(vars: &[Ty], scratch: &[ArrKind], body: Vec<Stmt>) -> Fu
         ],
         filter_size: None,
         sig: Sig::Filter,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replacing_a_variable_reaches_every_child_and_leaves_other_variables() {
+        let (i, j) = (Var(0), Var(1));
+        let load = |e: Expr| Expr::Load(BUFFER, e.boxed());
+        let e = Expr::Select(
+            Expr::Cmp(CmpOp::Lt, Expr::Var(i).boxed(), Expr::Var(j).boxed()).boxed(),
+            Expr::Call(MathFn::Exp, vec![load(Expr::Var(i))]).boxed(),
+            Expr::Unary(UnOp::Neg, load(Expr::Var(j)).boxed()).boxed(),
+        );
+        let want = Expr::Select(
+            Expr::Cmp(CmpOp::Lt, Expr::I64(3).boxed(), Expr::Var(j).boxed()).boxed(),
+            Expr::Call(MathFn::Exp, vec![load(Expr::I64(3))]).boxed(),
+            Expr::Unary(UnOp::Neg, load(Expr::Var(j)).boxed()).boxed(),
+        );
+        assert_eq!(e.replacing_var(i, &Expr::I64(3)), want);
     }
 }

@@ -177,7 +177,9 @@ fn expand_one(func: &mut Func, n: usize, original: [Stmt; 3]) -> Option<Vec<Stmt
         return None;
     }
     let (index, elem, dst) = (*index, elem.clone(), *result);
-    let elems: Vec<Expr> = (0..n).map(|k| subst(&elem, index, k as i64)).collect();
+    let elems: Vec<Expr> = (0..n)
+        .map(|k| elem.clone().replacing_var(index, &Expr::I64(k as i64)))
+        .collect();
     // With a NaN among the values the runtime's median is its NaN (it sorts NaN last and
     // checks the last value), so the fallback tests for one before sorting: a window holding a
     // NaN then costs n tests instead of an insertion sort (a quarter of a microsecond at 25
@@ -266,35 +268,6 @@ pub fn median_positions(n: usize) -> Vec<usize> {
         vec![n / 2]
     } else {
         vec![n / 2 - 1, n / 2]
-    }
-}
-
-/// `e` with the variable `index` replaced by the constant `k`.
-fn subst(e: &Expr, index: Var, k: i64) -> Expr {
-    match e {
-        Expr::Var(v) if *v == index => Expr::I64(k),
-        Expr::F64(_)
-        | Expr::I64(_)
-        | Expr::Bool(_)
-        | Expr::Var(_)
-        | Expr::Param(_)
-        | Expr::IntParam(_)
-        | Expr::Len(_) => e.clone(),
-        Expr::Load(a, i) => Expr::Load(*a, subst(i, index, k).boxed()),
-        Expr::Unary(op, x) => Expr::Unary(*op, subst(x, index, k).boxed()),
-        Expr::Cast(t, x) => Expr::Cast(*t, subst(x, index, k).boxed()),
-        Expr::Binary(op, a, b) => {
-            Expr::Binary(*op, subst(a, index, k).boxed(), subst(b, index, k).boxed())
-        }
-        Expr::Cmp(op, a, b) => {
-            Expr::Cmp(*op, subst(a, index, k).boxed(), subst(b, index, k).boxed())
-        }
-        Expr::Select(c, a, b) => Expr::Select(
-            subst(c, index, k).boxed(),
-            subst(a, index, k).boxed(),
-            subst(b, index, k).boxed(),
-        ),
-        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| subst(a, index, k)).collect()),
     }
 }
 

@@ -31,7 +31,7 @@ impl ArrayVal {
 
     /// The element expression at another index expression.
     pub fn at(&self, index: Expr) -> Expr {
-        subst(&self.elem, self.index, &index)
+        self.elem.clone().replacing_var(self.index, &index)
     }
 }
 
@@ -120,37 +120,4 @@ pub fn matrix_rows(len: Expr, cols: Expr) -> Expr {
     use crate::ir::BinOp;
     let per_row = Expr::Binary(BinOp::Max, cols.boxed(), Expr::I64(1).boxed());
     Expr::Binary(BinOp::FloorDiv, len.boxed(), per_row.boxed())
-}
-
-/// Replaces every occurrence of `from` in `e` by `to`.
-pub fn subst(e: &Expr, from: Var, to: &Expr) -> Expr {
-    crate::with_stack(|| subst_inner(e, from, to))
-}
-
-fn subst_inner(e: &Expr, from: Var, to: &Expr) -> Expr {
-    match e {
-        Expr::Var(v) if *v == from => to.clone(),
-        Expr::F64(_)
-        | Expr::I64(_)
-        | Expr::Bool(_)
-        | Expr::Var(_)
-        | Expr::Param(_)
-        | Expr::IntParam(_)
-        | Expr::Len(_) => e.clone(),
-        Expr::Load(a, i) => Expr::Load(*a, subst(i, from, to).boxed()),
-        Expr::Unary(op, x) => Expr::Unary(*op, subst(x, from, to).boxed()),
-        Expr::Cast(t, x) => Expr::Cast(*t, subst(x, from, to).boxed()),
-        Expr::Binary(op, a, b) => {
-            Expr::Binary(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed())
-        }
-        Expr::Cmp(op, a, b) => {
-            Expr::Cmp(*op, subst(a, from, to).boxed(), subst(b, from, to).boxed())
-        }
-        Expr::Select(c, a, b) => Expr::Select(
-            subst(c, from, to).boxed(),
-            subst(a, from, to).boxed(),
-            subst(b, from, to).boxed(),
-        ),
-        Expr::Call(f, args) => Expr::Call(*f, args.iter().map(|a| subst(a, from, to)).collect()),
-    }
 }
