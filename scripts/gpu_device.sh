@@ -45,7 +45,7 @@ for line in sys.stdin:
     rm -rf .device/pydeps
     "${PYTHON:-python3}" -m pip download -q --disable-pip-version-check --only-binary=:all: \
         --python-version 3.12 --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
-        --platform manylinux_2_28_x86_64 --dest .device/pydeps "dask[array]" distributed \
+        --platform manylinux_2_28_x86_64 --dest .device/pydeps "dask[array,distributed]" \
         || echo "no Dask wheels (no index?): the device's dask section will be skipped"
     rm -f .device/pydeps/numpy-*.whl
     for f in ../shared/bench/gpu_anchor.py shared/bench/gpu_anchor.py /work/shared/bench/gpu_anchor.py; do

@@ -226,8 +226,16 @@ impl Machine<'_> {
                 }
                 self.scratch[dst.0 as usize] = out;
             }
-            Stmt::ArrayOp(ArrayOp::Sort, arr) => {
+            Stmt::ArrayOp(ArrayOp::Sort { of_taps }, arr) => {
                 let a = &mut self.scratch[arr.0 as usize];
+                // `Pass::SortsOfTaps`'s claim, which the GPU trusts (it sorts the taps instead),
+                // checked by the reference in debug builds.
+                debug_assert!(
+                    !of_taps
+                        || (a.len() <= self.buffer.len()
+                            && a.iter().zip(self.buffer).all(|(v, x)| *v == x.to_bits())),
+                    "a sort marked of taps sorts an array that does not hold them"
+                );
                 // SAFETY: f64 and u64 have the same size and alignment; the slice is ours.
                 unsafe { runtime::ndjit_rt_sort(a.as_mut_ptr() as *mut f64, a.len() as i64) };
             }

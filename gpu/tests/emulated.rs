@@ -366,6 +366,33 @@ fn large_windows_read_taps_from_memory() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The general kernel sorts a float32 image's taps as float32 exactly where the IR marks the
+/// sort as one of the taps (`ArrayOp::Sort { of_taps }`, the core's last pass): a quantile and
+/// `np.sort(x)[k]` of the taps do; of anything else (scaled values, a slice past the first tap)
+/// they compare doubles.
+#[test]
+fn float32_sorts_follow_the_irs_mark() {
+    use ndjit::driver::{Footprint, Options};
+    let opts = Options::new(Footprint::from_size(&[3, 3]));
+    for (source, of_taps) in [
+        ("np.percentile(x, 30)", true),
+        ("np.sort(x)[3]", true),
+        ("np.percentile(x * 2.0, 30)", false),
+        ("np.sort(x[1:])[3]", false),
+    ] {
+        let f = ndjit_gpu::GpuFilter::compile(source, &ndjit::Bindings::new()).unwrap();
+        let ptx = f
+            .ptx(&opts, 2, Dtype::F32, Dtype::F64, Target::SM90)
+            .unwrap();
+        assert_eq!(ptx.contains("min.f32"), of_taps, "{source}");
+        // A double image's taps are sorted as doubles either way.
+        let ptx = f
+            .ptx(&opts, 2, Dtype::F64, Dtype::F64, Target::SM90)
+            .unwrap();
+        assert!(!ptx.contains("min.f32"), "{source}");
+    }
+}
+
 /// Medians, quantiles and `np.sort(x)[k]` of images whose values float32 holds exactly
 /// (float32, 8- and 16-bit integers, bool) run their networks on float32 values (the median's
 /// pair-median shortcut of two outputs per thread, the plain network otherwise, taps from

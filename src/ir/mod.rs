@@ -22,10 +22,12 @@ pub mod network;
 pub mod optimize;
 pub mod print;
 pub mod ranges;
+pub mod sorts_of_taps;
 pub mod substitute;
 pub mod zero_signs;
 
 pub use optimize::{optimize, Pass};
+pub use sorts_of_taps::sorts_of_taps;
 pub use substitute::{substitute, BufferValues, Known};
 
 use crate::error::Span;
@@ -319,8 +321,18 @@ impl ReduceOp {
 /// ([`crate::runtime`]) that every backend calls, so they agree by construction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArrayOp {
-    /// Sort ascending, NaN last (NumPy's order).
-    Sort,
+    /// Sort ascending, NaN last (NumPy's order). `of_taps`: the array holds the first taps in
+    /// order, as a [`Stmt::Fill`] of `x[i]` left it (a quantile's, `np.sort(x)[k]`'s). Lowering
+    /// never sets it; [`Pass::SortsOfTaps`] does, where [`sorts_of_taps()`] proves it. The sort is
+    /// the same either way, so a backend may ignore the flag, or sort the taps' values in the
+    /// image's own type (the GPU sorts a float32 image's taps as float32: they order as the
+    /// doubles they convert to exactly).
+    Sort { of_taps: bool },
+}
+
+impl ArrayOp {
+    /// The sort lowering emits: nothing known of the array's values.
+    pub const SORT: ArrayOp = ArrayOp::Sort { of_taps: false };
 }
 
 /// Functions of a sorted f64 array computed by shared runtime routines.
@@ -713,6 +725,18 @@ pub fn stmt_blocks<'a>(s: &'a Stmt, mut f: impl FnMut(&'a [Stmt])) {
         Stmt::Loop { body, latch } => {
             f(body);
             f(latch)
+        }
+        Stmt::MedianNetwork { fallback, .. } => f(fallback),
+        _ => {}
+    }
+}
+
+/// Calls `f` on every nested block of a statement, to rewrite it in place.
+pub fn stmt_blocks_mut(s: &mut Stmt, mut f: impl FnMut(&mut [Stmt])) {
+    match s {
+        Stmt::If(_, a, b) | Stmt::Loop { body: a, latch: b } => {
+            f(a);
+            f(b)
         }
         Stmt::MedianNetwork { fallback, .. } => f(fallback),
         _ => {}

@@ -16,10 +16,12 @@ pub enum Pass {
     Fold,
     /// Medians of a known length become sorting networks ([`super::network`]).
     MedianNetworks,
+    /// Sorts of arrays that hold the taps in order are marked so ([`mod@super::sorts_of_taps`]).
+    SortsOfTaps,
 }
 
 /// Every pass, in the order the compilers run them.
-pub const ALL: &[Pass] = &[Pass::Fold, Pass::MedianNetworks];
+pub const ALL: &[Pass] = &[Pass::Fold, Pass::MedianNetworks, Pass::SortsOfTaps];
 
 /// `func` with `passes` applied in order.
 pub fn optimize(mut func: Func, passes: &[Pass]) -> Func {
@@ -27,6 +29,7 @@ pub fn optimize(mut func: Func, passes: &[Pass]) -> Func {
         match pass {
             Pass::Fold => super::fold::fold(&mut func),
             Pass::MedianNetworks => super::network::expand_medians(&mut func),
+            Pass::SortsOfTaps => super::sorts_of_taps::mark(&mut func),
         }
     }
     func

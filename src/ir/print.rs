@@ -1,6 +1,6 @@
 //! The IR's text form, for `Filter::ir_text()` and for reading test failures.
 
-use super::{ArrKind, Expr, Func, ReduceOp, Stmt};
+use super::{ArrKind, ArrayOp, Expr, Func, ReduceOp, Stmt};
 use std::fmt::{self, Write};
 
 impl fmt::Display for Func {
@@ -103,7 +103,10 @@ fn block(s: &mut String, stmts: &[Stmt], depth: usize) -> fmt::Result {
                     None => writeln!(s)?,
                 }
             }
-            Stmt::ArrayOp(op, a) => writeln!(s, "{op:?}(@{})", a.0)?,
+            Stmt::ArrayOp(ArrayOp::Sort { of_taps }, a) => {
+                let taps = if *of_taps { " (of the taps)" } else { "" };
+                writeln!(s, "sort @{}{taps}", a.0)?
+            }
             Stmt::Sorted { dst, stat, arr, q } => {
                 writeln!(s, "%{} = {stat:?}(sorted @{}, q={q})", dst.0, arr.0)?
             }

@@ -434,7 +434,7 @@ fn fill_keep_sort_median_quantile() {
                 elem: x(v(1)),
                 keep: Some(un(UnOp::Not, un(UnOp::IsNan, x(v(1))))),
             },
-            Stmt::ArrayOp(ArrayOp::Sort, Arr(1)),
+            Stmt::ArrayOp(ArrayOp::SORT, Arr(1)),
             Stmt::Sorted {
                 dst: Var(0),
                 stat: SortedStat::Median,
@@ -448,7 +448,7 @@ fn fill_keep_sort_median_quantile() {
                 elem: bin(BinOp::Mul, x(v(1)), f(2.0)),
                 keep: None,
             },
-            Stmt::ArrayOp(ArrayOp::Sort, Arr(2)),
+            Stmt::ArrayOp(ArrayOp::SORT, Arr(2)),
             Stmt::Sorted {
                 dst: Var(2),
                 stat: SortedStat::Quantile,
@@ -1129,7 +1129,7 @@ fn ill_typed_ir_is_an_error_not_a_panic() {
         func(
             &[],
             &[],
-            vec![Stmt::ArrayOp(ArrayOp::Sort, BUFFER), ret(f(0.0))],
+            vec![Stmt::ArrayOp(ArrayOp::SORT, BUFFER), ret(f(0.0))],
         ),
     ];
     for g in &bad {
@@ -1152,7 +1152,7 @@ fn compiled_code_is_shareable_across_threads() {
                 elem: x(v(1)),
                 keep: None,
             },
-            Stmt::ArrayOp(ArrayOp::Sort, Arr(1)),
+            Stmt::ArrayOp(ArrayOp::SORT, Arr(1)),
             Stmt::Sorted {
                 dst: Var(0),
                 stat: SortedStat::Median,
@@ -1468,7 +1468,7 @@ impl Gen {
                 }
             }
             6 => {
-                let sort = Stmt::ArrayOp(ArrayOp::Sort, Arr(1));
+                let sort = Stmt::ArrayOp(ArrayOp::SORT, Arr(1));
                 let stat = self.pick(&[SortedStat::Median, SortedStat::Quantile]);
                 // The IR's quantiles are in [0, 1] (param 1 is bound to one).
                 let q = if self.chance(50) {

@@ -580,7 +580,7 @@ impl<'a> Translator<'a> {
                 elem,
                 keep,
             } => self.translate_fill(*dst, len, *index, elem, keep.as_ref()),
-            Stmt::ArrayOp(ArrayOp::Sort, a) => self.translate_sort(*a),
+            Stmt::ArrayOp(ArrayOp::Sort { .. }, a) => self.translate_sort(*a),
             Stmt::Sorted { dst, stat, arr, q } => self.translate_sorted(*dst, *stat, *arr, q),
             Stmt::MedianNetwork {
                 dst,

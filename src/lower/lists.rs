@@ -144,7 +144,7 @@ pub(super) fn sort_sequence(
         elem: values.elem.clone(),
         keep: None,
     });
-    t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
+    t.emit(Stmt::ArrayOp(ArrayOp::SORT, slot));
     let out = t.view(slot);
     let out = if reverse { reversed(t, &out) } else { out };
     let back = ArrayVal {

@@ -433,12 +433,7 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
 
     /// Translates a block; returns whether control can reach its end.
     fn block(&mut self, stmts: &[Stmt]) -> Res<bool> {
-        let of_taps = sorts_of_taps(stmts);
-        for (i, s) in stmts.iter().enumerate() {
-            if let (Stmt::ArrayOp(ArrayOp::Sort, a), true) = (s, of_taps[i]) {
-                self.sort(*a, true)?;
-                continue;
-            }
+        for s in stmts {
             if !self.stmt(s)? {
                 return Ok(false);
             }
@@ -791,8 +786,8 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
                 elem,
                 keep,
             } => self.fill(*dst, len, *index, elem, keep.as_ref()),
-            Stmt::ArrayOp(ArrayOp::Sort, a) => {
-                self.sort(*a, false)?;
+            Stmt::ArrayOp(ArrayOp::Sort { of_taps }, a) => {
+                self.sort(*a, *of_taps)?;
                 Ok(true)
             }
             Stmt::Sorted { dst, stat, arr, q } => {
@@ -2311,8 +2306,9 @@ impl<'s, 'a, 'k> Body<'s, 'a, 'k> {
         self.k.st(Space::Local, t, addr, b);
     }
 
-    /// Sorts array `a`; `of_taps`: it holds the first taps in order (see [`Body::block`]), whose
-    /// float32 values the network may sort where the image has them.
+    /// Sorts array `a`; `of_taps`: it holds the first taps in order (the IR's mark,
+    /// [`ir::sorts_of_taps`]), whose float32 values the network may sort where the image has
+    /// them.
     fn sort(&mut self, a: Arr, of_taps: bool) -> Res<()> {
         match self.arrays[a.0 as usize].clone() {
             Storage::Regs {
@@ -2773,33 +2769,6 @@ pub fn exchange(k: &mut Func, v: &mut [Reg], i: usize, j: usize) {
     v[j] = hi;
 }
 
-/// Per statement of a block: whether it sorts an array that holds the first taps in order (a
-/// quantile's, `np.sort(x)[k]`'s). Such a sort may sort the taps' float32 values
-/// (`Body::sort_regs`). It holds where the array was filled with the taps and only
-/// straight-line statements that write no array came between: nothing can have changed it.
-fn sorts_of_taps(stmts: &[Stmt]) -> Vec<bool> {
-    let mut filled: Option<Arr> = None;
-    stmts
-        .iter()
-        .map(|s| {
-            let sorts = matches!(s, Stmt::ArrayOp(ArrayOp::Sort, a) if Some(*a) == filled);
-            filled = match s {
-                Stmt::Fill { dst, .. } if fills_with_taps(s) => Some(*dst),
-                Stmt::Assign(..) | Stmt::Check { .. } | Stmt::Reduce { .. } => filled,
-                _ => None,
-            };
-            sorts
-        })
-        .collect()
-}
-
-/// Whether `s` fills an array with the first taps in order, `a = [x[i] for i in range(n)]` (in
-/// registers `n` is a constant, the array's length).
-fn fills_with_taps(s: &Stmt) -> bool {
-    matches!(s, Stmt::Fill { index, elem: Expr::Load(ir::BUFFER, i), keep: None, .. }
-        if **i == Expr::Var(*index))
-}
-
 fn reads_array(e: &Expr, a: Arr) -> bool {
     if let Expr::Load(b, _) | Expr::Len(b) = e {
         if *b == a {
@@ -2809,53 +2778,4 @@ fn reads_array(e: &Expr, a: Arr) -> bool {
     let mut found = false;
     e.for_each_child(|c| found |= reads_array(c, a));
     found
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fill(dst: u32, elem: Expr) -> Stmt {
-        Stmt::Fill {
-            dst: Arr(dst),
-            len: Expr::I64(9),
-            index: Var(0),
-            elem,
-            keep: None,
-        }
-    }
-
-    fn tap(i: Expr) -> Expr {
-        Expr::Load(ir::BUFFER, Box::new(i))
-    }
-
-    #[test]
-    fn only_sorts_of_arrays_still_holding_the_taps_count() {
-        let taps = || fill(1, tap(Expr::Var(Var(0))));
-        let sort = |a| Stmt::ArrayOp(ArrayOp::Sort, Arr(a));
-        let assign = Stmt::Assign(Var(1), Expr::F64(1.0));
-        let store = Stmt::Store(Arr(1), Expr::I64(0), Expr::F64(-1000.0));
-        let branch = Stmt::If(Expr::Bool(true), vec![], vec![]);
-        let shifted = fill(1, tap(Expr::Var(Var(1))));
-        let cases: Vec<(Vec<Stmt>, Vec<bool>)> = vec![
-            (vec![taps(), sort(1)], vec![false, true]),
-            (
-                vec![taps(), assign.clone(), sort(1)],
-                vec![false, false, true],
-            ),
-            // Sorted once: a second sort of the sorted array is a plain one.
-            (vec![taps(), sort(1), sort(1)], vec![false, true, false]),
-            (vec![taps(), store, sort(1)], vec![false, false, false]),
-            (vec![taps(), branch, sort(1)], vec![false, false, false]),
-            (vec![taps(), sort(2)], vec![false, false]),
-            (vec![shifted, sort(1)], vec![false, false]),
-            (
-                vec![taps(), taps(), assign, sort(1)],
-                vec![false, false, false, true],
-            ),
-        ];
-        for (stmts, want) in cases {
-            assert_eq!(sorts_of_taps(&stmts), want, "{stmts:?}");
-        }
-    }
 }

@@ -215,7 +215,7 @@ impl Eval {
                 self.whole_buffer(len, *index, elem)?;
                 self.arrays[dst.0 as usize] = Scratch::Buffer;
             }
-            Stmt::ArrayOp(ArrayOp::Sort, a) => {
+            Stmt::ArrayOp(ArrayOp::Sort { .. }, a) => {
                 let a = &mut self.arrays[a.0 as usize];
                 *a = match *a {
                     Scratch::Buffer | Scratch::Sorted => Scratch::Sorted,

@@ -521,7 +521,7 @@ pub(in crate::lower) fn sorted(
         zero_signs::guard(t, &m, Shows::Sorted, what, span)?;
     }
     let slot = m.slot().unwrap();
-    t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
+    t.emit(Stmt::ArrayOp(ArrayOp::SORT, slot));
     Ok(Value::Array(crate::lower::numpy::as_type(&m, kind)))
 }
 

@@ -570,6 +570,6 @@ pub(in crate::lower) fn sorted_copy(
     };
     let m = t.materialize(&x, keep);
     let slot = m.slot().unwrap();
-    t.emit(Stmt::ArrayOp(ArrayOp::Sort, slot));
+    t.emit(Stmt::ArrayOp(ArrayOp::SORT, slot));
     slot
 }

@@ -152,19 +152,12 @@ pub(super) fn reduce_along(t: &mut Translator, f: Func, a: &mut Args) -> Result<
 /// Turns every pairwise [`ReduceOp::Sum`] in the block into an in-order one.
 fn sequential_sums(stmts: &mut [Stmt]) {
     for st in stmts {
-        match st {
-            Stmt::Reduce { op, .. } if *op == ReduceOp::Sum => *op = ReduceOp::SumSeq,
-            Stmt::If(_, a, b) => {
-                sequential_sums(a);
-                sequential_sums(b);
+        if let Stmt::Reduce { op, .. } = st {
+            if *op == ReduceOp::Sum {
+                *op = ReduceOp::SumSeq;
             }
-            Stmt::Loop { body, latch } => {
-                sequential_sums(body);
-                sequential_sums(latch);
-            }
-            Stmt::MedianNetwork { fallback, .. } => sequential_sums(fallback),
-            _ => {}
         }
+        crate::ir::stmt_blocks_mut(st, sequential_sums);
     }
 }
 
