@@ -17,6 +17,7 @@ mod int_or_float;
 mod list_methods;
 mod lists;
 mod names;
+mod nan_signs;
 mod numpy;
 mod provenance;
 mod pyint;
@@ -139,6 +140,7 @@ pub fn lower_typed(
             }
             let mut func = t.func;
             func.body = t.block;
+            nan_signs::drop_exact_guards(&mut func, &t.nan_sign_guards);
             return Ok(Lowered {
                 func,
                 layout: t.layout,
@@ -228,6 +230,9 @@ pub(crate) struct Translator<'a> {
     /// guarded sorts whose array reaches only uses of its size (see `zero_sign_uses.rs`): their
     /// guard is left out.
     pub(crate) sign_blind_calls: HashSet<Span>,
+    /// The guards of `copysign` against a NaN's sign (see `nan_signs.rs`), kept only where the
+    /// lowered function shows the sign may not be NumPy's.
+    nan_sign_guards: Vec<nan_signs::Guard>,
     /// The list comprehensions that may hold ints and floats, since only NumPy's float
     /// statistics read them (see `float_statistics.rs`).
     statistics_lists: HashSet<Span>,
@@ -303,6 +308,7 @@ impl<'a> Translator<'a> {
             refused_sums: HashSet::new(),
             differing_wheres: HashSet::new(),
             sign_blind_calls: HashSet::new(),
+            nan_sign_guards: Vec::new(),
             statistics_lists: HashSet::new(),
             counted_sets: HashSet::new(),
             unbound_reads: HashSet::new(),

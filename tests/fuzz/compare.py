@@ -148,12 +148,8 @@ def _within_gpu_math_bound(expected, got) -> bool:
     return bool(np.all(close | (a == b) | (np.isnan(a) & np.isnan(b))))
 
 
-def documented(source: str, finding: Finding, expected, got, nan_sign: bool = False) -> Optional[str]:
-    """The documented deviation that explains ``finding``, if one does. ``nan_sign``: Python's run
-    took the sign of a NaN with ``copysign`` (``Substitutions.nan_signs``)."""
-    if nan_sign and finding.kind != "crash":
-        return ("copysign of a NaN takes its sign, and ndjit's NaNs do not carry the signs "
-                "NumPy's do (np.sqrt(-1.0) is negative on x86; np.percentile passes one of its NaNs on)")
+def documented(source: str, finding: Finding, expected, got) -> Optional[str]:
+    """The documented deviation that explains ``finding``, if one does."""
     # Another order of additions moves the last bits, and where terms overflow it can turn inf into
     # nan, so what follows may raise where Python does not, or the other way round.
     if "np.dot(" in source and finding.kind != "crash":
@@ -227,9 +223,7 @@ class Runner:
             res.refused = refused
             return res
         for w in windows:
-            signs = self.oracle.subs.nan_signs
             expected = self.oracle.call(fn, w)
-            nan_sign = self.oracle.subs.nan_signs > signs
             if expected[0] == "timeout":
                 res.timeout = True
                 return res
@@ -238,16 +232,14 @@ class Runner:
                 got = outcome(lambda: float(call(w)))
                 finding = judge(backend, expected, got, w)
                 if finding:
-                    finding.deviation = documented(source, finding, expected, got, nan_sign)
+                    finding.deviation = documented(source, finding, expected, got)
                     res.findings.append(finding)
         if image is not None and not res.findings:
             self.run_image(res, fn, f, source, image, mode)
         return res
 
     def run_image(self, res: Result, fn, f, source: str, image: np.ndarray, mode: str) -> None:
-        signs = self.oracle.subs.nan_signs
         expected = self.oracle.guarded(lambda: _first_failure_filter(image, fn, mode))
-        nan_sign = self.oracle.subs.nan_signs > signs
         if expected[0] == "timeout":
             res.timeout = True
             return
@@ -264,5 +256,5 @@ class Runner:
             res.compared += 1
             finding = judge(backend, expected, got, image)
             if finding:
-                finding.deviation = documented(source, finding, expected, got, nan_sign)
+                finding.deviation = documented(source, finding, expected, got)
                 res.findings.append(finding)

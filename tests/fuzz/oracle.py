@@ -63,20 +63,6 @@ class Substitutions:
         self.helpers: Dict[str, Any] = {}
         self.changed = 0  # calls whose value ndjit computes differently (<= 1 ulp: known)
         self.beyond = {}  # (call, args) -> (python value, ndjit value): more than 1 ulp apart, a finding
-        # copysign calls that took the sign of a NaN, whose sign ndjit's NaNs need not share
-        # (README, *Known deviations*): a finding after one is that deviation.
-        self.nan_signs = 0
-
-    def sign_reader(self, real_fn: Callable) -> Callable:
-        """``copysign``, counting the calls whose sign operand is (or holds) a NaN."""
-
-        def call(x, y, *rest, **kw):
-            with np.errstate(all="ignore"):
-                if np.any(np.isnan(np.asarray(y, dtype=np.float64))):
-                    self.nan_signs += 1
-            return real_fn(x, y, *rest, **kw)
-
-        return call
 
     def helper(self, source: str):
         f = self.helpers.get(source)
@@ -159,9 +145,7 @@ class _Module:
         if hit is not None:
             return hit
         value = getattr(self._real, name)
-        if name == "copysign":
-            value = self._subs.sign_reader(value)
-        elif name in self._names:
+        if name in self._names:
             arity = 2 if name in ("atan2", "arctan2", "hypot", "pow", "power") else 1
             value = self._subs.scalar_call(self._module, name, value, arity)
         self._cache[name] = value

@@ -134,6 +134,10 @@ pub(super) fn call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Va
     };
     let r = t.stable(result, Ty::F64);
     cpython_errors(t, base, &fx, &r, span);
+    if base == CopySign {
+        let nan = crate::lower::nan_signs::shows_nan_sign(&fx[0], &fx[1]);
+        crate::lower::nan_signs::refuse_nan_sign(t, nan, fx[1].clone(), "math.copysign", span);
+    }
     Ok(Value::Scalar(r, Ty::F64))
 }
 

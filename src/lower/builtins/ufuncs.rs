@@ -3,12 +3,13 @@
 
 use super::Args;
 use crate::error::{Error, ErrorKind, Exception, Result, Span};
-use crate::ir::{BinOp, CmpOp, Expr, Stmt, Ty, UnOp};
+use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp};
 use crate::lower::expr::{bin, cmp, convert, un};
 use crate::lower::names::Func::{self, *};
+use crate::lower::nan_signs;
 use crate::lower::numpy::zero_signs;
 use crate::lower::provenance::Prov;
-use crate::lower::value::Value;
+use crate::lower::value::{ArrayVal, Value};
 use crate::lower::{not, Translator};
 use crate::math::MathFn;
 use crate::syntax::ast;
@@ -167,7 +168,9 @@ pub(super) fn binary(t: &mut Translator, base: Func, m: MathFn, a: &mut Args) ->
     let (x, _) = a.take();
     let (y, _) = a.take();
     let one_exponent = matches!(y, Value::Scalar(..));
-    t.elementwise(vec![x, y], span, &mut |t, ops, _| {
+    // copysign's sign operand (one element of it, for arrays), for its NaN guard below.
+    let mut sign: Option<(Expr, Expr)> = None;
+    let result = t.elementwise(vec![x, y], span, &mut |t, ops, _| {
         let mut it = ops.into_iter();
         let ((x, tx), (y, ty)) = (it.next().unwrap(), it.next().unwrap());
         if tx == Ty::Bool || ty == Ty::Bool {
@@ -194,11 +197,28 @@ pub(super) fn binary(t: &mut Translator, base: Func, m: MathFn, a: &mut Args) ->
                 }
             });
         }
-        Ok((
-            Expr::Call(m, vec![convert(x, tx, Ty::F64), convert(y, ty, Ty::F64)]),
-            Ty::F64,
-        ))
-    })
+        let (x, y) = (convert(x, tx, Ty::F64), convert(y, ty, Ty::F64));
+        if m == MathFn::CopySign {
+            sign = Some((x.clone(), y.clone()));
+        }
+        Ok((Expr::Call(m, vec![x, y]), Ty::F64))
+    })?;
+    if let Some((x, y)) = sign {
+        let shows = nan_signs::shows_nan_sign(&x, &y);
+        let nan = match &result {
+            Value::Array(r) | Value::Matrix(r, _) => {
+                let probe = ArrayVal {
+                    elem: shows,
+                    ty: Ty::Bool,
+                    ..r.clone()
+                };
+                t.reduce(ReduceOp::Any, &probe, span, None)?
+            }
+            _ => shows,
+        };
+        nan_signs::refuse_nan_sign(t, nan, y, "np.copysign", span);
+    }
+    Ok(result)
 }
 
 /// `np.isnan`, `np.isinf` and `np.isfinite`.
