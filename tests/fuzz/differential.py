@@ -277,7 +277,7 @@ def render(report: Report, seed: int, seconds: float) -> str:
         lines.append("none\n")
     lines.append("## Disagreements by backend and kind\n")
     for sig, n in report.signatures.most_common():
-        backend, kind, classes = sig
+        backend, kind, classes, _ = sig
         index, source, finding, mode = report.examples[sig]
         where = (f"image (mode={mode}):\n{np.array2string(finding.window, precision=17)}"
                  if isinstance(finding.window, np.ndarray) else f"window: {finding.window!r}")
