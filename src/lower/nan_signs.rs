@@ -111,8 +111,9 @@ impl Faithful {
             let (var, arr) = match s {
                 Stmt::Assign(v, e) => (Some(*v).filter(|_| !self.expr(func, e)), None),
                 // A reduction's or a runtime routine's NaN is its own.
-                Stmt::Reduce { dst, .. } | Stmt::Sorted { dst, .. } => (Some(*dst), None),
-                Stmt::MedianNetwork { dst, .. } => (Some(*dst), None),
+                Stmt::Reduce { dst, .. }
+                | Stmt::Sorted { dst, .. }
+                | Stmt::MedianNetwork { dst, .. } => (Some(*dst), None),
                 Stmt::Fill { dst, elem, .. } => {
                     (None, Some(*dst).filter(|_| !self.expr(func, elem)))
                 }
@@ -150,14 +151,10 @@ impl Faithful {
             // Negation flips the sign bit in NumPy and in every backend; abs clears it.
             Expr::Unary(UnOp::Neg, x) => self.expr(func, x),
             Expr::Unary(UnOp::Abs, _) => true,
-            Expr::Cast(..) => self.cast_is_faithful(func, e),
+            // A cast to f64 of an int or bool is never a NaN.
+            Expr::Cast(_, x) => x.ty(func) != Ty::F64,
             _ => false,
         }
-    }
-
-    /// A cast to f64 of an int or bool is never a NaN.
-    fn cast_is_faithful(&self, func: &Func, e: &Expr) -> bool {
-        matches!(e, Expr::Cast(_, x) if x.ty(func) != Ty::F64)
     }
 }
 
