@@ -4,7 +4,8 @@ values' NaNs a function passed on (`np.percentile`); ndjit's arithmetic and runt
 carry those signs, and a sort orders NaNs its own way. So where the sign operand may be such a NaN,
 a NaN there raises ValueError; where every NaN it can be is the input's, moved (read, selected,
 negated), the result is NumPy's, bit for bit. Found by the differential fuzzer (stop 73, seed 2026120673, program 18811), where
-ndjit returned 0.707 and CPython raised."""
+ndjit returned 0.707 and CPython raised. A copysign whose value no use reads the sign of
+(unused, or only through `abs` or `np.isnan`) gets no guard (stop 74)."""
 import math
 
 import numpy as np
@@ -86,3 +87,33 @@ def test_images_raise_or_agree_through_every_face():
     want = ndi.generic_filter(image, python(moved), size=3)
     for got in (ndjit.generic_filter(image, g, size=3), ndi.generic_filter(image, g, size=3)):
         assert np.array_equal(bits(got), bits(want))
+
+
+UNREAD = [  # the copysign's value reaches no use that reads its sign: nothing is refused
+    "def f(x):\n    c = np.copysign(0.5, x.sum())\n    return x[0]",
+    "def f(x):\n    c = math.copysign(2.0, np.sqrt(x[0]))\n    return abs(c) + x[1]",
+    "def f(x):\n    c = np.copysign(1.0, x * 2.0)\n    return float(np.isnan(c).sum())",
+]
+
+
+def defined(src):
+    scope = {"np": np, "math": math}
+    exec(src, scope)
+    return scope["f"]
+
+
+@pytest.mark.parametrize("src", UNREAD)
+def test_a_copysign_whose_sign_no_use_reads_runs_where_cpython_does(src):
+    f, py = ndjit.jit_filter(src), defined(src)
+    # Windows whose sign operand is a NaN arithmetic made (the sum of an inf and -inf, sqrt of
+    # a negative), and one without.
+    for w in ([-1.0, np.inf, -np.inf, 2.0], [-4.0, np.nan, 3.0, 1.0], [4.0, 1.0, 0.5, 2.0]):
+        w = np.array(w)
+        want = float(py(w))
+        for call in (f.evaluate, f.interpret):
+            assert bits(call(w)) == bits(want), (src, w)
+    # Read, it is refused again.
+    read = src.replace("return x[0]", "return c").replace("return abs(c) + x[1]", "return c + x[1]")
+    read = read.replace("np.isnan(c).sum()", "c.sum()")
+    with pytest.raises(ValueError, match="copysign of a NaN made by arithmetic"):
+        ndjit.jit_filter(read).evaluate(np.array([-1.0, np.nan, -np.inf, 2.0]))

@@ -92,6 +92,25 @@ pub(super) trait Rules {
     }
 }
 
+/// The fate of an operand of `op` where a number's sign is what is followed: the operators hand
+/// it on (`1 / m`, `m * 2`: the result's fate is the operand's), but `@` of arrays is not
+/// followed.
+pub(super) fn sign_handed_on(op: BinOp, fate: Fate) -> Fate {
+    if op == BinOp::MatMul {
+        Fate::Differs
+    } else {
+        fate
+    }
+}
+
+/// The same for a unary operator: `not v` is the same for either sign, `-v` hands it on.
+pub(super) fn sign_handed_on_unary(op: UnaryOp, fate: Fate) -> Fate {
+    match op {
+        UnaryOp::Not => Fate::Agrees,
+        _ => fate,
+    }
+}
+
 /// Which followed expressions an analysis wants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Verdict {

@@ -17,6 +17,7 @@ mod int_or_float;
 mod list_methods;
 mod lists;
 mod names;
+mod nan_sign_uses;
 mod nan_signs;
 mod numpy;
 mod provenance;
@@ -233,6 +234,9 @@ pub(crate) struct Translator<'a> {
     /// The guards of `copysign` against a NaN's sign (see `nan_signs.rs`), kept only where the
     /// lowered function shows the sign may not be NumPy's.
     nan_sign_guards: Vec<nan_signs::Guard>,
+    /// The `copysign` calls whose result reaches no use that reads its sign (see
+    /// `nan_sign_uses.rs`): they get no such guard.
+    unread_copysigns: HashSet<Span>,
     /// The list comprehensions that may hold ints and floats, since only NumPy's float
     /// statistics read them (see `float_statistics.rs`).
     statistics_lists: HashSet<Span>,
@@ -309,6 +313,7 @@ impl<'a> Translator<'a> {
             differing_wheres: HashSet::new(),
             sign_blind_calls: HashSet::new(),
             nan_sign_guards: Vec::new(),
+            unread_copysigns: HashSet::new(),
             statistics_lists: HashSet::new(),
             counted_sets: HashSet::new(),
             unbound_reads: HashSet::new(),
@@ -461,6 +466,8 @@ impl<'a> Translator<'a> {
         self.differing_wheres = zero_d::differing_wheres(self.program, &|e| self.callee_of(e));
         self.sign_blind_calls =
             zero_sign_uses::sign_blind_calls(self.program, &|e| self.callee_of(e));
+        self.unread_copysigns =
+            nan_sign_uses::sign_unread_copysigns(self.program, &|e| self.callee_of(e));
         self.statistics_lists =
             float_statistics::statistics_lists(self.program, &|e| self.callee_of(e));
         self.counted_sets = set_sizes::counted_sets(self.program, &|e| self.callee_of(e));

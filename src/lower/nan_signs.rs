@@ -11,7 +11,8 @@
 //! [`drop_exact_guards`] removes the guards whose operand is *faithful*: every value it can be
 //! is an input's or bound value's NaN moved, or no NaN at all (a flow-insensitive fixed point
 //! over the function's variables and arrays). The others stay: the filter raises there rather
-//! than guess a sign.
+//! than guess a sign. A call whose result no use reads the sign of gets no guard at all
+//! (`nan_sign_uses.rs`).
 
 use super::{not, Translator};
 use crate::error::{Exception, Span};
@@ -41,6 +42,9 @@ pub(in crate::lower) fn refuse_nan_sign(
     name: &str,
     span: Span,
 ) {
+    if t.unread_copysigns.contains(&span) {
+        return; // no use reads the result's sign (`nan_sign_uses.rs`)
+    }
     let message = format!(
         "{name} of a NaN made by arithmetic or by a function: the sign NumPy gives such a NaN \
          depends on how it was made, which ndjit does not reproduce (test the value with \
@@ -159,11 +163,11 @@ impl Faithful {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::{Bindings, Filter};
 
     /// Whether the lowered filter still holds a NaN-sign guard.
-    fn guarded(src: &str) -> bool {
+    pub(in crate::lower) fn guarded(src: &str) -> bool {
         let f = Filter::compile(src, &Bindings::new()).unwrap();
         let ir = f.ir();
         crate::ir::any_stmt(&ir.body, &|s| {

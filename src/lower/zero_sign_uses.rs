@@ -62,18 +62,11 @@ impl Rules for ZeroSign {
 
     /// Operators hand the sign on (`1 / m`, `-m`, `m * 2`): the result's fate is the operand's.
     fn operand(&self, _: &Scope, op: BinOp, fate: Fate, _: &Expr, _: &Expr, _: bool) -> Fate {
-        if op == BinOp::MatMul {
-            Fate::Differs
-        } else {
-            fate
-        }
+        fate::sign_handed_on(op, fate)
     }
 
     fn unary(&self, op: UnaryOp, fate: Fate) -> Fate {
-        match op {
-            UnaryOp::Not => Fate::Agrees,
-            _ => fate,
-        }
+        fate::sign_handed_on_unary(op, fate)
     }
 
     fn argument(&self, b: Builtin, (n, keywords): (usize, &[Keyword]), fate: Fate) -> Fate {
