@@ -21,7 +21,7 @@ use common::{geometries, with, Inputs};
 use ndjit::math::MathFn;
 use ndjit_gpu::codegen::separable::{Joint, Strip};
 use ndjit_gpu::codegen::{Dtype, KernelSpec, Mode};
-use ndjit_gpu::math::{sample_inputs, test_module, ulp_diff};
+use ndjit_gpu::math::{sample_args, sample_inputs, test_module, ulp_diff};
 use ndjit_gpu::pir::{emu::Emu, Addr, Bin, Cls, Func, Ins, Module, Param, Space, Special, Src, T};
 use ndjit_gpu::plan::{ArrayDesc, Geometry};
 use ndjit_gpu::{reference, Footprint, Gpu, GpuError, GpuFilter, OnDevice, Options, Tuning};
@@ -271,12 +271,8 @@ fn math_accuracy(gpu: &Arc<Gpu>) -> Result<String, String> {
         let mut exact = 0usize;
         let mut max_ulp = 0u64;
         let mut example = None;
-        for (i, (a, b)) in inputs.iter().enumerate() {
-            let args: Vec<f64> = if f.arity() == 2 {
-                vec![*a, *b]
-            } else {
-                vec![*a]
-            };
+        for (i, &sample) in inputs.iter().enumerate() {
+            let args = sample_args(f, sample);
             let want = f.eval(&args);
             let got = f64::from_le_bytes(out[i * 8..i * 8 + 8].try_into().unwrap());
             if got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()) {

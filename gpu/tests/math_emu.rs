@@ -6,7 +6,8 @@
 
 use ndjit::math::MathFn;
 use ndjit_gpu::math::{
-    cpu_runs_glibc_fma_builds, emit, sample_inputs, transcribes_glibc, ulp_diff as ulps,
+    cpu_runs_glibc_fma_builds, emit, sample_args, sample_inputs, transcribes_glibc,
+    ulp_diff as ulps,
 };
 use ndjit_gpu::pir::{emu::Emu, Module};
 
@@ -24,11 +25,11 @@ fn count() -> usize {
 /// The routine the device transcribes, run on the CPU: the C library's own for glibc's
 /// routines, `None` where this CPU cannot run the builds transcribed (off glibc, or without FMA:
 /// the bound against the CPU still holds); CPython's hypot and the exact operations otherwise.
-fn transcribed(f: MathFn, a: f64, b: f64) -> Option<f64> {
+fn transcribed(f: MathFn, args: &[f64]) -> Option<f64> {
     if transcribes_glibc(f) && !cpu_runs_glibc_fma_builds() {
         return None;
     }
-    Some(f.eval(&[a, b][..f.arity()]))
+    Some(f.eval(args))
 }
 
 /// Bit-identical where the CPU runs the glibc builds the device transcribes. Elsewhere (another
@@ -73,13 +74,13 @@ fn every_math_function_matches_its_algorithm_bit_for_bit_and_the_cpu_within_boun
         let mut emu = Emu::new(&m);
         emu.step_limit = u64::MAX;
         let (mut bad, mut worst, mut worst_args) = (0, 0, vec![]);
-        for (a, b) in sample_inputs(f, n, 7 + f as u64) {
-            let args: Vec<f64> = if f.arity() == 2 { vec![a, b] } else { vec![a] };
+        for sample in sample_inputs(f, n, 7 + f as u64) {
+            let args = sample_args(f, sample);
             let got = emu
                 .call(name, &args.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
                 .unwrap_or_else(|e| panic!("{name}({args:?}): {e}"));
             let got = f64::from_bits(got[0]);
-            let want = transcribed(f, a, b).unwrap_or(got);
+            let want = transcribed(f, &args).unwrap_or(got);
             // Bit for bit: a zero's sign counts (0 ulp apart), a NaN's payload does not.
             if got.to_bits() != want.to_bits() && !(got.is_nan() && want.is_nan()) {
                 bad += 1;

@@ -6,6 +6,7 @@
     8.0
 """
 from . import _core
+from . import _blas
 from . import _numpy_kernels
 from . import _cuda as cuda
 from ._errors import *  # noqa: F401,F403
@@ -15,6 +16,7 @@ from ._driver import generic_filter1d
 from ._filter import Filter, jit_filter, jit_filter1d, jit_integrand, jit_transform
 
 _numpy_kernels.tell_core()  # before anything is compiled
+_blas.tell_core()
 __version__ = _core.__version__
 __all__ = ["Filter", "generic_filter", "generic_filter1d", "jit_filter", "jit_filter1d", "jit_transform", "jit_integrand", "cuda", "__version__"] + list(_error_names)
 

@@ -31,6 +31,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(math::set_numpy_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(math::numpy_kernel_is_own, m)?)?;
     m.add_function(wrap_pyfunction!(math::c_library_math, m)?)?;
+    m.add_function(wrap_pyfunction!(math::set_dot_order, m)?)?;
+    m.add_function(wrap_pyfunction!(math::dot_order, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_ptx, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_host, m)?)?;
     m.add_function(wrap_pyfunction!(gpu::cuda_filter_device, m)?)?;

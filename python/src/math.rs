@@ -1,6 +1,8 @@
 //! Which of NumPy's math kernels are the C library's (`ndjit::math::numpy_kernels`): the package
-//! asks NumPy at import and tells the core here, before anything is compiled.
+//! asks NumPy at import and tells the core here, before anything is compiled; so does the order
+//! of NumPy's BLAS dot products (`ndjit::math::blas`).
 
+use ndjit::math::blas::{self, DotOrder};
 use ndjit::math::{numpy_kernels, MathFn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -44,4 +46,25 @@ pub fn c_library_math(name: &str, xs: Vec<f64>) -> PyResult<Vec<f64>> {
         .into_iter()
         .map(|x| numpy_kernels::c_library(f, x))
         .collect())
+}
+
+/// Sets the order of additions of float dot products for filters compiled from now on
+/// (`ndjit::math::blas`): "skylakex", "haswell" or "unknown" (then they are refused).
+#[pyfunction]
+pub fn set_dot_order(name: &str) -> PyResult<()> {
+    let order = DotOrder::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = DotOrder::ALL.iter().map(|o| o.name()).collect();
+        PyValueError::new_err(format!(
+            "no dot order {name:?}; the orders are {}",
+            names.join(", ")
+        ))
+    })?;
+    blas::set_dot_order(order);
+    Ok(())
+}
+
+/// The order float dot products are compiled in (see `set_dot_order`).
+#[pyfunction]
+pub fn dot_order() -> &'static str {
+    blas::dot_order().name()
 }

@@ -561,6 +561,11 @@ impl Translator<'_> {
             return Ok(Opnd::Const(Val::F(eval::call(f, &consts))));
         }
         let vals: Vec<Value> = xs.into_iter().map(|x| self.value(x)).collect();
+        if let (MathFn::Fma, [a, b, c]) = (f, &vals[..]) {
+            // Cranelift's own: one instruction where the CPU has FMA, else the C library's
+            // `fma` (correctly rounded, as the shim's `mul_add`).
+            return Ok(Opnd::Dyn(self.b.ins().fma(*a, *b, *c), Ty::F64));
+        }
         let r = self
             .call(Callee::Math(f), &vals)?
             .ok_or_else(|| codegen_error("math shim without result"))?;

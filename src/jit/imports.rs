@@ -76,8 +76,7 @@ impl Callee {
             Callee::Quantile => (&[ptr, I64, F64], &[F64]),
             Callee::IFloorDiv | Callee::IMod => (&[I64, I64], &[I64]),
             Callee::PairwiseSum => (&[ptr, I64], &[F64]),
-            Callee::Math(f) if f.arity() == 1 => (&[F64], &[F64]),
-            Callee::Math(_) => (&[F64, F64], &[F64]),
+            Callee::Math(f) => (&[F64, F64, F64][..f.arity()], &[F64]),
         };
         let mut sig = Signature::new(call_conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));

@@ -21,6 +21,7 @@
 
 pub mod accurate;
 pub mod arm_tables;
+pub mod blas;
 pub mod numpy_kernels;
 
 use std::ffi::c_void;
@@ -57,6 +58,7 @@ macro_rules! math_fns {
     };
     (@call $sym:ident, $args:ident, $a:ident) => { $sym($args[0]) };
     (@call $sym:ident, $args:ident, $a:ident, $b:ident) => { $sym($args[0], $args[1]) };
+    (@call $sym:ident, $args:ident, $a:ident, $b:ident, $c:ident) => { $sym($args[0], $args[1], $args[2]) };
 }
 
 math_fns! {
@@ -86,6 +88,9 @@ math_fns! {
     Pow, "power", 2, ndjit_pow, |x, y| clib::pow(x, y);
     Fmod, "fmod", 2, ndjit_fmod, |x, y| clib::fmod(x, y);
     CopySign, "copysign", 2, ndjit_copysign, |x, y| x.copysign(y);
+    // `a * b + c` rounded once, as the FMA instructions of NumPy's BLAS kernels compute it
+    // (`blas.rs`): Rust's `mul_add` is the correctly rounded fused operation on every target.
+    Fma, "fma", 3, ndjit_fma, |a, b, c| a.mul_add(b, c);
     FloorDiv, "floor_divide", 2, ndjit_floordiv, |a, b| floordiv(a, b);
     Remainder, "remainder", 2, ndjit_remainder, |a, b| remainder(a, b);
     NpTanh, "np.tanh", 1, ndjit_np_tanh, |x| numpy_kernels::eval(MathFn::NpTanh, x);
@@ -480,15 +485,19 @@ mod tests {
         // eval() and the exported address are the same routine: the interpreter and the JIT agree.
         for f in MathFn::ALL {
             assert!(f.symbol().starts_with("ndjit_"));
-            for args in [[0.5, 0.25], [-3.0, 2.0], [1e300, -0.0]] {
+            for args in [[0.5, 0.25, 3.0], [-3.0, 2.0, 6.0], [1e300, -0.0, -0.0]] {
+                type F3 = extern "C" fn(f64, f64, f64) -> f64;
                 let via_address = unsafe {
                     match f.arity() {
                         1 => std::mem::transmute::<*const c_void, extern "C" fn(f64) -> f64>(
                             f.address(),
                         )(args[0]),
-                        _ => std::mem::transmute::<*const c_void, extern "C" fn(f64, f64) -> f64>(
+                        2 => std::mem::transmute::<*const c_void, extern "C" fn(f64, f64) -> f64>(
                             f.address(),
                         )(args[0], args[1]),
+                        _ => std::mem::transmute::<*const c_void, F3>(f.address())(
+                            args[0], args[1], args[2],
+                        ),
                     }
                 };
                 let direct = f.eval(&args[..f.arity()]);
@@ -502,5 +511,8 @@ mod tests {
         }
         assert_eq!(MathFn::Pow.eval(&[2.0, 10.0]), 1024.0);
         assert_eq!(MathFn::Atan2.eval(&[1.0, 0.0]), std::f64::consts::FRAC_PI_2);
+        // One rounding: (1 + 2^-52)(1 - 2^-52) - 1 is -2^-104 fused, 0 rounded twice.
+        let e = f64::EPSILON;
+        assert_eq!(MathFn::Fma.eval(&[1.0 + e, 1.0 - e, -1.0]), -e * e);
     }
 }

@@ -130,6 +130,11 @@ pub fn copysign(a: &[Reg]) {
     ret_f(F(a[0]).copysign(F(a[1])));
 }
 
+/// `a * b + c` rounded once (`MathFn::Fma`): the one `fma.rn`.
+pub fn fma(a: &[Reg]) {
+    ret_f(F(a[0]).fma(F(a[1]), F(a[2])));
+}
+
 fn copysign0(v: F) -> F {
     F::from_bits(v.bits() & 0x8000_0000_0000_0000u64)
 }

@@ -78,6 +78,7 @@ pub fn symbol(f: MathFn) -> &'static str {
         MathFn::Pow => "ndjit_pow",
         MathFn::Fmod => "ndjit_fmod",
         MathFn::CopySign => "ndjit_copysign",
+        MathFn::Fma => "ndjit_fma",
         MathFn::FloorDiv => "ndjit_floordiv",
         MathFn::Remainder => "ndjit_remainder",
         // Where NumPy calls the C library for these, so does ndjit: glibc's routine.
@@ -96,7 +97,12 @@ pub fn symbol(f: MathFn) -> &'static str {
 pub fn transcribes_glibc(f: MathFn) -> bool {
     !matches!(
         f,
-        MathFn::PyHypot | MathFn::Fmod | MathFn::CopySign | MathFn::FloorDiv | MathFn::Remainder
+        MathFn::PyHypot
+            | MathFn::Fmod
+            | MathFn::CopySign
+            | MathFn::Fma
+            | MathFn::FloorDiv
+            | MathFn::Remainder
     )
 }
 
@@ -116,7 +122,8 @@ pub fn cpu_runs_glibc_fma_builds() -> bool {
 }
 
 /// The device functions that contain `fma.rn`: glibc's FMA builds (`glibc.rs`, `glibc_own.rs`),
-/// and CPython's `math.hypot` (its exact products). Everything else is unfused.
+/// CPython's `math.hypot` (its exact products) and `fma` itself (NumPy's BLAS dot products).
+/// Everything else is unfused.
 pub const FUSED: &[&str] = &[
     "ndjit_exp",
     "ndjit_log",
@@ -125,6 +132,7 @@ pub const FUSED: &[&str] = &[
     "ndjit_expm1",
     "ndjit_log1p",
     "ndjit_py_hypot",
+    "ndjit_fma",
     "ndjit_sin",
     "ndjit_cos",
     "ndjit_glibc_do_sin",
@@ -183,6 +191,7 @@ pub fn ensure(m: &mut Module, name: &str) {
         "ndjit_py_hypot" => (&[F64, F64], &[F64], misc::py_hypot),
         "ndjit_fmod" => (&[F64, F64], &[F64], misc::fmod),
         "ndjit_copysign" => (&[F64, F64], &[F64], misc::copysign),
+        "ndjit_fma" => (&[F64, F64, F64], &[F64], misc::fma),
         "ndjit_floordiv" => (&[F64, F64], &[F64], misc::floordiv),
         "ndjit_remainder" => (&[F64, F64], &[F64], misc::remainder),
         "ndjit_np_tanh" => (&[F64], &[F64], accurate::tanh),
@@ -228,8 +237,13 @@ pub fn test_module(f: MathFn, version: (u32, u32), target: u32) -> Module {
         k.ld(Space::GlobalNc, T::F64, Addr::reg(a, 0))
     };
     let mut args = vec![load(&mut k, "x")];
-    if f.arity() == 2 {
+    if f.arity() >= 2 {
         args.push(load(&mut k, "y"));
+    }
+    if f.arity() == 3 {
+        // [`sample_args`]'s third argument: `-(x * y)`, rounded.
+        let p = k.bin(Bin::Mul, T::F64, args[0], args[1]);
+        args.push(k.un(crate::pir::Un::Neg, T::F64, p));
     }
     let r = k.call(name, args, &[Cls::F64])[0];
     let ob = k.ld(Space::Param, T::U64, Addr::sym("out", 0));
@@ -239,6 +253,17 @@ pub fn test_module(f: MathFn, version: (u32, u32), target: u32) -> Module {
     k.push(crate::pir::Ins::Exit);
     m.funcs.push(k);
     m
+}
+
+/// The arguments of `f` for a sample `(a, b)` of [`sample_inputs`]: `a`, `(a, b)`, or for
+/// `fma` `(a, b, -(a * b))`, whose result is the rounding error of the product, which only a
+/// fused operation sees.
+pub fn sample_args(f: MathFn, (a, b): (f64, f64)) -> Vec<f64> {
+    match f.arity() {
+        1 => vec![a],
+        2 => vec![a, b],
+        _ => vec![a, b, -(a * b)],
+    }
 }
 
 /// Test inputs for a math function: special values, then random values drawn half from the

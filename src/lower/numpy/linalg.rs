@@ -2,9 +2,11 @@
 //!
 //! NumPy's default norm is `sqrt(x.dot(x))`, with no scaling (so it overflows where `x.dot(x)`
 //! does); ord=1 is `sum(abs(x))`, ord=inf `max(abs(x))` (0 when empty), ord=-inf `min(abs(x))`, ord=0 the number
-//! of non-zeros. Dot products are summed like `np.dot` (see [`ReduceOp::Sum`]); NumPy hands them
-//! to BLAS, whose order of additions is its own, so they agree to rounding, as `np.dot` does.
+//! of non-zeros. Dot products of two float vectors follow NumPy's BLAS (`blas_dot.rs`); those of
+//! matrices are pairwise sums ([`ReduceOp::Sum`]), where NumPy's BLAS has an order of its own
+//! (README, *Known deviations*).
 
+use super::blas_dot::{blas_dot, OnePair};
 use super::{as_f64, as_type, if_nonempty, tabulate};
 use crate::error::{ErrorKind, Exception, Result, Span};
 use crate::ir::{BinOp, CmpOp, Expr, ReduceOp, Ty, UnOp};
@@ -45,13 +47,11 @@ pub(super) fn norm(t: &mut Translator, a: &mut Args) -> Result<Value> {
     let empty =
         |op: &str| format!("zero-size array to reduction operation {op} which has no identity");
     let r = match ord {
-        Ord::Two => {
-            let sq = ArrayVal {
-                elem: bin(BinOp::Mul, x.elem.clone(), x.elem.clone()),
-                ..x.clone()
-            };
-            un(UnOp::Sqrt, t.reduce(ReduceOp::Sum, &sq, span, None)?)
-        }
+        // NumPy's `sqrt(x.dot(x))` of the raveled array.
+        Ord::Two => un(
+            UnOp::Sqrt,
+            blas_dot(t, (&x, &x), OnePair::Multiplied, span)?,
+        ),
         Ord::One => t.reduce(ReduceOp::Sum, &abs, span, None)?,
         // NumPy takes the maximum with initial=0, so an empty array has norm 0.
         Ord::Inf => if_nonempty(t, &abs.len, Ty::F64, Expr::F64(0.0), |t| {
@@ -151,6 +151,11 @@ pub(crate) fn dot(
         l,
         m,
     );
+    if xa.ty == Ty::F64 || ya.ty == Ty::F64 {
+        let (xa, ya) = (as_f64(&xa), as_f64(&ya));
+        let r = blas_dot(t, (&xa, &ya), OnePair::Multiplied, span)?;
+        return Ok(Value::Scalar(r, Ty::F64));
+    }
     let p = t.binary(
         crate::syntax::ast::BinOp::Mul,
         Value::Array(xa),
@@ -269,6 +274,11 @@ pub(crate) fn matmul(t: &mut Translator, a: Value, b: Value, span: Span) -> Resu
         sum_of(t, &terms, span)
     };
     if a_cols.is_none() && b_cols.is_none() {
+        if ty == Ty::F64 {
+            // Two vectors: BLAS's dot product (matrices keep the pairwise sums of `product`).
+            let r = blas_dot(t, (&la, &lb), OnePair::Summed, span)?;
+            return Ok(Value::Scalar(r, Ty::F64));
+        }
         return Ok(product(t, Expr::I64(0), Expr::I64(0)));
     }
     let c_count = t.stable(cols.clone(), Ty::I64);

@@ -6,6 +6,7 @@
 
 mod argsort;
 mod axes;
+pub(super) mod blas_dot;
 pub(super) mod creation;
 mod histogram;
 pub(super) mod indexing;
