@@ -678,6 +678,12 @@ impl Group<'_, '_> {
             let x = self.expr(ch, a)?;
             xs.push(self.cast(x, Ty::F64)?);
         }
+        // A fused multiply-add of vectors is one instruction where the CPU has FMA (which
+        // `cranelift_native` then enables for the JIT): each lane rounded once, as the scalar.
+        if f == MathFn::Fma && host_has_fma() && xs.iter().any(|x| matches!(x, Lane::Vec(..))) {
+            let v: Vec<Value> = xs.into_iter().map(|x| self.vector(x)).collect();
+            return Ok(Lane::Vec(self.t.b.ins().fma(v[0], v[1], v[2]), Ty::F64));
+        }
         // The runtime's functions are scalar: one call per lane.
         self.per_lane(&xs, |t, o| t.call_math(f, o.to_vec()))
     }
@@ -956,5 +962,17 @@ impl Group<'_, '_> {
     fn blend_less(&mut self, p: Value, q: Value, x: Value, y: Value) -> Value {
         let m = self.t.b.ins().fcmp(FloatCC::LessThan, p, q);
         self.blend(m, x, y, Ty::F64)
+    }
+}
+
+/// Whether the CPU the JIT compiles for (this one) has FMA.
+fn host_has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
