@@ -12,7 +12,8 @@ from scipy import LowLevelCallable
 
 from . import _core, _helpers
 from ._errors import ErrorKind, FilterCompileError, FilterRuntimeError
-from ._frontend import _COLUMNS_SUFFIX, _ORDER_SUFFIX, Spec, _Matrix, _convert, _flatten_matrices, describe
+from ._frontend import (_COLUMNS_SUFFIX, _LAYOUT_SUFFIXES, _ORDER_SUFFIX, _STRIDE_SUFFIX, Spec, _Matrix, _Strided,
+                        _convert, _flatten_matrices, describe)
 from ._scipy_args import footprint_and_origins, scipy_extras
 from ._unsupported import unbindable
 
@@ -197,17 +198,19 @@ class Filter(LowLevelCallable):
         for k, v in converted.items():
             # The column count of a 2-D array is compiled in as a binding of its own.
             was_2d = k + _COLUMNS_SUFFIX in known
-            if was_2d != isinstance(v, _Matrix):
+            if was_2d != isinstance(v.value if isinstance(v, _Strided) else v, _Matrix):
                 raise TypeError(f"{k!r} was compiled as a {'2' if was_2d else '1'}-D array; recompile the "
                                 "filter (ndjit.jit_filter) to bind another shape")
         flat = _flatten_matrices(converted)
-        bindings = {k: v for k, v in self._spec.bindings.items() if not k.endswith(_ORDER_SUFFIX)
-                    or k[:-len(_ORDER_SUFFIX)] not in converted}
+        bindings = {k: v for k, v in self._spec.bindings.items()
+                    if not any(k.endswith(s) and k[:-len(s)] in converted for s in _LAYOUT_SUFFIXES)}
         bindings.update(flat)
         spec = Spec(**{**self._spec.__dict__, "bindings": bindings})
-        # A 2-D array's memory order decides which of its sums compile (`lower/transposed.rs`):
-        # another order compiles anew (and may be refused there).
-        if any(_matrix_order(bindings, k) != _matrix_order(self._spec.bindings, k) for k in converted):
+        # A 2-D array's memory order decides which of its sums compile (`lower/transposed.rs`),
+        # and the stride of an array's rows which of its dot products (`lower/strided_dots.rs`):
+        # another layout compiles anew (and may be refused there).
+        layout = lambda b, k: (_matrix_order(b, k), b.get(k + _STRIDE_SUFFIX))
+        if any(layout(bindings, k) != layout(self._spec.bindings, k) for k in converted):
             compiled = _compile(spec, self._filter_size)
         else:
             compiled = self._compiled.with_bindings(flat)

@@ -449,9 +449,21 @@ class _Matrix(NamedTuple):
     order: Optional[str]
 
 
-# The Rust side's names for a 2-D array's column count and memory order (`lower/attributes.rs`).
+class _Strided(NamedTuple):
+    """A bound float array (flat, or a `_Matrix`) whose rows, its elements if 1-D, are not
+    contiguous in memory: `stride` is "S" where they lie more than one element apart forwards,
+    "R" where backwards or broadcast (`row_stride`)."""
+
+    value: Any
+    stride: str
+
+
+# The Rust side's names for a 2-D array's column count and memory order, and for an array's
+# strided rows (`lower/attributes.rs`).
 _COLUMNS_SUFFIX = ".__ncols__"
 _ORDER_SUFFIX = ".__order__"
+_STRIDE_SUFFIX = ".__stride__"
+_LAYOUT_SUFFIXES = (_ORDER_SUFFIX, _STRIDE_SUFFIX)
 
 
 def memory_order(v: np.ndarray) -> Optional[str]:
@@ -467,11 +479,27 @@ def memory_order(v: np.ndarray) -> Optional[str]:
     return "F" if s0 < s1 else "C"
 
 
+def row_stride(v: np.ndarray) -> Optional[str]:
+    """How the rows of the float array `v` (its elements, if 1-D) lie in memory, where NumPy's
+    dot products see it: "S" more than one element apart forwards (BLAS's strided loop), "R"
+    backwards or broadcast (`@`'s own loop), None contiguous (or one element: no stride)."""
+    if v.dtype.kind != "f" or v.ndim == 0 or v.shape[-1] <= 1:
+        return None
+    step = v.strides[-1]
+    if step == v.itemsize:
+        return None
+    return "S" if step > 0 else "R"
+
+
 def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:
     """The bindings as the Rust layer takes them: each 2-D array flat, with its column count
-    and its memory order where it has one."""
+    and its memory order where it has one, and the stride of an array's rows where they are
+    not contiguous."""
     out = {}
     for k, v in bindings.items():
+        if isinstance(v, _Strided):
+            out[k + _STRIDE_SUFFIX] = v.stride
+            v = v.value
         if isinstance(v, _Matrix):
             out[k], out[k + _COLUMNS_SUFFIX] = v.flat, v.cols
             if v.order is not None:
@@ -593,7 +621,9 @@ def _convert(name: str, v: Any):
         if dtype is np.int64 and ((flat > 2**53) | (flat < -(2**53))).any():
             raise BindingError(f"bound value {name!r} holds ints past 2**53, which ndjit cannot hold exactly; "
                             f"bind {name}.astype(np.float64) if float64 arithmetic is what you mean")
-        return _Matrix(flat, v.shape[1], memory_order(v)) if v.ndim == 2 else flat
+        value = _Matrix(flat, v.shape[1], memory_order(v)) if v.ndim == 2 else flat
+        stride = row_stride(v)
+        return value if stride is None else _Strided(value, stride)
     if isinstance(v, (tuple, list)):
         return _python_sequence(name, v)
     if v is None:

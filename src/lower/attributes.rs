@@ -14,19 +14,33 @@ pub const COLUMNS_SUFFIX: &str = ".__ncols__";
 /// row-major all the same, one in Fortran order sums otherwise.
 pub const ORDER_SUFFIX: &str = ".__order__";
 
-/// The bound 2-D arrays (also `cfg.k`) by the memory order their strides give them.
+/// The suffix of the binding (`"S"` or `"R"`) that says that the rows of a bound float array
+/// (its elements, if 1-D) are not contiguous: more than one element apart forwards, or
+/// backwards (or broadcast), which NumPy's dot products add otherwise (`strided_dots.rs`).
+pub const STRIDE_SUFFIX: &str = ".__stride__";
+
+/// The bound 2-D arrays (also `cfg.k`) by the memory order their strides give them, and the
+/// bound arrays by the strides of their rows.
 pub(super) fn bound_layouts(bindings: &crate::bind::Bindings) -> super::transposed::BoundLayouts {
     use crate::bind::Value;
     let mut layouts = super::transposed::BoundLayouts::default();
-    for (key, order) in bindings.iter() {
-        let (Some(name), Value::Str(order)) = (key.strip_suffix(ORDER_SUFFIX), order) else {
+    for (key, layout) in bindings.iter() {
+        let Value::Str(layout) = layout else {
             continue;
         };
-        match order.as_str() {
-            "F" => layouts.fortran.insert(name.to_string()),
-            "C" => layouts.c_order.insert(name.to_string()),
-            _ => false,
+        let set = match (
+            key.strip_suffix(ORDER_SUFFIX),
+            key.strip_suffix(STRIDE_SUFFIX),
+        ) {
+            (Some(name), _) if layout == "F" => Some((&mut layouts.fortran, name)),
+            (Some(name), _) if layout == "C" => Some((&mut layouts.c_order, name)),
+            (_, Some(name)) if layout == "S" => Some((&mut layouts.strided_rows, name)),
+            (_, Some(name)) if layout == "R" => Some((&mut layouts.reversed_rows, name)),
+            _ => None,
         };
+        if let Some((set, name)) = set {
+            set.insert(name.to_string());
+        }
     }
     layouts
 }

@@ -2,6 +2,7 @@
 
 use super::builtins;
 use super::provenance::Prov;
+use super::strided_dots::Stride;
 use super::value::{ArrayVal, ElemKind, Value};
 use super::{not, ItemKinds, Iterable, Seq, Translator};
 use crate::error::{ErrorKind, Exception, Result, Span};
@@ -109,10 +110,12 @@ impl<'p> Translator<'p> {
             },
             ExprKind::Attribute(base, attr) => {
                 if let Some(v) = self.bound_attribute(base, attr) {
-                    if let (true, ExprKind::Name(n)) =
-                        (self.summed_transposes.contains(&e.span), &base.kind)
-                    {
-                        return Err(self.summed_fortran(&format!("{n}.{attr}"), e.span));
+                    if let ExprKind::Name(n) = &base.kind {
+                        let name = format!("{n}.{attr}");
+                        if self.summed_transposes.contains(&e.span) {
+                            return Err(self.summed_fortran(&name, e.span));
+                        }
+                        self.check_strided_binding(&name, e.span)?;
                     }
                     return Ok(v);
                 }
@@ -1681,6 +1684,14 @@ impl<'p> Translator<'p> {
                 c.at(kc),
             )
         };
+        // A row of the picked part is contiguous where its columns step by one; a column never.
+        let stride = match (&r, &c) {
+            (_, Pick::Range { step, .. }) => Stride::of_step(*step),
+            (Pick::Range { step, .. }, Pick::One(_)) if *step > 0 => Stride::Positive,
+            (Pick::Range { .. }, Pick::One(_)) => Stride::Negative,
+            (Pick::One(_), Pick::One(_)) => Stride::Contiguous,
+        };
+        self.check_strided_view(span, (stride, arr.ty), false);
         let index = self.temp(Ty::I64);
         let k = Expr::Var(index);
         let line = |len: Expr, elem: Expr| ArrayVal {
@@ -1712,15 +1723,13 @@ impl<'p> Translator<'p> {
         })
     }
 
-    fn index_array(&mut self, arr: ArrayVal, index: &ast::Expr, _span: Span) -> Result<Value> {
+    fn index_array(&mut self, arr: ArrayVal, index: &ast::Expr, span: Span) -> Result<Value> {
         match &index.kind {
             ExprKind::Slice(lo, hi, step) => {
                 return self.slice(
                     arr,
-                    lo.as_deref(),
-                    hi.as_deref(),
-                    step.as_deref(),
-                    index.span,
+                    (lo.as_deref(), hi.as_deref(), step.as_deref()),
+                    Some(span),
                 )
             }
             ExprKind::Tuple(items) => return Err(self
@@ -1803,7 +1812,7 @@ impl<'p> Translator<'p> {
         span: Span,
     ) -> Result<Value> {
         if let ExprKind::Slice(lo, hi, step) = &index.kind {
-            let part = self.slice(arr, lo.as_deref(), hi.as_deref(), step.as_deref(), span)?;
+            let part = self.slice(arr, (lo.as_deref(), hi.as_deref(), step.as_deref()), None)?;
             let part = self.array_of(part, span)?;
             return Ok(Value::List(part, kind));
         }
@@ -1845,17 +1854,18 @@ impl<'p> Translator<'p> {
         .hint("make every element one kind, e.g. `float(...)` around the element, or use np.array(...)")
     }
 
-    /// `a[lo:hi:step]` with Python's clamping; `step` must be a constant.
+    /// `a[lo:hi:step]` with Python's clamping; `step` must be a constant. `view`: the span of
+    /// the subscript where it makes a NumPy view (not a list), whose stride products may see.
     fn slice(
         &mut self,
         arr: ArrayVal,
-        lo: Option<&ast::Expr>,
-        hi: Option<&ast::Expr>,
-        step: Option<&ast::Expr>,
-        span: Span,
+        (lo, hi, step): (Option<&ast::Expr>, Option<&ast::Expr>, Option<&ast::Expr>),
+        view: Option<Span>,
     ) -> Result<Value> {
-        let _ = span;
         let (start, n, step) = self.slice_bounds(arr.len.clone(), lo, hi, step)?;
+        if let Some(span) = view {
+            self.check_strided_view(span, (Stride::of_step(step), arr.ty), false);
+        }
         let index = self.temp(Ty::I64);
         let at = bin(
             BinOp::Add,

@@ -30,6 +30,7 @@ mod selection;
 mod sentinels;
 mod set_sizes;
 mod sort_in_place;
+mod strided_dots;
 mod strings;
 mod transposed;
 mod tuples;
@@ -255,6 +256,8 @@ pub(crate) struct Translator<'a> {
     /// The `.T` whose value may reach a reduction that adds in memory order (see
     /// `transposed.rs`).
     pub(crate) summed_transposes: HashSet<Span>,
+    /// The views that may reach a product NumPy adds in a strided order (`strided_dots.rs`).
+    strided_dots: strided_dots::StridedDots,
     /// Whether each local assigned an array so far holds 2-D ones (see `note_dimensions`).
     two_d_names: HashMap<String, bool>,
     /// How an integrand's parameters are typed ([`lower_typed`]).
@@ -322,6 +325,7 @@ impl<'a> Translator<'a> {
             sentinel_valued: HashSet::new(),
             sentinel_checked: HashMap::new(),
             summed_transposes: HashSet::new(),
+            strided_dots: Default::default(),
             two_d_names: HashMap::new(),
             typing: crate::integrand::Typing::default(),
             integrand: Default::default(),
@@ -476,6 +480,8 @@ impl<'a> Translator<'a> {
             (&floats, &|e| self.callee_of(e)),
             &bound_layouts,
         );
+        self.strided_dots =
+            strided_dots::strided_dots(self.program, &|e| self.callee_of(e), bound_layouts);
         let sig = self.func.sig;
         let needed = if sig == ir::Sig::Filter1d { 2 } else { 1 };
         if f.params.len() < needed {
@@ -1098,6 +1104,7 @@ impl<'a> Translator<'a> {
         if self.summed_transposes.contains(&span) {
             return Err(self.summed_fortran(name, span));
         }
+        self.check_strided_binding(name, span)?;
         if self.hidden_in_helper(name) {
             return self.global_name(name, span);
         }

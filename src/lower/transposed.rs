@@ -22,18 +22,23 @@ use crate::syntax::Program;
 use std::collections::HashSet;
 
 /// The bound 2-D arrays (by name, `cfg.k` for an attribute) whose strides give them a memory
-/// order (those of one row or column, or broadcast, have none: they take their operands').
+/// order (those of one row or column, or broadcast, have none: they take their operands'), and
+/// the bound float arrays whose rows (elements, if 1-D) are not contiguous.
 #[derive(Default)]
 pub(super) struct BoundLayouts {
     /// In Fortran order.
     pub fortran: HashSet<String>,
     /// In C order.
     pub c_order: HashSet<String>,
+    /// Rows of a positive stride past one element.
+    pub strided_rows: HashSet<String>,
+    /// Rows of a negative or zero stride.
+    pub reversed_rows: HashSet<String>,
 }
 
 /// The bound value `e` reads, if it reads one by a name the function does not bind: `k`, or
 /// `cfg.k` (bound under that dotted name); `whole`: whether every load of it does.
-fn bound_name(s: &Scope, e: &Expr, whole: bool) -> Option<String> {
+pub(super) fn bound_name(s: &Scope, e: &Expr, whole: bool) -> Option<String> {
     let reads = |n: &str| match whole {
         true => s.reads_bound_only(n),
         false => s.may_read_bound(n),

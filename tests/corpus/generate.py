@@ -1348,16 +1348,21 @@ P("norm_frobenius", "lambda x: np.linalg.norm(x.reshape(3, 3)) + np.linalg.norm(
 
 P("matmul_weights", "lambda x: x @ W", {"W": GAUSS3}, kinds=("n", "u", "sp"), sizes=(9, 5))
 
-P("matmul_matrix_vector", """
+# Products of float matrices are refused (NumPy's gemm/gemv order): the sums written out, and
+# products of integer matrices, which add exactly in any order.
+P("matmul_rows_as_sums", """
     def sobel_like(w):
         m = w.reshape(3, 3)
-        gx = m @ np.array([-1.0, 0.0, 1.0])
-        gy = np.array([-1.0, 0.0, 1.0]) @ m
+        gx = np.sum(m * np.array([-1.0, 0.0, 1.0]), axis=1)
+        gy = m[2] - m[0]
         return np.hypot(gx @ np.array([1.0, 2.0, 1.0]), gy @ np.array([1.0, 2.0, 1.0]))
 """, kinds=("n", "dem", "q"), sizes=(9,))
 
-P("matmul_matrix_matrix", "lambda w: (w.reshape(3, 3) @ w.reshape(3, 3))[1, 2] + (w.reshape(3, 3) @ w.reshape(3, 3).T)[0, 0]",
-  kinds=("n", "q"), sizes=(9,))
+P("matmul_integer_matrices", """
+    def f(w):
+        k = (w * 4.0).astype(np.int64).reshape(3, 3)
+        return float((k @ k)[1, 2] + (k @ k.T)[0, 0] + (k.T @ k[0])[2])
+""", kinds=("n", "q"), sizes=(9,))
 
 P("r_without_centre", "lambda x: np.r_[x[:len(x) // 2], x[len(x) // 2 + 1:]].std()", kinds=("n", "u", "nan"))
 

@@ -169,14 +169,6 @@ def documented(source: str, finding: Finding, expected, got) -> Optional[str]:
                 "(src/lower/nan_signs.rs)")
     if got[0] == "raise" and len(got) > 2 and "sorted() of values that include NaN" in got[2]:
         return "sorted() of values with a NaN raises ValueError (CPython's order is its merge steps')"
-    # Last, so that the causes above claim their findings first. Another order of additions
-    # moves the last bits, and where terms overflow it can turn inf into nan, so what follows
-    # may raise where Python does not, or the other way round. ndjit adds
-    # dot products of vectors in OpenBLAS's order (src/math/blas.rs), but not those of strided
-    # views (`[::2]`: OpenBLAS's strided loop), nor any where its order is unknown (refused).
-    if ("np.dot(" in source and finding.kind != "crash"
-            and ("[::2]" in source or ndjit._core.dot_order() == "unknown")):
-        return "np.dot of a strided view adds in OpenBLAS's strided order, which ndjit does not model"
     return None
 
 

@@ -11,6 +11,7 @@ use crate::lower::names::Func::{self, *};
 use crate::lower::names::{Builtin, Module};
 use crate::lower::not;
 use crate::lower::numpy::zero_signs::{self, Shows};
+use crate::lower::strided_dots::Stride;
 use crate::lower::value::{ArrayVal, Value};
 use crate::lower::Translator;
 
@@ -532,6 +533,7 @@ pub(super) fn flip(t: &mut Translator, a: &mut Args) -> Result<Value> {
     // Flipping every axis of a 2-D array reverses its flat order and keeps its shape.
     let cols = crate::lower::numpy::columns(&v);
     let arr = t.array_of(v, s)?;
+    t.check_strided_view(a.span, (Stride::Negative, arr.ty), false);
     let len = t.stable(arr.len.clone(), Ty::I64);
     let index = t.temp(Ty::I64);
     let src = bin(

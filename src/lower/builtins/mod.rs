@@ -29,6 +29,7 @@ use super::list_methods::ListMethod;
 use super::names::Func::*;
 use super::names::{self, Builtin, Module};
 use super::provenance::Prov;
+use super::strided_dots::Stride;
 use super::value::{matrix_rows, ArrayVal, Value};
 use super::{not, Translator};
 use crate::error::{arity_message, ErrorKind, Result, Span};
@@ -167,6 +168,8 @@ pub(crate) fn attribute(t: &mut Translator, base: Value, attr: &str, span: Span)
                     )
                     .hint("ndjit adds a transposed array's elements row by row (other rounding): sum the untransposed array, or index it as m[j, i]")),
                 "T" => {
+                    // Its rows are the columns: strided.
+                    t.check_strided_view(span, (Stride::Positive, a.ty), true);
                     // Transposed view: element k of the result is (k % rows, k // rows) of the input.
                     let rows = t.stable(rows, Ty::I64);
                     let cols = t.stable(cols, Ty::I64);
