@@ -482,13 +482,19 @@ def memory_order(v: np.ndarray) -> Optional[str]:
 def row_stride(v: np.ndarray) -> Optional[str]:
     """How the rows of the float array `v` (its elements, if 1-D) lie in memory, where NumPy's
     dot products see it: "S" more than one element apart forwards (BLAS's strided loop), "R"
-    backwards or broadcast (`@`'s own loop), None contiguous (or one element: no stride)."""
-    if v.dtype.kind != "f" or v.ndim == 0 or v.shape[-1] <= 1:
+    backwards or broadcast (`@`'s own loop; a backwards slice of them steps forwards again),
+    None contiguous (or one element: no stride). A 2-D array of one column is one line stepping
+    by rows (its `reshape(-1)` is a view); one whose rows run backwards is "R" too (a backwards
+    column of it steps forwards)."""
+    if v.dtype.kind != "f" or v.ndim == 0:
         return None
-    step = v.strides[-1]
-    if step == v.itemsize:
-        return None
-    return "S" if step > 0 else "R"
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    along = v.strides[-1] if v.shape[-1] > 1 else v.itemsize  # a row's step
+    down = v.strides[0] if v.ndim == 2 and v.shape[0] > 1 else 1  # a column's
+    if along > v.itemsize:
+        return "S"
+    return "R" if along <= 0 or down <= 0 else None
 
 
 def _flatten_matrices(bindings: Dict[str, Any]) -> Dict[str, Any]:

@@ -46,6 +46,15 @@ REFUSED_VIEWS = [
     ("np.dot(m.T[0], x[:5])", "np.dot(m.T.copy()[0], x[:5])"),
     ("x[::-1] @ x", "x[::-1].copy() @ x"),
     ("np.flip(x) @ x", "np.flip(x).copy() @ x"),
+    # A backwards slice of a backwards view steps forwards; so does a one-column block
+    # reshaped (by rows); np.asarray is the view itself.
+    ("np.dot(x[::-1][::-2], x[:13])", "np.dot(x[::-1][::-2].copy(), x[:13])"),
+    ("np.dot(m[::-1][::-1, 0], x[:5])", "np.dot(m[::-1][::-1, 0].copy(), x[:5])"),
+    ("np.dot(m[:, 2:3].reshape(5), x[:5])", "np.dot(m[:, 2:3].reshape(5).copy(), x[:5])"),
+    ("np.dot(np.asarray(x[::2]), x[:13])", "np.dot(x[::2].copy(), x[:13])"),
+    # Rows stepping forwards in a block whose rows run backwards; one backwards column.
+    ("np.dot(x.reshape(1, 25)[::-1, ::2][0], x[:13])", "np.dot(x.reshape(1, 25)[::-1, ::2][0].copy(), x[:13])"),
+    ("np.dot(m[:, 2:1:-1].reshape(5), x[:5])", "np.dot(m[:, 2:1:-1].reshape(5).copy(), x[:5])"),
 ]
 
 
@@ -63,7 +72,8 @@ def test_strided_views_reaching_a_product_are_refused_and_the_copy_is_exact(refu
 # Views NumPy adds as their contiguous copy: `np.dot` copies a reversed view first, and the norm
 # ravels its argument.
 EXACT_VIEWS = [
-    "np.dot(x[::-1], x)",
+    "np.dot(x[::-1], x) + np.dot(x[::-1][1:], x[:24])",
+    "np.dot(np.array(x[::2]), x[:13]) + np.dot(m[1:4, :][2], x[:5]) + np.dot(m[:, 1:4][2], x[:3])",
     "np.dot(np.flip(x), x)",
     "np.dot(x[20:2:-2], x[:9])",
     "np.dot(m[1], m[2]) + np.dot(m[3, :], x[:5])",
@@ -101,13 +111,31 @@ def bound_matmul(w):
     return float(w[:5] @ REVERSED)
 
 
+def bound_resliced(w):
+    return float(np.dot(LONG_REVERSED[::-2], w[:13]))
+
+
+def bound_block(w):
+    return float(np.dot(w[:5], BLOCK.reshape(5)))
+
+
 COLUMN = KERNEL[:, 1]  # strided: elements 5 apart
 REVERSED = KERNEL[0, ::-1]
+LONG_REVERSED = np.random.default_rng(2).standard_normal(30)[25::-1]
+BLOCK = KERNEL[:, 1:2]  # one column: its reshape(5) steps by rows
+ROWS_REVERSED = KERNEL[::-1]  # a backwards column of it steps forwards
+
+
+def bound_rows_reversed(w):
+    return float(np.dot(ROWS_REVERSED[::-1, 0], w[:5]))
 
 
 @pytest.mark.parametrize("func,name,contiguous", [
     (bound_dot, "COLUMN", np.ascontiguousarray(COLUMN)),
     (bound_matmul, "REVERSED", np.ascontiguousarray(REVERSED)),
+    (bound_resliced, "LONG_REVERSED", np.ascontiguousarray(LONG_REVERSED)),
+    (bound_block, "BLOCK", np.ascontiguousarray(BLOCK)),
+    (bound_rows_reversed, "ROWS_REVERSED", np.ascontiguousarray(ROWS_REVERSED)),
 ])
 def test_bound_strided_arrays_reaching_a_product_are_refused(func, name, contiguous):
     with pytest.raises(ndjit.FilterSyntaxError, match="rows are strided") as e:
@@ -182,3 +210,15 @@ def test_the_suggested_sums_and_integer_products_are_numpys():
     got = ndi.generic_filter(img, f, size=5)
     want = ndi.generic_filter(img, py, size=5)
     np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+def test_the_norm_of_a_transposed_array_is_refused_however_it_is_named():
+    # NumPy's norm ravels in memory order: m.T's elements in m's order, not m.T's (a sum of
+    # squares in another order). `np.linalg.norm` and a `numpy.linalg` alias are one function.
+    src = "import numpy.linalg as la\ndef f(x):\n    m = x.reshape(7, 7)\n    return la.norm(m.T)\n"
+    with pytest.raises(ndjit.FilterSyntaxError, match="memory order"):
+        ndjit.jit_filter(src)
+    off = sum(bits(np.linalg.norm(w.reshape(7, 7).T)) != bits(np.sqrt(np.dot(w.reshape(7, 7).T.ravel(),
+                                                                            w.reshape(7, 7).T.ravel())))
+              for w in windows(49))
+    assert off > 10

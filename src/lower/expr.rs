@@ -1684,14 +1684,7 @@ impl<'p> Translator<'p> {
                 c.at(kc),
             )
         };
-        // A row of the picked part is contiguous where its columns step by one; a column never.
-        let stride = match (&r, &c) {
-            (_, Pick::Range { step, .. }) => Stride::of_step(*step),
-            (Pick::Range { step, .. }, Pick::One(_)) if *step > 0 => Stride::Positive,
-            (Pick::Range { .. }, Pick::One(_)) => Stride::Negative,
-            (Pick::One(_), Pick::One(_)) => Stride::Contiguous,
-        };
-        self.check_strided_view(span, (stride, arr.ty), false);
+        self.check_strided_view(span, (pick_stride(&r, &c), arr.ty), false);
         let index = self.temp(Ty::I64);
         let k = Expr::Var(index);
         let line = |len: Expr, elem: Expr| ArrayVal {
@@ -2439,6 +2432,35 @@ fn tuple_syntax(e: &ast::Expr) -> bool {
             ast::ExprKind::Attribute(m, f) if f == "shape"
                 && matches!(&m.kind, ast::ExprKind::Name(n) if n == "np" || n == "numpy")),
         _ => false,
+    }
+}
+
+/// The stride of a pick of a 2-D array as products see it. A part of a row steps as its
+/// columns do; a part of a column, by whole rows. A block is positive where its rows step
+/// forwards past one column; negative where its rows or columns run backwards (a view of it
+/// may then step forwards again only through a backwards slice, which `strided_dots.rs`
+/// follows); else its rows are contiguous, and where it may be one column wide (`m[:, 2:3]`)
+/// a `reshape` of it is a view stepping by rows.
+fn pick_stride(r: &super::selection::Pick, c: &super::selection::Pick) -> Stride {
+    use super::selection::Pick;
+    let one_column = |n: &Expr| !matches!(crate::ir::fold::const_expr(n), Some(v) if v.i() > 1);
+    match (r, c) {
+        (Pick::One(_), Pick::One(_)) => Stride::Contiguous,
+        (Pick::One(_), Pick::Range { step, .. }) => Stride::of_step(*step),
+        (Pick::Range { step, .. }, Pick::One(_)) if *step > 0 => Stride::Positive,
+        (Pick::Range { .. }, Pick::One(_)) => Stride::Negative,
+        (Pick::Range { step: rs, .. }, Pick::Range { step: cs, n, .. }) => {
+            // One column stepping backwards is a line stepping by rows, forwards.
+            if *cs > 1 || (*cs < 0 && *rs > 0 && one_column(n)) {
+                Stride::Positive
+            } else if *rs < 0 || *cs < 0 {
+                Stride::Negative
+            } else if one_column(n) {
+                Stride::MaybeOneColumn
+            } else {
+                Stride::Contiguous
+            }
+        }
     }
 }
 

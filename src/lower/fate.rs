@@ -66,9 +66,9 @@ pub(super) trait Rules {
     /// Whether `t op= v` changes the value of `t` in place when it is the value followed (a
     /// mutable object), so that the update itself may differ.
     fn updated_in_place(&self) -> bool;
-    /// The fate of an indexed value (`v[i]`, `v[a:b]`) whose item has `fate`; by default
-    /// anything may tell it apart.
-    fn subscript(&self, _fate: Fate) -> Fate {
+    /// The fate of a value indexed by `index` (`v[i]`, `v[a:b]`) whose item has `fate`; by
+    /// default anything may tell it apart.
+    fn subscript(&self, _index: &Expr, _fate: Fate) -> Fate {
         Fate::Differs
     }
     /// The fate of the receiver of the method `name` (`v.copy()`) whose call has `fate`; by
@@ -553,7 +553,7 @@ impl<'a> Scope<'a> {
                 self.expr(base, f);
             }
             ExprKind::Subscript(base, index) => {
-                let f = self.walk.rules.subscript(fate);
+                let f = self.walk.rules.subscript(index, fate);
                 self.expr(base, f);
                 self.expr(index, Fate::Differs);
             }

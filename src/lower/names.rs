@@ -80,7 +80,7 @@ funcs! {
     LessEqual = "less_equal", Greater = "greater", GreaterEqual = "greater_equal", Delete = "delete", Concatenate = "concatenate", Sort = "sort",
     Dot = "dot", Average = "average", Diff = "diff", Flip = "flip", Bincount = "bincount",
     Histogram = "histogram", Reshape = "reshape", Array = "array", Ravel = "ravel",
-    CopyOf = "copy", Shape = "shape", Ndim = "ndim",
+    CopyOf = "copy", AsArray = "asarray", Shape = "shape", Ndim = "ndim",
     Float64 = "float64",
     Int64 = "int64", BoolScalar = "bool_",
     // NumPy array functions lowered in `numpy/`
@@ -258,7 +258,9 @@ pub(crate) fn resolve(module: Module, name: &str) -> Option<Builtin> {
         (Np, "fix") => Trunc,
         (Np, "true_divide") => Divide,
         (Np, "mod") => Remainder,
-        (Np, "asarray" | "asanyarray") => Array,
+        // `np.array` copies, `np.asarray` is its argument where that is an array (a view stays
+        // one: `strided_dots.rs`); the lowering treats them alike.
+        (Np, "asanyarray") => AsArray,
         // Only the 64-bit types: float32 rounds and int32 or uint8 wrap at their own widths,
         // which ndjit does not model, so those are refused (unknown names) rather than widened.
         (Np, "double" | "float_") => Float64,

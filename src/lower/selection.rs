@@ -13,7 +13,12 @@ impl Translator<'_> {
             let (start, n, step) =
                 self.slice_bounds(len, lo.as_deref(), hi.as_deref(), step.as_deref())?;
             let start = self.stable(start, Ty::I64);
-            let n = self.stable(n, Ty::I64);
+            // A count known here stays a constant (`strided_dots.rs` asks whether a block may
+            // be one column wide).
+            let n = match crate::ir::fold::const_expr(&n) {
+                Some(crate::ir::eval::Val::I(k)) => Expr::I64(k),
+                _ => self.stable(n, Ty::I64),
+            };
             return Ok(Pick::Range { start, n, step });
         }
         let v = self.expr(e)?;

@@ -37,6 +37,13 @@ pub(super) struct StridedDots {
     dotted_views: HashSet<Span>,
     /// The same that may reach `@`: refused where their stride is not one element.
     matmul_views: HashSet<Span>,
+    /// The same that may be sliced backwards (`r[::-2]`, `np.flip(r)`): where their own
+    /// stride is negative, the new view's is positive, so those that may reach `np.dot` as
+    /// well are refused.
+    resliced_views: HashSet<Span>,
+    /// The same that may be reshaped: where they may be one column wide, the new view steps
+    /// by rows, so those that may reach `np.dot` as well are refused.
+    reshaped_views: HashSet<Span>,
     /// `.T` (and reads of bound arrays in Fortran order) whose value may reach `np.dot` or
     /// `@`: refused where it transposes a 2-D array.
     dotted_transposes: HashSet<Span>,
@@ -51,6 +58,9 @@ pub(super) enum Stride {
     Positive,
     /// Backwards.
     Negative,
+    /// Rows forwards and contiguous, in a block that may be one column wide: its rows are
+    /// contiguous, but a `reshape` of it to 1-D is a view stepping by rows.
+    MaybeOneColumn,
 }
 
 impl Stride {
@@ -86,7 +96,8 @@ impl Translator<'_> {
         let refused = match stride {
             Stride::Contiguous => false,
             Stride::Positive => dotted.contains(&span),
-            Stride::Negative => d.matmul_views.contains(&span),
+            Stride::Negative => d.reversed_refused(span),
+            Stride::MaybeOneColumn => dotted.contains(&span) && d.reshaped_views.contains(&span),
         };
         if refused {
             self.refuse_unsupported(
@@ -107,7 +118,7 @@ impl Translator<'_> {
         let d = &self.strided_dots;
         let b = &d.bound;
         let refused = (b.strided_rows.contains(name) && d.dotted_views.contains(&span))
-            || (b.reversed_rows.contains(name) && d.matmul_views.contains(&span))
+            || (b.reversed_rows.contains(name) && d.reversed_refused(span))
             || (b.fortran.contains(name) && d.dotted_transposes.contains(&span));
         if !refused {
             return Ok(());
@@ -128,6 +139,15 @@ impl Translator<'_> {
     }
 }
 
+impl StridedDots {
+    /// Whether the view of negative stride made at `span` may reach `@`, or `np.dot` through
+    /// a backwards slice of it (whose stride is then positive).
+    fn reversed_refused(&self, span: Span) -> bool {
+        self.matmul_views.contains(&span)
+            || (self.dotted_views.contains(&span) && self.resliced_views.contains(&span))
+    }
+}
+
 /// The views of `program` that may reach a BLAS product; none where it has no such product.
 /// `bound`: the layouts of the bound arrays.
 pub(super) fn strided_dots(program: &Program, callee: Callee, bound: BoundLayouts) -> StridedDots {
@@ -145,6 +165,8 @@ pub(super) fn strided_dots(program: &Program, callee: Callee, bound: BoundLayout
     StridedDots {
         dotted_views: walk(Origins::Views, Sinks::DotAndMatmul),
         matmul_views: walk(Origins::Views, Sinks::Matmul),
+        resliced_views: walk(Origins::Views, Sinks::BackwardsSlice),
+        reshaped_views: walk(Origins::Views, Sinks::Reshape),
         dotted_transposes: walk(Origins::Transposes, Sinks::DotAndMatmul),
         bound,
     }
@@ -183,13 +205,18 @@ enum Origins {
     Transposes,
 }
 
-/// Which products add a strided operand otherwise than a contiguous one.
+/// Which uses a walk looks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Sinks {
-    /// `np.dot`, `.dot` and `@`: views of positive strides.
+    /// `np.dot` and `@`, which add views of positive strides otherwise.
     DotAndMatmul,
     /// `@` only: `np.dot` copies a view of negative stride first.
     Matmul,
+    /// A slice that may step backwards (`v[::-2]`, `m[::-1, 0]`) or `np.flip`: of a view of
+    /// negative stride, it makes one of positive stride.
+    BackwardsSlice,
+    /// `np.reshape` or `.reshape`: of a one-column block, it makes a view stepping by rows.
+    Reshape,
 }
 
 struct StridedView<'a> {
@@ -211,8 +238,29 @@ impl StridedView<'_> {
     fn dotted(&self) -> Fate {
         match self.sinks {
             Sinks::DotAndMatmul => Fate::Differs,
-            Sinks::Matmul => Fate::Agrees,
+            Sinks::Matmul | Sinks::BackwardsSlice | Sinks::Reshape => Fate::Agrees,
         }
+    }
+
+    /// The fate of a view that reaches `@`.
+    fn multiplied(&self) -> Fate {
+        match self.sinks {
+            Sinks::DotAndMatmul | Sinks::Matmul => Fate::Differs,
+            Sinks::BackwardsSlice | Sinks::Reshape => Fate::Agrees,
+        }
+    }
+}
+
+/// Whether the subscript `index` may hold a slice stepping backwards: a step other than a
+/// positive literal.
+fn may_step_backwards(index: &Expr) -> bool {
+    let backwards = |i: &Expr| match &i.kind {
+        ExprKind::Slice(_, _, Some(step)) => !matches!(step.kind, ExprKind::Int(k) if k > 0),
+        _ => false,
+    };
+    match &index.kind {
+        ExprKind::Tuple(items) => items.iter().any(backwards),
+        _ => backwards(index),
     }
 }
 
@@ -243,7 +291,7 @@ impl Rules for StridedView<'_> {
 
     fn operand(&self, _: &Scope, op: BinOp, fate: Fate, _: &Expr, _: &Expr, _: bool) -> Fate {
         match op {
-            BinOp::MatMul => Fate::Differs,
+            BinOp::MatMul => self.multiplied(),
             _ => self.element_wise(fate),
         }
     }
@@ -257,8 +305,10 @@ impl Rules for StridedView<'_> {
         let along_an_axis = n > 1 || keywords.iter().any(|k| k.name == "axis");
         match (b.module, b.func) {
             (Module::Np, Dot) => self.dotted(),
+            (Module::Np, Flip) if self.sinks == Sinks::BackwardsSlice => Fate::Differs,
+            (Module::Np, Reshape) if self.sinks == Sinks::Reshape => Fate::Differs,
             // Views of their argument.
-            (Module::Np, Reshape | Flip) => fate,
+            (Module::Np, Reshape | Flip | AsArray) => fate,
             // Numbers, or new 1-D arrays: a reduction's result, a C-order copy, a concatenation,
             // a cumulative sum of the flattened array; the norm ravels its argument first.
             (
@@ -290,12 +340,16 @@ impl Rules for StridedView<'_> {
     }
 
     /// A slice or row of a view is a view (an item, a number, is taken as one too).
-    fn subscript(&self, fate: Fate) -> Fate {
+    fn subscript(&self, index: &Expr, fate: Fate) -> Fate {
+        if self.sinks == Sinks::BackwardsSlice && may_step_backwards(index) {
+            return Fate::Differs;
+        }
         fate
     }
 
     fn receiver(&self, name: &str, fate: Fate) -> Fate {
         match name {
+            "reshape" if self.sinks == Sinks::Reshape => Fate::Differs,
             // Copies in C order, and numbers.
             "copy" | "ravel" | "flatten" | "tolist" | "item" | "sum" | "mean" | "var" | "std"
             | "prod" | "min" | "max" | "ptp" | "any" | "all" | "argmin" | "argmax" => Fate::Agrees,
@@ -346,6 +400,21 @@ mod tests {
             "    v = np.reshape(x[::2], (13,))\n    return np.dot(v, v)",
             "    c = m[1:, 0]\n    return c @ c",
             "    return g(x[::2])\ndef g(a):\n    return np.dot(a, a)",
+            // Backwards slices of backwards views step forwards.
+            "    return np.dot(x[::-1][::-2], x[:13])",
+            "    return np.dot(np.flip(x)[::-2], x[:13])",
+            "    return np.dot(np.flip(x[::-2]), x[:13])",
+            "    r = x[::-1]\n    s = r[::-2]\n    return np.dot(s, x[:13])",
+            "    return np.dot(m[::-1, 0][::-1], x[:5])",
+            "    return np.dot(m[::-1][::-1, 0], x[:5])",
+            // A one-column block reshaped is a view stepping by rows; np.asarray a view.
+            "    return np.dot(m[:, 2:3].reshape(5), x[:5])",
+            "    return np.dot(np.asarray(x[::2]), x[:13])",
+            "    return np.asarray(x[::-1]) @ x",
+            // Blocks: rows stepping forwards past one column, or one backwards column.
+            "    return np.dot(m[::-1, ::2][0], x[:3])",
+            "    return np.dot(m[:, 2:1:-1].reshape(5), x[:5])",
+            "    return np.dot(m[::2, 2:1:-1].reshape(3), x[:3])",
         ] {
             let e = refusal(lines).unwrap_or_else(|| panic!("compiled: {lines}"));
             assert!(e.contains("strided"), "{lines}: {e}");
@@ -358,11 +427,13 @@ mod tests {
         for lines in [
             "    return np.dot(x[::2].copy(), x[:13])",
             "    return np.dot(x[::2] * 2.0, x[:13])",
-            "    return np.dot(x[::-1], x)",
+            "    return np.dot(x[::-1], x) + np.dot(x[::-1][1:], x[:24])",
             "    return np.dot(np.flip(x), x)",
             "    return np.dot(m[1], m[2]) + np.dot(m[1, :], x[:5])",
             "    return np.dot(m.T.copy()[0], x[:5]) + np.dot(np.ravel(m.T)[:5], x[:5])",
             "    return np.dot(x[1:], x[:24]) + x.T @ x",
+            "    return np.dot(np.array(x[::2]), x[:13]) + np.dot(m[1:4, :][2], x[:5])",
+            "    return np.dot(m[:, 1:4][2], x[:3]) + np.dot(m[::-1, 1:4][0], x[:3])",
             "    return np.linalg.norm(x[::2]) + np.linalg.norm(x[::-1])",
             "    return np.dot(x, x) + np.sum(x[::2]) + x[1::3].max()",
             // No product at all: a strided view may go anywhere.

@@ -157,15 +157,16 @@ impl Rules for Transposed<'_> {
                 Sum | Nansum | Prod | Nanprod | Mean | Nanmean | Var | Nanvar | Std | Nanstd
                 | Average,
             ) => Fate::Differs,
+            // The norm ravels its argument in memory order (`ravel(order="K")`), and adds that.
+            (Module::Linalg, _) => Fate::Differs,
             // Exact in any order, or flattened in C order (the cumulative sums, the arg-extremes'
-            // indices), or NumPy's BLAS order (`np.dot`, `np.linalg.norm`).
+            // indices), or a product of rows (`np.dot`: see `strided_dots.rs`).
             (
                 Module::Np,
                 Min | Max | Nanmin | Nanmax | Ptp | Median | Nanmedian | Percentile | Nanpercentile
                 | Quantile | Nanquantile | Any | All | CountNonzero | Argmin | Argmax | Nanargmin
                 | Nanargmax | Cumsum | Cumprod | Dot,
-            )
-            | (Module::Linalg, _) => Fate::Agrees,
+            ) => Fate::Agrees,
             // Python's `sum` adds the rows in turn, element-wise; the conversions read numbers.
             (Module::Builtin, Sum | Len | Float | Int | Bool) => Fate::Agrees,
             // A copy flattened in C order (`order` is refused).
@@ -182,7 +183,7 @@ impl Rules for Transposed<'_> {
     }
 
     /// An item is a number; a row, column or block keeps the layout.
-    fn subscript(&self, fate: Fate) -> Fate {
+    fn subscript(&self, _: &Expr, fate: Fate) -> Fate {
         fate
     }
 

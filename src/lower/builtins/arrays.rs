@@ -63,7 +63,7 @@ pub(super) fn array(t: &mut Translator, base: Func, a: &mut Args) -> Result<Valu
     // `np.array`, `np.asarray` and `.copy()` keep a 2-D array 2-D; `np.ravel`,
     // `.ravel()` and `.flatten()` make it 1-D.
     let cols = match base {
-        Array => crate::lower::numpy::columns(&v),
+        Array | AsArray => crate::lower::numpy::columns(&v),
         _ => None,
     };
     let arr = match dtype {

@@ -654,7 +654,7 @@ fn lower_call(t: &mut Translator, name: Builtin, a: &mut Args) -> Result<Value> 
         (Np, NanToNum) => closeness::nan_to_num(t, a),
         (Np, Clip) => ufuncs::clip(t, a, ufuncs::ClipForm::Function),
         (Method, Clip) => ufuncs::clip(t, a, ufuncs::ClipForm::Method),
-        (Np, Array | Ravel) => arrays::array(t, func, a),
+        (Np, Array | AsArray | Ravel) => arrays::array(t, func, a),
         (Np, CopyOf) => arrays::copy(t, a),
         (Module::Statistics, Mode) => statistics::mode(t, a),
         (Module::Collections, Counter) => collections::counter(t, a),
