@@ -167,6 +167,14 @@ def test_a_reversed_bound_array_in_np_dot_is_numpys():
         assert bits(g.evaluate(w)) == bits(f(w))
 
 
+@pytest.mark.parametrize("kernel", [KERNEL, KERNEL[:, ::-1], KERNEL[1:, ::-2]], ids=["C", "reversed", "reversed-strided"])
+def test_the_transpose_of_a_bound_array_reaching_a_product_is_refused(kernel):
+    # `k.T[0]` is a column of `k`: strided whatever the bound array's own layout.
+    src = "def f(x, k):\n    return np.dot(k.T[0], x[:5])\n"
+    with pytest.raises(ndjit.FilterSyntaxError, match="strided"):
+        ndjit.jit_filter(src, extra_arguments=(kernel,))
+
+
 def test_rows_of_a_bound_fortran_array_reaching_a_product_are_refused():
     kernel = np.asfortranarray(KERNEL)
     src = "def f(x, k):\n    return np.dot(k[1], x[:5])\n"

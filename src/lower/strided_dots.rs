@@ -266,12 +266,16 @@ fn may_step_backwards(index: &Expr) -> bool {
 
 impl Rules for StridedView<'_> {
     fn follows(&self, s: &Scope, e: &Expr) -> bool {
+        // A read of a bound array so marked (`k`, `cfg.k`); `k.T` of one is a transpose.
         if let Some(name) = bound_name(s, e, false) {
             let b = self.bound;
-            return match self.origins {
+            let marked = match self.origins {
                 Origins::Views => b.strided_rows.contains(&name) || b.reversed_rows.contains(&name),
                 Origins::Transposes => b.fortran.contains(&name),
             };
+            if marked {
+                return true;
+            }
         }
         match (self.origins, &e.kind) {
             (Origins::Views, ExprKind::Subscript(_, index)) => match &index.kind {
