@@ -3,8 +3,8 @@ random programs under CPython + NumPy, the interpreter, the JIT, scipy's loop ar
 callback and the native driver. Any disagreement fails, with its minimised program.
 
 The whole grammar runs (``grammar.FULL``); a finding passes only where it falls under a
-deviation the README documents (``compare.documented``: np.dot's order of additions, Python
-float powers with complex results, the GPU's math within 1-3 ulp) or ndjit's by-design
+deviation the README documents (``compare.documented``: the zero-sign refusals, Python float
+powers with complex results, the GPU's math within 1-3 ulp) or ndjit's by-design
 OverflowError past 64 bits (``Finding.known_open``).
 """
 import faulthandler
