@@ -88,18 +88,7 @@ impl Translator<'_> {
         if ty != Ty::F64 {
             return;
         }
-        let d = &self.strided_dots;
-        let dotted = match transpose {
-            true => &d.dotted_transposes,
-            false => &d.dotted_views,
-        };
-        let refused = match stride {
-            Stride::Contiguous => false,
-            Stride::Positive => dotted.contains(&span),
-            Stride::Negative => d.reversed_refused(span),
-            Stride::MaybeOneColumn => dotted.contains(&span) && d.reshaped_views.contains(&span),
-        };
-        if refused {
+        if self.strided_dots.refuses(span, stride, transpose) {
             self.refuse_unsupported(
                 span,
                 "a strided view (a slice with a step, a column, a transpose, np.flip) that may \
@@ -117,9 +106,10 @@ impl Translator<'_> {
     pub(super) fn check_strided_binding(&self, name: &str, span: Span) -> Result<()> {
         let d = &self.strided_dots;
         let b = &d.bound;
-        let refused = (b.strided_rows.contains(name) && d.dotted_views.contains(&span))
-            || (b.reversed_rows.contains(name) && d.reversed_refused(span))
-            || (b.fortran.contains(name) && d.dotted_transposes.contains(&span));
+        // Its rows' stride, and a Fortran-order array's rows as a transpose's.
+        let refused = (b.strided_rows.contains(name) && d.refuses(span, Stride::Positive, false))
+            || (b.reversed_rows.contains(name) && d.refuses(span, Stride::Negative, false))
+            || (b.fortran.contains(name) && d.refuses(span, Stride::Positive, true));
         if !refused {
             return Ok(());
         }
@@ -140,11 +130,24 @@ impl Translator<'_> {
 }
 
 impl StridedDots {
-    /// Whether the view of negative stride made at `span` may reach `@`, or `np.dot` through
-    /// a backwards slice of it (whose stride is then positive).
-    fn reversed_refused(&self, span: Span) -> bool {
-        self.matmul_views.contains(&span)
-            || (self.dotted_views.contains(&span) && self.resliced_views.contains(&span))
+    /// Whether the view of `stride` made at `span` (`transpose`: a `.T`) may reach a product
+    /// NumPy adds otherwise: one of negative stride reaches `@`, or `np.dot` through a
+    /// backwards slice of it (whose stride is then positive); a block that may be one column
+    /// reaches a product through a reshape.
+    fn refuses(&self, span: Span, stride: Stride, transpose: bool) -> bool {
+        let dotted = match transpose {
+            true => &self.dotted_transposes,
+            false => &self.dotted_views,
+        };
+        match stride {
+            Stride::Contiguous => false,
+            Stride::Positive => dotted.contains(&span),
+            Stride::Negative => {
+                self.matmul_views.contains(&span)
+                    || (dotted.contains(&span) && self.resliced_views.contains(&span))
+            }
+            Stride::MaybeOneColumn => dotted.contains(&span) && self.reshaped_views.contains(&span),
+        }
     }
 }
 
