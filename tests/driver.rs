@@ -376,6 +376,7 @@ fn random_options(rng: &mut Rng, ndim: usize) -> Options {
         Engine::Sequential,
     ][rng.below(5)];
     Options {
+        function: driver::Function::GenericFilter,
         footprint,
         mode,
         cval: [0.0, -1.5, f64::NAN, 300.0][rng.below(4)],
@@ -1006,7 +1007,6 @@ fn an_output_overlapping_the_input_sees_earlier_results_as_in_scipy() {
 
 #[test]
 fn a_1d_output_overlapping_the_input_runs_scipys_batches_with_progress_and_cancel() {
-    use ndjit::driver::{generic_filter1d_raw, Filter1dOptions};
     use ndjit::Sig;
     // scipy 1.17: a = arange(20.).reshape(4, 5); generic_filter1d(a[:-1], f, 3, axis=1,
     // output=a[1:]) with f writing iline[:-2] + iline[2:]: its three rows are one batch, read
@@ -1032,12 +1032,12 @@ fn a_1d_output_overlapping_the_input_runs_scipys_batches_with_progress_and_cance
     };
     let calls = Arc::new(AtomicUsize::new(0));
     let c = calls.clone();
-    let mut o = Filter1dOptions::new(3);
+    let mut o = Options::filter1d(3, -1);
     o.progress = Some(Arc::new(move |done, total| {
         assert_eq!((done, total), (15, 15));
         c.fetch_add(1, Ordering::Relaxed);
     }));
-    unsafe { generic_filter1d_raw(&input, &output, &f, &o) }.unwrap();
+    unsafe { generic_filter_raw(&input, &output, &f, &o) }.unwrap();
     let want: Vec<f64> = vec![
         0., 1., 2., 3., 4., 1., 2., 4., 6., 7., 11., 12., 14., 16., 17., 21., 22., 24., 26., 27.,
     ];
@@ -1045,7 +1045,7 @@ fn a_1d_output_overlapping_the_input_runs_scipys_batches_with_progress_and_cance
     assert_eq!(calls.load(Ordering::Relaxed), 1);
     o.progress = None;
     o.cancel = Some(Arc::new(AtomicBool::new(true)));
-    let e = unsafe { generic_filter1d_raw(&input, &output, &f, &o) }.unwrap_err();
+    let e = unsafe { generic_filter_raw(&input, &output, &f, &o) }.unwrap_err();
     assert!(matches!(e, DriverError::Cancelled));
 }
 
@@ -1123,9 +1123,48 @@ fn bound_values_reach_the_row_kernel() {
 
 mod filter1d {
     use super::*;
-    use ndjit::driver::{generic_filter1d_raw, Filter1dOptions};
     use ndjit::interp::Args;
     use ndjit::Sig;
+
+    /// The arguments of `generic_filter1d`, for the reference and for the driver's options.
+    #[derive(Clone, Copy)]
+    struct Line {
+        size: usize,
+        axis: isize,
+        origin: isize,
+        mode: Mode,
+        cval: f64,
+    }
+
+    impl Line {
+        fn new(size: usize, origin: isize) -> Line {
+            Line {
+                size,
+                axis: -1,
+                origin,
+                mode: Mode::Reflect,
+                cval: 0.0,
+            }
+        }
+
+        fn options(&self) -> Options {
+            Options::filter1d(self.size, self.axis)
+                .origin(&[self.origin])
+                .mode(self.mode)
+                .cval(self.cval)
+        }
+    }
+
+    /// `generic_filter1d` through the driver.
+    fn run1d(
+        input: &RawArray,
+        output: &RawArrayMut,
+        f: &Filter,
+        opts: &Options,
+    ) -> Result<(), DriverError> {
+        // SAFETY: the tests' arrays are valid for their shapes and strides.
+        unsafe { generic_filter_raw(input, output, f, opts) }
+    }
 
     fn compile1d(src: &str) -> Filter {
         Filter::builder(src)
@@ -1139,7 +1178,7 @@ mod filter1d {
         input: &Buf,
         out_dtype: Dtype,
         f: &Filter,
-        o: &Filter1dOptions,
+        o: &Line,
     ) -> Result<Vec<u8>, Vec<usize>> {
         let ndim = input.shape.len();
         let axis = if o.axis < 0 {
@@ -1148,13 +1187,13 @@ mod filter1d {
             o.axis as usize
         };
         let n = input.shape[axis];
-        let before = (o.filter_size / 2) as i64 + o.origin as i64;
+        let before = (o.size / 2) as i64 + o.origin as i64;
         let mut out = c_buf(out_dtype, &input.shape);
         for idx in indices(&input.shape) {
             if idx[axis] != 0 {
                 continue;
             }
-            let ext: Vec<f64> = (0..(n + o.filter_size - 1) as i64)
+            let ext: Vec<f64> = (0..(n + o.size - 1) as i64)
                 .map(|t| match reference_index(o.mode, t - before, n as i64) {
                     Some(i) => {
                         let mut at = idx.clone();
@@ -1201,18 +1240,27 @@ mod filter1d {
             let input = random_array(&mut rng, din, &shape);
             let mut output = random_array(&mut rng, dout, &shape);
             let size = 1 + rng.below(6);
-            let mut o = Filter1dOptions::new(size);
-            o.axis = rng.below(ndim) as isize - if rng.chance(0.5) { ndim as isize } else { 0 };
-            o.origin = rng.below(size) as isize - (size / 2) as isize;
-            o.mode = Mode::ALL[rng.below(8)];
-            o.cval = [0.0, -2.5, 300.0][rng.below(3)];
-            o.threads = Some(1 + rng.below(2));
+            let o = Line {
+                axis: rng.below(ndim) as isize - if rng.chance(0.5) { ndim as isize } else { 0 },
+                mode: Mode::ALL[rng.below(8)],
+                cval: [0.0, -2.5, 300.0][rng.below(3)],
+                ..Line::new(size, rng.below(size) as isize - (size / 2) as isize)
+            };
+            // Every CPU engine: the interpreter's lines and scipy's batches are the native
+            // lines' results too.
+            let engine = [
+                Engine::Auto,
+                Engine::Callback,
+                Engine::Interpreter,
+                Engine::Sequential,
+            ][case % 4];
+            let opts = o.options().threads(1 + rng.below(2)).engine(engine);
             let want = reference(&input, dout, &f, &o).unwrap();
-            unsafe { generic_filter1d_raw(&input.raw(), &output.raw_mut(), &f, &o) }.unwrap();
+            run1d(&input.raw(), &output.raw_mut(), &f, &opts).unwrap();
             assert_eq!(
                 output.bytes(),
                 want,
-                "case {case}: {din}->{dout} {shape:?} size {size} axis {} origin {} {}",
+                "case {case}: {din}->{dout} {shape:?} size {size} axis {} origin {} {} {engine:?}",
                 o.axis,
                 o.origin,
                 o.mode
@@ -1229,10 +1277,7 @@ mod filter1d {
         let mut out = vec![0.0; 5];
         let output = RawArrayMut::from_slice(&mut out, &[5]).unwrap();
         let run = |size: usize| {
-            let e = unsafe {
-                generic_filter1d_raw(&input, &output, &copy, &Filter1dOptions::new(size))
-            }
-            .unwrap_err();
+            let e = run1d(&input, &output, &copy, &Options::filter1d(size, -1)).unwrap_err();
             format!("{}: {e}", e.python_type())
         };
         assert_eq!(
@@ -1249,6 +1294,136 @@ mod filter1d {
         );
     }
 
+    /// An executor that computes nothing and counts its runs; it takes the defaults of the
+    /// trait (no regions, no generic_filter1d).
+    struct Counting(AtomicUsize);
+
+    impl driver::Executor for Counting {
+        type Error = DriverError;
+
+        unsafe fn execute(&self, _: &driver::Resolved<'_>) -> Result<(), DriverError> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_driver_validates_a_1d_run_before_any_executor_sees_it() {
+        let copy = compile1d("def f(a, o):\n    o[...] = a[:len(o)]");
+        let data: Vec<f64> = (0..6).map(f64::from).collect();
+        let input = RawArray::from_slice(&data, &[2, 3]).unwrap();
+        let mut out = vec![0.0; 6];
+        let output = RawArrayMut::from_slice(&mut out, &[2, 3]).unwrap();
+        let err = |opts: &Options| {
+            let e = run1d(&input, &output, &copy, opts).unwrap_err();
+            format!("{}: {e}", e.python_type())
+        };
+        // Options that are not generic_filter1d's arguments.
+        let two_axes = Options {
+            axes: Some(vec![0, 1]),
+            ..Options::filter1d(3, 0)
+        };
+        let footprint = Options {
+            footprint: Footprint::new(vec![3], vec![true, false, true]).unwrap(),
+            ..Options::filter1d(3, 0)
+        };
+        assert_eq!(
+            err(&two_axes),
+            "ValueError: generic_filter1d takes one axis (Options::filter1d)"
+        );
+        assert_eq!(
+            err(&footprint),
+            "ValueError: generic_filter1d takes a filter_size, not a footprint (Options::filter1d)"
+        );
+        assert_eq!(
+            err(&Options::filter1d(3, 0).origin(&[0, 0])),
+            "RuntimeError: sequence argument must have length equal to input rank"
+        );
+        assert_eq!(
+            err(&Options::filter1d(3, 0).region(&[0..1, 0..3])),
+            "ValueError: generic_filter1d computes whole lines, not a region"
+        );
+        // An executor that runs only generic_filter is refused a 1-D run, and never called.
+        let counting = Counting(AtomicUsize::new(0));
+        let opts = Options::filter1d(3, 0);
+        let e = unsafe { driver::execute(&counting, &input, &output, &copy, &opts) }.unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "this executor runs generic_filter, not generic_filter1d"
+        );
+        let nd = Filter::compile("np.mean(x)", &Bindings::new()).unwrap();
+        unsafe { driver::execute(&counting, &input, &output, &nd, &Options::size(&[3, 3])) }
+            .unwrap();
+        assert_eq!(counting.0.load(Ordering::Relaxed), 1);
+        // As scipy: an empty input takes any filter_size (no line is extended), and calls nothing.
+        let none: [f64; 0] = [];
+        let empty = RawArray::from_slice(&none, &[0, 5]).unwrap();
+        let mut none_out: [f64; 0] = [];
+        let empty_out = RawArrayMut::from_slice(&mut none_out, &[0, 5]).unwrap();
+        for size in [1 << 40, usize::MAX] {
+            run1d(&empty, &empty_out, &copy, &Options::filter1d(size, -1)).unwrap();
+        }
+    }
+
+    #[test]
+    fn every_engine_runs_scipys_batches_on_an_overlapping_output() {
+        // As `a_1d_output_overlapping_the_input_runs_scipys_batches_with_progress_and_cancel`,
+        // through each engine: the interpreter's lines too are read a batch before any is
+        // written.
+        let f = compile1d("def f(i, o):\n    o[...] = i[:-2] + i[2:]\n");
+        for engine in [
+            Engine::Auto,
+            Engine::Callback,
+            Engine::Interpreter,
+            Engine::Sequential,
+        ] {
+            let mut a: Vec<f64> = (0..20).map(f64::from).collect();
+            let whole = RawArrayMut::from_slice(&mut a, &[4, 5]).unwrap();
+            let input = RawArray {
+                ptr: whole.ptr,
+                dtype: whole.dtype,
+                shape: vec![3, 5],
+                strides: whole.strides.clone(),
+            };
+            let output = RawArrayMut {
+                ptr: whole.ptr.wrapping_add(40),
+                dtype: whole.dtype,
+                shape: vec![3, 5],
+                strides: whole.strides.clone(),
+            };
+            run1d(
+                &input,
+                &output,
+                &f,
+                &Options::filter1d(3, -1).engine(engine),
+            )
+            .unwrap();
+            let want: Vec<f64> = vec![
+                0., 1., 2., 3., 4., 1., 2., 4., 6., 7., 11., 12., 14., 16., 17., 21., 22., 24.,
+                26., 27.,
+            ];
+            assert_eq!(a, want, "{engine:?}");
+        }
+        // The interpreter engine runs no native code: a filter built without it stays so.
+        let lazy = Filter::builder("def f(i, o):\n    o[...] = i[:-2] * 2.0\n")
+            .signature(Sig::Filter1d)
+            .native_code(false)
+            .compile()
+            .unwrap();
+        let data: Vec<f64> = (0..10).map(f64::from).collect();
+        let mut out = vec![0.0; 10];
+        let (input, output) = (
+            RawArray::from_slice(&data, &[2, 5]).unwrap(),
+            RawArrayMut::from_slice(&mut out, &[2, 5]).unwrap(),
+        );
+        let interpret = Options::filter1d(3, -1).engine(Engine::Interpreter);
+        run1d(&input, &output, &lazy, &interpret).unwrap();
+        assert!(!lazy.has_native_code());
+        assert_eq!(out, [0., 0., 2., 4., 6., 10., 10., 12., 14., 16.]);
+        run1d(&input, &output, &lazy, &Options::filter1d(3, -1)).unwrap();
+        assert!(lazy.has_native_code());
+    }
+
     #[test]
     fn scipy_examples_and_errors() {
         // scipy 1.17: generic_filter1d(arange(5.), copy-the-start, 4, origin=-1) == [0, 0, 1, 2, 3];
@@ -1257,41 +1432,32 @@ mod filter1d {
         let data: Vec<f64> = (0..5).map(f64::from).collect();
         let input = RawArray::from_slice(&data, &[5]).unwrap();
         let mut out = vec![0.0; 5];
-        let o = |size: usize, origin: isize| Filter1dOptions {
-            origin,
-            ..Filter1dOptions::new(size)
-        };
-        unsafe {
-            generic_filter1d_raw(
-                &input,
-                &RawArrayMut::from_slice(&mut out, &[5]).unwrap(),
-                &copy,
-                &o(4, -1),
-            )
-        }
+        let o = |size: usize, origin: isize| Line::new(size, origin).options();
+        run1d(
+            &input,
+            &RawArrayMut::from_slice(&mut out, &[5]).unwrap(),
+            &copy,
+            &o(4, -1),
+        )
         .unwrap();
         assert_eq!(out, vec![0.0, 0.0, 1.0, 2.0, 3.0]);
         let tail = compile1d("def f(a, o):\n    o[...] = a[len(a) - len(o):]");
-        unsafe {
-            generic_filter1d_raw(
-                &input,
-                &RawArrayMut::from_slice(&mut out, &[5]).unwrap(),
-                &tail,
-                &o(4, -2),
-            )
-        }
+        run1d(
+            &input,
+            &RawArrayMut::from_slice(&mut out, &[5]).unwrap(),
+            &tail,
+            &o(4, -2),
+        )
         .unwrap();
         assert_eq!(out, vec![3.0, 4.0, 4.0, 3.0, 2.0]);
-        let run = |f: &Filter, opts: &Filter1dOptions, shape: &[usize]| {
+        let run = |f: &Filter, opts: &Options, shape: &[usize]| {
             let mut out = [0.0; 5];
-            let e = unsafe {
-                generic_filter1d_raw(
-                    &input,
-                    &RawArrayMut::from_slice(&mut out[..shape.iter().product()], shape).unwrap(),
-                    f,
-                    opts,
-                )
-            }
+            let e = run1d(
+                &input,
+                &RawArrayMut::from_slice(&mut out[..shape.iter().product()], shape).unwrap(),
+                f,
+                opts,
+            )
             .unwrap_err();
             format!("{}: {e}", e.python_type())
         };
@@ -1300,7 +1466,7 @@ mod filter1d {
             "RuntimeError: invalid filter size"
         );
         assert_eq!(
-            run(&copy, &Filter1dOptions { axis: 1, ..o(3, 0) }, &[5]),
+            run(&copy, &Options::filter1d(3, 1), &[5]),
             "AxisError: axis 1 is out of bounds for array of dimension 1"
         );
         assert_eq!(run(&copy, &o(3, 2), &[5]), "ValueError: invalid origin");
@@ -1332,18 +1498,13 @@ mod filter1d {
             .collect();
         let mut out = vec![0.0; 60 * 50];
         for threads in [1, 2, 3] {
-            let opts = Filter1dOptions {
-                threads: Some(threads),
-                ..o(3, 0)
-            };
-            match unsafe {
-                generic_filter1d_raw(
-                    &RawArray::from_slice(&big, &[60, 50]).unwrap(),
-                    &RawArrayMut::from_slice(&mut out, &[60, 50]).unwrap(),
-                    &picky,
-                    &opts,
-                )
-            } {
+            let opts = o(3, 0).threads(threads);
+            match run1d(
+                &RawArray::from_slice(&big, &[60, 50]).unwrap(),
+                &RawArrayMut::from_slice(&mut out, &[60, 50]).unwrap(),
+                &picky,
+                &opts,
+            ) {
                 Err(DriverError::Filter { error, position }) => {
                     assert_eq!(position, vec![17, 0]);
                     assert_eq!(error.exception, ndjit::Exception::IndexError);

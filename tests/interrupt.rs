@@ -4,8 +4,7 @@
 //! The poll hook is process-wide, so this file is its own test binary, and one test sets it.
 
 use ndjit::driver::{
-    generic_filter, generic_filter1d_raw, DriverError, Engine, Filter1dOptions, Options, RawArray,
-    RawArrayMut,
+    generic_filter, generic_filter_raw, DriverError, Engine, Options, RawArray, RawArrayMut,
 };
 use ndjit::{Bindings, Filter, Sig};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -87,9 +86,8 @@ fn runaway_loops_stop_in_every_engine_when_the_hook_says_so() {
         let mut out = vec![0.0; 40];
         let input = RawArray::from_slice(&data, &[4, 10]).unwrap();
         let output = RawArrayMut::from_slice(&mut out, &[4, 10]).unwrap();
-        let mut o = Filter1dOptions::new(3);
-        o.threads = Some(2);
-        unsafe { generic_filter1d_raw(&input, &output, &f, &o) }.unwrap_err()
+        let o = Options::filter1d(3, -1).threads(2);
+        unsafe { generic_filter_raw(&input, &output, &f, &o) }.unwrap_err()
     });
     assert_eq!(e, DriverError::Cancelled);
     ndjit::interrupt::set_poll_hook(None);

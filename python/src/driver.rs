@@ -148,18 +148,13 @@ pub fn generic_filter1d(
     threads: Option<usize>,
 ) -> PyResult<()> {
     check_writeable(output)?;
-    let prepared = || -> Result<(RawArray, RawArrayMut, driver::Filter1dOptions), DriverError> {
+    let prepared = || -> Result<(RawArray, RawArrayMut, Options), DriverError> {
         let (i, o) = arrays(input, output)?;
-        let opts = driver::Filter1dOptions {
-            filter_size,
-            axis,
-            mode: mode.parse()?,
-            cval,
-            origin,
-            threads,
-            progress: None,
-            cancel: None,
-        };
+        let mut opts = Options::filter1d(filter_size, axis)
+            .mode(mode.parse()?)
+            .cval(cval)
+            .origin(&[origin]);
+        opts.threads = threads;
         Ok((i, o, opts))
     };
     let (i, o, opts) = prepared().map_err(|e| driver_error(py, e))?;
@@ -168,7 +163,7 @@ pub fn generic_filter1d(
     let r = crate::interrupt::detached(py, move || {
         let (i, o) = (i, o);
         // SAFETY: as in `generic_filter`.
-        unsafe { driver::generic_filter1d_raw(&i.0, &o.0, &filter, &opts) }
+        unsafe { driver::generic_filter_raw(&i.0, &o.0, &filter, &opts) }
     });
     r.map_err(|e| driver_error(py, e))
 }

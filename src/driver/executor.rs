@@ -10,9 +10,9 @@ use super::array::{self, RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::exec::{self, Compute, Job};
 use super::mode::Mode;
-use super::options::{Engine, Geometry, Options};
+use super::options::{Engine, Function, Geometry, Options};
 use super::plan::Plan;
-use super::{cache, rank, sequential, MAX_UNROLLED_TAPS};
+use super::{cache, filter1d, rank, sequential, MAX_UNROLLED_TAPS};
 use crate::jit::kernel::Taps;
 use crate::{Filter, Sig};
 
@@ -112,13 +112,20 @@ pub trait Executor {
         false
     }
 
+    /// Whether the executor runs `generic_filter1d` ([`Function::GenericFilter1d`]: a callback
+    /// of whole lines). One that does not is refused such a run.
+    fn runs_filter1d(&self) -> bool {
+        false
+    }
+
     /// # Safety
     /// The arrays' pointers must address memory this executor can read (input) and write
     /// (output) at every element their shapes and strides reach, for the whole call.
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<(), Self::Error>;
 }
 
-/// `scipy.ndimage.generic_filter(input, filter, output=output, ...)` through `executor`.
+/// `scipy.ndimage.generic_filter(input, filter, output=output, ...)` (or `generic_filter1d`, as
+/// `opts.function` says) through `executor`.
 ///
 /// Validates `opts` against the input as scipy does (its errors, in its order: see
 /// [`DriverError`]), checks the output's shape, specialises the filter to the footprint's size
@@ -151,25 +158,24 @@ unsafe fn execute_checked<E: Executor + ?Sized>(
     filter: &Filter,
     opts: &Options,
 ) -> Result<(), E::Error> {
-    check_call(input, output, filter, Sig::Filter)?;
-    let geometry = Geometry::resolve(&input.shape, opts)?;
-    if output.shape != input.shape {
-        return Err(DriverError::OutputShape {
-            input: input.shape.clone(),
-            output: output.shape.clone(),
-        }
-        .into());
-    }
-    opts.region_pieces(&input.shape)?; // checked as the arguments are
+    let geometry = validate(input, output, filter, opts)?;
     if opts.region.is_some() && !executor.computes_regions() {
         return Err(DriverError::BadArray(
             "this executor computes whole arrays, not a region".into(),
         )
         .into());
     }
-    if input.is_empty() {
-        return Ok(());
+    if opts.function == Function::GenericFilter1d && !executor.runs_filter1d() {
+        return Err(DriverError::BadArray(
+            "this executor runs generic_filter, not generic_filter1d".into(),
+        )
+        .into());
     }
+    // An empty input calls nothing (its geometry is not resolved: scipy's generic_filter1d
+    // takes any filter_size for one).
+    let Some(geometry) = geometry else {
+        return Ok(());
+    };
     let rank = input.shape.len();
     // A 0-d array is one pixel on an axis of length 1.
     let (input, output) = match rank {
@@ -187,14 +193,26 @@ unsafe fn execute_checked<E: Executor + ?Sized>(
         ),
         _ => (input.clone(), output.clone()),
     };
+    let aliasing = Aliasing::of(&input, &output);
     // SAFETY: the caller's contract (valid arrays).
     let snapshot = unsafe { snapshot_if_copied(&input, &output) }?;
     let input = snapshot.as_ref().map_or(&input, |(_, copy)| copy);
+    let aliasing = match opts.function {
+        // Pixels read the snapshot, whose values no order changes.
+        Function::GenericFilter => Aliasing::of(input, &output),
+        // Lines keep scipy's batches over its copy as well: they decide what a failing line
+        // leaves written.
+        Function::GenericFilter1d => aliasing,
+    };
     let n = geometry.tap_count();
     // The filter compiled for this footprint's size; the general one if that fails to compile
     // (it then fails the same way at run time, where scipy would), or if the footprint is too
-    // large for unrolled code to pay.
-    let filter = match executor.runs_native_code() && n <= MAX_UNROLLED_TAPS {
+    // large for unrolled code to pay. (A generic_filter1d callback gets whole lines: there is no
+    // size to specialise to.)
+    let specialise = executor.runs_native_code()
+        && opts.function == Function::GenericFilter
+        && n <= MAX_UNROLLED_TAPS;
+    let filter = match specialise {
         true => cache::specialised(filter, n).unwrap_or_else(|| filter.clone()),
         false => filter.clone(),
     };
@@ -203,13 +221,44 @@ unsafe fn execute_checked<E: Executor + ?Sized>(
         mode: opts.mode.in_filter(),
         cval: opts.cval,
         filter: &filter,
-        aliasing: Aliasing::of(input, &output),
+        aliasing,
         input,
         output: &output,
         rank,
         options: opts,
     };
     unsafe { executor.execute(&run) }
+}
+
+/// scipy's checks of the arguments of `opts.function`, in its order, and the geometry they
+/// resolve to; `None` for an empty input, where nothing is computed.
+fn validate(
+    input: &RawArray,
+    output: &RawArrayMut,
+    filter: &Filter,
+    opts: &Options,
+) -> Result<Option<Geometry>, DriverError> {
+    let output_shape = || match output.shape == input.shape {
+        true => Ok(()),
+        false => Err(DriverError::OutputShape {
+            input: input.shape.clone(),
+            output: output.shape.clone(),
+        }),
+    };
+    match opts.function {
+        Function::GenericFilter => {
+            check_call(input, output, filter, Sig::Filter)?;
+            let geometry = Geometry::resolve(&input.shape, opts)?;
+            output_shape()?;
+            opts.region_pieces(&input.shape)?; // checked as the arguments are
+            Ok((!input.is_empty()).then_some(geometry))
+        }
+        Function::GenericFilter1d => {
+            check_call(input, output, filter, Sig::Filter1d)?;
+            output_shape()?;
+            filter1d::resolve(&input.shape, opts)
+        }
+    }
 }
 
 /// The arrays' descriptions, and `filter`'s signature against the one the entry point calls.
@@ -239,7 +288,14 @@ impl Executor for Engine {
         true
     }
 
+    fn runs_filter1d(&self) -> bool {
+        true
+    }
+
     unsafe fn execute(&self, run: &Resolved<'_>) -> Result<(), DriverError> {
+        if run.options.function == Function::GenericFilter1d {
+            return filter1d::run(*self, run);
+        }
         rank::forget_last_run();
         let result = match (self, run.aliasing) {
             (Engine::Sequential, _) | (_, Aliasing::OverlapsInput | Aliasing::SelfOverlapping) => {

@@ -17,14 +17,13 @@ use super::alloc::{self, try_resize};
 use super::array::{RawArray, RawArrayMut};
 use super::error::DriverError;
 use super::exec;
-use super::executor::{check_call, snapshot_if_copied, Aliasing};
-use super::mode::Mode;
-use super::options::{Geometry, Options, Progress};
+use super::executor::{Aliasing, Resolved};
+use super::options::{Engine, Geometry, Options};
 use super::plan::Plan;
 use super::team;
 use super::{Dtype, Footprint};
 use crate::error::RuntimeError;
-use crate::{interrupt, Filter, Sig};
+use crate::{interrupt, CallContext, Filter};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,108 +31,145 @@ use std::sync::{Arc, Mutex};
 /// The 1-D callback's C type.
 type Filter1dFn = unsafe extern "C" fn(*mut f64, isize, *mut f64, isize, *mut c_void) -> i32;
 
-/// The arguments of `generic_filter1d` besides the arrays and the function.
-#[derive(Clone)]
-pub struct Filter1dOptions {
-    pub filter_size: usize,
-    /// The axis along which lines run; negative counts from the end, as in NumPy.
-    pub axis: isize,
-    pub mode: Mode,
-    pub cval: f64,
-    pub origin: isize,
-    /// Worker threads; `None` uses all cores.
-    pub threads: Option<usize>,
-    pub progress: Option<Progress>,
-    pub cancel: Option<Arc<AtomicBool>>,
-}
-
-impl Filter1dOptions {
-    /// scipy's defaults: `axis=-1`, `mode='reflect'`, `cval=0.0`, `origin=0`, all cores.
-    pub fn new(filter_size: usize) -> Filter1dOptions {
-        Filter1dOptions {
-            filter_size,
-            axis: -1,
-            mode: Mode::Reflect,
-            cval: 0.0,
-            origin: 0,
-            threads: None,
-            progress: None,
-            cancel: None,
+/// scipy's checks of `generic_filter1d`'s arguments after the output's shape, in its order:
+/// `filter_size >= 1` (`RuntimeError('invalid filter size')`), the axis (NumPy's
+/// `AxisError`), the origin (`ValueError('invalid origin')`); then the line's length extended by
+/// the filter. Returns the line footprint's geometry, or `None` for an empty input (scipy takes
+/// any `filter_size` for one, and nothing is computed).
+pub(super) fn resolve(shape: &[usize], opts: &Options) -> Result<Option<Geometry>, DriverError> {
+    let n = filter_size(opts)?;
+    if n < 1 {
+        return Err(DriverError::InvalidFilterSize);
+    }
+    let axis = line_axis(opts, shape.len())?;
+    let origin = match opts.origin[..] {
+        [] => 0,
+        [origin] => origin,
+        _ => {
+            return Err(DriverError::SequenceLength {
+                what: "origin",
+                len: opts.origin.len(),
+                expected: 1,
+            })
         }
+    };
+    // In i128: sizes above i64::MAX must not wrap into the check.
+    let centre = (n / 2) as i128 + origin as i128;
+    if centre < 0 || centre >= n as i128 {
+        return Err(DriverError::InvalidOrigin {
+            axis,
+            origin,
+            size: n,
+        });
+    }
+    if opts.region.is_some() {
+        return Err(DriverError::BadArray(
+            "generic_filter1d computes whole lines, not a region".into(),
+        ));
+    }
+    if shape.contains(&0) {
+        return Ok(None);
+    }
+    // At most `n - 1`, which the line's extension below must fit as well.
+    if i64::try_from(centre).is_err() {
+        return Err(DriverError::TooLarge(format!(
+            "a filter of size {n} is too long for a line"
+        )));
+    }
+    let Some(ext_len) = shape[axis].checked_add(n - 1) else {
+        return Err(DriverError::TooLarge(format!(
+            "a line of {} values extended by a filter of size {n} is too long",
+            shape[axis]
+        )));
+    };
+    // A line no allocation can hold fails as the line, before the footprint's taps (as many).
+    if ext_len > isize::MAX as usize / std::mem::size_of::<f64>() {
+        return Err(alloc::out_of_memory::<f64>(
+            ext_len,
+            "the extended input line",
+        ));
+    }
+    Geometry::resolve(shape, opts).map(Some)
+}
+
+/// The `filter_size` of options made by [`Options::filter1d`].
+fn filter_size(opts: &Options) -> Result<usize, DriverError> {
+    match opts.footprint.shape() {
+        &[n] if opts.footprint.is_from_size() => Ok(n),
+        _ => Err(DriverError::BadArray(
+            "generic_filter1d takes a filter_size, not a footprint (Options::filter1d)".into(),
+        )),
     }
 }
 
-/// `scipy.ndimage.generic_filter1d(input, filter, filter_size, axis, output, mode, cval, origin)`
-/// for a filter compiled with [`Sig::Filter1d`]. scipy's checks, in its order: the output's
-/// shape, `filter_size >= 1` (`RuntimeError('invalid filter size')`), the axis (NumPy's
-/// `AxisError`), the origin (`ValueError('invalid origin')`).
-///
-/// # Safety
-/// As [`super::generic_filter_raw`].
-pub unsafe fn generic_filter1d_raw(
-    input: &RawArray,
-    output: &RawArrayMut,
-    filter: &Filter,
-    opts: &Filter1dOptions,
-) -> Result<(), DriverError> {
-    let (axis, centre) = check_args(input, output, filter, opts)?;
-    if input.is_empty() {
-        return Ok(());
+/// The one axis of options made by [`Options::filter1d`], from 0 (NumPy's `AxisError` outside
+/// `-ndim..ndim`).
+fn line_axis(opts: &Options, ndim: usize) -> Result<usize, DriverError> {
+    let &[axis] = opts.axes.as_deref().unwrap_or_default() else {
+        return Err(DriverError::BadArray(
+            "generic_filter1d takes one axis (Options::filter1d)".into(),
+        ));
+    };
+    let n = ndim as isize;
+    match axis {
+        a if (0..n).contains(&a) => Ok(a as usize),
+        a if (-n..0).contains(&a) => Ok((a + n) as usize),
+        axis => Err(DriverError::AxisError { axis, ndim }),
     }
-    // Overlapping arrays run scipy's batches, also where the input is read from a snapshot as
-    // scipy's copy: they decide what a failing line leaves written.
-    let aliasing = Aliasing::of(input, output);
-    // SAFETY: the caller's contract (valid arrays).
-    let snapshot = unsafe { snapshot_if_copied(input, output) }?;
-    let input = snapshot.as_ref().map_or(input, |(_, copy)| copy);
-    let n = opts.filter_size;
+}
+
+/// Runs a resolved `generic_filter1d` on the CPU `engine`: lines in parallel where the arrays
+/// are disjoint, else (and for [`Engine::Sequential`]) scipy's batches on this thread; the
+/// native callback, or the reference interpreter for [`Engine::Interpreter`].
+pub(super) fn run(engine: Engine, run: &Resolved<'_>) -> Result<(), DriverError> {
+    let opts = run.options;
+    let axis = line_axis(opts, run.input.shape.len())?;
+    let n = run.geometry.fshape[axis];
+    // The values the extension puts before the line (checked to fit by `resolve`).
+    let before = (n / 2) as i64 + run.geometry.origins[axis] as i64;
     // The axis last: then lines are rows, in scipy's order.
     let last = |mut v: Vec<isize>| {
         let a = v.remove(axis);
         v.push(a);
         v
     };
-    let mut shape = input.shape.clone();
+    let mut shape = run.input.shape.clone();
     let len = shape.remove(axis);
     shape.push(len);
     let input = RawArray {
         shape: shape.clone(),
-        strides: last(input.strides.clone()),
-        ..input.clone()
+        strides: last(run.input.strides.clone()),
+        ..run.input.clone()
     };
     let output = RawArrayMut {
         shape: shape.clone(),
-        strides: last(output.strides.clone()),
-        ..output.clone()
+        strides: last(run.output.strides.clone()),
+        ..run.output.clone()
     };
     // The extension is the n-d filters' mapping along the line (NI_ExtendLine agrees with it).
     let fp = Footprint::from_size(&vec![1; shape.len()]);
     let plan = Plan::new(
-        &Geometry::resolve(&shape, &Options::new(fp))
-            .map_err(|_| DriverError::InvalidFilterSize)?,
-        opts.mode,
-        opts.cval,
+        &Geometry::resolve(&shape, &Options::new(fp))?,
+        run.mode,
+        run.cval,
     )?;
-    // At most `n - 1`, which the line's extension below must fit as well.
-    let before = i64::try_from(centre).map_err(|_| {
-        DriverError::TooLarge(format!("a filter of size {n} is too long for a line"))
-    })?;
-    let ext_len = len.checked_add(n - 1).ok_or_else(|| {
-        DriverError::TooLarge(format!(
-            "a line of {len} values extended by a filter of size {n} is too long"
-        ))
-    })?;
-    let entry = filter.entry_address()?;
+    let filter = run.filter;
+    let compute = match engine {
+        Engine::Interpreter => LineCompute::Interpreter,
+        // SAFETY: the entry of a `Sig::Filter1d` filter (`execute` checked) has this C type.
+        _ => LineCompute::Native(unsafe {
+            std::mem::transmute::<*const c_void, Filter1dFn>(filter.entry_address()?)
+        }),
+    };
     let job = Lines {
         input: &input,
         output: &output,
         plan: &plan,
-        // SAFETY: the entry of a `Sig::Filter1d` filter has this C type.
-        f: unsafe { std::mem::transmute::<*const c_void, Filter1dFn>(entry) },
+        compute,
         filter,
         opts,
         len,
-        ext_len,
+        ext_len: len + (n - 1),
         before,
         first_fail: AtomicUsize::new(usize::MAX),
         failure: Mutex::new(None),
@@ -141,7 +177,7 @@ pub unsafe fn generic_filter1d_raw(
         done: AtomicUsize::new(0),
         cancelled: AtomicBool::new(false),
     };
-    if aliasing != Aliasing::Disjoint {
+    if run.aliasing != Aliasing::Disjoint || engine == Engine::Sequential {
         interrupt::with_cancel(&job.cancelled, || job.run_batched());
         return job.outcome(axis);
     }
@@ -155,61 +191,26 @@ pub unsafe fn generic_filter1d_raw(
     team::for_each_init(
         threads,
         &chunks,
-        // Each worker's context is made with the entry generated above (which is `f`).
-        || {
-            (
-                filter.context_at(job.f as *const c_void),
-                Vec::new(),
-                Vec::new(),
-            )
-        },
-        |(ctx, e, o), &c| interrupt::with_cancel(&job.cancelled, || job.run(c, ctx, e, o)),
+        || (job.caller(), Vec::new(), Vec::new()),
+        |(caller, e, o), &c| interrupt::with_cancel(&job.cancelled, || job.run(c, caller, e, o)),
     );
     job.outcome(axis)
 }
 
-/// scipy's checks of the arguments, in its order; returns the axis (from 0) and the position of
-/// the filter's centre in it.
-fn check_args(
-    input: &RawArray,
-    output: &RawArrayMut,
-    filter: &Filter,
-    opts: &Filter1dOptions,
-) -> Result<(usize, i128), DriverError> {
-    check_call(input, output, filter, Sig::Filter1d)?;
-    if output.shape != input.shape {
-        return Err(DriverError::OutputShape {
-            input: input.shape.clone(),
-            output: output.shape.clone(),
-        });
-    }
-    let n = opts.filter_size;
-    if n < 1 {
-        return Err(DriverError::InvalidFilterSize);
-    }
-    let ndim = input.shape.len() as isize;
-    let axis = if opts.axis < 0 {
-        opts.axis + ndim
-    } else {
-        opts.axis
-    };
-    if !(0..ndim).contains(&axis) {
-        return Err(DriverError::AxisError {
-            axis: opts.axis,
-            ndim: ndim as usize,
-        });
-    }
-    let axis = axis as usize;
-    // In i128: sizes above i64::MAX must not wrap into the check.
-    let centre = (n / 2) as i128 + opts.origin as i128;
-    if centre < 0 || centre >= n as i128 {
-        return Err(DriverError::InvalidOrigin {
-            axis,
-            origin: opts.origin,
-            size: n,
-        });
-    }
-    Ok((axis, centre))
+/// How lines are computed.
+#[derive(Clone, Copy)]
+enum LineCompute {
+    /// The compiled callback, at this entry.
+    Native(Filter1dFn),
+    /// The reference interpreter ([`Filter::interpret_args`]).
+    Interpreter,
+}
+
+/// A worker's means of computing a line: the native callback with the worker's own context
+/// (its failure slot), or the interpreter.
+enum Caller {
+    Native(Filter1dFn, Arc<CallContext>),
+    Interpreter,
 }
 
 /// One call's lines (the filtered axis last) and what the workers share while they run them.
@@ -217,9 +218,9 @@ struct Lines<'a> {
     input: &'a RawArray,
     output: &'a RawArrayMut,
     plan: &'a Plan,
-    f: Filter1dFn,
+    compute: LineCompute,
     filter: &'a Filter,
-    opts: &'a Filter1dOptions,
+    opts: &'a Options,
     /// The line's length, and its length extended by the filter.
     len: usize,
     ext_len: usize,
@@ -244,7 +245,7 @@ impl Lines<'_> {
     fn run(
         &self,
         (l0, l1): (usize, usize),
-        ctx: &crate::CallContext,
+        caller: &Caller,
         ext: &mut Vec<f64>,
         out: &mut Vec<f64>,
     ) {
@@ -260,7 +261,7 @@ impl Lines<'_> {
             // SAFETY: the line lies in the input and in the output; the buffers have the
             // lengths passed.
             unsafe { self.plan.fill(self.input, Some(src), -self.before, ext) };
-            if !self.call(l, ctx, ext, out) {
+            if !self.call(l, caller, ext, out) {
                 return;
             }
             // SAFETY: `dst` is line `l`'s offset in the output.
@@ -273,7 +274,7 @@ impl Lines<'_> {
     /// each batch's input lines read before any of its output lines is written. A failing line
     /// leaves its batch unwritten, as scipy's does.
     fn run_batched(&self) {
-        let ctx = self.filter.context_at(self.f as *const c_void);
+        let caller = self.caller();
         let lines = self.plan.lines;
         let batch = scipy_batch(self.ext_len, lines);
         let (mut ext, mut out) = (Vec::new(), Vec::new());
@@ -298,7 +299,7 @@ impl Lines<'_> {
                 .chunks_exact_mut(self.ext_len)
                 .zip(out.chunks_exact_mut(self.len));
             for (l, (e, o)) in (b0..b1).zip(lines) {
-                if !self.call(l, &ctx, e, o) {
+                if !self.call(l, &caller, e, o) {
                     return;
                 }
             }
@@ -350,24 +351,48 @@ impl Lines<'_> {
         (offset(&self.input.strides), offset(&self.output.strides))
     }
 
+    /// A worker's caller; a native one's context is made with the entry it calls.
+    fn caller(&self) -> Caller {
+        match self.compute {
+            LineCompute::Native(f) => Caller::Native(f, self.filter.context_at(f as *const c_void)),
+            LineCompute::Interpreter => Caller::Interpreter,
+        }
+    }
+
     /// The callback on line `l`'s extended input `ext`, into `out`; false where it failed (the
     /// failure recorded if it is the first in C order so far).
-    fn call(&self, l: usize, ctx: &crate::CallContext, ext: &mut [f64], out: &mut [f64]) -> bool {
-        // SAFETY: the buffers have the lengths passed.
-        let ok = unsafe {
-            (self.f)(
-                ext.as_mut_ptr(),
-                self.ext_len as isize,
-                out.as_mut_ptr(),
-                self.len as isize,
-                ctx.user_data(),
-            )
+    fn call(&self, l: usize, caller: &Caller, ext: &mut [f64], out: &mut [f64]) -> bool {
+        let error = match caller {
+            Caller::Native(f, ctx) => {
+                // SAFETY: the buffers have the lengths passed.
+                let ok = unsafe {
+                    f(
+                        ext.as_mut_ptr(),
+                        self.ext_len as isize,
+                        out.as_mut_ptr(),
+                        self.len as isize,
+                        ctx.user_data(),
+                    )
+                };
+                if ok == 1 {
+                    return true;
+                }
+                let error = ctx.failure().unwrap_or_else(|| self.filter.describe(None));
+                ctx.reset();
+                error
+            }
+            Caller::Interpreter => {
+                let args = crate::interp::Args {
+                    values: ext,
+                    coords: &[],
+                    output: out,
+                };
+                match self.filter.interpret_args(args) {
+                    Ok(_) => return true,
+                    Err(error) => error,
+                }
+            }
         };
-        if ok == 1 {
-            return true;
-        }
-        let error = ctx.failure().unwrap_or_else(|| self.filter.describe(None));
-        ctx.reset();
         let mut slot = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         if slot.as_ref().is_none_or(|(q, _)| l < *q) {
             *slot = Some((l, error));

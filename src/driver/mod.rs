@@ -23,8 +23,9 @@
 //! [`Engine`] here; the GPU in `ndjit-gpu`).
 //!
 //! Entry points: [`generic_filter_raw`] on dtype-erased arrays (for the Python package and the C
-//! ABI), [`generic_filter`] / [`generic_filter_into`] on `ndarray` views, and
-//! [`generic_filter1d_raw`] for callbacks of `generic_filter1d`'s signature.
+//! ABI), [`generic_filter`] / [`generic_filter_into`] on `ndarray` views. `generic_filter1d`
+//! (callbacks of its signature, given whole lines) is a run of the same [`execute`] with options
+//! made by [`Options::filter1d`].
 
 mod alloc;
 mod array;
@@ -48,10 +49,9 @@ pub use cache::Lru;
 pub use dtype::Dtype;
 pub use error::DriverError;
 pub use executor::{execute, Aliasing, Executor, Resolved};
-pub use filter1d::{generic_filter1d_raw, Filter1dOptions};
 pub use footprint::Footprint;
 pub use mode::Mode;
-pub use options::{Engine, Geometry, Options, Progress};
+pub use options::{Engine, Function, Geometry, Options, Progress};
 pub use rank::{
     last_nan_pixels, last_patched, last_run, rank_form, rank_stat, Mix, NanRule, Positions,
     RankForm, RankStat,
@@ -71,7 +71,8 @@ use crate::Filter;
 pub(crate) const MAX_UNROLLED_TAPS: usize = 1 << 16;
 
 /// `scipy.ndimage.generic_filter(input, filter, output=output, ...)` on dtype-erased arrays, on
-/// the CPU engine `opts.engine` ([`execute`] with that executor).
+/// the CPU engine `opts.engine` ([`execute`] with that executor); `generic_filter1d` for options
+/// made by [`Options::filter1d`].
 ///
 /// Validates `opts` against the input as scipy does (its errors, in its order: see
 /// [`DriverError`]), checks that `output` has the input's shape, then fills `output`. An empty

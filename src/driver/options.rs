@@ -29,9 +29,28 @@ pub enum Engine {
     Sequential,
 }
 
-/// Everything `generic_filter` takes besides the arrays and the function.
+/// The scipy function a run computes, which decides the callback's signature and what it is
+/// given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Function {
+    /// `generic_filter`: the callback ([`crate::Sig::Filter`]) gets each pixel's neighbourhood
+    /// under the footprint.
+    #[default]
+    GenericFilter,
+    /// `generic_filter1d`: the callback ([`crate::Sig::Filter1d`]) gets each whole line along
+    /// the one axis of [`Options::axes`], extended by the reach of a line footprint (a
+    /// [`Footprint::from_size`] of `filter_size`, with its one origin), and fills the output
+    /// line. Made by [`Options::filter1d`].
+    GenericFilter1d,
+}
+
+/// Everything `generic_filter` (or, with [`Options::filter1d`], `generic_filter1d`) takes
+/// besides the arrays and the function.
 #[derive(Clone)]
 pub struct Options {
+    /// Which scipy function the run computes (`generic_filter` unless made by
+    /// [`Options::filter1d`]).
+    pub function: Function,
     /// `size=` ([`Footprint::from_size`]) or `footprint=`: one dimension per filtered axis.
     pub footprint: Footprint,
     pub mode: Mode,
@@ -65,6 +84,7 @@ impl Options {
     /// `cval=0.0`, `origin=0`, all axes, all cores.
     pub fn new(footprint: Footprint) -> Options {
         Options {
+            function: Function::GenericFilter,
             footprint,
             mode: Mode::Reflect,
             cval: 0.0,
@@ -81,6 +101,18 @@ impl Options {
     /// `Options::new(Footprint::from_size(size))`.
     pub fn size(size: &[usize]) -> Options {
         Options::new(Footprint::from_size(size))
+    }
+
+    /// `scipy.ndimage.generic_filter1d(input, filter, filter_size, axis)` with scipy's defaults
+    /// (`mode='reflect'`, `cval=0.0`, `origin=0`, all cores): lines along `axis` (negative
+    /// counts from the end), extended by a line footprint of `filter_size` values. Set the origin
+    /// with [`Options::origin`]`(&[origin])`.
+    pub fn filter1d(filter_size: usize, axis: isize) -> Options {
+        Options {
+            function: Function::GenericFilter1d,
+            axes: Some(vec![axis]),
+            ..Options::size(&[filter_size])
+        }
     }
 
     pub fn mode(mut self, mode: Mode) -> Self {
@@ -170,6 +202,7 @@ impl Options {
 impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
+            .field("function", &self.function)
             .field("footprint", &self.footprint)
             .field("mode", &self.mode)
             .field("cval", &self.cval)
