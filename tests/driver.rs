@@ -1005,6 +1005,24 @@ fn an_output_overlapping_the_input_sees_earlier_results_as_in_scipy() {
     assert_eq!(b, vec![1., 4., 9., 16., 25., 36., 49., 64., 81., 99.]);
 }
 
+/// `a[:-1]` and `a[1:]` of `a` as a 4×5 array of doubles: each output row overlaps the next
+/// input row.
+fn first_rows_and_rows_below(a: &mut [f64]) -> (RawArray, RawArrayMut) {
+    let whole = RawArrayMut::from_slice(a, &[4, 5]).unwrap();
+    let input = RawArray {
+        ptr: whole.ptr,
+        dtype: whole.dtype,
+        shape: vec![3, 5],
+        strides: whole.strides.clone(),
+    };
+    let output = RawArrayMut {
+        ptr: whole.ptr.wrapping_add(40),
+        shape: vec![3, 5],
+        ..whole
+    };
+    (input, output)
+}
+
 #[test]
 fn a_1d_output_overlapping_the_input_runs_scipys_batches_with_progress_and_cancel() {
     use ndjit::Sig;
@@ -1017,19 +1035,7 @@ fn a_1d_output_overlapping_the_input_runs_scipys_batches_with_progress_and_cance
         .compile()
         .unwrap();
     let mut a: Vec<f64> = (0..20).map(f64::from).collect();
-    let whole = RawArrayMut::from_slice(&mut a, &[4, 5]).unwrap();
-    let input = RawArray {
-        ptr: whole.ptr,
-        dtype: whole.dtype,
-        shape: vec![3, 5],
-        strides: whole.strides.clone(),
-    };
-    let output = RawArrayMut {
-        ptr: whole.ptr.wrapping_add(40),
-        dtype: whole.dtype,
-        shape: vec![3, 5],
-        strides: whole.strides.clone(),
-    };
+    let (input, output) = first_rows_and_rows_below(&mut a);
     let calls = Arc::new(AtomicUsize::new(0));
     let c = calls.clone();
     let mut o = Options::filter1d(3, -1);
@@ -1378,19 +1384,7 @@ mod filter1d {
             Engine::Sequential,
         ] {
             let mut a: Vec<f64> = (0..20).map(f64::from).collect();
-            let whole = RawArrayMut::from_slice(&mut a, &[4, 5]).unwrap();
-            let input = RawArray {
-                ptr: whole.ptr,
-                dtype: whole.dtype,
-                shape: vec![3, 5],
-                strides: whole.strides.clone(),
-            };
-            let output = RawArrayMut {
-                ptr: whole.ptr.wrapping_add(40),
-                dtype: whole.dtype,
-                shape: vec![3, 5],
-                strides: whole.strides.clone(),
-            };
+            let (input, output) = first_rows_and_rows_below(&mut a);
             run1d(
                 &input,
                 &output,
