@@ -114,15 +114,41 @@ def test_own_routines_are_within_half_an_ulp_and_a_hair_of_the_true_value(name, 
     assert worst <= 0.51, f"np.{name}({at!r}): {worst:.4f} ulp from the true value"
 
 
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324, 1e-300, 710.5, -710.5,
+           800.0, 30.0, -30.0, 1e308, -1e308, 2**-30, -(2**-30)]
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_special_values_match_numpy_bit_for_bit(name, own_kernels):
-    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324, 1e-300,
-                  710.5, -710.5, 800.0, 30.0, -30.0, 1e308, -1e308, 2**-30, -(2**-30)])
+def test_special_values_match_numpy_bit_for_bit(name):
+    """With the kernel ndjit chose for this host: NumPy's own kernels and the C library agree
+    with ndjit's choice to the bit at these values (a C library 1 ulp from the true value
+    included, which is why the choice is the host's, not forced)."""
+    x = np.array(SPECIAL)
     with np.errstate(all="ignore"):
         want = getattr(np, name)(x)
     got = ndjit_values(name, x)
     same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
     assert same.all(), f"np.{name}: ndjit {got[~same]} where NumPy gives {want[~same]} at {x[~same]}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_own_routines_give_numpys_infinities_zeros_and_nans_and_round_the_rest(name, own_kernels):
+    """ndjit's own routines at the special values: what is not a finite non-zero number is
+    NumPy's to the bit (signs of zeros and infinities included); the rest is within 0.51 ulp
+    of the true value, whatever kernel NumPy runs here."""
+    getcontext().prec = 60
+    x = np.array(SPECIAL)
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x)
+    got = ndjit_values(name, x)
+    ordinary = np.isfinite(want) & (want != 0)
+    same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
+    assert same[~ordinary].all(), (
+        f"np.{name}: ndjit {got[~ordinary & ~same]} where NumPy gives "
+        f"{want[~ordinary & ~same]} at {x[~ordinary & ~same]}")
+    for v, g in zip(x[ordinary].tolist(), got[ordinary].tolist()):
+        err = float(abs(Decimal(g) - exact(name, v)) / Decimal(float(np.spacing(abs(g)))))
+        assert err <= 0.51, f"np.{name}({v!r}) = {g!r}: {err:.4f} ulp from the true value"
 
 
 def test_the_c_library_choice_is_the_c_librarys_bits():
