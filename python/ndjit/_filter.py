@@ -1,7 +1,6 @@
 """``ndjit.Filter``: a compiled filter that *is* a ``scipy.LowLevelCallable``."""
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 from collections import OrderedDict
@@ -86,15 +85,24 @@ def locate_error(e: Union[FilterCompileError, FilterRuntimeError], spec: Spec) -
     e._locate(region.filename, region.line_offset, region.col_offset, region.indent)
 
 
-@contextlib.contextmanager
-def located(spec: Spec):
-    """Run-time errors of the filter described by `spec` raised inside the block come out located
-    in the user's file."""
-    try:
-        yield
-    except FilterRuntimeError as e:
-        locate_error(e, spec)
-        raise
+class located:
+    """``with located(spec):`` run-time errors of the filter described by `spec` raised inside the
+    block come out located in the user's file. A class rather than a ``contextlib`` generator: it
+    wraps every call of the native driver, where the generator's 1.2 µs was a tenth of a small
+    image's whole call."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if kind is not None and issubclass(kind, FilterRuntimeError):
+            locate_error(error, self.spec)
+        return False  # the exception, if any, goes on
 
 
 def _matrix_order(bindings: dict, name: str) -> Optional[str]:

@@ -111,6 +111,22 @@ def test_input_dtypes_scipy_rejects():
         ndjit.generic_filter(np.zeros((3, 3), np.float16), FILTERS[0], size=3)
 
 
+@pytest.mark.parametrize("out", [np.float16, np.complex64, np.complex128, np.longdouble, ">f8", "<i2", np.bool_,
+                                 np.uint64, "l", "q"])
+def test_output_types_as_scipy(out):
+    """Output element types: refused (RuntimeError) exactly where scipy refuses them, the same
+    bytes elsewhere, byte-swapped and platform-named types included."""
+    data = np.random.default_rng(5).random((4, 5)) * 50
+    try:
+        want = ndi.generic_filter(data, FILTERS[0], size=3, output=out)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=str(e)):
+            ndjit.generic_filter(data, FILTERS[0], size=3, output=out)
+        return
+    got = ndjit.generic_filter(data, FILTERS[0], size=3, output=out)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
 def test_run_time_errors_and_foreign_callables():
     with pytest.raises(IndexError, match="index 20 is out of bounds"):
         ndjit.generic_filter(np.zeros((4, 4)), "x[20]", size=3)
