@@ -127,6 +127,16 @@ def test_output_types_as_scipy(out):
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
+def test_the_dispatch_has_the_drivers_signature():
+    """`ndjit.generic_filter` spells out `_driver.generic_filter`'s parameters (for speed, not
+    `*args, **kwargs`): the same names, kinds and defaults, or a default would differ silently."""
+    import inspect
+    from ndjit import _driver, _dispatch
+    ours = inspect.signature(_dispatch.generic_filter, follow_wrapped=False)
+    assert ours == inspect.signature(_driver.generic_filter)
+    assert ndjit.generic_filter is _dispatch.generic_filter
+
+
 def test_run_time_errors_and_foreign_callables():
     with pytest.raises(IndexError, match="index 20 is out of bounds"):
         ndjit.generic_filter(np.zeros((4, 4)), "x[20]", size=3)

@@ -46,15 +46,16 @@ impl Aliasing {
 /// reads it from a copy beside this output: scipy reads an unaligned input, and writes an
 /// unaligned output, through an aligned copy (NumPy's ALIGNED and WRITEBACKIFCOPY requests), so
 /// its filter then reads the input as it was, whatever the output overwrites. `None`: read the
-/// input in place.
+/// input in place. `aliasing` is [`Aliasing::of`] the two (computed once per call).
 ///
 /// # Safety
 /// Both arrays must be valid for the elements their shapes and strides reach.
 pub(crate) unsafe fn snapshot_if_copied(
     input: &RawArray,
     output: &RawArrayMut,
+    aliasing: Aliasing,
 ) -> Result<Option<(Vec<u64>, RawArray)>, DriverError> {
-    match Aliasing::of(input, output) {
+    match aliasing {
         Aliasing::OverlapsInput if !(input.is_aligned() && output.is_aligned()) => {
             // SAFETY: the caller's contract.
             unsafe { input.snapshot() }.map(Some)
@@ -195,14 +196,16 @@ unsafe fn execute_checked<E: Executor + ?Sized>(
     };
     let aliasing = Aliasing::of(&input, &output);
     // SAFETY: the caller's contract (valid arrays).
-    let snapshot = unsafe { snapshot_if_copied(&input, &output) }?;
-    let input = snapshot.as_ref().map_or(&input, |(_, copy)| copy);
-    let aliasing = match opts.function {
-        // Pixels read the snapshot, whose values no order changes.
-        Function::GenericFilter => Aliasing::of(input, &output),
-        // Lines keep scipy's batches over its copy as well: they decide what a failing line
-        // leaves written.
-        Function::GenericFilter1d => aliasing,
+    let snapshot = unsafe { snapshot_if_copied(&input, &output, aliasing) }?;
+    let (input, aliasing) = match &snapshot {
+        None => (&input, aliasing),
+        Some((_, copy)) => match opts.function {
+            // Pixels read the snapshot, whose values no order changes.
+            Function::GenericFilter => (copy, Aliasing::of(copy, &output)),
+            // Lines keep scipy's batches over its copy as well: they decide what a failing
+            // line leaves written.
+            Function::GenericFilter1d => (copy, aliasing),
+        },
     };
     let n = geometry.tap_count();
     // The filter compiled for this footprint's size; the general one if that fails to compile
