@@ -165,6 +165,26 @@ const LANE_BODIES: &[(&str, usize)] = &[
         3,
     ),
     ("np.sum(x < 0.25) - np.count_nonzero(x > 0.5)", 3),
+    // Ints converted to float. Counts, and sums and differences of ints with bounds, take the
+    // two-instruction conversion up to its edges (`-2**51` and `2**51`, reached by most rows
+    // here); past them (`2**51 + 1` in half the windows), or where the bounds are unknown
+    // (`int` of a float), the conversion goes lane by lane.
+    (
+        "def f(x):\n    c = 0\n    for v in x:\n        if v > 0.5:\n            c -= 3\n        else:\n            c += 1\n    return float(c) / 7.0\n",
+        3,
+    ),
+    (
+        "float(np.count_nonzero(x < -1.0) - 2**51) + float(np.count_nonzero(x > -1.0) + (2**51 - 9))",
+        3,
+    ),
+    (
+        "float(np.count_nonzero(x > -1.0) + (2**51 - 7)) - float(np.count_nonzero(x < -1.0) - (2**51 + 1))",
+        3,
+    ),
+    (
+        "float(int(x[4] * 1e17) + np.count_nonzero(x > 0.5)) if np.isfinite(x[4]) else -1.0",
+        3,
+    ),
 ];
 
 /// Bodies that keep the scalar kernel: loops, sorts and medians.
@@ -297,4 +317,36 @@ fn a_kernel_over_many_rows_reads_the_taps_its_body_reads() {
             );
         }
     }
+}
+
+/// The two-instruction int-to-float conversion is taken exactly where the bounds prove it exact:
+/// a count plus `2**51 - 9` (at most `2**51`) converts without the scalar `cvtsi2sd` lane by
+/// lane, a count plus `2**51 - 8` (up to `2**51 + 1`) with it. (The results are compared
+/// bit for bit with the interpreter's in `lane_groups_agree_with_the_interpreter_bit_for_bit`.)
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn ints_convert_in_two_instructions_only_within_their_proved_bounds() {
+    let conversions = |src: &str| {
+        let f = Filter::compile(src, &Bindings::new())
+            .and_then(|f| f.specialize(9))
+            .unwrap_or_else(|e| panic!("{src}: {e}"));
+        let ir = f.specialized_ir().expect("specialised");
+        let kernel = compile_row_kernel(ir, &square_taps(3), true).expect("compiles");
+        assert!(kernel.lanes(), "{src}: lane groups");
+        kernel
+            .disasm()
+            .expect("disassembly")
+            .matches("cvtsi2sd")
+            .count()
+    };
+    let within = conversions("float(np.count_nonzero(x > 0.5) + (2**51 - 9))");
+    let past = conversions("float(np.count_nonzero(x > 0.5) + (2**51 - 8))");
+    // The scalar kernel (row ends) converts its one pixel either way; the group, lane by lane,
+    // each of its pixels.
+    assert_eq!(within, 1, "{within} conversions");
+    assert_eq!(
+        past,
+        within + GROUP_PIXELS,
+        "{within} and {past} conversions"
+    );
 }
