@@ -982,10 +982,10 @@ impl Group<'_, '_> {
     /// `2**51 + v`, in `0..=2**52`: below 2**52 the bits are the double `1.5 * 2**52 + v`; at
     /// 2**52 (`v = 2**51`) the carry into the exponent makes them 2**53, which is that value
     /// too. Subtracting 1.5 * 2**52 then leaves `v` exactly (Sterbenz: the operands are within
-    /// a factor of two), and 0 gives +0.0, as `float(0)`. At `2**51 + 1` it would not (2**53
-    /// + 2); `tests/rowkernel.rs` runs both sides of both edges. Two instructions where the
-    /// general conversion goes lane by lane through the integer unit: without AVX-512, x86-64
-    /// has no vector instruction for it.
+    /// a factor of two), and 0 gives +0.0, as `float(0)`. At `2**51 + 1` it would not (the
+    /// bits would be those of `2**53 + 2`); `tests/rowkernel.rs` runs both sides of both
+    /// edges. Two instructions where the general conversion goes lane by lane through the
+    /// integer unit: without AVX-512, x86-64 has no vector instruction for it.
     fn small_int_to_f64(&mut self, v: Value) -> Value {
         const BIAS: f64 = 6755399441055744.0; // 1.5 * 2**52
         let bits = self.vector(Lane::Uni(Opnd::Const(Val::I(BIAS.to_bits() as i64))));
