@@ -11,7 +11,7 @@ use super::{BinOp, CmpOp, Expr, Func, Stmt, Ty, UnOp, Var};
 use std::collections::HashMap;
 
 /// An inclusive range of i64 values (bools are 0 and 1).
-type Iv = (i64, i64);
+pub(crate) type Iv = (i64, i64);
 
 /// Removes the checks of `body` whose condition holds for every value of its variables' ranges.
 pub fn drop_proved_checks(body: Vec<Stmt>, func: &Func) -> Vec<Stmt> {
@@ -116,7 +116,8 @@ fn compare(op: CmpOp, x: Iv, y: Iv) -> Option<Iv> {
     }
 }
 
-fn binary(op: BinOp, x: Iv, y: Iv) -> Option<Iv> {
+/// The range of `x op y` for ints in `x` and `y`, where it can be bounded (no overflow).
+pub(crate) fn binary(op: BinOp, x: Iv, y: Iv) -> Option<Iv> {
     let corners = |f: fn(i64, i64) -> Option<i64>| -> Option<Iv> {
         let c = [f(x.0, y.0)?, f(x.0, y.1)?, f(x.1, y.0)?, f(x.1, y.1)?];
         Some((*c.iter().min()?, *c.iter().max()?))

@@ -80,6 +80,7 @@
 
 use super::translate::{codegen_error, Opnd, Result, Translator};
 use crate::ir::eval::{self, Val};
+use crate::ir::ranges::{self, Iv};
 use crate::ir::{self, ArrKind, BinOp, CmpOp, Expr, ReduceOp, Stmt, Ty, UnOp, Var};
 use crate::math::MathFn;
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
@@ -240,16 +241,6 @@ impl Lane {
     }
 }
 
-/// `p + q`, unless it overflows.
-fn add_intervals((a, b): Interval, (c, d): Interval) -> Option<Interval> {
-    Some((a.checked_add(c)?, b.checked_add(d)?))
-}
-
-/// `-p`, unless it overflows.
-fn negated((lo, hi): Interval) -> Option<Interval> {
-    Some((hi.checked_neg()?, lo.checked_neg()?))
-}
-
 /// `(n, c)` when `a + b` is `n + int(c)` (either way round): a count, see [`Group::count`].
 fn counted<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, &'e Expr)> {
     match (a, b) {
@@ -293,7 +284,16 @@ pub(super) fn translate_group(t: &mut Translator<'_>, func: &ir::Func, bail: Blo
         pins: None,
         int_ranges: HashMap::new(),
     };
-    let mut pins = pin_points(func).into_iter().peekable();
+    let pins = pin_points(func);
+    let most = pins.iter().map(|(_, live)| live.len()).max().unwrap_or(0);
+    if most > 0 {
+        g.pins = Some(g.t.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (16 * CHAINS * most) as u32,
+            4,
+        )));
+    }
+    let mut pins = pins.into_iter().peekable();
     for (i, s) in func.body.iter().enumerate() {
         if let Some((_, live)) = pins.next_if(|(at, _)| *at == i) {
             g.pin(&live);
@@ -325,16 +325,13 @@ struct Group<'t, 'a> {
     /// Where [`Group::fold`] stores running states (16 bytes per chain, which nothing reads),
     /// made on first use.
     sink: Option<StackSlot>,
-    /// Where [`Group::pin`] stores the chains' running values, and how many values fit.
-    pins: Option<(StackSlot, usize)>,
+    /// Where [`Group::pin`] stores the chains' running values: room for the most any pin stores.
+    pins: Option<StackSlot>,
     /// Bounds of int vectors, where known (a count is in `0..=n` after `n` taps): facts about
     /// SSA values, true wherever the value is used. They let [`Group::cast`] convert to float
     /// in two vector instructions instead of lane by lane.
-    int_ranges: HashMap<Value, Interval>,
+    int_ranges: HashMap<Value, Iv>,
 }
-
-/// An inclusive range of i64 values.
-type Interval = (i64, i64);
 
 /// Ints of this magnitude or less convert to f64 exactly by [`Group::small_int_to_f64`].
 const SMALL_INT: i64 = 1 << 51;
@@ -346,10 +343,7 @@ fn pin_points(func: &ir::Func) -> Vec<(usize, Vec<Var>)> {
     let reads_tap = |s: &Stmt| {
         let mut found = false;
         ir::stmt_exprs(s, |e| {
-            e.visit(&mut |x| {
-                found |= matches!(x, Expr::Load(a, _)
-                    if matches!(func.arrays.get(a.0 as usize).map(|d| &d.kind), Some(ArrKind::Buffer)))
-            })
+            e.visit(&mut |x| found |= matches!(x, Expr::Load(a, _) if *a == ir::BUFFER))
         });
         found
     };
@@ -693,19 +687,9 @@ impl Group<'_, '_> {
                 Lane::Uni(_) => None,
             })
             .collect();
-        let (slot, room) = match self.pins {
-            Some((slot, room)) if room >= values.len() => (slot, room),
-            _ => {
-                let room = values.len().max(4 * CHAINS);
-                let slot = self.t.b.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    (16 * room) as u32,
-                    4,
-                ));
-                (slot, room)
-            }
+        let Some(slot) = self.pins else {
+            return;
         };
-        self.pins = Some((slot, room));
         for (n, x) in values.into_iter().enumerate() {
             self.t
                 .b
@@ -801,7 +785,9 @@ impl Group<'_, '_> {
     fn count(&mut self, ch: usize, n: &Expr, c: &Expr) -> Result<Lane> {
         let (n, c) = (self.expr(ch, n)?, self.expr(ch, c)?);
         if let (Lane::Vec(_, Ty::I64), Lane::Vec(m, Ty::Bool)) = (n, c) {
-            let range = self.int_range(n).and_then(|r| add_intervals(r, (0, 1)));
+            let range = self
+                .int_range(n)
+                .and_then(|r| ranges::binary(BinOp::Add, r, (0, 1)));
             let v = self.vector(n);
             let counted = Lane::Vec(self.t.b.ins().isub(v, m), Ty::I64);
             return Ok(self.with_range(counted, range));
@@ -891,9 +877,8 @@ impl Group<'_, '_> {
             BinOp::PyMax => self.blend_less(x, y, y, x),
             _ => return Err(codegen_error("operator not vectorised")),
         };
-        let range = match (ty, op, self.int_range(a), self.int_range(b)) {
-            (Ty::I64, BinOp::Add, Some(p), Some(q)) => add_intervals(p, q),
-            (Ty::I64, BinOp::Sub, Some(p), Some(q)) => negated(q).and_then(|q| add_intervals(p, q)),
+        let range = match (ty, self.int_range(a), self.int_range(b)) {
+            (Ty::I64, Some(p), Some(q)) => ranges::binary(op, p, q),
             _ => None,
         };
         Ok(self.with_range(Lane::Vec(r, ty), range))
@@ -961,7 +946,7 @@ impl Group<'_, '_> {
 
     /// The bounds of an int lane value, where known: a constant's, or a vector's recorded by
     /// [`Group::with_range`].
-    fn int_range(&self, x: Lane) -> Option<Interval> {
+    fn int_range(&self, x: Lane) -> Option<Iv> {
         match x {
             Lane::Uni(Opnd::Const(Val::I(c))) => Some((c, c)),
             Lane::Vec(v, Ty::I64) => self.int_ranges.get(&v).copied(),
@@ -970,7 +955,7 @@ impl Group<'_, '_> {
     }
 
     /// `x`, with the bounds of its values recorded when it is an int vector.
-    fn with_range(&mut self, x: Lane, range: Option<Interval>) -> Lane {
+    fn with_range(&mut self, x: Lane, range: Option<Iv>) -> Lane {
         if let (Lane::Vec(v, Ty::I64), Some(r)) = (x, range) {
             self.int_ranges.insert(v, r);
         }
