@@ -185,6 +185,12 @@ const LANE_BODIES: &[(&str, usize)] = &[
         "float(int(x[4] * 1e17) + np.count_nonzero(x > 0.5)) if np.isfinite(x[4]) else -1.0",
         3,
     ),
+    // More vector constants than the group keeps in registers (the rest are rematerialized),
+    // of each type and of awkward bits: `-0.0`, infinities, a NaN, a negative int, `True`.
+    (
+        "def f(x):\n    m = x[4]\n    p = ((((1.5 * m + 2.5) * m - 0.75) * m + 3.25) * m - 1e300) * m\n    k = (3 if m > 0.5 else -7) * 5 + int(x[0] > 0.25 or True) * 9\n    z = -0.0 if x[1] > 0.5 else min(x[2], math.inf)\n    w = max(x[3], -math.inf) if x[5] < 0.5 else np.nan\n    return p + float(k) + z * 4.5 + w\n",
+        3,
+    ),
 ];
 
 /// Bodies that keep the scalar kernel: loops, sorts and medians.
@@ -319,6 +325,18 @@ fn a_kernel_over_many_rows_reads_the_taps_its_body_reads() {
     }
 }
 
+/// The disassembly of the 3×3 row kernel of `src`, which must compute lane groups.
+#[cfg(target_arch = "x86_64")]
+fn lane_disasm(src: &str) -> String {
+    let f = Filter::compile(src, &Bindings::new())
+        .and_then(|f| f.specialize(9))
+        .unwrap_or_else(|e| panic!("{src}: {e}"));
+    let ir = f.specialized_ir().expect("specialised");
+    let kernel = compile_row_kernel(ir, &square_taps(3), true).expect("compiles");
+    assert!(kernel.lanes(), "{src}: lane groups");
+    kernel.disasm().expect("disassembly").to_string()
+}
+
 /// The two-instruction int-to-float conversion is taken exactly where the bounds prove it exact:
 /// a count plus `2**51 - 9` (at most `2**51`) converts without the scalar `cvtsi2sd` lane by
 /// lane, a count plus `2**51 - 8` (up to `2**51 + 1`) with it. (The results are compared
@@ -326,19 +344,7 @@ fn a_kernel_over_many_rows_reads_the_taps_its_body_reads() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn ints_convert_in_two_instructions_only_within_their_proved_bounds() {
-    let conversions = |src: &str| {
-        let f = Filter::compile(src, &Bindings::new())
-            .and_then(|f| f.specialize(9))
-            .unwrap_or_else(|e| panic!("{src}: {e}"));
-        let ir = f.specialized_ir().expect("specialised");
-        let kernel = compile_row_kernel(ir, &square_taps(3), true).expect("compiles");
-        assert!(kernel.lanes(), "{src}: lane groups");
-        kernel
-            .disasm()
-            .expect("disassembly")
-            .matches("cvtsi2sd")
-            .count()
-    };
+    let conversions = |src: &str| lane_disasm(src).matches("cvtsi2sd").count();
     let within = conversions("float(np.count_nonzero(x > 0.5) + (2**51 - 9))");
     let past = conversions("float(np.count_nonzero(x > 0.5) + (2**51 - 8))");
     // The scalar kernel (row ends) converts its one pixel either way; the group, lane by lane,
@@ -348,5 +354,28 @@ fn ints_convert_in_two_instructions_only_within_their_proved_bounds() {
         past,
         within + GROUP_PIXELS,
         "{within} and {past} conversions"
+    );
+}
+
+/// A group keeps its first vector constants in registers across the loop, made once before it
+/// (`lanes::Group::constant`), instead of reloading them from the constant pool every
+/// iteration: the Game-of-Life rule's four (0.5, 2.0, 3.0, 1.0) are never loaded as vectors
+/// from the pool, while a body with more keeps loading the rest.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_groups_first_constants_stay_in_registers() {
+    // Vector loads from the constant pool, as separate moves or as operands.
+    let pool_loads = |src: &str| {
+        lane_disasm(src)
+            .lines()
+            .filter(|l| l.contains("(%rip)") && l.contains("pd ") && !l.contains("sd "))
+            .count()
+    };
+    let life = "def f(x):\n    s = np.sum(x) - x[4]\n    alive = x[4] > 0.5\n    return 1.0 if (alive and (s == 2.0 or s == 3.0)) or (not alive and s == 3.0) else 0.0\n";
+    assert_eq!(pool_loads(life), 0, "Life's constants");
+    let many = "((((((1.1 * x[4] + 2.2) * x[4] + 3.3) * x[4] + 4.4) * x[4] + 5.5) * x[4] + 6.6) * x[4] + 7.7)";
+    assert!(
+        pool_loads(many) >= 3,
+        "seven coefficients, four in registers"
     );
 }

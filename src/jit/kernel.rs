@@ -446,13 +446,19 @@ impl<'a> Translator<'a> {
             .ok_or_else(|| codegen_error("not a row kernel"))?
             .j8;
         let step = (8 * GROUP_PIXELS) as i64;
-        let (head, group, rest, bail, after) = (
+        let (preheader, head, group, rest, bail, after) = (
+            self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
         );
+        // The groups' vector constants are computed here, once per call (see
+        // `lanes::Group::constant`).
+        self.b.ins().jump(preheader, &[]);
+        self.b.seal_block(preheader);
+        self.b.switch_to_block(preheader);
         self.b.ins().jump(head, &[]);
         self.b.switch_to_block(head);
         let j = self.b.use_var(j8);
@@ -464,7 +470,7 @@ impl<'a> Translator<'a> {
 
         self.b.switch_to_block(group);
         self.loop_depth += 1;
-        super::lanes::translate_group(self, func, bail)?;
+        super::lanes::translate_group(self, func, bail, preheader)?;
         self.loop_depth -= 1;
         let j = self.b.use_var(j8);
         let next = self.b.ins().iadd_imm_s(j, step);
