@@ -185,6 +185,16 @@ const LANE_BODIES: &[(&str, usize)] = &[
         "float(int(x[4] * 1e17) + np.count_nonzero(x > 0.5)) if np.isfinite(x[4]) else -1.0",
         3,
     ),
+    // Vector constants kept in registers (a group's first four: here 0.5 and then `-0.0`,
+    // returned so that its sign shows, `-inf`; or a NaN and `inf`).
+    (
+        "def f(x):\n    z = -0.0 if x[1] > 0.5 else -x[2]\n    i = -math.inf if x[3] > 0.5 else z\n    k = -7 if x[4] > 0.5 else 9\n    return i if x[6] > 0.5 else float(k) * x[0]\n",
+        3,
+    ),
+    (
+        "def f(x):\n    z = np.nan if x[1] > 0.5 else x[2]\n    i = math.inf if x[3] > 0.5 else z\n    k = -7 if x[4] > 0.5 else 9\n    return i if x[6] > 0.5 else float(k) * x[0]\n",
+        3,
+    ),
     // More vector constants than the group keeps in registers (the rest are rematerialized),
     // of each type and of awkward bits: `-0.0`, infinities, a NaN, a negative int, `True`.
     (
