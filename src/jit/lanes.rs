@@ -1001,10 +1001,15 @@ impl Group<'_, '_> {
     /// integer unit: without AVX-512, x86-64 has no vector instruction for it.
     fn small_int_to_f64(&mut self, v: Value) -> Value {
         const BIAS: f64 = 6755399441055744.0; // 1.5 * 2**52
-        let bits = self.vector(Lane::Uni(Opnd::Const(Val::I(BIAS.to_bits() as i64))));
+        let bias = self.splat_f64(BIAS);
+        // The same constant read as ints for the add: one register kept across the loop.
+        let bits = self
+            .t
+            .b
+            .ins()
+            .bitcast(types::I64X2, MemFlagsData::new(), bias);
         let biased = self.t.b.ins().iadd(v, bits);
         let biased = self.mask_as(biased, Ty::F64);
-        let bias = self.splat_f64(BIAS);
         self.t.b.ins().fsub(biased, bias)
     }
 
