@@ -471,6 +471,51 @@ fn random_long_lines_match_the_reference_byte_for_byte() {
     sweep(0xD1B54A32D192ED03, 150, 2, 40);
 }
 
+#[test]
+fn the_ends_of_f64_lines_read_in_place_match_the_reference_in_every_mode() {
+    // Contiguous f64 in and out: the row kernel reads the interior in place and each end of a
+    // line through that end's column sources (`exec::Edge`), made once per run. Every mode and
+    // cval, boxes as wide as the line and wider, every origin, lines of a few pixels (no
+    // interior) and lines split between threads (pieces holding one end or neither).
+    let filter = Filter::compile(SOURCES[0], &Bindings::new()).unwrap();
+    let mut rng = Rng(0x5851F42D4C957F2D);
+    let mut cases = 0;
+    for mode in Mode::ALL {
+        for len in [1, 2, 3, 5, 8, 13, 9000] {
+            for width in [1, 2, 3, 4, 6, 15] {
+                let origins: Vec<isize> = (0..width).map(|o| o - width / 2).collect();
+                for (i, &origin) in origins.iter().enumerate() {
+                    // The long lines (split between two threads) at a few widths and origins.
+                    if len == 9000 && (width > 6 || i % 2 == 1) {
+                        continue;
+                    }
+                    let shape = [3, len];
+                    let mut input = c_buf(Dtype::F64, &shape);
+                    for idx in indices(&shape) {
+                        let v = value(&mut rng, Dtype::F64);
+                        input.set(&idx, v);
+                    }
+                    let opts = Options::size(&[2, width as usize])
+                        .mode(mode)
+                        .cval([-1.5, 300.0][cases % 2])
+                        .origin(&[-(cases as isize % 2), origin])
+                        .threads(1 + cases % 2);
+                    let expect = reference(&input, Dtype::F64, &filter, &opts);
+                    let mut output = c_buf(Dtype::F64, &shape);
+                    let got = unsafe {
+                        generic_filter_raw(&input.raw(), &output.raw_mut(), &filter, &opts)
+                    };
+                    let what = format!("{mode:?}, line {len}, width {width}, origin {origin}");
+                    got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(expect.unwrap() == output.bytes(), "{what}: output differs");
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert!(cases > 500, "{cases} cases");
+}
+
 // -------------------------------------------------------------------------------------------------
 // Larger arrays: threads, chunks, the in-place kernel
 

@@ -194,6 +194,28 @@ struct Direct {
     output: bool,
     /// A line of `cval`, read in place of a line outside the input.
     cval_line: Vec<f64>,
+    /// Where the input is read in place: the extended values of the columns before the interior
+    /// ([`Plan::interior`]) and after it.
+    edges: [Edge; 2],
+}
+
+/// The extended columns `first..first + sources.len()` of every line, near one of its ends, as
+/// the input columns they read ([`Plan::column_sources`]; `None`: `cval`). The mode maps them the
+/// same way on every line, so this is worked out once per run, not for each line and slot (with
+/// short lines, [`Plan::fill`] doing it per line was a third of the time).
+#[derive(Default)]
+struct Edge {
+    first: i64,
+    sources: Vec<Option<usize>>,
+}
+
+impl Edge {
+    fn new(plan: &Plan, lo: i64, hi: i64) -> Edge {
+        Edge {
+            first: lo,
+            sources: plan.column_sources(lo, hi),
+        }
+    }
 }
 
 impl Direct {
@@ -212,15 +234,25 @@ impl Direct {
                 job.output.dtype,
                 &job.output.strides,
             );
-        let cval_line = if input {
-            vec![job.plan.cval; job.plan.len]
+        let plan = job.plan;
+        let (cval_line, edges) = if input {
+            let (jl, jr) = plan.interior();
+            let (jl, jr, n) = (jl as i64, jr as i64, plan.len as i64);
+            (
+                vec![plan.cval; plan.len],
+                [
+                    Edge::new(plan, plan.cmin, jl + plan.cmax),
+                    Edge::new(plan, jr + plan.cmin, n + plan.cmax),
+                ],
+            )
         } else {
-            Vec::new()
+            (Vec::new(), Default::default())
         };
         Direct {
             input,
             output,
             cval_line,
+            edges,
         }
     }
 }
@@ -430,6 +462,29 @@ impl Worker {
         unsafe { strip.as_ptr().add((-plan.cmin) as usize) }
     }
 
+    /// [`Worker::strip`] for f64 input read in place, columns `c0..c1` near an end of the line,
+    /// through that end's column sources.
+    fn edge_strip(&mut self, job: &Job, edge: &Edge, s: usize, c0: usize, c1: usize) -> *const f64 {
+        let plan = job.plan;
+        let strip = &mut self.strips[s];
+        strip.resize((c1 - c0) + (plan.cmax - plan.cmin) as usize, 0.0);
+        let from = (c0 as i64 + plan.cmin - edge.first) as usize;
+        let sources = &edge.sources[from..from + strip.len()];
+        match self.srcs[s] {
+            None => strip.fill(plan.cval),
+            Some(off) => {
+                let line = job.input.ptr.wrapping_offset(off) as *const f64;
+                for (v, c) in strip.iter_mut().zip(sources) {
+                    // SAFETY: `c` is a column of this slot's input line (`Plan::column_sources`),
+                    // which `Direct` checked to be f64, contiguous and aligned.
+                    *v = c.map_or(plan.cval, |c| unsafe { *line.add(c) });
+                }
+            }
+        }
+        // Column `c0` is `-cmin` elements into the extended values.
+        unsafe { strip.as_ptr().add((-plan.cmin) as usize) }
+    }
+
     /// The kernel on `n` pixels from the current `rows`, writing `dst[0..n]`.
     fn kernel_call(
         &mut self,
@@ -473,13 +528,12 @@ impl Worker {
             }
             let base = job.input.ptr;
             for s in 0..plan.slots.len() {
-                self.rows[s] = if k == 1 {
-                    match self.srcs[s] {
+                self.rows[s] = match k {
+                    1 => match self.srcs[s] {
                         Some(off) => base.wrapping_offset(off + 8 * c0 as isize) as *const f64,
                         None => unsafe { direct.cval_line.as_ptr().add(c0) },
-                    }
-                } else {
-                    self.strip(job, s, c0, c1)
+                    },
+                    _ => self.edge_strip(job, &direct.edges[k / 2], s, c0, c1),
                 };
             }
             let out = unsafe { dst.add(c0 - a) };

@@ -85,6 +85,16 @@ impl Plan {
         (jl as usize, jr as usize)
     }
 
+    /// For the columns `lo..hi` of a line extended past its ends, the column of the line each
+    /// reads under the mode along the last axis, or `None` where it reads `cval`: the same for
+    /// every line.
+    pub fn column_sources(&self, lo: i64, hi: i64) -> Vec<Option<usize>> {
+        let n = self.len as i64;
+        (lo..hi)
+            .map(|c| self.mode.map(c, n).map(|i| i as usize))
+            .collect()
+    }
+
     /// The multi-index of line `line` over the leading axes (C order).
     pub fn line_index(&self, mut line: usize, idx: &mut [usize]) {
         for d in (0..idx.len()).rev() {
