@@ -89,6 +89,32 @@ def test_output_cast_is_scipys_c_cast():
         assert got.tobytes() == want.tobytes(), out
 
 
+# Where a cast to an integer could part from scipy's C cast: both sides of each limit, NaN,
+# infinities, signed zeros, fractions, subnormals.
+CAST_VALUES = np.array([np.nan, np.inf, -np.inf, 300.7, -1.5, 1e10, -3e9, 2.0**31, -2.0**31 - 1, -2.0**31,
+                        2.0**31 - 0.5, 2.0**32 + 5, 2.0**63, -2.0**63, 2.0**64, -1e19, -0.0, 0.999, 255.5,
+                        65535.9, -32769.2, 5e-324, 1e300, -1e300])
+
+
+@pytest.mark.parametrize("out", ["bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64",
+                                 "int64", "float32", "float64"])
+def test_every_output_dtype_is_scipys_cast_contiguous_or_strided(out):
+    # The driver writes a contiguous line of outputs through a vectorised loop and a strided
+    # one element by element: both must be scipy's cast (x86-64's cvttsd2si for the integers).
+    img = np.random.default_rng(1).choice(CAST_VALUES, size=(13, 17))
+    pick = lambda w: w[4]  # noqa: E731
+    with np.errstate(invalid="ignore", over="ignore"):
+        inputs = [img, img.astype(np.float32), img[::2, ::-1]]
+    for src in inputs:
+        want = ndi.generic_filter(src, pick, size=3, output=np.dtype(out), mode="nearest")
+        got = ndjit.generic_filter(src, "x[4]", size=3, output=np.dtype(out), mode="nearest")
+        assert got.tobytes() == want.tobytes(), (out, src.dtype, src.strides)
+        strided = [np.zeros((src.shape[0], 2 * src.shape[1]), out)[:, ::2] for _ in range(2)]
+        ndi.generic_filter(src, pick, size=3, output=strided[0], mode="nearest")
+        ndjit.generic_filter(src, "x[4]", size=3, output=strided[1], mode="nearest")
+        assert strided[1].tobytes() == strided[0].tobytes(), (out, src.dtype, "strided output")
+
+
 @pytest.mark.parametrize("kwargs,exc", [
     (dict(size=3, origin=2), ValueError),
     (dict(), RuntimeError),
