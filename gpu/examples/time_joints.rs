@@ -4,8 +4,8 @@
 //! ```text
 //! cargo run --release -p ndjit-gpu --example time_joints -- K SIDE JOINT...
 //! ```
-//! `JOINT` is `kernels`, `auto`, `tile:R` (R rows per thread), `L/R` (a strip of L lanes by R
-//! rows a run) or `general` (the general kernel alone); `SRC` sets the filter (default
+//! `JOINT` is `kernels`, `auto`, `tile:R` (R rows per thread), `L/R[/G]` (a strip of L lanes by R
+//! rows a run, its threads taking up to G row extremes at once; G = L without it) or `general` (the general kernel alone); `SRC` sets the filter (default
 //! `np.min(x)`: `np.median(x)` times the median kernel under any other joint), `F64=1` float64
 //! data.
 use ndjit_gpu::codegen::separable::{Joint, Strip};
@@ -19,11 +19,11 @@ fn joint(spec: &str) -> Option<Joint> {
         s => match s.strip_prefix("tile:") {
             Some(r) => Joint::Tile(r.parse().ok()?),
             None => {
-                let (l, r) = s.split_once('/')?;
-                Joint::Strip(Strip {
-                    lanes: l.parse().ok()?,
-                    rows: r.parse().ok()?,
-                })
+                let mut n = s.split('/').map(|n| n.parse().ok());
+                let (lanes, rows) = (n.next()??, n.next()??);
+                // Without a group, the lanes' (the strip before groups could be wider).
+                let group = n.next().unwrap_or(Some(lanes))?;
+                Joint::Strip(Strip { lanes, rows, group })
             }
         },
     })
@@ -31,7 +31,8 @@ fn joint(spec: &str) -> Option<Joint> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: time_joints K SIDE JOINT... (JOINT: kernels, auto, tile:R, L/R, general)";
+    let usage =
+        "usage: time_joints K SIDE JOINT... (JOINT: kernels, auto, tile:R, L/R[/G], general)";
     let (k, side): (usize, usize) = match (args.get(1), args.get(2)) {
         (Some(k), Some(s)) => (k.parse()?, s.parse()?),
         _ => return Err(usage.into()),

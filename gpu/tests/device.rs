@@ -923,12 +923,20 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
             (3, Joint::Kernels),
             (3, Joint::Tile(5)),
             (0, Joint::Auto),
-            (0, Joint::Strip(Strip { lanes: 4, rows: 37 })),
+            (
+                0,
+                Joint::Strip(Strip {
+                    lanes: 4,
+                    rows: 37,
+                    group: 4,
+                }),
+            ),
             (
                 0,
                 Joint::Strip(Strip {
                     lanes: 8,
                     rows: 256,
+                    group: 16,
                 }),
             ),
         ] {
@@ -1001,20 +1009,22 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
                 format!("time {source:10} {dt:4} {side}² k={k:2}: general {general:7.3} ms");
             // A kernel per pass against a tile of 2 outputs by 4 rows per thread, the automatic
             // choice, and strips of L lanes by R rows a run.
-            let strip = |lanes, rows| Joint::Strip(Strip { lanes, rows });
+            let strip = |lanes, rows, group| Joint::Strip(Strip { lanes, rows, group });
             for (v, joint) in [
                 (4, Joint::Kernels),
                 (2, Joint::Tile(4)),
                 (0, Joint::Auto),
-                (0, strip(4, 62)),
-                (0, strip(4, 124)),
-                (0, strip(8, 124)),
+                (0, strip(4, 62, 4)),
+                (0, strip(4, 124, 4)),
+                (0, strip(8, 124, 8)),
+                (0, strip(4, 124, 16)),
+                (0, strip(8, 124, 16)),
             ] {
                 let t = time(passes_tuning(Some(v), joint))?;
                 let name = match joint {
                     Joint::Kernels => "kernels".to_string(),
                     Joint::Tile(r) => format!("tile V={v}/R={r}"),
-                    Joint::Strip(s) => format!("strip L={}/R={}", s.lanes, s.rows),
+                    Joint::Strip(s) => format!("strip L={}/R={}/G={}", s.lanes, s.rows, s.group),
                     Joint::Auto => "auto".to_string(),
                 };
                 line += &format!("  {name} {t:7.3} ({:5.2})", general / t);

@@ -171,7 +171,11 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
         ..Tuning::default()
     };
     // A kernel per pass, a tile or a strip kernel: how each module is recognised.
-    let strip = Joint::Strip(Strip { lanes: 4, rows: 64 });
+    let strip = Joint::Strip(Strip {
+        lanes: 4,
+        rows: 64,
+        group: 16,
+    });
     let kinds = [
         (Joint::Kernels, "ndjit_pass1"),
         (Joint::Auto, "ndjit_rows0"),

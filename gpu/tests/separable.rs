@@ -18,7 +18,7 @@ use ndjit_gpu::{GpuFilter, Target, Tuning};
 /// and 4 lanes whose runs of rows end inside the image (remainders of steps, segments and
 /// runs); with the grid's rows of blocks as the launch gives them, or capped at 2 so that each
 /// block loops over several rows of the image.
-const TUNINGS: [(u32, Joint, u32); 11] = [
+const TUNINGS: [(u32, Joint, u32); 13] = [
     (1, Joint::Kernels, 65535),
     (3, Joint::Kernels, 2),
     (0, Joint::Kernels, 65535),
@@ -26,11 +26,18 @@ const TUNINGS: [(u32, Joint, u32); 11] = [
     (3, Joint::Tile(5), 65535),
     (0, Joint::Auto, 65535),
     (0, Joint::Auto, 2),
-    (0, Joint::Strip(Strip { lanes: 1, rows: 3 }), 65535),
-    (0, Joint::Strip(Strip { lanes: 2, rows: 7 }), 2),
-    (0, Joint::Strip(Strip { lanes: 3, rows: 5 }), 65535),
-    (0, Joint::Strip(Strip { lanes: 4, rows: 64 }), 65535),
+    (0, strip(1, 3, 1), 65535),
+    (0, strip(2, 7, 2), 2),
+    (0, strip(3, 5, 3), 65535),
+    (0, strip(4, 64, 4), 65535),
+    // Groups of row extremes wider than the lanes: a row taken by fewer threads than 32.
+    (0, strip(1, 5, 8), 65535),
+    (0, strip(2, 6, 64), 2),
 ];
+
+const fn strip(lanes: u32, rows: u32, group: u32) -> Joint {
+    Joint::Strip(Strip { lanes, rows, group })
+}
 
 /// Whether the passes serve these arguments (the module `inspect_ptx` would show).
 fn planned(gpu: &GpuFilter, opts: &Options, rank: usize, dts: (Dtype, Dtype)) -> bool {

@@ -197,18 +197,23 @@ impl SeparablePlan {
                     })
                 };
                 let strip = |s: Strip, shared: u64| {
-                    Strip::fitting((s.lanes, s.rows), taps, (size, chains), shared)
-                        .filter(|strip| strip.serves((row.hi - row.lo + 1, taps)))
+                    Strip::fitting(s, taps, (size, chains), shared)
+                        .filter(|strip| strip.serves((row.taps(), taps)))
                 };
                 let stage = |strip| Stage::Strip { column, row, strip };
                 // Four lanes for 8-byte values: eight took 0.687 ms against 0.572 on float64
-                // 9×9 at 8192², their blocks' registers halving the blocks an SM holds.
-                let lanes = if size > 4 { 4 } else { AUTO_STRIP.lanes };
+                // 9×9 at 8192², their blocks' registers halving the blocks an SM holds; and
+                // groups of four ([`AUTO_STRIP`]).
+                let (lanes, group) = match size > 4 {
+                    true => (4, 4),
+                    false => (AUTO_STRIP.lanes, AUTO_STRIP.group),
+                };
                 let auto_strip = || {
                     let shared = self.shared.min(AUTO_STRIP_SHARED);
                     strip(
                         Strip {
                             lanes,
+                            group,
                             ..AUTO_STRIP
                         },
                         shared,
@@ -271,9 +276,20 @@ pub const TILE_MAX_TAPS: i64 = 11;
 /// - behind them with fewer lanes or more shared memory: float64 ranges at 21×21 (86 KiB a
 ///   block) 2.46 against 1.71, float32 ranges at 31×31 with 8 lanes (127 KiB) 0.957 against
 ///   0.900 with 4, 2 lanes everywhere.
+///
+/// Groups of 8 row extremes a thread, where there were as many as its lanes, by measurement
+/// (H100, 8192², `time_joints` on strips of 124 rows, groups of 4, 8, 16 and 32;
+/// `gpu/device-run/strip-groups-h100-2026-12-07.log`): float32 ranges, whose two rings leave 4
+/// lanes, 15×15 0.468 → 0.390 ms, 21×21 0.602 → 0.505, 31×31 0.898 → 0.676 (16 and 32 within
+/// 3% of 8); float32 minima (8 lanes) no faster with 16 or 32; float64 minima with 4 lanes
+/// mixed (8: 15×15 0.621 → 0.654, 31×31 1.178 → 1.097; 16 at 21×21 0.872 → 1.017), so 8-byte
+/// values keep groups of 4. The automatic choice against the one before, three times each in
+/// turn (`strip-groups-confirm-h100-2026-12-07.log`, medians): float32 ranges 21×21 0.616 →
+/// 0.491 ms, 31×31 0.880 → 0.664, 9×9 and 15×15 within 3%, the unchanged kernels within 2%.
 pub const AUTO_STRIP: Strip = Strip {
     lanes: 8,
     rows: 124,
+    group: 8,
 };
 /// The most shared memory a block of the automatic strip takes: 64 KiB, three blocks an SM.
 pub const AUTO_STRIP_SHARED: u64 = 64 * 1024;
@@ -281,6 +297,11 @@ pub const STRIP_MIN_TAPS: i64 = 9;
 pub const STRIP_MIN_LANES: u32 = 4;
 
 impl Pass {
+    /// The window's extent along the axis.
+    pub fn taps(&self) -> i64 {
+        self.hi - self.lo + 1
+    }
+
     /// How many consecutive outputs along the axis one thread computes.
     pub fn outputs(&self, plan: &SeparablePlan) -> u32 {
         let v = match plan.outputs {
@@ -602,7 +623,7 @@ pub fn generate(
             ),
             Stage::Strip { column, row, strip } => strip::build(
                 (
-                    &pass_spec(row, strip.group(row.hi - row.lo + 1), (i == 0, false)),
+                    &pass_spec(row, strip.group(row.taps()), (i == 0, false)),
                     &pass_spec(row, 1, (false, last)),
                 ),
                 (column, strip),
@@ -1706,27 +1727,20 @@ mod tests {
         // 31×31 float32: 8 lanes in 63 KiB; float64 4 lanes in 63 KiB, and ranges of float32 4
         // lanes (8 take 127 KiB); float64 ranges at 21×21 would take 86 KiB with 4 lanes.
         assert_eq!(striped(31, Dtype::F32, RankStat::Min), Some(AUTO_STRIP));
-        let four = Some(Strip {
-            lanes: 4,
-            rows: AUTO_STRIP.rows,
-        });
-        assert_eq!(striped(31, Dtype::F64, RankStat::Min), four);
-        assert_eq!(striped(31, Dtype::F32, RankStat::Range), four);
+        // Groups of 8 row extremes for 4-byte values whatever their lanes, of 4 for 8-byte
+        // values.
+        let four = |group| {
+            Some(Strip {
+                lanes: 4,
+                group,
+                ..AUTO_STRIP
+            })
+        };
+        assert_eq!(striped(31, Dtype::F64, RankStat::Min), four(4));
+        assert_eq!(striped(31, Dtype::F32, RankStat::Range), four(8));
         assert_eq!(stage(21, Dtype::F64, RankStat::Range, Joint::Auto), None);
-        assert_eq!(
-            striped(11, Dtype::F64, RankStat::Range),
-            Some(Strip {
-                lanes: 4,
-                rows: AUTO_STRIP.rows
-            })
-        );
-        assert_eq!(
-            striped(9, Dtype::F64, RankStat::Min),
-            Some(Strip {
-                lanes: 4,
-                rows: AUTO_STRIP.rows
-            })
-        );
+        assert_eq!(striped(11, Dtype::F64, RankStat::Range), four(4));
+        assert_eq!(striped(9, Dtype::F64, RankStat::Min), four(4));
         assert_eq!(stage(5, Dtype::F32, RankStat::Min, Joint::Kernels), None);
         // Asked for: at most the column window's rows, halved until the block's shared memory
         // holds its row extremes (31×31 float64 ranges, 2 chains of 64 values a row: 8·8 + 30
@@ -1773,13 +1787,37 @@ mod tests {
     }
 
     #[test]
+    fn a_strips_threads_take_groups_of_row_extremes_up_to_its_group_and_spans_of_its_lanes() {
+        let s = |lanes, group| Strip {
+            lanes,
+            rows: 64,
+            group,
+        };
+        // A power of two, at most the row window's taps and the strip's group.
+        assert_eq!(
+            [31, 16, 15, 9, 3, 1].map(|t| s(4, 16).group(t)),
+            [16, 16, 8, 8, 2, 1]
+        );
+        assert_eq!(s(4, 12).group(31), 8);
+        // At most the strip's columns, which its threads then take a value each of.
+        assert_eq!((s(1, 64).group(57), s(1, 64).span(57)), (32, 32));
+        // At least the lanes a row.
+        assert_eq!([31, 9, 3].map(|t| s(4, 16).span(t)), [16, 8, 4]);
+        assert_eq!(s(8, 2).span(31), 8);
+    }
+
+    #[test]
     fn strips_keep_the_most_lanes_whose_rings_fit_a_blocks_shared_memory() {
-        let strip = |lanes| Strip { lanes, rows: 64 };
+        let strip = |lanes| Strip {
+            lanes,
+            rows: 64,
+            group: 8,
+        };
         // A ring keeps two segments of k rows of 32 · lanes values, and the block its columns'
         // table: float32 31×31 with 4 lanes is 62 rows of 128 values, 31 KiB (8 lanes, 62 KiB,
         // do not fit the 48 KiB a block declares statically).
         let fit =
-            |taps, size, chains, shared| Strip::fitting((8, 64), taps, (size, chains), shared);
+            |taps, size, chains, shared| Strip::fitting(strip(8), taps, (size, chains), shared);
         const STATIC: u64 = crate::pir::STATIC_SHARED;
         assert_eq!(fit(31, 4, 1, STATIC), Some(strip(4)));
         // Two chains of them fit with 2 lanes, float64 ranges with one.
@@ -1787,7 +1825,7 @@ mod tests {
         assert_eq!(fit(31, 8, 2, STATIC), Some(strip(1)));
         assert_eq!(fit(5, 4, 1, STATIC), Some(strip(8)));
         // Lanes are a power of two, whose groups of row windows divide them.
-        let lanes = |l| Strip::fitting((l, 64), 5, (4, 1), STATIC).map(|s| s.lanes);
+        let lanes = |l| Strip::fitting(strip(l), 5, (4, 1), STATIC).map(|s| s.lanes);
         assert_eq!((lanes(3), lanes(6), lanes(0)), (Some(2), Some(4), Some(1)));
         // With the 227 KiB an H200's block may opt into: float32 ranges with 8 lanes (127
         // KiB), float64 ranges with 4.
@@ -1798,6 +1836,11 @@ mod tests {
         // A strip unrolls a segment of its column window and its edge groups' row windows.
         assert!(strip(8).serves((57, 64)));
         assert!(!strip(8).serves((58, 64)) && !strip(8).serves((57, 65)));
+        assert!(!Strip {
+            group: 16,
+            ..strip(8)
+        }
+        .serves((57, 64)));
         // A strip asked for gets the lanes that fit the target's shared memory (the spec's:
         // an H200's).
         let mut spec = KernelSpec::boxed(2, 31);

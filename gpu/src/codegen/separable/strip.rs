@@ -6,9 +6,10 @@
 //! grow with `k`, and past 11 rows two kernels beat it. Here a block of `32 · lanes` threads
 //! owns `32 · lanes` columns and a run of [`Strip::rows`] output rows, and walks down them a
 //! segment of `k` rows at a time (van Herk/Gil-Werman down the columns):
-//! 1. the threads take the segment's row extremes, each `lanes` consecutive ones of a row at a
-//!    time (the row pass's own code, [`super::window_extremes`], or the block's [`Columns`] where
-//!    a window reaches past the image's sides), into half of a ring in shared memory;
+//! 1. the threads take the segment's row extremes, each [`Strip::span`] consecutive ones of a
+//!    row at a time (the row pass's own code, [`super::window_extremes`], or the block's
+//!    [`Columns`] where a window reaches past the image's sides), into half of a ring in shared
+//!    memory;
 //! 2. after a barrier, each thread walks its own column down the segment, unrolled: a running
 //!    prefix of the segment in registers, and the window ending at row `q` is the previous
 //!    segment's suffix from row `q + 1` (in the ring's other half) joined with that prefix;
@@ -37,13 +38,15 @@ use crate::pir::{Addr, Bin, Cls, Cmp, Func, Ins, Reg, Space, Special, Src, T};
 /// Threads of a block along the rows.
 pub const TX: u32 = 32;
 
-/// A strip: `lanes` row extremes per thread along the rows and `lanes` rows of threads, so that a
-/// block covers `32 · lanes` columns and each of its threads walks one of them down; `rows`
-/// output rows per run of a block.
+/// A strip: a block of `32 · lanes` threads covers `32 · lanes` columns, each of its threads
+/// walking one of them down, `rows` output rows per run of a block. Along the rows a thread
+/// takes the row extremes of up to `group` consecutive columns at once ([`Strip::group`]), and
+/// at least `lanes` of them ([`Strip::span`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Strip {
     pub lanes: u32,
     pub rows: u32,
+    pub group: u32,
 }
 
 impl Strip {
@@ -52,7 +55,7 @@ impl Strip {
     /// have ([`crate::codegen::Target`]): `chains` rings of [`Strip::ring_rows`] rows of
     /// `32 · lanes` values of `size` bytes, and its [`Columns`]. `None` where none fits.
     pub fn fitting(
-        (lanes, rows): (u32, u32),
+        Strip { lanes, rows, group }: Strip,
         taps: i64,
         (size, chains): (u64, usize),
         shared: u64,
@@ -63,6 +66,7 @@ impl Strip {
             .map(|lanes| Strip {
                 lanes,
                 rows: rows.max(1),
+                group,
             })
             .find(|s| s.shared_bytes(taps, (size, chains)) <= shared)
     }
@@ -73,11 +77,20 @@ impl Strip {
     }
 
     /// Row extremes a thread takes at once (the row pass's outputs per thread): at most the
-    /// row window's `taps`, whose windows then share a middle ([`super::fold_windows`]), and a
-    /// divisor of `lanes` (a power of two).
+    /// row window's `taps`, whose windows then share a middle ([`super::fold_windows`]), at
+    /// most the strip's `group` and its columns, and a power of two. The more a thread takes,
+    /// the fewer times each value is loaded and folded: about `(taps + 3·group) / group` folds
+    /// a row extreme.
     pub fn group(&self, taps: i64) -> u32 {
-        let most = taps.clamp(1, self.lanes as i64) as u32;
+        let most = taps.clamp(1, self.group.clamp(1, self.columns()) as i64) as u32;
         1 << most.ilog2()
+    }
+
+    /// Consecutive row extremes a thread takes in a row, in groups of [`Strip::group`]: at
+    /// least its `lanes` (a power of two, so that its threads cover the strip's columns), so
+    /// that `columns / span` threads take a row, and the block `span` rows at once.
+    pub fn span(&self, taps: i64) -> u32 {
+        self.lanes.max(self.group(taps))
     }
 
     /// Whether a strip serves a box of `(rows, columns)` taps: its edge groups fold their row
@@ -118,16 +131,23 @@ pub(super) fn build(
     let mut k = Func::new_entry(name, pass_params());
     let a = PassArgs::load(&mut k);
     let taps = column.hi - column.lo + 1;
-    let lanes = strip.lanes as i64;
     let ring = Ring::declare(&mut k, out, strip, taps);
     let tx = k.sreg(Special::TidX);
     let ty = k.sreg(Special::TidY);
     let bx = k.sreg(Special::CtaidX);
     let xs = k.bin(Bin::Mul, T::S32, bx, Src::I(strip.columns() as i64));
     // The row pass's first column, and the column this thread walks down.
-    let x0 = k.fma(T::S32, tx, Src::I(lanes), xs);
     let mine = k.fma(T::U32, ty, Src::I(TX as i64), tx);
     let col = k.bin(Bin::Add, T::S32, xs, mine);
+    // The row pass: `per_row` threads take a row, `span` consecutive values each (thread
+    // `chunk` of the row from the strip's column `chunk · span`), the block `span` rows at once
+    // (both powers of two).
+    let span = strip.span(row_pass.pass.taps()) as i64;
+    let per_row = strip.columns() as i64 / span;
+    let chunk = k.bin(Bin::And, T::B32, mine, Src::I(per_row - 1));
+    let first_row = k.bin(Bin::Shr, T::U32, mine, Src::I(per_row.ilog2() as i64));
+    let first = k.bin(Bin::Mul, T::U32, chunk, Src::I(span));
+    let x0 = k.bin(Bin::Add, T::S32, xs, first);
     let (w, h) = (a.ext[2], a.ext[1]);
     let reads = k.setp(Cmp::Lt, T::S32, x0, w);
     let table = Columns::fill(&mut k, row_pass, strip, (xs, w), mine);
@@ -151,8 +171,8 @@ pub(super) fn build(
     k.place(step);
     let finished = k.setp(Cmp::Ge, T::S32, seg, total);
     k.bra_if(finished, false, next_run);
-    // ---- the row pass: rows `ty`, `ty + lanes`, ... of the segment ----
-    let q = k.mov(T::S32, ty);
+    // ---- the row pass: rows `first_row`, `first_row + span`, ... of the segment ----
+    let q = k.mov(T::S32, first_row);
     let (rows, stored) = (k.new_label(), k.new_label());
     k.bra_if(reads, true, stored);
     k.place(rows);
@@ -170,10 +190,10 @@ pub(super) fn build(
     k.bra_if(beyond, false, stored);
     let yr = k.bin(Bin::Add, T::S32, y0, r);
     let y = k.bin(Bin::Add, T::S32, yr, Src::I(column.lo));
-    // Per chain, the thread's `lanes` row extremes, taken a group at a time.
+    // Per chain, the thread's `span` row extremes, taken a group at a time.
     let group = row_pass.outputs as i64;
     let mut vals: Vec<Vec<Reg>> = vec![Vec::new(); ring.folds.len()];
-    for g in 0..lanes / group {
+    for g in 0..span / group {
         let x = k.bin(Bin::Add, T::S32, x0, Src::I(g * group));
         let got = row_extremes_by(&mut k, row_pass, &a, [z, y, x], &mut |k, op, src, at| {
             window_extremes(k, row_pass, op, (src, &a.ss), (at, a.ext), Some(&table))
@@ -183,8 +203,8 @@ pub(super) fn build(
         }
     }
     let slot = k.fma(T::U32, half, Src::I(taps), q);
-    ring.store_row(&mut k, (slot, tx), &vals);
-    let q1 = k.bin(Bin::Add, T::S32, q, Src::I(lanes));
+    ring.store_row(&mut k, (slot, first), &vals);
+    let q1 = k.bin(Bin::Add, T::S32, q, Src::I(span));
     k.set(T::S32, q, q1);
     k.bra(rows);
     k.place(stored);
@@ -384,12 +404,11 @@ impl<'a> Ring<'a> {
         k.fma(T::U64, off, Src::I(self.size), base)
     }
 
-    /// Stores thread `tx`'s row extremes in slot `s`, as a pass stores them for the next: its
-    /// `lanes` values are consecutive, in 16- or 8-byte vectors where they fill them.
-    fn store_row(&self, k: &mut Func, (s, tx): (Reg, Reg), vals: &[Vec<Reg>]) {
-        let lanes = self.strip.lanes as i64;
-        let first = k.bin(Bin::Mul, T::U32, tx, Src::I(lanes));
-        let bytes = lanes * self.size;
+    /// Stores a thread's row extremes in slot `s` from the strip's column `first`, as a pass
+    /// stores them for the next: per chain its values are consecutive (a power of two of them),
+    /// in 16- or 8-byte vectors where they fill them.
+    fn store_row(&self, k: &mut Func, (s, first): (Reg, Reg), vals: &[Vec<Reg>]) {
+        let bytes = vals[0].len() as i64 * self.size;
         let per = match bytes {
             b if b % 16 == 0 => 16 / self.size,
             8 => 8 / self.size,
