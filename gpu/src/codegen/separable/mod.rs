@@ -183,13 +183,13 @@ impl SeparablePlan {
         let chains = self.stat.chain_count();
         let joined = match self.passes[..] {
             [.., column, row] if (column.axis, row.axis) == (1, 2) => {
-                let taps = column.hi - column.lo + 1;
+                let taps = column.taps();
                 let outputs = match self.outputs {
                     0 => AUTO_TILE.outputs,
                     v => v,
                 };
                 let tile = |rows: u32| {
-                    let want = (outputs.min((row.hi - row.lo + 1) as u32), rows);
+                    let want = (outputs.min(row.taps() as u32), rows);
                     Tile::fitting(want, taps, size, chains).map(|tile| Stage::Tile {
                         column,
                         row,
@@ -308,7 +308,7 @@ impl Pass {
             0 => AUTO_OUTPUTS,
             v => v,
         };
-        v.clamp(1, (self.hi - self.lo + 1) as u32)
+        v.clamp(1, self.taps() as u32)
     }
 }
 

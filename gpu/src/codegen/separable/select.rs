@@ -159,7 +159,7 @@ struct Tile<'a> {
 
 impl<'a> Tile<'a> {
     fn of(dt: Dtype, (column, row): (Pass, Pass), mask: Option<&'a [bool]>) -> Tile<'a> {
-        let (column_taps, row_taps) = (column.hi - column.lo + 1, row.hi - row.lo + 1);
+        let (column_taps, row_taps) = (column.taps(), row.taps());
         let size = (dt.itemsize() as i64).max(4);
         let outputs = rows_per_thread(dt) as i64;
         Tile {

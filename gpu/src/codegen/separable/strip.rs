@@ -130,7 +130,7 @@ pub(super) fn build(
     debug_assert!(out.last.is_some(), "a strip runs the last two passes");
     let mut k = Func::new_entry(name, pass_params());
     let a = PassArgs::load(&mut k);
-    let taps = column.hi - column.lo + 1;
+    let taps = column.taps();
     let ring = Ring::declare(&mut k, out, strip, taps);
     let tx = k.sreg(Special::TidX);
     let ty = k.sreg(Special::TidY);
@@ -287,7 +287,7 @@ impl Columns {
             name: "ndjit_columns",
             xs,
             lo: ps.pass.lo,
-            taps: ps.pass.hi - ps.pass.lo + 1,
+            taps: ps.pass.taps(),
         };
         let len = strip.columns() as i64 + t.taps - 1;
         k.shared(t.name, len as u64 * 4);

@@ -86,7 +86,7 @@ pub(super) fn build(
 ) -> Func {
     let mut k = Func::new_entry(name, pass_params());
     let a = PassArgs::load(&mut k);
-    let taps = column.hi - column.lo + 1;
+    let taps = column.taps();
     let (v, th) = (tile.outputs as i64, (tile.rows * TY) as i64);
     let kept = Kept::declare(&mut k, out, tile, taps);
     let tx = k.sreg(Special::TidX);
