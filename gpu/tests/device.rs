@@ -1008,7 +1008,7 @@ fn passes(gpu: &Arc<Gpu>) -> Result<String, String> {
             let mut line =
                 format!("time {source:10} {dt:4} {side}² k={k:2}: general {general:7.3} ms");
             // A kernel per pass against a tile of 2 outputs by 4 rows per thread, the automatic
-            // choice, and strips of L lanes by R rows a run.
+            // choice, and strips of L lanes by R rows a run, threads taking G row extremes at once.
             let strip = |lanes, rows, group| Joint::Strip(Strip { lanes, rows, group });
             for (v, joint) in [
                 (4, Joint::Kernels),

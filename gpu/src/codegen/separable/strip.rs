@@ -136,7 +136,7 @@ pub(super) fn build(
     let ty = k.sreg(Special::TidY);
     let bx = k.sreg(Special::CtaidX);
     let xs = k.bin(Bin::Mul, T::S32, bx, Src::I(strip.columns() as i64));
-    // The row pass's first column, and the column this thread walks down.
+    // The column this thread walks down.
     let mine = k.fma(T::U32, ty, Src::I(TX as i64), tx);
     let col = k.bin(Bin::Add, T::S32, xs, mine);
     // The row pass: `per_row` threads take a row, `span` consecutive values each (thread
