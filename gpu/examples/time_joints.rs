@@ -5,7 +5,8 @@
 //! cargo run --release -p ndjit-gpu --example time_joints -- K SIDE JOINT...
 //! ```
 //! `JOINT` is `kernels`, `auto`, `tile:R` (R rows per thread), `L/R[/G]` (a strip of L lanes by
-//! R rows a run, its threads taking up to G row extremes at once; G = L without it) or
+//! up to R rows a run, fewer where the image is too short to fill the device (`Strip::run`), its
+//! threads taking up to G row extremes at once; G = L without it) or
 //! `general` (the general kernel alone); `SRC` sets the filter (default `np.min(x)`:
 //! `np.median(x)` times the median kernel under any other joint), `F64=1` float64 data.
 use ndjit_gpu::codegen::separable::{Joint, Strip};

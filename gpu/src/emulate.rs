@@ -120,7 +120,7 @@ fn run_passes(
     (filter, rank): (&ndjit::Filter, usize),
     input: &[u8],
     (input_desc, output_desc): (&ArrayDesc, &ArrayDesc),
-    grid_rows: u32,
+    (grid_rows, multiprocessors): (u32, u32),
 ) -> Result<Emulated> {
     let g = Geometry::new(input_desc, output_desc)?;
     let mut emu = Emu::new(&p.module);
@@ -146,7 +146,7 @@ fn run_passes(
     let bufs = p.buffers((inp, out), &arrays, (flags, err));
     emu.write(bufs.input, input);
     if g.pixels() > 0 {
-        for step in p.steps(&g, &bufs) {
+        for step in p.steps(&g, &bufs, multiprocessors) {
             let params: Vec<u64> = step.params.iter().map(|v| v.bits()).collect();
             let grid = (step.grid.0, step.grid.1.min(grid_rows.max(1)));
             emu.launch(&step.entry, grid, step.block, &params)
@@ -177,6 +177,9 @@ fn run_passes(
 /// The emulator as an executor of the driver's runs on host arrays, as [`crate::FromHost`]: the
 /// kernel the GPU would run for that run, executed here. With it the GPU
 /// path, from the driver's validation to the kernel's result, is tested without a GPU.
+/// An H100's streaming multiprocessors (SXM).
+pub const H100_MULTIPROCESSORS: u32 = 132;
+
 pub struct Emulator<'a> {
     pub filter: &'a GpuFilter,
     pub target: Target,
@@ -186,6 +189,9 @@ pub struct Emulator<'a> {
     /// The most rows of blocks a separable plan's kernel is launched with (the device's limit
     /// by default): lower, each block loops over more of the image, as on large images.
     pub grid_rows: u32,
+    /// The multiprocessors a launch keeps busy ([`crate::codegen::separable::Strip::run`]): an
+    /// H100's by default, as the device would launch; 0 for runs of the strip's own rows.
+    pub multiprocessors: u32,
 }
 
 impl<'a> Emulator<'a> {
@@ -196,6 +202,7 @@ impl<'a> Emulator<'a> {
             tuning: Tuning::default(),
             flagged: AtomicUsize::new(0),
             grid_rows: 65535,
+            multiprocessors: H100_MULTIPROCESSORS,
         }
     }
 }
@@ -225,7 +232,7 @@ impl Executor for Emulator<'_> {
                 (run.filter, run.rank),
                 &input,
                 (&ci, &co),
-                self.grid_rows,
+                (self.grid_rows, self.multiprocessors),
             )?,
             None => {
                 let ready = self.filter.ready(&spec)?;

@@ -778,7 +778,7 @@ impl<'a> OnDevice<'a> {
         );
         let names: Vec<&str> = p.entries.iter().map(String::as_str).collect();
         let module = p.code.module(gpu, &p.module, &names)?;
-        for step in p.steps(g, &bufs) {
+        for step in p.steps(g, &bufs, gpu.multiprocessors()) {
             let f = module.function(&step.entry);
             // SAFETY: the parameters are the step's kernel's; the pointers the caller's or ours.
             let dims = (step.grid, step.block, step.shared);

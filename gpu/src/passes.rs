@@ -130,13 +130,16 @@ impl Passes {
         }
     }
 
-    /// The launches on an image of geometry `g`, in order.
-    pub fn steps(&self, g: &Geometry, b: &Buffers) -> Vec<Step> {
+    /// The launches on an image of geometry `g`, in order, on a device of `multiprocessors`
+    /// (0 where not known: [`separable::Strip::run`]).
+    pub fn steps(&self, g: &Geometry, b: &Buffers, multiprocessors: u32) -> Vec<Step> {
         let [_, h, w] = g.shape;
         let packed = [(h * w) as i64, w as i64, 1];
         let n = self.stages.len();
         let mut steps = Vec::with_capacity(n + 1);
         for (i, stage) in self.stages.iter().enumerate() {
+            // The strip's run of rows, a parameter of its kernel alone.
+            let mut run = None;
             let (block, grid) = match *stage {
                 Stage::One(pass) => {
                     // Thread positions: the pass's axis in groups of its outputs per thread.
@@ -159,7 +162,9 @@ impl Passes {
                 Stage::Strip { strip, .. } => {
                     let (tx, ty) = (separable::strip::TX, strip.lanes);
                     let cols = g.shape[2].div_ceil(strip.columns() as usize);
-                    let runs = g.shape[1].div_ceil(strip.rows as usize) * g.shape[0];
+                    let rows = strip.run(g.shape, multiprocessors);
+                    run = Some(rows);
+                    let runs = g.shape[1].div_ceil(rows as usize) * g.shape[0];
                     ((tx, ty), (cols * tx as usize, runs * ty as usize))
                 }
                 // A block per tile of outputs; its second axis loops over the rows of tiles.
@@ -210,6 +215,7 @@ impl Passes {
             params.extend(g.shape.iter().map(|&e| PVal::S32(e as i32)));
             params.extend(ss.iter().chain(&ds).map(|&s| PVal::S64(s)));
             params.extend([PVal::U64(src(1)), PVal::U64(dst(1))]);
+            params.extend(run.map(|r| PVal::S32(r as i32)));
             let entry = separable::pass_entry(i);
             let shared = self
                 .module

@@ -30,6 +30,8 @@ pub struct Gpu {
     capability: (i32, i32),
     driver_version: i32,
     target: Target,
+    /// Its streaming multiprocessors, which a launch's blocks should keep busy.
+    multiprocessors: u32,
     /// Loaded stencil modules by PTX text, the [`MODULES`] most recently used: compiling PTX is
     /// the expensive part of a first call.
     modules: Mutex<Lru<Arc<str>, Arc<Module>>>,
@@ -130,6 +132,10 @@ impl Gpu {
             )
             .unwrap_or(0);
         let target = Target::for_device(capability.0, capability.1, driver_version, shared);
+        // 0 where the device does not say: launches then size their blocks' work as the plan does.
+        let multiprocessors = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_or(0, |n| n.max(0) as u32);
         Ok(Gpu {
             ctx,
             stream,
@@ -137,6 +143,7 @@ impl Gpu {
             capability,
             driver_version,
             target,
+            multiprocessors,
             modules: Mutex::new(Lru::new(MODULES)),
             scratch: Mutex::new(Vec::new()),
         })
@@ -155,6 +162,10 @@ impl Gpu {
     /// The PTX target this device gets.
     pub fn target(&self) -> Target {
         self.target
+    }
+    /// Its streaming multiprocessors (0 where the driver does not say).
+    pub fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
     }
     /// This device's stream (kernels and copies of this crate run on it unless told otherwise).
     pub fn stream(&self) -> &Arc<CudaStream> {

@@ -178,7 +178,7 @@ fn separable_passes_assemble_for_every_dtype_and_mode() {
     });
     let kinds = [
         (Joint::Kernels, "ndjit_pass1"),
-        (Joint::Auto, "ndjit_rows0"),
+        (Joint::Tile(4), "ndjit_rows0"),
         (strip, "ndjit_ring0"),
     ];
     let min = GpuFilter::compile("np.min(x)", &ndjit::Bindings::new()).unwrap();

@@ -91,12 +91,16 @@ def test_inspect_ptx_shows_the_passes_of_a_box_extreme():
     # forms, whose general kernel carries the zero-sign guard on floats; from 3x3 for both (on
     # integer images the guard folds away: no integer is -0.0). Other
     # footprints and statistics keep the general kernel (`separable::chosen`). The column and row
-    # passes are one kernel, through shared memory: a tile up to 7 rows (`separable::tile`), a
-    # strip from 9 where its rings fit (`separable::strip`), two kernels where neither does.
+    # passes are one kernel, through shared memory: a strip where its rings fit
+    # (`separable::strip`), a tile where no strip serves the window's rows (`separable::tile`),
+    # two kernels where neither fits.
     f = ndjit.jit_filter("np.min(x)")
     ptx = f.inspect_ptx(size=7, dtype=np.float32)
     assert ".entry ndjit_pass0" in ptx and ".entry ndjit_pass1" not in ptx and ".entry ndjit_patch" in ptx
-    assert "ndjit_rows0" in ptx and "bar.sync" in ptx
+    assert "ndjit_ring0" in ptx and "bar.sync" in ptx
+    # Rows of 62 taps, whose edge groups no strip unrolls.
+    ptx = f.inspect_ptx(size=(3, 62), dtype=np.float32)
+    assert "ndjit_rows0" in ptx and "ndjit_ring0" not in ptx and ".entry ndjit_pass1" not in ptx
     for size in (9, 31):
         ptx = f.inspect_ptx(size=size, dtype=np.float32)
         assert ".entry ndjit_pass1" not in ptx and "ndjit_ring0" in ptx and "bar.sync" in ptx

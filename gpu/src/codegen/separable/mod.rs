@@ -139,8 +139,9 @@ pub struct SeparablePlan {
 /// How a plan runs a box's column and row passes, where they are the image's last two axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Joint {
-    /// The measured choice: a strip of [`AUTO_STRIP`] where it fits, else a tile of
-    /// [`AUTO_TILE`] up to [`TILE_MAX_TAPS`] rows, else a kernel per pass.
+    /// The measured choice: a strip ([`auto_strip`]) where one of [`STRIP_MIN_LANES`] fits and
+    /// serves the window, else a tile of [`AUTO_TILE`] up to [`TILE_MAX_TAPS`] rows, else a
+    /// kernel per pass.
     Auto,
     /// A kernel per pass.
     Kernels,
@@ -201,27 +202,12 @@ impl SeparablePlan {
                         .filter(|strip| strip.serves((row.taps(), taps)))
                 };
                 let stage = |strip| Stage::Strip { column, row, strip };
-                // Four lanes for 8-byte values: eight took 0.687 ms against 0.572 on float64
-                // 9×9 at 8192², their blocks' registers halving the blocks an SM holds; and
-                // groups of four ([`AUTO_STRIP`]).
-                let (lanes, group) = match size > 4 {
-                    true => (4, 4),
-                    false => (AUTO_STRIP.lanes, AUTO_STRIP.group),
-                };
-                let auto_strip = || {
+                let measured = || {
                     let shared = self.shared.min(AUTO_STRIP_SHARED);
-                    strip(
-                        Strip {
-                            lanes,
-                            group,
-                            ..AUTO_STRIP
-                        },
-                        shared,
-                    )
-                    .filter(|s| taps >= STRIP_MIN_TAPS && s.lanes >= STRIP_MIN_LANES)
+                    strip(auto_strip(taps, size), shared).filter(|s| s.lanes >= STRIP_MIN_LANES)
                 };
                 match self.joint {
-                    Joint::Auto => auto_strip().map(stage).or_else(|| {
+                    Joint::Auto => measured().map(stage).or_else(|| {
                         (taps <= TILE_MAX_TAPS)
                             .then(|| tile(AUTO_TILE.rows))
                             .flatten()
@@ -255,19 +241,24 @@ pub const AUTO_OUTPUTS: u32 = 4;
 /// cost more than the second kernel's pass over memory (31×31 float32 0.41 ms against 0.31).
 /// Again with stored floats folded by their bits ([`Bits`]; `passes-h200-2026-11-30-tiles-bits.log`):
 /// ahead up to 11×11 (float32 `np.min` 0.155 against 0.188), level at 15×15 for `np.min` float32
-/// only.
+/// only. The strip has since overtaken it at every size ([`AUTO_STRIP`]): the tile serves
+/// windows no strip does.
 pub const AUTO_TILE: Tile = Tile {
     outputs: 2,
     rows: 4,
 };
 pub const TILE_MAX_TAPS: i64 = 11;
 
-/// The strip when the tuning leaves it open, chosen from columns of [`STRIP_MIN_TAPS`] where
-/// at least [`STRIP_MIN_LANES`] lanes fit [`AUTO_STRIP_SHARED`], by measurement (H200, 8192²,
-/// milliseconds around each call, `gpu/device-run/strip-probe-h200-2026-11-30.log`):
+/// The strip when the tuning leaves it open ([`auto_strip`] sets its lanes and rows by the
+/// window), chosen wherever at least [`STRIP_MIN_LANES`] lanes fit [`AUTO_STRIP_SHARED`], by
+/// measurement (H200, 8192², milliseconds around each call,
+/// `gpu/device-run/strip-probe-h200-2026-11-30.log`):
 /// - against the tile: float32 `np.min` 9×9 0.363 against 0.365, float64 0.572 against 0.666,
-///   float32 ranges 0.471 against 0.578; the tile stays faster at 3×3 and 5×5 (0.33 against
-///   0.29);
+///   float32 ranges 0.471 against 0.578. The tile was faster at 3×3 and 5×5 (0.29 against
+///   0.33) than strips of 8 lanes by 124 rows, not than those of 4 lanes by runs fitted to the
+///   window (H100, `gpu/device-run/strip-small-h100-2026-12-07.log`: float32 ranges 5×5 0.419
+///   against 0.322 by 60 rows, float64 ranges 7×7 0.879 against 0.685, float32 `np.min` 3×3
+///   0.308 against 0.286);
 /// - against two kernels, with 8 lanes (4 for 8-byte values): float32 `np.min` 15×15 0.310
 ///   against 0.472, 21×21 0.346 against 0.546, 31×31 0.409 against 0.655; float64 15×15 0.613
 ///   against 0.796, 21×21 0.748 against 0.915, 31×31 1.121 against 1.094 (a tie); float32
@@ -293,8 +284,29 @@ pub const AUTO_STRIP: Strip = Strip {
 };
 /// The most shared memory a block of the automatic strip takes: 64 KiB, three blocks an SM.
 pub const AUTO_STRIP_SHARED: u64 = 64 * 1024;
-pub const STRIP_MIN_TAPS: i64 = 9;
 pub const STRIP_MIN_LANES: u32 = 4;
+
+/// The strip the plan asks for when the tuning leaves the joint open, for columns of `taps`
+/// rows and values of `size` bytes (then fitted to [`AUTO_STRIP_SHARED`]):
+/// - four lanes for 8-byte values: eight took 0.687 ms against 0.572 on float64 9×9 at 8192²,
+///   their blocks' registers halving the blocks an SM holds; and groups of four
+///   ([`AUTO_STRIP`]);
+/// - four lanes, too, for columns of fewer than 5 taps, whose segments of `k` rows put a
+///   barrier every few rows: at 3×3, 8192², float32 ranges 0.465 ms with eight against 0.324,
+///   `np.min` 0.309 against 0.277 (`gpu/device-run/strip-rows-h100-2026-12-07.log`);
+/// - runs of `8 · (k - 1)` rows, from [`strip::RUN_MIN_ROWS`] to [`AUTO_STRIP`]'s: at 8192²
+///   runs of 28 rows were the fastest at 3×3 (float32 `np.min` 0.277 ms against 0.299 with
+///   124), of 60 at 5×5 to 9×9 (float64 `np.min` 5×5 0.467 against 0.495), of 124 or 60 from
+///   15×15 (float64 ranges 1.226 against 1.272).
+fn auto_strip(taps: i64, size: u64) -> Strip {
+    let (lanes, group) = match size > 4 || taps < 5 {
+        true => (4, 4),
+        false => (AUTO_STRIP.lanes, AUTO_STRIP.group),
+    };
+    let most = AUTO_STRIP.rows as i64;
+    let rows = (8 * (taps - 1)).clamp(strip::RUN_MIN_ROWS as i64, most) as u32;
+    Strip { lanes, rows, group }
+}
 
 impl Pass {
     /// The window's extent along the axis.
@@ -689,13 +701,16 @@ struct Runs {
 }
 
 impl Runs {
-    /// Opens the loop over runs of `rows` rows; returns it with the run's plane and first row.
-    fn open(k: &mut Func, ext: [Reg; 3], rows: i64) -> (Runs, Reg, Reg) {
+    /// Opens the loop over runs of `rows` rows (at least 1); returns it with the run's plane
+    /// and first row.
+    fn open(k: &mut Func, ext: [Reg; 3], rows: Src) -> (Runs, Reg, Reg) {
         use crate::pir::{Bin, Special};
         let by = k.sreg(Special::CtaidY);
         let step = k.sreg(Special::NctaidY);
-        let up = k.bin(Bin::Add, T::U32, ext[1], Src::I(rows - 1));
-        let per_plane = k.bin(Bin::Div, T::U32, up, Src::I(rows));
+        // Unsigned: an extent of 2^31 - 1 and a run of up to 2^31 rows fit.
+        let up = k.bin(Bin::Add, T::U32, ext[1], rows);
+        let up = k.bin(Bin::Sub, T::U32, up, Src::I(1));
+        let per_plane = k.bin(Bin::Div, T::U32, up, rows);
         let runs = k.bin(Bin::Mul, T::S32, ext[0], per_plane);
         let t = k.mov(T::U32, by);
         let (top, exit) = (k.new_label(), k.new_label());
@@ -705,7 +720,7 @@ impl Runs {
         let z = k.bin(Bin::Div, T::U32, t, per_plane);
         let zp = k.bin(Bin::Mul, T::S32, z, per_plane);
         let run = k.bin(Bin::Sub, T::S32, t, zp);
-        let y0 = k.bin(Bin::Mul, T::S32, run, Src::I(rows));
+        let y0 = k.bin(Bin::Mul, T::S32, run, rows);
         (Runs { t, step, top, exit }, z, y0)
     }
 
@@ -1691,7 +1706,7 @@ mod tests {
     }
 
     #[test]
-    fn the_column_and_row_passes_join_in_a_tile_or_a_strip_where_chosen_and_it_fits() {
+    fn the_column_and_row_passes_join_in_a_strip_or_a_tile_where_chosen_and_it_fits() {
         let stage = |k: usize, dt: Dtype, stat: RankStat, joint: Joint| {
             let mut spec = KernelSpec::boxed(2, k);
             spec.input = dt;
@@ -1710,20 +1725,14 @@ mod tests {
             Some(Stage::Strip { strip, .. }) => Some(strip),
             _ => None,
         };
-        // Measured: up to 7 rows a tile of 2 outputs by 4 rows per thread (no more rows than
-        // the column window's); from 9 a strip where 4 lanes or more fit; two kernels beyond.
-        assert_eq!(
-            tiled(3, Dtype::F32, RankStat::Min, Joint::Auto),
-            Some(Tile {
-                outputs: 2,
-                rows: 3
-            })
-        );
-        assert_eq!(
-            tiled(7, Dtype::F32, RankStat::Min, Joint::Auto),
-            Some(AUTO_TILE)
-        );
-        assert_eq!(striped(9, Dtype::F32, RankStat::Min), Some(AUTO_STRIP));
+        // Measured: a strip wherever 4 lanes or more fit, of 4 lanes below 5 rows and for
+        // 8-byte values, in runs of 8 · (k - 1) rows from 16 to 124; two kernels beyond.
+        let strip = |lanes, rows, group| Some(Strip { lanes, rows, group });
+        assert_eq!(striped(3, Dtype::F32, RankStat::Min), strip(4, 16, 4));
+        assert_eq!(striped(5, Dtype::F32, RankStat::Min), strip(8, 32, 8));
+        assert_eq!(striped(9, Dtype::F32, RankStat::Min), strip(8, 64, 8));
+        assert_eq!(striped(3, Dtype::F64, RankStat::Range), strip(4, 16, 4));
+        assert_eq!(striped(17, Dtype::U8, RankStat::Max), Some(AUTO_STRIP));
         // 31×31 float32: 8 lanes in 63 KiB; float64 4 lanes in 63 KiB, and ranges of float32 4
         // lanes (8 take 127 KiB); float64 ranges at 21×21 would take 86 KiB with 4 lanes.
         assert_eq!(striped(31, Dtype::F32, RankStat::Min), Some(AUTO_STRIP));
@@ -1739,9 +1748,21 @@ mod tests {
         assert_eq!(striped(31, Dtype::F64, RankStat::Min), four(4));
         assert_eq!(striped(31, Dtype::F32, RankStat::Range), four(8));
         assert_eq!(stage(21, Dtype::F64, RankStat::Range, Joint::Auto), None);
-        assert_eq!(striped(11, Dtype::F64, RankStat::Range), four(4));
-        assert_eq!(striped(9, Dtype::F64, RankStat::Min), four(4));
+        assert_eq!(striped(11, Dtype::F64, RankStat::Range), strip(4, 80, 4));
+        assert_eq!(striped(9, Dtype::F64, RankStat::Min), strip(4, 64, 4));
         assert_eq!(stage(5, Dtype::F32, RankStat::Min, Joint::Kernels), None);
+        // Rows of 62 taps, whose edge groups of 4 no strip unrolls (65 values): the tile, where
+        // the column window is short enough.
+        let mut wide = KernelSpec::boxed(2, 3);
+        wide.shape = vec![3, 62];
+        wide.mask = vec![true; 186];
+        wide.origin = vec![0, 0];
+        let p = plan(form(RankStat::Min), &wide, (0, Joint::Auto)).unwrap();
+        assert!(
+            matches!(p.stages()[..], [Stage::Tile { tile, .. }] if tile.rows == 3),
+            "{:?}",
+            p.stages()
+        );
         // Asked for: at most the column window's rows, halved until the block's shared memory
         // holds its row extremes (31×31 float64 ranges, 2 chains of 64 values a row: 8·8 + 30
         // rows take 94 KiB, 8·4 + 30 take 62 KiB, 8·2 + 30 take 46 KiB, within 48 KiB).
@@ -1779,7 +1800,7 @@ mod tests {
         // Three axes: the first pass on its own, the last two in a tile.
         let mut cube = KernelSpec::boxed(3, 3);
         cube.input = Dtype::I16;
-        let p = plan(form(RankStat::Min), &cube, (0, Joint::Auto)).unwrap();
+        let p = plan(form(RankStat::Min), &cube, (0, Joint::Tile(4))).unwrap();
         assert!(matches!(
             p.stages()[..],
             [Stage::One(Pass { axis: 0, .. }), Stage::Tile { .. }]
@@ -1804,6 +1825,34 @@ mod tests {
         // At least the lanes a row.
         assert_eq!([31, 9, 3].map(|t| s(4, 16).span(t)), [16, 8, 4]);
         assert_eq!(s(8, 2).span(31), 8);
+    }
+
+    #[test]
+    fn a_strips_runs_shorten_to_fill_the_device_down_to_a_floor_and_never_lengthen() {
+        let s = |lanes, rows| Strip {
+            lanes,
+            rows,
+            group: lanes,
+        };
+        // 8192² with 4 lanes: 64 strips across, 8 · 132 blocks want 17 runs down each; the
+        // strip's 124 rows leave 67.
+        assert_eq!(s(4, 124).run([1, 8192, 8192], 132), 124);
+        // 2048²: 16 strips across want 66 runs down each, of 31 rows.
+        assert_eq!(s(4, 124).run([1, 2048, 2048], 132), 31);
+        // 8 lanes: 8 strips across want 132 runs, of 15 rows: the floor of 16.
+        assert_eq!(s(8, 124).run([1, 2048, 2048], 132), strip::RUN_MIN_ROWS);
+        // Planes count as strips across: 9 planes of 1024² with 4 lanes want 15 runs a plane.
+        assert_eq!(s(4, 124).run([9, 1024, 1024], 132), 68);
+        // Never more than the strip's own rows, nor shorter than they where they are fewer
+        // than the floor; the strip's rows where the device is not known.
+        assert_eq!(s(4, 5).run([1, 1024, 1024], 132), 5);
+        assert_eq!(s(4, 124).run([1, 64, 64], 0), 124);
+        assert_eq!(s(4, 0).run([1, 64, 64], 0), 1);
+        assert_eq!(s(4, u32::MAX).run([1, 64, 64], 0), i32::MAX as u32);
+        // Empty and extreme extents stay in range.
+        assert_eq!(s(4, 124).run([0, 0, 0], 132), strip::RUN_MIN_ROWS);
+        let huge = (i32::MAX as usize, u32::MAX);
+        assert_eq!(s(1, 124).run([1, huge.0, huge.0], huge.1), 124);
     }
 
     #[test]

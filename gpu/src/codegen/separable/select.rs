@@ -238,7 +238,7 @@ pub(super) fn build(ps: &PassSpec<'_>, (column, row): (Pass, Pass), name: &str) 
     let x = k.bin(Bin::Add, T::S32, x0, tx);
     let tid = k.fma(T::U32, ty, Src::I(TX as i64), tx);
     let keys = k.addr_of(KEYS);
-    let (runs, z, y0) = Runs::open(&mut k, a.ext, TY as i64 * tile.outputs);
+    let (runs, z, y0) = Runs::open(&mut k, a.ext, Src::I(TY as i64 * tile.outputs));
     fill(
         &mut k,
         ps,

@@ -38,10 +38,19 @@ use crate::pir::{Addr, Bin, Cls, Cmp, Func, Ins, Reg, Space, Special, Src, T};
 /// Threads of a block along the rows.
 pub const TX: u32 = 32;
 
+/// Blocks a multiprocessor should have to run where the image allows ([`Strip::run`]): what
+/// the blocks of a strip of 4 lanes (128 threads and a few KiB of shared memory) fill of one.
+pub const BLOCKS_PER_SM: u32 = 8;
+
+/// The fewest output rows a run is shortened to ([`Strip::run`]): a run also takes the row
+/// extremes of the `k - 1` rows past its own.
+pub const RUN_MIN_ROWS: u32 = 16;
+
 /// A strip: a block of `32 · lanes` threads covers `32 · lanes` columns, each of its threads
-/// walking one of them down, `rows` output rows per run of a block. Along the rows a thread
-/// takes the row extremes of up to `group` consecutive columns at once ([`Strip::group`]), and
-/// at least `lanes` of them ([`Strip::span`]).
+/// walking one of them down, up to `rows` output rows per run of a block ([`Strip::run`]: the
+/// launch takes fewer where the image is too short to keep the device busy). Along the rows a
+/// thread takes the row extremes of up to `group` consecutive columns at once
+/// ([`Strip::group`]), and at least `lanes` of them ([`Strip::span`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Strip {
     pub lanes: u32,
@@ -99,6 +108,32 @@ impl Strip {
         rows + self.group(rows) as i64 - 1 <= UNROLL && columns <= UNROLL
     }
 
+    /// Output rows per run of a block on an image of `shape` (planes, rows, columns), launched
+    /// on a device of `multiprocessors`: the strip's `rows`, fewer where the image's runs would
+    /// give fewer than [`BLOCKS_PER_SM`] blocks a multiprocessor (never fewer than
+    /// [`RUN_MIN_ROWS`]); the strip's `rows` where the device is not known (0).
+    ///
+    /// A block walks its run down one segment at a time, so that a run's time grows with its
+    /// rows; where the image has too few runs to fill the device, shorter runs finish sooner.
+    /// By measurement (H100, `time_joints`, runs of 16, 28, 60 and 124 rows;
+    /// `gpu/device-run/strip-rows-h100-2026-12-07.log`): at 1024² runs of 16 rows were the
+    /// fastest or level everywhere (float64 `np.min` 9×9 42 µs against 90 with 124, float32
+    /// ranges 33 against 82); at 2048² 16 or 28 (float64 `np.min` 9×9 72 µs against 117).
+    pub fn run(&self, [planes, rows, columns]: [usize; 3], multiprocessors: u32) -> u32 {
+        // A kernel parameter of 32 bits, signed.
+        let most = self.rows.clamp(1, i32::MAX as u32);
+        if multiprocessors == 0 {
+            return most;
+        }
+        let across = columns.div_ceil(self.columns() as usize).max(1) * planes.max(1);
+        let want = BLOCKS_PER_SM as usize * multiprocessors as usize;
+        // The longest run that still leaves `want` blocks: `rows / need` rows give at least
+        // `need` runs down each strip.
+        let need = want.div_ceil(across);
+        let fits = (rows / need).clamp(RUN_MIN_ROWS as usize, u32::MAX as usize) as u32;
+        most.min(fits)
+    }
+
     /// Columns a block covers.
     pub fn columns(&self) -> u32 {
         TX * self.lanes
@@ -128,7 +163,13 @@ pub(super) fn build(
     name: &str,
 ) -> Func {
     debug_assert!(out.last.is_some(), "a strip runs the last two passes");
-    let mut k = Func::new_entry(name, pass_params());
+    // The run's rows come with the launch ([`Strip::run`]).
+    let mut params = pass_params();
+    params.push(crate::pir::Param {
+        name: "run".into(),
+        t: T::S32,
+    });
+    let mut k = Func::new_entry(name, params);
     let a = PassArgs::load(&mut k);
     let taps = column.taps();
     let ring = Ring::declare(&mut k, out, strip, taps);
@@ -153,11 +194,12 @@ pub(super) fn build(
     let table = Columns::fill(&mut k, row_pass, strip, (xs, w), mine);
     // Past what a block may declare statically, the arrays are the launch's dynamic memory.
     k.shared_dynamic = crate::pir::layout(&k.shared).1 > crate::pir::STATIC_SHARED;
-    // Runs of `strip.rows` rows, counted over the leading axis; the grid's second axis loops.
-    let (runs, z, y0) = Runs::open(&mut k, a.ext, strip.rows as i64);
+    // Runs of `run` rows, counted over the leading axis; the grid's second axis loops.
+    let run = k.ld(Space::Param, T::S32, Addr::sym("run", 0));
+    let (runs, z, y0) = Runs::open(&mut k, a.ext, Src::R(run));
     // Rows of row extremes the run takes: its output rows' and the `taps - 1` they reach past.
     let left = k.bin(Bin::Sub, T::S32, h, y0);
-    let outputs = k.bin(Bin::Min, T::S32, left, Src::I(strip.rows as i64));
+    let outputs = k.bin(Bin::Min, T::S32, left, run);
     let total = k.bin(Bin::Add, T::S32, outputs, Src::I(taps - 1));
     // `seg`: the segment's first row (counted from the run's first row of row extremes);
     // `half`: the half of the ring it fills (0 or 1).

@@ -96,7 +96,7 @@ pub(super) fn build(
     let x0 = k.bin(Bin::Mul, T::S32, x0, Src::I(v));
     let inside = k.setp(Cmp::Lt, T::S32, x0, a.ext[2]);
     // Tiles down the image, counted over the leading axis; the grid's second axis loops.
-    let (tiles, z, y0) = Runs::open(&mut k, a.ext, th);
+    let (tiles, z, y0) = Runs::open(&mut k, a.ext, Src::I(th));
     // ---- the row extremes of the tile's rows and the `taps - 1` its windows reach ----
     // Rows `ty`, `ty + TY`, ...: at least one each, as a tile keeps at least `TY` rows.
     let skip = k.new_label();
