@@ -108,7 +108,7 @@ impl Strip {
         rows + self.group(rows) as i64 - 1 <= UNROLL && columns <= UNROLL
     }
 
-    /// Output rows per run of a block on an image of `shape` (planes, rows, columns), launched
+    /// Output rows per run of a block on an image of `shape` (planes, height, width), launched
     /// on a device of `multiprocessors`: the strip's `rows`, fewer where the image's runs would
     /// give fewer than [`BLOCKS_PER_SM`] blocks a multiprocessor (never fewer than
     /// [`RUN_MIN_ROWS`]); the strip's `rows` where the device is not known (0).
@@ -119,18 +119,21 @@ impl Strip {
     /// `gpu/device-run/strip-rows-h100-2026-12-07.log`): at 1024² runs of 16 rows were the
     /// fastest or level everywhere (float64 `np.min` 9×9 42 µs against 90 with 124, float32
     /// ranges 33 against 82); at 2048² 16 or 28 (float64 `np.min` 9×9 72 µs against 117).
-    pub fn run(&self, [planes, rows, columns]: [usize; 3], multiprocessors: u32) -> u32 {
+    /// With the run's rows a kernel parameter rather than an immediate, float64 min/max at
+    /// 31×31 on 8192² (the same runs of 124 rows) took 1.215 ms against 1.150
+    /// (`strip-runs-confirm-maxes-h100-2026-12-07.log`; ptxas gives 40 registers, was 50).
+    pub fn run(&self, [planes, height, width]: [usize; 3], multiprocessors: u32) -> u32 {
         // A kernel parameter of 32 bits, signed.
         let most = self.rows.clamp(1, i32::MAX as u32);
         if multiprocessors == 0 {
             return most;
         }
-        let across = columns.div_ceil(self.columns() as usize).max(1) * planes.max(1);
+        let across = width.div_ceil(self.columns() as usize).max(1) * planes.max(1);
         let want = BLOCKS_PER_SM as usize * multiprocessors as usize;
-        // The longest run that still leaves `want` blocks: `rows / need` rows give at least
+        // The longest run that still leaves `want` blocks: `height / need` rows give at least
         // `need` runs down each strip.
         let need = want.div_ceil(across);
-        let fits = (rows / need).clamp(RUN_MIN_ROWS as usize, u32::MAX as usize) as u32;
+        let fits = (height / need).clamp(RUN_MIN_ROWS as usize, u32::MAX as usize) as u32;
         most.min(fits)
     }
 
