@@ -174,12 +174,12 @@ fn run_passes(
     })
 }
 
-/// The emulator as an executor of the driver's runs on host arrays, as [`crate::FromHost`]: the
-/// kernel the GPU would run for that run, executed here. With it the GPU
-/// path, from the driver's validation to the kernel's result, is tested without a GPU.
 /// An H100's streaming multiprocessors (SXM).
 pub const H100_MULTIPROCESSORS: u32 = 132;
 
+/// The emulator as an executor of the driver's runs on host arrays, as [`crate::FromHost`]: the
+/// kernel the GPU would run for that run, executed here. With it the GPU
+/// path, from the driver's validation to the kernel's result, is tested without a GPU.
 pub struct Emulator<'a> {
     pub filter: &'a GpuFilter,
     pub target: Target,
