@@ -807,9 +807,13 @@ impl Flat for Footprint {
     }
 }
 
-fn tunings(r: &mut Rng, cat: &str) -> Vec<(Tuning, u32, String)> {
+/// The launches a case runs under: a tuning, the most rows of blocks a grid may have, and the
+/// multiprocessors the launch fills (an H100's shortens a strip's runs of rows on small images;
+/// 0 keeps the strip's own runs), with their description.
+fn tunings(r: &mut Rng, cat: &str) -> Vec<(Tuning, u32, u32, String)> {
     use ndjit_gpu::codegen::body::NetworkStyle;
-    let mut out = vec![(Tuning::default(), 65535, "default".to_string())];
+    let h100 = ndjit_gpu::emulate::H100_MULTIPROCESSORS;
+    let mut out = vec![(Tuning::default(), 65535, h100, "default".to_string())];
     let styles = [
         NetworkStyle::HighKey,
         NetworkStyle::Select,
@@ -851,7 +855,9 @@ fn tunings(r: &mut Rng, cat: &str) -> Vec<(Tuning, u32, String)> {
         }
         let gr = r.pick(&[65535u32, 1, 2]);
         desc += &format!("grid_rows={gr}");
-        out.push((t, gr, desc));
+        let sms = r.pick(&[h100, 0]);
+        desc += &format!(" sms={sms}");
+        out.push((t, gr, sms, desc));
     }
     out
 }
@@ -1046,7 +1052,7 @@ struct Outcome {
     keyed: bool,
 }
 
-fn check(c: &Case, runs: &[(Tuning, u32, String)]) -> Outcome {
+fn check(c: &Case, runs: &[(Tuning, u32, u32, String)]) -> Outcome {
     let gpu = match GpuFilter::compile(&c.source, &ndjit::Bindings::new()) {
         Ok(g) => g,
         Err(e) => {
@@ -1080,7 +1086,7 @@ fn check(c: &Case, runs: &[(Tuning, u32, String)]) -> Outcome {
     );
     let mut selected = false;
     let mut keyed = false;
-    for (tuning, grid_rows, tdesc) in runs {
+    for (tuning, grid_rows, multiprocessors, tdesc) in runs {
         if let Ok(ptx) = gpu.ptx_tuned(&opts, c.shape.len(), c.dts, Target::SM90, *tuning) {
             selected |= ptx.contains("ndjit_keys");
             keyed |= ptx
@@ -1090,6 +1096,7 @@ fn check(c: &Case, runs: &[(Tuning, u32, String)]) -> Outcome {
         let emu = Emulator {
             tuning: *tuning,
             grid_rows: *grid_rows,
+            multiprocessors: *multiprocessors,
             ..Emulator::new(&gpu)
         };
         let got = if c.lin.is_c() && c.lout.is_c() {
@@ -1339,7 +1346,8 @@ fn quantile_positions() {
                 lin: Layout::c(2),
                 lout: Layout::c(2),
             };
-            let runs = vec![(common::forced(true), 65535u32, "sep=on".to_string())];
+            let h100 = ndjit_gpu::emulate::H100_MULTIPROCESSORS;
+            let runs = vec![(common::forced(true), 65535u32, h100, "sep=on".to_string())];
             let out = check(&c, &runs);
             cases += 1;
             selected_count += out.selected as usize;

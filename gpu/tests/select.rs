@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{forced, run, Inputs, ALL, MODES};
+use common::{forced, run, Inputs, Launch, ALL, MODES};
 use ndjit::driver::{Dtype, Footprint, Mode, Options};
 use ndjit_gpu::emulate::Emulator;
 use ndjit_gpu::{GpuFilter, Target, Tuning};
@@ -33,7 +33,10 @@ fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: 
         selected(&gpu, opts, shape.len(), dts, forced(true)),
         "{source} {dts:?} {opts:?}: not planned as the selection kernel"
     );
-    let runs = [(forced(true), 65535), (forced(true), 2)];
+    let runs = [
+        Launch::new(forced(true), 65535),
+        Launch::new(forced(true), 2),
+    ];
     common::agree_with_cpu(&gpu, (data, shape), dts, opts, &runs)
 }
 
@@ -431,7 +434,10 @@ fn a_negative_zero_q_keeps_gammas_sign() {
         .flat_map(|i| values[(i * 7 % 5) % 3].to_le_bytes())
         .collect();
     let dts = (Dtype::F64, Dtype::F64);
-    let runs = [(forced(true), 65535), (forced(false), 2)];
+    let runs = [
+        Launch::new(forced(true), 65535),
+        Launch::new(forced(false), 2),
+    ];
     let refused = common::agree_with_cpu(&gpu, (&data, &shape), dts, &boxed(&[3, 3]), &runs);
     assert!(!refused, "no window holds both zeros");
 }

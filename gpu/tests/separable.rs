@@ -5,35 +5,42 @@
 
 mod common;
 
-use common::{forced, run, Inputs, ALL, MODES};
+use common::{forced, run, Inputs, Launch, ALL, MODES};
 use ndjit::driver::{Dtype, Footprint, Mode, Options};
 use ndjit_gpu::codegen::separable::{Joint, Strip};
 use ndjit_gpu::emulate::Emulator;
 use ndjit_gpu::{GpuFilter, Target, Tuning};
 
-/// Outputs per thread along each pass's axis and how the column and row passes join that the
-/// checks run with: one output, a few (leaving remainders at the ends of the axes) and the
-/// automatic choice, each with a kernel per pass; tiles of one row per thread, of a few
-/// (remainders at the ends of the columns) and the automatic tile; strips of 1, 2, 3 (taken as 2)
-/// and 4 lanes whose runs of rows end inside the image (remainders of steps, segments and
-/// runs); with the grid's rows of blocks as the launch gives them, or capped at 2 so that each
-/// block loops over several rows of the image.
-const TUNINGS: [(u32, Joint, u32); 13] = [
-    (1, Joint::Kernels, 65535),
-    (3, Joint::Kernels, 2),
-    (0, Joint::Kernels, 65535),
-    (1, Joint::Tile(1), 65535),
-    (3, Joint::Tile(5), 65535),
-    (0, Joint::Auto, 65535),
-    (0, Joint::Auto, 2),
-    (0, strip(1, 3, 1), 65535),
-    (0, strip(2, 7, 2), 2),
-    (0, strip(3, 5, 3), 65535),
-    (0, strip(4, 64, 4), 65535),
+/// Outputs per thread along each pass's axis, how the column and row passes join, the grid's
+/// rows of blocks and the multiprocessors the launch fills, that the checks run with: one
+/// output, a few (leaving remainders at the ends of the axes) and the automatic choice, each
+/// with a kernel per pass; tiles of one row per thread, of a few (remainders at the ends of the
+/// columns) and the automatic tile; strips of 1, 2, 3 (taken as 2) and 4 lanes whose runs of
+/// rows end inside the image (remainders of steps, segments and runs); with the grid's rows of
+/// blocks as the launch gives them, or capped at 2 so that each block loops over several rows
+/// of the image. Launched as on an H100, whose multiprocessors shorten the runs of a strip on
+/// these small images to the fewest rows ([`Strip::run`]), or on a device of unknown size (0),
+/// where the automatic strip and the strip of 64 rows keep their own runs.
+const TUNINGS: [(u32, Joint, u32, u32); 15] = [
+    (1, Joint::Kernels, 65535, H100),
+    (3, Joint::Kernels, 2, H100),
+    (0, Joint::Kernels, 65535, H100),
+    (1, Joint::Tile(1), 65535, H100),
+    (3, Joint::Tile(5), 65535, H100),
+    (0, Joint::Auto, 65535, H100),
+    (0, Joint::Auto, 2, H100),
+    (0, Joint::Auto, 65535, 0),
+    (0, strip(1, 3, 1), 65535, H100),
+    (0, strip(2, 7, 2), 2, H100),
+    (0, strip(3, 5, 3), 65535, H100),
+    (0, strip(4, 64, 4), 65535, H100),
+    (0, strip(4, 64, 4), 2, 0),
     // Groups of row extremes wider than the lanes: a row taken by fewer threads than 32.
-    (0, strip(1, 5, 8), 65535),
-    (0, strip(2, 6, 64), 2),
+    (0, strip(1, 5, 8), 65535, H100),
+    (0, strip(2, 6, 64), 2, H100),
 ];
+
+const H100: u32 = ndjit_gpu::emulate::H100_MULTIPROCESSORS;
 
 const fn strip(lanes: u32, rows: u32, group: u32) -> Joint {
     Joint::Strip(Strip { lanes, rows, group })
@@ -55,15 +62,16 @@ fn agree(source: &str, data: &[u8], shape: &[usize], dts: (Dtype, Dtype), opts: 
         planned(&gpu, opts, shape.len(), dts),
         "{source} {dts:?} {opts:?}: not planned as passes"
     );
-    let runs: Vec<(Tuning, u32)> = TUNINGS
+    let runs: Vec<Launch> = TUNINGS
         .iter()
-        .map(|&(outputs, joint, grid_rows)| {
-            let tuning = Tuning {
+        .map(|&(outputs, joint, grid_rows, multiprocessors)| Launch {
+            tuning: Tuning {
                 pass_outputs: outputs,
                 joint,
                 ..forced(true)
-            };
-            (tuning, grid_rows)
+            },
+            grid_rows,
+            multiprocessors,
         })
         .collect();
     common::agree_with_cpu(&gpu, (data, shape), dts, opts, &runs)

@@ -343,17 +343,38 @@ pub fn refuses_a_zero_choice(error: &str) -> bool {
     error.contains("both 0.0 and -0.0")
 }
 
-/// The emulated kernels of `gpu` under each of `runs` (a tuning, and the most rows of blocks a
-/// grid may have: lower, each block loops over more of the image) against the CPU's general
-/// engine, element by element; panics with the case on a difference. Returns whether both
-/// refused: a choice between zeros that NumPy makes by its SIMD code, which a patch kernel
-/// reports as the general kernel does.
+/// How the emulator launches a case's kernels ([`agree_with_cpu`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Launch {
+    pub tuning: ndjit_gpu::Tuning,
+    /// The most rows of blocks a grid may have: lower, each block loops over more of the image.
+    pub grid_rows: u32,
+    /// The multiprocessors the launch keeps busy: an H100's shortens a strip's runs of rows on
+    /// the small images of the tests to the fewest (`Strip::run`); 0 keeps the strip's own.
+    pub multiprocessors: u32,
+}
+
+impl Launch {
+    /// `tuning` with at most `grid_rows` rows of blocks, launched as on an H100.
+    pub fn new(tuning: ndjit_gpu::Tuning, grid_rows: u32) -> Launch {
+        Launch {
+            tuning,
+            grid_rows,
+            multiprocessors: ndjit_gpu::emulate::H100_MULTIPROCESSORS,
+        }
+    }
+}
+
+/// The emulated kernels of `gpu` under each of `runs` against the CPU's general engine, element
+/// by element; panics with the case on a difference. Returns whether both refused: a choice
+/// between zeros that NumPy makes by its SIMD code, which a patch kernel reports as the general
+/// kernel does.
 pub fn agree_with_cpu(
     gpu: &ndjit_gpu::GpuFilter,
     (data, shape): (&[u8], &[usize]),
     dts: (Dtype, Dtype),
     opts: &ndjit::driver::Options,
-    runs: &[(ndjit_gpu::Tuning, u32)],
+    runs: &[Launch],
 ) -> bool {
     use ndjit::driver::{Engine, Options};
     let source = gpu.filter().source();
@@ -370,10 +391,11 @@ pub fn agree_with_cpu(
         &cpu_opts,
     );
     let mut refused = false;
-    for &(tuning, grid_rows) in runs {
+    for &launch in runs {
         let emu = ndjit_gpu::emulate::Emulator {
-            tuning,
-            grid_rows,
+            tuning: launch.tuning,
+            grid_rows: launch.grid_rows,
+            multiprocessors: launch.multiprocessors,
             ..ndjit_gpu::emulate::Emulator::new(gpu)
         };
         let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts);
@@ -390,7 +412,7 @@ pub fn agree_with_cpu(
         for (i, (c, g)) in cpu.chunks(size).zip(got.chunks(size)).enumerate() {
             assert!(
                 same_bits(c, g, dts.1),
-                "{source} {dts:?} shape {shape:?} {opts:?} {tuning:?} grid rows {grid_rows}: element {i}: cpu {c:?}, gpu {g:?}"
+                "{source} {dts:?} shape {shape:?} {opts:?} {launch:?}: element {i}: cpu {c:?}, gpu {g:?}"
             );
         }
     }
