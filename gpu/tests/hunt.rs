@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{refuses_a_zero_choice, run, same_bits, ALL, MODES};
+use common::{refuses_a_zero_choice, run, same_bits, Launch, ALL, MODES};
 use ndjit::driver::{Dtype, Engine, Footprint, Mode, Options};
 use ndjit_gpu::emulate::Emulator;
 use ndjit_gpu::{GpuFilter, Target, Tuning};
@@ -807,13 +807,13 @@ impl Flat for Footprint {
     }
 }
 
-/// The launches a case runs under: a tuning, the most rows of blocks a grid may have, and the
-/// multiprocessors the launch fills (an H100's shortens a strip's runs of rows on small images;
-/// 0 keeps the strip's own runs), with their description.
-fn tunings(r: &mut Rng, cat: &str) -> Vec<(Tuning, u32, u32, String)> {
+/// The launches a case runs under, with their description: the default, and one or two with a
+/// random tuning, rows of blocks and multiprocessors (0 for a device of unknown size, whose
+/// strips keep their own runs of rows).
+fn tunings(r: &mut Rng, cat: &str) -> Vec<(Launch, String)> {
     use ndjit_gpu::codegen::body::NetworkStyle;
     let h100 = ndjit_gpu::emulate::H100_MULTIPROCESSORS;
-    let mut out = vec![(Tuning::default(), 65535, h100, "default".to_string())];
+    let mut out = vec![(Launch::new(Tuning::default(), 65535), "default".to_string())];
     let styles = [
         NetworkStyle::HighKey,
         NetworkStyle::Select,
@@ -855,9 +855,13 @@ fn tunings(r: &mut Rng, cat: &str) -> Vec<(Tuning, u32, u32, String)> {
         }
         let gr = r.pick(&[65535u32, 1, 2]);
         desc += &format!("grid_rows={gr}");
-        let sms = r.pick(&[h100, 0]);
-        desc += &format!(" sms={sms}");
-        out.push((t, gr, sms, desc));
+        let multiprocessors = r.pick(&[h100, 0]);
+        desc += &format!(" sms={multiprocessors}");
+        let launch = Launch {
+            multiprocessors,
+            ..Launch::new(t, gr)
+        };
+        out.push((launch, desc));
     }
     out
 }
@@ -1052,7 +1056,7 @@ struct Outcome {
     keyed: bool,
 }
 
-fn check(c: &Case, runs: &[(Tuning, u32, u32, String)]) -> Outcome {
+fn check(c: &Case, runs: &[(Launch, String)]) -> Outcome {
     let gpu = match GpuFilter::compile(&c.source, &ndjit::Bindings::new()) {
         Ok(g) => g,
         Err(e) => {
@@ -1086,17 +1090,17 @@ fn check(c: &Case, runs: &[(Tuning, u32, u32, String)]) -> Outcome {
     );
     let mut selected = false;
     let mut keyed = false;
-    for (tuning, grid_rows, multiprocessors, tdesc) in runs {
-        if let Ok(ptx) = gpu.ptx_tuned(&opts, c.shape.len(), c.dts, Target::SM90, *tuning) {
+    for (launch, tdesc) in runs {
+        if let Ok(ptx) = gpu.ptx_tuned(&opts, c.shape.len(), c.dts, Target::SM90, launch.tuning) {
             selected |= ptx.contains("ndjit_keys");
             keyed |= ptx
                 .lines()
                 .any(|l| l.trim_start().starts_with("@%p") && l.contains("min.u32"));
         }
         let emu = Emulator {
-            tuning: *tuning,
-            grid_rows: *grid_rows,
-            multiprocessors: *multiprocessors,
+            tuning: launch.tuning,
+            grid_rows: launch.grid_rows,
+            multiprocessors: launch.multiprocessors,
             ..Emulator::new(&gpu)
         };
         let got = if c.lin.is_c() && c.lout.is_c() {
@@ -1346,8 +1350,10 @@ fn quantile_positions() {
                 lin: Layout::c(2),
                 lout: Layout::c(2),
             };
-            let h100 = ndjit_gpu::emulate::H100_MULTIPROCESSORS;
-            let runs = vec![(common::forced(true), 65535u32, h100, "sep=on".to_string())];
+            let runs = vec![(
+                Launch::new(common::forced(true), 65535),
+                "sep=on".to_string(),
+            )];
             let out = check(&c, &runs);
             cases += 1;
             selected_count += out.selected as usize;
