@@ -13,7 +13,6 @@ mod common;
 
 use common::{refuses_a_zero_choice, run, same_bits, Launch, ALL, MODES};
 use ndjit::driver::{Dtype, Engine, Footprint, Mode, Options};
-use ndjit_gpu::emulate::Emulator;
 use ndjit_gpu::{GpuFilter, Target, Tuning};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -1097,12 +1096,7 @@ fn check(c: &Case, runs: &[(Launch, String)]) -> Outcome {
                 .lines()
                 .any(|l| l.trim_start().starts_with("@%p") && l.contains("min.u32"));
         }
-        let emu = Emulator {
-            tuning: launch.tuning,
-            grid_rows: launch.grid_rows,
-            multiprocessors: launch.multiprocessors,
-            ..Emulator::new(&gpu)
-        };
+        let emu = launch.emulator(&gpu);
         let got = if c.lin.is_c() && c.lout.is_c() {
             run(
                 &emu,

@@ -363,6 +363,16 @@ impl Launch {
             multiprocessors: ndjit_gpu::emulate::H100_MULTIPROCESSORS,
         }
     }
+
+    /// The emulator of `gpu`'s kernels launched so.
+    pub fn emulator(self, gpu: &ndjit_gpu::GpuFilter) -> ndjit_gpu::emulate::Emulator<'_> {
+        ndjit_gpu::emulate::Emulator {
+            tuning: self.tuning,
+            grid_rows: self.grid_rows,
+            multiprocessors: self.multiprocessors,
+            ..ndjit_gpu::emulate::Emulator::new(gpu)
+        }
+    }
 }
 
 /// The emulated kernels of `gpu` under each of `runs` against the CPU's general engine, element
@@ -392,12 +402,7 @@ pub fn agree_with_cpu(
     );
     let mut refused = false;
     for &launch in runs {
-        let emu = ndjit_gpu::emulate::Emulator {
-            tuning: launch.tuning,
-            grid_rows: launch.grid_rows,
-            multiprocessors: launch.multiprocessors,
-            ..ndjit_gpu::emulate::Emulator::new(gpu)
-        };
+        let emu = launch.emulator(gpu);
         let got = run(&emu, gpu.filter(), (data, dts.0), shape, dts.1, opts);
         let (cpu, got) = match (&cpu, got) {
             (Ok(cpu), Ok(got)) => (cpu, got),

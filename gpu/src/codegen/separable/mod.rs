@@ -140,8 +140,8 @@ pub struct SeparablePlan {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Joint {
     /// The measured choice: a strip ([`auto_strip`]) where one of at least [`STRIP_MIN_LANES`]
-    /// lanes fits and serves the window, else a tile of [`AUTO_TILE`] up to [`TILE_MAX_TAPS`] rows, else a
-    /// kernel per pass.
+    /// lanes fits and serves the window, else a tile of [`AUTO_TILE`] up to [`TILE_MAX_TAPS`]
+    /// rows, else a kernel per pass.
     Auto,
     /// A kernel per pass.
     Kernels,
