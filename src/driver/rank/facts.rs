@@ -38,6 +38,14 @@ impl Found {
         self.nan || (self.negative_zero && zero_matters)
     }
 
+    /// The kinds in either set.
+    pub fn or(self, other: Found) -> Found {
+        Found {
+            nan: self.nan || other.nan,
+            negative_zero: self.negative_zero || other.negative_zero,
+        }
+    }
+
     /// The kinds in both sets.
     pub fn and(self, other: Found) -> Found {
         Found {
@@ -66,17 +74,24 @@ pub(crate) unsafe fn scan(input: &RawArray, threads: usize) -> Found {
     }
 }
 
-/// What one line segment of a float input holds: `len` elements from `p`, `stride` bytes apart
-/// (nothing for other dtypes).
+/// Which of the kinds `which` holds one line segment of a float input holds: `len` elements
+/// from `p`, `stride` bytes apart (nothing for other dtypes).
 ///
 /// # Safety
 /// The elements must be valid for reading.
-pub(crate) unsafe fn line(dtype: Dtype, p: *const u8, len: usize, stride: isize) -> Found {
-    Found::from_flags(match dtype {
-        Dtype::F32 => unsafe { line_flags::<u32>(p, len, stride) },
-        Dtype::F64 => unsafe { line_flags::<u64>(p, len, stride) },
+pub(crate) unsafe fn line(
+    dtype: Dtype,
+    p: *const u8,
+    len: usize,
+    stride: isize,
+    which: Found,
+) -> Found {
+    let found = Found::from_flags(match dtype {
+        Dtype::F32 => unsafe { line_flags::<u32>(p, len, stride, which.negative_zero) },
+        Dtype::F64 => unsafe { line_flags::<u64>(p, len, stride, which.negative_zero) },
         _ => 0,
-    })
+    });
+    found.and(which)
 }
 
 /// Calls `each(a, b)` for every maximal run `a..b` of consecutive columns of a line segment (as
@@ -179,7 +194,10 @@ impl Watch {
         stride: isize,
     ) {
         // SAFETY: the caller's promise.
-        let found = unsafe { self::line(dtype, p, len, stride) };
+        let which = Fate::Recomputed
+            .kinds(self.rules)
+            .or(Fate::Nan.kinds(self.rules));
+        let found = unsafe { self::line(dtype, p, len, stride, which) };
         for fate in [Fate::Recomputed, Fate::Nan] {
             let kinds = found.and(fate.kinds(self.rules));
             if !kinds.any() {
@@ -237,8 +255,9 @@ impl Watch {
 
 /// A float's bits as an unsigned integer, for a branch-free scan that LLVM vectorises.
 trait Bits: Copy + Send + Sync {
-    /// Bit 0: a NaN among the values; bit 1: a `-0.0`.
-    fn flags(line: &[Self]) -> u8;
+    /// Bit 0: a NaN among the values; bit 1: a `-0.0`, looked for only where `ZERO` (the
+    /// search for NaN alone is half the instructions).
+    fn flags<const ZERO: bool>(line: &[Self]) -> u8;
     /// Whether the value is of a kind `which` holds.
     fn excluded(self, which: Found) -> bool;
     unsafe fn read(p: *const u8) -> Self;
@@ -260,11 +279,13 @@ macro_rules! bits {
             /// exponent with a non-zero mantissa); and the smallest of the bits with the sign
             /// flipped, zero exactly when a `-0.0` is there.
             #[inline(always)]
-            fn flags(line: &[Self]) -> u8 {
+            fn flags<const ZERO: bool>(line: &[Self]) -> u8 {
                 let (mut top, mut low) = (0 as $i, <$u>::MAX);
                 for &b in line {
                     top = top.max((b & !$sign) as $i);
-                    low = low.min(b ^ $sign);
+                    if ZERO {
+                        low = low.min(b ^ $sign);
+                    }
                 }
                 (top > $inf as $i) as u8 | (((low == 0) as u8) << 1)
             }
@@ -368,7 +389,7 @@ unsafe fn scan_as<B: Bits>(input: &RawArray, threads: usize) -> Found {
                     p = p.wrapping_offset(i as isize * strides[d]);
                 }
                 // SAFETY: the caller vouches for every element of the input.
-                flags |= unsafe { line_flags::<B>(p, len, stride) };
+                flags |= unsafe { line_flags::<B>(p, len, stride, true) };
             }
             found.fetch_or(flags, Ordering::Relaxed);
         },
@@ -376,20 +397,43 @@ unsafe fn scan_as<B: Bits>(input: &RawArray, threads: usize) -> Found {
     Found::from_flags(found.into_inner())
 }
 
-/// The flags of the `len` elements from `p`, `stride` bytes apart.
+/// The flags of the `len` elements from `p`, `stride` bytes apart (a `-0.0` looked for only
+/// where `zero`).
 ///
 /// # Safety
 /// The elements must be valid for reading.
-unsafe fn line_flags<B: Bits>(p: *const u8, len: usize, stride: isize) -> u8 {
+unsafe fn line_flags<B: Bits>(p: *const u8, len: usize, stride: isize, zero: bool) -> u8 {
     let size = std::mem::size_of::<B>();
     if stride == size as isize && (p as usize).is_multiple_of(size) {
         // SAFETY: a contiguous, aligned line of `len` elements.
         let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
-        return simd::fast(|| B::flags(line));
+        return simd::run_wide(Flags { line, zero });
     }
+    let flags = |b: B| match zero {
+        true => B::flags::<true>(&[b]),
+        false => B::flags::<false>(&[b]),
+    };
     (0..len).fold(0u8, |f, j| {
-        f | B::flags(&[unsafe { B::read(p.wrapping_offset(j as isize * stride)) }])
+        f | flags(unsafe { B::read(p.wrapping_offset(j as isize * stride)) })
     })
+}
+
+/// [`Bits::flags`] of a contiguous line as one kernel.
+struct Flags<'a, B> {
+    line: &'a [B],
+    zero: bool,
+}
+
+impl<B: Bits> simd::Kernel for Flags<'_, B> {
+    type Output = u8;
+
+    #[inline(always)]
+    fn run(self) -> u8 {
+        match self.zero {
+            true => B::flags::<true>(self.line),
+            false => B::flags::<false>(self.line),
+        }
+    }
 }
 
 /// Elements per block of [`runs_as`]: a block's excluded elements are found as a bit mask in one
@@ -647,6 +691,55 @@ mod tests {
             assert_eq!(unsafe { scan(&view, threads) }, Found::default());
             view.ptr = view.ptr.wrapping_add(8);
             assert!(unsafe { scan(&view, threads) }.nan);
+        }
+    }
+
+    /// A line segment's check finds exactly the kinds asked for that it holds: a NaN or a
+    /// `-0.0` (either sign of NaN, a `0.0` and infinities are not `-0.0`) at every position of
+    /// lines of 1 to 140 elements (past two of the widest unrolled loops and their ends),
+    /// contiguous and strided, float64 and float32, for each set of kinds asked for.
+    #[test]
+    fn a_line_check_finds_the_kinds_asked_for_and_only_those() {
+        let kinds = [(true, false), (false, true), (true, true), (false, false)]
+            .map(|(nan, negative_zero)| Found { nan, negative_zero });
+        let specials = [
+            f64::NAN,
+            -f64::NAN,
+            -0.0,
+            0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for len in 1..=140usize {
+            for at in 0..len {
+                for value in specials {
+                    let mut v: Vec<f64> = (0..2 * len).map(|i| 1.0 + i as f64).collect();
+                    v[2 * at] = value;
+                    let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                    for which in kinds {
+                        let want = Found::of(value).and(which);
+                        let lines = [
+                            (Dtype::F64, v.as_ptr() as *const u8, 8isize),
+                            (Dtype::F32, v32.as_ptr() as *const u8, 4),
+                        ];
+                        for (dtype, p, size) in lines {
+                            for step in [1isize, 2] {
+                                // Contiguous: the first `len` values (the special one among
+                                // them only where `2 * at < len`); strided: every other one.
+                                let held = match step {
+                                    1 if 2 * at >= len => Found::default(),
+                                    _ => want,
+                                };
+                                let got = unsafe { line(dtype, p, len, size * step, which) };
+                                assert_eq!(
+                                    got, held,
+                                    "{dtype:?} {value} at {at} of {len}, step {step}, {which:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

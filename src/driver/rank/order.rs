@@ -333,10 +333,55 @@ pub(crate) fn median3x3<T: Elem>(
 ) {
     let w = m + 2;
     let [lo, mid, hi] = aligned::rows(cols, 3, w, 0).split();
-    simd::fast(|| {
-        sort_columns(rows.map(|r| &r[..w]), [lo, mid, hi]);
-        medians_of_columns([&*lo, &*mid, &*hi], plus_zero, &mut out[..m]);
+    simd::run_wide(Median3x3 {
+        rows: rows.map(|r| &r[..w]),
+        ends: None,
+        sorted: [lo, mid, hi],
+        plus_zero,
+        out: &mut out[..m],
     });
+}
+
+/// The medians of one line from its three rows, as one kernel: the rows' columns sorted into
+/// `sorted` (where `ends` places the line in the extended rows, whose columns past the line's
+/// ends it fills; else from column 0), then the medians of those columns into `out`.
+struct Median3x3<'a, T> {
+    rows: [&'a [T]; 3],
+    ends: Option<&'a BoxEnds<T>>,
+    sorted: [&'a mut [T]; 3],
+    plus_zero: bool,
+    out: &'a mut [T],
+}
+
+impl<T: Elem> simd::Kernel for Median3x3<'_, T> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let Median3x3 {
+            rows,
+            ends,
+            sorted: [lo, mid, hi],
+            plus_zero,
+            out,
+        } = self;
+        let inside = match ends {
+            Some(ends) => ends.inside(out.len()),
+            None => 0..rows[0].len(),
+        };
+        let sorted = [
+            &mut lo[inside.clone()],
+            &mut mid[inside.clone()],
+            &mut hi[inside],
+        ];
+        sort_columns(rows, sorted);
+        if let Some(ends) = ends {
+            for sorted in [&mut *lo, &mut *mid, &mut *hi] {
+                ends.fill(sorted);
+            }
+        }
+        medians_of_columns([&*lo, &*mid, &*hi], plus_zero, out);
+    }
 }
 
 /// Each column `(a, b, c)` of the three rows sorted into `lo <= mid <= hi`. Zipped slices of
@@ -388,18 +433,12 @@ pub(crate) unsafe fn median3x3_block<T: Elem>(
             ]
         };
         let out = unsafe { b.output_line(l, n) };
-        simd::fast(|| {
-            let inside = ends.inside(n);
-            let sorted = [
-                &mut lo[inside.clone()],
-                &mut mid[inside.clone()],
-                &mut hi[inside],
-            ];
-            sort_columns(rows, sorted);
-            for sorted in [&mut *lo, &mut *mid, &mut *hi] {
-                ends.fill(sorted);
-            }
-            medians_of_columns([&*lo, &*mid, &*hi], plus_zero, out);
+        simd::run_wide(Median3x3 {
+            rows,
+            ends: Some(&ends),
+            sorted: [&mut *lo, &mut *mid, &mut *hi],
+            plus_zero,
+            out,
         });
     }
 }
