@@ -397,8 +397,8 @@ unsafe fn scan_as<B: Bits>(input: &RawArray, threads: usize) -> Found {
     Found::from_flags(found.into_inner())
 }
 
-/// The flags of the `len` elements from `p`, `stride` bytes apart (a `-0.0` looked for only
-/// where `zero`).
+/// The flags of the `len` elements from `p`, `stride` bytes apart. A contiguous line is looked
+/// at for `-0.0` only where `zero`; a strided one, read an element at a time, always is.
 ///
 /// # Safety
 /// The elements must be valid for reading.
@@ -409,12 +409,8 @@ unsafe fn line_flags<B: Bits>(p: *const u8, len: usize, stride: isize, zero: boo
         let line = unsafe { std::slice::from_raw_parts(p as *const B, len) };
         return simd::run_wide(Flags { line, zero });
     }
-    let flags = |b: B| match zero {
-        true => B::flags::<true>(&[b]),
-        false => B::flags::<false>(&[b]),
-    };
     (0..len).fold(0u8, |f, j| {
-        f | flags(unsafe { B::read(p.wrapping_offset(j as isize * stride)) })
+        f | B::flags::<true>(&[unsafe { B::read(p.wrapping_offset(j as isize * stride)) }])
     })
 }
 

@@ -80,7 +80,7 @@ pub(crate) fn run_wide<K: Kernel>(k: K) -> K::Output {
 /// Whether [`run_wide`] takes AVX-512: on Intel CPUs that have it (F, BW, DQ, VL), unless the
 /// environment variable `NDJIT_SIMD` is `avx2` (read once; for comparing the two). Not on AMD's:
 /// Zen 4 runs a 64-byte operation as two halves, and the tier measured slower there.
-pub(crate) fn wide() -> bool {
+fn wide() -> bool {
     use std::sync::OnceLock;
     static WIDE: OnceLock<bool> = OnceLock::new();
     *WIDE.get_or_init(|| std::env::var("NDJIT_SIMD").as_deref() != Ok("avx2") && intel_avx512())
