@@ -39,6 +39,14 @@ pub(crate) trait Elem: Copy + PartialOrd + Default + Send + Sync + 'static {
     fn compare_rows(pairs: &[(u32, u32)], rows: &mut [Self], stride: usize, len: usize) {
         super::order::compare_rows_portable(pairs, rows, stride, len)
     }
+    /// The 3×3 medians `out[j]` of the columns `j..j + 3` of three rows, plus `0.0` where
+    /// `plus_zero`, in one pass of 64-byte vectors where the type and the CPU have one
+    /// ([`super::median3`]): how many it wrote, all or none.
+    #[inline(always)]
+    fn medians3x3_wide(rows: [&[Self]; 3], plus_zero: bool, out: &mut [Self]) -> usize {
+        let _ = (rows, plus_zero, out);
+        0
+    }
     /// The value as the general path reads it: `(double)v`.
     fn to_f64(self) -> f64;
     /// `0.0 + (double)v` in this type: the median's addition, which turns `-0.0` into `0.0`.
@@ -208,6 +216,10 @@ macro_rules! float_elem {
                     return unsafe { avx::$t(pairs, rows, stride, len) };
                 }
                 super::order::compare_rows_portable(pairs, rows, stride, len)
+            }
+            #[inline(always)]
+            fn medians3x3_wide(rows: [&[Self]; 3], plus_zero: bool, out: &mut [Self]) -> usize {
+                <$t as super::median3::Wide>::medians3x3(rows, plus_zero, out)
             }
             const ROUND_TRIPS: bool = true;
             const RANGE_NATIVE: bool = true;

@@ -71,6 +71,7 @@ mod exec;
 mod facts;
 mod groups;
 mod lanes;
+mod median3;
 mod order;
 mod patch;
 mod perreault;

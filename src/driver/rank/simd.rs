@@ -7,7 +7,8 @@
 //! and the scan for NaN gain there, their time being their vector instructions (an Intel Xeon,
 //! 1024², one thread, two alternating runs a tier: the `f32` 3×3 median 0.61/0.65 → 0.53/0.57
 //! ms in `benches/rank.py`'s medians of 21 calls, `u16` 0.25/0.28 → 0.22/0.23 in medians of
-//! 101).
+//! 101). The 3×3 median of floats has since a kernel of its own in that tier, written with
+//! `std::arch` (`super::median3`), which asks [`wide`] too.
 //!
 //! Not for the extremes, which wait on memory: a tier compiled with `avx512f,avx512bw` was slower
 //! on every row measured on the AMD EPYC test machine (`benches/rank.py --n 1024 --threads 1
@@ -80,7 +81,7 @@ pub(crate) fn run_wide<K: Kernel>(k: K) -> K::Output {
 /// Whether [`run_wide`] takes AVX-512: on Intel CPUs that have it (F, BW, DQ, VL), unless the
 /// environment variable `NDJIT_SIMD` is `avx2` (read once; for comparing the two). Not on AMD's:
 /// Zen 4 runs a 64-byte operation as two halves, and the tier measured slower there.
-fn wide() -> bool {
+pub(crate) fn wide() -> bool {
     use std::sync::OnceLock;
     static WIDE: OnceLock<bool> = OnceLock::new();
     *WIDE.get_or_init(|| std::env::var("NDJIT_SIMD").as_deref() != Ok("avx2") && intel_avx512())
