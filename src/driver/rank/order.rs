@@ -394,7 +394,7 @@ impl<T: Elem> simd::Kernel for Median3x3<'_, T> {
         }
         // The outputs the one pass left: all (in one loop, whose stores then stay as aligned
         // as the output: from its second value, every 64-byte store of `u8` split two cache
-        // lines, 0.14–0.17 → 0.24 ms at 1024²), or those reading past the line's ends.
+        // lines: 0.20–0.21 → 0.24 ms at 1024²), or those reading past the line's ends.
         if done == 0 {
             medians_of_columns([&*lo, &*mid, &*hi], plus_zero, out);
             return;
