@@ -378,11 +378,12 @@ impl<T: Elem> simd::Kernel for Median3x3<'_, T> {
         // CPU has it (`median3`; `done` is then all of them).
         let own = len.saturating_sub(2);
         let done = T::medians3x3_wide(rows, plus_zero, &mut out[f..f + own]);
-        // The others from sorted columns: the rows' first two (for the outputs before `f`)
-        // and those from `done` on (the last two, or all), then the columns past the ends
-        // from them.
+        // The others from sorted columns: those from `done` on (the last two, or all), and the
+        // three at each end, which the modes copy past the ends (`mirror` with the box reaching
+        // two columns past an end copies the third), then the columns past the ends.
         let tail = done.min(len);
-        for cols in [0..tail.min(2), tail..len] {
+        let (first, last) = (tail.min(3), tail.min(len.saturating_sub(3)));
+        for cols in [0..first, last.max(first)..len] {
             let at = cols.start + inside.start..cols.end + inside.start;
             let sorted = [&mut lo[at.clone()], &mut mid[at.clone()], &mut hi[at]];
             sort_columns(rows.map(|r| &r[cols.clone()]), sorted);
