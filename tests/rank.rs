@@ -1039,3 +1039,33 @@ fn medians_of_signed_zeros_are_positive_zeros() {
         }
     }
 }
+
+/// The largest boxes the driver unrolls (65,536 values) over 8-bit images all of one value:
+/// every window's statistic is that value. The column-histogram median counts in 16 bits, and a
+/// box of 65,536 equal values overflowed them (an index past the last bin: a panic).
+#[test]
+fn the_largest_boxes_of_one_value_give_that_value() {
+    let shape = [3usize, 300];
+    let n = shape[0] * shape[1];
+    let filters = [
+        ("np.median(x)", RankStat::Median),
+        ("np.sort(x)[40000]", RankStat::KthSorted(40000)),
+        ("np.percentile(x, 30)", RankStat::Quantile(0.3)),
+        ("np.min(x)", RankStat::Min),
+    ];
+    for (dtype, v) in [(Dtype::U8, 7.0), (Dtype::I8, -7.0), (Dtype::Bool, 1.0)] {
+        let data = array(dtype, &vec![v; n]);
+        let input = c_array(&data, dtype, &shape);
+        for size in [[256, 256], [255, 257], [1, 65536]] {
+            for (src, stat) in filters {
+                let filter = compile(src);
+                let opts = Options::size(&size).threads(2);
+                let got = run(&filter, &input, Dtype::F64, &opts);
+                assert_eq!(last_run(), Some(stat), "{dtype} {size:?} {src}");
+                let want = array(Dtype::F64, &vec![v; n]);
+                let want: Vec<u8> = want[..n].iter().flat_map(|w| w.to_ne_bytes()).collect();
+                assert_eq!(got, want, "{dtype} {size:?} {src}");
+            }
+        }
+    }
+}

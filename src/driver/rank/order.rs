@@ -109,8 +109,8 @@ pub(crate) enum Order {
     Histogram,
     /// Ranks of a band of rows' values, slid along each line ([`super::ranked`]).
     Ranked,
-    /// An 8-bit box of more than [`PERREAULT_MIN`] values whose slots stack: column
-    /// histograms kept from line to line ([`super::perreault`]).
+    /// An 8-bit box of more than [`PERREAULT_MIN`] values (at most [`PERREAULT_MAX`]) whose
+    /// slots stack: column histograms kept from line to line ([`super::perreault`]).
     Perreault {
         offset: usize,
         width: usize,
@@ -120,8 +120,14 @@ pub(crate) enum Order {
 /// Above this many values an 8-bit stacked box takes [`Order::Perreault`], whose cost per
 /// pixel does not grow with the box: measured on 1024² `u8` medians, one thread, about 30 ms
 /// from 9×9 to 25×25, where sorted columns take 15 ms at 9×9 and 33 ms at 11×11, and Huang's
-/// histogram 68 ms at 15×15 and 97 ms at 25×25.
+/// histogram 68 ms at 15×15 and 97 ms at 25×25. (Since its fine bins are searched in a vector,
+/// 16–21 ms from 11×11 to 25×25 on an AMD EPYC; 9×9 not measured again.)
 const PERREAULT_MIN: usize = 81;
+
+/// The most values [`Order::Perreault`] takes: its counts are 16-bit, and a box of 65,536
+/// values (256×256, the most the driver unrolls) could hold them all in one bin. Larger boxes
+/// take Huang's histogram, whose counts are 32-bit.
+pub(super) const PERREAULT_MAX: usize = u16::MAX as usize;
 
 /// The most values a footprint may have for a selection network (sorted columns for a box);
 /// beyond it Huang's histogram takes 8-bit types, ranks ([`Order::Ranked`]) the others, whose
@@ -159,9 +165,9 @@ impl Order {
         let box3 = chords.len() == 3 && boxed == Some((0, 3));
         if box3 && matches!(pos, Positions::One { at: 4, .. }) {
             Order::Median3x3
-        } else if let Some((offset, width)) =
-            boxed.filter(|_| T::KEY_BITS == 8 && stacked && n > PERREAULT_MIN)
-        {
+        } else if let Some((offset, width)) = boxed.filter(|_| {
+            T::KEY_BITS == 8 && stacked && (PERREAULT_MIN + 1..=PERREAULT_MAX).contains(&n)
+        }) {
             Order::Perreault { offset, width }
         } else if n <= network_max::<T>(boxed.is_some()) {
             let (a, b) = wanted(pos);

@@ -78,28 +78,39 @@ pub(crate) fn run_wide<K: Kernel>(k: K) -> K::Output {
     run(k)
 }
 
-/// Whether [`run_wide`] takes AVX-512: on Intel CPUs that have it (F, BW, DQ, VL), unless the
-/// environment variable `NDJIT_SIMD` is `avx2` (read once; for comparing the two). Not on AMD's:
-/// Zen 4 runs a 64-byte operation as two halves, and the tier measured slower there.
+/// Whether [`run_wide`] takes AVX-512: on Intel CPUs that have it (F, BW, DQ, VL). Not on AMD's
+/// by default: Zen 4 runs a 64-byte operation as two halves, and the tier measured slower there.
+/// The environment variable `NDJIT_SIMD` (read once; for comparing tiers) set to `avx2` turns it
+/// off, and set to `avx512` turns it on wherever the CPU has the features.
 pub(crate) fn wide() -> bool {
     use std::sync::OnceLock;
     static WIDE: OnceLock<bool> = OnceLock::new();
-    *WIDE.get_or_init(|| std::env::var("NDJIT_SIMD").as_deref() != Ok("avx2") && intel_avx512())
+    *WIDE.get_or_init(|| match std::env::var("NDJIT_SIMD").as_deref() {
+        Ok("avx2") => false,
+        Ok("avx512") => avx512(),
+        _ => avx512() && intel(),
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
-fn intel_avx512() -> bool {
+fn avx512() -> bool {
     use std::arch::is_x86_feature_detected as has;
+    has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl")
+}
+
+#[cfg(target_arch = "x86_64")]
+fn intel() -> bool {
     let id = std::arch::x86_64::__cpuid(0);
     let vendor = [id.ebx, id.edx, id.ecx].map(u32::to_le_bytes).concat();
     vendor == *b"GenuineIntel"
-        && has!("avx512f")
-        && has!("avx512bw")
-        && has!("avx512dq")
-        && has!("avx512vl")
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn intel_avx512() -> bool {
+fn avx512() -> bool {
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn intel() -> bool {
     false
 }
